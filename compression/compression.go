@@ -1,0 +1,300 @@
+// Package compression decompresses request bodies for both gRPC
+// (grpc-encoding) and OTLP/HTTP (Content-Encoding), with pooled decoders and a
+// hard limit on the decompressed size.
+//
+// It is its own package because the gRPC and the OTLP/HTTP paths share it and
+// neither should import the other. The limit is enforced while decompressing:
+// output is produced in bounded chunks into a reused buffer and decoding stops
+// as soon as the limit is passed, so a decompression bomb costs at most the
+// limit in memory, never the size it claims.
+package compression
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/klauspost/compress/flate"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zlib"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Codec names a supported compression format.
+type Codec uint8
+
+// The supported codecs.
+const (
+	Identity Codec = iota
+	Gzip
+	Zstd
+	Snappy
+	Deflate
+)
+
+// String returns the codec's canonical encoding name, as it appears in
+// grpc-encoding and Content-Encoding headers.
+func (c Codec) String() string {
+	switch c {
+	case Identity:
+		return "identity"
+	case Gzip:
+		return "gzip"
+	case Zstd:
+		return "zstd"
+	case Snappy:
+		return "snappy"
+	case Deflate:
+		return "deflate"
+	}
+	return fmt.Sprintf("codec(%d)", uint8(c))
+}
+
+// Supported is the comma-separated list of codecs, for grpc-accept-encoding.
+const Supported = "identity,gzip,zstd,snappy,deflate"
+
+// ErrUnsupported is returned by Parse for an unknown encoding name.
+var ErrUnsupported = errors.New("unsupported compression")
+
+// ErrTooLarge is returned by Decompress when the decompressed data would
+// exceed the limit.
+var ErrTooLarge = errors.New("decompressed data exceeds the size limit")
+
+// Parse maps an encoding name (case-insensitive, surrounding spaces ignored)
+// to its Codec. The empty string means Identity. "x-gzip" is accepted for gzip
+// (RFC 9110 section 8.4.1.3), "zlib" for deflate, and "x-snappy-framed" for
+// snappy, as some OTLP/HTTP clients send those.
+func Parse(name string) (Codec, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "", "identity":
+		return Identity, nil
+	case "gzip", "x-gzip":
+		return Gzip, nil
+	case "zstd":
+		return Zstd, nil
+	case "snappy", "x-snappy-framed":
+		return Snappy, nil
+	case "deflate", "zlib":
+		return Deflate, nil
+	}
+	return Identity, fmt.Errorf("%w %q (supported: %s)", ErrUnsupported, name, Supported)
+}
+
+// Decompress appends the decompression of src to dst and returns the result.
+// It returns ErrTooLarge, without growing dst past len(dst)+limit+chunk, when
+// the output would be longer than limit bytes. For Identity it only checks the
+// limit and appends src.
+//
+// Snappy accepts both the framed format (what gRPC snappy compressors and
+// most OTLP clients send) and the raw block format; deflate accepts zlib
+// (RFC 1950, what HTTP calls deflate) and, if the zlib header is absent, raw
+// deflate (RFC 1951), as browsers do.
+func Decompress(dst []byte, c Codec, src []byte, limit int) ([]byte, error) {
+	switch c {
+	case Identity:
+		if len(src) > limit {
+			return dst, ErrTooLarge
+		}
+		return append(dst, src...), nil
+	case Gzip:
+		return decompressGzip(dst, src, limit)
+	case Zstd:
+		return decompressZstd(dst, src, limit)
+	case Snappy:
+		return decompressSnappy(dst, src, limit)
+	case Deflate:
+		return decompressDeflate(dst, src, limit)
+	}
+	return dst, fmt.Errorf("%w: %s", ErrUnsupported, c)
+}
+
+// readChunk is how much output is produced per read. Keeping it small bounds
+// the overshoot past the limit; 32 KiB matches the decoders' own window.
+const readChunk = 32 << 10
+
+// readAllLimited appends r's output to dst, failing with ErrTooLarge once more
+// than limit bytes have been produced.
+func readAllLimited(dst []byte, r io.Reader, limit int) ([]byte, error) {
+	start := len(dst)
+	for {
+		if len(dst)-start > limit {
+			return dst[:start], ErrTooLarge
+		}
+		if cap(dst)-len(dst) < readChunk/2 {
+			// Grow geometrically but never beyond what the limit allows
+			// plus one chunk, so a bomb cannot make us reserve more.
+			want := max(cap(dst)*2, len(dst)+readChunk)
+			if hard := start + limit + readChunk; want > hard {
+				want = max(hard, len(dst)+readChunk/2)
+			}
+			nb := make([]byte, len(dst), want)
+			copy(nb, dst)
+			dst = nb
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			if len(dst)-start > limit {
+				return dst[:start], ErrTooLarge
+			}
+			return dst, nil
+		}
+		if err != nil {
+			return dst[:start], err
+		}
+	}
+}
+
+var bytesReaderPool = sync.Pool{New: func() any { return new(bytes.Reader) }}
+
+func getBytesReader(src []byte) *bytes.Reader {
+	br := bytesReaderPool.Get().(*bytes.Reader)
+	br.Reset(src)
+	return br
+}
+
+func putBytesReader(br *bytes.Reader) {
+	br.Reset(nil)
+	bytesReaderPool.Put(br)
+}
+
+var gzipPool sync.Pool
+
+func decompressGzip(dst, src []byte, limit int) ([]byte, error) {
+	br := getBytesReader(src)
+	defer putBytesReader(br)
+	zr, _ := gzipPool.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(br)
+	} else {
+		err = zr.Reset(br)
+	}
+	if err != nil {
+		return dst, fmt.Errorf("cannot read gzip header: %w", err)
+	}
+	dst, err = readAllLimited(dst, zr, limit)
+	gzipPool.Put(zr)
+	if err != nil && err != ErrTooLarge {
+		err = fmt.Errorf("cannot decompress gzip: %w", err)
+	}
+	return dst, err
+}
+
+var zstdPool sync.Pool
+
+func decompressZstd(dst, src []byte, limit int) ([]byte, error) {
+	br := getBytesReader(src)
+	defer putBytesReader(br)
+	zr, _ := zstdPool.Get().(*zstd.Decoder)
+	var err error
+	if zr == nil {
+		// Concurrency 1 decodes synchronously in the calling goroutine: no
+		// background goroutines per pooled decoder. The window limit stops
+		// a frame from demanding a huge history buffer (zstd's default max
+		// is 64 MiB; 8 MiB is what zstd -19 uses and what other
+		// implementations accept by default, RFC 8878 section 3.1.1.1.2).
+		zr, err = zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(8<<20), zstd.WithDecoderLowmem(true))
+	} else {
+		err = zr.Reset(br)
+	}
+	if err != nil {
+		return dst, fmt.Errorf("cannot start zstd decoder: %w", err)
+	}
+	dst, err = readAllLimited(dst, zr, limit)
+	// Drop the reference to src before pooling.
+	_ = zr.Reset(nil)
+	zstdPool.Put(zr)
+	if err != nil && err != ErrTooLarge {
+		err = fmt.Errorf("cannot decompress zstd: %w", err)
+	}
+	return dst, err
+}
+
+// snappyFramedMagic starts every snappy framed stream: the stream identifier
+// chunk of the framing format ("framing_format.txt" in google/snappy).
+var snappyFramedMagic = []byte("\xff\x06\x00\x00sNaPpY")
+
+var snappyPool sync.Pool
+
+func decompressSnappy(dst, src []byte, limit int) ([]byte, error) {
+	if !bytes.HasPrefix(src, snappyFramedMagic) {
+		// Block format: the decoded length is in the header, so the limit is
+		// checked before any output is allocated.
+		n, err := s2.DecodedLen(src)
+		if err != nil {
+			return dst, fmt.Errorf("cannot decompress snappy: %w", err)
+		}
+		if n > limit {
+			return dst, ErrTooLarge
+		}
+		start := len(dst)
+		dst = append(dst, make([]byte, n)...)
+		out, err := s2.Decode(dst[start:], src)
+		if err != nil {
+			return dst[:start], fmt.Errorf("cannot decompress snappy: %w", err)
+		}
+		return dst[:start+len(out)], nil
+	}
+	br := getBytesReader(src)
+	defer putBytesReader(br)
+	sr, _ := snappyPool.Get().(*s2.Reader)
+	if sr == nil {
+		sr = s2.NewReader(br, s2.ReaderMaxBlockSize(64<<10))
+	} else {
+		sr.Reset(br)
+	}
+	dst, err := readAllLimited(dst, sr, limit)
+	sr.Reset(nil)
+	snappyPool.Put(sr)
+	if err != nil && err != ErrTooLarge {
+		err = fmt.Errorf("cannot decompress snappy: %w", err)
+	}
+	return dst, err
+}
+
+var zlibPool, flatePool sync.Pool
+
+// isZlibHeader reports whether b starts with a valid RFC 1950 header:
+// compression method 8 and a header checksum divisible by 31.
+func isZlibHeader(b []byte) bool {
+	return len(b) >= 2 && b[0]&0x0f == 8 && (uint16(b[0])<<8|uint16(b[1]))%31 == 0
+}
+
+func decompressDeflate(dst, src []byte, limit int) ([]byte, error) {
+	br := getBytesReader(src)
+	defer putBytesReader(br)
+	var r io.Reader
+	if isZlibHeader(src) {
+		zr, _ := zlibPool.Get().(io.ReadCloser)
+		var err error
+		if zr == nil {
+			zr, err = zlib.NewReader(br)
+		} else {
+			err = zr.(zlib.Resetter).Reset(br, nil)
+		}
+		if err != nil {
+			return dst, fmt.Errorf("cannot read zlib header: %w", err)
+		}
+		defer zlibPool.Put(zr)
+		r = zr
+	} else {
+		fr, _ := flatePool.Get().(io.ReadCloser)
+		if fr == nil {
+			fr = flate.NewReader(br)
+		} else {
+			_ = fr.(flate.Resetter).Reset(br, nil)
+		}
+		defer flatePool.Put(fr)
+		r = fr
+	}
+	dst, err := readAllLimited(dst, r, limit)
+	if err != nil && err != ErrTooLarge {
+		err = fmt.Errorf("cannot decompress deflate: %w", err)
+	}
+	return dst, err
+}

@@ -1,0 +1,388 @@
+package grpcwire
+
+import (
+	"context"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/compression"
+)
+
+// DefaultMaxRecvMsgSize is the default limit on one decompressed request
+// message: 64 MiB, the size OTLP v1.11 recommends receivers accept
+// ("OTLP/gRPC Throttling"/"Protocol Details": clients should keep requests
+// well below it) — grpc-go's own default of 4 MiB rejects ordinary batches.
+const DefaultMaxRecvMsgSize = 64 << 20
+
+// Limits bound what one call may make the server hold.
+type Limits struct {
+	// MaxRecvMsgSize is the largest decompressed message accepted, and also
+	// the largest compressed one. Zero means DefaultMaxRecvMsgSize.
+	MaxRecvMsgSize int
+}
+
+func (l Limits) maxRecv() int {
+	if l.MaxRecvMsgSize > 0 {
+		return l.MaxRecvMsgSize
+	}
+	return DefaultMaxRecvMsgSize
+}
+
+// Call is one gRPC call in progress on an HTTP/2 stream.
+type Call struct {
+	w       http.ResponseWriter
+	r       *http.Request
+	limits  Limits
+	codec   compression.Codec
+	ctx     context.Context
+	cancel  context.CancelFunc
+	hdr     [5]byte
+	started bool // response headers are written
+	ended   bool // status is written
+}
+
+// IsGRPCRequest reports whether r carries gRPC, judged by its content type:
+// application/grpc or application/grpc+<subtype> (PROTOCOL-HTTP2.md,
+// "Content-Type"). handler uses it to route one port to both gRPC and
+// OTLP/HTTP.
+func IsGRPCRequest(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	// "application/grpc-web" is another protocol: only the exact type or a
+	// "+subtype" (optionally with parameters) is gRPC.
+	return ct == "application/grpc" || strings.HasPrefix(ct, "application/grpc+") || strings.HasPrefix(ct, "application/grpc;")
+}
+
+// StartCall validates the request line and headers of a gRPC call and
+// returns the Call. On failure it has already written the response (the HTTP
+// statuses grpc-go's HTTP/2 transport uses: 405 for a method other than POST,
+// 415 for a content type that is not application/grpc or
+// application/grpc+proto, and a Trailers-Only gRPC status for a bad
+// grpc-encoding or grpc-timeout) and returns the status it sent.
+//
+// The returned call's Context carries the grpc-timeout deadline. Callers must
+// call Close when done.
+func StartCall(w http.ResponseWriter, r *http.Request, limits Limits) (*Call, *Status) {
+	c := &Call{w: w, r: r, limits: limits}
+	if r.Method != http.MethodPost {
+		st := Errorf(Internal, "invalid gRPC request method %q: gRPC requires POST", r.Method)
+		w.Header().Set("Allow", http.MethodPost)
+		c.writeEarly(http.StatusMethodNotAllowed, st)
+		return nil, st
+	}
+	if !acceptableContentType(r.Header.Get("Content-Type")) {
+		st := Errorf(InvalidArgument, "invalid gRPC request content-type %q: want application/grpc or application/grpc+proto", r.Header.Get("Content-Type"))
+		c.writeEarly(http.StatusUnsupportedMediaType, st)
+		return nil, st
+	}
+	codec, err := compression.Parse(r.Header.Get("Grpc-Encoding"))
+	if err != nil {
+		// Same code and wording as grpc-go, so clients' retry logic and
+		// operators' searches match.
+		st := Errorf(Unimplemented, "grpc: Decompressor is not installed for grpc-encoding %q", r.Header.Get("Grpc-Encoding"))
+		c.writeEarly(http.StatusOK, st)
+		return nil, st
+	}
+	c.codec = codec
+	c.ctx = r.Context()
+	if tv := r.Header.Get("Grpc-Timeout"); tv != "" {
+		d, err := ParseTimeout(tv)
+		if err != nil {
+			st := Errorf(Internal, "malformed grpc-timeout: %v", err)
+			c.writeEarly(http.StatusOK, st)
+			return nil, st
+		}
+		c.ctx, c.cancel = context.WithTimeout(c.ctx, d)
+	}
+	return c, nil
+}
+
+func acceptableContentType(ct string) bool {
+	if ct == "application/grpc" || ct == "application/grpc+proto" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && (mt == "application/grpc" || mt == "application/grpc+proto")
+}
+
+// Context returns the call's context: the request's, with the grpc-timeout
+// deadline if the client sent one.
+func (c *Call) Context() context.Context { return c.ctx }
+
+// Request returns the underlying HTTP request.
+func (c *Call) Request() *http.Request { return c.r }
+
+// Encoding returns the codec of the request messages.
+func (c *Call) Encoding() compression.Codec { return c.codec }
+
+// Close releases the call's timer. It does not write anything.
+func (c *Call) Close() {
+	if c.cancel != nil {
+		c.cancel()
+	}
+}
+
+// ReadUnary reads the single request message of a unary call and returns
+// it decompressed, appended to buf[:0] (buf is reused storage; the result
+// may alias it). scratch holds the compressed bytes of a compressed message;
+// both are returned for reuse. Errors are statuses as grpc-go sends them:
+// no message or more than one message → INTERNAL (cardinality violation), a
+// body that ends early → INTERNAL, too large → RESOURCE_EXHAUSTED.
+func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Status) {
+	msg, scratch, st = c.ReadMessage(buf, scratch)
+	if st != nil {
+		if st == errEndOfStream {
+			return msg, scratch, Errorf(Internal, "cardinality violation: received no request message from non-client-streaming RPC")
+		}
+		return msg, scratch, st
+	}
+	// A unary request has exactly one message: anything after it is a
+	// protocol violation, not something to ignore.
+	var one [1]byte
+	n, err := io.ReadFull(c.r.Body, one[:])
+	if n > 0 {
+		return msg, scratch, Errorf(Internal, "cardinality violation: received multiple request messages for non-client-streaming RPC")
+	}
+	if err != nil && err != io.EOF {
+		return msg, scratch, c.readError(err)
+	}
+	return msg, scratch, nil
+}
+
+// errEndOfStream is returned by ReadMessage when the client half-closed the
+// stream cleanly between messages.
+var errEndOfStream = &Status{Code: OK, Message: "end of stream"}
+
+// IsEndOfStream reports whether st is ReadMessage's clean end of stream.
+func IsEndOfStream(st *Status) bool { return st == errEndOfStream }
+
+// ReadMessage reads the next length-prefixed message of the call (for
+// streaming calls; unary calls use ReadUnary). It returns a status for which
+// IsEndOfStream is true when the client half-closed between messages.
+//
+// The 5-byte prefix is not trusted: a length over the limit is refused before
+// anything is allocated, and the buffer grows only as bytes actually arrive,
+// so a lying prefix costs what was sent, not what was claimed. A compressed
+// message is decompressed with the limit applied to the output, so a
+// decompression bomb stops at the limit.
+func (c *Call) ReadMessage(buf, scratch []byte) (msg, scratchOut []byte, st *Status) {
+	n, err := io.ReadFull(c.r.Body, c.hdr[:])
+	if err != nil {
+		if n == 0 && err == io.EOF {
+			return buf[:0], scratch, errEndOfStream
+		}
+		return buf[:0], scratch, c.readError(err)
+	}
+	compressed := c.hdr[0]
+	length := uint64(c.hdr[1])<<24 | uint64(c.hdr[2])<<16 | uint64(c.hdr[3])<<8 | uint64(c.hdr[4])
+	limit := c.limits.maxRecv()
+	if compressed > 1 {
+		return buf[:0], scratch, Errorf(Internal, "grpc: received unexpected payload format %d", compressed)
+	}
+	if length > uint64(limit) {
+		return buf[:0], scratch, Errorf(ResourceExhausted, "grpc: received message larger than max (%d vs. %d)", length, limit)
+	}
+	if compressed == 1 && c.codec == compression.Identity {
+		return buf[:0], scratch, Errorf(Internal, "grpc: compressed flag set with identity or empty encoding")
+	}
+	if compressed == 0 {
+		msg, err = readGrowing(buf[:0], c.r.Body, int(length))
+		if err != nil {
+			return msg, scratch, c.readError(err)
+		}
+		return msg, scratch, nil
+	}
+	scratch, err = readGrowing(scratch[:0], c.r.Body, int(length))
+	if err != nil {
+		return buf[:0], scratch, c.readError(err)
+	}
+	msg, err = compression.Decompress(buf[:0], c.codec, scratch, limit)
+	if err != nil {
+		if errors.Is(err, compression.ErrTooLarge) {
+			return msg, scratch, Errorf(ResourceExhausted, "grpc: received message after decompression larger than max %d", limit)
+		}
+		return msg, scratch, Errorf(Internal, "grpc: failed to decompress the received message: %v", err)
+	}
+	return msg, scratch, nil
+}
+
+// readGrowing appends exactly n bytes from r to dst, growing dst only as data
+// arrives (at most doubling, starting from 64 KiB) rather than trusting n.
+func readGrowing(dst []byte, r io.Reader, n int) ([]byte, error) {
+	if cap(dst)-len(dst) >= n {
+		m, err := io.ReadFull(r, dst[len(dst):len(dst)+n])
+		return dst[:len(dst)+m], eofToUnexpected(err, m, n)
+	}
+	want := len(dst) + n
+	for len(dst) < want {
+		if len(dst) == cap(dst) {
+			next := min(max(2*cap(dst), 64<<10), want)
+			nb := make([]byte, len(dst), next)
+			copy(nb, dst)
+			dst = nb
+		}
+		m, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+m]
+		if err != nil {
+			if err == io.EOF && len(dst) == want {
+				break
+			}
+			return dst, eofToUnexpected(err, 0, 1)
+		}
+	}
+	return dst, nil
+}
+
+func eofToUnexpected(err error, got, want int) error {
+	if err == io.EOF && got < want {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// readError maps a body read error to the status grpc-go gives it.
+func (c *Call) readError(err error) *Status {
+	if ctxErr := c.ctx.Err(); ctxErr != nil {
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
+			return Errorf(DeadlineExceeded, "context deadline exceeded")
+		}
+		return Errorf(Canceled, "context canceled")
+	}
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		return Errorf(Internal, "unexpected EOF: the request body ended inside a message")
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return Errorf(ResourceExhausted, "request body larger than %d bytes", mbe.Limit)
+	}
+	return Errorf(Canceled, "cannot read request: %v", err)
+}
+
+// writeEarly answers before any message: an HTTP status and, for gRPC
+// peers, the status in the headers (Trailers-Only response).
+func (c *Call) writeEarly(httpStatus int, st *Status) {
+	h := c.w.Header()
+	h.Set("Content-Type", "application/grpc")
+	h.Set("Grpc-Accept-Encoding", compression.Supported)
+	setStatusHeaders(h, "", st)
+	c.w.WriteHeader(httpStatus)
+	c.started, c.ended = true, true
+}
+
+func setStatusHeaders(h http.Header, prefix string, st *Status) {
+	h.Set(prefix+"Grpc-Status", strconv.FormatUint(uint64(st.Code), 10))
+	if st.Message != "" {
+		h.Set(prefix+"Grpc-Message", encodeGRPCMessage(st.Message))
+	}
+	if st.HasDetails() {
+		h.Set(prefix+"Grpc-Status-Details-Bin", st.detailsHeaderValue())
+	}
+}
+
+// WriteHeaders sends the response headers if they were not sent yet.
+// Streaming handlers call it before the first message so the client sees the
+// stream open; unary handlers need not.
+func (c *Call) WriteHeaders() {
+	if c.started {
+		return
+	}
+	h := c.w.Header()
+	h.Set("Content-Type", "application/grpc")
+	h.Set("Grpc-Accept-Encoding", compression.Supported)
+	c.w.WriteHeader(http.StatusOK)
+	c.started = true
+}
+
+// WriteMessage sends one uncompressed response message.
+func (c *Call) WriteMessage(msg []byte) error {
+	c.WriteHeaders()
+	var hdr [5]byte
+	n := len(msg)
+	hdr[1], hdr[2], hdr[3], hdr[4] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	if _, err := c.w.Write(hdr[:]); err != nil {
+		return err
+	}
+	_, err := c.w.Write(msg)
+	return err
+}
+
+// Flush pushes buffered response data to the client.
+func (c *Call) Flush() {
+	if f, ok := c.w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// WriteResponse sends one message and an OK status: the whole of a
+// successful unary response.
+func (c *Call) WriteResponse(msg []byte) error {
+	if err := c.WriteMessage(msg); err != nil {
+		return err
+	}
+	c.WriteStatus(nil)
+	return nil
+}
+
+// WriteStatus ends the call with st (nil means OK). Before any message it
+// sends a Trailers-Only response; after, HTTP/2 trailers.
+func (c *Call) WriteStatus(st *Status) {
+	if c.ended {
+		return
+	}
+	if st == nil {
+		st = &Status{Code: OK}
+	}
+	if !c.started {
+		c.writeEarly(http.StatusOK, st)
+		return
+	}
+	// Trailers announced after the headers went out use net/http's
+	// TrailerPrefix form.
+	setStatusHeaders(c.w.Header(), http.TrailerPrefix, st)
+	c.ended = true
+}
+
+// ParseTimeout parses a grpc-timeout header value: at most 8 ASCII digits
+// and a unit, H, M, S, m (milli), u (micro) or n (nano)
+// (PROTOCOL-HTTP2.md, "Timeout"). Values that would overflow are clamped.
+func ParseTimeout(s string) (time.Duration, error) {
+	if len(s) < 2 {
+		return 0, errors.New("timeout is too short: " + strconv.Quote(s))
+	}
+	if len(s) > 9 {
+		return 0, errors.New("timeout has more than 8 digits: " + strconv.Quote(s))
+	}
+	var unit time.Duration
+	switch s[len(s)-1] {
+	case 'H':
+		unit = time.Hour
+	case 'M':
+		unit = time.Minute
+	case 'S':
+		unit = time.Second
+	case 'm':
+		unit = time.Millisecond
+	case 'u':
+		unit = time.Microsecond
+	case 'n':
+		unit = time.Nanosecond
+	default:
+		return 0, errors.New("timeout unit is not one of H, M, S, m, u, n: " + strconv.Quote(s))
+	}
+	var v int64
+	for _, ch := range []byte(s[:len(s)-1]) {
+		if ch < '0' || ch > '9' {
+			return 0, errors.New("timeout value is not a decimal number: " + strconv.Quote(s))
+		}
+		v = v*10 + int64(ch-'0')
+	}
+	// 99,999,999 hours overflows time.Duration; clamp to the largest value.
+	if v > int64(1<<63-1)/int64(unit) {
+		return time.Duration(1<<63 - 1), nil
+	}
+	return time.Duration(v) * unit, nil
+}

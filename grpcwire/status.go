@@ -1,0 +1,283 @@
+package grpcwire
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// Code is a gRPC status code (grpc/doc/statuscodes.md).
+type Code uint32
+
+// The gRPC status codes.
+const (
+	OK                 Code = 0
+	Canceled           Code = 1
+	Unknown            Code = 2
+	InvalidArgument    Code = 3
+	DeadlineExceeded   Code = 4
+	NotFound           Code = 5
+	AlreadyExists      Code = 6
+	PermissionDenied   Code = 7
+	ResourceExhausted  Code = 8
+	FailedPrecondition Code = 9
+	Aborted            Code = 10
+	OutOfRange         Code = 11
+	Unimplemented      Code = 12
+	Internal           Code = 13
+	Unavailable        Code = 14
+	DataLoss           Code = 15
+	Unauthenticated    Code = 16
+)
+
+var codeNames = [...]string{
+	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+	"UNAUTHENTICATED",
+}
+
+// String returns the code's canonical upper-case name, e.g. "UNAVAILABLE".
+func (c Code) String() string {
+	if int(c) < len(codeNames) {
+		return codeNames[c]
+	}
+	return "CODE(" + strconv.Itoa(int(c)) + ")"
+}
+
+// HTTPStatus maps the code to the HTTP status of the canonical mapping in
+// google/rpc/code.proto, which OTLP/HTTP uses for its error responses.
+func (c Code) HTTPStatus() int {
+	switch c {
+	case OK:
+		return http.StatusOK
+	case Canceled:
+		return 499 // client closed request
+	case InvalidArgument, FailedPrecondition, OutOfRange:
+		return http.StatusBadRequest
+	case DeadlineExceeded:
+		return http.StatusGatewayTimeout
+	case NotFound:
+		return http.StatusNotFound
+	case AlreadyExists, Aborted:
+		return http.StatusConflict
+	case PermissionDenied:
+		return http.StatusForbidden
+	case ResourceExhausted:
+		return http.StatusTooManyRequests
+	case Unimplemented:
+		return http.StatusNotImplemented
+	case Unavailable:
+		return http.StatusServiceUnavailable
+	case Unauthenticated:
+		return http.StatusUnauthorized
+	}
+	return http.StatusInternalServerError
+}
+
+// Status is a gRPC status: a code, a human-readable message and, optionally,
+// a retry delay carried as google.rpc.RetryInfo in grpc-status-details-bin.
+// A *Status is also an error.
+type Status struct {
+	Code    Code
+	Message string
+	// RetryDelay, when positive, is sent to the client as a
+	// google.rpc.RetryInfo detail: how long to wait before retrying. OTLP
+	// v1.11 "Failures" section: throttled servers SHOULD send it with
+	// UNAVAILABLE or RESOURCE_EXHAUSTED. A negative value sends RetryInfo
+	// with a zero delay ("retry now, elsewhere"), used when a stream is
+	// rotated.
+	RetryDelay time.Duration
+}
+
+// Errorf returns a Status with the given code and a formatted message.
+func Errorf(c Code, format string, args ...any) *Status {
+	return &Status{Code: c, Message: fmt.Sprintf(format, args...)}
+}
+
+// Error implements error.
+func (s *Status) Error() string {
+	return "grpc status " + s.Code.String() + ": " + s.Message
+}
+
+// HasDetails reports whether the status carries details to be sent in
+// grpc-status-details-bin.
+func (s *Status) HasDetails() bool { return s.RetryDelay != 0 }
+
+const retryInfoTypeURL = "type.googleapis.com/google.rpc.RetryInfo"
+
+var marshalerPool easyproto.MarshalerPool
+
+// AppendProto appends the google.rpc.Status encoding of s to dst:
+//
+//	message Status {
+//	  int32 code = 1;
+//	  string message = 2;
+//	  repeated google.protobuf.Any details = 3;
+//	}
+//	message Any { string type_url = 1; bytes value = 2; }
+//	message RetryInfo { google.protobuf.Duration retry_delay = 1; }
+//	message Duration { int64 seconds = 1; int32 nanos = 2; }
+func (s *Status) AppendProto(dst []byte) []byte {
+	m := marshalerPool.Get()
+	mm := m.MessageMarshaler()
+	if s.Code != OK {
+		mm.AppendInt32(1, int32(s.Code))
+	}
+	if s.Message != "" {
+		mm.AppendString(2, s.Message)
+	}
+	if s.RetryDelay != 0 {
+		any := mm.AppendMessage(3)
+		any.AppendString(1, retryInfoTypeURL)
+		// The Any value is itself a serialized RetryInfo message.
+		info := marshalerPool.Get()
+		d := max(s.RetryDelay, 0)
+		dur := info.MessageMarshaler().AppendMessage(1)
+		if sec := int64(d / time.Second); sec != 0 {
+			dur.AppendInt64(1, sec)
+		}
+		if ns := int32(d % time.Second); ns != 0 {
+			dur.AppendInt32(2, ns)
+		}
+		var buf [32]byte
+		any.AppendBytes(2, info.Marshal(buf[:0]))
+		marshalerPool.Put(info)
+	}
+	dst = m.Marshal(dst)
+	marshalerPool.Put(m)
+	return dst
+}
+
+// ParseStatusProto decodes a google.rpc.Status, extracting RetryInfo if
+// present. It is used by the client side and by tests.
+func ParseStatusProto(src []byte) (*Status, error) {
+	st := &Status{}
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = fc.NextField(src); err != nil {
+			return nil, fmt.Errorf("cannot decode google.rpc.Status: %w", err)
+		}
+		switch fc.FieldNum {
+		case 1:
+			if v, ok := fc.Int64(); ok {
+				st.Code = Code(uint32(v))
+			}
+		case 2:
+			if v, ok := fc.String(); ok {
+				st.Message = v
+			}
+		case 3:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			if d, ok, err := parseRetryInfoAny(data); err != nil {
+				return nil, err
+			} else if ok {
+				st.RetryDelay = d
+				if d == 0 {
+					st.RetryDelay = -1
+				}
+			}
+		}
+	}
+	return st, nil
+}
+
+func parseRetryInfoAny(src []byte) (time.Duration, bool, error) {
+	typeURL, _, err := easyproto.GetString(src, 1)
+	if err != nil {
+		return 0, false, fmt.Errorf("cannot decode google.protobuf.Any: %w", err)
+	}
+	if typeURL != retryInfoTypeURL {
+		return 0, false, nil
+	}
+	value, _, err := easyproto.GetBytes(src, 2)
+	if err != nil {
+		return 0, false, fmt.Errorf("cannot decode google.protobuf.Any: %w", err)
+	}
+	dur, _, err := easyproto.GetMessageData(value, 1)
+	if err != nil {
+		return 0, false, fmt.Errorf("cannot decode google.rpc.RetryInfo: %w", err)
+	}
+	sec, _, err := easyproto.GetInt64(dur, 1)
+	if err != nil {
+		return 0, false, fmt.Errorf("cannot decode google.protobuf.Duration: %w", err)
+	}
+	ns, _, err := easyproto.GetInt64(dur, 2)
+	if err != nil {
+		return 0, false, fmt.Errorf("cannot decode google.protobuf.Duration: %w", err)
+	}
+	return time.Duration(sec)*time.Second + time.Duration(int32(ns)), true, nil
+}
+
+// detailsHeaderValue returns the grpc-status-details-bin value: the
+// google.rpc.Status, base64 without padding (PROTOCOL-HTTP2.md, "-bin"
+// headers: senders SHOULD omit padding).
+func (s *Status) detailsHeaderValue() string {
+	var buf [128]byte
+	return base64.RawStdEncoding.EncodeToString(s.AppendProto(buf[:0]))
+}
+
+// encodeGRPCMessage percent-encodes msg for the grpc-message header:
+// bytes outside the printable ASCII range 0x20-0x7E, and '%' itself, become
+// %XX (PROTOCOL-HTTP2.md, "Status-Message"). Invalid UTF-8 is passed through
+// as bytes, which the receiver decodes back.
+func encodeGRPCMessage(msg string) string {
+	clean := true
+	for i := 0; i < len(msg); i++ {
+		if c := msg[i]; c < ' ' || c > '~' || c == '%' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return msg
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(msg)+16)
+	for i := 0; i < len(msg); i++ {
+		c := msg[i]
+		if c < ' ' || c > '~' || c == '%' {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		} else {
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// DecodeGRPCMessage reverses the percent-encoding of a grpc-message header.
+// Malformed escapes are kept literally, as the spec asks.
+func DecodeGRPCMessage(s string) string {
+	if !containsByte(s, '%') {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+3], 16, 8); err == nil {
+				b = append(b, byte(v))
+				i += 2
+				continue
+			}
+		}
+		b = append(b, s[i])
+	}
+	return string(b)
+}
+
+func containsByte(s string, c byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return true
+		}
+	}
+	return false
+}
