@@ -1,0 +1,434 @@
+package otlpjson
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// Marshal appends to dst the OTLP/JSON encoding of the protobuf message src
+// of type t and returns the extended buffer. ExportTraceServiceRequest has
+// the same wire format as TracesData, and likewise for metrics and logs.
+//
+// The output is canonical, so that Unmarshal followed by Marshal reproduces
+// it byte for byte: no whitespace, keys in field-number order, proto3 default
+// values omitted except for oneof members and `optional` fields that are
+// present, 64-bit integers as decimal strings, enums as integers, trace and
+// span ids as lowercase hex, other bytes as padded standard base64.
+//
+// Protobuf merge semantics apply to src as in proto.Unmarshal: the last value
+// of a repeated scalar field wins, repeated occurrences of a message field are
+// merged, the last member set in a oneof wins, and unknown fields (including
+// known field numbers with an unexpected wire type) are skipped. Invalid UTF-8
+// in string fields is replaced by U+FFFD.
+//
+// On error Marshal returns dst unchanged and an *Error.
+func Marshal(dst []byte, t MessageType, src []byte) ([]byte, error) {
+	m := t.msg()
+	if m == nil {
+		return dst, fmt.Errorf("otlpjson: unknown %s", t)
+	}
+	e := encoderPool.Get().(*encoder)
+	n := len(dst)
+	e.dst = dst
+	e.root = m.name
+	err := e.encodeMessage(m, src, 0)
+	dst = e.dst
+	e.reset()
+	encoderPool.Put(e)
+	if err != nil {
+		return dst[:n], err
+	}
+	return dst, nil
+}
+
+var encoderPool = sync.Pool{New: func() any { return &encoder{} }}
+
+// encoder holds the reusable state of one Marshal call.
+type encoder struct {
+	dst []byte
+
+	// ents is a stack of the fields of the messages being encoded, one
+	// segment per nesting level, so that each message's fields can be
+	// written in field-number order without allocating.
+	ents []entry
+
+	// arena holds the concatenation of repeated occurrences of a
+	// non-repeated message field, which protobuf defines as their merge.
+	arena []byte
+
+	path  []pathElem
+	depth int
+	root  string
+}
+
+// entry is one field of a protobuf message in wire order.
+type entry struct {
+	fc      easyproto.FieldContext
+	fi      uint8 // index into message.fields
+	packed  bool  // a packed repeated scalar
+	ord     int32 // position of the field in the message
+	off     int   // input offset of the field tag
+	dataOff int   // input offset of the payload of a length-delimited field
+}
+
+func (e *encoder) reset() {
+	e.dst = nil
+	clear(e.ents[:cap(e.ents)]) // drop references to the input
+	e.ents = e.ents[:0]
+	e.arena = e.arena[:0]
+	e.path = e.path[:0]
+	e.depth = 0
+	e.root = ""
+}
+
+func (e *encoder) errorf(off int, format string, args ...any) error {
+	return &Error{
+		Path:   formatPath(e.root, e.path),
+		Offset: off,
+		Reason: fmt.Sprintf(format, args...),
+	}
+}
+
+// wireTypeOf returns the wire type of the field read into fc. easyproto keeps
+// it private, but every typed accessor reports whether it matches.
+func wireTypeOf(fc *easyproto.FieldContext) wireType {
+	if _, ok := fc.MessageData(); ok {
+		return wtLen
+	}
+	if _, ok := fc.Uint64(); ok {
+		return wtVarint
+	}
+	if _, ok := fc.Fixed64(); ok {
+		return wtI64
+	}
+	return wtI32
+}
+
+// rawValue returns the value of a non-length-delimited field as the wire
+// carries it: the varint, or the little-endian fixed64/fixed32 bits.
+func rawValue(fc *easyproto.FieldContext) uint64 {
+	if v, ok := fc.Uint64(); ok {
+		return v
+	}
+	if v, ok := fc.Fixed64(); ok {
+		return v
+	}
+	v, _ := fc.Fixed32()
+	return uint64(v)
+}
+
+// encodeMessage appends the JSON object for the protobuf message m encoded in
+// src, which starts at input offset off.
+func (e *encoder) encodeMessage(m *message, src []byte, off int) error {
+	if e.depth >= MaxDepth {
+		return e.errorf(off, "message nesting exceeds %d levels", MaxDepth)
+	}
+	e.depth++
+
+	// Pass 1: collect the known fields in wire order.
+	base := len(e.ents)
+	sorted := true
+	prev := -1
+	oneofFi, oneofStart := -1, int32(0)
+	tail := src
+	var fc easyproto.FieldContext
+	for ord := int32(0); len(tail) > 0; ord++ {
+		fieldOff := off + len(src) - len(tail)
+		var err error
+		tail, err = fc.NextField(tail)
+		if err != nil {
+			return e.errorf(fieldOff, "cannot read %s field: %s", m.name, err)
+		}
+		if fc.FieldNum == 0 {
+			return e.errorf(fieldOff, "invalid field number 0 in %s", m.name)
+		}
+		fi := m.fieldIndex(fc.FieldNum)
+		if fi < 0 {
+			continue
+		}
+		f := &m.fields[fi]
+		packed := false
+		if wt := wireTypeOf(&fc); wt != f.kind.wireType() {
+			if wt != wtLen || !f.repeated() || !f.kind.packable() {
+				// protobuf-go keeps a known field number with an unexpected
+				// wire type as an unknown field, which JSON does not show.
+				continue
+			}
+			packed = true
+		}
+		if f.oneof() && fi != oneofFi {
+			// A oneof member replaces any other member set before it.
+			oneofFi, oneofStart = fi, ord
+		}
+		dataOff := 0
+		if data, ok := fc.MessageData(); ok {
+			dataOff = off + len(src) - len(tail) - len(data)
+		}
+		e.ents = append(e.ents, entry{fc: fc, fi: uint8(fi), packed: packed, ord: ord, off: fieldOff, dataOff: dataOff})
+		if fi < prev {
+			sorted = false
+		}
+		prev = fi
+	}
+	ents := e.ents[base:]
+	if !sorted {
+		// Encoders normally write fields in number order; sort only when
+		// they did not, keeping repeated elements in their wire order.
+		slices.SortStableFunc(ents, func(a, b entry) int { return int(a.fi) - int(b.fi) })
+	}
+
+	// Pass 2: write the fields in field-number order.
+	e.dst = append(e.dst, '{')
+	first := true
+	for i := 0; i < len(ents); {
+		fi := int(ents[i].fi)
+		j := i + 1
+		for j < len(ents) && int(ents[j].fi) == fi {
+			j++
+		}
+		group := ents[i:j]
+		i = j
+		f := &m.fields[fi]
+		if f.oneof() {
+			if fi != oneofFi {
+				continue
+			}
+			for len(group) > 1 && group[0].ord < oneofStart {
+				group = group[1:]
+			}
+		}
+		mark := len(e.dst)
+		if !first {
+			e.dst = append(e.dst, ',')
+		}
+		e.dst = append(e.dst, f.key...)
+		e.path = append(e.path, pathElem{name: f.name, index: -1})
+		written, err := e.encodeField(f, group)
+		e.path = e.path[:len(e.path)-1]
+		if err != nil {
+			return err
+		}
+		if !written {
+			e.dst = e.dst[:mark]
+			continue
+		}
+		first = false
+	}
+	e.dst = append(e.dst, '}')
+
+	e.ents = e.ents[:base]
+	e.depth--
+	return nil
+}
+
+// encodeField writes the value of field f, whose occurrences in the message
+// are group. It reports false when nothing is to be written: a proto3
+// default value or an empty repeated field.
+func (e *encoder) encodeField(f *field, group []entry) (bool, error) {
+	if f.repeated() {
+		return e.encodeRepeated(f, group)
+	}
+	if f.kind == kMessage {
+		g := &group[0]
+		data, _ := g.fc.MessageData()
+		if len(group) > 1 {
+			// Occurrences of a non-repeated message field merge; the merge
+			// of serialized messages is their concatenation.
+			start := len(e.arena)
+			for k := range group {
+				d, _ := group[k].fc.MessageData()
+				e.arena = append(e.arena, d...)
+			}
+			data = e.arena[start:]
+			err := e.encodeMessage(&schema[f.msg], data, g.dataOff)
+			e.arena = e.arena[:start]
+			return true, err
+		}
+		return true, e.encodeMessage(&schema[f.msg], data, g.dataOff)
+	}
+	// The last occurrence of a scalar wins.
+	g := &group[len(group)-1]
+	if f.kind.wireType() == wtLen {
+		data, _ := g.fc.MessageData()
+		if len(data) == 0 && !f.hasPresence() {
+			return false, nil
+		}
+		e.appendLenValue(f, data)
+		return true, nil
+	}
+	v := rawValue(&g.fc)
+	if !f.hasPresence() && isDefault(f.kind, v) {
+		return false, nil
+	}
+	e.appendScalar(f.kind, v)
+	return true, nil
+}
+
+// encodeRepeated writes the JSON array of a repeated field.
+func (e *encoder) encodeRepeated(f *field, group []entry) (bool, error) {
+	e.dst = append(e.dst, '[')
+	n := 0
+	top := len(e.path) - 1
+	for k := range group {
+		g := &group[k]
+		switch {
+		case f.kind == kMessage:
+			data, _ := g.fc.MessageData()
+			sub := &schema[f.msg]
+			e.path[top].index = n
+			if sub.special == specialAny {
+				mark := len(e.dst)
+				if n > 0 {
+					e.dst = append(e.dst, ',')
+				}
+				ok, err := e.encodeAny(data, g.dataOff)
+				if err != nil {
+					return false, err
+				}
+				if !ok {
+					e.dst = e.dst[:mark]
+					continue
+				}
+			} else {
+				if n > 0 {
+					e.dst = append(e.dst, ',')
+				}
+				if err := e.encodeMessage(sub, data, g.dataOff); err != nil {
+					return false, err
+				}
+			}
+			n++
+		case f.kind.wireType() == wtLen:
+			data, _ := g.fc.MessageData()
+			if n > 0 {
+				e.dst = append(e.dst, ',')
+			}
+			e.appendLenValue(f, data)
+			n++
+		case g.packed:
+			data, _ := g.fc.MessageData()
+			var err error
+			if n, err = e.appendPacked(f.kind, data, n); err != nil {
+				e.path[top].index = n
+				return false, e.errorf(g.dataOff, "malformed packed %s", err)
+			}
+		default:
+			if n > 0 {
+				e.dst = append(e.dst, ',')
+			}
+			e.appendScalar(f.kind, rawValue(&g.fc))
+			n++
+		}
+	}
+	if n == 0 {
+		return false, nil
+	}
+	e.dst = append(e.dst, ']')
+	return true, nil
+}
+
+// appendPacked writes the elements of a packed repeated scalar field
+// (https://protobuf.dev/programming-guides/encoding/#packed), continuing an
+// array that already has n elements, and returns the new element count.
+func (e *encoder) appendPacked(k kind, data []byte, n int) (int, error) {
+	for len(data) > 0 {
+		var v uint64
+		switch k.wireType() {
+		case wtVarint:
+			var size int
+			v, size = binary.Uvarint(data)
+			if size <= 0 {
+				return n, fmt.Errorf("varint")
+			}
+			data = data[size:]
+		case wtI64:
+			if len(data) < 8 {
+				return n, fmt.Errorf("fixed64")
+			}
+			v = binary.LittleEndian.Uint64(data)
+			data = data[8:]
+		default:
+			if len(data) < 4 {
+				return n, fmt.Errorf("fixed32")
+			}
+			v = uint64(binary.LittleEndian.Uint32(data))
+			data = data[4:]
+		}
+		if n > 0 {
+			e.dst = append(e.dst, ',')
+		}
+		e.appendScalar(k, v)
+		n++
+	}
+	return n, nil
+}
+
+// isDefault reports whether the wire value v of a numeric field of kind k is
+// the proto3 default, which JSON omits. The value is first truncated to the
+// field's width, as protobuf-go does when decoding.
+func isDefault(k kind, v uint64) bool {
+	switch k {
+	case kInt32, kSint32, kUint32, kEnum, kFixed32:
+		return uint32(v) == 0
+	}
+	// For doubles only +0 is the default: protobuf-go writes -0 on the wire.
+	return v == 0
+}
+
+// appendScalar appends the JSON form of a numeric or bool value whose wire
+// representation is v.
+func (e *encoder) appendScalar(k kind, v uint64) {
+	dst := e.dst
+	switch k {
+	case kBool:
+		if v != 0 {
+			dst = append(dst, "true"...)
+		} else {
+			dst = append(dst, "false"...)
+		}
+	case kInt32, kEnum:
+		dst = strconv.AppendInt(dst, int64(int32(v)), 10)
+	case kSint32:
+		u := uint32(v)
+		dst = strconv.AppendInt(dst, int64(int32(u>>1)^-int32(u&1)), 10)
+	case kUint32, kFixed32:
+		dst = strconv.AppendUint(dst, uint64(uint32(v)), 10)
+	case kInt64, kSfixed64:
+		dst = append(dst, '"')
+		dst = strconv.AppendInt(dst, int64(v), 10)
+		dst = append(dst, '"')
+	case kUint64, kFixed64:
+		dst = append(dst, '"')
+		dst = strconv.AppendUint(dst, v, 10)
+		dst = append(dst, '"')
+	case kDouble:
+		dst = appendJSONFloat(dst, math.Float64frombits(v))
+	}
+	e.dst = dst
+}
+
+// appendLenValue appends the JSON form of a string or bytes value.
+func (e *encoder) appendLenValue(f *field, data []byte) {
+	switch f.kind {
+	case kString:
+		e.dst = appendJSONString(e.dst, data)
+	case kHexID:
+		// OTLP/JSON writes trace and span ids as hex, not base64
+		// (specification.md "JSON Protobuf Encoding").
+		e.dst = append(e.dst, '"')
+		e.dst = hex.AppendEncode(e.dst, data)
+		e.dst = append(e.dst, '"')
+	default:
+		e.dst = append(e.dst, '"')
+		e.dst = base64.StdEncoding.AppendEncode(e.dst, data)
+		e.dst = append(e.dst, '"')
+	}
+}

@@ -1,0 +1,130 @@
+// Package otlpjson transcodes OTLP messages between the protobuf binary
+// encoding and the OTLP/JSON encoding used by OTLP/HTTP with
+// Content-Type: application/json.
+//
+// The JSON form follows opentelemetry-proto docs/specification.md, section
+// "JSON Protobuf Encoding": the proto3 JSON mapping
+// (https://protobuf.dev/programming-guides/json/) except that trace and span
+// ids are hex strings instead of base64, enum values are integers, and keys
+// are lowerCamelCase (snake_case proto field names are accepted on input).
+//
+// Both directions stream: Marshal walks the protobuf bytes and appends JSON,
+// Unmarshal tokenizes the JSON and appends protobuf, without building an
+// intermediate object tree. A single schema table (schema.go) describes every
+// message reachable from TracesData, MetricsData and LogsData in OTLP v1.11,
+// the Export*ServiceResponse messages and google.rpc.Status.
+package otlpjson
+
+import (
+	"strconv"
+)
+
+// MessageType selects the top-level protobuf message being transcoded.
+type MessageType int
+
+const (
+	// TracesData is opentelemetry.proto.trace.v1.TracesData.
+	TracesData MessageType = iota + 1
+	// MetricsData is opentelemetry.proto.metrics.v1.MetricsData.
+	MetricsData
+	// LogsData is opentelemetry.proto.logs.v1.LogsData.
+	LogsData
+	// ExportTraceServiceResponse is opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse.
+	ExportTraceServiceResponse
+	// ExportMetricsServiceResponse is opentelemetry.proto.collector.metrics.v1.ExportMetricsServiceResponse.
+	ExportMetricsServiceResponse
+	// ExportLogsServiceResponse is opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse.
+	ExportLogsServiceResponse
+	// Status is google.rpc.Status, the OTLP/HTTP error response body
+	// (specification.md "Failures"). Of its google.protobuf.Any details only
+	// google.rpc.RetryInfo is transcoded; details of other types are dropped.
+	Status
+)
+
+// The Export*ServiceRequest messages have the same fields, and therefore the
+// same wire and JSON forms, as the corresponding *Data messages.
+const (
+	ExportTraceServiceRequest   = TracesData
+	ExportMetricsServiceRequest = MetricsData
+	ExportLogsServiceRequest    = LogsData
+)
+
+// MaxDepth is the maximum message nesting depth accepted by Marshal and
+// Unmarshal, counting the top-level message as 1. AnyValue can nest without
+// bound (ArrayValue and KeyValueList), so untrusted input must be limited to
+// keep recursion bounded; 64 leaves room for about 18 levels of nested
+// AnyValue inside a log body.
+const MaxDepth = 64
+
+func (t MessageType) msg() *message {
+	switch t {
+	case TracesData:
+		return &schema[mTracesData]
+	case MetricsData:
+		return &schema[mMetricsData]
+	case LogsData:
+		return &schema[mLogsData]
+	case ExportTraceServiceResponse:
+		return &schema[mExportTraceServiceResponse]
+	case ExportMetricsServiceResponse:
+		return &schema[mExportMetricsServiceResponse]
+	case ExportLogsServiceResponse:
+		return &schema[mExportLogsServiceResponse]
+	case Status:
+		return &schema[mRPCStatus]
+	}
+	return nil
+}
+
+// String returns the protobuf message name of t.
+func (t MessageType) String() string {
+	if m := t.msg(); m != nil {
+		return m.name
+	}
+	return "MessageType(" + strconv.Itoa(int(t)) + ")"
+}
+
+// Error is returned by Marshal and Unmarshal for malformed input. It reads
+// like `cannot decode resourceSpans[0].scopeSpans[1].spans[3].traceId: invalid hex at offset 120`,
+// suitable for an HTTP 400 body.
+type Error struct {
+	// Path locates the offending value with JSON field names and array
+	// indexes; it is the top-level message name when the error is not inside
+	// a field.
+	Path string
+	// Offset is the byte offset in the input where the offending value starts.
+	Offset int
+	// Reason says what is wrong.
+	Reason string
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	return "cannot decode " + e.Path + ": " + e.Reason + " at offset " + strconv.Itoa(e.Offset)
+}
+
+// pathElem is one step of the location reported in an Error.
+type pathElem struct {
+	name  string
+	index int // array index, or -1 when the field is not repeated
+}
+
+// formatPath renders p like resourceSpans[0].scopeSpans[1].spans[3].traceId.
+func formatPath(root string, p []pathElem) string {
+	if len(p) == 0 {
+		return root
+	}
+	var b []byte
+	for i, e := range p {
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, e.name...)
+		if e.index >= 0 {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(e.index), 10)
+			b = append(b, ']')
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,153 @@
+package otlpjson
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// The OTLP/HTTP error body is a google.rpc.Status whose details may carry a
+// google.rpc.RetryInfo telling the client when to retry (OTLP specification
+// "OTLP/HTTP Throttling"). Its JSON form uses the proto3 JSON mapping of
+// google.protobuf.Any and google.protobuf.Duration:
+//
+//	{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.500s"}
+//
+// No other detail type is transcoded: they are dropped in both directions.
+
+const retryInfoName = "google.rpc.RetryInfo"
+
+// maxDurationSeconds bounds google.protobuf.Duration to about 10000 years, as
+// duration.proto specifies.
+const maxDurationSeconds = 315576000000
+
+// isRetryInfo reports whether the Any type URL names google.rpc.RetryInfo:
+// the message name is everything after the last '/'.
+func isRetryInfo(typeURL []byte) bool {
+	if i := bytes.LastIndexByte(typeURL, '/'); i >= 0 {
+		typeURL = typeURL[i+1:]
+	}
+	return string(typeURL) == retryInfoName
+}
+
+// encodeAny appends the JSON form of the google.protobuf.Any in src and
+// reports whether it wrote anything: only google.rpc.RetryInfo is supported.
+//
+//	message Any {
+//	  string type_url = 1;
+//	  bytes value = 2;
+//	}
+//
+//	message RetryInfo {
+//	  google.protobuf.Duration retry_delay = 1;
+//	}
+//
+//	message Duration {
+//	  int64 seconds = 1;
+//	  int32 nanos = 2;
+//	}
+func (e *encoder) encodeAny(src []byte, off int) (bool, error) {
+	var typeURL, value []byte
+	var fc easyproto.FieldContext
+	tail := src
+	for len(tail) > 0 {
+		var err error
+		if tail, err = fc.NextField(tail); err != nil {
+			return false, e.errorf(off, "cannot read google.protobuf.Any field: %s", err)
+		}
+		switch fc.FieldNum {
+		case 1:
+			if d, ok := fc.MessageData(); ok {
+				typeURL = d
+			}
+		case 2:
+			if d, ok := fc.MessageData(); ok {
+				value = d
+			}
+		}
+	}
+	if !isRetryInfo(typeURL) {
+		return false, nil
+	}
+
+	// Occurrences of retry_delay merge, so the last seconds and nanos win.
+	var seconds int64
+	var nanos int32
+	hasDelay := false
+	tail = value
+	for len(tail) > 0 {
+		var err error
+		if tail, err = fc.NextField(tail); err != nil {
+			return false, e.errorf(off, "cannot read google.rpc.RetryInfo field: %s", err)
+		}
+		d, ok := fc.MessageData()
+		if fc.FieldNum != 1 || !ok {
+			continue
+		}
+		hasDelay = true
+		var dfc easyproto.FieldContext
+		for len(d) > 0 {
+			if d, err = dfc.NextField(d); err != nil {
+				return false, e.errorf(off, "cannot read google.protobuf.Duration field: %s", err)
+			}
+			switch dfc.FieldNum {
+			case 1:
+				if v, ok := dfc.Int64(); ok {
+					seconds = v
+				}
+			case 2:
+				// Truncate as protobuf-go does; easyproto's Int32 rejects
+				// varints outside the int32 range instead.
+				if v, ok := dfc.Uint64(); ok {
+					nanos = int32(v)
+				}
+			}
+		}
+	}
+
+	e.dst = append(e.dst, `{"@type":`...)
+	e.dst = appendJSONString(e.dst, typeURL)
+	if hasDelay {
+		e.dst = append(e.dst, `,"retryDelay":`...)
+		var ok bool
+		if e.dst, ok = appendDuration(e.dst, seconds, nanos); !ok {
+			return false, e.errorf(off, "invalid google.protobuf.Duration %ds %dns", seconds, nanos)
+		}
+	}
+	e.dst = append(e.dst, '}')
+	return true, nil
+}
+
+// appendDuration appends the proto3 JSON form of a google.protobuf.Duration:
+// a string of seconds with 0, 3, 6 or 9 fractional digits and an "s" suffix,
+// like "1.500s". It reports false for values outside the range
+// duration.proto allows or with seconds and nanos of different signs.
+func appendDuration(dst []byte, seconds int64, nanos int32) ([]byte, bool) {
+	if seconds < -maxDurationSeconds || seconds > maxDurationSeconds ||
+		nanos <= -1e9 || nanos >= 1e9 ||
+		(seconds > 0 && nanos < 0) || (seconds < 0 && nanos > 0) {
+		return dst, false
+	}
+	dst = append(dst, '"')
+	if seconds < 0 || nanos < 0 {
+		dst = append(dst, '-')
+		seconds, nanos = -seconds, -nanos
+	}
+	dst = strconv.AppendInt(dst, seconds, 10)
+	if nanos != 0 {
+		var frac [9]byte
+		n := nanos
+		for i := 8; i >= 0; i-- {
+			frac[i] = byte('0' + n%10)
+			n /= 10
+		}
+		digits := frac[:]
+		for len(digits) > 3 && string(digits[len(digits)-3:]) == "000" {
+			digits = digits[:len(digits)-3]
+		}
+		dst = append(dst, '.')
+		dst = append(dst, digits...)
+	}
+	return append(dst, 's', '"'), true
+}
