@@ -320,8 +320,8 @@ func checkGoTraces(t *testing.T, run string, want goWant, stored []*coltracepb.E
 				kv("exception.type", strV("*errors.errorString")), kv("exception.message", strV("kaput"))}},
 		},
 		Links: []*tracepb.Span_Link{{
-			TraceId:    traceIDBytes(want.linked.TraceID()),
-			SpanId:     spanIDBytes(want.linked.SpanID()),
+			TraceId: traceIDBytes(want.linked.TraceID()),
+			SpanId:  spanIDBytes(want.linked.SpanID()),
 			// otlptracegrpc v1.47 does not copy a link's tracestate into
 			// Span.Link.trace_state (tracetransform.links), so "" is
 			// what was sent.
@@ -779,7 +779,7 @@ func checkGoLogs(t *testing.T, run string, tw goWant, stored []*collogspb.Export
 		SeverityText:         "WARN2",
 		Body:                 goLogBodyWant,
 		Attributes:           ev.GetAttributes(), // compared as a set below
-		Flags:                0x01, // W3C sampled, in LOG_RECORD_FLAGS_TRACE_FLAGS_MASK (logs.proto)
+		Flags:                0x01,               // W3C sampled, in LOG_RECORD_FLAGS_TRACE_FLAGS_MASK (logs.proto)
 		TraceId:              tw.traceID[:],
 		SpanId:               tw.rootID[:],
 		EventName:            "interop.event",
