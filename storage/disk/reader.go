@@ -164,4 +164,3 @@ func readRecord(br *bufio.Reader, buf []byte) (Record, []byte, int64, error) {
 	}
 	return rec, buf, int64(recordHeaderSize + bodyLen), nil
 }
-
