@@ -1,0 +1,49 @@
+// Command otlp-lite is a small OTLP receiver: it accepts traces, metrics
+// and logs over OTLP/gRPC and stores them durably on local disk.
+//
+//	otlp-lite serve   [flags]   run the receiver
+//	otlp-lite export  [flags]   print stored data
+//	otlp-lite version           print the version
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage: otlp-lite <command> [flags]
+
+commands:
+  serve     run the receiver (OTLP/gRPC on -grpc-addr, stored in -data-dir)
+  export    print stored records (-data-dir, -signal, -format)
+  version   print the version
+
+Run 'otlp-lite <command> -h' for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(rest, stderr)
+	case "export":
+		return export(rest, stdout, stderr)
+	case "version", "-version", "--version":
+		printVersion(stdout)
+		return 0
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "otlp-lite: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/discard"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
+)
+
+type serveConfig struct {
+	grpcAddr        string
+	dataDir         string
+	storageKind     string
+	tlsCert, tlsKey string
+	maxRecvMsgSize  int
+	validateUTF8    bool
+	logLevel        string
+	shutdownTimeout time.Duration
+	maxStreams      int
+}
+
+func serve(args []string, stderr io.Writer) int {
+	var cfg serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.grpcAddr, "grpc-addr", "localhost:4317", "address for OTLP/gRPC (host:port); the OTLP default port is 4317")
+	fs.StringVar(&cfg.dataDir, "data-dir", "./otlp-data", "directory of the disk store")
+	fs.StringVar(&cfg.storageKind, "storage", "disk", "where data goes: disk (durable, default) or discard (count and drop, for benchmarks)")
+	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "TLS certificate file (PEM); without it the server speaks h2c (HTTP/2 without TLS)")
+	fs.StringVar(&cfg.tlsKey, "tls-key", "", "TLS private key file (PEM)")
+	fs.IntVar(&cfg.maxRecvMsgSize, "grpc-max-recv-msg-size", grpcwire.DefaultMaxRecvMsgSize, "largest request message in bytes, after decompression (OTLP recommends accepting 64 MiB)")
+	fs.BoolVar(&cfg.validateUTF8, "validate-utf8", false, "reject items with invalid UTF-8 in string fields (proto3 requires valid UTF-8; off by default, as in the OpenTelemetry Collector)")
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
+	// 1000 streams: OTLP exporters send few concurrent requests per
+	// connection, but a streaming or async client may keep hundreds open;
+	// net/http's default of 250 would make them queue.
+	fs.IntVar(&cfg.maxStreams, "http2-max-concurrent-streams", 1000, "HTTP/2 concurrent streams per connection")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "serve: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		fmt.Fprintf(stderr, "serve: bad -log-level: %v\n", err)
+		return 2
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if err := runServer(cfg, logger); err != nil {
+		logger.Error("server failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func openSink(cfg serveConfig) (storage.Sink, error) {
+	switch cfg.storageKind {
+	case "disk":
+		return disk.Open(cfg.dataDir, disk.Options{})
+	case "discard":
+		return &discard.Sink{}, nil
+	}
+	return nil, fmt.Errorf("unknown -storage %q: want disk or discard", cfg.storageKind)
+}
+
+func runServer(cfg serveConfig, logger *slog.Logger) error {
+	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
+		return errors.New("-tls-cert and -tls-key must be given together")
+	}
+	sink, err := openSink(cfg)
+	if err != nil {
+		return err
+	}
+	h := handler.New(handler.Config{
+		Sink:           sink,
+		Logger:         logger,
+		MaxRecvMsgSize: cfg.maxRecvMsgSize,
+		Decode:         otlpdecode.Options{ValidateUTF8: cfg.validateUTF8},
+	})
+
+	srv := &http.Server{
+		Handler:  h,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
+		// net/http's own HTTP/2 (Go 1.24+) serves h2c with prior
+		// knowledge, which is how gRPC clients connect, and HTTP/1.1 on
+		// the same port; x/net/http2/h2c would add only the deprecated
+		// Upgrade dance. One implementation less to keep in step.
+		Protocols: new(http.Protocols),
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams: cfg.maxStreams,
+			// 1 MiB frames (the default is 16 KiB) cut per-frame overhead
+			// for large OTLP batches while bounding what one frame makes
+			// the server buffer; HTTP/2 allows up to 16 MiB.
+			MaxReadFrameSize: 1 << 20,
+		},
+		// Bounds the time a client may take to send headers; it does not
+		// limit long-lived HTTP/2 connections.
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+		MaxHeaderBytes:    1 << 20,
+	}
+	srv.Protocols.SetHTTP1(true)
+	ln, err := net.Listen("tcp", cfg.grpcAddr)
+	if err != nil {
+		sink.Close()
+		return fmt.Errorf("cannot listen on %s: %w", cfg.grpcAddr, err)
+	}
+	if cfg.tlsCert != "" {
+		srv.Protocols.SetHTTP2(true)
+		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			ln.Close()
+			sink.Close()
+			return fmt.Errorf("cannot load TLS key pair: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	} else {
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	}
+
+	errc := make(chan error, 1)
+	go func() {
+		if cfg.tlsCert != "" {
+			errc <- srv.ServeTLS(ln, "", "")
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	logger.Info("otlp-lite serving", "grpc_addr", ln.Addr().String(), "storage", cfg.storageKind,
+		"data_dir", cfg.dataDir, "tls", cfg.tlsCert != "", "version", version)
+
+	sigc := make(chan os.Signal, 2)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
+	select {
+	case err := <-errc:
+		sink.Close()
+		return fmt.Errorf("server stopped: %w", err)
+	case s := <-sigc:
+		logger.Info("shutting down", "signal", s.String(), "timeout", cfg.shutdownTimeout)
+	}
+	// A second signal exits at once: the operator asked twice.
+	go func() {
+		<-sigc
+		logger.Warn("second signal: exiting without waiting")
+		os.Exit(1)
+	}()
+
+	h.Shutdown()
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer cancel()
+	// Shutdown closes the listener, sends GOAWAY on HTTP/2 connections and
+	// waits for in-flight requests, so every acknowledged request has been
+	// written before the store is closed.
+	if err := srv.Shutdown(ctx); err != nil {
+		logger.Warn("in-flight requests did not finish in time", "err", err)
+		srv.Close()
+	}
+	if err := sink.Close(); err != nil {
+		return fmt.Errorf("cannot close storage: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}

@@ -1,0 +1,125 @@
+// Package handler turns HTTP requests into stored OTLP data. It is the
+// receiver's front door and a public API: a storage engine can mount a
+// Handler on its own http.Server with its own storage.Sink.
+//
+// Reading top-down, a request goes:
+//
+//	Handler.ServeHTTP        (this file)   routes by content type and path
+//	  → serveGRPC            (grpc.go)     gRPC method routing: OTLP export or health
+//	    → exportUnary        (export.go)   read one message, validate, store, answer
+//	      → otlpdecode.Check*                validation, rejected-item counts
+//	      → storage.Sink.Write               durable before the OK
+//	  → health               (health.go)   grpc.health.v1.Health Check, Watch, List
+package handler
+
+import (
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/storage"
+)
+
+// DefaultRetryDelay is the RetryInfo delay sent when storage cannot take a
+// request. One second lets a briefly stalled disk recover without clients
+// piling up retries (OTLP v1.11 "Throttling": clients SHOULD honour it).
+const DefaultRetryDelay = time.Second
+
+// Config configures a Handler. Sink is required.
+type Config struct {
+	// Sink stores validated requests.
+	Sink storage.Sink
+	// Logger receives one line per refused or failed request. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// MaxRecvMsgSize bounds one decompressed request message; zero means
+	// grpcwire.DefaultMaxRecvMsgSize (64 MiB).
+	MaxRecvMsgSize int
+	// Decode controls validation (UTF-8 checks, AnyValue depth).
+	Decode otlpdecode.Options
+	// RetryDelay is sent in google.rpc.RetryInfo when storage fails; zero
+	// means DefaultRetryDelay.
+	RetryDelay time.Duration
+}
+
+// Handler serves the OTLP/gRPC export services and the gRPC health service.
+// It is safe for concurrent use.
+type Handler struct {
+	sink       storage.Sink
+	log        *slog.Logger
+	limits     grpcwire.Limits
+	decodeOpts otlpdecode.Options
+	retryDelay time.Duration
+	health     healthState
+	bufPool    sync.Pool // *requestBuffers
+}
+
+// New returns a Handler for cfg. The health service reports SERVING until
+// Shutdown is called.
+func New(cfg Config) *Handler {
+	if cfg.Sink == nil {
+		panic("handler.New: Config.Sink is nil")
+	}
+	h := &Handler{
+		sink:       cfg.Sink,
+		log:        cfg.Logger,
+		limits:     grpcwire.Limits{MaxRecvMsgSize: cfg.MaxRecvMsgSize},
+		decodeOpts: cfg.Decode,
+		retryDelay: cfg.RetryDelay,
+	}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.retryDelay <= 0 {
+		h.retryDelay = DefaultRetryDelay
+	}
+	h.health.init()
+	return h
+}
+
+// ServeHTTP routes a request. gRPC requests (content type application/grpc*)
+// go to the gRPC services; anything else is answered by the gRPC layer's
+// rules (415), until OTLP/HTTP is served on the same handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.serveGRPC(w, r)
+}
+
+// Shutdown marks every service NOT_SERVING and ends health Watch streams, so
+// that an http.Server's graceful shutdown is not held up by them. Export
+// calls in flight continue.
+func (h *Handler) Shutdown() {
+	h.health.shutdown()
+}
+
+// requestBuffers are reused across requests to keep the hot path free of
+// per-request allocations.
+type requestBuffers struct {
+	msg, scratch, filtered, resp []byte
+}
+
+// maxPooledBuffer is the largest buffer returned to the pool: a rare 64 MiB
+// request should not pin 64 MiB per pooled entry afterwards.
+const maxPooledBuffer = 8 << 20
+
+func (h *Handler) getBuffers() *requestBuffers {
+	if b, ok := h.bufPool.Get().(*requestBuffers); ok {
+		return b
+	}
+	return &requestBuffers{}
+}
+
+func (h *Handler) putBuffers(b *requestBuffers) {
+	if cap(b.msg) > maxPooledBuffer {
+		b.msg = nil
+	}
+	if cap(b.scratch) > maxPooledBuffer {
+		b.scratch = nil
+	}
+	if cap(b.filtered) > maxPooledBuffer {
+		b.filtered = nil
+	}
+	h.bufPool.Put(b)
+}

@@ -1,0 +1,170 @@
+package handler
+
+import (
+	"sync"
+
+	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+)
+
+// The gRPC health-checking protocol (grpc/doc/health-checking.md):
+//
+//	service Health {
+//	  rpc Check(HealthCheckRequest) returns (HealthCheckResponse);
+//	  rpc Watch(HealthCheckRequest) returns (stream HealthCheckResponse);
+//	  rpc List(HealthListRequest) returns (HealthListResponse);
+//	}
+//	message HealthCheckRequest { string service = 1; }
+//	message HealthCheckResponse {
+//	  enum ServingStatus { UNKNOWN = 0; SERVING = 1; NOT_SERVING = 2; SERVICE_UNKNOWN = 3; }
+//	  ServingStatus status = 1;
+//	}
+//	message HealthListRequest {}
+//	message HealthListResponse { map<string, HealthCheckResponse> statuses = 1; }
+const (
+	servingStatusServing        = 1
+	servingStatusNotServing     = 2
+	servingStatusServiceUnknown = 3
+)
+
+// healthServices are the names the health service knows: "" is the server as
+// a whole, as the protocol defines.
+var healthServices = []string{"", traceService, metricsService, logsService}
+
+// healthState is the serving status shared by every service, with a channel
+// that is closed (and replaced) on each change so Watch streams wake up.
+type healthState struct {
+	mu      sync.Mutex
+	serving bool
+	changed chan struct{}
+}
+
+func (hs *healthState) init() {
+	hs.serving = true
+	hs.changed = make(chan struct{})
+}
+
+func (hs *healthState) shutdown() {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if !hs.serving {
+		return
+	}
+	hs.serving = false
+	close(hs.changed)
+	hs.changed = make(chan struct{})
+}
+
+func (hs *healthState) status(service string) (status int32, changed <-chan struct{}, shuttingDown bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	known := false
+	for _, s := range healthServices {
+		if s == service {
+			known = true
+			break
+		}
+	}
+	switch {
+	case !known:
+		status = servingStatusServiceUnknown
+	case hs.serving:
+		status = servingStatusServing
+	default:
+		status = servingStatusNotServing
+	}
+	return status, hs.changed, !hs.serving
+}
+
+// readHealthRequest reads the one HealthCheckRequest of Check or Watch (a
+// server-streaming call also has exactly one request message).
+func readHealthRequest(call *grpcwire.Call) (service string, st *grpcwire.Status) {
+	msg, _, st := call.ReadUnary(nil, nil)
+	if st != nil {
+		return "", st
+	}
+	service, _, err := easyproto.GetString(msg, 1)
+	if err != nil {
+		return "", grpcwire.Errorf(grpcwire.Internal, "grpc: error unmarshalling request: %v", err)
+	}
+	// The string aliases msg, which is not reused: safe to keep.
+	return service, nil
+}
+
+func appendHealthResponse(dst []byte, status int32) []byte {
+	m := responseMarshalers.Get()
+	m.MessageMarshaler().AppendInt32(1, status)
+	dst = m.Marshal(dst)
+	responseMarshalers.Put(m)
+	return dst
+}
+
+// healthCheck answers Check: NOT_FOUND for a service it does not know, as
+// the protocol requires.
+func (h *Handler) healthCheck(call *grpcwire.Call) {
+	service, st := readHealthRequest(call)
+	if st != nil {
+		call.WriteStatus(st)
+		return
+	}
+	status, _, _ := h.health.status(service)
+	if status == servingStatusServiceUnknown {
+		call.WriteStatus(grpcwire.Errorf(grpcwire.NotFound, "unknown service"))
+		return
+	}
+	_ = call.WriteResponse(appendHealthResponse(nil, status))
+}
+
+// healthWatch streams the service's status now and after every change. An
+// unknown service is reported as SERVICE_UNKNOWN, not an error, as the
+// protocol requires. The stream ends when the client goes away or, after
+// the NOT_SERVING update, when the server shuts down.
+func (h *Handler) healthWatch(call *grpcwire.Call) {
+	service, st := readHealthRequest(call)
+	if st != nil {
+		call.WriteStatus(st)
+		return
+	}
+	ctx := call.Context()
+	last := int32(-1)
+	for {
+		status, changed, shuttingDown := h.health.status(service)
+		if status != last {
+			if err := call.WriteMessage(appendHealthResponse(nil, status)); err != nil {
+				return
+			}
+			call.Flush()
+			last = status
+		}
+		if shuttingDown {
+			call.WriteStatus(grpcwire.Errorf(grpcwire.Unavailable, "server is shutting down"))
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			call.WriteStatus(grpcwire.Errorf(grpcwire.Canceled, "context canceled"))
+			return
+		}
+	}
+}
+
+// healthList answers List with every known service's status.
+func (h *Handler) healthList(call *grpcwire.Call) {
+	if _, _, st := call.ReadUnary(nil, nil); st != nil {
+		call.WriteStatus(st)
+		return
+	}
+	m := responseMarshalers.Get()
+	mm := m.MessageMarshaler()
+	for _, s := range healthServices {
+		status, _, _ := h.health.status(s)
+		entry := mm.AppendMessage(1)
+		entry.AppendString(1, s)
+		entry.AppendMessage(2).AppendInt32(1, status)
+	}
+	resp := m.Marshal(nil)
+	responseMarshalers.Put(m)
+	_ = call.WriteResponse(resp)
+}
