@@ -17,18 +17,23 @@ func spanJSON(fields string) string {
 	return `{"resourceSpans":[{"scopeSpans":[{"spans":[{` + fields + `}]}]}]}`
 }
 
-func TestMarshal(t *testing.T) {
+// marshalCase is a protobuf input and its canonical OTLP/JSON form.
+type marshalCase struct {
+	name string
+	t    MessageType
+	src  []byte
+	want string
+}
+
+// marshalCases returns canonical encodings shared by the Marshal, Unmarshal
+// and round-trip tests.
+func marshalCases() []marshalCase {
 	traceID := []byte{0x5b, 0x8e, 0xfF, 0xf7, 0x98, 0x03, 0x81, 0x03, 0xd2, 0x69, 0xb6, 0x33, 0x81, 0x3f, 0xc6, 0x0c}
 	spanID := []byte{0xee, 0xe1, 0x9b, 0x7e, 0xc3, 0xc1, 0xb1, 0x74}
 	kv := func(key string, value ...[]byte) []byte {
 		return pbLen(9, pbStr(1, key), pbLen(2, value...))
 	}
-	tests := []struct {
-		name string
-		t    MessageType
-		src  []byte
-		want string
-	}{
+	return []marshalCase{
 		{"empty", TracesData, nil, `{}`},
 		{"empty resource spans", TracesData, pbLen(1), `{"resourceSpans":[{}]}`},
 		{
@@ -198,7 +203,10 @@ func TestMarshal(t *testing.T) {
 			`{"code":3}`,
 		},
 	}
-	for _, tc := range tests {
+}
+
+func TestMarshal(t *testing.T) {
+	for _, tc := range marshalCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			prefix := []byte("prefix")
 			got, err := Marshal(prefix, tc.t, tc.src)

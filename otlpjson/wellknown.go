@@ -2,6 +2,7 @@ package otlpjson
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 
 	"github.com/VictoriaMetrics/easyproto"
@@ -150,4 +151,171 @@ func appendDuration(dst []byte, seconds int64, nanos int32) ([]byte, bool) {
 		dst = append(dst, digits...)
 	}
 	return append(dst, 's', '"'), true
+}
+
+// decodeAny transcodes one element of the google.protobuf.Any field f
+// (google.rpc.Status.details). Only google.rpc.RetryInfo is supported; other
+// detail types are skipped, since the receiver has no use for them.
+func (d *decoder) decodeAny(f *field) error {
+	if d.peek() != '{' {
+		return d.errorf(d.pos, "expected object")
+	}
+	objOff := d.pos
+
+	// "@type" may come after the fields of the packed message, so find it first.
+	found := false
+	if err := d.eachKey(func(key []byte) error {
+		if string(key) != "@type" {
+			return d.skipValue()
+		}
+		s, err := d.readString()
+		if err != nil {
+			return err
+		}
+		d.typeURL = append(d.typeURL[:0], s...)
+		found = true
+		return nil
+	}); err != nil {
+		return err
+	}
+	if !found {
+		return d.errorf(objOff, "missing @type")
+	}
+	end := d.pos
+	if !isRetryInfo(d.typeURL) {
+		return nil
+	}
+
+	d.pos = objOff
+	d.dst = appendTag(d.dst, f.num, wtLen)
+	anyStart := d.beginLen()
+	d.dst = appendTag(d.dst, 1, wtLen)
+	d.dst = binary.AppendUvarint(d.dst, uint64(len(d.typeURL)))
+	d.dst = append(d.dst, d.typeURL...)
+	err := d.eachKey(func(key []byte) error {
+		if string(key) != "retryDelay" && string(key) != "retry_delay" {
+			return d.skipValue()
+		}
+		if d.consumeLiteral("null") {
+			return nil
+		}
+		valOff := d.pos
+		s, err := d.readString()
+		if err != nil {
+			return err
+		}
+		seconds, nanos, ok := parseDuration(s)
+		if !ok {
+			return d.errorf(valOff, "invalid duration")
+		}
+		// Any.value holds RetryInfo{retry_delay: Duration{seconds, nanos}}.
+		d.dst = appendTag(d.dst, 2, wtLen)
+		valueStart := d.beginLen()
+		d.dst = appendTag(d.dst, 1, wtLen)
+		durStart := d.beginLen()
+		if seconds != 0 {
+			d.dst = appendTag(d.dst, 1, wtVarint)
+			d.dst = binary.AppendUvarint(d.dst, uint64(seconds))
+		}
+		if nanos != 0 {
+			d.dst = appendTag(d.dst, 2, wtVarint)
+			d.dst = binary.AppendUvarint(d.dst, uint64(int64(nanos)))
+		}
+		d.endLen(durStart)
+		d.endLen(valueStart)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	d.endLen(anyStart)
+	d.pos = end
+	return nil
+}
+
+// eachKey calls fn for every key of the JSON object at the current position,
+// with the position at the key's value; fn must consume the value.
+func (d *decoder) eachKey(fn func(key []byte) error) error {
+	if d.depth >= MaxDepth {
+		return d.errorf(d.pos, "message nesting exceeds %d levels", MaxDepth)
+	}
+	d.depth++
+	d.pos++ // '{'
+	d.skipWS()
+	if d.peek() == '}' {
+		d.pos++
+		d.depth--
+		return nil
+	}
+	for {
+		d.skipWS()
+		key, err := d.readString()
+		if err != nil {
+			return err
+		}
+		d.skipWS()
+		if d.peek() != ':' {
+			return d.errorf(d.pos, "expected ':' after object key")
+		}
+		d.pos++
+		d.skipWS()
+		if err := fn(key); err != nil {
+			return err
+		}
+		d.skipWS()
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			d.depth--
+			return nil
+		default:
+			return d.errorf(d.pos, "expected ',' or '}'")
+		}
+	}
+}
+
+// parseDuration parses the proto3 JSON form of google.protobuf.Duration: an
+// optional '-', decimal seconds with up to 9 fractional digits, and 's'.
+func parseDuration(s []byte) (seconds int64, nanos int32, ok bool) {
+	if len(s) < 2 || s[len(s)-1] != 's' {
+		return 0, 0, false
+	}
+	s = s[:len(s)-1]
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	i := 0
+	for i < len(s) && isDigit(s[i]) {
+		if seconds > maxDurationSeconds {
+			return 0, 0, false
+		}
+		seconds = seconds*10 + int64(s[i]-'0')
+		i++
+	}
+	if i == 0 || seconds > maxDurationSeconds {
+		return 0, 0, false
+	}
+	if i < len(s) {
+		if s[i] != '.' || len(s)-i-1 < 1 || len(s)-i-1 > 9 {
+			return 0, 0, false
+		}
+		digits := 0
+		for _, c := range s[i+1:] {
+			if !isDigit(c) {
+				return 0, 0, false
+			}
+			nanos = nanos*10 + int32(c-'0')
+			digits++
+		}
+		for ; digits < 9; digits++ {
+			nanos *= 10
+		}
+	}
+	if neg {
+		seconds, nanos = -seconds, -nanos
+	}
+	return seconds, nanos, true
 }

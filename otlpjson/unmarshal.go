@@ -1,0 +1,558 @@
+package otlpjson
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"unsafe"
+)
+
+// Unmarshal transcodes the OTLP/JSON message of type t in src to protobuf
+// bytes appended to dst, and returns the extended buffer.
+//
+// Input follows the proto3 JSON mapping with the OTLP rules
+// (specification.md "JSON Protobuf Encoding"): keys may be lowerCamelCase or
+// the snake_case proto names; trace and span ids are hex, in either case;
+// enums may be integers or value names; integers may be numbers or strings,
+// in exponent form too if integral; doubles may also be "NaN", "Infinity",
+// "-Infinity" or quoted numbers; bytes are base64, standard or URL-safe,
+// padded or not; null stands for an absent field; unknown keys are ignored.
+// A key given twice, or two members of one oneof, are errors, as in protojson.
+//
+// The output is deterministic: fields appear in input order, proto3 default
+// values of fields without presence are omitted, and repeated scalars are
+// packed.
+//
+// On error Unmarshal returns dst unchanged and an *Error whose message says
+// what is wrong and where, e.g.
+// `cannot decode resourceSpans[0].scopeSpans[1].spans[3].traceId: invalid hex at offset 312`.
+func Unmarshal(dst []byte, t MessageType, src []byte) ([]byte, error) {
+	m := t.msg()
+	if m == nil {
+		return dst, fmt.Errorf("otlpjson: unknown %s", t)
+	}
+	d := decoderPool.Get().(*decoder)
+	n := len(dst)
+	d.src = src
+	d.dst = dst
+	d.root = m.name
+	err := d.decodeTop(m)
+	dst = d.dst
+	d.reset()
+	decoderPool.Put(d)
+	if err != nil {
+		return dst[:n], err
+	}
+	return dst, nil
+}
+
+var decoderPool = sync.Pool{New: func() any { return &decoder{} }}
+
+// decoder holds the reusable state of one Unmarshal call.
+type decoder struct {
+	src []byte
+	pos int
+	dst []byte
+
+	// buf holds unescaped strings; typeURL holds the @type of an Any.
+	buf     []byte
+	typeURL []byte
+
+	path  []pathElem
+	depth int
+	root  string
+}
+
+// maxPooledBuf bounds the scratch buffers kept in the pool, so that one huge
+// request does not pin memory.
+const maxPooledBuf = 1 << 20
+
+func (d *decoder) reset() {
+	d.src = nil
+	d.pos = 0
+	d.dst = nil
+	if cap(d.buf) > maxPooledBuf {
+		d.buf = nil
+	}
+	d.typeURL = d.typeURL[:0]
+	d.path = d.path[:0]
+	d.depth = 0
+	d.root = ""
+}
+
+func (d *decoder) errorf(off int, format string, args ...any) error {
+	return &Error{
+		Path:   formatPath(d.root, d.path),
+		Offset: off,
+		Reason: fmt.Sprintf(format, args...),
+	}
+}
+
+func (d *decoder) decodeTop(m *message) error {
+	d.skipWS()
+	if d.pos >= len(d.src) {
+		return d.errorf(d.pos, "empty input")
+	}
+	if d.peek() != '{' {
+		return d.errorf(d.pos, "expected object")
+	}
+	if err := d.decodeObject(m); err != nil {
+		return err
+	}
+	d.skipWS()
+	if d.pos != len(d.src) {
+		return d.errorf(d.pos, "unexpected data after top-level object")
+	}
+	return nil
+}
+
+// appendTag appends a protobuf field tag.
+func appendTag(dst []byte, num uint32, wt wireType) []byte {
+	return binary.AppendUvarint(dst, uint64(num)<<3|uint64(wt))
+}
+
+// beginLen reserves one byte for the length of a length-delimited payload
+// and returns where the payload starts. Most OTLP messages are shorter than
+// 128 bytes, so endLen rarely has to move the payload.
+func (d *decoder) beginLen() int {
+	d.dst = append(d.dst, 0)
+	return len(d.dst)
+}
+
+// endLen writes the varint length of the payload started at start.
+func (d *decoder) endLen(start int) {
+	n := len(d.dst) - start
+	if n < 0x80 {
+		d.dst[start-1] = byte(n)
+		return
+	}
+	var tmp [binary.MaxVarintLen64]byte
+	lenBuf := binary.AppendUvarint(tmp[:0], uint64(n))
+	extra := len(lenBuf) - 1
+	d.dst = append(d.dst, lenBuf[1:]...) // grow by extra bytes
+	copy(d.dst[start+extra:], d.dst[start:start+n])
+	copy(d.dst[start-1:], lenBuf)
+}
+
+// decodeObject transcodes the JSON object at the current position as message m.
+func (d *decoder) decodeObject(m *message) error {
+	if d.depth >= MaxDepth {
+		return d.errorf(d.pos, "message nesting exceeds %d levels", MaxDepth)
+	}
+	d.depth++
+	d.pos++ // '{'
+	d.skipWS()
+	if d.peek() == '}' {
+		d.pos++
+		d.depth--
+		return nil
+	}
+	var seen uint32
+	oneofSet := -1
+	for {
+		d.skipWS()
+		keyOff := d.pos
+		key, err := d.readString()
+		if err != nil {
+			return err
+		}
+		fi := m.lookup(key)
+		d.skipWS()
+		if d.peek() != ':' {
+			return d.errorf(d.pos, "expected ':' after object key")
+		}
+		d.pos++
+		d.skipWS()
+		switch {
+		case fi < 0:
+			if err := d.skipValue(); err != nil {
+				return err
+			}
+		case d.consumeLiteral("null"):
+			// null stands for the default value, i.e. an absent field.
+		default:
+			f := &m.fields[fi]
+			d.path = append(d.path, pathElem{name: f.name, index: -1})
+			if seen&(1<<fi) != 0 {
+				return d.errorf(keyOff, "duplicate field")
+			}
+			seen |= 1 << fi
+			if f.oneof() {
+				if oneofSet >= 0 {
+					return d.errorf(keyOff, "oneof field %s is already set", m.fields[oneofSet].name)
+				}
+				oneofSet = fi
+			}
+			if f.repeated() {
+				err = d.decodeArray(f)
+			} else {
+				err = d.decodeValue(f, false)
+			}
+			if err != nil {
+				return err
+			}
+			d.path = d.path[:len(d.path)-1]
+		}
+		d.skipWS()
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case '}':
+			d.pos++
+			d.depth--
+			return nil
+		default:
+			return d.errorf(d.pos, "expected ',' or '}'")
+		}
+	}
+}
+
+// decodeArray transcodes the JSON array of repeated field f.
+func (d *decoder) decodeArray(f *field) error {
+	if d.peek() != '[' {
+		return d.errorf(d.pos, "expected array")
+	}
+	d.pos++
+	top := len(d.path) - 1
+	packed := f.kind.packable()
+	mark := len(d.dst)
+	start := 0
+	if packed {
+		// proto3 packs repeated scalars
+		// (https://protobuf.dev/programming-guides/encoding/#packed).
+		d.dst = appendTag(d.dst, f.num, wtLen)
+		start = d.beginLen()
+	}
+	d.skipWS()
+	n := 0
+	if d.peek() == ']' {
+		d.pos++
+	} else {
+		for {
+			d.skipWS()
+			d.path[top].index = n
+			if d.peek() == 'n' {
+				return d.errorf(d.pos, "null is not allowed in arrays")
+			}
+			var err error
+			if f.kind == kMessage && schema[f.msg].special == specialAny {
+				err = d.decodeAny(f)
+			} else {
+				err = d.decodeValue(f, packed)
+			}
+			if err != nil {
+				return err
+			}
+			n++
+			d.skipWS()
+			if d.peek() == ',' {
+				d.pos++
+				continue
+			}
+			if d.peek() == ']' {
+				d.pos++
+				break
+			}
+			return d.errorf(d.pos, "expected ',' or ']'")
+		}
+	}
+	d.path[top].index = -1
+	if packed {
+		if n == 0 {
+			d.dst = d.dst[:mark]
+		} else {
+			d.endLen(start)
+		}
+	}
+	return nil
+}
+
+// decodeValue transcodes one value of field f. A packed value is appended
+// without a tag. Outside arrays, proto3 default values of fields without
+// presence are not written.
+func (d *decoder) decodeValue(f *field, packed bool) error {
+	valOff := d.pos
+	omitDefault := !packed && !f.repeated() && !f.hasPresence()
+	switch f.kind {
+	case kMessage:
+		if d.peek() != '{' {
+			return d.errorf(valOff, "expected object")
+		}
+		d.dst = appendTag(d.dst, f.num, wtLen)
+		start := d.beginLen()
+		if err := d.decodeObject(&schema[f.msg]); err != nil {
+			return err
+		}
+		d.endLen(start)
+		return nil
+	case kString, kBytes, kHexID:
+		s, err := d.readString()
+		if err != nil {
+			return err
+		}
+		if len(s) == 0 && omitDefault {
+			return nil
+		}
+		mark := len(d.dst)
+		d.dst = appendTag(d.dst, f.num, wtLen)
+		switch f.kind {
+		case kString:
+			d.dst = binary.AppendUvarint(d.dst, uint64(len(s)))
+			d.dst = append(d.dst, s...)
+		case kHexID:
+			// OTLP/JSON trace and span ids are hex, in either case
+			// (specification.md "JSON Protobuf Encoding").
+			if len(s)%2 != 0 {
+				d.dst = d.dst[:mark]
+				return d.errorf(valOff, "invalid hex")
+			}
+			d.dst = binary.AppendUvarint(d.dst, uint64(len(s)/2))
+			if d.dst, err = hex.AppendDecode(d.dst, s); err != nil {
+				d.dst = d.dst[:mark]
+				return d.errorf(valOff, "invalid hex")
+			}
+		default:
+			start := d.beginLen()
+			var ok bool
+			if d.dst, ok = appendBase64Decode(d.dst, s); !ok {
+				d.dst = d.dst[:mark]
+				return d.errorf(valOff, "invalid base64")
+			}
+			if len(d.dst) == start && omitDefault {
+				d.dst = d.dst[:mark]
+				return nil
+			}
+			d.endLen(start)
+		}
+		return nil
+	}
+
+	v, err := d.readScalar(f)
+	if err != nil {
+		return err
+	}
+	if omitDefault && isDefault(f.kind, v) {
+		return nil
+	}
+	wt := f.kind.wireType()
+	if !packed {
+		d.dst = appendTag(d.dst, f.num, wt)
+	}
+	switch wt {
+	case wtVarint:
+		d.dst = binary.AppendUvarint(d.dst, v)
+	case wtI64:
+		d.dst = binary.LittleEndian.AppendUint64(d.dst, v)
+	default:
+		d.dst = binary.LittleEndian.AppendUint32(d.dst, uint32(v))
+	}
+	return nil
+}
+
+// readScalar reads a bool, integer, enum or double value and returns its
+// protobuf wire representation: the varint, or the fixed64/fixed32 bits.
+func (d *decoder) readScalar(f *field) (uint64, error) {
+	valOff := d.pos
+	if f.kind == kBool {
+		if d.consumeLiteral("true") {
+			return 1, nil
+		}
+		if d.consumeLiteral("false") {
+			return 0, nil
+		}
+		return 0, d.errorf(valOff, "expected true or false")
+	}
+
+	// Numbers may be quoted: the proto3 JSON mapping writes 64-bit integers
+	// and non-finite doubles as strings and accepts strings for all numbers.
+	var s []byte
+	var err error
+	quoted := d.peek() == '"'
+	if quoted {
+		if s, err = d.readString(); err != nil {
+			return 0, err
+		}
+	} else if s, err = d.readNumber(); err != nil {
+		return 0, err
+	}
+
+	switch f.kind {
+	case kDouble:
+		if quoted {
+			switch string(s) {
+			case "NaN":
+				return math.Float64bits(math.NaN()), nil
+			case "Infinity":
+				return math.Float64bits(math.Inf(1)), nil
+			case "-Infinity":
+				return math.Float64bits(math.Inf(-1)), nil
+			}
+			if numberLen(s) != len(s) || len(s) == 0 {
+				return 0, d.errorf(valOff, "invalid number")
+			}
+		}
+		x, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(s), len(s)), 64)
+		if err != nil {
+			return 0, d.errorf(valOff, "number out of range")
+		}
+		return math.Float64bits(x), nil
+	case kEnum:
+		if quoted {
+			if x, ok := f.enum.value(s); ok {
+				return uint64(int64(x)), nil
+			}
+			return 0, d.errorf(valOff, "unknown enum value %q", s)
+		}
+	}
+
+	if quoted && (numberLen(s) != len(s) || len(s) == 0) {
+		return 0, d.errorf(valOff, "invalid integer")
+	}
+	neg, mag, ok := parseInt(s)
+	if !ok {
+		return 0, d.errorf(valOff, "invalid integer")
+	}
+	switch f.kind {
+	case kInt32, kEnum, kSint32:
+		if (!neg && mag > math.MaxInt32) || (neg && mag > -math.MinInt32) {
+			return 0, d.errorf(valOff, "integer out of range")
+		}
+		x := int32(mag)
+		if neg {
+			x = int32(-int64(mag))
+		}
+		if f.kind == kSint32 {
+			return uint64(uint32(x<<1) ^ uint32(x>>31)), nil
+		}
+		return uint64(int64(x)), nil
+	case kInt64, kSfixed64:
+		if (!neg && mag > math.MaxInt64) || (neg && mag > 1<<63) {
+			return 0, d.errorf(valOff, "integer out of range")
+		}
+		if neg {
+			return -mag, nil
+		}
+		return mag, nil
+	case kUint32, kFixed32:
+		if (neg && mag != 0) || mag > math.MaxUint32 {
+			return 0, d.errorf(valOff, "integer out of range")
+		}
+		return mag, nil
+	default: // kUint64, kFixed64
+		if neg && mag != 0 {
+			return 0, d.errorf(valOff, "integer out of range")
+		}
+		return mag, nil
+	}
+}
+
+// parseInt parses a JSON number that must have an integral value. Like
+// protojson it accepts fractions and exponents that cancel out ("1.0",
+// "15e-1" is not integral, "1.5e1" is 15). It reports false for
+// non-integral values and magnitudes above math.MaxUint64.
+func parseInt(s []byte) (neg bool, mag uint64, ok bool) {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		neg = true
+		i++
+	}
+	intStart := i
+	for i < len(s) && isDigit(s[i]) {
+		i++
+	}
+	intDigits := s[intStart:i]
+	var frac []byte
+	if i < len(s) && s[i] == '.' {
+		i++
+		fracStart := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		frac = s[fracStart:i]
+	}
+	exp := 0
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		expNeg := false
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			expNeg = s[i] == '-'
+			i++
+		}
+		for i < len(s) && isDigit(s[i]) {
+			if exp < 1e6 {
+				exp = exp*10 + int(s[i]-'0')
+			}
+			i++
+		}
+		if expNeg {
+			exp = -exp
+		}
+	}
+	if i != len(s) || len(intDigits) == 0 {
+		return false, 0, false
+	}
+	// The value is digits * 10^shift, with digits = intDigits + frac.
+	shift := exp - len(frac)
+	total := len(intDigits) + len(frac)
+	keep := total
+	if shift < 0 {
+		keep = total + shift
+	}
+	for k := 0; k < total; k++ {
+		var c byte
+		if k < len(intDigits) {
+			c = intDigits[k] - '0'
+		} else {
+			c = frac[k-len(intDigits)] - '0'
+		}
+		if k >= keep {
+			if c != 0 {
+				return false, 0, false // fractional part
+			}
+			continue
+		}
+		if mag > (math.MaxUint64-uint64(c))/10 {
+			return false, 0, false
+		}
+		mag = mag*10 + uint64(c)
+	}
+	for ; shift > 0 && mag != 0; shift-- {
+		if mag > math.MaxUint64/10 {
+			return false, 0, false
+		}
+		mag *= 10
+	}
+	return neg, mag, true
+}
+
+// appendBase64Decode decodes base64 in standard or URL-safe alphabet, with
+// or without padding, as protojson accepts.
+func appendBase64Decode(dst, s []byte) ([]byte, bool) {
+	enc := base64.RawStdEncoding
+	for _, c := range s {
+		if c == '-' || c == '_' {
+			enc = base64.RawURLEncoding
+			break
+		}
+	}
+	// Strip padding, which must complete the last 4-character block.
+	if n := len(s); n > 0 && s[n-1] == '=' {
+		pad := 1
+		if n > 1 && s[n-2] == '=' {
+			pad = 2
+		}
+		if n%4 != 0 {
+			return dst, false
+		}
+		s = s[:n-pad]
+	}
+	out, err := enc.AppendDecode(dst, s)
+	if err != nil {
+		return dst, false
+	}
+	return out, true
+}
