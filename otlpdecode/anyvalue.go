@@ -1,0 +1,384 @@
+package otlpdecode
+
+import (
+	"math"
+
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// ValueKind is the kind of value an AnyValue holds.
+type ValueKind uint8
+
+// The AnyValue kinds. KindEmpty is an AnyValue with no value set, which
+// common.proto says represents a null; it is also what an AnyValue holding
+// only string_value_strindex reads as, since that field belongs to the
+// Profiling signal and other signals must treat it as absent.
+const (
+	KindEmpty ValueKind = iota
+	KindString
+	KindBool
+	KindInt
+	KindDouble
+	KindBytes
+	KindArray
+	KindKVList
+)
+
+var kindNames = [...]string{"Empty", "String", "Bool", "Int", "Double", "Bytes", "Array", "KVList"}
+
+// String returns the kind's name, e.g. "KVList".
+func (k ValueKind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "ValueKind(?)"
+}
+
+// AnyValue is a view of an AnyValue message. Accessors for another kind
+// than Kind() return the zero value.
+type AnyValue struct {
+	kind ValueKind
+	num  uint64 // bool, int64 or float64 bits
+	data []byte // string, bytes, or the ArrayValue / KeyValueList message
+}
+
+// Kind returns which value is set.
+func (v *AnyValue) Kind() ValueKind { return v.kind }
+
+// Str returns the string value. It aliases the source buffer.
+func (v *AnyValue) Str() string {
+	if v.kind != KindString {
+		return ""
+	}
+	return bytesToString(v.data)
+}
+
+// Bool returns the bool value.
+func (v *AnyValue) Bool() bool { return v.kind == KindBool && v.num != 0 }
+
+// Int returns the int64 value.
+func (v *AnyValue) Int() int64 {
+	if v.kind != KindInt {
+		return 0
+	}
+	return int64(v.num)
+}
+
+// Double returns the double value.
+func (v *AnyValue) Double() float64 {
+	if v.kind != KindDouble {
+		return 0
+	}
+	return math.Float64frombits(v.num)
+}
+
+// Bytes returns the bytes value. It aliases the source buffer.
+func (v *AnyValue) Bytes() []byte {
+	if v.kind != KindBytes {
+		return nil
+	}
+	return v.data
+}
+
+// Array returns the elements of an array value.
+func (v *AnyValue) Array() Values {
+	if v.kind != KindArray {
+		return Values{}
+	}
+	return Values{src: v.data}
+}
+
+// KVList returns the pairs of a kvlist value.
+func (v *AnyValue) KVList() KeyValues {
+	if v.kind != KindKVList {
+		return KeyValues{}
+	}
+	return KeyValues{src: v.data, field: 1}
+}
+
+// decode sets v from an AnyValue message.
+func (v *AnyValue) decode(src []byte) error {
+	*v = AnyValue{}
+	return v.merge(src)
+}
+
+// merge decodes an AnyValue message into v, keeping what src does not set:
+// protobuf merges repeated occurrences of a singular message field. The
+// last member of the oneof on the wire wins (for array_value and
+// kvlist_value protobuf would concatenate two occurrences of the same
+// member; views keep the last one).
+//
+//	message AnyValue {
+//	  oneof value {
+//	    string string_value = 1;
+//	    bool bool_value = 2;
+//	    int64 int_value = 3;
+//	    double double_value = 4;
+//	    ArrayValue array_value = 5;
+//	    KeyValueList kvlist_value = 6;
+//	    bytes bytes_value = 7;
+//	    int32 string_value_strindex = 8;
+//	  }
+//	}
+func (v *AnyValue) merge(src []byte) error {
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if b, ok := fc.Bytes(); ok {
+				*v = AnyValue{kind: KindString, data: b}
+			}
+		case 2:
+			if b, ok := readBool(&fc); ok {
+				*v = AnyValue{kind: KindBool}
+				if b {
+					v.num = 1
+				}
+			}
+		case 3:
+			if n, ok := fc.Uint64(); ok {
+				*v = AnyValue{kind: KindInt, num: n}
+			}
+		case 4:
+			if n, ok := fc.Fixed64(); ok {
+				*v = AnyValue{kind: KindDouble, num: n}
+			}
+		case 5:
+			if b, ok := fc.MessageData(); ok {
+				*v = AnyValue{kind: KindArray, data: b}
+			}
+		case 6:
+			if b, ok := fc.MessageData(); ok {
+				*v = AnyValue{kind: KindKVList, data: b}
+			}
+		case 7:
+			if b, ok := fc.Bytes(); ok {
+				*v = AnyValue{kind: KindBytes, data: b}
+			}
+		case 8:
+			if _, ok := fc.Uint64(); ok {
+				*v = AnyValue{}
+			}
+		}
+	}
+	return nil
+}
+
+// KeyValue is a view of a KeyValue message.
+//
+//	message KeyValue {
+//	  string key = 1;
+//	  AnyValue value = 2;
+//	  int32 key_strindex = 3;
+//	}
+//
+// key_strindex belongs to the Profiling signal and is ignored, as
+// common.proto asks of other signals.
+type KeyValue struct {
+	Key   string
+	Value AnyValue
+}
+
+func (kv *KeyValue) decode(src []byte) error {
+	kv.Key = ""
+	kv.Value = AnyValue{}
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if s, ok := fc.String(); ok {
+				kv.Key = s
+			}
+		case 2:
+			if data, ok := fc.MessageData(); ok {
+				if err := kv.Value.merge(data); err != nil {
+					return at(err, "value", -1)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// rawIter yields the payloads of every occurrence of one length-delimited
+// field of a message, in wire order. It is the engine of all the lazy
+// iterators of this package.
+type rawIter struct {
+	src   []byte
+	field uint32
+	idx   int // index of the next element
+	err   error
+}
+
+func (it *rawIter) next() ([]byte, bool) {
+	var fc easyproto.FieldContext
+	for len(it.src) > 0 {
+		var err error
+		if it.src, err = nextField(&fc, it.src); err != nil {
+			it.fail(err)
+			return nil, false
+		}
+		if fc.FieldNum != it.field {
+			continue
+		}
+		if data, ok := fc.MessageData(); ok {
+			it.idx++
+			return data, true
+		}
+	}
+	return nil, false
+}
+
+func (it *rawIter) fail(err error) {
+	it.err = err
+	it.src = nil
+}
+
+// failElem records an error found inside element it.idx-1.
+func (it *rawIter) failElem(name string, err error) {
+	it.fail(at(err, name, it.idx-1))
+}
+
+// KeyValues is a repeated KeyValue field (attributes, metadata, a kvlist),
+// decoded lazily.
+type KeyValues struct {
+	src   []byte
+	field uint32
+}
+
+// Iter returns an iterator over the pairs, in wire order.
+func (kvs KeyValues) Iter() KeyValueIter {
+	return KeyValueIter{raw: rawIter{src: kvs.src, field: kvs.field}}
+}
+
+// Len counts the pairs. It walks the enclosing message; on malformed
+// input it counts the pairs before the error.
+func (kvs KeyValues) Len() int {
+	it := rawIter{src: kvs.src, field: kvs.field}
+	for {
+		if _, ok := it.next(); !ok {
+			return it.idx
+		}
+	}
+}
+
+// KeyValueIter iterates over a KeyValues.
+//
+//	it := span.Attributes.Iter()
+//	for it.Next() {
+//		kv := it.KeyValue()
+//		...
+//	}
+//	if err := it.Err(); err != nil { ... }
+type KeyValueIter struct {
+	raw rawIter
+	kv  KeyValue
+}
+
+// Next decodes the next pair. It returns false at the end or on error.
+func (it *KeyValueIter) Next() bool {
+	data, ok := it.raw.next()
+	if !ok {
+		return false
+	}
+	if err := it.kv.decode(data); err != nil {
+		it.raw.failElem("values", err)
+		return false
+	}
+	return true
+}
+
+// KeyValue returns the current pair, valid until the next call to Next.
+func (it *KeyValueIter) KeyValue() *KeyValue { return &it.kv }
+
+// Err returns the decoding error that stopped the iteration, if any.
+func (it *KeyValueIter) Err() error { return it.raw.err }
+
+// Values is the elements of an array AnyValue, decoded lazily.
+//
+//	message ArrayValue {
+//	  repeated AnyValue values = 1;
+//	}
+type Values struct {
+	src []byte
+}
+
+// Iter returns an iterator over the elements.
+func (vs Values) Iter() ValueIter {
+	return ValueIter{raw: rawIter{src: vs.src, field: 1}}
+}
+
+// Len counts the elements.
+func (vs Values) Len() int {
+	it := rawIter{src: vs.src, field: 1}
+	for {
+		if _, ok := it.next(); !ok {
+			return it.idx
+		}
+	}
+}
+
+// ValueIter iterates over Values.
+type ValueIter struct {
+	raw rawIter
+	v   AnyValue
+}
+
+// Next decodes the next element.
+func (it *ValueIter) Next() bool {
+	data, ok := it.raw.next()
+	if !ok {
+		return false
+	}
+	if err := it.v.decode(data); err != nil {
+		it.raw.failElem("values", err)
+		return false
+	}
+	return true
+}
+
+// Value returns the current element, valid until the next call to Next.
+func (it *ValueIter) Value() *AnyValue { return &it.v }
+
+// Err returns the decoding error that stopped the iteration, if any.
+func (it *ValueIter) Err() error { return it.raw.err }
+
+// Strings is a repeated string field, decoded lazily.
+type Strings struct {
+	src   []byte
+	field uint32
+}
+
+// Iter returns an iterator over the strings.
+func (ss Strings) Iter() StringIter {
+	return StringIter{raw: rawIter{src: ss.src, field: ss.field}}
+}
+
+// StringIter iterates over Strings.
+type StringIter struct {
+	raw rawIter
+	s   string
+}
+
+// Next moves to the next string.
+func (it *StringIter) Next() bool {
+	data, ok := it.raw.next()
+	if ok {
+		it.s = bytesToString(data)
+	}
+	return ok
+}
+
+// String returns the current string. It aliases the source buffer.
+func (it *StringIter) String() string { return it.s }
+
+// Err returns the decoding error that stopped the iteration, if any.
+func (it *StringIter) Err() error { return it.raw.err }

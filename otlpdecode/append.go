@@ -1,0 +1,305 @@
+package otlpdecode
+
+import (
+	"encoding/binary"
+
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// AppendValidTraces appends to dst the protobuf encoding of src without its
+// rejected spans (the rules are CheckTraces'), and returns the result.
+//
+// Kept fields are copied verbatim, unknown fields included; only the
+// enclosing messages get new length prefixes. A ScopeSpans or ResourceSpans
+// whose own fields are invalid (with ValidateUTF8: a bad resource, scope or
+// schema_url) is dropped with all its spans, since keeping it would forward
+// the invalid string; one that is valid but left without spans is kept, so
+// that its resource and scope still reach the storage.
+//
+// The handler calls it only when CheckTraces reported Rejected > 0; errors
+// are CheckTraces' errors.
+func AppendValidTraces(dst, src []byte, opts *Options) ([]byte, error) {
+	c := newChecker(opts)
+	return c.appendValid(dst, src, &traceNames, keepSpan)
+}
+
+// AppendValidMetrics is AppendValidTraces for metrics: it removes the
+// rejected data points. A Metric whose own fields are invalid is dropped
+// with its points; a valid one left without points is kept.
+func AppendValidMetrics(dst, src []byte, opts *Options) ([]byte, error) {
+	c := newChecker(opts)
+	return c.appendValid(dst, src, &metricNames, appendValidMetric)
+}
+
+// AppendValidLogs is AppendValidTraces for logs: it removes the rejected
+// log records.
+func AppendValidLogs(dst, src []byte, opts *Options) ([]byte, error) {
+	c := newChecker(opts)
+	return c.appendValid(dst, src, &logNames, keepLogRecord)
+}
+
+// itemAppendFunc appends the valid part of one element of the item field
+// of a Scope* message, as the payload of a field (without tag and length);
+// keep=false drops the element.
+type itemAppendFunc func(c *checker, dst, src []byte) (out []byte, keep bool, err error)
+
+func keepSpan(c *checker, dst, src []byte) ([]byte, bool, error) {
+	r, err := c.span(src)
+	if err != nil || r.bad() {
+		return dst, false, err
+	}
+	return append(dst, src...), true, nil
+}
+
+func keepLogRecord(c *checker, dst, src []byte) ([]byte, bool, error) {
+	r, err := c.logRecord(src)
+	if err != nil || r.bad() {
+		return dst, false, err
+	}
+	return append(dst, src...), true, nil
+}
+
+// rawField returns the encoded bytes of the field nextField just read:
+// src before the call, tail after.
+func rawField(src, tail []byte) []byte {
+	return src[:len(src)-len(tail)]
+}
+
+// wrapField turns dst[start:], the payload of a length-delimited field
+// built in place, into the field itself by inserting its tag and length.
+func wrapField(dst []byte, start int, num uint32) []byte {
+	var hdr [2 * binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(num)<<3|wireLen)
+	n += binary.PutUvarint(hdr[n:], uint64(len(dst)-start))
+	size := len(dst) - start
+	dst = append(dst, hdr[:n]...)
+	copy(dst[start+n:], dst[start:start+size])
+	copy(dst[start:], hdr[:n])
+	return dst
+}
+
+// appendValid re-encodes an Export*ServiceRequest (layout at
+// checker.check).
+func (c *checker) appendValid(dst, src []byte, names *signalNames, item itemAppendFunc) ([]byte, error) {
+	var fc easyproto.FieldContext
+	for rs := 0; len(src) > 0; {
+		tail, err := nextField(&fc, src)
+		if err != nil {
+			return dst, topLevel(err)
+		}
+		raw := rawField(src, tail)
+		src = tail
+		data, ok := fc.MessageData()
+		if fc.FieldNum != 1 || !ok {
+			dst = append(dst, raw...)
+			continue
+		}
+		start := len(dst)
+		var keep bool
+		if dst, keep, err = c.appendResource(dst, data, names, item); err != nil {
+			return dst[:start], at(err, names.resources, rs)
+		}
+		if keep {
+			dst = wrapField(dst, start, 1)
+		} else {
+			dst = dst[:start]
+		}
+		rs++
+	}
+	return dst, nil
+}
+
+// containerReason returns why the header fields (field 1, checked by
+// check, and the schema_url in field 3) of a Resource* or Scope* message
+// are invalid.
+func (c *checker) containerReason(src []byte, check func(*checker, []byte) (reason, error)) (reason, error) {
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return reason{}, err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if data, ok := fc.MessageData(); ok {
+				r, err := check(c, data)
+				if err != nil || r.bad() {
+					return r, err
+				}
+			}
+		case 3:
+			if c.badString(&fc) {
+				return utf8Reason("schema_url", -1, ""), nil
+			}
+		}
+	}
+	return reason{}, nil
+}
+
+// appendResource re-encodes the payload of a Resource* message (layout at
+// checker.resourceItems).
+func (c *checker) appendResource(dst, src []byte, names *signalNames, item itemAppendFunc) ([]byte, bool, error) {
+	r, err := c.containerReason(src, (*checker).resource)
+	if err != nil {
+		return dst, false, err
+	}
+	if r.bad() {
+		// Still walk the scopes: a malformed one must fail the request
+		// here too, as it does in Check.
+		_, err := c.appendScopes(dst, src, names, item)
+		return dst, false, err
+	}
+	dst, err = c.appendScopes(dst, src, names, item)
+	return dst, err == nil, err
+}
+
+func (c *checker) appendScopes(dst, src []byte, names *signalNames, item itemAppendFunc) ([]byte, error) {
+	orig := len(dst)
+	var fc easyproto.FieldContext
+	for ss := 0; len(src) > 0; {
+		tail, err := nextField(&fc, src)
+		if err != nil {
+			return dst[:orig], err
+		}
+		raw := rawField(src, tail)
+		src = tail
+		data, ok := fc.MessageData()
+		if fc.FieldNum != 2 || !ok {
+			dst = append(dst, raw...)
+			continue
+		}
+		start := len(dst)
+		var keep bool
+		if dst, keep, err = c.appendScope(dst, data, names, item); err != nil {
+			return dst[:orig], at(err, names.scopes, ss)
+		}
+		if keep {
+			dst = wrapField(dst, start, 2)
+		} else {
+			dst = dst[:start]
+		}
+		ss++
+	}
+	return dst, nil
+}
+
+// appendScope re-encodes the payload of a Scope* message (layout at
+// checker.scopeItems).
+func (c *checker) appendScope(dst, src []byte, names *signalNames, item itemAppendFunc) ([]byte, bool, error) {
+	r, err := c.containerReason(src, (*checker).scope)
+	if err != nil {
+		return dst, false, err
+	}
+	orig := len(dst)
+	var fc easyproto.FieldContext
+	for idx := 0; len(src) > 0; {
+		tail, err := nextField(&fc, src)
+		if err != nil {
+			return dst[:orig], false, err
+		}
+		raw := rawField(src, tail)
+		src = tail
+		data, ok := fc.MessageData()
+		if fc.FieldNum != 2 || !ok {
+			dst = append(dst, raw...)
+			continue
+		}
+		start := len(dst)
+		var keep bool
+		if dst, keep, err = item(c, dst, data); err != nil {
+			return dst[:orig], false, at(err, names.items, idx)
+		}
+		if keep {
+			dst = wrapField(dst, start, 2)
+		} else {
+			dst = dst[:start]
+		}
+		idx++
+	}
+	if r.bad() {
+		return dst[:orig], false, nil
+	}
+	return dst, true, nil
+}
+
+// appendValidMetric re-encodes a Metric without its rejected data points
+// (layout at checkMetricItem).
+func appendValidMetric(c *checker, dst, src []byte) ([]byte, bool, error) {
+	orig := len(dst)
+	var r reason
+	nMeta := 0
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		tail, err := nextField(&fc, src)
+		if err != nil {
+			return dst[:orig], false, err
+		}
+		raw := rawField(src, tail)
+		src = tail
+		switch fc.FieldNum {
+		case 1, 2, 3:
+			if c.badString(&fc) {
+				r = utf8Reason("name", -1, "")
+			}
+		case 12:
+			if err := c.attribute(&fc, "metadata", &nMeta, &r); err != nil {
+				return dst[:orig], false, err
+			}
+		case metricGauge, metricSum, metricHistogram, metricExponentialHistogram, metricSummary:
+			data, ok := fc.MessageData()
+			if !ok {
+				break
+			}
+			start := len(dst)
+			if dst, err = c.appendMetricData(dst, data, fc.FieldNum); err != nil {
+				return dst[:orig], false, at(err, metricKindName(fc.FieldNum), -1)
+			}
+			dst = wrapField(dst, start, fc.FieldNum)
+			continue
+		}
+		dst = append(dst, raw...)
+	}
+	if r.bad() {
+		return dst[:orig], false, nil
+	}
+	return dst, true, nil
+}
+
+// appendMetricData re-encodes a Gauge, Sum, Histogram, ExponentialHistogram
+// or Summary without its rejected data points (layouts at
+// checker.metricData).
+func (c *checker) appendMetricData(dst, src []byte, kind uint32) ([]byte, error) {
+	var fc easyproto.FieldContext
+	for i := 0; len(src) > 0; {
+		tail, err := nextField(&fc, src)
+		if err != nil {
+			return dst, err
+		}
+		raw := rawField(src, tail)
+		src = tail
+		data, ok := fc.MessageData()
+		if fc.FieldNum != 1 || !ok {
+			dst = append(dst, raw...)
+			continue
+		}
+		var r reason
+		switch kind {
+		case metricGauge, metricSum:
+			r, err = c.numberDataPoint(data)
+		case metricHistogram:
+			r, err = c.histogramDataPoint(data)
+		case metricExponentialHistogram:
+			r, err = c.exponentialHistogramDataPoint(data)
+		case metricSummary:
+			r, err = c.summaryDataPoint(data)
+		}
+		if err != nil {
+			return dst, at(err, "data_points", i)
+		}
+		if !r.bad() {
+			dst = append(dst, raw...)
+		}
+		i++
+	}
+	return dst, nil
+}

@@ -1,0 +1,584 @@
+package otlpdecode
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// checker walks a request for the Check* functions. It holds no buffers:
+// the walk only looks at lengths and, optionally, UTF-8, so it runs on the
+// caller's stack without allocating.
+type checker struct {
+	utf8     bool
+	maxDepth int
+}
+
+func newChecker(opts *Options) checker {
+	return checker{utf8: opts.validateUTF8(), maxDepth: opts.maxDepth()}
+}
+
+func (c *checker) badString(fc *easyproto.FieldContext) bool {
+	if !c.utf8 {
+		return false
+	}
+	s, ok := fc.String()
+	return ok && !utf8.ValidString(s)
+}
+
+// reason says why an item is rejected; the zero value means it is valid.
+// It holds static strings and numbers only, so the happy path of Check
+// never formats: String runs once per request, for FirstRejection.
+type reason struct {
+	field string // offending field of the item, e.g. "trace_id", "attributes"
+	idx   int    // index in the repeated field, -1 when field is singular
+	sub   string // offending field of the element, e.g. "trace_id" of links[i]
+	got   int    // length in bytes of a bad id, or -1 for invalid UTF-8
+	want  string // allowed id lengths, e.g. "16" or "empty or 8"
+}
+
+func (r reason) bad() bool { return r.field != "" }
+
+func utf8Reason(field string, idx int, sub string) reason {
+	return reason{field: field, idx: idx, sub: sub, got: -1}
+}
+
+func lenReason(field string, got int, want string) reason {
+	return reason{field: field, idx: -1, got: got, want: want}
+}
+
+// in nests a reason found in element idx of the repeated field name.
+func (r reason) in(field string, idx int) reason {
+	sub := r.field
+	if r.sub != "" {
+		sub += "." + r.sub
+	}
+	return reason{field: field, idx: idx, sub: sub, got: r.got, want: r.want}
+}
+
+func (r reason) String() string {
+	b := append([]byte(nil), r.field...)
+	if r.idx >= 0 {
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(r.idx), 10)
+		b = append(b, ']')
+	}
+	if r.sub != "" {
+		b = append(b, '.')
+		b = append(b, r.sub...)
+	}
+	if r.got < 0 {
+		b = append(b, " is not valid UTF-8"...)
+	} else {
+		b = append(b, " is "...)
+		b = strconv.AppendInt(b, int64(r.got), 10)
+		b = append(b, " bytes, want "...)
+		b = append(b, r.want...)
+	}
+	return string(b)
+}
+
+var errDepth = errors.New("AnyValue nesting exceeds the depth limit")
+
+// anyValue checks an AnyValue at the given nesting depth (1 for an
+// attribute value or a log body) and reports whether its strings are valid.
+//
+//	message AnyValue {
+//	  oneof value {
+//	    string string_value = 1;
+//	    bool bool_value = 2;
+//	    int64 int_value = 3;
+//	    double double_value = 4;
+//	    ArrayValue array_value = 5;
+//	    KeyValueList kvlist_value = 6;
+//	    bytes bytes_value = 7;
+//	    int32 string_value_strindex = 8;
+//	  }
+//	}
+func (c *checker) anyValue(src []byte, depth int) (bool, error) {
+	if depth > c.maxDepth {
+		return false, fmt.Errorf("%w (%d)", errDepth, c.maxDepth)
+	}
+	valid := true
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return false, err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if c.badString(&fc) {
+				valid = false
+			}
+		case 5:
+			if data, ok := fc.MessageData(); ok {
+				ok, err := c.arrayValue(data, depth)
+				if err != nil {
+					return false, at(err, "array_value", -1)
+				}
+				valid = valid && ok
+			}
+		case 6:
+			if data, ok := fc.MessageData(); ok {
+				ok, err := c.keyValueList(data, depth)
+				if err != nil {
+					return false, at(err, "kvlist_value", -1)
+				}
+				valid = valid && ok
+			}
+		}
+	}
+	return valid, nil
+}
+
+// arrayValue checks the elements of an ArrayValue held by an AnyValue at
+// depth.
+//
+//	message ArrayValue {
+//	  repeated AnyValue values = 1;
+//	}
+func (c *checker) arrayValue(src []byte, depth int) (bool, error) {
+	valid := true
+	var fc easyproto.FieldContext
+	for i := 0; len(src) > 0; {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return false, err
+		}
+		if fc.FieldNum != 1 {
+			continue
+		}
+		if data, ok := fc.MessageData(); ok {
+			ok, err := c.anyValue(data, depth+1)
+			if err != nil {
+				return false, at(err, "values", i)
+			}
+			valid = valid && ok
+			i++
+		}
+	}
+	return valid, nil
+}
+
+// keyValueList checks the pairs of a KeyValueList held by an AnyValue at
+// depth.
+//
+//	message KeyValueList {
+//	  repeated KeyValue values = 1;
+//	}
+func (c *checker) keyValueList(src []byte, depth int) (bool, error) {
+	valid := true
+	var fc easyproto.FieldContext
+	for i := 0; len(src) > 0; {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return false, err
+		}
+		if fc.FieldNum != 1 {
+			continue
+		}
+		if data, ok := fc.MessageData(); ok {
+			ok, err := c.keyValue(data, depth+1)
+			if err != nil {
+				return false, at(err, "values", i)
+			}
+			valid = valid && ok
+			i++
+		}
+	}
+	return valid, nil
+}
+
+// keyValue checks a KeyValue whose value is at depth.
+//
+//	message KeyValue {
+//	  string key = 1;
+//	  AnyValue value = 2;
+//	  int32 key_strindex = 3;
+//	}
+func (c *checker) keyValue(src []byte, depth int) (bool, error) {
+	valid := true
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return false, err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if c.badString(&fc) {
+				valid = false
+			}
+		case 2:
+			if data, ok := fc.MessageData(); ok {
+				ok, err := c.anyValue(data, depth)
+				if err != nil {
+					return false, at(err, "value", -1)
+				}
+				valid = valid && ok
+			}
+		}
+	}
+	return valid, nil
+}
+
+// attribute checks element idx of a repeated KeyValue field named field and
+// folds its UTF-8 verdict into r.
+func (c *checker) attribute(fc *easyproto.FieldContext, field string, idx *int, r *reason) error {
+	data, ok := fc.MessageData()
+	if !ok {
+		return nil
+	}
+	i := *idx
+	*idx = i + 1
+	valid, err := c.keyValue(data, 1)
+	if err != nil {
+		return at(err, field, i)
+	}
+	if !valid && !r.bad() {
+		*r = utf8Reason(field, i, "")
+	}
+	return nil
+}
+
+// resource checks a Resource.
+//
+//	message Resource {
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 1;
+//	  uint32 dropped_attributes_count = 2;
+//	  repeated opentelemetry.proto.common.v1.EntityRef entity_refs = 3;
+//	}
+func (c *checker) resource(src []byte) (reason, error) {
+	var r reason
+	var fc easyproto.FieldContext
+	nAttrs, nRefs := 0, 0
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		case 3:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			er, err := c.entityRef(data)
+			if err != nil {
+				return r, at(err, "entity_refs", nRefs)
+			}
+			if er.bad() && !r.bad() {
+				r = er.in("entity_refs", nRefs)
+			}
+			nRefs++
+		}
+	}
+	return r, nil
+}
+
+// entityRef checks an EntityRef.
+//
+//	message EntityRef {
+//	  string schema_url = 1;
+//	  string type = 2;
+//	  repeated string id_keys = 3;
+//	  repeated string description_keys = 4;
+//	}
+func (c *checker) entityRef(src []byte) (reason, error) {
+	var r reason
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		if r.bad() {
+			continue
+		}
+		switch fc.FieldNum {
+		case 1:
+			if c.badString(&fc) {
+				r = utf8Reason("schema_url", -1, "")
+			}
+		case 2:
+			if c.badString(&fc) {
+				r = utf8Reason("type", -1, "")
+			}
+		case 3:
+			if c.badString(&fc) {
+				r = utf8Reason("id_keys", -1, "")
+			}
+		case 4:
+			if c.badString(&fc) {
+				r = utf8Reason("description_keys", -1, "")
+			}
+		}
+	}
+	return r, nil
+}
+
+// scope checks an InstrumentationScope.
+//
+//	message InstrumentationScope {
+//	  string name = 1;
+//	  string version = 2;
+//	  repeated KeyValue attributes = 3;
+//	  uint32 dropped_attributes_count = 4;
+//	}
+func (c *checker) scope(src []byte) (reason, error) {
+	var r reason
+	var fc easyproto.FieldContext
+	nAttrs := 0
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("name", -1, "")
+			}
+		case 2:
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("version", -1, "")
+			}
+		case 3:
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// itemTally counts the items found in one element of a Scope* message's
+// item field (one span or log record, or all data points of one metric)
+// and remembers the first rejected one.
+type itemTally struct {
+	items    int
+	rejected int
+	kind     string // metrics: the data field holding the points, e.g. "gauge"
+	first    reason // why the first rejected item is rejected
+	point    int    // metrics: index of the first rejected data point
+}
+
+// itemCheckFunc checks one element of the item field of a Scope* message.
+type itemCheckFunc func(c *checker, src []byte, t *itemTally) error
+
+// signalNames are the field names used in positions for one signal.
+type signalNames struct {
+	resources string // "resource_spans"
+	scopes    string // "scope_spans"
+	items     string // "spans"
+}
+
+var (
+	traceNames  = signalNames{"resource_spans", "scope_spans", "spans"}
+	metricNames = signalNames{"resource_metrics", "scope_metrics", "metrics"}
+	logNames    = signalNames{"resource_logs", "scope_logs", "log_records"}
+)
+
+// itemPos locates an item (a span, a log record or a data point) inside a
+// request.
+type itemPos struct {
+	rs, ss, idx int
+	kind        string // metrics: data field of metrics[idx]
+	point       int    // metrics: index in data_points
+}
+
+// tally accumulates items, rejections, and the positions of the first item
+// and of the first rejected item of a Resource* or Scope* message.
+type tally struct {
+	items, rejected int
+	firstItem       itemPos
+	firstRej        itemPos
+	firstReason     reason
+}
+
+func (t *tally) add(u *tally) {
+	if u.items > 0 && t.items == 0 {
+		t.firstItem = u.firstItem
+	}
+	if u.rejected > 0 && t.rejected == 0 {
+		t.firstRej, t.firstReason = u.firstRej, u.firstReason
+	}
+	t.items += u.items
+	t.rejected += u.rejected
+}
+
+// rejectAll rejects every item, because their container is invalid.
+func (t *tally) rejectAll(r reason) {
+	if t.items == 0 {
+		return
+	}
+	t.rejected = t.items
+	t.firstRej, t.firstReason = t.firstItem, r
+}
+
+func (p *itemPos) format(n *signalNames) string {
+	s := fmt.Sprintf("%s[%d].%s[%d].%s[%d]", n.resources, p.rs, n.scopes, p.ss, n.items, p.idx)
+	if p.kind != "" {
+		s += fmt.Sprintf(".%s.data_points[%d]", p.kind, p.point)
+	}
+	return s
+}
+
+// check walks an Export*ServiceRequest; the three request messages share
+// this layout:
+//
+//	message ExportTraceServiceRequest {
+//	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
+//	}
+func (c *checker) check(src []byte, names *signalNames, item itemCheckFunc) (Result, error) {
+	var total tally
+	var fc easyproto.FieldContext
+	for rs := 0; len(src) > 0; {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return Result{}, topLevel(err)
+		}
+		if fc.FieldNum != 1 {
+			continue
+		}
+		data, ok := fc.MessageData()
+		if !ok {
+			continue
+		}
+		var t tally
+		if err := c.resourceItems(data, rs, names, item, &t); err != nil {
+			return Result{}, at(err, names.resources, rs)
+		}
+		total.add(&t)
+		rs++
+	}
+	res := Result{Items: total.items, Rejected: total.rejected}
+	if total.rejected > 0 {
+		res.FirstRejection = total.firstRej.format(names) + ": " + total.firstReason.String()
+	}
+	return res, nil
+}
+
+// resourceItems walks a Resource{Spans,Metrics,Logs}; the three share this
+// layout:
+//
+//	message ResourceSpans {
+//	  opentelemetry.proto.resource.v1.Resource resource = 1;
+//	  repeated ScopeSpans scope_spans = 2;
+//	  string schema_url = 3;
+//	}
+//
+// If the resource (or schema_url) is invalid, every item under it is
+// rejected; the resource may follow the scopes on the wire, so the verdict
+// is applied after the walk.
+func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item itemCheckFunc, t *tally) error {
+	var resReason reason
+	var fc easyproto.FieldContext
+	for ss := 0; len(src) > 0; {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 1:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			r, err := c.resource(data)
+			if err != nil {
+				return at(err, "resource", -1)
+			}
+			if r.bad() && !resReason.bad() {
+				resReason = r.in("resource", -1)
+			}
+		case 2:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			var st tally
+			if err := c.scopeItems(data, rs, ss, names, item, &st); err != nil {
+				return at(err, names.scopes, ss)
+			}
+			t.add(&st)
+			ss++
+		case 3:
+			if c.badString(&fc) && !resReason.bad() {
+				resReason = utf8Reason("schema_url", -1, "")
+			}
+		}
+	}
+	if resReason.bad() {
+		t.rejectAll(resReason)
+	}
+	return nil
+}
+
+// scopeItems walks a Scope{Spans,Metrics,Logs}; the three share this
+// layout:
+//
+//	message ScopeSpans {
+//	  opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
+//	  repeated Span spans = 2;
+//	  string schema_url = 3;
+//	}
+func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item itemCheckFunc, t *tally) error {
+	var scopeReason reason
+	var fc easyproto.FieldContext
+	for idx := 0; len(src) > 0; {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 1:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			r, err := c.scope(data)
+			if err != nil {
+				return at(err, "scope", -1)
+			}
+			if r.bad() && !scopeReason.bad() {
+				scopeReason = r.in("scope", -1)
+			}
+		case 2:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			var it itemTally
+			if err := item(c, data, &it); err != nil {
+				return at(err, names.items, idx)
+			}
+			if it.items > 0 && t.items == 0 {
+				t.firstItem = itemPos{rs: rs, ss: ss, idx: idx, kind: it.kind}
+			}
+			if it.rejected > 0 && t.rejected == 0 {
+				t.firstRej = itemPos{rs: rs, ss: ss, idx: idx, kind: it.kind, point: it.point}
+				t.firstReason = it.first
+			}
+			t.items += it.items
+			t.rejected += it.rejected
+			idx++
+		case 3:
+			if c.badString(&fc) && !scopeReason.bad() {
+				scopeReason = utf8Reason("schema_url", -1, "")
+			}
+		}
+	}
+	if scopeReason.bad() {
+		t.rejectAll(scopeReason)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package otlpdecode
+
+import (
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// CheckLogs walks an ExportLogsServiceRequest (same wire format as
+// LogsData) and validates every log record.
+//
+// A log record is rejected when its trace_id is neither empty nor 16 bytes
+// or its span_id neither empty nor 8 bytes (logs.proto: "optional ... can
+// be set for logs that are part of request processing"). With
+// opts.ValidateUTF8 it is also rejected when any of its string fields
+// (severity_text, event_name, attribute keys, string values anywhere in
+// body or attributes), or of its resource or scope, is not UTF-8.
+//
+// Errors and allocations are as for CheckTraces.
+func CheckLogs(src []byte, opts *Options) (Result, error) {
+	c := newChecker(opts)
+	return c.check(src, &logNames, checkLogItem)
+}
+
+func checkLogItem(c *checker, src []byte, t *itemTally) error {
+	r, err := c.logRecord(src)
+	if err != nil {
+		return err
+	}
+	t.items = 1
+	if r.bad() {
+		t.rejected = 1
+		t.first = r
+	}
+	return nil
+}
+
+// logRecord checks a LogRecord.
+//
+//	message LogRecord {
+//	  reserved 4;
+//	  fixed64 time_unix_nano = 1;
+//	  fixed64 observed_time_unix_nano = 11;
+//	  SeverityNumber severity_number = 2;
+//	  string severity_text = 3;
+//	  opentelemetry.proto.common.v1.AnyValue body = 5;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 6;
+//	  uint32 dropped_attributes_count = 7;
+//	  fixed32 flags = 8;
+//	  bytes trace_id = 9;
+//	  bytes span_id = 10;
+//	  string event_name = 12;
+//	}
+func (c *checker) logRecord(src []byte) (reason, error) {
+	var r reason
+	traceID, spanID := 0, 0
+	nAttrs := 0
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		switch fc.FieldNum {
+		case 3:
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("severity_text", -1, "")
+			}
+		case 5:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			valid, err := c.anyValue(data, 1)
+			if err != nil {
+				return r, at(err, "body", -1)
+			}
+			if !valid && !r.bad() {
+				r = utf8Reason("body", -1, "")
+			}
+		case 6:
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		case 9:
+			if b, ok := fc.Bytes(); ok {
+				traceID = len(b)
+			}
+		case 10:
+			if b, ok := fc.Bytes(); ok {
+				spanID = len(b)
+			}
+		case 12:
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("event_name", -1, "")
+			}
+		}
+	}
+	switch {
+	case traceID != 0 && traceID != 16:
+		return lenReason("trace_id", traceID, "empty or 16"), nil
+	case spanID != 0 && spanID != 8:
+		return lenReason("span_id", spanID, "empty or 8"), nil
+	}
+	return r, nil
+}

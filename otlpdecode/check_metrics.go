@@ -1,0 +1,450 @@
+package otlpdecode
+
+import (
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// CheckMetrics walks an ExportMetricsServiceRequest (same wire format as
+// MetricsData) and validates every data point of the five kinds (gauge,
+// sum, histogram, exponential histogram, summary).
+//
+// A data point is rejected when one of its exemplars has a trace_id neither
+// empty nor 16 bytes or a span_id neither empty nor 8 bytes. With
+// opts.ValidateUTF8 it is also rejected when any string of the point
+// (attribute keys and values, exemplar filtered attributes), of its metric
+// (name, description, unit, metadata), resource or scope is not UTF-8.
+//
+// As in protobuf, only the last of several data fields of a metric counts
+// (they form a oneof); repeated occurrences of the same one are merged.
+//
+// Errors and allocations are as for CheckTraces.
+func CheckMetrics(src []byte, opts *Options) (Result, error) {
+	c := newChecker(opts)
+	return c.check(src, &metricNames, checkMetricItem)
+}
+
+// metric data oneof field numbers and their names in positions.
+const (
+	metricGauge                = 5
+	metricSum                  = 7
+	metricHistogram            = 9
+	metricExponentialHistogram = 10
+	metricSummary              = 11
+)
+
+func metricKindName(field uint32) string {
+	switch field {
+	case metricGauge:
+		return "gauge"
+	case metricSum:
+		return "sum"
+	case metricHistogram:
+		return "histogram"
+	case metricExponentialHistogram:
+		return "exponential_histogram"
+	case metricSummary:
+		return "summary"
+	}
+	return ""
+}
+
+// checkMetricItem checks a Metric and tallies its data points.
+//
+//	message Metric {
+//	  reserved 4, 6, 8;
+//	  string name = 1;
+//	  string description = 2;
+//	  string unit = 3;
+//	  oneof data {
+//	    Gauge gauge = 5;
+//	    Sum sum = 7;
+//	    Histogram histogram = 9;
+//	    ExponentialHistogram exponential_histogram = 10;
+//	    Summary summary = 11;
+//	  }
+//	  repeated opentelemetry.proto.common.v1.KeyValue metadata = 12;
+//	}
+func checkMetricItem(c *checker, src []byte, t *itemTally) error {
+	var r reason
+	nMeta := 0
+	var kind uint32
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("name", -1, "")
+			}
+		case 2:
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("description", -1, "")
+			}
+		case 3:
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("unit", -1, "")
+			}
+		case metricGauge, metricSum, metricHistogram, metricExponentialHistogram, metricSummary:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			if fc.FieldNum != kind {
+				// A different oneof member replaces the previous one.
+				kind = fc.FieldNum
+				*t = itemTally{kind: metricKindName(kind)}
+			}
+			if err := c.metricData(data, kind, t); err != nil {
+				return at(err, t.kind, -1)
+			}
+		case 12:
+			if err := c.attribute(&fc, "metadata", &nMeta, &r); err != nil {
+				return err
+			}
+		}
+	}
+	if r.bad() && t.items > 0 {
+		t.rejected = t.items
+		t.first = r.in("metric", -1)
+		t.point = 0
+	}
+	return nil
+}
+
+// metricData checks the data points of a Gauge, Sum, Histogram,
+// ExponentialHistogram or Summary; they all keep them in field 1, and their
+// other fields are scalars that cannot be invalid.
+//
+//	message Gauge { repeated NumberDataPoint data_points = 1; }
+//	message Sum {
+//	  repeated NumberDataPoint data_points = 1;
+//	  AggregationTemporality aggregation_temporality = 2;
+//	  bool is_monotonic = 3;
+//	}
+//	message Histogram {
+//	  repeated HistogramDataPoint data_points = 1;
+//	  AggregationTemporality aggregation_temporality = 2;
+//	}
+//	message ExponentialHistogram {
+//	  repeated ExponentialHistogramDataPoint data_points = 1;
+//	  AggregationTemporality aggregation_temporality = 2;
+//	}
+//	message Summary { repeated SummaryDataPoint data_points = 1; }
+func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		if fc.FieldNum != 1 {
+			continue
+		}
+		data, ok := fc.MessageData()
+		if !ok {
+			continue
+		}
+		var r reason
+		switch kind {
+		case metricGauge, metricSum:
+			r, err = c.numberDataPoint(data)
+		case metricHistogram:
+			r, err = c.histogramDataPoint(data)
+		case metricExponentialHistogram:
+			r, err = c.exponentialHistogramDataPoint(data)
+		case metricSummary:
+			r, err = c.summaryDataPoint(data)
+		}
+		if err != nil {
+			return at(err, "data_points", t.items)
+		}
+		if r.bad() {
+			if t.rejected == 0 {
+				t.first, t.point = r, t.items
+			}
+			t.rejected++
+		}
+		t.items++
+	}
+	return nil
+}
+
+// numberDataPoint checks a NumberDataPoint.
+//
+//	message NumberDataPoint {
+//	  reserved 1;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 7;
+//	  fixed64 start_time_unix_nano = 2;
+//	  fixed64 time_unix_nano = 3;
+//	  oneof value {
+//	    double as_double = 4;
+//	    sfixed64 as_int = 6;
+//	  }
+//	  repeated Exemplar exemplars = 5;
+//	  uint32 flags = 8;
+//	}
+func (c *checker) numberDataPoint(src []byte) (reason, error) {
+	var r reason
+	nAttrs, nEx := 0, 0
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		switch fc.FieldNum {
+		case 7:
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		case 5:
+			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
+				return r, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// histogramDataPoint checks a HistogramDataPoint.
+//
+//	message HistogramDataPoint {
+//	  reserved 1;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 9;
+//	  fixed64 start_time_unix_nano = 2;
+//	  fixed64 time_unix_nano = 3;
+//	  fixed64 count = 4;
+//	  optional double sum = 5;
+//	  repeated fixed64 bucket_counts = 6;
+//	  repeated double explicit_bounds = 7;
+//	  repeated Exemplar exemplars = 8;
+//	  uint32 flags = 10;
+//	  optional double min = 11;
+//	  optional double max = 12;
+//	}
+func (c *checker) histogramDataPoint(src []byte) (reason, error) {
+	var r reason
+	nAttrs, nEx := 0, 0
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		switch fc.FieldNum {
+		case 9:
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		case 6, 7:
+			if err := checkPackedFixed(&fc, 8); err != nil {
+				return r, err
+			}
+		case 8:
+			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
+				return r, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// exponentialHistogramDataPoint checks an ExponentialHistogramDataPoint.
+//
+//	message ExponentialHistogramDataPoint {
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 1;
+//	  fixed64 start_time_unix_nano = 2;
+//	  fixed64 time_unix_nano = 3;
+//	  fixed64 count = 4;
+//	  optional double sum = 5;
+//	  sint32 scale = 6;
+//	  fixed64 zero_count = 7;
+//	  Buckets positive = 8;
+//	  Buckets negative = 9;
+//	  message Buckets {
+//	    sint32 offset = 1;
+//	    repeated uint64 bucket_counts = 2;
+//	  }
+//	  uint32 flags = 10;
+//	  repeated Exemplar exemplars = 11;
+//	  optional double min = 12;
+//	  optional double max = 13;
+//	  double zero_threshold = 14;
+//	}
+func (c *checker) exponentialHistogramDataPoint(src []byte) (reason, error) {
+	var r reason
+	nAttrs, nEx := 0, 0
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		case 8, 9:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			if err := checkBuckets(data); err != nil {
+				if fc.FieldNum == 8 {
+					return r, at(err, "positive", -1)
+				}
+				return r, at(err, "negative", -1)
+			}
+		case 11:
+			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
+				return r, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// checkBuckets checks the structure of ExponentialHistogramDataPoint.Buckets
+// (definition above).
+func checkBuckets(src []byte) error {
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		if fc.FieldNum == 2 {
+			if err := checkPackedVarints(&fc); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// summaryDataPoint checks a SummaryDataPoint.
+//
+//	message SummaryDataPoint {
+//	  reserved 1;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 7;
+//	  fixed64 start_time_unix_nano = 2;
+//	  fixed64 time_unix_nano = 3;
+//	  fixed64 count = 4;
+//	  double sum = 5;
+//	  message ValueAtQuantile {
+//	    double quantile = 1;
+//	    double value = 2;
+//	  }
+//	  repeated ValueAtQuantile quantile_values = 6;
+//	  uint32 flags = 8;
+//	}
+func (c *checker) summaryDataPoint(src []byte) (reason, error) {
+	var r reason
+	nAttrs, nQ := 0, 0
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		switch fc.FieldNum {
+		case 7:
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		case 6:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			if err := checkFields(data); err != nil {
+				return r, at(err, "quantile_values", nQ)
+			}
+			nQ++
+		}
+	}
+	return r, nil
+}
+
+// checkFields checks that src is a well-formed message, for messages made
+// of scalars only.
+func checkFields(src []byte) error {
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exemplarField checks element *idx of a repeated Exemplar field and folds
+// its verdict into r.
+func (c *checker) exemplarField(fc *easyproto.FieldContext, idx *int, r *reason) error {
+	data, ok := fc.MessageData()
+	if !ok {
+		return nil
+	}
+	i := *idx
+	*idx = i + 1
+	er, err := c.exemplar(data)
+	if err != nil {
+		return at(err, "exemplars", i)
+	}
+	if er.bad() && !r.bad() {
+		*r = er.in("exemplars", i)
+	}
+	return nil
+}
+
+// exemplar checks an Exemplar.
+//
+//	message Exemplar {
+//	  reserved 1;
+//	  repeated opentelemetry.proto.common.v1.KeyValue filtered_attributes = 7;
+//	  fixed64 time_unix_nano = 2;
+//	  oneof value {
+//	    double as_double = 3;
+//	    sfixed64 as_int = 6;
+//	  }
+//	  bytes span_id = 4;
+//	  bytes trace_id = 5;
+//	}
+func (c *checker) exemplar(src []byte) (reason, error) {
+	var r reason
+	traceID, spanID := 0, 0
+	nAttrs := 0
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		switch fc.FieldNum {
+		case 7:
+			if err := c.attribute(&fc, "filtered_attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		case 4:
+			if b, ok := fc.Bytes(); ok {
+				spanID = len(b)
+			}
+		case 5:
+			if b, ok := fc.Bytes(); ok {
+				traceID = len(b)
+			}
+		}
+	}
+	switch {
+	case traceID != 0 && traceID != 16:
+		return lenReason("trace_id", traceID, "empty or 16"), nil
+	case spanID != 0 && spanID != 8:
+		return lenReason("span_id", spanID, "empty or 8"), nil
+	}
+	return r, nil
+}

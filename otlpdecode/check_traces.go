@@ -1,0 +1,249 @@
+package otlpdecode
+
+import (
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// CheckTraces walks an ExportTraceServiceRequest (same wire format as
+// TracesData) and validates every span.
+//
+// A span is rejected when its trace_id is not 16 bytes, its span_id not 8
+// bytes, its parent_span_id neither empty nor 8 bytes, or one of its links
+// has a trace_id other than 16 bytes or a span_id other than 8 bytes
+// (trace.proto: "The ID is a 16-byte array"). All-zero ids are not rejected:
+// only lengths are checked. With opts.ValidateUTF8, a span is also rejected
+// when any of its string fields, or of its resource or scope, is not UTF-8.
+//
+// err != nil means src cannot be decoded at all (malformed protobuf
+// anywhere, AnyValue nested beyond the limit) and the whole request must be
+// refused; the message names the position, e.g.
+// `cannot decode resource_spans[2].scope_spans[0].spans[5].attributes[3]: ...`.
+//
+// CheckTraces does not allocate unless it returns an error or a rejection.
+func CheckTraces(src []byte, opts *Options) (Result, error) {
+	c := newChecker(opts)
+	return c.check(src, &traceNames, checkSpanItem)
+}
+
+func checkSpanItem(c *checker, src []byte, t *itemTally) error {
+	r, err := c.span(src)
+	if err != nil {
+		return err
+	}
+	t.items = 1
+	if r.bad() {
+		t.rejected = 1
+		t.first = r
+	}
+	return nil
+}
+
+// span checks a Span.
+//
+//	message Span {
+//	  bytes trace_id = 1;
+//	  bytes span_id = 2;
+//	  string trace_state = 3;
+//	  bytes parent_span_id = 4;
+//	  fixed32 flags = 16;
+//	  string name = 5;
+//	  SpanKind kind = 6;
+//	  fixed64 start_time_unix_nano = 7;
+//	  fixed64 end_time_unix_nano = 8;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 9;
+//	  uint32 dropped_attributes_count = 10;
+//	  repeated Event events = 11;
+//	  uint32 dropped_events_count = 12;
+//	  repeated Link links = 13;
+//	  uint32 dropped_links_count = 14;
+//	  Status status = 15;
+//	}
+func (c *checker) span(src []byte) (reason, error) {
+	var r reason
+	// Ids are checked after the walk because the last occurrence wins.
+	traceID, spanID, parentID := 0, 0, 0
+	nAttrs, nEvents, nLinks := 0, 0, 0
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if b, ok := fc.Bytes(); ok {
+				traceID = len(b)
+			}
+		case 2:
+			if b, ok := fc.Bytes(); ok {
+				spanID = len(b)
+			}
+		case 3:
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("trace_state", -1, "")
+			}
+		case 4:
+			if b, ok := fc.Bytes(); ok {
+				parentID = len(b)
+			}
+		case 5:
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("name", -1, "")
+			}
+		case 9:
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		case 11:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			er, err := c.event(data)
+			if err != nil {
+				return r, at(err, "events", nEvents)
+			}
+			if er.bad() && !r.bad() {
+				r = er.in("events", nEvents)
+			}
+			nEvents++
+		case 13:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			lr, err := c.link(data)
+			if err != nil {
+				return r, at(err, "links", nLinks)
+			}
+			if lr.bad() && !r.bad() {
+				r = lr.in("links", nLinks)
+			}
+			nLinks++
+		case 15:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			sr, err := c.status(data)
+			if err != nil {
+				return r, at(err, "status", -1)
+			}
+			if sr.bad() && !r.bad() {
+				r = sr.in("status", -1)
+			}
+		}
+	}
+	// Id lengths come first: they make the span unusable, while UTF-8
+	// problems only affect a field.
+	switch {
+	case traceID != 16:
+		return lenReason("trace_id", traceID, "16"), nil
+	case spanID != 8:
+		return lenReason("span_id", spanID, "8"), nil
+	case parentID != 0 && parentID != 8:
+		return lenReason("parent_span_id", parentID, "empty or 8"), nil
+	}
+	return r, nil
+}
+
+// event checks a Span.Event.
+//
+//	message Event {
+//	  fixed64 time_unix_nano = 1;
+//	  string name = 2;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 3;
+//	  uint32 dropped_attributes_count = 4;
+//	}
+func (c *checker) event(src []byte) (reason, error) {
+	var r reason
+	nAttrs := 0
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		switch fc.FieldNum {
+		case 2:
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("name", -1, "")
+			}
+		case 3:
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// link checks a Span.Link.
+//
+//	message Link {
+//	  bytes trace_id = 1;
+//	  bytes span_id = 2;
+//	  string trace_state = 3;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 4;
+//	  uint32 dropped_attributes_count = 5;
+//	  fixed32 flags = 6;
+//	}
+func (c *checker) link(src []byte) (reason, error) {
+	var r reason
+	traceID, spanID := 0, 0
+	nAttrs := 0
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if b, ok := fc.Bytes(); ok {
+				traceID = len(b)
+			}
+		case 2:
+			if b, ok := fc.Bytes(); ok {
+				spanID = len(b)
+			}
+		case 3:
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("trace_state", -1, "")
+			}
+		case 4:
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		}
+	}
+	switch {
+	case traceID != 16:
+		return lenReason("trace_id", traceID, "16"), nil
+	case spanID != 8:
+		return lenReason("span_id", spanID, "8"), nil
+	}
+	return r, nil
+}
+
+// status checks a Status.
+//
+//	message Status {
+//	  reserved 1;
+//	  string message = 2;
+//	  StatusCode code = 3;
+//	}
+func (c *checker) status(src []byte) (reason, error) {
+	var r reason
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return r, err
+		}
+		if fc.FieldNum == 2 && c.badString(&fc) {
+			r = utf8Reason("message", -1, "")
+		}
+	}
+	return r, nil
+}

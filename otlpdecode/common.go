@@ -1,0 +1,275 @@
+package otlpdecode
+
+import (
+	"errors"
+
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// Resource is a view of a Resource and of the schema_url of the
+// Resource{Spans,Metrics,Logs} holding it.
+//
+//	message Resource {
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 1;
+//	  uint32 dropped_attributes_count = 2;
+//	  repeated opentelemetry.proto.common.v1.EntityRef entity_refs = 3;
+//	}
+type Resource struct {
+	Attributes             KeyValues
+	DroppedAttributesCount uint32
+	EntityRefs             EntityRefs
+	// SchemaURL is the schema_url of the enclosing ResourceSpans,
+	// ResourceMetrics or ResourceLogs.
+	SchemaURL string
+}
+
+func (r *Resource) decode(src []byte) error {
+	*r = Resource{
+		Attributes: KeyValues{src: src, field: 1},
+		EntityRefs: EntityRefs{src: src},
+	}
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		if fc.FieldNum == 2 {
+			if n, ok := readUint32(&fc); ok {
+				r.DroppedAttributesCount = n
+			}
+		}
+	}
+	return nil
+}
+
+// EntityRef is a view of an EntityRef ([Development] since OTLP 1.6.0).
+//
+//	message EntityRef {
+//	  string schema_url = 1;
+//	  string type = 2;
+//	  repeated string id_keys = 3;
+//	  repeated string description_keys = 4;
+//	}
+type EntityRef struct {
+	SchemaURL       string
+	Type            string
+	IDKeys          Strings
+	DescriptionKeys Strings
+}
+
+func (e *EntityRef) decode(src []byte) error {
+	*e = EntityRef{
+		IDKeys:          Strings{src: src, field: 3},
+		DescriptionKeys: Strings{src: src, field: 4},
+	}
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if s, ok := fc.String(); ok {
+				e.SchemaURL = s
+			}
+		case 2:
+			if s, ok := fc.String(); ok {
+				e.Type = s
+			}
+		}
+	}
+	return nil
+}
+
+// EntityRefs is the entity_refs field of a Resource, decoded lazily.
+type EntityRefs struct {
+	src []byte
+}
+
+// Iter returns an iterator over the entity references.
+func (es EntityRefs) Iter() EntityRefIter {
+	return EntityRefIter{raw: rawIter{src: es.src, field: 3}}
+}
+
+// EntityRefIter iterates over EntityRefs.
+type EntityRefIter struct {
+	raw rawIter
+	e   EntityRef
+}
+
+// Next decodes the next entity reference.
+func (it *EntityRefIter) Next() bool {
+	data, ok := it.raw.next()
+	if !ok {
+		return false
+	}
+	if err := it.e.decode(data); err != nil {
+		it.raw.failElem("entity_refs", err)
+		return false
+	}
+	return true
+}
+
+// EntityRef returns the current entity reference, valid until Next.
+func (it *EntityRefIter) EntityRef() *EntityRef { return &it.e }
+
+// Err returns the decoding error that stopped the iteration, if any.
+func (it *EntityRefIter) Err() error { return it.raw.err }
+
+// Scope is a view of an InstrumentationScope and of the schema_url of the
+// Scope{Spans,Metrics,Logs} holding it.
+//
+//	message InstrumentationScope {
+//	  string name = 1;
+//	  string version = 2;
+//	  repeated KeyValue attributes = 3;
+//	  uint32 dropped_attributes_count = 4;
+//	}
+type Scope struct {
+	Name                   string
+	Version                string
+	Attributes             KeyValues
+	DroppedAttributesCount uint32
+	// SchemaURL is the schema_url of the enclosing ScopeSpans, ScopeMetrics
+	// or ScopeLogs.
+	SchemaURL string
+}
+
+func (s *Scope) decode(src []byte) error {
+	*s = Scope{Attributes: KeyValues{src: src, field: 3}}
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if v, ok := fc.String(); ok {
+				s.Name = v
+			}
+		case 2:
+			if v, ok := fc.String(); ok {
+				s.Version = v
+			}
+		case 4:
+			if n, ok := readUint32(&fc); ok {
+				s.DroppedAttributesCount = n
+			}
+		}
+	}
+	return nil
+}
+
+// containers holds what the three decoders share: the Resource and Scope
+// views handed to callbacks and the buffers that merge repeated
+// occurrences of a singular message field (protobuf merges them, which for
+// the encoded form is concatenation).
+type containers struct {
+	res      Resource
+	scope    Scope
+	resBuf   []byte
+	scopeBuf []byte
+}
+
+// singular returns the merged payload of every occurrence of the
+// length-delimited field num of src, and the value of the string field
+// strNum (last wins). The first occurrence is returned without copying.
+func singular(src []byte, num, strNum uint32, buf *[]byte) (msg []byte, str string, err error) {
+	n := 0
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		if src, err = nextField(&fc, src); err != nil {
+			return nil, "", err
+		}
+		switch fc.FieldNum {
+		case num:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			switch n {
+			case 0:
+				msg = data
+			case 1:
+				*buf = append(append((*buf)[:0], msg...), data...)
+				msg = *buf
+			default:
+				*buf = append(*buf, data...)
+				msg = *buf
+			}
+			n++
+		case strNum:
+			if s, ok := fc.String(); ok {
+				str = s
+			}
+		}
+	}
+	return msg, str, nil
+}
+
+// resourceHeader decodes the resource and schema_url of a
+// Resource{Spans,Metrics,Logs}. They may follow the scopes on the wire, so
+// this pass runs before the items are visited.
+//
+//	message ResourceSpans {
+//	  opentelemetry.proto.resource.v1.Resource resource = 1;
+//	  repeated ScopeSpans scope_spans = 2;
+//	  string schema_url = 3;
+//	}
+func (c *containers) resourceHeader(src []byte) error {
+	msg, schemaURL, err := singular(src, 1, 3, &c.resBuf)
+	if err != nil {
+		return err
+	}
+	if err := c.res.decode(msg); err != nil {
+		return at(err, "resource", -1)
+	}
+	c.res.SchemaURL = schemaURL
+	return nil
+}
+
+// scopeHeader decodes the scope and schema_url of a
+// Scope{Spans,Metrics,Logs}.
+//
+//	message ScopeSpans {
+//	  opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
+//	  repeated Span spans = 2;
+//	  string schema_url = 3;
+//	}
+func (c *containers) scopeHeader(src []byte) error {
+	msg, schemaURL, err := singular(src, 1, 3, &c.scopeBuf)
+	if err != nil {
+		return err
+	}
+	if err := c.scope.decode(msg); err != nil {
+		return at(err, "scope", -1)
+	}
+	c.scope.SchemaURL = schemaURL
+	return nil
+}
+
+// nextMessage returns the payload of the next occurrence of the
+// length-delimited field num of src and the rest of src; ok is false at the
+// end of src. It is the loop step of every container level of Decode.
+func nextMessage(fc *easyproto.FieldContext, src []byte, num uint32) (data, tail []byte, ok bool, err error) {
+	for len(src) > 0 {
+		if src, err = nextField(fc, src); err != nil {
+			return nil, src, false, err
+		}
+		if fc.FieldNum != num {
+			continue
+		}
+		if data, ok := fc.MessageData(); ok {
+			return data, src, true, nil
+		}
+	}
+	return nil, nil, false, nil
+}
+
+// errCallback stands, on the way out of a Decode, for the error the
+// callback returned; Decode returns that error itself, unwrapped, so that
+// callers can compare it.
+var errCallback = errors.New("callback error")

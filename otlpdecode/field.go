@@ -1,0 +1,298 @@
+package otlpdecode
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// maxFieldNum is the largest field number protobuf allows (2^29-1,
+// https://protobuf.dev/programming-guides/proto3/#assigning).
+const maxFieldNum = 1<<29 - 1
+
+// skippedField is the FieldNum nextField reports for a group it skipped. No
+// valid field has this number, so every decoder's switch ignores it.
+const skippedField = math.MaxUint32
+
+// protobuf wire types (https://protobuf.dev/programming-guides/encoding/#structure).
+const (
+	wireVarint     = 0
+	wireI64        = 1
+	wireLen        = 2
+	wireStartGroup = 3
+	wireEndGroup   = 4
+	wireI32        = 5
+)
+
+var errFieldNum = errors.New("invalid field number")
+
+// nextField reads the next field of src into fc and returns the rest of src.
+//
+// It adds to easyproto's NextField the checks protobuf-go makes: field
+// number 0 and numbers above 2^29-1 are malformed. A group (wire types 3/4,
+// deprecated but still valid on the wire) is skipped as a whole and reported
+// as skippedField, because no OTLP field is a group and protobuf-go keeps
+// such fields as unknown fields.
+func nextField(fc *easyproto.FieldContext, src []byte) ([]byte, error) {
+	tail, err := fc.NextField(src)
+	if err != nil {
+		return skipGroup(fc, src, err)
+	}
+	if fc.FieldNum-1 >= maxFieldNum {
+		return tail, errFieldNum
+	}
+	return tail, nil
+}
+
+// skipGroup is the slow path of nextField: src starts with a field easyproto
+// could not read. If it is a start-group tag, the group is skipped up to its
+// matching end-group tag; otherwise origErr is returned.
+func skipGroup(fc *easyproto.FieldContext, src []byte, origErr error) ([]byte, error) {
+	tag, n := binary.Uvarint(src)
+	if n <= 0 || tag&7 != wireStartGroup {
+		return src, origErr
+	}
+	num := tag >> 3
+	if num-1 >= maxFieldNum {
+		return src, errFieldNum
+	}
+	tail, err := skipGroupBody(src[n:], num, 0)
+	if err != nil {
+		return tail, err
+	}
+	fc.FieldNum = skippedField
+	return tail, nil
+}
+
+// skipGroupBody skips fields up to the end-group tag for field num.
+func skipGroupBody(src []byte, num uint64, depth int) ([]byte, error) {
+	if depth > 100 {
+		return src, errors.New("groups nested too deeply")
+	}
+	for {
+		tag, n := binary.Uvarint(src)
+		if n <= 0 {
+			return src, fmt.Errorf("cannot read the end of group #%d", num)
+		}
+		src = src[n:]
+		fieldNum := tag >> 3
+		if fieldNum-1 >= maxFieldNum {
+			return src, errFieldNum
+		}
+		switch tag & 7 {
+		case wireVarint:
+			_, n = binary.Uvarint(src)
+			if n <= 0 {
+				return src, fmt.Errorf("cannot read varint field #%d", fieldNum)
+			}
+			src = src[n:]
+		case wireI64:
+			if len(src) < 8 {
+				return src, fmt.Errorf("cannot read i64 field #%d", fieldNum)
+			}
+			src = src[8:]
+		case wireI32:
+			if len(src) < 4 {
+				return src, fmt.Errorf("cannot read i32 field #%d", fieldNum)
+			}
+			src = src[4:]
+		case wireLen:
+			l, n := binary.Uvarint(src)
+			if n <= 0 || uint64(len(src)-n) < l {
+				return src, fmt.Errorf("cannot read len field #%d", fieldNum)
+			}
+			src = src[n+int(l):]
+		case wireStartGroup:
+			var err error
+			src, err = skipGroupBody(src, fieldNum, depth+1)
+			if err != nil {
+				return src, err
+			}
+		case wireEndGroup:
+			if fieldNum != num {
+				return src, fmt.Errorf("end of group #%d inside group #%d", fieldNum, num)
+			}
+			return src, nil
+		default:
+			return src, fmt.Errorf("unknown wire type %d", tag&7)
+		}
+	}
+}
+
+// The scalar readers below return ok=false when the field arrived with a
+// wire type its declaration does not allow; the caller then ignores it, as
+// protobuf-go treats such a field as unknown.
+
+// readInt32 reads an int32 or enum field. protobuf encodes negative int32 as
+// 10-byte varints of the sign-extended value and decoders truncate to 32
+// bits, which easyproto's Int32/Enum refuse to do.
+func readInt32(fc *easyproto.FieldContext) (int32, bool) {
+	u, ok := fc.Uint64()
+	return int32(u), ok
+}
+
+// readUint32 reads a uint32 field, truncating like protobuf-go.
+func readUint32(fc *easyproto.FieldContext) (uint32, bool) {
+	u, ok := fc.Uint64()
+	return uint32(u), ok
+}
+
+// readSint32 reads a zigzag-encoded sint32, truncating to 32 bits first like
+// protobuf-go.
+func readSint32(fc *easyproto.FieldContext) (int32, bool) {
+	u, ok := fc.Uint64()
+	v := uint32(u)
+	return int32(v>>1) ^ -int32(v&1), ok
+}
+
+// readBool reads a bool: any non-zero varint is true.
+func readBool(fc *easyproto.FieldContext) (bool, bool) {
+	u, ok := fc.Uint64()
+	return u != 0, ok
+}
+
+// isPackedFixed reports whether fc is a packed run of fixed-size elements
+// of the given size; a malformed run makes the whole message malformed.
+func checkPackedFixed(fc *easyproto.FieldContext, size int) error {
+	data, ok := fc.MessageData()
+	if !ok {
+		return nil
+	}
+	if len(data)%size != 0 {
+		return fmt.Errorf("packed field #%d is %d bytes, not a multiple of %d", fc.FieldNum, len(data), size)
+	}
+	return nil
+}
+
+// checkPackedVarints verifies that a packed varint run is well-formed.
+func checkPackedVarints(fc *easyproto.FieldContext) error {
+	data, ok := fc.MessageData()
+	if !ok {
+		return nil
+	}
+	for len(data) > 0 {
+		if data[0] < 0x80 {
+			data = data[1:]
+			continue
+		}
+		_, n := binary.Uvarint(data)
+		if n <= 0 {
+			return fmt.Errorf("cannot read packed varint in field #%d", fc.FieldNum)
+		}
+		data = data[n:]
+	}
+	return nil
+}
+
+// appendFixed64s appends the values of a repeated fixed64/double field in
+// either encoding. Non-matching wire types are ignored (unknown field).
+func appendFixed64s(dst []uint64, fc *easyproto.FieldContext) ([]uint64, error) {
+	if v, ok := fc.Fixed64(); ok {
+		return append(dst, v), nil
+	}
+	data, ok := fc.MessageData()
+	if !ok {
+		return dst, nil
+	}
+	if len(data)%8 != 0 {
+		return dst, fmt.Errorf("packed field #%d is %d bytes, not a multiple of 8", fc.FieldNum, len(data))
+	}
+	for len(data) >= 8 {
+		dst = append(dst, binary.LittleEndian.Uint64(data))
+		data = data[8:]
+	}
+	return dst, nil
+}
+
+// appendDoubles is appendFixed64s for double fields.
+func appendDoubles(dst []float64, fc *easyproto.FieldContext) ([]float64, error) {
+	if v, ok := fc.Double(); ok {
+		return append(dst, v), nil
+	}
+	data, ok := fc.MessageData()
+	if !ok {
+		return dst, nil
+	}
+	if len(data)%8 != 0 {
+		return dst, fmt.Errorf("packed field #%d is %d bytes, not a multiple of 8", fc.FieldNum, len(data))
+	}
+	for len(data) >= 8 {
+		dst = append(dst, math.Float64frombits(binary.LittleEndian.Uint64(data)))
+		data = data[8:]
+	}
+	return dst, nil
+}
+
+// appendVarints appends the values of a repeated uint64 field in either
+// encoding.
+func appendVarints(dst []uint64, fc *easyproto.FieldContext) ([]uint64, error) {
+	if v, ok := fc.Uint64(); ok {
+		return append(dst, v), nil
+	}
+	data, ok := fc.MessageData()
+	if !ok {
+		return dst, nil
+	}
+	for len(data) > 0 {
+		v, n := binary.Uvarint(data)
+		if n <= 0 {
+			return dst, fmt.Errorf("cannot read packed varint in field #%d", fc.FieldNum)
+		}
+		dst = append(dst, v)
+		data = data[n:]
+	}
+	return dst, nil
+}
+
+// posError is a decoding error and the position, inside the request, of the
+// message that could not be decoded. Positions are prepended on the way out
+// of the recursion, so the happy path never formats anything.
+type posError struct {
+	path string
+	err  error
+}
+
+func (e *posError) Error() string {
+	if e.path == "" {
+		return "cannot decode request: " + e.err.Error()
+	}
+	return "cannot decode " + e.path + ": " + e.err.Error()
+}
+
+func (e *posError) Unwrap() error { return e.err }
+
+// at prefixes err's position with name[idx] (idx < 0: just name).
+func at(err error, name string, idx int) error {
+	if err == errCallback {
+		return err
+	}
+	var elem string
+	if idx >= 0 {
+		elem = fmt.Sprintf("%s[%d]", name, idx)
+	} else {
+		elem = name
+	}
+	if pe, ok := err.(*posError); ok {
+		if pe.path == "" {
+			pe.path = elem
+		} else {
+			pe.path = elem + "." + pe.path
+		}
+		return pe
+	}
+	return &posError{path: elem, err: err}
+}
+
+// topLevel wraps an error that has no position yet.
+func topLevel(err error) error {
+	if err == errCallback {
+		return err
+	}
+	if _, ok := err.(*posError); ok {
+		return err
+	}
+	return &posError{err: err}
+}

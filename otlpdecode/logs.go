@@ -1,0 +1,177 @@
+package otlpdecode
+
+import (
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// SeverityNumber is logs.proto's SeverityNumber (1-24: TRACE to FATAL4).
+type SeverityNumber int32
+
+// LogRecord is a view of a LogRecord. Byte slices and strings alias the
+// request.
+//
+//	message LogRecord {
+//	  reserved 4;
+//	  fixed64 time_unix_nano = 1;
+//	  fixed64 observed_time_unix_nano = 11;
+//	  SeverityNumber severity_number = 2;
+//	  string severity_text = 3;
+//	  opentelemetry.proto.common.v1.AnyValue body = 5;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 6;
+//	  uint32 dropped_attributes_count = 7;
+//	  fixed32 flags = 8;
+//	  bytes trace_id = 9;
+//	  bytes span_id = 10;
+//	  string event_name = 12;
+//	}
+type LogRecord struct {
+	TimeUnixNano           uint64
+	ObservedTimeUnixNano   uint64
+	SeverityNumber         SeverityNumber
+	SeverityText           string
+	Body                   AnyValue
+	Attributes             KeyValues
+	DroppedAttributesCount uint32
+	Flags                  uint32
+	TraceID                []byte
+	SpanID                 []byte
+	EventName              string
+}
+
+func (r *LogRecord) decode(src []byte) error {
+	*r = LogRecord{Attributes: KeyValues{src: src, field: 6}}
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if n, ok := fc.Fixed64(); ok {
+				r.TimeUnixNano = n
+			}
+		case 2:
+			if n, ok := readInt32(&fc); ok {
+				r.SeverityNumber = SeverityNumber(n)
+			}
+		case 3:
+			if v, ok := fc.String(); ok {
+				r.SeverityText = v
+			}
+		case 5:
+			if data, ok := fc.MessageData(); ok {
+				if err := r.Body.merge(data); err != nil {
+					return at(err, "body", -1)
+				}
+			}
+		case 7:
+			if n, ok := readUint32(&fc); ok {
+				r.DroppedAttributesCount = n
+			}
+		case 8:
+			if n, ok := fc.Fixed32(); ok {
+				r.Flags = n
+			}
+		case 9:
+			if b, ok := fc.Bytes(); ok {
+				r.TraceID = b
+			}
+		case 10:
+			if b, ok := fc.Bytes(); ok {
+				r.SpanID = b
+			}
+		case 11:
+			if n, ok := fc.Fixed64(); ok {
+				r.ObservedTimeUnixNano = n
+			}
+		case 12:
+			if v, ok := fc.String(); ok {
+				r.EventName = v
+			}
+		}
+	}
+	return nil
+}
+
+// LogsDecoder visits the log records of ExportLogsServiceRequest (or
+// LogsData) messages. The zero value is ready to use; it is not safe for
+// concurrent use; reuse it so that Decode stops allocating.
+type LogsDecoder struct {
+	c     containers
+	rec   LogRecord
+	cbErr error
+}
+
+// Decode calls fn for every log record of src, in wire order, with the
+// record's resource and scope. The contract is that of
+// TracesDecoder.Decode.
+func (d *LogsDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, rec *LogRecord) error) error {
+	var fc easyproto.FieldContext
+	// message ExportLogsServiceRequest {
+	//   repeated opentelemetry.proto.logs.v1.ResourceLogs resource_logs = 1;
+	// }
+	for rl := 0; ; rl++ {
+		data, tail, ok, err := nextMessage(&fc, src, 1)
+		if err != nil {
+			return topLevel(err)
+		}
+		if !ok {
+			return nil
+		}
+		src = tail
+		if err := d.resourceLogs(data, fn); err != nil {
+			if err == errCallback {
+				err, d.cbErr = d.cbErr, nil
+				return err
+			}
+			return at(err, "resource_logs", rl)
+		}
+	}
+}
+
+// resourceLogs visits a ResourceLogs (layout at containers.resourceHeader).
+func (d *LogsDecoder) resourceLogs(src []byte, fn func(res *Resource, scope *Scope, rec *LogRecord) error) error {
+	if err := d.c.resourceHeader(src); err != nil {
+		return err
+	}
+	var fc easyproto.FieldContext
+	for sl := 0; ; sl++ {
+		data, tail, ok, err := nextMessage(&fc, src, 2)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		src = tail
+		if err := d.scopeLogs(data, fn); err != nil {
+			return at(err, "scope_logs", sl)
+		}
+	}
+}
+
+// scopeLogs visits a ScopeLogs (layout at containers.scopeHeader).
+func (d *LogsDecoder) scopeLogs(src []byte, fn func(res *Resource, scope *Scope, rec *LogRecord) error) error {
+	if err := d.c.scopeHeader(src); err != nil {
+		return err
+	}
+	var fc easyproto.FieldContext
+	for i := 0; ; i++ {
+		data, tail, ok, err := nextMessage(&fc, src, 2)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		src = tail
+		if err := d.rec.decode(data); err != nil {
+			return at(err, "log_records", i)
+		}
+		if err := fn(&d.c.res, &d.c.scope, &d.rec); err != nil {
+			d.cbErr = err
+			return errCallback
+		}
+	}
+}

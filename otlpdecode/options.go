@@ -1,0 +1,50 @@
+package otlpdecode
+
+// DefaultMaxAnyValueDepth is the AnyValue nesting limit used when
+// Options.MaxAnyValueDepth is 0.
+//
+// An attribute value or a log body is at depth 1; every array_value or
+// kvlist_value adds one level. The limit protects the receiver and the
+// storage engines behind it from stack exhaustion on hostile payloads.
+const DefaultMaxAnyValueDepth = 32
+
+// Options control validation. The zero value (or a nil *Options) means: no
+// UTF-8 check, MaxAnyValueDepth DefaultMaxAnyValueDepth.
+type Options struct {
+	// ValidateUTF8 rejects items whose string fields (names, keys, string
+	// values...), or whose resource's or scope's string fields, are not
+	// valid UTF-8. protobuf requires UTF-8 in proto3 `string` fields, but
+	// many producers do not honour it, so the check is opt-in.
+	ValidateUTF8 bool
+
+	// MaxAnyValueDepth is the nesting limit for AnyValue arrays and
+	// kvlists; 0 means DefaultMaxAnyValueDepth. A request nested deeper is
+	// refused as a whole (an error, not a rejected item).
+	MaxAnyValueDepth int
+}
+
+func (o *Options) validateUTF8() bool {
+	return o != nil && o.ValidateUTF8
+}
+
+func (o *Options) maxDepth() int {
+	if o == nil || o.MaxAnyValueDepth <= 0 {
+		return DefaultMaxAnyValueDepth
+	}
+	return o.MaxAnyValueDepth
+}
+
+// Result summarises a validated request.
+type Result struct {
+	// Items is the number of spans, metric data points (of all five kinds)
+	// or log records in the request.
+	Items int
+
+	// Rejected is how many of Items failed validation.
+	Rejected int
+
+	// FirstRejection describes the first rejected item and where it is,
+	// e.g. `resource_spans[0].scope_spans[1].spans[7]: trace_id is 3 bytes,
+	// want 16`. It is empty when Rejected == 0.
+	FirstRejection string
+}

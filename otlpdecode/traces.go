@@ -1,0 +1,432 @@
+package otlpdecode
+
+import (
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// SpanKind is Span.SpanKind.
+type SpanKind int32
+
+// The span kinds of trace.proto.
+const (
+	SpanKindUnspecified SpanKind = 0
+	SpanKindInternal    SpanKind = 1
+	SpanKindServer      SpanKind = 2
+	SpanKindClient      SpanKind = 3
+	SpanKindProducer    SpanKind = 4
+	SpanKindConsumer    SpanKind = 5
+)
+
+// StatusCode is Status.StatusCode.
+type StatusCode int32
+
+// The status codes of trace.proto.
+const (
+	StatusCodeUnset StatusCode = 0
+	StatusCodeOk    StatusCode = 1
+	StatusCodeError StatusCode = 2
+)
+
+// Span is a view of a Span. Byte slices and strings alias the request;
+// repeated fields are lazy iterators over it.
+//
+//	message Span {
+//	  bytes trace_id = 1;
+//	  bytes span_id = 2;
+//	  string trace_state = 3;
+//	  bytes parent_span_id = 4;
+//	  fixed32 flags = 16;
+//	  string name = 5;
+//	  SpanKind kind = 6;
+//	  fixed64 start_time_unix_nano = 7;
+//	  fixed64 end_time_unix_nano = 8;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 9;
+//	  uint32 dropped_attributes_count = 10;
+//	  repeated Event events = 11;
+//	  uint32 dropped_events_count = 12;
+//	  repeated Link links = 13;
+//	  uint32 dropped_links_count = 14;
+//	  Status status = 15;
+//	}
+type Span struct {
+	TraceID                []byte
+	SpanID                 []byte
+	TraceState             string
+	ParentSpanID           []byte
+	Flags                  uint32
+	Name                   string
+	Kind                   SpanKind
+	StartTimeUnixNano      uint64
+	EndTimeUnixNano        uint64
+	Attributes             KeyValues
+	DroppedAttributesCount uint32
+	Events                 Events
+	DroppedEventsCount     uint32
+	Links                  Links
+	DroppedLinksCount      uint32
+	Status                 Status
+}
+
+// Status is a view of a Status.
+//
+//	message Status {
+//	  reserved 1;
+//	  string message = 2;
+//	  StatusCode code = 3;
+//	}
+type Status struct {
+	Message string
+	Code    StatusCode
+}
+
+// decode merges a Status occurrence into st: Status has only scalars, so
+// decoding every occurrence into the same struct is protobuf's merge.
+func (st *Status) decode(src []byte) error {
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 2:
+			if s, ok := fc.String(); ok {
+				st.Message = s
+			}
+		case 3:
+			if n, ok := readInt32(&fc); ok {
+				st.Code = StatusCode(n)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Span) decode(src []byte) error {
+	*s = Span{
+		Attributes: KeyValues{src: src, field: 9},
+		Events:     Events{src: src},
+		Links:      Links{src: src},
+	}
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if b, ok := fc.Bytes(); ok {
+				s.TraceID = b
+			}
+		case 2:
+			if b, ok := fc.Bytes(); ok {
+				s.SpanID = b
+			}
+		case 3:
+			if v, ok := fc.String(); ok {
+				s.TraceState = v
+			}
+		case 4:
+			if b, ok := fc.Bytes(); ok {
+				s.ParentSpanID = b
+			}
+		case 5:
+			if v, ok := fc.String(); ok {
+				s.Name = v
+			}
+		case 6:
+			if n, ok := readInt32(&fc); ok {
+				s.Kind = SpanKind(n)
+			}
+		case 7:
+			if n, ok := fc.Fixed64(); ok {
+				s.StartTimeUnixNano = n
+			}
+		case 8:
+			if n, ok := fc.Fixed64(); ok {
+				s.EndTimeUnixNano = n
+			}
+		case 10:
+			if n, ok := readUint32(&fc); ok {
+				s.DroppedAttributesCount = n
+			}
+		case 12:
+			if n, ok := readUint32(&fc); ok {
+				s.DroppedEventsCount = n
+			}
+		case 14:
+			if n, ok := readUint32(&fc); ok {
+				s.DroppedLinksCount = n
+			}
+		case 15:
+			if data, ok := fc.MessageData(); ok {
+				if err := s.Status.decode(data); err != nil {
+					return at(err, "status", -1)
+				}
+			}
+		case 16:
+			if n, ok := fc.Fixed32(); ok {
+				s.Flags = n
+			}
+		}
+	}
+	return nil
+}
+
+// Event is a view of a Span.Event.
+//
+//	message Event {
+//	  fixed64 time_unix_nano = 1;
+//	  string name = 2;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 3;
+//	  uint32 dropped_attributes_count = 4;
+//	}
+type Event struct {
+	TimeUnixNano           uint64
+	Name                   string
+	Attributes             KeyValues
+	DroppedAttributesCount uint32
+}
+
+func (e *Event) decode(src []byte) error {
+	*e = Event{Attributes: KeyValues{src: src, field: 3}}
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if n, ok := fc.Fixed64(); ok {
+				e.TimeUnixNano = n
+			}
+		case 2:
+			if v, ok := fc.String(); ok {
+				e.Name = v
+			}
+		case 4:
+			if n, ok := readUint32(&fc); ok {
+				e.DroppedAttributesCount = n
+			}
+		}
+	}
+	return nil
+}
+
+// Events is the events field of a Span, decoded lazily.
+type Events struct {
+	src []byte
+}
+
+// Iter returns an iterator over the events.
+func (es Events) Iter() EventIter {
+	return EventIter{raw: rawIter{src: es.src, field: 11}}
+}
+
+// EventIter iterates over Events.
+type EventIter struct {
+	raw rawIter
+	e   Event
+}
+
+// Next decodes the next event.
+func (it *EventIter) Next() bool {
+	data, ok := it.raw.next()
+	if !ok {
+		return false
+	}
+	if err := it.e.decode(data); err != nil {
+		it.raw.failElem("events", err)
+		return false
+	}
+	return true
+}
+
+// Event returns the current event, valid until Next.
+func (it *EventIter) Event() *Event { return &it.e }
+
+// Err returns the decoding error that stopped the iteration, if any.
+func (it *EventIter) Err() error { return it.raw.err }
+
+// Link is a view of a Span.Link.
+//
+//	message Link {
+//	  bytes trace_id = 1;
+//	  bytes span_id = 2;
+//	  string trace_state = 3;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 4;
+//	  uint32 dropped_attributes_count = 5;
+//	  fixed32 flags = 6;
+//	}
+type Link struct {
+	TraceID                []byte
+	SpanID                 []byte
+	TraceState             string
+	Attributes             KeyValues
+	DroppedAttributesCount uint32
+	Flags                  uint32
+}
+
+func (l *Link) decode(src []byte) error {
+	*l = Link{Attributes: KeyValues{src: src, field: 4}}
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if b, ok := fc.Bytes(); ok {
+				l.TraceID = b
+			}
+		case 2:
+			if b, ok := fc.Bytes(); ok {
+				l.SpanID = b
+			}
+		case 3:
+			if v, ok := fc.String(); ok {
+				l.TraceState = v
+			}
+		case 5:
+			if n, ok := readUint32(&fc); ok {
+				l.DroppedAttributesCount = n
+			}
+		case 6:
+			if n, ok := fc.Fixed32(); ok {
+				l.Flags = n
+			}
+		}
+	}
+	return nil
+}
+
+// Links is the links field of a Span, decoded lazily.
+type Links struct {
+	src []byte
+}
+
+// Iter returns an iterator over the links.
+func (ls Links) Iter() LinkIter {
+	return LinkIter{raw: rawIter{src: ls.src, field: 13}}
+}
+
+// LinkIter iterates over Links.
+type LinkIter struct {
+	raw rawIter
+	l   Link
+}
+
+// Next decodes the next link.
+func (it *LinkIter) Next() bool {
+	data, ok := it.raw.next()
+	if !ok {
+		return false
+	}
+	if err := it.l.decode(data); err != nil {
+		it.raw.failElem("links", err)
+		return false
+	}
+	return true
+}
+
+// Link returns the current link, valid until Next.
+func (it *LinkIter) Link() *Link { return &it.l }
+
+// Err returns the decoding error that stopped the iteration, if any.
+func (it *LinkIter) Err() error { return it.raw.err }
+
+// TracesDecoder visits the spans of ExportTraceServiceRequest (or
+// TracesData) messages. The zero value is ready to use. A TracesDecoder is
+// not safe for concurrent use; reuse it (e.g. through a sync.Pool) so that
+// its buffers stop growing and Decode stops allocating.
+type TracesDecoder struct {
+	c     containers
+	span  Span
+	cbErr error
+}
+
+// Decode calls fn for every span of src, in wire order, with the span's
+// resource and scope.
+//
+// Decode checks the protobuf structure of the messages it walks to reach
+// the spans and of the spans' own fields; it does not apply the validation
+// rules of CheckTraces. Repeated sub-messages (attributes, events, links)
+// are decoded lazily by their iterators, which report malformed input
+// through their Err method; a request that passed CheckTraces never makes
+// them fail.
+//
+// The views passed to fn are valid only until fn returns. Decode stops at
+// the first error fn returns and returns that error unchanged; other errors
+// name the position of the malformed message.
+func (d *TracesDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, span *Span) error) error {
+	var fc easyproto.FieldContext
+	// message ExportTraceServiceRequest {
+	//   repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
+	// }
+	for rs := 0; ; rs++ {
+		data, tail, ok, err := nextMessage(&fc, src, 1)
+		if err != nil {
+			return topLevel(err)
+		}
+		if !ok {
+			return nil
+		}
+		src = tail
+		if err := d.resourceSpans(data, fn); err != nil {
+			if err == errCallback {
+				err, d.cbErr = d.cbErr, nil
+				return err
+			}
+			return at(err, "resource_spans", rs)
+		}
+	}
+}
+
+// resourceSpans visits a ResourceSpans (layout at containers.resourceHeader).
+func (d *TracesDecoder) resourceSpans(src []byte, fn func(res *Resource, scope *Scope, span *Span) error) error {
+	if err := d.c.resourceHeader(src); err != nil {
+		return err
+	}
+	var fc easyproto.FieldContext
+	for ss := 0; ; ss++ {
+		data, tail, ok, err := nextMessage(&fc, src, 2)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		src = tail
+		if err := d.scopeSpans(data, fn); err != nil {
+			return at(err, "scope_spans", ss)
+		}
+	}
+}
+
+// scopeSpans visits a ScopeSpans (layout at containers.scopeHeader).
+func (d *TracesDecoder) scopeSpans(src []byte, fn func(res *Resource, scope *Scope, span *Span) error) error {
+	if err := d.c.scopeHeader(src); err != nil {
+		return err
+	}
+	var fc easyproto.FieldContext
+	for i := 0; ; i++ {
+		data, tail, ok, err := nextMessage(&fc, src, 2)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		src = tail
+		if err := d.span.decode(data); err != nil {
+			return at(err, "spans", i)
+		}
+		if err := fn(&d.c.res, &d.c.scope, &d.span); err != nil {
+			d.cbErr = err
+			return errCallback
+		}
+	}
+}
