@@ -11,6 +11,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlpjson"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -23,20 +24,25 @@ type signalKind struct {
 	itemName string
 	check    func(src []byte, opts *otlpdecode.Options) (otlpdecode.Result, error)
 	filter   func(dst, src []byte, opts *otlpdecode.Options) ([]byte, error)
+	// jsonRequest and jsonResponse are the OTLP/JSON message types.
+	jsonRequest, jsonResponse otlpjson.MessageType
 }
 
 var (
 	tracesSignal = signalKind{
 		signal: storage.Traces, request: "ExportTraceServiceRequest", itemName: "spans",
 		check: otlpdecode.CheckTraces, filter: otlpdecode.AppendValidTraces,
+		jsonRequest: otlpjson.ExportTraceServiceRequest, jsonResponse: otlpjson.ExportTraceServiceResponse,
 	}
 	metricsSignal = signalKind{
 		signal: storage.Metrics, request: "ExportMetricsServiceRequest", itemName: "data points",
 		check: otlpdecode.CheckMetrics, filter: otlpdecode.AppendValidMetrics,
+		jsonRequest: otlpjson.ExportMetricsServiceRequest, jsonResponse: otlpjson.ExportMetricsServiceResponse,
 	}
 	logsSignal = signalKind{
 		signal: storage.Logs, request: "ExportLogsServiceRequest", itemName: "log records",
 		check: otlpdecode.CheckLogs, filter: otlpdecode.AppendValidLogs,
+		jsonRequest: otlpjson.ExportLogsServiceRequest, jsonResponse: otlpjson.ExportLogsServiceResponse,
 	}
 )
 

@@ -6,10 +6,13 @@
 //
 //	Handler.ServeHTTP        (this file)   routes by content type and path
 //	  → serveGRPC            (grpc.go)     gRPC method routing: OTLP export or health
-//	    → exportUnary        (export.go)   read one message, validate, store, answer
-//	      → otlpdecode.Check*                validation, rejected-item counts
-//	      → storage.Sink.Write               durable before the OK
-//	  → health               (health.go)   grpc.health.v1.Health Check, Watch, List
+//	    → exportUnary        (export.go)   read one message, then export
+//	    → health*            (health.go)   grpc.health.v1.Health Check, Watch, List
+//	  → serveOTLPHTTP        (http.go)     OTLP/HTTP: CORS, content type, body, then export
+//	    (JSON bodies are transcoded to protobuf first, so all paths store one format)
+//	export                   (export.go)   shared by every transport:
+//	  → otlpdecode.Check*                  validation, rejected-item counts
+//	  → storage.Sink.Write                 durable before the OK
 package handler
 
 import (
@@ -40,9 +43,11 @@ type Config struct {
 	MaxRecvMsgSize int
 	// Decode controls validation (UTF-8 checks, AnyValue depth).
 	Decode otlpdecode.Options
-	// RetryDelay is sent in google.rpc.RetryInfo when storage fails; zero
-	// means DefaultRetryDelay.
+	// RetryDelay is sent in google.rpc.RetryInfo (gRPC) or Retry-After
+	// (HTTP) when storage fails; zero means DefaultRetryDelay.
 	RetryDelay time.Duration
+	// CORS lets browsers post OTLP/HTTP from other origins; off by default.
+	CORS CORSConfig
 }
 
 // Handler serves the OTLP/gRPC export services and the gRPC health service.
@@ -54,6 +59,7 @@ type Handler struct {
 	decodeOpts otlpdecode.Options
 	retryDelay time.Duration
 	health     healthState
+	cors       corsPolicy
 	bufPool    sync.Pool // *requestBuffers
 }
 
@@ -69,6 +75,7 @@ func New(cfg Config) *Handler {
 		limits:     grpcwire.Limits{MaxRecvMsgSize: cfg.MaxRecvMsgSize},
 		decodeOpts: cfg.Decode,
 		retryDelay: cfg.RetryDelay,
+		cors:       newCORSPolicy(cfg.CORS),
 	}
 	if h.log == nil {
 		h.log = slog.Default()
@@ -80,11 +87,32 @@ func New(cfg Config) *Handler {
 	return h
 }
 
-// ServeHTTP routes a request. gRPC requests (content type application/grpc*)
-// go to the gRPC services; anything else is answered by the gRPC layer's
-// rules (415), until OTLP/HTTP is served on the same handler.
+// ServeHTTP routes a request by its content type and path, so that one
+// port serves everything and a client pointed at the "wrong" OTLP port still
+// works: gRPC (content type application/grpc or application/grpc+...) goes
+// to the gRPC services; other requests to a gRPC method path
+// ("/pkg.Service/Method") get gRPC's own refusal (415); everything else is
+// OTLP/HTTP, which answers unknown paths with 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.serveGRPC(w, r)
+	if grpcwire.IsGRPCRequest(r) || isGRPCPath(r.URL.Path) {
+		h.serveGRPC(w, r)
+		return
+	}
+	h.serveOTLPHTTP(w, r)
+}
+
+// isGRPCPath reports whether path names a service this handler serves over
+// gRPC.
+func isGRPCPath(path string) bool {
+	service, _, ok := splitMethod(path)
+	if !ok {
+		return false
+	}
+	switch service {
+	case traceService, metricsService, logsService, healthService:
+		return true
+	}
+	return false
 }
 
 // Shutdown marks every service NOT_SERVING and ends health Watch streams, so

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -25,6 +26,10 @@ import (
 
 type serveConfig struct {
 	grpcAddr        string
+	httpAddr        string
+	corsOrigins     string
+	corsHeaders     string
+	corsMaxAge      int
 	dataDir         string
 	storageKind     string
 	tlsCert, tlsKey string
@@ -40,6 +45,10 @@ func serve(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.grpcAddr, "grpc-addr", "localhost:4317", "address for OTLP/gRPC (host:port); the OTLP default port is 4317")
+	fs.StringVar(&cfg.httpAddr, "http-addr", "localhost:4318", "address for OTLP/HTTP (host:port; empty to disable); the OTLP default port is 4318. Both ports serve both protocols")
+	fs.StringVar(&cfg.corsOrigins, "cors-allowed-origins", "", "comma-separated origins allowed to send OTLP/HTTP from browsers: exact, with one wildcard (https://*.example.com), or *; empty disables CORS")
+	fs.StringVar(&cfg.corsHeaders, "cors-allowed-headers", "", "comma-separated extra request headers allowed in CORS requests")
+	fs.IntVar(&cfg.corsMaxAge, "cors-max-age", 7200, "seconds a browser may cache a CORS preflight answer")
 	fs.StringVar(&cfg.dataDir, "data-dir", "./otlp-data", "directory of the disk store")
 	fs.StringVar(&cfg.storageKind, "storage", "disk", "where data goes: disk (durable, default) or discard (count and drop, for benchmarks)")
 	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "TLS certificate file (PEM); without it the server speaks h2c (HTTP/2 without TLS)")
@@ -95,6 +104,11 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		Logger:         logger,
 		MaxRecvMsgSize: cfg.maxRecvMsgSize,
 		Decode:         otlpdecode.Options{ValidateUTF8: cfg.validateUTF8},
+		CORS: handler.CORSConfig{
+			AllowedOrigins: splitList(cfg.corsOrigins),
+			AllowedHeaders: splitList(cfg.corsHeaders),
+			MaxAge:         cfg.corsMaxAge,
+		},
 	})
 
 	srv := &http.Server{
@@ -119,16 +133,10 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		MaxHeaderBytes:    1 << 20,
 	}
 	srv.Protocols.SetHTTP1(true)
-	ln, err := net.Listen("tcp", cfg.grpcAddr)
-	if err != nil {
-		sink.Close()
-		return fmt.Errorf("cannot listen on %s: %w", cfg.grpcAddr, err)
-	}
 	if cfg.tlsCert != "" {
-		srv.Protocols.SetHTTP2(true)
+		srv.Protocols.SetHTTP2(true) // h2 by ALPN
 		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
 		if err != nil {
-			ln.Close()
 			sink.Close()
 			return fmt.Errorf("cannot load TLS key pair: %w", err)
 		}
@@ -137,16 +145,41 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		srv.Protocols.SetUnencryptedHTTP2(true)
 	}
 
-	errc := make(chan error, 1)
-	go func() {
-		if cfg.tlsCert != "" {
-			errc <- srv.ServeTLS(ln, "", "")
-		} else {
-			errc <- srv.Serve(ln)
+	// One server, one handler, two listeners: the gRPC port and the HTTP
+	// port each serve both protocols (the handler dispatches on content
+	// type), so a client pointed at the "wrong" one still works.
+	addrs := []string{cfg.grpcAddr}
+	if cfg.httpAddr != "" && cfg.httpAddr != cfg.grpcAddr {
+		addrs = append(addrs, cfg.httpAddr)
+	}
+	var listeners []net.Listener
+	for _, addr := range addrs {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, l := range listeners {
+				l.Close()
+			}
+			sink.Close()
+			return fmt.Errorf("cannot listen on %s: %w", addr, err)
 		}
-	}()
-	logger.Info("otlp-lite serving", "grpc_addr", ln.Addr().String(), "storage", cfg.storageKind,
-		"data_dir", cfg.dataDir, "tls", cfg.tlsCert != "", "version", version)
+		listeners = append(listeners, ln)
+	}
+	errc := make(chan error, len(listeners))
+	for _, ln := range listeners {
+		go func() {
+			if cfg.tlsCert != "" {
+				errc <- srv.ServeTLS(ln, "", "")
+			} else {
+				errc <- srv.Serve(ln)
+			}
+		}()
+	}
+	attrs := []any{"grpc_addr", listeners[0].Addr().String()}
+	if len(listeners) > 1 {
+		attrs = append(attrs, "http_addr", listeners[1].Addr().String())
+	}
+	logger.Info("otlp-lite serving", append(attrs, "storage", cfg.storageKind,
+		"data_dir", cfg.dataDir, "tls", cfg.tlsCert != "", "version", version)...)
 
 	sigc := make(chan os.Signal, 2)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
@@ -179,4 +212,15 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty entries.
+func splitList(s string) []string {
+	var out []string
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
 }

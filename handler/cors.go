@@ -1,0 +1,104 @@
+package handler
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// CORSConfig lets browsers send OTLP/HTTP from other origins (the Fetch
+// standard's CORS protocol). It is off unless AllowedOrigins is non-empty.
+type CORSConfig struct {
+	// AllowedOrigins are exact origins ("https://app.example.com"),
+	// patterns with one "*" ("https://*.example.com"), or "*" for any.
+	AllowedOrigins []string
+	// AllowedHeaders are request headers allowed besides the ones every
+	// OTLP client sends (Content-Type, Content-Encoding, Accept,
+	// Accept-Encoding, X-Requested-With).
+	AllowedHeaders []string
+	// MaxAge is how long, in seconds, a browser may cache a preflight
+	// answer; zero leaves Access-Control-Max-Age out.
+	MaxAge int
+}
+
+type corsPolicy struct {
+	origins []string
+	headers map[string]bool
+	maxAge  string
+}
+
+// baseCORSHeaders are the request headers OTLP/HTTP clients need.
+var baseCORSHeaders = []string{"content-type", "content-encoding", "accept", "accept-encoding", "x-requested-with"}
+
+func newCORSPolicy(cfg CORSConfig) corsPolicy {
+	p := corsPolicy{origins: cfg.AllowedOrigins}
+	if len(p.origins) == 0 {
+		return p
+	}
+	p.headers = map[string]bool{}
+	for _, h := range append(baseCORSHeaders, cfg.AllowedHeaders...) {
+		p.headers[strings.ToLower(strings.TrimSpace(h))] = true
+	}
+	if cfg.MaxAge > 0 {
+		p.maxAge = strconv.Itoa(cfg.MaxAge)
+	}
+	return p
+}
+
+func (p *corsPolicy) enabled() bool { return len(p.origins) > 0 }
+
+func (p *corsPolicy) originAllowed(origin string) bool {
+	for _, o := range p.origins {
+		if o == "*" || o == origin {
+			return true
+		}
+		if prefix, suffix, ok := strings.Cut(o, "*"); ok &&
+			len(origin) > len(prefix)+len(suffix) &&
+			strings.HasPrefix(origin, prefix) && strings.HasSuffix(origin, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// apply adds CORS response headers for an allowed origin and answers a
+// preflight request. It reports whether the request was a preflight and is
+// now fully answered.
+func (p *corsPolicy) apply(w http.ResponseWriter, r *http.Request) bool {
+	if !p.enabled() {
+		return false
+	}
+	origin := r.Header.Get("Origin")
+	preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+	h := w.Header()
+	h.Add("Vary", "Origin")
+	if origin == "" || !p.originAllowed(origin) {
+		if preflight {
+			// Like the collector: no CORS headers, so the browser stops.
+			w.WriteHeader(http.StatusNoContent)
+		}
+		return preflight
+	}
+	h.Set("Access-Control-Allow-Origin", origin)
+	if !preflight {
+		return false
+	}
+	h.Add("Vary", "Access-Control-Request-Method")
+	h.Add("Vary", "Access-Control-Request-Headers")
+	h.Set("Access-Control-Allow-Methods", "POST")
+	var allowed []string
+	for name := range strings.SplitSeq(r.Header.Get("Access-Control-Request-Headers"), ",") {
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "" && p.headers[name] {
+			allowed = append(allowed, name)
+		}
+	}
+	if len(allowed) > 0 {
+		h.Set("Access-Control-Allow-Headers", strings.Join(allowed, ", "))
+	}
+	if p.maxAge != "" {
+		h.Set("Access-Control-Max-Age", p.maxAge)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return true
+}

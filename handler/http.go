@@ -1,0 +1,255 @@
+package handler
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlpjson"
+)
+
+// OTLP/HTTP (OTLP v1.11 specification, "OTLP/HTTP"): POST a serialized
+// Export*ServiceRequest to /v1/traces, /v1/metrics or /v1/logs, as binary
+// protobuf (application/x-protobuf) or OTLP/JSON (application/json); the
+// response uses the request's content type.
+//
+// Where the collector differs, the specification wins:
+//   - every 4xx and 5xx response carries a google.rpc.Status body in the
+//     request's encoding ("Failures": the body MUST be a Status), including
+//     404, 405 and 415;
+//   - a body over the size limit, compressed or decompressed, gets 413
+//     Payload Too Large rather than 400;
+//   - full success leaves partial_success unset.
+
+const (
+	contentTypeProtobuf = "application/x-protobuf"
+	contentTypeJSON     = "application/json"
+)
+
+// httpRoute maps an OTLP/HTTP path to its signal.
+func httpRoute(path string) *signalKind {
+	switch path {
+	case "/v1/traces":
+		return &tracesSignal
+	case "/v1/metrics":
+		return &metricsSignal
+	case "/v1/logs":
+		return &logsSignal
+	}
+	return nil
+}
+
+// httpEncoding is how one OTLP/HTTP exchange is encoded.
+type httpEncoding struct {
+	json        bool
+	contentType string // echoed in the response
+	gzipReply   bool   // the client accepts a gzipped response
+}
+
+// serveOTLPHTTP serves one OTLP/HTTP request.
+func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
+	enc := httpEncoding{contentType: contentTypeProtobuf}
+	if h.cors.apply(w, r) {
+		return // a CORS preflight, answered
+	}
+	kind := httpRoute(r.URL.Path)
+	if kind == nil {
+		h.writeHTTPError(w, r, enc, http.StatusNotFound, grpcwire.Errorf(grpcwire.NotFound,
+			"unknown path %q: OTLP/HTTP paths are /v1/traces, /v1/metrics and /v1/logs", r.URL.Path))
+		return
+	}
+	if r.Method != http.MethodPost {
+		allow := "POST"
+		if h.cors.enabled() {
+			allow = "POST, OPTIONS"
+		}
+		w.Header().Set("Allow", allow)
+		h.writeHTTPError(w, r, enc, http.StatusMethodNotAllowed, grpcwire.Errorf(grpcwire.Unimplemented,
+			"method %s is not allowed: OTLP/HTTP requests are POST", r.Method))
+		return
+	}
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case err == nil && mt == contentTypeJSON:
+		enc.json, enc.contentType = true, contentTypeJSON
+	case err == nil && (mt == contentTypeProtobuf || mt == "application/protobuf"):
+		enc.contentType = mt
+	default:
+		h.writeHTTPError(w, r, enc, http.StatusUnsupportedMediaType, grpcwire.Errorf(grpcwire.InvalidArgument,
+			"unsupported content type %q: use application/x-protobuf or application/json", ct))
+		return
+	}
+	enc.gzipReply = acceptsGzip(r.Header.Get("Accept-Encoding"))
+	codec, err := compression.Parse(r.Header.Get("Content-Encoding"))
+	if err != nil {
+		h.writeHTTPError(w, r, enc, http.StatusUnsupportedMediaType, grpcwire.Errorf(grpcwire.InvalidArgument,
+			"unsupported Content-Encoding %q: use gzip, zstd, deflate, snappy or identity", r.Header.Get("Content-Encoding")))
+		return
+	}
+
+	bufs := h.getBuffers()
+	defer h.putBuffers(bufs)
+	if httpStatus, st := h.readHTTPBody(r, codec, enc, bufs); st != nil {
+		h.writeHTTPError(w, r, enc, httpStatus, st)
+		return
+	}
+	out, st := h.export(r.Context(), kind, bufs)
+	if st != nil {
+		h.writeHTTPError(w, r, enc, st.Code.HTTPStatus(), st)
+		return
+	}
+	// bufs.scratch is free again: build the response there.
+	bufs.resp = appendExportResponse(bufs.resp[:0], out)
+	if enc.json {
+		bufs.scratch, err = otlpjson.Marshal(bufs.scratch[:0], kind.jsonResponse, bufs.resp)
+		if err != nil {
+			h.writeHTTPError(w, r, enc, http.StatusInternalServerError, grpcwire.Errorf(grpcwire.Internal, "cannot encode response: %v", err))
+			return
+		}
+		bufs.resp = append(bufs.resp[:0], bufs.scratch...)
+	}
+	h.writeHTTPBody(w, enc, http.StatusOK, bufs.resp)
+}
+
+// readHTTPBody reads the request body into bufs.msg, decompressed and, for
+// JSON, transcoded to protobuf, so that everything after it sees one format.
+func (h *Handler) readHTTPBody(r *http.Request, codec compression.Codec, enc httpEncoding, bufs *requestBuffers) (int, *grpcwire.Status) {
+	limit := h.limits.MaxRecvMsgSize
+	if limit <= 0 {
+		limit = grpcwire.DefaultMaxRecvMsgSize
+	}
+	tooLarge := func() (int, *grpcwire.Status) {
+		return http.StatusRequestEntityTooLarge, grpcwire.Errorf(grpcwire.ResourceExhausted,
+			"request body exceeds the %d-byte limit (compressed or decompressed); split the batch", limit)
+	}
+	if r.ContentLength > int64(limit) {
+		return tooLarge()
+	}
+	raw := &bufs.scratch
+	if codec == compression.Identity && !enc.json {
+		raw = &bufs.msg
+	}
+	var err error
+	*raw, err = readBody((*raw)[:0], r.Body, limit)
+	if err != nil {
+		if errors.Is(err, compression.ErrTooLarge) {
+			return tooLarge()
+		}
+		return http.StatusBadRequest, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot read request body: %v", err)
+	}
+	body := *raw
+	if codec != compression.Identity {
+		dst := &bufs.msg
+		if enc.json {
+			dst = &bufs.filtered
+		}
+		*dst, err = compression.Decompress((*dst)[:0], codec, body, limit)
+		if err != nil {
+			if errors.Is(err, compression.ErrTooLarge) {
+				return tooLarge()
+			}
+			return http.StatusBadRequest, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decompress %s body: %v", codec, err)
+		}
+		body = *dst
+	}
+	if enc.json {
+		kind := httpRoute(r.URL.Path)
+		bufs.msg, err = otlpjson.Unmarshal(bufs.msg[:0], kind.jsonRequest, body)
+		if err != nil {
+			return http.StatusBadRequest, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.request, err)
+		}
+	}
+	return 0, nil
+}
+
+// readBody appends r to dst, failing with compression.ErrTooLarge past limit
+// bytes; the buffer grows with what arrives, not with what Content-Length
+// claims.
+func readBody(dst []byte, r io.Reader, limit int) ([]byte, error) {
+	for {
+		if len(dst) > limit {
+			return dst, compression.ErrTooLarge
+		}
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			if len(dst) > limit {
+				return dst, compression.ErrTooLarge
+			}
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+// writeHTTPError answers with httpStatus and a google.rpc.Status body in
+// the exchange's encoding. Throttling statuses (429, 503) carry Retry-After
+// when the status has a retry delay (OTLP v1.11 "OTLP/HTTP Throttling").
+func (h *Handler) writeHTTPError(w http.ResponseWriter, r *http.Request, enc httpEncoding, httpStatus int, st *grpcwire.Status) {
+	h.logRefusal(r, "http", st)
+	if st.RetryDelay > 0 && (httpStatus == http.StatusTooManyRequests || httpStatus == http.StatusServiceUnavailable) {
+		w.Header().Set("Retry-After", retryAfter(st.RetryDelay))
+	}
+	body := st.AppendProto(nil)
+	if enc.json {
+		js, err := otlpjson.Marshal(nil, otlpjson.Status, body)
+		if err == nil {
+			body = js
+		} else {
+			body = fmt.Appendf(nil, `{"code":%d,"message":%q}`, st.Code, st.Message)
+		}
+	}
+	h.writeHTTPBody(w, enc, httpStatus, body)
+}
+
+func (h *Handler) writeHTTPBody(w http.ResponseWriter, enc httpEncoding, httpStatus int, body []byte) {
+	hdr := w.Header()
+	hdr.Set("Content-Type", enc.contentType)
+	if enc.gzipReply && len(body) > 0 {
+		if gz, err := compression.Compress(nil, compression.Gzip, body); err == nil {
+			hdr.Set("Content-Encoding", "gzip")
+			body = gz
+		}
+	}
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(httpStatus)
+	w.Write(body)
+}
+
+// acceptsGzip reports whether an Accept-Encoding value allows gzip with a
+// non-zero quality (RFC 9110 section 12.5.3).
+func acceptsGzip(v string) bool {
+	for part := range strings.SplitSeq(v, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if !strings.EqualFold(strings.TrimSpace(name), "gzip") && strings.TrimSpace(name) != "*" {
+			continue
+		}
+		q := strings.TrimSpace(params)
+		if strings.HasPrefix(q, "q=") {
+			if f, err := strconv.ParseFloat(q[2:], 64); err == nil && f == 0 {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// retryAfter is the Retry-After value for d, in whole seconds, at least 1.
+func retryAfter(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
+}
