@@ -90,12 +90,19 @@ func New(cfg Config) *Handler {
 // ServeHTTP routes a request by its content type and path, so that one
 // port serves everything and a client pointed at the "wrong" OTLP port still
 // works: gRPC (content type application/grpc or application/grpc+...) goes
-// to the gRPC services; other requests to a gRPC method path
-// ("/pkg.Service/Method") get gRPC's own refusal (415); everything else is
-// OTLP/HTTP, which answers unknown paths with 404.
+// to the gRPC services; other requests to one of our gRPC method paths get
+// 415, as from grpc-go; everything else is OTLP/HTTP, which answers unknown
+// paths with 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if grpcwire.IsGRPCRequest(r) || isGRPCPath(r.URL.Path) {
+	if grpcwire.IsGRPCRequest(r) {
 		h.serveGRPC(w, r)
+		return
+	}
+	if isGRPCPath(r.URL.Path) {
+		// grpc-go answers 415 here; we add a Status body, as OTLP/HTTP
+		// does for every error, so a human with curl learns why.
+		h.writeHTTPError(w, r, httpEncoding{contentType: contentTypeProtobuf}, http.StatusUnsupportedMediaType,
+			grpcwire.Errorf(grpcwire.InvalidArgument, "%s is a gRPC method: send it with content-type application/grpc, or use the OTLP/HTTP paths /v1/traces, /v1/metrics, /v1/logs", r.URL.Path))
 		return
 	}
 	h.serveOTLPHTTP(w, r)
