@@ -245,11 +245,19 @@ func sendGoTraces(ctx context.Context, t *testing.T, addr, compression string, r
 // whether it belongs to run.
 func checkResource(t *testing.T, attrs []*commonpb.KeyValue, run string) bool {
 	t.Helper()
+	return checkRunResource(t, attrs, run, "otlp-lite-interop-go")
+}
+
+// checkRunResource verifies the resource attributes both SDK tests set
+// (service.name, interop.run, interop.pid) and reports whether they belong
+// to run.
+func checkRunResource(t *testing.T, attrs []*commonpb.KeyValue, run, service string) bool {
+	t.Helper()
 	if attrString(attrs, "interop.run") != run {
 		return false
 	}
 	want := []*commonpb.KeyValue{
-		kv("service.name", strV("otlp-lite-interop-go")),
+		kv("service.name", strV(service)),
 		kv("interop.run", strV(run)),
 		kv("interop.pid", intV(4242)),
 	}

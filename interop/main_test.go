@@ -137,7 +137,9 @@ func tryStartServer(t testing.TB, dataDir string, extraArgs []string) (*server, 
 		stderr:  &syncBuffer{},
 		done:    make(chan struct{}),
 	}
-	args := append([]string{"serve", "-grpc-addr", s.addr, "-data-dir", dataDir, "-storage", "disk"}, extraArgs...)
+	// -http-addr "" turns off OTLP/HTTP, whose default port (4318) would
+	// collide between servers.
+	args := append([]string{"serve", "-grpc-addr", s.addr, "-http-addr", "", "-data-dir", dataDir, "-storage", "disk"}, extraArgs...)
 	s.cmd = exec.Command(serverBin, args...)
 	s.cmd.Stdout = s.stderr
 	s.cmd.Stderr = s.stderr
