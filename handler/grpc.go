@@ -46,6 +46,24 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 			h.exportUnary(call, &logsSignal)
 			return
 		}
+	case streamService, unaryEnvelopeSvc:
+		var kind *signalKind
+		switch method {
+		case "ExportTraces":
+			kind = &tracesSignal
+		case "ExportMetrics":
+			kind = &metricsSignal
+		case "ExportLogs":
+			kind = &logsSignal
+		}
+		if kind != nil {
+			if service == streamService {
+				h.exportStream(call, kind)
+			} else {
+				h.exportEnvelopeUnary(call, kind)
+			}
+			return
+		}
 	case healthService:
 		switch method {
 		case "Check":

@@ -7,6 +7,7 @@
 //	Handler.ServeHTTP        (this file)   routes by content type and path
 //	  → serveGRPC            (grpc.go)     gRPC method routing: OTLP export or health
 //	    → exportUnary        (export.go)   read one message, then export
+//	    → exportStream       (stream.go)   otlplite.v1.StreamExporter: pipelined, acked by id
 //	    → health*            (health.go)   grpc.health.v1.Health Check, Watch, List
 //	  → serveOTLPHTTP        (http.go)     OTLP/HTTP: CORS, content type, body, then export
 //	    (JSON bodies are transcoded to protobuf first, so all paths store one format)
@@ -48,6 +49,8 @@ type Config struct {
 	RetryDelay time.Duration
 	// CORS lets browsers post OTLP/HTTP from other origins; off by default.
 	CORS CORSConfig
+	// Stream bounds the otlplite.v1.StreamExporter streams.
+	Stream StreamConfig
 }
 
 // Handler serves the OTLP/gRPC export services and the gRPC health service.
@@ -60,6 +63,7 @@ type Handler struct {
 	retryDelay time.Duration
 	health     healthState
 	cors       corsPolicy
+	stream     StreamConfig
 	bufPool    sync.Pool // *requestBuffers
 }
 
@@ -76,7 +80,9 @@ func New(cfg Config) *Handler {
 		decodeOpts: cfg.Decode,
 		retryDelay: cfg.RetryDelay,
 		cors:       newCORSPolicy(cfg.CORS),
+		stream:     cfg.Stream,
 	}
+	h.stream.setDefaults()
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -116,15 +122,16 @@ func isGRPCPath(path string) bool {
 		return false
 	}
 	switch service {
-	case traceService, metricsService, logsService, healthService:
+	case traceService, metricsService, logsService, healthService, streamService, unaryEnvelopeSvc:
 		return true
 	}
 	return false
 }
 
-// Shutdown marks every service NOT_SERVING and ends health Watch streams, so
-// that an http.Server's graceful shutdown is not held up by them. Export
-// calls in flight continue.
+// Shutdown marks every service NOT_SERVING, ends health Watch streams and
+// rotates export streams (each acknowledges what it read, then ends with
+// UNAVAILABLE so its client reconnects elsewhere), so that an http.Server's
+// graceful shutdown is not held up by them. Unary calls in flight continue.
 func (h *Handler) Shutdown() {
 	h.health.shutdown()
 }

@@ -30,7 +30,7 @@ const (
 
 // healthServices are the names the health service knows: "" is the server as
 // a whole, as the protocol defines.
-var healthServices = []string{"", traceService, metricsService, logsService}
+var healthServices = []string{"", traceService, metricsService, logsService, streamService, unaryEnvelopeSvc}
 
 // healthState is the serving status shared by every service, with a channel
 // that is closed (and replaced) on each change so Watch streams wake up.
@@ -38,12 +38,17 @@ type healthState struct {
 	mu      sync.Mutex
 	serving bool
 	changed chan struct{}
+	down    chan struct{} // closed by shutdown
 }
 
 func (hs *healthState) init() {
 	hs.serving = true
 	hs.changed = make(chan struct{})
+	hs.down = make(chan struct{})
 }
+
+// shuttingDown returns a channel that is closed when shutdown begins.
+func (hs *healthState) shuttingDown() <-chan struct{} { return hs.down }
 
 func (hs *healthState) shutdown() {
 	hs.mu.Lock()
@@ -52,6 +57,7 @@ func (hs *healthState) shutdown() {
 		return
 	}
 	hs.serving = false
+	close(hs.down)
 	close(hs.changed)
 	hs.changed = make(chan struct{})
 }

@@ -1,0 +1,361 @@
+package handler
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+)
+
+// The otlp-lite streaming and enveloped-unary services
+// (proto/otlplite/v1/stream.proto).
+const (
+	streamService      = "otlplite.v1.StreamExporter"
+	unaryEnvelopeSvc   = "otlplite.v1.UnaryExporter"
+	resultSuccess      = 0
+	resultNonRetryable = 1
+	resultRetryable    = 2
+)
+
+// Stream defaults. The proposal's load-balancing advice is "server closes
+// stream every 30 s or 1000 batches"; 16 requests in flight per stream keep a
+// high-latency link busy (at 500 spans per batch) while bounding per-stream
+// memory to 16 request buffers.
+const (
+	DefaultStreamMaxInFlight = 16
+	DefaultStreamMaxAge      = 30 * time.Second
+	DefaultStreamMaxRequests = 1000
+)
+
+// StreamConfig bounds one export stream.
+type StreamConfig struct {
+	// MaxInFlight is how many requests of one stream are processed at once;
+	// when reached, the server stops reading the stream and HTTP/2 flow
+	// control pushes back on the client.
+	MaxInFlight int
+	// MaxAge and MaxRequests trigger rotation: the server stops reading,
+	// acknowledges what it read, and ends the stream with UNAVAILABLE and a
+	// zero RetryInfo so the client reconnects, possibly elsewhere. MaxAge
+	// gets ±10% jitter so streams opened together do not rotate together.
+	// Negative disables the bound.
+	MaxAge      time.Duration
+	MaxRequests int
+}
+
+func (c *StreamConfig) setDefaults() {
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultStreamMaxInFlight
+	}
+	if c.MaxAge == 0 {
+		c.MaxAge = DefaultStreamMaxAge
+	}
+	if c.MaxRequests == 0 {
+		c.MaxRequests = DefaultStreamMaxRequests
+	}
+}
+
+// exportStream serves one StreamExporter call. See stream.proto for the
+// protocol, and in particular which requests a client must resend.
+func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
+	s := &exportStreamState{
+		h: h, call: call, kind: kind,
+		slots:    make(chan struct{}, h.stream.MaxInFlight),
+		inFlight: map[uint64]bool{},
+		readDone: make(chan *grpcwire.Status, 1),
+		rotate:   make(chan struct{}),
+	}
+	call.WriteHeaders()
+	call.Flush()
+	go s.readLoop()
+
+	var ageTimer <-chan time.Time
+	if age := h.stream.MaxAge; age > 0 {
+		jitter := time.Duration((rand.Float64()*0.2 - 0.1) * float64(age))
+		t := time.NewTimer(age + jitter)
+		defer t.Stop()
+		ageTimer = t.C
+	}
+	var end *grpcwire.Status
+	select {
+	case st := <-s.readDone:
+		end = st // nil: the client half-closed
+	case <-s.rotate:
+		end = rotationStatus()
+	case <-ageTimer:
+		end = rotationStatus()
+	case <-h.health.shuttingDown():
+		end = rotationStatus()
+	case <-call.Context().Done():
+		end = grpcwire.Errorf(grpcwire.Canceled, "stream canceled: %v", call.Context().Err())
+	}
+	// Stop taking requests, then let every request already read finish and
+	// be acknowledged before the trailers: a read request is never left
+	// without an answer while the stream is alive.
+	s.stopAccepting()
+	s.wg.Wait()
+	if end != nil && end.Code != grpcwire.OK {
+		h.logRefusal(call.Request(), "grpc_stream", end)
+	}
+	call.WriteStatus(end)
+}
+
+func rotationStatus() *grpcwire.Status {
+	st := grpcwire.Errorf(grpcwire.Unavailable, "stream rotated: reconnect and resend the requests that were not acknowledged")
+	st.RetryDelay = -1 // RetryInfo with a zero delay
+	return st
+}
+
+type exportStreamState struct {
+	h     *Handler
+	call  *grpcwire.Call
+	kind  *signalKind
+	slots chan struct{} // one per request being processed
+
+	mu        sync.Mutex
+	stopped   bool
+	inFlight  map[uint64]bool
+	wg        sync.WaitGroup
+	requests  int
+	writeMu   sync.Mutex
+	readDone  chan *grpcwire.Status // the read loop's end: nil on half-close
+	rotate    chan struct{}         // closed when MaxRequests is reached
+	rotateOne sync.Once
+}
+
+func (s *exportStreamState) stopAccepting() {
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+}
+
+// readLoop reads requests until the stream ends, the stream is stopped, or a
+// protocol error. It takes a processing slot before reading each request, so
+// at most MaxInFlight requests are held; when none is free it does not read,
+// and HTTP/2 flow control stops the client.
+func (s *exportStreamState) readLoop() {
+	ctx := s.call.Context()
+	for {
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		bufs := s.h.getBuffers()
+		var st *grpcwire.Status
+		bufs.msg, bufs.scratch, st = s.call.ReadMessage(bufs.msg, bufs.scratch)
+		if st != nil {
+			s.h.putBuffers(bufs)
+			<-s.slots
+			if grpcwire.IsEndOfStream(st) {
+				st = nil
+			}
+			s.readDone <- st
+			return
+		}
+		id, err := unwrapStreamRequest(bufs)
+		if err != nil {
+			s.h.putBuffers(bufs)
+			<-s.slots
+			s.readDone <- grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode stream request: %v", err)
+			return
+		}
+		s.mu.Lock()
+		if s.stopped {
+			// The stream is ending: this request is not processed and
+			// gets no response, so the client resends it.
+			s.mu.Unlock()
+			s.h.putBuffers(bufs)
+			<-s.slots
+			return
+		}
+		if s.inFlight[id] {
+			s.mu.Unlock()
+			s.h.putBuffers(bufs)
+			<-s.slots
+			s.readDone <- grpcwire.Errorf(grpcwire.InvalidArgument, "request id %d reused while still in flight", id)
+			return
+		}
+		s.inFlight[id] = true
+		s.requests++
+		last := s.h.stream.MaxRequests > 0 && s.requests >= s.h.stream.MaxRequests
+		if last {
+			s.stopped = true
+		}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.process(id, bufs)
+		if last {
+			s.rotateOne.Do(func() { close(s.rotate) })
+			return
+		}
+	}
+}
+
+// process exports one request and writes its acknowledgement.
+func (s *exportStreamState) process(id uint64, bufs *requestBuffers) {
+	defer s.wg.Done()
+	out, st := s.h.export(s.call.Context(), s.kind, bufs)
+	bufs.resp = appendStreamResponse(bufs.resp[:0], id, out, st, s.h.retryDelay)
+	s.writeMu.Lock()
+	err := s.call.WriteMessage(bufs.resp)
+	s.call.Flush()
+	s.writeMu.Unlock()
+	if err != nil {
+		s.h.log.Debug("cannot write stream response", "peer", s.call.Request().RemoteAddr, "err", err)
+	}
+	if st != nil {
+		s.h.logRefusal(s.call.Request(), "grpc_stream", st)
+	}
+	s.h.putBuffers(bufs)
+	s.mu.Lock()
+	delete(s.inFlight, id)
+	s.mu.Unlock()
+	<-s.slots
+}
+
+// exportEnvelopeUnary serves UnaryExporter: the stream's envelope, one
+// request per call, answered with an ExportResponse (status OK).
+func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
+	bufs := h.getBuffers()
+	defer h.putBuffers(bufs)
+	var st *grpcwire.Status
+	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
+	if st != nil {
+		h.logRefusal(call.Request(), "grpc", st)
+		call.WriteStatus(st)
+		return
+	}
+	id, err := unwrapStreamRequest(bufs)
+	if err != nil {
+		st := grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode request: %v", err)
+		h.logRefusal(call.Request(), "grpc", st)
+		call.WriteStatus(st)
+		return
+	}
+	out, st := h.export(call.Context(), kind, bufs)
+	if st != nil {
+		h.logRefusal(call.Request(), "grpc", st)
+	}
+	bufs.resp = appendStreamResponse(bufs.resp[:0], id, out, st, h.retryDelay)
+	_ = call.WriteResponse(bufs.resp)
+}
+
+// unwrapStreamRequest turns the envelope in bufs.msg into the plain
+// Export*ServiceRequest, in place, and returns its id:
+//
+//	message TraceExportRequest {
+//	  uint64 id = 1;
+//	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 2;
+//	}
+//
+// Field 2 becomes field 1 of ExportTraceServiceRequest (same for metrics and
+// logs); the id and unknown fields are dropped. The rewritten tag is one byte
+// and no field grows, so writing never overtakes reading.
+func unwrapStreamRequest(bufs *requestBuffers) (uint64, error) {
+	src := bufs.msg
+	w := 0
+	var id uint64
+	var fc easyproto.FieldContext
+	for rest := src; len(rest) > 0; {
+		tail, err := fc.NextField(rest)
+		if err != nil {
+			return 0, err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if v, ok := fc.Uint64(); ok {
+				id = v
+			}
+		case 2:
+			if data, ok := fc.MessageData(); ok {
+				// Field 1, wire type LEN, then the length and the data,
+				// moved down to the write position.
+				dataStart := len(src) - len(tail) - len(data)
+				w = writeLenField(src, w, dataStart, len(data))
+			}
+		}
+		rest = tail
+	}
+	bufs.msg = src[:w]
+	return id, nil
+}
+
+// writeLenField writes tag 0x0a, the varint n and src[dataStart:dataStart+n]
+// at src[w:], returning the new write position. The caller guarantees the
+// written bytes end no later than dataStart+n.
+func writeLenField(src []byte, w, dataStart, n int) int {
+	var hdr [11]byte
+	hdr[0] = 0x0a
+	k := 1
+	for v := uint64(n); ; {
+		if v < 0x80 {
+			hdr[k] = byte(v)
+			k++
+			break
+		}
+		hdr[k] = byte(v) | 0x80
+		v >>= 7
+		k++
+	}
+	w += copy(src[w:], hdr[:k])
+	w += copy(src[w:], src[dataStart:dataStart+n])
+	return w
+}
+
+// appendStreamResponse encodes the ExportResponse for one request:
+//
+//	message ExportResponse {
+//	  uint64 id = 1;
+//	  ResultCode result_code = 2;
+//	  string error_message = 3;
+//	  google.protobuf.Duration retry_delay = 4;
+//	  int64 rejected_items = 5;
+//	}
+func appendStreamResponse(dst []byte, id uint64, out exportOutcome, st *grpcwire.Status, retryDelay time.Duration) []byte {
+	m := responseMarshalers.Get()
+	mm := m.MessageMarshaler()
+	if id != 0 {
+		mm.AppendUint64(1, id)
+	}
+	switch {
+	case st == nil:
+		if out.rejected > 0 {
+			mm.AppendString(3, out.message)
+			mm.AppendInt64(5, int64(out.rejected))
+		}
+	case isRetryable(st.Code):
+		mm.AppendInt32(2, resultRetryable)
+		mm.AppendString(3, st.Message)
+		d := st.RetryDelay
+		if d <= 0 {
+			d = retryDelay
+		}
+		dur := mm.AppendMessage(4)
+		if sec := int64(d / time.Second); sec != 0 {
+			dur.AppendInt64(1, sec)
+		}
+		if ns := int32(d % time.Second); ns != 0 {
+			dur.AppendInt32(2, ns)
+		}
+	default:
+		mm.AppendInt32(2, resultNonRetryable)
+		mm.AppendString(3, st.Message)
+	}
+	dst = m.Marshal(dst)
+	responseMarshalers.Put(m)
+	return dst
+}
+
+// isRetryable reports whether a request that failed with c may succeed if
+// sent again (OTLP v1.11 "Failures": the retryable gRPC codes).
+func isRetryable(c grpcwire.Code) bool {
+	switch c {
+	case grpcwire.Canceled, grpcwire.DeadlineExceeded, grpcwire.Aborted, grpcwire.OutOfRange,
+		grpcwire.Unavailable, grpcwire.DataLoss, grpcwire.ResourceExhausted:
+		return true
+	}
+	return false
+}
