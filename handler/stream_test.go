@@ -256,7 +256,7 @@ func TestStreamPerRequestOutcomes(t *testing.T) {
 	sink := &memSink{}
 	c := startHandler(t, New(Config{Sink: sink, Logger: quietLogger(), RetryDelay: 1500 * time.Millisecond}))
 	s := openStream(t, c, "ExportTraces")
-	s.send(1, traceRequest(goodID, []byte{1, 2}))           // partial
+	s.send(1, traceRequest(goodID, []byte{1, 2}))                       // partial
 	s.pw.Write(frame(append(envelope(2, nil), 0x12, 0x02, 0xff, 0xff))) // undecodable ResourceSpans
 	s.pw.Close()
 	acks, st := s.finish()
