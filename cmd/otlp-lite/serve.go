@@ -38,6 +38,9 @@ type serveConfig struct {
 	logLevel        string
 	shutdownTimeout time.Duration
 	maxStreams      int
+	streamWindow    int
+	connWindow      int
+	stream          handler.StreamConfig
 }
 
 func serve(args []string, stderr io.Writer) int {
@@ -61,6 +64,17 @@ func serve(args []string, stderr io.Writer) int {
 	// connection, but a streaming or async client may keep hundreds open;
 	// net/http's default of 250 would make them queue.
 	fs.IntVar(&cfg.maxStreams, "http2-max-concurrent-streams", 1000, "HTTP/2 concurrent streams per connection")
+	// HTTP/2 flow-control windows bound what one stream / connection may
+	// have in flight unread. A stream carries at most bandwidth × RTT per
+	// window: net/http's defaults (4 MiB per stream, 1 GiB per connection
+	// total) would cap a 200 ms link at 20 MiB/s; 16 MiB per stream keeps
+	// a 200 ms link at 80 MiB/s, and the connection bound stays far below
+	// the admission budget.
+	fs.IntVar(&cfg.streamWindow, "http2-stream-window", 16<<20, "HTTP/2 receive window per stream, bytes")
+	fs.IntVar(&cfg.connWindow, "http2-conn-window", 64<<20, "HTTP/2 receive window per connection, bytes")
+	fs.IntVar(&cfg.stream.MaxInFlight, "stream-max-in-flight", handler.DefaultStreamMaxInFlight, "requests of one export stream processed at once; beyond it the server stops reading the stream (flow-control back-pressure)")
+	fs.DurationVar(&cfg.stream.MaxAge, "stream-max-age", handler.DefaultStreamMaxAge, "rotate an export stream after this age (±10% jitter) so clients rebalance; negative disables")
+	fs.IntVar(&cfg.stream.MaxRequests, "stream-max-requests", handler.DefaultStreamMaxRequests, "rotate an export stream after this many requests; negative disables")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -104,6 +118,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		Logger:         logger,
 		MaxRecvMsgSize: cfg.maxRecvMsgSize,
 		Decode:         otlpdecode.Options{ValidateUTF8: cfg.validateUTF8},
+		Stream:         cfg.stream,
 		CORS: handler.CORSConfig{
 			AllowedOrigins: splitList(cfg.corsOrigins),
 			AllowedHeaders: splitList(cfg.corsHeaders),
@@ -124,7 +139,9 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 			// 1 MiB frames (the default is 16 KiB) cut per-frame overhead
 			// for large OTLP batches while bounding what one frame makes
 			// the server buffer; HTTP/2 allows up to 16 MiB.
-			MaxReadFrameSize: 1 << 20,
+			MaxReadFrameSize:              1 << 20,
+			MaxReceiveBufferPerStream:     cfg.streamWindow,
+			MaxReceiveBufferPerConnection: cfg.connWindow,
 		},
 		// Bounds the time a client may take to send headers; it does not
 		// limit long-lived HTTP/2 connections.
