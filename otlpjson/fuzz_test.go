@@ -1,0 +1,153 @@
+package otlpjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// allTypes lists every MessageType.
+var allTypes = []MessageType{
+	TracesData, MetricsData, LogsData,
+	ExportTraceServiceResponse, ExportMetricsServiceResponse, ExportLogsServiceResponse,
+	Status,
+}
+
+// readTestdata returns the contents of the files matching pattern.
+func readTestdata(tb testing.TB, pattern string) map[string][]byte {
+	tb.Helper()
+	names, err := filepath.Glob(pattern)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	files := make(map[string][]byte, len(names))
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		files[name] = b
+	}
+	return files
+}
+
+// checkError fails unless err is an *Error pointing inside the input.
+func checkError(t *testing.T, err error, inputLen int) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %T %q is not *Error", err, err)
+	}
+	if e.Offset < 0 || e.Offset > inputLen {
+		t.Fatalf("error offset %d outside input of %d bytes: %v", e.Offset, inputLen, err)
+	}
+}
+
+// checkFixedPoint checks that the canonical JSON js of type mt decodes and
+// re-encodes to the same bytes.
+func checkFixedPoint(t *testing.T, mt MessageType, js []byte) {
+	t.Helper()
+	if !json.Valid(js) {
+		t.Fatalf("%s: Marshal produced invalid JSON: %q", mt, js)
+	}
+	pb, err := Unmarshal(nil, mt, js)
+	if err != nil {
+		t.Fatalf("%s: Unmarshal of Marshal output failed: %v\njson: %s", mt, err, js)
+	}
+	js2, err := Marshal(nil, mt, pb)
+	if err != nil {
+		t.Fatalf("%s: Marshal after round trip failed: %v", mt, err)
+	}
+	if !bytes.Equal(js, js2) {
+		t.Fatalf("%s: encode/decode/encode is not stable:\n%s\n%s", mt, js, js2)
+	}
+}
+
+// FuzzUnmarshal checks that Unmarshal never panics, that its errors locate
+// the problem inside the input, and that successful output marshals to
+// canonical JSON that is a fixed point of decode/encode.
+func FuzzUnmarshal(f *testing.F) {
+	for _, b := range readTestdata(f, "testdata/*.json") {
+		f.Add(b)
+	}
+	for _, tc := range marshalCases() {
+		f.Add([]byte(tc.want))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, mt := range allTypes {
+			pb, err := Unmarshal(nil, mt, data)
+			if err != nil {
+				checkError(t, err, len(data))
+				continue
+			}
+			js, err := Marshal(nil, mt, pb)
+			if err != nil {
+				t.Fatalf("%s: Marshal of Unmarshal output failed: %v\ninput: %q", mt, err, data)
+			}
+			checkFixedPoint(t, mt, js)
+		}
+	})
+}
+
+// FuzzMarshal checks that Marshal never panics on arbitrary protobuf and that
+// its output is valid JSON which Unmarshal accepts and which is a fixed point
+// of decode/encode.
+func FuzzMarshal(f *testing.F) {
+	// testdata/fuzz/FuzzMarshal holds the small payloads of the
+	// repository-level testdata/otlp. Large seeds make minimization slow:
+	// fuzz with -fuzzminimizetime 1s on a shared machine.
+	for _, tc := range marshalCases() {
+		f.Add(tc.src)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, mt := range allTypes {
+			js, err := Marshal(nil, mt, data)
+			if err != nil {
+				checkError(t, err, len(data))
+				continue
+			}
+			checkFixedPoint(t, mt, js)
+		}
+	})
+}
+
+// TestTestdataExamples checks the opentelemetry-proto examples decode, and
+// that the malformed events example is rejected with its location.
+func TestTestdataExamples(t *testing.T) {
+	tests := []struct {
+		file    string
+		t       MessageType
+		wantErr string
+	}{
+		{"testdata/trace.json", TracesData, ""},
+		{"testdata/metrics.json", MetricsData, ""},
+		{"testdata/logs.json", LogsData, ""},
+		{"testdata/events_invalid.json", LogsData, "cannot decode resourceLogs[0].scopeLogs[0].logRecords[0].body.kvlistValue: expected object at offset 1148"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			src, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pb, err := Unmarshal(nil, tc.t, src)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error %v; want %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Unmarshal: %v", err)
+			}
+			js, err := Marshal(nil, tc.t, pb)
+			if err != nil {
+				t.Fatalf("Marshal: %v", err)
+			}
+			checkFixedPoint(t, tc.t, js)
+		})
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package otlpjson
+
+const raceEnabled = false
