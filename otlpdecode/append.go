@@ -2,6 +2,7 @@ package otlpdecode
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/VictoriaMetrics/easyproto"
 )
@@ -81,6 +82,8 @@ func wrapField(dst []byte, start int, num uint32) []byte {
 // appendValid re-encodes an Export*ServiceRequest (layout at
 // checker.check).
 func (c *checker) appendValid(dst, src []byte, names *signalNames, item itemAppendFunc) ([]byte, error) {
+	// The output is at most as long as src: grow dst once.
+	dst = slices.Grow(dst, len(src))
 	var fc easyproto.FieldContext
 	for rs := 0; len(src) > 0; {
 		tail, err := nextField(&fc, src)
@@ -129,7 +132,7 @@ func (c *checker) containerReason(src []byte, check func(*checker, []byte) (reas
 			}
 		case 3:
 			if c.badString(&fc) {
-				return utf8Reason("schema_url", -1, ""), nil
+				return utf8Reason("schema_url", -1), nil
 			}
 		}
 	}
@@ -239,7 +242,7 @@ func appendValidMetric(c *checker, dst, src []byte) ([]byte, bool, error) {
 		switch fc.FieldNum {
 		case 1, 2, 3:
 			if c.badString(&fc) {
-				r = utf8Reason("name", -1, "")
+				r = utf8Reason("name", -1)
 			}
 		case 12:
 			if err := c.attribute(&fc, "metadata", &nMeta, &r); err != nil {

@@ -1,6 +1,7 @@
 package otlpdecode
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -31,44 +32,54 @@ func (c *checker) badString(fc *easyproto.FieldContext) bool {
 
 // reason says why an item is rejected; the zero value means it is valid.
 // It holds static strings and numbers only, so the happy path of Check
-// never formats: String runs once per request, for FirstRejection.
+// never formats, and a rejection costs no allocation either: String runs
+// once per request, for FirstRejection.
 type reason struct {
-	field string // offending field of the item, e.g. "trace_id", "attributes"
-	idx   int    // index in the repeated field, -1 when field is singular
-	sub   string // offending field of the element, e.g. "trace_id" of links[i]
-	got   int    // length in bytes of a bad id, or -1 for invalid UTF-8
-	want  string // allowed id lengths, e.g. "16" or "empty or 8"
+	// path names the offending field from the item down, e.g.
+	// links[1].trace_id is {{"links", 1}, {"trace_id", -1}}.
+	path [4]pathElem
+	got  int    // length in bytes of a bad id, or -1 for invalid UTF-8
+	want string // allowed id lengths, e.g. "16" or "empty or 8"
 }
 
-func (r reason) bad() bool { return r.field != "" }
+type pathElem struct {
+	name string
+	idx  int // index in a repeated field, -1 for a singular one
+}
 
-func utf8Reason(field string, idx int, sub string) reason {
-	return reason{field: field, idx: idx, sub: sub, got: -1}
+func (r reason) bad() bool { return r.path[0].name != "" }
+
+func utf8Reason(field string, idx int) reason {
+	return reason{path: [4]pathElem{{field, idx}}, got: -1}
 }
 
 func lenReason(field string, got int, want string) reason {
-	return reason{field: field, idx: -1, got: got, want: want}
+	return reason{path: [4]pathElem{{field, -1}}, got: got, want: want}
 }
 
-// in nests a reason found in element idx of the repeated field name.
-func (r reason) in(field string, idx int) reason {
-	sub := r.field
-	if r.sub != "" {
-		sub += "." + r.sub
-	}
-	return reason{field: field, idx: idx, sub: sub, got: r.got, want: r.want}
+// in nests a reason found in element idx of the field name (idx -1: a
+// singular field). Paths deeper than 4 elements keep their first 4.
+func (r reason) in(name string, idx int) reason {
+	copy(r.path[1:], r.path[:3])
+	r.path[0] = pathElem{name, idx}
+	return r
 }
 
 func (r reason) String() string {
-	b := append([]byte(nil), r.field...)
-	if r.idx >= 0 {
-		b = append(b, '[')
-		b = strconv.AppendInt(b, int64(r.idx), 10)
-		b = append(b, ']')
-	}
-	if r.sub != "" {
-		b = append(b, '.')
-		b = append(b, r.sub...)
+	var b []byte
+	for i, e := range r.path {
+		if e.name == "" {
+			break
+		}
+		if i > 0 {
+			b = append(b, '.')
+		}
+		b = append(b, e.name...)
+		if e.idx >= 0 {
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(e.idx), 10)
+			b = append(b, ']')
+		}
 	}
 	if r.got < 0 {
 		b = append(b, " is not valid UTF-8"...)
@@ -133,6 +144,32 @@ func (c *checker) anyValue(src []byte, depth int) (bool, error) {
 		}
 	}
 	return valid, nil
+}
+
+// scalarValue checks an AnyValue made of a single scalar field (or of
+// nothing) in its shortest encoding; ok is false for any other shape,
+// which the caller then walks in full.
+func (c *checker) scalarValue(v []byte) (valid, ok bool) {
+	if len(v) == 0 {
+		return true, true
+	}
+	switch v[0] {
+	case 0x0a: // string_value
+		if len(v) >= 2 && v[1] < 0x80 && int(v[1])+2 == len(v) {
+			return !c.utf8 || utf8.Valid(v[2:]), true
+		}
+	case 0x3a: // bytes_value
+		if len(v) >= 2 && v[1] < 0x80 && int(v[1])+2 == len(v) {
+			return true, true
+		}
+	case 0x10, 0x18: // bool_value, int_value
+		if _, n := binary.Uvarint(v[1:]); n > 0 && 1+n == len(v) {
+			return true, true
+		}
+	case 0x21: // double_value
+		return true, len(v) == 9
+	}
+	return false, false
 }
 
 // arrayValue checks the elements of an ArrayValue held by an AnyValue at
@@ -201,6 +238,16 @@ func (c *checker) keyValueList(src []byte, depth int) (bool, error) {
 //	  int32 key_strindex = 3;
 //	}
 func (c *checker) keyValue(src []byte, depth int) (bool, error) {
+	// Fast path for what SDKs emit: key then a scalar value, short
+	// lengths, nothing else. Anything different takes the general walk.
+	if len(src) >= 4 && src[0] == 0x0a && src[1] < 0x80 && depth <= c.maxDepth {
+		kl := int(src[1])
+		if 4+kl <= len(src) && src[2+kl] == 0x12 && src[3+kl] < 0x80 && 4+kl+int(src[3+kl]) == len(src) {
+			if valid, ok := c.scalarValue(src[4+kl:]); ok {
+				return valid && (!c.utf8 || utf8.Valid(src[2:2+kl])), nil
+			}
+		}
+	}
 	valid := true
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
@@ -240,7 +287,7 @@ func (c *checker) attribute(fc *easyproto.FieldContext, field string, idx *int, 
 		return at(err, field, i)
 	}
 	if !valid && !r.bad() {
-		*r = utf8Reason(field, i, "")
+		*r = utf8Reason(field, i)
 	}
 	return nil
 }
@@ -306,19 +353,19 @@ func (c *checker) entityRef(src []byte) (reason, error) {
 		switch fc.FieldNum {
 		case 1:
 			if c.badString(&fc) {
-				r = utf8Reason("schema_url", -1, "")
+				r = utf8Reason("schema_url", -1)
 			}
 		case 2:
 			if c.badString(&fc) {
-				r = utf8Reason("type", -1, "")
+				r = utf8Reason("type", -1)
 			}
 		case 3:
 			if c.badString(&fc) {
-				r = utf8Reason("id_keys", -1, "")
+				r = utf8Reason("id_keys", -1)
 			}
 		case 4:
 			if c.badString(&fc) {
-				r = utf8Reason("description_keys", -1, "")
+				r = utf8Reason("description_keys", -1)
 			}
 		}
 	}
@@ -345,11 +392,11 @@ func (c *checker) scope(src []byte) (reason, error) {
 		switch fc.FieldNum {
 		case 1:
 			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("name", -1, "")
+				r = utf8Reason("name", -1)
 			}
 		case 2:
 			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("version", -1, "")
+				r = utf8Reason("version", -1)
 			}
 		case 3:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
@@ -371,8 +418,28 @@ type itemTally struct {
 	point    int    // metrics: index of the first rejected data point
 }
 
-// itemCheckFunc checks one element of the item field of a Scope* message.
-type itemCheckFunc func(c *checker, src []byte, t *itemTally) error
+// signal selects the item check of a walk. It is a switch rather than a
+// function value so that the itemTally stays on the stack: an indirect
+// call would make it escape, one allocation per item.
+type signal uint8
+
+const (
+	signalTraces signal = iota
+	signalMetrics
+	signalLogs
+)
+
+// item checks one element of the item field of a Scope* message.
+func (c *checker) item(sig signal, src []byte, t *itemTally) error {
+	switch sig {
+	case signalTraces:
+		return checkSpanItem(c, src, t)
+	case signalMetrics:
+		return checkMetricItem(c, src, t)
+	default:
+		return checkLogItem(c, src, t)
+	}
+}
 
 // signalNames are the field names used in positions for one signal.
 type signalNames struct {
@@ -438,7 +505,7 @@ func (p *itemPos) format(n *signalNames) string {
 //	message ExportTraceServiceRequest {
 //	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
 //	}
-func (c *checker) check(src []byte, names *signalNames, item itemCheckFunc) (Result, error) {
+func (c *checker) check(src []byte, names *signalNames, item signal) (Result, error) {
 	var total tally
 	var fc easyproto.FieldContext
 	for rs := 0; len(src) > 0; {
@@ -479,7 +546,7 @@ func (c *checker) check(src []byte, names *signalNames, item itemCheckFunc) (Res
 // If the resource (or schema_url) is invalid, every item under it is
 // rejected; the resource may follow the scopes on the wire, so the verdict
 // is applied after the walk.
-func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item itemCheckFunc, t *tally) error {
+func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item signal, t *tally) error {
 	var resReason reason
 	var fc easyproto.FieldContext
 	for ss := 0; len(src) > 0; {
@@ -513,7 +580,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item ite
 			ss++
 		case 3:
 			if c.badString(&fc) && !resReason.bad() {
-				resReason = utf8Reason("schema_url", -1, "")
+				resReason = utf8Reason("schema_url", -1)
 			}
 		}
 	}
@@ -531,7 +598,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item ite
 //	  repeated Span spans = 2;
 //	  string schema_url = 3;
 //	}
-func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item itemCheckFunc, t *tally) error {
+func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item signal, t *tally) error {
 	var scopeReason reason
 	var fc easyproto.FieldContext
 	for idx := 0; len(src) > 0; {
@@ -558,7 +625,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item it
 				continue
 			}
 			var it itemTally
-			if err := item(c, data, &it); err != nil {
+			if err := c.item(item, data, &it); err != nil {
 				return at(err, names.items, idx)
 			}
 			if it.items > 0 && t.items == 0 {
@@ -573,7 +640,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item it
 			idx++
 		case 3:
 			if c.badString(&fc) && !scopeReason.bad() {
-				scopeReason = utf8Reason("schema_url", -1, "")
+				scopeReason = utf8Reason("schema_url", -1)
 			}
 		}
 	}

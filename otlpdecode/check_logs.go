@@ -17,7 +17,7 @@ import (
 // Errors and allocations are as for CheckTraces.
 func CheckLogs(src []byte, opts *Options) (Result, error) {
 	c := newChecker(opts)
-	return c.check(src, &logNames, checkLogItem)
+	return c.check(src, &logNames, signalLogs)
 }
 
 func checkLogItem(c *checker, src []byte, t *itemTally) error {
@@ -62,7 +62,7 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 		switch fc.FieldNum {
 		case 3:
 			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("severity_text", -1, "")
+				r = utf8Reason("severity_text", -1)
 			}
 		case 5:
 			data, ok := fc.MessageData()
@@ -74,7 +74,7 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 				return r, at(err, "body", -1)
 			}
 			if !valid && !r.bad() {
-				r = utf8Reason("body", -1, "")
+				r = utf8Reason("body", -1)
 			}
 		case 6:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
@@ -90,7 +90,7 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 			}
 		case 12:
 			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("event_name", -1, "")
+				r = utf8Reason("event_name", -1)
 			}
 		}
 	}

@@ -20,7 +20,7 @@ import (
 // Errors and allocations are as for CheckTraces.
 func CheckMetrics(src []byte, opts *Options) (Result, error) {
 	c := newChecker(opts)
-	return c.check(src, &metricNames, checkMetricItem)
+	return c.check(src, &metricNames, signalMetrics)
 }
 
 // metric data oneof field numbers and their names in positions.
@@ -77,15 +77,15 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 		switch fc.FieldNum {
 		case 1:
 			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("name", -1, "")
+				r = utf8Reason("name", -1)
 			}
 		case 2:
 			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("description", -1, "")
+				r = utf8Reason("description", -1)
 			}
 		case 3:
 			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("unit", -1, "")
+				r = utf8Reason("unit", -1)
 			}
 		case metricGauge, metricSum, metricHistogram, metricExponentialHistogram, metricSummary:
 			data, ok := fc.MessageData()

@@ -22,7 +22,7 @@ import (
 // CheckTraces does not allocate unless it returns an error or a rejection.
 func CheckTraces(src []byte, opts *Options) (Result, error) {
 	c := newChecker(opts)
-	return c.check(src, &traceNames, checkSpanItem)
+	return c.check(src, &traceNames, signalTraces)
 }
 
 func checkSpanItem(c *checker, src []byte, t *itemTally) error {
@@ -80,7 +80,7 @@ func (c *checker) span(src []byte) (reason, error) {
 			}
 		case 3:
 			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("trace_state", -1, "")
+				r = utf8Reason("trace_state", -1)
 			}
 		case 4:
 			if b, ok := fc.Bytes(); ok {
@@ -88,7 +88,7 @@ func (c *checker) span(src []byte) (reason, error) {
 			}
 		case 5:
 			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("name", -1, "")
+				r = utf8Reason("name", -1)
 			}
 		case 9:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
@@ -167,7 +167,7 @@ func (c *checker) event(src []byte) (reason, error) {
 		switch fc.FieldNum {
 		case 2:
 			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("name", -1, "")
+				r = utf8Reason("name", -1)
 			}
 		case 3:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
@@ -209,7 +209,7 @@ func (c *checker) link(src []byte) (reason, error) {
 			}
 		case 3:
 			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("trace_state", -1, "")
+				r = utf8Reason("trace_state", -1)
 			}
 		case 4:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
@@ -242,7 +242,7 @@ func (c *checker) status(src []byte) (reason, error) {
 			return r, err
 		}
 		if fc.FieldNum == 2 && c.badString(&fc) {
-			r = utf8Reason("message", -1, "")
+			r = utf8Reason("message", -1)
 		}
 	}
 	return r, nil

@@ -1,0 +1,349 @@
+package otlpdecode
+
+import (
+	"strings"
+	"testing"
+)
+
+const badUTF8 = "bad\xff"
+
+var utf8Opts = &Options{ValidateUTF8: true}
+
+func TestCheckTracesRules(t *testing.T) {
+	zeroIDs := pb{}.msg(1, make(pb, 16)).msg(2, make(pb, 8))
+	tests := []struct {
+		name  string
+		span  pb
+		opts  *Options
+		first string // expected FirstRejection, "" when valid
+	}{
+		{"valid", span(16, 8, nil), nil, ""},
+		{"all-zero ids are valid", zeroIDs, nil, ""},
+		{"parent 8", span(16, 8, pb{}.msg(4, ids(8, 0))), nil, ""},
+		{"trace_id 3", span(3, 8, nil), nil, "trace_id is 3 bytes, want 16"},
+		{"trace_id missing", pb{}.msg(2, ids(8, 0)), nil, "trace_id is 0 bytes, want 16"},
+		{"trace_id 17", span(17, 8, nil), nil, "trace_id is 17 bytes, want 16"},
+		{"span_id 0", span(16, 0, nil), nil, "span_id is 0 bytes, want 8"},
+		{"parent 5", span(16, 8, pb{}.msg(4, ids(5, 0))), nil, "parent_span_id is 5 bytes, want empty or 8"},
+		{"last trace_id wins (bad)", span(16, 8, pb{}.msg(1, ids(2, 0))), nil, "trace_id is 2 bytes, want 16"},
+		{"last trace_id wins (good)", append(pb{}.msg(1, ids(2, 0)), span(16, 8, nil)...), nil, ""},
+		{"trace_id as varint is unknown", span(16, 8, pb{}.varint(1, 3)), nil, ""},
+		{"link trace_id", span(16, 8, pb{}.msg(13, pb{}.msg(1, ids(16, 0)).msg(2, ids(8, 0))).msg(13, pb{}.msg(1, ids(4, 0)).msg(2, ids(8, 0)))), nil,
+			"links[1].trace_id is 4 bytes, want 16"},
+		{"link span_id", span(16, 8, pb{}.msg(13, pb{}.msg(1, ids(16, 0)))), nil, "links[0].span_id is 0 bytes, want 8"},
+		{"bad UTF-8 ignored by default", span(16, 8, pb{}.str(5, badUTF8)), nil, ""},
+		{"name", span(16, 8, pb{}.str(5, badUTF8)), utf8Opts, "name is not valid UTF-8"},
+		{"trace_state", span(16, 8, pb{}.str(3, badUTF8)), utf8Opts, "trace_state is not valid UTF-8"},
+		{"attribute key", span(16, 8, pb{}.msg(9, strAttr(badUTF8, "v"))), utf8Opts, "attributes[2] is not valid UTF-8"},
+		{"nested attribute value", span(16, 8, pb{}.msg(9, pb{}.str(1, "k").msg(2, pb{}.msg(5, pb{}.msg(1, pb{}.str(1, badUTF8)))))), utf8Opts,
+			"attributes[2] is not valid UTF-8"},
+		{"event name", span(16, 8, pb{}.msg(11, pb{}.str(2, "ok")).msg(11, pb{}.str(2, badUTF8))), utf8Opts, "events[1].name is not valid UTF-8"},
+		{"event attribute", span(16, 8, pb{}.msg(11, pb{}.msg(3, strAttr("k", badUTF8)))), utf8Opts, "events[0].attributes[0] is not valid UTF-8"},
+		{"link trace_state", span(16, 8, pb{}.msg(13, pb{}.msg(1, ids(16, 0)).msg(2, ids(8, 0)).str(3, badUTF8))), utf8Opts,
+			"links[0].trace_state is not valid UTF-8"},
+		{"status message", span(16, 8, pb{}.msg(15, pb{}.str(2, badUTF8))), utf8Opts, "status.message is not valid UTF-8"},
+		{"ids reported before UTF-8", span(3, 8, pb{}.str(5, badUTF8)), utf8Opts, "trace_id is 3 bytes, want 16"},
+		{"bytes values are not UTF-8 checked", span(16, 8, pb{}.msg(9, pb{}.str(1, "b").msg(2, pb{}.str(7, badUTF8)))), utf8Opts, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := request(nil, nil, []pb{span(16, 8, nil), tt.span})
+			res, err := CheckTraces(src, tt.opts)
+			if err != nil {
+				t.Fatalf("CheckTraces: %v", err)
+			}
+			want := Result{Items: 2}
+			if tt.first != "" {
+				want.Rejected = 1
+				want.FirstRejection = "resource_spans[0].scope_spans[0].spans[1]: " + tt.first
+			}
+			if res != want {
+				t.Errorf("CheckTraces = %+v\nwant          %+v", res, want)
+			}
+		})
+	}
+}
+
+func TestCheckContainersRejectAll(t *testing.T) {
+	good := []pb{span(16, 8, nil), span(16, 8, nil)}
+	bad := span(1, 8, nil)
+	tests := []struct {
+		name     string
+		src      pb
+		rejected int
+		first    string
+	}{
+		{"resource attribute", request(pb{}.msg(1, strAttr("k", badUTF8)), nil, good, good), 4,
+			"resource_spans[0].scope_spans[0].spans[0]: resource.attributes[0] is not valid UTF-8"},
+		{"entity ref", request(pb{}.msg(3, pb{}.str(2, "t").str(3, badUTF8)), nil, good), 2,
+			"resource_spans[0].scope_spans[0].spans[0]: resource.entity_refs[0].id_keys is not valid UTF-8"},
+		{"scope name", request(nil, pb{}.str(1, badUTF8), good), 2,
+			"resource_spans[0].scope_spans[0].spans[0]: scope.name is not valid UTF-8"},
+		{"scope version with an invalid span first", request(nil, pb{}.str(2, badUTF8), []pb{bad, span(16, 8, nil)}), 2,
+			"resource_spans[0].scope_spans[0].spans[0]: scope.version is not valid UTF-8"},
+		{"resource schema_url after scopes", append(pb{}, pb{}.msg(1, pb{}.msg(2, pb{}.msg(2, good[0])).str(3, badUTF8))...), 1,
+			"resource_spans[0].scope_spans[0].spans[0]: schema_url is not valid UTF-8"},
+		{"empty scope before", request(pb{}.msg(1, strAttr(badUTF8, "v")), nil, nil, good), 2,
+			"resource_spans[0].scope_spans[1].spans[0]: resource.attributes[0] is not valid UTF-8"},
+		{"second resource", append(request(nil, nil, good), request(nil, nil, []pb{span(16, 8, nil), bad})...), 1,
+			"resource_spans[1].scope_spans[0].spans[1]: trace_id is 1 bytes, want 16"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := CheckTraces(tt.src, utf8Opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Rejected != tt.rejected || res.FirstRejection != tt.first {
+				t.Errorf("CheckTraces = %+v, want %d rejected, first %q", res, tt.rejected, tt.first)
+			}
+			if res, _ := CheckTraces(tt.src, nil); strings.Contains(tt.name, "resource") && res.Rejected != 0 && !strings.Contains(tt.name, "second") {
+				t.Errorf("without ValidateUTF8: %+v, want nothing rejected", res)
+			}
+		})
+	}
+}
+
+func TestCheckErrors(t *testing.T) {
+	truncatedAttr := pb{}.str(1, "k").append(pb{0x12, 0x05, 0x0a}) // value claims 5 bytes, has 1
+	tests := []struct {
+		name string
+		src  pb
+		err  string
+	}{
+		{"truncated top level", pb{0x0a, 0x10, 0x01}, "cannot decode request: "},
+		{"attribute", request(nil, nil, []pb{span(16, 8, nil), span(16, 8, nil), span(16, 8, pb{}.msg(9, truncatedAttr))}),
+			"cannot decode resource_spans[0].scope_spans[0].spans[2].attributes[2]: "},
+		{"second resource", append(request(nil, nil, nil), request(nil, nil, nil, []pb{span(16, 8, pb{}.msg(11, pb{0x08}))})...),
+			"cannot decode resource_spans[1].scope_spans[1].spans[0].events[0]: "},
+		{"scope", request(nil, pb{0x1a, 0x01}, []pb{}), "cannot decode resource_spans[0].scope_spans[0].scope: "},
+		{"field number 0", pb{0x00, 0x01}, "cannot decode request: invalid field number"},
+		{"field number 2^29", pb{}.varint(1<<29, 1), "invalid field number"},
+		{"unknown wire type 6", pb{0x0e}, "cannot decode request: "},
+		{"unterminated group", pb{0x0b, 0x08, 0x01}, "cannot decode request: "},
+		{"mismatched end group", pb{0x0b, 0x14}, "cannot decode request: end of group"},
+		{"status", request(nil, nil, []pb{span(16, 8, pb{}.msg(15, pb{0x18}))}),
+			"cannot decode resource_spans[0].scope_spans[0].spans[0].status: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := CheckTraces(tt.src, nil)
+			if err == nil || !strings.HasPrefix(err.Error(), tt.err) && !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("CheckTraces error = %v, want prefix %q", err, tt.err)
+			}
+			if _, err := AppendValidTraces(nil, tt.src, nil); err == nil {
+				t.Errorf("AppendValidTraces accepted what CheckTraces refuses")
+			}
+			var d TracesDecoder
+			if _, _, err := walkTraces(&d, tt.src); err == nil {
+				t.Errorf("Decode accepted what CheckTraces refuses")
+			}
+		})
+	}
+}
+
+func TestUnknownFieldsAndGroupsSkipped(t *testing.T) {
+	group := pb{}.tag(100, 3).varint(1, 1).tag(101, 3).tag(101, 4).tag(100, 4)
+	sp := span(16, 8, group.varint(99, 1).str(98, "x").fixed32(97, 1).fixed64(96, 1))
+	src := request(nil, nil, []pb{sp}).append(group)
+	res, err := CheckTraces(src, nil)
+	if err != nil || res != (Result{Items: 1}) {
+		t.Fatalf("CheckTraces = %+v, %v", res, err)
+	}
+	var d TracesDecoder
+	n, attrs, err := walkTraces(&d, src)
+	if err != nil || n != 1 || attrs != 2 {
+		t.Fatalf("Decode: %d spans, %d attributes, %v", n, attrs, err)
+	}
+}
+
+// nest returns an attribute whose value is nested depth levels deep
+// (depth 1: a plain string value).
+func nest(depth int) pb {
+	v := pb{}.str(1, "leaf")
+	for i := 1; i < depth; i++ {
+		if i%2 == 0 {
+			v = pb{}.msg(5, pb{}.msg(1, v))
+		} else {
+			v = pb{}.msg(6, pb{}.msg(1, pb{}.str(1, "k").msg(2, v)))
+		}
+	}
+	return pb{}.str(1, "deep").msg(2, v)
+}
+
+func TestMaxAnyValueDepth(t *testing.T) {
+	tests := []struct {
+		depth int
+		opts  *Options
+		ok    bool
+	}{
+		{32, nil, true},
+		{33, nil, false},
+		{5, &Options{MaxAnyValueDepth: 5}, true},
+		{6, &Options{MaxAnyValueDepth: 5}, false},
+		{1, &Options{MaxAnyValueDepth: 1}, true},
+	}
+	for _, tt := range tests {
+		src := request(nil, nil, []pb{span(16, 8, pb{}.msg(9, nest(tt.depth)))})
+		_, err := CheckTraces(src, tt.opts)
+		if (err == nil) != tt.ok {
+			t.Errorf("depth %d, opts %+v: err = %v, want ok=%v", tt.depth, tt.opts, err, tt.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "spans[0].attributes[2].value.") {
+			t.Errorf("depth error lacks the position: %v", err)
+		}
+	}
+}
+
+func TestCheckLogsRules(t *testing.T) {
+	tests := []struct {
+		name  string
+		rec   pb
+		opts  *Options
+		first string
+	}{
+		{"no ids", pb{}.str(3, "INFO"), nil, ""},
+		{"full ids", pb{}.msg(9, ids(16, 0)).msg(10, ids(8, 0)), nil, ""},
+		{"trace_id 15", pb{}.msg(9, ids(15, 0)), nil, "trace_id is 15 bytes, want empty or 16"},
+		{"span_id 9", pb{}.msg(10, ids(9, 0)), nil, "span_id is 9 bytes, want empty or 8"},
+		{"body", pb{}.msg(5, pb{}.msg(6, pb{}.msg(1, strAttr("k", badUTF8)))), utf8Opts, "body is not valid UTF-8"},
+		{"severity_text", pb{}.str(3, badUTF8), utf8Opts, "severity_text is not valid UTF-8"},
+		{"event_name", pb{}.str(12, badUTF8), utf8Opts, "event_name is not valid UTF-8"},
+		{"attribute", pb{}.msg(6, strAttr("a", "b")).msg(6, strAttr("k", badUTF8)), utf8Opts, "attributes[1] is not valid UTF-8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := CheckLogs(request(nil, nil, []pb{pb{}.str(3, "x"), tt.rec}), tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Result{Items: 2}
+			if tt.first != "" {
+				want.Rejected, want.FirstRejection = 1, "resource_logs[0].scope_logs[0].log_records[1]: "+tt.first
+			}
+			if res != want {
+				t.Errorf("CheckLogs = %+v, want %+v", res, want)
+			}
+		})
+	}
+	deep := request(nil, nil, []pb{pb{}.msg(5, pb{}.msg(5, pb{}.msg(1, pb{}.str(1, "x"))))})
+	if _, err := CheckLogs(deep, &Options{MaxAnyValueDepth: 1}); err == nil || !strings.Contains(err.Error(), "log_records[0].body.array_value.values[0]") {
+		t.Errorf("deep body: err = %v", err)
+	}
+}
+
+func numberPoint(extra pb) pb { return pb{}.fixed64(3, 1).fixed64(4, 0).msg(7, strAttr("a", "b")).append(extra) }
+
+func exemplar(traceLen, spanLen int) pb {
+	return pb{}.fixed64(2, 1).fixed64(3, 0).msg(5, ids(traceLen, 0)).msg(4, ids(spanLen, 0))
+}
+
+func TestCheckMetricsRules(t *testing.T) {
+	gauge := func(points ...pb) pb {
+		var g pb
+		for _, p := range points {
+			g = g.msg(1, p)
+		}
+		return g
+	}
+	ok := numberPoint(nil)
+	tests := []struct {
+		name     string
+		metric   pb
+		opts     *Options
+		items    int
+		rejected int
+		first    string
+	}{
+		{"gauge", pb{}.str(1, "g").msg(5, gauge(ok, ok)), nil, 2, 0, ""},
+		{"empty metric", pb{}.str(1, "e"), nil, 0, 0, ""},
+		{"exemplar ids empty or full", pb{}.msg(7, gauge(numberPoint(pb{}.msg(5, exemplar(0, 0)).msg(5, exemplar(16, 8))))), nil, 1, 0, ""},
+		{"exemplar trace_id", pb{}.msg(7, gauge(ok, numberPoint(pb{}.msg(5, exemplar(16, 8)).msg(5, exemplar(3, 0))))), nil, 2, 1,
+			"sum.data_points[1]: exemplars[1].trace_id is 3 bytes, want empty or 16"},
+		{"histogram exemplar span_id", pb{}.msg(9, gauge(pb{}.msg(8, exemplar(0, 7)))), nil, 1, 1,
+			"histogram.data_points[0]: exemplars[0].span_id is 7 bytes, want empty or 8"},
+		{"exponential histogram exemplar", pb{}.msg(10, gauge(pb{}, pb{}.msg(11, exemplar(1, 8)))), nil, 2, 1,
+			"exponential_histogram.data_points[1]: exemplars[0].trace_id is 1 bytes, want empty or 16"},
+		{"summary", pb{}.msg(11, gauge(pb{}.msg(6, pb{}.fixed64(1, 0)), pb{})), nil, 2, 0, ""},
+		{"metric name rejects all points", pb{}.str(1, badUTF8).msg(5, gauge(ok, ok, ok)), utf8Opts, 3, 3,
+			"gauge.data_points[0]: metric.name is not valid UTF-8"},
+		{"metadata", pb{}.msg(12, strAttr(badUTF8, "")).msg(11, gauge(pb{})), utf8Opts, 1, 1,
+			"summary.data_points[0]: metric.metadata[0] is not valid UTF-8"},
+		{"point attribute", pb{}.msg(10, gauge(pb{}.msg(1, strAttr("k", badUTF8)))), utf8Opts, 1, 1,
+			"exponential_histogram.data_points[0]: attributes[0] is not valid UTF-8"},
+		{"exemplar filtered attribute", pb{}.msg(5, gauge(numberPoint(pb{}.msg(5, pb{}.msg(7, strAttr("k", badUTF8)))))), utf8Opts, 1, 1,
+			"gauge.data_points[0]: exemplars[0].filtered_attributes[0] is not valid UTF-8"},
+		{"oneof: last member wins", pb{}.msg(5, gauge(ok, ok, ok)).msg(9, gauge(pb{})), nil, 1, 0, ""},
+		{"oneof: same member merges", pb{}.msg(5, gauge(ok)).msg(5, gauge(numberPoint(pb{}.msg(5, exemplar(2, 0))))), nil, 2, 1,
+			"gauge.data_points[1]: exemplars[0].trace_id is 2 bytes, want empty or 16"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := request(nil, nil, []pb{pb{}.str(1, "first").msg(5, gauge(ok)), tt.metric})
+			res, err := CheckMetrics(src, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Result{Items: 1 + tt.items, Rejected: tt.rejected}
+			if tt.first != "" {
+				want.FirstRejection = "resource_metrics[0].scope_metrics[0].metrics[1]." + tt.first
+			}
+			if res != want {
+				t.Errorf("CheckMetrics = %+v\nwant           %+v", res, want)
+			}
+		})
+	}
+}
+
+func TestCheckMetricsErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		metric pb
+		err    string
+	}{
+		{"packed bucket_counts", pb{}.msg(9, pb{}.msg(1, pb{}.msg(6, make(pb, 9)))), "metrics[0].histogram.data_points[0]: packed field #6 is 9 bytes"},
+		{"packed bounds", pb{}.msg(9, pb{}.msg(1, pb{}.msg(7, make(pb, 4)))), "histogram.data_points[0]: packed field #7"},
+		{"packed varints", pb{}.msg(10, pb{}.msg(1, pb{}.msg(9, pb{}.msg(2, pb{0x80})))), "exponential_histogram.data_points[0].negative: cannot read packed varint"},
+		{"quantile", pb{}.msg(11, pb{}.msg(1, pb{}.msg(6, pb{0x09, 0x00}))), "summary.data_points[0].quantile_values[0]: "},
+		{"exemplar", pb{}.msg(7, pb{}.msg(1, pb{}.msg(5, pb{0x2a}))), "sum.data_points[0].exemplars[0]: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := request(nil, nil, []pb{tt.metric})
+			_, err := CheckMetrics(src, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Fatalf("CheckMetrics error = %v, want %q", err, tt.err)
+			}
+			if _, err := AppendValidMetrics(nil, src, nil); err == nil {
+				t.Errorf("AppendValidMetrics accepted what CheckMetrics refuses")
+			}
+			var d MetricsDecoder
+			if _, err := walkMetrics(&d, src); err == nil {
+				t.Errorf("Decode and iteration accepted what CheckMetrics refuses")
+			}
+		})
+	}
+}
+
+func TestGoldenPayloadCounts(t *testing.T) {
+	tests := []struct {
+		file  string
+		check func([]byte, *Options) (Result, error)
+		want  Result
+	}{
+		{"traces_500x10.pb", CheckTraces, Result{Items: 500}},
+		{"traces_all_fields.pb", CheckTraces, Result{Items: 12}},
+		{"traces_empty.pb", CheckTraces, Result{}},
+		{"traces_invalid_ids.pb", CheckTraces, Result{Items: 2, Rejected: 1, FirstRejection: "resource_spans[0].scope_spans[0].spans[0]: trace_id is 3 bytes, want 16"}},
+		{"metrics_all_kinds.pb", CheckMetrics, Result{Items: 14}},
+		{"metrics_no_points.pb", CheckMetrics, Result{}},
+		{"logs_all_fields.pb", CheckLogs, Result{Items: 14}},
+		{"logs_invalid_ids.pb", CheckLogs, Result{Items: 2, Rejected: 1, FirstRejection: "resource_logs[0].scope_logs[0].log_records[0]: trace_id is 3 bytes, want empty or 16"}},
+	}
+	for _, tt := range tests {
+		res, err := tt.check(golden(t, tt.file), utf8Opts)
+		if err != nil || res != tt.want {
+			t.Errorf("%s: %+v, %v; want %+v", tt.file, res, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package otlpdecode
+
+import (
+	"testing"
+)
+
+// consistency runs every entry point on src and checks they agree: a
+// request Check accepts must be accepted by AppendValid and Decode (with
+// all iterators walked), and AppendValid's output must pass Check with
+// nothing rejected and the valid items all kept.
+func consistency(t *testing.T, sig signal, src []byte, opts *Options) {
+	t.Helper()
+	var check func([]byte, *Options) (Result, error)
+	var appendValid func(dst, src []byte, opts *Options) ([]byte, error)
+	var walk func() error
+	switch sig {
+	case signalTraces:
+		check, appendValid = CheckTraces, AppendValidTraces
+		walk = func() error { var d TracesDecoder; _, _, err := walkTraces(&d, src); return err }
+	case signalMetrics:
+		check, appendValid = CheckMetrics, AppendValidMetrics
+		walk = func() error { var d MetricsDecoder; _, err := walkMetrics(&d, src); return err }
+	default:
+		check, appendValid = CheckLogs, AppendValidLogs
+		walk = func() error { var d LogsDecoder; _, err := walkLogs(&d, src); return err }
+	}
+	res, err := check(src, opts)
+	out, appendErr := appendValid(nil, src, opts)
+	walkErr := walk()
+	if err != nil {
+		if appendErr == nil {
+			t.Fatalf("AppendValid accepts what Check refuses (%v)", err)
+		}
+		return
+	}
+	if res.Rejected > res.Items || (res.Rejected == 0) != (res.FirstRejection == "") {
+		t.Fatalf("inconsistent result %+v", res)
+	}
+	if appendErr != nil {
+		t.Fatalf("AppendValid refuses what Check accepts: %v", appendErr)
+	}
+	if walkErr != nil {
+		t.Fatalf("Decode refuses what Check accepts: %v", walkErr)
+	}
+	after, err := check(out, opts)
+	if err != nil || after.Rejected != 0 || after.Items != res.Items-res.Rejected {
+		t.Fatalf("AppendValid output: %+v, %v; input %+v", after, err, res)
+	}
+}
+
+// TestTruncationNeverPanics cuts the golden payloads at every byte offset (every 3rd for all_fields traces,
+// every 1009th for the large one) and mutates single bytes.
+func TestTruncationNeverPanics(t *testing.T) {
+	for _, tt := range []struct {
+		file   string
+		sig    signal
+		stride int
+	}{
+		{"traces_all_fields.pb", signalTraces, 3},
+		{"traces_500x10.pb", signalTraces, 1009},
+		{"metrics_all_kinds.pb", signalMetrics, 1},
+		{"logs_all_fields.pb", signalLogs, 1},
+	} {
+		src := golden(t, tt.file)
+		for n := 0; n <= len(src); n += tt.stride {
+			consistency(t, tt.sig, src[:n:n], utf8Opts)
+		}
+		buf := make([]byte, len(src))
+		for i := 0; i < len(src); i += tt.stride * 3 {
+			copy(buf, src)
+			buf[i] ^= 0xff
+			consistency(t, tt.sig, buf, nil)
+			buf[i] = 0x80
+			consistency(t, tt.sig, buf, utf8Opts)
+		}
+	}
+}
