@@ -232,7 +232,9 @@ func TestCheckLogsRules(t *testing.T) {
 	}
 }
 
-func numberPoint(extra pb) pb { return pb{}.fixed64(3, 1).fixed64(4, 0).msg(7, strAttr("a", "b")).append(extra) }
+func numberPoint(extra pb) pb {
+	return pb{}.fixed64(3, 1).fixed64(4, 0).msg(7, strAttr("a", "b")).append(extra)
+}
 
 func exemplar(traceLen, spanLen int) pb {
 	return pb{}.fixed64(2, 1).fixed64(3, 0).msg(5, ids(traceLen, 0)).msg(4, ids(spanLen, 0))

@@ -13,7 +13,9 @@ type pb []byte
 
 func (m pb) tag(num, typ int) pb { return binary.AppendUvarint(m, uint64(num)<<3|uint64(typ)) }
 
-func (m pb) msg(num int, b pb) pb { return append(binary.AppendUvarint(m.tag(num, 2), uint64(len(b))), b...) }
+func (m pb) msg(num int, b pb) pb {
+	return append(binary.AppendUvarint(m.tag(num, 2), uint64(len(b))), b...)
+}
 
 func (m pb) str(num int, s string) pb { return m.msg(num, pb(s)) }
 
