@@ -35,6 +35,10 @@ func Marshal(dst []byte, t MessageType, src []byte) ([]byte, error) {
 	if m == nil {
 		return dst, fmt.Errorf("otlpjson: unknown %s", t)
 	}
+	if len(src) > math.MaxInt32 {
+		// Protobuf messages are limited to 2 GiB; entry offsets rely on it.
+		return dst, &Error{Path: m.name, Reason: "message larger than 2 GiB"}
+	}
 	e := encoderPool.Get().(*encoder)
 	n := len(dst)
 	e.dst = dst
@@ -69,19 +73,26 @@ type encoder struct {
 	root  string
 }
 
-// entry is one field of a protobuf message in wire order.
+// entry is one field of a protobuf message in wire order. It holds no
+// pointers, so that appending entries costs no GC write barriers.
 type entry struct {
-	fc      easyproto.FieldContext
-	fi      uint8 // index into message.fields
-	packed  bool  // a packed repeated scalar
-	ord     int32 // position of the field in the message
-	off     int   // input offset of the field tag
-	dataOff int   // input offset of the payload of a length-delimited field
+	v      uint64 // value of a varint/fixed field
+	start  uint32 // payload of a length-delimited field: src[start:end] of its message
+	end    uint32
+	off    uint32 // offset of the field tag in its message
+	ord    int32  // position of the field in its message
+	fi     uint8  // index into message.fields
+	wt     wireType
+	packed bool // a packed repeated scalar
+}
+
+// data returns the payload of the length-delimited field g of message src.
+func (g *entry) data(src []byte) []byte {
+	return src[g.start:g.end]
 }
 
 func (e *encoder) reset() {
 	e.dst = nil
-	clear(e.ents[:cap(e.ents)]) // drop references to the input
 	e.ents = e.ents[:0]
 	e.arena = e.arena[:0]
 	e.path = e.path[:0]
@@ -168,11 +179,15 @@ func (e *encoder) encodeMessage(m *message, src []byte, off int) error {
 			// A oneof member replaces any other member set before it.
 			oneofFi, oneofStart = fi, ord
 		}
-		dataOff := 0
+		g := entry{off: uint32(fieldOff - off), ord: ord, fi: uint8(fi), wt: f.kind.wireType(), packed: packed}
 		if data, ok := fc.MessageData(); ok {
-			dataOff = off + len(src) - len(tail) - len(data)
+			g.end = uint32(len(src) - len(tail))
+			g.start = g.end - uint32(len(data))
+			g.wt = wtLen
+		} else {
+			g.v = rawValue(&fc)
 		}
-		e.ents = append(e.ents, entry{fc: fc, fi: uint8(fi), packed: packed, ord: ord, off: fieldOff, dataOff: dataOff})
+		e.ents = append(e.ents, g)
 		if fi < prev {
 			sorted = false
 		}
@@ -210,11 +225,17 @@ func (e *encoder) encodeMessage(m *message, src []byte, off int) error {
 			e.dst = append(e.dst, ',')
 		}
 		e.dst = append(e.dst, f.key...)
-		e.path = append(e.path, pathElem{name: f.name, index: -1})
-		written, err := e.encodeField(f, group)
-		e.path = e.path[:len(e.path)-1]
-		if err != nil {
-			return err
+		var written bool
+		if f.kind == kMessage || f.repeated() {
+			// Only these can fail; they need the path for the error.
+			e.path = append(e.path, pathElem{name: f.name, index: -1})
+			var err error
+			if written, err = e.encodeField(f, group, src, off); err != nil {
+				return err
+			}
+			e.path = e.path[:len(e.path)-1]
+		} else {
+			written = e.encodeScalarField(f, group, src)
 		}
 		if !written {
 			e.dst = e.dst[:mark]
@@ -229,51 +250,53 @@ func (e *encoder) encodeMessage(m *message, src []byte, off int) error {
 	return nil
 }
 
-// encodeField writes the value of field f, whose occurrences in the message
-// are group. It reports false when nothing is to be written: a proto3
-// default value or an empty repeated field.
-func (e *encoder) encodeField(f *field, group []entry) (bool, error) {
+// encodeField writes the value of the repeated or message field f, whose
+// occurrences in the message src at input offset off are group. It reports
+// false for an empty repeated field, which is not written.
+func (e *encoder) encodeField(f *field, group []entry, src []byte, off int) (bool, error) {
 	if f.repeated() {
-		return e.encodeRepeated(f, group)
+		return e.encodeRepeated(f, group, src, off)
 	}
-	if f.kind == kMessage {
-		g := &group[0]
-		data, _ := g.fc.MessageData()
-		if len(group) > 1 {
-			// Occurrences of a non-repeated message field merge; the merge
-			// of serialized messages is their concatenation.
-			start := len(e.arena)
-			for k := range group {
-				d, _ := group[k].fc.MessageData()
-				e.arena = append(e.arena, d...)
-			}
-			data = e.arena[start:]
-			err := e.encodeMessage(&schema[f.msg], data, g.dataOff)
-			e.arena = e.arena[:start]
-			return true, err
+	g := &group[0]
+	data := g.data(src)
+	dataOff := off + int(g.start)
+	if len(group) > 1 {
+		// Occurrences of a non-repeated message field merge; the merge
+		// of serialized messages is their concatenation.
+		start := len(e.arena)
+		for k := range group {
+			e.arena = append(e.arena, group[k].data(src)...)
 		}
-		return true, e.encodeMessage(&schema[f.msg], data, g.dataOff)
+		err := e.encodeMessage(&schema[f.msg], e.arena[start:], dataOff)
+		e.arena = e.arena[:start]
+		return true, err
 	}
+	return true, e.encodeMessage(&schema[f.msg], data, dataOff)
+}
+
+// encodeScalarField writes the value of the non-repeated scalar field f,
+// whose occurrences in the message src are group. It reports false for a
+// proto3 default value, which is not written.
+func (e *encoder) encodeScalarField(f *field, group []entry, src []byte) bool {
 	// The last occurrence of a scalar wins.
 	g := &group[len(group)-1]
-	if f.kind.wireType() == wtLen {
-		data, _ := g.fc.MessageData()
+	if g.wt == wtLen {
+		data := g.data(src)
 		if len(data) == 0 && !f.hasPresence() {
-			return false, nil
+			return false
 		}
 		e.appendLenValue(f, data)
-		return true, nil
+		return true
 	}
-	v := rawValue(&g.fc)
-	if !f.hasPresence() && isDefault(f.kind, v) {
-		return false, nil
+	if !f.hasPresence() && isDefault(f.kind, g.v) {
+		return false
 	}
-	e.appendScalar(f.kind, v)
-	return true, nil
+	e.appendScalar(f.kind, g.v)
+	return true
 }
 
 // encodeRepeated writes the JSON array of a repeated field.
-func (e *encoder) encodeRepeated(f *field, group []entry) (bool, error) {
+func (e *encoder) encodeRepeated(f *field, group []entry, src []byte, off int) (bool, error) {
 	e.dst = append(e.dst, '[')
 	n := 0
 	top := len(e.path) - 1
@@ -281,7 +304,8 @@ func (e *encoder) encodeRepeated(f *field, group []entry) (bool, error) {
 		g := &group[k]
 		switch {
 		case f.kind == kMessage:
-			data, _ := g.fc.MessageData()
+			data := g.data(src)
+			dataOff := off + int(g.start)
 			sub := &schema[f.msg]
 			e.path[top].index = n
 			if sub.special == specialAny {
@@ -289,7 +313,7 @@ func (e *encoder) encodeRepeated(f *field, group []entry) (bool, error) {
 				if n > 0 {
 					e.dst = append(e.dst, ',')
 				}
-				ok, err := e.encodeAny(data, g.dataOff)
+				ok, err := e.encodeAny(data, dataOff)
 				if err != nil {
 					return false, err
 				}
@@ -301,30 +325,28 @@ func (e *encoder) encodeRepeated(f *field, group []entry) (bool, error) {
 				if n > 0 {
 					e.dst = append(e.dst, ',')
 				}
-				if err := e.encodeMessage(sub, data, g.dataOff); err != nil {
+				if err := e.encodeMessage(sub, data, dataOff); err != nil {
 					return false, err
 				}
 			}
 			n++
 		case f.kind.wireType() == wtLen:
-			data, _ := g.fc.MessageData()
 			if n > 0 {
 				e.dst = append(e.dst, ',')
 			}
-			e.appendLenValue(f, data)
+			e.appendLenValue(f, g.data(src))
 			n++
 		case g.packed:
-			data, _ := g.fc.MessageData()
 			var err error
-			if n, err = e.appendPacked(f.kind, data, n); err != nil {
+			if n, err = e.appendPacked(f.kind, g.data(src), n); err != nil {
 				e.path[top].index = n
-				return false, e.errorf(g.dataOff, "malformed packed %s", err)
+				return false, e.errorf(off+int(g.start), "malformed packed %s", err)
 			}
 		default:
 			if n > 0 {
 				e.dst = append(e.dst, ',')
 			}
-			e.appendScalar(f.kind, rawValue(&g.fc))
+			e.appendScalar(f.kind, g.v)
 			n++
 		}
 	}
