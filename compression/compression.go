@@ -94,20 +94,35 @@ func Parse(name string) (Codec, error) {
 // (RFC 1950, what HTTP calls deflate) and, if the zlib header is absent, raw
 // deflate (RFC 1951), as browsers do.
 func Decompress(dst []byte, c Codec, src []byte, limit int) ([]byte, error) {
+	return DecompressCharged(dst, c, src, limit, nil)
+}
+
+// DecompressCharged is Decompress with a charge callback: it is called with
+// the number of bytes of output each time output is produced, before more is
+// produced, and an error it returns stops decompression and is returned. The
+// receiver uses it to count decompressed bytes against its memory budget as
+// they appear, so a bomb is stopped by the budget, not only by the per-request
+// limit.
+func DecompressCharged(dst []byte, c Codec, src []byte, limit int, charge func(n int) error) ([]byte, error) {
 	switch c {
 	case Identity:
 		if len(src) > limit {
 			return dst, ErrTooLarge
 		}
+		if charge != nil {
+			if err := charge(len(src)); err != nil {
+				return dst, err
+			}
+		}
 		return append(dst, src...), nil
 	case Gzip:
-		return decompressGzip(dst, src, limit)
+		return decompressGzip(dst, src, limit, charge)
 	case Zstd:
-		return decompressZstd(dst, src, limit)
+		return decompressZstd(dst, src, limit, charge)
 	case Snappy:
-		return decompressSnappy(dst, src, limit)
+		return decompressSnappy(dst, src, limit, charge)
 	case Deflate:
-		return decompressDeflate(dst, src, limit)
+		return decompressDeflate(dst, src, limit, charge)
 	}
 	return dst, fmt.Errorf("%w: %s", ErrUnsupported, c)
 }
@@ -118,7 +133,7 @@ const readChunk = 32 << 10
 
 // readAllLimited appends r's output to dst, failing with ErrTooLarge once more
 // than limit bytes have been produced.
-func readAllLimited(dst []byte, r io.Reader, limit int) ([]byte, error) {
+func readAllLimited(dst []byte, r io.Reader, limit int, charge func(int) error) ([]byte, error) {
 	start := len(dst)
 	for {
 		if len(dst)-start > limit {
@@ -137,6 +152,11 @@ func readAllLimited(dst []byte, r io.Reader, limit int) ([]byte, error) {
 		}
 		n, err := r.Read(dst[len(dst):cap(dst)])
 		dst = dst[:len(dst)+n]
+		if n > 0 && charge != nil {
+			if cerr := charge(n); cerr != nil {
+				return dst[:start], chargeError{cerr}
+			}
+		}
 		if err == io.EOF {
 			if len(dst)-start > limit {
 				return dst[:start], ErrTooLarge
@@ -164,7 +184,7 @@ func putBytesReader(br *bytes.Reader) {
 
 var gzipPool sync.Pool
 
-func decompressGzip(dst, src []byte, limit int) ([]byte, error) {
+func decompressGzip(dst, src []byte, limit int, charge func(int) error) ([]byte, error) {
 	br := getBytesReader(src)
 	defer putBytesReader(br)
 	zr, _ := gzipPool.Get().(*gzip.Reader)
@@ -177,9 +197,9 @@ func decompressGzip(dst, src []byte, limit int) ([]byte, error) {
 	if err != nil {
 		return dst, fmt.Errorf("cannot read gzip header: %w", err)
 	}
-	dst, err = readAllLimited(dst, zr, limit)
+	dst, err = readAllLimited(dst, zr, limit, charge)
 	gzipPool.Put(zr)
-	if err != nil && err != ErrTooLarge {
+	if err != nil && err != ErrTooLarge && !isChargeErr(err, charge) {
 		err = fmt.Errorf("cannot decompress gzip: %w", err)
 	}
 	return dst, err
@@ -187,7 +207,7 @@ func decompressGzip(dst, src []byte, limit int) ([]byte, error) {
 
 var zstdPool sync.Pool
 
-func decompressZstd(dst, src []byte, limit int) ([]byte, error) {
+func decompressZstd(dst, src []byte, limit int, charge func(int) error) ([]byte, error) {
 	br := getBytesReader(src)
 	defer putBytesReader(br)
 	zr, _ := zstdPool.Get().(*zstd.Decoder)
@@ -205,11 +225,11 @@ func decompressZstd(dst, src []byte, limit int) ([]byte, error) {
 	if err != nil {
 		return dst, fmt.Errorf("cannot start zstd decoder: %w", err)
 	}
-	dst, err = readAllLimited(dst, zr, limit)
+	dst, err = readAllLimited(dst, zr, limit, charge)
 	// Drop the reference to src before pooling.
 	_ = zr.Reset(nil)
 	zstdPool.Put(zr)
-	if err != nil && err != ErrTooLarge {
+	if err != nil && err != ErrTooLarge && !isChargeErr(err, charge) {
 		err = fmt.Errorf("cannot decompress zstd: %w", err)
 	}
 	return dst, err
@@ -221,7 +241,7 @@ var snappyFramedMagic = []byte("\xff\x06\x00\x00sNaPpY")
 
 var snappyPool sync.Pool
 
-func decompressSnappy(dst, src []byte, limit int) ([]byte, error) {
+func decompressSnappy(dst, src []byte, limit int, charge func(int) error) ([]byte, error) {
 	if !bytes.HasPrefix(src, snappyFramedMagic) {
 		// Block format: the decoded length is in the header, so the limit is
 		// checked before any output is allocated.
@@ -231,6 +251,11 @@ func decompressSnappy(dst, src []byte, limit int) ([]byte, error) {
 		}
 		if n > limit {
 			return dst, ErrTooLarge
+		}
+		if charge != nil {
+			if err := charge(n); err != nil {
+				return dst, err
+			}
 		}
 		start := len(dst)
 		dst = append(dst, make([]byte, n)...)
@@ -248,10 +273,10 @@ func decompressSnappy(dst, src []byte, limit int) ([]byte, error) {
 	} else {
 		sr.Reset(br)
 	}
-	dst, err := readAllLimited(dst, sr, limit)
+	dst, err := readAllLimited(dst, sr, limit, charge)
 	sr.Reset(nil)
 	snappyPool.Put(sr)
-	if err != nil && err != ErrTooLarge {
+	if err != nil && err != ErrTooLarge && !isChargeErr(err, charge) {
 		err = fmt.Errorf("cannot decompress snappy: %w", err)
 	}
 	return dst, err
@@ -265,7 +290,7 @@ func isZlibHeader(b []byte) bool {
 	return len(b) >= 2 && b[0]&0x0f == 8 && (uint16(b[0])<<8|uint16(b[1]))%31 == 0
 }
 
-func decompressDeflate(dst, src []byte, limit int) ([]byte, error) {
+func decompressDeflate(dst, src []byte, limit int, charge func(int) error) ([]byte, error) {
 	br := getBytesReader(src)
 	defer putBytesReader(br)
 	var r io.Reader
@@ -292,9 +317,24 @@ func decompressDeflate(dst, src []byte, limit int) ([]byte, error) {
 		defer flatePool.Put(fr)
 		r = fr
 	}
-	dst, err := readAllLimited(dst, r, limit)
-	if err != nil && err != ErrTooLarge {
+	dst, err := readAllLimited(dst, r, limit, charge)
+	if err != nil && err != ErrTooLarge && !isChargeErr(err, charge) {
 		err = fmt.Errorf("cannot decompress deflate: %w", err)
 	}
 	return dst, err
+}
+
+// chargeError marks errors returned by a charge callback so they pass
+// through unwrapped.
+type chargeError struct{ err error }
+
+func (e chargeError) Error() string { return e.err.Error() }
+func (e chargeError) Unwrap() error { return e.err }
+
+func isChargeErr(err error, charge func(int) error) bool {
+	if charge == nil {
+		return false
+	}
+	var ce chargeError
+	return errors.As(err, &ce)
 }

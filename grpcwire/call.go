@@ -44,7 +44,30 @@ type Call struct {
 	hdr     [5]byte
 	started bool // response headers are written
 	ended   bool // status is written
+	budget  Budget
+	// skip is the length of a message whose bytes were left unread
+	// because the budget refused it; skipCompressed is its flag.
+	skip           int
+	skipCompressed bool
 }
+
+// Budget is charged for the memory messages take while they are read, so a
+// server can bound the bytes of all requests in flight (admission control).
+// Errors it returns are sent to the client: a *Status as it is, any other
+// error as UNAVAILABLE.
+type Budget interface {
+	// Reserve is called with a message's wire length, read from its
+	// 5-byte prefix, before any of its bytes are read. It may wait for
+	// room, until ctx is done.
+	Reserve(ctx context.Context, n int) error
+	// Grow is called as decompression produces output, with the number of
+	// new bytes. It must not wait: a request that cannot grow is refused.
+	Grow(n int) error
+}
+
+// SetBudget makes the following reads charge b. The caller releases what was
+// charged when it is done with the messages.
+func (c *Call) SetBudget(b Budget) { c.budget = b }
 
 // IsGRPCRequest reports whether r carries gRPC, judged by its content type:
 // application/grpc or application/grpc+<subtype> (PROTOCOL-HTTP2.md,
@@ -189,6 +212,14 @@ func (c *Call) ReadMessage(buf, scratch []byte) (msg, scratchOut []byte, st *Sta
 	if compressed == 1 && c.codec == compression.Identity {
 		return buf[:0], scratch, Errorf(Internal, "grpc: compressed flag set with identity or empty encoding")
 	}
+	var grow func(int) error
+	if c.budget != nil {
+		if err := c.budget.Reserve(c.ctx, int(length)); err != nil {
+			c.skip, c.skipCompressed = int(length), compressed == 1
+			return buf[:0], scratch, budgetStatus(err)
+		}
+		grow = c.budget.Grow
+	}
 	if compressed == 0 {
 		msg, err = readGrowing(buf[:0], c.r.Body, int(length))
 		if err != nil {
@@ -200,14 +231,49 @@ func (c *Call) ReadMessage(buf, scratch []byte) (msg, scratchOut []byte, st *Sta
 	if err != nil {
 		return buf[:0], scratch, c.readError(err)
 	}
-	msg, err = compression.Decompress(buf[:0], c.codec, scratch, limit)
+	msg, err = compression.DecompressCharged(buf[:0], c.codec, scratch, limit, grow)
 	if err != nil {
+		if st, ok := errors.AsType[*Status](err); ok {
+			return msg, scratch, st
+		}
 		if errors.Is(err, compression.ErrTooLarge) {
 			return msg, scratch, Errorf(ResourceExhausted, "grpc: received message after decompression larger than max %d", limit)
 		}
 		return msg, scratch, Errorf(Internal, "grpc: failed to decompress the received message: %v", err)
 	}
 	return msg, scratch, nil
+}
+
+// SkipRefusedMessage consumes the message that the last ReadMessage left
+// unread because the Budget refused it, so the stream can go on. It returns
+// up to 64 leading bytes of the message (enough to find a request id that a
+// serializer writes first) and whether the message was compressed, in which
+// case the prefix is of the compressed bytes.
+func (c *Call) SkipRefusedMessage(buf []byte) (prefix []byte, compressed bool, st *Status) {
+	n := c.skip
+	compressed = c.skipCompressed
+	c.skip, c.skipCompressed = 0, false
+	k := min(n, 64)
+	prefix, err := readGrowing(buf[:0], c.r.Body, k)
+	if err != nil {
+		return prefix, compressed, c.readError(err)
+	}
+	if _, err := io.CopyN(io.Discard, c.r.Body, int64(n-k)); err != nil {
+		return prefix, compressed, c.readError(eofToUnexpected(err, 0, 1))
+	}
+	return prefix, compressed, nil
+}
+
+// Skipped reports whether the last ReadMessage refused a message whose bytes
+// are still unread (see SkipRefusedMessage).
+func (c *Call) Skipped() bool { return c.skip > 0 }
+
+// budgetStatus is the status for a Budget error.
+func budgetStatus(err error) *Status {
+	if st, ok := errors.AsType[*Status](err); ok {
+		return st
+	}
+	return Errorf(Unavailable, "%v", err)
 }
 
 // readGrowing appends exactly n bytes from r to dst, growing dst only as data

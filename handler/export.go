@@ -65,6 +65,7 @@ type exportOutcome struct {
 func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 	bufs := h.getBuffers()
 	defer h.putBuffers(bufs)
+	call.SetBudget(&bufs.ticket)
 	var st *grpcwire.Status
 	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
 	if st != nil {

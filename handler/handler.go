@@ -51,6 +51,9 @@ type Config struct {
 	CORS CORSConfig
 	// Stream bounds the otlplite.v1.StreamExporter streams.
 	Stream StreamConfig
+	// Admission bounds the bytes of requests held at once, across every
+	// protocol.
+	Admission AdmissionConfig
 }
 
 // Handler serves the OTLP/gRPC export services and the gRPC health service.
@@ -64,6 +67,7 @@ type Handler struct {
 	health     healthState
 	cors       corsPolicy
 	stream     StreamConfig
+	adm        *admission
 	bufPool    sync.Pool // *requestBuffers
 }
 
@@ -83,6 +87,7 @@ func New(cfg Config) *Handler {
 		stream:     cfg.Stream,
 	}
 	h.stream.setDefaults()
+	h.adm = newAdmission(cfg.Admission, h.retryDelay)
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -140,20 +145,27 @@ func (h *Handler) Shutdown() {
 // per-request allocations.
 type requestBuffers struct {
 	msg, scratch, filtered, resp []byte
+	// ticket is the request's charge against the admission budget.
+	ticket ticket
 }
 
 // maxPooledBuffer is the largest buffer returned to the pool: a rare 64 MiB
 // request should not pin 64 MiB per pooled entry afterwards.
 const maxPooledBuffer = 8 << 20
 
+// getBuffers returns pooled buffers with a fresh admission ticket.
 func (h *Handler) getBuffers() *requestBuffers {
-	if b, ok := h.bufPool.Get().(*requestBuffers); ok {
-		return b
+	b, ok := h.bufPool.Get().(*requestBuffers)
+	if !ok {
+		b = &requestBuffers{}
 	}
-	return &requestBuffers{}
+	b.ticket = ticket{a: h.adm}
+	return b
 }
 
+// putBuffers releases the request's admission charge and pools the buffers.
 func (h *Handler) putBuffers(b *requestBuffers) {
+	b.ticket.release()
 	if cap(b.msg) > maxPooledBuffer {
 		b.msg = nil
 	}

@@ -134,15 +134,26 @@ func (h *Handler) readHTTPBody(r *http.Request, codec compression.Codec, enc htt
 	if r.ContentLength > int64(limit) {
 		return tooLarge()
 	}
+	// Admission: reserve the declared length before reading (this may
+	// wait), then charge whatever arrives beyond it and every decompressed
+	// byte as it is produced, without waiting.
+	reserved := max(r.ContentLength, 0)
+	if err := bufs.ticket.Reserve(r.Context(), int(reserved)); err != nil {
+		st := err.(*grpcwire.Status)
+		return st.Code.HTTPStatus(), st
+	}
 	raw := &bufs.scratch
 	if codec == compression.Identity && !enc.json {
 		raw = &bufs.msg
 	}
 	var err error
-	*raw, err = readBody((*raw)[:0], r.Body, limit)
+	*raw, err = readBody((*raw)[:0], r.Body, limit, int(reserved), bufs.ticket.Grow)
 	if err != nil {
 		if errors.Is(err, compression.ErrTooLarge) {
 			return tooLarge()
+		}
+		if st, ok := errors.AsType[*grpcwire.Status](err); ok {
+			return st.Code.HTTPStatus(), st
 		}
 		return http.StatusBadRequest, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot read request body: %v", err)
 	}
@@ -152,10 +163,13 @@ func (h *Handler) readHTTPBody(r *http.Request, codec compression.Codec, enc htt
 		if enc.json {
 			dst = &bufs.filtered
 		}
-		*dst, err = compression.Decompress((*dst)[:0], codec, body, limit)
+		*dst, err = compression.DecompressCharged((*dst)[:0], codec, body, limit, bufs.ticket.Grow)
 		if err != nil {
 			if errors.Is(err, compression.ErrTooLarge) {
 				return tooLarge()
+			}
+			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
+				return st.Code.HTTPStatus(), st
 			}
 			return http.StatusBadRequest, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decompress %s body: %v", codec, err)
 		}
@@ -173,8 +187,10 @@ func (h *Handler) readHTTPBody(r *http.Request, codec compression.Codec, enc htt
 
 // readBody appends r to dst, failing with compression.ErrTooLarge past limit
 // bytes; the buffer grows with what arrives, not with what Content-Length
-// claims.
-func readBody(dst []byte, r io.Reader, limit int) ([]byte, error) {
+// claims. Bytes beyond the first reserved are passed to charge as they
+// arrive.
+func readBody(dst []byte, r io.Reader, limit, reserved int, charge func(int) error) ([]byte, error) {
+	start := len(dst)
 	for {
 		if len(dst) > limit {
 			return dst, compression.ErrTooLarge
@@ -183,7 +199,13 @@ func readBody(dst []byte, r io.Reader, limit int) ([]byte, error) {
 			dst = append(dst, 0)[:len(dst)]
 		}
 		n, err := r.Read(dst[len(dst):cap(dst)])
+		before := len(dst) - start
 		dst = dst[:len(dst)+n]
+		if over := len(dst) - start - max(before, reserved); over > 0 && charge != nil {
+			if cerr := charge(over); cerr != nil {
+				return dst, cerr
+			}
+		}
 		if err == io.EOF {
 			if len(dst) > limit {
 				return dst, compression.ErrTooLarge

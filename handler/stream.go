@@ -144,8 +144,18 @@ func (s *exportStreamState) readLoop() {
 			return
 		}
 		bufs := s.h.getBuffers()
+		s.call.SetBudget(&bufs.ticket)
 		var st *grpcwire.Status
 		bufs.msg, bufs.scratch, st = s.call.ReadMessage(bufs.msg, bufs.scratch)
+		if st != nil && s.call.Skipped() {
+			// Admission refused the request before reading it: consume it
+			// and answer FailedRetryable, keeping the stream open.
+			if s.refuse(bufs, st) {
+				continue
+			}
+			s.readDone <- st
+			return
+		}
 		if st != nil {
 			s.h.putBuffers(bufs)
 			<-s.slots
@@ -194,6 +204,45 @@ func (s *exportStreamState) readLoop() {
 	}
 }
 
+// refuse answers a request that admission refused with FailedRetryable. It
+// reports false when the stream cannot go on: the message could not be
+// consumed, or its id could not be read (compressed, or id not first), in
+// which case the stream ends with the refusal and the client resends
+// everything unacknowledged.
+func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Status) bool {
+	defer func() {
+		s.h.putBuffers(bufs)
+		<-s.slots
+	}()
+	prefix, compressed, st := s.call.SkipRefusedMessage(bufs.msg)
+	bufs.msg = prefix
+	if st != nil || compressed {
+		return false
+	}
+	id, ok, err := easyproto.GetUint64(prefix, 1)
+	if err != nil && len(prefix) < 64 {
+		return false
+	}
+	if !ok {
+		// GetUint64 stops at the first malformed field; a truncated
+		// prefix with the id first still yields it.
+		var fc easyproto.FieldContext
+		if _, ferr := fc.NextField(prefix); ferr != nil || fc.FieldNum != 1 {
+			return false
+		}
+		if id, ok = fc.Uint64(); !ok {
+			return false
+		}
+	}
+	bufs.resp = appendStreamResponse(bufs.resp[:0], id, exportOutcome{}, refusal, s.h.retryDelay)
+	s.writeMu.Lock()
+	err = s.call.WriteMessage(bufs.resp)
+	s.call.Flush()
+	s.writeMu.Unlock()
+	s.h.logRefusal(s.call.Request(), "grpc_stream", refusal)
+	return err == nil
+}
+
 // process exports one request and writes its acknowledgement.
 func (s *exportStreamState) process(id uint64, bufs *requestBuffers) {
 	defer s.wg.Done()
@@ -221,6 +270,7 @@ func (s *exportStreamState) process(id uint64, bufs *requestBuffers) {
 func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
 	bufs := h.getBuffers()
 	defer h.putBuffers(bufs)
+	call.SetBudget(&bufs.ticket)
 	var st *grpcwire.Status
 	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
 	if st != nil {
