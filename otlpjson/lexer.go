@@ -1,6 +1,7 @@
 package otlpjson
 
 import (
+	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -48,7 +49,16 @@ func (d *decoder) readString() ([]byte, error) {
 	}
 	start := d.pos + 1
 	ascii := true
-	for i := start; i < len(d.src); i++ {
+	i := start
+	// Skip 8 plain ASCII bytes at a time (SWAR): the quote, backslash,
+	// control characters and non-ASCII bytes need the byte loop below.
+	for ; i+8 <= len(d.src); i += 8 {
+		x := binary.LittleEndian.Uint64(d.src[i:])
+		if hasLess(x, 0x20)|hasZero(x^(lsb*'"'))|hasZero(x^(lsb*'\\'))|(x&msb) != 0 {
+			break
+		}
+	}
+	for ; i < len(d.src); i++ {
 		c := d.src[i]
 		switch {
 		case c == '"':
@@ -137,6 +147,17 @@ func (d *decoder) readStringSlow(start, i int) ([]byte, error) {
 	d.buf = buf
 	return nil, d.errorf(tokenStart, "unterminated string")
 }
+
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// hasZero reports whether any byte of x is zero.
+func hasZero(x uint64) uint64 { return (x - lsb) &^ x & msb }
+
+// hasLess reports whether any byte of x is less than n (n <= 128).
+func hasLess(x uint64, n uint64) uint64 { return (x - lsb*n) &^ x & msb }
 
 func parseHex4(b []byte) (rune, bool) {
 	if len(b) < 4 {

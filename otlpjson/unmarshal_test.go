@@ -2,10 +2,12 @@ package otlpjson
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestUnmarshalRoundTrip checks that every canonical Marshal output decodes
@@ -312,6 +314,35 @@ func TestParseDuration(t *testing.T) {
 		seconds, nanos, ok := parseDuration([]byte(tc.in))
 		if ok != tc.ok || (ok && (seconds != tc.seconds || nanos != tc.nanos)) {
 			t.Errorf("parseDuration(%q) = %d, %d, %v; want %d, %d, %v", tc.in, seconds, nanos, ok, tc.seconds, tc.nanos, tc.ok)
+		}
+	}
+}
+
+// TestReadStringBoundaries places special bytes at every position around the
+// 8-byte blocks the string scanner skips at once, and compares the decoded
+// value with encoding/json.
+func TestReadStringBoundaries(t *testing.T) {
+	specials := []string{`\"`, `\\`, `\n`, `\u00e9`, "é", "😀", "\x01", "\xff", `"`}
+	for n := 0; n < 20; n++ {
+		for pos := 0; pos <= n; pos++ {
+			for _, sp := range specials {
+				raw := strings.Repeat("a", pos) + sp + strings.Repeat("b", n-pos)
+				in := `{"resourceSpans":[{"schemaUrl":"` + raw + `"}]}`
+				var want struct {
+					ResourceSpans []struct{ SchemaURL string }
+				}
+				wantErr := json.Unmarshal([]byte(in), &want) != nil || !utf8.ValidString(raw)
+				pb, err := Unmarshal(nil, TracesData, []byte(in))
+				if (err != nil) != wantErr {
+					t.Fatalf("%q: error %v; want error %v", in, err, wantErr)
+				}
+				if err != nil {
+					continue
+				}
+				if wantPB := pbLen(1, pbStr(3, want.ResourceSpans[0].SchemaURL)); !bytes.Equal(pb, wantPB) {
+					t.Fatalf("%q: got %q; want %q", in, pb, wantPB)
+				}
+			}
 		}
 	}
 }
