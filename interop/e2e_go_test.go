@@ -41,6 +41,9 @@ import (
 // stored unchanged (proto.Equal with what the exporter put on the wire), and
 // every value the test set through the SDK API is found in its OTLP field.
 func TestGoSDK(t *testing.T) {
+	// The Go exporters' WithCompressor knows only "gzip" (any other name
+	// silently falls back to none); the other codecs are covered by
+	// TestCompression and, for deflate, TestPythonSDK.
 	for _, compression := range []string{"none", "gzip"} {
 		t.Run(compression, func(t *testing.T) {
 			testGoSDK(t, compression)

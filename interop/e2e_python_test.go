@@ -55,7 +55,7 @@ const pyBase = 1741964966535897932
 func pyNS(ms int) uint64 { return pyBase + uint64(ms)*uint64(time.Millisecond) }
 
 // TestPythonSDK runs python/send.py (OpenTelemetry Python SDK, grpcio
-// exporters) against the server, uncompressed and gzip, then checks the
+// exporters) against the server, uncompressed, gzip and deflate, then checks the
 // store against the requests the script dumped (identical) and against the
 // values the script sets (field by field).
 func TestPythonSDK(t *testing.T) {
@@ -65,7 +65,8 @@ func TestPythonSDK(t *testing.T) {
 
 	var runs []string
 	dumpDir := t.TempDir()
-	for _, compression := range []string{"none", "gzip"} {
+	// grpcio implements gzip and deflate (zlib) itself.
+	for _, compression := range []string{"none", "gzip", "deflate"} {
 		run := fmt.Sprintf("py-%s-%d", compression, time.Now().UnixNano())
 		runs = append(runs, run)
 		dump := filepath.Join(dumpDir, compression)

@@ -209,7 +209,7 @@ def send_logs(resource, common):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--endpoint", required=True, help="host:port of the OTLP/gRPC receiver (plaintext h2c)")
-    p.add_argument("--compression", choices=["none", "gzip"], default="none")
+    p.add_argument("--compression", choices=["none", "gzip", "deflate"], default="none")
     p.add_argument("--run-id", required=True, help="stored as resource attribute interop.run")
     p.add_argument("--dump-dir", help="write each acknowledged request here as <signal>-<n>.pb")
     args = p.parse_args()
@@ -218,7 +218,11 @@ def main():
     common = {
         "endpoint": args.endpoint,
         "insecure": True,
-        "compression": grpc.Compression.Gzip if args.compression == "gzip" else grpc.Compression.NoCompression,
+        "compression": {
+            "none": grpc.Compression.NoCompression,
+            "gzip": grpc.Compression.Gzip,
+            "deflate": grpc.Compression.Deflate,
+        }[args.compression],
         "timeout": 10,
         "dump_dir": args.dump_dir,
         "failures": failures,
