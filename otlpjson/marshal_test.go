@@ -1,6 +1,7 @@
 package otlpjson
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -248,7 +249,7 @@ func TestMarshalErrors(t *testing.T) {
 			pbLen(1, pbLen(2, pbLen(2, pbLen(10, pbLen(1, pbLen(8, pbLen(2, []byte{1, 0x80}))))))),
 			"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].positive.bucketCounts[1]", "malformed packed varint",
 		},
-		{"too deep", LogsData, pbLen(1, pbLen(2, pbLen(2, pbLen(5, deep)))), "", "message nesting exceeds 64 levels"},
+		{"too deep", LogsData, pbLen(1, pbLen(2, pbLen(2, pbLen(5, deep)))), "", "message nesting exceeds 128 levels"},
 		{
 			"bad duration", Status,
 			pbLen(3, pbStr(1, "type.googleapis.com/google.rpc.RetryInfo"), pbLen(2, pbLen(1, pbVarint(1, 1), pbVarint(2, uint64(math.MaxUint64))))),
@@ -282,5 +283,31 @@ func TestMarshalErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDepthCoversOtlpdecode checks that 32 levels of AnyValue, the default
+// limit of otlpdecode, transcode in the deepest OTLP position (an exemplar's
+// filtered attribute), so everything the receiver stores can be exported.
+func TestDepthCoversOtlpdecode(t *testing.T) {
+	const levels = 32
+	value := pbStr(1, "leaf")
+	for range levels - 1 {
+		value = pbLen(6, pbLen(1, pbStr(1, "k"), pbLen(2, value)))
+	}
+	src := pbLen(1, pbLen(2, pbLen(2, pbLen(9, pbLen(1, pbLen(8, pbLen(7, pbStr(1, "k"), pbLen(2, value))))))))
+	js, err := Marshal(nil, MetricsData, src)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	if got := strings.Count(string(js), "kvlistValue"); got != levels-1 {
+		t.Fatalf("Marshal wrote %d kvlist levels; want %d", got, levels-1)
+	}
+	pb, err := Unmarshal(nil, MetricsData, js)
+	if err != nil {
+		t.Fatalf("Unmarshal: %v", err)
+	}
+	if !bytes.Equal(pb, src) {
+		t.Fatalf("Unmarshal did not reproduce the protobuf input")
 	}
 }

@@ -52,9 +52,12 @@ const (
 // MaxDepth is the maximum message nesting depth accepted by Marshal and
 // Unmarshal, counting the top-level message as 1. AnyValue can nest without
 // bound (ArrayValue and KeyValueList), so untrusted input must be limited to
-// keep recursion bounded; 64 leaves room for about 18 levels of nested
-// AnyValue inside a log body.
-const MaxDepth = 64
+// keep recursion bounded. Each AnyValue level costs at most three messages
+// (AnyValue, KeyValueList, KeyValue) below an envelope of at most ten
+// (MetricsData down to an exemplar attribute), so 128 admits the 32 AnyValue
+// levels otlpdecode.DefaultMaxAnyValueDepth accepts: everything the receiver
+// stores can be exported as JSON.
+const MaxDepth = 128
 
 func (t MessageType) msg() *message {
 	switch t {
