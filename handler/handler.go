@@ -54,6 +54,9 @@ type Config struct {
 	// Admission bounds the bytes of requests held at once, across every
 	// protocol.
 	Admission AdmissionConfig
+	// Auth, when set, must accept a request before its body is read;
+	// refused requests get UNAUTHENTICATED or HTTP 401.
+	Auth Authenticator
 }
 
 // Handler serves the OTLP/gRPC export services and the gRPC health service.
@@ -68,6 +71,7 @@ type Handler struct {
 	cors       corsPolicy
 	stream     StreamConfig
 	adm        *admission
+	auth       Authenticator
 	bufPool    sync.Pool // *requestBuffers
 }
 
@@ -85,6 +89,7 @@ func New(cfg Config) *Handler {
 		retryDelay: cfg.RetryDelay,
 		cors:       newCORSPolicy(cfg.CORS),
 		stream:     cfg.Stream,
+		auth:       cfg.Auth,
 	}
 	h.stream.setDefaults()
 	h.adm = newAdmission(cfg.Admission, h.retryDelay)
@@ -105,7 +110,11 @@ func New(cfg Config) *Handler {
 // 415, as from grpc-go; everything else is OTLP/HTTP, which answers unknown
 // paths with 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if grpcwire.IsGRPCRequest(r) {
+	grpc := grpcwire.IsGRPCRequest(r)
+	if !h.authenticate(w, r, grpc) {
+		return
+	}
+	if grpc {
 		h.serveGRPC(w, r)
 		return
 	}

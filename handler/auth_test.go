@@ -1,0 +1,90 @@
+package handler
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+)
+
+func TestTokenAuth(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	os.WriteFile(path, []byte("# ingest tokens\nalpha-token\n\n  beta-token  \n"), 0o600)
+	tf, err := NewTokenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	c := startHandler(t, New(Config{Sink: sink, Logger: quietLogger(), Auth: tf}))
+	invoke := func(token string) error {
+		ctx := context.Background()
+		req, _ := http.NewRequestWithContext(ctx, "POST", c.BaseURL+traceExport, strings.NewReader(string(frame(traceRequest(goodID)))))
+		req.Header.Set("Content-Type", "application/grpc")
+		if token != "" {
+			req.Header.Set("Authorization", token)
+		}
+		resp, err := c.HTTP.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		buf := make([]byte, 1024)
+		for {
+			if _, err := resp.Body.Read(buf); err != nil {
+				break
+			}
+		}
+		code := resp.Header.Get("Grpc-Status")
+		if code == "" {
+			code = resp.Trailer.Get("Grpc-Status")
+		}
+		if code != "0" {
+			return &grpcwire.Status{Code: grpcwire.Unauthenticated, Message: code}
+		}
+		return nil
+	}
+	for token, ok := range map[string]bool{"Bearer alpha-token": true, "bearer beta-token": true, "": false,
+		"Bearer wrong": false, "Basic alpha-token": false, "Bearer alpha-tokenX": false, "Bearer ": false} {
+		if err := invoke(token); (err == nil) != ok {
+			t.Errorf("token %q: err=%v, want ok=%v", token, err, ok)
+		}
+	}
+	if n := len(sink.all()); n != 2 {
+		t.Fatalf("stored %d requests, want 2 (refused ones must not reach storage)", n)
+	}
+	// OTLP/HTTP gets 401 with a Status body.
+	resp, _ := http.Post(c.BaseURL+"/v1/traces", "application/x-protobuf", strings.NewReader(""))
+	resp.Body.Close()
+	if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") == "" {
+		t.Fatalf("HTTP: %d", resp.StatusCode)
+	}
+	// Health checks need no token.
+	if _, err := c.Invoke(context.Background(), "/grpc.health.v1.Health/Check", healthRequest("")); err != nil {
+		t.Fatalf("health: %v", err)
+	}
+	// Rotating the file takes effect on reload.
+	time.Sleep(10 * time.Millisecond)
+	os.WriteFile(path, []byte("gamma-token\n"), 0o600)
+	stop := make(chan struct{})
+	defer close(stop)
+	go tf.Watch(10*time.Millisecond, stop, nil)
+	deadline := time.Now().Add(3 * time.Second)
+	for invoke("Bearer gamma-token") != nil && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if invoke("Bearer gamma-token") != nil || invoke("Bearer alpha-token") == nil {
+		t.Fatal("token file change not picked up")
+	}
+	os.WriteFile(path, []byte("\n# nothing\n"), 0o600)
+	if err := tf.Reload(); err == nil {
+		t.Fatal("empty token file accepted")
+	}
+	if invoke("Bearer gamma-token") != nil {
+		t.Fatal("a failed reload dropped the tokens in force")
+	}
+}
