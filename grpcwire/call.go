@@ -49,7 +49,12 @@ type Call struct {
 	// because the budget refused it; skipCompressed is its flag.
 	skip           int
 	skipCompressed bool
+	lastWire       int
 }
+
+// LastWireSize returns the size on the wire (before decompression, without
+// the 5-byte prefix) of the last message read.
+func (c *Call) LastWireSize() int { return c.lastWire }
 
 // Budget is charged for the memory messages take while they are read, so a
 // server can bound the bytes of all requests in flight (admission control).
@@ -202,6 +207,7 @@ func (c *Call) ReadMessage(buf, scratch []byte) (msg, scratchOut []byte, st *Sta
 	}
 	compressed := c.hdr[0]
 	length := uint64(c.hdr[1])<<24 | uint64(c.hdr[2])<<16 | uint64(c.hdr[3])<<8 | uint64(c.hdr[4])
+	c.lastWire = int(length)
 	limit := c.limits.maxRecv()
 	if compressed > 1 {
 		return buf[:0], scratch, Errorf(Internal, "grpc: received unexpected payload format %d", compressed)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/VictoriaMetrics/easyproto"
 
@@ -69,11 +71,13 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 	var st *grpcwire.Status
 	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
 	if st != nil {
+		h.m.countRequest(transportGRPC, kind.signal, exportOutcome{}, st)
 		h.logRefusal(call.Request(), "grpc", st)
 		call.WriteStatus(st)
 		return
 	}
-	out, st := h.export(call.Context(), kind, bufs)
+	h.m.countBytes(transportGRPC, call.LastWireSize(), len(bufs.msg))
+	out, st := h.export(call.Context(), transportGRPC, kind, bufs)
 	if st != nil {
 		h.logRefusal(call.Request(), "grpc", st)
 		call.WriteStatus(st)
@@ -86,8 +90,15 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 }
 
 // export validates bufs.msg and stores its valid items. It is shared by every
-// transport; the status it returns is translated to each one's form.
-func (h *Handler) export(ctx context.Context, kind *signalKind, bufs *requestBuffers) (exportOutcome, *grpcwire.Status) {
+// transport; the status it returns is translated to each one's form. It
+// counts the request in the metrics.
+func (h *Handler) export(ctx context.Context, t transport, kind *signalKind, bufs *requestBuffers) (exportOutcome, *grpcwire.Status) {
+	out, st := h.validateAndStore(ctx, kind, bufs)
+	h.m.countRequest(t, kind.signal, out, st)
+	return out, st
+}
+
+func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *requestBuffers) (exportOutcome, *grpcwire.Status) {
 	res, err := kind.check(bufs.msg, &h.decodeOpts)
 	if err != nil {
 		return exportOutcome{}, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.request, err)
@@ -109,7 +120,10 @@ func (h *Handler) export(ctx context.Context, kind *signalKind, bufs *requestBuf
 		// to store, and nothing for the client to retry.
 		return out, nil
 	}
-	if err := h.sink.Write(ctx, kind.signal, data, stored); err != nil {
+	start := time.Now()
+	err = h.sink.Write(ctx, kind.signal, data, stored)
+	h.m.observeStorage(kind.signal, start)
+	if err != nil {
 		return out, h.storageStatus(ctx, err)
 	}
 	return out, nil
@@ -161,13 +175,58 @@ func appendExportResponse(dst []byte, out exportOutcome) []byte {
 var responseMarshalers easyproto.MarshalerPool
 
 // logRefusal logs a request that did not end in OK. Refusals are what an
-// operator needs to see; successes are not logged.
+// operator needs to see; successes are not logged (except at debug level).
+// Lines are rate-limited so that a flood of bad requests cannot flood the
+// log: what is dropped is counted in the next line that is written.
 func (h *Handler) logRefusal(r *http.Request, transport string, st *grpcwire.Status) {
 	level := slog.LevelWarn
 	if st.Code == grpcwire.Canceled {
 		level = slog.LevelDebug
 	}
-	h.log.Log(r.Context(), level, "request refused",
-		"transport", transport, "path", r.URL.Path, "peer", r.RemoteAddr,
-		"code", st.Code.String(), "reason", st.Message)
+	if !h.log.Enabled(r.Context(), level) {
+		return
+	}
+	ok, suppressed := h.logLimit.allow(time.Now())
+	if !ok {
+		return
+	}
+	attrs := []any{"transport", transport, "path", r.URL.Path, "peer", r.RemoteAddr,
+		"code", st.Code.String(), "reason", st.Message}
+	if suppressed > 0 {
+		attrs = append(attrs, "suppressed_since_last", suppressed)
+	}
+	h.log.Log(r.Context(), level, "request refused", attrs...)
+}
+
+// logLimiter allows logRefusalBurst lines at once, refilled at
+// logRefusalRate per second.
+type logLimiter struct {
+	mu         sync.Mutex
+	tokens     float64
+	last       time.Time
+	suppressed int
+}
+
+const (
+	logRefusalRate  = 10
+	logRefusalBurst = 50
+)
+
+func (l *logLimiter) allow(now time.Time) (bool, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last.IsZero() {
+		l.tokens = logRefusalBurst
+	} else {
+		l.tokens = min(logRefusalBurst, l.tokens+now.Sub(l.last).Seconds()*logRefusalRate)
+	}
+	l.last = now
+	if l.tokens < 1 {
+		l.suppressed++
+		return false, 0
+	}
+	l.tokens--
+	n := l.suppressed
+	l.suppressed = 0
+	return true, n
 }

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/metrics"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -57,6 +58,9 @@ type Config struct {
 	// Auth, when set, must accept a request before its body is read;
 	// refused requests get UNAUTHENTICATED or HTTP 401.
 	Auth Authenticator
+	// Metrics receives the handler's operator metrics; nil keeps them
+	// private (Handler.Metrics still returns them).
+	Metrics *metrics.Registry
 }
 
 // Handler serves the OTLP/gRPC export services and the gRPC health service.
@@ -72,6 +76,9 @@ type Handler struct {
 	stream     StreamConfig
 	adm        *admission
 	auth       Authenticator
+	reg        *metrics.Registry
+	m          *handlerMetrics
+	logLimit   logLimiter
 	bufPool    sync.Pool // *requestBuffers
 }
 
@@ -93,6 +100,11 @@ func New(cfg Config) *Handler {
 	}
 	h.stream.setDefaults()
 	h.adm = newAdmission(cfg.Admission, h.retryDelay)
+	h.reg = cfg.Metrics
+	if h.reg == nil {
+		h.reg = metrics.NewRegistry()
+	}
+	h.m = newHandlerMetrics(h.reg, h.adm)
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -141,6 +153,9 @@ func isGRPCPath(path string) bool {
 	}
 	return false
 }
+
+// Metrics returns the registry holding the handler's metrics.
+func (h *Handler) Metrics() *metrics.Registry { return h.reg }
 
 // Shutdown marks every service NOT_SERVING, ends health Watch streams and
 // rotates export streams (each acknowledges what it read, then ends with

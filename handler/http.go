@@ -99,10 +99,11 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 	bufs := h.getBuffers()
 	defer h.putBuffers(bufs)
 	if httpStatus, st := h.readHTTPBody(r, codec, enc, bufs); st != nil {
+		h.m.countRequest(transportHTTP, kind.signal, exportOutcome{}, st)
 		h.writeHTTPError(w, r, enc, httpStatus, st)
 		return
 	}
-	out, st := h.export(r.Context(), kind, bufs)
+	out, st := h.export(r.Context(), transportHTTP, kind, bufs)
 	if st != nil {
 		h.writeHTTPError(w, r, enc, st.Code.HTTPStatus(), st)
 		return
@@ -158,6 +159,7 @@ func (h *Handler) readHTTPBody(r *http.Request, codec compression.Codec, enc htt
 		return http.StatusBadRequest, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot read request body: %v", err)
 	}
 	body := *raw
+	wire := len(body)
 	if codec != compression.Identity {
 		dst := &bufs.msg
 		if enc.json {
@@ -175,6 +177,7 @@ func (h *Handler) readHTTPBody(r *http.Request, codec compression.Codec, enc htt
 		}
 		body = *dst
 	}
+	h.m.countBytes(transportHTTP, wire, len(body))
 	if enc.json {
 		kind := httpRoute(r.URL.Path)
 		bufs.msg, err = otlpjson.Unmarshal(bufs.msg[:0], kind.jsonRequest, body)

@@ -69,6 +69,8 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 	}
 	call.WriteHeaders()
 	call.Flush()
+	h.m.openStreams.Add(1)
+	defer h.m.openStreams.Add(-1)
 	go s.readLoop()
 
 	var ageTimer <-chan time.Time
@@ -83,11 +85,11 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 	case st := <-s.readDone:
 		end = st // nil: the client half-closed
 	case <-s.rotate:
-		end = rotationStatus()
+		end = h.rotationStatus()
 	case <-ageTimer:
-		end = rotationStatus()
+		end = h.rotationStatus()
 	case <-h.health.shuttingDown():
-		end = rotationStatus()
+		end = h.rotationStatus()
 	case <-call.Context().Done():
 		end = grpcwire.Errorf(grpcwire.Canceled, "stream canceled: %v", call.Context().Err())
 	}
@@ -100,6 +102,11 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 		h.logRefusal(call.Request(), "grpc_stream", end)
 	}
 	call.WriteStatus(end)
+}
+
+func (h *Handler) rotationStatus() *grpcwire.Status {
+	h.m.rotations.Inc()
+	return rotationStatus()
 }
 
 func rotationStatus() *grpcwire.Status {
@@ -165,6 +172,7 @@ func (s *exportStreamState) readLoop() {
 			s.readDone <- st
 			return
 		}
+		s.h.m.countBytes(transportGRPCStream, s.call.LastWireSize(), len(bufs.msg))
 		id, err := unwrapStreamRequest(bufs)
 		if err != nil {
 			s.h.putBuffers(bufs)
@@ -214,6 +222,7 @@ func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Statu
 		s.h.putBuffers(bufs)
 		<-s.slots
 	}()
+	s.h.m.countRequest(transportGRPCStream, s.kind.signal, exportOutcome{}, refusal)
 	prefix, compressed, st := s.call.SkipRefusedMessage(bufs.msg)
 	bufs.msg = prefix
 	if st != nil || compressed {
@@ -246,7 +255,7 @@ func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Statu
 // process exports one request and writes its acknowledgement.
 func (s *exportStreamState) process(id uint64, bufs *requestBuffers) {
 	defer s.wg.Done()
-	out, st := s.h.export(s.call.Context(), s.kind, bufs)
+	out, st := s.h.export(s.call.Context(), transportGRPCStream, s.kind, bufs)
 	bufs.resp = appendStreamResponse(bufs.resp[:0], id, out, st, s.h.retryDelay)
 	s.writeMu.Lock()
 	err := s.call.WriteMessage(bufs.resp)
@@ -285,7 +294,8 @@ func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
 		call.WriteStatus(st)
 		return
 	}
-	out, st := h.export(call.Context(), kind, bufs)
+	h.m.countBytes(transportGRPC, call.LastWireSize(), len(bufs.msg))
+	out, st := h.export(call.Context(), transportGRPC, kind, bufs)
 	if st != nil {
 		h.logRefusal(call.Request(), "grpc", st)
 	}
