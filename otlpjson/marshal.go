@@ -42,8 +42,10 @@ func Marshal(dst []byte, t MessageType, src []byte) ([]byte, error) {
 	e := encoderPool.Get().(*encoder)
 	n := len(dst)
 	e.dst = dst
+	e.src = src
 	e.root = m.name
-	err := e.encodeMessage(m, src, 0)
+	e.spans = append(e.spans[:0], span{0, uint32(len(src))})
+	err := e.encodeMessage(m, 0, 1)
 	dst = e.dst
 	e.reset()
 	encoderPool.Put(e)
@@ -58,43 +60,52 @@ var encoderPool = sync.Pool{New: func() any { return &encoder{} }}
 // encoder holds the reusable state of one Marshal call.
 type encoder struct {
 	dst []byte
+	src []byte
 
 	// ents is a stack of the fields of the messages being encoded, one
 	// segment per nesting level, so that each message's fields can be
 	// written in field-number order without allocating.
 	ents []entry
 
-	// arena holds the concatenation of repeated occurrences of a
-	// non-repeated message field, which protobuf defines as their merge.
-	arena []byte
+	// spans is a stack of the input ranges holding the messages being
+	// encoded. A non-repeated message field that occurs several times is
+	// the merge of its occurrences, which protobuf defines as the
+	// concatenation of their bytes; encoding the ranges one after the other
+	// gives that without copying.
+	spans []span
 
 	path  []pathElem
 	depth int
 	root  string
 }
 
+// span is the input range src[start:end].
+type span struct {
+	start, end uint32
+}
+
 // entry is one field of a protobuf message in wire order. It holds no
 // pointers, so that appending entries costs no GC write barriers.
 type entry struct {
 	v      uint64 // value of a varint/fixed field
-	start  uint32 // payload of a length-delimited field: src[start:end] of its message
+	start  uint32 // payload of a length-delimited field: e.src[start:end]
 	end    uint32
-	off    uint32 // offset of the field tag in its message
-	ord    int32  // position of the field in its message
-	fi     uint8  // index into message.fields
+	ord    int32 // position of the field in its message
+	fi     uint8 // index into message.fields
 	wt     wireType
 	packed bool // a packed repeated scalar
 }
 
-// data returns the payload of the length-delimited field g of message src.
-func (g *entry) data(src []byte) []byte {
-	return src[g.start:g.end]
+// data returns the payload of the length-delimited field g.
+func (e *encoder) data(g *entry) []byte {
+	return e.src[g.start:g.end]
 }
 
 func (e *encoder) reset() {
 	e.dst = nil
+	e.src = nil
 	e.ents = e.ents[:0]
-	e.arena = e.arena[:0]
+	e.spans = e.spans[:0]
 	e.path = e.path[:0]
 	e.depth = 0
 	e.root = ""
@@ -136,11 +147,11 @@ func rawValue(fc *easyproto.FieldContext) uint64 {
 	return uint64(v)
 }
 
-// encodeMessage appends the JSON object for the protobuf message m encoded in
-// src, which starts at input offset off.
-func (e *encoder) encodeMessage(m *message, src []byte, off int) error {
+// encodeMessage appends the JSON object for the protobuf message m whose
+// bytes are the concatenation of the input ranges e.spans[lo:hi].
+func (e *encoder) encodeMessage(m *message, lo, hi int) error {
 	if e.depth >= MaxDepth {
-		return e.errorf(off, "message nesting exceeds %d levels", MaxDepth)
+		return e.errorf(int(e.spans[lo].start), "message nesting exceeds %d levels", MaxDepth)
 	}
 	e.depth++
 
@@ -149,49 +160,53 @@ func (e *encoder) encodeMessage(m *message, src []byte, off int) error {
 	sorted := true
 	prev := -1
 	oneofFi, oneofStart := -1, int32(0)
-	tail := src
+	ord := int32(0)
 	var fc easyproto.FieldContext
-	for ord := int32(0); len(tail) > 0; ord++ {
-		fieldOff := off + len(src) - len(tail)
-		var err error
-		tail, err = fc.NextField(tail)
-		if err != nil {
-			return e.errorf(fieldOff, "cannot read %s field: %s", m.name, err)
-		}
-		if fc.FieldNum == 0 {
-			return e.errorf(fieldOff, "invalid field number 0 in %s", m.name)
-		}
-		fi := m.fieldIndex(fc.FieldNum)
-		if fi < 0 {
-			continue
-		}
-		f := &m.fields[fi]
-		packed := false
-		if wt := wireTypeOf(&fc); wt != f.kind.wireType() {
-			if wt != wtLen || !f.repeated() || !f.kind.packable() {
-				// protobuf-go keeps a known field number with an unexpected
-				// wire type as an unknown field, which JSON does not show.
+	for i := lo; i < hi; i++ {
+		sp := e.spans[i]
+		tail := e.src[sp.start:sp.end]
+		for ; len(tail) > 0; ord++ {
+			fieldOff := int(sp.end) - len(tail)
+			var err error
+			tail, err = fc.NextField(tail)
+			if err != nil {
+				return e.errorf(fieldOff, "cannot read %s field: %s", m.name, err)
+			}
+			if fc.FieldNum == 0 {
+				return e.errorf(fieldOff, "invalid field number 0 in %s", m.name)
+			}
+			fi := m.fieldIndex(fc.FieldNum)
+			if fi < 0 {
 				continue
 			}
-			packed = true
+			f := &m.fields[fi]
+			packed := false
+			if wt := wireTypeOf(&fc); wt != f.kind.wireType() {
+				if wt != wtLen || !f.repeated() || !f.kind.packable() {
+					// protobuf-go keeps a known field number with an unexpected
+					// wire type as an unknown field, which JSON does not show.
+					continue
+				}
+				packed = true
+			}
+			if f.oneof() && fi != oneofFi {
+				// A oneof member replaces any other member set before it.
+				oneofFi, oneofStart = fi, ord
+			}
+			g := entry{ord: ord, fi: uint8(fi), wt: f.kind.wireType(), packed: packed}
+			if data, ok := fc.MessageData(); ok {
+				g.end = sp.end - uint32(len(tail))
+				g.start = g.end - uint32(len(data))
+				g.wt = wtLen
+			} else {
+				g.v = rawValue(&fc)
+			}
+			e.ents = append(e.ents, g)
+			if fi < prev {
+				sorted = false
+			}
+			prev = fi
 		}
-		if f.oneof() && fi != oneofFi {
-			// A oneof member replaces any other member set before it.
-			oneofFi, oneofStart = fi, ord
-		}
-		g := entry{off: uint32(fieldOff - off), ord: ord, fi: uint8(fi), wt: f.kind.wireType(), packed: packed}
-		if data, ok := fc.MessageData(); ok {
-			g.end = uint32(len(src) - len(tail))
-			g.start = g.end - uint32(len(data))
-			g.wt = wtLen
-		} else {
-			g.v = rawValue(&fc)
-		}
-		e.ents = append(e.ents, g)
-		if fi < prev {
-			sorted = false
-		}
-		prev = fi
 	}
 	ents := e.ents[base:]
 	if !sorted {
@@ -230,12 +245,12 @@ func (e *encoder) encodeMessage(m *message, src []byte, off int) error {
 			// Only these can fail; they need the path for the error.
 			e.path = append(e.path, pathElem{name: f.name, index: -1})
 			var err error
-			if written, err = e.encodeField(f, group, src, off); err != nil {
+			if written, err = e.encodeField(f, group); err != nil {
 				return err
 			}
 			e.path = e.path[:len(e.path)-1]
 		} else {
-			written = e.encodeScalarField(f, group, src)
+			written = e.encodeScalarField(f, group)
 		}
 		if !written {
 			e.dst = e.dst[:mark]
@@ -251,37 +266,30 @@ func (e *encoder) encodeMessage(m *message, src []byte, off int) error {
 }
 
 // encodeField writes the value of the repeated or message field f, whose
-// occurrences in the message src at input offset off are group. It reports
-// false for an empty repeated field, which is not written.
-func (e *encoder) encodeField(f *field, group []entry, src []byte, off int) (bool, error) {
+// occurrences in the message are group. It reports false for an empty
+// repeated field, which is not written.
+func (e *encoder) encodeField(f *field, group []entry) (bool, error) {
 	if f.repeated() {
-		return e.encodeRepeated(f, group, src, off)
+		return e.encodeRepeated(f, group)
 	}
-	g := &group[0]
-	data := g.data(src)
-	dataOff := off + int(g.start)
-	if len(group) > 1 {
-		// Occurrences of a non-repeated message field merge; the merge
-		// of serialized messages is their concatenation.
-		start := len(e.arena)
-		for k := range group {
-			e.arena = append(e.arena, group[k].data(src)...)
-		}
-		err := e.encodeMessage(&schema[f.msg], e.arena[start:], dataOff)
-		e.arena = e.arena[:start]
-		return true, err
+	// Occurrences of a non-repeated message field merge.
+	lo := len(e.spans)
+	for k := range group {
+		e.spans = append(e.spans, span{group[k].start, group[k].end})
 	}
-	return true, e.encodeMessage(&schema[f.msg], data, dataOff)
+	err := e.encodeMessage(&schema[f.msg], lo, len(e.spans))
+	e.spans = e.spans[:lo]
+	return true, err
 }
 
 // encodeScalarField writes the value of the non-repeated scalar field f,
-// whose occurrences in the message src are group. It reports false for a
+// whose occurrences in the message are group. It reports false for a
 // proto3 default value, which is not written.
-func (e *encoder) encodeScalarField(f *field, group []entry, src []byte) bool {
+func (e *encoder) encodeScalarField(f *field, group []entry) bool {
 	// The last occurrence of a scalar wins.
 	g := &group[len(group)-1]
 	if g.wt == wtLen {
-		data := g.data(src)
+		data := e.data(g)
 		if len(data) == 0 && !f.hasPresence() {
 			return false
 		}
@@ -296,7 +304,7 @@ func (e *encoder) encodeScalarField(f *field, group []entry, src []byte) bool {
 }
 
 // encodeRepeated writes the JSON array of a repeated field.
-func (e *encoder) encodeRepeated(f *field, group []entry, src []byte, off int) (bool, error) {
+func (e *encoder) encodeRepeated(f *field, group []entry) (bool, error) {
 	e.dst = append(e.dst, '[')
 	n := 0
 	top := len(e.path) - 1
@@ -304,8 +312,6 @@ func (e *encoder) encodeRepeated(f *field, group []entry, src []byte, off int) (
 		g := &group[k]
 		switch {
 		case f.kind == kMessage:
-			data := g.data(src)
-			dataOff := off + int(g.start)
 			sub := &schema[f.msg]
 			e.path[top].index = n
 			if sub.special == specialAny {
@@ -313,7 +319,7 @@ func (e *encoder) encodeRepeated(f *field, group []entry, src []byte, off int) (
 				if n > 0 {
 					e.dst = append(e.dst, ',')
 				}
-				ok, err := e.encodeAny(data, dataOff)
+				ok, err := e.encodeAny(e.data(g), int(g.start))
 				if err != nil {
 					return false, err
 				}
@@ -325,7 +331,10 @@ func (e *encoder) encodeRepeated(f *field, group []entry, src []byte, off int) (
 				if n > 0 {
 					e.dst = append(e.dst, ',')
 				}
-				if err := e.encodeMessage(sub, data, dataOff); err != nil {
+				e.spans = append(e.spans, span{g.start, g.end})
+				err := e.encodeMessage(sub, len(e.spans)-1, len(e.spans))
+				e.spans = e.spans[:len(e.spans)-1]
+				if err != nil {
 					return false, err
 				}
 			}
@@ -334,13 +343,13 @@ func (e *encoder) encodeRepeated(f *field, group []entry, src []byte, off int) (
 			if n > 0 {
 				e.dst = append(e.dst, ',')
 			}
-			e.appendLenValue(f, g.data(src))
+			e.appendLenValue(f, e.data(g))
 			n++
 		case g.packed:
 			var err error
-			if n, err = e.appendPacked(f.kind, g.data(src), n); err != nil {
+			if n, err = e.appendPacked(f.kind, e.data(g), n); err != nil {
 				e.path[top].index = n
-				return false, e.errorf(off+int(g.start), "malformed packed %s", err)
+				return false, e.errorf(int(g.start), "malformed packed %s", err)
 			}
 		default:
 			if n > 0 {

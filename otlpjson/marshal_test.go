@@ -72,6 +72,17 @@ func marshalCases() []marshalCase {
 			spanJSON(`"name":"n","status":{"message":"m","code":1}`),
 		},
 		{
+			"repeated message field occurrences merge at every level", TracesData,
+			pbLen(1,
+				pbLen(1, pbLen(1, pbStr(1, "a"), pbLen(2, pbLen(5, pbLen(1, pbStr(1, "x")))))),
+				pbStr(3, "s"),
+				pbLen(1, pbLen(1, pbStr(1, "b")), pbVarint(2, 3)),
+				pbLen(1, pbLen(3, pbStr(2, "t"))),
+			),
+			`{"resourceSpans":[{"resource":{"attributes":[{"key":"a","value":{"arrayValue":{"values":[{"stringValue":"x"}]}}},{"key":"b"}],` +
+				`"droppedAttributesCount":3,"entityRefs":[{"type":"t"}]},"schemaUrl":"s"}]}`,
+		},
+		{
 			"unknown fields and wire types skipped", TracesData,
 			spanProto(pbVarint(100, 1), pbVarint(5, 3), pbFixed64(6, 1), pbStr(5, "ok"), pbFixed32(99, 1), pbFixed64(98, 1), pbStr(97, "x")),
 			spanJSON(`"name":"ok"`),
