@@ -1,0 +1,107 @@
+package otlpclient
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/compression"
+)
+
+// Config is what every exporter needs to reach a receiver.
+type Config struct {
+	// Endpoint is the receiver's "host:port".
+	Endpoint string
+	// TLS, if not nil, makes the client speak HTTP/2 over TLS; nil means
+	// h2c (HTTP/2 without TLS, what OTLP/gRPC receivers accept with
+	// insecure: true).
+	TLS *tls.Config
+	// Signal selects the service: traces, metrics or logs.
+	Signal Signal
+	// Compression compresses each request message (grpc-encoding).
+	Compression compression.Codec
+	// Latency, if positive, adds this round-trip time to the connection
+	// (see Dial). Ignored when HTTP is set.
+	Latency time.Duration
+	// ReceiveWindow is the client's HTTP/2 receive window for each stream;
+	// the connection window is four times it. Zero means 4 MiB. Responses
+	// are small (an ExportResponse is ~10 bytes), so this only has to cover
+	// the bandwidth-delay product of the response direction; the request
+	// direction is governed by the server's windows.
+	ReceiveWindow int
+	// RequestTimeout bounds how long one request may wait for its
+	// acknowledgement, retries included; after it the request is dropped.
+	// Zero means 30s; negative means no limit.
+	RequestTimeout time.Duration
+	// Backoff paces retries.
+	Backoff Backoff
+	// HTTP, if not nil, is used instead of a client built from the fields
+	// above, for example to share one connection between exporters. It
+	// must speak HTTP/2 to Endpoint.
+	HTTP *http.Client
+}
+
+func (c *Config) requestTimeout() time.Duration {
+	switch {
+	case c.RequestTimeout == 0:
+		return 30 * time.Second
+	case c.RequestTimeout < 0:
+		return 0
+	}
+	return c.RequestTimeout
+}
+
+func (c *Config) baseURL() string {
+	if c.TLS != nil {
+		return "https://" + c.Endpoint
+	}
+	return "http://" + c.Endpoint
+}
+
+func (c *Config) httpClient() *http.Client {
+	if c.HTTP != nil {
+		return c.HTTP
+	}
+	return NewHTTPClient(c.TLS, c.Latency, c.ReceiveWindow)
+}
+
+// NewHTTPClient returns an HTTP/2-only client (h2c when tlsConfig is nil)
+// whose connections get rtt of added round-trip time (none if zero), with
+// receiveWindow bytes of HTTP/2 receive window per stream (zero: 4 MiB) and
+// four times that per connection. Exporters sharing the result share one
+// connection per endpoint, their streams multiplexed on it.
+//
+// net/http's HTTP/2 client has static windows (no BDP estimator as in
+// grpc-go), so the window must be chosen for the largest bandwidth-delay
+// product expected: at 200ms, 4 MiB carries 20 MiB/s.
+func NewHTTPClient(tlsConfig *tls.Config, rtt time.Duration, receiveWindow int) *http.Client {
+	if receiveWindow <= 0 {
+		receiveWindow = 4 << 20
+	}
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Protocols:         new(http.Protocols),
+		TLSClientConfig:   tlsConfig,
+		ForceAttemptHTTP2: true,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return Dial(ctx, d, network, addr, rtt)
+		},
+		HTTP2: &http.HTTP2Config{
+			MaxReceiveBufferPerStream:     receiveWindow,
+			MaxReceiveBufferPerConnection: 4 * receiveWindow,
+			// A stream exporter keeps one long-lived stream: notice a
+			// dead peer (a killed server, a dropped NAT entry) instead of
+			// waiting on it forever.
+			SendPingTimeout: 10 * time.Second,
+			PingTimeout:     5 * time.Second,
+		},
+	}
+	if tlsConfig == nil {
+		tr.Protocols.SetUnencryptedHTTP2(true)
+	} else {
+		tr.Protocols.SetHTTP2(true)
+	}
+	return &http.Client{Transport: tr}
+}
