@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -50,6 +51,22 @@ type Call struct {
 	skip           int
 	skipCompressed bool
 	lastWire       int
+	msgTimeout     time.Duration
+	unary          bool // ReadUnary manages the read deadline itself
+}
+
+// SetMessageReadTimeout bounds how long the body of each message may take
+// to arrive once its 5-byte prefix has been read. A stalled sender (a
+// slowloris, or a client that died without a reset) is cut off, while a
+// healthy stream may still wait any time between messages. Zero disables.
+func (c *Call) SetMessageReadTimeout(d time.Duration) { c.msgTimeout = d }
+
+// setReadDeadline sets the stream's read deadline where the server supports
+// it (net/http's HTTP/1 and HTTP/2 servers do).
+func (c *Call) setReadDeadline(t time.Time) {
+	if c.w != nil {
+		_ = http.NewResponseController(c.w).SetReadDeadline(t)
+	}
 }
 
 // LastWireSize returns the size on the wire (before decompression, without
@@ -161,6 +178,16 @@ func (c *Call) Close() {
 // no message or more than one message → INTERNAL (cardinality violation), a
 // body that ends early → INTERNAL, too large → RESOURCE_EXHAUSTED.
 func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Status) {
+	if c.msgTimeout > 0 {
+		// The whole request — prefix, message and end of stream — must
+		// arrive within the timeout.
+		c.unary = true
+		c.setReadDeadline(time.Now().Add(c.msgTimeout))
+		defer func() {
+			c.unary = false
+			c.setReadDeadline(time.Time{})
+		}()
+	}
 	msg, scratch, st = c.ReadMessage(buf, scratch)
 	if st != nil {
 		if st == errEndOfStream {
@@ -208,6 +235,10 @@ func (c *Call) ReadMessage(buf, scratch []byte) (msg, scratchOut []byte, st *Sta
 	compressed := c.hdr[0]
 	length := uint64(c.hdr[1])<<24 | uint64(c.hdr[2])<<16 | uint64(c.hdr[3])<<8 | uint64(c.hdr[4])
 	c.lastWire = int(length)
+	if c.msgTimeout > 0 && !c.unary {
+		c.setReadDeadline(time.Now().Add(c.msgTimeout))
+		defer c.setReadDeadline(time.Time{})
+	}
 	limit := c.limits.maxRecv()
 	if compressed > 1 {
 		return buf[:0], scratch, Errorf(Internal, "grpc: received unexpected payload format %d", compressed)
@@ -318,6 +349,9 @@ func eofToUnexpected(err error, got, want int) error {
 
 // readError maps a body read error to the status grpc-go gives it.
 func (c *Call) readError(err error) *Status {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return Errorf(DeadlineExceeded, "request body stalled: no data within the %v read timeout", c.msgTimeout)
+	}
 	if ctxErr := c.ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
 			return Errorf(DeadlineExceeded, "context deadline exceeded")

@@ -25,6 +25,9 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer call.Close()
+	if h.bodyTimeout > 0 {
+		call.SetMessageReadTimeout(h.bodyTimeout)
+	}
 	service, method, ok := splitMethod(r.URL.Path)
 	if !ok {
 		call.WriteStatus(grpcwire.Errorf(grpcwire.Unimplemented, "malformed method name: %q", r.URL.Path))

@@ -61,25 +61,36 @@ type Config struct {
 	// Metrics receives the handler's operator metrics; nil keeps them
 	// private (Handler.Metrics still returns them).
 	Metrics *metrics.Registry
+	// BodyReadTimeout bounds how long a request body (for streams: each
+	// message, once begun) may take to arrive, so a stalled sender cannot
+	// hold a request slot and its memory forever. Zero means
+	// DefaultBodyReadTimeout; negative disables it.
+	BodyReadTimeout time.Duration
 }
+
+// DefaultBodyReadTimeout allows a 64 MiB request at about 2 MiB/s, far
+// slower than any healthy client, while freeing a stalled one within a
+// minute.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // Handler serves the OTLP/gRPC export services and the gRPC health service.
 // It is safe for concurrent use.
 type Handler struct {
-	sink       storage.Sink
-	log        *slog.Logger
-	limits     grpcwire.Limits
-	decodeOpts otlpdecode.Options
-	retryDelay time.Duration
-	health     healthState
-	cors       corsPolicy
-	stream     StreamConfig
-	adm        *admission
-	auth       Authenticator
-	reg        *metrics.Registry
-	m          *handlerMetrics
-	logLimit   logLimiter
-	bufPool    sync.Pool // *requestBuffers
+	sink        storage.Sink
+	log         *slog.Logger
+	limits      grpcwire.Limits
+	decodeOpts  otlpdecode.Options
+	retryDelay  time.Duration
+	health      healthState
+	cors        corsPolicy
+	stream      StreamConfig
+	adm         *admission
+	auth        Authenticator
+	bodyTimeout time.Duration
+	reg         *metrics.Registry
+	m           *handlerMetrics
+	logLimit    logLimiter
+	bufPool     sync.Pool // *requestBuffers
 }
 
 // New returns a Handler for cfg. The health service reports SERVING until
@@ -89,14 +100,18 @@ func New(cfg Config) *Handler {
 		panic("handler.New: Config.Sink is nil")
 	}
 	h := &Handler{
-		sink:       cfg.Sink,
-		log:        cfg.Logger,
-		limits:     grpcwire.Limits{MaxRecvMsgSize: cfg.MaxRecvMsgSize},
-		decodeOpts: cfg.Decode,
-		retryDelay: cfg.RetryDelay,
-		cors:       newCORSPolicy(cfg.CORS),
-		stream:     cfg.Stream,
-		auth:       cfg.Auth,
+		sink:        cfg.Sink,
+		log:         cfg.Logger,
+		limits:      grpcwire.Limits{MaxRecvMsgSize: cfg.MaxRecvMsgSize},
+		decodeOpts:  cfg.Decode,
+		retryDelay:  cfg.RetryDelay,
+		cors:        newCORSPolicy(cfg.CORS),
+		stream:      cfg.Stream,
+		auth:        cfg.Auth,
+		bodyTimeout: cfg.BodyReadTimeout,
+	}
+	if h.bodyTimeout == 0 {
+		h.bodyTimeout = DefaultBodyReadTimeout
 	}
 	h.stream.setDefaults()
 	h.adm = newAdmission(cfg.Admission, h.retryDelay)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -98,7 +99,7 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 
 	bufs := h.getBuffers()
 	defer h.putBuffers(bufs)
-	if httpStatus, st := h.readHTTPBody(r, codec, enc, bufs); st != nil {
+	if httpStatus, st := h.readHTTPBody(w, r, codec, enc, bufs); st != nil {
 		h.m.countRequest(transportHTTP, kind.signal, exportOutcome{}, st)
 		h.writeHTTPError(w, r, enc, httpStatus, st)
 		return
@@ -123,7 +124,7 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readHTTPBody reads the request body into bufs.msg, decompressed and, for
 // JSON, transcoded to protobuf, so that everything after it sees one format.
-func (h *Handler) readHTTPBody(r *http.Request, codec compression.Codec, enc httpEncoding, bufs *requestBuffers) (int, *grpcwire.Status) {
+func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec compression.Codec, enc httpEncoding, bufs *requestBuffers) (int, *grpcwire.Status) {
 	limit := h.limits.MaxRecvMsgSize
 	if limit <= 0 {
 		limit = grpcwire.DefaultMaxRecvMsgSize
@@ -148,7 +149,16 @@ func (h *Handler) readHTTPBody(r *http.Request, codec compression.Codec, enc htt
 		raw = &bufs.msg
 	}
 	var err error
+	if h.bodyTimeout > 0 {
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(h.bodyTimeout))
+		defer rc.SetReadDeadline(time.Time{})
+	}
 	*raw, err = readBody((*raw)[:0], r.Body, limit, int(reserved), bufs.ticket.Grow)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return http.StatusRequestTimeout, grpcwire.Errorf(grpcwire.DeadlineExceeded,
+			"request body stalled: not received within %v", h.bodyTimeout)
+	}
 	if err != nil {
 		if errors.Is(err, compression.ErrTooLarge) {
 			return tooLarge()
