@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/metrics"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/discard"
@@ -25,56 +24,95 @@ import (
 )
 
 type serveConfig struct {
-	grpcAddr        string
-	httpAddr        string
-	corsOrigins     string
-	corsHeaders     string
-	corsMaxAge      int
-	dataDir         string
-	storageKind     string
-	tlsCert, tlsKey string
-	maxRecvMsgSize  int
-	validateUTF8    bool
-	logLevel        string
-	shutdownTimeout time.Duration
-	maxStreams      int
-	streamWindow    int
-	connWindow      int
-	stream          handler.StreamConfig
+	grpcAddr, httpAddr string
+	adminAddr          string
+	adminPprof         bool
+	dataDir            string
+	storageKind        string
+	tls                tlsOptions
+	authTokenFile      string
+	maxRecvMsgSize     int
+	validateUTF8       bool
+	logLevel           string
+	shutdownTimeout    time.Duration
+	retryDelay         time.Duration
+	bodyReadTimeout    time.Duration
+	limits             httpLimits
+	stream             handler.StreamConfig
+	admission          handler.AdmissionConfig
+	corsOrigins        string
+	corsHeaders        string
+	corsMaxAge         int
+}
+
+func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
+	fs.StringVar(&cfg.grpcAddr, "grpc-addr", "localhost:4317", "OTLP/gRPC address (host:port), the OTLP default port 4317; it serves OTLP/HTTP too")
+	fs.StringVar(&cfg.httpAddr, "http-addr", "localhost:4318", "OTLP/HTTP address (host:port), the OTLP default port 4318; it serves gRPC too; empty disables it")
+	fs.StringVar(&cfg.adminAddr, "admin-addr", "localhost:8888", "operator listener: /metrics, /healthz, /readyz (and /debug/pprof with -admin-pprof); empty disables it")
+	fs.BoolVar(&cfg.adminPprof, "admin-pprof", false, "serve /debug/pprof/ on the admin listener")
+	fs.StringVar(&cfg.dataDir, "data-dir", "./otlp-data", "directory of the disk store")
+	fs.StringVar(&cfg.storageKind, "storage", "disk", "where data goes: disk (durable, default) or discard (count and drop, for benchmarks)")
+
+	fs.StringVar(&cfg.tls.certFile, "tls-cert", "", "TLS certificate file (PEM), reloaded when it changes; without it the listeners speak h2c and HTTP/1.1")
+	fs.StringVar(&cfg.tls.keyFile, "tls-key", "", "TLS private key file (PEM)")
+	fs.StringVar(&cfg.tls.clientCAFile, "tls-client-ca", "", "CA certificates (PEM) for mTLS: clients must present a certificate signed by one of them")
+	fs.StringVar(&cfg.tls.minVersion, "tls-min-version", "1.2", "minimum TLS version: 1.2 or 1.3")
+	fs.StringVar(&cfg.authTokenFile, "auth-token-file", "", "file of bearer tokens, one per line, re-read when it changes; requests without a valid 'authorization: Bearer' header are refused before their body is read")
+
+	fs.IntVar(&cfg.maxRecvMsgSize, "grpc-max-recv-msg-size", grpcwire.DefaultMaxRecvMsgSize, "largest request in bytes, compressed or decompressed, for gRPC and OTLP/HTTP (OTLP recommends accepting 64 MiB)")
+	fs.BoolVar(&cfg.validateUTF8, "validate-utf8", false, "reject items with invalid UTF-8 in string fields (proto3 requires valid UTF-8; off by default, as in the OpenTelemetry Collector)")
+	fs.DurationVar(&cfg.retryDelay, "retry-delay", handler.DefaultRetryDelay, "back-off sent to clients (RetryInfo, Retry-After) when storage or admission refuses a request; jittered ±25% for admission")
+	fs.DurationVar(&cfg.bodyReadTimeout, "body-read-timeout", handler.DefaultBodyReadTimeout, "how long a request body (a stream message, once begun) may take to arrive; stalled senders are cut off")
+	fs.Int64Var(&cfg.admission.RequestLimit, "admission-request-limit", handler.DefaultAdmissionRequestLimit, "bytes of requests (wire plus decompressed) held at once across all protocols")
+	fs.Int64Var(&cfg.admission.WaitingLimit, "admission-waiting-limit", handler.DefaultAdmissionWaitingLimit, "bytes of requests allowed to wait for admission; beyond it requests are refused at once as retryable")
+	fs.DurationVar(&cfg.admission.MaxWait, "admission-max-wait", handler.DefaultAdmissionMaxWait, "longest a request waits for admission (also bounded by its deadline)")
+
+	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests and streams may take to finish")
+
+	// HTTP/2 and HTTP/1.1 limits: each default says why.
+	// 1000 streams: OTLP exporters send few concurrent requests per
+	// connection, but streaming and async clients keep hundreds open;
+	// net/http's default of 250 would make them queue.
+	fs.IntVar(&cfg.limits.maxStreams, "http2-max-concurrent-streams", 1000, "HTTP/2 concurrent streams per connection")
+	// Flow-control windows bound what one stream / connection may have in
+	// flight unread; a stream carries at most window/RTT. 16 MiB keeps a
+	// 200 ms link at 80 MiB/s per stream; 64 MiB per connection stays well
+	// below the admission budget.
+	fs.IntVar(&cfg.limits.streamWindow, "http2-stream-window", 16<<20, "HTTP/2 receive window per stream, bytes")
+	fs.IntVar(&cfg.limits.connWindow, "http2-conn-window", 64<<20, "HTTP/2 receive window per connection, bytes")
+	// 1 MiB frames (HTTP/2's default is 16 KiB) cut per-frame overhead for
+	// large OTLP batches while bounding what one frame makes us buffer.
+	fs.IntVar(&cfg.limits.maxFrameSize, "http2-max-frame-size", 1<<20, "largest HTTP/2 frame the server accepts, bytes")
+	// 1 MiB of headers is far more than any OTLP client sends (a few
+	// hundred bytes) yet caps what a header flood can make us hold; it also
+	// sets HTTP/2's SETTINGS_MAX_HEADER_LIST_SIZE.
+	fs.IntVar(&cfg.limits.maxHeaderBytes, "max-header-bytes", 1<<20, "largest request header block, bytes (HTTP/1.1 and HTTP/2)")
+	// 10 s to send headers stops slowloris clients; it does not limit long
+	// connections or streams.
+	fs.DurationVar(&cfg.limits.readHeaderTime, "read-header-timeout", 10*time.Second, "time a client has to send request headers (and an h2c connection its preface)")
+	// Idle connections cost memory; 5 minutes outlives any exporter's
+	// batching interval, so healthy clients keep their connection.
+	fs.DurationVar(&cfg.limits.idleTimeout, "idle-timeout", 5*time.Minute, "close connections idle this long")
+	fs.DurationVar(&cfg.limits.writeByteTimeout, "write-timeout", time.Minute, "drop an HTTP/2 connection that accepts no response bytes for this long")
+	// Off by default: with one server there is nothing to rebalance to.
+	fs.DurationVar(&cfg.limits.maxConnAge, "max-connection-age", 0, "send GOAWAY on connections older than this (±10% jitter) so clients reconnect and L7 balancers rebalance; 0 disables")
+	fs.DurationVar(&cfg.limits.maxConnAgeGrace, "max-connection-age-grace", 30*time.Second, "after -max-connection-age, how long requests and streams may finish before the connection is closed")
+
+	fs.IntVar(&cfg.stream.MaxInFlight, "stream-max-in-flight", handler.DefaultStreamMaxInFlight, "requests of one export stream processed at once; beyond it the server stops reading the stream (flow-control back-pressure)")
+	fs.DurationVar(&cfg.stream.MaxAge, "stream-max-age", handler.DefaultStreamMaxAge, "rotate an export stream after this age (±10% jitter) so clients rebalance; negative disables")
+	fs.IntVar(&cfg.stream.MaxRequests, "stream-max-requests", handler.DefaultStreamMaxRequests, "rotate an export stream after this many requests; negative disables")
+
+	fs.StringVar(&cfg.corsOrigins, "cors-allowed-origins", "", "comma-separated origins allowed to send OTLP/HTTP from browsers: exact, with one wildcard (https://*.example.com), or *; empty disables CORS")
+	fs.StringVar(&cfg.corsHeaders, "cors-allowed-headers", "", "comma-separated extra request headers allowed in CORS requests")
+	fs.IntVar(&cfg.corsMaxAge, "cors-max-age", 7200, "seconds a browser may cache a CORS preflight answer")
 }
 
 func serve(args []string, stderr io.Writer) int {
 	var cfg serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.grpcAddr, "grpc-addr", "localhost:4317", "address for OTLP/gRPC (host:port); the OTLP default port is 4317")
-	fs.StringVar(&cfg.httpAddr, "http-addr", "localhost:4318", "address for OTLP/HTTP (host:port; empty to disable); the OTLP default port is 4318. Both ports serve both protocols")
-	fs.StringVar(&cfg.corsOrigins, "cors-allowed-origins", "", "comma-separated origins allowed to send OTLP/HTTP from browsers: exact, with one wildcard (https://*.example.com), or *; empty disables CORS")
-	fs.StringVar(&cfg.corsHeaders, "cors-allowed-headers", "", "comma-separated extra request headers allowed in CORS requests")
-	fs.IntVar(&cfg.corsMaxAge, "cors-max-age", 7200, "seconds a browser may cache a CORS preflight answer")
-	fs.StringVar(&cfg.dataDir, "data-dir", "./otlp-data", "directory of the disk store")
-	fs.StringVar(&cfg.storageKind, "storage", "disk", "where data goes: disk (durable, default) or discard (count and drop, for benchmarks)")
-	fs.StringVar(&cfg.tlsCert, "tls-cert", "", "TLS certificate file (PEM); without it the server speaks h2c (HTTP/2 without TLS)")
-	fs.StringVar(&cfg.tlsKey, "tls-key", "", "TLS private key file (PEM)")
-	fs.IntVar(&cfg.maxRecvMsgSize, "grpc-max-recv-msg-size", grpcwire.DefaultMaxRecvMsgSize, "largest request message in bytes, after decompression (OTLP recommends accepting 64 MiB)")
-	fs.BoolVar(&cfg.validateUTF8, "validate-utf8", false, "reject items with invalid UTF-8 in string fields (proto3 requires valid UTF-8; off by default, as in the OpenTelemetry Collector)")
-	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests may take to finish")
-	// 1000 streams: OTLP exporters send few concurrent requests per
-	// connection, but a streaming or async client may keep hundreds open;
-	// net/http's default of 250 would make them queue.
-	fs.IntVar(&cfg.maxStreams, "http2-max-concurrent-streams", 1000, "HTTP/2 concurrent streams per connection")
-	// HTTP/2 flow-control windows bound what one stream / connection may
-	// have in flight unread. A stream carries at most bandwidth × RTT per
-	// window: net/http's defaults (4 MiB per stream, 1 GiB per connection
-	// total) would cap a 200 ms link at 20 MiB/s; 16 MiB per stream keeps
-	// a 200 ms link at 80 MiB/s, and the connection bound stays far below
-	// the admission budget.
-	fs.IntVar(&cfg.streamWindow, "http2-stream-window", 16<<20, "HTTP/2 receive window per stream, bytes")
-	fs.IntVar(&cfg.connWindow, "http2-conn-window", 64<<20, "HTTP/2 receive window per connection, bytes")
-	fs.IntVar(&cfg.stream.MaxInFlight, "stream-max-in-flight", handler.DefaultStreamMaxInFlight, "requests of one export stream processed at once; beyond it the server stops reading the stream (flow-control back-pressure)")
-	fs.DurationVar(&cfg.stream.MaxAge, "stream-max-age", handler.DefaultStreamMaxAge, "rotate an export stream after this age (±10% jitter) so clients rebalance; negative disables")
-	fs.IntVar(&cfg.stream.MaxRequests, "stream-max-requests", handler.DefaultStreamMaxRequests, "rotate an export stream after this many requests; negative disables")
+	registerServeFlags(fs, &cfg)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -105,98 +143,126 @@ func openSink(cfg serveConfig) (storage.Sink, error) {
 	return nil, fmt.Errorf("unknown -storage %q: want disk or discard", cfg.storageKind)
 }
 
+// runServer runs the receiver until SIGINT or SIGTERM, then shuts down
+// gracefully: readiness fails, health turns NOT_SERVING, export streams
+// rotate, GOAWAY goes to every connection, requests in flight finish
+// (bounded by -shutdown-timeout), and the store is synced and closed. A
+// second signal exits at once.
 func runServer(cfg serveConfig, logger *slog.Logger) error {
-	if (cfg.tlsCert == "") != (cfg.tlsKey == "") {
-		return errors.New("-tls-cert and -tls-key must be given together")
-	}
-	sink, err := openSink(cfg)
+	tlsConfig, err := serverTLSConfig(cfg.tls, func(err error) {
+		if err != nil {
+			logger.Error("cannot reload TLS certificate; keeping the old one", "err", err)
+		} else {
+			logger.Info("TLS certificate reloaded")
+		}
+	})
 	if err != nil {
 		return err
 	}
+	reg := metrics.NewRegistry()
+	stop := make(chan struct{})
+	defer close(stop)
+	var auth handler.Authenticator
+	if cfg.authTokenFile != "" {
+		tf, err := handler.NewTokenFile(cfg.authTokenFile)
+		if err != nil {
+			return err
+		}
+		go tf.Watch(5*time.Second, stop, func(err error) {
+			logger.Error("cannot reload the token file; keeping the old tokens", "err", err)
+		})
+		auth = tf
+	}
+
+	// Listen before opening storage: a busy port is found at once.
+	addrs := []string{cfg.grpcAddr}
+	if cfg.httpAddr != "" && cfg.httpAddr != cfg.grpcAddr {
+		addrs = append(addrs, cfg.httpAddr)
+	}
+	var listeners []net.Listener
+	closeListeners := func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}
+	for _, addr := range addrs {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			closeListeners()
+			return fmt.Errorf("cannot listen on %s: %w", addr, err)
+		}
+		listeners = append(listeners, ln)
+	}
+	var adminLn net.Listener
+	if cfg.adminAddr != "" {
+		if adminLn, err = net.Listen("tcp", cfg.adminAddr); err != nil {
+			closeListeners()
+			return fmt.Errorf("cannot listen on admin address %s: %w", cfg.adminAddr, err)
+		}
+	}
+
+	sink, err := openSink(cfg)
+	if err != nil {
+		closeListeners()
+		if adminLn != nil {
+			adminLn.Close()
+		}
+		return err
+	}
 	h := handler.New(handler.Config{
-		Sink:           sink,
-		Logger:         logger,
-		MaxRecvMsgSize: cfg.maxRecvMsgSize,
-		Decode:         otlpdecode.Options{ValidateUTF8: cfg.validateUTF8},
-		Stream:         cfg.stream,
+		Sink:            sink,
+		Logger:          logger,
+		MaxRecvMsgSize:  cfg.maxRecvMsgSize,
+		Decode:          otlpdecode.Options{ValidateUTF8: cfg.validateUTF8},
+		RetryDelay:      cfg.retryDelay,
+		BodyReadTimeout: cfg.bodyReadTimeout,
+		Stream:          cfg.stream,
+		Admission:       cfg.admission,
+		Auth:            auth,
+		Metrics:         reg,
 		CORS: handler.CORSConfig{
 			AllowedOrigins: splitList(cfg.corsOrigins),
 			AllowedHeaders: splitList(cfg.corsHeaders),
 			MaxAge:         cfg.corsMaxAge,
 		},
 	})
+	conns := newConnTracker(cfg.limits.maxConnAge, cfg.limits.maxConnAgeGrace, reg)
+	srv := newHTTPServer(h, cfg.limits, tlsConfig, conns)
+	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
+	srv.TLSConfig = tlsConfig
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go conns.closeExpired(ctx)
 
-	srv := &http.Server{
-		Handler:  h,
-		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
-		// net/http's own HTTP/2 (Go 1.24+) serves h2c with prior
-		// knowledge, which is how gRPC clients connect, and HTTP/1.1 on
-		// the same port; x/net/http2/h2c would add only the deprecated
-		// Upgrade dance. One implementation less to keep in step.
-		Protocols: new(http.Protocols),
-		HTTP2: &http.HTTP2Config{
-			MaxConcurrentStreams: cfg.maxStreams,
-			// 1 MiB frames (the default is 16 KiB) cut per-frame overhead
-			// for large OTLP batches while bounding what one frame makes
-			// the server buffer; HTTP/2 allows up to 16 MiB.
-			MaxReadFrameSize:              1 << 20,
-			MaxReceiveBufferPerStream:     cfg.streamWindow,
-			MaxReceiveBufferPerConnection: cfg.connWindow,
-		},
-		// Bounds the time a client may take to send headers; it does not
-		// limit long-lived HTTP/2 connections.
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       5 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
-	}
-	srv.Protocols.SetHTTP1(true)
-	if cfg.tlsCert != "" {
-		srv.Protocols.SetHTTP2(true) // h2 by ALPN
-		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
-		if err != nil {
-			sink.Close()
-			return fmt.Errorf("cannot load TLS key pair: %w", err)
-		}
-		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	} else {
-		srv.Protocols.SetUnencryptedHTTP2(true)
-	}
-
-	// One server, one handler, two listeners: the gRPC port and the HTTP
-	// port each serve both protocols (the handler dispatches on content
-	// type), so a client pointed at the "wrong" one still works.
-	addrs := []string{cfg.grpcAddr}
-	if cfg.httpAddr != "" && cfg.httpAddr != cfg.grpcAddr {
-		addrs = append(addrs, cfg.httpAddr)
-	}
-	var listeners []net.Listener
-	for _, addr := range addrs {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			for _, l := range listeners {
-				l.Close()
-			}
-			sink.Close()
-			return fmt.Errorf("cannot listen on %s: %w", addr, err)
-		}
-		listeners = append(listeners, ln)
-	}
-	errc := make(chan error, len(listeners))
+	errc := make(chan error, len(listeners)+1)
 	for _, ln := range listeners {
 		go func() {
-			if cfg.tlsCert != "" {
+			if tlsConfig != nil {
+				// ServeTLS adds "h2" to the ALPN protocols.
 				errc <- srv.ServeTLS(ln, "", "")
 			} else {
 				errc <- srv.Serve(ln)
 			}
 		}()
 	}
+	var admin *adminServer
+	var adminSrv *http.Server
+	if adminLn != nil {
+		var mux http.Handler
+		admin, mux = newAdminServer(reg, cfg.adminPprof)
+		adminSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go adminSrv.Serve(adminLn)
+		admin.ready.Store(true)
+	}
 	attrs := []any{"grpc_addr", listeners[0].Addr().String()}
 	if len(listeners) > 1 {
 		attrs = append(attrs, "http_addr", listeners[1].Addr().String())
 	}
-	logger.Info("otlp-lite serving", append(attrs, "storage", cfg.storageKind,
-		"data_dir", cfg.dataDir, "tls", cfg.tlsCert != "", "version", version)...)
+	if adminLn != nil {
+		attrs = append(attrs, "admin_addr", adminLn.Addr().String())
+	}
+	logger.Info("otlp-lite serving", append(attrs, "storage", cfg.storageKind, "data_dir", cfg.dataDir,
+		"tls", tlsConfig != nil, "mtls", cfg.tls.clientCAFile != "", "auth", auth != nil, "version", version)...)
 
 	sigc := make(chan os.Signal, 2)
 	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
@@ -207,25 +273,30 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	case s := <-sigc:
 		logger.Info("shutting down", "signal", s.String(), "timeout", cfg.shutdownTimeout)
 	}
-	// A second signal exits at once: the operator asked twice.
 	go func() {
 		<-sigc
 		logger.Warn("second signal: exiting without waiting")
 		os.Exit(1)
 	}()
 
+	if admin != nil {
+		admin.ready.Store(false)
+	}
 	h.Shutdown()
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
-	defer cancel()
-	// Shutdown closes the listener, sends GOAWAY on HTTP/2 connections and
-	// waits for in-flight requests, so every acknowledged request has been
-	// written before the store is closed.
-	if err := srv.Shutdown(ctx); err != nil {
-		logger.Warn("in-flight requests did not finish in time", "err", err)
+	sctx, scancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
+	defer scancel()
+	// Shutdown closes the listeners, sends GOAWAY on HTTP/2 connections
+	// and waits for handlers, so every acknowledged request is written
+	// before the store is closed.
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("requests did not finish in time; closing connections", "err", err)
 		srv.Close()
 	}
 	if err := sink.Close(); err != nil {
 		return fmt.Errorf("cannot close storage: %w", err)
+	}
+	if adminSrv != nil {
+		adminSrv.Close()
 	}
 	logger.Info("stopped")
 	return nil

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/metrics"
+)
+
+// httpLimits are the HTTP/1.1 and HTTP/2 server limits, each with the
+// reason for its default at its flag.
+type httpLimits struct {
+	maxStreams       int
+	streamWindow     int
+	connWindow       int
+	maxFrameSize     int
+	maxHeaderBytes   int
+	readHeaderTime   time.Duration
+	idleTimeout      time.Duration
+	maxConnAge       time.Duration
+	maxConnAgeGrace  time.Duration
+	writeByteTimeout time.Duration
+}
+
+// newHTTPServer returns the server for both listeners: HTTP/1.1 and h2c, or
+// HTTP/1.1 and h2 (ALPN) when tlsConfig is set.
+//
+// We use net/http's built-in HTTP/2 (Go 1.24+) rather than x/net/http2: it
+// serves h2c with prior knowledge (how every gRPC client connects) and
+// HTTP/1.1 on the same port without the deprecated Upgrade dance, exposes
+// the same limits through http.HTTP2Config, and is one HTTP/2
+// implementation less to keep in step. Measured with the decode benchmarks
+// in bench/, the transport is not where our CPU goes.
+func newHTTPServer(h http.Handler, l httpLimits, tlsConfig *tls.Config, conns *connTracker) *http.Server {
+	srv := &http.Server{
+		Handler:   conns.wrap(h),
+		Protocols: new(http.Protocols),
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams:          l.maxStreams,
+			MaxReadFrameSize:              l.maxFrameSize,
+			MaxReceiveBufferPerStream:     l.streamWindow,
+			MaxReceiveBufferPerConnection: l.connWindow,
+			// A peer that stops reading our responses is dropped rather
+			// than holding a stream forever.
+			WriteByteTimeout: l.writeByteTimeout,
+			// Answer pings and find dead peers on idle connections.
+			SendPingTimeout: 30 * time.Second,
+			PingTimeout:     15 * time.Second,
+		},
+		// ReadHeaderTimeout bounds the first bytes of a connection and
+		// HTTP/1 request headers. Go 1.25.13 and 1.26.x before the fix of
+		// golang/go#80876 left it armed on h2c connections and killed
+		// healthy ones; go.mod requires a release without that bug and
+		// TestH2CConnectionOutlivesReadHeaderTimeout guards it.
+		ReadHeaderTimeout: l.readHeaderTime,
+		IdleTimeout:       l.idleTimeout,
+		MaxHeaderBytes:    l.maxHeaderBytes,
+		ConnState:         conns.track,
+		ConnContext:       conns.connContext,
+	}
+	srv.HTTP2.MaxDecoderHeaderTableSize = 4096
+	srv.Protocols.SetHTTP1(true)
+	if tlsConfig != nil {
+		srv.Protocols.SetHTTP2(true)
+	} else {
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	}
+	return srv
+}
+
+// connTracker counts open connections and enforces -max-connection-age:
+// once a connection is older than its (jittered) age, the next response on
+// it carries "Connection: close", which net/http's HTTP/2 server turns into
+// a GOAWAY — the client opens a new connection, possibly to another backend
+// behind the balancer, while requests in flight finish. After the grace
+// period a connection still open is closed.
+type connTracker struct {
+	maxAge, grace time.Duration
+	open          *metrics.Gauge
+	accepted      *metrics.Counter
+
+	mu    sync.Mutex
+	conns map[net.Conn]time.Time // accept time
+}
+
+type connStartKey struct{}
+
+func newConnTracker(maxAge, grace time.Duration, reg *metrics.Registry) *connTracker {
+	return &connTracker{
+		maxAge:   maxAge,
+		grace:    grace,
+		open:     reg.Gauge("otlplite_open_connections", "Client connections open on the OTLP listeners.").With(),
+		accepted: reg.Counter("otlplite_connections_total", "Client connections accepted on the OTLP listeners.").With(),
+		conns:    map[net.Conn]time.Time{},
+	}
+}
+
+func (t *connTracker) connContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connStartKey{}, time.Now())
+}
+
+func (t *connTracker) track(c net.Conn, state http.ConnState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch state {
+	case http.StateNew:
+		t.conns[c] = time.Now()
+		t.open.Add(1)
+		t.accepted.Inc()
+	case http.StateHijacked, http.StateClosed:
+		if _, ok := t.conns[c]; ok {
+			delete(t.conns, c)
+			t.open.Add(-1)
+		}
+	}
+}
+
+// jitteredAge spreads reconnections of connections opened together: ±10%.
+func (t *connTracker) jitteredAge() time.Duration {
+	return time.Duration(float64(t.maxAge) * (0.9 + rand.Float64()*0.2))
+}
+
+func (t *connTracker) wrap(h http.Handler) http.Handler {
+	if t.maxAge <= 0 {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if start, ok := r.Context().Value(connStartKey{}).(time.Time); ok && time.Since(start) > t.jitteredAge() {
+			w.Header().Set("Connection", "close")
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// closeExpired runs until ctx is done, closing connections older than
+// maxAge plus grace: those whose clients ignored the GOAWAY or kept a
+// stream open past the grace period.
+func (t *connTracker) closeExpired(ctx context.Context) {
+	if t.maxAge <= 0 {
+		return
+	}
+	tick := time.NewTicker(max(t.grace/4, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		limit := t.maxAge + t.maxAge/10 + t.grace
+		t.mu.Lock()
+		for c, start := range t.conns {
+			if time.Since(start) > limit {
+				c.Close()
+			}
+		}
+		t.mu.Unlock()
+	}
+}
