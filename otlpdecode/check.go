@@ -22,10 +22,13 @@ func newChecker(opts *Options) checker {
 	return checker{utf8: opts.validateUTF8(), maxDepth: opts.maxDepth()}
 }
 
+// badString reports whether a string field is invalid UTF-8 while
+// ValidateUTF8 is on. It inlines to a flag test when it is off.
 func (c *checker) badString(fc *easyproto.FieldContext) bool {
-	if !c.utf8 {
-		return false
-	}
+	return c.utf8 && badUTF8String(fc)
+}
+
+func badUTF8String(fc *easyproto.FieldContext) bool {
 	s, ok := fc.String()
 	return ok && !utf8.ValidString(s)
 }

@@ -38,13 +38,21 @@ var errFieldNum = errors.New("invalid field number")
 // such fields as unknown fields.
 func nextField(fc *easyproto.FieldContext, src []byte) ([]byte, error) {
 	tail, err := fc.NextField(src)
+	if err != nil || fc.FieldNum-1 >= maxFieldNum {
+		return nextFieldSlow(fc, src, err)
+	}
+	return tail, nil
+}
+
+// nextFieldSlow is the rare path of nextField, kept apart so that
+// nextField inlines.
+//
+//go:noinline
+func nextFieldSlow(fc *easyproto.FieldContext, src []byte, err error) ([]byte, error) {
 	if err != nil {
 		return skipGroup(fc, src, err)
 	}
-	if fc.FieldNum-1 >= maxFieldNum {
-		return tail, errFieldNum
-	}
-	return tail, nil
+	return src, errFieldNum
 }
 
 // skipGroup is the slow path of nextField: src starts with a field easyproto

@@ -7,6 +7,14 @@ import (
 	"testing"
 )
 
+// The fuzz targets check that Check, AppendValid and Decode agree on every
+// input (see consistency) and never panic. Run each briefly, e.g.
+//
+//	go test -run '^$' -fuzz '^FuzzCheckTraces$' -fuzztime 20s -fuzzminimizetime 1s
+//
+// (the golden seeds are kilobytes long, so the default one-minute
+// minimisation of each new input would dominate a short run).
+
 // addGoldenSeeds adds the repository's real payloads of a signal to the
 // fuzz corpus, besides the seeds under testdata/fuzz/<FuzzName>.
 func addGoldenSeeds(f *testing.F, prefix string) {
