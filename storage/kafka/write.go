@@ -1,0 +1,206 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/otlp-lite/otlp-lite/storage"
+)
+
+// maxPooledBuf is the largest batch buffer kept for reuse: one huge request
+// must not pin its memory for the life of the process.
+const maxPooledBuf = 8 << 20
+
+// batch holds the records of one Write until the last of them is
+// acknowledged or failed. Their values are a copy of the request in buf:
+// Write may return (its context canceled) while franz-go still holds the
+// records, and the caller's data is valid only during Write.
+//
+// A batch has refs = records + 1 owners (each promise, and Write); the last
+// to let go returns it to the pool.
+type batch struct {
+	s       *Sink
+	buf     []byte
+	pieces  []piece
+	recs    []kgo.Record
+	pending atomic.Int32 // records not yet acknowledged or failed
+	refs    atomic.Int32
+	done    chan struct{} // one token once pending reaches 0
+	cancel  context.CancelFunc
+	promise func(*kgo.Record, error) // b.finish, bound once per batch
+
+	mu  sync.Mutex
+	err error // first record error
+}
+
+func (s *Sink) getBatch() *batch {
+	if b, ok := s.batches.Get().(*batch); ok {
+		return b
+	}
+	b := &batch{s: s, done: make(chan struct{}, 1)}
+	b.promise = b.finish
+	return b
+}
+
+// finish is the produce promise of every record of b. franz-go calls
+// promises one at a time from one goroutine, so it must not block: done has
+// room for its single token.
+func (b *batch) finish(_ *kgo.Record, err error) {
+	if err != nil {
+		b.mu.Lock()
+		if b.err == nil {
+			b.err = err
+		}
+		b.mu.Unlock()
+	}
+	if b.pending.Add(-1) == 0 {
+		b.cancel()
+		b.done <- struct{}{}
+	}
+	b.unref()
+}
+
+func (b *batch) unref() {
+	if b.refs.Add(-1) != 0 {
+		return
+	}
+	select {
+	case <-b.done:
+	default:
+	}
+	b.err = nil
+	b.cancel = nil
+	clear(b.recs) // drop the contexts and values
+	if cap(b.buf) > maxPooledBuf {
+		b.buf = nil
+	}
+	b.s.batches.Put(b)
+}
+
+// Write implements storage.Sink: it produces data as one record (more if it
+// is over the message limit, or with KeyByTraceID one per trace) to the
+// signal's topic and waits until Kafka acknowledged all of them.
+//
+// Errors: storage.ErrOverloaded when the produce buffer is full,
+// storage.ErrUnavailable when the brokers did not acknowledge within
+// Config.ProduceTimeout (down, slow, unreachable, refusing), ErrTooLarge
+// when a resource cannot fit in one record, the context's error when ctx
+// ended first, storage.ErrClosed after Close. On an error some records of
+// the request may still have been stored.
+func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, items int) error {
+	if s.closed.Load() {
+		return storage.ErrClosed
+	}
+	var name string
+	switch signal {
+	case storage.Traces:
+		name = "resource_spans"
+	case storage.Metrics:
+		name = "resource_metrics"
+	case storage.Logs:
+		name = "resource_logs"
+	default:
+		return fmt.Errorf("kafka: cannot store %v", signal)
+	}
+	b := s.getBatch()
+	b.refs.Store(1)
+	var err error
+	if signal == storage.Traces && s.byTrace {
+		t, _ := s.splits.Get().(*traceSplitter)
+		if t == nil {
+			t = new(traceSplitter)
+		}
+		b.buf, b.pieces, err = t.appendByTrace(b.buf[:0], b.pieces[:0], data, s.limit)
+		s.splits.Put(t)
+	} else {
+		b.buf, b.pieces, err = appendResources(b.buf[:0], b.pieces[:0], data, s.limit, -1, -1, name)
+	}
+	if err != nil || len(b.pieces) == 0 {
+		// No pieces: a request without a single span has nothing to store.
+		b.unref()
+		return err
+	}
+
+	// The records get their own deadline, detached from ctx: a record's
+	// context cancels the whole produce request it is in, which holds
+	// other Writes' records too, so one client going away must not fail
+	// them. Every record's deadline is at most ProduceTimeout away.
+	deadline := time.Now().Add(s.timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	rctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+	b.cancel = cancel
+	n := len(b.pieces)
+	if cap(b.recs) < n {
+		b.recs = make([]kgo.Record, n)
+	}
+	b.recs = b.recs[:n]
+	b.pending.Store(int32(n))
+	b.refs.Add(int32(n))
+	topic := s.topics[signal]
+	for i, p := range b.pieces {
+		r := &b.recs[i]
+		*r = kgo.Record{Topic: topic, Value: b.buf[p.start:p.end]}
+		if p.keyStart >= 0 {
+			r.Key = b.buf[p.keyStart:p.keyEnd]
+		}
+		// TryProduce, not Produce: with the buffer full, refuse now
+		// (ErrMaxBuffered through the promise) instead of queueing
+		// callers without bound.
+		s.cl.TryProduce(rctx, r, b.promise)
+	}
+
+	// franz-go fails the records at their deadline; the timer only guards
+	// against it being late, e.g. while it waits for a dead connection.
+	timer := time.NewTimer(time.Until(deadline) + time.Second)
+	defer timer.Stop()
+	select {
+	case <-b.done:
+		b.mu.Lock()
+		err = b.err
+		b.mu.Unlock()
+		if err != nil {
+			err = classify(err, n)
+		}
+	case <-ctx.Done():
+		err = fmt.Errorf("kafka: stopped waiting for the acknowledgement: %w", ctx.Err())
+	case <-timer.C:
+		err = fmt.Errorf("kafka: no acknowledgement within %v: %w", s.timeout, storage.ErrUnavailable)
+	}
+	b.unref()
+	return err
+}
+
+// classify wraps a produce error in the storage error the handler maps to
+// a refusal.
+func classify(err error, records int) error {
+	switch {
+	case errors.Is(err, kgo.ErrMaxBuffered):
+		return fmt.Errorf("kafka: produce buffer full: %w", storage.ErrOverloaded)
+	case errors.Is(err, kerr.MessageTooLarge), errors.Is(err, kerr.RecordListTooLarge):
+		// The split keeps records under MaxMessageBytes, so the broker's
+		// limit for this topic is lower than configured.
+		return fmt.Errorf("kafka: record refused as too large; is the topic's max.message.bytes below MaxMessageBytes? %w: %w", err, ErrTooLarge)
+	case errors.Is(err, kgo.ErrClientClosed):
+		return storage.ErrClosed
+	}
+	return fmt.Errorf("kafka: cannot produce %d record(s): %w: %w", records, err, storage.ErrUnavailable)
+}
+
+// Close fails the records still waiting (no Write may be in progress; see
+// storage.Sink) and closes the connections.
+func (s *Sink) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	s.cl.Close()
+	return nil
+}
