@@ -62,6 +62,9 @@ func TestTruncationNeverPanics(t *testing.T) {
 		{"logs_all_fields.pb", signalLogs, 1},
 	} {
 		src := golden(t, tt.file)
+		if raceEnabled {
+			tt.stride *= 11
+		}
 		for n := 0; n <= len(src); n += tt.stride {
 			consistency(t, tt.sig, src[:n:n], utf8Opts)
 		}

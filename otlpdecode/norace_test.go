@@ -1,0 +1,5 @@
+//go:build !race
+
+package otlpdecode
+
+const raceEnabled = false
