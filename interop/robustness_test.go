@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -218,5 +219,136 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 	}
 	if lost > 0 {
 		t.Errorf("%d of %d acknowledged requests are not stored after a graceful shutdown", lost, len(acked))
+	}
+}
+
+// TestLargeAndConcurrent pushes HTTP/2 flow control and stream handling:
+// requests of many megabytes (far beyond the 64 KiB initial window, under
+// the default 64 MiB limit), plain and gzip, and 64 concurrent streams on
+// one connection. Every request must be acknowledged and stored unchanged.
+func TestLargeAndConcurrent(t *testing.T) {
+	dataDir := t.TempDir()
+	srv := startServer(t, dataDir)
+	capt := newCapture()
+	client := coltracepb.NewTraceServiceClient(srv.dial(t, capt.dialOptions()...))
+
+	pad := make([]byte, 24<<20)
+	for i := range pad {
+		pad[i] = byte(i*7919 + i>>11)
+	}
+	for i, opts := range [][]grpc.CallOption{nil, {grpc.UseCompressor("gzip")}, {grpc.UseCompressor("zstd")}} {
+		req := traceRequest(testSpan(fmt.Sprintf("large-%d", i), byte(i), kv("pad", bytesV(pad[i:]))))
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		_, err := client.Export(ctx, req, opts...)
+		cancel()
+		if err != nil {
+			t.Errorf("Export of %d MiB (%v): %v", proto.Size(req)>>20, opts, err)
+		}
+	}
+
+	var wg sync.WaitGroup
+	for g := 0; g < 64; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				req := crashRequest(fmt.Sprintf("concurrent-%d-%d", g, i), g*10+i)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				_, err := client.Export(ctx, req)
+				cancel()
+				if err != nil {
+					t.Errorf("concurrent Export %d/%d: %v", g, i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	srv.stop()
+	stored := scanStore(t, dataDir, storage.Traces, func() *coltracepb.ExportTraceServiceRequest { return new(coltracepb.ExportTraceServiceRequest) })
+	matchMessages(t, "large and concurrent traces", capt.traces, stored)
+}
+
+// TestShutdownEndsWatch: a health Watch stream is open-ended, so SIGTERM
+// must end it (ideally after sending NOT_SERVING, as grpc-go's
+// health.Server.Shutdown does) instead of holding the graceful shutdown
+// until its timeout.
+func TestShutdownEndsWatch(t *testing.T) {
+	srv := startServer(t, t.TempDir())
+	hc := healthpb.NewHealthClient(srv.dial(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*stopTimeout)
+	defer cancel()
+	stream, err := hc.Watch(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatalf("Watch: %v", err)
+	}
+	if resp, err := stream.Recv(); err != nil || resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("Watch first message = %v, %v; want SERVING", resp, err)
+	}
+	start := time.Now()
+	srv.stop() // fails the test if the server is not gone within stopTimeout
+	var statuses []healthpb.HealthCheckResponse_ServingStatus
+	for {
+		resp, err := stream.Recv()
+		if err != nil {
+			t.Logf("Watch ended %s after SIGTERM with %v, having sent %v", time.Since(start).Round(time.Millisecond), err, statuses)
+			break
+		}
+		statuses = append(statuses, resp.GetStatus())
+	}
+	if elapsed := time.Since(start); elapsed > stopTimeout {
+		t.Errorf("the Watch stream outlived the server by %s", elapsed)
+	}
+}
+
+// TestCanceledUploads cancels large Exports at varying points of their
+// upload (RST_STREAM from grpc-go): the server must keep serving, never
+// store a truncated request, and store every request it acknowledged.
+func TestCanceledUploads(t *testing.T) {
+	dataDir := t.TempDir()
+	srv := startServer(t, dataDir)
+	client := coltracepb.NewTraceServiceClient(srv.dial(t))
+	pad := make([]byte, 4<<20)
+	for i := range pad {
+		pad[i] = byte(i*7919 + i>>11)
+	}
+	sent := map[string]*coltracepb.ExportTraceServiceRequest{}
+	acked := map[string]bool{}
+	canceled := 0
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprintf("cancel-%d", i)
+		req := traceRequest(testSpan(id, byte(i), kv(crashIDKey, strV(id)), kv("pad", bytesV(pad[i:]))))
+		sent[id] = req
+		ctx, cancel := context.WithCancel(context.Background())
+		timer := time.AfterFunc(time.Duration(i)*3*time.Millisecond, cancel)
+		_, err := client.Export(ctx, req)
+		timer.Stop()
+		cancel()
+		switch status.Code(err) {
+		case codes.OK:
+			acked[id] = true
+		case codes.Canceled:
+			canceled++
+		default:
+			t.Errorf("Export %s: %v, want OK or Canceled", id, err)
+		}
+	}
+	t.Logf("%d of 20 uploads canceled", canceled)
+	if _, err := client.Export(callCtx(t), traceRequest(testSpan("after-cancels", 1, kv(crashIDKey, strV("after-cancels"))))); err != nil {
+		t.Errorf("Export after canceled uploads: %v", err)
+	}
+	srv.stop()
+	for _, req := range scanStore(t, dataDir, storage.Traces, func() *coltracepb.ExportTraceServiceRequest { return new(coltracepb.ExportTraceServiceRequest) }) {
+		id := crashID(req)
+		if id == "after-cancels" {
+			continue
+		}
+		if want, ok := sent[id]; !ok || !proto.Equal(want, req) {
+			t.Errorf("stored request %q is not one that was sent (truncated?)", id)
+		}
+		delete(acked, id)
+	}
+	for id := range acked {
+		t.Errorf("acknowledged request %q is not stored", id)
 	}
 }
