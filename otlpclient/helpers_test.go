@@ -35,12 +35,10 @@ func startServer(t *testing.T, h http.Handler) string {
 }
 
 func newHandler(sink storage.Sink, stream handler.StreamConfig) *handler.Handler {
-	return handler.New(handler.Config{
-		Sink:   sink,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Stream: stream,
-	})
+	return handler.New(handler.Config{Sink: sink, Logger: quietLogger(), Stream: stream})
 }
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // testRequest returns an ExportTraceServiceRequest of spans spans, all
 // carrying n in their trace id, so that every request of a test is

@@ -71,7 +71,7 @@ type StreamExporter struct {
 	opening   bool                   // a goroutine is opening the next stream
 	reopenIn  time.Duration          // its delay
 	failures  int                    // consecutive failed streams, for back-off
-	live      int // streams opened and not yet ended
+	live      int                    // streams opened and not yet ended
 	closing   bool
 	closed    bool
 	drained   chan struct{} // closed when closing and nothing is pending

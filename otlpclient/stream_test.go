@@ -3,6 +3,7 @@ package otlpclient
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,8 +97,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
-
-var _ = errors.Is
 
 // TestStreamIDsNeverReused sends through several rotations and checks the
 // wire: no id appears twice on one stream, an id appears on a later stream
@@ -272,4 +271,122 @@ func TestStreamClientRebalance(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStreamRetryDelayHonoured: the sink refuses the first attempt of each
+// request, the server answers FailedRetryable with its retry_delay, and the
+// exporter resends no earlier than that delay. This measures a lower bound
+// the client must respect, not performance.
+func TestStreamRetryDelayHonoured(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	sink := newCountSink()
+	sink.failFirst = true
+	h := handler.New(handler.Config{Sink: sink, Logger: quietLogger(), RetryDelay: delay})
+	addr := startServer(t, h)
+	e := NewStreamExporter(StreamConfig{Config: Config{Endpoint: addr}})
+	o := newOutcomes()
+	for i := uint64(1); i <= 3; i++ {
+		if err := e.Send(context.Background(), testRequest(i, 1), o.done(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closeExporter(t, e)
+	o.requireAllAcked(t, 3)
+	if st := e.Stats(); st.Retried != 3 || st.Sent != 6 {
+		t.Fatalf("stats %+v", st)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	for n, at := range sink.attempts {
+		if len(at) != 2 {
+			t.Fatalf("request %d: %d attempts", n, len(at))
+		}
+		if gap := time.Duration(at[1] - at[0]); gap < delay {
+			t.Fatalf("request %d resent after %v, server asked for %v", n, gap, delay)
+		}
+	}
+}
+
+// TestStreamRequestTimeoutDrops: requests the server holds past
+// RequestTimeout are dropped and reported; their late acknowledgements are
+// counted as duplicates.
+func TestStreamRequestTimeoutDrops(t *testing.T) {
+	sink := newCountSink()
+	sink.gate = make(chan struct{})
+	addr := startServer(t, newHandler(sink, handler.StreamConfig{}))
+	e := NewStreamExporter(StreamConfig{Config: Config{Endpoint: addr, RequestTimeout: 100 * time.Millisecond}})
+	o := newOutcomes()
+	for i := uint64(1); i <= 3; i++ {
+		if err := e.Send(context.Background(), testRequest(i, 2), o.done(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "three drops", func() bool { return e.Stats().Dropped == 3 })
+	calls, _ := o.snapshot()
+	for i := uint64(1); i <= 3; i++ {
+		if c := calls[i]; len(c) != 1 || !errors.Is(c[0], ErrDropped) {
+			t.Fatalf("request %d: %v", i, c)
+		}
+	}
+	if e.Pending() != 0 {
+		t.Fatalf("%d still pending", e.Pending())
+	}
+	close(sink.gate)
+	waitFor(t, "late acknowledgements", func() bool { return e.Stats().Duplicates == 3 })
+	closeExporter(t, e)
+	if st := e.Stats(); st.Acknowledged != 0 || st.Dropped != 3 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestStreamMemoryBoundStalledSink: with the sink stalled, the server reads
+// at most MaxInFlight requests, HTTP/2 flow control stops the exporter's
+// writer, and Send blocks at MaxPending: neither side buffers without
+// bound. Then the sink resumes and everything is acknowledged.
+func TestStreamMemoryBoundStalledSink(t *testing.T) {
+	sink := newCountSink()
+	sink.gate = make(chan struct{})
+	addr := startServer(t, newHandler(sink, handler.StreamConfig{MaxInFlight: 2}))
+	const maxPending = 40
+	e := NewStreamExporter(StreamConfig{Config: Config{Endpoint: addr}, MaxPending: maxPending})
+	o := newOutcomes()
+	big := make([][]byte, 60)
+	for i := range big {
+		big[i] = testRequest(uint64(i+1), 5000) // ~190 KB each
+	}
+	sendDone := make(chan struct{})
+	var queued atomic.Int32
+	go func() {
+		defer close(sendDone)
+		for i, req := range big {
+			if err := e.Send(context.Background(), req, o.done(uint64(i+1))); err != nil {
+				t.Error(err)
+				return
+			}
+			queued.Add(1)
+		}
+	}()
+	waitFor(t, "Send to block at MaxPending", func() bool { return queued.Load() == maxPending })
+	// The wire stalls: the writer is blocked by flow control, far below
+	// MaxPending requests on the wire.
+	waitFor(t, "the writer to stall", func() bool {
+		a := e.Stats().Sent
+		time.Sleep(100 * time.Millisecond)
+		return e.Stats().Sent == a
+	})
+	if held := sink.maxActive.Load(); held > 2 {
+		t.Fatalf("server processed %d requests at once, limit 2", held)
+	}
+	sent := e.Stats().Sent
+	if sent >= maxPending {
+		t.Fatalf("%d requests (%d MB) written into a stalled server: no flow-control back-pressure", sent, sent*190/1000)
+	}
+	if q := queued.Load(); q != maxPending {
+		t.Fatalf("Send accepted %d requests, MaxPending is %d", q, maxPending)
+	}
+	t.Logf("stalled with %d requests on the wire, %d pending", sent, e.Pending())
+	close(sink.gate)
+	<-sendDone
+	closeExporter(t, e)
+	o.requireAllAcked(t, uint64(len(big)))
 }
