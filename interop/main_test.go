@@ -137,9 +137,10 @@ func tryStartServer(t testing.TB, dataDir string, extraArgs []string) (*server, 
 		stderr:  &syncBuffer{},
 		done:    make(chan struct{}),
 	}
-	// -http-addr "" turns off OTLP/HTTP, whose default port (4318) would
-	// collide between servers.
-	args := append([]string{"serve", "-grpc-addr", s.addr, "-http-addr", "", "-data-dir", dataDir, "-storage", "disk"}, extraArgs...)
+	// -http-addr "" and -admin-addr "" turn off the OTLP/HTTP and admin
+	// listeners, whose fixed default ports (4318, 8888) would collide
+	// between servers and with other processes on the machine.
+	args := append([]string{"serve", "-grpc-addr", s.addr, "-http-addr", "", "-admin-addr", "", "-data-dir", dataDir, "-storage", "disk"}, extraArgs...)
 	s.cmd = exec.Command(serverBin, args...)
 	s.cmd.Stdout = s.stderr
 	s.cmd.Stderr = s.stderr
