@@ -1,48 +1,87 @@
 package disk
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
-const (
-	segmentSuffix  = ".seg"
-	segmentNameLen = 20 + len(segmentSuffix)
-)
-
-func segmentName(seq uint64) string {
-	return fmt.Sprintf("%020d%s", seq, segmentSuffix)
-}
-
 // batch is a group of records that share one write and one fsync: every
 // writer that appended to it waits on done and then reads err.
 type batch struct {
-	buf  []byte
-	done chan struct{}
-	err  error
+	buf        []byte
+	records    int64
+	items      int64
+	minT, maxT int64
+	done       chan struct{}
+	err        error
+}
+
+func newBatch() *batch { return &batch{done: make(chan struct{})} }
+
+func (b *batch) add(unixNano int64, items int) {
+	if b.records == 0 || unixNano < b.minT {
+		b.minT = unixNano
+	}
+	if unixNano > b.maxT {
+		b.maxT = unixNano
+	}
+	b.records++
+	b.items += int64(items)
+}
+
+// segInfo summarises one segment for retention and Stats.
+type segInfo struct {
+	seq        uint64
+	bytes      int64
+	records    int64
+	items      int64
+	minT, maxT int64 // receive times, Unix nanoseconds; zero without records
+}
+
+func (s *segInfo) addBatch(b *batch) {
+	if b.records == 0 {
+		return
+	}
+	if s.records == 0 || b.minT < s.minT {
+		s.minT = b.minT
+	}
+	if b.maxT > s.maxT {
+		s.maxT = b.maxT
+	}
+	s.records += b.records
+	s.items += b.items
 }
 
 // signalLog is the append-only log of one signal.
 //
 // Group commit: writers append their framed record to the current batch
 // under mu and wait; one flusher goroutine swaps the batch out, writes it
-// with a single write and a single fsync, and wakes all its writers at once.
-// While it syncs, the next batch fills, so under load one fsync serves many
-// requests and throughput is not bounded by fsync latency.
+// with a single write (and, with SyncAlways, a single fsync), and wakes all
+// its writers at once. While it syncs, the next batch fills, so under load
+// one fsync serves many requests and throughput is not bounded by fsync
+// latency.
+//
+// Offsets are never reused: after a failed write, and on every start, new
+// records go to a new segment. A reader in another process that read bytes
+// of a write that then failed (or that a crash tore) therefore never finds
+// different records at the offset it remembers.
 type signalLog struct {
 	dir            string
 	signal         storage.Signal
 	maxSegmentSize int64
+	sync           SyncPolicy
+	syncInterval   time.Duration
+	compression    Compression
+	logger         *slog.Logger
+	rolled         func() // called by the flusher after a new segment starts
 
 	mu      sync.Mutex
 	cur     *batch
@@ -51,17 +90,37 @@ type signalLog struct {
 	stopped chan struct{} // closed when the flusher exits
 
 	// Owned by the flusher goroutine (and open/close, when it isn't running).
-	f    *os.File
-	seq  uint64
-	size int64 // bytes of f known to be good
-	free *batch
+	f        *os.File
+	seq      uint64 // of f, or of the last segment if f is nil
+	size     int64  // bytes of f known to be good
+	mustRoll bool   // a write failed: continue in a new segment
+	dirty    bool   // written since the last fsync (SyncInterval)
+	free     *batch
+
+	statMu sync.Mutex
+	segs   []segInfo // oldest first; the last one is the active segment
+	errors int64     // failed writes and syncs
 }
 
-func openSignalLog(dataDir string, signal storage.Signal, maxSegmentSize int64) (*signalLog, error) {
+type logConfig struct {
+	maxSegmentSize int64
+	sync           SyncPolicy
+	syncInterval   time.Duration
+	compression    Compression
+	logger         *slog.Logger
+	rolled         func()
+}
+
+func openSignalLog(dataDir string, signal storage.Signal, cfg logConfig) (*signalLog, error) {
 	l := &signalLog{
 		dir:            filepath.Join(dataDir, signal.String()),
 		signal:         signal,
-		maxSegmentSize: maxSegmentSize,
+		maxSegmentSize: cfg.maxSegmentSize,
+		sync:           cfg.sync,
+		syncInterval:   cfg.syncInterval,
+		compression:    cfg.compression,
+		logger:         cfg.logger,
+		rolled:         cfg.rolled,
 		cur:            newBatch(),
 		kick:           make(chan struct{}, 1),
 		stopped:        make(chan struct{}),
@@ -76,48 +135,57 @@ func openSignalLog(dataDir string, signal storage.Signal, maxSegmentSize int64) 
 	return l, nil
 }
 
-func newBatch() *batch { return &batch{done: make(chan struct{})} }
-
-// recover opens the newest segment for appending, after cutting off a torn
-// or corrupt tail left by a crash: everything before the first bad record
-// stays, the bad record and anything after it were never acknowledged
-// (a record is acknowledged only after the fsync that covers it, and a
-// record is written only after all earlier ones).
+// recover summarises the existing segments and repairs the newest one: a
+// torn or corrupt tail left by a crash is cut off after the last valid
+// record (the bad record and anything after it were never acknowledged: a
+// record is acknowledged only after the fsync that covers it, and a record
+// is written only after all earlier ones). Damage in the middle of the
+// newest segment, followed by valid records, is logged and kept: cutting
+// there would drop acknowledged data, and readers skip the damage.
+//
+// New records then go to a new segment (see signalLog on offsets).
 func (l *signalLog) recover() error {
-	segs, err := listSegments(l.dir)
+	seqs, err := listSegmentSeqs(l.dir)
 	if err != nil {
 		return err
 	}
-	if len(segs) == 0 {
+	if len(seqs) == 0 {
 		return l.createSegment(1)
 	}
-	name := segs[len(segs)-1]
-	seq, err := strconv.ParseUint(name[:20], 10, 64)
-	if err != nil {
-		return fmt.Errorf("cannot parse segment name %q: %w", name, err)
+	for _, seq := range seqs[:len(seqs)-1] {
+		info, err := summarizeSegment(filepath.Join(l.dir, segmentName(seq)), seq, uint8(l.signal))
+		if err != nil {
+			l.logger.Warn("cannot summarise segment; its records are not counted", "signal", l.signal.String(), "segment", segmentName(seq), "err", err)
+		}
+		l.segs = append(l.segs, info)
 	}
-	path := filepath.Join(l.dir, name)
-	good, err := validPrefix(path, uint8(l.signal))
+	seq := seqs[len(seqs)-1]
+	path := filepath.Join(l.dir, segmentName(seq))
+	info, good, corrupt, err := recoverSegment(path, seq, uint8(l.signal))
 	if err != nil {
 		return err
 	}
-	if good < segmentHeaderSize {
-		// Not even a header survived: start the segment afresh.
+	for _, c := range corrupt {
+		l.logger.Warn("skipping damaged region in the newest segment", "signal", l.signal.String(), "err", c)
+	}
+	if good < segmentHeaderSize || info.records == 0 {
+		// No record survived (or not even a header): the segment holds
+		// nothing worth keeping.
 		if err := os.Remove(path); err != nil {
 			return fmt.Errorf("cannot remove empty segment: %w", err)
 		}
-		return l.createSegment(seq)
+		if good < segmentHeaderSize {
+			return l.createSegment(seq)
+		}
+		return l.createSegment(seq + 1)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		return fmt.Errorf("cannot open segment: %w", err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
+	if st, err := os.Stat(path); err != nil {
 		return fmt.Errorf("cannot stat segment: %w", err)
-	}
-	if st.Size() != good {
+	} else if st.Size() != good {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("cannot open segment: %w", err)
+		}
 		if err := f.Truncate(good); err != nil {
 			f.Close()
 			return fmt.Errorf("cannot truncate torn tail of %s at %d: %w", path, good, err)
@@ -126,43 +194,161 @@ func (l *signalLog) recover() error {
 			f.Close()
 			return fmt.Errorf("cannot sync %s: %w", path, err)
 		}
+		f.Close()
+		l.logger.Info("cut torn tail left by a crash", "signal", l.signal.String(), "segment", segmentName(seq), "offset", good, "bytes", st.Size()-good)
 	}
-	l.f, l.seq, l.size = f, seq, good
-	return nil
+	info.bytes = good
+	l.segs = append(l.segs, info)
+	return l.createSegment(seq + 1)
 }
 
-// validPrefix returns how many leading bytes of the segment at path are a
-// valid header followed by whole records with good CRCs.
-func validPrefix(path string, signal uint8) (int64, error) {
-	var good int64
-	err := scanSegmentStrict(path, signal, func(end int64) { good = end })
-	return good, err
+// recoverSegment reads every record of the segment at path, skipping
+// damaged regions, and returns its summary, the offset just past its last
+// valid record (0 if even the header is missing or cut) and the damaged
+// regions before that offset. A header that is there but wrong (another
+// program's file) is an error: better to refuse to start than to overwrite
+// it.
+func recoverSegment(path string, seq uint64, signal uint8) (segInfo, int64, []*CorruptError, error) {
+	info := segInfo{seq: seq}
+	seg, err := openSegment(path, seq, signal, nil, nil, nil)
+	if errors.Is(err, errShortHeader) {
+		return info, 0, nil, nil
+	}
+	if err != nil {
+		return info, 0, nil, fmt.Errorf("cannot recover %s: %w", path, err)
+	}
+	defer seg.close()
+	info, good, corrupt := walkSegment(seg, nil)
+	return info, good, corrupt, nil
 }
 
+// walkSegment reads every record of seg, skipping damaged regions, and
+// returns its summary, the offset just past its last valid record and the
+// damaged regions before that offset. It calls onRecord, if not nil, for
+// every valid record.
+func walkSegment(seg *segmentReader, onRecord func(Record)) (segInfo, int64, []*CorruptError) {
+	info := segInfo{seq: seg.seq}
+	good := int64(segmentHeaderSize)
+	var corrupt []*CorruptError
+	off := good
+	for {
+		rec, next, st := seg.readRecord(off)
+		if st == recordOK {
+			if onRecord != nil {
+				onRecord(rec)
+			}
+			info.add(rec.Time.UnixNano(), rec.Items)
+			off, good = next, next
+			continue
+		}
+		if st != recordBad {
+			break
+		}
+		p, ok := seg.resync(off)
+		if !ok {
+			break
+		}
+		corrupt = append(corrupt, &CorruptError{Path: seg.path, Offset: off, Skipped: p - off, Reason: seg.reason})
+		off = p
+	}
+	info.bytes = good
+	return info, good, corrupt
+}
+
+func (s *segInfo) add(unixNano int64, items int) {
+	if s.records == 0 || unixNano < s.minT {
+		s.minT = unixNano
+	}
+	if unixNano > s.maxT {
+		s.maxT = unixNano
+	}
+	s.records++
+	s.items += int64(items)
+}
+
+// summarizeSegment counts a closed segment's records by walking record
+// headers only (two small reads per record, no CRC): what Open and
+// ReadStats need without reading every payload. A header walk that does not
+// end exactly at the end of the file means damage; the segment is then read
+// in full, skipping the damage.
+func summarizeSegment(path string, seq uint64, signal uint8) (segInfo, error) {
+	info := segInfo{seq: seq}
+	f, err := os.Open(path)
+	if err != nil {
+		return info, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return info, err
+	}
+	size := st.Size()
+	info.bytes = size
+	var h [segmentHeaderSize]byte
+	if _, err := f.ReadAt(h[:], 0); err != nil {
+		return info, fmt.Errorf("cannot read segment header: %w", err)
+	}
+	sh, err := parseSegmentHeader(h[:])
+	if err != nil {
+		return info, err
+	}
+	if sh.signal != signal {
+		return info, fmt.Errorf("segment holds signal %d, want %d", sh.signal, signal)
+	}
+	off := int64(segmentHeaderSize)
+	var rh [recordHeaderSize + recordMetaSize]byte
+	for off < size {
+		if _, err := f.ReadAt(rh[:], off); err != nil {
+			break
+		}
+		bodyLen, _ := parseRecordHeader(rh[:])
+		if bodyLen < recordMetaSize || off+recordHeaderSize+int64(bodyLen) > size {
+			break
+		}
+		ts, items := parseRecordMeta(rh[recordHeaderSize:])
+		info.add(ts, items)
+		off += recordHeaderSize + int64(bodyLen)
+	}
+	if off == size {
+		return info, nil
+	}
+	full, _, _, err := recoverSegment(path, seq, signal)
+	full.bytes = size
+	return full, err
+}
+
+// createSegment starts segment seq and makes it the one being written. A
+// leftover file of that name can only be one whose creation failed before
+// (it was never written to), so it is overwritten.
 func (l *signalLog) createSegment(seq uint64) error {
 	path := filepath.Join(l.dir, segmentName(seq))
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("cannot create segment: %w", err)
 	}
-	hdr := appendSegmentHeader(nil, uint8(l.signal))
-	if _, err := f.WriteAt(hdr, 0); err != nil {
+	fail := func(err error) error {
 		f.Close()
 		os.Remove(path)
-		return fmt.Errorf("cannot write segment header: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("cannot sync new segment: %w", err)
-	}
-	// The new file's directory entry must be durable too, or a crash could
-	// lose the whole segment with records already acknowledged.
-	if err := syncDir(l.dir); err != nil {
-		f.Close()
 		return err
 	}
-	l.f, l.seq, l.size = f, seq, int64(len(hdr))
+	hdr := appendSegmentHeader(nil, uint8(l.signal), l.compression)
+	if _, err := f.WriteAt(hdr, 0); err != nil {
+		return fail(fmt.Errorf("cannot write segment header: %w", err))
+	}
+	if l.sync != SyncNone {
+		if err := f.Sync(); err != nil {
+			return fail(fmt.Errorf("cannot sync new segment: %w", err))
+		}
+		// The new file's directory entry must be durable too, or a crash
+		// could lose the whole segment with records already acknowledged.
+		if err := syncDir(l.dir); err != nil {
+			return fail(err)
+		}
+	}
+	l.f, l.seq, l.size, l.mustRoll = f, seq, int64(len(hdr)), false
+	l.statMu.Lock()
+	l.segs = append(l.segs, segInfo{seq: seq, bytes: l.size})
+	l.statMu.Unlock()
 	return nil
 }
 
@@ -178,16 +364,32 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// write appends one record and returns once it is durable.
+// write appends one record and returns once it is stored as the sync
+// policy promises.
 func (l *signalLog) write(ctx context.Context, data []byte, items int) error {
+	now := time.Now().UnixNano()
+	var zbuf *[]byte
+	if l.compression == CompressionZstd {
+		// Compress outside mu, so that writers compress in parallel.
+		zbuf = zbufPool.Get().(*[]byte)
+		*zbuf = compressPayload((*zbuf)[:0], data)
+		data = *zbuf
+	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
+		if zbuf != nil {
+			zbufPool.Put(zbuf)
+		}
 		return storage.ErrClosed
 	}
 	b := l.cur
-	b.buf = appendRecord(b.buf, time.Now().UnixNano(), items, data)
+	b.buf = appendRecord(b.buf, now, items, data)
+	b.add(now, items)
 	l.mu.Unlock()
+	if zbuf != nil {
+		zbufPool.Put(zbuf)
+	}
 	select {
 	case l.kick <- struct{}{}:
 	default:
@@ -202,8 +404,16 @@ func (l *signalLog) write(ctx context.Context, data []byte, items int) error {
 	}
 }
 
+var zbufPool = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
 func (l *signalLog) flushLoop() {
 	defer close(l.stopped)
+	var tick <-chan time.Time
+	if l.sync == SyncInterval {
+		t := time.NewTicker(l.syncInterval)
+		defer t.Stop()
+		tick = t.C
+	}
 	for {
 		// Checking for work under mu before waiting means no wake-up is
 		// lost: a writer appends under mu and then kicks, and the kick
@@ -216,7 +426,11 @@ func (l *signalLog) flushLoop() {
 			if closed {
 				return
 			}
-			<-l.kick
+			select {
+			case <-l.kick:
+			case <-tick:
+				l.syncIfDirty()
+			}
 			continue
 		}
 		next := l.free
@@ -227,7 +441,12 @@ func (l *signalLog) flushLoop() {
 		l.cur = next
 		l.mu.Unlock()
 
-		b.err = l.commit(b.buf)
+		b.err = l.commit(b)
+		if b.err != nil {
+			l.statMu.Lock()
+			l.errors++
+			l.statMu.Unlock()
+		}
 		// Reuse the buffer (not the batch: its writers may still read
 		// b.err after done is closed).
 		buf := b.buf[:0]
@@ -238,37 +457,104 @@ func (l *signalLog) flushLoop() {
 	}
 }
 
-// commit writes buf at the end of the current segment and fsyncs it, rolling
-// to a new segment first when the current one is full. On failure it cuts
-// the segment back to its last good size, so a failed write (disk full) never
-// leaves half a record behind earlier good ones.
-func (l *signalLog) commit(buf []byte) error {
-	if l.f == nil {
-		// An earlier roll failed; try again now.
-		if err := l.createSegment(l.seq + 1); err != nil {
-			return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
-		}
-	}
-	if l.size > segmentHeaderSize && l.size+int64(len(buf)) > l.maxSegmentSize {
-		if err := l.f.Close(); err != nil {
-			return fmt.Errorf("%w: cannot close segment: %v", storage.ErrUnavailable, err)
-		}
-		l.f = nil
-		if err := l.createSegment(l.seq + 1); err != nil {
-			return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
-		}
-	}
-	if _, err := l.f.WriteAt(buf, l.size); err != nil {
-		l.f.Truncate(l.size)
-		return fmt.Errorf("%w: cannot write to %s: %v", storage.ErrUnavailable, l.f.Name(), err)
+// syncIfDirty is SyncInterval's periodic fsync. A failure cannot be undone
+// (the writes were already acknowledged, as that policy documents); it is
+// logged, and new records go to a new segment.
+func (l *signalLog) syncIfDirty() {
+	if !l.dirty || l.f == nil {
+		return
 	}
 	if err := l.f.Sync(); err != nil {
-		// After a failed fsync the page cache state is unknown (Linux may
-		// have dropped the dirty pages): cut back and report failure.
-		l.f.Truncate(l.size)
-		return fmt.Errorf("%w: cannot sync %s: %v", storage.ErrUnavailable, l.f.Name(), err)
+		l.logger.Error("periodic fsync failed: records acknowledged since the last one may be lost on power failure", "signal", l.signal.String(), "err", err)
+		l.statMu.Lock()
+		l.errors++
+		l.statMu.Unlock()
+		l.mustRoll = true
+		return
 	}
-	l.size += int64(len(buf))
+	l.dirty = false
+}
+
+// commit writes b at the end of the current segment and, with SyncAlways,
+// fsyncs it, first rolling to a new segment when the current one is full,
+// missing (an earlier roll failed) or condemned by an earlier failure.
+//
+// Every failure returns an error wrapping storage.ErrUnavailable and
+// leaves what is already stored intact: a failed write is cut back to the
+// last good size, and the next commit starts over in a new segment, so a
+// full disk refuses writes while it is full and accepts them again, with
+// nothing to repair, once space returns.
+func (l *signalLog) commit(b *batch) error {
+	if l.f == nil || l.mustRoll || (l.size > segmentHeaderSize && l.size+int64(len(b.buf)) > l.maxSegmentSize) {
+		if err := l.roll(); err != nil {
+			return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
+		}
+	}
+	if _, err := l.f.WriteAt(b.buf, l.size); err != nil {
+		l.cutBack()
+		return fmt.Errorf("%w: cannot write to %s: %v", storage.ErrUnavailable, l.f.Name(), err)
+	}
+	if l.sync == SyncAlways {
+		if err := l.f.Sync(); err != nil {
+			// After a failed fsync the page cache state is unknown
+			// (Linux may have dropped the dirty pages): cut back and
+			// report failure.
+			l.cutBack()
+			return fmt.Errorf("%w: cannot sync %s: %v", storage.ErrUnavailable, l.f.Name(), err)
+		}
+	} else {
+		l.dirty = true
+	}
+	l.size += int64(len(b.buf))
+	l.statMu.Lock()
+	last := &l.segs[len(l.segs)-1]
+	last.bytes = l.size
+	last.addBatch(b)
+	l.statMu.Unlock()
+	return nil
+}
+
+// cutBack removes a failed write's bytes so that no half record follows
+// the good ones, and condemns the segment (see signalLog on offsets). If
+// even the truncation fails, the leftover bytes sit at the end of a closed
+// segment, where readers report and skip them.
+func (l *signalLog) cutBack() {
+	if err := l.f.Truncate(l.size); err != nil {
+		l.logger.Warn("cannot cut back a failed write; readers will report the leftover bytes", "file", l.f.Name(), "offset", l.size, "err", err)
+	}
+	l.mustRoll = true
+}
+
+// roll closes the current segment (deleting it if it holds no record) and
+// starts the next. If creating the next fails, l.f stays nil and the next
+// commit tries again.
+func (l *signalLog) roll() error {
+	if l.f != nil {
+		if l.dirty && l.sync != SyncNone {
+			if err := l.f.Sync(); err != nil {
+				l.logger.Error("fsync before closing a segment failed", "file", l.f.Name(), "err", err)
+			}
+			l.dirty = false
+		}
+		empty := l.size <= segmentHeaderSize
+		path := l.f.Name()
+		l.f.Close()
+		l.f = nil
+		if empty {
+			os.Remove(path)
+			l.statMu.Lock()
+			if n := len(l.segs); n > 0 && l.segs[n-1].seq == l.seq {
+				l.segs = l.segs[:n-1]
+			}
+			l.statMu.Unlock()
+		}
+	}
+	if err := l.createSegment(l.seq + 1); err != nil {
+		return err
+	}
+	if l.rolled != nil {
+		l.rolled()
+	}
 	return nil
 }
 
@@ -290,43 +576,10 @@ func (l *signalLog) close() error {
 	if l.f == nil {
 		return nil
 	}
-	return l.f.Close()
-}
-
-// scanSegmentStrict walks the segment at path and calls good(end) after the
-// header and after every valid record, with the offset just past it. It
-// stops without error at the first torn or corrupt record.
-func scanSegmentStrict(path string, signal uint8, good func(end int64)) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("cannot open segment: %w", err)
+	var err error
+	if l.dirty && l.sync != SyncNone {
+		err = l.f.Sync()
+		l.dirty = err != nil
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 256<<10)
-	var hdr [segmentHeaderSize]byte
-	if _, err := io.ReadFull(br, hdr[:]); err != nil {
-		return nil
-	}
-	sig, err := parseSegmentHeader(hdr[:])
-	if err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil
-		}
-		return fmt.Errorf("cannot recover %s: %w", path, err)
-	}
-	if sig != signal {
-		return fmt.Errorf("cannot recover %s: it holds signal %d, want %d", path, sig, signal)
-	}
-	end := int64(segmentHeaderSize)
-	good(end)
-	var buf []byte
-	for {
-		var n int64
-		_, buf, n, err = readRecord(br, buf)
-		if err != nil {
-			return nil
-		}
-		end += n
-		good(end)
-	}
+	return errors.Join(err, l.f.Close())
 }

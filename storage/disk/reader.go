@@ -1,16 +1,11 @@
 package disk
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -23,144 +18,250 @@ type Record struct {
 	// Items counts the spans, data points or log records in Data.
 	Items int
 	// Data is the request's protobuf (an Export*ServiceRequest, which has
-	// the wire format of TracesData, MetricsData or LogsData). It is valid
-	// only until the callback that received it returns.
+	// the wire format of TracesData, MetricsData or LogsData), decompressed
+	// if its segment is compressed. It is valid only until the next record
+	// is read (for Scan: until the callback returns).
 	Data []byte
-	// Segment and Offset say where the record is, for error messages and
-	// cursors.
+	// Segment (the file name) and Offset say where the record is, for
+	// error messages.
 	Segment string
 	Offset  int64
 }
 
-// ErrCorrupt is wrapped by errors about records whose CRC or framing is
-// wrong before the tail of the last segment.
+// Position is a place in one signal's log: a segment sequence number and a
+// byte offset in it. The zero Position is the start of the log.
+type Position struct {
+	Segment uint64
+	Offset  int64
+}
+
+// ErrCorrupt is wrapped by errors about damaged records: a CRC mismatch, an
+// impossible length or an undecodable payload anywhere but the unfinished
+// tail of the newest segment.
 var ErrCorrupt = errors.New("corrupt record")
+
+// CorruptError reports a damaged region of a segment that a reader skipped.
+// It wraps ErrCorrupt.
+type CorruptError struct {
+	// Path is the segment file.
+	Path string
+	// Offset is where the damage starts: the first byte that is not part
+	// of a valid record.
+	Offset int64
+	// Skipped is how many bytes were skipped to reach the next valid
+	// record (or the end of the segment).
+	Skipped int64
+	// Reason says what was wrong with the record at Offset.
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%v: segment %s offset %d: %s (skipped %d bytes)", ErrCorrupt, e.Path, e.Offset, e.Reason, e.Skipped)
+}
+
+// Unwrap returns ErrCorrupt.
+func (e *CorruptError) Unwrap() error { return ErrCorrupt }
+
+// Reader reads one signal's log in order from a Position. It may run while
+// a server (in this or another process) appends to the same directory and
+// while retention deletes old segments: at the end of what is written, Next
+// returns io.EOF, and a later Next sees whatever was added meanwhile.
+//
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	dir    string
+	signal storage.Signal
+	pos    Position
+	seg    *segmentReader
+	// Reused between segments.
+	win, big, dbuf []byte
+}
+
+// NewReader returns a Reader of signal's log under dataDir that starts at
+// from. If from's segment no longer exists (retention deleted it), reading
+// starts at the oldest segment after it.
+func NewReader(dataDir string, signal storage.Signal, from Position) *Reader {
+	return &Reader{dir: filepath.Join(dataDir, signal.String()), signal: signal, pos: from}
+}
+
+// Position returns the position just past the last record Next returned:
+// where a Reader created later should start to continue from here.
+func (r *Reader) Position() Position { return r.pos }
+
+// Close releases the open segment file.
+func (r *Reader) Close() error {
+	if r.seg != nil {
+		r.seg.close()
+		r.seg = nil
+	}
+	return nil
+}
+
+// Next returns the next record. Its Data is valid until the following call.
+//
+// At the end of the stored data Next returns io.EOF; a torn or half-written
+// record at the tail of the newest segment counts as not yet written. When
+// it meets damage elsewhere, Next returns a *CorruptError (wrapping
+// ErrCorrupt) with the damaged region's position and has already moved past
+// it, so the next call returns the first valid record after it: damage
+// costs the damaged records, never the ones after them.
+func (r *Reader) Next() (Record, error) {
+	for {
+		if r.seg == nil {
+			if err := r.openNext(); err != nil {
+				return Record{}, err
+			}
+			continue
+		}
+		rec, next, st := r.seg.readRecord(r.pos.Offset)
+		if st == recordOK {
+			r.pos.Offset = next
+			return rec, nil
+		}
+		reason := r.seg.reason
+		// Before treating the end as final, look for a later segment: once
+		// one exists the writer has finished with this one, and its size
+		// (re-read after the listing) is final.
+		later, err := r.laterExists()
+		if err != nil {
+			return Record{}, err
+		}
+		oldSize := r.seg.size
+		if err := r.seg.refreshSize(); err != nil {
+			return Record{}, err
+		}
+		if r.seg.size > oldSize {
+			continue // it grew: try again
+		}
+		switch st {
+		case recordEnd:
+			if !later {
+				return Record{}, io.EOF
+			}
+			r.advance()
+		case recordTorn:
+			if !later {
+				return Record{}, io.EOF
+			}
+			cerr := &CorruptError{Path: r.seg.path, Offset: r.pos.Offset, Skipped: r.seg.size - r.pos.Offset, Reason: reason}
+			r.advance()
+			return Record{}, cerr
+		case recordBad:
+			p, ok := r.seg.resync(r.pos.Offset)
+			if !ok {
+				if !later {
+					// Garbage at the tail of the newest segment is
+					// either a write in progress or a crash's torn
+					// tail (which recovery cuts off): not yet data.
+					return Record{}, io.EOF
+				}
+				cerr := &CorruptError{Path: r.seg.path, Offset: r.pos.Offset, Skipped: r.seg.size - r.pos.Offset, Reason: reason}
+				r.advance()
+				return Record{}, cerr
+			}
+			if !later {
+				// A record after it is complete, so a write that was in
+				// progress at r.pos has finished too: if the record
+				// there reads well now, it was not damage.
+				if _, _, st := r.seg.readRecord(r.pos.Offset); st == recordOK {
+					continue
+				}
+			}
+			cerr := &CorruptError{Path: r.seg.path, Offset: r.pos.Offset, Skipped: p - r.pos.Offset, Reason: reason}
+			r.pos.Offset = p
+			return Record{}, cerr
+		}
+	}
+}
+
+// advance closes the current segment and moves to the start of the next.
+func (r *Reader) advance() {
+	r.win, r.big, r.dbuf = r.seg.win, r.seg.big, r.seg.dbuf
+	r.seg.close()
+	r.seg = nil
+	r.pos = Position{Segment: r.pos.Segment + 1}
+}
+
+func (r *Reader) laterExists() (bool, error) {
+	seqs, err := listSegmentSeqs(r.dir)
+	if err != nil {
+		return false, err
+	}
+	return len(seqs) > 0 && seqs[len(seqs)-1] > r.pos.Segment, nil
+}
+
+// openNext opens the first segment at or after r.pos.Segment, or returns
+// io.EOF if there is none yet.
+func (r *Reader) openNext() error {
+	seqs, err := listSegmentSeqs(r.dir)
+	if err != nil {
+		return err
+	}
+	for i, seq := range seqs {
+		if seq < r.pos.Segment {
+			continue
+		}
+		if seq != r.pos.Segment {
+			r.pos = Position{Segment: seq}
+		}
+		last := i == len(seqs)-1
+		path := filepath.Join(r.dir, segmentName(seq))
+		seg, err := openSegment(path, seq, uint8(r.signal), r.win, r.big, r.dbuf)
+		switch {
+		case err == nil:
+			r.seg = seg
+			if r.pos.Offset < segmentHeaderSize {
+				r.pos.Offset = segmentHeaderSize
+			}
+			return nil
+		case errors.Is(err, os.ErrNotExist):
+			continue // deleted by retention since the listing
+		case last && errors.Is(err, errShortHeader):
+			// Being created right now (or its creation was cut short by
+			// a crash, which recovery repairs): nothing to read yet.
+			return io.EOF
+		default:
+			r.pos = Position{Segment: seq + 1}
+			var size int64
+			if st, err := os.Stat(path); err == nil {
+				size = st.Size()
+			}
+			return &CorruptError{Path: path, Reason: "bad segment header: " + err.Error(), Skipped: size}
+		}
+	}
+	return io.EOF
+}
 
 // Scan calls fn for every record of signal stored under dataDir, oldest
 // first. It stops at the first error fn returns and returns it.
 //
 // A torn record at the very end of the newest segment (a write in progress,
 // or one cut short by a crash) ends the scan silently: it was never
-// acknowledged. Damage anywhere else is reported as an error wrapping
-// ErrCorrupt, with the segment and offset.
+// acknowledged. Damage anywhere else is skipped — the records after it are
+// still passed to fn — and reported when the scan ends, as an error joining
+// one *CorruptError (wrapping ErrCorrupt) per damaged region, each with its
+// segment and offset.
 //
 // Scan may run while a server writes the same directory; it then sees every
 // record that was complete when it reached it.
 func Scan(dataDir string, signal storage.Signal, fn func(r Record) error) error {
-	dir := filepath.Join(dataDir, signal.String())
-	segs, err := listSegments(dir)
-	if err != nil {
-		return err
-	}
-	var body []byte
-	for i, name := range segs {
-		last := i == len(segs)-1
-		body, err = scanSegment(filepath.Join(dir, name), uint8(signal), last, body, fn)
+	r := NewReader(dataDir, signal, Position{})
+	defer r.Close()
+	var corrupt []error
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return errors.Join(corrupt...)
+		}
+		if errors.Is(err, ErrCorrupt) {
+			corrupt = append(corrupt, err)
+			continue
+		}
 		if err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// listSegments returns the segment file names in dir in order. A missing
-// directory has no segments.
-func listSegments(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("cannot list segments: %w", err)
-	}
-	var names []string
-	for _, e := range entries {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), segmentSuffix) && len(e.Name()) == segmentNameLen {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	return names, nil
-}
-
-func scanSegment(path string, signal uint8, last bool, body []byte, fn func(Record) error) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return body, fmt.Errorf("cannot open segment: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 256<<10)
-	var hdr [segmentHeaderSize]byte
-	if _, err := io.ReadFull(br, hdr[:]); err != nil {
-		if last {
-			// A segment created just before a crash may have no header yet.
-			return body, nil
-		}
-		return body, fmt.Errorf("%w: segment %s: cannot read header: %v", ErrCorrupt, path, err)
-	}
-	sig, err := parseSegmentHeader(hdr[:])
-	if err != nil {
-		return body, fmt.Errorf("%w: segment %s: %v", ErrCorrupt, path, err)
-	}
-	if sig != signal {
-		return body, fmt.Errorf("%w: segment %s holds signal %d, want %d", ErrCorrupt, path, sig, signal)
-	}
-	offset := int64(segmentHeaderSize)
-	name := filepath.Base(path)
-	for {
-		var rec Record
-		var n int64
-		rec, body, n, err = readRecord(br, body)
-		if err == io.EOF {
-			return body, nil
-		}
-		if err != nil {
-			if last {
-				// Torn tail: never acknowledged, see Scan.
-				return body, nil
-			}
-			return body, fmt.Errorf("%w: segment %s offset %d: %v", ErrCorrupt, path, offset, err)
-		}
-		rec.Segment, rec.Offset = name, offset
 		if err := fn(rec); err != nil {
-			return body, err
+			return err
 		}
-		offset += n
 	}
-}
-
-// readRecord reads one record into buf. It returns io.EOF at a clean end,
-// and another error for a partial or corrupt record.
-// The returned Record's Data aliases the returned buffer, which the caller
-// passes back in to reuse.
-func readRecord(br *bufio.Reader, buf []byte) (Record, []byte, int64, error) {
-	var h [recordHeaderSize]byte
-	n, err := io.ReadFull(br, h[:])
-	if err != nil {
-		if n == 0 && err == io.EOF {
-			return Record{}, buf, 0, io.EOF
-		}
-		return Record{}, buf, 0, errors.New("truncated record header")
-	}
-	bodyLen, crc := parseRecordHeader(h[:])
-	if bodyLen < recordMetaSize || bodyLen > maxRecordBody {
-		return Record{}, buf, 0, fmt.Errorf("record length %d is out of range", bodyLen)
-	}
-	if cap(buf) < bodyLen {
-		buf = make([]byte, bodyLen)
-	}
-	buf = buf[:bodyLen]
-	if _, err := io.ReadFull(br, buf); err != nil {
-		return Record{}, buf, 0, errors.New("truncated record body")
-	}
-	if crc32.Checksum(buf, castagnoli) != crc {
-		return Record{}, buf, 0, errors.New("record CRC mismatch")
-	}
-	meta := buf[:recordMetaSize]
-	rec := Record{
-		Time:  time.Unix(0, int64(binary.LittleEndian.Uint64(meta[0:8]))),
-		Items: int(binary.LittleEndian.Uint32(meta[8:12])),
-		Data:  buf[recordMetaSize:],
-	}
-	return rec, buf, int64(recordHeaderSize + bodyLen), nil
 }

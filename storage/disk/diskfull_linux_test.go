@@ -1,0 +1,173 @@
+package disk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/otlp-lite/otlp-lite/storage"
+)
+
+// mountSmallTmpfs mounts a size-limited tmpfs for the test, or skips the
+// test where mounting is not permitted (not root, no CAP_SYS_ADMIN).
+func mountSmallTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("skipping: cannot mount a size-limited tmpfs (needs root or CAP_SYS_ADMIN): %v", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Errorf("cannot unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// TestDiskFull fills a 4 MiB filesystem: every refused write wraps
+// storage.ErrUnavailable, the failures include failed segment rolls, no
+// acknowledged record is damaged, and once space is freed writing resumes
+// without a restart.
+func TestDiskFull(t *testing.T) {
+	for _, c := range []Compression{CompressionNone, CompressionZstd} {
+		t.Run(c.String(), func(t *testing.T) {
+			mnt := mountSmallTmpfs(t, "4m")
+			filler := filepath.Join(mnt, "filler")
+			if err := os.WriteFile(filler, make([]byte, 1<<20), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(mnt, "data")
+			s, err := Open(dir, Options{MaxSegmentSize: 200 << 10, Compression: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			payload := make([]byte, 30<<10)
+			var acked []string
+			var reasons []string
+			write := func(i int) error {
+				// Distinct, poorly compressible payloads so zstd fills the
+				// disk too.
+				x := uint64(i)*0x9E3779B97F4A7C15 + 1
+				for j := range payload {
+					x ^= x << 13
+					x ^= x >> 7
+					x ^= x << 17
+					payload[j] = byte(x)
+				}
+				id := fmt.Sprintf("id-%05d", i)
+				copy(payload, id)
+				err := s.Write(context.Background(), storage.Traces, payload, 1)
+				if err == nil {
+					acked = append(acked, id)
+				}
+				return err
+			}
+			i := 0
+			failures := 0
+			for ; i < 1000 && failures < 20; i++ {
+				if err := write(i); err != nil {
+					if !errors.Is(err, storage.ErrUnavailable) {
+						t.Fatalf("write %d: want ErrUnavailable, got %v", i, err)
+					}
+					reasons = append(reasons, err.Error())
+					failures++
+				}
+			}
+			if failures == 0 {
+				t.Fatal("the disk never filled")
+			}
+			all := strings.Join(reasons, "\n")
+			if !strings.Contains(all, "no space left on device") {
+				t.Fatalf("failures do not say the disk is full:\n%s", all)
+			}
+			t.Logf("%d acknowledged, %d refused; first refusals:\n%s", len(acked), failures, strings.Join(reasons[:3], "\n"))
+			checkAcked(t, dir, acked)
+
+			// Free space: writes succeed again by themselves.
+			if err := os.Remove(filler); err != nil {
+				t.Fatal(err)
+			}
+			for k := 0; k < 2; k++ {
+				if err := write(i); err != nil {
+					t.Fatalf("write after freeing space: %v", err)
+				}
+				i++
+			}
+			// Take every free page: the next write fails, and the roll to
+			// a new segment that follows a failure cannot even write the
+			// segment header, so it leaves no file open; each later write
+			// retries the roll.
+			last := filepath.Join(mnt, "last-page")
+			f, err := os.Create(last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				if _, err := f.Write(make([]byte, 512)); err != nil {
+					break
+				}
+			}
+			f.Close()
+			for k := 0; k < 3; k++ {
+				err := write(i)
+				if !errors.Is(err, storage.ErrUnavailable) {
+					t.Fatalf("write with no free page: %v", err)
+				}
+				if msg := err.Error(); k > 0 && !strings.Contains(msg, "cannot write segment header") && !strings.Contains(msg, "cannot create segment") {
+					t.Fatalf("write after a failure: want a failed roll, got %v", err)
+				}
+				failures++
+			}
+			checkAcked(t, dir, acked)
+			if err := os.Remove(last); err != nil {
+				t.Fatal(err)
+			}
+			before := len(acked)
+			for k := 0; k < 10; k++ {
+				if err := write(i + k); err != nil {
+					t.Fatalf("write after freeing space: %v", err)
+				}
+			}
+			if len(acked) != before+10 {
+				t.Fatal("writes after freeing space not acknowledged")
+			}
+			if st := s.Stats().Signals[0]; st.WriteErrors != int64(failures) || st.Records != int64(len(acked)) {
+				t.Fatalf("stats: %d write errors (want %d), %d records (want %d)", st.WriteErrors, failures, st.Records, len(acked))
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			checkAcked(t, dir, acked)
+			// And the store reopens cleanly.
+			s2, err := Open(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s2.Close()
+			checkAcked(t, dir, acked)
+		})
+	}
+}
+
+// checkAcked scans dir and requires exactly the acknowledged ids, in order,
+// with no damage reported.
+func checkAcked(t *testing.T, dir string, acked []string) {
+	t.Helper()
+	var got []string
+	err := Scan(dir, storage.Traces, func(r Record) error {
+		got = append(got, string(r.Data[:8]))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Scan: %v", err)
+	}
+	if strings.Join(got, ",") != strings.Join(acked, ",") {
+		t.Fatalf("stored %d records, acknowledged %d:\nstored %v\nacked  %v", len(got), len(acked), got, acked)
+	}
+}
