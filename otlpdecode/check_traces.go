@@ -91,9 +91,19 @@ func (c *checker) span(src []byte) (reason, error) {
 				r = utf8Reason("name", -1)
 			}
 		case 9:
-			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
-				return r, err
+			// c.attribute by hand: this is the hottest loop of the receiver.
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
 			}
+			valid, err := c.keyValue(data, 1)
+			if err != nil {
+				return r, at(err, "attributes", nAttrs)
+			}
+			if !valid && !r.bad() {
+				r = utf8Reason("attributes", nAttrs)
+			}
+			nAttrs++
 		case 11:
 			data, ok := fc.MessageData()
 			if !ok {

@@ -23,7 +23,7 @@ func BenchmarkCheckTraces(b *testing.B) {
 	for _, bb := range []struct {
 		name string
 		opts *Options
-	}{{"500x10", nil}, {"500x10/ValidateUTF8", utf8Opts}} {
+	}{{"500x10", nil}, {"500x10-utf8", utf8Opts}} {
 		b.Run(bb.name, func(b *testing.B) {
 			benchItems(b, src, 500, func() {
 				if _, err := CheckTraces(src, bb.opts); err != nil {
