@@ -179,7 +179,15 @@ func (s *server) waitReady() error {
 		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(false))
 		cancel()
 		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
-			return nil
+			// Another process may have taken the port between freeAddr
+			// and our child's bind, and answered for it; then our child
+			// has failed (or is about to fail) to listen.
+			select {
+			case <-s.done:
+				return fmt.Errorf("otlp-lite exited although %s answered: %v", s.addr, s.waitErr)
+			case <-time.After(20 * time.Millisecond):
+				return nil
+			}
 		}
 		select {
 		case <-s.done:
