@@ -10,7 +10,6 @@ package interop
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
@@ -167,7 +167,13 @@ func tryStartServer(t testing.TB, dataDir string, extraArgs []string) (*server, 
 // waitReady polls grpc.health.v1.Health/Check for the server as a whole
 // (service "") until it answers SERVING, the process exits, or readyTimeout.
 func (s *server) waitReady() error {
-	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// grpc-go backs off a second after a refused connection; poll faster,
+	// the child is expected to listen within milliseconds.
+	conn, err := grpc.NewClient(s.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 1.5, MaxDelay: 200 * time.Millisecond},
+			MinConnectTimeout: time.Second,
+		}))
 	if err != nil {
 		return fmt.Errorf("cannot create health client: %w", err)
 	}
@@ -300,11 +306,4 @@ func matchMessages[M proto.Message](t testing.TB, what string, sent, stored []M)
 			t.Errorf("%s: acknowledged request #%d has no identical stored record:\n%s", what, i, closestDiff(s, stored, used))
 		}
 	}
-}
-
-// errorsAs is errors.As with a generic target, for brevity in tests.
-func errorsAs[T error](err error) (T, bool) {
-	var target T
-	ok := errors.As(err, &target)
-	return target, ok
 }
