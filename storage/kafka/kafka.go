@@ -28,6 +28,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -123,6 +124,11 @@ type Config struct {
 
 	// DialTimeout bounds connecting to a broker (default 5 s).
 	DialTimeout time.Duration
+
+	// Logger, when non-nil, receives the Kafka client's log (connection
+	// failures, retries, metadata changes) at the levels it enables, with
+	// the attribute component=kafka.
+	Logger *slog.Logger
 }
 
 // SASL configures SASL authentication.
@@ -217,8 +223,10 @@ func Open(cfg Config) (*Sink, error) {
 		kgo.MaxBufferedRecords(maxRecs),
 		// The broker's own wait for the replicas, and how long a record
 		// may wait in the client before it is failed.
-		kgo.ProduceRequestTimeout(s.timeout),
-		kgo.RecordDeliveryTimeout(s.timeout),
+		// (franz-go's minimum is 1 s; a shorter ProduceTimeout is still
+		// enforced through each record's context.)
+		kgo.ProduceRequestTimeout(max(s.timeout, time.Second)),
+		kgo.RecordDeliveryTimeout(max(s.timeout, time.Second)),
 		// Without this a record already sent to a broker that then
 		// vanished can never be failed (the client cannot know whether it
 		// was written), and Write would block until the broker returns.
@@ -230,6 +238,9 @@ func Open(cfg Config) (*Sink, error) {
 		kgo.RetryBackoffFn(func(tries int) time.Duration {
 			return min(time.Duration(tries)*100*time.Millisecond, time.Second)
 		}),
+	}
+	if cfg.Logger != nil {
+		opts = append(opts, kgo.WithLogger(slogLogger{cfg.Logger.With("component", "kafka")}))
 	}
 	if cfg.TLS != nil {
 		opts = append(opts, kgo.DialTLSConfig(cfg.TLS.Clone()))

@@ -36,8 +36,9 @@ type batch struct {
 	cancel  context.CancelFunc
 	promise func(*kgo.Record, error) // b.finish, bound once per batch
 
-	mu  sync.Mutex
-	err error // first record error
+	mu         sync.Mutex
+	err        error // first record error
+	overloaded bool  // some record found the buffer full
 }
 
 func (s *Sink) getBatch() *batch {
@@ -58,6 +59,9 @@ func (b *batch) finish(_ *kgo.Record, err error) {
 		if b.err == nil {
 			b.err = err
 		}
+		// A full buffer says why the others failed too (they waited
+		// behind it): report the request as overloaded.
+		b.overloaded = b.overloaded || errors.Is(err, kgo.ErrMaxBuffered)
 		b.mu.Unlock()
 	}
 	if b.pending.Add(-1) == 0 {
@@ -75,7 +79,7 @@ func (b *batch) unref() {
 	case <-b.done:
 	default:
 	}
-	b.err = nil
+	b.err, b.overloaded = nil, false
 	b.cancel = nil
 	clear(b.recs) // drop the contexts and values
 	if cap(b.buf) > maxPooledBuf {
@@ -166,6 +170,9 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	case <-b.done:
 		b.mu.Lock()
 		err = b.err
+		if b.overloaded {
+			err = kgo.ErrMaxBuffered
+		}
 		b.mu.Unlock()
 		if err != nil {
 			err = classify(err, n)
