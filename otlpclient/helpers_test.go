@@ -20,8 +20,9 @@ import (
 )
 
 // startServer serves h over h2c on a loopback port and returns its address.
-// wrap, if not nil, wraps the handler (to observe the wire).
-func startServer(t *testing.T, h http.Handler) string {
+func startServer(t *testing.T, h http.Handler) string { return startServerB(t, h) }
+
+func startServerB(t testing.TB, h http.Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
