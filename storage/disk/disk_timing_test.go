@@ -2,6 +2,8 @@ package disk
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -27,4 +29,84 @@ func BenchmarkWriteParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// realTraces is a real ExportTraceServiceRequest: 500 spans under 10
+// resources, about 210 KB.
+func realTraces(b *testing.B) ([]byte, int) {
+	p, err := os.ReadFile(filepath.Join("..", "..", "testdata", "otlp", "traces_500x10.pb"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p, 500
+}
+
+// BenchmarkDurableIngest and BenchmarkRawWriteFsync are a pair, to be run
+// together on the same disk:
+//
+//	go test -run '^$' -bench 'DurableIngest|RawWriteFsync' -benchtime 3s ./storage/disk/
+//
+// DurableIngest is what the receiver does with sync=always: 16 concurrent
+// clients each store a real 500-span request and wait for its fsync.
+// RawWriteFsync is the disk's own ceiling for the same promise: one writer
+// appending the same bytes to a file and fsyncing after each write, with
+// no framing, CRC or coordination, once per request-sized block and once
+// with 1 and 4 MiB blocks (the disk's sequential fsync bandwidth, which
+// group commit approaches by syncing many requests at once). The MB/s
+// ratios are the store's efficiency.
+func BenchmarkDurableIngest(b *testing.B) {
+	for _, c := range []Compression{CompressionNone, CompressionZstd} {
+		b.Run(c.String(), func(b *testing.B) {
+			payload, spans := realTraces(b)
+			s, err := Open(b.TempDir(), Options{Sync: SyncAlways, Compression: c})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			b.SetBytes(int64(len(payload)))
+			b.SetParallelism(8) // 16 writers on 2 cores
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := s.Write(context.Background(), storage.Traces, payload, spans); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N*spans)/b.Elapsed().Seconds(), "spans/s")
+		})
+	}
+}
+
+func BenchmarkRawWriteFsync(b *testing.B) {
+	payload, spans := realTraces(b)
+	for _, block := range []struct {
+		name string
+		n    int
+	}{{"request", len(payload)}, {"1MiB", 1 << 20}, {"4MiB", 4 << 20}} {
+		b.Run(block.name, func(b *testing.B) {
+			f, err := os.Create(filepath.Join(b.TempDir(), "raw"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			buf := make([]byte, block.n)
+			for i := 0; i < len(buf); i += len(payload) {
+				copy(buf[i:], payload)
+			}
+			b.SetBytes(int64(len(buf)))
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := f.Write(buf); err != nil {
+					b.Fatal(err)
+				}
+				if err := f.Sync(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)*float64(len(buf))/float64(len(payload))*float64(spans)/b.Elapsed().Seconds(), "spans/s")
+		})
+	}
 }

@@ -1,0 +1,493 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
+)
+
+// Replay timing. Backoff follows the OpenTelemetry exporters' defaults
+// (initial 5 s in the collector; shorter here because replay is usually
+// pointed at a receiver that is just starting) and is capped so that a
+// long outage is retried at least every 30 s.
+const (
+	replayInitialBackoff = 500 * time.Millisecond
+	replayMaxBackoff     = 30 * time.Second
+	replayCommitEvery    = time.Second
+	replayProgressEvery  = 2 * time.Second
+)
+
+// replay re-sends stored records to an OTLP receiver:
+//
+//	otlp-lite replay -data-dir DIR -endpoint HOST:PORT [-protocol grpc|http]
+//	    [-follow] [-cursor NAME] [-signal all|traces|metrics|logs]
+//	    [-insecure] [-compression gzip|none]
+//
+// Each record is sent as one Export request, in stored order, and retried
+// until the receiver accepts it, for as long as the receiver answers with a
+// retryable failure (OTLP v1.11 "Failures": UNAVAILABLE and friends over
+// gRPC, 429/502/503/504 over HTTP), waiting as long as the receiver's
+// RetryInfo or Retry-After asks. A record the receiver refuses for good
+// (INVALID_ARGUMENT, 400) is counted as failed and skipped.
+//
+// With -cursor, progress is kept in a durable named cursor in the data
+// directory (committed every second and at exit), so a restarted replay
+// continues where the last one stopped; without it, every run starts from
+// the oldest record. Delivery is at least once: after a crash, up to a
+// second's worth of records may be sent again.
+func replay(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return replayContext(ctx, args, stdout, stderr)
+}
+
+type replayConfig struct {
+	dataDir     string
+	endpoint    string
+	protocol    string
+	follow      bool
+	cursor      string
+	signals     []storage.Signal
+	insecure    bool
+	compression string
+	timeout     time.Duration
+}
+
+func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var cfg replayConfig
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.dataDir, "data-dir", "./otlp-data", "directory of the disk store to read")
+	fs.StringVar(&cfg.endpoint, "endpoint", "", "receiver to send to, host:port (required)")
+	fs.StringVar(&cfg.protocol, "protocol", "grpc", "grpc (OTLP/gRPC) or http (OTLP/HTTP with protobuf bodies)")
+	fs.BoolVar(&cfg.follow, "follow", false, "after the stored records, keep sending new ones as they arrive, until interrupted")
+	fs.StringVar(&cfg.cursor, "cursor", "", "name of a durable cursor: resume from where the last replay with this name stopped")
+	signalName := fs.String("signal", "all", "signals to replay: all, traces, metrics or logs")
+	fs.BoolVar(&cfg.insecure, "insecure", false, "connect without TLS (h2c for gRPC, http:// for OTLP/HTTP)")
+	fs.StringVar(&cfg.compression, "compression", "gzip", "request compression: gzip or none")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "timeout of each export request")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "replay: unexpected arguments %q\n", fs.Args())
+		return 2
+	}
+	if cfg.endpoint == "" {
+		fmt.Fprintln(stderr, "replay: -endpoint is required")
+		return 2
+	}
+	if *signalName == "all" {
+		cfg.signals = storage.Signals
+	} else {
+		sig, err := storage.ParseSignal(*signalName)
+		if err != nil {
+			fmt.Fprintf(stderr, "replay: bad -signal: %v\n", err)
+			return 2
+		}
+		cfg.signals = []storage.Signal{sig}
+	}
+	if cfg.compression != "gzip" && cfg.compression != "none" {
+		fmt.Fprintf(stderr, "replay: unknown -compression %q: want gzip or none\n", cfg.compression)
+		return 2
+	}
+	var send sender
+	switch cfg.protocol {
+	case "grpc":
+		send = newGRPCSender(cfg)
+	case "http":
+		send = newHTTPSender(cfg)
+	default:
+		fmt.Fprintf(stderr, "replay: unknown -protocol %q: want grpc or http\n", cfg.protocol)
+		return 2
+	}
+	if st, err := os.Stat(cfg.dataDir); err != nil || !st.IsDir() {
+		fmt.Fprintf(stderr, "replay: no data directory %s\n", cfg.dataDir)
+		return 1
+	}
+
+	var counts [4]replayCounts
+	errc := make(chan error, len(cfg.signals))
+	var wg sync.WaitGroup
+	for _, sig := range cfg.signals {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errc <- replaySignal(ctx, cfg, sig, send, &counts[sig], stderr)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	tick := time.NewTicker(replayProgressEvery)
+	defer tick.Stop()
+	start := time.Now()
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case <-tick.C:
+			fmt.Fprintf(stderr, "replay: %s\n", progressLine(cfg.signals, counts[:], time.Since(start)))
+		}
+	}
+	close(errc)
+	status := 0
+	for err := range errc {
+		if err != nil {
+			fmt.Fprintf(stderr, "replay: %v\n", err)
+			status = 1
+		}
+	}
+	var total replayCounts
+	for _, sig := range cfg.signals {
+		total.add(&counts[sig])
+	}
+	if total.failed.Load() > 0 || total.damaged.Load() > 0 {
+		status = 1
+	}
+	fmt.Fprintf(stdout, "replayed %d records (%d items) to %s in %v: %s\n",
+		total.records.Load(), total.items.Load(), cfg.endpoint, time.Since(start).Round(time.Millisecond), progressLine(cfg.signals, counts[:], 0))
+	return status
+}
+
+// replayCounts are one signal's progress, read by the progress line while
+// the signal's goroutine updates them.
+type replayCounts struct {
+	records, items atomic.Int64 // accepted by the receiver
+	rejected       atomic.Int64 // items the receiver reported as rejected (partial success)
+	failed         atomic.Int64 // records refused for good
+	retries        atomic.Int64
+	damaged        atomic.Int64 // damaged regions skipped
+}
+
+func (c *replayCounts) add(o *replayCounts) {
+	c.records.Add(o.records.Load())
+	c.items.Add(o.items.Load())
+	c.rejected.Add(o.rejected.Load())
+	c.failed.Add(o.failed.Load())
+	c.retries.Add(o.retries.Load())
+	c.damaged.Add(o.damaged.Load())
+}
+
+func progressLine(sigs []storage.Signal, counts []replayCounts, elapsed time.Duration) string {
+	var b strings.Builder
+	for i, sig := range sigs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		c := &counts[sig]
+		fmt.Fprintf(&b, "%s %d records/%d items", sig, c.records.Load(), c.items.Load())
+		if n := c.rejected.Load(); n > 0 {
+			fmt.Fprintf(&b, " (%d items rejected)", n)
+		}
+		if n := c.failed.Load(); n > 0 {
+			fmt.Fprintf(&b, " (%d records failed)", n)
+		}
+		if n := c.damaged.Load(); n > 0 {
+			fmt.Fprintf(&b, " (%d damaged regions skipped)", n)
+		}
+		if n := c.retries.Load(); n > 0 {
+			fmt.Fprintf(&b, " (%d retries)", n)
+		}
+	}
+	if elapsed > 0 {
+		fmt.Fprintf(&b, " after %v", elapsed.Round(time.Second))
+	}
+	return b.String()
+}
+
+// recordSource is a disk.Consumer or, without -cursor, a disk.Reader.
+type recordSource interface {
+	Next() (disk.Record, error)
+	Close() error
+}
+
+type noCommit struct{ *disk.Reader }
+
+func (noCommit) Commit() error { return nil }
+
+func replaySignal(ctx context.Context, cfg replayConfig, sig storage.Signal, send sender, counts *replayCounts, stderr io.Writer) error {
+	var src interface {
+		recordSource
+		Commit() error
+	}
+	if cfg.cursor != "" {
+		c, err := disk.OpenConsumer(cfg.dataDir, cfg.cursor, sig)
+		if err != nil {
+			return err
+		}
+		src = c
+	} else {
+		src = noCommit{disk.NewReader(cfg.dataDir, sig, disk.Position{})}
+	}
+	defer src.Close()
+	lastCommit := time.Now()
+	commit := func() error {
+		if err := src.Commit(); err != nil {
+			return fmt.Errorf("%s: %w", sig, err)
+		}
+		lastCommit = time.Now()
+		return nil
+	}
+	for {
+		if time.Since(lastCommit) >= replayCommitEvery {
+			if err := commit(); err != nil {
+				return err
+			}
+		}
+		rec, err := src.Next()
+		if err == io.EOF {
+			if err := commit(); err != nil {
+				return err
+			}
+			if !cfg.follow || !sleepCtx(ctx, followPoll) {
+				return nil
+			}
+			continue
+		}
+		if errors.Is(err, disk.ErrCorrupt) {
+			counts.damaged.Add(1)
+			fmt.Fprintf(stderr, "replay: %s: skipped damaged data: %v\n", sig, err)
+			continue
+		}
+		if err != nil {
+			commit()
+			return fmt.Errorf("%s: %w", sig, err)
+		}
+		rejected, err := sendWithRetry(ctx, send, sig, rec.Data, counts)
+		if err != nil {
+			if ctx.Err() != nil {
+				// Interrupted: this record was not acknowledged, so the
+				// cursor must stay before it. Commit what was.
+				return commit()
+			}
+			counts.failed.Add(1)
+			fmt.Fprintf(stderr, "replay: %s: record at %s:%d refused for good, skipped: %v\n", sig, rec.Segment, rec.Offset, err)
+			continue
+		}
+		counts.records.Add(1)
+		counts.items.Add(int64(rec.Items))
+		counts.rejected.Add(rejected)
+	}
+}
+
+// errPermanent wraps failures that retrying cannot fix.
+type errPermanent struct{ err error }
+
+func (e errPermanent) Error() string { return e.err.Error() }
+func (e errPermanent) Unwrap() error { return e.err }
+
+// sender sends one Export request and returns the number of items the
+// receiver rejected (partial success). A retryable failure is returned as
+// *retryable, with the delay the receiver asked for, if any.
+type sender func(ctx context.Context, sig storage.Signal, data []byte) (int64, error)
+
+type retryable struct {
+	err   error
+	delay time.Duration
+}
+
+func (e *retryable) Error() string { return e.err.Error() }
+func (e *retryable) Unwrap() error { return e.err }
+
+func sendWithRetry(ctx context.Context, send sender, sig storage.Signal, data []byte, counts *replayCounts) (int64, error) {
+	backoff := replayInitialBackoff
+	for {
+		rejected, err := send(ctx, sig, data)
+		if err == nil {
+			return rejected, nil
+		}
+		var r *retryable
+		if !errors.As(err, &r) {
+			return 0, err
+		}
+		wait := r.delay
+		if wait <= 0 {
+			// Full jitter keeps several replays from retrying in step.
+			wait = backoff/2 + rand.N(backoff/2+1)
+			backoff = min(2*backoff, replayMaxBackoff)
+		}
+		counts.retries.Add(1)
+		if !sleepCtx(ctx, wait) {
+			return 0, ctx.Err()
+		}
+	}
+}
+
+var exportMethods = map[storage.Signal]string{
+	storage.Traces:  "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+	storage.Metrics: "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
+	storage.Logs:    "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+}
+
+func replayTLS(cfg replayConfig) *tls.Config {
+	if cfg.insecure {
+		return nil
+	}
+	host := cfg.endpoint
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	return &tls.Config{ServerName: strings.Trim(host, "[]"), MinVersion: tls.VersionTLS12}
+}
+
+func newGRPCSender(cfg replayConfig) sender {
+	c := grpcwire.NewClient(cfg.endpoint, replayTLS(cfg))
+	if cfg.compression == "gzip" {
+		c.Encoding = compression.Gzip
+	}
+	return func(ctx context.Context, sig storage.Signal, data []byte) (int64, error) {
+		ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+		defer cancel()
+		resp, err := c.Invoke(ctx, exportMethods[sig], data)
+		if err == nil {
+			return partialSuccessRejected(resp), nil
+		}
+		var st *grpcwire.Status
+		if !errors.As(err, &st) {
+			// Transport failure: the receiver is down or unreachable.
+			return 0, &retryable{err: err}
+		}
+		// OTLP v1.11 "Failures": these codes are retryable; RESOURCE_EXHAUSTED
+		// only when the server says when (RetryInfo).
+		switch st.Code {
+		case grpcwire.Canceled, grpcwire.DeadlineExceeded, grpcwire.Aborted, grpcwire.OutOfRange,
+			grpcwire.Unavailable, grpcwire.DataLoss:
+			return 0, &retryable{err: st, delay: st.RetryDelay}
+		case grpcwire.ResourceExhausted:
+			if st.RetryDelay != 0 {
+				return 0, &retryable{err: st, delay: st.RetryDelay}
+			}
+		}
+		return 0, errPermanent{st}
+	}
+}
+
+var httpPaths = map[storage.Signal]string{
+	storage.Traces:  "/v1/traces",
+	storage.Metrics: "/v1/metrics",
+	storage.Logs:    "/v1/logs",
+}
+
+func newHTTPSender(cfg replayConfig) sender {
+	scheme := "https://"
+	if cfg.insecure {
+		scheme = "http://"
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: replayTLS(cfg), ForceAttemptHTTP2: true}}
+	var gz bool = cfg.compression == "gzip"
+	return func(ctx context.Context, sig storage.Signal, data []byte) (int64, error) {
+		ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+		defer cancel()
+		body := data
+		if gz {
+			var err error
+			if body, err = compression.Compress(nil, compression.Gzip, data); err != nil {
+				return 0, errPermanent{err}
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, scheme+cfg.endpoint+httpPaths[sig], bytes.NewReader(body))
+		if err != nil {
+			return 0, errPermanent{err}
+		}
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		if gz {
+			req.Header.Set("Content-Encoding", "gzip")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, &retryable{err: err}
+		}
+		defer resp.Body.Close()
+		respBody, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		if err != nil {
+			return 0, &retryable{err: err}
+		}
+		if resp.StatusCode == http.StatusOK {
+			return partialSuccessRejected(respBody), nil
+		}
+		msg := fmt.Errorf("HTTP %s", resp.Status)
+		if st, err := grpcwire.ParseStatusProto(respBody); err == nil && st.Message != "" {
+			msg = fmt.Errorf("HTTP %s: %s", resp.Status, st.Message)
+		}
+		// OTLP v1.11 "Retryable Response Codes" (OTLP/HTTP).
+		switch resp.StatusCode {
+		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+			return 0, &retryable{err: msg, delay: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		}
+		return 0, errPermanent{msg}
+	}
+}
+
+// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date
+// (RFC 9110 section 10.2.3). Zero means absent or unreadable.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// partialSuccessRejected returns the rejected-item count of an
+// Export*ServiceResponse; all three share the layout:
+//
+//	message ExportTraceServiceResponse {
+//	  ExportTracePartialSuccess partial_success = 1;
+//	}
+//	message ExportTracePartialSuccess {
+//	  int64 rejected_spans = 1; // rejected_data_points, rejected_log_records
+//	  string error_message = 2;
+//	}
+func partialSuccessRejected(resp []byte) int64 {
+	var fc easyproto.FieldContext
+	for len(resp) > 0 {
+		var err error
+		if resp, err = fc.NextField(resp); err != nil {
+			return 0
+		}
+		if fc.FieldNum != 1 {
+			continue
+		}
+		ps, ok := fc.MessageData()
+		if !ok {
+			return 0
+		}
+		for len(ps) > 0 {
+			if ps, err = fc.NextField(ps); err != nil {
+				return 0
+			}
+			if fc.FieldNum == 1 {
+				n, _ := fc.Int64()
+				return n
+			}
+		}
+	}
+	return 0
+}
