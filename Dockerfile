@@ -1,0 +1,55 @@
+# syntax=docker/dockerfile:1
+#
+# otlp-lite on an empty base: one static binary, the CA bundle (for TLS to
+# Kafka brokers and anything else the receiver dials), /etc/passwd naming the
+# non-root user, and the data directory it owns.
+#
+#   docker build --build-arg VERSION=$(git describe --tags --always) -t otlp-lite .
+#   docker run -p 4317:4317 -p 4318:4318 -p 8888:8888 -v otlp-data:/data otlp-lite
+#
+# `make image` builds this file with Docker when an engine answers, and
+# otherwise packs the same final stage into an OCI archive without one
+# (scripts/image): keep the final stage to COPY, USER, EXPOSE, VOLUME, ENV,
+# LABEL, WORKDIR, ENTRYPOINT and CMD, which that packer reproduces; it
+# refuses anything else rather than build a different image.
+
+# Pinned to the go directive of go.mod.
+ARG GO_VERSION=1.26.8
+
+FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
+ARG TARGETOS
+ARG TARGETARCH
+ARG VERSION=dev
+# Build tags, e.g. TAGS=nokafka for a binary without the Kafka sink.
+ARG TAGS=
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY . .
+# Static (no cgo, so no libc and no ELF interpreter), stripped, and without
+# local paths, so that it runs on scratch and is as small as it gets.
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
+    go build -trimpath -buildvcs=false -tags "$TAGS" -ldflags "-s -w -X main.version=$VERSION" \
+      -o /out/otlp-lite ./cmd/otlp-lite \
+ && mkdir -m 0755 /out/data
+
+FROM scratch
+ARG VERSION=dev
+LABEL org.opencontainers.image.title="otlp-lite" \
+      org.opencontainers.image.description="OpenTelemetry OTLP receiver (gRPC and HTTP) with a durable disk store" \
+      org.opencontainers.image.version="$VERSION"
+COPY --from=build /etc/ssl/certs/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
+COPY scripts/image/rootfs/etc/passwd scripts/image/rootfs/etc/group /etc/
+COPY --from=build /out/otlp-lite /otlp-lite
+# The store is the only thing the process writes: a volume owned by the
+# non-root user, so a fresh named volume is writable without a root step.
+COPY --from=build --chown=65532:65532 /out/data /data
+USER 65532:65532
+# OTLP/gRPC, OTLP/HTTP (each port answers both protocols) and the admin
+# listener (/metrics, /healthz, /readyz).
+EXPOSE 4317 4318 8888
+VOLUME ["/data"]
+ENTRYPOINT ["/otlp-lite"]
+# All interfaces: inside a container, localhost is unreachable from outside.
+CMD ["serve", "-grpc-addr=0.0.0.0:4317", "-http-addr=0.0.0.0:4318", "-admin-addr=0.0.0.0:8888", "-data-dir=/data"]

@@ -1,0 +1,376 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/x509"
+	"debug/elf"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// maxArchiveBytes is the issue's limit on the image: 12 MB for the archive
+// with its compressed layers, what a registry stores and a pull transfers.
+const maxArchiveBytes = 12_000_000
+
+// The image the Dockerfile promises; the test holds every archive `make
+// image` writes (docker save or scripts/image) to it.
+var (
+	wantEntrypoint = []string{"/otlp-lite"}
+	wantCmd        = []string{"serve", "-grpc-addr=0.0.0.0:4317", "-http-addr=0.0.0.0:4318", "-admin-addr=0.0.0.0:8888", "-data-dir=/data"}
+	wantPorts      = []string{"4317/tcp", "4318/tcp", "8888/tcp"}
+	wantVolumes    = []string{"/data"}
+	wantUser       = "65532:65532"
+)
+
+// TestImage checks the archive named by OTLP_LITE_IMAGE (`make image-test`
+// passes the one `make image` wrote) or, without it, one build.sh builds
+// for the test.
+func TestImage(t *testing.T) {
+	archive := os.Getenv("OTLP_LITE_IMAGE")
+	if archive == "" {
+		archive = filepath.Join(t.TempDir(), "otlp-lite-image.tar")
+		cmd := exec.Command("./build.sh", archive)
+		cmd.Env = append(os.Environ(), "VERSION=v0.0.0-imagetest")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("build.sh: %v\n%s", err, out)
+		}
+	}
+	fi, err := os.Stat(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := readArchive(t, archive)
+	cfg := img.config.Config
+	t.Logf("archive %d bytes, layers %d bytes uncompressed, binary %d bytes", fi.Size(), img.unpackedSize, len(img.files[wantEntrypoint[0]].data))
+
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"entrypoint", cfg.Entrypoint, wantEntrypoint},
+		{"cmd", cfg.Cmd, wantCmd},
+		{"user", cfg.User, wantUser},
+		{"exposed ports", sortedKeys(cfg.ExposedPorts), wantPorts},
+		{"volumes", sortedKeys(cfg.Volumes), wantVolumes},
+		{"os", img.config.OS, "linux"},
+	} {
+		if !reflect.DeepEqual(tc.got, tc.want) {
+			t.Errorf("%s = %q, want %q", tc.name, tc.got, tc.want)
+		}
+	}
+
+	if fi.Size() > maxArchiveBytes {
+		t.Errorf("archive is %d bytes, over the %d limit", fi.Size(), maxArchiveBytes)
+	}
+
+	t.Run("non-root user", func(t *testing.T) {
+		uid, gid := parseUser(t, cfg.User)
+		if uid == 0 || gid == 0 {
+			t.Fatalf("user %q runs as root", cfg.User)
+		}
+		passwd := img.file(t, "/etc/passwd")
+		if !slices.ContainsFunc(strings.Split(string(passwd.data), "\n"), func(l string) bool {
+			f := strings.Split(l, ":")
+			return len(f) >= 4 && f[2] == strconv.Itoa(uid) && f[3] == strconv.Itoa(gid)
+		}) {
+			t.Errorf("/etc/passwd has no entry for %d:%d:\n%s", uid, gid, passwd.data)
+		}
+		if img.file(t, "/etc/group") == nil {
+			t.Error("no /etc/group")
+		}
+	})
+
+	t.Run("data volume writable by the user", func(t *testing.T) {
+		uid, _ := parseUser(t, cfg.User)
+		dataDir := flagValue(cfg.Cmd, "data-dir")
+		if _, ok := cfg.Volumes[dataDir]; !ok {
+			t.Errorf("-data-dir=%s is not a volume (%v)", dataDir, sortedKeys(cfg.Volumes))
+		}
+		d := img.file(t, dataDir)
+		if d.hdr.Typeflag != tar.TypeDir || d.hdr.Uid != uid || d.hdr.Mode&0o200 == 0 {
+			t.Errorf("%s: type %c owner %d mode %o, want a directory owned and writable by %d", dataDir, d.hdr.Typeflag, d.hdr.Uid, d.hdr.Mode, uid)
+		}
+	})
+
+	t.Run("listeners on all interfaces at the exposed ports", func(t *testing.T) {
+		for _, f := range []string{"grpc-addr", "http-addr", "admin-addr"} {
+			host, port, err := net.SplitHostPort(flagValue(cfg.Cmd, f))
+			if err != nil {
+				t.Errorf("-%s: %v", f, err)
+				continue
+			}
+			if host != "" && host != "0.0.0.0" && host != "::" {
+				t.Errorf("-%s listens on %s only; inside a container that is unreachable", f, host)
+			}
+			if _, ok := cfg.ExposedPorts[port+"/tcp"]; !ok {
+				t.Errorf("-%s port %s is not exposed (%v)", f, port, sortedKeys(cfg.ExposedPorts))
+			}
+		}
+	})
+
+	t.Run("CA certificates", func(t *testing.T) {
+		f := img.file(t, "/etc/ssl/certs/ca-certificates.crt")
+		if !x509.NewCertPool().AppendCertsFromPEM(f.data) {
+			t.Error("/etc/ssl/certs/ca-certificates.crt holds no PEM certificate")
+		}
+	})
+
+	bin := img.file(t, wantEntrypoint[0])
+	t.Run("static stripped binary", func(t *testing.T) {
+		if bin.hdr.Mode&0o111 == 0 {
+			t.Errorf("%s mode %o is not executable", bin.hdr.Name, bin.hdr.Mode)
+		}
+		f, err := elf.NewFile(bytes.NewReader(bin.data))
+		if err != nil {
+			t.Fatalf("%s is not ELF: %v", bin.hdr.Name, err)
+		}
+		for _, p := range f.Progs {
+			if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
+				t.Errorf("binary has %v: it is dynamically linked and cannot run on scratch", p.Type)
+			}
+		}
+		if f.Section(".symtab") != nil {
+			t.Error("binary has a symbol table: not stripped (-ldflags -s)")
+		}
+		if want := map[string]elf.Machine{"amd64": elf.EM_X86_64, "arm64": elf.EM_AARCH64}[img.config.Architecture]; want != 0 && f.Machine != want {
+			t.Errorf("binary is %v, image architecture %s", f.Machine, img.config.Architecture)
+		}
+	})
+
+	t.Run("binary runs", func(t *testing.T) {
+		if img.config.OS != runtime.GOOS || img.config.Architecture != runtime.GOARCH {
+			t.Skipf("image is %s/%s, this machine %s/%s", img.config.OS, img.config.Architecture, runtime.GOOS, runtime.GOARCH)
+		}
+		exe := filepath.Join(t.TempDir(), "otlp-lite")
+		if err := os.WriteFile(exe, bin.data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(exe, "version").CombinedOutput()
+		if err != nil {
+			t.Fatalf("otlp-lite version: %v\n%s", err, out)
+		}
+		want := "otlp-lite " + cfg.Labels["org.opencontainers.image.version"] + " "
+		if !strings.HasPrefix(string(out), want) {
+			t.Errorf("otlp-lite version = %q, want it to start with %q (the image's version label)", out, want)
+		}
+		// Every flag of CMD must exist, or the container exits at once.
+		// `serve -h` prints the flags and exits 2 without serving.
+		usage, _ := exec.Command(exe, wantCmd[0], "-h").CombinedOutput()
+		for _, a := range cfg.Cmd[1:] {
+			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			if !strings.Contains(string(usage), "\n  -"+name+" ") {
+				t.Errorf("CMD passes -%s, which `serve -h` does not list", name)
+			}
+		}
+	})
+
+	t.Run("Dockerfile COPY destinations present", func(t *testing.T) {
+		src, err := os.ReadFile("../../Dockerfile")
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := parseDockerfile(src, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range st.Copies {
+			for _, s := range c.Sources {
+				dest := path.Clean(c.Dest)
+				if strings.HasSuffix(c.Dest, "/") {
+					dest = path.Join(dest, path.Base(s))
+				}
+				if _, ok := img.files[dest]; !ok {
+					t.Errorf("Dockerfile line %d copies %s to %s; the image has no %s", c.Line, s, c.Dest, dest)
+				}
+			}
+		}
+	})
+}
+
+// archiveImage is an image read back from an archive: its config and its
+// layers merged into one file tree keyed by absolute path.
+type archiveImage struct {
+	config       imageConfig
+	files        map[string]*archiveFile
+	unpackedSize int64
+}
+
+type archiveFile struct {
+	hdr  *tar.Header
+	data []byte
+}
+
+func (img *archiveImage) file(t *testing.T, p string) *archiveFile {
+	t.Helper()
+	f, ok := img.files[p]
+	if !ok {
+		t.Fatalf("image has no %s", p)
+	}
+	return f
+}
+
+// readArchive reads an OCI image layout tar the way a runtime would:
+// index.json, then (through nested indexes, picking linux) the manifest,
+// its config and its layers, gzip-compressed or not.
+func readArchive(t *testing.T, name string) *archiveImage {
+	t.Helper()
+	f, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	entries := map[string][]byte{}
+	tr := tar.NewReader(f)
+	for {
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("cannot read archive: %v", err)
+		}
+		if hdr.Typeflag == tar.TypeReg {
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries[path.Clean(hdr.Name)] = b
+		}
+	}
+	if _, ok := entries["oci-layout"]; !ok {
+		t.Fatal("archive has no oci-layout: not an OCI image layout")
+	}
+	blob := func(digest string) []byte {
+		t.Helper()
+		algo, hex, _ := strings.Cut(digest, ":")
+		b, ok := entries["blobs/"+algo+"/"+hex]
+		if !ok {
+			t.Fatalf("archive lacks blob %s", digest)
+		}
+		if digestOf(b) != digest {
+			t.Fatalf("blob %s has digest %s", digest, digestOf(b))
+		}
+		return b
+	}
+	var idx index
+	mustUnmarshal(t, entries["index.json"], &idx)
+	var man manifest
+	for {
+		if len(idx.Manifests) == 0 {
+			t.Fatal("empty image index")
+		}
+		d := idx.Manifests[0]
+		for _, m := range idx.Manifests {
+			if m.Platform != nil && m.Platform.OS == "linux" && m.Platform.Architecture == runtime.GOARCH {
+				d = m
+			}
+		}
+		if d.MediaType == mediaTypeIndex || d.MediaType == "application/vnd.docker.distribution.manifest.list.v2+json" {
+			idx = index{}
+			mustUnmarshal(t, blob(d.Digest), &idx)
+			continue
+		}
+		mustUnmarshal(t, blob(d.Digest), &man)
+		break
+	}
+	img := &archiveImage{files: map[string]*archiveFile{}}
+	cfgBlob := blob(man.Config.Digest)
+	mustUnmarshal(t, cfgBlob, &img.config)
+	if len(img.config.RootFS.DiffIDs) != len(man.Layers) {
+		t.Fatalf("config lists %d layers, manifest %d", len(img.config.RootFS.DiffIDs), len(man.Layers))
+	}
+	for i, l := range man.Layers {
+		raw := blob(l.Digest)
+		var r io.Reader = bytes.NewReader(raw)
+		if len(raw) > 2 && raw[0] == 0x1f && raw[1] == 0x8b {
+			zr, err := gzip.NewReader(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = zr
+		}
+		layerTar, err := io.ReadAll(r)
+		if err != nil {
+			t.Fatalf("layer %s: %v", l.Digest, err)
+		}
+		if got := digestOf(layerTar); got != img.config.RootFS.DiffIDs[i] {
+			t.Errorf("layer %d: uncompressed digest %s, config diff_id %s", i, got, img.config.RootFS.DiffIDs[i])
+		}
+		img.unpackedSize += int64(len(layerTar))
+		lr := tar.NewReader(bytes.NewReader(layerTar))
+		for {
+			hdr, err := lr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("layer %s: %v", l.Digest, err)
+			}
+			if strings.HasPrefix(path.Base(hdr.Name), ".wh.") {
+				t.Fatalf("layer %s has whiteout %s; an image on scratch should only add files", l.Digest, hdr.Name)
+			}
+			data, err := io.ReadAll(lr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img.files[path.Clean("/"+hdr.Name)] = &archiveFile{hdr: hdr, data: data}
+		}
+	}
+	return img
+}
+
+func mustUnmarshal(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("cannot decode %T: %v", v, err)
+	}
+}
+
+func parseUser(t *testing.T, user string) (uid, gid int) {
+	t.Helper()
+	u, g, ok := strings.Cut(user, ":")
+	uid, err := strconv.Atoi(u)
+	if err != nil {
+		t.Fatalf("user %q is not numeric: Kubernetes runAsNonRoot can only verify a numeric user", user)
+	}
+	gid = uid
+	if ok {
+		if gid, err = strconv.Atoi(g); err != nil {
+			t.Fatalf("group in %q is not numeric", user)
+		}
+	}
+	return uid, gid
+}
+
+// flagValue returns the value of -name=value in args.
+func flagValue(args []string, name string) string {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(strings.TrimLeft(a, "-"), name+"="); ok {
+			return v
+		}
+	}
+	return fmt.Sprintf("<no -%s>", name)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
