@@ -35,7 +35,7 @@ func echoServer(t *testing.T) string {
 // instead of paying it one after the other (Write does not block, the
 // bytes queue on the "link").
 func TestDialAddsRoundTrip(t *testing.T) {
-	const rtt = 100 * time.Millisecond
+	const rtt = 200 * time.Millisecond
 	c, err := Dial(context.Background(), &net.Dialer{}, "tcp", echoServer(t), rtt)
 	if err != nil {
 		t.Fatal(err)
