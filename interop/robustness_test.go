@@ -2,8 +2,10 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +22,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
 // unsupportedCodec is a grpc-encoding the receiver does not implement.
@@ -350,5 +353,67 @@ func TestCanceledUploads(t *testing.T) {
 	}
 	for id := range acked {
 		t.Errorf("acknowledged request %q is not stored", id)
+	}
+}
+
+// TestExportWhileServing reads a live store, as an operator would with
+// `otlp-lite export` or a program with disk.Scan, while clients write to
+// it: a record being appended must be skipped cleanly, never reported as
+// an error or printed half, and the count of complete records only grows.
+func TestExportWhileServing(t *testing.T) {
+	dataDir := t.TempDir()
+	srv := startServer(t, dataDir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for c := 0; c < crashClients; c++ {
+		client := coltracepb.NewTraceServiceClient(srv.dial(t))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seq := 0; ctx.Err() == nil; seq++ {
+				_, _ = client.Export(ctx, crashRequest(fmt.Sprintf("live-%d-%d", c, seq), seq))
+			}
+		}()
+	}
+	lastLines, lastRecords := 0, 0
+	for i := 0; i < 5; i++ {
+		time.Sleep(100 * time.Millisecond)
+		cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
+		out, err := exec.CommandContext(cctx, serverBin, "export", "-data-dir", dataDir, "-signal", "traces", "-format", "json").Output()
+		ccancel()
+		if err != nil {
+			t.Errorf("export #%d of a live store: %v", i, err)
+		}
+		lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+		for j, l := range lines {
+			if !json.Valid([]byte(l)) {
+				t.Errorf("export #%d line %d of a live store is not JSON: %.100s…", i, j+1, l)
+				break
+			}
+		}
+		if len(lines) < lastLines {
+			t.Errorf("export #%d printed %d records, fewer than the %d before", i, len(lines), lastLines)
+		}
+		lastLines = len(lines)
+
+		records := 0
+		err = disk.Scan(dataDir, storage.Traces, func(r disk.Record) error {
+			records++
+			return proto.Unmarshal(r.Data, new(coltracepb.ExportTraceServiceRequest))
+		})
+		if err != nil {
+			t.Errorf("disk.Scan #%d of a live store, after %d records: %v", i, records, err)
+		}
+		if records < lastRecords {
+			t.Errorf("disk.Scan #%d found %d records, fewer than the %d before", i, records, lastRecords)
+		}
+		lastRecords = records
+	}
+	cancel()
+	wg.Wait()
+	srv.stop()
+	if lastRecords == 0 {
+		t.Errorf("no record was written while reading")
 	}
 }
