@@ -216,6 +216,11 @@ func TestProduceConsume(t *testing.T) {
 		if r.Key != nil {
 			t.Errorf("unkeyed sink wrote key %x", r.Key)
 		}
+		// Batches of an idempotent producer carry its producer id; others
+		// have -1.
+		if r.ProducerID < 0 {
+			t.Errorf("record without a producer id: the producer is not idempotent")
+		}
 		delete(want, string(r.Value))
 		gotItems[sig] += items(t, sig, r.Value)
 		return len(want) == 0
