@@ -28,12 +28,20 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/proto"
 
+	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
+	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
 // serverBin is the otlp-lite binary built by TestMain.
 var serverBin string
+
+// testStart is when this test binary started; no stored record may be
+// older.
+var testStart = time.Now()
 
 const (
 	// readyTimeout bounds how long a started server may take to answer the
@@ -273,8 +281,13 @@ func scanStore[M proto.Message](t testing.TB, dataDir string, signal storage.Sig
 		if err := proto.Unmarshal(r.Data, m); err != nil {
 			return fmt.Errorf("cannot parse %s record #%d (%d bytes, time %s): %w", signal, n, len(r.Data), r.Time, err)
 		}
-		if r.Time.IsZero() {
-			return fmt.Errorf("%s record #%d has a zero time", signal, n)
+		// Record.Time is when the server accepted the request: during
+		// this test run.
+		if r.Time.Before(testStart) || r.Time.After(time.Now()) {
+			return fmt.Errorf("%s record #%d has time %s, outside this run (%s to now)", signal, n, r.Time, testStart)
+		}
+		if want := itemCount(m); r.Items != want {
+			return fmt.Errorf("%s record #%d says it holds %d items, its data holds %d", signal, n, r.Items, want)
 		}
 		msgs = append(msgs, m)
 		return nil
@@ -306,4 +319,35 @@ func matchMessages[M proto.Message](t testing.TB, what string, sent, stored []M)
 			t.Errorf("%s: acknowledged request #%d has no identical stored record:\n%s", what, i, closestDiff(s, stored, used))
 		}
 	}
+}
+
+// itemCount counts what storage.Sink calls items: spans, metric data points
+// or log records.
+func itemCount(m proto.Message) int {
+	n := 0
+	switch r := m.(type) {
+	case *coltracepb.ExportTraceServiceRequest:
+		for _, rs := range r.GetResourceSpans() {
+			for _, ss := range rs.GetScopeSpans() {
+				n += len(ss.GetSpans())
+			}
+		}
+	case *colmetricspb.ExportMetricsServiceRequest:
+		for _, rm := range r.GetResourceMetrics() {
+			for _, sm := range rm.GetScopeMetrics() {
+				for _, x := range sm.GetMetrics() {
+					n += len(x.GetGauge().GetDataPoints()) + len(x.GetSum().GetDataPoints()) +
+						len(x.GetHistogram().GetDataPoints()) + len(x.GetExponentialHistogram().GetDataPoints()) +
+						len(x.GetSummary().GetDataPoints())
+				}
+			}
+		}
+	case *collogspb.ExportLogsServiceRequest:
+		for _, rl := range r.GetResourceLogs() {
+			for _, sl := range rl.GetScopeLogs() {
+				n += len(sl.GetLogRecords())
+			}
+		}
+	}
+	return n
 }

@@ -267,54 +267,41 @@ func (s *segInfo) add(unixNano int64, items int) {
 }
 
 // summarizeSegment counts a closed segment's records by walking record
-// headers only (two small reads per record, no CRC): what Open and
-// ReadStats need without reading every payload. A header walk that does not
-// end exactly at the end of the file means damage; the segment is then read
-// in full, skipping the damage.
+// headers only, without CRCs: what Open and ReadStats need, without reading
+// every payload. The walk reads through a small window, so small records
+// cost a sequential read of the file and large ones one small read each. A
+// header walk that does not end exactly at the end of the file means
+// damage; the segment is then read in full, skipping the damage.
 func summarizeSegment(path string, seq uint64, signal uint8) (segInfo, error) {
 	info := segInfo{seq: seq}
-	f, err := os.Open(path)
+	seg, err := openSegment(path, seq, signal, make([]byte, 16<<10), nil, nil)
 	if err != nil {
+		if st, serr := os.Stat(path); serr == nil {
+			info.bytes = st.Size()
+		}
 		return info, err
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return info, err
-	}
-	size := st.Size()
-	info.bytes = size
-	var h [segmentHeaderSize]byte
-	if _, err := f.ReadAt(h[:], 0); err != nil {
-		return info, fmt.Errorf("cannot read segment header: %w", err)
-	}
-	sh, err := parseSegmentHeader(h[:])
-	if err != nil {
-		return info, err
-	}
-	if sh.signal != signal {
-		return info, fmt.Errorf("segment holds signal %d, want %d", sh.signal, signal)
-	}
+	defer seg.close()
+	info.bytes = seg.size
 	off := int64(segmentHeaderSize)
-	var rh [recordHeaderSize + recordMetaSize]byte
-	for off < size {
-		if _, err := f.ReadAt(rh[:], off); err != nil {
+	for off+recordHeaderSize+recordMetaSize <= seg.size {
+		h, err := seg.at(off, recordHeaderSize+recordMetaSize)
+		if err != nil {
 			break
 		}
-		bodyLen, _ := parseRecordHeader(rh[:])
-		if bodyLen < recordMetaSize || off+recordHeaderSize+int64(bodyLen) > size {
+		bodyLen, _ := parseRecordHeader(h)
+		if bodyLen < recordMetaSize || off+recordHeaderSize+int64(bodyLen) > seg.size {
 			break
 		}
-		ts, items := parseRecordMeta(rh[recordHeaderSize:])
-		info.add(ts, items)
+		info.add(parseRecordMeta(h[recordHeaderSize:]))
 		off += recordHeaderSize + int64(bodyLen)
 	}
-	if off == size {
+	if off == seg.size {
 		return info, nil
 	}
-	full, _, _, err := recoverSegment(path, seq, signal)
-	full.bytes = size
-	return full, err
+	full, _, _ := walkSegment(seg, nil)
+	full.bytes = seg.size
+	return full, nil
 }
 
 // createSegment starts segment seq and makes it the one being written. A

@@ -95,7 +95,8 @@ type segmentReader struct {
 var errShortHeader = errors.New("segment header is truncated")
 
 // openSegment opens the segment at path and checks its header. win, big and
-// dbuf are buffers to reuse (any may be nil).
+// dbuf are buffers to reuse (any may be nil; a nil win gets readWindow
+// bytes).
 func openSegment(path string, seq uint64, signal uint8, win, big, dbuf []byte) (*segmentReader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -122,7 +123,7 @@ func fileSize(f *os.File) func() (int64, error) {
 // newSegmentReader reads a segment from src, whose current size size
 // reports, and checks its header.
 func newSegmentReader(src io.ReaderAt, size func() (int64, error), closer io.Closer, path string, seq uint64, signal uint8, win, big, dbuf []byte) (*segmentReader, error) {
-	if cap(win) < readWindow {
+	if cap(win) == 0 {
 		win = make([]byte, readWindow)
 	}
 	r := &segmentReader{src: src, sizeFn: size, closer: closer, path: path, seq: seq, win: win[:cap(win)], big: big, dbuf: dbuf, winOff: -1}
