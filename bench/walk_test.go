@@ -102,10 +102,14 @@ func (w *walker) kvs(kvs otlpdecode.KeyValues) {
 	w.setErr(it.Err())
 }
 
-// firstKey returns where the first attribute key of kvs starts, which tells
-// apart the resources (or scopes) of a request.
-func firstKey(kvs otlpdecode.KeyValues) *byte {
-	it := kvs.Iter()
+// resourceID tells apart the resources of a request by where their bytes
+// are: the schema_url of their ResourceSpans when set (free), else their
+// first attribute key (one KeyValue decode).
+func resourceID(res *otlpdecode.Resource) *byte {
+	if res.SchemaURL != "" {
+		return unsafe.StringData(res.SchemaURL)
+	}
+	it := res.Attributes.Iter()
 	if it.Next() {
 		return unsafe.StringData(it.KeyValue().Key)
 	}
@@ -121,7 +125,7 @@ func (w *walker) strings(ss otlpdecode.Strings) {
 }
 
 func (w *walker) resourceScope(res *otlpdecode.Resource, scope *otlpdecode.Scope) {
-	if p := firstKey(res.Attributes); p == nil || p != w.lastRes {
+	if p := resourceID(res); p == nil || p != w.lastRes {
 		w.lastRes = p
 		w.lastScope = nil
 		w.kvs(res.Attributes)

@@ -117,7 +117,7 @@ func run(cfg config) error {
 	servers := []server{
 		{"baseline", func(addr string) []string { return []string{bin("baseline"), "-grpc-addr", addr} }},
 		{"otlp-lite", func(addr string) []string {
-			return []string{bin("otlp-lite"), "serve", "-grpc-addr", addr, "-http-addr", "", "-storage", "discard", "-log-level", "warn"}
+			return []string{bin("otlp-lite"), "serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", "", "-storage", "discard", "-log-level", "warn"}
 		}},
 	}
 	results := make(map[string][]sample)
