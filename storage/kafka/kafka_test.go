@@ -430,10 +430,16 @@ func TestSASL(t *testing.T) {
 	}
 }
 
-// TestBrokerRestart stops the broker under write load and starts it again:
+// TestBrokerRestart stops the broker under write load and starts it again,
+// once with a controlled shutdown (SIGTERM) and once as a crash (SIGKILL):
 // every Write that returned nil is in Kafka, every other one failed with a
 // retryable error, and writes succeed again after the restart.
 func TestBrokerRestart(t *testing.T) {
+	t.Run("stopped", func(t *testing.T) { testBrokerRestart(t) })
+	t.Run("killed", func(t *testing.T) { testBrokerRestart(t, "-9") })
+}
+
+func testBrokerRestart(t *testing.T, stopArgs ...string) {
 	bs := brokers(t)
 	dir := os.Getenv("OTLP_LITE_KAFKA_DIR")
 	if dir == "" {
@@ -508,7 +514,7 @@ func TestBrokerRestart(t *testing.T) {
 		}
 	}
 	waitFor("writes before the stop", func() bool { mu.Lock(); defer mu.Unlock(); return len(acked) >= 50 })
-	script("stop.sh", dir)
+	script("stop.sh", append([]string{dir}, stopArgs...)...)
 	phase.Store(1)
 	waitFor("refusals while the broker is down", func() bool { return refused.Load() >= 8 })
 	script("start.sh", dir, port)
