@@ -32,6 +32,9 @@ import (
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/otlp-lite/otlp-lite/otlpjson"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -102,7 +105,19 @@ func testGoSDK(t *testing.T, compression string) {
 	checkGoTraces(t, run, want, storedTraces)
 	checkGoMetrics(t, run, storedMetrics)
 	checkGoLogs(t, run, want, storedLogs)
-	checkExportCLI(t, dataDir, len(storedTraces), len(storedMetrics), len(storedLogs), want.traceID)
+	checkExportCLI(t, dataDir, map[storage.Signal][]proto.Message{
+		storage.Traces:  asMessages(storedTraces),
+		storage.Metrics: asMessages(storedMetrics),
+		storage.Logs:    asMessages(storedLogs),
+	}, want.traceID)
+}
+
+func asMessages[M proto.Message](ms []M) []proto.Message {
+	out := make([]proto.Message, len(ms))
+	for i, m := range ms {
+		out[i] = m
+	}
+	return out
 }
 
 // richAttrs covers every attribute value type of the Go API, with the OTLP
@@ -822,21 +837,22 @@ func checkGoLogs(t *testing.T, run string, tw goWant, stored []*collogspb.Export
 }
 
 // checkExportCLI runs `otlp-lite export -format json` per signal: one JSON
-// object per stored record per line, ids in hex (OTLP/JSON, otlp.md
-// "JSON Protobuf Encoding").
-func checkExportCLI(t *testing.T, dataDir string, nTraces, nMetrics, nLogs int, traceID trace.TraceID) {
+// object per stored record per line, in store order, ids in hex (OTLP/JSON,
+// otlp.md "JSON Protobuf Encoding"). Each line, read back with the
+// project's otlpjson.Unmarshal, must equal its stored record.
+func checkExportCLI(t *testing.T, dataDir string, stored map[storage.Signal][]proto.Message, traceID trace.TraceID) {
 	t.Helper()
 	for _, c := range []struct {
-		signal string
-		n      int
+		signal storage.Signal
+		typ    otlpjson.MessageType
 		needle string
 	}{
-		{"traces", nTraces, `"` + hex.EncodeToString(traceID[:]) + `"`},
-		{"metrics", nMetrics, `"` + mExpHist + `"`},
-		{"logs", nLogs, `"interop.event"`},
+		{storage.Traces, otlpjson.TracesData, `"` + hex.EncodeToString(traceID[:]) + `"`},
+		{storage.Metrics, otlpjson.MetricsData, `"` + mExpHist + `"`},
+		{storage.Logs, otlpjson.LogsData, `"interop.event"`},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		cmd := exec.CommandContext(ctx, serverBin, "export", "-data-dir", dataDir, "-signal", c.signal, "-format", "json")
+		cmd := exec.CommandContext(ctx, serverBin, "export", "-data-dir", dataDir, "-signal", c.signal.String(), "-format", "json")
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -845,20 +861,36 @@ func checkExportCLI(t *testing.T, dataDir string, nTraces, nMetrics, nLogs int, 
 			t.Errorf("otlp-lite export -signal %s: %v\n%s", c.signal, err, stderr.String())
 			continue
 		}
+		if !strings.Contains(string(out), c.needle) {
+			t.Errorf("otlp-lite export -signal %s output lacks %s:\n%.2000s", c.signal, c.needle, out)
+		}
 		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 		if len(out) == 0 {
 			lines = nil
 		}
-		if len(lines) != c.n {
-			t.Errorf("otlp-lite export -signal %s printed %d lines, want %d (one per stored record)", c.signal, len(lines), c.n)
+		want := stored[c.signal]
+		if len(lines) != len(want) {
+			t.Errorf("otlp-lite export -signal %s printed %d lines, want %d (one per stored record)", c.signal, len(lines), len(want))
+			continue
 		}
 		for i, l := range lines {
 			if !json.Valid([]byte(l)) || !strings.HasPrefix(l, "{") {
 				t.Errorf("otlp-lite export -signal %s line %d is not a JSON object: %.200s", c.signal, i+1, l)
+				continue
 			}
-		}
-		if !strings.Contains(string(out), c.needle) {
-			t.Errorf("otlp-lite export -signal %s output lacks %s:\n%.2000s", c.signal, c.needle, out)
+			pb, err := otlpjson.Unmarshal(nil, c.typ, []byte(l))
+			if err != nil {
+				t.Errorf("otlp-lite export -signal %s line %d: otlpjson.Unmarshal: %v", c.signal, i+1, err)
+				continue
+			}
+			got := newRequest(c.signal)
+			if err := proto.Unmarshal(pb, got); err != nil {
+				t.Errorf("otlp-lite export -signal %s line %d: transcoded protobuf does not parse: %v", c.signal, i+1, err)
+				continue
+			}
+			if d := diffProto(want[i], got); d != "" {
+				t.Errorf("otlp-lite export -signal %s line %d differs from stored record %d (-stored +exported):\n%s", c.signal, i+1, i+1, d)
+			}
 		}
 	}
 }
