@@ -23,6 +23,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -237,29 +238,39 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// cpuSeconds returns utime+stime of pid (fields 14 and 15 of
-// /proc/PID/stat, proc(5)), in seconds.
+// cpuSeconds returns utime+stime of pid in seconds.
 func cpuSeconds(pid int) (float64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
-	// comm (field 2) is in parentheses and may hold spaces: split after
-	// its closing parenthesis, where field 3 starts.
+	ticks, err := parseStatCPU(b)
+	if err != nil {
+		return 0, err
+	}
+	return float64(ticks) / clockTicks, nil
+}
+
+// parseStatCPU returns utime+stime, in clock ticks, of a /proc/PID/stat
+// line (fields 14 and 15, proc(5)).
+func parseStatCPU(b []byte) (int64, error) {
+	// comm (field 2) is in parentheses and may hold spaces and
+	// parentheses: split after its last closing parenthesis, where field 3
+	// starts.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, errors.New("cannot parse /proc/PID/stat")
+		return 0, errors.New("cannot parse /proc/PID/stat: no comm field")
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
-		return 0, errors.New("cannot parse /proc/PID/stat: too few fields")
+		return 0, fmt.Errorf("cannot parse /proc/PID/stat: %d fields after comm, want at least 13", len(f))
 	}
 	utime, err1 := strconv.ParseInt(f[11], 10, 64)
 	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
+	if err1 != nil || err2 != nil || utime < 0 || stime < 0 || utime > math.MaxInt64-stime {
 		return 0, fmt.Errorf("cannot parse utime/stime of /proc/PID/stat: %q %q", f[11], f[12])
 	}
-	return float64(utime+stime) / clockTicks, nil
+	return utime + stime, nil
 }
 
 // peakRSS returns VmHWM of /proc/PID/status in KiB.
@@ -268,12 +279,23 @@ func peakRSS(pid int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return parseVmHWM(b)
+}
+
+// parseVmHWM returns the VmHWM line of a /proc/PID/status file in KiB. A
+// zombie's status has no VmHWM: the server must still be running.
+func parseVmHWM(b []byte) (int64, error) {
 	for line := range strings.Lines(string(b)) {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			v = strings.TrimSuffix(strings.TrimSpace(v), " kB")
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n < 0 {
+				return 0, fmt.Errorf("cannot parse VmHWM %q", v)
+			}
+			return n, nil
 		}
 	}
-	return 0, errors.New("no VmHWM in /proc/PID/status")
+	return 0, errors.New("no VmHWM in /proc/PID/status (has the server exited?)")
 }
 
 func itemsOf(out string) (int64, error) {
