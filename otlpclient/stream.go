@@ -244,7 +244,11 @@ func (e *StreamExporter) open(delay time.Duration) {
 	s := &stream{e: e, pr: pr, pw: pw, cancel: cancel}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, pr)
 	if err != nil {
-		panic(err) // the URL was built from a host:port: a bad one is a programming error
+		// A malformed Endpoint: no stream can ever be opened, so every
+		// request fails now rather than at its timeout.
+		cancel()
+		e.failAll(&RequestError{Message: fmt.Sprintf("cannot open stream: %v", err)})
+		return
 	}
 	req.Header.Set("Content-Type", "application/grpc")
 	req.Header.Set("Te", "trailers")
@@ -661,6 +665,25 @@ func (e *StreamExporter) expireLoop() {
 			e.complete(p, p.err)
 		}
 		clear(expired)
+	}
+}
+
+// failAll ends every pending request with err (counted as failed), for an
+// exporter that cannot open a stream at all.
+func (e *StreamExporter) failAll(err error) {
+	e.mu.Lock()
+	e.opening = false
+	e.lastError = err
+	var failed []*pendingReq
+	for _, p := range e.pending {
+		e.c.failed.Add(1)
+		if e.finishLocked(p, err) {
+			failed = append(failed, p)
+		}
+	}
+	e.mu.Unlock()
+	for _, p := range failed {
+		e.complete(p, err)
 	}
 }
 

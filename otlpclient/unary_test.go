@@ -123,3 +123,22 @@ func TestStreamUnimplemented(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// TestStreamBadEndpoint: an endpoint that cannot form a URL fails the
+// requests at once instead of leaving them to time out.
+func TestStreamBadEndpoint(t *testing.T) {
+	e := NewStreamExporter(StreamConfig{Config: Config{Endpoint: "bad host:1"}})
+	o := newOutcomes()
+	if err := e.Send(context.Background(), testRequest(1, 1), o.done(1)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the failure", func() bool { _, order := o.snapshot(); return len(order) == 1 })
+	if st := e.Stats(); st.Failed != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := e.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
