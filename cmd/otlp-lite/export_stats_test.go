@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -213,4 +215,30 @@ func newTestFlagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("test", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	return fs
+}
+
+// TestDiskFlagsOpen: the flags reach the store (a zstd segment is written)
+// and bad flags keep it closed.
+func TestDiskFlagsOpen(t *testing.T) {
+	fs := newTestFlagSet()
+	f := registerDiskFlags(fs)
+	if err := fs.Parse([]string{"-storage-compression", "zstd", "-storage-sync", "none"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	s, err := f.open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seg, err := os.ReadFile(filepath.Join(dir, "traces", "00000000000000000001.seg"))
+	if err != nil || len(seg) < 16 || seg[10] != byte(disk.CompressionZstd) {
+		t.Fatalf("segment header %x, %v: want zstd", seg, err)
+	}
+	f.sync = "sometimes"
+	if _, err := f.open(t.TempDir(), nil); err == nil {
+		t.Fatal("open accepted a bad -storage-sync")
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +61,18 @@ func (f *diskFlags) options() (disk.Options, error) {
 		return o, fmt.Errorf("bad -storage-max-segment-size %d: must be at least 4096", o.MaxSegmentSize)
 	}
 	return o, nil
+}
+
+// open validates the flags and opens the disk store in dataDir with them,
+// reporting recovered damage, cut torn tails and retention deletions to
+// logger.
+func (f *diskFlags) open(dataDir string, logger *slog.Logger) (*disk.Store, error) {
+	opts, err := f.options()
+	if err != nil {
+		return nil, err
+	}
+	opts.Logger = logger
+	return disk.Open(dataDir, opts)
 }
 
 // parseSize parses a byte count with an optional binary (KiB, MiB, GiB,
