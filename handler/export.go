@@ -129,16 +129,21 @@ func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *
 	return out, nil
 }
 
-// storageStatus maps a Sink error to the status the client gets. Every
-// storage failure is retryable: the data was not stored, and the client
-// still has it (OTLP v1.11 "Failures": UNAVAILABLE is retryable, with
-// RetryInfo telling when).
+// storageStatus maps a Sink error to the status the client gets. Storage
+// failures are retryable — the data was not stored and the client still has
+// it (OTLP v1.11 "Failures": UNAVAILABLE is retryable, with RetryInfo telling
+// when) — except ErrRejected, which no retry can fix.
 func (h *Handler) storageStatus(ctx context.Context, err error) *grpcwire.Status {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
 			return grpcwire.Errorf(grpcwire.DeadlineExceeded, "deadline exceeded before the data was stored")
 		}
 		return grpcwire.Errorf(grpcwire.Canceled, "request canceled before the data was stored")
+	}
+	if errors.Is(err, storage.ErrRejected) {
+		// Retrying the same request cannot succeed: INVALID_ARGUMENT,
+		// HTTP 400, stream FailedNoneRetryable.
+		return grpcwire.Errorf(grpcwire.InvalidArgument, "storage cannot accept this request as sent: %v", err)
 	}
 	st := grpcwire.Errorf(grpcwire.Unavailable, "cannot store data, retry later: %v", err)
 	st.RetryDelay = h.retryDelay

@@ -164,6 +164,7 @@ func TestExportErrors(t *testing.T) {
 		{"garbage protobuf", nil, traceExport, []byte{0xff, 0xff, 0xff}, grpcwire.InvalidArgument, "cannot decode ExportTraceServiceRequest", false},
 		{"truncated protobuf", nil, traceExport, traceRequest(goodID)[:20], grpcwire.InvalidArgument, "cannot decode", false},
 		{"storage down", storage.ErrUnavailable, traceExport, traceRequest(goodID), grpcwire.Unavailable, "cannot store", true},
+		{"storage rejects for good", storage.ErrRejected, traceExport, traceRequest(goodID), grpcwire.InvalidArgument, "cannot accept", false},
 		{"unknown service", nil, "/foo.Bar/Export", nil, grpcwire.Unimplemented, "unknown service foo.Bar", false},
 		{"unknown method", nil, "/opentelemetry.proto.collector.trace.v1.TraceService/Push", nil, grpcwire.Unimplemented, "unknown method Push for service opentelemetry.proto.collector.trace.v1.TraceService", false},
 		{"malformed path", nil, "/nomethod", nil, grpcwire.Unimplemented, "malformed method name", false},

@@ -58,8 +58,8 @@ func ParseSignal(name string) (Signal, error) {
 // Write must not retain data after it returns. It returns nil only once the
 // data is stored as durably as the sink promises; then the receiver
 // acknowledges it to the client. A non-nil error means the request was not
-// stored and the client may retry it; errors that wrap ErrOverloaded or
-// ErrUnavailable tell the handler which kind of refusal to send.
+// stored; the client may retry it unless the error wraps ErrRejected.
+// Errors wrapping ErrOverloaded or ErrUnavailable say why a retry may help.
 //
 // Write is called concurrently from many goroutines. Close flushes and
 // releases the sink; no Write may be in progress or follow it.
@@ -77,4 +77,8 @@ var (
 	ErrUnavailable = errors.New("storage is unavailable")
 	// ErrClosed is returned by Write after Close.
 	ErrClosed = errors.New("storage is closed")
+	// ErrRejected means the sink can never store this request as sent
+	// (for example, one resource is larger than Kafka's message limit):
+	// the client must not retry it unchanged.
+	ErrRejected = errors.New("storage rejected the request")
 )

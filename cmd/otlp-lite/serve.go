@@ -43,6 +43,7 @@ type serveConfig struct {
 	corsOrigins        string
 	corsHeaders        string
 	corsMaxAge         int
+	openKafka          func() (storage.Sink, error)
 }
 
 func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
@@ -51,7 +52,8 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.StringVar(&cfg.adminAddr, "admin-addr", "localhost:8888", "operator listener: /metrics, /healthz, /readyz (and /debug/pprof with -admin-pprof); empty disables it")
 	fs.BoolVar(&cfg.adminPprof, "admin-pprof", false, "serve /debug/pprof/ on the admin listener")
 	fs.StringVar(&cfg.dataDir, "data-dir", "./otlp-data", "directory of the disk store")
-	fs.StringVar(&cfg.storageKind, "storage", "disk", "where data goes: disk (durable, default) or discard (count and drop, for benchmarks)")
+	fs.StringVar(&cfg.storageKind, "storage", "disk", "where data goes: disk (durable, default), kafka (see -kafka-*), or discard (count and drop, for benchmarks)")
+	cfg.openKafka = registerKafkaFlags(fs)
 
 	fs.StringVar(&cfg.tls.certFile, "tls-cert", "", "TLS certificate file (PEM), reloaded when it changes; without it the listeners speak h2c and HTTP/1.1")
 	fs.StringVar(&cfg.tls.keyFile, "tls-key", "", "TLS private key file (PEM)")
@@ -126,6 +128,9 @@ func serve(args []string, stderr io.Writer) int {
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// Libraries that log through slog's default (the Kafka client) use
+	// the same handler.
+	slog.SetDefault(logger)
 	if err := runServer(cfg, logger); err != nil {
 		logger.Error("server failed", "err", err)
 		return 1
@@ -137,10 +142,12 @@ func openSink(cfg serveConfig) (storage.Sink, error) {
 	switch cfg.storageKind {
 	case "disk":
 		return disk.Open(cfg.dataDir, disk.Options{})
+	case "kafka":
+		return cfg.openKafka()
 	case "discard":
 		return &discard.Sink{}, nil
 	}
-	return nil, fmt.Errorf("unknown -storage %q: want disk or discard", cfg.storageKind)
+	return nil, fmt.Errorf("unknown -storage %q: want disk, kafka or discard", cfg.storageKind)
 }
 
 // runServer runs the receiver until SIGINT or SIGTERM, then shuts down

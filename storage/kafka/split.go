@@ -1,8 +1,9 @@
 package kafka
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 // ErrTooLarge is returned (wrapped) by Sink.Write when one resource of a
@@ -11,7 +12,8 @@ import (
 // larger than the Kafka message limit, so the request cannot be split into
 // records the broker accepts. Retrying the same request cannot succeed,
 // unlike errors wrapping storage.ErrUnavailable or storage.ErrOverloaded.
-var ErrTooLarge = errors.New("resource larger than the Kafka message size limit")
+// It wraps storage.ErrRejected, so clients are told not to retry.
+var ErrTooLarge = fmt.Errorf("%w: resource larger than the Kafka message size limit", storage.ErrRejected)
 
 // piece is one Kafka record of a split request: key and value are byte
 // ranges of the batch buffer (offsets, because the buffer grows while the
