@@ -3,6 +3,7 @@
 //
 //	otlp-lite serve   [flags]   run the receiver
 //	otlp-lite export  [flags]   print stored data
+//	otlp-lite loadgen [flags]   generate load against an OTLP receiver
 //	otlp-lite version           print the version
 package main
 
@@ -17,6 +18,7 @@ const usage = `usage: otlp-lite <command> [flags]
 commands:
   serve     run the receiver (OTLP/gRPC on -grpc-addr, stored in -data-dir)
   export    print stored records (-data-dir, -signal, -format)
+  loadgen   send synthetic spans to any OTLP/gRPC receiver (unary or streaming)
   version   print the version
 
 Run 'otlp-lite <command> -h' for a command's flags.
@@ -37,6 +39,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(rest, stderr)
 	case "export":
 		return export(rest, stdout, stderr)
+	case "loadgen":
+		return loadgen(rest, stdout, stderr)
 	case "version", "-version", "--version":
 		printVersion(stdout)
 		return 0
