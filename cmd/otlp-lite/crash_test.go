@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,8 +56,15 @@ func TestCrashConsistency(t *testing.T) {
 		acked = map[string]bool{}
 		calls int
 	)
+	// Once serve takes the -storage-* flags, every other round runs with
+	// zstd and small segments, so that kills also land in segment rolls and
+	// in segments of both compressions.
+	variants := [][]string{nil}
+	if help, _ := exec.Command(otlpLiteBinary(t), "serve", "-h").CombinedOutput(); strings.Contains(string(help), "-storage-compression") {
+		variants = append(variants, []string{"-storage-compression", "zstd", "-storage-max-segment-size", "16KiB"})
+	}
 	for round := range rounds {
-		srv := startServe(t, dataDir, "")
+		srv := startServe(t, dataDir, "", variants[round%len(variants)]...)
 		c := srv.client()
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
