@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/compression"
@@ -53,6 +54,22 @@ type Call struct {
 	lastWire       int
 	msgTimeout     time.Duration
 	unary          bool // ReadUnary manages the read deadline itself
+
+	// deadlineMu serializes read-deadline changes with Finish: a reader
+	// goroutine that outlives the handler must not touch the
+	// ResponseWriter (net/http panics on a finished one).
+	deadlineMu sync.Mutex
+	finished   bool
+}
+
+// Finish marks the handler as about to return. After it, the Call no longer
+// changes the stream's read deadline, so a reader goroutine still blocked
+// in ReadMessage may finish safely after the handler has returned. Writing
+// after Finish remains the caller's error.
+func (c *Call) Finish() {
+	c.deadlineMu.Lock()
+	c.finished = true
+	c.deadlineMu.Unlock()
 }
 
 // SetMessageReadTimeout bounds how long the body of each message may take
@@ -64,7 +81,9 @@ func (c *Call) SetMessageReadTimeout(d time.Duration) { c.msgTimeout = d }
 // setReadDeadline sets the stream's read deadline where the server supports
 // it (net/http's HTTP/1 and HTTP/2 servers do).
 func (c *Call) setReadDeadline(t time.Time) {
-	if c.w != nil {
+	c.deadlineMu.Lock()
+	defer c.deadlineMu.Unlock()
+	if c.w != nil && !c.finished {
 		_ = http.NewResponseController(c.w).SetReadDeadline(t)
 	}
 }

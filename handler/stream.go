@@ -102,6 +102,9 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 		h.logRefusal(call.Request(), "grpc_stream", end)
 	}
 	call.WriteStatus(end)
+	// The read loop may still be blocked reading; from here on it must not
+	// touch the ResponseWriter (it only sees the body close and exits).
+	call.Finish()
 }
 
 func (h *Handler) rotationStatus() *grpcwire.Status {
@@ -223,6 +226,16 @@ func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Statu
 		<-s.slots
 	}()
 	s.h.m.countRequest(transportGRPCStream, s.kind.signal, exportOutcome{}, refusal)
+	// Register like a request in flight, so the handler waits for this
+	// answer before it ends the stream (and never returns while we write).
+	s.mu.Lock()
+	if s.stopped {
+		s.mu.Unlock()
+		return false
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	defer s.wg.Done()
 	prefix, compressed, st := s.call.SkipRefusedMessage(bufs.msg)
 	bufs.msg = prefix
 	if st != nil || compressed {

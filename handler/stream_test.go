@@ -339,3 +339,27 @@ func TestEnvelopeUnary(t *testing.T) {
 		t.Fatalf("unknown stream method: %v", err)
 	}
 }
+
+// TestStreamRotationWhileClientKeepsSending rotates many streams whose
+// clients keep writing, so the read loop is often mid-message when the
+// handler ends the stream: it must never touch the finished response
+// (net/http panics on that).
+func TestStreamRotationWhileClientKeepsSending(t *testing.T) {
+	c := startHandler(t, New(Config{Sink: &memSink{}, Logger: quietLogger(), BodyReadTimeout: time.Second,
+		Stream: StreamConfig{MaxRequests: 3}}))
+	req := traceRequest(goodID, goodID, goodID)
+	for range 30 {
+		s := openStream(t, c, "ExportTraces")
+		go func() {
+			for id := uint64(1); id <= 50; id++ {
+				if _, err := s.pw.Write(frame(envelope(id, req))); err != nil {
+					return
+				}
+			}
+		}()
+		if _, st := s.finish(); st.Code != grpcwire.Unavailable {
+			t.Fatalf("status %+v", st)
+		}
+		s.pw.Close()
+	}
+}
