@@ -506,7 +506,13 @@ func (l *signalLog) commit(b *batch) error {
 // even the truncation fails, the leftover bytes sit at the end of a closed
 // segment, where readers report and skip them.
 func (l *signalLog) cutBack() {
-	if err := l.f.Truncate(l.size); err != nil {
+	err := l.f.Truncate(l.size)
+	if err == nil && l.sync != SyncNone {
+		// Make the cut durable, or a power loss could bring the failed
+		// bytes back at the end of what is now a closed segment.
+		err = l.f.Sync()
+	}
+	if err != nil {
 		l.logger.Warn("cannot cut back a failed write; readers will report the leftover bytes", "file", l.f.Name(), "offset", l.size, "err", err)
 	}
 	l.mustRoll = true
