@@ -10,7 +10,7 @@ VENV      := interop/.venv
 PYTHON    := $(VENV)/bin/python
 FUZZTIME  ?= 20s
 
-.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test
+.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak
 
 # A real single-node Kafka broker (KRaft) on loopback, its jars fetched from
 # Maven Central on the first run; the script always stops it.
@@ -56,11 +56,15 @@ bench:
 
 # Every fuzz target for FUZZTIME each (go test -fuzz takes one target at a time).
 fuzz:
-	@set -e; for pkg in ./compression ./grpcwire ./otlpdecode ./otlpjson; do \
+	@set -e; for pkg in ./compression ./grpcwire ./otlpdecode ./otlpjson ./otlpclient ./storage/disk ./storage/kafka; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg; \
 	  done; \
 	done
+
+# Crash consistency for longer: 500 SIGKILL rounds of the store and the server.
+soak:
+	OTLP_LITE_SOAK_ROUNDS=500 $(GO) test -run Crash -count=1 -timeout 60m ./storage/disk ./cmd/otlp-lite
 
 clean:
 	rm -rf bin $(VENV) bench.txt bench-baseline.txt

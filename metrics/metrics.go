@@ -52,6 +52,7 @@ type family struct {
 	series map[string]*series // by encoded label values
 	order  []string
 	fn     func() float64 // GaugeFunc / CounterFunc
+	vecFn  func(emit func(v float64, values ...string))
 }
 
 type series struct {
@@ -170,6 +171,20 @@ func (r *Registry) CounterFunc(name, help string, fn func() float64) {
 	f.fn = fn
 }
 
+// GaugeVecFunc registers a labelled gauge family whose series are produced
+// at scrape time: fn calls emit once per series. It suits values another
+// component already keeps (a store's per-signal sizes).
+func (r *Registry) GaugeVecFunc(name, help string, labels []string, fn func(emit func(v float64, values ...string))) {
+	f := r.register(name, help, kindGauge, labels, nil)
+	f.vecFn = fn
+}
+
+// CounterVecFunc is GaugeVecFunc for counters.
+func (r *Registry) CounterVecFunc(name, help string, labels []string, fn func(emit func(v float64, values ...string))) {
+	f := r.register(name, help, kindCounter, labels, nil)
+	f.vecFn = fn
+}
+
 // Histogram counts observations into cumulative buckets.
 type Histogram struct {
 	s       *series
@@ -230,6 +245,19 @@ func (f *family) append(b []byte) []byte {
 	b = fmt.Appendf(b, "# HELP %s %s\n# TYPE %s %s\n", f.name, strings.ReplaceAll(f.help, "\n", " "), f.name, f.kind)
 	if f.fn != nil {
 		return appendSample(b, f.name, "", f.fn())
+	}
+	if f.vecFn != nil {
+		f.vecFn(func(v float64, values ...string) {
+			var lb strings.Builder
+			for i, l := range f.labels {
+				if i > 0 {
+					lb.WriteByte(',')
+				}
+				lb.WriteString(l + `="` + escapeLabel(values[i]) + `"`)
+			}
+			b = appendSample(b, f.name, lb.String(), v)
+		})
+		return b
 	}
 	f.mu.Lock()
 	keys := append([]string(nil), f.order...)

@@ -4,6 +4,8 @@
 //	otlp-lite serve   [flags]   run the receiver
 //	otlp-lite export  [flags]   print stored data
 //	otlp-lite loadgen [flags]   generate load against an OTLP receiver
+//	otlp-lite replay  [flags]   re-send stored data to an OTLP receiver
+//	otlp-lite stats   [flags]   summarise a data directory
 //	otlp-lite version           print the version
 package main
 
@@ -17,7 +19,9 @@ const usage = `usage: otlp-lite <command> [flags]
 
 commands:
   serve     run the receiver (OTLP/gRPC on -grpc-addr, stored in -data-dir)
-  export    print stored records (-data-dir, -signal, -format)
+  export    print stored records (-data-dir, -signal, -format json|proto, -since, -until, -follow)
+  replay    re-send stored records to an OTLP receiver (-data-dir, -endpoint, -protocol grpc|http, -cursor, -follow)
+  stats     per-signal records, items, bytes, time range and segments of a data directory
   loadgen   send synthetic spans to any OTLP/gRPC receiver (unary or streaming)
   version   print the version
 
@@ -41,6 +45,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return export(rest, stdout, stderr)
 	case "loadgen":
 		return loadgen(rest, stdout, stderr)
+	case "replay":
+		return replay(rest, stdout, stderr)
+	case "stats":
+		return stats(rest, stdout, stderr)
 	case "version", "-version", "--version":
 		printVersion(stdout)
 		return 0

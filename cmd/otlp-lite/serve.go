@@ -44,6 +44,7 @@ type serveConfig struct {
 	corsHeaders        string
 	corsMaxAge         int
 	openKafka          func() (storage.Sink, error)
+	disk               *diskFlags
 }
 
 func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
@@ -54,6 +55,7 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.StringVar(&cfg.dataDir, "data-dir", "./otlp-data", "directory of the disk store")
 	fs.StringVar(&cfg.storageKind, "storage", "disk", "where data goes: disk (durable, default), kafka (see -kafka-*), or discard (count and drop, for benchmarks)")
 	cfg.openKafka = registerKafkaFlags(fs)
+	cfg.disk = registerDiskFlags(fs)
 
 	fs.StringVar(&cfg.tls.certFile, "tls-cert", "", "TLS certificate file (PEM), reloaded when it changes; without it the listeners speak h2c and HTTP/1.1")
 	fs.StringVar(&cfg.tls.keyFile, "tls-key", "", "TLS private key file (PEM)")
@@ -127,6 +129,10 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: bad -log-level: %v\n", err)
 		return 2
 	}
+	if _, err := cfg.disk.options(); err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 2
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// Libraries that log through slog's default (the Kafka client) use
 	// the same handler.
@@ -138,10 +144,10 @@ func serve(args []string, stderr io.Writer) int {
 	return 0
 }
 
-func openSink(cfg serveConfig) (storage.Sink, error) {
+func openSink(cfg serveConfig, logger *slog.Logger) (storage.Sink, error) {
 	switch cfg.storageKind {
 	case "disk":
-		return disk.Open(cfg.dataDir, disk.Options{})
+		return cfg.disk.open(cfg.dataDir, logger)
 	case "kafka":
 		return cfg.openKafka()
 	case "discard":
@@ -208,7 +214,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		}
 	}
 
-	sink, err := openSink(cfg)
+	sink, err := openSink(cfg, logger)
 	if err != nil {
 		closeListeners()
 		if adminLn != nil {
@@ -233,6 +239,9 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 			MaxAge:         cfg.corsMaxAge,
 		},
 	})
+	if st, ok := sink.(*disk.Store); ok {
+		registerDiskMetrics(reg, st)
+	}
 	conns := newConnTracker(cfg.limits.maxConnAge, cfg.limits.maxConnAgeGrace, reg)
 	srv := newHTTPServer(h, cfg.limits, tlsConfig, conns)
 	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
@@ -240,6 +249,11 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go conns.closeExpired(ctx)
+
+	// Catch signals before announcing that we serve: a SIGTERM right after
+	// the "serving" line must shut down gracefully, not kill the process.
+	sigc := make(chan os.Signal, 2)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 
 	errc := make(chan error, len(listeners)+1)
 	for _, ln := range listeners {
@@ -271,8 +285,6 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	logger.Info("otlp-lite serving", append(attrs, "storage", cfg.storageKind, "data_dir", cfg.dataDir,
 		"tls", tlsConfig != nil, "mtls", cfg.tls.clientCAFile != "", "auth", auth != nil, "version", version)...)
 
-	sigc := make(chan os.Signal, 2)
-	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 	select {
 	case err := <-errc:
 		sink.Close()
