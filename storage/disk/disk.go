@@ -114,6 +114,7 @@ type Options struct {
 // Store is a storage.Sink that writes to local disk.
 type Store struct {
 	dir  string
+	lock *os.File // held while open: one writer per data directory
 	opts Options
 	logs [4]*signalLog // indexed by storage.Signal
 
@@ -151,7 +152,12 @@ func Open(dataDir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create data directory: %w", err)
 	}
+	lock, err := lockDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
 	s := &Store{
+		lock:       lock,
 		dir:        dataDir,
 		opts:       opts,
 		retainKick: make(chan struct{}, 1),
@@ -209,6 +215,9 @@ func (s *Store) Close() error {
 			}
 		}
 		s.closeErr = errors.Join(errs...)
+		if s.lock != nil {
+			s.lock.Close() // releases the flock
+		}
 	})
 	return s.closeErr
 }

@@ -215,3 +215,24 @@ func TestWriteHonoursContext(t *testing.T) {
 	// is reported; both are fine, a hang is not.
 	_ = s.Write(ctx, storage.Traces, []byte("x"), 1)
 }
+
+func TestOpenLocksTheDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second Open: %v, want ErrLocked", err)
+	}
+	// Readers need no lock.
+	if err := Scan(dir, storage.Traces, func(Record) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	s2.Close()
+}
