@@ -178,6 +178,13 @@ func TestImage(t *testing.T) {
 		}
 	})
 
+	t.Run("runs as a container", func(t *testing.T) {
+		if img.config.OS != runtime.GOOS || img.config.Architecture != runtime.GOARCH {
+			t.Skipf("image is %s/%s, this machine %s/%s", img.config.OS, img.config.Architecture, runtime.GOOS, runtime.GOARCH)
+		}
+		runContainer(t, img)
+	})
+
 	t.Run("Dockerfile COPY destinations present", func(t *testing.T) {
 		src, err := os.ReadFile("../../Dockerfile")
 		if err != nil {

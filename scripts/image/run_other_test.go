@@ -1,0 +1,9 @@
+//go:build !linux
+
+package main
+
+import "testing"
+
+func runContainer(t *testing.T, img *archiveImage) {
+	t.Skip("running the image without a container runtime needs Linux namespaces")
+}
