@@ -258,9 +258,6 @@ func readArchive(t *testing.T, name string) *archiveImage {
 			entries[path.Clean(hdr.Name)] = b
 		}
 	}
-	if _, ok := entries["oci-layout"]; !ok {
-		t.Fatal("archive has no oci-layout: not an OCI image layout")
-	}
 	blob := func(digest string) []byte {
 		t.Helper()
 		algo, hex, _ := strings.Cut(digest, ":")
@@ -273,26 +270,71 @@ func readArchive(t *testing.T, name string) *archiveImage {
 		}
 		return b
 	}
-	var idx index
-	mustUnmarshal(t, entries["index.json"], &idx)
-	var man manifest
-	for {
-		if len(idx.Manifests) == 0 {
-			t.Fatal("empty image index")
+	// manifest.json, Docker's own format, is what `docker save` before
+	// Docker 25 writes and what `docker load` before 25 and `crane push`
+	// read; its paths name the same blobs as the OCI index.
+	var legacy *manifest
+	if b, ok := entries["manifest.json"]; ok {
+		var dm []dockerManifestEntry
+		mustUnmarshal(t, b, &dm)
+		if len(dm) != 1 {
+			t.Fatalf("manifest.json lists %d images, want 1", len(dm))
 		}
-		d := idx.Manifests[0]
-		for _, m := range idx.Manifests {
-			if m.Platform != nil && m.Platform.OS == "linux" && m.Platform.Architecture == runtime.GOARCH {
-				d = m
+		file := func(name string) descriptor {
+			t.Helper()
+			b, ok := entries[path.Clean(name)]
+			if !ok {
+				t.Fatalf("manifest.json names %s, which the archive lacks", name)
+			}
+			if algo, hex, ok := strings.Cut(strings.TrimPrefix(name, "blobs/"), "/"); ok && digestOf(b) != algo+":"+hex {
+				t.Fatalf("%s has digest %s", name, digestOf(b))
+			}
+			entries["blobs/sha256/"+strings.TrimPrefix(digestOf(b), "sha256:")] = b
+			return descriptor{Digest: digestOf(b), Size: int64(len(b))}
+		}
+		legacy = &manifest{Config: file(dm[0].Config)}
+		for _, l := range dm[0].Layers {
+			legacy.Layers = append(legacy.Layers, file(l))
+		}
+	}
+	var man manifest
+	if _, ok := entries["oci-layout"]; ok {
+		var idx index
+		mustUnmarshal(t, entries["index.json"], &idx)
+		for {
+			if len(idx.Manifests) == 0 {
+				t.Fatal("empty image index")
+			}
+			d := idx.Manifests[0]
+			for _, m := range idx.Manifests {
+				if m.Platform != nil && m.Platform.OS == "linux" && m.Platform.Architecture == runtime.GOARCH {
+					d = m
+				}
+			}
+			if d.MediaType == mediaTypeIndex || d.MediaType == "application/vnd.docker.distribution.manifest.list.v2+json" {
+				idx = index{}
+				mustUnmarshal(t, blob(d.Digest), &idx)
+				continue
+			}
+			mustUnmarshal(t, blob(d.Digest), &man)
+			break
+		}
+		if legacy != nil {
+			digests := func(m *manifest) []string {
+				out := []string{m.Config.Digest}
+				for _, l := range m.Layers {
+					out = append(out, l.Digest)
+				}
+				return out
+			}
+			if got, want := digests(legacy), digests(&man); !slices.Equal(got, want) {
+				t.Errorf("manifest.json names blobs %v, the OCI manifest %v", got, want)
 			}
 		}
-		if d.MediaType == mediaTypeIndex || d.MediaType == "application/vnd.docker.distribution.manifest.list.v2+json" {
-			idx = index{}
-			mustUnmarshal(t, blob(d.Digest), &idx)
-			continue
-		}
-		mustUnmarshal(t, blob(d.Digest), &man)
-		break
+	} else if legacy != nil {
+		man = *legacy
+	} else {
+		t.Fatal("archive has neither oci-layout nor manifest.json: not an image archive")
 	}
 	img := &archiveImage{files: map[string]*archiveFile{}}
 	cfgBlob := blob(man.Config.Digest)
