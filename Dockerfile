@@ -20,8 +20,9 @@ FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
 ARG TARGETOS
 ARG TARGETARCH
 ARG VERSION=dev
-# Build tags, e.g. TAGS=nokafka for a binary without the Kafka sink.
-ARG TAGS=
+# Build tags: nokafka (the default) leaves the Kafka sink out, keeping the
+# image at about 9.5 MB; build with --build-arg TAGS= for Kafka support.
+ARG TAGS=nokafka
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download

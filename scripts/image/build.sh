@@ -24,7 +24,7 @@ out=${1:-bin/otlp-lite-image.tar}
 case $out in /*) ;; *) out=$root/$out ;; esac
 GO=${GO:-go}
 VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
-TAGS=${TAGS:-}
+TAGS=${TAGS-nokafka}
 GOARCH=${GOARCH:-$($GO env GOARCH)}
 CA_BUNDLE=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}
