@@ -99,7 +99,7 @@ func (h *Handler) export(ctx context.Context, t transport, kind *signalKind, buf
 }
 
 func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *requestBuffers) (exportOutcome, *grpcwire.Status) {
-	res, err := kind.check(bufs.msg, &h.decodeOpts)
+	res, err := h.checks.run(&bufs.check, kind.check, bufs.msg, &h.decodeOpts)
 	if err != nil {
 		return exportOutcome{}, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.request, err)
 	}

@@ -19,6 +19,7 @@ package handler
 import (
 	"log/slog"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
@@ -87,6 +88,7 @@ type Handler struct {
 	adm         *admission
 	auth        Authenticator
 	bodyTimeout time.Duration
+	checks      *checkPool
 	reg         *metrics.Registry
 	m           *handlerMetrics
 	logLimit    logLimiter
@@ -120,6 +122,10 @@ func New(cfg Config) *Handler {
 		h.reg = metrics.NewRegistry()
 	}
 	h.m = newHandlerMetrics(h.reg, h.adm)
+	h.checks = newCheckPool()
+	// The workers hold only the pool's channel, not h: when h becomes
+	// unreachable (an embedder dropped it), they are stopped.
+	runtime.AddCleanup(h, func(p *checkPool) { p.stop() }, h.checks)
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -186,6 +192,8 @@ type requestBuffers struct {
 	msg, scratch, filtered, resp []byte
 	// ticket is the request's charge against the admission budget.
 	ticket ticket
+	// check is the request's validation job for the check pool.
+	check checkJob
 }
 
 // maxPooledBuffer is the largest buffer returned to the pool: a rare 64 MiB

@@ -45,8 +45,6 @@ func newHTTPServer(h http.Handler, l httpLimits, tlsConfig *tls.Config, conns *c
 			MaxReadFrameSize:              l.maxFrameSize,
 			MaxReceiveBufferPerStream:     l.streamWindow,
 			MaxReceiveBufferPerConnection: l.connWindow,
-			// A peer that stops reading our responses is dropped rather
-			// than holding a stream forever.
 			WriteByteTimeout: l.writeByteTimeout,
 			// Answer pings and find dead peers on idle connections.
 			SendPingTimeout: 30 * time.Second,
