@@ -45,7 +45,7 @@ func newHTTPServer(h http.Handler, l httpLimits, tlsConfig *tls.Config, conns *c
 			MaxReadFrameSize:              l.maxFrameSize,
 			MaxReceiveBufferPerStream:     l.streamWindow,
 			MaxReceiveBufferPerConnection: l.connWindow,
-			WriteByteTimeout: l.writeByteTimeout,
+			WriteByteTimeout:              l.writeByteTimeout,
 			// Answer pings and find dead peers on idle connections.
 			SendPingTimeout: 30 * time.Second,
 			PingTimeout:     15 * time.Second,
