@@ -20,7 +20,7 @@ func (l bufferedListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &bufferedConn{Conn: c, r: bufio.NewReaderSize(c, readBufferSize)}, nil
+	return &bufferedConn{Conn: newCoalescingConn(c), r: bufio.NewReaderSize(c, readBufferSize)}, nil
 }
 
 // bufferedConn is a net.Conn whose reads go through a buffer. Deadlines
@@ -36,7 +36,11 @@ func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 // CloseWrite keeps net/http's graceful HTTP/1 close (a half-close before
 // closing) working through the wrapper.
 func (c *bufferedConn) CloseWrite() error {
-	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+	raw := c.Conn
+	if cc, ok := raw.(*coalescingConn); ok {
+		raw = cc.Conn
+	}
+	if cw, ok := raw.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
 	return nil
