@@ -40,7 +40,7 @@ const (
 
 // replay re-sends stored records to an OTLP receiver:
 //
-//	otlp-lite replay -data-dir DIR -endpoint HOST:PORT [-protocol grpc|http]
+//	otlp-lite replay -data-dir DIR -endpoint HOST:PORT [-protocol grpc|stream|http]
 //	    [-follow] [-cursor NAME] [-signal all|traces|metrics|logs]
 //	    [-insecure] [-compression gzip|none]
 //
@@ -80,7 +80,7 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.dataDir, "data-dir", "./otlp-data", "directory of the disk store to read")
 	fs.StringVar(&cfg.endpoint, "endpoint", "", "receiver to send to, host:port (required)")
-	fs.StringVar(&cfg.protocol, "protocol", "grpc", "grpc (OTLP/gRPC) or http (OTLP/HTTP with protobuf bodies)")
+	fs.StringVar(&cfg.protocol, "protocol", "grpc", "grpc (OTLP/gRPC), stream (otlp-lite's pipelined streaming mode; for WAN links) or http (OTLP/HTTP with protobuf bodies)")
 	fs.BoolVar(&cfg.follow, "follow", false, "after the stored records, keep sending new ones as they arrive, until interrupted")
 	fs.StringVar(&cfg.cursor, "cursor", "", "name of a durable cursor: resume from where the last replay with this name stopped")
 	signalName := fs.String("signal", "all", "signals to replay: all, traces, metrics or logs")
@@ -118,8 +118,9 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		send = newGRPCSender(cfg)
 	case "http":
 		send = newHTTPSender(cfg)
+	case "stream":
 	default:
-		fmt.Fprintf(stderr, "replay: unknown -protocol %q: want grpc or http\n", cfg.protocol)
+		fmt.Fprintf(stderr, "replay: unknown -protocol %q: want grpc, stream or http\n", cfg.protocol)
 		return 2
 	}
 	if st, err := os.Stat(cfg.dataDir); err != nil || !st.IsDir() {
@@ -134,6 +135,10 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if cfg.protocol == "stream" {
+				errc <- replaySignalStream(ctx, cfg, sig, &counts[sig], stderr)
+				return
+			}
 			errc <- replaySignal(ctx, cfg, sig, send, &counts[sig], stderr)
 		}()
 	}

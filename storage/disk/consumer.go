@@ -107,6 +107,21 @@ func (c *Consumer) Commit() error {
 	return nil
 }
 
+// CommitTo durably records that every record before pos is handled, for
+// consumers that handle records out of order (a pipelined forwarder commits
+// up to the first record still in flight). pos must be a position Next has
+// reached (a record boundary, at or before Position).
+func (c *Consumer) CommitTo(pos Position) error {
+	if pos == c.committed {
+		return nil
+	}
+	if err := writeCursor(c.path, pos); err != nil {
+		return fmt.Errorf("cannot commit consumer %q: %w", c.name, err)
+	}
+	c.committed = pos
+	return nil
+}
+
 // Close releases the consumer's files. It does not commit.
 func (c *Consumer) Close() error { return c.r.Close() }
 
