@@ -161,7 +161,7 @@ func TestReplayEndToEnd(t *testing.T) {
 func TestReplayFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{},
-		{"-endpoint", "x:1", "-protocol", "stream"},
+		{"-endpoint", "x:1", "-protocol", "carrier-pigeon"},
 		{"-endpoint", "x:1", "-signal", "profiles"},
 		{"-endpoint", "x:1", "-compression", "br"},
 		{"-endpoint", "x:1", "extra"},
