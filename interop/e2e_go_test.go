@@ -49,9 +49,13 @@ func TestGoSDK(t *testing.T) {
 	// TestCompression and, for deflate, TestPythonSDK.
 	for _, compression := range []string{"none", "gzip"} {
 		t.Run(compression, func(t *testing.T) {
-			testGoSDK(t, compression)
+			testGoSDK(t, compression, false)
 		})
 	}
+	// One port for everything: the OTLP/HTTP listener answers gRPC too.
+	t.Run("http-port/gzip", func(t *testing.T) {
+		testGoSDK(t, "gzip", true)
+	})
 }
 
 // base is the fixed start of every timestamp the Go SDK test sets, so that
@@ -60,9 +64,19 @@ var base = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.UTC)
 
 func ns(d time.Duration) uint64 { return uint64(base.Add(d).UnixNano()) }
 
-func testGoSDK(t *testing.T, compression string) {
+// testGoSDK runs the test against the gRPC listener, or with onHTTPPort
+// against the -http-addr listener.
+func testGoSDK(t *testing.T, compression string, onHTTPPort bool) {
 	dataDir := t.TempDir()
-	srv := startServer(t, dataDir)
+	var srv *server
+	addr := ""
+	if onHTTPPort {
+		srv = startServerHTTP(t, dataDir)
+		addr = srv.httpAddr
+	} else {
+		srv = startServer(t, dataDir)
+		addr = srv.addr
+	}
 	run := fmt.Sprintf("go-%s-%d", compression, time.Now().UnixNano())
 	res := resource.NewSchemaless(
 		attribute.String("service.name", "otlp-lite-interop-go"),
@@ -73,9 +87,9 @@ func testGoSDK(t *testing.T, compression string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	want := sendGoTraces(ctx, t, srv.addr, compression, res, capt)
-	sendGoMetrics(ctx, t, srv.addr, compression, res, capt)
-	sendGoLogs(ctx, t, srv.addr, compression, res, capt, want)
+	want := sendGoTraces(ctx, t, addr, compression, res, capt)
+	sendGoMetrics(ctx, t, addr, compression, res, capt)
+	sendGoLogs(ctx, t, addr, compression, res, capt, want)
 	srv.stop()
 
 	sum := capt.summary()
@@ -221,6 +235,13 @@ func sendGoTraces(ctx context.Context, t *testing.T, addr, compression string, r
 	if err != nil {
 		t.Fatalf("cannot create otlptracegrpc exporter: %v", err)
 	}
+	return emitGoTraces(ctx, t, exp, res)
+}
+
+// emitGoTraces records the test's spans through the SDK and exports them
+// with exp, in batches of two, and returns their ids.
+func emitGoTraces(ctx context.Context, t *testing.T, exp sdktrace.SpanExporter, res *resource.Resource) goWant {
+	t.Helper()
 	// Batches of two spans give several Export requests per run.
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithResource(res),
@@ -486,6 +507,13 @@ func sendGoMetrics(ctx context.Context, t *testing.T, addr, compression string, 
 	if err != nil {
 		t.Fatalf("cannot create otlpmetricgrpc exporter: %v", err)
 	}
+	emitGoMetrics(ctx, t, exp, res)
+}
+
+// emitGoMetrics records one instrument of each OTLP metric type and exports
+// them once, at the MeterProvider's shutdown, with exp.
+func emitGoMetrics(ctx context.Context, t *testing.T, exp sdkmetric.Exporter, res *resource.Resource) {
+	t.Helper()
 	mp := sdkmetric.NewMeterProvider(
 		sdkmetric.WithResource(res),
 		// One collection, at Shutdown: the interval never fires.
@@ -718,6 +746,13 @@ func sendGoLogs(ctx context.Context, t *testing.T, addr, compression string, res
 	if err != nil {
 		t.Fatalf("cannot create otlploggrpc exporter: %v", err)
 	}
+	emitGoLogs(ctx, t, exp, res, tw)
+}
+
+// emitGoLogs emits the event and the plain log record and exports them with
+// exp.
+func emitGoLogs(ctx context.Context, t *testing.T, exp sdklog.Exporter, res *resource.Resource, tw goWant) {
+	t.Helper()
 	lp := sdklog.NewLoggerProvider(
 		sdklog.WithResource(res),
 		sdklog.WithProcessor(sdklog.NewBatchProcessor(exp, sdklog.WithExportInterval(time.Hour))),

@@ -96,13 +96,14 @@ func (b *syncBuffer) String() string {
 
 // server is one running otlp-lite child process.
 type server struct {
-	t       testing.TB
-	addr    string
-	dataDir string
-	cmd     *exec.Cmd
-	stderr  *syncBuffer
-	done    chan struct{} // closed once cmd.Wait returned
-	waitErr error         // valid after done is closed
+	t        testing.TB
+	addr     string // gRPC listener (which answers OTLP/HTTP too)
+	httpAddr string // OTLP/HTTP listener; "" unless started by startServerHTTP
+	dataDir  string
+	cmd      *exec.Cmd
+	stderr   *syncBuffer
+	done     chan struct{} // closed once cmd.Wait returned
+	waitErr  error         // valid after done is closed
 }
 
 // freeAddr returns a loopback address whose port was free a moment ago.
@@ -134,6 +135,25 @@ func startServer(t testing.TB, dataDir string, extraArgs ...string) *server {
 		lastErr = err
 	}
 	t.Fatalf("cannot start otlp-lite: %v", lastErr)
+	return nil
+}
+
+// startServerHTTP is startServer with the OTLP/HTTP listener on too, on a
+// second free port (server.httpAddr).
+func startServerHTTP(t testing.TB, dataDir string, extraArgs ...string) *server {
+	t.Helper()
+	var lastErr error
+	for attempt := 0; attempt < 3; attempt++ {
+		httpAddr := freeAddr(t)
+		// The later -http-addr overrides the "" tryStartServer passes.
+		s, err := tryStartServer(t, dataDir, append([]string{"-http-addr", httpAddr}, extraArgs...))
+		if err == nil {
+			s.httpAddr = httpAddr
+			return s
+		}
+		lastErr = err
+	}
+	t.Fatalf("cannot start otlp-lite with OTLP/HTTP: %v", lastErr)
 	return nil
 }
 
