@@ -54,36 +54,52 @@ const pyBase = 1741964966535897932
 
 func pyNS(ms int) uint64 { return pyBase + uint64(ms)*uint64(time.Millisecond) }
 
-// TestPythonSDK runs python/send.py (OpenTelemetry Python SDK, grpcio
-// exporters) against the server, uncompressed, gzip and deflate, then checks the
-// store against the requests the script dumped (identical) and against the
-// values the script sets (field by field).
+// TestPythonSDK runs python/send.py (OpenTelemetry Python SDK) against the
+// server: the grpcio exporters uncompressed, gzip and deflate; the OTLP/HTTP
+// (binary protobuf) exporters of opentelemetry-exporter-otlp-proto-http
+// uncompressed, gzip and deflate on the -http-addr port, and gzip on the gRPC
+// port, which answers OTLP/HTTP too. It then checks the store against the
+// requests the script dumped (identical) and against the values the script
+// sets (field by field); send.py itself checks every OTLP/HTTP response
+// (200, protobuf, partial_success unset).
 func TestPythonSDK(t *testing.T) {
 	python := pythonInterpreter(t)
 	dataDir := t.TempDir()
-	srv := startServer(t, dataDir)
+	srv := startServerHTTP(t, dataDir)
 
 	var runs []string
 	dumpDir := t.TempDir()
-	// grpcio implements gzip and deflate (zlib) itself.
-	for _, compression := range []string{"none", "gzip", "deflate"} {
-		run := fmt.Sprintf("py-%s-%d", compression, time.Now().UnixNano())
+	// grpcio and the HTTP exporter implement gzip and deflate (zlib)
+	// themselves.
+	for _, c := range []struct {
+		protocol, port, compression string
+	}{
+		{"grpc", srv.addr, "none"},
+		{"grpc", srv.addr, "gzip"},
+		{"grpc", srv.addr, "deflate"},
+		{"http", srv.httpAddr, "none"},
+		{"http", srv.httpAddr, "gzip"},
+		{"http", srv.httpAddr, "deflate"},
+		{"http-on-grpc-port", srv.addr, "gzip"},
+	} {
+		run := fmt.Sprintf("py-%s-%s-%d", c.protocol, c.compression, time.Now().UnixNano())
 		runs = append(runs, run)
-		dump := filepath.Join(dumpDir, compression)
+		dump := filepath.Join(dumpDir, c.protocol+"-"+c.compression)
 		if err := os.Mkdir(dump, 0o755); err != nil {
 			t.Fatal(err)
 		}
+		protocol := strings.TrimSuffix(c.protocol, "-on-grpc-port")
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		cmd := exec.CommandContext(ctx, python, filepath.Join("python", "send.py"),
-			"--endpoint", srv.addr, "--compression", compression, "--run-id", run, "--dump-dir", dump)
+			"--endpoint", c.port, "--protocol", protocol, "--compression", c.compression, "--run-id", run, "--dump-dir", dump)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
 		cancel()
 		if err != nil {
-			t.Errorf("send.py --compression %s: %v\n%s", compression, err, out.String())
+			t.Errorf("send.py --protocol %s --compression %s to %s: %v\n%s", protocol, c.compression, c.port, err, out.String())
 		} else if out.Len() > 0 {
-			t.Logf("send.py --compression %s output:\n%s", compression, out.String())
+			t.Logf("send.py --protocol %s --compression %s output:\n%s", protocol, c.compression, out.String())
 		}
 	}
 	srv.stop()

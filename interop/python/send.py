@@ -1,26 +1,44 @@
 #!/usr/bin/env python3
-"""Send known traces, metrics and logs to an OTLP/gRPC receiver with the
-OpenTelemetry Python SDK (grpcio exporters), for otlp-lite's interop suite.
+"""Send known traces, metrics and logs to an OTLP receiver with the
+OpenTelemetry Python SDK, for otlp-lite's interop suite: over OTLP/gRPC
+(grpcio exporters, --protocol grpc) or OTLP/HTTP with binary protobuf
+(opentelemetry-exporter-otlp-proto-http, --protocol http).
 
 Every value set here is checked field by field by e2e_python_test.go; keep the
 two in step. With --dump-dir, each request the receiver acknowledged is also
 written there as <signal>-<n>.pb (the serialized Export*ServiceRequest
-exactly as the exporter sent it), so the Go test can require the stored record
-to be identical.
+exactly as the exporter sent it, decompressed), so the Go test can require the
+stored record to be identical.
+
+Over HTTP every response is checked as OTLP v1.11 "OTLP/HTTP Response"
+requires: status 200, Content-Type application/x-protobuf like the request,
+a body that parses as the Export*ServiceResponse, with partial_success unset
+(full success); any deviation is a failure.
 
 Exit status: 0 when every export succeeded, 1 otherwise.
 """
 
 import argparse
+import gzip
 import os
 import sys
+import threading
+import zlib
 
 import grpc
+import requests
 from opentelemetry import trace
 from opentelemetry._logs import SeverityNumber
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.exporter.otlp.proto.http import Compression as HTTPCompression
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HTTPLogExporter
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HTTPMetricExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HTTPSpanExporter
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.metrics import MeterProvider
@@ -110,9 +128,91 @@ class LogExporter(Recorder, OTLPLogExporter):
         return self._export(batch)
 
 
+class HTTPRecorder:
+    """Watches an OTLP/HTTP exporter's requests.Session (a response hook):
+    checks each response and dumps each acknowledged request, decompressed,
+    as <signal>-<n>.pb."""
+
+    RESPONSES = {"traces": ExportTraceServiceResponse, "metrics": ExportMetricsServiceResponse, "logs": ExportLogsServiceResponse}
+
+    def __init__(self, signal, dump_dir, failures):
+        self.signal = signal
+        self.dump_dir = dump_dir
+        self.failures = failures
+        self.n = 0
+        self.lock = threading.Lock()
+        self.session = requests.Session()
+        self.session.hooks["response"].append(self.hook)
+
+    def fail(self, msg):
+        with self.lock:
+            self.failures.append(f"{self.signal} over HTTP: {msg}")
+
+    def hook(self, resp, *args, **kwargs):
+        if resp.status_code != 200:
+            self.fail(f"HTTP {resp.status_code}: {resp.content!r}")
+            return
+        ctype = resp.headers.get("Content-Type", "").split(";")[0].strip()
+        if ctype != "application/x-protobuf":
+            self.fail(f"response Content-Type {ctype!r}, want application/x-protobuf (the request's)")
+            return
+        msg = self.RESPONSES[self.signal]()
+        try:
+            msg.ParseFromString(resp.content)
+        except Exception as e:  # pylint: disable=broad-exception-caught
+            self.fail(f"cannot parse the response {resp.content!r}: {e}")
+            return
+        if msg.HasField("partial_success"):
+            self.fail(f"full success answered with partial_success {msg.partial_success}")
+            return
+        body = resp.request.body
+        encoding = resp.request.headers.get("Content-Encoding", "")
+        if encoding == "gzip":
+            body = gzip.decompress(body)
+        elif encoding == "deflate":
+            body = zlib.decompress(body)
+        elif encoding:
+            self.fail(f"unexpected Content-Encoding {encoding!r}")
+            return
+        if self.dump_dir:
+            with self.lock:
+                path = os.path.join(self.dump_dir, f"{self.signal}-{self.n}.pb")
+                self.n += 1
+            with open(path, "wb") as f:
+                f.write(body)
+
+
+def http_exporter(cls, signal, common):
+    rec = HTTPRecorder(signal, common["dump_dir"], common["failures"])
+    return cls(
+        endpoint=f"http://{common['endpoint']}/v1/{signal}",
+        compression=common["http_compression"],
+        timeout=common["timeout"],
+        session=rec.session,
+    )
+
+
+def span_exporter(common):
+    if common["protocol"] == "http":
+        return http_exporter(HTTPSpanExporter, "traces", common)
+    return SpanExporter(signal="traces", **common["grpc"])
+
+
+def metric_exporter(common):
+    if common["protocol"] == "http":
+        return http_exporter(HTTPMetricExporter, "metrics", common)
+    return MetricExporter(signal="metrics", **common["grpc"])
+
+
+def log_exporter(common):
+    if common["protocol"] == "http":
+        return http_exporter(HTTPLogExporter, "logs", common)
+    return LogExporter(signal="logs", **common["grpc"])
+
+
 def send_traces(resource, common):
     provider = TracerProvider(resource=resource)
-    provider.add_span_processor(BatchSpanProcessor(SpanExporter(signal="traces", **common), schedule_delay_millis=3_600_000))
+    provider.add_span_processor(BatchSpanProcessor(span_exporter(common), schedule_delay_millis=3_600_000))
     tracer = provider.get_tracer(SCOPE, SCOPE_VERSION, SCHEMA_URL, SCOPE_ATTRS)
 
     parent = SpanContext(
@@ -146,7 +246,7 @@ def send_traces(resource, common):
 
 
 def send_metrics(resource, common):
-    exporter = MetricExporter(signal="metrics", **common)
+    exporter = metric_exporter(common)
     reader = PeriodicExportingMetricReader(exporter, export_interval_millis=3_600_000)
     provider = MeterProvider(
         resource=resource,
@@ -180,7 +280,7 @@ def send_metrics(resource, common):
 
 def send_logs(resource, common):
     provider = LoggerProvider(resource=resource)
-    provider.add_log_record_processor(BatchLogRecordProcessor(LogExporter(signal="logs", **common), schedule_delay_millis=3_600_000))
+    provider.add_log_record_processor(BatchLogRecordProcessor(log_exporter(common), schedule_delay_millis=3_600_000))
     logger = provider.get_logger(SCOPE, SCOPE_VERSION, SCHEMA_URL, SCOPE_ATTRS)
     span_ctx = SpanContext(trace_id=PARENT_TRACE_ID, span_id=PARENT_SPAN_ID, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
     logger.emit(
@@ -208,7 +308,8 @@ def send_logs(resource, common):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--endpoint", required=True, help="host:port of the OTLP/gRPC receiver (plaintext h2c)")
+    p.add_argument("--endpoint", required=True, help="host:port of the receiver (plaintext: h2c for gRPC, http:// for HTTP)")
+    p.add_argument("--protocol", choices=["grpc", "http"], default="grpc", help="OTLP/gRPC or OTLP/HTTP with binary protobuf")
     p.add_argument("--compression", choices=["none", "gzip", "deflate"], default="none")
     p.add_argument("--run-id", required=True, help="stored as resource attribute interop.run")
     p.add_argument("--dump-dir", help="write each acknowledged request here as <signal>-<n>.pb")
@@ -216,16 +317,28 @@ def main():
 
     failures = []
     common = {
+        "protocol": args.protocol,
         "endpoint": args.endpoint,
-        "insecure": True,
-        "compression": {
-            "none": grpc.Compression.NoCompression,
-            "gzip": grpc.Compression.Gzip,
-            "deflate": grpc.Compression.Deflate,
+        "http_compression": {
+            "none": HTTPCompression.NoCompression,
+            "gzip": HTTPCompression.Gzip,
+            "deflate": HTTPCompression.Deflate,
         }[args.compression],
         "timeout": 10,
         "dump_dir": args.dump_dir,
         "failures": failures,
+        "grpc": {
+            "endpoint": args.endpoint,
+            "insecure": True,
+            "compression": {
+                "none": grpc.Compression.NoCompression,
+                "gzip": grpc.Compression.Gzip,
+                "deflate": grpc.Compression.Deflate,
+            }[args.compression],
+            "timeout": 10,
+            "dump_dir": args.dump_dir,
+            "failures": failures,
+        },
     }
     resource = Resource({"service.name": "otlp-lite-interop-py", "interop.run": args.run_id, "interop.pid": 4242})
     ok = send_traces(resource, common)
