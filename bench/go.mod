@@ -5,6 +5,7 @@ go 1.26.8
 replace github.com/otlp-lite/otlp-lite => ../
 
 require (
+	github.com/klauspost/compress v1.20.3
 	github.com/otlp-lite/otlp-lite v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/collector/pdata v1.70.0
 	go.opentelemetry.io/proto/otlp v1.11.1

@@ -1,117 +1,80 @@
 // Command benchload is the load client of the side-by-side benchmark. It
-// sends pre-encoded ExportTraceServiceRequest (or metrics, logs) bytes over
-// OTLP/gRPC with a codec that passes bytes through, so that the client does
-// the same work whatever server it talks to and encoding never shows up in
-// the measurement.
+// sends pre-encoded (and pre-compressed) export requests, so that the client
+// does the same work whatever server it talks to and neither encoding nor
+// compression shows up in the measurement:
 //
-//	benchload -addr 127.0.0.1:4317 -signal traces -requests 2000 -concurrency 4
+//	benchload -addr 127.0.0.1:4317 -protocol grpc -compression gzip -requests 2000 -concurrency 4
 //
-// It prints one line: requests, items, seconds and items per second.
+// Protocols:
+//
+//   - grpc: OTLP/gRPC unary calls (grpc-go, a codec that passes bytes
+//     through); with -compression the bytes are compressed once up front and
+//     sent with grpc-encoding through a pass-through compressor;
+//   - grpc-stream: otlp-lite's otlplite.v1.StreamExporter
+//     (proto/otlplite/v1/stream.proto) on one bidirectional stream, each
+//     request wrapped by otlpclient.AppendEnvelope with a fresh id,
+//     -concurrency requests unacknowledged at most;
+//   - http-proto, http-json: OTLP/HTTP POST /v1/{traces,metrics,logs} over
+//     HTTP/1.1 keep-alive connections (-concurrency of them), with
+//     Content-Type application/x-protobuf or application/json and
+//     Content-Encoding for -compression.
+//
+// It prints one line: requests, items, bytes per request, seconds and items
+// per second.
+//
+// With -floor it sends nothing and measures instead, in this process, the
+// decode floor of the same bytes: the CPU time per item (getrusage around a
+// loop) of otlpdecode.Check* alone, and of everything the server must do to
+// the request body before it (decompression with otlp-lite's compression
+// package, JSON transcoding with otlpjson) plus Check. Run it pinned to the
+// server's core so it is charged like the server.
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
-	"sync"
-	"sync/atomic"
-	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/mem"
-
-	"github.com/otlp-lite/otlp-lite/bench"
 )
 
-// rawCodec sends []byte messages as they are and keeps responses as bytes.
-// Its name is "proto" so that requests carry the OTLP content-type
-// application/grpc+proto; it is passed with ForceCodecV2, never registered,
-// so it replaces nothing globally.
-type rawCodec struct{}
-
-func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
-	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
-}
-
-func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	*v.(*[]byte) = data.Materialize()
-	return nil
-}
-
-func (rawCodec) Name() string { return "proto" }
-
-// Payload is a pre-encoded request and the gRPC method it goes to.
-type payload struct {
-	method string
-	items  int
-	src    []byte
-}
-
-func newPayload(signal string, items, attrs int) (payload, error) {
-	switch signal {
-	case "traces":
-		return payload{"/opentelemetry.proto.collector.trace.v1.TraceService/Export", items, bench.TracesBytes(items, attrs)}, nil
-	case "metrics":
-		// bench.Metrics(p) holds 30 metrics of p points each.
-		p := max(items/30, 1)
-		return payload{"/opentelemetry.proto.collector.metrics.v1.MetricsService/Export", 30 * p, bench.MetricsBytes(p)}, nil
-	case "logs":
-		return payload{"/opentelemetry.proto.collector.logs.v1.LogsService/Export", items, bench.LogsBytes(items, attrs)}, nil
-	}
-	return payload{}, fmt.Errorf("unknown -signal %q: want traces, metrics or logs", signal)
+type config struct {
+	addr        string
+	protocol    string
+	compression string
+	signal      string
+	items       int
+	attrs       int
+	requests    int
+	concurrency int
+	floor       bool
+	floorTime   float64
 }
 
 func main() {
-	addr := flag.String("addr", "127.0.0.1:4317", "server address (host:port)")
-	signal := flag.String("signal", "traces", "traces, metrics or logs")
-	items := flag.Int("items", 500, "spans, data points or log records per request")
-	attrs := flag.Int("attrs", 10, "attributes per span or log record")
-	requests := flag.Int("requests", 2000, "requests to send")
-	concurrency := flag.Int("concurrency", 4, "requests in flight")
+	var cfg config
+	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:4317", "server address (host:port)")
+	flag.StringVar(&cfg.protocol, "protocol", "grpc", "grpc, grpc-stream, http-proto or http-json")
+	flag.StringVar(&cfg.compression, "compression", "none", "none, gzip or zstd")
+	flag.StringVar(&cfg.signal, "signal", "traces", "traces, metrics or logs")
+	flag.IntVar(&cfg.items, "items", 500, "spans, data points or log records per request")
+	flag.IntVar(&cfg.attrs, "attrs", 10, "attributes per span or log record")
+	flag.IntVar(&cfg.requests, "requests", 2000, "requests to send")
+	flag.IntVar(&cfg.concurrency, "concurrency", 4, "requests in flight (grpc-stream: unacknowledged requests on the stream)")
+	flag.BoolVar(&cfg.floor, "floor", false, "measure the in-process decode floor of the payload instead of sending it")
+	flag.Float64Var(&cfg.floorTime, "floor-seconds", 2, "with -floor: CPU seconds to spend measuring each of the two floors")
 	flag.Parse()
 
-	p, err := newPayload(*signal, *items, *attrs)
+	p, err := newPayload(cfg)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchload: %s\n", err)
 		os.Exit(2)
 	}
-	cc, err := grpc.NewClient(*addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{})))
+	if cfg.floor {
+		err = runFloor(cfg, p)
+	} else {
+		err = runLoad(cfg, p)
+	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchload: cannot dial: %s\n", err)
+		fmt.Fprintf(os.Stderr, "benchload: %s\n", err)
 		os.Exit(1)
 	}
-	defer cc.Close()
-
-	var next atomic.Int64
-	var firstErr error
-	var errOnce sync.Once
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range *concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			src := p.src
-			var resp []byte
-			for next.Add(1) <= int64(*requests) {
-				if err := cc.Invoke(context.Background(), p.method, &src, &resp); err != nil {
-					errOnce.Do(func() { firstErr = err })
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if firstErr != nil {
-		fmt.Fprintf(os.Stderr, "benchload: export failed: %s\n", firstErr)
-		os.Exit(1)
-	}
-	n := int64(*requests) * int64(p.items)
-	fmt.Printf("requests=%d items=%d bytes_per_request=%d seconds=%.3f items_per_second=%.0f\n",
-		*requests, n, len(p.src), elapsed.Seconds(), float64(n)/elapsed.Seconds())
 }

@@ -1,21 +1,41 @@
 // Command sidebyside runs the side-by-side server benchmark (issue 6): the
 // otlp-lite receiver and the baseline receiver (the Collector's grpc-go +
-// pdata decode path, ../baseline) each run as their own process pinned to
+// pdata decode paths, ../baseline) each run as their own process pinned to
 // one core, receive the same pre-encoded requests from benchload pinned to
 // another core, and are charged the CPU time the kernel accounted to them.
 //
-//	cd bench && go run ./cmd/sidebyside -rounds 3
+//	cd bench && go run ./cmd/sidebyside                # the default matrix, a few minutes
+//	cd bench && go run ./cmd/sidebyside -matrix full   # every cell of issue 6
+//	cd bench && go run ./cmd/sidebyside -matrix one -protocol http-json -items 100 -attrs 4
 //
-// Servers alternate A B A B... so that drifts of a shared machine hit both.
-// For each round and server it measures
+// A cell is a signal and shape (traces 500×10 and 100×4, metrics, logs), a
+// protocol (OTLP/gRPC unary, otlp-lite's gRPC stream, OTLP/HTTP protobuf or
+// JSON) and a compression (none, gzip, zstd). In each cell, servers
+// alternate A B A B… for -rounds rounds so that drifts of a shared machine
+// hit both, and each round ends with the decode floor (benchload -floor,
+// pinned to the servers' core). For each round and server it measures
 //
 //   - CPU: utime+stime of the server process from /proc/PID/stat, read
 //     before and after the measured load (after a warm-up), divided by the
 //     items sent, in µs per item;
 //   - RSS: the server's peak resident set (VmHWM of /proc/PID/status) at
 //     the end of the round;
+//   - the floor: CPU µs per item of otlpdecode.Check* over the same
+//     protobuf bytes in-process, and of decompression + JSON transcoding +
+//     Check over the body as sent ("full floor");
 //
-// and prints a table with each round's ratio of otlp-lite to the baseline.
+// and prints, per cell, a table with each round's ratio of otlp-lite to the
+// baseline and of otlp-lite to the floor, then a summary of all cells.
+//
+// The gRPC stream cell has no baseline of its own (the Collector has no
+// streaming export): its baseline column is the baseline's unary gRPC on the
+// same payload, i.e. what a user would replace. otlp-lite runs it with
+// stream rotation off (-stream-max-requests -1 -stream-max-age -1s), since
+// benchload does not resend after a rotation.
+//
+// With -profile-dir, after the rounds of each cell otlp-lite runs once more
+// with -admin-pprof, and a CPU profile of the measured load is saved there
+// (with the binary, for go tool pprof); that run is not in the tables.
 package main
 
 import (
@@ -23,8 +43,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,21 +62,80 @@ import (
 const clockTicks = 100
 
 type config struct {
-	rounds      int
+	matrix         string
+	rounds         int
+	scale          float64
+	one            cell
+	warmup         int
+	concurrency    int
+	floorSeconds   float64
+	serverCPU      string
+	clientCPU      string
+	profileDir     string
+	profileSeconds int
+}
+
+// cell is one configuration measured on both servers.
+type cell struct {
 	signal      string
 	items       int
 	attrs       int
-	requests    int
-	warmup      int
-	concurrency int
-	serverCPU   string
-	clientCPU   string
-	port        int
+	protocol    string // grpc, grpc-stream, http-proto, http-json
+	compression string // none, gzip, zstd
+	requests    int    // measured requests per round and server
+}
+
+func (c cell) String() string {
+	shape := fmt.Sprintf("%dx%d", c.items, c.attrs)
+	if c.signal == "metrics" {
+		shape = fmt.Sprintf("%dpoints", c.items)
+	}
+	s := fmt.Sprintf("%s %s %s", c.signal, shape, c.protocol)
+	if c.compression != "none" {
+		s += " " + c.compression
+	}
+	return s
+}
+
+// matrices are the predefined sets of cells. Requests are sized so that a
+// round takes a few seconds of server CPU on this kind of machine; -scale
+// multiplies them.
+var matrices = map[string][]cell{
+	// default: what `make bench` runs, a few minutes on 2 cores: the
+	// cells of the headline targets.
+	"default": {
+		{"traces", 500, 10, "grpc", "none", 2000},
+		{"traces", 500, 10, "grpc", "gzip", 600},
+		{"traces", 100, 4, "grpc", "none", 6000},
+	},
+	// full: the matrix of issue 6.
+	"full": {
+		{"traces", 500, 10, "grpc", "none", 2000},
+		{"traces", 500, 10, "grpc", "gzip", 600},
+		{"traces", 500, 10, "grpc", "zstd", 1000},
+		{"traces", 500, 10, "grpc-stream", "none", 2000},
+		{"traces", 500, 10, "http-proto", "none", 2000},
+		{"traces", 500, 10, "http-json", "none", 500},
+		{"traces", 100, 4, "grpc", "none", 6000},
+		{"traces", 100, 4, "grpc", "gzip", 3000},
+		{"traces", 100, 4, "grpc", "zstd", 4000},
+		{"traces", 100, 4, "grpc-stream", "none", 6000},
+		{"traces", 100, 4, "http-proto", "none", 6000},
+		{"traces", 100, 4, "http-json", "none", 2000},
+		{"metrics", 510, 3, "grpc", "none", 2000},
+		{"metrics", 510, 3, "http-proto", "none", 2000},
+		{"logs", 500, 6, "grpc", "none", 2000},
+		{"logs", 500, 6, "http-proto", "none", 2000},
+	},
 }
 
 type server struct {
 	name string
-	args func(addr string) []string
+	// args returns the command line serving c on addr.
+	args func(c cell, addr string, extra []string) ([]string, error)
+	// loadProtocol is the protocol benchload uses against this server
+	// for c (the baseline has no stream: it gets unary gRPC).
+	loadProtocol func(c cell) string
 }
 
 type sample struct {
@@ -66,18 +147,34 @@ type sample struct {
 
 func (s sample) usPerItem() float64 { return s.cpuSeconds * 1e6 / float64(s.items) }
 
+// floor is one round's in-process decode floor, µs per item.
+type floor struct{ check, full float64 }
+
+// cellResult holds every round of one cell.
+type cellResult struct {
+	cell    cell
+	samples map[string][]sample
+	floors  []floor
+}
+
 func main() {
 	var cfg config
-	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds; each runs every server once")
-	flag.StringVar(&cfg.signal, "signal", "traces", "traces, metrics or logs")
-	flag.IntVar(&cfg.items, "items", 500, "spans, data points or log records per request")
-	flag.IntVar(&cfg.attrs, "attrs", 10, "attributes per span or log record")
-	flag.IntVar(&cfg.requests, "requests", 2000, "measured requests per round and server")
-	flag.IntVar(&cfg.warmup, "warmup", 200, "warm-up requests before the measurement")
-	flag.IntVar(&cfg.concurrency, "concurrency", 4, "requests in flight")
-	flag.StringVar(&cfg.serverCPU, "server-cpu", "1", "taskset CPU list of the servers")
+	flag.StringVar(&cfg.matrix, "matrix", "default", "cells to run: default (make bench), full (issue 6's matrix), or one (the cell of -signal, -items, -attrs, -protocol, -compression, -requests)")
+	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds per cell; each runs every server once, then the floor")
+	flag.Float64Var(&cfg.scale, "scale", 1, "multiplies the requests per round of -matrix default or full")
+	flag.StringVar(&cfg.one.signal, "signal", "traces", "with -matrix one: traces, metrics or logs")
+	flag.IntVar(&cfg.one.items, "items", 500, "with -matrix one: spans, data points or log records per request")
+	flag.IntVar(&cfg.one.attrs, "attrs", 10, "with -matrix one: attributes per span or log record")
+	flag.StringVar(&cfg.one.protocol, "protocol", "grpc", "with -matrix one: grpc, grpc-stream, http-proto or http-json")
+	flag.StringVar(&cfg.one.compression, "compression", "none", "with -matrix one: none, gzip or zstd")
+	flag.IntVar(&cfg.one.requests, "requests", 2000, "with -matrix one: measured requests per round and server")
+	flag.IntVar(&cfg.warmup, "warmup", 200, "warm-up requests before each measurement")
+	flag.IntVar(&cfg.concurrency, "concurrency", 4, "requests in flight (for grpc-stream: unacknowledged requests)")
+	flag.Float64Var(&cfg.floorSeconds, "floor-seconds", 1, "CPU seconds of each floor measurement (Check, then the full floor)")
+	flag.StringVar(&cfg.serverCPU, "server-cpu", "1", "taskset CPU list of the servers and the floor")
 	flag.StringVar(&cfg.clientCPU, "client-cpu", "0", "taskset CPU list of the load client")
-	flag.IntVar(&cfg.port, "port", 0, "port the servers listen on, on 127.0.0.1; 0 picks a free one for each run")
+	flag.StringVar(&cfg.profileDir, "profile-dir", "", "if set, profile otlp-lite in one extra run per cell and save the CPU profiles here")
+	flag.IntVar(&cfg.profileSeconds, "profile-seconds", 10, "with -profile-dir: length of each profile; the extra run's load is made long enough")
 	flag.Parse()
 	if err := run(cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "sidebyside: %s\n", err)
@@ -85,7 +182,30 @@ func main() {
 	}
 }
 
+func cellsOf(cfg config) ([]cell, error) {
+	if cfg.matrix == "one" {
+		return []cell{cfg.one}, nil
+	}
+	cells, ok := matrices[cfg.matrix]
+	if !ok {
+		return nil, fmt.Errorf("unknown -matrix %q: want default, full or one", cfg.matrix)
+	}
+	out := make([]cell, len(cells))
+	for i, c := range cells {
+		c.requests = max(1, int(float64(c.requests)*cfg.scale))
+		out[i] = c
+	}
+	return out, nil
+}
+
 func run(cfg config) error {
+	cells, err := cellsOf(cfg)
+	if err != nil {
+		return err
+	}
+	if cfg.rounds < 1 {
+		return errors.New("-rounds must be at least 1")
+	}
 	dir, err := os.MkdirTemp("", "sidebyside")
 	if err != nil {
 		return err
@@ -114,41 +234,118 @@ func run(cfg config) error {
 			return fmt.Errorf("cannot build %s: %w", b.pkg, err)
 		}
 	}
-
-	servers := []server{
-		{"baseline", func(addr string) []string { return []string{bin("baseline"), "-grpc-addr", addr} }},
-		{"otlp-lite", func(addr string) []string {
-			return []string{bin("otlp-lite"), "serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", "", "-storage", "discard", "-log-level", "warn"}
-		}},
+	if rev, err := exec.Command("git", "-C", strings.TrimSpace(string(root)), "describe", "--always", "--dirty").Output(); err == nil {
+		fmt.Printf("otlp-lite at %s, %s\n", strings.TrimSpace(string(rev)), time.Now().UTC().Format(time.RFC3339))
 	}
-	results := make(map[string][]sample)
-	for round := range cfg.rounds {
-		for _, srv := range servers {
-			s, err := measure(cfg, srv, bin("benchload"))
-			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", round+1, srv.name, err)
-			}
-			fmt.Fprintf(os.Stderr, "round %d %-9s %7.2f µs/item CPU, RSS %6.1f MiB, %s\n",
-				round+1, srv.name, s.usPerItem(), float64(s.rssKiB)/1024, s.throughput)
-			results[srv.name] = append(results[srv.name], s)
+	if cfg.profileDir != "" {
+		if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
+			return err
+		}
+		if err := copyFile(bin("otlp-lite"), filepath.Join(cfg.profileDir, "otlp-lite")); err != nil {
+			return err
 		}
 	}
-	printTable(cfg, servers, results)
+
+	servers := []server{
+		{
+			name: "baseline",
+			args: func(c cell, addr string, _ []string) ([]string, error) {
+				if strings.HasPrefix(c.protocol, "http") {
+					return []string{bin("baseline"), "-grpc-addr", "", "-http-addr", addr}, nil
+				}
+				return []string{bin("baseline"), "-grpc-addr", addr}, nil
+			},
+			loadProtocol: func(c cell) string {
+				if c.protocol == "grpc-stream" {
+					return "grpc"
+				}
+				return c.protocol
+			},
+		},
+		{
+			name: "otlp-lite",
+			args: func(c cell, addr string, extra []string) ([]string, error) {
+				args := []string{bin("otlp-lite"), "serve", "-admin-addr", "", "-storage", "discard", "-log-level", "warn"}
+				if strings.HasPrefix(c.protocol, "http") {
+					// The OTLP/HTTP port, as a client configured
+					// for http/protobuf would use; the gRPC
+					// port goes unused.
+					p, err := freePort()
+					if err != nil {
+						return nil, err
+					}
+					args = append(args, "-http-addr", addr, "-grpc-addr", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+				} else {
+					args = append(args, "-grpc-addr", addr, "-http-addr", "")
+				}
+				if c.protocol == "grpc-stream" {
+					args = append(args, "-stream-max-requests", "-1", "-stream-max-age", "-1s")
+				}
+				return append(args, extra...), nil
+			},
+			loadProtocol: func(c cell) string { return c.protocol },
+		},
+	}
+	var results []cellResult
+	for _, c := range cells {
+		fmt.Fprintf(os.Stderr, "cell %s: %d requests per round\n", c, c.requests)
+		r := cellResult{cell: c, samples: make(map[string][]sample)}
+		for round := range cfg.rounds {
+			for _, srv := range servers {
+				s, err := measure(cfg, c, srv, bin("benchload"), "")
+				if err != nil {
+					return fmt.Errorf("%s, round %d, %s: %w", c, round+1, srv.name, err)
+				}
+				fmt.Fprintf(os.Stderr, "  round %d %-9s %7.3f µs/item CPU, RSS %6.1f MiB, %s\n",
+					round+1, srv.name, s.usPerItem(), float64(s.rssKiB)/1024, s.throughput)
+				r.samples[srv.name] = append(r.samples[srv.name], s)
+			}
+			f, err := measureFloor(cfg, c, bin("benchload"))
+			if err != nil {
+				return fmt.Errorf("%s, round %d, floor: %w", c, round+1, err)
+			}
+			fmt.Fprintf(os.Stderr, "  round %d floor     %7.3f µs/item Check, %.3f full\n", round+1, f.check, f.full)
+			r.floors = append(r.floors, f)
+		}
+		printCell(cfg, r, servers)
+		results = append(results, r)
+		if cfg.profileDir != "" {
+			file := filepath.Join(cfg.profileDir, strings.ReplaceAll(c.String(), " ", "_")+".cpu.pprof")
+			if _, err := measure(cfg, c, servers[1], bin("benchload"), file); err != nil {
+				return fmt.Errorf("%s, profile run: %w", c, err)
+			}
+			fmt.Fprintf(os.Stderr, "  profile: %s\n", file)
+		}
+	}
+	printSummary(cfg, results, servers)
 	return nil
 }
 
-// measure starts srv pinned to cfg.serverCPU, warms it up, loads it with
-// cfg.requests requests and returns its CPU and RSS.
-func measure(cfg config, srv server, benchload string) (sample, error) {
-	port := cfg.port
-	if port == 0 {
-		var err error
-		if port, err = freePort(); err != nil {
-			return sample{}, err
-		}
+// measure starts srv for c pinned to cfg.serverCPU, warms it up, loads it
+// with c.requests requests and returns its CPU and RSS. With a profile file
+// it also serves pprof on an admin port and saves a CPU profile of the
+// load there, making the load last at least cfg.profileSeconds.
+func measure(cfg config, c cell, srv server, benchload, profile string) (sample, error) {
+	port, err := freePort()
+	if err != nil {
+		return sample{}, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	cmd := exec.Command("taskset", append([]string{"-c", cfg.serverCPU}, srv.args(addr)...)...)
+	var extra []string
+	var adminAddr string
+	if profile != "" {
+		p, err := freePort()
+		if err != nil {
+			return sample{}, err
+		}
+		adminAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(p))
+		extra = []string{"-admin-addr", adminAddr, "-admin-pprof"}
+	}
+	args, err := srv.args(c, addr, extra)
+	if err != nil {
+		return sample{}, err
+	}
+	cmd := exec.Command("taskset", append([]string{"-c", cfg.serverCPU}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -172,11 +369,12 @@ func measure(cfg config, srv server, benchload string) (sample, error) {
 	}
 
 	load := func(requests int) (string, error) {
-		c := exec.Command("taskset", "-c", cfg.clientCPU, benchload,
-			"-addr", addr, "-signal", cfg.signal, "-items", strconv.Itoa(cfg.items),
-			"-attrs", strconv.Itoa(cfg.attrs), "-requests", strconv.Itoa(requests),
+		l := exec.Command("taskset", "-c", cfg.clientCPU, benchload,
+			"-addr", addr, "-protocol", srv.loadProtocol(c), "-compression", c.compression,
+			"-signal", c.signal, "-items", strconv.Itoa(c.items),
+			"-attrs", strconv.Itoa(c.attrs), "-requests", strconv.Itoa(requests),
 			"-concurrency", strconv.Itoa(cfg.concurrency))
-		out, err := c.CombinedOutput()
+		out, err := l.CombinedOutput()
 		if err != nil {
 			return "", fmt.Errorf("benchload: %w: %s; server stderr: %s", err, out, stderr.String())
 		}
@@ -185,11 +383,21 @@ func measure(cfg config, srv server, benchload string) (sample, error) {
 	if _, err := load(cfg.warmup); err != nil {
 		return sample{}, err
 	}
+	requests := c.requests
+	var profErr chan error
+	if profile != "" {
+		// Enough requests to cover the profile: the warm-up's rate
+		// is unknown here, so send many; the load is cut short by
+		// nothing, so keep -profile-seconds modest.
+		requests = c.requests * 3
+		profErr = make(chan error, 1)
+		go func() { profErr <- fetchProfile(adminAddr, cfg.profileSeconds, profile) }()
+	}
 	before, err := cpuSeconds(pid)
 	if err != nil {
 		return sample{}, err
 	}
-	out, err := load(cfg.requests)
+	out, err := load(requests)
 	if err != nil {
 		return sample{}, err
 	}
@@ -205,7 +413,69 @@ func measure(cfg config, srv server, benchload string) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
+	if profErr != nil {
+		if err := <-profErr; err != nil {
+			return sample{}, err
+		}
+	}
 	return sample{cpuSeconds: after - before, items: items, rssKiB: rss, throughput: throughputOf(out)}, nil
+}
+
+// fetchProfile saves a CPU profile of seconds from otlp-lite's admin pprof
+// endpoint to file.
+func fetchProfile(adminAddr string, seconds int, file string) error {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", adminAddr, seconds))
+	if err != nil {
+		return fmt.Errorf("cannot profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("cannot profile: %s", resp.Status)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func copyFile(from, to string) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o755)
+}
+
+// measureFloor runs benchload -floor for c pinned to the servers' core.
+func measureFloor(cfg config, c cell, benchload string) (floor, error) {
+	out, err := exec.Command("taskset", "-c", cfg.serverCPU, benchload, "-floor",
+		"-floor-seconds", strconv.FormatFloat(cfg.floorSeconds, 'f', -1, 64),
+		"-protocol", c.protocol, "-compression", c.compression,
+		"-signal", c.signal, "-items", strconv.Itoa(c.items), "-attrs", strconv.Itoa(c.attrs)).CombinedOutput()
+	if err != nil {
+		return floor{}, fmt.Errorf("benchload -floor: %w: %s", err, out)
+	}
+	var f floor
+	var okCheck, okFull bool
+	for _, field := range strings.Fields(string(out)) {
+		if v, ok := strings.CutPrefix(field, "floor_check_us_per_item="); ok {
+			f.check, err = strconv.ParseFloat(v, 64)
+			okCheck = err == nil
+		}
+		if v, ok := strings.CutPrefix(field, "floor_full_us_per_item="); ok {
+			f.full, err = strconv.ParseFloat(v, 64)
+			okFull = err == nil
+		}
+	}
+	if !okCheck || !okFull {
+		return floor{}, fmt.Errorf("cannot parse benchload -floor output %q", out)
+	}
+	return f, nil
 }
 
 // waitListening waits until addr accepts connections, failing early if
@@ -325,34 +595,86 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// printTable prints, in Markdown, every round's CPU per item and peak RSS,
-// with the ratio of each server to the first (the baseline), and the
-// medians.
-func printTable(cfg config, servers []server, results map[string][]sample) {
-	fmt.Printf("signal=%s items/request=%d attrs=%d requests/round=%d concurrency=%d server CPU %s, client CPU %s\n\n",
-		cfg.signal, cfg.items, cfg.attrs, cfg.requests, cfg.concurrency, cfg.serverCPU, cfg.clientCPU)
-	fmt.Println("| round | server | CPU µs/item | CPU ratio | peak RSS MiB | RSS ratio | client items/s |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---:|")
-	base := results[servers[0].name]
-	cpu := make(map[string][]float64)
-	rss := make(map[string][]float64)
-	cpuRatio := make(map[string][]float64)
-	rssRatio := make(map[string][]float64)
+// printCell prints, in Markdown, every round of r: each server's CPU per
+// item and peak RSS with its ratio to the baseline's in the same round, and
+// the floor with otlp-lite's ratio to it; then the medians (of values and
+// of per-round ratios).
+func printCell(cfg config, r cellResult, servers []server) {
+	c := r.cell
+	fmt.Printf("\n%s: %d requests/round, concurrency %d, server CPU %s, client CPU %s\n\n",
+		c, c.requests, cfg.concurrency, cfg.serverCPU, cfg.clientCPU)
+	fmt.Println("| round | server | CPU µs/item | CPU ratio | ÷ floor | ÷ full floor | peak RSS MiB | RSS ratio | client items/s |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	base := r.samples[servers[0].name]
+	cols := make(map[string]*[5][]float64) // cpu, cpu ratio, rss, rss ratio; per server
+	var floorRatio, fullRatio []float64
+	for _, srv := range servers {
+		cols[srv.name] = &[5][]float64{}
+	}
 	for round := range cfg.rounds {
+		f := r.floors[round]
 		for _, srv := range servers {
-			s := results[srv.name][round]
+			s := r.samples[srv.name][round]
 			cr := s.usPerItem() / base[round].usPerItem()
 			rr := float64(s.rssKiB) / float64(base[round].rssKiB)
-			cpu[srv.name] = append(cpu[srv.name], s.usPerItem())
-			rss[srv.name] = append(rss[srv.name], float64(s.rssKiB)/1024)
-			cpuRatio[srv.name] = append(cpuRatio[srv.name], cr)
-			rssRatio[srv.name] = append(rssRatio[srv.name], rr)
-			fmt.Printf("| %d | %s | %.3f | %.3f | %.1f | %.3f | %s |\n",
-				round+1, srv.name, s.usPerItem(), cr, float64(s.rssKiB)/1024, rr, strings.TrimSuffix(s.throughput, " items/s"))
+			col := cols[srv.name]
+			col[0] = append(col[0], s.usPerItem())
+			col[1] = append(col[1], cr)
+			col[2] = append(col[2], float64(s.rssKiB)/1024)
+			col[3] = append(col[3], rr)
+			fl, ff := "", ""
+			if srv.name != servers[0].name {
+				floorRatio = append(floorRatio, s.usPerItem()/f.check)
+				fullRatio = append(fullRatio, s.usPerItem()/f.full)
+				fl, ff = fmt.Sprintf("%.2f", s.usPerItem()/f.check), fmt.Sprintf("%.2f", s.usPerItem()/f.full)
+			}
+			fmt.Printf("| %d | %s | %.3f | %.3f | %s | %s | %.1f | %.3f | %s |\n",
+				round+1, srv.name, s.usPerItem(), cr, fl, ff, float64(s.rssKiB)/1024, rr, strings.TrimSuffix(s.throughput, " items/s"))
 		}
+		fmt.Printf("| %d | floor | %.3f (Check), %.3f (full) | | | | | | |\n", round+1, f.check, f.full)
 	}
 	for _, srv := range servers {
-		fmt.Printf("| median | %s | %.3f | %.3f | %.1f | %.3f | |\n",
-			srv.name, median(cpu[srv.name]), median(cpuRatio[srv.name]), median(rss[srv.name]), median(rssRatio[srv.name]))
+		col := cols[srv.name]
+		fl, ff := "", ""
+		if srv.name != servers[0].name {
+			fl, ff = fmt.Sprintf("%.2f", median(floorRatio)), fmt.Sprintf("%.2f", median(fullRatio))
+		}
+		fmt.Printf("| median | %s | %.3f | %.3f | %s | %s | %.1f | %.3f | |\n",
+			srv.name, median(col[0]), median(col[1]), fl, ff, median(col[2]), median(col[3]))
+	}
+}
+
+// printSummary prints one Markdown row per cell: medians over the rounds,
+// ratios as the median of the per-round ratios, and the per-round CPU
+// ratios themselves.
+func printSummary(cfg config, results []cellResult, servers []server) {
+	fmt.Printf("\nSummary (%d rounds per cell; ratios are medians of per-round ratios)\n\n", cfg.rounds)
+	fmt.Println("| cell | baseline CPU µs/item | otlp-lite CPU µs/item | CPU ratio | per-round CPU ratios | floor µs/item (Check / full) | otlp-lite ÷ floor | ÷ full floor | peak RSS MiB (baseline / otlp-lite) | RSS ratio |")
+	fmt.Println("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+	for _, r := range results {
+		base, ours := r.samples[servers[0].name], r.samples[servers[1].name]
+		var bc, oc, cr, br, or, rr, fc, ffl, fr, ffr []float64
+		var rounds []string
+		for i := range base {
+			bc = append(bc, base[i].usPerItem())
+			oc = append(oc, ours[i].usPerItem())
+			ratio := ours[i].usPerItem() / base[i].usPerItem()
+			cr = append(cr, ratio)
+			rounds = append(rounds, fmt.Sprintf("%.2f", ratio))
+			br = append(br, float64(base[i].rssKiB)/1024)
+			or = append(or, float64(ours[i].rssKiB)/1024)
+			rr = append(rr, float64(ours[i].rssKiB)/float64(base[i].rssKiB))
+			fc = append(fc, r.floors[i].check)
+			ffl = append(ffl, r.floors[i].full)
+			fr = append(fr, ours[i].usPerItem()/r.floors[i].check)
+			ffr = append(ffr, ours[i].usPerItem()/r.floors[i].full)
+		}
+		name := r.cell.String()
+		if r.cell.protocol == "grpc-stream" {
+			name += " (baseline: unary)"
+		}
+		fmt.Printf("| %s | %.3f | %.3f | **%.3f** | %s | %.3f / %.3f | **%.2f** | %.2f | %.1f / %.1f | **%.2f** |\n",
+			name, median(bc), median(oc), median(cr), strings.Join(rounds, ", "),
+			median(fc), median(ffl), median(fr), median(ffr), median(br), median(or), median(rr))
 	}
 }
