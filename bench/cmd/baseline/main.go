@@ -7,13 +7,14 @@
 //     pmetricotlp and plogotlp servers, whose codec unmarshals each request
 //     into pdata; gzip (grpc-go's) and zstd (klauspost, as configgrpc
 //     registers it) accepted.
+//
 //   - OTLP/HTTP (http.go): net/http serving POST /v1/{traces,metrics,logs}
 //     like the otlpreceiver's HTTP side: Content-Encoding gzip or zstd
 //     decompressed as confighttp does, the body read whole and unmarshalled
 //     with pdata's Export*Request UnmarshalProto or UnmarshalJSON, the
 //     response marshalled in the request's content type.
 //
-//	baseline -grpc-addr 127.0.0.1:4317 -http-addr 127.0.0.1:4318
+//     baseline -grpc-addr 127.0.0.1:4317 -http-addr 127.0.0.1:4318
 //
 // It serves until SIGINT or SIGTERM.
 package main
