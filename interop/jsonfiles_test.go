@@ -158,4 +158,3 @@ func ojBase64IDs(t *testing.T, v any) any {
 	}
 	return v
 }
-
