@@ -6,9 +6,11 @@ require (
 	github.com/VictoriaMetrics/easyproto v1.1.3
 	github.com/klauspost/compress v1.20.3
 	github.com/twmb/franz-go v1.22.2
+	golang.org/x/net v0.62.0
 )
 
 require (
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 )
