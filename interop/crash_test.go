@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
 var crashRounds = flag.Int("crash-rounds", 3, "rounds of TestCrashRecovery: each SIGKILLs the server under load and restarts it on the same data directory")
@@ -29,7 +30,9 @@ const (
 // server is restarted on the same data directory (recovering whatever torn
 // tail the kill left), stopped cleanly, and the store is read back. Every
 // acknowledged id must be there, exactly once and byte-for-byte as sent;
-// unacknowledged ones may or may not be; no record may fail to parse.
+// unacknowledged ones may or may not be; no record may fail to parse. The
+// segments are small (crashSegmentSize) so that the store rolls to a new
+// segment file every request or two while the kills land.
 func TestCrashRecovery(t *testing.T) {
 	dataDir := t.TempDir()
 	sent := map[string]*coltracepb.ExportTraceServiceRequest{} // every id ever sent
@@ -42,8 +45,14 @@ func TestCrashRecovery(t *testing.T) {
 	}
 }
 
+// crashSegmentSize is the -storage-max-segment-size of the crash test: the
+// requests are up to ~64 KiB, so nearly every one starts a new segment and
+// the kills land in segment rolls (new file, header, directory entry) as
+// well as in the middle of records.
+const crashSegmentSize = "64KiB"
+
 func crashRound(t *testing.T, dataDir string, round int, sent map[string]*coltracepb.ExportTraceServiceRequest, acked map[string]bool) {
-	srv := startServer(t, dataDir)
+	srv := startServer(t, dataDir, "-storage-max-segment-size", crashSegmentSize)
 	var (
 		mu    sync.Mutex
 		wg    sync.WaitGroup
@@ -109,7 +118,7 @@ func crashRound(t *testing.T, dataDir string, round int, sent map[string]*coltra
 
 	// Restart on the same directory: recovery must cope with the torn tail
 	// and the server must accept writes again.
-	srv = startServer(t, dataDir)
+	srv = startServer(t, dataDir, "-storage-max-segment-size", crashSegmentSize)
 	afterID := fmt.Sprintf("r%d-after-restart", round)
 	after := crashRequest(afterID, 0)
 	sent[afterID] = after
@@ -156,6 +165,18 @@ func crashRound(t *testing.T, dataDir string, round int, sent map[string]*coltra
 		}
 	}
 	t.Logf("round %d: %d distinct requests stored, %d acknowledged in total", round, len(seen), len(acked))
+	// The kills must have had segment rolls to land in.
+	st, err := disk.ReadStats(dataDir)
+	if err != nil {
+		t.Fatalf("round %d: disk.ReadStats: %v", round, err)
+	}
+	for _, ss := range st.Signals {
+		if ss.Signal == storage.Traces && ss.Segments < 10*(round+1) {
+			t.Errorf("round %d: %d traces segments after %d requests, want many (-storage-max-segment-size %s)", round, ss.Segments, len(seen), crashSegmentSize)
+		} else if ss.Signal == storage.Traces {
+			t.Logf("round %d: %d traces segments", round, ss.Segments)
+		}
+	}
 }
 
 // crashRequest builds a request identified by id, with between one and

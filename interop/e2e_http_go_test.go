@@ -64,6 +64,54 @@ func testGoSDKHTTP(t *testing.T, srv *server, addr, compression string, jsonTrac
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
+	want := sendGoHTTP(ctx, t, addr, compression, jsonTraces, res, capt)
+	srv.stop()
+
+	sum := capt.summary()
+	if len(capt.failures) > 0 || len(capt.partial) > 0 {
+		t.Errorf("exports were not all fully successful: %s", sum)
+	}
+	wantEncoding := compression
+	if compression == "none" {
+		wantEncoding = ""
+	}
+	for e := range capt.encodings {
+		if e != wantEncoding {
+			t.Errorf("a request was sent with Content-Encoding %q, want %q: %s", e, wantEncoding, sum)
+		}
+	}
+	for p := range capt.protos {
+		// http.Transport speaks HTTP/1.1 to http:// URLs: on the gRPC
+		// port this proves the h2c listener answers plain HTTP/1.1.
+		if p != "HTTP/1.1" {
+			t.Errorf("a response came over %s, want HTTP/1.1: %s", p, sum)
+		}
+	}
+	if jsonTraces && capt.contentTypes["application/json"] == 0 {
+		t.Errorf("no request was sent as application/json: %s", sum)
+	}
+	if len(capt.traces) == 0 || len(capt.metrics) == 0 || len(capt.logs) == 0 {
+		t.Fatalf("the SDK did not export every signal: %s", sum)
+	}
+	t.Logf("%s", sum)
+
+	storedTraces := scanStore(t, srv.dataDir, storage.Traces, func() *coltracepb.ExportTraceServiceRequest { return new(coltracepb.ExportTraceServiceRequest) })
+	storedMetrics := scanStore(t, srv.dataDir, storage.Metrics, func() *colmetricspb.ExportMetricsServiceRequest { return new(colmetricspb.ExportMetricsServiceRequest) })
+	storedLogs := scanStore(t, srv.dataDir, storage.Logs, func() *collogspb.ExportLogsServiceRequest { return new(collogspb.ExportLogsServiceRequest) })
+	matchMessages(t, "traces", capt.traces, storedTraces)
+	matchMessages(t, "metrics", capt.metrics, storedMetrics)
+	matchMessages(t, "logs", capt.logs, storedLogs)
+
+	checkGoTraces(t, run, want, storedTraces)
+	checkGoMetrics(t, run, storedMetrics)
+	checkGoLogs(t, run, want, storedLogs)
+}
+
+// sendGoHTTP sends the Go SDK test's traces, metrics and logs to addr with
+// the OTLP/HTTP exporters (binary protobuf; traces as OTLP/JSON with
+// jsonTraces), through capt.
+func sendGoHTTP(ctx context.Context, t *testing.T, addr, compression string, jsonTraces bool, res *resource.Resource, capt *httpCapture) goWant {
+	t.Helper()
 	traceOpts := []otlptracehttp.Option{
 		otlptracehttp.WithEndpoint(addr),
 		otlptracehttp.WithInsecure(),
@@ -105,44 +153,5 @@ func testGoSDKHTTP(t *testing.T, srv *server, addr, compression string, jsonTrac
 		t.Fatalf("cannot create otlploghttp exporter: %v", err)
 	}
 	emitGoLogs(ctx, t, lexp, res, want)
-	srv.stop()
-
-	sum := capt.summary()
-	if len(capt.failures) > 0 || len(capt.partial) > 0 {
-		t.Errorf("exports were not all fully successful: %s", sum)
-	}
-	wantEncoding := compression
-	if compression == "none" {
-		wantEncoding = ""
-	}
-	for e := range capt.encodings {
-		if e != wantEncoding {
-			t.Errorf("a request was sent with Content-Encoding %q, want %q: %s", e, wantEncoding, sum)
-		}
-	}
-	for p := range capt.protos {
-		// http.Transport speaks HTTP/1.1 to http:// URLs: on the gRPC
-		// port this proves the h2c listener answers plain HTTP/1.1.
-		if p != "HTTP/1.1" {
-			t.Errorf("a response came over %s, want HTTP/1.1: %s", p, sum)
-		}
-	}
-	if jsonTraces && capt.contentTypes["application/json"] == 0 {
-		t.Errorf("no request was sent as application/json: %s", sum)
-	}
-	if len(capt.traces) == 0 || len(capt.metrics) == 0 || len(capt.logs) == 0 {
-		t.Fatalf("the SDK did not export every signal: %s", sum)
-	}
-	t.Logf("%s", sum)
-
-	storedTraces := scanStore(t, srv.dataDir, storage.Traces, func() *coltracepb.ExportTraceServiceRequest { return new(coltracepb.ExportTraceServiceRequest) })
-	storedMetrics := scanStore(t, srv.dataDir, storage.Metrics, func() *colmetricspb.ExportMetricsServiceRequest { return new(colmetricspb.ExportMetricsServiceRequest) })
-	storedLogs := scanStore(t, srv.dataDir, storage.Logs, func() *collogspb.ExportLogsServiceRequest { return new(collogspb.ExportLogsServiceRequest) })
-	matchMessages(t, "traces", capt.traces, storedTraces)
-	matchMessages(t, "metrics", capt.metrics, storedMetrics)
-	matchMessages(t, "logs", capt.logs, storedLogs)
-
-	checkGoTraces(t, run, want, storedTraces)
-	checkGoMetrics(t, run, storedMetrics)
-	checkGoLogs(t, run, want, storedLogs)
+	return want
 }

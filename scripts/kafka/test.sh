@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # test.sh [go test flags] — start a throw-away single-node Kafka broker, run
 # the storage/kafka tests against it (produce/consume, splitting, keying by
-# trace id, SASL, broker stop and restart under load), and stop it, also on
-# failure. This is `make kafka-test`.
+# trace id, SASL, broker stop and restart under load), then the interop
+# module's Kafka end-to-end test (the OpenTelemetry Go SDK through
+# `otlp-lite serve -storage kafka`, read back with a franz-go consumer), and
+# stop the broker, also on failure. This is `make kafka-test`. The go test
+# flags apply to the storage/kafka run.
 #
 # Environment: KAFKA_TEST_PORT picks the first port to try (default 29092;
 # the broker uses it, +1 and +2). Needs Java 17 and Maven (first run: the
@@ -33,3 +36,7 @@ OTLP_LITE_KAFKA_BROKERS="127.0.0.1:$port" \
 OTLP_LITE_KAFKA_SASL_BROKERS="127.0.0.1:$((port + 2))" \
 OTLP_LITE_KAFKA_DIR="$dir" \
 	go test -race -count=1 -timeout 5m "$@" ./storage/kafka/
+
+cd "$root/interop"
+OTLP_LITE_KAFKA_BROKERS="127.0.0.1:$port" \
+	go test -count=1 -timeout 3m -run Kafka ./...
