@@ -313,7 +313,6 @@ func (s *abuseServer) ready(t testing.TB) bool {
 // h2Conn is a hand-driven HTTP/2 client connection (RFC 9113) over h2c
 // with prior knowledge.
 type h2Conn struct {
-	t    testing.TB
 	conn net.Conn
 	fr   *http2.Framer
 	wmu  sync.Mutex // framer writes
@@ -356,32 +355,45 @@ func (s *h2Stream) outcome() outcome {
 // acknowledges its SETTINGS and PINGs, and records responses by stream.
 func dialH2(t testing.TB, addr string) *h2Conn {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	c, err := dialH2Err(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &h2Conn{t: t, conn: conn, addr: addr, streams: map[uint32]*h2Stream{},
+	t.Cleanup(func() { c.conn.Close() })
+	return c
+}
+
+// dialH2Err is dialH2 for goroutines other than the test's: it returns
+// errors, and the caller closes the connection.
+func dialH2Err(addr string) (*h2Conn, error) {
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	c := &h2Conn{conn: conn, addr: addr, streams: map[uint32]*h2Stream{},
 		changed: make(chan struct{}), settings: make(chan struct{})}
 	c.fr = http2.NewFramer(conn, conn)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.MaxHeaderListSize = 1 << 20
 	c.henc = hpack.NewEncoder(&c.hbuf)
 	if _, err := io.WriteString(conn, http2.ClientPreface); err != nil {
-		t.Fatal(err)
+		conn.Close()
+		return nil, err
 	}
 	// A large window, so responses never stall on our side.
 	if err := c.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 30}); err != nil {
-		t.Fatal(err)
+		conn.Close()
+		return nil, err
 	}
 	c.fr.WriteWindowUpdate(0, 1<<30)
 	go c.readLoop()
-	t.Cleanup(func() { conn.Close() })
 	select {
 	case <-c.settings:
 	case <-time.After(5 * time.Second):
-		t.Fatal("no SETTINGS from the server within 5s")
+		conn.Close()
+		return nil, errors.New("no SETTINGS from the server within 5s")
 	}
-	return c
+	return c, nil
 }
 
 func hpackField(name, value string) hpack.HeaderField {

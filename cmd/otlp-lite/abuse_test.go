@@ -3,8 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"io"
 	"net"
 	"net/http"
@@ -370,4 +372,207 @@ func TestBadInputAuth(t *testing.T) {
 	if strings.Contains(s.logs(), "secret-") {
 		t.Errorf("a token appears in the server log:\n%s", s.logs())
 	}
+}
+
+// TestRapidReset is CVE-2023-44487: one connection opens streams and
+// resets them at once, thousands of times, so that a server which starts a
+// handler per stream does unbounded work. While the attack runs, a second,
+// well-behaved connection must be served promptly; the server's CPU time
+// and peak memory during the attack must stay bounded; and afterwards its
+// goroutines return to where they were.
+func TestRapidReset(t *testing.T) {
+	s := startAbuseServer(t, abuseFlags()...)
+	s.mustServe(t)
+	goroutinesBefore := s.metric(t, "otlplite_go_goroutines")
+	before := readProc(t, s.pid)
+
+	const attackTime = 3 * time.Second
+	var (
+		pairs, conns int
+		attackErr    error
+		attackDone   = make(chan struct{})
+	)
+	go func() {
+		defer close(attackDone)
+		deadline := time.Now().Add(attackTime)
+		for time.Now().Before(deadline) {
+			c, err := dialH2Err(s.addr)
+			if err != nil {
+				attackErr = err
+				return
+			}
+			conns++
+			// Stream ids are odd and increasing (RFC 9113 section 5.1.1).
+			for id := uint32(1); id < 1<<31-2 && time.Now().Before(deadline); id += 2 {
+				if err := c.headers(id, methodTraces, false); err != nil {
+					break
+				}
+				if err := c.reset(id); err != nil {
+					break
+				}
+				pairs++
+				if c.closed() {
+					break
+				}
+			}
+			c.conn.Close()
+		}
+	}()
+
+	// The well-behaved client: one request every 20 ms on its own
+	// connection, each answered within a second.
+	client := grpcwire.NewClient(s.addr, nil)
+	defer client.HTTP.CloseIdleConnections()
+	var served int
+	var slowest time.Duration
+	for done := false; !done; {
+		select {
+		case <-attackDone:
+			done = true
+		case <-time.After(20 * time.Millisecond):
+		}
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := client.Invoke(ctx, methodTraces, tracesRequest(nil, fmt.Sprintf("during-attack-%d", served)))
+		cancel()
+		if err != nil {
+			t.Fatalf("well-behaved request %d failed during the attack: %v", served, err)
+		}
+		served++
+		slowest = max(slowest, time.Since(start))
+	}
+	if attackErr != nil {
+		t.Fatal(attackErr)
+	}
+	after := readProc(t, s.pid)
+	cpu := after.cpu - before.cpu
+	t.Logf("attack: %d HEADERS+RST_STREAM pairs on %d connections in %v; server CPU %v (%.1f µs/pair), VmHWM %d MiB (idle RSS %d MiB); %d well-behaved requests, slowest %v",
+		pairs, conns, attackTime, cpu, float64(cpu.Microseconds())/float64(max(pairs, 1)), after.hwm>>20, before.rss>>20, served, slowest.Round(time.Millisecond))
+	if pairs < 1000 {
+		t.Fatalf("only %d pairs sent: the attack did not happen", pairs)
+	}
+	if slowest > time.Second {
+		t.Errorf("a well-behaved request took %v during the attack", slowest)
+	}
+	// Generous bounds: a server that ran a handler per reset stream or
+	// buffered the streams would exceed them many times over. CPU: at most
+	// 1.5 cores for the attack's duration (the attacker shares the 2
+	// cores). Memory: 64 MiB over the idle RSS.
+	if limit := attackTime * 3 / 2; cpu > limit {
+		t.Errorf("server used %v of CPU during a %v attack (limit %v)", cpu, attackTime, limit)
+	}
+	if limit := before.rss + 64<<20; after.hwm > limit {
+		t.Errorf("server peak RSS %d MiB during the attack, limit %d MiB", after.hwm>>20, limit>>20)
+	}
+	// Handlers of reset streams end; nothing is left behind.
+	var goroutines float64
+	for range 50 {
+		if goroutines = s.metric(t, "otlplite_go_goroutines"); goroutines <= goroutinesBefore+5 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if goroutines > goroutinesBefore+5 {
+		t.Errorf("%v goroutines after the attack, %v before", goroutines, goroutinesBefore)
+	}
+	s.mustServe(t)
+}
+
+// TestStreamFlood opens 500 streams on one connection against
+// -http2-max-concurrent-streams 100. A client that ignores the limit has
+// the excess refused (RST_STREAM REFUSED_STREAM or PROTOCOL_ERROR, both
+// allowed by RFC 9113 section 5.1.2) while the streams within the limit are
+// served; a client that respects it has its requests queued and all served
+// on one connection.
+func TestStreamFlood(t *testing.T) {
+	s := startAbuseServer(t, abuseFlags()...)
+	const n = 500
+	body := grpcBody(false, tracesRequest(nil, "flood"))
+
+	t.Run("client ignores the limit", func(t *testing.T) {
+		c := dialH2(t, s.addr)
+		if c.maxConc != abuseMaxStreams {
+			t.Fatalf("server advertises %d concurrent streams, want %d", c.maxConc, abuseMaxStreams)
+		}
+		for i := range n {
+			if err := c.headers(uint32(2*i+1), methodTraces, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Wait for the refusals, then complete the streams the server kept.
+		c.wait(10*time.Second, func() bool {
+			resets := 0
+			for _, st := range c.streams {
+				if st.reset != nil {
+					resets++
+				}
+			}
+			return resets >= n-abuseMaxStreams
+		})
+		c.mu.Lock()
+		var open []uint32
+		for i := range n {
+			id := uint32(2*i + 1)
+			if st := c.streams[id]; st == nil || !st.ended {
+				open = append(open, id)
+			}
+		}
+		c.mu.Unlock()
+		for _, id := range open {
+			if err := c.data(id, true, body); err != nil {
+				t.Fatal(err)
+			}
+		}
+		counts := map[string]int{}
+		for i := range n {
+			o := c.result(uint32(2*i+1), 10*time.Second)
+			switch {
+			case o.same(grpcOK()):
+				counts["OK"]++
+			case o.Reset == "REFUSED_STREAM" || o.Reset == "PROTOCOL_ERROR":
+				counts["refused"]++
+			default:
+				counts[fmt.Sprintf("%+v", o)]++
+			}
+		}
+		t.Logf("%d streams: %v", n, counts)
+		if counts["OK"] != abuseMaxStreams || counts["refused"] != n-abuseMaxStreams {
+			t.Errorf("outcomes %v, want %d OK and %d refused", counts, abuseMaxStreams, n-abuseMaxStreams)
+		}
+		s.mustServe(t)
+	})
+
+	t.Run("client respects the limit", func(t *testing.T) {
+		// The client keeps at most SETTINGS_MAX_CONCURRENT_STREAMS open and
+		// queues the rest, as RFC 9113 section 5.1.2 requires; all 500
+		// are served on the one connection.
+		c := dialH2(t, s.addr)
+		active := func(upTo int) int {
+			k := 0
+			for i := range upTo {
+				if st := c.streams[uint32(2*i+1)]; st == nil || !st.ended {
+					k++
+				}
+			}
+			return k
+		}
+		for i := range n {
+			if !c.wait(10*time.Second, func() bool { return active(i) < int(c.maxConc) }) {
+				t.Fatalf("stream %d: no room within 10s", i)
+			}
+			id := uint32(2*i + 1)
+			if err := c.headers(id, methodTraces, false); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.data(id, true, grpcBody(false, tracesRequest(nil, fmt.Sprintf("queued-%d", i)))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range n {
+			if o := c.result(uint32(2*i+1), 10*time.Second); !o.same(grpcOK()) {
+				t.Fatalf("queued stream %d: %+v", i, o)
+			}
+		}
+		s.mustServe(t)
+	})
 }
