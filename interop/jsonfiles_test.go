@@ -4,7 +4,9 @@ package interop
 // binary payloads that set every field of the v1.11 data model, written in
 // the OTLP/JSON encoding a human or curl would post (opentelemetry-proto
 // docs/specification.md "JSON Protobuf Encoding": lowerCamelCase keys, hex
-// trace and span ids, enums as integers, 64-bit integers as strings).
+// trace and span ids, enums as integers, 64-bit integers as strings), and
+// one in the snake_case form with upper-case hex ids that OTLP/HTTP
+// receivers accept too (as the collector does).
 
 import (
 	"encoding/base64"
@@ -29,13 +31,17 @@ type jsonPayload struct {
 	file   string
 	signal storage.Signal
 	pbFile string // the binary payload it transcribes; "" for invalidSpanRequest
+	// snake writes the lenient form receivers accept like the collector
+	// does: snake_case proto field names, upper-case hex ids.
+	snake bool
 }
 
 var jsonPayloads = []jsonPayload{
-	{"traces.json", storage.Traces, "traces_all_fields.pb"},
-	{"metrics.json", storage.Metrics, "metrics_all_kinds.pb"},
-	{"logs.json", storage.Logs, "logs_all_fields.pb"},
-	{"traces_invalid_span.json", storage.Traces, ""},
+	{"traces.json", storage.Traces, "traces_all_fields.pb", false},
+	{"metrics.json", storage.Metrics, "metrics_all_kinds.pb", false},
+	{"logs.json", storage.Logs, "logs_all_fields.pb", false},
+	{"metrics_snake_case.json", storage.Metrics, "metrics_all_kinds.pb", true},
+	{"traces_invalid_span.json", storage.Traces, "", false},
 }
 
 // invalidSpanRequest has three spans, the second with a 3-byte trace_id,
@@ -58,11 +64,11 @@ func TestJSONPayloadFiles(t *testing.T) {
 	for _, p := range jsonPayloads {
 		want := jsonPayloadWant(t, p)
 		if *updateJSON {
-			pj, err := protojson.MarshalOptions{UseEnumNumbers: true}.Marshal(want)
+			pj, err := protojson.MarshalOptions{UseEnumNumbers: true, UseProtoNames: p.snake}.Marshal(want)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := json.MarshalIndent(ojHexIDs(t, ojParse(t, pj), false), "", "  ")
+			b, err := json.MarshalIndent(ojHexIDs(t, ojParse(t, pj), p.snake), "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
