@@ -19,7 +19,8 @@
 //     before and after the measured load (after a warm-up), divided by the
 //     items sent, in µs per item;
 //   - RSS: the server's peak resident set (VmHWM of /proc/PID/status) at
-//     the end of the round;
+//     the end of the round, and its anonymous part then (RssAnon, without
+//     the executable's file-backed pages; see memory);
 //   - the floor: CPU µs per item of otlpdecode.Check* over the same
 //     protobuf bytes in-process, and of decompression + JSON transcoding +
 //     Check over the body as sent ("full floor");
@@ -141,7 +142,8 @@ type server struct {
 type sample struct {
 	cpuSeconds float64
 	items      int64
-	rssKiB     int64
+	rssKiB     int64 // VmHWM: peak resident set
+	anonKiB    int64 // RssAnon at the end of the load: heap, stacks, buffers
 	throughput string
 }
 
@@ -405,7 +407,7 @@ func measure(cfg config, c cell, srv server, benchload, profile string) (sample,
 	if err != nil {
 		return sample{}, err
 	}
-	rss, err := peakRSS(pid)
+	rss, anon, err := memory(pid)
 	if err != nil {
 		return sample{}, err
 	}
@@ -418,7 +420,7 @@ func measure(cfg config, c cell, srv server, benchload, profile string) (sample,
 			return sample{}, err
 		}
 	}
-	return sample{cpuSeconds: after - before, items: items, rssKiB: rss, throughput: throughputOf(out)}, nil
+	return sample{cpuSeconds: after - before, items: items, rssKiB: rss, anonKiB: anon, throughput: throughputOf(out)}, nil
 }
 
 // fetchProfile saves a CPU profile of seconds from otlp-lite's admin pprof
@@ -543,29 +545,43 @@ func parseStatCPU(b []byte) (int64, error) {
 	return utime + stime, nil
 }
 
-// peakRSS returns VmHWM of /proc/PID/status in KiB.
-func peakRSS(pid int) (int64, error) {
+// memory returns VmHWM and RssAnon of /proc/PID/status in KiB.
+//
+// VmHWM, the peak resident set, is the measure, but it includes the
+// file-backed pages of the executable the process touched (about 10 MiB of
+// each server here: runtime tables and code), which are clean, shared and
+// reclaimable. RssAnon, read at the end of the load, is the memory the
+// server's own work holds: heap, stacks and buffers.
+func memory(pid int) (hwm, anon int64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return parseVmHWM(b)
+	if hwm, err = parseVmHWM(b); err != nil {
+		return 0, 0, err
+	}
+	anon, err = parseStatusKiB(b, "RssAnon")
+	return hwm, anon, err
 }
 
 // parseVmHWM returns the VmHWM line of a /proc/PID/status file in KiB. A
 // zombie's status has no VmHWM: the server must still be running.
-func parseVmHWM(b []byte) (int64, error) {
+func parseVmHWM(b []byte) (int64, error) { return parseStatusKiB(b, "VmHWM") }
+
+// parseStatusKiB returns the value of a "Field:   1234 kB" line of a
+// /proc/PID/status file (proc(5)).
+func parseStatusKiB(b []byte, field string) (int64, error) {
 	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			v = strings.TrimSuffix(strings.TrimSpace(v), " kB")
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil || n < 0 {
-				return 0, fmt.Errorf("cannot parse VmHWM %q", v)
+				return 0, fmt.Errorf("cannot parse %s %q", field, v)
 			}
 			return n, nil
 		}
 	}
-	return 0, errors.New("no VmHWM in /proc/PID/status (has the server exited?)")
+	return 0, fmt.Errorf("no %s in /proc/PID/status (has the server exited?)", field)
 }
 
 func itemsOf(out string) (int64, error) {
@@ -603,13 +619,13 @@ func printCell(cfg config, r cellResult, servers []server) {
 	c := r.cell
 	fmt.Printf("\n%s: %d requests/round, concurrency %d, server CPU %s, client CPU %s\n\n",
 		c, c.requests, cfg.concurrency, cfg.serverCPU, cfg.clientCPU)
-	fmt.Println("| round | server | CPU µs/item | CPU ratio | ÷ floor | ÷ full floor | peak RSS MiB | RSS ratio | client items/s |")
-	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| round | server | CPU µs/item | CPU ratio | ÷ floor | ÷ full floor | peak RSS MiB | RSS ratio | RssAnon MiB | anon ratio | client items/s |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	base := r.samples[servers[0].name]
-	cols := make(map[string]*[5][]float64) // cpu, cpu ratio, rss, rss ratio; per server
+	cols := make(map[string]*[6][]float64) // cpu, cpu ratio, rss, rss ratio, anon, anon ratio; per server
 	var floorRatio, fullRatio []float64
 	for _, srv := range servers {
-		cols[srv.name] = &[5][]float64{}
+		cols[srv.name] = &[6][]float64{}
 	}
 	for round := range cfg.rounds {
 		f := r.floors[round]
@@ -622,16 +638,20 @@ func printCell(cfg config, r cellResult, servers []server) {
 			col[1] = append(col[1], cr)
 			col[2] = append(col[2], float64(s.rssKiB)/1024)
 			col[3] = append(col[3], rr)
+			ar := float64(s.anonKiB) / float64(base[round].anonKiB)
+			col[4] = append(col[4], float64(s.anonKiB)/1024)
+			col[5] = append(col[5], ar)
 			fl, ff := "", ""
 			if srv.name != servers[0].name {
 				floorRatio = append(floorRatio, s.usPerItem()/f.check)
 				fullRatio = append(fullRatio, s.usPerItem()/f.full)
 				fl, ff = fmt.Sprintf("%.2f", s.usPerItem()/f.check), fmt.Sprintf("%.2f", s.usPerItem()/f.full)
 			}
-			fmt.Printf("| %d | %s | %.3f | %.3f | %s | %s | %.1f | %.3f | %s |\n",
-				round+1, srv.name, s.usPerItem(), cr, fl, ff, float64(s.rssKiB)/1024, rr, strings.TrimSuffix(s.throughput, " items/s"))
+			fmt.Printf("| %d | %s | %.3f | %.3f | %s | %s | %.1f | %.3f | %.1f | %.3f | %s |\n",
+				round+1, srv.name, s.usPerItem(), cr, fl, ff, float64(s.rssKiB)/1024, rr,
+				float64(s.anonKiB)/1024, ar, strings.TrimSuffix(s.throughput, " items/s"))
 		}
-		fmt.Printf("| %d | floor | %.3f (Check), %.3f (full) | | | | | | |\n", round+1, f.check, f.full)
+		fmt.Printf("| %d | floor | %.3f (Check), %.3f (full) | | | | | | | | |\n", round+1, f.check, f.full)
 	}
 	for _, srv := range servers {
 		col := cols[srv.name]
@@ -639,8 +659,8 @@ func printCell(cfg config, r cellResult, servers []server) {
 		if srv.name != servers[0].name {
 			fl, ff = fmt.Sprintf("%.2f", median(floorRatio)), fmt.Sprintf("%.2f", median(fullRatio))
 		}
-		fmt.Printf("| median | %s | %.3f | %.3f | %s | %s | %.1f | %.3f | |\n",
-			srv.name, median(col[0]), median(col[1]), fl, ff, median(col[2]), median(col[3]))
+		fmt.Printf("| median | %s | %.3f | %.3f | %s | %s | %.1f | %.3f | %.1f | %.3f | |\n",
+			srv.name, median(col[0]), median(col[1]), fl, ff, median(col[2]), median(col[3]), median(col[4]), median(col[5]))
 	}
 }
 
@@ -649,11 +669,11 @@ func printCell(cfg config, r cellResult, servers []server) {
 // ratios themselves.
 func printSummary(cfg config, results []cellResult, servers []server) {
 	fmt.Printf("\nSummary (%d rounds per cell; ratios are medians of per-round ratios)\n\n", cfg.rounds)
-	fmt.Println("| cell | baseline CPU µs/item | otlp-lite CPU µs/item | CPU ratio | per-round CPU ratios | floor µs/item (Check / full) | otlp-lite ÷ floor | ÷ full floor | peak RSS MiB (baseline / otlp-lite) | RSS ratio |")
-	fmt.Println("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|")
+	fmt.Println("| cell | baseline CPU µs/item | otlp-lite CPU µs/item | CPU ratio | per-round CPU ratios | floor µs/item (Check / full) | otlp-lite ÷ floor | ÷ full floor | peak RSS MiB (baseline / otlp-lite) | RSS ratio | RssAnon MiB (baseline / otlp-lite) | anon ratio |")
+	fmt.Println("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
 		base, ours := r.samples[servers[0].name], r.samples[servers[1].name]
-		var bc, oc, cr, br, or, rr, fc, ffl, fr, ffr []float64
+		var bc, oc, cr, br, or, rr, fc, ffl, fr, ffr, ba, oa, ar []float64
 		var rounds []string
 		for i := range base {
 			bc = append(bc, base[i].usPerItem())
@@ -664,6 +684,9 @@ func printSummary(cfg config, results []cellResult, servers []server) {
 			br = append(br, float64(base[i].rssKiB)/1024)
 			or = append(or, float64(ours[i].rssKiB)/1024)
 			rr = append(rr, float64(ours[i].rssKiB)/float64(base[i].rssKiB))
+			ba = append(ba, float64(base[i].anonKiB)/1024)
+			oa = append(oa, float64(ours[i].anonKiB)/1024)
+			ar = append(ar, float64(ours[i].anonKiB)/float64(base[i].anonKiB))
 			fc = append(fc, r.floors[i].check)
 			ffl = append(ffl, r.floors[i].full)
 			fr = append(fr, ours[i].usPerItem()/r.floors[i].check)
@@ -673,8 +696,9 @@ func printSummary(cfg config, results []cellResult, servers []server) {
 		if r.cell.protocol == "grpc-stream" {
 			name += " (baseline: unary)"
 		}
-		fmt.Printf("| %s | %.3f | %.3f | **%.3f** | %s | %.3f / %.3f | **%.2f** | %.2f | %.1f / %.1f | **%.2f** |\n",
+		fmt.Printf("| %s | %.3f | %.3f | **%.3f** | %s | %.3f / %.3f | **%.2f** | %.2f | %.1f / %.1f | **%.2f** | %.1f / %.1f | %.2f |\n",
 			name, median(bc), median(oc), median(cr), strings.Join(rounds, ", "),
-			median(fc), median(ffl), median(fr), median(ffr), median(br), median(or), median(rr))
+			median(fc), median(ffl), median(fr), median(ffr), median(br), median(or), median(rr),
+			median(ba), median(oa), median(ar))
 	}
 }

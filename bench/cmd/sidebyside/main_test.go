@@ -50,6 +50,7 @@ func TestParseVmHWM(t *testing.T) {
 		{name: "last line without newline", status: "Name:\tx\nVmHWM:\t19836 kB", want: 19836},
 		{name: "zombie", status: "Name:\tx\nState:\tZ (zombie)\n", wantErr: true},
 		{name: "garbage", status: "VmHWM:\tlots kB\n", wantErr: true},
+		{name: "prefix of another field", status: "VmHWMx:\t12 kB\n", wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := parseVmHWM([]byte(tc.status))
@@ -69,12 +70,12 @@ func TestParseOwnProc(t *testing.T) {
 	if _, err := cpuSeconds(os.Getpid()); err != nil {
 		t.Fatal(err)
 	}
-	kib, err := peakRSS(os.Getpid())
+	hwm, anon, err := memory(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kib <= 0 {
-		t.Fatalf("VmHWM = %d KiB, want > 0", kib)
+	if hwm <= 0 || anon <= 0 || anon > hwm {
+		t.Fatalf("VmHWM = %d KiB, RssAnon = %d KiB; want 0 < RssAnon <= VmHWM", hwm, anon)
 	}
 }
 
