@@ -242,10 +242,48 @@ func (it *rawIter) fail(err error) {
 	it.src = nil
 }
 
-// failElem records an error found inside element it.idx-1.
-func (it *rawIter) failElem(name string, err error) {
-	it.fail(at(err, name, it.idx-1))
+// count returns the number of elements; on malformed input, those before
+// the error.
+func (it rawIter) count() int {
+	for {
+		if _, ok := it.next(); !ok {
+			return it.idx
+		}
+	}
 }
+
+// elemIter is what every exported iterator embeds: the occurrences of the
+// repeated field, the field's name for error positions, and Err. Each
+// iterator adds its view of the current element and a Next of this form:
+//
+//	data, ok := it.raw.next()
+//	return ok && it.decoded(it.e.decode(data))
+//
+// Next is not one generic method over the element type: the decode call
+// would go through the instantiation's dictionary, which escape analysis
+// cannot see through, so every iterator would move to the heap (one
+// allocation per iterator, caught by TestZeroAllocs).
+type elemIter struct {
+	raw  rawIter
+	name string // the field's name in error positions
+}
+
+func newElemIter(src []byte, field uint32, name string) elemIter {
+	return elemIter{raw: rawIter{src: src, field: field}, name: name}
+}
+
+// decoded ends a Next: it records err, found inside the element just read,
+// and reports whether the element was decoded.
+func (it *elemIter) decoded(err error) bool {
+	if err != nil {
+		it.raw.fail(at(err, it.name, it.raw.idx-1))
+		return false
+	}
+	return true
+}
+
+// Err returns the decoding error that stopped the iteration, if any.
+func (it *elemIter) Err() error { return it.raw.err }
 
 // KeyValues is a repeated KeyValue field (attributes, metadata, a kvlist),
 // decoded lazily.
@@ -256,18 +294,13 @@ type KeyValues struct {
 
 // Iter returns an iterator over the pairs, in wire order.
 func (kvs KeyValues) Iter() KeyValueIter {
-	return KeyValueIter{raw: rawIter{src: kvs.src, field: kvs.field}}
+	return KeyValueIter{elemIter: newElemIter(kvs.src, kvs.field, "values")}
 }
 
 // Len counts the pairs. It walks the enclosing message; on malformed
 // input it counts the pairs before the error.
 func (kvs KeyValues) Len() int {
-	it := rawIter{src: kvs.src, field: kvs.field}
-	for {
-		if _, ok := it.next(); !ok {
-			return it.idx
-		}
-	}
+	return rawIter{src: kvs.src, field: kvs.field}.count()
 }
 
 // KeyValueIter iterates over a KeyValues.
@@ -279,28 +312,18 @@ func (kvs KeyValues) Len() int {
 //	}
 //	if err := it.Err(); err != nil { ... }
 type KeyValueIter struct {
-	raw rawIter
-	kv  KeyValue
+	elemIter
+	kv KeyValue
 }
 
 // Next decodes the next pair. It returns false at the end or on error.
 func (it *KeyValueIter) Next() bool {
 	data, ok := it.raw.next()
-	if !ok {
-		return false
-	}
-	if err := it.kv.decode(data); err != nil {
-		it.raw.failElem("values", err)
-		return false
-	}
-	return true
+	return ok && it.decoded(it.kv.decode(data))
 }
 
 // KeyValue returns the current pair, valid until the next call to Next.
 func (it *KeyValueIter) KeyValue() *KeyValue { return &it.kv }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *KeyValueIter) Err() error { return it.raw.err }
 
 // Values is the elements of an array AnyValue, decoded lazily.
 //
@@ -313,43 +336,28 @@ type Values struct {
 
 // Iter returns an iterator over the elements.
 func (vs Values) Iter() ValueIter {
-	return ValueIter{raw: rawIter{src: vs.src, field: 1}}
+	return ValueIter{elemIter: newElemIter(vs.src, 1, "values")}
 }
 
 // Len counts the elements.
 func (vs Values) Len() int {
-	it := rawIter{src: vs.src, field: 1}
-	for {
-		if _, ok := it.next(); !ok {
-			return it.idx
-		}
-	}
+	return rawIter{src: vs.src, field: 1}.count()
 }
 
 // ValueIter iterates over Values.
 type ValueIter struct {
-	raw rawIter
-	v   AnyValue
+	elemIter
+	v AnyValue
 }
 
 // Next decodes the next element.
 func (it *ValueIter) Next() bool {
 	data, ok := it.raw.next()
-	if !ok {
-		return false
-	}
-	if err := it.v.decode(data); err != nil {
-		it.raw.failElem("values", err)
-		return false
-	}
-	return true
+	return ok && it.decoded(it.v.decode(data))
 }
 
 // Value returns the current element, valid until the next call to Next.
 func (it *ValueIter) Value() *AnyValue { return &it.v }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *ValueIter) Err() error { return it.raw.err }
 
 // Strings is a repeated string field, decoded lazily.
 type Strings struct {
@@ -359,13 +367,13 @@ type Strings struct {
 
 // Iter returns an iterator over the strings.
 func (ss Strings) Iter() StringIter {
-	return StringIter{raw: rawIter{src: ss.src, field: ss.field}}
+	return StringIter{elemIter: newElemIter(ss.src, ss.field, "")}
 }
 
 // StringIter iterates over Strings.
 type StringIter struct {
-	raw rawIter
-	s   string
+	elemIter
+	s string
 }
 
 // Next moves to the next string.
@@ -379,6 +387,3 @@ func (it *StringIter) Next() bool {
 
 // String returns the current string. It aliases the source buffer.
 func (it *StringIter) String() string { return it.s }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *StringIter) Err() error { return it.raw.err }

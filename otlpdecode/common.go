@@ -90,33 +90,23 @@ type EntityRefs struct {
 
 // Iter returns an iterator over the entity references.
 func (es EntityRefs) Iter() EntityRefIter {
-	return EntityRefIter{raw: rawIter{src: es.src, field: 3}}
+	return EntityRefIter{elemIter: newElemIter(es.src, 3, "entity_refs")}
 }
 
 // EntityRefIter iterates over EntityRefs.
 type EntityRefIter struct {
-	raw rawIter
-	e   EntityRef
+	elemIter
+	e EntityRef
 }
 
 // Next decodes the next entity reference.
 func (it *EntityRefIter) Next() bool {
 	data, ok := it.raw.next()
-	if !ok {
-		return false
-	}
-	if err := it.e.decode(data); err != nil {
-		it.raw.failElem("entity_refs", err)
-		return false
-	}
-	return true
+	return ok && it.decoded(it.e.decode(data))
 }
 
 // EntityRef returns the current entity reference, valid until Next.
 func (it *EntityRefIter) EntityRef() *EntityRef { return &it.e }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *EntityRefIter) Err() error { return it.raw.err }
 
 // Scope is a view of an InstrumentationScope and of the schema_url of the
 // Scope{Spans,Metrics,Logs} holding it.

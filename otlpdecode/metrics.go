@@ -206,32 +206,34 @@ func metricFieldOf(t MetricType) uint32 {
 	return 0
 }
 
-func (m *Metric) points(t MetricType) rawIter {
+// points returns the Gauge, Sum, ... message whose field 1 holds the data
+// points if the metric is of type t (Gauge: or Sum), else nil.
+func (m *Metric) points(t MetricType) []byte {
 	if m.Type != t && !(t == MetricTypeGauge && m.Type == MetricTypeSum) {
-		return rawIter{}
+		return nil
 	}
-	return rawIter{src: m.data, field: 1}
+	return m.data
 }
 
 // NumberDataPoints iterates over the data points of a Gauge or a Sum.
 func (m *Metric) NumberDataPoints() NumberDataPointIter {
-	return NumberDataPointIter{raw: m.points(MetricTypeGauge)}
+	return NumberDataPointIter{elemIter: newElemIter(m.points(MetricTypeGauge), 1, "data_points")}
 }
 
 // HistogramDataPoints iterates over the data points of a Histogram.
 func (m *Metric) HistogramDataPoints() HistogramDataPointIter {
-	return HistogramDataPointIter{raw: m.points(MetricTypeHistogram), bufs: m.bufs}
+	return HistogramDataPointIter{elemIter: newElemIter(m.points(MetricTypeHistogram), 1, "data_points"), bufs: m.bufs}
 }
 
 // ExponentialHistogramDataPoints iterates over the data points of an
 // ExponentialHistogram.
 func (m *Metric) ExponentialHistogramDataPoints() ExponentialHistogramDataPointIter {
-	return ExponentialHistogramDataPointIter{raw: m.points(MetricTypeExponentialHistogram), bufs: m.bufs}
+	return ExponentialHistogramDataPointIter{elemIter: newElemIter(m.points(MetricTypeExponentialHistogram), 1, "data_points"), bufs: m.bufs}
 }
 
 // SummaryDataPoints iterates over the data points of a Summary.
 func (m *Metric) SummaryDataPoints() SummaryDataPointIter {
-	return SummaryDataPointIter{raw: m.points(MetricTypeSummary)}
+	return SummaryDataPointIter{elemIter: newElemIter(m.points(MetricTypeSummary), 1, "data_points")}
 }
 
 // NumberDataPoint is a view of a NumberDataPoint.
@@ -298,28 +300,18 @@ func (p *NumberDataPoint) decode(src []byte) error {
 
 // NumberDataPointIter iterates over the data points of a Gauge or Sum.
 type NumberDataPointIter struct {
-	raw rawIter
-	p   NumberDataPoint
+	elemIter
+	p NumberDataPoint
 }
 
 // Next decodes the next data point.
 func (it *NumberDataPointIter) Next() bool {
 	data, ok := it.raw.next()
-	if !ok {
-		return false
-	}
-	if err := it.p.decode(data); err != nil {
-		it.raw.failElem("data_points", err)
-		return false
-	}
-	return true
+	return ok && it.decoded(it.p.decode(data))
 }
 
 // Point returns the current data point, valid until Next.
 func (it *NumberDataPointIter) Point() *NumberDataPoint { return &it.p }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *NumberDataPointIter) Err() error { return it.raw.err }
 
 // HistogramDataPoint is a view of a HistogramDataPoint. BucketCounts and
 // ExplicitBounds are unpacked into buffers of the MetricsDecoder: they are
@@ -414,7 +406,7 @@ func (p *HistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
 
 // HistogramDataPointIter iterates over the data points of a Histogram.
 type HistogramDataPointIter struct {
-	raw  rawIter
+	elemIter
 	bufs *pointBufs
 	p    HistogramDataPoint
 }
@@ -422,21 +414,11 @@ type HistogramDataPointIter struct {
 // Next decodes the next data point.
 func (it *HistogramDataPointIter) Next() bool {
 	data, ok := it.raw.next()
-	if !ok {
-		return false
-	}
-	if err := it.p.decode(data, it.bufs); err != nil {
-		it.raw.failElem("data_points", err)
-		return false
-	}
-	return true
+	return ok && it.decoded(it.p.decode(data, it.bufs))
 }
 
 // Point returns the current data point, valid until Next.
 func (it *HistogramDataPointIter) Point() *HistogramDataPoint { return &it.p }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *HistogramDataPointIter) Err() error { return it.raw.err }
 
 // ExponentialHistogramDataPoint is a view of an
 // ExponentialHistogramDataPoint. The bucket counts are unpacked into
@@ -587,7 +569,7 @@ func (p *ExponentialHistogramDataPoint) decode(src []byte, bufs *pointBufs) erro
 // ExponentialHistogramDataPointIter iterates over the data points of an
 // ExponentialHistogram.
 type ExponentialHistogramDataPointIter struct {
-	raw  rawIter
+	elemIter
 	bufs *pointBufs
 	p    ExponentialHistogramDataPoint
 }
@@ -595,21 +577,11 @@ type ExponentialHistogramDataPointIter struct {
 // Next decodes the next data point.
 func (it *ExponentialHistogramDataPointIter) Next() bool {
 	data, ok := it.raw.next()
-	if !ok {
-		return false
-	}
-	if err := it.p.decode(data, it.bufs); err != nil {
-		it.raw.failElem("data_points", err)
-		return false
-	}
-	return true
+	return ok && it.decoded(it.p.decode(data, it.bufs))
 }
 
 // Point returns the current data point, valid until Next.
 func (it *ExponentialHistogramDataPointIter) Point() *ExponentialHistogramDataPoint { return &it.p }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *ExponentialHistogramDataPointIter) Err() error { return it.raw.err }
 
 // SummaryDataPoint is a view of a SummaryDataPoint.
 //
@@ -672,28 +644,18 @@ func (p *SummaryDataPoint) decode(src []byte) error {
 
 // SummaryDataPointIter iterates over the data points of a Summary.
 type SummaryDataPointIter struct {
-	raw rawIter
-	p   SummaryDataPoint
+	elemIter
+	p SummaryDataPoint
 }
 
 // Next decodes the next data point.
 func (it *SummaryDataPointIter) Next() bool {
 	data, ok := it.raw.next()
-	if !ok {
-		return false
-	}
-	if err := it.p.decode(data); err != nil {
-		it.raw.failElem("data_points", err)
-		return false
-	}
-	return true
+	return ok && it.decoded(it.p.decode(data))
 }
 
 // Point returns the current data point, valid until Next.
 func (it *SummaryDataPointIter) Point() *SummaryDataPoint { return &it.p }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *SummaryDataPointIter) Err() error { return it.raw.err }
 
 // ValueAtQuantile is SummaryDataPoint.ValueAtQuantile.
 //
@@ -736,33 +698,23 @@ type QuantileValues struct {
 
 // Iter returns an iterator over the quantiles.
 func (qs QuantileValues) Iter() QuantileIter {
-	return QuantileIter{raw: rawIter{src: qs.src, field: 6}}
+	return QuantileIter{elemIter: newElemIter(qs.src, 6, "quantile_values")}
 }
 
 // QuantileIter iterates over QuantileValues.
 type QuantileIter struct {
-	raw rawIter
-	q   ValueAtQuantile
+	elemIter
+	q ValueAtQuantile
 }
 
 // Next decodes the next quantile.
 func (it *QuantileIter) Next() bool {
 	data, ok := it.raw.next()
-	if !ok {
-		return false
-	}
-	if err := it.q.decode(data); err != nil {
-		it.raw.failElem("quantile_values", err)
-		return false
-	}
-	return true
+	return ok && it.decoded(it.q.decode(data))
 }
 
 // Quantile returns the current quantile.
 func (it *QuantileIter) Quantile() ValueAtQuantile { return it.q }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *QuantileIter) Err() error { return it.raw.err }
 
 // Exemplar is a view of an Exemplar.
 //
@@ -829,33 +781,23 @@ type Exemplars struct {
 
 // Iter returns an iterator over the exemplars.
 func (es Exemplars) Iter() ExemplarIter {
-	return ExemplarIter{raw: rawIter{src: es.src, field: es.field}}
+	return ExemplarIter{elemIter: newElemIter(es.src, es.field, "exemplars")}
 }
 
 // ExemplarIter iterates over Exemplars.
 type ExemplarIter struct {
-	raw rawIter
-	e   Exemplar
+	elemIter
+	e Exemplar
 }
 
 // Next decodes the next exemplar.
 func (it *ExemplarIter) Next() bool {
 	data, ok := it.raw.next()
-	if !ok {
-		return false
-	}
-	if err := it.e.decode(data); err != nil {
-		it.raw.failElem("exemplars", err)
-		return false
-	}
-	return true
+	return ok && it.decoded(it.e.decode(data))
 }
 
 // Exemplar returns the current exemplar, valid until Next.
 func (it *ExemplarIter) Exemplar() *Exemplar { return &it.e }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *ExemplarIter) Err() error { return it.raw.err }
 
 // MetricsDecoder visits the metrics of ExportMetricsServiceRequest (or
 // MetricsData) messages. The zero value is ready to use; it is not safe for

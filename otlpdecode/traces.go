@@ -253,33 +253,23 @@ type Events struct {
 
 // Iter returns an iterator over the events.
 func (es Events) Iter() EventIter {
-	return EventIter{raw: rawIter{src: es.src, field: 11}}
+	return EventIter{elemIter: newElemIter(es.src, 11, "events")}
 }
 
 // EventIter iterates over Events.
 type EventIter struct {
-	raw rawIter
-	e   Event
+	elemIter
+	e Event
 }
 
 // Next decodes the next event.
 func (it *EventIter) Next() bool {
 	data, ok := it.raw.next()
-	if !ok {
-		return false
-	}
-	if err := it.e.decode(data); err != nil {
-		it.raw.failElem("events", err)
-		return false
-	}
-	return true
+	return ok && it.decoded(it.e.decode(data))
 }
 
 // Event returns the current event, valid until Next.
 func (it *EventIter) Event() *Event { return &it.e }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *EventIter) Err() error { return it.raw.err }
 
 // Link is a view of a Span.Link.
 //
@@ -341,33 +331,23 @@ type Links struct {
 
 // Iter returns an iterator over the links.
 func (ls Links) Iter() LinkIter {
-	return LinkIter{raw: rawIter{src: ls.src, field: 13}}
+	return LinkIter{elemIter: newElemIter(ls.src, 13, "links")}
 }
 
 // LinkIter iterates over Links.
 type LinkIter struct {
-	raw rawIter
-	l   Link
+	elemIter
+	l Link
 }
 
 // Next decodes the next link.
 func (it *LinkIter) Next() bool {
 	data, ok := it.raw.next()
-	if !ok {
-		return false
-	}
-	if err := it.l.decode(data); err != nil {
-		it.raw.failElem("links", err)
-		return false
-	}
-	return true
+	return ok && it.decoded(it.l.decode(data))
 }
 
 // Link returns the current link, valid until Next.
 func (it *LinkIter) Link() *Link { return &it.l }
-
-// Err returns the decoding error that stopped the iteration, if any.
-func (it *LinkIter) Err() error { return it.raw.err }
 
 // TracesDecoder visits the spans of ExportTraceServiceRequest (or
 // TracesData) messages. The zero value is ready to use. A TracesDecoder is
