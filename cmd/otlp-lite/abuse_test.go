@@ -420,7 +420,7 @@ func TestRapidReset(t *testing.T) {
 	}()
 
 	// The well-behaved client: one request every 20 ms on its own
-	// connection, each answered within a second.
+	// connection.
 	client := grpcwire.NewClient(s.addr, nil)
 	defer client.HTTP.CloseIdleConnections()
 	var served int
@@ -451,7 +451,9 @@ func TestRapidReset(t *testing.T) {
 	if pairs < 1000 {
 		t.Fatalf("only %d pairs sent: the attack did not happen", pairs)
 	}
-	if slowest > time.Second {
+	// Typically under 200 ms; 2 s leaves room for a machine shared with
+	// other tests.
+	if slowest > 2*time.Second {
 		t.Errorf("a well-behaved request took %v during the attack", slowest)
 	}
 	// Generous bounds: a server that ran a handler per reset stream or
