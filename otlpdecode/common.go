@@ -162,6 +162,7 @@ type containers struct {
 	scope    Scope
 	resBuf   []byte
 	scopeBuf []byte
+	cbErr    error // the callback's error, while errCallback unwinds
 }
 
 // singular returns the merged payload of every occurrence of the
@@ -257,6 +258,92 @@ func nextMessage(fc *easyproto.FieldContext, src []byte, num uint32) (data, tail
 		}
 	}
 	return nil, nil, false, nil
+}
+
+// itemView is the view of the items a Decode visits: *Span, *Metric or
+// *LogRecord.
+type itemView[T any] interface {
+	*T
+	decode(src []byte) error
+}
+
+// decodeRequest is the Decode of the three decoders: it calls fn for every
+// item of src with its resource and scope, decoding each into item.
+// names gives the field names used in error positions.
+//
+//	message ExportTraceServiceRequest {
+//	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
+//	}
+//
+// ExportMetricsServiceRequest and ExportLogsServiceRequest have the same
+// layout.
+func decodeRequest[T any, PT itemView[T]](c *containers, item PT, names *signalNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
+	var fc easyproto.FieldContext
+	for rs := 0; ; rs++ {
+		data, tail, ok, err := nextMessage(&fc, src, 1)
+		if err != nil {
+			return topLevel(err)
+		}
+		if !ok {
+			return nil
+		}
+		src = tail
+		if err := decodeResource(c, item, names, data, fn); err != nil {
+			if err == errCallback {
+				err, c.cbErr = c.cbErr, nil
+				return err
+			}
+			return at(err, names.resources, rs)
+		}
+	}
+}
+
+// decodeResource visits a Resource{Spans,Metrics,Logs} (layout at
+// containers.resourceHeader).
+func decodeResource[T any, PT itemView[T]](c *containers, item PT, names *signalNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
+	if err := c.resourceHeader(src); err != nil {
+		return err
+	}
+	var fc easyproto.FieldContext
+	for ss := 0; ; ss++ {
+		data, tail, ok, err := nextMessage(&fc, src, 2)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		src = tail
+		if err := decodeScope(c, item, names, data, fn); err != nil {
+			return at(err, names.scopes, ss)
+		}
+	}
+}
+
+// decodeScope visits a Scope{Spans,Metrics,Logs} (layout at
+// containers.scopeHeader).
+func decodeScope[T any, PT itemView[T]](c *containers, item PT, names *signalNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
+	if err := c.scopeHeader(src); err != nil {
+		return err
+	}
+	var fc easyproto.FieldContext
+	for i := 0; ; i++ {
+		data, tail, ok, err := nextMessage(&fc, src, 2)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		src = tail
+		if err := item.decode(data); err != nil {
+			return at(err, names.items, i)
+		}
+		if err := fn(&c.res, &c.scope, item); err != nil {
+			c.cbErr = err
+			return errCallback
+		}
+	}
 }
 
 // errCallback stands, on the way out of a Decode, for the error the

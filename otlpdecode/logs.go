@@ -98,80 +98,13 @@ func (r *LogRecord) decode(src []byte) error {
 // LogsData) messages. The zero value is ready to use; it is not safe for
 // concurrent use; reuse it so that Decode stops allocating.
 type LogsDecoder struct {
-	c     containers
-	rec   LogRecord
-	cbErr error
+	c   containers
+	rec LogRecord
 }
 
 // Decode calls fn for every log record of src, in wire order, with the
 // record's resource and scope. The contract is that of
 // TracesDecoder.Decode.
 func (d *LogsDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, rec *LogRecord) error) error {
-	var fc easyproto.FieldContext
-	// message ExportLogsServiceRequest {
-	//   repeated opentelemetry.proto.logs.v1.ResourceLogs resource_logs = 1;
-	// }
-	for rl := 0; ; rl++ {
-		data, tail, ok, err := nextMessage(&fc, src, 1)
-		if err != nil {
-			return topLevel(err)
-		}
-		if !ok {
-			return nil
-		}
-		src = tail
-		if err := d.resourceLogs(data, fn); err != nil {
-			if err == errCallback {
-				err, d.cbErr = d.cbErr, nil
-				return err
-			}
-			return at(err, "resource_logs", rl)
-		}
-	}
-}
-
-// resourceLogs visits a ResourceLogs (layout at containers.resourceHeader).
-func (d *LogsDecoder) resourceLogs(src []byte, fn func(res *Resource, scope *Scope, rec *LogRecord) error) error {
-	if err := d.c.resourceHeader(src); err != nil {
-		return err
-	}
-	var fc easyproto.FieldContext
-	for sl := 0; ; sl++ {
-		data, tail, ok, err := nextMessage(&fc, src, 2)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		src = tail
-		if err := d.scopeLogs(data, fn); err != nil {
-			return at(err, "scope_logs", sl)
-		}
-	}
-}
-
-// scopeLogs visits a ScopeLogs (layout at containers.scopeHeader).
-func (d *LogsDecoder) scopeLogs(src []byte, fn func(res *Resource, scope *Scope, rec *LogRecord) error) error {
-	if err := d.c.scopeHeader(src); err != nil {
-		return err
-	}
-	var fc easyproto.FieldContext
-	for i := 0; ; i++ {
-		data, tail, ok, err := nextMessage(&fc, src, 2)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		src = tail
-		if err := d.rec.decode(data); err != nil {
-			return at(err, "log_records", i)
-		}
-		if err := fn(&d.c.res, &d.c.scope, &d.rec); err != nil {
-			d.cbErr = err
-			return errCallback
-		}
-	}
+	return decodeRequest(&d.c, &d.rec, &logNames, src, fn)
 }

@@ -109,7 +109,10 @@ type pointBufs struct {
 	dataBuf   []byte
 }
 
-func (m *Metric) decode(src []byte, bufs *pointBufs) error {
+// decode sets m from a Metric message; m.bufs, which the MetricsDecoder
+// sets, is kept.
+func (m *Metric) decode(src []byte) error {
+	bufs := m.bufs
 	*m = Metric{Metadata: KeyValues{src: src, field: 12}, bufs: bufs}
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
@@ -807,7 +810,6 @@ type MetricsDecoder struct {
 	c      containers
 	metric Metric
 	bufs   pointBufs
-	cbErr  error
 }
 
 // Decode calls fn for every metric of src, in wire order, with the
@@ -817,72 +819,6 @@ type MetricsDecoder struct {
 // iterator moves, and only one data point iterator of a MetricsDecoder may
 // be in use at a time.
 func (d *MetricsDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, m *Metric) error) error {
-	var fc easyproto.FieldContext
-	// message ExportMetricsServiceRequest {
-	//   repeated opentelemetry.proto.metrics.v1.ResourceMetrics resource_metrics = 1;
-	// }
-	for rm := 0; ; rm++ {
-		data, tail, ok, err := nextMessage(&fc, src, 1)
-		if err != nil {
-			return topLevel(err)
-		}
-		if !ok {
-			return nil
-		}
-		src = tail
-		if err := d.resourceMetrics(data, fn); err != nil {
-			if err == errCallback {
-				err, d.cbErr = d.cbErr, nil
-				return err
-			}
-			return at(err, "resource_metrics", rm)
-		}
-	}
-}
-
-// resourceMetrics visits a ResourceMetrics (layout at
-// containers.resourceHeader).
-func (d *MetricsDecoder) resourceMetrics(src []byte, fn func(res *Resource, scope *Scope, m *Metric) error) error {
-	if err := d.c.resourceHeader(src); err != nil {
-		return err
-	}
-	var fc easyproto.FieldContext
-	for sm := 0; ; sm++ {
-		data, tail, ok, err := nextMessage(&fc, src, 2)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		src = tail
-		if err := d.scopeMetrics(data, fn); err != nil {
-			return at(err, "scope_metrics", sm)
-		}
-	}
-}
-
-// scopeMetrics visits a ScopeMetrics (layout at containers.scopeHeader).
-func (d *MetricsDecoder) scopeMetrics(src []byte, fn func(res *Resource, scope *Scope, m *Metric) error) error {
-	if err := d.c.scopeHeader(src); err != nil {
-		return err
-	}
-	var fc easyproto.FieldContext
-	for i := 0; ; i++ {
-		data, tail, ok, err := nextMessage(&fc, src, 2)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		src = tail
-		if err := d.metric.decode(data, &d.bufs); err != nil {
-			return at(err, "metrics", i)
-		}
-		if err := fn(&d.c.res, &d.c.scope, &d.metric); err != nil {
-			d.cbErr = err
-			return errCallback
-		}
-	}
+	d.metric.bufs = &d.bufs
+	return decodeRequest(&d.c, &d.metric, &metricNames, src, fn)
 }

@@ -354,9 +354,8 @@ func (it *LinkIter) Link() *Link { return &it.l }
 // not safe for concurrent use; reuse it (e.g. through a sync.Pool) so that
 // its buffers stop growing and Decode stops allocating.
 type TracesDecoder struct {
-	c     containers
-	span  Span
-	cbErr error
+	c    containers
+	span Span
 }
 
 // Decode calls fn for every span of src, in wire order, with the span's
@@ -373,71 +372,5 @@ type TracesDecoder struct {
 // the first error fn returns and returns that error unchanged; other errors
 // name the position of the malformed message.
 func (d *TracesDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, span *Span) error) error {
-	var fc easyproto.FieldContext
-	// message ExportTraceServiceRequest {
-	//   repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
-	// }
-	for rs := 0; ; rs++ {
-		data, tail, ok, err := nextMessage(&fc, src, 1)
-		if err != nil {
-			return topLevel(err)
-		}
-		if !ok {
-			return nil
-		}
-		src = tail
-		if err := d.resourceSpans(data, fn); err != nil {
-			if err == errCallback {
-				err, d.cbErr = d.cbErr, nil
-				return err
-			}
-			return at(err, "resource_spans", rs)
-		}
-	}
-}
-
-// resourceSpans visits a ResourceSpans (layout at containers.resourceHeader).
-func (d *TracesDecoder) resourceSpans(src []byte, fn func(res *Resource, scope *Scope, span *Span) error) error {
-	if err := d.c.resourceHeader(src); err != nil {
-		return err
-	}
-	var fc easyproto.FieldContext
-	for ss := 0; ; ss++ {
-		data, tail, ok, err := nextMessage(&fc, src, 2)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		src = tail
-		if err := d.scopeSpans(data, fn); err != nil {
-			return at(err, "scope_spans", ss)
-		}
-	}
-}
-
-// scopeSpans visits a ScopeSpans (layout at containers.scopeHeader).
-func (d *TracesDecoder) scopeSpans(src []byte, fn func(res *Resource, scope *Scope, span *Span) error) error {
-	if err := d.c.scopeHeader(src); err != nil {
-		return err
-	}
-	var fc easyproto.FieldContext
-	for i := 0; ; i++ {
-		data, tail, ok, err := nextMessage(&fc, src, 2)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return nil
-		}
-		src = tail
-		if err := d.span.decode(data); err != nil {
-			return at(err, "spans", i)
-		}
-		if err := fn(&d.c.res, &d.c.scope, &d.span); err != nil {
-			d.cbErr = err
-			return errCallback
-		}
-	}
+	return decodeRequest(&d.c, &d.span, &traceNames, src, fn)
 }
