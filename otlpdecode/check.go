@@ -33,6 +33,22 @@ func badUTF8String(fc *easyproto.FieldContext) bool {
 	return ok && !utf8.ValidString(s)
 }
 
+// stringField records in *r that the string field fc, named name, is not
+// UTF-8 (with ValidateUTF8), unless *r already holds a reason: the first
+// one found is kept. Like badString, it inlines to a flag test when
+// ValidateUTF8 is off.
+func (c *checker) stringField(fc *easyproto.FieldContext, name string, r *reason) {
+	if c.utf8 {
+		utf8Field(fc, name, r)
+	}
+}
+
+func utf8Field(fc *easyproto.FieldContext, name string, r *reason) {
+	if s, ok := fc.String(); ok && !utf8.ValidString(s) && !r.bad() {
+		*r = utf8Reason(name, -1)
+	}
+}
+
 // reason says why an item is rejected; the zero value means it is valid.
 // It holds static strings and numbers only, so the happy path of Check
 // never formats, and a rejection costs no allocation either: String runs
@@ -58,6 +74,15 @@ func utf8Reason(field string, idx int) reason {
 
 func lenReason(field string, got int, want string) reason {
 	return reason{path: [4]pathElem{{field, -1}}, got: got, want: want}
+}
+
+// note records in *r the reason sub found in element idx of the field
+// name (idx -1: a singular field), unless sub is valid or *r already holds
+// a reason.
+func (r *reason) note(sub reason, name string, idx int) {
+	if sub.bad() && !r.bad() {
+		*r = sub.in(name, idx)
+	}
 }
 
 // in nests a reason found in element idx of the field name (idx -1: a
@@ -325,9 +350,7 @@ func (c *checker) resource(src []byte) (reason, error) {
 			if err != nil {
 				return r, at(err, "entity_refs", nRefs)
 			}
-			if er.bad() && !r.bad() {
-				r = er.in("entity_refs", nRefs)
-			}
+			r.note(er, "entity_refs", nRefs)
 			nRefs++
 		}
 	}
@@ -350,26 +373,15 @@ func (c *checker) entityRef(src []byte) (reason, error) {
 		if src, err = nextField(&fc, src); err != nil {
 			return r, err
 		}
-		if r.bad() {
-			continue
-		}
 		switch fc.FieldNum {
 		case 1:
-			if c.badString(&fc) {
-				r = utf8Reason("schema_url", -1)
-			}
+			c.stringField(&fc, "schema_url", &r)
 		case 2:
-			if c.badString(&fc) {
-				r = utf8Reason("type", -1)
-			}
+			c.stringField(&fc, "type", &r)
 		case 3:
-			if c.badString(&fc) {
-				r = utf8Reason("id_keys", -1)
-			}
+			c.stringField(&fc, "id_keys", &r)
 		case 4:
-			if c.badString(&fc) {
-				r = utf8Reason("description_keys", -1)
-			}
+			c.stringField(&fc, "description_keys", &r)
 		}
 	}
 	return r, nil
@@ -394,13 +406,9 @@ func (c *checker) scope(src []byte) (reason, error) {
 		}
 		switch fc.FieldNum {
 		case 1:
-			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("name", -1)
-			}
+			c.stringField(&fc, "name", &r)
 		case 2:
-			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("version", -1)
-			}
+			c.stringField(&fc, "version", &r)
 		case 3:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
@@ -567,9 +575,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 			if err != nil {
 				return at(err, "resource", -1)
 			}
-			if r.bad() && !resReason.bad() {
-				resReason = r.in("resource", -1)
-			}
+			resReason.note(r, "resource", -1)
 		case 2:
 			data, ok := fc.MessageData()
 			if !ok {
@@ -582,9 +588,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 			t.add(&st)
 			ss++
 		case 3:
-			if c.badString(&fc) && !resReason.bad() {
-				resReason = utf8Reason("schema_url", -1)
-			}
+			c.stringField(&fc, "schema_url", &resReason)
 		}
 	}
 	if resReason.bad() {
@@ -619,9 +623,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 			if err != nil {
 				return at(err, "scope", -1)
 			}
-			if r.bad() && !scopeReason.bad() {
-				scopeReason = r.in("scope", -1)
-			}
+			scopeReason.note(r, "scope", -1)
 		case 2:
 			data, ok := fc.MessageData()
 			if !ok {
@@ -642,9 +644,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 			t.rejected += it.rejected
 			idx++
 		case 3:
-			if c.badString(&fc) && !scopeReason.bad() {
-				scopeReason = utf8Reason("schema_url", -1)
-			}
+			c.stringField(&fc, "schema_url", &scopeReason)
 		}
 	}
 	if scopeReason.bad() {

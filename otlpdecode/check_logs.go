@@ -61,9 +61,7 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 		}
 		switch fc.FieldNum {
 		case 3:
-			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("severity_text", -1)
-			}
+			c.stringField(&fc, "severity_text", &r)
 		case 5:
 			data, ok := fc.MessageData()
 			if !ok {
@@ -89,9 +87,7 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 				spanID = len(b)
 			}
 		case 12:
-			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("event_name", -1)
-			}
+			c.stringField(&fc, "event_name", &r)
 		}
 	}
 	switch {

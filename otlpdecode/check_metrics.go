@@ -76,17 +76,11 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 		}
 		switch fc.FieldNum {
 		case 1:
-			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("name", -1)
-			}
+			c.stringField(&fc, "name", &r)
 		case 2:
-			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("description", -1)
-			}
+			c.stringField(&fc, "description", &r)
 		case 3:
-			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("unit", -1)
-			}
+			c.stringField(&fc, "unit", &r)
 		case metricGauge, metricSum, metricHistogram, metricExponentialHistogram, metricSummary:
 			data, ok := fc.MessageData()
 			if !ok {
@@ -396,9 +390,7 @@ func (c *checker) exemplarField(fc *easyproto.FieldContext, idx *int, r *reason)
 	if err != nil {
 		return at(err, "exemplars", i)
 	}
-	if er.bad() && !r.bad() {
-		*r = er.in("exemplars", i)
-	}
+	r.note(er, "exemplars", i)
 	return nil
 }
 

@@ -79,17 +79,13 @@ func (c *checker) span(src []byte) (reason, error) {
 				spanID = len(b)
 			}
 		case 3:
-			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("trace_state", -1)
-			}
+			c.stringField(&fc, "trace_state", &r)
 		case 4:
 			if b, ok := fc.Bytes(); ok {
 				parentID = len(b)
 			}
 		case 5:
-			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("name", -1)
-			}
+			c.stringField(&fc, "name", &r)
 		case 9:
 			// c.attribute by hand: this is the hottest loop of the receiver.
 			data, ok := fc.MessageData()
@@ -113,9 +109,7 @@ func (c *checker) span(src []byte) (reason, error) {
 			if err != nil {
 				return r, at(err, "events", nEvents)
 			}
-			if er.bad() && !r.bad() {
-				r = er.in("events", nEvents)
-			}
+			r.note(er, "events", nEvents)
 			nEvents++
 		case 13:
 			data, ok := fc.MessageData()
@@ -126,9 +120,7 @@ func (c *checker) span(src []byte) (reason, error) {
 			if err != nil {
 				return r, at(err, "links", nLinks)
 			}
-			if lr.bad() && !r.bad() {
-				r = lr.in("links", nLinks)
-			}
+			r.note(lr, "links", nLinks)
 			nLinks++
 		case 15:
 			data, ok := fc.MessageData()
@@ -139,9 +131,7 @@ func (c *checker) span(src []byte) (reason, error) {
 			if err != nil {
 				return r, at(err, "status", -1)
 			}
-			if sr.bad() && !r.bad() {
-				r = sr.in("status", -1)
-			}
+			r.note(sr, "status", -1)
 		}
 	}
 	// Id lengths come first: they make the span unusable, while UTF-8
@@ -176,9 +166,7 @@ func (c *checker) event(src []byte) (reason, error) {
 		}
 		switch fc.FieldNum {
 		case 2:
-			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("name", -1)
-			}
+			c.stringField(&fc, "name", &r)
 		case 3:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
@@ -218,9 +206,7 @@ func (c *checker) link(src []byte) (reason, error) {
 				spanID = len(b)
 			}
 		case 3:
-			if c.badString(&fc) && !r.bad() {
-				r = utf8Reason("trace_state", -1)
-			}
+			c.stringField(&fc, "trace_state", &r)
 		case 4:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
