@@ -155,7 +155,7 @@ func (c *checker) anyValue(src []byte, depth int) (bool, error) {
 			}
 		case 5:
 			if data, ok := fc.MessageData(); ok {
-				ok, err := c.arrayValue(data, depth)
+				ok, err := c.listValue(data, depth, false)
 				if err != nil {
 					return false, at(err, "array_value", -1)
 				}
@@ -163,7 +163,7 @@ func (c *checker) anyValue(src []byte, depth int) (bool, error) {
 			}
 		case 6:
 			if data, ok := fc.MessageData(); ok {
-				ok, err := c.keyValueList(data, depth)
+				ok, err := c.listValue(data, depth, true)
 				if err != nil {
 					return false, at(err, "kvlist_value", -1)
 				}
@@ -200,42 +200,17 @@ func (c *checker) scalarValue(v []byte) (valid, ok bool) {
 	return false, false
 }
 
-// arrayValue checks the elements of an ArrayValue held by an AnyValue at
-// depth.
+// listValue checks the elements of an ArrayValue (kvs false) or the pairs
+// of a KeyValueList (kvs true) held by an AnyValue at depth. Both keep them
+// in field 1:
 //
 //	message ArrayValue {
 //	  repeated AnyValue values = 1;
 //	}
-func (c *checker) arrayValue(src []byte, depth int) (bool, error) {
-	valid := true
-	var fc easyproto.FieldContext
-	for i := 0; len(src) > 0; {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return false, err
-		}
-		if fc.FieldNum != 1 {
-			continue
-		}
-		if data, ok := fc.MessageData(); ok {
-			ok, err := c.anyValue(data, depth+1)
-			if err != nil {
-				return false, at(err, "values", i)
-			}
-			valid = valid && ok
-			i++
-		}
-	}
-	return valid, nil
-}
-
-// keyValueList checks the pairs of a KeyValueList held by an AnyValue at
-// depth.
-//
 //	message KeyValueList {
 //	  repeated KeyValue values = 1;
 //	}
-func (c *checker) keyValueList(src []byte, depth int) (bool, error) {
+func (c *checker) listValue(src []byte, depth int, kvs bool) (bool, error) {
 	valid := true
 	var fc easyproto.FieldContext
 	for i := 0; len(src) > 0; {
@@ -246,14 +221,21 @@ func (c *checker) keyValueList(src []byte, depth int) (bool, error) {
 		if fc.FieldNum != 1 {
 			continue
 		}
-		if data, ok := fc.MessageData(); ok {
-			ok, err := c.keyValue(data, depth+1)
-			if err != nil {
-				return false, at(err, "values", i)
-			}
-			valid = valid && ok
-			i++
+		data, ok := fc.MessageData()
+		if !ok {
+			continue
 		}
+		var elemValid bool
+		if kvs {
+			elemValid, err = c.keyValue(data, depth+1)
+		} else {
+			elemValid, err = c.anyValue(data, depth+1)
+		}
+		if err != nil {
+			return false, at(err, "values", i)
+		}
+		valid = valid && elemValid
+		i++
 	}
 	return valid, nil
 }
@@ -444,12 +426,26 @@ const (
 func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 	switch sig {
 	case signalTraces:
-		return checkSpanItem(c, src, t)
+		return t.single(c.span(src))
 	case signalMetrics:
 		return checkMetricItem(c, src, t)
 	default:
-		return checkLogItem(c, src, t)
+		return t.single(c.logRecord(src))
 	}
+}
+
+// single tallies an element that is one item (a span or a log record)
+// with the verdict of its check.
+func (t *itemTally) single(r reason, err error) error {
+	if err != nil {
+		return err
+	}
+	t.items = 1
+	if r.bad() {
+		t.rejected = 1
+		t.first = r
+	}
+	return nil
 }
 
 // signalNames are the field names used in positions for one signal.

@@ -20,19 +20,6 @@ func CheckLogs(src []byte, opts *Options) (Result, error) {
 	return c.check(src, &logNames, signalLogs)
 }
 
-func checkLogItem(c *checker, src []byte, t *itemTally) error {
-	r, err := c.logRecord(src)
-	if err != nil {
-		return err
-	}
-	t.items = 1
-	if r.bad() {
-		t.rejected = 1
-		t.first = r
-	}
-	return nil
-}
-
 // logRecord checks a LogRecord.
 //
 //	message LogRecord {

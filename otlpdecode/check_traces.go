@@ -25,19 +25,6 @@ func CheckTraces(src []byte, opts *Options) (Result, error) {
 	return c.check(src, &traceNames, signalTraces)
 }
 
-func checkSpanItem(c *checker, src []byte, t *itemTally) error {
-	r, err := c.span(src)
-	if err != nil {
-		return err
-	}
-	t.items = 1
-	if r.bad() {
-		t.rejected = 1
-		t.first = r
-	}
-	return nil
-}
-
 // span checks a Span.
 //
 //	message Span {
