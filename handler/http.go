@@ -236,6 +236,14 @@ func readBody(dst []byte, r io.Reader, limit, reserved int, charge func(int) err
 // when the status has a retry delay (OTLP v1.11 "OTLP/HTTP Throttling").
 func (h *Handler) writeHTTPError(w http.ResponseWriter, r *http.Request, enc httpEncoding, httpStatus int, st *grpcwire.Status) {
 	h.logRefusal(r, "http", st)
+	if r.ProtoMajor == 1 {
+		// The body may be partly unread (refused before or while reading
+		// it); net/http would otherwise try to drain it, with no deadline,
+		// before answering — a client that lied about Content-Length would
+		// never get the answer. Closing also frees the connection of a
+		// misbehaving client.
+		w.Header().Set("Connection", "close")
+	}
 	if st.RetryDelay > 0 && (httpStatus == http.StatusTooManyRequests || httpStatus == http.StatusServiceUnavailable) {
 		w.Header().Set("Retry-After", retryAfter(st.RetryDelay))
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"net"
+	"time"
 )
 
 // readBufferSize is the read buffer per connection. net/http's HTTP/2
@@ -38,6 +39,9 @@ func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 func (c *bufferedConn) CloseWrite() error {
 	raw := c.Conn
 	if cc, ok := raw.(*coalescingConn); ok {
+		// The response net/http just wrote may still be pending: send it
+		// before the half-close, or the client sees EOF instead of it.
+		cc.drain(time.Second)
 		raw = cc.Conn
 	}
 	if cw, ok := raw.(interface{ CloseWrite() error }); ok {

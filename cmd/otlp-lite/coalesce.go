@@ -86,14 +86,15 @@ func (c *coalescingConn) flush() {
 	}
 }
 
-// Close writes what is pending (bounded by a second, so a dead peer cannot
-// hold it) and closes the connection: the last frames before a close —
-// GOAWAY, a final response — must not be lost.
-func (c *coalescingConn) Close() error {
-	deadline := time.Now().Add(time.Second)
+// drain waits, at most timeout, until everything written so far has gone to
+// the socket (or failed).
+func (c *coalescingConn) drain(timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.flushing || len(c.pending) > 0 {
 		c.Conn.SetWriteDeadline(deadline)
+		defer c.Conn.SetWriteDeadline(time.Time{})
 	}
 	for (c.flushing || len(c.pending) > 0) && c.err == nil && time.Now().Before(deadline) {
 		if !c.flushing {
@@ -102,6 +103,14 @@ func (c *coalescingConn) Close() error {
 		}
 		c.cond.Wait()
 	}
+}
+
+// Close writes what is pending (bounded by a second, so a dead peer cannot
+// hold it) and closes the connection: the last frames before a close —
+// GOAWAY, a final response — must not be lost.
+func (c *coalescingConn) Close() error {
+	c.drain(time.Second)
+	c.mu.Lock()
 	if c.err == nil {
 		c.err = net.ErrClosed
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -45,6 +46,7 @@ type serveConfig struct {
 	corsMaxAge         int
 	openKafka          func() (storage.Sink, error)
 	disk               *diskFlags
+	memoryLimit        string
 }
 
 func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
@@ -71,6 +73,7 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.Int64Var(&cfg.admission.WaitingLimit, "admission-waiting-limit", handler.DefaultAdmissionWaitingLimit, "bytes of requests allowed to wait for admission; beyond it requests are refused at once as retryable")
 	fs.DurationVar(&cfg.admission.MaxWait, "admission-max-wait", handler.DefaultAdmissionMaxWait, "longest a request waits for admission (also bounded by its deadline)")
 
+	fs.StringVar(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (bytes, or like 512MiB): the garbage collector works harder near it, so peak memory follows live data instead of doubling it; auto is twice the admission limits plus 64 MiB; 0 disables; the GOMEMLIMIT environment variable overrides it")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests and streams may take to finish")
 
@@ -79,12 +82,16 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	// connection, but streaming and async clients keep hundreds open;
 	// net/http's default of 250 would make them queue.
 	fs.IntVar(&cfg.limits.maxStreams, "http2-max-concurrent-streams", 1000, "HTTP/2 concurrent streams per connection")
-	// Flow-control windows bound what one stream / connection may have in
-	// flight unread; a stream carries at most window/RTT. 16 MiB keeps a
-	// 200 ms link at 80 MiB/s per stream; 64 MiB per connection stays well
-	// below the admission budget.
-	fs.IntVar(&cfg.limits.streamWindow, "http2-stream-window", 16<<20, "HTTP/2 receive window per stream, bytes")
-	fs.IntVar(&cfg.limits.connWindow, "http2-conn-window", 64<<20, "HTTP/2 receive window per connection, bytes")
+	// Flow-control windows bound what a client may send that the server
+	// has not read yet: that data sits in memory outside the admission
+	// budget, so each connection can add up to its window. A stream
+	// carries at most window/RTT: 4 MiB keeps one stream at 20 MiB/s over a
+	// 200 ms link (about 80 batches of 500 spans a second, 17 times
+	// sequential unary); raise both for faster long links, lower them to
+	// bound memory under many abusive connections (the overload test runs
+	// with 1 MiB / 4 MiB).
+	fs.IntVar(&cfg.limits.streamWindow, "http2-stream-window", 4<<20, "HTTP/2 receive window per stream, bytes")
+	fs.IntVar(&cfg.limits.connWindow, "http2-conn-window", 8<<20, "HTTP/2 receive window per connection, bytes")
 	// 1 MiB frames (HTTP/2's default is 16 KiB) cut per-frame overhead for
 	// large OTLP batches while bounding what one frame makes us buffer.
 	fs.IntVar(&cfg.limits.maxFrameSize, "http2-max-frame-size", 1<<20, "largest HTTP/2 frame the server accepts, bytes")
@@ -137,10 +144,19 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: %v\n", err)
 		return 2
 	}
+	memLimit, err := memoryLimit(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: bad -memory-limit: %v\n", err)
+		return 2
+	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// Libraries that log through slog's default (the Kafka client) use
 	// the same handler.
 	slog.SetDefault(logger)
+	if memLimit > 0 {
+		debug.SetMemoryLimit(memLimit)
+		logger.Debug("memory limit set", "bytes", memLimit)
+	}
 	if err := runServer(cfg, logger); err != nil {
 		logger.Error("server failed", "err", err)
 		return 1
@@ -323,6 +339,26 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// memoryLimit resolves -memory-limit: what the receiver holds is bounded
+// by admission (request bytes in flight and waiting), and each admitted
+// request exists about twice (its buffers and its storage copy), so the heap
+// needs about twice the admission limits plus a margin for the runtime,
+// connections and pools. Without a limit, the garbage collector lets the
+// heap reach twice the live data before collecting. 0 means no limit; an
+// explicit GOMEMLIMIT wins over the flag.
+func memoryLimit(cfg serveConfig) (int64, error) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return 0, nil
+	}
+	switch cfg.memoryLimit {
+	case "auto", "":
+		return 2*(cfg.admission.RequestLimit+max(cfg.admission.WaitingLimit, 0)) + 64<<20, nil
+	case "0", "off":
+		return 0, nil
+	}
+	return parseSize(cfg.memoryLimit)
 }
 
 // splitList splits a comma-separated flag value, dropping empty entries.
