@@ -75,7 +75,7 @@ func TestParseOwnProc(t *testing.T) {
 		t.Fatal(err)
 	}
 	if hwm <= 0 || anon <= 0 || anon > hwm {
-		t.Fatalf("VmHWM = %d KiB, RssAnon = %d KiB; want 0 < RssAnon <= VmHWM", hwm, anon)
+		t.Fatalf("VmHWM = %d KiB, VmHWM − RssFile = %d KiB; want 0 < VmHWM − RssFile <= VmHWM", hwm, anon)
 	}
 }
 
