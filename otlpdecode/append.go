@@ -86,30 +86,66 @@ func wrapField(dst []byte, start int, num uint32) []byte {
 func (c *checker) appendValid(dst, src []byte, names *signalNames, item itemAppendFunc) ([]byte, error) {
 	// The output is at most as long as src: grow dst once.
 	dst = slices.Grow(dst, len(src))
+	dst, err := c.appendElems(dst, src, levelRequest, names, item)
+	if err != nil {
+		return dst, topLevel(err)
+	}
+	return dst, nil
+}
+
+// level says which message of a request appendElems walks.
+type level uint8
+
+const (
+	levelRequest  level = iota // Export*ServiceRequest: resource_* = 1
+	levelResource              // Resource*: scope_* = 2
+	levelScope                 // Scope*: the items = 2
+)
+
+// appendElems copies the fields of src, a message of level lvl, to dst
+// verbatim, except the occurrences of its repeated child field, which are
+// re-encoded without their rejected items, or dropped. On error it
+// returns what it appended before the failing element.
+func (c *checker) appendElems(dst, src []byte, lvl level, names *signalNames, item itemAppendFunc) ([]byte, error) {
+	num, name := uint32(2), names.scopes
+	switch lvl {
+	case levelRequest:
+		num, name = 1, names.resources
+	case levelScope:
+		name = names.items
+	}
 	var fc easyproto.FieldContext
-	for rs := 0; len(src) > 0; {
+	for i := 0; len(src) > 0; {
 		tail, err := nextField(&fc, src)
 		if err != nil {
-			return dst, topLevel(err)
+			return dst, err
 		}
 		raw := rawField(src, tail)
 		src = tail
 		data, ok := fc.MessageData()
-		if fc.FieldNum != 1 || !ok {
+		if fc.FieldNum != num || !ok {
 			dst = append(dst, raw...)
 			continue
 		}
 		start := len(dst)
 		var keep bool
-		if dst, keep, err = c.appendResource(dst, data, names, item); err != nil {
-			return dst[:start], at(err, names.resources, rs)
+		switch lvl {
+		case levelRequest:
+			dst, keep, err = c.appendContainer(dst, data, levelResource, names, item)
+		case levelResource:
+			dst, keep, err = c.appendContainer(dst, data, levelScope, names, item)
+		default:
+			dst, keep, err = item(c, dst, data)
+		}
+		if err != nil {
+			return dst[:start], at(err, name, i)
 		}
 		if keep {
-			dst = wrapField(dst, start, 1)
+			dst = wrapField(dst, start, num)
 		} else {
 			dst = dst[:start]
 		}
-		rs++
+		i++
 	}
 	return dst, nil
 }
@@ -141,88 +177,24 @@ func (c *checker) containerReason(src []byte, check func(*checker, []byte) (reas
 	return reason{}, nil
 }
 
-// appendResource re-encodes the payload of a Resource* message (layout at
-// checker.resourceItems).
-func (c *checker) appendResource(dst, src []byte, names *signalNames, item itemAppendFunc) ([]byte, bool, error) {
-	r, err := c.containerReason(src, (*checker).resource)
-	if err != nil {
-		return dst, false, err
+// appendContainer re-encodes the payload of a Resource* (lvl
+// levelResource) or Scope* (levelScope) message; layouts at
+// checker.resourceItems and checker.scopeItems. keep is false when the
+// message's own fields are invalid; its children are walked all the same,
+// so that a malformed one fails the request here too, as it does in Check.
+func (c *checker) appendContainer(dst, src []byte, lvl level, names *signalNames, item itemAppendFunc) ([]byte, bool, error) {
+	check := (*checker).resource
+	if lvl == levelScope {
+		check = (*checker).scope
 	}
-	if r.bad() {
-		// Still walk the scopes: a malformed one must fail the request
-		// here too, as it does in Check.
-		_, err := c.appendScopes(dst, src, names, item)
-		return dst, false, err
-	}
-	dst, err = c.appendScopes(dst, src, names, item)
-	return dst, err == nil, err
-}
-
-func (c *checker) appendScopes(dst, src []byte, names *signalNames, item itemAppendFunc) ([]byte, error) {
-	orig := len(dst)
-	var fc easyproto.FieldContext
-	for ss := 0; len(src) > 0; {
-		tail, err := nextField(&fc, src)
-		if err != nil {
-			return dst[:orig], err
-		}
-		raw := rawField(src, tail)
-		src = tail
-		data, ok := fc.MessageData()
-		if fc.FieldNum != 2 || !ok {
-			dst = append(dst, raw...)
-			continue
-		}
-		start := len(dst)
-		var keep bool
-		if dst, keep, err = c.appendScope(dst, data, names, item); err != nil {
-			return dst[:orig], at(err, names.scopes, ss)
-		}
-		if keep {
-			dst = wrapField(dst, start, 2)
-		} else {
-			dst = dst[:start]
-		}
-		ss++
-	}
-	return dst, nil
-}
-
-// appendScope re-encodes the payload of a Scope* message (layout at
-// checker.scopeItems).
-func (c *checker) appendScope(dst, src []byte, names *signalNames, item itemAppendFunc) ([]byte, bool, error) {
-	r, err := c.containerReason(src, (*checker).scope)
+	r, err := c.containerReason(src, check)
 	if err != nil {
 		return dst, false, err
 	}
 	orig := len(dst)
-	var fc easyproto.FieldContext
-	for idx := 0; len(src) > 0; {
-		tail, err := nextField(&fc, src)
-		if err != nil {
-			return dst[:orig], false, err
-		}
-		raw := rawField(src, tail)
-		src = tail
-		data, ok := fc.MessageData()
-		if fc.FieldNum != 2 || !ok {
-			dst = append(dst, raw...)
-			continue
-		}
-		start := len(dst)
-		var keep bool
-		if dst, keep, err = item(c, dst, data); err != nil {
-			return dst[:orig], false, at(err, names.items, idx)
-		}
-		if keep {
-			dst = wrapField(dst, start, 2)
-		} else {
-			dst = dst[:start]
-		}
-		idx++
-	}
-	if r.bad() {
-		return dst[:orig], false, nil
+	dst, err = c.appendElems(dst, src, lvl, names, item)
+	if err != nil || r.bad() {
+		return dst[:orig], false, err
 	}
 	return dst, true, nil
 }
