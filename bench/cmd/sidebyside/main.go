@@ -74,6 +74,7 @@ type config struct {
 	clientCPU      string
 	profileDir     string
 	profileSeconds int
+	image          bool
 }
 
 // cell is one configuration measured on both servers.
@@ -177,6 +178,7 @@ func main() {
 	flag.StringVar(&cfg.clientCPU, "client-cpu", "0", "taskset CPU list of the load client")
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "if set, profile otlp-lite in one extra run per cell and save the CPU profiles here")
 	flag.IntVar(&cfg.profileSeconds, "profile-seconds", 10, "with -profile-dir: length of each profile; the extra run's load is made long enough")
+	flag.BoolVar(&cfg.image, "image", false, "build otlp-lite as the container image does (CGO_ENABLED=0, -trimpath, -tags nokafka, -ldflags '-s -w') instead of a default go build")
 	flag.Parse()
 	if err := run(cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "sidebyside: %s\n", err)
@@ -223,13 +225,23 @@ func run(cfg config) error {
 	if err != nil {
 		return fmt.Errorf("cannot locate the otlp-lite module: %w", err)
 	}
-	builds := []struct{ name, dir, pkg string }{
-		{"otlp-lite", strings.TrimSpace(string(root)), "./cmd/otlp-lite"},
-		{"baseline", "", "github.com/otlp-lite/otlp-lite/bench/cmd/baseline"},
-		{"benchload", "", "github.com/otlp-lite/otlp-lite/bench/cmd/benchload"},
+	builds := []struct {
+		name, dir, pkg string
+		flags          []string
+	}{
+		{"otlp-lite", strings.TrimSpace(string(root)), "./cmd/otlp-lite", nil},
+		{"baseline", "", "github.com/otlp-lite/otlp-lite/bench/cmd/baseline", nil},
+		{"benchload", "", "github.com/otlp-lite/otlp-lite/bench/cmd/benchload", nil},
+	}
+	if cfg.image {
+		// Dockerfile and scripts/image/build.sh.
+		builds[0].flags = []string{"-trimpath", "-buildvcs=false", "-tags", "nokafka", "-ldflags", "-s -w"}
 	}
 	for _, b := range builds {
-		cmd := exec.Command("go", "build", "-o", bin(b.name), b.pkg)
+		cmd := exec.Command("go", append(append([]string{"build"}, b.flags...), "-o", bin(b.name), b.pkg)...)
+		if b.flags != nil {
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		}
 		cmd.Dir = b.dir
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
