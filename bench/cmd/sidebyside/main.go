@@ -37,6 +37,10 @@
 // With -profile-dir, after the rounds of each cell otlp-lite runs once more
 // with -admin-pprof, and a CPU profile of the measured load is saved there
 // (with the binary, for go tool pprof); that run is not in the tables.
+//
+// With -disk, otlp-lite also runs with its durable disk store (default
+// flags: -storage-sync always) as a third server, "otlp-lite-disk", with its
+// own summary rows.
 package main
 
 import (
@@ -75,6 +79,7 @@ type config struct {
 	profileDir     string
 	profileSeconds int
 	image          bool
+	disk           bool
 }
 
 // cell is one configuration measured on both servers.
@@ -178,6 +183,7 @@ func main() {
 	flag.StringVar(&cfg.clientCPU, "client-cpu", "0", "taskset CPU list of the load client")
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "if set, profile otlp-lite in one extra run per cell and save the CPU profiles here")
 	flag.IntVar(&cfg.profileSeconds, "profile-seconds", 10, "with -profile-dir: length of each profile; the extra run's load is made long enough")
+	flag.BoolVar(&cfg.disk, "disk", false, "also run otlp-lite with -storage disk (its default -storage-sync always) as a third server, data in a fresh temporary directory per run")
 	flag.BoolVar(&cfg.image, "image", false, "build otlp-lite as the container image does (CGO_ENABLED=0, -trimpath, -tags nokafka, -ldflags '-s -w') instead of a default go build")
 	flag.Parse()
 	if err := run(cfg); err != nil {
@@ -299,6 +305,28 @@ func run(cfg config) error {
 			},
 			loadProtocol: func(c cell) string { return c.protocol },
 		},
+	}
+	if cfg.disk {
+		// A fresh data directory per run (the store locks it, and a
+		// round writes ~0.5 GB); the previous run's is removed first.
+		var dataDir string
+		oursArgs := servers[1].args
+		servers = append(servers, server{
+			name: "otlp-lite-disk",
+			args: func(c cell, addr string, extra []string) ([]string, error) {
+				if dataDir != "" {
+					if err := os.RemoveAll(dataDir); err != nil {
+						return nil, err
+					}
+				}
+				var err error
+				if dataDir, err = os.MkdirTemp(dir, "data"); err != nil {
+					return nil, err
+				}
+				return oursArgs(c, addr, append([]string{"-storage", "disk", "-data-dir", dataDir}, extra...))
+			},
+			loadProtocol: servers[1].loadProtocol,
+		})
 	}
 	var results []cellResult
 	for _, c := range cells {
@@ -640,7 +668,8 @@ func printCell(cfg config, r cellResult, servers []server) {
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	base := r.samples[servers[0].name]
 	cols := make(map[string]*[6][]float64) // cpu, cpu ratio, rss, rss ratio, anon, anon ratio; per server
-	var floorRatio, fullRatio []float64
+	floorRatio := make(map[string][]float64)
+	fullRatio := make(map[string][]float64)
 	for _, srv := range servers {
 		cols[srv.name] = &[6][]float64{}
 	}
@@ -660,8 +689,8 @@ func printCell(cfg config, r cellResult, servers []server) {
 			col[5] = append(col[5], ar)
 			fl, ff := "", ""
 			if srv.name != servers[0].name {
-				floorRatio = append(floorRatio, s.usPerItem()/f.check)
-				fullRatio = append(fullRatio, s.usPerItem()/f.full)
+				floorRatio[srv.name] = append(floorRatio[srv.name], s.usPerItem()/f.check)
+				fullRatio[srv.name] = append(fullRatio[srv.name], s.usPerItem()/f.full)
 				fl, ff = fmt.Sprintf("%.2f", s.usPerItem()/f.check), fmt.Sprintf("%.2f", s.usPerItem()/f.full)
 			}
 			fmt.Printf("| %d | %s | %.3f | %.3f | %s | %s | %.1f | %.3f | %.1f | %.3f | %s |\n",
@@ -674,7 +703,7 @@ func printCell(cfg config, r cellResult, servers []server) {
 		col := cols[srv.name]
 		fl, ff := "", ""
 		if srv.name != servers[0].name {
-			fl, ff = fmt.Sprintf("%.2f", median(floorRatio)), fmt.Sprintf("%.2f", median(fullRatio))
+			fl, ff = fmt.Sprintf("%.2f", median(floorRatio[srv.name])), fmt.Sprintf("%.2f", median(fullRatio[srv.name]))
 		}
 		fmt.Printf("| median | %s | %.3f | %.3f | %s | %s | %.1f | %.3f | %.1f | %.3f | |\n",
 			srv.name, median(col[0]), median(col[1]), fl, ff, median(col[2]), median(col[3]), median(col[4]), median(col[5]))
@@ -689,33 +718,43 @@ func printSummary(cfg config, results []cellResult, servers []server) {
 	fmt.Println("| cell | baseline CPU µs/item | otlp-lite CPU µs/item | CPU ratio | per-round CPU ratios | floor µs/item (Check / full) | otlp-lite ÷ floor | ÷ full floor | peak RSS MiB (baseline / otlp-lite) | RSS ratio | peak − file MiB (baseline / otlp-lite) | ratio |")
 	fmt.Println("|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
-		base, ours := r.samples[servers[0].name], r.samples[servers[1].name]
-		var bc, oc, cr, br, or, rr, fc, ffl, fr, ffr, ba, oa, ar []float64
-		var rounds []string
-		for i := range base {
-			bc = append(bc, base[i].usPerItem())
-			oc = append(oc, ours[i].usPerItem())
-			ratio := ours[i].usPerItem() / base[i].usPerItem()
-			cr = append(cr, ratio)
-			rounds = append(rounds, fmt.Sprintf("%.2f", ratio))
-			br = append(br, float64(base[i].rssKiB)/1024)
-			or = append(or, float64(ours[i].rssKiB)/1024)
-			rr = append(rr, float64(ours[i].rssKiB)/float64(base[i].rssKiB))
-			ba = append(ba, float64(base[i].anonKiB)/1024)
-			oa = append(oa, float64(ours[i].anonKiB)/1024)
-			ar = append(ar, float64(ours[i].anonKiB)/float64(base[i].anonKiB))
-			fc = append(fc, r.floors[i].check)
-			ffl = append(ffl, r.floors[i].full)
-			fr = append(fr, ours[i].usPerItem()/r.floors[i].check)
-			ffr = append(ffr, ours[i].usPerItem()/r.floors[i].full)
+		for _, srv := range servers[1:] {
+			printSummaryRow(r, servers[0], srv)
 		}
-		name := r.cell.String()
-		if r.cell.protocol == "grpc-stream" {
-			name += " (baseline: unary)"
-		}
-		fmt.Printf("| %s | %.3f | %.3f | **%.3f** | %s | %.3f / %.3f | **%.2f** | %.2f | %.1f / %.1f | **%.2f** | %.1f / %.1f | %.2f |\n",
-			name, median(bc), median(oc), median(cr), strings.Join(rounds, ", "),
-			median(fc), median(ffl), median(fr), median(ffr), median(br), median(or), median(rr),
-			median(ba), median(oa), median(ar))
 	}
+}
+
+// printSummaryRow prints the summary row of one cell for srv against base.
+func printSummaryRow(r cellResult, baseSrv, srv server) {
+	base, ours := r.samples[baseSrv.name], r.samples[srv.name]
+	var bc, oc, cr, br, or, rr, fc, ffl, fr, ffr, ba, oa, ar []float64
+	var rounds []string
+	for i := range base {
+		bc = append(bc, base[i].usPerItem())
+		oc = append(oc, ours[i].usPerItem())
+		ratio := ours[i].usPerItem() / base[i].usPerItem()
+		cr = append(cr, ratio)
+		rounds = append(rounds, fmt.Sprintf("%.2f", ratio))
+		br = append(br, float64(base[i].rssKiB)/1024)
+		or = append(or, float64(ours[i].rssKiB)/1024)
+		rr = append(rr, float64(ours[i].rssKiB)/float64(base[i].rssKiB))
+		ba = append(ba, float64(base[i].anonKiB)/1024)
+		oa = append(oa, float64(ours[i].anonKiB)/1024)
+		ar = append(ar, float64(ours[i].anonKiB)/float64(base[i].anonKiB))
+		fc = append(fc, r.floors[i].check)
+		ffl = append(ffl, r.floors[i].full)
+		fr = append(fr, ours[i].usPerItem()/r.floors[i].check)
+		ffr = append(ffr, ours[i].usPerItem()/r.floors[i].full)
+	}
+	name := r.cell.String()
+	if srv.name != "otlp-lite" {
+		name += " [" + srv.name + "]"
+	}
+	if r.cell.protocol == "grpc-stream" {
+		name += " (baseline: unary)"
+	}
+	fmt.Printf("| %s | %.3f | %.3f | **%.3f** | %s | %.3f / %.3f | **%.2f** | %.2f | %.1f / %.1f | **%.2f** | %.1f / %.1f | %.2f |\n",
+		name, median(bc), median(oc), median(cr), strings.Join(rounds, ", "),
+		median(fc), median(ffl), median(fr), median(ffr), median(br), median(or), median(rr),
+		median(ba), median(oa), median(ar))
 }
