@@ -210,7 +210,7 @@ func (kv *KeyValue) decode(src []byte) error {
 
 // rawIter yields the payloads of every occurrence of one length-delimited
 // field of a message, in wire order. It is the engine of all the lazy
-// iterators of this package.
+// iterators of this package: each embeds one, which gives it Err.
 type rawIter struct {
 	src   []byte
 	field uint32
@@ -252,38 +252,36 @@ func (it rawIter) count() int {
 	}
 }
 
-// elemIter is what every exported iterator embeds: the occurrences of the
-// repeated field, the field's name for error positions, and Err. Each
-// iterator adds its view of the current element and a Next of this form:
+// decoded ends the Next of an iterator over a repeated message field: it
+// records err, found inside the element just read (name is the field's
+// name in error positions), and reports whether the element was decoded.
+// Every such Next has this form:
 //
-//	data, ok := it.raw.next()
-//	return ok && it.decoded(it.e.decode(data))
+//	data, ok := it.next()
+//	return ok && it.decoded(it.e.decode(data), "events")
 //
 // Next is not one generic method over the element type: the decode call
 // would go through the instantiation's dictionary, which escape analysis
 // cannot see through, so every iterator would move to the heap (one
 // allocation per iterator, caught by TestZeroAllocs).
-type elemIter struct {
-	raw  rawIter
-	name string // the field's name in error positions
-}
-
-func newElemIter(src []byte, field uint32, name string) elemIter {
-	return elemIter{raw: rawIter{src: src, field: field}, name: name}
-}
-
-// decoded ends a Next: it records err, found inside the element just read,
-// and reports whether the element was decoded.
-func (it *elemIter) decoded(err error) bool {
+func (it *rawIter) decoded(err error, name string) bool {
 	if err != nil {
-		it.raw.fail(at(err, it.name, it.raw.idx-1))
+		it.failElem(name, err)
 		return false
 	}
 	return true
 }
 
+// failElem records an error found inside element it.idx-1. It is kept out
+// of line so that decoded inlines.
+//
+//go:noinline
+func (it *rawIter) failElem(name string, err error) {
+	it.fail(at(err, name, it.idx-1))
+}
+
 // Err returns the decoding error that stopped the iteration, if any.
-func (it *elemIter) Err() error { return it.raw.err }
+func (it *rawIter) Err() error { return it.err }
 
 // KeyValues is a repeated KeyValue field (attributes, metadata, a kvlist),
 // decoded lazily.
@@ -294,7 +292,7 @@ type KeyValues struct {
 
 // Iter returns an iterator over the pairs, in wire order.
 func (kvs KeyValues) Iter() KeyValueIter {
-	return KeyValueIter{elemIter: newElemIter(kvs.src, kvs.field, "values")}
+	return KeyValueIter{rawIter: rawIter{src: kvs.src, field: kvs.field}}
 }
 
 // Len counts the pairs. It walks the enclosing message; on malformed
@@ -312,14 +310,14 @@ func (kvs KeyValues) Len() int {
 //	}
 //	if err := it.Err(); err != nil { ... }
 type KeyValueIter struct {
-	elemIter
+	rawIter
 	kv KeyValue
 }
 
 // Next decodes the next pair. It returns false at the end or on error.
 func (it *KeyValueIter) Next() bool {
-	data, ok := it.raw.next()
-	return ok && it.decoded(it.kv.decode(data))
+	data, ok := it.next()
+	return ok && it.decoded(it.kv.decode(data), "values")
 }
 
 // KeyValue returns the current pair, valid until the next call to Next.
@@ -336,7 +334,7 @@ type Values struct {
 
 // Iter returns an iterator over the elements.
 func (vs Values) Iter() ValueIter {
-	return ValueIter{elemIter: newElemIter(vs.src, 1, "values")}
+	return ValueIter{rawIter: rawIter{src: vs.src, field: 1}}
 }
 
 // Len counts the elements.
@@ -346,14 +344,14 @@ func (vs Values) Len() int {
 
 // ValueIter iterates over Values.
 type ValueIter struct {
-	elemIter
+	rawIter
 	v AnyValue
 }
 
 // Next decodes the next element.
 func (it *ValueIter) Next() bool {
-	data, ok := it.raw.next()
-	return ok && it.decoded(it.v.decode(data))
+	data, ok := it.next()
+	return ok && it.decoded(it.v.decode(data), "values")
 }
 
 // Value returns the current element, valid until the next call to Next.
@@ -367,18 +365,18 @@ type Strings struct {
 
 // Iter returns an iterator over the strings.
 func (ss Strings) Iter() StringIter {
-	return StringIter{elemIter: newElemIter(ss.src, ss.field, "")}
+	return StringIter{rawIter: rawIter{src: ss.src, field: ss.field}}
 }
 
 // StringIter iterates over Strings.
 type StringIter struct {
-	elemIter
+	rawIter
 	s string
 }
 
 // Next moves to the next string.
 func (it *StringIter) Next() bool {
-	data, ok := it.raw.next()
+	data, ok := it.next()
 	if ok {
 		it.s = bytesToString(data)
 	}

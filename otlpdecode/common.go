@@ -90,19 +90,19 @@ type EntityRefs struct {
 
 // Iter returns an iterator over the entity references.
 func (es EntityRefs) Iter() EntityRefIter {
-	return EntityRefIter{elemIter: newElemIter(es.src, 3, "entity_refs")}
+	return EntityRefIter{rawIter: rawIter{src: es.src, field: 3}}
 }
 
 // EntityRefIter iterates over EntityRefs.
 type EntityRefIter struct {
-	elemIter
+	rawIter
 	e EntityRef
 }
 
 // Next decodes the next entity reference.
 func (it *EntityRefIter) Next() bool {
-	data, ok := it.raw.next()
-	return ok && it.decoded(it.e.decode(data))
+	data, ok := it.next()
+	return ok && it.decoded(it.e.decode(data), "entity_refs")
 }
 
 // EntityRef returns the current entity reference, valid until Next.

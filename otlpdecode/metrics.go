@@ -209,34 +209,32 @@ func metricFieldOf(t MetricType) uint32 {
 	return 0
 }
 
-// points returns the Gauge, Sum, ... message whose field 1 holds the data
-// points if the metric is of type t (Gauge: or Sum), else nil.
-func (m *Metric) points(t MetricType) []byte {
+func (m *Metric) points(t MetricType) rawIter {
 	if m.Type != t && !(t == MetricTypeGauge && m.Type == MetricTypeSum) {
-		return nil
+		return rawIter{}
 	}
-	return m.data
+	return rawIter{src: m.data, field: 1}
 }
 
 // NumberDataPoints iterates over the data points of a Gauge or a Sum.
 func (m *Metric) NumberDataPoints() NumberDataPointIter {
-	return NumberDataPointIter{elemIter: newElemIter(m.points(MetricTypeGauge), 1, "data_points")}
+	return NumberDataPointIter{rawIter: m.points(MetricTypeGauge)}
 }
 
 // HistogramDataPoints iterates over the data points of a Histogram.
 func (m *Metric) HistogramDataPoints() HistogramDataPointIter {
-	return HistogramDataPointIter{elemIter: newElemIter(m.points(MetricTypeHistogram), 1, "data_points"), bufs: m.bufs}
+	return HistogramDataPointIter{rawIter: m.points(MetricTypeHistogram), bufs: m.bufs}
 }
 
 // ExponentialHistogramDataPoints iterates over the data points of an
 // ExponentialHistogram.
 func (m *Metric) ExponentialHistogramDataPoints() ExponentialHistogramDataPointIter {
-	return ExponentialHistogramDataPointIter{elemIter: newElemIter(m.points(MetricTypeExponentialHistogram), 1, "data_points"), bufs: m.bufs}
+	return ExponentialHistogramDataPointIter{rawIter: m.points(MetricTypeExponentialHistogram), bufs: m.bufs}
 }
 
 // SummaryDataPoints iterates over the data points of a Summary.
 func (m *Metric) SummaryDataPoints() SummaryDataPointIter {
-	return SummaryDataPointIter{elemIter: newElemIter(m.points(MetricTypeSummary), 1, "data_points")}
+	return SummaryDataPointIter{rawIter: m.points(MetricTypeSummary)}
 }
 
 // NumberDataPoint is a view of a NumberDataPoint.
@@ -303,14 +301,14 @@ func (p *NumberDataPoint) decode(src []byte) error {
 
 // NumberDataPointIter iterates over the data points of a Gauge or Sum.
 type NumberDataPointIter struct {
-	elemIter
+	rawIter
 	p NumberDataPoint
 }
 
 // Next decodes the next data point.
 func (it *NumberDataPointIter) Next() bool {
-	data, ok := it.raw.next()
-	return ok && it.decoded(it.p.decode(data))
+	data, ok := it.next()
+	return ok && it.decoded(it.p.decode(data), "data_points")
 }
 
 // Point returns the current data point, valid until Next.
@@ -409,15 +407,15 @@ func (p *HistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
 
 // HistogramDataPointIter iterates over the data points of a Histogram.
 type HistogramDataPointIter struct {
-	elemIter
+	rawIter
 	bufs *pointBufs
 	p    HistogramDataPoint
 }
 
 // Next decodes the next data point.
 func (it *HistogramDataPointIter) Next() bool {
-	data, ok := it.raw.next()
-	return ok && it.decoded(it.p.decode(data, it.bufs))
+	data, ok := it.next()
+	return ok && it.decoded(it.p.decode(data, it.bufs), "data_points")
 }
 
 // Point returns the current data point, valid until Next.
@@ -572,15 +570,15 @@ func (p *ExponentialHistogramDataPoint) decode(src []byte, bufs *pointBufs) erro
 // ExponentialHistogramDataPointIter iterates over the data points of an
 // ExponentialHistogram.
 type ExponentialHistogramDataPointIter struct {
-	elemIter
+	rawIter
 	bufs *pointBufs
 	p    ExponentialHistogramDataPoint
 }
 
 // Next decodes the next data point.
 func (it *ExponentialHistogramDataPointIter) Next() bool {
-	data, ok := it.raw.next()
-	return ok && it.decoded(it.p.decode(data, it.bufs))
+	data, ok := it.next()
+	return ok && it.decoded(it.p.decode(data, it.bufs), "data_points")
 }
 
 // Point returns the current data point, valid until Next.
@@ -647,14 +645,14 @@ func (p *SummaryDataPoint) decode(src []byte) error {
 
 // SummaryDataPointIter iterates over the data points of a Summary.
 type SummaryDataPointIter struct {
-	elemIter
+	rawIter
 	p SummaryDataPoint
 }
 
 // Next decodes the next data point.
 func (it *SummaryDataPointIter) Next() bool {
-	data, ok := it.raw.next()
-	return ok && it.decoded(it.p.decode(data))
+	data, ok := it.next()
+	return ok && it.decoded(it.p.decode(data), "data_points")
 }
 
 // Point returns the current data point, valid until Next.
@@ -701,19 +699,19 @@ type QuantileValues struct {
 
 // Iter returns an iterator over the quantiles.
 func (qs QuantileValues) Iter() QuantileIter {
-	return QuantileIter{elemIter: newElemIter(qs.src, 6, "quantile_values")}
+	return QuantileIter{rawIter: rawIter{src: qs.src, field: 6}}
 }
 
 // QuantileIter iterates over QuantileValues.
 type QuantileIter struct {
-	elemIter
+	rawIter
 	q ValueAtQuantile
 }
 
 // Next decodes the next quantile.
 func (it *QuantileIter) Next() bool {
-	data, ok := it.raw.next()
-	return ok && it.decoded(it.q.decode(data))
+	data, ok := it.next()
+	return ok && it.decoded(it.q.decode(data), "quantile_values")
 }
 
 // Quantile returns the current quantile.
@@ -784,19 +782,19 @@ type Exemplars struct {
 
 // Iter returns an iterator over the exemplars.
 func (es Exemplars) Iter() ExemplarIter {
-	return ExemplarIter{elemIter: newElemIter(es.src, es.field, "exemplars")}
+	return ExemplarIter{rawIter: rawIter{src: es.src, field: es.field}}
 }
 
 // ExemplarIter iterates over Exemplars.
 type ExemplarIter struct {
-	elemIter
+	rawIter
 	e Exemplar
 }
 
 // Next decodes the next exemplar.
 func (it *ExemplarIter) Next() bool {
-	data, ok := it.raw.next()
-	return ok && it.decoded(it.e.decode(data))
+	data, ok := it.next()
+	return ok && it.decoded(it.e.decode(data), "exemplars")
 }
 
 // Exemplar returns the current exemplar, valid until Next.

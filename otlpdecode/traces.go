@@ -253,19 +253,19 @@ type Events struct {
 
 // Iter returns an iterator over the events.
 func (es Events) Iter() EventIter {
-	return EventIter{elemIter: newElemIter(es.src, 11, "events")}
+	return EventIter{rawIter: rawIter{src: es.src, field: 11}}
 }
 
 // EventIter iterates over Events.
 type EventIter struct {
-	elemIter
+	rawIter
 	e Event
 }
 
 // Next decodes the next event.
 func (it *EventIter) Next() bool {
-	data, ok := it.raw.next()
-	return ok && it.decoded(it.e.decode(data))
+	data, ok := it.next()
+	return ok && it.decoded(it.e.decode(data), "events")
 }
 
 // Event returns the current event, valid until Next.
@@ -331,19 +331,19 @@ type Links struct {
 
 // Iter returns an iterator over the links.
 func (ls Links) Iter() LinkIter {
-	return LinkIter{elemIter: newElemIter(ls.src, 13, "links")}
+	return LinkIter{rawIter: rawIter{src: ls.src, field: 13}}
 }
 
 // LinkIter iterates over Links.
 type LinkIter struct {
-	elemIter
+	rawIter
 	l Link
 }
 
 // Next decodes the next link.
 func (it *LinkIter) Next() bool {
-	data, ok := it.raw.next()
-	return ok && it.decoded(it.l.decode(data))
+	data, ok := it.next()
+	return ok && it.decoded(it.l.decode(data), "links")
 }
 
 // Link returns the current link, valid until Next.
