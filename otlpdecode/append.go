@@ -46,16 +46,17 @@ type itemAppendFunc func(c *checker, dst, src []byte) (out []byte, keep bool, er
 
 func keepSpan(c *checker, dst, src []byte) ([]byte, bool, error) {
 	r, err := c.span(src)
-	return keepValid(dst, src, r, err)
+	return keepValid(dst, src, &r, err)
 }
 
 func keepLogRecord(c *checker, dst, src []byte) ([]byte, bool, error) {
 	r, err := c.logRecord(src)
-	return keepValid(dst, src, r, err)
+	return keepValid(dst, src, &r, err)
 }
 
-// keepValid appends the item src if its check found it valid.
-func keepValid(dst, src []byte, r reason, err error) ([]byte, bool, error) {
+// keepValid appends the item src if its check found it valid (r is a
+// pointer for the same reason as in itemTally.single).
+func keepValid(dst, src []byte, r *reason, err error) ([]byte, bool, error) {
 	if err != nil || r.bad() {
 		return dst, false, err
 	}
@@ -259,7 +260,17 @@ func (c *checker) appendMetricData(dst, src []byte, kind uint32) ([]byte, error)
 			dst = append(dst, raw...)
 			continue
 		}
-		r, err := c.dataPoint(data, kind)
+		var r reason
+		switch kind {
+		case metricGauge, metricSum:
+			r, err = c.numberDataPoint(data)
+		case metricHistogram:
+			r, err = c.histogramDataPoint(data)
+		case metricExponentialHistogram:
+			r, err = c.exponentialHistogramDataPoint(data)
+		case metricSummary:
+			r, err = c.summaryDataPoint(data)
+		}
 		if err != nil {
 			return dst, at(err, "data_points", i)
 		}

@@ -76,10 +76,11 @@ func lenReason(field string, got int, want string) reason {
 	return reason{path: [4]pathElem{{field, -1}}, got: got, want: want}
 }
 
-// note records in *r the reason sub found in element idx of the field
-// name (idx -1: a singular field), unless sub is valid or *r already holds
-// a reason.
-func (r *reason) note(sub reason, name string, idx int) {
+// note records in *r the reason *sub found in element idx of the field
+// name (idx -1: a singular field), unless *sub is valid or *r already
+// holds a reason. sub is a pointer so that the inlined call does not copy
+// the reason on the happy path.
+func (r *reason) note(sub *reason, name string, idx int) {
 	if sub.bad() && !r.bad() {
 		*r = sub.in(name, idx)
 	}
@@ -155,7 +156,7 @@ func (c *checker) anyValue(src []byte, depth int) (bool, error) {
 			}
 		case 5:
 			if data, ok := fc.MessageData(); ok {
-				ok, err := c.listValue(data, depth, false)
+				ok, err := c.arrayValue(data, depth)
 				if err != nil {
 					return false, at(err, "array_value", -1)
 				}
@@ -163,7 +164,7 @@ func (c *checker) anyValue(src []byte, depth int) (bool, error) {
 			}
 		case 6:
 			if data, ok := fc.MessageData(); ok {
-				ok, err := c.listValue(data, depth, true)
+				ok, err := c.keyValueList(data, depth)
 				if err != nil {
 					return false, at(err, "kvlist_value", -1)
 				}
@@ -200,17 +201,13 @@ func (c *checker) scalarValue(v []byte) (valid, ok bool) {
 	return false, false
 }
 
-// listValue checks the elements of an ArrayValue (kvs false) or the pairs
-// of a KeyValueList (kvs true) held by an AnyValue at depth. Both keep them
-// in field 1:
+// arrayValue checks the elements of an ArrayValue held by an AnyValue at
+// depth.
 //
 //	message ArrayValue {
 //	  repeated AnyValue values = 1;
 //	}
-//	message KeyValueList {
-//	  repeated KeyValue values = 1;
-//	}
-func (c *checker) listValue(src []byte, depth int, kvs bool) (bool, error) {
+func (c *checker) arrayValue(src []byte, depth int) (bool, error) {
 	valid := true
 	var fc easyproto.FieldContext
 	for i := 0; len(src) > 0; {
@@ -221,21 +218,43 @@ func (c *checker) listValue(src []byte, depth int, kvs bool) (bool, error) {
 		if fc.FieldNum != 1 {
 			continue
 		}
-		data, ok := fc.MessageData()
-		if !ok {
+		if data, ok := fc.MessageData(); ok {
+			ok, err := c.anyValue(data, depth+1)
+			if err != nil {
+				return false, at(err, "values", i)
+			}
+			valid = valid && ok
+			i++
+		}
+	}
+	return valid, nil
+}
+
+// keyValueList checks the pairs of a KeyValueList held by an AnyValue at
+// depth.
+//
+//	message KeyValueList {
+//	  repeated KeyValue values = 1;
+//	}
+func (c *checker) keyValueList(src []byte, depth int) (bool, error) {
+	valid := true
+	var fc easyproto.FieldContext
+	for i := 0; len(src) > 0; {
+		var err error
+		if src, err = nextField(&fc, src); err != nil {
+			return false, err
+		}
+		if fc.FieldNum != 1 {
 			continue
 		}
-		var elemValid bool
-		if kvs {
-			elemValid, err = c.keyValue(data, depth+1)
-		} else {
-			elemValid, err = c.anyValue(data, depth+1)
+		if data, ok := fc.MessageData(); ok {
+			ok, err := c.keyValue(data, depth+1)
+			if err != nil {
+				return false, at(err, "values", i)
+			}
+			valid = valid && ok
+			i++
 		}
-		if err != nil {
-			return false, at(err, "values", i)
-		}
-		valid = valid && elemValid
-		i++
 	}
 	return valid, nil
 }
@@ -332,7 +351,7 @@ func (c *checker) resource(src []byte) (reason, error) {
 			if err != nil {
 				return r, at(err, "entity_refs", nRefs)
 			}
-			r.note(er, "entity_refs", nRefs)
+			r.note(&er, "entity_refs", nRefs)
 			nRefs++
 		}
 	}
@@ -426,24 +445,27 @@ const (
 func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 	switch sig {
 	case signalTraces:
-		return t.single(c.span(src))
+		r, err := c.span(src)
+		return t.single(&r, err)
 	case signalMetrics:
 		return checkMetricItem(c, src, t)
 	default:
-		return t.single(c.logRecord(src))
+		r, err := c.logRecord(src)
+		return t.single(&r, err)
 	}
 }
 
 // single tallies an element that is one item (a span or a log record)
-// with the verdict of its check.
-func (t *itemTally) single(r reason, err error) error {
+// with the verdict of its check. r is a pointer so that the inlined call
+// does not copy the reason on the happy path.
+func (t *itemTally) single(r *reason, err error) error {
 	if err != nil {
 		return err
 	}
 	t.items = 1
 	if r.bad() {
 		t.rejected = 1
-		t.first = r
+		t.first = *r
 	}
 	return nil
 }
@@ -571,7 +593,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 			if err != nil {
 				return at(err, "resource", -1)
 			}
-			resReason.note(r, "resource", -1)
+			resReason.note(&r, "resource", -1)
 		case 2:
 			data, ok := fc.MessageData()
 			if !ok {
@@ -619,7 +641,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 			if err != nil {
 				return at(err, "scope", -1)
 			}
-			scopeReason.note(r, "scope", -1)
+			scopeReason.note(&r, "scope", -1)
 		case 2:
 			data, ok := fc.MessageData()
 			if !ok {

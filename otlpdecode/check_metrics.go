@@ -141,7 +141,17 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
 		if !ok {
 			continue
 		}
-		r, err := c.dataPoint(data, kind)
+		var r reason
+		switch kind {
+		case metricGauge, metricSum:
+			r, err = c.numberDataPoint(data)
+		case metricHistogram:
+			r, err = c.histogramDataPoint(data)
+		case metricExponentialHistogram:
+			r, err = c.exponentialHistogramDataPoint(data)
+		case metricSummary:
+			r, err = c.summaryDataPoint(data)
+		}
 		if err != nil {
 			return at(err, "data_points", t.items)
 		}
@@ -154,21 +164,6 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
 		t.items++
 	}
 	return nil
-}
-
-// dataPoint checks a data point of the metric data field kind.
-func (c *checker) dataPoint(src []byte, kind uint32) (reason, error) {
-	switch kind {
-	case metricGauge, metricSum:
-		return c.numberDataPoint(src)
-	case metricHistogram:
-		return c.histogramDataPoint(src)
-	case metricExponentialHistogram:
-		return c.exponentialHistogramDataPoint(src)
-	case metricSummary:
-		return c.summaryDataPoint(src)
-	}
-	return reason{}, nil
 }
 
 // numberDataPoint checks a NumberDataPoint.
@@ -395,7 +390,7 @@ func (c *checker) exemplarField(fc *easyproto.FieldContext, idx *int, r *reason)
 	if err != nil {
 		return at(err, "exemplars", i)
 	}
-	r.note(er, "exemplars", i)
+	r.note(&er, "exemplars", i)
 	return nil
 }
 

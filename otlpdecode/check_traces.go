@@ -96,7 +96,7 @@ func (c *checker) span(src []byte) (reason, error) {
 			if err != nil {
 				return r, at(err, "events", nEvents)
 			}
-			r.note(er, "events", nEvents)
+			r.note(&er, "events", nEvents)
 			nEvents++
 		case 13:
 			data, ok := fc.MessageData()
@@ -107,7 +107,7 @@ func (c *checker) span(src []byte) (reason, error) {
 			if err != nil {
 				return r, at(err, "links", nLinks)
 			}
-			r.note(lr, "links", nLinks)
+			r.note(&lr, "links", nLinks)
 			nLinks++
 		case 15:
 			data, ok := fc.MessageData()
@@ -118,7 +118,7 @@ func (c *checker) span(src []byte) (reason, error) {
 			if err != nil {
 				return r, at(err, "status", -1)
 			}
-			r.note(sr, "status", -1)
+			r.note(&sr, "status", -1)
 		}
 	}
 	// Id lengths come first: they make the span unusable, while UTF-8
