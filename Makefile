@@ -62,10 +62,13 @@ venv: $(PYTHON)
 interop: $(PYTHON)
 	cd interop && OTLP_LITE_PYTHON=$(CURDIR)/$(PYTHON) $(GO) test -count=1 -timeout 15m ./...
 
-# Decoder micro-benchmarks (-benchmem); compare runs with benchstat.
+# Benchmarks: micro-benchmarks (-benchmem; compare runs with benchstat), the
+# decoders against the collector's pdata, and the side-by-side server run
+# against the grpc-go + pdata baseline (BENCHMARKS.md explains each).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./otlpdecode/ ./otlpjson/ ./storage/disk/ | tee bench.txt
-	@if [ -f bench/go.mod ]; then cd bench && $(GO) test -run '^$$' -bench . -benchmem -count 6 ./... | tee ../bench-baseline.txt; fi
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./otlpdecode/ ./otlpjson/ ./handler/ ./storage/disk/ | tee bench.txt
+	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count 6 . | tee ../bench-baseline.txt
+	cd bench && $(GO) run ./cmd/sidebyside
 
 # Every fuzz target for FUZZTIME each (go test -fuzz takes one target at a time).
 fuzz:
