@@ -1,6 +1,7 @@
 package otlpdecode
 
 import (
+	"os"
 	"testing"
 )
 
@@ -93,3 +94,24 @@ func TestDecodeStopsAtCallbackError(t *testing.T) {
 type errStop struct{}
 
 func (errStop) Error() string { return "stop" }
+
+// TestMetricsDecoderSurvivesClobberedView: a callback that overwrites the
+// *Metric it was given must not make the next metric's iterators panic.
+func TestMetricsDecoderSurvivesClobberedView(t *testing.T) {
+	src, err := os.ReadFile("../testdata/otlp/metrics_all_kinds.pb")
+	if err != nil {
+		t.Skip(err)
+	}
+	var d MetricsDecoder
+	err = d.Decode(src, func(_ *Resource, _ *Scope, m *Metric) error {
+		for it := m.HistogramDataPoints(); it.Next(); {
+		}
+		for it := m.ExponentialHistogramDataPoints(); it.Next(); {
+		}
+		*m = Metric{}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -110,9 +110,13 @@ type pointBufs struct {
 }
 
 // decode sets m from a Metric message; m.bufs, which the MetricsDecoder
-// sets, is kept.
+// sets, is kept. If a callback cleared it (by overwriting *m), the metric
+// gets buffers of its own rather than a nil dereference.
 func (m *Metric) decode(src []byte) error {
 	bufs := m.bufs
+	if bufs == nil {
+		bufs = new(pointBufs)
+	}
 	*m = Metric{Metadata: KeyValues{src: src, field: 12}, bufs: bufs}
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
