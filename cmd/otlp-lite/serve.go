@@ -164,10 +164,22 @@ func serve(args []string, stderr io.Writer) int {
 	return 0
 }
 
-func openSink(cfg serveConfig, logger *slog.Logger) (storage.Sink, error) {
+func openSink(cfg serveConfig, logger *slog.Logger, reg *metrics.Registry) (storage.Sink, error) {
+	if cfg.storageKind == "disk" {
+		sync := reg.Histogram("otlplite_storage_sync_seconds", "Duration of each fsync of a batch of records (group commit), per signal.", metrics.LatencyBuckets, "signal")
+		var bySignal [4]*metrics.Histogram
+		for _, sig := range storage.Signals {
+			bySignal[sig] = sync.With(sig.String())
+		}
+		cfg.disk.observeSync = func(sig storage.Signal, d time.Duration) { bySignal[sig].Observe(d.Seconds()) }
+	}
 	switch cfg.storageKind {
 	case "disk":
-		return cfg.disk.open(cfg.dataDir, logger)
+		st, err := cfg.disk.open(cfg.dataDir, logger)
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
 	case "kafka":
 		return cfg.openKafka()
 	case "discard":
@@ -234,7 +246,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		}
 	}
 
-	sink, err := openSink(cfg, logger)
+	sink, err := openSink(cfg, logger, reg)
 	if err != nil {
 		closeListeners()
 		if adminLn != nil {

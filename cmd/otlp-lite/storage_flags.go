@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
@@ -19,6 +20,8 @@ type diskFlags struct {
 	maxAge         time.Duration
 	compression    string
 	maxSegmentSize string
+	// observeSync receives fsync durations for the metrics (set by serve).
+	observeSync func(storage.Signal, time.Duration)
 }
 
 // registerDiskFlags defines the -storage-* flags on fs.
@@ -72,6 +75,7 @@ func (f *diskFlags) open(dataDir string, logger *slog.Logger) (*disk.Store, erro
 		return nil, err
 	}
 	opts.Logger = logger
+	opts.ObserveSync = f.observeSync
 	return disk.Open(dataDir, opts)
 }
 

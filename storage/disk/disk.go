@@ -109,6 +109,9 @@ type Options struct {
 	// Logger receives reports of recovered damage, cut torn tails and
 	// retention deletions. Nil discards them.
 	Logger *slog.Logger
+	// ObserveSync, if set, is called with the duration of every fsync of
+	// a batch (from the flusher goroutine), for latency metrics.
+	ObserveSync func(signal storage.Signal, d time.Duration)
 }
 
 // Store is a storage.Sink that writes to local disk.
@@ -172,6 +175,7 @@ func Open(dataDir string, opts Options) (*Store, error) {
 			compression:    opts.Compression,
 			logger:         opts.Logger,
 			rolled:         s.kickRetention,
+			observeSync:    opts.ObserveSync,
 		})
 		if err != nil {
 			close(s.retainDone)

@@ -82,6 +82,7 @@ type signalLog struct {
 	compression    Compression
 	logger         *slog.Logger
 	rolled         func() // called by the flusher after a new segment starts
+	observeSync    func(storage.Signal, time.Duration)
 
 	mu      sync.Mutex
 	cur     *batch
@@ -109,6 +110,7 @@ type logConfig struct {
 	compression    Compression
 	logger         *slog.Logger
 	rolled         func()
+	observeSync    func(storage.Signal, time.Duration)
 }
 
 func openSignalLog(dataDir string, signal storage.Signal, cfg logConfig) (*signalLog, error) {
@@ -121,6 +123,7 @@ func openSignalLog(dataDir string, signal storage.Signal, cfg logConfig) (*signa
 		compression:    cfg.compression,
 		logger:         cfg.logger,
 		rolled:         cfg.rolled,
+		observeSync:    cfg.observeSync,
 		cur:            newBatch(),
 		kick:           make(chan struct{}, 1),
 		stopped:        make(chan struct{}),
@@ -451,7 +454,12 @@ func (l *signalLog) syncIfDirty() {
 	if !l.dirty || l.f == nil {
 		return
 	}
-	if err := l.f.Sync(); err != nil {
+	start := time.Now()
+	err := l.f.Sync()
+	if l.observeSync != nil {
+		l.observeSync(l.signal, time.Since(start))
+	}
+	if err != nil {
 		l.logger.Error("periodic fsync failed: records acknowledged since the last one may be lost on power failure", "signal", l.signal.String(), "err", err)
 		l.statMu.Lock()
 		l.errors++
@@ -482,7 +490,12 @@ func (l *signalLog) commit(b *batch) error {
 		return fmt.Errorf("%w: cannot write to %s: %v", storage.ErrUnavailable, l.f.Name(), err)
 	}
 	if l.sync == SyncAlways {
-		if err := l.f.Sync(); err != nil {
+		start := time.Now()
+		err := l.f.Sync()
+		if l.observeSync != nil {
+			l.observeSync(l.signal, time.Since(start))
+		}
+		if err != nil {
 			// After a failed fsync the page cache state is unknown
 			// (Linux may have dropped the dirty pages): cut back and
 			// report failure.
