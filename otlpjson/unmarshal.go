@@ -153,6 +153,7 @@ func (d *decoder) decodeObject(m *message) error {
 	}
 	var seen uint32
 	oneofSet := -1
+	hint := 0
 	for {
 		d.skipWS()
 		keyOff := d.pos
@@ -160,7 +161,10 @@ func (d *decoder) decodeObject(m *message) error {
 		if err != nil {
 			return err
 		}
-		fi := m.lookup(key)
+		fi := m.lookupFrom(key, hint)
+		if fi >= 0 {
+			hint = fi + 1
+		}
 		d.skipWS()
 		if d.peek() != ':' {
 			return d.errorf(d.pos, "expected ':' after object key")
