@@ -30,12 +30,13 @@ import (
 const (
 	overloadRequestLimit = 8 << 20 // -admission-request-limit
 	overloadWaitingLimit = 2 << 20 // -admission-waiting-limit
-	// overloadMargin is what the process may hold beyond the admission
-	// budget: the Go runtime and GC headroom (GOGC=100 lets the heap reach
-	// twice the live bytes), pooled request buffers, HTTP/2 and bufio
-	// connection buffers (64 KiB read buffer per connection), and bodies
-	// the HTTP/2 server buffered for requests that are refused but not yet
-	// reset.
+	// overloadMargin is what the process may hold beyond twice the
+	// admission budget (each admitted request exists about twice: its
+	// buffers and its storage copy — the same reasoning as serve's
+	// automatic -memory-limit): the Go runtime and GC headroom, pooled
+	// request buffers, HTTP/2 and bufio connection buffers (64 KiB read
+	// buffer per connection), and bodies the HTTP/2 server buffered for
+	// requests that are refused but not yet reset.
 	overloadMargin = 64 << 20
 	overloadTime   = 6 * time.Second
 
@@ -281,8 +282,8 @@ func TestOverload(t *testing.T) {
 	t.Logf("offered %d MiB in %d attempts, accepted %d MiB (%.1fx what was stored); %d requests acknowledged; refusals %v; stream exporter %+v",
 		tally.offered.Load()>>20, tally.attempts.Load(), tally.accepted.Load()>>20,
 		float64(tally.offered.Load())/float64(max(tally.accepted.Load(), 1)), len(tally.acked), tally.refused, streamStats)
-	budget := idle.rss + overloadRequestLimit + overloadWaitingLimit + overloadMargin
-	t.Logf("memory: idle RSS %d MiB, peak RSS seen %d MiB, VmHWM %d MiB, budget %d MiB (idle + %d MiB admission + %d MiB waiting + %d MiB margin); server CPU %v",
+	budget := idle.rss + 2*(overloadRequestLimit+overloadWaitingLimit) + overloadMargin
+	t.Logf("memory: idle RSS %d MiB, peak RSS seen %d MiB, VmHWM %d MiB, budget %d MiB (idle + 2 × (%d MiB admission + %d MiB waiting) + %d MiB margin); server CPU %v",
 		idle.rss>>20, peak.rss>>20, end.hwm>>20, budget>>20, overloadRequestLimit>>20, overloadWaitingLimit>>20, overloadMargin>>20, end.cpu-idle.cpu)
 	t.Logf("admission refusals on /metrics: %v busy or over budget, %v too large", refusals, tooLarge)
 
