@@ -73,7 +73,7 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.Int64Var(&cfg.admission.WaitingLimit, "admission-waiting-limit", handler.DefaultAdmissionWaitingLimit, "bytes of requests allowed to wait for admission; beyond it requests are refused at once as retryable")
 	fs.DurationVar(&cfg.admission.MaxWait, "admission-max-wait", handler.DefaultAdmissionMaxWait, "longest a request waits for admission (also bounded by its deadline)")
 
-	fs.StringVar(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (bytes, or like 512MiB): the garbage collector works harder near it, so peak memory follows live data instead of doubling it; auto is twice the admission limits plus 64 MiB; 0 disables; the GOMEMLIMIT environment variable overrides it")
+	fs.StringVar(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (bytes, or like 512MiB): the garbage collector works harder near it, so peak memory follows live data instead of doubling it; auto is twice the admission limits plus 48 MiB; 0 disables; the GOMEMLIMIT environment variable overrides it")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests and streams may take to finish")
 
@@ -356,7 +356,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 // memoryLimit resolves -memory-limit: what the receiver holds is bounded
 // by admission (request bytes in flight and waiting), and each admitted
 // request exists about twice (its buffers and its storage copy), so the heap
-// needs about twice the admission limits plus a margin for the runtime,
+// needs about twice the admission limits plus a margin (48 MiB) for the runtime,
 // connections and pools. Without a limit, the garbage collector lets the
 // heap reach twice the live data before collecting. 0 means no limit; an
 // explicit GOMEMLIMIT wins over the flag.
@@ -366,7 +366,7 @@ func memoryLimit(cfg serveConfig) (int64, error) {
 	}
 	switch cfg.memoryLimit {
 	case "auto", "":
-		return 2*(cfg.admission.RequestLimit+max(cfg.admission.WaitingLimit, 0)) + 64<<20, nil
+		return 2*(cfg.admission.RequestLimit+max(cfg.admission.WaitingLimit, 0)) + 48<<20, nil
 	case "0", "off":
 		return 0, nil
 	}
