@@ -131,6 +131,16 @@ func DecompressCharged(dst []byte, c Codec, src []byte, limit int, charge func(n
 // the overshoot past the limit; 32 KiB matches the decoders' own window.
 const readChunk = 32 << 10
 
+// ReadAll appends everything r yields to dst, failing with ErrTooLarge once
+// more than limit bytes have arrived; the buffer grows with what arrives,
+// never with what a header claims. charge, if not nil, is called with the
+// size of each read before the next one; an error it returns stops the read
+// and is returned (wrapped, for errors.Is/As). The decompressors use it, and
+// so does OTLP/HTTP for request bodies.
+func ReadAll(dst []byte, r io.Reader, limit int, charge func(int) error) ([]byte, error) {
+	return readAllLimited(dst, r, limit, charge)
+}
+
 // readAllLimited appends r's output to dst, failing with ErrTooLarge once more
 // than limit bytes have been produced.
 func readAllLimited(dst []byte, r io.Reader, limit int, charge func(int) error) ([]byte, error) {

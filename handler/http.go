@@ -3,7 +3,6 @@ package handler
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"mime"
 	"net/http"
@@ -154,7 +153,17 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		_ = rc.SetReadDeadline(time.Now().Add(h.bodyTimeout))
 		defer rc.SetReadDeadline(time.Time{})
 	}
-	*raw, err = readBody((*raw)[:0], r.Body, limit, int(reserved), bufs.ticket.Grow)
+	// Bytes up to the reserved Content-Length are already charged; charge
+	// only what arrives beyond it.
+	uncharged := int(reserved)
+	*raw, err = compression.ReadAll((*raw)[:0], r.Body, limit, func(n int) error {
+		free := min(n, uncharged)
+		uncharged -= free
+		if n -= free; n > 0 {
+			return bufs.ticket.Grow(n)
+		}
+		return nil
+	})
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return http.StatusRequestTimeout, grpcwire.Errorf(grpcwire.DeadlineExceeded,
 			"request body stalled: not received within %v", h.bodyTimeout)
@@ -196,39 +205,6 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		}
 	}
 	return 0, nil
-}
-
-// readBody appends r to dst, failing with compression.ErrTooLarge past limit
-// bytes; the buffer grows with what arrives, not with what Content-Length
-// claims. Bytes beyond the first reserved are passed to charge as they
-// arrive.
-func readBody(dst []byte, r io.Reader, limit, reserved int, charge func(int) error) ([]byte, error) {
-	start := len(dst)
-	for {
-		if len(dst) > limit {
-			return dst, compression.ErrTooLarge
-		}
-		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
-		}
-		n, err := r.Read(dst[len(dst):cap(dst)])
-		before := len(dst) - start
-		dst = dst[:len(dst)+n]
-		if over := len(dst) - start - max(before, reserved); over > 0 && charge != nil {
-			if cerr := charge(over); cerr != nil {
-				return dst, cerr
-			}
-		}
-		if err == io.EOF {
-			if len(dst) > limit {
-				return dst, compression.ErrTooLarge
-			}
-			return dst, nil
-		}
-		if err != nil {
-			return dst, err
-		}
-	}
 }
 
 // writeHTTPError answers with httpStatus and a google.rpc.Status body in
