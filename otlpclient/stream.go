@@ -61,6 +61,9 @@ type StreamExporter struct {
 	closeCh chan struct{} // closed when Close starts
 	c       counters
 	pool    sync.Pool // *pendingReq
+	// reporting counts requests whose done callback has not returned yet:
+	// Close waits for it, so no outcome is reported after Close returns.
+	reporting sync.WaitGroup
 
 	mu        sync.Mutex
 	cond      *sync.Cond // queue, current or closing changed
@@ -197,6 +200,7 @@ func (e *StreamExporter) Send(ctx context.Context, req []byte, done func(error))
 	e.nextID++
 	p.id = e.nextID
 	e.pending[p.id] = p
+	e.reporting.Add(1) // under e.mu while !closing: never after Close's Wait
 	e.enqueueLocked(p, false)
 	e.mu.Unlock()
 	return nil
@@ -542,6 +546,7 @@ func (e *StreamExporter) complete(p *pendingReq, err error) {
 	*p = pendingReq{}
 	<-e.slots
 	e.pool.Put(p)
+	e.reporting.Done()
 }
 
 // streamEnded handles the end of s: with st, the gRPC status it ended with,
@@ -757,6 +762,9 @@ func (e *StreamExporter) Close(ctx context.Context) error {
 		e.complete(p, ErrClosed)
 	}
 	<-streamsDone
+	// A request leaves AckPending before its outcome is reported outside
+	// the lock: wait for those reports, as Send's contract promises.
+	e.reporting.Wait()
 	if dropped > 0 {
 		return fmt.Errorf("%d requests were not acknowledged before close (last stream error: %v)", dropped, lastErr)
 	}
