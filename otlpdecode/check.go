@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/VictoriaMetrics/easyproto"
 )
@@ -30,7 +29,7 @@ func (c *checker) badString(fc *easyproto.FieldContext) bool {
 
 func badUTF8String(fc *easyproto.FieldContext) bool {
 	s, ok := fc.String()
-	return ok && !utf8.ValidString(s)
+	return ok && !validUTF8String(s)
 }
 
 // stringField records in *r that the string field fc, named name, is not
@@ -44,7 +43,7 @@ func (c *checker) stringField(fc *easyproto.FieldContext, name string, r *reason
 }
 
 func utf8Field(fc *easyproto.FieldContext, name string, r *reason) {
-	if s, ok := fc.String(); ok && !utf8.ValidString(s) && !r.bad() {
+	if s, ok := fc.String(); ok && !validUTF8String(s) && !r.bad() {
 		*r = utf8Reason(name, -1)
 	}
 }
@@ -185,7 +184,7 @@ func (c *checker) scalarValue(v []byte) (valid, ok bool) {
 	switch v[0] {
 	case 0x0a: // string_value
 		if len(v) >= 2 && v[1] < 0x80 && int(v[1])+2 == len(v) {
-			return !c.utf8 || utf8.Valid(v[2:]), true
+			return !c.utf8 || validUTF8(v[2:]), true
 		}
 	case 0x3a: // bytes_value
 		if len(v) >= 2 && v[1] < 0x80 && int(v[1])+2 == len(v) {
@@ -273,7 +272,7 @@ func (c *checker) keyValue(src []byte, depth int) (bool, error) {
 		kl := int(src[1])
 		if 4+kl <= len(src) && src[2+kl] == 0x12 && src[3+kl] < 0x80 && 4+kl+int(src[3+kl]) == len(src) {
 			if valid, ok := c.scalarValue(src[4+kl:]); ok {
-				return valid && (!c.utf8 || utf8.Valid(src[2:2+kl])), nil
+				return valid && (!c.utf8 || validUTF8(src[2:2+kl])), nil
 			}
 		}
 	}
