@@ -109,8 +109,15 @@ func (f *family) with(values []string) *series {
 }
 
 func escapeLabel(v string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`).Replace(v)
+	if !strings.ContainsAny(v, "\\\n\"") {
+		return v // nearly always: no copy, and no replacer built
+	}
+	return labelEscaper.Replace(v)
 }
+
+// labelEscaper is built once: a strings.Replacer with multi-byte
+// replacements sets up ~500 KB of tables on first use.
+var labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 
 // Counter is a monotonically increasing value.
 type Counter struct{ s *series }
