@@ -2,6 +2,7 @@ package otlpjson
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -48,16 +49,34 @@ func (d *decoder) readString() ([]byte, error) {
 		return nil, d.errorf(d.pos, "expected string")
 	}
 	start := d.pos + 1
-	ascii := true
 	i := start
-	// Skip 8 plain ASCII bytes at a time (SWAR): the quote, backslash,
-	// control characters and non-ASCII bytes need the byte loop below.
-	for ; i+8 <= len(d.src); i += 8 {
+	// Skip 8 plain ASCII bytes at a time (SWAR). The quote, backslash,
+	// control characters and non-ASCII bytes set the high bit of their byte
+	// in special; the lowest set bit is exact (borrows only corrupt the
+	// bytes after the first match), so it locates the first such byte
+	// without a byte loop: most strings are keys and short values that end
+	// within one or two words (BENCHMARKS.md §1.2).
+	for i+8 <= len(d.src) {
 		x := binary.LittleEndian.Uint64(d.src[i:])
-		if hasLess(x, 0x20)|hasZero(x^(lsb*'"'))|hasZero(x^(lsb*'\\'))|(x&msb) != 0 {
-			break
+		special := hasLess(x, 0x20) | hasZero(x^(lsb*'"')) | hasZero(x^(lsb*'\\')) | x&msb
+		if special == 0 {
+			i += 8
+			continue
 		}
+		i += bits.TrailingZeros64(special) >> 3
+		if d.src[i] == '"' {
+			d.pos = i + 1
+			return d.src[start:i], nil
+		}
+		break
 	}
+	return d.readStringTail(start, i)
+}
+
+// readStringTail is readString from i on, byte by byte: near the end of the
+// input, and from the first escape, control or non-ASCII byte.
+func (d *decoder) readStringTail(start, i int) ([]byte, error) {
+	ascii := true
 	for ; i < len(d.src); i++ {
 		c := d.src[i]
 		switch {

@@ -158,8 +158,10 @@ type field struct {
 	msg   msgID      // message type for kMessage
 	enum  *enumType  // value names for kEnum
 
-	// key is `"name":`, precomputed for the encoder.
-	key string
+	// key is `"name":`, precomputed for the encoder; quoted is `"name"`,
+	// which the decoder compares with the input to match an expected key.
+	key    string
+	quoted string
 }
 
 func (f *field) repeated() bool { return f.flags&fRepeated != 0 }
@@ -187,8 +189,19 @@ type message struct {
 	fields  []field // ordered by field number
 	special special
 
+	// order lists the field numbers in .proto declaration order (oneof
+	// members where the oneof is declared) when it differs from number
+	// order. Writers that follow the declaration order, like protojson and
+	// pdata, emit keys in this order.
+	order []uint32
+
 	// byNum maps a field number to its index in fields plus one; built by init.
 	byNum []uint8
+	// first is the index of the first declared field and next[i] the index
+	// of the field declared after field i (wrapping around): the keys
+	// Unmarshal expects first and after field i. Built by init.
+	first uint8
+	next  []uint8
 }
 
 // fieldIndex returns the index in m.fields of field number num, or -1.
@@ -204,11 +217,8 @@ func (m *message) lookup(key []byte) int {
 	return m.lookupFrom(key, 0)
 }
 
-// lookupFrom is lookup starting at field index hint and wrapping around.
-// Writers (the SDKs, pdata, protojson, our Marshal) emit keys in schema
-// order, so starting just after the previous key's field usually matches at
-// the first comparison instead of scanning a dozen names in two spellings:
-// the linear scan was 10% of JSON decoding (BENCHMARKS.md §1.2).
+// lookupFrom is lookup starting at field index hint and wrapping around,
+// so that the field after the previous key's is compared first.
 func (m *message) lookupFrom(key []byte, hint int) int {
 	n := len(m.fields)
 	if hint >= n {
@@ -402,7 +412,7 @@ var schema = [numMessages]message{
 	//   uint32 dropped_links_count = 14;
 	//   Status status = 15;
 	// }
-	mSpan: {name: "Span", fields: []field{
+	mSpan: {name: "Span", order: []uint32{1, 2, 3, 4, 16, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, fields: []field{
 		{num: 1, name: "traceId", alias: "trace_id", kind: kHexID},
 		{num: 2, name: "spanId", alias: "span_id", kind: kHexID},
 		{num: 3, name: "traceState", alias: "trace_state", kind: kString},
@@ -561,7 +571,7 @@ var schema = [numMessages]message{
 	//   repeated Exemplar exemplars = 5;
 	//   uint32 flags = 8;
 	// }
-	mNumberDataPoint: {name: "NumberDataPoint", fields: []field{
+	mNumberDataPoint: {name: "NumberDataPoint", order: []uint32{7, 2, 3, 4, 6, 5, 8}, fields: []field{
 		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
 		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
 		{num: 4, name: "asDouble", alias: "as_double", kind: kDouble, flags: one},
@@ -584,7 +594,7 @@ var schema = [numMessages]message{
 	//   optional double min = 11;
 	//   optional double max = 12;
 	// }
-	mHistogramDataPoint: {name: "HistogramDataPoint", fields: []field{
+	mHistogramDataPoint: {name: "HistogramDataPoint", order: []uint32{9, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12}, fields: []field{
 		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
 		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
 		{num: 4, name: "count", alias: "count", kind: kFixed64},
@@ -647,7 +657,7 @@ var schema = [numMessages]message{
 	//   repeated ValueAtQuantile quantile_values = 6;
 	//   uint32 flags = 8;
 	// }
-	mSummaryDataPoint: {name: "SummaryDataPoint", fields: []field{
+	mSummaryDataPoint: {name: "SummaryDataPoint", order: []uint32{7, 2, 3, 4, 5, 6, 8}, fields: []field{
 		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
 		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
 		{num: 4, name: "count", alias: "count", kind: kFixed64},
@@ -675,7 +685,7 @@ var schema = [numMessages]message{
 	//   bytes span_id = 4;
 	//   bytes trace_id = 5;
 	// }
-	mExemplar: {name: "Exemplar", fields: []field{
+	mExemplar: {name: "Exemplar", order: []uint32{7, 2, 3, 6, 4, 5}, fields: []field{
 		{num: 2, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
 		{num: 3, name: "asDouble", alias: "as_double", kind: kDouble, flags: one},
 		{num: 4, name: "spanId", alias: "span_id", kind: kHexID},
@@ -726,7 +736,7 @@ var schema = [numMessages]message{
 	//   bytes span_id = 10;
 	//   string event_name = 12;
 	// }
-	mLogRecord: {name: "LogRecord", fields: []field{
+	mLogRecord: {name: "LogRecord", order: []uint32{1, 11, 2, 3, 5, 6, 7, 8, 9, 10, 12}, fields: []field{
 		{num: 1, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
 		{num: 2, name: "severityNumber", alias: "severity_number", kind: kEnum, enum: enumSeverityNumber},
 		{num: 3, name: "severityText", alias: "severity_text", kind: kString},
@@ -813,6 +823,7 @@ func init() {
 		for j := range m.fields {
 			f := &m.fields[j]
 			f.key = `"` + f.name + `":`
+			f.quoted = `"` + f.name + `"`
 			if j > 0 && f.num <= m.fields[j-1].num {
 				panic("BUG: otlpjson schema for " + m.name + " is not ordered by field number")
 			}
@@ -828,6 +839,28 @@ func init() {
 		m.byNum = make([]uint8, maxNum+1)
 		for j := range m.fields {
 			m.byNum[m.fields[j].num] = uint8(j + 1)
+		}
+		order := m.order
+		if order == nil {
+			for j := range m.fields {
+				order = append(order, m.fields[j].num)
+			}
+		}
+		if len(order) != len(m.fields) {
+			panic("BUG: otlpjson schema for " + m.name + " has an incomplete declaration order")
+		}
+		m.next = make([]uint8, len(m.fields))
+		seen := make(map[uint32]bool)
+		for j, num := range order {
+			fi := m.fieldIndex(num)
+			if fi < 0 || seen[num] {
+				panic("BUG: otlpjson schema for " + m.name + " has an invalid declaration order")
+			}
+			seen[num] = true
+			m.next[fi] = uint8(m.fieldIndex(order[(j+1)%len(order)]))
+		}
+		if len(order) > 0 {
+			m.first = uint8(m.fieldIndex(order[0]))
 		}
 	}
 }
