@@ -262,3 +262,50 @@ func TestStatusProtoRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseHeaders pins the headers of a unary response and of a
+// Trailers-Only response (PROTOCOL-HTTP2.md, "Responses"): content-type,
+// grpc-accept-encoding, the status where it belongs, and no Date, as
+// grpc-go sends none.
+func TestResponseHeaders(t *testing.T) {
+	addr := startH2C(t, echoHandler(Limits{MaxRecvMsgSize: 1000}))
+	c := NewClient(addr, nil)
+	for _, tc := range []struct {
+		name         string
+		body         []byte
+		trailersOnly bool
+		code         string
+	}{
+		{"unary OK", frame(0, []byte("hi")), false, "0"},
+		{"Trailers-Only", nil, true, "13"}, // no message: INTERNAL before any response message
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", c.BaseURL+"/x.Y/Z", bytes.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/grpc")
+			resp, err := c.HTTP.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			buf.ReadFrom(resp.Body)
+			resp.Body.Close()
+			h := resp.Header
+			if got := h.Get("Content-Type"); got != "application/grpc" {
+				t.Errorf("content-type %q", got)
+			}
+			if got := h.Get("Grpc-Accept-Encoding"); got != compression.Supported {
+				t.Errorf("grpc-accept-encoding %q", got)
+			}
+			if _, ok := h["Date"]; ok {
+				t.Errorf("unexpected Date header %q", h.Get("Date"))
+			}
+			statusIn := resp.Trailer
+			if tc.trailersOnly {
+				statusIn = h
+			}
+			if got := statusIn.Get("Grpc-Status"); got != tc.code {
+				t.Errorf("grpc-status %q, want %q (headers %v, trailers %v)", got, tc.code, h, resp.Trailer)
+			}
+		})
+	}
+}
