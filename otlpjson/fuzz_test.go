@@ -67,8 +67,9 @@ func checkFixedPoint(t *testing.T, mt MessageType, js []byte) {
 }
 
 // FuzzUnmarshal checks that Unmarshal never panics, that its errors locate
-// the problem inside the input, and that successful output marshals to
-// canonical JSON that is a fixed point of decode/encode.
+// the problem inside the input, that the fast paths change neither its
+// output nor its errors, and that successful output marshals to canonical
+// JSON that is a fixed point of decode/encode.
 func FuzzUnmarshal(f *testing.F) {
 	for _, b := range readTestdata(f, "testdata/*.json") {
 		f.Add(b)
@@ -78,6 +79,7 @@ func FuzzUnmarshal(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, mt := range allTypes {
+			checkSameAsGeneric(t, mt, data)
 			pb, err := Unmarshal(nil, mt, data)
 			if err != nil {
 				checkError(t, err, len(data))

@@ -31,6 +31,12 @@ import (
 // what is wrong and where, e.g.
 // `cannot decode resourceSpans[0].scopeSpans[1].spans[3].traceId: invalid hex at offset 312`.
 func Unmarshal(dst []byte, t MessageType, src []byte) ([]byte, error) {
+	return unmarshal(dst, t, src, false)
+}
+
+// unmarshal is Unmarshal; generic disables the fast paths of fastpath.go,
+// so that tests can check they change neither the output nor the errors.
+func unmarshal(dst []byte, t MessageType, src []byte, generic bool) ([]byte, error) {
 	m := t.msg()
 	if m == nil {
 		return dst, fmt.Errorf("otlpjson: unknown %s", t)
@@ -40,6 +46,7 @@ func Unmarshal(dst []byte, t MessageType, src []byte) ([]byte, error) {
 	d.src = src
 	d.dst = dst
 	d.root = m.name
+	d.generic = generic
 	err := d.decodeTop(m)
 	dst = d.dst
 	d.reset()
@@ -65,6 +72,9 @@ type decoder struct {
 	path  []pathElem
 	depth int
 	root  string
+
+	// generic disables the fast paths (fastpath.go).
+	generic bool
 }
 
 // maxPooledBuf bounds the scratch buffers kept in the pool, so that one huge
@@ -82,6 +92,7 @@ func (d *decoder) reset() {
 	d.path = d.path[:0]
 	d.depth = 0
 	d.root = ""
+	d.generic = false
 }
 
 func (d *decoder) errorf(off int, format string, args ...any) error {
@@ -301,8 +312,13 @@ func (d *decoder) decodeValue(f *field, packed bool) error {
 		}
 		d.dst = appendTag(d.dst, f.num, wtLen)
 		start := d.beginLen()
-		if err := d.decodeObject(&schema[f.msg]); err != nil {
-			return err
+		switch {
+		case f.msg == mKeyValue && d.keyValueFast():
+		case f.msg == mAnyValue && d.anyValueFast():
+		default:
+			if err := d.decodeObject(&schema[f.msg]); err != nil {
+				return err
+			}
 		}
 		d.endLen(start)
 		return nil

@@ -290,6 +290,41 @@ func TestParseInt(t *testing.T) {
 	}
 }
 
+// TestParseDigits checks the plain-digits fast path of readScalar against
+// parseInt: it must accept only numbers parseInt reads the same way, and
+// leave leading zeros (invalid JSON) and 20 digits to it.
+func TestParseDigits(t *testing.T) {
+	tests := []struct {
+		in string
+		v  uint64
+		ok bool
+	}{
+		{"0", 0, true},
+		{"7", 7, true},
+		{"1704067200000547628", 1704067200000547628, true},
+		{"9999999999999999999", 9999999999999999999, true},
+		{"18446744073709551615", 0, false},
+		{"00", 0, false},
+		{"01", 0, false},
+		{"", 0, false},
+		{"-1", 0, false},
+		{"1e3", 0, false},
+		{"1.0", 0, false},
+		{"12a", 0, false},
+		{"1/", 0, false},
+		{"1:", 0, false},
+	}
+	for _, tc := range tests {
+		v, ok := parseDigits([]byte(tc.in))
+		if ok != tc.ok || v != tc.v {
+			t.Errorf("parseDigits(%q) = %d, %v; want %d, %v", tc.in, v, ok, tc.v, tc.ok)
+		}
+		if neg, mag, pok := parseInt([]byte(tc.in)); ok && (!pok || neg || mag != v) {
+			t.Errorf("parseDigits(%q) = %d; parseInt says %v, %d, %v", tc.in, v, neg, mag, pok)
+		}
+	}
+}
+
 func TestParseDuration(t *testing.T) {
 	tests := []struct {
 		in      string
