@@ -2,6 +2,7 @@ package otlpjson
 
 import (
 	"encoding/binary"
+	"math"
 )
 
 // Attributes are most of an OTLP/JSON request: a span of the benchmark
@@ -43,14 +44,21 @@ func (d *decoder) keyValueFast() bool {
 	return false
 }
 
+// keyValueMembers is the body of keyValueFast, without the restore. Like
+// anyValueMembers it scans with a local index, which the compiler keeps in
+// a register, and stores d.pos only where it calls the general code.
 func (d *decoder) keyValueMembers() bool {
-	d.pos++ // '{'
-	d.skipWS()
-	if !d.consumeLiteral(`"key"`) || !d.consumeColon() {
+	src := d.src
+	i := skipWSAt(src, d.pos+1) // after '{'
+	if !literalAt(src, i, `"key"`) {
 		return false
 	}
-	key, err := d.readString()
-	if err != nil {
+	i, ok := colonAt(src, i+len(`"key"`))
+	if !ok {
+		return false
+	}
+	key, i, ok := d.stringAt(i)
+	if !ok {
 		return false
 	}
 	// key has no presence: proto3 omits the empty string, as decodeValue does.
@@ -59,26 +67,29 @@ func (d *decoder) keyValueMembers() bool {
 		d.dst = binary.AppendUvarint(d.dst, uint64(len(key)))
 		d.dst = append(d.dst, key...)
 	}
-	d.skipWS()
-	if d.peek() != ',' {
+	i = skipWSAt(src, i)
+	if i >= len(src) || src[i] != ',' {
 		return false
 	}
-	d.pos++
-	d.skipWS()
-	if !d.consumeLiteral(`"value"`) || !d.consumeColon() || d.peek() != '{' {
+	i = skipWSAt(src, i+1)
+	if !literalAt(src, i, `"value"`) {
+		return false
+	}
+	if i, ok = colonAt(src, i+len(`"value"`)); !ok || i >= len(src) || src[i] != '{' {
 		return false
 	}
 	d.dst = append(d.dst, 2<<3|byte(wtLen))
 	start := d.beginLen()
+	d.pos = i
 	if !d.anyValueMembers() {
 		return false
 	}
 	d.endLen(start)
-	d.skipWS()
-	if d.peek() != '}' {
+	i = skipWSAt(src, d.pos)
+	if i >= len(src) || src[i] != '}' {
 		return false
 	}
-	d.pos++
+	d.pos = i + 1
 	return true
 }
 
@@ -114,43 +125,112 @@ func (d *decoder) anyValueFast() bool {
 //	  }
 //	}
 func (d *decoder) anyValueMembers() bool {
-	d.pos++ // '{'
-	d.skipWS()
-	// The members are compared in field order: stringValue, the most
-	// common, first.
-	m := &schema[mAnyValue]
-	var f *field
-	for i := range m.fields {
-		if c := &m.fields[i]; c.kind != kMessage && d.consumeLiteral(c.quoted) {
-			f = c
-			break
+	src := d.src
+	i := skipWSAt(src, d.pos+1) // after '{'
+	switch {
+	case literalAt(src, i, `"stringValue"`):
+		// A oneof member: written even when empty.
+		i, ok := colonAt(src, i+len(`"stringValue"`))
+		if !ok {
+			return false
+		}
+		var s []byte
+		if s, i, ok = d.stringAt(i); !ok {
+			return false
+		}
+		d.dst = append(d.dst, 1<<3|byte(wtLen))
+		d.dst = binary.AppendUvarint(d.dst, uint64(len(s)))
+		d.dst = append(d.dst, s...)
+		d.pos = i
+	case literalAt(src, i, `"intValue"`):
+		// proto3 JSON writes int64 as a string of digits; other forms
+		// (numbers, signs, exponents) and errors are decodeValue's.
+		i, ok := colonAt(src, i+len(`"intValue"`))
+		if !ok {
+			return false
+		}
+		if j := digitsEnd(src, i+1); i < len(src) && src[i] == '"' && j < len(src) && src[j] == '"' {
+			if v, ok := parseDigits(src[i+1 : j]); ok && v <= math.MaxInt64 {
+				d.dst = append(d.dst, 3<<3|byte(wtVarint))
+				d.dst = binary.AppendUvarint(d.dst, v)
+				d.pos = j + 1
+				break
+			}
+		}
+		d.pos = i
+		if d.peek() == 'n' || d.decodeValue(&schema[mAnyValue].fields[2], false) != nil {
+			return false
+		}
+	default:
+		// The other scalar members, in field order.
+		m := &schema[mAnyValue]
+		var f *field
+		for k := range m.fields {
+			if c := &m.fields[k]; c.kind != kMessage && literalAt(src, i, c.quoted) {
+				f = c
+				i += len(c.quoted)
+				break
+			}
+		}
+		if f == nil {
+			return false
+		}
+		i, ok := colonAt(src, i)
+		if !ok || i >= len(src) || src[i] == 'n' {
+			return false
+		}
+		// Exactly what decodeObject does for a scalar member: decodeValue
+		// touches neither the path nor the depth, and writes a oneof
+		// member even when it holds the default value.
+		d.pos = i
+		if d.decodeValue(f, false) != nil {
+			return false
 		}
 	}
-	if f == nil || !d.consumeColon() || d.peek() == 'n' {
+	i = skipWSAt(src, d.pos)
+	if i >= len(src) || src[i] != '}' {
 		return false
 	}
-	// Exactly what decodeObject does for a scalar member: decodeValue
-	// touches neither the path nor the depth, and writes a oneof member
-	// even when it holds the default value.
-	if d.decodeValue(f, false) != nil {
-		return false
-	}
-	d.skipWS()
-	if d.peek() != '}' {
-		return false
-	}
-	d.pos++
+	d.pos = i + 1
 	return true
 }
 
-// consumeColon consumes the ':' after an object key and the whitespace
-// around it, and reports whether it was there.
-func (d *decoder) consumeColon() bool {
-	d.skipWS()
-	if d.peek() != ':' {
-		return false
+// stringAt reads the JSON string at src[i] and returns its value and the
+// index after it. Strings without escapes, control characters or non-ASCII
+// bytes are sliced from the input; others are left to readString.
+func (d *decoder) stringAt(i int) ([]byte, int, bool) {
+	src := d.src
+	if i >= len(src) || src[i] != '"' {
+		return nil, i, false
 	}
-	d.pos++
-	d.skipWS()
-	return true
+	if end, closed := scanString(src, i+1); closed {
+		return src[i+1 : end], end + 1, true
+	}
+	d.pos = i
+	s, err := d.readString()
+	return s, d.pos, err == nil
+}
+
+// literalAt reports whether src[i:] starts with lit.
+func literalAt(src []byte, i int, lit string) bool {
+	return len(src)-i >= len(lit) && string(src[i:i+len(lit)]) == lit
+}
+
+// colonAt skips the ':' after an object key at or after src[i] and the
+// whitespace around it, and reports whether it was there.
+func colonAt(src []byte, i int) (int, bool) {
+	i = skipWSAt(src, i)
+	if i >= len(src) || src[i] != ':' {
+		return i, false
+	}
+	return skipWSAt(src, i+1), true
+}
+
+// digitsEnd returns the index of the first byte at or after i in src that
+// is not a decimal digit.
+func digitsEnd(src []byte, i int) int {
+	for i < len(src) && isDigit(src[i]) {
+		i++
+	}
+	return i
 }

@@ -108,6 +108,18 @@ func TestFastPathsAgree(t *testing.T) {
 	}
 }
 
+// TestFastPathsTruncated checks every prefix of a document with each kind
+// of scalar attribute: the fast paths must stop where the general path
+// reports the end of input.
+func TestFastPathsTruncated(t *testing.T) {
+	in := []byte(spanJSON(`"attributes":[{"key":"s","value":{"stringValue":"v\u00e9"}},{"key":"i","value":{"intValue":"12"}},` +
+		`{"key":"j","value":{"intValue":3}},{"key":"b","value":{"boolValue":true}},{"key":"d","value":{"doubleValue":"NaN"}}, ` +
+		`{ "key" : "é" , "value" : { "bytesValue" : "AA==" } }]`))
+	for n := range len(in) + 1 {
+		checkSameAsGeneric(t, TracesData, in[:n:n])
+	}
+}
+
 // TestFastPathsDepth checks that the fast paths reject objects at the
 // nesting limit exactly where decodeObject does.
 func TestFastPathsDepth(t *testing.T) {

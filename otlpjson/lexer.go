@@ -14,14 +14,22 @@ import (
 
 // skipWS advances past JSON whitespace (RFC 8259 section 2).
 func (d *decoder) skipWS() {
-	for d.pos < len(d.src) {
-		switch d.src[d.pos] {
+	d.pos = skipWSAt(d.src, d.pos)
+}
+
+// skipWSAt returns the index of the first byte at or after i in src that
+// is not JSON whitespace. Every whitespace byte is at most ' ', so one
+// comparison settles the common case of no whitespace.
+func skipWSAt(src []byte, i int) int {
+	for i < len(src) && src[i] <= ' ' {
+		switch src[i] {
 		case ' ', '\t', '\n', '\r':
-			d.pos++
+			i++
 		default:
-			return
+			return i
 		}
 	}
+	return i
 }
 
 // peek returns the byte at the current position, or 0 at the end of input.
@@ -49,28 +57,41 @@ func (d *decoder) readString() ([]byte, error) {
 		return nil, d.errorf(d.pos, "expected string")
 	}
 	start := d.pos + 1
-	i := start
-	// Skip 8 plain ASCII bytes at a time (SWAR). The quote, backslash,
-	// control characters and non-ASCII bytes set the high bit of their byte
-	// in special; the lowest set bit is exact (borrows only corrupt the
-	// bytes after the first match), so it locates the first such byte
-	// without a byte loop: most strings are keys and short values that end
-	// within one or two words (BENCHMARKS.md §1.2).
-	for i+8 <= len(d.src) {
-		x := binary.LittleEndian.Uint64(d.src[i:])
-		special := hasLess(x, 0x20) | hasZero(x^(lsb*'"')) | hasZero(x^(lsb*'\\')) | x&msb
-		if special == 0 {
-			i += 8
-			continue
-		}
-		i += bits.TrailingZeros64(special) >> 3
-		if d.src[i] == '"' {
-			d.pos = i + 1
-			return d.src[start:i], nil
-		}
-		break
+	i, closed := scanString(d.src, start)
+	if closed {
+		d.pos = i + 1
+		return d.src[start:i], nil
 	}
 	return d.readStringTail(start, i)
+}
+
+// scanString scans the JSON string whose content starts at src[i], up to
+// its first quote, backslash, control character or non-ASCII byte. It
+// returns that byte's index (or len(src)), and whether it is the closing
+// quote, in which case src[i:end] is the string's value: no unescaping and
+// no UTF-8 validation are needed.
+func scanString(src []byte, i int) (end int, closed bool) {
+	// Skip 8 plain ASCII bytes at a time (SWAR). The special bytes set the
+	// high bit of their byte in special; the lowest set bit is exact
+	// (borrows only corrupt the bytes after the first match), so it
+	// locates the first special byte without a byte loop: most strings are
+	// keys and short values that end within one or two words
+	// (BENCHMARKS.md §1.2).
+	for i+8 <= len(src) {
+		x := binary.LittleEndian.Uint64(src[i:])
+		special := hasLess(x, 0x20) | hasZero(x^(lsb*'"')) | hasZero(x^(lsb*'\\')) | x&msb
+		if special != 0 {
+			i += bits.TrailingZeros64(special) >> 3
+			return i, src[i] == '"'
+		}
+		i += 8
+	}
+	for ; i < len(src); i++ {
+		if c := src[i]; c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
+			return i, c == '"'
+		}
+	}
+	return i, false
 }
 
 // readStringTail is readString from i on, byte by byte: near the end of the
