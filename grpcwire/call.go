@@ -200,12 +200,15 @@ func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Statu
 	if c.msgTimeout > 0 {
 		// The whole request — prefix, message and end of stream — must
 		// arrive within the timeout.
+		//
+		// The deadline is not cleared after the read: each change is a
+		// message to net/http's connection goroutine, the stream's timer
+		// is stopped when the stream closes, and firing after the body
+		// was read in full only fails further body reads, of which a
+		// unary handler makes none.
 		c.unary = true
 		c.setReadDeadline(time.Now().Add(c.msgTimeout))
-		defer func() {
-			c.unary = false
-			c.setReadDeadline(time.Time{})
-		}()
+		defer func() { c.unary = false }()
 	}
 	msg, scratch, st = c.ReadMessage(buf, scratch)
 	if st != nil {
