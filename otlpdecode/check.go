@@ -266,13 +266,24 @@ func (c *checker) keyValueList(src []byte, depth int) (bool, error) {
 //	  int32 key_strindex = 3;
 //	}
 func (c *checker) keyValue(src []byte, depth int) (bool, error) {
-	// Fast path for what SDKs emit: key then a scalar value, short
-	// lengths, nothing else. Anything different takes the general walk.
-	if len(src) >= 4 && src[0] == 0x0a && src[1] < 0x80 && depth <= c.maxDepth {
-		kl := int(src[1])
-		if 4+kl <= len(src) && src[2+kl] == 0x12 && src[3+kl] < 0x80 && 4+kl+int(src[3+kl]) == len(src) {
-			if valid, ok := c.scalarValue(src[4+kl:]); ok {
-				return valid && (!c.utf8 || validUTF8(src[2:2+kl])), nil
+	// Fast path for what exporters emit: a key and a scalar value with
+	// short lengths, nothing else, in either order — the SDKs
+	// (protobuf-go) write fields in field-number order, the Collector's
+	// pdata writes them backwards (value first). Anything different
+	// takes the general walk.
+	if len(src) >= 4 && src[1] < 0x80 && depth <= c.maxDepth {
+		n := int(src[1]) // length of the first field
+		if 4+n <= len(src) && src[3+n] < 0x80 && 4+n+int(src[3+n]) == len(src) {
+			first, second := src[2:2+n], src[4+n:]
+			switch {
+			case src[0] == 0x0a && src[2+n] == 0x12: // key = 1, value = 2
+				if valid, ok := c.scalarValue(second); ok {
+					return valid && (!c.utf8 || validUTF8(first)), nil
+				}
+			case src[0] == 0x12 && src[2+n] == 0x0a: // value = 2, key = 1
+				if valid, ok := c.scalarValue(first); ok {
+					return valid && (!c.utf8 || validUTF8(second)), nil
+				}
 			}
 		}
 	}

@@ -44,6 +44,19 @@ func TestCheckTracesRules(t *testing.T) {
 		{"status message", span(16, 8, pb{}.msg(15, pb{}.str(2, badUTF8))), utf8Opts, "status.message is not valid UTF-8"},
 		{"ids reported before UTF-8", span(3, 8, pb{}.str(5, badUTF8)), utf8Opts, "trace_id is 3 bytes, want 16"},
 		{"bytes values are not UTF-8 checked", span(16, 8, pb{}.msg(9, pb{}.str(1, "b").msg(2, pb{}.str(7, badUTF8)))), utf8Opts, ""},
+		// pdata writes fields backwards: value before key. The fast
+		// path of keyValue takes both orders.
+		{"value-first attribute", span(16, 8, pb{}.msg(9, pb{}.msg(2, pb{}.str(1, "v")).str(1, "k"))), utf8Opts, ""},
+		{"value-first attribute, bad key", span(16, 8, pb{}.msg(9, pb{}.msg(2, pb{}.str(1, "v")).str(1, badUTF8))), utf8Opts,
+			"attributes[2] is not valid UTF-8"},
+		{"value-first attribute, bad value", span(16, 8, pb{}.msg(9, pb{}.msg(2, pb{}.str(1, badUTF8)).str(1, "k"))), utf8Opts,
+			"attributes[2] is not valid UTF-8"},
+		{"value-first attribute, nested bad value", span(16, 8, pb{}.msg(9, pb{}.msg(2, pb{}.msg(5, pb{}.msg(1, pb{}.str(1, badUTF8)))).str(1, "k"))), utf8Opts,
+			"attributes[2] is not valid UTF-8"},
+		{"value-first attribute, int value", span(16, 8, pb{}.msg(9, pb{}.msg(2, pb{}.varint(3, 7)).str(1, badUTF8))), utf8Opts,
+			"attributes[2] is not valid UTF-8"},
+		{"key, value, then key again", span(16, 8, pb{}.msg(9, pb{}.str(1, "k").msg(2, pb{}.str(1, "v")).str(1, badUTF8))), utf8Opts,
+			"attributes[2] is not valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
