@@ -149,13 +149,11 @@ func (d *decoder) anyValueMembers() bool {
 		if !ok {
 			return false
 		}
-		if j := digitsEnd(src, i+1); i < len(src) && src[i] == '"' && j < len(src) && src[j] == '"' {
-			if v, ok := parseDigits(src[i+1 : j]); ok && v <= math.MaxInt64 {
-				d.dst = append(d.dst, 3<<3|byte(wtVarint))
-				d.dst = binary.AppendUvarint(d.dst, v)
-				d.pos = j + 1
-				break
-			}
+		if v, end, ok := quotedDigits(src, i); ok && v <= math.MaxInt64 {
+			d.dst = append(d.dst, 3<<3|byte(wtVarint))
+			d.dst = binary.AppendUvarint(d.dst, v)
+			d.pos = end
+			break
 		}
 		d.pos = i
 		if d.peek() == 'n' || d.decodeValue(&schema[mAnyValue].fields[2], false) != nil {
@@ -224,13 +222,4 @@ func colonAt(src []byte, i int) (int, bool) {
 		return i, false
 	}
 	return skipWSAt(src, i+1), true
-}
-
-// digitsEnd returns the index of the first byte at or after i in src that
-// is not a decimal digit.
-func digitsEnd(src []byte, i int) int {
-	for i < len(src) && isDigit(src[i]) {
-		i++
-	}
-	return i
 }

@@ -153,3 +153,17 @@ func TestTestdataExamples(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseFloatExact checks that the fast path for doubles agrees with
+// strconv.ParseFloat on every valid JSON number it accepts.
+func FuzzParseFloatExact(f *testing.F) {
+	for _, s := range []string{"0", "-0.0", "0.005", "894943.0395792252", "9007199254740993", "1e5", "12345678901234567890"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if numberLen([]byte(s)) != len(s) {
+			return // Unmarshal calls it on valid JSON numbers only
+		}
+		checkParseFloatExact(t, s)
+	})
+}

@@ -171,15 +171,22 @@ func (d *decoder) decodeObject(m *message) error {
 		keyOff := d.pos
 		// Writers emit keys in a fixed order, mostly the .proto declaration
 		// order (protojson, pdata) or else field number order, so the key
-		// is usually the one declared after the previous key's field:
-		// comparing the input with that field's quoted name first matches
-		// it without unescaping and looking up the key (readString and the
+		// is usually the one declared after the previous key's field, or
+		// soon after it when fields in between are absent. Comparing the
+		// input with the fields' quoted names in that order matches it
+		// without unescaping and looking up the key (readString and the
 		// lookup were 40% of decoding, BENCHMARKS.md §1.2). Escaped
-		// spellings, snake_case names and other keys take the general path.
+		// spellings, snake_case names and unknown keys take the general
+		// path.
 		fi := -1
-		if hint < len(m.fields) && d.consumeLiteral(m.fields[hint].quoted) {
-			fi = hint
-		} else {
+		for h, k := hint, 0; k < len(m.fields); k++ {
+			if d.consumeKey(m.fields[h].quoted) {
+				fi = h
+				break
+			}
+			h = int(m.next[h])
+		}
+		if fi < 0 {
 			key, err := d.readString()
 			if err != nil {
 				return err
@@ -399,6 +406,14 @@ func (d *decoder) readScalar(f *field) (uint64, error) {
 		}
 		return 0, d.errorf(valOff, "expected true or false")
 	}
+	if f.kind != kDouble && f.kind != kEnum {
+		// 64-bit integers are written as strings of digits: parse them
+		// while scanning. (Quoted enums must be value names.)
+		if v, end, ok := quotedDigits(d.src, d.pos); ok {
+			d.pos = end
+			return d.intValue(f, false, v, valOff)
+		}
+	}
 
 	// Numbers may be quoted: the proto3 JSON mapping writes 64-bit integers
 	// and non-finite doubles as strings and accepts strings for all numbers.
@@ -428,6 +443,9 @@ func (d *decoder) readScalar(f *field) (uint64, error) {
 				return 0, d.errorf(valOff, "invalid number")
 			}
 		}
+		if x, ok := parseFloatExact(s); ok {
+			return math.Float64bits(x), nil
+		}
 		x, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(s), len(s)), 64)
 		if err != nil {
 			return 0, d.errorf(valOff, "number out of range")
@@ -454,6 +472,12 @@ func (d *decoder) readScalar(f *field) (uint64, error) {
 			return 0, d.errorf(valOff, "invalid integer")
 		}
 	}
+	return d.intValue(f, neg, mag, valOff)
+}
+
+// intValue checks that the integer of sign neg and magnitude mag fits the
+// integer or enum field f, and returns its wire representation.
+func (d *decoder) intValue(f *field, neg bool, mag uint64, valOff int) (uint64, error) {
 	switch f.kind {
 	case kInt32, kEnum, kSint32:
 		if (!neg && mag > math.MaxInt32) || (neg && mag > -math.MinInt32) {
@@ -488,6 +512,26 @@ func (d *decoder) readScalar(f *field) (uint64, error) {
 	}
 }
 
+// quotedDigits parses the JSON string at src[i] if it holds a non-negative
+// integer of at most 19 digits without a leading zero, the usual form of
+// 64-bit integers ("1704067200000547628"), and returns its value and the
+// index after the closing quote.
+func quotedDigits(src []byte, i int) (v uint64, end int, ok bool) {
+	if i >= len(src) || src[i] != '"' {
+		return 0, i, false
+	}
+	j := i + 1
+	for j < len(src) && isDigit(src[j]) {
+		v = v*10 + uint64(src[j]-'0') // may wrap past 19 digits, rejected below
+		j++
+	}
+	n := j - i - 1
+	if j >= len(src) || src[j] != '"' || n == 0 || n > 19 || (n > 1 && src[i+1] == '0') {
+		return 0, i, false
+	}
+	return v, j + 1, true
+}
+
 // parseDigits parses s if it is a non-negative JSON integer of at most 19
 // digits, which cannot overflow a uint64: a 0, or 1 to 19 digits without a
 // leading zero (RFC 8259 section 6).
@@ -504,6 +548,53 @@ func parseDigits(s []byte) (uint64, bool) {
 		v = v*10 + uint64(c)
 	}
 	return v, true
+}
+
+// float64pow10 holds the powers of ten that a float64 represents exactly.
+var float64pow10 = [...]float64{
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+}
+
+// parseFloatExact parses a valid JSON number of the form [-]digits[.digits]
+// whose digits, read as an integer m, are at most 2^53, with at most 22 of
+// them after the point: m and 10^k are then exact float64 values, so the one
+// correctly rounded IEEE division m / 10^k is the correctly rounded value of
+// the number (Clinger's fast path, as in strconv's atof64exact). That is
+// how writers print most doubles (0.25, 894943.0395792252); exponents and
+// longer mantissas are left to strconv.ParseFloat, which is several times
+// slower (15% of decoding the metrics payload, BENCHMARKS.md §1.2).
+func parseFloatExact(s []byte) (float64, bool) {
+	i := 0
+	neg := len(s) > 0 && s[0] == '-'
+	if neg {
+		i++
+	}
+	var m uint64
+	digits, point := 0, -1
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case isDigit(c):
+			m = m*10 + uint64(c-'0') // may wrap past 19 digits, rejected below
+			digits++
+		case c == '.' && point < 0:
+			point = digits
+		default:
+			return 0, false
+		}
+	}
+	k := 0
+	if point >= 0 {
+		k = digits - point
+	}
+	if digits == 0 || digits > 19 || m > 1<<53 || k >= len(float64pow10) {
+		return 0, false
+	}
+	f := float64(m) / float64pow10[k]
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // parseInt parses a JSON number that must have an integral value. Like

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -217,6 +219,10 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"int64 overflow", LogsData, `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"intValue":"9223372036854775808"}}]}]}]}`, `body.intValue: integer out of range`},
 		{"uint64 overflow", TracesData, spanJSON(`"startTimeUnixNano":"18446744073709551616"`), `startTimeUnixNano: invalid integer`},
 		{"unknown enum", TracesData, spanJSON(`"kind":"SERVER"`), `kind: unknown enum value "SERVER"`},
+		{"quoted enum number", TracesData, spanJSON(`"kind":"2"`), `kind: unknown enum value "2"`},
+		{"quoted leading zero", TracesData, spanJSON(`"startTimeUnixNano":"01"`), `startTimeUnixNano: invalid integer`},
+		{"quoted int32 overflow", TracesData, spanJSON(`"droppedAttributesCount":"4294967296"`), `droppedAttributesCount: integer out of range`},
+		{"quoted digits unterminated", TracesData, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":"12`, `startTimeUnixNano: unterminated string`},
 		{"bool as string", TracesData, `{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":[{"value":{"boolValue":"true"}}]}]}]}]}`, `value.boolValue: expected true or false`},
 		{"bad number", TracesData, spanJSON(`"kind":01`), `expected ',' or '}'`},
 		{"bad double string", MetricsData, `{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"gauge":{"dataPoints":[{"asDouble":"inf"}]}}]}]}]}`, `asDouble: invalid number`},
@@ -379,5 +385,56 @@ func TestReadStringBoundaries(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestParseFloatExact compares the fast path for doubles with
+// strconv.ParseFloat on numbers of every length and point position, and
+// checks it takes the common forms.
+func TestParseFloatExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	fast := 0
+	for range 200000 {
+		digits := make([]byte, 1+rng.IntN(21))
+		for i := range digits {
+			digits[i] = byte('0' + rng.IntN(10))
+		}
+		if rng.IntN(4) == 0 {
+			digits[0] = '9'
+		}
+		s := string(digits)
+		if p := rng.IntN(len(digits) + 1); p > 0 && p < len(digits) {
+			s = s[:p] + "." + s[p:]
+		}
+		if rng.IntN(2) == 0 {
+			s = "-" + s
+		}
+		checkParseFloatExact(t, s)
+		if _, ok := parseFloatExact([]byte(s)); ok {
+			fast++
+		}
+	}
+	for _, s := range []string{"0", "-0", "0.0", "-0.0", "1", "0.005", "2.5", "4.2", "894943.0395792252",
+		"9007199254740992", "9007199254740993", "0.0000000000000000000001", "1.00000000000000000000001",
+		"1e5", "1E5", "-", "", ".", "1.2.3", "12a"} {
+		checkParseFloatExact(t, s)
+	}
+	if fast < 50000 {
+		t.Fatalf("the fast path took %d of 200000 numbers", fast)
+	}
+}
+
+// checkParseFloatExact fails unless parseFloatExact(s), when it accepts s,
+// returns the bits strconv.ParseFloat does.
+func checkParseFloatExact(t *testing.T, s string) {
+	t.Helper()
+	got, ok := parseFloatExact([]byte(s))
+	if !ok {
+		return
+	}
+	want, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.Float64bits(got) != math.Float64bits(want) {
+		t.Fatalf("parseFloatExact(%q) = %v (%x); strconv.ParseFloat says %v (%x), %v",
+			s, got, math.Float64bits(got), want, math.Float64bits(want), err)
 	}
 }
