@@ -167,3 +167,21 @@ func FuzzParseFloatExact(f *testing.F) {
 		checkParseFloatExact(t, s)
 	})
 }
+
+// FuzzDigits checks the integer fast paths (digitsAt and its eight-digit
+// steps) against parseInt on arbitrary input.
+func FuzzDigits(f *testing.F) {
+	for _, s := range []string{"0", "01", "1704067200000547628", "12345678", "9999999999999999999", "10000000000000000000", "1234567:"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := parseDigits([]byte(s))
+		if !ok {
+			return
+		}
+		neg, mag, pok := parseInt([]byte(s))
+		if !pok || neg || mag != v || numberLen([]byte(s)) != len(s) || len(s) > 19 {
+			t.Fatalf("parseDigits(%q) = %d; parseInt says %v, %d, %v", s, v, neg, mag, pok)
+		}
+	})
+}

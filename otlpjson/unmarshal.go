@@ -406,10 +406,15 @@ func (d *decoder) readScalar(f *field) (uint64, error) {
 		}
 		return 0, d.errorf(valOff, "expected true or false")
 	}
-	if f.kind != kDouble && f.kind != kEnum {
-		// 64-bit integers are written as strings of digits: parse them
-		// while scanning. (Quoted enums must be value names.)
-		if v, end, ok := quotedDigits(d.src, d.pos); ok {
+	if f.kind != kDouble {
+		// 64-bit integers are written as strings of digits, others as
+		// plain numbers: parse them while scanning. (Quoted enums must be
+		// value names; fractions and exponents take the general path.)
+		if v, end, ok := quotedDigits(d.src, d.pos); ok && f.kind != kEnum {
+			d.pos = end
+			return d.intValue(f, false, v, valOff)
+		}
+		if v, end, ok := digitsAt(d.src, d.pos); ok && (end == len(d.src) || (d.src[end] != '.' && d.src[end]|0x20 != 'e')) {
 			d.pos = end
 			return d.intValue(f, false, v, valOff)
 		}
@@ -520,34 +525,57 @@ func quotedDigits(src []byte, i int) (v uint64, end int, ok bool) {
 	if i >= len(src) || src[i] != '"' {
 		return 0, i, false
 	}
-	j := i + 1
-	for j < len(src) && isDigit(src[j]) {
-		v = v*10 + uint64(src[j]-'0') // may wrap past 19 digits, rejected below
-		j++
-	}
-	n := j - i - 1
-	if j >= len(src) || src[j] != '"' || n == 0 || n > 19 || (n > 1 && src[i+1] == '0') {
+	v, end, ok = digitsAt(src, i+1)
+	if !ok || end >= len(src) || src[end] != '"' {
 		return 0, i, false
 	}
-	return v, j + 1, true
+	return v, end + 1, true
 }
 
 // parseDigits parses s if it is a non-negative JSON integer of at most 19
-// digits, which cannot overflow a uint64: a 0, or 1 to 19 digits without a
-// leading zero (RFC 8259 section 6).
+// digits, as digitsAt does.
 func parseDigits(s []byte) (uint64, bool) {
-	if len(s) == 0 || len(s) > 19 || (s[0] == '0' && len(s) > 1) {
-		return 0, false
+	if v, end, ok := digitsAt(s, 0); ok && end == len(s) {
+		return v, true
 	}
-	var v uint64
-	for _, c := range s {
-		c -= '0'
-		if c > 9 {
-			return 0, false
+	return 0, false
+}
+
+// digitsAt parses the decimal digits at src[i:] if they are a non-negative
+// JSON integer of at most 19 digits, which cannot overflow a uint64: a 0,
+// or 1 to 19 digits without a leading zero (RFC 8259 section 6). It returns
+// the value and the index after the last digit.
+func digitsAt(src []byte, i int) (v uint64, end int, ok bool) {
+	start := i
+	// Eight digits at a time while they fit in 19 (SWAR): timestamps have
+	// 19 digits, and the byte loop costs about ten instructions a digit.
+	for i-start <= 19-8 && i+8 <= len(src) {
+		x := binary.LittleEndian.Uint64(src[i:])
+		if x&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 ||
+			(x+0x0606060606060606)&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 {
+			break // not eight digits
 		}
-		v = v*10 + uint64(c)
+		v = v*1e8 + parse8Digits(x)
+		i += 8
 	}
-	return v, true
+	for i < len(src) && isDigit(src[i]) {
+		v = v*10 + uint64(src[i]-'0') // may wrap past 19 digits, rejected below
+		i++
+	}
+	n := i - start
+	if n == 0 || n > 19 || (n > 1 && src[start] == '0') {
+		return 0, i, false
+	}
+	return v, i, true
+}
+
+// parse8Digits returns the value of the eight ASCII digits in x, the first
+// in the low byte: each step adds pairs of adjacent groups, scaled by 10,
+// 100 and 10000, within the 64-bit word.
+func parse8Digits(x uint64) uint64 {
+	x = (x & 0x0f0f0f0f0f0f0f0f) * (10<<8 + 1) >> 8
+	x = (x & 0x00ff00ff00ff00ff) * (100<<16 + 1) >> 16
+	return (x & 0x0000ffff0000ffff) * (10000<<32 + 1) >> 32
 }
 
 // float64pow10 holds the powers of ten that a float64 represents exactly.

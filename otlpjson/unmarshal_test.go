@@ -309,6 +309,14 @@ func TestParseDigits(t *testing.T) {
 		{"7", 7, true},
 		{"1704067200000547628", 1704067200000547628, true},
 		{"9999999999999999999", 9999999999999999999, true},
+		{"12345678", 12345678, true},
+		{"123456789", 123456789, true},
+		{"1234567890123456", 1234567890123456, true},
+		{"10000000000000000000", 0, false},
+		{"1234567:", 0, false},
+		{"12345678:", 0, false},
+		{"1234567/", 0, false},
+		{"99999999999999999999999", 0, false},
 		{"18446744073709551615", 0, false},
 		{"00", 0, false},
 		{"01", 0, false},
@@ -322,6 +330,9 @@ func TestParseDigits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		v, ok := parseDigits([]byte(tc.in))
+		if qv, end, qok := quotedDigits([]byte(`"`+tc.in+`"`), 0); qok != ok || (ok && (qv != v || end != len(tc.in)+2)) {
+			t.Errorf("quotedDigits(%q) = %d, %d, %v; want %d, %d, %v", `"`+tc.in+`"`, qv, end, qok, v, len(tc.in)+2, ok)
+		}
 		if ok != tc.ok || v != tc.v {
 			t.Errorf("parseDigits(%q) = %d, %v; want %d, %v", tc.in, v, ok, tc.v, tc.ok)
 		}
