@@ -21,6 +21,15 @@ import (
 // every spelling of a scalar value that decodeValue accepts are handled, so
 // the fast paths take all scalar attributes, whoever wrote them.
 
+// The keys the fast paths expect, quoted. Constants, so that the compiler
+// compares them with a load or two instead of calling memequal.
+const (
+	qKey         = `"key"`
+	qValue       = `"value"`
+	qStringValue = `"stringValue"`
+	qIntValue    = `"intValue"`
+)
+
 // keyValueFast transcodes the KeyValue object at the current position (at
 // its '{') into the payload of its length-delimited field, if the object is
 // {"key": string, "value": {scalar member}} in that order, and reports
@@ -50,10 +59,10 @@ func (d *decoder) keyValueFast() bool {
 func (d *decoder) keyValueMembers() bool {
 	src := d.src
 	i := skipWSAt(src, d.pos+1) // after '{'
-	if !literalAt(src, i, `"key"`) {
+	if len(src)-i < len(qKey) || string(src[i:i+len(qKey)]) != qKey {
 		return false
 	}
-	i, ok := colonAt(src, i+len(`"key"`))
+	i, ok := colonAt(src, i+len(qKey))
 	if !ok {
 		return false
 	}
@@ -72,10 +81,10 @@ func (d *decoder) keyValueMembers() bool {
 		return false
 	}
 	i = skipWSAt(src, i+1)
-	if !literalAt(src, i, `"value"`) {
+	if len(src)-i < len(qValue) || string(src[i:i+len(qValue)]) != qValue {
 		return false
 	}
-	if i, ok = colonAt(src, i+len(`"value"`)); !ok || i >= len(src) || src[i] != '{' {
+	if i, ok = colonAt(src, i+len(qValue)); !ok || i >= len(src) || src[i] != '{' {
 		return false
 	}
 	d.dst = append(d.dst, 2<<3|byte(wtLen))
@@ -128,9 +137,9 @@ func (d *decoder) anyValueMembers() bool {
 	src := d.src
 	i := skipWSAt(src, d.pos+1) // after '{'
 	switch {
-	case literalAt(src, i, `"stringValue"`):
+	case len(src)-i >= len(qStringValue) && string(src[i:i+len(qStringValue)]) == qStringValue:
 		// A oneof member: written even when empty.
-		i, ok := colonAt(src, i+len(`"stringValue"`))
+		i, ok := colonAt(src, i+len(qStringValue))
 		if !ok {
 			return false
 		}
@@ -142,10 +151,10 @@ func (d *decoder) anyValueMembers() bool {
 		d.dst = binary.AppendUvarint(d.dst, uint64(len(s)))
 		d.dst = append(d.dst, s...)
 		d.pos = i
-	case literalAt(src, i, `"intValue"`):
+	case len(src)-i >= len(qIntValue) && string(src[i:i+len(qIntValue)]) == qIntValue:
 		// proto3 JSON writes int64 as a string of digits; other forms
 		// (numbers, signs, exponents) and errors are decodeValue's.
-		i, ok := colonAt(src, i+len(`"intValue"`))
+		i, ok := colonAt(src, i+len(qIntValue))
 		if !ok {
 			return false
 		}
@@ -198,12 +207,15 @@ func (d *decoder) anyValueMembers() bool {
 // bytes are sliced from the input; others are left to readString.
 func (d *decoder) stringAt(i int) ([]byte, int, bool) {
 	src := d.src
-	if i >= len(src) || src[i] != '"' {
-		return nil, i, false
+	if i < len(src) && src[i] == '"' {
+		if end, closed := scanString(src, i+1); closed {
+			return src[i+1 : end], end + 1, true
+		}
 	}
-	if end, closed := scanString(src, i+1); closed {
-		return src[i+1 : end], end + 1, true
-	}
+	return d.stringAtSlow(i)
+}
+
+func (d *decoder) stringAtSlow(i int) ([]byte, int, bool) {
 	d.pos = i
 	s, err := d.readString()
 	return s, d.pos, err == nil
@@ -214,9 +226,17 @@ func literalAt(src []byte, i int, lit string) bool {
 	return len(src)-i >= len(lit) && string(src[i:i+len(lit)]) == lit
 }
 
-// colonAt skips the ':' after an object key at or after src[i] and the
-// whitespace around it, and reports whether it was there.
+// colonAt skips the ':' after an object key at src[i] and the whitespace
+// around it, and reports whether it was there. The test for the compact
+// form inlines.
 func colonAt(src []byte, i int) (int, bool) {
+	if i+1 < len(src) && src[i] == ':' && src[i+1] > ' ' {
+		return i + 1, true
+	}
+	return colonAtSlow(src, i)
+}
+
+func colonAtSlow(src []byte, i int) (int, bool) {
 	i = skipWSAt(src, i)
 	if i >= len(src) || src[i] != ':' {
 		return i, false

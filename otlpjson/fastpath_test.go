@@ -159,3 +159,30 @@ func TestFastPathWire(t *testing.T) {
 		t.Fatalf("got  %x\nwant %x", got, want)
 	}
 }
+
+// TestKeyAt checks the 8-byte key comparison of decodeObject for every
+// field name, at the end of the input and not, against every one-byte
+// change and truncation of the name.
+func TestKeyAt(t *testing.T) {
+	for mi := range schema {
+		for fi := range schema[mi].fields {
+			f := &schema[mi].fields[fi]
+			for _, suffix := range []string{"", ":", `:"x"}`, ":0,          "} {
+				src := []byte("  " + f.quoted + suffix)
+				if !f.keyAt(src, 2) {
+					t.Fatalf("%s.%s: keyAt(%q, 2) = false", schema[mi].name, f.name, src)
+				}
+				for j := 2; j < 2+len(f.quoted); j++ {
+					bad := bytes.Clone(src)
+					bad[j] ^= 0x20
+					if f.keyAt(bad, 2) {
+						t.Fatalf("%s.%s: keyAt(%q, 2) = true", schema[mi].name, f.name, bad)
+					}
+					if f.keyAt(src[:j], 2) {
+						t.Fatalf("%s.%s: keyAt(%q, 2) = true", schema[mi].name, f.name, src[:j])
+					}
+				}
+			}
+		}
+	}
+}

@@ -49,16 +49,6 @@ func (d *decoder) consumeLiteral(lit string) bool {
 	return false
 }
 
-// consumeKey consumes the quoted object key q if it is next. Its first
-// comparison, of the key's first letter, rejects most other keys.
-func (d *decoder) consumeKey(q string) bool {
-	if len(d.src)-d.pos >= len(q) && d.src[d.pos+1] == q[1] && string(d.src[d.pos:d.pos+len(q)]) == q {
-		d.pos += len(q)
-		return true
-	}
-	return false
-}
-
 // readString reads the string token at the current position and returns its
 // unescaped content. The result aliases the input or d.buf and is valid
 // until the next readString call.

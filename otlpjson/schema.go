@@ -7,6 +7,8 @@ package otlpjson
 // google/rpc/status.proto, google/rpc/error_details.proto and
 // google/protobuf/{any,duration}.proto for the error-body messages.
 
+import "encoding/binary"
+
 // kind is the protobuf scalar type of a field, which decides both its wire type
 // and its JSON representation (proto3 JSON mapping,
 // https://protobuf.dev/programming-guides/json/, with the OTLP exceptions from
@@ -162,6 +164,22 @@ type field struct {
 	// which the decoder compares with the input to match an expected key.
 	key    string
 	quoted string
+	// qhead holds the first 8 bytes of quoted (little-endian, zero-padded)
+	// and qmask selects them, so that keyAt compares them in one step.
+	qhead, qmask uint64
+}
+
+// keyAt reports whether src[i:] starts with f's quoted JSON name. Most
+// names are rejected or matched by one 8-byte comparison.
+func (f *field) keyAt(src []byte, i int) bool {
+	q := f.quoted
+	if len(src)-i >= 8 {
+		if binary.LittleEndian.Uint64(src[i:])&f.qmask != f.qhead {
+			return false
+		}
+		return len(q) <= 8 || (len(src)-i >= len(q) && string(src[i+8:i+len(q)]) == q[8:])
+	}
+	return len(src)-i >= len(q) && string(src[i:i+len(q)]) == q
 }
 
 func (f *field) repeated() bool { return f.flags&fRepeated != 0 }
@@ -824,6 +842,10 @@ func init() {
 			f := &m.fields[j]
 			f.key = `"` + f.name + `":`
 			f.quoted = `"` + f.name + `"`
+			for k := 0; k < 8 && k < len(f.quoted); k++ {
+				f.qhead |= uint64(f.quoted[k]) << (8 * k)
+				f.qmask |= 0xff << (8 * k)
+			}
 			if j > 0 && f.num <= m.fields[j-1].num {
 				panic("BUG: otlpjson schema for " + m.name + " is not ordered by field number")
 			}
