@@ -72,14 +72,16 @@ func (d *decoder) readString() ([]byte, error) {
 // no UTF-8 validation are needed.
 func scanString(src []byte, i int) (end int, closed bool) {
 	// Skip 8 plain ASCII bytes at a time (SWAR). The special bytes set the
-	// high bit of their byte in special; the lowest set bit is exact
-	// (borrows only corrupt the bytes after the first match), so it
-	// locates the first special byte without a byte loop: most strings are
-	// keys and short values that end within one or two words
-	// (BENCHMARKS.md §1.2).
+	// high bit of their byte in special: a byte b < 0x80 wraps below zero,
+	// setting its high bit, in b-0x20 if it is a control character and in
+	// (b^'"')-1 or (b^'\\')-1 if it is a quote or backslash, and the other
+	// bytes, 0x80 and above, have it set already. The lowest set bit is
+	// exact (a wrap borrows only from the bytes after it), so it locates
+	// the first special byte without a byte loop: most strings are keys and
+	// short values that end within one or two words (BENCHMARKS.md §1.2).
 	for i+8 <= len(src) {
-		x := binary.LittleEndian.Uint64(src[i:])
-		special := hasLess(x, 0x20) | hasZero(x^(lsb*'"')) | hasZero(x^(lsb*'\\')) | x&msb
+		x := binary.LittleEndian.Uint64(src[i : i+8])
+		special := ((x - lsb*0x20) | ((x ^ (lsb * '"')) - lsb) | ((x ^ (lsb * '\\')) - lsb) | x) & msb
 		if special != 0 {
 			i += bits.TrailingZeros64(special) >> 3
 			return i, src[i] == '"'
@@ -192,12 +194,6 @@ const (
 	lsb = 0x0101010101010101
 	msb = 0x8080808080808080
 )
-
-// hasZero reports whether any byte of x is zero.
-func hasZero(x uint64) uint64 { return (x - lsb) &^ x & msb }
-
-// hasLess reports whether any byte of x is less than n (n <= 128).
-func hasLess(x uint64, n uint64) uint64 { return (x - lsb*n) &^ x & msb }
 
 func parseHex4(b []byte) (rune, bool) {
 	if len(b) < 4 {

@@ -449,3 +449,30 @@ func checkParseFloatExact(t *testing.T, s string) {
 			s, got, math.Float64bits(got), want, math.Float64bits(want), err)
 	}
 }
+
+// TestScanString checks the word-at-a-time string scan against a byte loop
+// with every byte value at every position of a word, after other specials
+// and before them.
+func TestScanString(t *testing.T) {
+	want := func(src []byte, i int) (int, bool) {
+		for ; i < len(src); i++ {
+			if c := src[i]; c == '"' || c == '\\' || c < 0x20 || c >= 0x80 {
+				return i, c == '"'
+			}
+		}
+		return i, false
+	}
+	for b := range 256 {
+		for pos := range 20 {
+			for _, tail := range []string{"", "b", "\x00\"", "\xff\\", strings.Repeat("c", 20)} {
+				src := []byte(`"` + strings.Repeat("a", pos) + string(rune(0)) + tail)
+				src[1+pos] = byte(b)
+				gotEnd, gotClosed := scanString(src, 1)
+				wantEnd, wantClosed := want(src, 1)
+				if gotEnd != wantEnd || gotClosed != wantClosed {
+					t.Fatalf("scanString(%q) = %d, %v; want %d, %v", src, gotEnd, gotClosed, wantEnd, wantClosed)
+				}
+			}
+		}
+	}
+}
