@@ -70,11 +70,13 @@ func (d *decoder) keyValueMembers() bool {
 	if !ok {
 		return false
 	}
-	// key has no presence: proto3 omits the empty string, as decodeValue does.
+	// key has no presence: proto3 omits the empty string, as decodeValue
+	// does. The appends go through a local slice, kept in registers.
+	dst := d.dst
 	if len(key) > 0 {
-		d.dst = append(d.dst, 1<<3|byte(wtLen))
-		d.dst = binary.AppendUvarint(d.dst, uint64(len(key)))
-		d.dst = append(d.dst, key...)
+		dst = append(dst, 1<<3|byte(wtLen))
+		dst = binary.AppendUvarint(dst, uint64(len(key)))
+		dst = append(dst, key...)
 	}
 	i = skipWSAt(src, i)
 	if i >= len(src) || src[i] != ',' {
@@ -87,8 +89,9 @@ func (d *decoder) keyValueMembers() bool {
 	if i, ok = colonAt(src, i+len(qValue)); !ok || i >= len(src) || src[i] != '{' {
 		return false
 	}
-	d.dst = append(d.dst, 2<<3|byte(wtLen))
-	start := d.beginLen()
+	// The tag of the value and one byte for its length (beginLen).
+	d.dst = append(dst, 2<<3|byte(wtLen), 0)
+	start := len(d.dst)
 	d.pos = i
 	if !d.anyValueMembers() {
 		return false
@@ -147,9 +150,9 @@ func (d *decoder) anyValueMembers() bool {
 		if s, i, ok = d.stringAt(i); !ok {
 			return false
 		}
-		d.dst = append(d.dst, 1<<3|byte(wtLen))
-		d.dst = binary.AppendUvarint(d.dst, uint64(len(s)))
-		d.dst = append(d.dst, s...)
+		dst := append(d.dst, 1<<3|byte(wtLen))
+		dst = binary.AppendUvarint(dst, uint64(len(s)))
+		d.dst = append(dst, s...)
 		d.pos = i
 	case len(src)-i >= len(qIntValue) && string(src[i:i+len(qIntValue)]) == qIntValue:
 		// proto3 JSON writes int64 as a string of digits; other forms
@@ -159,8 +162,7 @@ func (d *decoder) anyValueMembers() bool {
 			return false
 		}
 		if v, end, ok := quotedDigits(src, i); ok && v <= math.MaxInt64 {
-			d.dst = append(d.dst, 3<<3|byte(wtVarint))
-			d.dst = binary.AppendUvarint(d.dst, v)
+			d.dst = binary.AppendUvarint(append(d.dst, 3<<3|byte(wtVarint)), v)
 			d.pos = end
 			break
 		}

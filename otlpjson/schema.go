@@ -164,6 +164,9 @@ type field struct {
 	// which the decoder compares with the input to match an expected key.
 	key    string
 	quoted string
+	// omitDefault is set for singular fields without presence, whose
+	// proto3 default value is not written.
+	omitDefault bool
 	// qhead holds the first 8 bytes of quoted (little-endian, zero-padded)
 	// and qmask selects them, so that keyAt compares them in one step.
 	qhead, qmask uint64
@@ -842,6 +845,7 @@ func init() {
 			f := &m.fields[j]
 			f.key = `"` + f.name + `":`
 			f.quoted = `"` + f.name + `"`
+			f.omitDefault = !f.repeated() && !f.hasPresence()
 			for k := 0; k < 8 && k < len(f.quoted); k++ {
 				f.qhead |= uint64(f.quoted[k]) << (8 * k)
 				f.qmask |= 0xff << (8 * k)

@@ -282,10 +282,13 @@ func (d *decoder) decodeArray(f *field) error {
 				return d.errorf(d.pos, "null is not allowed in arrays")
 			}
 			var err error
-			if f.kind == kMessage && schema[f.msg].special == specialAny {
-				err = d.decodeAny(f)
-			} else {
+			switch {
+			case f.kind != kMessage:
 				err = d.decodeValue(f, packed)
+			case schema[f.msg].special == specialAny:
+				err = d.decodeAny(f)
+			default:
+				err = d.decodeMessage(f)
 			}
 			if err != nil {
 				return err
@@ -319,24 +322,10 @@ func (d *decoder) decodeArray(f *field) error {
 // presence are not written.
 func (d *decoder) decodeValue(f *field, packed bool) error {
 	valOff := d.pos
-	omitDefault := !packed && !f.repeated() && !f.hasPresence()
+	omitDefault := !packed && f.omitDefault
 	switch f.kind {
 	case kMessage:
-		if d.peek() != '{' {
-			return d.errorf(valOff, "expected object")
-		}
-		d.dst = appendTag(d.dst, f.num, wtLen)
-		start := d.beginLen()
-		switch {
-		case f.msg == mKeyValue && d.keyValueFast():
-		case f.msg == mAnyValue && d.anyValueFast():
-		default:
-			if err := d.decodeObject(&schema[f.msg]); err != nil {
-				return err
-			}
-		}
-		d.endLen(start)
-		return nil
+		return d.decodeMessage(f)
 	case kString, kBytes, kHexID:
 		s, err := d.readString()
 		if err != nil {
@@ -359,7 +348,8 @@ func (d *decoder) decodeValue(f *field, packed bool) error {
 				return d.errorf(valOff, "invalid hex")
 			}
 			d.dst = binary.AppendUvarint(d.dst, uint64(len(s)/2))
-			if d.dst, err = hex.AppendDecode(d.dst, s); err != nil {
+			var ok bool
+			if d.dst, ok = appendHexDecode(d.dst, s); !ok {
 				d.dst = d.dst[:mark]
 				return d.errorf(valOff, "invalid hex")
 			}
@@ -398,6 +388,26 @@ func (d *decoder) decodeValue(f *field, packed bool) error {
 	default:
 		d.dst = binary.LittleEndian.AppendUint32(d.dst, uint32(v))
 	}
+	return nil
+}
+
+// decodeMessage transcodes the JSON object at the current position as one
+// value of message field f, with its tag and length.
+func (d *decoder) decodeMessage(f *field) error {
+	if d.peek() != '{' {
+		return d.errorf(d.pos, "expected object")
+	}
+	d.dst = appendTag(d.dst, f.num, wtLen)
+	start := d.beginLen()
+	switch {
+	case f.msg == mKeyValue && d.keyValueFast():
+	case f.msg == mAnyValue && d.anyValueFast():
+	default:
+		if err := d.decodeObject(&schema[f.msg]); err != nil {
+			return err
+		}
+	}
+	d.endLen(start)
 	return nil
 }
 
@@ -558,7 +568,7 @@ func digitsAt(src []byte, i int) (v uint64, end int, ok bool) {
 	// Eight digits at a time while they fit in 19 (SWAR): timestamps have
 	// 19 digits, and the byte loop costs about ten instructions a digit.
 	for i-start <= 19-8 && i+8 <= len(src) {
-		x := binary.LittleEndian.Uint64(src[i:])
+		x := binary.LittleEndian.Uint64(src[i : i+8])
 		if x&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 ||
 			(x+0x0606060606060606)&0xf0f0f0f0f0f0f0f0 != 0x3030303030303030 {
 			break // not eight digits
@@ -584,6 +594,43 @@ func parse8Digits(x uint64) uint64 {
 	x = (x & 0x0f0f0f0f0f0f0f0f) * (10<<8 + 1) >> 8
 	x = (x & 0x00ff00ff00ff00ff) * (100<<16 + 1) >> 16
 	return (x & 0x0000ffff0000ffff) * (10000<<32 + 1) >> 32
+}
+
+// appendHexDecode appends the bytes spelled by the even-length hex string s,
+// in either case, to dst, and reports whether s is all hex digits. Trace
+// and span ids are 32 and 16 digits: it decodes 8 at a time (SWAR), in a
+// third of the instructions of encoding/hex, and the rest with it.
+func appendHexDecode(dst, s []byte) ([]byte, bool) {
+	n := len(dst)
+	for len(s) >= 8 {
+		x := binary.LittleEndian.Uint64(s[:8])
+		// Every byte must be ASCII and in '0'-'9' or, with the lower-case
+		// bit set, in 'a'-'f'. For a byte b < 0x80, b+(0x80-lo) has its
+		// high bit set if b >= lo, and b+(0x7f-hi) if b > hi, with no
+		// carry into the next byte.
+		l := x | lsb*0x20
+		digit := (x + lsb*(0x80-'0')) &^ (x + lsb*(0x7f-'9'))
+		letter := (l + lsb*(0x80-'a')) &^ (l + lsb*(0x7f-'f'))
+		if x&msb != 0 || (digit|letter)&msb != msb {
+			return dst[:n], false
+		}
+		// The value of a digit is its low nibble, plus 9 for letters (bit
+		// 6 set). Then each pair of nibbles becomes a byte, and the four
+		// bytes, in the even bytes of v, are packed together.
+		v := x&(lsb*0x0f) + (x>>6&lsb)*9
+		v = (v<<4 | v>>8) & 0x00ff00ff00ff00ff
+		v = (v | v>>8) & 0x0000ffff0000ffff
+		v = (v | v>>16) & 0xffffffff
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(v))
+		s = s[8:]
+	}
+	if len(s) > 0 {
+		var err error
+		if dst, err = hex.AppendDecode(dst, s); err != nil {
+			return dst[:n], false
+		}
+	}
+	return dst, true
 }
 
 // float64pow10 holds the powers of ten that a float64 represents exactly.

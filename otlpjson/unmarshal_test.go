@@ -2,6 +2,7 @@ package otlpjson
 
 import (
 	"bytes"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
@@ -471,6 +472,32 @@ func TestScanString(t *testing.T) {
 				wantEnd, wantClosed := want(src, 1)
 				if gotEnd != wantEnd || gotClosed != wantClosed {
 					t.Fatalf("scanString(%q) = %d, %v; want %d, %v", src, gotEnd, gotClosed, wantEnd, wantClosed)
+				}
+			}
+		}
+	}
+}
+
+// TestAppendHexDecode checks the 8-digit steps of appendHexDecode against
+// encoding/hex with every byte value at every position, in ids of every
+// length up to a trace id's.
+func TestAppendHexDecode(t *testing.T) {
+	const digits = "0123456789abcdefABCDEF"
+	rng := rand.New(rand.NewPCG(3, 4))
+	for length := 0; length <= 34; length += 2 {
+		for pos := 0; pos < max(length, 1); pos++ {
+			for b := range 256 {
+				s := make([]byte, length)
+				for i := range s {
+					s[i] = digits[rng.IntN(len(digits))]
+				}
+				if length > 0 {
+					s[pos] = byte(b)
+				}
+				want, wantErr := hex.DecodeString(string(s))
+				got, ok := appendHexDecode([]byte("x"), s)
+				if ok != (wantErr == nil) || (ok && !bytes.Equal(got, append([]byte("x"), want...))) || (!ok && string(got) != "x") {
+					t.Fatalf("appendHexDecode(%q) = %x, %v; encoding/hex says %x, %v", s, got, ok, want, wantErr)
 				}
 			}
 		}
