@@ -108,6 +108,28 @@ func TestFastPathsAgree(t *testing.T) {
 	}
 }
 
+// TestHexIDFast checks the in-place decoding of 32- and 16-digit ids
+// against the general path, with ids of other lengths, escapes and
+// non-hex bytes where the fast path expects digits or a quote.
+func TestHexIDFast(t *testing.T) {
+	const trace, span = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174"
+	ids := []string{
+		trace, span, strings.ToUpper(trace), "", "ab", trace + "ab", trace[:30], span[:14],
+		`\u0035` + trace[1:], span[:15] + `\u0034`, trace[:31] + "g", span[:8] + "-" + span[9:], trace[:16] + `\"` + trace[18:],
+		span + `","spanId":"` + span, span + `"` + trace[17:], trace[:32] + "\u00e9",
+	}
+	for _, id := range ids {
+		for _, key := range []string{"traceId", "spanId", "parentSpanId"} {
+			checkSameAsGeneric(t, TracesData, []byte(spanJSON(`"`+key+`":"`+id+`","name":"n"`)))
+			checkSameAsGeneric(t, TracesData, []byte(spanJSON(`"name":"n","`+key+`":"`+id+`"`)))
+		}
+		in := []byte(spanJSON(`"traceId":"` + id + `"`))
+		for n := range len(in) + 1 {
+			checkSameAsGeneric(t, TracesData, in[:n:n])
+		}
+	}
+}
+
 // TestFastPathsTruncated checks every prefix of a document with each kind
 // of scalar attribute: the fast paths must stop where the general path
 // reports the end of input.

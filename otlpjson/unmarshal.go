@@ -327,6 +327,9 @@ func (d *decoder) decodeValue(f *field, packed bool) error {
 	case kMessage:
 		return d.decodeMessage(f)
 	case kString, kBytes, kHexID:
+		if f.kind == kHexID && !d.generic && d.hexIDFast(f) {
+			return nil
+		}
 		s, err := d.readString()
 		if err != nil {
 			return err
@@ -389,6 +392,28 @@ func (d *decoder) decodeValue(f *field, packed bool) error {
 		d.dst = binary.LittleEndian.AppendUint32(d.dst, uint32(v))
 	}
 	return nil
+}
+
+// hexIDFast transcodes the id of field f at the current position if it is a
+// trace or span id, 32 or 16 hex digits, and reports whether it did. The
+// quote that length puts at the end and hex digits all the way to it make
+// the string: then the digits are decoded in place, without first scanning
+// for the string's end (readString).
+func (d *decoder) hexIDFast(f *field) bool {
+	src, i := d.src, d.pos
+	for _, n := range [...]int{32, 16} {
+		if i+n+1 < len(src) && src[i] == '"' && src[i+n+1] == '"' {
+			mark := len(d.dst)
+			d.dst = append(appendTag(d.dst, f.num, wtLen), byte(n/2))
+			var ok bool
+			if d.dst, ok = appendHexDecode(d.dst, src[i+1:i+n+1]); ok {
+				d.pos = i + n + 2
+				return true
+			}
+			d.dst = d.dst[:mark]
+		}
+	}
+	return false
 }
 
 // decodeMessage transcodes the JSON object at the current position as one
