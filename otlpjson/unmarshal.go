@@ -152,8 +152,8 @@ func (d *decoder) endLen(start int) {
 // decodeObject transcodes the JSON object at the current position as message m.
 //
 // Between the calls that decode values it scans with the local index i,
-// which the compiler keeps in a register, and stores d.pos only before
-// those calls: the loads and stores of d.pos were a third of its cost.
+// which the compiler keeps in a register, instead of loading and storing
+// d.pos at every step, and stores d.pos only before those calls.
 func (d *decoder) decodeObject(m *message) error {
 	if d.depth >= MaxDepth {
 		return d.errorf(d.pos, "message nesting exceeds %d levels", MaxDepth)
@@ -623,8 +623,8 @@ func parse8Digits(x uint64) uint64 {
 
 // appendHexDecode appends the bytes spelled by the even-length hex string s,
 // in either case, to dst, and reports whether s is all hex digits. Trace
-// and span ids are 32 and 16 digits: it decodes 8 at a time (SWAR), in a
-// third of the instructions of encoding/hex, and the rest with it.
+// and span ids are 32 and 16 digits: it decodes 8 at a time (SWAR), in
+// about half the instructions of encoding/hex, and the rest with it.
 func appendHexDecode(dst, s []byte) ([]byte, bool) {
 	n := len(dst)
 	for len(s) >= 8 {
