@@ -191,16 +191,16 @@ func TestKeyAt(t *testing.T) {
 			f := &schema[mi].fields[fi]
 			for _, suffix := range []string{"", ":", `:"x"}`, ":0,          "} {
 				src := []byte("  " + f.quoted + suffix)
-				if !f.keyAt(src, 2) {
+				if !f.keyAt(src, 2, wordAt(src, 2)) {
 					t.Fatalf("%s.%s: keyAt(%q, 2) = false", schema[mi].name, f.name, src)
 				}
 				for j := 2; j < 2+len(f.quoted); j++ {
 					bad := bytes.Clone(src)
 					bad[j] ^= 0x20
-					if f.keyAt(bad, 2) {
+					if f.keyAt(bad, 2, wordAt(bad, 2)) {
 						t.Fatalf("%s.%s: keyAt(%q, 2) = true", schema[mi].name, f.name, bad)
 					}
-					if f.keyAt(src[:j], 2) {
+					if f.keyAt(src[:j], 2, wordAt(src[:j], 2)) {
 						t.Fatalf("%s.%s: keyAt(%q, 2) = true", schema[mi].name, f.name, src[:j])
 					}
 				}

@@ -172,17 +172,26 @@ type field struct {
 	qhead, qmask uint64
 }
 
-// keyAt reports whether src[i:] starts with f's quoted JSON name. Most
-// names are rejected or matched by one 8-byte comparison.
-func (f *field) keyAt(src []byte, i int) bool {
+// keyAt reports whether src[i:] starts with f's quoted JSON name, given w,
+// the word at src[i:] (wordAt). Most names are rejected or matched by one
+// masked comparison: zero padding past the end of src never matches the
+// bytes of a name.
+func (f *field) keyAt(src []byte, i int, w uint64) bool {
 	q := f.quoted
+	return w&f.qmask == f.qhead && (len(q) <= 8 || (len(src)-i >= len(q) && string(src[i+8:i+len(q)]) == q[8:]))
+}
+
+// wordAt returns the 8 bytes at src[i:] as a little-endian word,
+// zero-padded past the end of src.
+func wordAt(src []byte, i int) uint64 {
 	if len(src)-i >= 8 {
-		if binary.LittleEndian.Uint64(src[i:])&f.qmask != f.qhead {
-			return false
-		}
-		return len(q) <= 8 || (len(src)-i >= len(q) && string(src[i+8:i+len(q)]) == q[8:])
+		return binary.LittleEndian.Uint64(src[i : i+8])
 	}
-	return len(src)-i >= len(q) && string(src[i:i+len(q)]) == q
+	var w uint64
+	for k := len(src) - 1; k >= i; k-- {
+		w = w<<8 | uint64(src[k])
+	}
+	return w
 }
 
 func (f *field) repeated() bool { return f.flags&fRepeated != 0 }

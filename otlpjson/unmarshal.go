@@ -183,8 +183,9 @@ func (d *decoder) decodeObject(m *message) error {
 		// spellings, snake_case names and unknown keys take the general
 		// path.
 		fi := -1
+		w := wordAt(src, i)
 		for h, k := hint, 0; k < len(m.fields); k++ {
-			if f := &m.fields[h]; f.keyAt(src, i) {
+			if f := &m.fields[h]; f.keyAt(src, i, w) {
 				fi = h
 				i += len(f.quoted)
 				break
@@ -270,17 +271,20 @@ func (d *decoder) decodeArray(f *field) error {
 		d.dst = appendTag(d.dst, f.num, wtLen)
 		start = d.beginLen()
 	}
-	d.skipWS()
+	src := d.src
+	i := skipWSAt(src, d.pos)
 	n := 0
-	if d.peek() == ']' {
-		d.pos++
+	if i < len(src) && src[i] == ']' {
+		d.pos = i + 1
 	} else {
+		// As in decodeObject, the index i is local between calls.
 		for {
-			d.skipWS()
+			i = skipWSAt(src, i)
 			d.path[top].index = n
-			if d.peek() == 'n' {
-				return d.errorf(d.pos, "null is not allowed in arrays")
+			if i < len(src) && src[i] == 'n' {
+				return d.errorf(i, "null is not allowed in arrays")
 			}
+			d.pos = i
 			var err error
 			switch {
 			case f.kind != kMessage:
@@ -294,16 +298,16 @@ func (d *decoder) decodeArray(f *field) error {
 				return err
 			}
 			n++
-			d.skipWS()
-			if d.peek() == ',' {
-				d.pos++
+			i = skipWSAt(src, d.pos)
+			if i < len(src) && src[i] == ',' {
+				i++
 				continue
 			}
-			if d.peek() == ']' {
-				d.pos++
+			if i < len(src) && src[i] == ']' {
+				d.pos = i + 1
 				break
 			}
-			return d.errorf(d.pos, "expected ',' or ']'")
+			return d.errorf(i, "expected ',' or ']'")
 		}
 	}
 	d.path[top].index = -1
