@@ -23,11 +23,17 @@ import (
 
 // The keys the fast paths expect, quoted. Constants, so that the compiler
 // compares them with a load or two instead of calling memequal.
+// With the colon, they match the compact form in one comparison.
 const (
 	qKey         = `"key"`
 	qValue       = `"value"`
 	qStringValue = `"stringValue"`
 	qIntValue    = `"intValue"`
+
+	qKeyColon         = qKey + ":"
+	qValueColon       = qValue + ":"
+	qStringValueColon = qStringValue + ":"
+	qIntValueColon    = qIntValue + ":"
 )
 
 // keyValueFast transcodes the KeyValue object at the current position (at
@@ -59,11 +65,15 @@ func (d *decoder) keyValueFast() bool {
 func (d *decoder) keyValueMembers() bool {
 	src := d.src
 	i := skipWSAt(src, d.pos+1) // after '{'
-	if len(src)-i < len(qKey) || string(src[i:i+len(qKey)]) != qKey {
-		return false
-	}
-	i, ok := colonAt(src, i+len(qKey))
-	if !ok {
+	var ok bool
+	switch {
+	case len(src)-i >= len(qKeyColon) && string(src[i:i+len(qKeyColon)]) == qKeyColon:
+		i = skipWSAt(src, i+len(qKeyColon))
+	case len(src)-i >= len(qKey) && string(src[i:i+len(qKey)]) == qKey:
+		if i, ok = colonAt(src, i+len(qKey)); !ok {
+			return false
+		}
+	default:
 		return false
 	}
 	key, i, ok := d.stringAt(i)
@@ -83,10 +93,17 @@ func (d *decoder) keyValueMembers() bool {
 		return false
 	}
 	i = skipWSAt(src, i+1)
-	if len(src)-i < len(qValue) || string(src[i:i+len(qValue)]) != qValue {
+	switch {
+	case len(src)-i >= len(qValueColon) && string(src[i:i+len(qValueColon)]) == qValueColon:
+		i = skipWSAt(src, i+len(qValueColon))
+	case len(src)-i >= len(qValue) && string(src[i:i+len(qValue)]) == qValue:
+		if i, ok = colonAt(src, i+len(qValue)); !ok {
+			return false
+		}
+	default:
 		return false
 	}
-	if i, ok = colonAt(src, i+len(qValue)); !ok || i >= len(src) || src[i] != '{' {
+	if i >= len(src) || src[i] != '{' {
 		return false
 	}
 	// The tag of the value and one byte for its length (beginLen).
@@ -139,13 +156,27 @@ func (d *decoder) anyValueFast() bool {
 func (d *decoder) anyValueMembers() bool {
 	src := d.src
 	i := skipWSAt(src, d.pos+1) // after '{'
+	// The common members, stringValue and intValue, compact or not, have
+	// their own cases; member is their field number.
+	member, ok := 0, true
 	switch {
+	case len(src)-i >= len(qStringValueColon) && string(src[i:i+len(qStringValueColon)]) == qStringValueColon:
+		i, member = skipWSAt(src, i+len(qStringValueColon)), 1
+	case len(src)-i >= len(qIntValueColon) && string(src[i:i+len(qIntValueColon)]) == qIntValueColon:
+		i, member = skipWSAt(src, i+len(qIntValueColon)), 3
 	case len(src)-i >= len(qStringValue) && string(src[i:i+len(qStringValue)]) == qStringValue:
+		i, ok = colonAt(src, i+len(qStringValue))
+		member = 1
+	case len(src)-i >= len(qIntValue) && string(src[i:i+len(qIntValue)]) == qIntValue:
+		i, ok = colonAt(src, i+len(qIntValue))
+		member = 3
+	}
+	if !ok {
+		return false
+	}
+	switch member {
+	case 1:
 		// A oneof member: written even when empty.
-		i, ok := colonAt(src, i+len(qStringValue))
-		if !ok {
-			return false
-		}
 		var s []byte
 		if s, i, ok = d.stringAt(i); !ok {
 			return false
@@ -154,13 +185,9 @@ func (d *decoder) anyValueMembers() bool {
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		d.dst = append(dst, s...)
 		d.pos = i
-	case len(src)-i >= len(qIntValue) && string(src[i:i+len(qIntValue)]) == qIntValue:
+	case 3:
 		// proto3 JSON writes int64 as a string of digits; other forms
 		// (numbers, signs, exponents) and errors are decodeValue's.
-		i, ok := colonAt(src, i+len(qIntValue))
-		if !ok {
-			return false
-		}
 		if v, end, ok := quotedDigits(src, i); ok && v <= math.MaxInt64 {
 			d.dst = binary.AppendUvarint(append(d.dst, 3<<3|byte(wtVarint)), v)
 			d.pos = end
