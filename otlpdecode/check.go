@@ -56,9 +56,23 @@ type reason struct {
 	// path names the offending field from the item down, e.g.
 	// links[1].trace_id is {{"links", 1}, {"trace_id", -1}}.
 	path [4]pathElem
-	got  int    // length in bytes of a bad id, or -1 for invalid UTF-8
-	want string // allowed id lengths, e.g. "16" or "empty or 8"
+	got  int    // reasonLen: length in bytes; reasonBuckets: len(bucket_counts)
+	want string // reasonLen: allowed lengths, e.g. "16" or "empty or 8"
+	// n is len(explicit_bounds) for reasonBuckets. int32 keeps it and
+	// kind in one word: a reason is copied out of every item check.
+	n    int32
+	kind reasonKind
 }
+
+// reasonKind selects the wording of a reason.
+type reasonKind uint8
+
+const (
+	reasonUTF8    reasonKind = iota // "is not valid UTF-8"
+	reasonLen                       // "is <got> bytes, want <want>"
+	reasonZero                      // "is all zeroes"
+	reasonBuckets                   // "has <got> elements, want <n+1> (explicit_bounds + 1) or 0"
+)
 
 type pathElem struct {
 	name string
@@ -68,11 +82,23 @@ type pathElem struct {
 func (r reason) bad() bool { return r.path[0].name != "" }
 
 func utf8Reason(field string, idx int) reason {
-	return reason{path: [4]pathElem{{field, idx}}, got: -1}
+	return reason{path: [4]pathElem{{field, idx}}, kind: reasonUTF8}
 }
 
 func lenReason(field string, got int, want string) reason {
-	return reason{path: [4]pathElem{{field, -1}}, got: got, want: want}
+	return reason{path: [4]pathElem{{field, -1}}, got: got, want: want, kind: reasonLen}
+}
+
+// zeroReason rejects an id made of zero bytes only, which trace.proto
+// declares invalid for a span's own trace_id and span_id.
+func zeroReason(field string) reason {
+	return reason{path: [4]pathElem{{field, -1}}, kind: reasonZero}
+}
+
+// bucketsReason rejects a HistogramDataPoint whose bucket_counts has
+// counts elements while explicit_bounds has bounds elements.
+func bucketsReason(counts, bounds int) reason {
+	return reason{path: [4]pathElem{{"bucket_counts", -1}}, got: counts, n: int32(min(bounds, 1<<31-2)), kind: reasonBuckets}
 }
 
 // note records in *r the reason *sub found in element idx of the field
@@ -109,13 +135,22 @@ func (r reason) String() string {
 			b = append(b, ']')
 		}
 	}
-	if r.got < 0 {
+	switch r.kind {
+	case reasonUTF8:
 		b = append(b, " is not valid UTF-8"...)
-	} else {
+	case reasonLen:
 		b = append(b, " is "...)
 		b = strconv.AppendInt(b, int64(r.got), 10)
 		b = append(b, " bytes, want "...)
 		b = append(b, r.want...)
+	case reasonZero:
+		b = append(b, " is all zeroes"...)
+	case reasonBuckets:
+		b = append(b, " has "...)
+		b = strconv.AppendInt(b, int64(r.got), 10)
+		b = append(b, " elements, want "...)
+		b = strconv.AppendInt(b, int64(r.n)+1, 10)
+		b = append(b, " (explicit_bounds + 1) or 0"...)
 	}
 	return string(b)
 }

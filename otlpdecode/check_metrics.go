@@ -9,7 +9,12 @@ import (
 // sum, histogram, exponential histogram, summary).
 //
 // A data point is rejected when one of its exemplars has a trace_id neither
-// empty nor 16 bytes or a span_id neither empty nor 8 bytes. With
+// empty nor 16 bytes or a span_id neither empty nor 8 bytes, and a histogram
+// data point also when bucket_counts is neither empty nor one element longer
+// than explicit_bounds (metrics.proto, HistogramDataPoint.bucket_counts: "The
+// number of elements in bucket_counts array must be by one greater than the
+// number of elements in explicit_bounds array. The exception to this rule is
+// when the length of bucket_counts is 0."). With
 // opts.ValidateUTF8 it is also rejected when any string of the point
 // (attribute keys and values, exemplar filtered attributes), of its metric
 // (name, description, unit, metadata), resource or scope is not UTF-8.
@@ -222,6 +227,9 @@ func (c *checker) numberDataPoint(src []byte) (reason, error) {
 func (c *checker) histogramDataPoint(src []byte) (reason, error) {
 	var r reason
 	nAttrs, nEx := 0, 0
+	// Element counts of bucket_counts and explicit_bounds, which arrive
+	// packed (possibly in several runs) or one fixed64/double per field.
+	nCounts, nBounds := 0, 0
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
@@ -233,17 +241,45 @@ func (c *checker) histogramDataPoint(src []byte) (reason, error) {
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
 			}
-		case 6, 7:
-			if err := checkPackedFixed(&fc, 8); err != nil {
+		case 6:
+			n, err := countFixed64(&fc)
+			if err != nil {
 				return r, err
 			}
+			nCounts += n
+		case 7:
+			n, err := countFixed64(&fc)
+			if err != nil {
+				return r, err
+			}
+			nBounds += n
 		case 8:
 			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
 				return r, err
 			}
 		}
 	}
+	// The bucket layout comes first, like ids elsewhere: a point whose
+	// buckets do not match its bounds cannot be interpreted at all.
+	if nCounts != 0 && nCounts != nBounds+1 {
+		return bucketsReason(nCounts, nBounds), nil
+	}
 	return r, nil
+}
+
+// countFixed64 returns how many elements of a repeated fixed64 or double
+// field fc holds: one for an unpacked element (wire type I64), len/8 for a
+// packed run (wire type LEN), whose length must be a multiple of 8, and 0
+// for any other wire type, which makes the field unknown.
+func countFixed64(fc *easyproto.FieldContext) (int, error) {
+	if _, ok := fc.Fixed64(); ok {
+		return 1, nil
+	}
+	if err := checkPackedFixed(fc, 8); err != nil {
+		return 0, err
+	}
+	data, _ := fc.MessageData()
+	return len(data) / 8, nil
 }
 
 // exponentialHistogramDataPoint checks an ExponentialHistogramDataPoint.

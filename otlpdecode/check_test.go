@@ -1,6 +1,9 @@
 package otlpdecode
 
 import (
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -11,6 +14,9 @@ var utf8Opts = &Options{ValidateUTF8: true}
 
 func TestCheckTracesRules(t *testing.T) {
 	zeroIDs := pb{}.msg(1, make(pb, 16)).msg(2, make(pb, 8))
+	// lastByte returns an id of n bytes that is zero but for its last byte.
+	lastByte := func(n int) pb { b := make(pb, n); b[n-1] = 1; return b }
+	zeroLink := pb{}.msg(1, make(pb, 16)).msg(2, make(pb, 8)).msg(4, strAttr("k", "v"))
 	tests := []struct {
 		name  string
 		span  pb
@@ -18,7 +24,18 @@ func TestCheckTracesRules(t *testing.T) {
 		first string // expected FirstRejection, "" when valid
 	}{
 		{"valid", span(16, 8, nil), nil, ""},
-		{"all-zero ids are valid", zeroIDs, nil, ""},
+		{"all-zero ids", zeroIDs, nil, "trace_id is all zeroes"},
+		{"zero trace_id", pb{}.msg(1, make(pb, 16)).msg(2, ids(8, 1)), nil, "trace_id is all zeroes"},
+		{"zero span_id", pb{}.msg(1, ids(16, 1)).msg(2, make(pb, 8)), nil, "span_id is all zeroes"},
+		{"ids zero but for the last byte", pb{}.msg(1, lastByte(16)).msg(2, lastByte(8)), nil, ""},
+		{"trace_id zero but for the first byte", pb{}.msg(1, ids(1, 1).append(make(pb, 15))).msg(2, ids(8, 1)), nil, ""},
+		{"last trace_id wins (zero)", span(16, 8, pb{}.msg(1, make(pb, 16))), nil, "trace_id is all zeroes"},
+		{"last span_id wins (nonzero)", append(pb{}.msg(2, make(pb, 8)), span(16, 8, nil)...), nil, ""},
+		{"zero trace_id with bad UTF-8", pb{}.msg(1, make(pb, 16)).msg(2, ids(8, 1)).str(5, badUTF8), utf8Opts, "trace_id is all zeroes"},
+		{"zero parent_span_id is valid", span(16, 8, pb{}.msg(4, make(pb, 8))), nil, ""},
+		{"zero link ids are valid", span(16, 8, pb{}.msg(13, zeroLink)), nil, ""},
+		{"zero link ids, bad length still rejected", span(16, 8, pb{}.msg(13, zeroLink).msg(13, pb{}.msg(1, make(pb, 15)).msg(2, make(pb, 8)))), nil,
+			"links[1].trace_id is 15 bytes, want 16"},
 		{"parent 8", span(16, 8, pb{}.msg(4, ids(8, 0))), nil, ""},
 		{"trace_id 3", span(3, 8, nil), nil, "trace_id is 3 bytes, want 16"},
 		{"trace_id missing", pb{}.msg(2, ids(8, 0)), nil, "trace_id is 0 bytes, want 16"},
@@ -73,6 +90,7 @@ func TestCheckTracesRules(t *testing.T) {
 			if res != want {
 				t.Errorf("CheckTraces = %+v\nwant          %+v", res, want)
 			}
+			consistency(t, signalTraces, src, tt.opts) // AppendValid drops what Check rejects
 		})
 	}
 }
@@ -185,26 +203,114 @@ func nest(depth int) pb {
 }
 
 func TestMaxAnyValueDepth(t *testing.T) {
+	const def = DefaultMaxAnyValueDepth
 	tests := []struct {
 		depth int
 		opts  *Options
 		ok    bool
 	}{
-		{32, nil, true},
-		{33, nil, false},
+		{def, nil, true},
+		{def + 1, nil, false},
+		{def, &Options{}, true},
+		{def + 1, &Options{MaxAnyValueDepth: -1}, false},
 		{5, &Options{MaxAnyValueDepth: 5}, true},
 		{6, &Options{MaxAnyValueDepth: 5}, false},
 		{1, &Options{MaxAnyValueDepth: 1}, true},
+		{2, &Options{MaxAnyValueDepth: 1}, false},
+		{1000, &Options{MaxAnyValueDepth: 1000}, true},
+		// Settings above the ceiling mean the ceiling.
+		{maxAnyValueDepthCeiling, &Options{MaxAnyValueDepth: 1 << 40}, true},
+		{maxAnyValueDepthCeiling + 1, &Options{MaxAnyValueDepth: 1 << 40}, false},
+		// Far past the limit: refused with the same error, after
+		// recursing only to the limit.
+		{100_000, nil, false},
+		{100_000, &Options{MaxAnyValueDepth: 1 << 40}, false},
 	}
 	for _, tt := range tests {
-		src := request(nil, nil, []pb{span(16, 8, pb{}.msg(9, nest(tt.depth)))})
+		src := request(nil, nil, []pb{span(16, 8, pb{}.msg(9, deepAttr(tt.depth)))})
 		_, err := CheckTraces(src, tt.opts)
 		if (err == nil) != tt.ok {
 			t.Errorf("depth %d, opts %+v: err = %v, want ok=%v", tt.depth, tt.opts, err, tt.ok)
+			continue
 		}
-		if err != nil && !strings.Contains(err.Error(), "spans[0].attributes[2].value.") {
-			t.Errorf("depth error lacks the position: %v", err)
+		if tt.ok {
+			continue
 		}
+		limit := tt.opts.maxDepth()
+		msg := err.Error()
+		if !errors.Is(err, errDepth) || !strings.HasSuffix(msg, fmt.Sprintf("(%d)", limit)) {
+			t.Errorf("depth %d: error %q does not name the limit %d", tt.depth, msg, limit)
+		}
+		if !strings.HasPrefix(msg, "cannot decode resource_spans[0].scope_spans[0].spans[0].attributes[2].value.") {
+			t.Errorf("depth error lacks the position: %.200s", msg)
+		}
+		if len(msg) > 500 {
+			t.Errorf("depth %d: error is %d bytes long, want the path cut short: %.200s", tt.depth, len(msg), msg)
+		}
+	}
+}
+
+// deepAttr returns nest(depth), built in linear time: nest copies the whole
+// value at every level, quadratic for the deep cases.
+func deepAttr(depth int) pb {
+	if depth < 64 {
+		return nest(depth)
+	}
+	// Build from the leaf outwards, backwards into a buffer, so that each
+	// level is a prefix (tag and length) written once.
+	leaf := pb{}.str(1, "leaf")
+	buf := make(pb, 0, len(leaf)+depth*24)
+	buf = append(buf, reversed(leaf)...)
+	prefix := func(num int, n int) { // appends tag+length of a LEN field, reversed
+		buf = append(buf, reversed(pb{}.tag(num, 2).append(binary.AppendUvarint(nil, uint64(n))))...)
+	}
+	for i := 1; i < depth; i++ {
+		if i%2 == 0 {
+			prefix(1, len(buf)) // ArrayValue.values
+			prefix(5, len(buf)) // AnyValue.array_value
+		} else {
+			prefix(2, len(buf)) // KeyValue.value
+			buf = append(buf, reversed(pb{}.str(1, "k"))...)
+			prefix(1, len(buf)) // KeyValueList.values
+			prefix(6, len(buf)) // AnyValue.kvlist_value
+		}
+	}
+	prefix(2, len(buf)) // KeyValue.value
+	buf = append(buf, reversed(pb{}.str(1, "deep"))...)
+	return reversed(buf)
+}
+
+func reversed(b pb) pb {
+	r := make(pb, len(b))
+	for i, c := range b {
+		r[len(b)-1-i] = c
+	}
+	return r
+}
+
+func TestDeepAttrMatchesNest(t *testing.T) {
+	for _, depth := range []int{64, 65, 100} {
+		if got, want := deepAttr(depth), nest(depth); string(got) != string(want) {
+			t.Errorf("deepAttr(%d) differs from nest(%d)", depth, depth)
+		}
+	}
+}
+
+func TestDepthErrorPathCut(t *testing.T) {
+	// A depth error names the outermost maxPathElems positions; shallower
+	// errors keep their whole path.
+	src := request(nil, nil, []pb{span(16, 8, pb{}.msg(9, nest(20)))})
+	_, err := CheckTraces(src, &Options{MaxAnyValueDepth: 10})
+	want := "cannot decode resource_spans[0].scope_spans[0].spans[0].attributes[2].value.kvlist_value.values[0].value.array_value.values[0]." +
+		"kvlist_value.values[0].value.array_value.values[0].kvlist_value...: AnyValue nesting exceeds the depth limit (10)"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant  %s", err, want)
+	}
+	_, err = CheckTraces(src, &Options{MaxAnyValueDepth: 2})
+	want = "cannot decode resource_spans[0].scope_spans[0].spans[0].attributes[2].value.kvlist_value.values[0].value.array_value.values[0]: " +
+		"AnyValue nesting exceeds the depth limit (2)"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v\nwant  %s", err, want)
 	}
 }
 
@@ -217,6 +323,8 @@ func TestCheckLogsRules(t *testing.T) {
 	}{
 		{"no ids", pb{}.str(3, "INFO"), nil, ""},
 		{"full ids", pb{}.msg(9, ids(16, 0)).msg(10, ids(8, 0)), nil, ""},
+		// Only spans' own ids must not be all zeroes (trace.proto).
+		{"all-zero ids are valid", pb{}.msg(9, make(pb, 16)).msg(10, make(pb, 8)), nil, ""},
 		{"trace_id 15", pb{}.msg(9, ids(15, 0)), nil, "trace_id is 15 bytes, want empty or 16"},
 		{"span_id 9", pb{}.msg(10, ids(9, 0)), nil, "span_id is 9 bytes, want empty or 8"},
 		{"body", pb{}.msg(5, pb{}.msg(6, pb{}.msg(1, strAttr("k", badUTF8)))), utf8Opts, "body is not valid UTF-8"},
@@ -262,6 +370,15 @@ func TestCheckMetricsRules(t *testing.T) {
 		return g
 	}
 	ok := numberPoint(nil)
+	hist := func(point pb) pb { return pb{}.msg(9, gauge(point)) }
+	packed := func(num, n int) pb { return pb{}.msg(num, make(pb, 8*n)) }
+	unpacked := func(num, n int) pb {
+		var p pb
+		for i := range n {
+			p = p.fixed64(num, uint64(i))
+		}
+		return p
+	}
 	tests := []struct {
 		name     string
 		metric   pb
@@ -273,6 +390,7 @@ func TestCheckMetricsRules(t *testing.T) {
 		{"gauge", pb{}.str(1, "g").msg(5, gauge(ok, ok)), nil, 2, 0, ""},
 		{"empty metric", pb{}.str(1, "e"), nil, 0, 0, ""},
 		{"exemplar ids empty or full", pb{}.msg(7, gauge(numberPoint(pb{}.msg(5, exemplar(0, 0)).msg(5, exemplar(16, 8))))), nil, 1, 0, ""},
+		{"exemplar ids all zeroes", pb{}.msg(7, gauge(numberPoint(pb{}.msg(5, pb{}.msg(5, make(pb, 16)).msg(4, make(pb, 8)))))), nil, 1, 0, ""},
 		{"exemplar trace_id", pb{}.msg(7, gauge(ok, numberPoint(pb{}.msg(5, exemplar(16, 8)).msg(5, exemplar(3, 0))))), nil, 2, 1,
 			"sum.data_points[1]: exemplars[1].trace_id is 3 bytes, want empty or 16"},
 		{"histogram exemplar span_id", pb{}.msg(9, gauge(pb{}.msg(8, exemplar(0, 7)))), nil, 1, 1,
@@ -289,6 +407,30 @@ func TestCheckMetricsRules(t *testing.T) {
 		{"exemplar filtered attribute", pb{}.msg(5, gauge(numberPoint(pb{}.msg(5, pb{}.msg(7, strAttr("k", badUTF8)))))), utf8Opts, 1, 1,
 			"gauge.data_points[0]: exemplars[0].filtered_attributes[0] is not valid UTF-8"},
 		{"oneof: last member wins", pb{}.msg(5, gauge(ok, ok, ok)).msg(9, gauge(pb{})), nil, 1, 0, ""},
+		// metrics.proto, HistogramDataPoint.bucket_counts: one more
+		// element than explicit_bounds, or none; packed runs (possibly
+		// several) and unpacked elements all count.
+		{"histogram packed", hist(packed(6, 3).append(packed(7, 2))), nil, 1, 0, ""},
+		{"histogram unpacked", hist(unpacked(6, 3).append(unpacked(7, 2))), nil, 1, 0, ""},
+		{"histogram mixed", hist(packed(6, 2).append(unpacked(7, 1)).append(unpacked(6, 1)).append(packed(7, 1))), nil, 1, 0, ""},
+		{"histogram packed runs", hist(packed(6, 1).append(packed(7, 2)).append(packed(6, 2))), nil, 1, 0, ""},
+		{"histogram single bucket", hist(unpacked(6, 1)), nil, 1, 0, ""},
+		{"histogram no counts with bounds", hist(packed(7, 4)), nil, 1, 0, ""},
+		{"histogram empty packed counts", hist(packed(6, 0).append(packed(7, 4))), nil, 1, 0, ""},
+		{"histogram counts as varint are unknown", hist(pb{}.varint(6, 5).append(packed(7, 2))), nil, 1, 0, ""},
+		{"histogram equal lengths", hist(packed(6, 3).append(packed(7, 3))), nil, 1, 1,
+			"histogram.data_points[0]: bucket_counts has 3 elements, want 4 (explicit_bounds + 1) or 0"},
+		{"histogram counts without bounds", hist(unpacked(6, 2)), nil, 1, 1,
+			"histogram.data_points[0]: bucket_counts has 2 elements, want 1 (explicit_bounds + 1) or 0"},
+		{"histogram mixed mismatch", hist(packed(6, 2).append(unpacked(6, 2)).append(unpacked(7, 1)).append(packed(7, 1))), nil, 1, 1,
+			"histogram.data_points[0]: bucket_counts has 4 elements, want 3 (explicit_bounds + 1) or 0"},
+		{"histogram second point", pb{}.msg(9, gauge(packed(6, 2).append(unpacked(7, 1)), packed(6, 2).append(packed(7, 2)))), nil, 2, 1,
+			"histogram.data_points[1]: bucket_counts has 2 elements, want 3 (explicit_bounds + 1) or 0"},
+		{"histogram buckets before exemplar", hist(pb{}.msg(8, exemplar(3, 8)).append(packed(6, 1)).append(packed(7, 1))), nil, 1, 1,
+			"histogram.data_points[0]: bucket_counts has 1 elements, want 2 (explicit_bounds + 1) or 0"},
+		{"histogram buckets before UTF-8", hist(pb{}.msg(9, strAttr("k", badUTF8)).append(packed(6, 5))), utf8Opts, 1, 1,
+			"histogram.data_points[0]: bucket_counts has 5 elements, want 1 (explicit_bounds + 1) or 0"},
+		{"exponential histogram has no such rule", pb{}.msg(10, gauge(pb{}.msg(8, pb{}.msg(2, pb{1, 2, 3})))), nil, 1, 0, ""},
 		{"oneof: same member merges", pb{}.msg(5, gauge(ok)).msg(5, gauge(numberPoint(pb{}.msg(5, exemplar(2, 0))))), nil, 2, 1,
 			"gauge.data_points[1]: exemplars[0].trace_id is 2 bytes, want empty or 16"},
 	}
@@ -306,6 +448,7 @@ func TestCheckMetricsRules(t *testing.T) {
 			if res != want {
 				t.Errorf("CheckMetrics = %+v\nwant           %+v", res, want)
 			}
+			consistency(t, signalMetrics, src, tt.opts) // AppendValid drops what Check rejects
 		})
 	}
 }

@@ -1,17 +1,24 @@
 package otlpdecode
 
 import (
+	"encoding/binary"
+
 	"github.com/VictoriaMetrics/easyproto"
 )
 
 // CheckTraces walks an ExportTraceServiceRequest (same wire format as
 // TracesData) and validates every span.
 //
-// A span is rejected when its trace_id is not 16 bytes, its span_id not 8
-// bytes, its parent_span_id neither empty nor 8 bytes, or one of its links
-// has a trace_id other than 16 bytes or a span_id other than 8 bytes
-// (trace.proto: "The ID is a 16-byte array"). All-zero ids are not rejected:
-// only lengths are checked. With opts.ValidateUTF8, a span is also rejected
+// A span is rejected when its trace_id is not 16 bytes or is all zeroes,
+// its span_id is not 8 bytes or is all zeroes, its parent_span_id is neither
+// empty nor 8 bytes, or one of its links has a trace_id other than 16 bytes
+// or a span_id other than 8 bytes. trace.proto, Span.trace_id: "The ID is a
+// 16-byte array. An ID with all zeroes OR of length other than 16 bytes is
+// considered invalid"; Span.span_id likewise for 8 bytes. An all-zero
+// parent_span_id or link id is accepted: some producers write a root span's
+// parent as eight zero bytes, and the trace API specification lets SDKs
+// record links to an invalid (all-zero) SpanContext when the link carries
+// attributes or tracestate. With opts.ValidateUTF8, a span is also rejected
 // when any of its string fields, or of its resource or scope, is not UTF-8.
 //
 // err != nil means src cannot be decoded at all (malformed protobuf
@@ -48,7 +55,8 @@ func CheckTraces(src []byte, opts *Options) (Result, error) {
 func (c *checker) span(src []byte) (reason, error) {
 	var r reason
 	// Ids are checked after the walk because the last occurrence wins.
-	traceID, spanID, parentID := 0, 0, 0
+	var traceID, spanID []byte
+	parentID := 0
 	nAttrs, nEvents, nLinks := 0, 0, 0
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
@@ -59,11 +67,11 @@ func (c *checker) span(src []byte) (reason, error) {
 		switch fc.FieldNum {
 		case 1:
 			if b, ok := fc.Bytes(); ok {
-				traceID = len(b)
+				traceID = b
 			}
 		case 2:
 			if b, ok := fc.Bytes(); ok {
-				spanID = len(b)
+				spanID = b
 			}
 		case 3:
 			c.stringField(&fc, "trace_state", &r)
@@ -121,17 +129,27 @@ func (c *checker) span(src []byte) (reason, error) {
 			r.note(&sr, "status", -1)
 		}
 	}
-	// Id lengths come first: they make the span unusable, while UTF-8
-	// problems only affect a field.
+	// Ids come first: they make the span unusable, while UTF-8 problems
+	// only affect a field. The all-zero tests run once per span, here,
+	// rather than in the walk, where an id may be overwritten.
 	switch {
-	case traceID != 16:
-		return lenReason("trace_id", traceID, "16"), nil
-	case spanID != 8:
-		return lenReason("span_id", spanID, "8"), nil
+	case len(traceID) != 16:
+		return lenReason("trace_id", len(traceID), "16"), nil
+	case zeroID16(traceID):
+		return zeroReason("trace_id"), nil
+	case len(spanID) != 8:
+		return lenReason("span_id", len(spanID), "8"), nil
+	case binary.LittleEndian.Uint64(spanID) == 0:
+		return zeroReason("span_id"), nil
 	case parentID != 0 && parentID != 8:
 		return lenReason("parent_span_id", parentID, "empty or 8"), nil
 	}
 	return r, nil
+}
+
+// zeroID16 reports whether the 16-byte id b is all zeroes.
+func zeroID16(b []byte) bool {
+	return binary.LittleEndian.Uint64(b[:8])|binary.LittleEndian.Uint64(b[8:16]) == 0
 }
 
 // event checks a Span.Event.

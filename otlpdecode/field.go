@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/VictoriaMetrics/easyproto"
 )
@@ -259,13 +260,26 @@ func appendVarints(dst []uint64, fc *easyproto.FieldContext) ([]uint64, error) {
 // message that could not be decoded. Positions are prepended on the way out
 // of the recursion, so the happy path never formats anything.
 type posError struct {
-	path string
-	err  error
+	path  string
+	elems int  // elements in path
+	cut   bool // inner elements were dropped (see maxPathElems)
+	err   error
 }
+
+// maxPathElems caps the elements a posError keeps: the outermost ones,
+// which locate the item (the deepest envelope, resource_metrics down to an
+// exemplar's filtered attribute value, has 9). Without the cap, an error
+// from AnyValue nested to the depth limit would name every level, and
+// building that path one level at a time would cost time and memory
+// quadratic in the depth.
+const maxPathElems = 16
 
 func (e *posError) Error() string {
 	if e.path == "" {
 		return "cannot decode request: " + e.err.Error()
+	}
+	if e.cut {
+		return "cannot decode " + e.path + "...: " + e.err.Error()
 	}
 	return "cannot decode " + e.path + ": " + e.err.Error()
 }
@@ -284,14 +298,21 @@ func at(err error, name string, idx int) error {
 		elem = name
 	}
 	if pe, ok := err.(*posError); ok {
-		if pe.path == "" {
+		switch {
+		case pe.path == "":
 			pe.path = elem
-		} else {
+		case pe.elems == maxPathElems:
+			// Drop the innermost element; names hold no dots.
+			pe.path = elem + "." + pe.path[:strings.LastIndexByte(pe.path, '.')]
+			pe.cut = true
+			return pe
+		default:
 			pe.path = elem + "." + pe.path
 		}
+		pe.elems++
 		return pe
 	}
-	return &posError{path: elem, err: err}
+	return &posError{path: elem, elems: 1, err: err}
 }
 
 // topLevel wraps an error that has no position yet.

@@ -14,6 +14,11 @@ import (
 //
 // (the golden seeds are kilobytes long, so the default one-minute
 // minimisation of each new input would dominate a short run).
+//
+// The Check targets set MaxAnyValueDepth to 4: the default limit (128
+// levels) is out of reach of the small inputs the fuzzer makes, and the
+// error path of the limit must be explored too. TestMaxAnyValueDepth
+// covers the default and the ceiling.
 
 // addGoldenSeeds adds the repository's real payloads of a signal to the
 // fuzz corpus, besides the seeds under testdata/fuzz/<FuzzName>.

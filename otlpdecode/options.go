@@ -4,9 +4,22 @@ package otlpdecode
 // Options.MaxAnyValueDepth is 0.
 //
 // An attribute value or a log body is at depth 1; every array_value or
-// kvlist_value adds one level. The limit protects the receiver and the
-// storage engines behind it from stack exhaustion on hostile payloads.
-const DefaultMaxAnyValueDepth = 32
+// kvlist_value adds one level. OTLP itself sets no limit (protobuf-go
+// stops at 10000 nested messages), and a request nested deeper than the
+// limit is refused as a whole, losing its valid items too, so the limit is
+// set far beyond anything real telemetry nests (a few levels) rather than
+// tight. What it must bound is recursion: the check recurses once per
+// level, about 600 bytes of stack for a kvlist level, so 128 levels cost
+// under 80 KiB per request. The rest of the cost of a hostile payload
+// (time, memory) is bounded by the request size, not by the depth.
+const DefaultMaxAnyValueDepth = 128
+
+// maxAnyValueDepthCeiling caps Options.MaxAnyValueDepth. Without a cap a
+// large setting would let a request of a few tens of megabytes, nested a
+// million levels deep, exhaust the goroutine stack, which is a fatal
+// error rather than a refused request. 10000 is protobuf-go's default
+// recursion limit: about 6 MiB of stack at most.
+const maxAnyValueDepthCeiling = 10000
 
 // Options control validation. The zero value (or a nil *Options) means: no
 // UTF-8 check, MaxAnyValueDepth DefaultMaxAnyValueDepth.
@@ -18,8 +31,9 @@ type Options struct {
 	ValidateUTF8 bool
 
 	// MaxAnyValueDepth is the nesting limit for AnyValue arrays and
-	// kvlists; 0 means DefaultMaxAnyValueDepth. A request nested deeper is
-	// refused as a whole (an error, not a rejected item).
+	// kvlists; 0 means DefaultMaxAnyValueDepth, and values above 10000
+	// (protobuf-go's recursion limit) mean 10000. A request nested deeper
+	// is refused as a whole (an error, not a rejected item).
 	MaxAnyValueDepth int
 }
 
@@ -31,7 +45,7 @@ func (o *Options) maxDepth() int {
 	if o == nil || o.MaxAnyValueDepth <= 0 {
 		return DefaultMaxAnyValueDepth
 	}
-	return o.MaxAnyValueDepth
+	return min(o.MaxAnyValueDepth, maxAnyValueDepthCeiling)
 }
 
 // Result summarises a validated request.
