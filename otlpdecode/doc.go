@@ -8,8 +8,9 @@
 //
 //   - CheckTraces, CheckMetrics and CheckLogs walk a whole request once,
 //     verify that it is well-formed protobuf and count the items (spans, data
-//     points, log records) that break the OTLP rules on identifier lengths
-//     and, optionally, UTF-8. The receiver calls them on every request.
+//     points, log records) that break the OTLP rules on identifiers (length;
+//     all zeroes for a span's own ids), on histogram bucket counts and,
+//     optionally, on UTF-8. The receiver calls them on every request.
 //   - AppendValidTraces, AppendValidMetrics and AppendValidLogs re-encode a
 //     request without its rejected items, for the partial-success path of the
 //     OTLP protocol (specification: "Partial Success").
