@@ -205,8 +205,16 @@ func (t *ticket) Reserve(ctx context.Context, n int) error {
 	return nil
 }
 
-// Grow implements grpcwire.Budget.
+// Grow implements grpcwire.Budget. A request whose own charge would pass
+// the whole budget can never be admitted, however idle the server: it is
+// refused as too large (not retryable), not as busy.
 func (t *ticket) Grow(n int) error {
+	if total := t.held + int64(n); total > t.a.limit {
+		t.a.mu.Lock()
+		t.a.stats.RefusedTooLarge++
+		t.a.mu.Unlock()
+		return t.a.tooLargeStatus(total)
+	}
 	if st := t.a.tryAcquire(int64(n)); st != nil {
 		return st
 	}

@@ -143,7 +143,10 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, grpc bool
 	if r.Method == http.MethodOptions && h.cors.enabled() {
 		return true
 	}
+	// CORS headers on the 401 too, so a browser client sees the 401
+	// rather than an opaque CORS failure.
+	h.cors.apply(w, r)
 	w.Header().Set("WWW-Authenticate", `Bearer realm="otlp-lite"`)
-	h.writeHTTPError(w, r, httpEncoding{contentType: contentTypeProtobuf}, http.StatusUnauthorized, st)
+	h.writeHTTPError(w, r, requestEncoding(r), http.StatusUnauthorized, st)
 	return false
 }

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -30,13 +31,19 @@ type corsPolicy struct {
 // baseCORSHeaders are the request headers OTLP/HTTP clients need.
 var baseCORSHeaders = []string{"content-type", "content-encoding", "accept", "accept-encoding", "x-requested-with"}
 
-func newCORSPolicy(cfg CORSConfig) corsPolicy {
+// newCORSPolicy returns the policy for cfg. With auth on, browsers must be
+// allowed to send the Authorization header the receiver requires.
+func newCORSPolicy(cfg CORSConfig, auth bool) corsPolicy {
 	p := corsPolicy{origins: cfg.AllowedOrigins}
 	if len(p.origins) == 0 {
 		return p
 	}
 	p.headers = map[string]bool{}
-	for _, h := range append(baseCORSHeaders, cfg.AllowedHeaders...) {
+	headers := append(slices.Clone(baseCORSHeaders), cfg.AllowedHeaders...)
+	if auth {
+		headers = append(headers, "authorization")
+	}
+	for _, h := range headers {
 		p.headers[strings.ToLower(strings.TrimSpace(h))] = true
 	}
 	if cfg.MaxAge > 0 {
@@ -81,6 +88,9 @@ func (p *corsPolicy) apply(w http.ResponseWriter, r *http.Request) bool {
 	}
 	h.Set("Access-Control-Allow-Origin", origin)
 	if !preflight {
+		// Retry-After is not a CORS-safelisted response header: without
+		// this a browser client cannot honour a throttling delay.
+		h.Set("Access-Control-Expose-Headers", "Retry-After")
 		return false
 	}
 	h.Add("Vary", "Access-Control-Request-Method")

@@ -1,6 +1,7 @@
 package handler_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -36,9 +37,10 @@ func Example() {
 	go srv.Serve(ln)
 	defer srv.Close()
 
-	// One span, hand-encoded: ResourceSpans{ScopeSpans{Span{trace_id, span_id}}}.
-	span := append([]byte{0x0a, 16}, make([]byte, 16)...)
-	span = append(span, append([]byte{0x12, 8}, make([]byte, 8)...)...)
+	// One span, hand-encoded: ResourceSpans{ScopeSpans{Span{trace_id, span_id}}}
+	// (ids must not be all zeroes: trace.proto calls those invalid).
+	span := append([]byte{0x0a, 16}, bytes.Repeat([]byte{0xab}, 16)...)
+	span = append(span, append([]byte{0x12, 8}, bytes.Repeat([]byte{0xcd}, 8)...)...)
 	scope := append([]byte{0x12, byte(len(span))}, span...)
 	rs := append([]byte{0x12, byte(len(scope))}, scope...)
 	req := append([]byte{0x0a, byte(len(rs))}, rs...)

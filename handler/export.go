@@ -135,10 +135,14 @@ func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *
 // when) — except ErrRejected, which no retry can fix.
 func (h *Handler) storageStatus(ctx context.Context, err error) *grpcwire.Status {
 	if ctxErr := ctx.Err(); ctxErr != nil {
+		// The sink stopped waiting, not necessarily writing: a record
+		// already handed to the disk log is still written. Say so, as a
+		// retry may then store it twice (OTLP allows duplicates; it does
+		// not allow claiming a loss that did not happen).
 		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return grpcwire.Errorf(grpcwire.DeadlineExceeded, "deadline exceeded before the data was stored")
+			return grpcwire.Errorf(grpcwire.DeadlineExceeded, "deadline exceeded before storage confirmed the data (it may still be stored; a retry can duplicate it)")
 		}
-		return grpcwire.Errorf(grpcwire.Canceled, "request canceled before the data was stored")
+		return grpcwire.Errorf(grpcwire.Canceled, "request canceled before storage confirmed the data (it may still be stored)")
 	}
 	if errors.Is(err, storage.ErrRejected) {
 		// Retrying the same request cannot succeed: INVALID_ARGUMENT,

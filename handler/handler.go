@@ -107,7 +107,7 @@ func New(cfg Config) *Handler {
 		limits:      grpcwire.Limits{MaxRecvMsgSize: cfg.MaxRecvMsgSize},
 		decodeOpts:  cfg.Decode,
 		retryDelay:  cfg.RetryDelay,
-		cors:        newCORSPolicy(cfg.CORS),
+		cors:        newCORSPolicy(cfg.CORS, cfg.Auth != nil),
 		stream:      cfg.Stream,
 		auth:        cfg.Auth,
 		bodyTimeout: cfg.BodyReadTimeout,
@@ -144,6 +144,15 @@ func New(cfg Config) *Handler {
 // paths with 404.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	grpc := grpcwire.IsGRPCRequest(r)
+	if grpc && r.ProtoMajor != 2 {
+		// gRPC is defined over HTTP/2 only (PROTOCOL-HTTP2.md): over
+		// HTTP/1.1 there are no trailers to carry grpc-status, so a
+		// client could not tell success from failure. grpc-go answers
+		// 505 the same way. The body is not read.
+		w.Header().Set("Connection", "close")
+		http.Error(w, "gRPC requires HTTP/2: use h2c (HTTP/2 with prior knowledge) or TLS with ALPN h2, or send OTLP/HTTP to /v1/traces, /v1/metrics or /v1/logs", http.StatusHTTPVersionNotSupported)
+		return
+	}
 	if !h.authenticate(w, r, grpc) {
 		return
 	}
@@ -154,7 +163,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if isGRPCPath(r.URL.Path) {
 		// grpc-go answers 415 here; we add a Status body, as OTLP/HTTP
 		// does for every error, so a human with curl learns why.
-		h.writeHTTPError(w, r, httpEncoding{contentType: contentTypeProtobuf}, http.StatusUnsupportedMediaType,
+		h.writeHTTPError(w, r, requestEncoding(r), http.StatusUnsupportedMediaType,
 			grpcwire.Errorf(grpcwire.InvalidArgument, "%s is a gRPC method: send it with content-type application/grpc, or use the OTLP/HTTP paths /v1/traces, /v1/metrics, /v1/logs", r.URL.Path))
 		return
 	}

@@ -47,16 +47,55 @@ func httpRoute(path string) *signalKind {
 	return nil
 }
 
-// httpEncoding is how one OTLP/HTTP exchange is encoded.
+// httpEncoding is how one OTLP/HTTP exchange is encoded, and how far its
+// request body was read.
 type httpEncoding struct {
 	json        bool
 	contentType string // echoed in the response
 	gzipReply   bool   // the client accepts a gzipped response
+	// bodyRead is set once the request body was read to its end: an
+	// error after that can keep an HTTP/1.1 connection alive.
+	bodyRead bool
+}
+
+// requestEncoding is the encoding of the response to r: JSON when the
+// request says it is JSON, binary protobuf otherwise ("The server MUST use
+// the same Content-Type in the response as it received in the request";
+// protobuf is OTLP/HTTP's default for requests we cannot read at all).
+func requestEncoding(r *http.Request) httpEncoding {
+	enc := httpEncoding{contentType: contentTypeProtobuf, gzipReply: acceptsGzip(r.Header.Get("Accept-Encoding"))}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err == nil {
+		switch mt {
+		case contentTypeJSON:
+			enc.json, enc.contentType = true, contentTypeJSON
+		case contentTypeProtobuf, "application/protobuf":
+			enc.contentType = mt
+		}
+	}
+	return enc
+}
+
+// unreadBodyLinger bounds how long an HTTP/1.1 connection whose request
+// was refused before its body was read stays open to let the client finish
+// sending (nginx's lingering_timeout has the same default and purpose). A
+// variable so tests need not wait for it.
+var unreadBodyLinger = 5 * time.Second
+
+// httpStatusOf is the OTLP/HTTP status for a refusal st. RESOURCE_EXHAUSTED
+// means "throttled, retry later" (429) only when it carries a retry delay;
+// without one it is a request that can never fit, such as one larger than
+// the whole admission budget, and gets 413, which clients do not retry
+// (OTLP v1.11, "Failures": only 429, 502, 503 and 504 are retryable).
+func httpStatusOf(st *grpcwire.Status) int {
+	if st.Code == grpcwire.ResourceExhausted && st.RetryDelay <= 0 {
+		return http.StatusRequestEntityTooLarge
+	}
+	return st.Code.HTTPStatus()
 }
 
 // serveOTLPHTTP serves one OTLP/HTTP request.
 func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
-	enc := httpEncoding{contentType: contentTypeProtobuf}
+	enc := requestEncoding(r)
 	if h.cors.apply(w, r) {
 		return // a CORS preflight, answered
 	}
@@ -79,16 +118,13 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 	ct := r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	switch {
-	case err == nil && mt == contentTypeJSON:
-		enc.json, enc.contentType = true, contentTypeJSON
-	case err == nil && (mt == contentTypeProtobuf || mt == "application/protobuf"):
-		enc.contentType = mt
+	case err == nil && (mt == contentTypeJSON || mt == contentTypeProtobuf || mt == "application/protobuf"):
+		// requestEncoding has set the response's type.
 	default:
 		h.writeHTTPError(w, r, enc, http.StatusUnsupportedMediaType, grpcwire.Errorf(grpcwire.InvalidArgument,
 			"unsupported content type %q: use application/x-protobuf or application/json", ct))
 		return
 	}
-	enc.gzipReply = acceptsGzip(r.Header.Get("Accept-Encoding"))
 	codec, err := compression.Parse(r.Header.Get("Content-Encoding"))
 	if err != nil {
 		h.writeHTTPError(w, r, enc, http.StatusUnsupportedMediaType, grpcwire.Errorf(grpcwire.InvalidArgument,
@@ -98,14 +134,15 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 
 	bufs := h.getBuffers()
 	defer h.putBuffers(bufs)
-	if httpStatus, st := h.readHTTPBody(w, r, codec, enc, bufs); st != nil {
+	httpStatus, st := h.readHTTPBody(w, r, codec, &enc, bufs)
+	if st != nil {
 		h.m.countRequest(transportHTTP, kind.signal, exportOutcome{}, st)
 		h.writeHTTPError(w, r, enc, httpStatus, st)
 		return
 	}
 	out, st := h.export(r.Context(), transportHTTP, kind, bufs)
 	if st != nil {
-		h.writeHTTPError(w, r, enc, st.Code.HTTPStatus(), st)
+		h.writeHTTPError(w, r, enc, httpStatusOf(st), st)
 		return
 	}
 	// bufs.scratch is free again: build the response there.
@@ -123,7 +160,7 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 
 // readHTTPBody reads the request body into bufs.msg, decompressed and, for
 // JSON, transcoded to protobuf, so that everything after it sees one format.
-func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec compression.Codec, enc httpEncoding, bufs *requestBuffers) (int, *grpcwire.Status) {
+func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec compression.Codec, enc *httpEncoding, bufs *requestBuffers) (int, *grpcwire.Status) {
 	limit := h.limits.MaxRecvMsgSize
 	if limit <= 0 {
 		limit = grpcwire.DefaultMaxRecvMsgSize
@@ -141,7 +178,7 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 	reserved := max(r.ContentLength, 0)
 	if err := bufs.ticket.Reserve(r.Context(), int(reserved)); err != nil {
 		st := err.(*grpcwire.Status)
-		return st.Code.HTTPStatus(), st
+		return httpStatusOf(st), st
 	}
 	raw := &bufs.scratch
 	if codec == compression.Identity && !enc.json {
@@ -173,10 +210,11 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 			return tooLarge()
 		}
 		if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-			return st.Code.HTTPStatus(), st
+			return httpStatusOf(st), st
 		}
 		return http.StatusBadRequest, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot read request body: %v", err)
 	}
+	enc.bodyRead = true
 	body := *raw
 	wire := len(body)
 	if codec != compression.Identity {
@@ -190,7 +228,7 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 				return tooLarge()
 			}
 			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-				return st.Code.HTTPStatus(), st
+				return httpStatusOf(st), st
 			}
 			return http.StatusBadRequest, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decompress %s body: %v", codec, err)
 		}
@@ -212,13 +250,26 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 // when the status has a retry delay (OTLP v1.11 "OTLP/HTTP Throttling").
 func (h *Handler) writeHTTPError(w http.ResponseWriter, r *http.Request, enc httpEncoding, httpStatus int, st *grpcwire.Status) {
 	h.logRefusal(r, "http", st)
-	if r.ProtoMajor == 1 {
-		// The body may be partly unread (refused before or while reading
-		// it); net/http would otherwise try to drain it, with no deadline,
-		// before answering — a client that lied about Content-Length would
-		// never get the answer. Closing also frees the connection of a
-		// misbehaving client.
+	unread := r.ProtoMajor == 1 && !enc.bodyRead && r.ContentLength != 0
+	if unread {
+		// Refused before or while reading the body: answer, then close.
+		// Without "Connection: close" net/http would drain the body, with
+		// no deadline, before answering — a client that lied about
+		// Content-Length would never get the answer. With it, net/http
+		// answers first and then drains up to 256 KiB before closing,
+		// which lets a client still uploading finish and read the answer
+		// (closing on unread data sends a TCP reset that can destroy the
+		// answer in flight) — but again with no deadline. So the read
+		// deadline is set to unreadBodyLinger once the answer is out: a
+		// stalled or refused client cannot hold the connection. An error
+		// after the whole body was read keeps the connection ("The client
+		// SHOULD keep the connection alive between requests").
 		w.Header().Set("Connection", "close")
+		defer func() {
+			rc := http.NewResponseController(w)
+			_ = rc.Flush()
+			_ = rc.SetReadDeadline(time.Now().Add(unreadBodyLinger))
+		}()
 	}
 	if st.RetryDelay > 0 && (httpStatus == http.StatusTooManyRequests || httpStatus == http.StatusServiceUnavailable) {
 		w.Header().Set("Retry-After", retryAfter(st.RetryDelay))

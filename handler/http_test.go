@@ -1,11 +1,18 @@
 package handler
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,7 +112,85 @@ func TestOTLPHTTPStatuses(t *testing.T) {
 		{name: "storage down", path: "/v1/traces", hdr: pbCT, body: pb, sinkErr: storage.ErrUnavailable, wantStatus: 503, wantHeader: map[string]string{"Retry-After": "2"}},
 		{name: "gzip response", path: "/v1/traces", hdr: map[string]string{"Content-Type": "application/json", "Accept-Encoding": "gzip"}, body: []byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102","spanId":"0102030405060708"}]}]}]}`), wantStatus: 200, wantHeader: map[string]string{"Content-Encoding": "gzip"}},
 		{name: "grpc path over plain HTTP", path: "/opentelemetry.proto.collector.trace.v1.TraceService/Export", hdr: pbCT, body: pb, wantStatus: 415},
+		// Errors answer in the request's encoding, whatever refused it.
+		{name: "unknown path, json", path: "/v1/nope", hdr: jsonCT, body: []byte("{}"), wantStatus: 404, wantCT: "application/json", wantInBody: `"message":"unknown path`},
+		{name: "PUT, json", method: "PUT", path: "/v1/traces", hdr: jsonCT, body: []byte("{}"), wantStatus: 405, wantCT: "application/json"},
+		{name: "grpc path over plain HTTP, json", path: "/opentelemetry.proto.collector.trace.v1.TraceService/Export", hdr: jsonCT, body: []byte("{}"), wantStatus: 415, wantCT: "application/json"},
+		{name: "gRPC content type over HTTP/1.1", path: "/opentelemetry.proto.collector.trace.v1.TraceService/Export", hdr: map[string]string{"Content-Type": "application/grpc"}, body: []byte{0, 0, 0, 0, 0}, wantStatus: 505, wantInBody: "gRPC requires HTTP/2"},
 	})
+}
+
+// TestOTLPHTTPTooLargeForAdmission: a request that can never fit the
+// admission budget gets 413, which clients do not retry, not 429 or 503
+// with Retry-After, which they would retry forever — whether its declared
+// length or its decompressed size is what does not fit.
+func TestOTLPHTTPTooLargeForAdmission(t *testing.T) {
+	pb := traceRequest(goodID)
+	big := make([]byte, 9000)
+	bomb, _ := compression.Compress(nil, compression.Gzip, make([]byte, 9000))
+	runHTTPCases(t, Config{Admission: AdmissionConfig{RequestLimit: 8000, WaitingLimit: 8000}}, []httpCase{
+		{name: "fits", path: "/v1/traces", hdr: map[string]string{"Content-Type": "application/x-protobuf"}, body: pb, wantStatus: 200},
+		{name: "declared length over the budget", path: "/v1/traces", hdr: map[string]string{"Content-Type": "application/x-protobuf"}, body: big,
+			wantStatus: 413, wantInBody: "admission budget", wantHeader: map[string]string{"Retry-After": ""}},
+		{name: "decompressed size over the budget", path: "/v1/traces", hdr: map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}, body: bomb,
+			wantStatus: 413, wantInBody: "admission budget", wantHeader: map[string]string{"Retry-After": ""}},
+	})
+}
+
+// TestOTLPHTTPConnectionAfterError: over HTTP/1.1, a request refused
+// before its body was read is answered at once and its connection closed
+// within unreadBodyLinger, even though the client never sends the rest of
+// the body it declared; an error after the whole body was read keeps the
+// connection.
+func TestOTLPHTTPConnectionAfterError(t *testing.T) {
+	defer func(d time.Duration) { unreadBodyLinger = d }(unreadBodyLinger)
+	unreadBodyLinger = 500 * time.Millisecond
+	c := startHandler(t, New(Config{Sink: &memSink{}, Logger: quietLogger()}))
+	addr := strings.TrimPrefix(c.BaseURL, "http://")
+	for _, tc := range []struct {
+		name      string
+		request   string
+		status    string
+		wantClose bool
+	}{
+		{"refused before the body, body stalls", "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 412\r\n\r\n0123456789",
+			"HTTP/1.1 415", true},
+		{"bad data after the whole body", "POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\nContent-Length: 2\r\n\r\n\xff\xff",
+			"HTTP/1.1 400", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(10 * time.Second))
+			if _, err := io.WriteString(conn, tc.request); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if !strings.HasPrefix(tc.status, fmt.Sprintf("HTTP/1.1 %d", resp.StatusCode)) {
+				t.Fatalf("status %d, want %s", resp.StatusCode, tc.status)
+			}
+			if resp.Close != tc.wantClose {
+				t.Errorf("Connection: close is %v, want %v", resp.Close, tc.wantClose)
+			}
+			// A closed connection reads EOF at once; an open one times
+			// out.
+			conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+			_, err = br.ReadByte()
+			closed := err == io.EOF || errors.Is(err, syscall.ECONNRESET)
+			if closed != tc.wantClose {
+				t.Errorf("connection closed: %v (read error %v), want %v", closed, err, tc.wantClose)
+			}
+		})
+	}
 }
 
 func TestOTLPHTTPStoresJSONAsProtobuf(t *testing.T) {
@@ -169,8 +254,32 @@ func TestCORS(t *testing.T) {
 		{name: "wildcard needs a subdomain", method: "OPTIONS", path: "/v1/traces", hdr: preflight("https://.example.org", ""), wantStatus: 204,
 			wantHeader: map[string]string{"Access-Control-Allow-Origin": ""}},
 		{name: "post carries the header", path: "/v1/traces", hdr: map[string]string{"Origin": "https://app.example.com", "Content-Type": "application/json"}, body: []byte(jsonTrace), wantStatus: 200,
-			wantHeader: map[string]string{"Access-Control-Allow-Origin": "https://app.example.com"}},
+			wantHeader: map[string]string{"Access-Control-Allow-Origin": "https://app.example.com", "Access-Control-Expose-Headers": "Retry-After"}},
+		{name: "authorization not allowed without auth", method: "OPTIONS", path: "/v1/traces", hdr: preflight("https://app.example.com", "authorization, content-type"), wantStatus: 204,
+			wantHeader: map[string]string{"Access-Control-Allow-Headers": "content-type"}},
 		{name: "GET with CORS on", method: "GET", path: "/v1/traces", wantStatus: 405, wantHeader: map[string]string{"Allow": "POST, OPTIONS"}},
+	})
+}
+
+// TestCORSWithAuth: with bearer tokens required, browsers may send the
+// Authorization header, and a 401 carries the CORS headers so the page sees
+// the 401 rather than an opaque CORS failure.
+func TestCORSWithAuth(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	os.WriteFile(path, []byte("alpha-token\n"), 0o600)
+	tf, err := NewTokenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Auth: tf, CORS: CORSConfig{AllowedOrigins: []string{"https://app.example.com"}}}
+	runHTTPCases(t, cfg, []httpCase{
+		{name: "preflight allows authorization", method: "OPTIONS", path: "/v1/traces",
+			hdr:        map[string]string{"Origin": "https://app.example.com", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type"},
+			wantStatus: 204, wantHeader: map[string]string{"Access-Control-Allow-Headers": "authorization, content-type"}},
+		{name: "401 with CORS headers, in JSON", path: "/v1/traces", hdr: map[string]string{"Origin": "https://app.example.com", "Content-Type": "application/json"}, body: []byte(jsonTrace),
+			wantStatus: 401, wantCT: "application/json", wantHeader: map[string]string{"Access-Control-Allow-Origin": "https://app.example.com"}},
+		{name: "authorized", path: "/v1/traces", hdr: map[string]string{"Origin": "https://app.example.com", "Content-Type": "application/json", "Authorization": "Bearer alpha-token"}, body: []byte(jsonTrace),
+			wantStatus: 200, wantHeader: map[string]string{"Access-Control-Allow-Origin": "https://app.example.com"}},
 	})
 }
 

@@ -271,7 +271,7 @@ func TestBadInput(t *testing.T) {
 		// a reset.
 		{name: "http/1.1 GET / on the h2c port", send: rawHTTP1("GET / HTTP/1.1\r\nHost: x\r\n\r\n", "", 0), want: outcome{HTTP: 404}},
 		{name: "http/1.1 gRPC call on the h2c port", send: rawHTTP1(
-			"POST "+methodTraces+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/grpc\r\nContent-Length: 5\r\n\r\n\x00\x00\x00\x00\x00", "", 0), want: outcome{HTTP: 200}},
+			"POST "+methodTraces+" HTTP/1.1\r\nHost: x\r\nContent-Type: application/grpc\r\nContent-Length: 5\r\n\r\n\x00\x00\x00\x00\x00", "", 0), want: outcome{HTTP: 505}, wantMsg: "gRPC requires HTTP/2"},
 		{name: "http/1.1 garbage request line", send: rawHTTP1("HELLO THERE\r\n\r\n", "", 0), want: outcome{HTTP: 400}},
 		{name: "http/1.1 header over -max-header-bytes", send: rawHTTP1(
 			"GET /v1/traces HTTP/1.1\r\nHost: x\r\nX-Flood: "+strings.Repeat("a", 2*abuseMaxHeader)+"\r\n\r\n", "", 0), want: outcome{HTTP: 431}},

@@ -63,7 +63,7 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.StringVar(&cfg.tls.keyFile, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&cfg.tls.clientCAFile, "tls-client-ca", "", "CA certificates (PEM) for mTLS: clients must present a certificate signed by one of them")
 	fs.StringVar(&cfg.tls.minVersion, "tls-min-version", "1.2", "minimum TLS version: 1.2 or 1.3")
-	fs.StringVar(&cfg.authTokenFile, "auth-token-file", "", "file of bearer tokens, one per line, re-read when it changes; requests without a valid 'authorization: Bearer' header are refused before their body is read")
+	fs.StringVar(&cfg.authTokenFile, "auth-token-file", "", "file of bearer tokens, one per line, re-read when it changes; requests without a valid 'authorization: Bearer' header are refused before their body is read (gRPC health checks and CORS preflights are exempt: load balancers and browsers send them without credentials)")
 
 	fs.IntVar(&cfg.maxRecvMsgSize, "grpc-max-recv-msg-size", grpcwire.DefaultMaxRecvMsgSize, "largest request in bytes, compressed or decompressed, for gRPC and OTLP/HTTP (OTLP recommends accepting 64 MiB)")
 	fs.BoolVar(&cfg.validateUTF8, "validate-utf8", false, "reject items with invalid UTF-8 in string fields (proto3 requires valid UTF-8; off by default, as in the OpenTelemetry Collector)")
