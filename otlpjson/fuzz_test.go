@@ -154,17 +154,22 @@ func TestTestdataExamples(t *testing.T) {
 	}
 }
 
-// FuzzParseFloatExact checks that the fast path for doubles agrees with
-// strconv.ParseFloat on every valid JSON number it accepts.
+// FuzzParseFloatExact checks that the fast path for doubles reads exactly
+// the JSON number at the start of any input, if it reads one, and agrees
+// with strconv.ParseFloat on its value.
 func FuzzParseFloatExact(f *testing.F) {
-	for _, s := range []string{"0", "-0.0", "0.005", "894943.0395792252", "9007199254740993", "1e5", "12345678901234567890"} {
+	for _, s := range []string{"0", "-0.0", "0.005", "894943.0395792252", "9007199254740993", "1e5", "12345678901234567890", "0.25,", "01", "1.]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if numberLen([]byte(s)) != len(s) {
-			return // Unmarshal calls it on valid JSON numbers only
+		_, end, ok := floatAt([]byte(s), 0)
+		if !ok {
+			return
 		}
-		checkParseFloatExact(t, s)
+		if n := numberLen([]byte(s)); n != end {
+			t.Fatalf("floatAt(%q) ends at %d; the number ends at %d", s, end, n)
+		}
+		checkParseFloatExact(t, s[:end])
 	})
 }
 

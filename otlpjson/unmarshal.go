@@ -467,6 +467,13 @@ func (d *decoder) readScalar(f *field) (uint64, error) {
 		}
 	}
 
+	if f.kind == kDouble {
+		if x, end, ok := floatAt(d.src, d.pos); ok {
+			d.pos = end
+			return math.Float64bits(x), nil
+		}
+	}
+
 	// Numbers may be quoted: the proto3 JSON mapping writes 64-bit integers
 	// and non-finite doubles as strings and accepts strings for all numbers.
 	var s []byte
@@ -668,45 +675,62 @@ var float64pow10 = [...]float64{
 	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 }
 
-// parseFloatExact parses a valid JSON number of the form [-]digits[.digits]
-// whose digits, read as an integer m, are at most 2^53, with at most 22 of
-// them after the point: m and 10^k are then exact float64 values, so the one
-// correctly rounded IEEE division m / 10^k is the correctly rounded value of
-// the number (Clinger's fast path, as in strconv's atof64exact). That is
-// how writers print most doubles (0.25, 894943.0395792252); exponents and
-// longer mantissas are left to strconv.ParseFloat, which is several times
-// slower (15% of decoding the metrics payload, BENCHMARKS.md §1.2).
+// parseFloatExact parses s as floatAt does, if s is that number only.
 func parseFloatExact(s []byte) (float64, bool) {
-	i := 0
-	neg := len(s) > 0 && s[0] == '-'
+	if x, end, ok := floatAt(s, 0); ok && end == len(s) {
+		return x, true
+	}
+	return 0, false
+}
+
+// floatAt parses the JSON number at src[i:] (RFC 8259 section 6) if it has
+// the form [-]digits[.digits], without an exponent, and its digits, read as
+// an integer m, are at most 2^53, with at most 22 of them after the point:
+// m and 10^k are then exact float64 values, so the one correctly rounded
+// IEEE division m / 10^k is the correctly rounded value of the number
+// (Clinger's fast path, as in strconv's atof64exact). That is how writers
+// print most doubles (0.25, 894943.0395792252): it scans and converts them
+// in one pass. Other numbers, and invalid ones, are left to readNumber and
+// strconv.ParseFloat, which is several times slower (15% of decoding the
+// metrics payload, BENCHMARKS.md §1.2). It returns the value and the index
+// after the number.
+func floatAt(src []byte, i int) (x float64, end int, ok bool) {
+	neg := i < len(src) && src[i] == '-'
 	if neg {
 		i++
 	}
+	intStart := i
 	var m uint64
-	digits, point := 0, -1
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case isDigit(c):
-			m = m*10 + uint64(c-'0') // may wrap past 19 digits, rejected below
-			digits++
-		case c == '.' && point < 0:
-			point = digits
-		default:
-			return 0, false
-		}
+	for i < len(src) && isDigit(src[i]) {
+		m = m*10 + uint64(src[i]-'0') // may wrap past 19 digits, rejected below
+		i++
+	}
+	digits := i - intStart
+	if digits == 0 || (digits > 1 && src[intStart] == '0') {
+		return 0, i, false
 	}
 	k := 0
-	if point >= 0 {
-		k = digits - point
+	if i < len(src) && src[i] == '.' {
+		i++
+		fracStart := i
+		for i < len(src) && isDigit(src[i]) {
+			m = m*10 + uint64(src[i]-'0')
+			i++
+		}
+		k = i - fracStart
+		digits += k
+		if k == 0 {
+			return 0, i, false
+		}
 	}
-	if digits == 0 || digits > 19 || m > 1<<53 || k >= len(float64pow10) {
-		return 0, false
+	if (i < len(src) && src[i]|0x20 == 'e') || digits > 19 || m > 1<<53 || k >= len(float64pow10) {
+		return 0, i, false
 	}
-	f := float64(m) / float64pow10[k]
+	x = float64(m) / float64pow10[k]
 	if neg {
-		f = -f
+		x = -x
 	}
-	return f, true
+	return x, i, true
 }
 
 // parseInt parses a JSON number that must have an integral value. Like

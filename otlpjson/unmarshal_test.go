@@ -431,6 +431,18 @@ func TestParseFloatExact(t *testing.T) {
 		"1e5", "1E5", "-", "", ".", "1.2.3", "12a"} {
 		checkParseFloatExact(t, s)
 	}
+	for _, tc := range []struct {
+		in  string
+		end int
+		ok  bool
+	}{
+		{"0.25,", 4, true}, {"5]", 1, true}, {"-1.5}", 4, true}, {"01", 1, false}, {"1.", 2, false},
+		{"1.5e3", 3, false}, {"2E1", 1, false}, {"-", 1, false}, {"", 0, false},
+	} {
+		if _, end, ok := floatAt([]byte(tc.in), 0); ok != tc.ok || (ok && end != tc.end) {
+			t.Errorf("floatAt(%q) ends at %d, %v; want %d, %v", tc.in, end, ok, tc.end, tc.ok)
+		}
+	}
 	if fast < 50000 {
 		t.Fatalf("the fast path took %d of 200000 numbers", fast)
 	}
