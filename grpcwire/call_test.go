@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -252,12 +253,15 @@ func TestStatusProtoRoundTrip(t *testing.T) {
 		{Code: InvalidArgument, Message: "bad"},
 		{Code: Unavailable, RetryDelay: 2*time.Second + 5},
 		{Code: Unavailable, Message: "rotate", RetryDelay: -1},
+		{Code: InvalidArgument, Message: "cannot decode", Violations: []FieldViolation{
+			{Field: "resource_spans[0].scope_spans[0].spans[2]", Description: "cannot read Span field"}, {Description: "no field"}}},
+		{Code: ResourceExhausted, RetryDelay: time.Second, Violations: []FieldViolation{{Field: "f"}}},
 	} {
 		got, err := ParseStatusProto(st.AppendProto(nil))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if *got != *st {
+		if !reflect.DeepEqual(got, st) {
 			t.Errorf("round trip %+v -> %+v", st, got)
 		}
 	}

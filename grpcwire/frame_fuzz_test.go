@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/otlp-lite/otlp-lite/compression"
 )
@@ -46,4 +47,30 @@ func mustCompress(c compression.Codec, b []byte) []byte {
 		panic(err)
 	}
 	return out
+}
+
+// FuzzParseStatusProto: google.rpc.Status from a peer's
+// grpc-status-details-bin never panics, and what it yields survives a round
+// trip through AppendProto.
+func FuzzParseStatusProto(f *testing.F) {
+	for _, st := range []*Status{
+		{Code: InvalidArgument, Message: "bad", Violations: []FieldViolation{{Field: "resource_spans[0]", Description: "why"}}},
+		{Code: Unavailable, RetryDelay: 1500 * time.Millisecond},
+		{Code: Unavailable, RetryDelay: -1},
+	} {
+		f.Add(st.AppendProto(nil))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		st, err := ParseStatusProto(src)
+		if err != nil {
+			return
+		}
+		again, err := ParseStatusProto(st.AppendProto(nil))
+		if err != nil {
+			t.Fatalf("cannot parse our own encoding of %+v: %v", st, err)
+		}
+		if again.Code != st.Code || again.Message != st.Message || len(again.Violations) != len(st.Violations) {
+			t.Fatalf("round trip %+v -> %+v", st, again)
+		}
+	})
 }

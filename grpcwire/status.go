@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/VictoriaMetrics/easyproto"
@@ -92,6 +93,19 @@ type Status struct {
 	// with a zero delay ("retry now, elsewhere"), used when a stream is
 	// rotated.
 	RetryDelay time.Duration
+	// Violations, when set, are sent as a google.rpc.BadRequest detail:
+	// where the request is bad and why (OTLP v1.11 "Bad Data": the Status
+	// "SHOULD contain a BadRequest that describes the bad data").
+	Violations []FieldViolation
+}
+
+// FieldViolation is a google.rpc.BadRequest.FieldViolation: Field is the
+// path of the bad field inside the request (for OTLP, e.g.
+// "resource_spans[0].scope_spans[0].spans[2].attributes[1]"), Description
+// what is wrong with it.
+type FieldViolation struct {
+	Field       string
+	Description string
 }
 
 // Errorf returns a Status with the given code and a formatted message.
@@ -106,9 +120,12 @@ func (s *Status) Error() string {
 
 // HasDetails reports whether the status carries details to be sent in
 // grpc-status-details-bin.
-func (s *Status) HasDetails() bool { return s.RetryDelay != 0 }
+func (s *Status) HasDetails() bool { return s.RetryDelay != 0 || len(s.Violations) > 0 }
 
-const retryInfoTypeURL = "type.googleapis.com/google.rpc.RetryInfo"
+const (
+	retryInfoTypeURL  = "type.googleapis.com/google.rpc.RetryInfo"
+	badRequestTypeURL = "type.googleapis.com/google.rpc.BadRequest"
+)
 
 var marshalerPool easyproto.MarshalerPool
 
@@ -122,6 +139,10 @@ var marshalerPool easyproto.MarshalerPool
 //	message Any { string type_url = 1; bytes value = 2; }
 //	message RetryInfo { google.protobuf.Duration retry_delay = 1; }
 //	message Duration { int64 seconds = 1; int32 nanos = 2; }
+//	message BadRequest {
+//	  message FieldViolation { string field = 1; string description = 2; }
+//	  repeated FieldViolation field_violations = 1;
+//	}
 func (s *Status) AppendProto(dst []byte) []byte {
 	m := marshalerPool.Get()
 	mm := m.MessageMarshaler()
@@ -148,13 +169,30 @@ func (s *Status) AppendProto(dst []byte) []byte {
 		any.AppendBytes(2, info.Marshal(buf[:0]))
 		marshalerPool.Put(info)
 	}
+	if len(s.Violations) > 0 {
+		any := mm.AppendMessage(3)
+		any.AppendString(1, badRequestTypeURL)
+		br := marshalerPool.Get()
+		brm := br.MessageMarshaler()
+		for _, v := range s.Violations {
+			fv := brm.AppendMessage(1)
+			if v.Field != "" {
+				fv.AppendString(1, v.Field)
+			}
+			if v.Description != "" {
+				fv.AppendString(2, v.Description)
+			}
+		}
+		any.AppendBytes(2, br.Marshal(nil))
+		marshalerPool.Put(br)
+	}
 	dst = m.Marshal(dst)
 	marshalerPool.Put(m)
 	return dst
 }
 
-// ParseStatusProto decodes a google.rpc.Status, extracting RetryInfo if
-// present. It is used by the client side and by tests.
+// ParseStatusProto decodes a google.rpc.Status, extracting RetryInfo and
+// BadRequest if present. It is used by the client side and by tests.
 func ParseStatusProto(src []byte) (*Status, error) {
 	st := &Status{}
 	var fc easyproto.FieldContext
@@ -184,6 +222,9 @@ func ParseStatusProto(src []byte) (*Status, error) {
 				if d == 0 {
 					st.RetryDelay = -1
 				}
+			}
+			if err := parseBadRequestAny(data, st); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -280,4 +321,40 @@ func containsByte(s string, c byte) bool {
 		}
 	}
 	return false
+}
+
+// parseBadRequestAny appends the violations of a google.rpc.BadRequest Any
+// to st; other types are ignored.
+func parseBadRequestAny(src []byte, st *Status) error {
+	typeURL, _, err := easyproto.GetString(src, 1)
+	if err != nil {
+		return fmt.Errorf("cannot decode google.protobuf.Any: %w", err)
+	}
+	if typeURL != badRequestTypeURL {
+		return nil
+	}
+	value, _, err := easyproto.GetBytes(src, 2)
+	if err != nil {
+		return fmt.Errorf("cannot decode google.protobuf.Any: %w", err)
+	}
+	var fc easyproto.FieldContext
+	for len(value) > 0 {
+		if value, err = fc.NextField(value); err != nil {
+			return fmt.Errorf("cannot decode google.rpc.BadRequest: %w", err)
+		}
+		data, ok := fc.MessageData()
+		if fc.FieldNum != 1 || !ok {
+			continue
+		}
+		var v FieldViolation
+		if v.Field, _, err = easyproto.GetString(data, 1); err != nil {
+			return fmt.Errorf("cannot decode google.rpc.BadRequest.FieldViolation: %w", err)
+		}
+		if v.Description, _, err = easyproto.GetString(data, 2); err != nil {
+			return fmt.Errorf("cannot decode google.rpc.BadRequest.FieldViolation: %w", err)
+		}
+		v.Field, v.Description = strings.Clone(v.Field), strings.Clone(v.Description) // they alias src
+		st.Violations = append(st.Violations, v)
+	}
+	return nil
 }

@@ -101,7 +101,7 @@ func (h *Handler) export(ctx context.Context, t transport, kind *signalKind, buf
 func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *requestBuffers) (exportOutcome, *grpcwire.Status) {
 	res, err := h.checks.run(&bufs.check, kind.check, bufs.msg, &h.decodeOpts)
 	if err != nil {
-		return exportOutcome{}, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.request, err)
+		return exportOutcome{}, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.request, err), err)
 	}
 	out := exportOutcome{items: res.Items, rejected: res.Rejected}
 	data := bufs.msg
@@ -127,6 +127,20 @@ func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *
 		return out, h.storageStatus(ctx, err)
 	}
 	return out, nil
+}
+
+// badRequest adds to st, an INVALID_ARGUMENT for undecodable data, the
+// google.rpc.BadRequest detail OTLP asks for ("Bad Data": the Status
+// "SHOULD contain a BadRequest that describes the bad data"): the position
+// of the bad data inside the request, when the decoder knows it, and what
+// is wrong there.
+func badRequest(st *grpcwire.Status, err error) *grpcwire.Status {
+	v := grpcwire.FieldViolation{Description: err.Error()}
+	if field, desc, ok := otlpdecode.ErrorPosition(err); ok {
+		v = grpcwire.FieldViolation{Field: field, Description: desc}
+	}
+	st.Violations = []grpcwire.FieldViolation{v}
+	return st
 }
 
 // storageStatus maps a Sink error to the status the client gets. Storage

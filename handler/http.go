@@ -239,7 +239,7 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		kind := httpRoute(r.URL.Path)
 		bufs.msg, err = otlpjson.Unmarshal(bufs.msg[:0], kind.jsonRequest, body)
 		if err != nil {
-			return http.StatusBadRequest, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.request, err)
+			return http.StatusBadRequest, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.request, err), err)
 		}
 	}
 	return 0, nil

@@ -227,6 +227,20 @@ func TestOTLPHTTPErrorBodyIsStatus(t *testing.T) {
 	if err != nil || st.Code != grpcwire.InvalidArgument || !strings.Contains(st.Message, "ExportLogsServiceRequest") {
 		t.Fatalf("status body %+v %v", st, err)
 	}
+	// "Bad Data": the Status SHOULD contain a BadRequest; ours names
+	// where the bad data is.
+	badSpan := traceRequest(goodID)
+	badSpan = append(badSpan, 0x0a, 0x03, 0x12, 0x05, 0x00) // a second resource_spans, truncated
+	resp, err = http.Post(c.BaseURL+"/v1/traces", "application/x-protobuf", bytes.NewReader(badSpan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	st, err = grpcwire.ParseStatusProto(body)
+	if err != nil || resp.StatusCode != 400 || len(st.Violations) != 1 || st.Violations[0].Field != "resource_spans[1]" || st.Violations[0].Description == "" {
+		t.Fatalf("status %d, body %+v %v: want a BadRequest naming resource_spans[1]", resp.StatusCode, st, err)
+	}
 	resp, _ = http.Post(c.BaseURL+"/v1/logs", "application/json", strings.NewReader("[1,2"))
 	body, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()

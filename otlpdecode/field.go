@@ -325,3 +325,21 @@ func topLevel(err error) error {
 	}
 	return &posError{err: err}
 }
+
+// ErrorPosition splits an error returned by a Check*, AppendValid* or
+// Decode* function into the position of the bad data inside the request
+// (e.g. "resource_spans[0].scope_spans[0].spans[5].attributes[3]", with
+// "..." appended when inner levels were cut) and what is wrong there. ok
+// is false for errors that carry no position. The handler sends both as a
+// google.rpc.BadRequest field violation.
+func ErrorPosition(err error) (field, description string, ok bool) {
+	pe, isPos := errors.AsType[*posError](err)
+	if !isPos || pe.path == "" {
+		return "", "", false
+	}
+	field = pe.path
+	if pe.cut {
+		field += "..."
+	}
+	return field, pe.err.Error(), true
+}

@@ -1,6 +1,8 @@
 package otlpdecode
 
 import (
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -76,5 +78,26 @@ func TestTruncationNeverPanics(t *testing.T) {
 			buf[i] = 0x80
 			consistency(t, tt.sig, buf, utf8Opts)
 		}
+	}
+}
+
+// TestErrorPosition: a decoding error splits into where the bad data is
+// and what is wrong with it, for the handler's google.rpc.BadRequest.
+func TestErrorPosition(t *testing.T) {
+	// The third span's second attribute is truncated protobuf.
+	bad := span(16, 8, pb{}.msg(9, pb{0x0a, 0x05, 'a'}))
+	_, err := CheckTraces(request(nil, nil, []pb{span(16, 8, nil), span(16, 8, nil), bad}), nil)
+	if err == nil {
+		t.Fatal("CheckTraces accepted truncated protobuf")
+	}
+	field, desc, ok := ErrorPosition(err)
+	if !ok || field != "resource_spans[0].scope_spans[0].spans[2].attributes[2]" || desc == "" || strings.Contains(desc, "spans[2]") {
+		t.Fatalf("ErrorPosition(%q) = %q, %q, %v", err, field, desc, ok)
+	}
+	if err.Error() != "cannot decode "+field+": "+desc {
+		t.Errorf("Error() %q is not the position and the description", err)
+	}
+	if _, _, ok := ErrorPosition(errors.New("plain")); ok {
+		t.Error("ErrorPosition found a position in a plain error")
 	}
 }
