@@ -11,7 +11,7 @@ import (
 //	{"key":"http.method","value":{"stringValue":"GET"}}
 //
 // Decoding one through decodeObject costs two nested objects, four key
-// lookups, four path entries and the seen and oneof bookkeeping
+// matches, four path entries and the seen and oneof bookkeeping
 // (BENCHMARKS.md §1.2). The fast paths below transcode a KeyValue whose
 // value is a scalar AnyValue, and an AnyValue holding a scalar, with none of
 // that. They are speculative: on anything else (other key order, more or
