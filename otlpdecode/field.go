@@ -45,6 +45,15 @@ func nextField(fc *easyproto.FieldContext, src []byte) ([]byte, error) {
 	return tail, nil
 }
 
+// NextField is nextField for other packages that walk OTLP protobuf with
+// easyproto (otlpjson's encoder), so that they accept exactly what the
+// decoders accept: field numbers 0 and above 2^29-1 are errors, and a group
+// is skipped as a whole and reported with a FieldNum no OTLP message uses
+// (math.MaxUint32), to be ignored as an unknown field.
+func NextField(fc *easyproto.FieldContext, src []byte) ([]byte, error) {
+	return nextField(fc, src)
+}
+
 // nextFieldSlow is the rare path of nextField, kept apart so that
 // nextField inlines.
 //

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
 
 // Marshal appends to dst the OTLP/JSON encoding of the protobuf message src
@@ -168,12 +170,13 @@ func (e *encoder) encodeMessage(m *message, lo, hi int) error {
 		for ; len(tail) > 0; ord++ {
 			fieldOff := int(sp.end) - len(tail)
 			var err error
-			tail, err = fc.NextField(tail)
+			// otlpdecode's field reader, so that everything the
+			// receiver accepts and stores can be exported: it skips
+			// groups (deprecated but valid protobuf; protobuf-go keeps
+			// them as unknown fields, which JSON does not show).
+			tail, err = otlpdecode.NextField(&fc, tail)
 			if err != nil {
 				return e.errorf(fieldOff, "cannot read %s field: %s", m.name, err)
-			}
-			if fc.FieldNum == 0 {
-				return e.errorf(fieldOff, "invalid field number 0 in %s", m.name)
 			}
 			fi := m.fieldIndex(fc.FieldNum)
 			if fi < 0 {

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
 
 // spanProto builds ResourceSpans{ScopeSpans{Span{fields...}}} inside TracesData.
@@ -211,8 +213,23 @@ func marshalCases() []marshalCase {
 		},
 		{
 			"status without supported details", Status,
-			pbCat(pbVarint(1, 3), pbLen(3, pbStr(1, "type.googleapis.com/google.rpc.BadRequest"))),
+			pbCat(pbVarint(1, 3), pbLen(3, pbStr(1, "type.googleapis.com/google.rpc.DebugInfo"))),
 			`{"code":3}`,
+		},
+		{
+			"status with bad request", Status,
+			pbCat(pbVarint(1, 3), pbStr(2, "cannot decode"),
+				pbLen(3, pbStr(1, "type.googleapis.com/google.rpc.BadRequest"), pbLen(2,
+					pbLen(1, pbStr(1, "resource_spans[1]"), pbStr(2, "cannot read \"x\"")),
+					pbLen(1, pbStr(2, "no field")),
+					pbLen(1)))),
+			`{"code":3,"message":"cannot decode","details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[` +
+				`{"field":"resource_spans[1]","description":"cannot read \"x\""},{"description":"no field"},{}]}]}`,
+		},
+		{
+			"status with empty bad request", Status,
+			pbLen(3, pbStr(1, "type.googleapis.com/google.rpc.BadRequest"), pbLen(2)),
+			`{"details":[{"@type":"type.googleapis.com/google.rpc.BadRequest"}]}`,
 		},
 	}
 }
@@ -248,8 +265,9 @@ func TestMarshalErrors(t *testing.T) {
 		wantErr  string
 	}{
 		{"truncated length", TracesData, []byte{0x0a, 0x05, 0x00}, "TracesData", "cannot read TracesData field"},
-		{"field number zero", TracesData, []byte{0x00, 0x00}, "TracesData", "invalid field number 0"},
-		{"bad wire type", TracesData, spanProto(pbStr(5, "x"), []byte{0x0b}), "resourceSpans[0].scopeSpans[0].spans[0]", "unknown wireType"},
+		{"field number zero", TracesData, []byte{0x00, 0x00}, "TracesData", "invalid field number"},
+		{"unterminated group", TracesData, spanProto(pbStr(5, "x"), []byte{0x0b}), "resourceSpans[0].scopeSpans[0].spans[0]", "end of group"},
+		{"bad wire type", TracesData, spanProto(pbStr(5, "x"), []byte{0x0e}), "resourceSpans[0].scopeSpans[0].spans[0]", "unknown wireType"},
 		{
 			"truncated packed", MetricsData,
 			pbLen(1, pbLen(2, pbLen(2, pbLen(9, pbLen(1, pbLen(6, []byte{1, 2, 3})))))),
@@ -260,7 +278,7 @@ func TestMarshalErrors(t *testing.T) {
 			pbLen(1, pbLen(2, pbLen(2, pbLen(10, pbLen(1, pbLen(8, pbLen(2, []byte{1, 0x80}))))))),
 			"resourceMetrics[0].scopeMetrics[0].metrics[0].exponentialHistogram.dataPoints[0].positive.bucketCounts[1]", "malformed packed varint",
 		},
-		{"too deep", LogsData, pbLen(1, pbLen(2, pbLen(2, pbLen(5, deep)))), "", "message nesting exceeds 128 levels"},
+		{"too deep", LogsData, pbLen(1, pbLen(2, pbLen(2, pbLen(5, deep)))), "", "message nesting exceeds 512 levels"},
 		{
 			"bad duration", Status,
 			pbLen(3, pbStr(1, "type.googleapis.com/google.rpc.RetryInfo"), pbLen(2, pbLen(1, pbVarint(1, 1), pbVarint(2, uint64(math.MaxUint64))))),
@@ -297,11 +315,12 @@ func TestMarshalErrors(t *testing.T) {
 	}
 }
 
-// TestDepthCoversOtlpdecode checks that 32 levels of AnyValue, the default
-// limit of otlpdecode, transcode in the deepest OTLP position (an exemplar's
-// filtered attribute), so everything the receiver stores can be exported.
+// TestDepthCoversOtlpdecode checks that as many levels of AnyValue as
+// otlpdecode accepts by default transcode in the deepest OTLP position (an
+// exemplar's filtered attribute), both ways, so everything the receiver
+// stores can be exported.
 func TestDepthCoversOtlpdecode(t *testing.T) {
-	const levels = 32
+	levels := otlpdecode.DefaultMaxAnyValueDepth
 	value := pbStr(1, "leaf")
 	for range levels - 1 {
 		value = pbLen(6, pbLen(1, pbStr(1, "k"), pbLen(2, value)))
@@ -320,5 +339,22 @@ func TestDepthCoversOtlpdecode(t *testing.T) {
 	}
 	if !bytes.Equal(pb, src) {
 		t.Fatalf("Unmarshal did not reproduce the protobuf input")
+	}
+}
+
+// TestMarshalSkipsGroups: a group (deprecated wire types 3/4, valid
+// protobuf that the receiver accepts and stores as an unknown field) is left
+// out of the JSON, as protojson leaves out unknown fields, instead of failing
+// the export.
+func TestMarshalSkipsGroups(t *testing.T) {
+	span := append(pbStr(5, "with a group"), 0x93, 0x03, 0x08, 0x01, 0x94, 0x03) // field 50: start group, a varint, end group
+	span = append(span, pbStr(3, "after")...)
+	src := pbLen(1, pbLen(2, pbLen(2, span)))
+	js, err := Marshal(nil, TracesData, src)
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	if want := `"name":"with a group"`; !strings.Contains(string(js), want) || !strings.Contains(string(js), `"traceState":"after"`) {
+		t.Fatalf("Marshal = %s; want the fields around the group", js)
 	}
 }

@@ -54,10 +54,11 @@ const (
 // bound (ArrayValue and KeyValueList), so untrusted input must be limited to
 // keep recursion bounded. Each AnyValue level costs at most three messages
 // (AnyValue, KeyValueList, KeyValue) below an envelope of at most ten
-// (MetricsData down to an exemplar attribute), so 128 admits the 32 AnyValue
-// levels otlpdecode.DefaultMaxAnyValueDepth accepts: everything the receiver
-// stores can be exported as JSON.
-const MaxDepth = 128
+// (MetricsData down to an exemplar attribute), so 512 admits more than the
+// 128 AnyValue levels otlpdecode.DefaultMaxAnyValueDepth accepts (3×128+10 =
+// 394): everything the receiver stores can be exported as JSON, and JSON
+// requests may nest as deep as protobuf ones.
+const MaxDepth = 512
 
 func (t MessageType) msg() *message {
 	switch t {
@@ -112,10 +113,20 @@ type pathElem struct {
 	index int // array index, or -1 when the field is not repeated
 }
 
+// maxPathElems caps the path an Error reports: the outermost elements,
+// which locate the item (the deepest envelope, resourceMetrics down to an
+// exemplar's filtered attribute value, has 9), then "...". Without it an
+// error at the nesting limit would name every one of MaxDepth levels.
+const maxPathElems = 16
+
 // formatPath renders p like resourceSpans[0].scopeSpans[1].spans[3].traceId.
 func formatPath(root string, p []pathElem) string {
 	if len(p) == 0 {
 		return root
+	}
+	cut := len(p) > maxPathElems
+	if cut {
+		p = p[:maxPathElems]
 	}
 	var b []byte
 	for i, e := range p {
@@ -128,6 +139,9 @@ func formatPath(root string, p []pathElem) string {
 			b = strconv.AppendInt(b, int64(e.index), 10)
 			b = append(b, ']')
 		}
+	}
+	if cut {
+		b = append(b, "..."...)
 	}
 	return string(b)
 }

@@ -97,6 +97,7 @@ func TestUnmarshal(t *testing.T) {
 				`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retry_delay":"-0.000000001s"},` +
 				`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":null}],"code":14}`,
 			`{"code":14,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"2.500s"},` +
+				`{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"x"}]},` +
 				`{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"-0.000000001s"},` +
 				`{"@type":"type.googleapis.com/google.rpc.RetryInfo"}]}`,
 		},
@@ -237,8 +238,8 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"bad unicode escape", TracesData, spanJSON(`"name":"\u12"`), `name: invalid \u escape in string`},
 		{"unterminated string", TracesData, `{"resourceSpans`, `cannot decode TracesData: unterminated string at offset 1`},
 		{"bad literal", TracesData, `{"x":nul}`, `cannot decode TracesData: invalid value at offset 5`},
-		{"too deep", LogsData, `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":` + deep + `}]}]}]}`, `message nesting exceeds 128 levels`},
-		{"too deep unknown", TracesData, `{"x":` + deepUnknown + `}`, `nesting exceeds 128 levels`},
+		{"too deep", LogsData, `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":` + deep + `}]}]}]}`, `message nesting exceeds 512 levels`},
+		{"too deep unknown", TracesData, `{"x":` + deepUnknown + `}`, `nesting exceeds 512 levels`},
 		{"missing @type", Status, `{"details":[{"retryDelay":"1s"}]}`, `cannot decode details[0]: missing @type at offset 12`},
 		{"bad duration", Status, `{"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.5"}]}`, `details[0]: invalid duration`},
 		{"unknown message type", MessageType(99), `{}`, `otlpjson: unknown MessageType(99)`},

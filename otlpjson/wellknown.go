@@ -10,14 +10,19 @@ import (
 
 // The OTLP/HTTP error body is a google.rpc.Status whose details may carry a
 // google.rpc.RetryInfo telling the client when to retry (OTLP specification
-// "OTLP/HTTP Throttling"). Its JSON form uses the proto3 JSON mapping of
+// "OTLP/HTTP Throttling") or a google.rpc.BadRequest saying where the bad
+// data is ("Bad Data"). Their JSON form uses the proto3 JSON mapping of
 // google.protobuf.Any and google.protobuf.Duration:
 //
 //	{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.500s"}
+//	{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"...","description":"..."}]}
 //
-// No other detail type is transcoded: they are dropped in both directions.
+// Both are transcoded both ways; other detail types are dropped.
 
-const retryInfoName = "google.rpc.RetryInfo"
+const (
+	retryInfoName  = "google.rpc.RetryInfo"
+	badRequestName = "google.rpc.BadRequest"
+)
 
 // maxDurationSeconds bounds google.protobuf.Duration to about 10000 years, as
 // duration.proto specifies.
@@ -26,14 +31,21 @@ const maxDurationSeconds = 315576000000
 // isRetryInfo reports whether the Any type URL names google.rpc.RetryInfo:
 // the message name is everything after the last '/'.
 func isRetryInfo(typeURL []byte) bool {
+	return anyTypeName(typeURL) == retryInfoName
+}
+
+// anyTypeName is the message name of an Any type URL: everything after the
+// last '/'.
+func anyTypeName(typeURL []byte) string {
 	if i := bytes.LastIndexByte(typeURL, '/'); i >= 0 {
 		typeURL = typeURL[i+1:]
 	}
-	return string(typeURL) == retryInfoName
+	return string(typeURL)
 }
 
 // encodeAny appends the JSON form of the google.protobuf.Any in src and
-// reports whether it wrote anything: only google.rpc.RetryInfo is supported.
+// reports whether it wrote anything: google.rpc.RetryInfo and
+// google.rpc.BadRequest are supported.
 //
 //	message Any {
 //	  string type_url = 1;
@@ -68,7 +80,11 @@ func (e *encoder) encodeAny(src []byte, off int) (bool, error) {
 			}
 		}
 	}
-	if !isRetryInfo(typeURL) {
+	switch anyTypeName(typeURL) {
+	case retryInfoName:
+	case badRequestName:
+		return true, e.encodeBadRequest(typeURL, value, off)
+	default:
 		return false, nil
 	}
 
@@ -154,8 +170,9 @@ func appendDuration(dst []byte, seconds int64, nanos int32) ([]byte, bool) {
 }
 
 // decodeAny transcodes one element of the google.protobuf.Any field f
-// (google.rpc.Status.details). Only google.rpc.RetryInfo is supported; other
-// detail types are skipped, since the receiver has no use for them.
+// (google.rpc.Status.details). google.rpc.RetryInfo and google.rpc.BadRequest
+// are supported; other detail types are skipped, since the receiver has no
+// use for them.
 func (d *decoder) decodeAny(f *field) error {
 	if d.peek() != '{' {
 		return d.errorf(d.pos, "expected object")
@@ -182,7 +199,11 @@ func (d *decoder) decodeAny(f *field) error {
 		return d.errorf(objOff, "missing @type")
 	}
 	end := d.pos
-	if !isRetryInfo(d.typeURL) {
+	switch anyTypeName(d.typeURL) {
+	case retryInfoName:
+	case badRequestName:
+		return d.decodeBadRequest(f, objOff, end)
+	default:
 		return nil
 	}
 
@@ -231,6 +252,105 @@ func (d *decoder) decodeAny(f *field) error {
 	d.endLen(anyStart)
 	d.pos = end
 	return nil
+}
+
+// decodeBadRequest transcodes the Any object at objOff (ending at end),
+// whose @type is google.rpc.BadRequest:
+//
+//	{"@type":"...","fieldViolations":[{"field":"...","description":"..."}]}
+func (d *decoder) decodeBadRequest(f *field, objOff, end int) error {
+	d.pos = objOff
+	d.dst = appendTag(d.dst, f.num, wtLen)
+	anyStart := d.beginLen()
+	d.dst = appendTag(d.dst, 1, wtLen)
+	d.dst = binary.AppendUvarint(d.dst, uint64(len(d.typeURL)))
+	d.dst = append(d.dst, d.typeURL...)
+	d.dst = appendTag(d.dst, 2, wtLen)
+	valueStart := d.beginLen()
+	err := d.eachKey(func(key []byte) error {
+		if string(key) != "fieldViolations" && string(key) != "field_violations" {
+			return d.skipValue()
+		}
+		if d.consumeLiteral("null") {
+			return nil
+		}
+		return d.eachElement(func() error {
+			if d.peek() != '{' {
+				return d.errorf(d.pos, "expected object")
+			}
+			d.dst = appendTag(d.dst, 1, wtLen)
+			violationStart := d.beginLen()
+			err := d.eachKey(func(key []byte) error {
+				var num uint32
+				switch string(key) {
+				case "field":
+					num = 1
+				case "description":
+					num = 2
+				default:
+					return d.skipValue()
+				}
+				if d.consumeLiteral("null") {
+					return nil
+				}
+				s, err := d.readString()
+				if err != nil {
+					return err
+				}
+				if len(s) > 0 {
+					d.dst = appendTag(d.dst, num, wtLen)
+					d.dst = binary.AppendUvarint(d.dst, uint64(len(s)))
+					d.dst = append(d.dst, s...)
+				}
+				return nil
+			})
+			d.endLen(violationStart)
+			return err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	d.endLen(valueStart)
+	d.endLen(anyStart)
+	d.pos = end
+	return nil
+}
+
+// eachElement calls fn for every element of the JSON array at the current
+// position, with the position at the element; fn must consume it.
+func (d *decoder) eachElement(fn func() error) error {
+	if d.peek() != '[' {
+		return d.errorf(d.pos, "expected array")
+	}
+	if d.depth >= MaxDepth {
+		return d.errorf(d.pos, "message nesting exceeds %d levels", MaxDepth)
+	}
+	d.depth++
+	d.pos++ // '['
+	d.skipWS()
+	if d.peek() == ']' {
+		d.pos++
+		d.depth--
+		return nil
+	}
+	for {
+		d.skipWS()
+		if err := fn(); err != nil {
+			return err
+		}
+		d.skipWS()
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			d.depth--
+			return nil
+		default:
+			return d.errorf(d.pos, "expected ',' or ']'")
+		}
+	}
 }
 
 // eachKey calls fn for every key of the JSON object at the current position,
@@ -318,4 +438,70 @@ func parseDuration(s []byte) (seconds int64, nanos int32, ok bool) {
 		seconds, nanos = -seconds, -nanos
 	}
 	return seconds, nanos, true
+}
+
+// encodeBadRequest appends the JSON form of an Any holding a
+// google.rpc.BadRequest:
+//
+//	message BadRequest {
+//	  message FieldViolation {
+//	    string field = 1;
+//	    string description = 2;
+//	  }
+//	  repeated FieldViolation field_violations = 1;
+//	}
+func (e *encoder) encodeBadRequest(typeURL, src []byte, off int) error {
+	e.dst = append(e.dst, `{"@type":`...)
+	e.dst = appendJSONString(e.dst, typeURL)
+	var fc, vfc easyproto.FieldContext
+	n := 0
+	for len(src) > 0 {
+		var err error
+		if src, err = fc.NextField(src); err != nil {
+			return e.errorf(off, "cannot read google.rpc.BadRequest field: %s", err)
+		}
+		v, ok := fc.MessageData()
+		if fc.FieldNum != 1 || !ok {
+			continue
+		}
+		if n == 0 {
+			e.dst = append(e.dst, `,"fieldViolations":[`...)
+		} else {
+			e.dst = append(e.dst, ',')
+		}
+		n++
+		// Strings are scalars: the last occurrence wins.
+		var field, description []byte
+		for len(v) > 0 {
+			if v, err = vfc.NextField(v); err != nil {
+				return e.errorf(off, "cannot read google.rpc.BadRequest.FieldViolation field: %s", err)
+			}
+			if d, ok := vfc.MessageData(); ok {
+				switch vfc.FieldNum {
+				case 1:
+					field = d
+				case 2:
+					description = d
+				}
+			}
+		}
+		e.dst = append(e.dst, '{')
+		if len(field) > 0 {
+			e.dst = append(e.dst, `"field":`...)
+			e.dst = appendJSONString(e.dst, field)
+		}
+		if len(description) > 0 {
+			if len(field) > 0 {
+				e.dst = append(e.dst, ',')
+			}
+			e.dst = append(e.dst, `"description":`...)
+			e.dst = appendJSONString(e.dst, description)
+		}
+		e.dst = append(e.dst, '}')
+	}
+	if n > 0 {
+		e.dst = append(e.dst, ']')
+	}
+	e.dst = append(e.dst, '}')
+	return nil
 }
