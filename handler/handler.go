@@ -93,6 +93,8 @@ type Handler struct {
 	m           *handlerMetrics
 	logLimit    logLimiter
 	bufPool     sync.Pool // *requestBuffers
+	// unreadLinger is unreadBodyLinger (http.go).
+	unreadLinger time.Duration
 }
 
 // New returns a Handler for cfg. The health service reports SERVING until
@@ -102,15 +104,16 @@ func New(cfg Config) *Handler {
 		panic("handler.New: Config.Sink is nil")
 	}
 	h := &Handler{
-		sink:        cfg.Sink,
-		log:         cfg.Logger,
-		limits:      grpcwire.Limits{MaxRecvMsgSize: cfg.MaxRecvMsgSize},
-		decodeOpts:  cfg.Decode,
-		retryDelay:  cfg.RetryDelay,
-		cors:        newCORSPolicy(cfg.CORS, cfg.Auth != nil),
-		stream:      cfg.Stream,
-		auth:        cfg.Auth,
-		bodyTimeout: cfg.BodyReadTimeout,
+		sink:         cfg.Sink,
+		log:          cfg.Logger,
+		limits:       grpcwire.Limits{MaxRecvMsgSize: cfg.MaxRecvMsgSize},
+		decodeOpts:   cfg.Decode,
+		retryDelay:   cfg.RetryDelay,
+		cors:         newCORSPolicy(cfg.CORS, cfg.Auth != nil),
+		stream:       cfg.Stream,
+		auth:         cfg.Auth,
+		bodyTimeout:  cfg.BodyReadTimeout,
+		unreadLinger: unreadBodyLinger,
 	}
 	if h.bodyTimeout == 0 {
 		h.bodyTimeout = DefaultBodyReadTimeout

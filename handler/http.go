@@ -77,9 +77,9 @@ func requestEncoding(r *http.Request) httpEncoding {
 
 // unreadBodyLinger bounds how long an HTTP/1.1 connection whose request
 // was refused before its body was read stays open to let the client finish
-// sending (nginx's lingering_timeout has the same default and purpose). A
-// variable so tests need not wait for it.
-var unreadBodyLinger = 5 * time.Second
+// sending (nginx's lingering_timeout has the same default and purpose).
+// Handler.unreadLinger holds it, so tests need not wait for it.
+const unreadBodyLinger = 5 * time.Second
 
 // httpStatusOf is the OTLP/HTTP status for a refusal st. RESOURCE_EXHAUSTED
 // means "throttled, retry later" (429) only when it carries a retry delay;
@@ -268,7 +268,7 @@ func (h *Handler) writeHTTPError(w http.ResponseWriter, r *http.Request, enc htt
 		defer func() {
 			rc := http.NewResponseController(w)
 			_ = rc.Flush()
-			_ = rc.SetReadDeadline(time.Now().Add(unreadBodyLinger))
+			_ = rc.SetReadDeadline(time.Now().Add(h.unreadLinger))
 		}()
 	}
 	if st.RetryDelay > 0 && (httpStatus == http.StatusTooManyRequests || httpStatus == http.StatusServiceUnavailable) {

@@ -139,13 +139,13 @@ func TestOTLPHTTPTooLargeForAdmission(t *testing.T) {
 
 // TestOTLPHTTPConnectionAfterError: over HTTP/1.1, a request refused
 // before its body was read is answered at once and its connection closed
-// within unreadBodyLinger, even though the client never sends the rest of
+// within the linger time, even though the client never sends the rest of
 // the body it declared; an error after the whole body was read keeps the
 // connection.
 func TestOTLPHTTPConnectionAfterError(t *testing.T) {
-	defer func(d time.Duration) { unreadBodyLinger = d }(unreadBodyLinger)
-	unreadBodyLinger = 500 * time.Millisecond
-	c := startHandler(t, New(Config{Sink: &memSink{}, Logger: quietLogger()}))
+	h := New(Config{Sink: &memSink{}, Logger: quietLogger()})
+	h.unreadLinger = 500 * time.Millisecond
+	c := startHandler(t, h)
 	addr := strings.TrimPrefix(c.BaseURL, "http://")
 	for _, tc := range []struct {
 		name      string
