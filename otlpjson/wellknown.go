@@ -323,52 +323,13 @@ func (d *decoder) eachElement(fn func() error) error {
 	if d.peek() != '[' {
 		return d.errorf(d.pos, "expected array")
 	}
-	if d.depth >= MaxDepth {
-		return d.errorf(d.pos, "message nesting exceeds %d levels", MaxDepth)
-	}
-	d.depth++
-	d.pos++ // '['
-	d.skipWS()
-	if d.peek() == ']' {
-		d.pos++
-		d.depth--
-		return nil
-	}
-	for {
-		d.skipWS()
-		if err := fn(); err != nil {
-			return err
-		}
-		d.skipWS()
-		switch d.peek() {
-		case ',':
-			d.pos++
-		case ']':
-			d.pos++
-			d.depth--
-			return nil
-		default:
-			return d.errorf(d.pos, "expected ',' or ']'")
-		}
-	}
+	return d.eachMember(']', fn)
 }
 
 // eachKey calls fn for every key of the JSON object at the current position,
 // with the position at the key's value; fn must consume the value.
 func (d *decoder) eachKey(fn func(key []byte) error) error {
-	if d.depth >= MaxDepth {
-		return d.errorf(d.pos, "message nesting exceeds %d levels", MaxDepth)
-	}
-	d.depth++
-	d.pos++ // '{'
-	d.skipWS()
-	if d.peek() == '}' {
-		d.pos++
-		d.depth--
-		return nil
-	}
-	for {
-		d.skipWS()
+	return d.eachMember('}', func() error {
 		key, err := d.readString()
 		if err != nil {
 			return err
@@ -379,19 +340,40 @@ func (d *decoder) eachKey(fn func(key []byte) error) error {
 		}
 		d.pos++
 		d.skipWS()
-		if err := fn(key); err != nil {
+		return fn(key)
+	})
+}
+
+// eachMember walks the JSON object or array whose opening brace or bracket
+// is at the current position, calling member for each member (with the
+// position at its start) up to closing, and counts it against MaxDepth.
+func (d *decoder) eachMember(closing byte, member func() error) error {
+	if d.depth >= MaxDepth {
+		return d.errorf(d.pos, "message nesting exceeds %d levels", MaxDepth)
+	}
+	d.depth++
+	d.pos++ // '{' or '['
+	d.skipWS()
+	if d.peek() == closing {
+		d.pos++
+		d.depth--
+		return nil
+	}
+	for {
+		d.skipWS()
+		if err := member(); err != nil {
 			return err
 		}
 		d.skipWS()
 		switch d.peek() {
 		case ',':
 			d.pos++
-		case '}':
+		case closing:
 			d.pos++
 			d.depth--
 			return nil
 		default:
-			return d.errorf(d.pos, "expected ',' or '}'")
+			return d.errorf(d.pos, "expected ',' or '%c'", closing)
 		}
 	}
 }
