@@ -105,12 +105,15 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 			"unknown path %q: OTLP/HTTP paths are /v1/traces, /v1/metrics and /v1/logs", r.URL.Path))
 		return
 	}
+	if r.Method == http.MethodOptions {
+		// Not a CORS preflight (those were answered above): a plain
+		// request for the path's options (RFC 9110 section 9.3.7).
+		w.Header().Set("Allow", "POST, OPTIONS")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if r.Method != http.MethodPost {
-		allow := "POST"
-		if h.cors.enabled() {
-			allow = "POST, OPTIONS"
-		}
-		w.Header().Set("Allow", allow)
+		w.Header().Set("Allow", "POST, OPTIONS")
 		h.writeHTTPError(w, r, enc, http.StatusMethodNotAllowed, grpcwire.Errorf(grpcwire.Unimplemented,
 			"method %s is not allowed: OTLP/HTTP requests are POST", r.Method))
 		return
@@ -125,10 +128,10 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 			"unsupported content type %q: use application/x-protobuf or application/json", ct))
 		return
 	}
-	codec, err := compression.Parse(r.Header.Get("Content-Encoding"))
+	codec, err := contentCoding(r.Header)
 	if err != nil {
 		h.writeHTTPError(w, r, enc, http.StatusUnsupportedMediaType, grpcwire.Errorf(grpcwire.InvalidArgument,
-			"unsupported Content-Encoding %q: use gzip, zstd, deflate, snappy or identity", r.Header.Get("Content-Encoding")))
+			"unsupported Content-Encoding %q: use one of gzip, zstd, deflate, snappy or identity", strings.Join(r.Header.Values("Content-Encoding"), ", ")))
 		return
 	}
 
@@ -298,6 +301,34 @@ func (h *Handler) writeHTTPBody(w http.ResponseWriter, enc httpEncoding, httpSta
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(httpStatus)
 	w.Write(body)
+}
+
+// contentCoding returns the codec of a request body from its
+// Content-Encoding fields. Several fields are one comma-separated list
+// (RFC 9110 section 5.3) of codings in the order they were applied;
+// identity entries change nothing and are dropped, and at most one real
+// coding remains, since no OTLP client stacks compressions.
+func contentCoding(h http.Header) (compression.Codec, error) {
+	codec := compression.Identity
+	n := 0
+	for _, field := range h.Values("Content-Encoding") {
+		for name := range strings.SplitSeq(field, ",") {
+			name = strings.TrimSpace(name)
+			if name == "" || strings.EqualFold(name, "identity") {
+				continue
+			}
+			c, err := compression.Parse(strings.ToLower(name))
+			if err != nil {
+				return codec, err
+			}
+			codec = c
+			n++
+		}
+	}
+	if n > 1 {
+		return codec, errors.New("stacked content codings are not supported")
+	}
+	return codec, nil
 }
 
 // acceptsGzip reports whether an Accept-Encoding value allows gzip with a

@@ -101,12 +101,16 @@ func TestOTLPHTTPStatuses(t *testing.T) {
 		{name: "garbage protobuf", path: "/v1/traces", hdr: pbCT, body: []byte{0xff, 0xff}, wantStatus: 400, wantCT: "application/x-protobuf", wantInBody: "cannot decode"},
 		{name: "bad json", path: "/v1/traces", hdr: jsonCT, body: []byte(`{"resourceSpans":[{`), wantStatus: 400, wantCT: "application/json", wantInBody: `"message":"cannot decode`},
 		{name: "bad gzip", path: "/v1/traces", hdr: map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}, body: []byte("nope"), wantStatus: 400},
+		{name: "gzip, identity", path: "/v1/traces", hdr: map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip, identity"}, body: gz, wantStatus: 200},
+		{name: "GZIP in capitals", path: "/v1/traces", hdr: map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "GZIP"}, body: gz, wantStatus: 200},
+		{name: "stacked codings", path: "/v1/traces", hdr: map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip, zstd"}, body: gz, wantStatus: 415},
 		{name: "unknown encoding", path: "/v1/traces", hdr: map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "br"}, body: pb, wantStatus: 415, wantInBody: "Content-Encoding"},
 		{name: "unsupported media type", path: "/v1/traces", hdr: map[string]string{"Content-Type": "text/plain"}, body: pb, wantStatus: 415, wantInBody: "unsupported content type"},
 		{name: "no content type", path: "/v1/traces", body: pb, wantStatus: 415},
 		{name: "oversize body", path: "/v1/traces", hdr: pbCT, body: make([]byte, 1<<20+1), wantStatus: 413},
 		{name: "oversize after gzip", path: "/v1/traces", hdr: map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}, body: bomb, wantStatus: 413},
-		{name: "GET", method: "GET", path: "/v1/traces", wantStatus: 405, wantHeader: map[string]string{"Allow": "POST"}},
+		{name: "GET", method: "GET", path: "/v1/traces", wantStatus: 405, wantHeader: map[string]string{"Allow": "POST, OPTIONS"}},
+		{name: "OPTIONS", method: "OPTIONS", path: "/v1/traces", wantStatus: 204, wantHeader: map[string]string{"Allow": "POST, OPTIONS"}},
 		{name: "unknown path", path: "/v1/profiles", hdr: pbCT, wantStatus: 404, wantInBody: "/v1/traces"},
 		{name: "root", method: "GET", path: "/", wantStatus: 404},
 		{name: "storage down", path: "/v1/traces", hdr: pbCT, body: pb, sinkErr: storage.ErrUnavailable, wantStatus: 503, wantHeader: map[string]string{"Retry-After": "2"}},
@@ -302,6 +306,32 @@ func TestAcceptsGzip(t *testing.T) {
 		"gzip;q=0": false, "identity": false, "": false, "br": false} {
 		if got := acceptsGzip(v); got != want {
 			t.Errorf("acceptsGzip(%q) = %v", v, got)
+		}
+	}
+}
+
+func TestContentCoding(t *testing.T) {
+	for _, tc := range []struct {
+		fields []string
+		want   compression.Codec
+		err    bool
+	}{
+		{nil, compression.Identity, false},
+		{[]string{"identity"}, compression.Identity, false},
+		{[]string{"gzip"}, compression.Gzip, false},
+		{[]string{"gzip", "identity"}, compression.Gzip, false},
+		{[]string{" identity , zstd "}, compression.Zstd, false},
+		{[]string{"gzip", "gzip"}, 0, true},
+		{[]string{"gzip, br"}, 0, true},
+		{[]string{"br"}, 0, true},
+	} {
+		h := http.Header{}
+		for _, f := range tc.fields {
+			h.Add("Content-Encoding", f)
+		}
+		got, err := contentCoding(h)
+		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
+			t.Errorf("contentCoding(%q) = %v, %v; want %v (error %v)", tc.fields, got, err, tc.want, tc.err)
 		}
 	}
 }
