@@ -116,4 +116,9 @@ func TestOverloadRefusalsPerProtocol(t *testing.T) {
 	if st := statusOf(t, err); st.Code != grpcwire.ResourceExhausted || st.RetryDelay != 0 {
 		t.Fatalf("too large: %+v", st)
 	}
+	// On a stream it is not retryable either: resending cannot help.
+	s.send(10, huge)
+	if a, ok := s.recv(); !ok || a.id != 10 || a.code != resultNonRetryable || a.hasDelay {
+		t.Fatalf("stream, too large: %+v", a)
+	}
 }

@@ -122,7 +122,7 @@ func (m *handlerMetrics) countRequest(t transport, sig storage.Signal, out expor
 	stored := int64(out.items - out.rejected)
 	if st == nil {
 		m.accepted[t][sig].Add(stored)
-	} else if isRetryable(st.Code) {
+	} else if isRetryable(st) {
 		m.refused[t][sig].Add(stored)
 	}
 }

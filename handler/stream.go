@@ -412,7 +412,7 @@ func appendStreamResponse(dst []byte, id uint64, out exportOutcome, st *grpcwire
 			mm.AppendString(3, out.message)
 			mm.AppendInt64(5, int64(out.rejected))
 		}
-	case isRetryable(st.Code):
+	case isRetryable(st):
 		mm.AppendInt32(2, resultRetryable)
 		mm.AppendString(3, st.Message)
 		d := st.RetryDelay
@@ -435,13 +435,18 @@ func appendStreamResponse(dst []byte, id uint64, out exportOutcome, st *grpcwire
 	return dst
 }
 
-// isRetryable reports whether a request that failed with c may succeed if
-// sent again (OTLP v1.11 "Failures": the retryable gRPC codes).
-func isRetryable(c grpcwire.Code) bool {
-	switch c {
+// isRetryable reports whether a request that failed with st may succeed if
+// sent again (OTLP v1.11 "Failures": the retryable gRPC codes;
+// RESOURCE_EXHAUSTED only "if the server signals that a recovery from
+// resource exhaustion is possible", i.e. with RetryInfo — without it, it is
+// a request larger than the whole admission budget).
+func isRetryable(st *grpcwire.Status) bool {
+	switch st.Code {
 	case grpcwire.Canceled, grpcwire.DeadlineExceeded, grpcwire.Aborted, grpcwire.OutOfRange,
-		grpcwire.Unavailable, grpcwire.DataLoss, grpcwire.ResourceExhausted:
+		grpcwire.Unavailable, grpcwire.DataLoss:
 		return true
+	case grpcwire.ResourceExhausted:
+		return st.RetryDelay > 0
 	}
 	return false
 }
