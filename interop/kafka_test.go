@@ -42,7 +42,10 @@ func TestKafka(t *testing.T) {
 	if brokers == "" {
 		t.Skip("OTLP_LITE_KAFKA_BROKERS is not set; scripts/kafka/test.sh (make kafka-test) starts a broker and sets it")
 	}
-	srv := startServerHTTP(t, t.TempDir(), "-storage", "kafka", "-kafka-brokers", brokers)
+	// A long produce timeout: the first write to a topic on a broker
+	// just started can take more than the 5 s default on a loaded CI
+	// machine, and this test is about what arrives, not when.
+	srv := startServerHTTP(t, t.TempDir(), "-storage", "kafka", "-kafka-brokers", brokers, "-kafka-produce-timeout", "30s")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 

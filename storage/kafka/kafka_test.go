@@ -151,8 +151,16 @@ func consume(t *testing.T, brokers []string, see func(*kgo.Record) bool, topics 
 	}
 }
 
+// open opens a sink for cfg. Unless the test sets its own ProduceTimeout,
+// it waits up to 30 s for acknowledgements rather than the production
+// default of 5 s: the first write to a topic just created on a broker just
+// started (idempotent producer id, partition leaders) can take longer on a
+// loaded CI machine, and these tests are about what is written, not when.
 func open(t *testing.T, cfg kafka.Config) *kafka.Sink {
 	t.Helper()
+	if cfg.ProduceTimeout == 0 {
+		cfg.ProduceTimeout = 30 * time.Second
+	}
 	s, err := kafka.Open(cfg)
 	if err != nil {
 		t.Fatal(err)
