@@ -208,11 +208,7 @@ func (d *decoder) decodeAny(f *field) error {
 	}
 
 	d.pos = objOff
-	d.dst = appendTag(d.dst, f.num, wtLen)
-	anyStart := d.beginLen()
-	d.dst = appendTag(d.dst, 1, wtLen)
-	d.dst = binary.AppendUvarint(d.dst, uint64(len(d.typeURL)))
-	d.dst = append(d.dst, d.typeURL...)
+	anyStart := d.beginAny(f)
 	err := d.eachKey(func(key []byte) error {
 		if string(key) != "retryDelay" && string(key) != "retry_delay" {
 			return d.skipValue()
@@ -254,17 +250,25 @@ func (d *decoder) decodeAny(f *field) error {
 	return nil
 }
 
+// beginAny starts element f of google.protobuf.Any with its type_url
+// (d.typeURL) and returns the start to pass to endLen once Any.value is
+// written.
+func (d *decoder) beginAny(f *field) int {
+	d.dst = appendTag(d.dst, f.num, wtLen)
+	anyStart := d.beginLen()
+	d.dst = appendTag(d.dst, 1, wtLen)
+	d.dst = binary.AppendUvarint(d.dst, uint64(len(d.typeURL)))
+	d.dst = append(d.dst, d.typeURL...)
+	return anyStart
+}
+
 // decodeBadRequest transcodes the Any object at objOff (ending at end),
 // whose @type is google.rpc.BadRequest:
 //
 //	{"@type":"...","fieldViolations":[{"field":"...","description":"..."}]}
 func (d *decoder) decodeBadRequest(f *field, objOff, end int) error {
 	d.pos = objOff
-	d.dst = appendTag(d.dst, f.num, wtLen)
-	anyStart := d.beginLen()
-	d.dst = appendTag(d.dst, 1, wtLen)
-	d.dst = binary.AppendUvarint(d.dst, uint64(len(d.typeURL)))
-	d.dst = append(d.dst, d.typeURL...)
+	anyStart := d.beginAny(f)
 	d.dst = appendTag(d.dst, 2, wtLen)
 	valueStart := d.beginLen()
 	err := d.eachKey(func(key []byte) error {
