@@ -12,13 +12,21 @@ import (
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 )
 
-func TestTokenAuth(t *testing.T) {
+// newTestTokenFile writes content to a token file in a temporary directory
+// and opens it; the path is returned for tests that rewrite the file.
+func newTestTokenFile(t *testing.T, content string) (*TokenFile, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens")
-	os.WriteFile(path, []byte("# ingest tokens\nalpha-token\n\n  beta-token  \n"), 0o600)
+	os.WriteFile(path, []byte(content), 0o600)
 	tf, err := NewTokenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tf, path
+}
+
+func TestTokenAuth(t *testing.T) {
+	tf, path := newTestTokenFile(t, "# ingest tokens\nalpha-token\n\n  beta-token  \n")
 	sink := &memSink{}
 	c := startHandler(t, New(Config{Sink: sink, Logger: quietLogger(), Auth: tf}))
 	invoke := func(token string) error {

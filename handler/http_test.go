@@ -9,8 +9,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -283,12 +281,7 @@ func TestCORS(t *testing.T) {
 // Authorization header, and a 401 carries the CORS headers so the page sees
 // the 401 rather than an opaque CORS failure.
 func TestCORSWithAuth(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "tokens")
-	os.WriteFile(path, []byte("alpha-token\n"), 0o600)
-	tf, err := NewTokenFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tf, _ := newTestTokenFile(t, "alpha-token\n")
 	cfg := Config{Auth: tf, CORS: CORSConfig{AllowedOrigins: []string{"https://app.example.com"}}}
 	runHTTPCases(t, cfg, []httpCase{
 		{name: "preflight allows authorization", method: "OPTIONS", path: "/v1/traces",
