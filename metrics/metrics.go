@@ -58,10 +58,12 @@ type family struct {
 type series struct {
 	labelPairs string // `a="x",b="y"`
 	value      atomic.Uint64
-	// histogram state
+	// histogram state: counts[i] counts observations in bucket i alone
+	// (not cumulative); the last one, past the highest bound, counts those
+	// only +Inf holds. There is no separate total: a scrape derives
+	// +Inf and _count from the same reads of counts (see family.append).
 	counts []atomic.Uint64
 	sum    atomic.Uint64 // float64 bits
-	count  atomic.Uint64
 }
 
 func (r *Registry) register(name, help string, k kind, labels []string, buckets []float64) *family {
@@ -101,7 +103,7 @@ func (f *family) with(values []string) *series {
 	}
 	s := &series{labelPairs: b.String()}
 	if f.kind == kindHistogram {
-		s.counts = make([]atomic.Uint64, len(f.buckets))
+		s.counts = make([]atomic.Uint64, len(f.buckets)+1)
 	}
 	f.series[key] = s
 	f.order = append(f.order, key)
@@ -198,21 +200,21 @@ type Histogram struct {
 	buckets []float64
 }
 
-// Observe records v.
+// Observe records v: it adds v to the sum, then counts it in one bucket.
+// The order matters to a concurrent scrape, which reads the buckets before
+// the sum (see family.append).
 func (h *Histogram) Observe(v float64) {
-	for i, ub := range h.buckets {
-		if v <= ub {
-			h.s.counts[i].Add(1)
-			break
-		}
-	}
-	h.s.count.Add(1)
 	for {
 		old := h.s.sum.Load()
 		if h.s.sum.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+v)) {
-			return
+			break
 		}
 	}
+	i := 0
+	for i < len(h.buckets) && !(v <= h.buckets[i]) { // NaN goes past every bound, to +Inf
+		i++
+	}
+	h.s.counts[i].Add(1)
 }
 
 // HistogramVec is a histogram family with labels.
@@ -275,15 +277,32 @@ func (f *family) append(b []byte) []byte {
 		f.mu.Unlock()
 		switch f.kind {
 		case kindHistogram:
+			// Observers keep running while we read, so the reads are not
+			// one snapshot; the scrape is consistent anyway, without a
+			// lock on Observe, because of what is derived from what:
+			//   - each bucket is read once, and the cumulative values are
+			//     running sums of those reads, so they cannot decrease;
+			//   - +Inf and _count are the sum of all the reads, overflow
+			//     bucket included, so they are equal and not below any
+			//     finite bucket. (The old separate total, updated after
+			//     the bucket and read after the buckets, could miss an
+			//     observation whose bucket we had read: +Inf below le=x.
+			//     Ordering could fix that too, but deriving the total
+			//     needs no ordering argument and one atomic less.)
+			//   - _sum is read after the buckets, and Observe adds to the
+			//     sum before it counts, so _sum includes every observation
+			//     the buckets count (plus perhaps a few not counted yet).
+			// Each counter only grows, so successive scrapes never go
+			// backwards either.
 			var cum uint64
 			for i, ub := range f.buckets {
 				cum += s.counts[i].Load()
 				b = appendSample(b, f.name+"_bucket", joinLabels(s.labelPairs, `le="`+formatFloat(ub)+`"`), float64(cum))
 			}
-			count := s.count.Load()
-			b = appendSample(b, f.name+"_bucket", joinLabels(s.labelPairs, `le="+Inf"`), float64(count))
+			cum += s.counts[len(f.buckets)].Load()
+			b = appendSample(b, f.name+"_bucket", joinLabels(s.labelPairs, `le="+Inf"`), float64(cum))
 			b = appendSample(b, f.name+"_sum", s.labelPairs, math.Float64frombits(s.sum.Load()))
-			b = appendSample(b, f.name+"_count", s.labelPairs, float64(count))
+			b = appendSample(b, f.name+"_count", s.labelPairs, float64(cum))
 		default:
 			b = appendSample(b, f.name, s.labelPairs, float64(int64(s.value.Load())))
 		}
