@@ -131,6 +131,9 @@ func DecompressCharged(dst []byte, c Codec, src []byte, limit int, charge func(n
 // the overshoot past the limit; 32 KiB matches the decoders' own window.
 const readChunk = 32 << 10
 
+// firstRead is the first allocation of an empty buffer.
+const firstRead = 4 << 10
+
 // ReadAll appends everything r yields to dst, failing with ErrTooLarge once
 // more than limit bytes have arrived; the buffer grows with what arrives,
 // never with what a header claims. charge, if not nil, is called with the
@@ -151,8 +154,15 @@ func readAllLimited(dst []byte, r io.Reader, limit int, charge func(int) error) 
 		}
 		if cap(dst)-len(dst) < readChunk/2 {
 			// Grow geometrically but never beyond what the limit allows
-			// plus one chunk, so a bomb cannot make us reserve more.
-			want := max(cap(dst)*2, len(dst)+readChunk)
+			// plus one chunk, so a bomb cannot make us reserve more. The
+			// first steps follow what arrived (from firstRead up), so a
+			// reader that sends nothing, as a client lying about its
+			// Content-Length, makes us allocate almost nothing.
+			step := readChunk
+			if got := len(dst) - start; got < readChunk {
+				step = max(got, firstRead)
+			}
+			want := max(cap(dst)*2, len(dst)+step)
 			if hard := start + limit + readChunk; want > hard {
 				want = max(hard, len(dst)+readChunk/2)
 			}

@@ -47,13 +47,18 @@ type Call struct {
 	started bool // response headers are written
 	ended   bool // status is written
 	budget  Budget
-	// skip is the length of a message whose bytes were left unread
-	// because the budget refused it; skipCompressed is its flag.
+	// refused is set when the budget refused the last message part way;
+	// skip is how many of its bytes are still unread, skipCompressed its
+	// flag.
+	refused        bool
 	skip           int
 	skipCompressed bool
 	lastWire       int
 	msgTimeout     time.Duration
 	unary          bool // ReadUnary manages the read deadline itself
+	// deadlineSet is true while a message's read deadline is armed (from
+	// its first prefix byte until it, and any skip, is read).
+	deadlineSet bool
 
 	// deadlineMu serializes read-deadline changes with Finish: a reader
 	// goroutine that outlives the handler must not touch the
@@ -72,11 +77,65 @@ func (c *Call) Finish() {
 	c.deadlineMu.Unlock()
 }
 
-// SetMessageReadTimeout bounds how long the body of each message may take
-// to arrive once its 5-byte prefix has been read. A stalled sender (a
-// slowloris, or a client that died without a reset) is cut off, while a
-// healthy stream may still wait any time between messages. Zero disables.
+// LimitMessageSize lowers the largest message the call accepts to n bytes,
+// compressed or decompressed, for methods whose requests are known to be
+// small.
+func (c *Call) LimitMessageSize(n int) {
+	if n < c.limits.maxRecv() {
+		c.limits.MaxRecvMsgSize = n
+	}
+}
+
+// SetMessageReadTimeout bounds how long each message may take to arrive
+// once its first byte has: the rest of its 5-byte prefix, its body, and the
+// bytes skipped after a refusal. A stalled sender (a slowloris, or a client
+// that died without a reset) is cut off, while a healthy stream may still
+// wait any time between messages. Zero disables.
 func (c *Call) SetMessageReadTimeout(d time.Duration) { c.msgTimeout = d }
+
+// ResetStream abandons the call's HTTP/2 stream at once (RST_STREAM): writes
+// blocked on flow control return an error and reads fail. A server uses it
+// for a peer that stopped reading its responses. It does nothing after
+// Finish.
+func (c *Call) ResetStream() {
+	c.deadlineMu.Lock()
+	defer c.deadlineMu.Unlock()
+	if c.w != nil && !c.finished {
+		// A write deadline in the past resets the stream immediately
+		// (net/http's HTTP/2 server; over HTTP/1 it fails the writes).
+		_ = http.NewResponseController(c.w).SetWriteDeadline(time.Unix(1, 0))
+	}
+}
+
+// SetWriteDeadline bounds the writes of the call's response, including
+// those net/http makes after the handler returns (the trailers); past it
+// the stream is reset. It does nothing after Finish.
+func (c *Call) SetWriteDeadline(t time.Time) {
+	c.deadlineMu.Lock()
+	defer c.deadlineMu.Unlock()
+	if c.w != nil && !c.finished {
+		_ = http.NewResponseController(c.w).SetWriteDeadline(t)
+	}
+}
+
+// armMessageDeadline starts the read deadline of a message whose first
+// byte has arrived; disarmMessageDeadline ends it once the message is read.
+// Each is a message to net/http's connection goroutine, so a stream pays
+// two per message, and a unary call none (ReadUnary sets one deadline for
+// the whole request).
+func (c *Call) armMessageDeadline() {
+	if c.msgTimeout > 0 && !c.unary && !c.deadlineSet {
+		c.deadlineSet = true
+		c.setReadDeadline(time.Now().Add(c.msgTimeout))
+	}
+}
+
+func (c *Call) disarmMessageDeadline() {
+	if c.deadlineSet {
+		c.deadlineSet = false
+		c.setReadDeadline(time.Time{})
+	}
+}
 
 // setReadDeadline sets the stream's read deadline where the server supports
 // it (net/http's HTTP/1 and HTTP/2 servers do).
@@ -96,11 +155,22 @@ func (c *Call) LastWireSize() int { return c.lastWire }
 // server can bound the bytes of all requests in flight (admission control).
 // Errors it returns are sent to the client: a *Status as it is, any other
 // error as UNAVAILABLE.
+//
+// Only bytes that arrived are charged, never what a length prefix or a
+// Content-Length claims: a client that declares 64 MiB and sends ten bytes
+// holds ten bytes of the budget (plus what HTTP/2 flow control lets it
+// leave unread in the connection, which the server's window bounds).
 type Budget interface {
-	// Reserve is called with a message's wire length, read from its
-	// 5-byte prefix, before any of its bytes are read. It may wait for
-	// room, until ctx is done.
-	Reserve(ctx context.Context, n int) error
+	// Declare is called with a message's declared length, read from its
+	// 5-byte prefix, before any of its bytes are read. It charges nothing:
+	// it refuses at once a message that could never be admitted (larger
+	// than the whole budget), so the client is not made to send it.
+	Declare(n int) error
+	// Charge is called with the number of wire bytes of a message that
+	// just arrived, before more are read. It may wait for room, until ctx
+	// is done; while it waits nothing more is read, so HTTP/2 flow control
+	// holds the sender back.
+	Charge(ctx context.Context, n int) error
 	// Grow is called as decompression produces output, with the number of
 	// new bytes. It must not wait: a request that cannot grow is refused.
 	Grow(n int) error
@@ -242,25 +312,60 @@ func IsEndOfStream(st *Status) bool { return st == errEndOfStream }
 // IsEndOfStream is true when the client half-closed between messages.
 //
 // The 5-byte prefix is not trusted: a length over the limit is refused before
-// anything is allocated, and the buffer grows only as bytes actually arrive,
-// so a lying prefix costs what was sent, not what was claimed. A compressed
-// message is decompressed with the limit applied to the output, so a
-// decompression bomb stops at the limit.
+// anything is read, the Budget is charged only for bytes that arrived, and
+// the buffer grows only as bytes actually arrive, so a lying prefix costs
+// what was sent, not what was claimed. A compressed message is decompressed
+// with the limit applied to the output, so a decompression bomb stops at the
+// limit.
+//
+// When the Budget refuses the message part way, ReadMessage returns the
+// refusal with the bytes read so far, and Skipped reports true: the caller
+// either ends the call or consumes the rest with SkipRefusedMessage.
 func (c *Call) ReadMessage(buf, scratch []byte) (msg, scratchOut []byte, st *Status) {
-	n, err := io.ReadFull(c.r.Body, c.hdr[:])
-	if err != nil {
-		if n == 0 && err == io.EOF {
+	if err := c.readPrefix(); err != nil {
+		c.disarmMessageDeadline()
+		if err == io.EOF {
 			return buf[:0], scratch, errEndOfStream
 		}
 		return buf[:0], scratch, c.readError(err)
 	}
+	c.refused = false
+	msg, scratch, st = c.readBody(buf, scratch)
+	if !c.refused {
+		c.disarmMessageDeadline()
+	}
+	return msg, scratch, st
+}
+
+// readPrefix reads a message's 5-byte prefix. Waiting for its first byte
+// is waiting between messages and has no deadline; from the first byte on
+// the message read deadline runs, so a client that sends part of a prefix
+// and stalls is cut off like one that stalls inside a body. It returns
+// io.EOF only for a clean end of stream before the first byte.
+func (c *Call) readPrefix() error {
+	n := 0
+	for n == 0 {
+		var err error
+		n, err = c.r.Body.Read(c.hdr[:])
+		if n == 0 && err != nil {
+			return err
+		}
+	}
+	c.armMessageDeadline()
+	if n < len(c.hdr) {
+		m, err := io.ReadFull(c.r.Body, c.hdr[n:])
+		if err != nil {
+			return eofToUnexpected(err, m, len(c.hdr)-n)
+		}
+	}
+	return nil
+}
+
+// readBody reads the message announced by c.hdr.
+func (c *Call) readBody(buf, scratch []byte) (msg, scratchOut []byte, st *Status) {
 	compressed := c.hdr[0]
 	length := uint64(c.hdr[1])<<24 | uint64(c.hdr[2])<<16 | uint64(c.hdr[3])<<8 | uint64(c.hdr[4])
 	c.lastWire = int(length)
-	if c.msgTimeout > 0 && !c.unary {
-		c.setReadDeadline(time.Now().Add(c.msgTimeout))
-		defer c.setReadDeadline(time.Time{})
-	}
 	limit := c.limits.maxRecv()
 	if compressed > 1 {
 		return buf[:0], scratch, Errorf(Internal, "grpc: received unexpected payload format %d", compressed)
@@ -273,22 +378,32 @@ func (c *Call) ReadMessage(buf, scratch []byte) (msg, scratchOut []byte, st *Sta
 	}
 	var grow func(int) error
 	if c.budget != nil {
-		if err := c.budget.Reserve(c.ctx, int(length)); err != nil {
-			c.skip, c.skipCompressed = int(length), compressed == 1
+		if err := c.budget.Declare(int(length)); err != nil {
+			c.refused, c.skip, c.skipCompressed = true, int(length), compressed == 1
 			return buf[:0], scratch, budgetStatus(err)
 		}
 		grow = c.budget.Grow
 	}
-	if compressed == 0 {
-		msg, err = readGrowing(buf[:0], c.r.Body, int(length))
-		if err != nil {
-			return msg, scratch, c.readError(err)
-		}
-		return msg, scratch, nil
+	dst := &msg
+	*dst = buf[:0]
+	if compressed == 1 {
+		dst = &scratch
 	}
-	scratch, err = readGrowing(scratch[:0], c.r.Body, int(length))
+	var err error
+	*dst, err = c.readCharged((*dst)[:0], int(length))
 	if err != nil {
+		if st, ok := errors.AsType[*Status](err); ok {
+			c.refused, c.skip, c.skipCompressed = true, int(length)-len(*dst), compressed == 1
+			if compressed == 1 {
+				// Compressed leading bytes are of no use to the caller.
+				return buf[:0], scratch, st
+			}
+			return msg, scratch, st
+		}
 		return buf[:0], scratch, c.readError(err)
+	}
+	if compressed == 0 {
+		return msg, scratch, nil
 	}
 	msg, err = compression.DecompressCharged(buf[:0], c.codec, scratch, limit, grow)
 	if err != nil {
@@ -303,17 +418,59 @@ func (c *Call) ReadMessage(buf, scratch []byte) (msg, scratchOut []byte, st *Sta
 	return msg, scratch, nil
 }
 
-// SkipRefusedMessage consumes the message that the last ReadMessage left
-// unread because the Budget refused it, so the stream can go on. It returns
-// up to 64 leading bytes of the message (enough to find a request id that a
-// serializer writes first) and whether the message was compressed, in which
-// case the prefix is of the compressed bytes.
-func (c *Call) SkipRefusedMessage(buf []byte) (prefix []byte, compressed bool, st *Status) {
+// readCharged appends exactly n bytes of the body to dst, charging the
+// Budget for each read as it arrives (see Budget). The buffer grows only
+// as data arrives: to at most twice what was read plus minReadBuffer, so
+// that neither the allocation nor the charge follows a claimed length. A
+// Budget refusal is returned as a *Status with the bytes read so far.
+func (c *Call) readCharged(dst []byte, n int) ([]byte, error) {
+	want := len(dst) + n
+	for len(dst) < want {
+		if len(dst) == cap(dst) {
+			next := min(max(2*cap(dst), minReadBuffer), want)
+			nb := make([]byte, len(dst), next)
+			copy(nb, dst)
+			dst = nb
+		}
+		m, err := c.r.Body.Read(dst[len(dst):min(cap(dst), want)])
+		dst = dst[:len(dst)+m]
+		if m > 0 && c.budget != nil {
+			if cerr := c.budget.Charge(c.ctx, m); cerr != nil {
+				return dst, budgetStatus(cerr)
+			}
+		}
+		if err != nil {
+			if err == io.EOF && len(dst) == want {
+				break
+			}
+			return dst, eofToUnexpected(err, 0, 1)
+		}
+	}
+	return dst, nil
+}
+
+// minReadBuffer is the first allocation for a message read into an empty
+// buffer. Small, because one byte of a lying prefix's body would otherwise
+// make us allocate it in full; pooled buffers keep what they grew to.
+const minReadBuffer = 8 << 10
+
+// SkipRefusedMessage consumes the rest of the message that the last
+// ReadMessage refused part way (the Budget refused it), so the stream can go
+// on. got is what ReadMessage returned with the refusal; SkipRefusedMessage
+// completes it to up to 64 leading bytes of the message (enough to find a
+// request id that a serializer writes first), discards the rest, and returns
+// them with whether the message was compressed, in which case they are
+// compressed bytes. The message read deadline still applies.
+func (c *Call) SkipRefusedMessage(got []byte) (prefix []byte, compressed bool, st *Status) {
+	defer c.disarmMessageDeadline()
 	n := c.skip
 	compressed = c.skipCompressed
-	c.skip, c.skipCompressed = 0, false
-	k := min(n, 64)
-	prefix, err := readGrowing(buf[:0], c.r.Body, k)
+	c.refused, c.skip, c.skipCompressed = false, 0, false
+	k := min(n, max(64-len(got), 0))
+	if len(got) > 64 {
+		got = got[:64]
+	}
+	prefix, err := readGrowing(got, c.r.Body, k)
 	if err != nil {
 		return prefix, compressed, c.readError(err)
 	}
@@ -325,7 +482,7 @@ func (c *Call) SkipRefusedMessage(buf []byte) (prefix []byte, compressed bool, s
 
 // Skipped reports whether the last ReadMessage refused a message whose bytes
 // are still unread (see SkipRefusedMessage).
-func (c *Call) Skipped() bool { return c.skip > 0 }
+func (c *Call) Skipped() bool { return c.refused }
 
 // budgetStatus is the status for a Budget error.
 func budgetStatus(err error) *Status {

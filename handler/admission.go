@@ -22,10 +22,12 @@ const (
 // every protocol (gRPC unary, streams, OTLP/HTTP).
 type AdmissionConfig struct {
 	// RequestLimit is the budget of request bytes in flight (wire bytes
-	// plus decompressed bytes) from reading until the response.
+	// plus decompressed bytes), charged as they arrive and released once
+	// the request is stored (before its response is written, so a client
+	// that does not read responses holds none of it).
 	RequestLimit int64
-	// WaitingLimit is how many bytes of requests may wait for room; beyond
-	// it requests are refused at once as retryable.
+	// WaitingLimit is how many bytes that arrived may wait for room;
+	// beyond it requests are refused at once as retryable.
 	WaitingLimit int64
 	// MaxWait bounds a request's wait for room, within its own deadline.
 	MaxWait time.Duration
@@ -34,6 +36,12 @@ type AdmissionConfig struct {
 // admission is a byte budget with a LIFO wait queue: when room frees up the
 // newest waiters go first, because under overload they are the ones whose
 // clients are still waiting, while the oldest are about to time out.
+//
+// Requests are charged as their bytes arrive (grpcwire.Budget), so a
+// request may wait more than once. Waiters that already hold part of the
+// budget (a request part way through its body) go before new requests:
+// finishing what has begun frees its whole charge soonest, and new
+// requests cannot starve a request half read.
 type admission struct {
 	limit, waitLimit int64
 	maxWait          time.Duration
@@ -43,13 +51,17 @@ type admission struct {
 	inFlight int64
 	waiting  int64
 	waiters  []*admissionWaiter // stack: newest last
-	stats    admissionStats
+	// continuingWaiters counts the waiters with continuing set.
+	continuingWaiters int
+	stats             admissionStats
 }
 
 type admissionWaiter struct {
 	n     int64
 	ready chan struct{} // closed when admitted
 	done  bool          // admitted or abandoned (under mu)
+	// continuing: the request already holds budget (see admission).
+	continuing bool
 }
 
 // admissionStats are the counters the admin metrics expose.
@@ -86,21 +98,34 @@ func (a *admission) tooLargeStatus(n int64) *grpcwire.Status {
 		"request of %d bytes is larger than the server's whole admission budget of %d bytes; split the batch", n, a.limit)
 }
 
-// acquire takes n bytes of budget, waiting if needed.
-func (a *admission) acquire(ctx context.Context, n int64) *grpcwire.Status {
+// refuseTooLarge counts and returns the refusal of a request of n bytes.
+func (a *admission) refuseTooLarge(n int64) *grpcwire.Status {
+	a.mu.Lock()
+	a.stats.RefusedTooLarge++
+	a.mu.Unlock()
+	return a.tooLargeStatus(n)
+}
+
+// acquire takes n bytes of budget, waiting if needed. continuing says the
+// request already holds some of the budget, which puts it ahead of new
+// requests.
+func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpcwire.Status {
 	if n == 0 {
 		return nil
 	}
 	if n > a.limit {
-		a.mu.Lock()
-		a.stats.RefusedTooLarge++
-		a.mu.Unlock()
-		return a.tooLargeStatus(n)
+		return a.refuseTooLarge(n)
 	}
 	a.mu.Lock()
-	if a.inFlight+n <= a.limit && len(a.waiters) == 0 {
+	ahead := len(a.waiters)
+	if continuing {
+		ahead = a.continuingWaiters
+	}
+	if a.inFlight+n <= a.limit && ahead == 0 {
 		a.inFlight += n
-		a.stats.Admitted++
+		if !continuing {
+			a.stats.Admitted++
+		}
 		a.mu.Unlock()
 		return nil
 	}
@@ -109,8 +134,11 @@ func (a *admission) acquire(ctx context.Context, n int64) *grpcwire.Status {
 		a.mu.Unlock()
 		return a.busyStatus("admission queue full")
 	}
-	w := &admissionWaiter{n: n, ready: make(chan struct{})}
+	w := &admissionWaiter{n: n, ready: make(chan struct{}), continuing: continuing}
 	a.waiters = append(a.waiters, w)
+	if continuing {
+		a.continuingWaiters++
+	}
 	a.waiting += n
 	a.stats.Waited++
 	a.mu.Unlock()
@@ -151,7 +179,8 @@ func (a *admission) tryAcquire(n int64) *grpcwire.Status {
 	return nil
 }
 
-// release returns n bytes and admits waiters, newest first, that now fit.
+// release returns n bytes and admits waiters that now fit: continuing ones
+// first, then new ones, newest first within each.
 func (a *admission) release(n int64) {
 	if n == 0 {
 		return
@@ -159,27 +188,44 @@ func (a *admission) release(n int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.inFlight -= n
+	if a.continuingWaiters > 0 {
+		a.admitWaiters(true)
+	}
+	a.admitWaiters(false)
+}
+
+// admitWaiters admits, newest first, the waiters of the given kind that fit.
+func (a *admission) admitWaiters(continuing bool) {
 	for i := len(a.waiters) - 1; i >= 0; i-- {
 		w := a.waiters[i]
-		if a.inFlight+w.n > a.limit {
+		if w.continuing != continuing || a.inFlight+w.n > a.limit {
 			continue
 		}
 		a.inFlight += w.n
 		a.waiting -= w.n
-		a.stats.Admitted++
+		if !continuing {
+			a.stats.Admitted++
+		}
 		w.done = true
 		close(w.ready)
-		a.waiters = append(a.waiters[:i], a.waiters[i+1:]...)
+		a.removeAt(i)
 	}
 }
 
 func (a *admission) removeWaiter(w *admissionWaiter) {
 	for i, x := range a.waiters {
 		if x == w {
-			a.waiters = append(a.waiters[:i], a.waiters[i+1:]...)
+			a.removeAt(i)
 			return
 		}
 	}
+}
+
+func (a *admission) removeAt(i int) {
+	if a.waiters[i].continuing {
+		a.continuingWaiters--
+	}
+	a.waiters = append(a.waiters[:i], a.waiters[i+1:]...)
 }
 
 // snapshot returns bytes in flight and waiting, and the counters.
@@ -196,9 +242,22 @@ type ticket struct {
 	held int64
 }
 
-// Reserve implements grpcwire.Budget.
-func (t *ticket) Reserve(ctx context.Context, n int) error {
-	if st := t.a.acquire(ctx, int64(n)); st != nil {
+// Declare implements grpcwire.Budget: a declared size larger than the whole
+// budget can never be admitted and is refused at once, as too large (not
+// retryable); anything else is charged only as it arrives.
+func (t *ticket) Declare(n int) error {
+	if int64(n) > t.a.limit {
+		return t.a.refuseTooLarge(int64(n))
+	}
+	return nil
+}
+
+// Charge implements grpcwire.Budget.
+func (t *ticket) Charge(ctx context.Context, n int) error {
+	if total := t.held + int64(n); total > t.a.limit {
+		return t.a.refuseTooLarge(total)
+	}
+	if st := t.a.acquire(ctx, int64(n), t.held > 0); st != nil {
 		return st
 	}
 	t.held += int64(n)
@@ -210,10 +269,7 @@ func (t *ticket) Reserve(ctx context.Context, n int) error {
 // refused as too large (not retryable), not as busy.
 func (t *ticket) Grow(n int) error {
 	if total := t.held + int64(n); total > t.a.limit {
-		t.a.mu.Lock()
-		t.a.stats.RefusedTooLarge++
-		t.a.mu.Unlock()
-		return t.a.tooLargeStatus(total)
+		return t.a.refuseTooLarge(total)
 	}
 	if st := t.a.tryAcquire(int64(n)); st != nil {
 		return st

@@ -133,11 +133,14 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, grpc bool
 		if service, _, ok := splitMethod(r.URL.Path); ok && service == healthService {
 			return true
 		}
-		if call, early := grpcwire.StartCall(w, r, h.limits); early == nil {
-			call.WriteStatus(st)
-			call.Close()
+		call, early := grpcwire.StartCall(w, r, h.limits)
+		if early != nil {
+			// StartCall answered a malformed call itself.
+			h.recordRefusal(r, transportGRPC, 0, early)
+			return false
 		}
-		h.logRefusal(r, "grpc", st)
+		h.refuseGRPC(call, transportGRPC, st)
+		call.Close()
 		return false
 	}
 	if r.Method == http.MethodOptions && h.cors.enabled() {

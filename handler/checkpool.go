@@ -1,7 +1,9 @@
 package handler
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
@@ -39,9 +41,32 @@ func newCheckPool() *checkPool {
 
 func (p *checkPool) work(jobs <-chan *checkJob) {
 	for j := range jobs {
-		j.res, j.err = j.check(j.src, j.opts)
+		j.res, j.err = runCheck(j)
 		j.done <- struct{}{}
 	}
+}
+
+// runCheck runs one validation, turning a panic into a *decoderPanic
+// error: a decoder bug must fail the one request that found it (INTERNAL,
+// with the stack logged), not end the process with every client's data in
+// flight. The recover is deferred per job, which costs a few nanoseconds.
+func runCheck(j *checkJob) (res otlpdecode.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &decoderPanic{value: r, stack: debug.Stack()}
+		}
+	}()
+	return j.check(j.src, j.opts)
+}
+
+// decoderPanic is a panic inside a decoder, recovered.
+type decoderPanic struct {
+	value any
+	stack []byte
+}
+
+func (e *decoderPanic) Error() string {
+	return fmt.Sprintf("decoder panicked: %v", e.value)
 }
 
 // run validates src on a worker and returns the result.

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
-	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/VictoriaMetrics/easyproto"
 
@@ -72,15 +70,16 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
 	if st != nil {
 		h.m.countRequest(transportGRPC, kind.signal, exportOutcome{}, st)
-		h.logRefusal(call.Request(), "grpc", st)
-		call.WriteStatus(st)
+		h.refuseGRPC(call, transportGRPC, st)
 		return
 	}
 	h.m.countBytes(transportGRPC, call.LastWireSize(), len(bufs.msg))
 	out, st := h.export(call.Context(), transportGRPC, kind, bufs)
+	// Stored (or not): the request's budget is free before the response
+	// is written, so a client that does not read it holds none.
+	bufs.ticket.release()
 	if st != nil {
-		h.logRefusal(call.Request(), "grpc", st)
-		call.WriteStatus(st)
+		h.refuseGRPC(call, transportGRPC, st)
 		return
 	}
 	bufs.resp = appendExportResponse(bufs.resp[:0], out)
@@ -100,6 +99,12 @@ func (h *Handler) export(ctx context.Context, t transport, kind *signalKind, buf
 
 func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *requestBuffers) (exportOutcome, *grpcwire.Status) {
 	res, err := h.checks.run(&bufs.check, kind.check, bufs.msg, &h.decodeOpts)
+	if p, ok := errors.AsType[*decoderPanic](err); ok {
+		// Our bug, not the client's: INTERNAL, and the stack for the
+		// report.
+		h.log.Error("decoder panicked; the request was refused", "request", kind.request, "panic", fmt.Sprint(p.value), "stack", string(p.stack))
+		return exportOutcome{}, grpcwire.Errorf(grpcwire.Internal, "cannot decode %s: internal error (%v); please report it", kind.request, p.value)
+	}
 	if err != nil {
 		return exportOutcome{}, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.request, err), err)
 	}
@@ -119,6 +124,13 @@ func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *
 		// An empty request, or one whose every item was rejected: nothing
 		// to store, and nothing for the client to retry.
 		return out, nil
+	}
+	if ctx.Err() != nil {
+		// The client has stopped waiting (its deadline passed while the
+		// request was read, waited or validated): storing it now would
+		// store data the client will resend, since it is told the
+		// request failed.
+		return out, deadlineStatus(ctx, "before the data was stored; nothing was stored")
 	}
 	start := time.Now()
 	err = h.sink.Write(ctx, kind.signal, data, stored)
@@ -148,15 +160,12 @@ func badRequest(st *grpcwire.Status, err error) *grpcwire.Status {
 // it (OTLP v1.11 "Failures": UNAVAILABLE is retryable, with RetryInfo telling
 // when) — except ErrRejected, which no retry can fix.
 func (h *Handler) storageStatus(ctx context.Context, err error) *grpcwire.Status {
-	if ctxErr := ctx.Err(); ctxErr != nil {
+	if ctx.Err() != nil {
 		// The sink stopped waiting, not necessarily writing: a record
 		// already handed to the disk log is still written. Say so, as a
 		// retry may then store it twice (OTLP allows duplicates; it does
 		// not allow claiming a loss that did not happen).
-		if errors.Is(ctxErr, context.DeadlineExceeded) {
-			return grpcwire.Errorf(grpcwire.DeadlineExceeded, "deadline exceeded before storage confirmed the data (it may still be stored; a retry can duplicate it)")
-		}
-		return grpcwire.Errorf(grpcwire.Canceled, "request canceled before storage confirmed the data (it may still be stored)")
+		return deadlineStatus(ctx, "before storage confirmed the data (it may still be stored; a retry can duplicate it)")
 	}
 	if errors.Is(err, storage.ErrRejected) {
 		// Retrying the same request cannot succeed: INVALID_ARGUMENT,
@@ -166,6 +175,35 @@ func (h *Handler) storageStatus(ctx context.Context, err error) *grpcwire.Status
 	st := grpcwire.Errorf(grpcwire.Unavailable, "cannot store data, retry later: %v", err)
 	st.RetryDelay = h.retryDelay
 	return st
+}
+
+// deadlineStatus is the status of a request whose context ended: its
+// deadline passed (DEADLINE_EXCEEDED) or the client went away (CANCELLED);
+// when says at what point.
+func deadlineStatus(ctx context.Context, when string) *grpcwire.Status {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return grpcwire.Errorf(grpcwire.DeadlineExceeded, "deadline exceeded %s", when)
+	}
+	return grpcwire.Errorf(grpcwire.Canceled, "request canceled %s", when)
+}
+
+// maxResponseMessage bounds the error_message of a response. OTLP v1.11
+// caps a response at 4 MiB ("OTLP/gRPC Response", "OTLP/HTTP Response"); a
+// message naming the first bad item stays far below that, but it can quote
+// the data, so it is truncated here rather than trusted.
+const maxResponseMessage = 4 << 10
+
+// truncateMessage cuts msg to maxResponseMessage bytes at a UTF-8 boundary.
+func truncateMessage(msg string) string {
+	if len(msg) <= maxResponseMessage {
+		return msg
+	}
+	const suffix = " ... (truncated)"
+	cut := maxResponseMessage - len(suffix)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + suffix
 }
 
 // appendExportResponse encodes the Export*ServiceResponse. The three
@@ -188,7 +226,7 @@ func appendExportResponse(dst []byte, out exportOutcome) []byte {
 		ps.AppendInt64(1, int64(out.rejected))
 	}
 	if out.message != "" {
-		ps.AppendString(2, out.message)
+		ps.AppendString(2, truncateMessage(out.message))
 	}
 	dst = m.Marshal(dst)
 	responseMarshalers.Put(m)
@@ -197,59 +235,3 @@ func appendExportResponse(dst []byte, out exportOutcome) []byte {
 
 var responseMarshalers easyproto.MarshalerPool
 
-// logRefusal logs a request that did not end in OK. Refusals are what an
-// operator needs to see; successes are not logged (except at debug level).
-// Lines are rate-limited so that a flood of bad requests cannot flood the
-// log: what is dropped is counted in the next line that is written.
-func (h *Handler) logRefusal(r *http.Request, transport string, st *grpcwire.Status) {
-	level := slog.LevelWarn
-	if st.Code == grpcwire.Canceled {
-		level = slog.LevelDebug
-	}
-	if !h.log.Enabled(r.Context(), level) {
-		return
-	}
-	ok, suppressed := h.logLimit.allow(time.Now())
-	if !ok {
-		return
-	}
-	attrs := []any{"transport", transport, "path", r.URL.Path, "peer", r.RemoteAddr,
-		"code", st.Code.String(), "reason", st.Message}
-	if suppressed > 0 {
-		attrs = append(attrs, "suppressed_since_last", suppressed)
-	}
-	h.log.Log(r.Context(), level, "request refused", attrs...)
-}
-
-// logLimiter allows logRefusalBurst lines at once, refilled at
-// logRefusalRate per second.
-type logLimiter struct {
-	mu         sync.Mutex
-	tokens     float64
-	last       time.Time
-	suppressed int
-}
-
-const (
-	logRefusalRate  = 10
-	logRefusalBurst = 50
-)
-
-func (l *logLimiter) allow(now time.Time) (bool, int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.last.IsZero() {
-		l.tokens = logRefusalBurst
-	} else {
-		l.tokens = min(logRefusalBurst, l.tokens+now.Sub(l.last).Seconds()*logRefusalRate)
-	}
-	l.last = now
-	if l.tokens < 1 {
-		l.suppressed++
-		return false, 0
-	}
-	l.tokens--
-	n := l.suppressed
-	l.suppressed = 0
-	return true, n
-}

@@ -21,7 +21,8 @@ const (
 func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	call, st := grpcwire.StartCall(w, r, h.limits)
 	if st != nil {
-		h.logRefusal(r, "grpc", st)
+		// StartCall has answered.
+		h.recordRefusal(r, transportGRPC, 0, st)
 		return
 	}
 	defer call.Close()
@@ -30,7 +31,7 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	service, method, ok := splitMethod(r.URL.Path)
 	if !ok {
-		call.WriteStatus(grpcwire.Errorf(grpcwire.Unimplemented, "malformed method name: %q", r.URL.Path))
+		h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.Unimplemented, "malformed method name: %q", r.URL.Path))
 		return
 	}
 	switch service {
@@ -80,10 +81,10 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	default:
-		call.WriteStatus(grpcwire.Errorf(grpcwire.Unimplemented, "unknown service %s", service))
+		h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.Unimplemented, "unknown service %s", service))
 		return
 	}
-	call.WriteStatus(grpcwire.Errorf(grpcwire.Unimplemented, "unknown method %s for service %s", method, service))
+	h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.Unimplemented, "unknown method %s for service %s", method, service))
 }
 
 // splitMethod splits "/pkg.Service/Method" into its service and method.

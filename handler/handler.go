@@ -152,8 +152,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// HTTP/1.1 there are no trailers to carry grpc-status, so a
 		// client could not tell success from failure. grpc-go answers
 		// 505 the same way. The body is not read.
+		st := grpcwire.Errorf(grpcwire.Unimplemented, "gRPC requires HTTP/2: use h2c (HTTP/2 with prior knowledge) or TLS with ALPN h2, or send OTLP/HTTP to /v1/traces, /v1/metrics or /v1/logs")
+		h.recordRefusal(r, transportGRPC, http.StatusHTTPVersionNotSupported, st)
 		w.Header().Set("Connection", "close")
-		http.Error(w, "gRPC requires HTTP/2: use h2c (HTTP/2 with prior knowledge) or TLS with ALPN h2, or send OTLP/HTTP to /v1/traces, /v1/metrics or /v1/logs", http.StatusHTTPVersionNotSupported)
+		http.Error(w, st.Message, http.StatusHTTPVersionNotSupported)
 		return
 	}
 	if !h.authenticate(w, r, grpc) {

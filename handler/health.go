@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/VictoriaMetrics/easyproto"
@@ -83,19 +84,31 @@ func (hs *healthState) status(service string) (status int32, changed <-chan stru
 	return status, hs.changed, !hs.serving
 }
 
-// readHealthRequest reads the one HealthCheckRequest of Check or Watch (a
-// server-streaming call also has exactly one request message).
-func readHealthRequest(call *grpcwire.Call) (service string, st *grpcwire.Status) {
-	msg, _, st := call.ReadUnary(nil, nil)
+// maxHealthRequest bounds a health request message. A HealthCheckRequest is
+// one service name (ours are under 60 bytes) and a HealthListRequest is
+// empty; 1 KiB leaves room for future fields while no peer, and health
+// calls may come without credentials, can make us buffer more.
+const maxHealthRequest = 1 << 10
+
+// readHealthRequest reads the one request message of Check, Watch or List
+// (a server-streaming call also has exactly one request message). Like
+// every request it is charged to the admission budget and read under the
+// body read timeout; its size is capped at maxHealthRequest.
+func (h *Handler) readHealthRequest(call *grpcwire.Call) (service string, st *grpcwire.Status) {
+	call.LimitMessageSize(maxHealthRequest)
+	bufs := h.getBuffers()
+	defer h.putBuffers(bufs)
+	call.SetBudget(&bufs.ticket)
+	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
 	if st != nil {
 		return "", st
 	}
-	service, _, err := easyproto.GetString(msg, 1)
+	service, _, err := easyproto.GetString(bufs.msg, 1)
 	if err != nil {
 		return "", grpcwire.Errorf(grpcwire.Internal, "grpc: error unmarshalling request: %v", err)
 	}
-	// The string aliases msg, which is not reused: safe to keep.
-	return service, nil
+	// The buffers go back to the pool: keep a copy.
+	return strings.Clone(service), nil
 }
 
 func appendHealthResponse(dst []byte, status int32) []byte {
@@ -109,14 +122,14 @@ func appendHealthResponse(dst []byte, status int32) []byte {
 // healthCheck answers Check: NOT_FOUND for a service it does not know, as
 // the protocol requires.
 func (h *Handler) healthCheck(call *grpcwire.Call) {
-	service, st := readHealthRequest(call)
+	service, st := h.readHealthRequest(call)
 	if st != nil {
-		call.WriteStatus(st)
+		h.refuseGRPC(call, transportGRPC, st)
 		return
 	}
 	status, _, _ := h.health.status(service)
 	if status == servingStatusServiceUnknown {
-		call.WriteStatus(grpcwire.Errorf(grpcwire.NotFound, "unknown service"))
+		h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.NotFound, "unknown service %q: this server reports \"\" (the server as a whole) and the OTLP services", service))
 		return
 	}
 	_ = call.WriteResponse(appendHealthResponse(nil, status))
@@ -127,9 +140,9 @@ func (h *Handler) healthCheck(call *grpcwire.Call) {
 // protocol requires. The stream ends when the client goes away or, after
 // the NOT_SERVING update, when the server shuts down.
 func (h *Handler) healthWatch(call *grpcwire.Call) {
-	service, st := readHealthRequest(call)
+	service, st := h.readHealthRequest(call)
 	if st != nil {
-		call.WriteStatus(st)
+		h.refuseGRPC(call, transportGRPC, st)
 		return
 	}
 	ctx := call.Context()
@@ -158,8 +171,8 @@ func (h *Handler) healthWatch(call *grpcwire.Call) {
 
 // healthList answers List with every known service's status.
 func (h *Handler) healthList(call *grpcwire.Call) {
-	if _, _, st := call.ReadUnary(nil, nil); st != nil {
-		call.WriteStatus(st)
+	if _, st := h.readHealthRequest(call); st != nil {
+		h.refuseGRPC(call, transportGRPC, st)
 		return
 	}
 	m := responseMarshalers.Get()

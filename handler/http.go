@@ -175,11 +175,11 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 	if r.ContentLength > int64(limit) {
 		return tooLarge()
 	}
-	// Admission: reserve the declared length before reading (this may
-	// wait), then charge whatever arrives beyond it and every decompressed
-	// byte as it is produced, without waiting.
-	reserved := max(r.ContentLength, 0)
-	if err := bufs.ticket.Reserve(r.Context(), int(reserved)); err != nil {
+	// Admission: a declared length that could never be admitted is
+	// refused at once; otherwise bytes are charged as they arrive (and
+	// may wait for room), never as declared, so a lying Content-Length
+	// costs what was sent. Decompressed bytes are charged as produced.
+	if err := bufs.ticket.Declare(int(max(r.ContentLength, 0))); err != nil {
 		st := err.(*grpcwire.Status)
 		return httpStatusOf(st), st
 	}
@@ -193,16 +193,9 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		_ = rc.SetReadDeadline(time.Now().Add(h.bodyTimeout))
 		defer rc.SetReadDeadline(time.Time{})
 	}
-	// Bytes up to the reserved Content-Length are already charged; charge
-	// only what arrives beyond it.
-	uncharged := int(reserved)
+	ctx := r.Context()
 	*raw, err = compression.ReadAll((*raw)[:0], r.Body, limit, func(n int) error {
-		free := min(n, uncharged)
-		uncharged -= free
-		if n -= free; n > 0 {
-			return bufs.ticket.Grow(n)
-		}
-		return nil
+		return bufs.ticket.Charge(ctx, n)
 	})
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return http.StatusRequestTimeout, grpcwire.Errorf(grpcwire.DeadlineExceeded,
@@ -252,7 +245,7 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 // the exchange's encoding. Throttling statuses (429, 503) carry Retry-After
 // when the status has a retry delay (OTLP v1.11 "OTLP/HTTP Throttling").
 func (h *Handler) writeHTTPError(w http.ResponseWriter, r *http.Request, enc httpEncoding, httpStatus int, st *grpcwire.Status) {
-	h.logRefusal(r, "http", st)
+	h.recordRefusal(r, transportHTTP, httpStatus, st)
 	unread := r.ProtoMajor == 1 && !enc.bodyRead && r.ContentLength != 0
 	if unread {
 		// Refused before or while reading the body: answer, then close.

@@ -38,6 +38,11 @@ type handlerMetrics struct {
 	storeWrite  [4]*metrics.Histogram
 	openStreams *metrics.Gauge
 	rotations   *metrics.Counter
+	// refusals counts every request not answered OK, by why (refuse.go).
+	refusals [numTransports][numReasons]*metrics.Counter
+	// ackWriteTimeouts counts streams reset because their client stopped
+	// reading acknowledgements.
+	ackWriteTimeouts *metrics.Counter
 }
 
 func newHandlerMetrics(r *metrics.Registry, adm *admission) *handlerMetrics {
@@ -67,6 +72,13 @@ func newHandlerMetrics(r *metrics.Registry, adm *admission) *handlerMetrics {
 	}
 	m.openStreams = r.Gauge("otlplite_open_streams", "Export streams open.").With()
 	m.rotations = r.Counter("otlplite_stream_rotations_total", "Export streams ended by rotation (age, request count or shutdown).").With()
+	m.ackWriteTimeouts = r.Counter("otlplite_stream_ack_write_timeouts_total", "Export streams reset because the client did not take an acknowledgement within the ack write timeout.").With()
+	refusals := r.Counter("otlplite_refusals_total", "Requests not answered OK, by transport and reason (every path: gRPC, streams, OTLP/HTTP, health, authentication, routing).", "transport", "reason")
+	for t := range numTransports {
+		for reason := range numReasons {
+			m.refusals[t][reason] = refusals.With(transportNames[t], reasonNames[reason])
+		}
+	}
 
 	r.GaugeFunc("otlplite_admission_bytes_in_flight", "Request bytes admitted and not yet answered.", func() float64 {
 		in, _, _ := adm.snapshot()
@@ -80,7 +92,7 @@ func newHandlerMetrics(r *metrics.Registry, adm *admission) *handlerMetrics {
 		_, _, st := adm.snapshot()
 		return float64(st.Waited)
 	})
-	refusals := []struct {
+	admissionRefusals := []struct {
 		reason string
 		get    func(admissionStats) int64
 	}{
@@ -88,7 +100,7 @@ func newHandlerMetrics(r *metrics.Registry, adm *admission) *handlerMetrics {
 		{"too_large", func(s admissionStats) int64 { return s.RefusedTooLarge }},
 		{"decompressed_over_budget", func(s admissionStats) int64 { return s.RefusedGrow }},
 	}
-	for _, rf := range refusals {
+	for _, rf := range admissionRefusals {
 		r.CounterFunc("otlplite_admission_refusals_"+rf.reason+"_total", "Requests refused by admission control: "+rf.reason+".", func() float64 {
 			_, _, st := adm.snapshot()
 			return float64(rf.get(st))

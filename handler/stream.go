@@ -25,10 +25,16 @@ const (
 // stream every 30 s or 1000 batches"; 16 requests in flight per stream keep a
 // high-latency link busy (at 500 spans per batch) while bounding per-stream
 // memory to 16 request buffers.
+//
+// Acknowledgements are tens of bytes and a healthy client reads them as
+// they come, since its own pipeline waits on them; one that takes none for
+// 10 s has stopped reading. Its requests are stored already, so resetting
+// the stream loses nothing and frees the stream's slots and goroutines.
 const (
-	DefaultStreamMaxInFlight = 16
-	DefaultStreamMaxAge      = 30 * time.Second
-	DefaultStreamMaxRequests = 1000
+	DefaultStreamMaxInFlight     = 16
+	DefaultStreamMaxAge          = 30 * time.Second
+	DefaultStreamMaxRequests     = 1000
+	DefaultStreamAckWriteTimeout = 10 * time.Second
 )
 
 // StreamConfig bounds one export stream.
@@ -44,6 +50,12 @@ type StreamConfig struct {
 	// Negative disables the bound.
 	MaxAge      time.Duration
 	MaxRequests int
+	// AckWriteTimeout bounds how long one acknowledgement may wait for
+	// the client to take it (HTTP/2 flow control); after it the stream is
+	// reset. Every request is stored before its acknowledgement is
+	// written, and its admission budget already released. Negative
+	// disables.
+	AckWriteTimeout time.Duration
 }
 
 func (c *StreamConfig) setDefaults() {
@@ -55,6 +67,9 @@ func (c *StreamConfig) setDefaults() {
 	}
 	if c.MaxRequests == 0 {
 		c.MaxRequests = DefaultStreamMaxRequests
+	}
+	if c.AckWriteTimeout == 0 {
+		c.AckWriteTimeout = DefaultStreamAckWriteTimeout
 	}
 }
 
@@ -72,6 +87,10 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 	call.Flush()
 	h.m.openStreams.Add(1)
 	defer h.m.openStreams.Add(-1)
+	if d := h.stream.AckWriteTimeout; d > 0 {
+		stop := s.watchAckWrites(d)
+		defer stop()
+	}
 	go s.readLoop()
 
 	var ageTimer <-chan time.Time
@@ -82,35 +101,46 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 		ageTimer = t.C
 	}
 	var end *grpcwire.Status
+	rotated := false
 	select {
 	case st := <-s.readDone:
 		end = st // nil: the client half-closed
 	case <-s.rotate:
-		end = h.rotationStatus()
+		rotated = true
 	case <-ageTimer:
-		end = h.rotationStatus()
+		rotated = true
 	case <-h.health.shuttingDown():
-		end = h.rotationStatus()
+		rotated = true
 	case <-call.Context().Done():
-		end = grpcwire.Errorf(grpcwire.Canceled, "stream canceled: %v", call.Context().Err())
+		// The client's grpc-timeout passed (DEADLINE_EXCEEDED) or it
+		// went away (CANCELLED).
+		end = deadlineStatus(call.Context(), "on the export stream")
+	}
+	if rotated {
+		// Normal operation, counted in otlplite_stream_rotations_total,
+		// not a refusal.
+		h.m.rotations.Inc()
+		end = rotationStatus()
 	}
 	// Stop taking requests, then let every request already read finish and
 	// be acknowledged before the trailers: a read request is never left
 	// without an answer while the stream is alive.
 	s.stopAccepting()
 	s.wg.Wait()
-	if end != nil && end.Code != grpcwire.OK {
-		h.logRefusal(call.Request(), "grpc_stream", end)
+	if end != nil && !rotated {
+		h.recordRefusal(call.Request(), transportGRPCStream, 0, end)
+	}
+	if d := h.stream.AckWriteTimeout; d > 0 {
+		// The trailers, and any acknowledgement still buffered, are
+		// written after the handler returns, beyond the watchdog: give
+		// them the same bound with the stream's own write deadline (one
+		// message to the connection, once per stream).
+		call.SetWriteDeadline(time.Now().Add(d))
 	}
 	call.WriteStatus(end)
 	// The read loop may still be blocked reading; from here on it must not
 	// touch the ResponseWriter (it only sees the body close and exits).
 	call.Finish()
-}
-
-func (h *Handler) rotationStatus() *grpcwire.Status {
-	h.m.rotations.Inc()
-	return rotationStatus()
 }
 
 func rotationStatus() *grpcwire.Status {
@@ -123,7 +153,7 @@ type exportStreamState struct {
 	h     *Handler
 	call  *grpcwire.Call
 	kind  *signalKind
-	slots chan struct{} // one per request being processed
+	slots chan struct{} // one per request being processed or acknowledged
 
 	mu       sync.Mutex
 	stopped  bool
@@ -131,8 +161,12 @@ type exportStreamState struct {
 	wg       sync.WaitGroup
 	requests int
 	writeMu  sync.Mutex
+	ackBuf   []byte // the acknowledgement being written (under writeMu)
 	// ackWriters counts acknowledgements waiting for or holding writeMu.
 	ackWriters atomic.Int32
+	// writeStart is when the acknowledgement write in progress began
+	// (UnixNano), zero when none is (see watchAckWrites).
+	writeStart atomic.Int64
 	readDone   chan *grpcwire.Status // the read loop's end: nil on half-close
 	rotate     chan struct{}         // closed when MaxRequests is reached
 	rotateOne  sync.Once
@@ -161,7 +195,7 @@ func (s *exportStreamState) readLoop() {
 		var st *grpcwire.Status
 		bufs.msg, bufs.scratch, st = s.call.ReadMessage(bufs.msg, bufs.scratch)
 		if st != nil && s.call.Skipped() {
-			// Admission refused the request before reading it: consume it
+			// Admission refused the request part way: consume the rest
 			// and answer FailedRetryable, keeping the stream open.
 			if s.refuse(bufs, st) {
 				continue
@@ -199,7 +233,7 @@ func (s *exportStreamState) readLoop() {
 			s.mu.Unlock()
 			s.h.putBuffers(bufs)
 			<-s.slots
-			s.readDone <- grpcwire.Errorf(grpcwire.InvalidArgument, "request id %d reused while still in flight", id)
+			s.readDone <- grpcwire.Errorf(grpcwire.InvalidArgument, "request id %d reused while still in flight: an id may be sent again only after its acknowledgement", id)
 			return
 		}
 		s.inFlight[id] = true
@@ -219,16 +253,28 @@ func (s *exportStreamState) readLoop() {
 }
 
 // refuse answers a request that admission refused with FailedRetryable. It
-// reports false when the stream cannot go on: the message could not be
-// consumed, or its id could not be read (compressed, or id not first), in
-// which case the stream ends with the refusal and the client resends
-// everything unacknowledged.
+// reports false when the stream cannot go on: the rest of the message could
+// not be consumed, or its id could not be read (compressed, or id not
+// first), in which case the stream ends with the refusal and the client
+// resends everything unacknowledged.
 func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Status) bool {
 	defer func() {
 		s.h.putBuffers(bufs)
 		<-s.slots
 	}()
+	// Nothing of the refused request is kept: its charge goes back now,
+	// before the rest is skipped (under the message read deadline).
+	bufs.ticket.release()
 	s.h.m.countRequest(transportGRPCStream, s.kind.signal, exportOutcome{}, refusal)
+	prefix, compressed, st := s.call.SkipRefusedMessage(bufs.msg)
+	bufs.msg = prefix
+	if st != nil || compressed {
+		return false
+	}
+	id, ok := leadingID(prefix)
+	if !ok {
+		return false
+	}
 	// Register like a request in flight, so the handler waits for this
 	// answer before it ends the stream (and never returns while we write).
 	s.mu.Lock()
@@ -239,65 +285,95 @@ func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Statu
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
-	prefix, compressed, st := s.call.SkipRefusedMessage(bufs.msg)
-	bufs.msg = prefix
-	if st != nil || compressed {
-		return false
-	}
-	id, ok, err := easyproto.GetUint64(prefix, 1)
-	if err != nil && len(prefix) < 64 {
-		return false
-	}
-	if !ok {
-		// GetUint64 stops at the first malformed field; a truncated
-		// prefix with the id first still yields it.
-		var fc easyproto.FieldContext
-		if _, ferr := fc.NextField(prefix); ferr != nil || fc.FieldNum != 1 {
-			return false
-		}
-		if id, ok = fc.Uint64(); !ok {
-			return false
-		}
-	}
-	bufs.resp = appendStreamResponse(bufs.resp[:0], id, exportOutcome{}, refusal, s.h.retryDelay)
-	err = s.writeAck(bufs.resp)
-	s.h.logRefusal(s.call.Request(), "grpc_stream", refusal)
-	return err == nil
+	s.h.recordRefusal(s.call.Request(), transportGRPCStream, 0, refusal)
+	return s.writeAck(id, exportOutcome{}, refusal) == nil
 }
 
-// writeAck writes one ExportResponse. Acknowledgements that complete
-// together share one flush: each writer announces itself before taking the
-// lock, and only the last one in line flushes — every ack is flushed by the
-// writer that follows it or by itself. (A flush per ack cost 6% of server
-// CPU in the side-by-side benchmark.)
-func (s *exportStreamState) writeAck(msg []byte) error {
-	s.ackWriters.Add(1)
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	err := s.call.WriteMessage(msg)
-	if s.ackWriters.Add(-1) == 0 {
-		s.call.Flush()
+// leadingID finds the request id in the first bytes of a stream request, if
+// a serializer wrote it first (every protobuf library writes fields in
+// number order). The bytes may end anywhere after it.
+func leadingID(prefix []byte) (uint64, bool) {
+	var fc easyproto.FieldContext
+	if _, err := fc.NextField(prefix); err != nil || fc.FieldNum != 1 {
+		return 0, false
 	}
-	return err
+	return fc.Uint64()
 }
 
-// process exports one request and writes its acknowledgement.
+// process exports one request and writes its acknowledgement. The request's
+// budget and buffers are released as soon as it is stored, before the
+// acknowledgement is written: a client that does not read acknowledgements
+// holds nothing but its slots, and only until the ack write times out.
 func (s *exportStreamState) process(id uint64, bufs *requestBuffers) {
 	defer s.wg.Done()
 	out, st := s.h.export(s.call.Context(), transportGRPCStream, s.kind, bufs)
-	bufs.resp = appendStreamResponse(bufs.resp[:0], id, out, st, s.h.retryDelay)
-	err := s.writeAck(bufs.resp)
-	if err != nil {
+	s.h.putBuffers(bufs)
+	if st != nil {
+		s.h.recordRefusal(s.call.Request(), transportGRPCStream, 0, st)
+	}
+	if err := s.writeAck(id, out, st); err != nil {
 		s.h.log.Debug("cannot write stream response", "peer", s.call.Request().RemoteAddr, "err", err)
 	}
-	if st != nil {
-		s.h.logRefusal(s.call.Request(), "grpc_stream", st)
-	}
-	s.h.putBuffers(bufs)
+	<-s.slots
+}
+
+// writeAck writes the ExportResponse of request id. Acknowledgements that
+// complete together share one flush: each writer announces itself before
+// taking the lock, and only the last one in line flushes — every ack is
+// flushed by the writer that follows it or by itself. (A flush per ack cost
+// 6% of server CPU in the side-by-side benchmark.)
+//
+// The id leaves the in-flight set just before its acknowledgement is
+// written: the client cannot see the ack before that, so an id it resends
+// as soon as the ack arrives is always free (stream.proto allows it).
+func (s *exportStreamState) writeAck(id uint64, out exportOutcome, st *grpcwire.Status) error {
+	s.ackWriters.Add(1)
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.ackBuf = appendStreamResponse(s.ackBuf[:0], id, out, st, s.h.retryDelay)
 	s.mu.Lock()
 	delete(s.inFlight, id)
 	s.mu.Unlock()
-	<-s.slots
+	s.writeStart.Store(time.Now().UnixNano())
+	err := s.call.WriteMessage(s.ackBuf)
+	if s.ackWriters.Add(-1) == 0 {
+		s.call.Flush()
+	}
+	s.writeStart.Store(0)
+	return err
+}
+
+// watchAckWrites resets the stream when one acknowledgement write has been
+// blocked for timeout (the client stopped reading: HTTP/2 flow control
+// holds our writes). It checks every timeout/2, so a write is given between
+// timeout and 1.5 x timeout. A watchdog costs nothing per write, where a
+// write deadline per ack would be two messages to the connection goroutine
+// (net/http's own -write-timeout cost 7% of server CPU for that reason).
+// The returned func stops it.
+func (s *exportStreamState) watchAckWrites(timeout time.Duration) (stop func()) {
+	var mu sync.Mutex
+	stopped := false
+	var t *time.Timer
+	t = time.AfterFunc(timeout/2, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		if start := s.writeStart.Load(); start != 0 && time.Since(time.Unix(0, start)) >= timeout {
+			s.h.m.ackWriteTimeouts.Inc()
+			s.h.log.Debug("stream reset: the client took no acknowledgement in time", "peer", s.call.Request().RemoteAddr, "timeout", timeout)
+			s.call.ResetStream()
+			return
+		}
+		t.Reset(timeout / 2)
+	})
+	return func() {
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		t.Stop()
+	}
 }
 
 // exportEnvelopeUnary serves UnaryExporter: the stream's envelope, one
@@ -309,21 +385,23 @@ func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
 	var st *grpcwire.Status
 	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
 	if st != nil {
-		h.logRefusal(call.Request(), "grpc", st)
-		call.WriteStatus(st)
+		h.m.countRequest(transportGRPC, kind.signal, exportOutcome{}, st)
+		h.refuseGRPC(call, transportGRPC, st)
 		return
 	}
 	id, err := unwrapStreamRequest(bufs)
 	if err != nil {
 		st := grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode request: %v", err)
-		h.logRefusal(call.Request(), "grpc", st)
-		call.WriteStatus(st)
+		h.m.countRequest(transportGRPC, kind.signal, exportOutcome{}, st)
+		h.refuseGRPC(call, transportGRPC, st)
 		return
 	}
 	h.m.countBytes(transportGRPC, call.LastWireSize(), len(bufs.msg))
 	out, st := h.export(call.Context(), transportGRPC, kind, bufs)
+	bufs.ticket.release()
 	if st != nil {
-		h.logRefusal(call.Request(), "grpc", st)
+		// Answered in the ExportResponse, with the call itself OK.
+		h.recordRefusal(call.Request(), transportGRPC, 0, st)
 	}
 	bufs.resp = appendStreamResponse(bufs.resp[:0], id, out, st, h.retryDelay)
 	_ = call.WriteResponse(bufs.resp)
@@ -409,12 +487,12 @@ func appendStreamResponse(dst []byte, id uint64, out exportOutcome, st *grpcwire
 	switch {
 	case st == nil:
 		if out.rejected > 0 {
-			mm.AppendString(3, out.message)
+			mm.AppendString(3, truncateMessage(out.message))
 			mm.AppendInt64(5, int64(out.rejected))
 		}
 	case isRetryable(st):
 		mm.AppendInt32(2, resultRetryable)
-		mm.AppendString(3, st.Message)
+		mm.AppendString(3, truncateMessage(st.Message))
 		d := st.RetryDelay
 		if d <= 0 {
 			d = retryDelay
@@ -428,7 +506,7 @@ func appendStreamResponse(dst []byte, id uint64, out exportOutcome, st *grpcwire
 		}
 	default:
 		mm.AppendInt32(2, resultNonRetryable)
-		mm.AppendString(3, st.Message)
+		mm.AppendString(3, truncateMessage(st.Message))
 	}
 	dst = m.Marshal(dst)
 	responseMarshalers.Put(m)

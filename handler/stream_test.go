@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,11 +25,15 @@ type testStream struct {
 	resp *http.Response
 }
 
-func openStream(t *testing.T, c *grpcwire.Client, method string) *testStream {
+// openStream opens a stream of method with the extra header pairs kv.
+func openStream(t *testing.T, c *grpcwire.Client, method string, kv ...string) *testStream {
 	t.Helper()
 	pr, pw := io.Pipe()
 	req, _ := http.NewRequest("POST", c.BaseURL+"/otlplite.v1.StreamExporter/"+method, pr)
 	req.Header.Set("Content-Type", "application/grpc")
+	for i := 0; i+1 < len(kv); i += 2 {
+		req.Header.Set(kv[i], kv[i+1])
+	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -113,16 +118,11 @@ func (s *testStream) finish() ([]ack, *grpcwire.Status) {
 	if code == "" {
 		code = s.resp.Header.Get("Grpc-Status")
 	}
-	switch code {
-	case "0":
-		st.Code = grpcwire.OK
-	case "3":
-		st.Code = grpcwire.InvalidArgument
-	case "14":
-		st.Code = grpcwire.Unavailable
-	default:
+	n, err := strconv.Atoi(code)
+	if err != nil {
 		s.t.Fatalf("unexpected grpc-status %q", code)
 	}
+	st.Code = grpcwire.Code(n)
 	st.Message = grpcwire.DecodeGRPCMessage(s.resp.Trailer.Get("Grpc-Message"))
 	if d := s.resp.Trailer.Get("Grpc-Status-Details-Bin"); d != "" {
 		st.RetryDelay = -1 // only rotation sends details on streams

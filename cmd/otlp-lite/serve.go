@@ -63,7 +63,7 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.StringVar(&cfg.tls.keyFile, "tls-key", "", "TLS private key file (PEM)")
 	fs.StringVar(&cfg.tls.clientCAFile, "tls-client-ca", "", "CA certificates (PEM) for mTLS: clients must present a certificate signed by one of them")
 	fs.StringVar(&cfg.tls.minVersion, "tls-min-version", "1.2", "minimum TLS version: 1.2 or 1.3")
-	fs.StringVar(&cfg.authTokenFile, "auth-token-file", "", "file of bearer tokens, one per line, re-read when it changes; requests without a valid 'authorization: Bearer' header are refused before their body is read (gRPC health checks and CORS preflights are exempt: load balancers and browsers send them without credentials)")
+	fs.StringVar(&cfg.authTokenFile, "auth-token-file", "", "file of bearer tokens, one per line, re-read when it changes; requests without a valid 'authorization: Bearer' header are refused before their body is read (gRPC health checks and CORS preflights are exempt: Kubernetes gRPC probes, load balancers and browsers send them without credentials; health requests are still capped at 1 KiB and charged to the admission budget)")
 
 	fs.IntVar(&cfg.maxRecvMsgSize, "grpc-max-recv-msg-size", grpcwire.DefaultMaxRecvMsgSize, "largest request in bytes, compressed or decompressed, for gRPC and OTLP/HTTP (OTLP recommends accepting 64 MiB)")
 	fs.BoolVar(&cfg.validateUTF8, "validate-utf8", false, "reject items with invalid UTF-8 in string fields (proto3 requires valid UTF-8; off by default, as in the OpenTelemetry Collector)")
@@ -117,6 +117,7 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.IntVar(&cfg.stream.MaxInFlight, "stream-max-in-flight", handler.DefaultStreamMaxInFlight, "requests of one export stream processed at once; beyond it the server stops reading the stream (flow-control back-pressure)")
 	fs.DurationVar(&cfg.stream.MaxAge, "stream-max-age", handler.DefaultStreamMaxAge, "rotate an export stream after this age (±10% jitter) so clients rebalance; negative disables")
 	fs.IntVar(&cfg.stream.MaxRequests, "stream-max-requests", handler.DefaultStreamMaxRequests, "rotate an export stream after this many requests; negative disables")
+	fs.DurationVar(&cfg.stream.AckWriteTimeout, "stream-ack-write-timeout", handler.DefaultStreamAckWriteTimeout, "reset an export stream whose client takes no acknowledgement for this long (its requests are already stored and their budget released; a healthy client reads acks as they come); negative disables")
 
 	fs.StringVar(&cfg.corsOrigins, "cors-allowed-origins", "", "comma-separated origins allowed to send OTLP/HTTP from browsers: exact, with one wildcard (https://*.example.com), or *; empty disables CORS")
 	fs.StringVar(&cfg.corsHeaders, "cors-allowed-headers", "", "comma-separated extra request headers allowed in CORS requests")

@@ -1,0 +1,166 @@
+package handler
+
+import (
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+)
+
+// Every request that does not end in OK is answered by one of three
+// writers, one per form a refusal takes: refuseGRPC (a gRPC status),
+// writeHTTPError (an OTLP/HTTP error body) and the stream's acknowledgement
+// (writeAck with a failed result). Each of them calls recordRefusal, so no
+// path can refuse without counting the refusal in
+// otlplite_refusals_total{transport,reason} and logging it (rate-limited).
+
+// refusalReason is the bounded "reason" label of otlplite_refusals_total.
+type refusalReason uint8
+
+const (
+	reasonUnauthenticated refusalReason = iota
+	reasonHTTPVersion
+	reasonNotFound
+	reasonMethodNotAllowed
+	reasonUnsupportedMediaType
+	reasonUnimplemented
+	reasonInvalidArgument
+	reasonTooLarge
+	reasonUnavailable
+	reasonDeadlineExceeded
+	reasonCanceled
+	reasonProtocol
+	reasonOther
+	numReasons
+)
+
+var reasonNames = [numReasons]string{
+	reasonUnauthenticated:      "unauthenticated",
+	reasonHTTPVersion:          "http_version",
+	reasonNotFound:             "not_found",
+	reasonMethodNotAllowed:     "method_not_allowed",
+	reasonUnsupportedMediaType: "unsupported_media_type",
+	reasonUnimplemented:        "unimplemented",
+	reasonInvalidArgument:      "invalid_argument",
+	reasonTooLarge:             "too_large",
+	reasonUnavailable:          "unavailable",
+	reasonDeadlineExceeded:     "deadline_exceeded",
+	reasonCanceled:             "canceled",
+	reasonProtocol:             "protocol_error",
+	reasonOther:                "other",
+}
+
+// reasonOf names a refusal: by its HTTP status where that says more than the
+// gRPC code (415 and 400 are both INVALID_ARGUMENT), else by the code.
+// httpStatus is 0 for gRPC.
+func reasonOf(httpStatus int, st *grpcwire.Status) refusalReason {
+	switch httpStatus {
+	case http.StatusNotFound:
+		return reasonNotFound
+	case http.StatusMethodNotAllowed:
+		return reasonMethodNotAllowed
+	case http.StatusUnsupportedMediaType:
+		return reasonUnsupportedMediaType
+	case http.StatusHTTPVersionNotSupported:
+		return reasonHTTPVersion
+	case http.StatusRequestEntityTooLarge:
+		return reasonTooLarge
+	}
+	switch st.Code {
+	case grpcwire.Unauthenticated:
+		return reasonUnauthenticated
+	case grpcwire.NotFound:
+		return reasonNotFound
+	case grpcwire.Unimplemented:
+		return reasonUnimplemented
+	case grpcwire.InvalidArgument:
+		return reasonInvalidArgument
+	case grpcwire.ResourceExhausted:
+		if st.RetryDelay > 0 {
+			return reasonUnavailable // throttled: retry later
+		}
+		return reasonTooLarge
+	case grpcwire.Unavailable:
+		return reasonUnavailable
+	case grpcwire.DeadlineExceeded:
+		return reasonDeadlineExceeded
+	case grpcwire.Canceled:
+		return reasonCanceled
+	case grpcwire.Internal:
+		return reasonProtocol
+	}
+	return reasonOther
+}
+
+// refuseGRPC ends a gRPC call with st, counted and logged.
+func (h *Handler) refuseGRPC(call *grpcwire.Call, t transport, st *grpcwire.Status) {
+	h.recordRefusal(call.Request(), t, 0, st)
+	call.WriteStatus(st)
+}
+
+// recordRefusal counts a refusal and logs it. It is called by the refusal
+// writers only (see the top of this file).
+func (h *Handler) recordRefusal(r *http.Request, t transport, httpStatus int, st *grpcwire.Status) {
+	reason := reasonOf(httpStatus, st)
+	h.m.refusals[t][reason].Inc()
+	h.logRefusal(r, t, reason, st)
+}
+
+// logRefusal logs a request that did not end in OK. Refusals are what an
+// operator needs to see; successes are not logged (except at debug level).
+// Lines are rate-limited so that a flood of bad requests cannot flood the
+// log: what is dropped is counted in the next line that is written.
+func (h *Handler) logRefusal(r *http.Request, t transport, reason refusalReason, st *grpcwire.Status) {
+	level := slog.LevelWarn
+	if st.Code == grpcwire.Canceled {
+		level = slog.LevelDebug
+	}
+	if !h.log.Enabled(r.Context(), level) {
+		return
+	}
+	ok, suppressed := h.logLimit.allow(time.Now())
+	if !ok {
+		return
+	}
+	attrs := []any{"transport", transportNames[t], "path", r.URL.Path, "peer", r.RemoteAddr,
+		"code", st.Code.String(), "reason", reasonNames[reason], "message", st.Message}
+	if suppressed > 0 {
+		attrs = append(attrs, "suppressed_since_last", suppressed)
+	}
+	h.log.Log(r.Context(), level, "request refused", attrs...)
+}
+
+// logLimiter allows logRefusalBurst lines at once, refilled at
+// logRefusalRate per second.
+type logLimiter struct {
+	mu         sync.Mutex
+	tokens     float64
+	last       time.Time
+	suppressed int
+}
+
+const (
+	logRefusalRate  = 10
+	logRefusalBurst = 50
+)
+
+func (l *logLimiter) allow(now time.Time) (bool, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.last.IsZero() {
+		l.tokens = logRefusalBurst
+	} else {
+		l.tokens = min(logRefusalBurst, l.tokens+now.Sub(l.last).Seconds()*logRefusalRate)
+	}
+	l.last = now
+	if l.tokens < 1 {
+		l.suppressed++
+		return false, 0
+	}
+	l.tokens--
+	n := l.suppressed
+	l.suppressed = 0
+	return true, n
+}
