@@ -234,4 +234,3 @@ func appendExportResponse(dst []byte, out exportOutcome) []byte {
 }
 
 var responseMarshalers easyproto.MarshalerPool
-
