@@ -13,7 +13,9 @@
 //     many requests pipelined on one bidirectional HTTP/2 stream, each with
 //     an id that is never reused, acknowledged by the server in any order.
 //     Unacknowledged requests are kept (the AckPending map) and resent when a
-//     stream is rotated or broken, exactly as stream.proto prescribes.
+//     stream is rotated or broken, exactly as stream.proto prescribes; when
+//     the server ends a stream because one message is over its size limit,
+//     that request alone fails and the rest are resent.
 //
 // Both run over net/http's HTTP/2 client (h2c or TLS) with no grpc-go: the
 // framing is the 5-byte gRPC length prefix and the messages are encoded with

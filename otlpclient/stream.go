@@ -80,6 +80,7 @@ type StreamExporter struct {
 	drained   chan struct{} // closed when closing and nothing is pending
 	noStreams chan struct{} // closed when closing and live reaches zero
 	lastError error         // the last stream failure, for Close's error
+	written   uint64        // requests handed to writers, for pendingReq.seq
 }
 
 // pendingReq is one request between Send and its final outcome.
@@ -94,8 +95,14 @@ type pendingReq struct {
 	deadline time.Time
 	attempts int
 	on       *stream // the stream it was last written to; nil while queued or waiting to retry
-	queued   bool
-	finished bool
+	// seq orders requests as they were last written, and wire and size
+	// are the message's length on the wire (compressed) and before
+	// compression: what a server's "message larger than max" status
+	// speaks of (see tooLarge).
+	seq        uint64
+	wire, size int
+	queued     bool
+	finished   bool
 	// writing is set while a writer copies payload into a frame; an
 	// outcome reached meanwhile is parked in err and reported by the
 	// writer, so the caller never gets req back while it is being read.
@@ -124,8 +131,10 @@ var (
 	ErrStreamBroken = errors.New("otlpclient: stream ended before the request was acknowledged")
 )
 
-// RequestError is a request's refusal by the server (FailedNoneRetryable),
-// or the non-retryable status that ended the stream carrying it.
+// RequestError is a request's refusal by the server: FailedNoneRetryable,
+// RESOURCE_EXHAUSTED for a request larger than the server's message limit
+// (which ends the stream; the other requests on it are resent), or another
+// non-retryable status that ended the stream carrying it.
 type RequestError struct {
 	ID      uint64
 	Message string
@@ -166,8 +175,10 @@ func NewStreamExporter(cfg StreamConfig) *StreamExporter {
 //
 // done, if not nil, is called exactly once, from another goroutine, with
 // the request's final outcome: nil when stored, a *RequestError when
-// refused, an error wrapping ErrDropped when its timeout passed, ErrClosed
-// or ErrStreamBroken. The exporter keeps req until then: the caller must
+// refused, an error wrapping ErrDropped when its timeout passed, ErrClosed,
+// ErrStreamBroken, or an error saying why no stream can be opened (a
+// malformed Endpoint). Only a *RequestError means the server refused the
+// request itself. The exporter keeps req until then: the caller must
 // not modify it before done is called (or Close returns).
 //
 // Send returns an error, and does not call done, if req is not a valid
@@ -249,9 +260,10 @@ func (e *StreamExporter) open(delay time.Duration) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, pr)
 	if err != nil {
 		// A malformed Endpoint: no stream can ever be opened, so every
-		// request fails now rather than at its timeout.
+		// request fails now rather than at its timeout. Not a
+		// RequestError: the server never saw the requests.
 		cancel()
-		e.failAll(&RequestError{Message: fmt.Sprintf("cannot open stream: %v", err)})
+		e.failAll(fmt.Errorf("otlpclient: cannot open stream: %w", err))
 		return
 	}
 	req.Header.Set("Content-Type", "application/grpc")
@@ -327,6 +339,8 @@ func (s *stream) writeLoop() {
 		p.queued = false
 		p.on = s
 		p.writing = true
+		e.written++
+		p.seq = e.written
 		s.sent++
 		last := e.cfg.RebalanceRequests > 0 && s.sent >= e.cfg.RebalanceRequests
 		if last {
@@ -339,6 +353,12 @@ func (s *stream) writeLoop() {
 		frame, scratch, err = appendFrame(frame[:0], scratch, e.cfg.Compression, id, payload)
 		e.mu.Lock()
 		p.writing = false
+		if err == nil {
+			p.wire, p.size = len(frame)-5, len(frame)-5
+			if e.cfg.Compression != compression.Identity {
+				p.size = len(scratch) // the envelope, before compression
+			}
+		}
 		parked, perr := p.parked, p.err
 		e.mu.Unlock()
 		if parked {
@@ -573,13 +593,26 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 			lost = append(lost, p)
 		}
 	}
-	slices.SortFunc(lost, func(a, b *pendingReq) int { return cmp.Compare(a.id, b.id) })
+	// In the order they were written: the order the server read them in,
+	// and the order to resend them in.
+	slices.SortFunc(lost, func(a, b *pendingReq) int { return cmp.Compare(a.seq, b.seq) })
 
 	var (
 		fail      error
 		failCtr   *atomic.Uint64
 		permanent = st != nil && st.Code != grpcwire.OK && !retryableCode(st)
+		oversize  *pendingReq
 	)
+	if permanent && st.Code == grpcwire.ResourceExhausted {
+		// A server ends the whole stream when one message is over its
+		// size limit, as it cannot read past it: the status is about that
+		// one request, and the requests written after it were never read.
+		// Failing them all would lose good data for one bad request.
+		if oversize = tooLarge(lost, st); oversize != nil {
+			lost = slices.DeleteFunc(lost, func(p *pendingReq) bool { return p == oversize })
+			permanent = false
+		}
+	}
 	switch {
 	case err != nil:
 		e.failures++
@@ -592,6 +625,11 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 		// Rotation: RetryInfo of zero means reconnect now
 		// (stream.proto), not a failure.
 		e.reopenIn = 0
+	case oversize != nil:
+		// The server is fine; the request was not. Each such end fails
+		// one request, so reconnecting at once cannot loop.
+		e.reopenIn = 0
+		e.lastError = st
 	default:
 		e.failures++
 		e.reopenIn = e.cfg.Backoff.Delay(e.failures, serverDelay(st))
@@ -604,6 +642,14 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 		fail, failCtr = ErrStreamBroken, &e.c.dropped
 	}
 	var finished []*pendingReq
+	if oversize != nil {
+		e.c.failed.Add(1)
+		oerr := &RequestError{ID: oversize.id, Message: fmt.Sprintf("%d bytes (%d on the wire) is too large for the server: %v", oversize.size, oversize.wire, st)}
+		if e.finishLocked(oversize, oerr) {
+			oversize.err = oerr
+			finished = append(finished, oversize)
+		}
+	}
 	if fail != nil {
 		for _, p := range lost {
 			failCtr.Add(1)
@@ -678,6 +724,7 @@ func (e *StreamExporter) expireLoop() {
 func (e *StreamExporter) failAll(err error) {
 	e.mu.Lock()
 	e.opening = false
+	e.failures++
 	e.lastError = err
 	var failed []*pendingReq
 	for _, p := range e.pending {
@@ -701,6 +748,19 @@ func (e *StreamExporter) Pending() int {
 
 // Stats returns the exporter's counters.
 func (e *StreamExporter) Stats() Stats { return e.c.snapshot() }
+
+// LastError returns what ended the last stream (a transport error or a gRPC
+// status) while it still holds the exporter back: nil once the server has
+// acknowledged a request since, or if no stream failed. A caller whose
+// requests are not getting through can show it.
+func (e *StreamExporter) LastError() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.failures == 0 {
+		return nil
+	}
+	return e.lastError
+}
 
 // Close stops taking requests and shuts the exporter down gracefully: it
 // sends what is queued, half-closes the stream and waits, until ctx ends,
