@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
@@ -95,6 +96,8 @@ type Handler struct {
 	bufPool     sync.Pool // *requestBuffers
 	// unreadLinger is unreadBodyLinger (http.go).
 	unreadLinger time.Duration
+	// healthWatches counts open health Watch streams (health.go).
+	healthWatches atomic.Int64
 }
 
 // New returns a Handler for cfg. The health service reports SERVING until

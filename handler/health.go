@@ -135,11 +135,26 @@ func (h *Handler) healthCheck(call *grpcwire.Call) {
 	_ = call.WriteResponse(appendHealthResponse(nil, status))
 }
 
+// maxHealthWatches bounds the Watch streams open at once. A Watch is held
+// for as long as its client likes, may come without credentials, and costs
+// a goroutine and a stream; the clients that use it (load balancers,
+// service meshes) number a handful per server, so 1024 is ample while a
+// flood of them cannot pile up goroutines.
+const maxHealthWatches = 1024
+
 // healthWatch streams the service's status now and after every change. An
 // unknown service is reported as SERVICE_UNKNOWN, not an error, as the
 // protocol requires. The stream ends when the client goes away or, after
 // the NOT_SERVING update, when the server shuts down.
 func (h *Handler) healthWatch(call *grpcwire.Call) {
+	if h.healthWatches.Add(1) > maxHealthWatches {
+		h.healthWatches.Add(-1)
+		st := grpcwire.Errorf(grpcwire.ResourceExhausted, "too many health Watch streams open (%d); use Check, or retry later", maxHealthWatches)
+		st.RetryDelay = h.retryDelay
+		h.refuseGRPC(call, transportGRPC, st)
+		return
+	}
+	defer h.healthWatches.Add(-1)
 	service, st := h.readHealthRequest(call)
 	if st != nil {
 		h.refuseGRPC(call, transportGRPC, st)
