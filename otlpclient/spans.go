@@ -24,8 +24,11 @@ type SpanGenerator struct {
 	mp    easyproto.MarshalerPool
 	seq   uint64
 	trace uint64
-	str   []byte
-	now   uint64
+	// traceID is the current trace's id: a trace spans batches when
+	// SpansPerBatch is not a multiple of ten.
+	traceID [16]byte
+	str     []byte
+	now     uint64
 }
 
 // NewSpanGenerator returns a generator of batches of spansPerBatch spans
@@ -80,19 +83,18 @@ func (g *SpanGenerator) AppendBatch(dst []byte) []byte {
 	scope.AppendString(1, "otlp-lite/loadgen")
 	scope.AppendString(2, "1")
 
-	var traceID [16]byte
 	var spanID [8]byte
 	for range g.SpansPerBatch {
 		g.seq++
 		if g.seq%10 == 1 { // ten spans per trace
 			g.trace++
-			binary.BigEndian.PutUint64(traceID[:8], g.rng.Uint64())
-			binary.BigEndian.PutUint64(traceID[8:], g.trace)
+			binary.BigEndian.PutUint64(g.traceID[:8], g.rng.Uint64())
+			binary.BigEndian.PutUint64(g.traceID[8:], g.trace)
 		}
 		binary.BigEndian.PutUint64(spanID[:], g.rng.Uint64()|1) // never the invalid all-zero id
 		g.now += 1_000_000
 		sp := ss.AppendMessage(2)
-		sp.AppendBytes(1, traceID[:])
+		sp.AppendBytes(1, g.traceID[:])
 		sp.AppendBytes(2, spanID[:])
 		sp.AppendString(5, "load-generator-span")
 		sp.AppendInt32(6, 3) // SPAN_KIND_CLIENT
