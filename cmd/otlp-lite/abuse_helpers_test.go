@@ -12,10 +12,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -275,6 +278,14 @@ func readProc(t testing.TB, pid int) procStats {
 // (every label set), or 0 if there are none.
 func (s *abuseServer) metric(t testing.TB, name string) float64 {
 	t.Helper()
+	return s.metricWith(t, name)
+}
+
+// metricWith is metric summed over the samples whose labels include every
+// one of labels, each written as in the exposition format
+// (`transport="grpc_stream"`).
+func (s *abuseServer) metricWith(t testing.TB, name string, labels ...string) float64 {
+	t.Helper()
 	resp, err := http.Get("http://" + s.adminAddr + "/metrics")
 	if err != nil {
 		t.Fatalf("cannot scrape /metrics: %v", err)
@@ -290,6 +301,15 @@ func (s *abuseServer) metric(t testing.TB, name string) float64 {
 		if c := line[len(name)]; c != ' ' && c != '{' {
 			continue
 		}
+		matches := true
+		for _, l := range labels {
+			if !strings.Contains(line, l) {
+				matches = false
+			}
+		}
+		if !matches {
+			continue
+		}
 		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
 		if err != nil {
 			t.Fatalf("bad sample %q", line)
@@ -297,6 +317,109 @@ func (s *abuseServer) metric(t testing.TB, name string) float64 {
 		sum += v
 	}
 	return sum
+}
+
+// waitMetric polls metricWith every 20 ms until ok holds for its value or
+// timeout passes, and returns the last value and whether ok held.
+func (s *abuseServer) waitMetric(t testing.TB, timeout time.Duration, name string, ok func(float64) bool, labels ...string) (float64, bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		v := s.metricWith(t, name, labels...)
+		if ok(v) {
+			return v, true
+		}
+		if time.Now().After(deadline) {
+			return v, false
+		}
+		<-tick.C
+	}
+}
+
+// honestExport is a well-behaved client's export: one valid gRPC Export
+// carrying the span id, on a new connection, with the server's token if
+// it has one and a 10 s deadline (so a slow answer is measured, not cut
+// off). It returns how long the call took.
+func (s *abuseServer) honestExport(id string) (time.Duration, error) {
+	return s.honestExportWithin(id, 10*time.Second)
+}
+
+// honestExportWithin is honestExport with the given deadline.
+func (s *abuseServer) honestExportWithin(id string, timeout time.Duration) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c := grpcwire.NewClient(s.addr, nil)
+	defer c.HTTP.CloseIdleConnections()
+	if s.token != "" {
+		c.HTTP.Transport = bearer{s.token, c.HTTP.Transport}
+	}
+	start := time.Now()
+	_, err := c.Invoke(ctx, methodTraces, tracesRequest(nil, id))
+	return time.Since(start), err
+}
+
+// honestHTTPExport is honestExport over OTLP/HTTP (HTTP/1.1, protobuf).
+func (s *abuseServer) honestHTTPExport(id string) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+s.addr+"/v1/traces", bytes.NewReader(tracesRequest(nil, id)))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	start := time.Now()
+	resp, err := newHTTP1Client().Do(req)
+	if err != nil {
+		return time.Since(start), err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	if resp.StatusCode != http.StatusOK {
+		return took, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	return took, nil
+}
+
+// stopTimed sends SIGTERM and returns how long the process took to exit
+// and its exit code; after limit it is killed and the code is -1.
+func (p *serveProc) stopTimed(limit time.Duration) (time.Duration, int) {
+	start := time.Now()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return time.Since(start), p.cmd.ProcessState.ExitCode()
+	case <-time.After(limit):
+		took := time.Since(start)
+		p.kill()
+		return took, -1
+	}
+}
+
+// serveHasFlag reports whether `otlp-lite serve -h` lists -name.
+func serveHasFlag(t *testing.T, name string) bool {
+	t.Helper()
+	out, _ := exec.Command(otlpLiteBinary(t), "serve", "-h").CombinedOutput()
+	return bytes.Contains(out, []byte("  -"+name+" ")) || bytes.Contains(out, []byte("  -"+name+"\n"))
+}
+
+// grpcMessages splits the complete gRPC Length-Prefixed-Messages at the
+// start of b and returns them with the number of bytes they span.
+func grpcMessages(b []byte) (msgs [][]byte, n int) {
+	for len(b)-n >= 5 {
+		l := int(b[n+1])<<24 | int(b[n+2])<<16 | int(b[n+3])<<8 | int(b[n+4])
+		if len(b)-n-5 < l {
+			break
+		}
+		msgs = append(msgs, b[n+5:n+5+l])
+		n += 5 + l
+	}
+	return msgs, n
 }
 
 // ready reports whether /readyz answers 200.
@@ -328,13 +451,30 @@ type h2Conn struct {
 	changed  chan struct{} // closed and replaced on every change
 	maxConc  uint32        // the server's SETTINGS_MAX_CONCURRENT_STREAMS
 	settings chan struct{} // closed at the server's first SETTINGS
+
+	// Flow control of what we send (RFC 9113 section 6.9), kept by
+	// send: the server's SETTINGS_INITIAL_WINDOW_SIZE and
+	// SETTINGS_MAX_FRAME_SIZE, and the connection's send window. A
+	// stream's window is peerInitWin plus its winDelta.
+	peerInitWin  int64
+	peerMaxFrame uint32
+	connSendWin  int64
+
+	openMu sync.Mutex // stream id allocation and HEADERS, in order
+	nextID uint32
 }
 
 // h2Stream is what the server sent on one stream.
 type h2Stream struct {
 	status, grpcStatus, grpcMessage string
 	reset                           *http2.ErrCode
-	ended                           bool // END_STREAM or RST_STREAM received
+	ended                           bool   // END_STREAM or RST_STREAM received
+	data                            []byte // the DATA received: the response's gRPC messages
+	winDelta                        int64  // WINDOW_UPDATEs received minus DATA sent
+	// onData, if set, is called by the reader under the connection's lock
+	// each time DATA arrives, to react without a goroutine switch (it may
+	// call writeLocked).
+	onData func(*h2Stream)
 }
 
 func (s *h2Stream) outcome() outcome {
@@ -365,13 +505,27 @@ func dialH2(t testing.TB, addr string) *h2Conn {
 
 // dialH2Err is dialH2 for goroutines other than the test's: it returns
 // errors, and the caller closes the connection.
-func dialH2Err(addr string) (*h2Conn, error) {
+func dialH2Err(addr string) (*h2Conn, error) { return dialH2With(addr, h2Options{}) }
+
+// h2Options change how dialH2With's client behaves.
+type h2Options struct {
+	// zeroWindow sets our SETTINGS_INITIAL_WINDOW_SIZE to 0 and never
+	// opens a stream's window: the server can send headers and trailers
+	// but not one byte of a response message.
+	zeroWindow bool
+}
+
+// dialH2With is dialH2Err with options.
+func dialH2With(addr string, opt h2Options) (*h2Conn, error) {
 	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	c := &h2Conn{conn: conn, addr: addr, streams: map[uint32]*h2Stream{},
-		changed: make(chan struct{}), settings: make(chan struct{})}
+		changed: make(chan struct{}), settings: make(chan struct{}),
+		// RFC 9113 section 6.5.2 and 6.9.2 defaults, until the server's
+		// SETTINGS and WINDOW_UPDATEs say otherwise.
+		peerInitWin: 65535, peerMaxFrame: 16384, connSendWin: 65535, nextID: 1}
 	c.fr = http2.NewFramer(conn, conn)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.MaxHeaderListSize = 1 << 20
@@ -380,8 +534,13 @@ func dialH2Err(addr string) (*h2Conn, error) {
 		conn.Close()
 		return nil, err
 	}
-	// A large window, so responses never stall on our side.
-	if err := c.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 30}); err != nil {
+	// A large window, so responses never stall on our side, unless the
+	// caller wants them all to stall.
+	window := uint32(1 << 30)
+	if opt.zeroWindow {
+		window = 0
+	}
+	if err := c.fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: window}); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -434,6 +593,12 @@ func (c *h2Conn) readLoop() {
 				if v, ok := f.Value(http2.SettingMaxConcurrentStreams); ok {
 					c.maxConc = v
 				}
+				if v, ok := f.Value(http2.SettingInitialWindowSize); ok {
+					c.peerInitWin = int64(v)
+				}
+				if v, ok := f.Value(http2.SettingMaxFrameSize); ok {
+					c.peerMaxFrame = v
+				}
 				c.wmu.Lock()
 				c.fr.WriteSettingsAck()
 				c.wmu.Unlock()
@@ -464,6 +629,10 @@ func (c *h2Conn) readLoop() {
 		case *http2.DataFrame:
 			s := c.stream(f.StreamID)
 			s.ended = s.ended || f.StreamEnded()
+			s.data = append(s.data, f.Data()...)
+			if s.onData != nil {
+				s.onData(s)
+			}
 			if n := len(f.Data()); n > 0 {
 				// Give the window back, so long responses never stall.
 				c.wmu.Lock()
@@ -480,6 +649,12 @@ func (c *h2Conn) readLoop() {
 			}
 		case *http2.GoAwayFrame:
 			c.goaway = f
+		case *http2.WindowUpdateFrame:
+			if f.StreamID == 0 {
+				c.connSendWin += int64(f.Increment)
+			} else {
+				c.stream(f.StreamID).winDelta += int64(f.Increment)
+			}
 		}
 		c.notifyLocked()
 		c.mu.Unlock()
@@ -487,13 +662,17 @@ func (c *h2Conn) readLoop() {
 }
 
 // headers sends a HEADERS frame opening stream id: a POST of path with
-// content-type ct (gRPC's when empty) and the extra header pairs.
+// content-type application/grpc and te: trailers, and the extra header
+// pairs; a "content-type" pair replaces the default one (and its te).
 func (c *h2Conn) headers(id uint32, path string, endStream bool, kv ...string) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.hbuf.Reset()
-	fields := append([]string{":method", "POST", ":scheme", "http", ":path", path, ":authority", c.addr,
-		"content-type", "application/grpc", "te", "trailers"}, kv...)
+	fields := []string{":method", "POST", ":scheme", "http", ":path", path, ":authority", c.addr}
+	if !slices.Contains(kv, "content-type") {
+		fields = append(fields, "content-type", "application/grpc", "te", "trailers")
+	}
+	fields = append(fields, kv...)
 	for i := 0; i < len(fields); i += 2 {
 		c.henc.WriteField(hpack.HeaderField{Name: fields[i], Value: fields[i+1]})
 	}
@@ -501,10 +680,108 @@ func (c *h2Conn) headers(id uint32, path string, endStream bool, kv ...string) e
 		EndStream: endStream, EndHeaders: true})
 }
 
+// data sends b in one DATA frame, whatever the flow-control windows (send
+// respects them).
 func (c *h2Conn) data(id uint32, endStream bool, b []byte) error {
+	c.mu.Lock()
+	c.stream(id).winDelta -= int64(len(b))
+	c.connSendWin -= int64(len(b))
+	c.mu.Unlock()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.fr.WriteData(id, endStream, b)
+}
+
+// errNoWindow is send's error when the server's flow-control windows stayed
+// closed; errStreamEnded when the server ended the stream first.
+var (
+	errNoWindow    = errors.New("flow-control window closed")
+	errStreamEnded = errors.New("stream ended by the server")
+)
+
+// send writes b on stream id as DATA frames within the server's flow-control
+// windows and frame size, waiting up to stall each time they are closed;
+// endStream sets END_STREAM on the last frame. It returns how many bytes it
+// sent and, if not all, why: errNoWindow after the windows stayed closed
+// for stall (a client sending "as much as flow control lets it"),
+// errStreamEnded, or the connection's failure.
+func (c *h2Conn) send(id uint32, b []byte, endStream bool, stall time.Duration) (int, error) {
+	sent := 0
+	for first := true; first || sent < len(b); first = false {
+		n := 0
+		ended := false
+		ok := c.wait(stall, func() bool {
+			s := c.stream(id)
+			if s.ended {
+				ended = true
+				return true
+			}
+			n = int(min(int64(len(b)-sent), c.connSendWin, c.peerInitWin+s.winDelta, int64(c.peerMaxFrame)))
+			if n <= 0 && len(b) > sent {
+				return false
+			}
+			// Claimed here, under the lock, so concurrent senders on
+			// the connection never overdraw its window.
+			n = max(n, 0)
+			s.winDelta -= int64(n)
+			c.connSendWin -= int64(n)
+			return true
+		})
+		switch {
+		case ended:
+			return sent, errStreamEnded
+		case !ok && c.closed():
+			c.mu.Lock()
+			err := c.readErr
+			c.mu.Unlock()
+			return sent, fmt.Errorf("connection closed: %v", err)
+		case !ok:
+			return sent, errNoWindow
+		}
+		c.wmu.Lock()
+		err := c.fr.WriteData(id, endStream && sent+n == len(b), b[sent:sent+n])
+		c.wmu.Unlock()
+		if err != nil {
+			return sent, err
+		}
+		sent += n
+	}
+	return sent, nil
+}
+
+// writeLocked sends b in one DATA frame on stream s (id) if the
+// flow-control windows allow it, and reports whether it did. The caller
+// holds c.mu (it is an onData function).
+func (c *h2Conn) writeLocked(id uint32, s *h2Stream, b []byte, endStream bool) bool {
+	n := int64(len(b))
+	if n > c.connSendWin || n > c.peerInitWin+s.winDelta || n > int64(c.peerMaxFrame) {
+		return false
+	}
+	c.connSendWin -= n
+	s.winDelta -= n
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.fr.WriteData(id, endStream, b) == nil
+}
+
+// open sends HEADERS for the next client stream (ids must increase in the
+// order streams are opened, RFC 9113 section 5.1.1, so allocation and
+// HEADERS happen together) and returns its id.
+func (c *h2Conn) open(path string, endStream bool, kv ...string) (uint32, error) {
+	c.openMu.Lock()
+	defer c.openMu.Unlock()
+	id := c.nextID
+	c.nextID += 2
+	return id, c.headers(id, path, endStream, kv...)
+}
+
+// received returns a copy of the DATA received on stream id from offset
+// on, and whether the stream has ended.
+func (c *h2Conn) received(id uint32, offset int) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stream(id)
+	return bytes.Clone(s.data[min(offset, len(s.data)):]), s.ended
 }
 
 func (c *h2Conn) reset(id uint32) error {
