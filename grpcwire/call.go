@@ -107,17 +107,6 @@ func (c *Call) ResetStream() {
 	}
 }
 
-// SetWriteDeadline bounds the writes of the call's response, including
-// those net/http makes after the handler returns (the trailers); past it
-// the stream is reset. It does nothing after Finish.
-func (c *Call) SetWriteDeadline(t time.Time) {
-	c.deadlineMu.Lock()
-	defer c.deadlineMu.Unlock()
-	if c.w != nil && !c.finished {
-		_ = http.NewResponseController(c.w).SetWriteDeadline(t)
-	}
-}
-
 // armMessageDeadline starts the read deadline of a message whose first
 // byte has arrived; disarmMessageDeadline ends it once the message is read.
 // Each is a message to net/http's connection goroutine, so a stream pays
@@ -267,17 +256,26 @@ func (c *Call) Close() {
 // no message or more than one message → INTERNAL (cardinality violation), a
 // body that ends early → INTERNAL, too large → RESOURCE_EXHAUSTED.
 func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Status) {
-	if c.msgTimeout > 0 {
+	deadline, hasDeadline := c.ctx.Deadline()
+	if c.msgTimeout > 0 || hasDeadline {
 		// The whole request — prefix, message and end of stream — must
-		// arrive within the timeout.
+		// arrive within the timeout, and before the call's own deadline
+		// (grpc-timeout): a body read does not watch the context, so
+		// without it a stalled client past its deadline would be
+		// answered only when the body timeout fires.
 		//
 		// The deadline is not cleared after the read: each change is a
 		// message to net/http's connection goroutine, the stream's timer
 		// is stopped when the stream closes, and firing after the body
 		// was read in full only fails further body reads, of which a
 		// unary handler makes none.
+		if c.msgTimeout > 0 {
+			if d := time.Now().Add(c.msgTimeout); !hasDeadline || d.Before(deadline) {
+				deadline = d
+			}
+		}
 		c.unary = true
-		c.setReadDeadline(time.Now().Add(c.msgTimeout))
+		c.setReadDeadline(deadline)
 		defer func() { c.unary = false }()
 	}
 	msg, scratch, st = c.ReadMessage(buf, scratch)
@@ -529,6 +527,9 @@ func eofToUnexpected(err error, got, want int) error {
 // readError maps a body read error to the status grpc-go gives it.
 func (c *Call) readError(err error) *Status {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
+		if d, ok := c.ctx.Deadline(); ok && !time.Now().Before(d) {
+			return Errorf(DeadlineExceeded, "context deadline exceeded while reading the request")
+		}
 		return Errorf(DeadlineExceeded, "request body stalled: no data within the %v read timeout", c.msgTimeout)
 	}
 	if ctxErr := c.ctx.Err(); ctxErr != nil {

@@ -83,7 +83,7 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 		return
 	}
 	bufs.resp = appendExportResponse(bufs.resp[:0], out)
-	if err := call.WriteResponse(bufs.resp); err != nil {
+	if err := h.writeUnaryResponse(call, bufs.resp); err != nil {
 		h.log.Debug("cannot write response", "peer", call.Request().RemoteAddr, "err", err)
 	}
 }

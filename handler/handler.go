@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
@@ -68,6 +67,11 @@ type Config struct {
 	// hold a request slot and its memory forever. Zero means
 	// DefaultBodyReadTimeout; negative disables it.
 	BodyReadTimeout time.Duration
+	// ResponseWriteTimeout bounds how long a response or a stream
+	// acknowledgement may wait for the client to take it; then the stream
+	// is reset (the connection closed, over HTTP/1.1). Zero means
+	// DefaultResponseWriteTimeout; negative disables it.
+	ResponseWriteTimeout time.Duration
 }
 
 // DefaultBodyReadTimeout allows a 64 MiB request at about 2 MiB/s, far
@@ -96,8 +100,9 @@ type Handler struct {
 	bufPool     sync.Pool // *requestBuffers
 	// unreadLinger is unreadBodyLinger (http.go).
 	unreadLinger time.Duration
-	// healthWatches counts open health Watch streams (health.go).
-	healthWatches atomic.Int64
+	// writeTimeout and guards bound response writes (writeguard.go).
+	writeTimeout time.Duration
+	guards       sync.Pool // *writeGuard
 }
 
 // New returns a Handler for cfg. The health service reports SERVING until
@@ -116,10 +121,14 @@ func New(cfg Config) *Handler {
 		stream:       cfg.Stream,
 		auth:         cfg.Auth,
 		bodyTimeout:  cfg.BodyReadTimeout,
+		writeTimeout: cfg.ResponseWriteTimeout,
 		unreadLinger: unreadBodyLinger,
 	}
 	if h.bodyTimeout == 0 {
 		h.bodyTimeout = DefaultBodyReadTimeout
+	}
+	if h.writeTimeout == 0 {
+		h.writeTimeout = DefaultResponseWriteTimeout
 	}
 	h.stream.setDefaults()
 	h.adm = newAdmission(cfg.Admission, h.retryDelay)

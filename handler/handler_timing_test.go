@@ -38,6 +38,26 @@ func loadPayload(b *testing.B, name string) []byte {
 // and reports ns and allocations per span. Compare with
 // BenchmarkCheckTracesFloor: the difference is everything but decoding.
 func benchmarkExport(b *testing.B, path, contentType string, codec compression.Codec, payload []byte) {
+	benchmarkExportReads(b, path, contentType, codec, payload, 0)
+}
+
+// frameReader returns at most frame bytes per Read, as net/http's HTTP/2
+// body does per DATA frame, so per-read costs (admission charges) show.
+type frameReader struct {
+	r     *bytes.Reader
+	frame int
+}
+
+func (f *frameReader) Read(p []byte) (int, error) {
+	if f.frame > 0 && len(p) > f.frame {
+		p = p[:f.frame]
+	}
+	return f.r.Read(p)
+}
+
+// benchmarkExportReads is benchmarkExport with the body read readSize
+// bytes at a time (0: at once).
+func benchmarkExportReads(b *testing.B, path, contentType string, codec compression.Codec, payload []byte, readSize int) {
 	res, err := otlpdecode.CheckTraces(payload, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -51,7 +71,7 @@ func benchmarkExport(b *testing.B, path, contentType string, codec compression.C
 	}
 	h := New(Config{Sink: &discard.Sink{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	rd := bytes.NewReader(body)
-	req, _ := http.NewRequest("POST", "http://x"+path, io.NopCloser(rd))
+	req, _ := http.NewRequest("POST", "http://x"+path, io.NopCloser(&frameReader{rd, readSize}))
 	req.ProtoMajor = 2
 	req.Header.Set("Content-Type", contentType)
 	if codec != compression.Identity {
@@ -79,6 +99,11 @@ func frameCompressed(msg []byte, compressed bool) []byte {
 		f[0] = 1
 	}
 	return f
+}
+
+// 16 KiB reads: HTTP/2's default frame size, what most clients send.
+func BenchmarkExportGRPC500x10Frames16K(b *testing.B) {
+	benchmarkExportReads(b, traceExport, "application/grpc", compression.Identity, loadPayload(b, "traces_500x10.pb"), 16<<10)
 }
 
 func BenchmarkExportGRPC500x10(b *testing.B) {

@@ -40,10 +40,33 @@ type healthState struct {
 	serving bool
 	changed chan struct{}
 	down    chan struct{} // closed by shutdown
+	// watches counts open Watch streams per connection (remote address).
+	watches map[string]int
+}
+
+// addWatch registers a Watch on conn, or reports false if conn has
+// maxHealthWatchesPerConn already.
+func (hs *healthState) addWatch(conn string) bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.watches[conn] >= maxHealthWatchesPerConn {
+		return false
+	}
+	hs.watches[conn]++
+	return true
+}
+
+func (hs *healthState) removeWatch(conn string) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.watches[conn]--; hs.watches[conn] <= 0 {
+		delete(hs.watches, conn)
+	}
 }
 
 func (hs *healthState) init() {
 	hs.serving = true
+	hs.watches = map[string]int{}
 	hs.changed = make(chan struct{})
 	hs.down = make(chan struct{})
 }
@@ -132,29 +155,32 @@ func (h *Handler) healthCheck(call *grpcwire.Call) {
 		h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.NotFound, "unknown service %q: this server reports \"\" (the server as a whole) and the OTLP services", service))
 		return
 	}
-	_ = call.WriteResponse(appendHealthResponse(nil, status))
+	_ = h.writeUnaryResponse(call, appendHealthResponse(nil, status))
 }
 
-// maxHealthWatches bounds the Watch streams open at once. A Watch is held
-// for as long as its client likes, may come without credentials, and costs
-// a goroutine and a stream; the clients that use it (load balancers,
-// service meshes) number a handful per server, so 1024 is ample while a
-// flood of them cannot pile up goroutines.
-const maxHealthWatches = 1024
+// maxHealthWatchesPerConn bounds the Watch streams open at once on one
+// connection. A Watch is held for as long as its client likes, may come
+// without credentials, and costs a goroutine and a stream (about 13 KiB);
+// the clients that use it (gRPC client-side health checking, service
+// meshes) open one per service they watch, and this server has six. The
+// bound is per connection, so a flood on some connections never refuses an
+// honest Watch on another; the number of connections is the server's to
+// bound.
+const maxHealthWatchesPerConn = 16
 
 // healthWatch streams the service's status now and after every change. An
 // unknown service is reported as SERVICE_UNKNOWN, not an error, as the
 // protocol requires. The stream ends when the client goes away or, after
 // the NOT_SERVING update, when the server shuts down.
 func (h *Handler) healthWatch(call *grpcwire.Call) {
-	if h.healthWatches.Add(1) > maxHealthWatches {
-		h.healthWatches.Add(-1)
-		st := grpcwire.Errorf(grpcwire.ResourceExhausted, "too many health Watch streams open (%d); use Check, or retry later", maxHealthWatches)
+	conn := call.Request().RemoteAddr // one per connection
+	if !h.health.addWatch(conn) {
+		st := grpcwire.Errorf(grpcwire.ResourceExhausted, "too many health Watch streams on this connection (%d); use Check, or another connection", maxHealthWatchesPerConn)
 		st.RetryDelay = h.retryDelay
 		h.refuseGRPC(call, transportGRPC, st)
 		return
 	}
-	defer h.healthWatches.Add(-1)
+	defer h.health.removeWatch(conn)
 	service, st := h.readHealthRequest(call)
 	if st != nil {
 		h.refuseGRPC(call, transportGRPC, st)
@@ -165,10 +191,12 @@ func (h *Handler) healthWatch(call *grpcwire.Call) {
 	for {
 		status, changed, shuttingDown := h.health.status(service)
 		if status != last {
-			if err := call.WriteMessage(appendHealthResponse(nil, status)); err != nil {
+			g := h.armWriteGuard(call, nil)
+			err := call.WriteMessage(appendHealthResponse(nil, status))
+			call.Flush()
+			if h.disarmWriteGuard(g) || err != nil {
 				return
 			}
-			call.Flush()
 			last = status
 		}
 		if shuttingDown {
@@ -178,7 +206,9 @@ func (h *Handler) healthWatch(call *grpcwire.Call) {
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			call.WriteStatus(grpcwire.Errorf(grpcwire.Canceled, "context canceled"))
+			// Its grpc-timeout passed (DEADLINE_EXCEEDED) or the client
+			// went away (CANCELLED).
+			call.WriteStatus(deadlineStatus(ctx, "on the health Watch stream"))
 			return
 		}
 	}
@@ -200,5 +230,5 @@ func (h *Handler) healthList(call *grpcwire.Call) {
 	}
 	resp := m.Marshal(nil)
 	responseMarshalers.Put(m)
-	_ = call.WriteResponse(resp)
+	_ = h.writeUnaryResponse(call, resp)
 }

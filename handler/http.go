@@ -292,8 +292,11 @@ func (h *Handler) writeHTTPBody(w http.ResponseWriter, enc httpEncoding, httpSta
 		}
 	}
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	g := h.armWriteGuard(nil, w)
 	w.WriteHeader(httpStatus)
 	w.Write(body)
+	http.NewResponseController(w).Flush()
+	h.disarmWriteGuard(g)
 }
 
 // contentCoding returns the codec of a request body from its

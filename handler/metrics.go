@@ -40,9 +40,9 @@ type handlerMetrics struct {
 	rotations   *metrics.Counter
 	// refusals counts every request not answered OK, by why (refuse.go).
 	refusals [numTransports][numReasons]*metrics.Counter
-	// ackWriteTimeouts counts streams reset because their client stopped
-	// reading acknowledgements.
-	ackWriteTimeouts *metrics.Counter
+	// writeTimeouts counts responses abandoned because their client
+	// stopped reading (writeguard.go).
+	writeTimeouts *metrics.Counter
 }
 
 func newHandlerMetrics(r *metrics.Registry, adm *admission) *handlerMetrics {
@@ -72,7 +72,7 @@ func newHandlerMetrics(r *metrics.Registry, adm *admission) *handlerMetrics {
 	}
 	m.openStreams = r.Gauge("otlplite_open_streams", "Export streams open.").With()
 	m.rotations = r.Counter("otlplite_stream_rotations_total", "Export streams ended by rotation (age, request count or shutdown).").With()
-	m.ackWriteTimeouts = r.Counter("otlplite_stream_ack_write_timeouts_total", "Export streams reset because the client did not take an acknowledgement within the ack write timeout.").With()
+	m.writeTimeouts = r.Counter("otlplite_response_write_timeouts_total", "Responses and stream acknowledgements abandoned (stream reset, or HTTP/1.1 connection closed) because the client took none of it within -response-write-timeout.").With()
 	refusals := r.Counter("otlplite_refusals_total", "Requests not answered OK, by transport and reason (every path: gRPC, streams, OTLP/HTTP, health, authentication, routing).", "transport", "reason")
 	for t := range numTransports {
 		for reason := range numReasons {

@@ -25,16 +25,10 @@ const (
 // stream every 30 s or 1000 batches"; 16 requests in flight per stream keep a
 // high-latency link busy (at 500 spans per batch) while bounding per-stream
 // memory to 16 request buffers.
-//
-// Acknowledgements are tens of bytes and a healthy client reads them as
-// they come, since its own pipeline waits on them; one that takes none for
-// 10 s has stopped reading. Its requests are stored already, so resetting
-// the stream loses nothing and frees the stream's slots and goroutines.
 const (
-	DefaultStreamMaxInFlight     = 16
-	DefaultStreamMaxAge          = 30 * time.Second
-	DefaultStreamMaxRequests     = 1000
-	DefaultStreamAckWriteTimeout = 10 * time.Second
+	DefaultStreamMaxInFlight = 16
+	DefaultStreamMaxAge      = 30 * time.Second
+	DefaultStreamMaxRequests = 1000
 )
 
 // StreamConfig bounds one export stream.
@@ -50,12 +44,6 @@ type StreamConfig struct {
 	// Negative disables the bound.
 	MaxAge      time.Duration
 	MaxRequests int
-	// AckWriteTimeout bounds how long one acknowledgement may wait for
-	// the client to take it (HTTP/2 flow control); after it the stream is
-	// reset. Every request is stored before its acknowledgement is
-	// written, and its admission budget already released. Negative
-	// disables.
-	AckWriteTimeout time.Duration
 }
 
 func (c *StreamConfig) setDefaults() {
@@ -67,9 +55,6 @@ func (c *StreamConfig) setDefaults() {
 	}
 	if c.MaxRequests == 0 {
 		c.MaxRequests = DefaultStreamMaxRequests
-	}
-	if c.AckWriteTimeout == 0 {
-		c.AckWriteTimeout = DefaultStreamAckWriteTimeout
 	}
 }
 
@@ -87,8 +72,8 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 	call.Flush()
 	h.m.openStreams.Add(1)
 	defer h.m.openStreams.Add(-1)
-	if d := h.stream.AckWriteTimeout; d > 0 {
-		stop := s.watchAckWrites(d)
+	if h.writeTimeout > 0 {
+		stop := s.watchAckWrites(h.writeTimeout)
 		defer stop()
 	}
 	go s.readLoop()
@@ -130,13 +115,8 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 	if end != nil && !rotated {
 		h.recordRefusal(call.Request(), transportGRPCStream, 0, end)
 	}
-	if d := h.stream.AckWriteTimeout; d > 0 {
-		// The trailers, and any acknowledgement still buffered, are
-		// written after the handler returns, beyond the watchdog: give
-		// them the same bound with the stream's own write deadline (one
-		// message to the connection, once per stream).
-		call.SetWriteDeadline(time.Now().Add(d))
-	}
+	// Every acknowledgement is flushed (writeAck): what net/http writes
+	// after we return is the trailers, which flow control does not hold.
 	call.WriteStatus(end)
 	// The read loop may still be blocked reading; from here on it must not
 	// touch the ResponseWriter (it only sees the body close and exits).
@@ -343,39 +323,6 @@ func (s *exportStreamState) writeAck(id uint64, out exportOutcome, st *grpcwire.
 	return err
 }
 
-// watchAckWrites resets the stream when one acknowledgement write has been
-// blocked for timeout (the client stopped reading: HTTP/2 flow control
-// holds our writes). It checks every timeout/2, so a write is given between
-// timeout and 1.5 x timeout. A watchdog costs nothing per write, where a
-// write deadline per ack would be two messages to the connection goroutine
-// (net/http's own -write-timeout cost 7% of server CPU for that reason).
-// The returned func stops it.
-func (s *exportStreamState) watchAckWrites(timeout time.Duration) (stop func()) {
-	var mu sync.Mutex
-	stopped := false
-	var t *time.Timer
-	t = time.AfterFunc(timeout/2, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		if start := s.writeStart.Load(); start != 0 && time.Since(time.Unix(0, start)) >= timeout {
-			s.h.m.ackWriteTimeouts.Inc()
-			s.h.log.Debug("stream reset: the client took no acknowledgement in time", "peer", s.call.Request().RemoteAddr, "timeout", timeout)
-			s.call.ResetStream()
-			return
-		}
-		t.Reset(timeout / 2)
-	})
-	return func() {
-		mu.Lock()
-		stopped = true
-		mu.Unlock()
-		t.Stop()
-	}
-}
-
 // exportEnvelopeUnary serves UnaryExporter: the stream's envelope, one
 // request per call, answered with an ExportResponse (status OK).
 func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
@@ -404,7 +351,7 @@ func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
 		h.recordRefusal(call.Request(), transportGRPC, 0, st)
 	}
 	bufs.resp = appendStreamResponse(bufs.resp[:0], id, out, st, h.retryDelay)
-	_ = call.WriteResponse(bufs.resp)
+	_ = h.writeUnaryResponse(call, bufs.resp)
 }
 
 // unwrapStreamRequest turns the envelope in bufs.msg into the plain

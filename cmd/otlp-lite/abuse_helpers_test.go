@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -399,13 +398,6 @@ func (p *serveProc) stopTimed(limit time.Duration) (time.Duration, int) {
 		p.kill()
 		return took, -1
 	}
-}
-
-// serveHasFlag reports whether `otlp-lite serve -h` lists -name.
-func serveHasFlag(t *testing.T, name string) bool {
-	t.Helper()
-	out, _ := exec.Command(otlpLiteBinary(t), "serve", "-h").CombinedOutput()
-	return bytes.Contains(out, []byte("  -"+name+" ")) || bytes.Contains(out, []byte("  -"+name+"\n"))
 }
 
 // grpcMessages splits the complete gRPC Length-Prefixed-Messages at the

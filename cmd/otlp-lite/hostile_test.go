@@ -429,7 +429,7 @@ func TestHostileHealthFlood(t *testing.T) {
 // once the requests are stored (the budget is released before the ack is
 // written); an honest unary Export succeeds within 2 s; every request is
 // stored (none could be acknowledged, so none may be lost); and the
-// streams are reset once the ack write deadline (-stream-ack-write-timeout)
+// streams are reset once the ack write deadline (-response-write-timeout)
 // passes.
 func TestHostileZeroWindowStream(t *testing.T) {
 	t.Parallel()
@@ -439,14 +439,7 @@ func TestHostileZeroWindowStream(t *testing.T) {
 		budget                       = 32 << 20
 		ackTimeout                   = 3 * time.Second
 	)
-	flags := []string{"-admission-request-limit", fmt.Sprint(budget)}
-	haveAckFlag := serveHasFlag(t, "stream-ack-write-timeout")
-	if haveAckFlag {
-		flags = append(flags, "-stream-ack-write-timeout", ackTimeout.String())
-	} else {
-		t.Errorf("otlp-lite serve has no -stream-ack-write-timeout flag: this test expects it (-stream-ack-write-timeout %v); running without it", ackTimeout)
-	}
-	s := startAbuseServer(t, flags...)
+	s := startAbuseServer(t, "-admission-request-limit", fmt.Sprint(budget), "-response-write-timeout", ackTimeout.String())
 	s.mustServe(t)
 	// 34 KiB per request: 1024 of them are 34 MiB, more than the budget.
 	pad := bytes.Repeat([]byte("z"), 34<<10)
@@ -540,9 +533,6 @@ func TestHostileZeroWindowStream(t *testing.T) {
 		return true
 	}
 	waitFor := ackTimeout + 3*time.Second
-	if !haveAckFlag {
-		waitFor = 5 * time.Second
-	}
 	deadline := time.Now().Add(waitFor)
 	for !allEnded() && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond) // polling the streams' state
@@ -1178,16 +1168,12 @@ func TestHostileIdleConnections(t *testing.T) {
 // server's memory grows by at most 32 KiB per unread response, and honest
 // clients are served within 2 s — and not for ever: the streams (and their
 // handler goroutines) are released once the response write deadline passes
-// (the ack write deadline of export streams, -stream-ack-write-timeout,
+// (the ack write deadline of export streams, -response-write-timeout,
 // applied to unary responses too; there is no other default write timeout).
 func TestHostileUnreadResponses(t *testing.T) {
 	t.Parallel()
 	const writeTimeout = 2 * time.Second
-	var flags []string
-	if serveHasFlag(t, "stream-ack-write-timeout") {
-		flags = append(flags, "-stream-ack-write-timeout", writeTimeout.String())
-	}
-	s := startAbuseServer(t, flags...)
+	s := startAbuseServer(t, "-response-write-timeout", writeTimeout.String())
 	s.mustServe(t)
 	idle := readProc(t, s.pid)
 	goroutinesBefore := s.metric(t, "otlplite_go_goroutines")

@@ -25,28 +25,29 @@ import (
 )
 
 type serveConfig struct {
-	grpcAddr, httpAddr string
-	adminAddr          string
-	adminPprof         bool
-	dataDir            string
-	storageKind        string
-	tls                tlsOptions
-	authTokenFile      string
-	maxRecvMsgSize     int
-	validateUTF8       bool
-	logLevel           string
-	shutdownTimeout    time.Duration
-	retryDelay         time.Duration
-	bodyReadTimeout    time.Duration
-	limits             httpLimits
-	stream             handler.StreamConfig
-	admission          handler.AdmissionConfig
-	corsOrigins        string
-	corsHeaders        string
-	corsMaxAge         int
-	openKafka          func() (storage.Sink, error)
-	disk               *diskFlags
-	memoryLimit        string
+	grpcAddr, httpAddr   string
+	adminAddr            string
+	adminPprof           bool
+	dataDir              string
+	storageKind          string
+	tls                  tlsOptions
+	authTokenFile        string
+	maxRecvMsgSize       int
+	validateUTF8         bool
+	logLevel             string
+	shutdownTimeout      time.Duration
+	retryDelay           time.Duration
+	bodyReadTimeout      time.Duration
+	responseWriteTimeout time.Duration
+	limits               httpLimits
+	stream               handler.StreamConfig
+	admission            handler.AdmissionConfig
+	corsOrigins          string
+	corsHeaders          string
+	corsMaxAge           int
+	openKafka            func() (storage.Sink, error)
+	disk                 *diskFlags
+	memoryLimit          string
 }
 
 func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
@@ -69,6 +70,7 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.BoolVar(&cfg.validateUTF8, "validate-utf8", false, "reject items with invalid UTF-8 in string fields (proto3 requires valid UTF-8; off by default, as in the OpenTelemetry Collector)")
 	fs.DurationVar(&cfg.retryDelay, "retry-delay", handler.DefaultRetryDelay, "back-off sent to clients (RetryInfo, Retry-After) when storage or admission refuses a request; jittered ±25% for admission")
 	fs.DurationVar(&cfg.bodyReadTimeout, "body-read-timeout", handler.DefaultBodyReadTimeout, "how long a request body (a stream message, once begun) may take to arrive; stalled senders are cut off")
+	fs.DurationVar(&cfg.responseWriteTimeout, "response-write-timeout", handler.DefaultResponseWriteTimeout, "how long a response or a stream acknowledgement may wait for the client to take it (HTTP/2 flow control) before the stream is reset (HTTP/1.1: the connection closed); the request is stored and its budget released before; negative disables")
 	fs.Int64Var(&cfg.admission.RequestLimit, "admission-request-limit", handler.DefaultAdmissionRequestLimit, "bytes of requests (wire plus decompressed) held at once across all protocols")
 	fs.Int64Var(&cfg.admission.WaitingLimit, "admission-waiting-limit", handler.DefaultAdmissionWaitingLimit, "bytes of requests allowed to wait for admission; beyond it requests are refused at once as retryable")
 	fs.DurationVar(&cfg.admission.MaxWait, "admission-max-wait", handler.DefaultAdmissionMaxWait, "longest a request waits for admission (also bounded by its deadline)")
@@ -117,7 +119,6 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.IntVar(&cfg.stream.MaxInFlight, "stream-max-in-flight", handler.DefaultStreamMaxInFlight, "requests of one export stream processed at once; beyond it the server stops reading the stream (flow-control back-pressure)")
 	fs.DurationVar(&cfg.stream.MaxAge, "stream-max-age", handler.DefaultStreamMaxAge, "rotate an export stream after this age (±10% jitter) so clients rebalance; negative disables")
 	fs.IntVar(&cfg.stream.MaxRequests, "stream-max-requests", handler.DefaultStreamMaxRequests, "rotate an export stream after this many requests; negative disables")
-	fs.DurationVar(&cfg.stream.AckWriteTimeout, "stream-ack-write-timeout", handler.DefaultStreamAckWriteTimeout, "reset an export stream whose client takes no acknowledgement for this long (its requests are already stored and their budget released; a healthy client reads acks as they come); negative disables")
 
 	fs.StringVar(&cfg.corsOrigins, "cors-allowed-origins", "", "comma-separated origins allowed to send OTLP/HTTP from browsers: exact, with one wildcard (https://*.example.com), or *; empty disables CORS")
 	fs.StringVar(&cfg.corsHeaders, "cors-allowed-headers", "", "comma-separated extra request headers allowed in CORS requests")
@@ -256,16 +257,17 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		return err
 	}
 	h := handler.New(handler.Config{
-		Sink:            sink,
-		Logger:          logger,
-		MaxRecvMsgSize:  cfg.maxRecvMsgSize,
-		Decode:          otlpdecode.Options{ValidateUTF8: cfg.validateUTF8},
-		RetryDelay:      cfg.retryDelay,
-		BodyReadTimeout: cfg.bodyReadTimeout,
-		Stream:          cfg.stream,
-		Admission:       cfg.admission,
-		Auth:            auth,
-		Metrics:         reg,
+		Sink:                 sink,
+		Logger:               logger,
+		MaxRecvMsgSize:       cfg.maxRecvMsgSize,
+		Decode:               otlpdecode.Options{ValidateUTF8: cfg.validateUTF8},
+		RetryDelay:           cfg.retryDelay,
+		BodyReadTimeout:      cfg.bodyReadTimeout,
+		ResponseWriteTimeout: cfg.responseWriteTimeout,
+		Stream:               cfg.stream,
+		Admission:            cfg.admission,
+		Auth:                 auth,
+		Metrics:              reg,
 		CORS: handler.CORSConfig{
 			AllowedOrigins: splitList(cfg.corsOrigins),
 			AllowedHeaders: splitList(cfg.corsHeaders),
