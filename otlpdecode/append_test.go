@@ -40,8 +40,8 @@ func items(t *testing.T, src []byte) [][]byte {
 }
 
 func TestAppendValidTraces(t *testing.T) {
-	valid := func(i byte) pb { return span(16, 8, pb{}.varint(6, uint64(i))) }
-	unknown := pb{}.varint(99, 7) // unknown fields are kept verbatim at every level
+	valid := func(i byte) pb { return span(16, 8, pb{}.Varint(6, uint64(i))) }
+	unknown := pb{}.Varint(99, 7) // unknown fields are kept verbatim at every level
 	tests := []struct {
 		name string
 		src  pb
@@ -49,11 +49,11 @@ func TestAppendValidTraces(t *testing.T) {
 		kept []pb
 	}{
 		{"one bad", request(nil, nil, []pb{valid(1), span(3, 8, nil), valid(2)}), nil, []pb{valid(1), valid(2)}},
-		{"all bad in a scope", request(pb{}.msg(1, strAttr("k", "v")), pb{}.str(1, "s"), []pb{span(0, 0, nil)}, []pb{valid(3)}), nil, []pb{valid(3)}},
-		{"bad link", request(nil, nil, []pb{span(16, 8, pb{}.msg(13, pb{})), valid(4)}), nil, []pb{valid(4)}},
-		{"bad scope drops its spans", request(nil, pb{}.str(1, badUTF8), []pb{valid(5)}).append(request(nil, nil, []pb{valid(6)})), utf8Opts, []pb{valid(6)}},
-		{"bad resource drops it", request(pb{}.msg(1, strAttr(badUTF8, "")), nil, []pb{valid(7)}).append(request(nil, nil, []pb{valid(8)})), utf8Opts, []pb{valid(8)}},
-		{"unknown fields", pb{}.msg(1, pb{}.msg(2, pb{}.msg(2, valid(9)).append(unknown).msg(2, span(1, 1, nil))).append(unknown)).append(unknown), nil, []pb{valid(9)}},
+		{"all bad in a scope", request(pb{}.Msg(1, strAttr("k", "v")), pb{}.Str(1, "s"), []pb{span(0, 0, nil)}, []pb{valid(3)}), nil, []pb{valid(3)}},
+		{"bad link", request(nil, nil, []pb{span(16, 8, pb{}.Msg(13, pb{})), valid(4)}), nil, []pb{valid(4)}},
+		{"bad scope drops its spans", request(nil, pb{}.Str(1, badUTF8), []pb{valid(5)}).Append(request(nil, nil, []pb{valid(6)})), utf8Opts, []pb{valid(6)}},
+		{"bad resource drops it", request(pb{}.Msg(1, strAttr(badUTF8, "")), nil, []pb{valid(7)}).Append(request(nil, nil, []pb{valid(8)})), utf8Opts, []pb{valid(8)}},
+		{"unknown fields", pb{}.Msg(1, pb{}.Msg(2, pb{}.Msg(2, valid(9)).Append(unknown).Msg(2, span(1, 1, nil))).Append(unknown)).Append(unknown), nil, []pb{valid(9)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,8 +94,8 @@ func TestAppendValidTraces(t *testing.T) {
 }
 
 func TestAppendValidLogsAndMetrics(t *testing.T) {
-	okRec := pb{}.str(3, "ok")
-	logs := request(nil, nil, []pb{okRec, pb{}.msg(9, ids(3, 0)), okRec})
+	okRec := pb{}.Str(3, "ok")
+	logs := request(nil, nil, []pb{okRec, pb{}.Msg(9, ids(3, 0)), okRec})
 	out, err := AppendValidLogs(nil, logs, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -105,21 +105,21 @@ func TestAppendValidLogsAndMetrics(t *testing.T) {
 	}
 
 	okPoint := numberPoint(nil)
-	badPoint := numberPoint(pb{}.msg(5, exemplar(5, 0)))
+	badPoint := numberPoint(pb{}.Msg(5, exemplar(5, 0)))
 	metric := func(kind int, extra pb, points ...pb) pb {
 		var data pb
 		for _, p := range points {
-			data = data.msg(1, p)
+			data = data.Msg(1, p)
 		}
-		return pb{}.str(1, "m").msg(kind, data.append(extra))
+		return pb{}.Str(1, "m").Msg(kind, data.Append(extra))
 	}
 	src := request(nil, nil, []pb{
 		metric(5, nil, okPoint, badPoint, okPoint),
-		metric(7, pb{}.varint(2, 2).varint(3, 1), badPoint),
-		metric(9, nil, pb{}.msg(8, exemplar(1, 0)), pb{}.fixed64(4, 3)),
-		metric(10, nil, pb{}.msg(11, exemplar(0, 1))),
-		metric(11, nil, pb{}.fixed64(4, 1)),
-		pb{}.str(1, badUTF8).msg(5, pb{}.msg(1, okPoint)),
+		metric(7, pb{}.Varint(2, 2).Varint(3, 1), badPoint),
+		metric(9, nil, pb{}.Msg(8, exemplar(1, 0)), pb{}.Fixed64(4, 3)),
+		metric(10, nil, pb{}.Msg(11, exemplar(0, 1))),
+		metric(11, nil, pb{}.Fixed64(4, 1)),
+		pb{}.Str(1, badUTF8).Msg(5, pb{}.Msg(1, okPoint)),
 	})
 	before, err := CheckMetrics(src, utf8Opts)
 	if err != nil || before != (Result{Items: 9, Rejected: 5, FirstRejection: "resource_metrics[0].scope_metrics[0].metrics[0].gauge.data_points[1]: exemplars[0].trace_id is 5 bytes, want empty or 16"}) {
@@ -135,10 +135,10 @@ func TestAppendValidLogsAndMetrics(t *testing.T) {
 	}
 	want := []pb{
 		metric(5, nil, okPoint, okPoint),
-		metric(7, pb{}.varint(2, 2).varint(3, 1)),
-		metric(9, nil, pb{}.fixed64(4, 3)),
+		metric(7, pb{}.Varint(2, 2).Varint(3, 1)),
+		metric(9, nil, pb{}.Fixed64(4, 3)),
 		metric(10, nil),
-		metric(11, nil, pb{}.fixed64(4, 1)),
+		metric(11, nil, pb{}.Fixed64(4, 1)),
 	}
 	got := items(t, out)
 	if len(got) != len(want) {

@@ -85,7 +85,7 @@ func TestTruncationNeverPanics(t *testing.T) {
 // and what is wrong with it, for the handler's google.rpc.BadRequest.
 func TestErrorPosition(t *testing.T) {
 	// The third span's second attribute is truncated protobuf.
-	bad := span(16, 8, pb{}.msg(9, pb{0x0a, 0x05, 'a'}))
+	bad := span(16, 8, pb{}.Msg(9, pb{0x0a, 0x05, 'a'}))
 	_, err := CheckTraces(request(nil, nil, []pb{span(16, 8, nil), span(16, 8, nil), bad}), nil)
 	if err == nil {
 		t.Fatal("CheckTraces accepted truncated protobuf")

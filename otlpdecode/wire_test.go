@@ -1,81 +1,21 @@
 package otlpdecode
 
 import (
-	"encoding/binary"
-	"os"
-	"path/filepath"
-	"testing"
+	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
 )
 
-// pb builds protobuf wire bytes for tests; core packages cannot use the
-// generated OTLP types (those tests live in the interop module).
-type pb []byte
+// The tests write requests with pbtest's builders; these short names keep
+// the test tables readable.
+type pb = pbtest.PB
 
-func (m pb) tag(num, typ int) pb { return binary.AppendUvarint(m, uint64(num)<<3|uint64(typ)) }
-
-func (m pb) msg(num int, b pb) pb {
-	return append(binary.AppendUvarint(m.tag(num, 2), uint64(len(b))), b...)
-}
-
-func (m pb) str(num int, s string) pb { return m.msg(num, pb(s)) }
-
-func (m pb) varint(num int, v uint64) pb { return binary.AppendUvarint(m.tag(num, 0), v) }
-
-func (m pb) fixed64(num int, v uint64) pb { return binary.LittleEndian.AppendUint64(m.tag(num, 1), v) }
-
-func (m pb) fixed32(num int, v uint32) pb { return binary.LittleEndian.AppendUint32(m.tag(num, 5), v) }
-
-func ids(n int, seed byte) pb {
-	b := make(pb, n)
-	for i := range b {
-		b[i] = seed + byte(i)
-	}
-	return b
-}
-
-func strAttr(k, v string) pb { return pb{}.str(1, k).msg(2, pb{}.str(1, v)) }
-
-func intAttr(k string, v int64) pb { return pb{}.str(1, k).msg(2, pb{}.varint(3, uint64(v))) }
-
-// span returns a Span with ids of the given lengths and extra fields.
-func span(traceLen, spanLen int, extra pb) pb {
-	return pb{}.msg(1, ids(traceLen, 1)).msg(2, ids(spanLen, 2)).str(5, "op").
-		fixed64(7, 1).fixed64(8, 2).msg(9, strAttr("k", "v")).msg(9, intAttr("n", -1)).
-		msg(15, pb{}.varint(3, 1)).append(extra)
-}
-
-func (m pb) append(b pb) pb { return append(m, b...) }
-
-// request wraps items into Export*ServiceRequest / ResourceX / ScopeX, one
-// scope per group of items; resource and scope are optional payloads.
-func request(resource, scope pb, scopes ...[]pb) pb {
-	var rs pb
-	if resource != nil {
-		rs = rs.msg(1, resource)
-	}
-	for _, items := range scopes {
-		var ss pb
-		if scope != nil {
-			ss = ss.msg(1, scope)
-		}
-		for _, it := range items {
-			ss = ss.msg(2, it)
-		}
-		rs = rs.msg(2, ss)
-	}
-	return pb{}.msg(1, rs)
-}
-
-// golden reads a payload written by the interop module's
-// TestWriteGoldenPayloads with the official OTLP types.
-func golden(tb testing.TB, name string) []byte {
-	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "otlp", name))
-	if err != nil {
-		tb.Fatalf("cannot read golden payload: %v", err)
-	}
-	return b
-}
+var (
+	ids     = pbtest.IDs
+	strAttr = pbtest.StrAttr
+	intAttr = pbtest.IntAttr
+	span    = pbtest.Span
+	request = pbtest.Request
+	golden  = pbtest.Golden
+)
 
 // walkTraces decodes src and iterates over every view, nested values
 // included, the way an embedder would; it returns the number of spans and
