@@ -10,9 +10,9 @@
 //
 // Both directions stream: Marshal walks the protobuf bytes and appends JSON,
 // Unmarshal tokenizes the JSON and appends protobuf, without building an
-// intermediate object tree. A single schema table (schema.go) describes every
-// message reachable from TracesData, MetricsData and LogsData in OTLP v1.11,
-// the Export*ServiceResponse messages and google.rpc.Status.
+// intermediate object tree. A single schema table (schematable.go) describes
+// every message reachable from TracesData, MetricsData and LogsData in OTLP
+// v1.11, the Export*ServiceResponse messages and google.rpc.Status.
 package otlpjson
 
 import (

@@ -1,0 +1,635 @@
+package otlpjson
+
+// This file holds the single schema table that drives both Marshal and Unmarshal
+// (the types and the lookup code are in schema.go).
+//
+// Field numbers, names and kinds are copied from the generated OTLP v1.11.1 Go
+// types (go.opentelemetry.io/proto/otlp@v1.11.1, */v1/*.pb.go) and from
+// google/rpc/status.proto, google/rpc/error_details.proto and
+// google/protobuf/{any,duration}.proto for the error-body messages.
+
+const (
+	mNone msgID = iota
+
+	// opentelemetry/proto/common/v1/common.proto
+	mAnyValue
+	mArrayValue
+	mKeyValueList
+	mKeyValue
+	mInstrumentationScope
+	mEntityRef
+
+	// opentelemetry/proto/resource/v1/resource.proto
+	mResource
+
+	// opentelemetry/proto/trace/v1/trace.proto
+	mTracesData
+	mResourceSpans
+	mScopeSpans
+	mSpan
+	mSpanEvent
+	mSpanLink
+	mSpanStatus
+
+	// opentelemetry/proto/metrics/v1/metrics.proto
+	mMetricsData
+	mResourceMetrics
+	mScopeMetrics
+	mMetric
+	mGauge
+	mSum
+	mHistogram
+	mExponentialHistogram
+	mSummary
+	mNumberDataPoint
+	mHistogramDataPoint
+	mExponentialHistogramDataPoint
+	mBuckets
+	mSummaryDataPoint
+	mValueAtQuantile
+	mExemplar
+
+	// opentelemetry/proto/logs/v1/logs.proto
+	mLogsData
+	mResourceLogs
+	mScopeLogs
+	mLogRecord
+
+	// opentelemetry/proto/collector/{trace,metrics,logs}/v1/*_service.proto
+	mExportTraceServiceResponse
+	mExportTracePartialSuccess
+	mExportMetricsServiceResponse
+	mExportMetricsPartialSuccess
+	mExportLogsServiceResponse
+	mExportLogsPartialSuccess
+
+	// google/rpc/status.proto, google/protobuf/any.proto
+	mRPCStatus
+	mAny
+
+	numMessages
+)
+
+var (
+	// enum Span.SpanKind (trace.proto)
+	enumSpanKind = &enumType{names: []string{
+		"SPAN_KIND_UNSPECIFIED", "SPAN_KIND_INTERNAL", "SPAN_KIND_SERVER",
+		"SPAN_KIND_CLIENT", "SPAN_KIND_PRODUCER", "SPAN_KIND_CONSUMER",
+	}}
+	// enum Status.StatusCode (trace.proto)
+	enumStatusCode = &enumType{names: []string{
+		"STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR",
+	}}
+	// enum AggregationTemporality (metrics.proto)
+	enumAggregationTemporality = &enumType{names: []string{
+		"AGGREGATION_TEMPORALITY_UNSPECIFIED", "AGGREGATION_TEMPORALITY_DELTA", "AGGREGATION_TEMPORALITY_CUMULATIVE",
+	}}
+	// enum SeverityNumber (logs.proto)
+	enumSeverityNumber = &enumType{names: []string{
+		"SEVERITY_NUMBER_UNSPECIFIED",
+		"SEVERITY_NUMBER_TRACE", "SEVERITY_NUMBER_TRACE2", "SEVERITY_NUMBER_TRACE3", "SEVERITY_NUMBER_TRACE4",
+		"SEVERITY_NUMBER_DEBUG", "SEVERITY_NUMBER_DEBUG2", "SEVERITY_NUMBER_DEBUG3", "SEVERITY_NUMBER_DEBUG4",
+		"SEVERITY_NUMBER_INFO", "SEVERITY_NUMBER_INFO2", "SEVERITY_NUMBER_INFO3", "SEVERITY_NUMBER_INFO4",
+		"SEVERITY_NUMBER_WARN", "SEVERITY_NUMBER_WARN2", "SEVERITY_NUMBER_WARN3", "SEVERITY_NUMBER_WARN4",
+		"SEVERITY_NUMBER_ERROR", "SEVERITY_NUMBER_ERROR2", "SEVERITY_NUMBER_ERROR3", "SEVERITY_NUMBER_ERROR4",
+		"SEVERITY_NUMBER_FATAL", "SEVERITY_NUMBER_FATAL2", "SEVERITY_NUMBER_FATAL3", "SEVERITY_NUMBER_FATAL4",
+	}}
+)
+
+const (
+	rep = fRepeated
+	opt = fOptional
+	one = fOneof
+)
+
+// schema is the OTLP v1.11 data model. Each entry quotes its .proto definition.
+var schema = [numMessages]message{
+	// message AnyValue {
+	//   oneof value {
+	//     string string_value = 1;
+	//     bool bool_value = 2;
+	//     int64 int_value = 3;
+	//     double double_value = 4;
+	//     ArrayValue array_value = 5;
+	//     KeyValueList kvlist_value = 6;
+	//     bytes bytes_value = 7;
+	//     int32 string_value_strindex = 8;
+	//   }
+	// }
+	mAnyValue: {name: "AnyValue", fields: []field{
+		{num: 1, name: "stringValue", alias: "string_value", kind: kString, flags: one},
+		{num: 2, name: "boolValue", alias: "bool_value", kind: kBool, flags: one},
+		{num: 3, name: "intValue", alias: "int_value", kind: kInt64, flags: one},
+		{num: 4, name: "doubleValue", alias: "double_value", kind: kDouble, flags: one},
+		{num: 5, name: "arrayValue", alias: "array_value", kind: kMessage, flags: one, msg: mArrayValue},
+		{num: 6, name: "kvlistValue", alias: "kvlist_value", kind: kMessage, flags: one, msg: mKeyValueList},
+		{num: 7, name: "bytesValue", alias: "bytes_value", kind: kBytes, flags: one},
+		{num: 8, name: "stringValueStrindex", alias: "string_value_strindex", kind: kInt32, flags: one},
+	}},
+	// message ArrayValue {
+	//   repeated AnyValue values = 1;
+	// }
+	mArrayValue: {name: "ArrayValue", fields: []field{
+		{num: 1, name: "values", alias: "values", kind: kMessage, flags: rep, msg: mAnyValue},
+	}},
+	// message KeyValueList {
+	//   repeated KeyValue values = 1;
+	// }
+	mKeyValueList: {name: "KeyValueList", fields: []field{
+		{num: 1, name: "values", alias: "values", kind: kMessage, flags: rep, msg: mKeyValue},
+	}},
+	// message KeyValue {
+	//   string key = 1;
+	//   AnyValue value = 2;
+	//   int32 key_strindex = 3;
+	// }
+	mKeyValue: {name: "KeyValue", fields: []field{
+		{num: 1, name: "key", alias: "key", kind: kString},
+		{num: 2, name: "value", alias: "value", kind: kMessage, msg: mAnyValue},
+		{num: 3, name: "keyStrindex", alias: "key_strindex", kind: kInt32},
+	}},
+	// message InstrumentationScope {
+	//   string name = 1;
+	//   string version = 2;
+	//   repeated KeyValue attributes = 3;
+	//   uint32 dropped_attributes_count = 4;
+	// }
+	mInstrumentationScope: {name: "InstrumentationScope", fields: []field{
+		{num: 1, name: "name", alias: "name", kind: kString},
+		{num: 2, name: "version", alias: "version", kind: kString},
+		{num: 3, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: 4, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+	}},
+	// message EntityRef {
+	//   string schema_url = 1;
+	//   string type = 2;
+	//   repeated string id_keys = 3;
+	//   repeated string description_keys = 4;
+	// }
+	mEntityRef: {name: "EntityRef", fields: []field{
+		{num: 1, name: "schemaUrl", alias: "schema_url", kind: kString},
+		{num: 2, name: "type", alias: "type", kind: kString},
+		{num: 3, name: "idKeys", alias: "id_keys", kind: kString, flags: rep},
+		{num: 4, name: "descriptionKeys", alias: "description_keys", kind: kString, flags: rep},
+	}},
+
+	// message Resource {
+	//   repeated opentelemetry.proto.common.v1.KeyValue attributes = 1;
+	//   uint32 dropped_attributes_count = 2;
+	//   repeated opentelemetry.proto.common.v1.EntityRef entity_refs = 3;
+	// }
+	mResource: {name: "Resource", fields: []field{
+		{num: 1, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: 2, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: 3, name: "entityRefs", alias: "entity_refs", kind: kMessage, flags: rep, msg: mEntityRef},
+	}},
+
+	// message TracesData {
+	//   repeated ResourceSpans resource_spans = 1;
+	// }
+	// ExportTraceServiceRequest has the same fields.
+	mTracesData: {name: "TracesData", fields: []field{
+		{num: 1, name: "resourceSpans", alias: "resource_spans", kind: kMessage, flags: rep, msg: mResourceSpans},
+	}},
+	// message ResourceSpans {
+	//   reserved 1000;
+	//   opentelemetry.proto.resource.v1.Resource resource = 1;
+	//   repeated ScopeSpans scope_spans = 2;
+	//   string schema_url = 3;
+	// }
+	mResourceSpans: {name: "ResourceSpans", fields: []field{
+		{num: 1, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
+		{num: 2, name: "scopeSpans", alias: "scope_spans", kind: kMessage, flags: rep, msg: mScopeSpans},
+		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+	}},
+	// message ScopeSpans {
+	//   opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
+	//   repeated Span spans = 2;
+	//   string schema_url = 3;
+	// }
+	mScopeSpans: {name: "ScopeSpans", fields: []field{
+		{num: 1, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
+		{num: 2, name: "spans", alias: "spans", kind: kMessage, flags: rep, msg: mSpan},
+		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+	}},
+	// message Span {
+	//   bytes trace_id = 1;
+	//   bytes span_id = 2;
+	//   string trace_state = 3;
+	//   bytes parent_span_id = 4;
+	//   fixed32 flags = 16;
+	//   string name = 5;
+	//   SpanKind kind = 6;
+	//   fixed64 start_time_unix_nano = 7;
+	//   fixed64 end_time_unix_nano = 8;
+	//   repeated opentelemetry.proto.common.v1.KeyValue attributes = 9;
+	//   uint32 dropped_attributes_count = 10;
+	//   repeated Event events = 11;
+	//   uint32 dropped_events_count = 12;
+	//   repeated Link links = 13;
+	//   uint32 dropped_links_count = 14;
+	//   Status status = 15;
+	// }
+	mSpan: {name: "Span", order: []uint32{1, 2, 3, 4, 16, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, fields: []field{
+		{num: 1, name: "traceId", alias: "trace_id", kind: kHexID},
+		{num: 2, name: "spanId", alias: "span_id", kind: kHexID},
+		{num: 3, name: "traceState", alias: "trace_state", kind: kString},
+		{num: 4, name: "parentSpanId", alias: "parent_span_id", kind: kHexID},
+		{num: 5, name: "name", alias: "name", kind: kString},
+		{num: 6, name: "kind", alias: "kind", kind: kEnum, enum: enumSpanKind},
+		{num: 7, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
+		{num: 8, name: "endTimeUnixNano", alias: "end_time_unix_nano", kind: kFixed64},
+		{num: 9, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: 10, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: 11, name: "events", alias: "events", kind: kMessage, flags: rep, msg: mSpanEvent},
+		{num: 12, name: "droppedEventsCount", alias: "dropped_events_count", kind: kUint32},
+		{num: 13, name: "links", alias: "links", kind: kMessage, flags: rep, msg: mSpanLink},
+		{num: 14, name: "droppedLinksCount", alias: "dropped_links_count", kind: kUint32},
+		{num: 15, name: "status", alias: "status", kind: kMessage, msg: mSpanStatus},
+		{num: 16, name: "flags", alias: "flags", kind: kFixed32},
+	}},
+	// message Span.Event {
+	//   fixed64 time_unix_nano = 1;
+	//   string name = 2;
+	//   repeated opentelemetry.proto.common.v1.KeyValue attributes = 3;
+	//   uint32 dropped_attributes_count = 4;
+	// }
+	mSpanEvent: {name: "Span.Event", fields: []field{
+		{num: 1, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: 2, name: "name", alias: "name", kind: kString},
+		{num: 3, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: 4, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+	}},
+	// message Span.Link {
+	//   bytes trace_id = 1;
+	//   bytes span_id = 2;
+	//   string trace_state = 3;
+	//   repeated opentelemetry.proto.common.v1.KeyValue attributes = 4;
+	//   uint32 dropped_attributes_count = 5;
+	//   fixed32 flags = 6;
+	// }
+	mSpanLink: {name: "Span.Link", fields: []field{
+		{num: 1, name: "traceId", alias: "trace_id", kind: kHexID},
+		{num: 2, name: "spanId", alias: "span_id", kind: kHexID},
+		{num: 3, name: "traceState", alias: "trace_state", kind: kString},
+		{num: 4, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: 5, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: 6, name: "flags", alias: "flags", kind: kFixed32},
+	}},
+	// message Status {
+	//   reserved 1;
+	//   string message = 2;
+	//   StatusCode code = 3;
+	// }
+	mSpanStatus: {name: "Status", fields: []field{
+		{num: 2, name: "message", alias: "message", kind: kString},
+		{num: 3, name: "code", alias: "code", kind: kEnum, enum: enumStatusCode},
+	}},
+
+	// message MetricsData {
+	//   repeated ResourceMetrics resource_metrics = 1;
+	// }
+	// ExportMetricsServiceRequest has the same fields.
+	mMetricsData: {name: "MetricsData", fields: []field{
+		{num: 1, name: "resourceMetrics", alias: "resource_metrics", kind: kMessage, flags: rep, msg: mResourceMetrics},
+	}},
+	// message ResourceMetrics {
+	//   reserved 1000;
+	//   opentelemetry.proto.resource.v1.Resource resource = 1;
+	//   repeated ScopeMetrics scope_metrics = 2;
+	//   string schema_url = 3;
+	// }
+	mResourceMetrics: {name: "ResourceMetrics", fields: []field{
+		{num: 1, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
+		{num: 2, name: "scopeMetrics", alias: "scope_metrics", kind: kMessage, flags: rep, msg: mScopeMetrics},
+		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+	}},
+	// message ScopeMetrics {
+	//   opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
+	//   repeated Metric metrics = 2;
+	//   string schema_url = 3;
+	// }
+	mScopeMetrics: {name: "ScopeMetrics", fields: []field{
+		{num: 1, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
+		{num: 2, name: "metrics", alias: "metrics", kind: kMessage, flags: rep, msg: mMetric},
+		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+	}},
+	// message Metric {
+	//   reserved 4, 6, 8;
+	//   string name = 1;
+	//   string description = 2;
+	//   string unit = 3;
+	//   oneof data {
+	//     Gauge gauge = 5;
+	//     Sum sum = 7;
+	//     Histogram histogram = 9;
+	//     ExponentialHistogram exponential_histogram = 10;
+	//     Summary summary = 11;
+	//   }
+	//   repeated opentelemetry.proto.common.v1.KeyValue metadata = 12;
+	// }
+	mMetric: {name: "Metric", fields: []field{
+		{num: 1, name: "name", alias: "name", kind: kString},
+		{num: 2, name: "description", alias: "description", kind: kString},
+		{num: 3, name: "unit", alias: "unit", kind: kString},
+		{num: 5, name: "gauge", alias: "gauge", kind: kMessage, flags: one, msg: mGauge},
+		{num: 7, name: "sum", alias: "sum", kind: kMessage, flags: one, msg: mSum},
+		{num: 9, name: "histogram", alias: "histogram", kind: kMessage, flags: one, msg: mHistogram},
+		{num: 10, name: "exponentialHistogram", alias: "exponential_histogram", kind: kMessage, flags: one, msg: mExponentialHistogram},
+		{num: 11, name: "summary", alias: "summary", kind: kMessage, flags: one, msg: mSummary},
+		{num: 12, name: "metadata", alias: "metadata", kind: kMessage, flags: rep, msg: mKeyValue},
+	}},
+	// message Gauge {
+	//   repeated NumberDataPoint data_points = 1;
+	// }
+	mGauge: {name: "Gauge", fields: []field{
+		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mNumberDataPoint},
+	}},
+	// message Sum {
+	//   repeated NumberDataPoint data_points = 1;
+	//   AggregationTemporality aggregation_temporality = 2;
+	//   bool is_monotonic = 3;
+	// }
+	mSum: {name: "Sum", fields: []field{
+		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mNumberDataPoint},
+		{num: 2, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
+		{num: 3, name: "isMonotonic", alias: "is_monotonic", kind: kBool},
+	}},
+	// message Histogram {
+	//   repeated HistogramDataPoint data_points = 1;
+	//   AggregationTemporality aggregation_temporality = 2;
+	// }
+	mHistogram: {name: "Histogram", fields: []field{
+		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mHistogramDataPoint},
+		{num: 2, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
+	}},
+	// message ExponentialHistogram {
+	//   repeated ExponentialHistogramDataPoint data_points = 1;
+	//   AggregationTemporality aggregation_temporality = 2;
+	// }
+	mExponentialHistogram: {name: "ExponentialHistogram", fields: []field{
+		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mExponentialHistogramDataPoint},
+		{num: 2, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
+	}},
+	// message Summary {
+	//   repeated SummaryDataPoint data_points = 1;
+	// }
+	mSummary: {name: "Summary", fields: []field{
+		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mSummaryDataPoint},
+	}},
+	// message NumberDataPoint {
+	//   reserved 1;
+	//   repeated opentelemetry.proto.common.v1.KeyValue attributes = 7;
+	//   fixed64 start_time_unix_nano = 2;
+	//   fixed64 time_unix_nano = 3;
+	//   oneof value {
+	//     double as_double = 4;
+	//     sfixed64 as_int = 6;
+	//   }
+	//   repeated Exemplar exemplars = 5;
+	//   uint32 flags = 8;
+	// }
+	mNumberDataPoint: {name: "NumberDataPoint", order: []uint32{7, 2, 3, 4, 6, 5, 8}, fields: []field{
+		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
+		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: 4, name: "asDouble", alias: "as_double", kind: kDouble, flags: one},
+		{num: 5, name: "exemplars", alias: "exemplars", kind: kMessage, flags: rep, msg: mExemplar},
+		{num: 6, name: "asInt", alias: "as_int", kind: kSfixed64, flags: one},
+		{num: 7, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: 8, name: "flags", alias: "flags", kind: kUint32},
+	}},
+	// message HistogramDataPoint {
+	//   reserved 1;
+	//   repeated opentelemetry.proto.common.v1.KeyValue attributes = 9;
+	//   fixed64 start_time_unix_nano = 2;
+	//   fixed64 time_unix_nano = 3;
+	//   fixed64 count = 4;
+	//   optional double sum = 5;
+	//   repeated fixed64 bucket_counts = 6;
+	//   repeated double explicit_bounds = 7;
+	//   repeated Exemplar exemplars = 8;
+	//   uint32 flags = 10;
+	//   optional double min = 11;
+	//   optional double max = 12;
+	// }
+	mHistogramDataPoint: {name: "HistogramDataPoint", order: []uint32{9, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12}, fields: []field{
+		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
+		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: 4, name: "count", alias: "count", kind: kFixed64},
+		{num: 5, name: "sum", alias: "sum", kind: kDouble, flags: opt},
+		{num: 6, name: "bucketCounts", alias: "bucket_counts", kind: kFixed64, flags: rep},
+		{num: 7, name: "explicitBounds", alias: "explicit_bounds", kind: kDouble, flags: rep},
+		{num: 8, name: "exemplars", alias: "exemplars", kind: kMessage, flags: rep, msg: mExemplar},
+		{num: 9, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: 10, name: "flags", alias: "flags", kind: kUint32},
+		{num: 11, name: "min", alias: "min", kind: kDouble, flags: opt},
+		{num: 12, name: "max", alias: "max", kind: kDouble, flags: opt},
+	}},
+	// message ExponentialHistogramDataPoint {
+	//   repeated opentelemetry.proto.common.v1.KeyValue attributes = 1;
+	//   fixed64 start_time_unix_nano = 2;
+	//   fixed64 time_unix_nano = 3;
+	//   fixed64 count = 4;
+	//   optional double sum = 5;
+	//   sint32 scale = 6;
+	//   fixed64 zero_count = 7;
+	//   Buckets positive = 8;
+	//   Buckets negative = 9;
+	//   uint32 flags = 10;
+	//   repeated Exemplar exemplars = 11;
+	//   optional double min = 12;
+	//   optional double max = 13;
+	//   double zero_threshold = 14;
+	// }
+	mExponentialHistogramDataPoint: {name: "ExponentialHistogramDataPoint", fields: []field{
+		{num: 1, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
+		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: 4, name: "count", alias: "count", kind: kFixed64},
+		{num: 5, name: "sum", alias: "sum", kind: kDouble, flags: opt},
+		{num: 6, name: "scale", alias: "scale", kind: kSint32},
+		{num: 7, name: "zeroCount", alias: "zero_count", kind: kFixed64},
+		{num: 8, name: "positive", alias: "positive", kind: kMessage, msg: mBuckets},
+		{num: 9, name: "negative", alias: "negative", kind: kMessage, msg: mBuckets},
+		{num: 10, name: "flags", alias: "flags", kind: kUint32},
+		{num: 11, name: "exemplars", alias: "exemplars", kind: kMessage, flags: rep, msg: mExemplar},
+		{num: 12, name: "min", alias: "min", kind: kDouble, flags: opt},
+		{num: 13, name: "max", alias: "max", kind: kDouble, flags: opt},
+		{num: 14, name: "zeroThreshold", alias: "zero_threshold", kind: kDouble},
+	}},
+	// message ExponentialHistogramDataPoint.Buckets {
+	//   sint32 offset = 1;
+	//   repeated uint64 bucket_counts = 2;
+	// }
+	mBuckets: {name: "ExponentialHistogramDataPoint.Buckets", fields: []field{
+		{num: 1, name: "offset", alias: "offset", kind: kSint32},
+		{num: 2, name: "bucketCounts", alias: "bucket_counts", kind: kUint64, flags: rep},
+	}},
+	// message SummaryDataPoint {
+	//   reserved 1;
+	//   repeated opentelemetry.proto.common.v1.KeyValue attributes = 7;
+	//   fixed64 start_time_unix_nano = 2;
+	//   fixed64 time_unix_nano = 3;
+	//   fixed64 count = 4;
+	//   double sum = 5;
+	//   repeated ValueAtQuantile quantile_values = 6;
+	//   uint32 flags = 8;
+	// }
+	mSummaryDataPoint: {name: "SummaryDataPoint", order: []uint32{7, 2, 3, 4, 5, 6, 8}, fields: []field{
+		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
+		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: 4, name: "count", alias: "count", kind: kFixed64},
+		{num: 5, name: "sum", alias: "sum", kind: kDouble},
+		{num: 6, name: "quantileValues", alias: "quantile_values", kind: kMessage, flags: rep, msg: mValueAtQuantile},
+		{num: 7, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: 8, name: "flags", alias: "flags", kind: kUint32},
+	}},
+	// message SummaryDataPoint.ValueAtQuantile {
+	//   double quantile = 1;
+	//   double value = 2;
+	// }
+	mValueAtQuantile: {name: "SummaryDataPoint.ValueAtQuantile", fields: []field{
+		{num: 1, name: "quantile", alias: "quantile", kind: kDouble},
+		{num: 2, name: "value", alias: "value", kind: kDouble},
+	}},
+	// message Exemplar {
+	//   reserved 1;
+	//   repeated opentelemetry.proto.common.v1.KeyValue filtered_attributes = 7;
+	//   fixed64 time_unix_nano = 2;
+	//   oneof value {
+	//     double as_double = 3;
+	//     sfixed64 as_int = 6;
+	//   }
+	//   bytes span_id = 4;
+	//   bytes trace_id = 5;
+	// }
+	mExemplar: {name: "Exemplar", order: []uint32{7, 2, 3, 6, 4, 5}, fields: []field{
+		{num: 2, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: 3, name: "asDouble", alias: "as_double", kind: kDouble, flags: one},
+		{num: 4, name: "spanId", alias: "span_id", kind: kHexID},
+		{num: 5, name: "traceId", alias: "trace_id", kind: kHexID},
+		{num: 6, name: "asInt", alias: "as_int", kind: kSfixed64, flags: one},
+		{num: 7, name: "filteredAttributes", alias: "filtered_attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+	}},
+
+	// message LogsData {
+	//   repeated ResourceLogs resource_logs = 1;
+	// }
+	// ExportLogsServiceRequest has the same fields.
+	mLogsData: {name: "LogsData", fields: []field{
+		{num: 1, name: "resourceLogs", alias: "resource_logs", kind: kMessage, flags: rep, msg: mResourceLogs},
+	}},
+	// message ResourceLogs {
+	//   reserved 1000;
+	//   opentelemetry.proto.resource.v1.Resource resource = 1;
+	//   repeated ScopeLogs scope_logs = 2;
+	//   string schema_url = 3;
+	// }
+	mResourceLogs: {name: "ResourceLogs", fields: []field{
+		{num: 1, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
+		{num: 2, name: "scopeLogs", alias: "scope_logs", kind: kMessage, flags: rep, msg: mScopeLogs},
+		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+	}},
+	// message ScopeLogs {
+	//   opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
+	//   repeated LogRecord log_records = 2;
+	//   string schema_url = 3;
+	// }
+	mScopeLogs: {name: "ScopeLogs", fields: []field{
+		{num: 1, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
+		{num: 2, name: "logRecords", alias: "log_records", kind: kMessage, flags: rep, msg: mLogRecord},
+		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+	}},
+	// message LogRecord {
+	//   reserved 4;
+	//   fixed64 time_unix_nano = 1;
+	//   fixed64 observed_time_unix_nano = 11;
+	//   SeverityNumber severity_number = 2;
+	//   string severity_text = 3;
+	//   opentelemetry.proto.common.v1.AnyValue body = 5;
+	//   repeated opentelemetry.proto.common.v1.KeyValue attributes = 6;
+	//   uint32 dropped_attributes_count = 7;
+	//   fixed32 flags = 8;
+	//   bytes trace_id = 9;
+	//   bytes span_id = 10;
+	//   string event_name = 12;
+	// }
+	mLogRecord: {name: "LogRecord", order: []uint32{1, 11, 2, 3, 5, 6, 7, 8, 9, 10, 12}, fields: []field{
+		{num: 1, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: 2, name: "severityNumber", alias: "severity_number", kind: kEnum, enum: enumSeverityNumber},
+		{num: 3, name: "severityText", alias: "severity_text", kind: kString},
+		{num: 5, name: "body", alias: "body", kind: kMessage, msg: mAnyValue},
+		{num: 6, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: 7, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: 8, name: "flags", alias: "flags", kind: kFixed32},
+		{num: 9, name: "traceId", alias: "trace_id", kind: kHexID},
+		{num: 10, name: "spanId", alias: "span_id", kind: kHexID},
+		{num: 11, name: "observedTimeUnixNano", alias: "observed_time_unix_nano", kind: kFixed64},
+		{num: 12, name: "eventName", alias: "event_name", kind: kString},
+	}},
+
+	// message ExportTraceServiceResponse {
+	//   ExportTracePartialSuccess partial_success = 1;
+	// }
+	mExportTraceServiceResponse: {name: "ExportTraceServiceResponse", fields: []field{
+		{num: 1, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportTracePartialSuccess},
+	}},
+	// message ExportTracePartialSuccess {
+	//   int64 rejected_spans = 1;
+	//   string error_message = 2;
+	// }
+	mExportTracePartialSuccess: {name: "ExportTracePartialSuccess", fields: []field{
+		{num: 1, name: "rejectedSpans", alias: "rejected_spans", kind: kInt64},
+		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
+	}},
+	// message ExportMetricsServiceResponse {
+	//   ExportMetricsPartialSuccess partial_success = 1;
+	// }
+	mExportMetricsServiceResponse: {name: "ExportMetricsServiceResponse", fields: []field{
+		{num: 1, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportMetricsPartialSuccess},
+	}},
+	// message ExportMetricsPartialSuccess {
+	//   int64 rejected_data_points = 1;
+	//   string error_message = 2;
+	// }
+	mExportMetricsPartialSuccess: {name: "ExportMetricsPartialSuccess", fields: []field{
+		{num: 1, name: "rejectedDataPoints", alias: "rejected_data_points", kind: kInt64},
+		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
+	}},
+	// message ExportLogsServiceResponse {
+	//   ExportLogsPartialSuccess partial_success = 1;
+	// }
+	mExportLogsServiceResponse: {name: "ExportLogsServiceResponse", fields: []field{
+		{num: 1, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportLogsPartialSuccess},
+	}},
+	// message ExportLogsPartialSuccess {
+	//   int64 rejected_log_records = 1;
+	//   string error_message = 2;
+	// }
+	mExportLogsPartialSuccess: {name: "ExportLogsPartialSuccess", fields: []field{
+		{num: 1, name: "rejectedLogRecords", alias: "rejected_log_records", kind: kInt64},
+		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
+	}},
+
+	// package google.rpc;
+	// message Status {
+	//   int32 code = 1;
+	//   string message = 2;
+	//   repeated google.protobuf.Any details = 3;
+	// }
+	mRPCStatus: {name: "google.rpc.Status", fields: []field{
+		{num: 1, name: "code", alias: "code", kind: kInt32},
+		{num: 2, name: "message", alias: "message", kind: kString},
+		{num: 3, name: "details", alias: "details", kind: kMessage, flags: rep, msg: mAny},
+	}},
+	// package google.protobuf;
+	// message Any {
+	//   string type_url = 1;
+	//   bytes value = 2;
+	// }
+	// Transcoded by the special-case code in wellknown.go.
+	mAny: {name: "google.protobuf.Any", special: specialAny, fields: []field{
+		{num: 1, name: "typeUrl", alias: "type_url", kind: kString},
+		{num: 2, name: "value", alias: "value", kind: kBytes},
+	}},
+}
