@@ -150,7 +150,11 @@ const (
 
 // message describes one protobuf message type.
 type message struct {
+	// name is the message name as errors and MessageType.String show it:
+	// relative to pkg (nested names joined with "."), or fully qualified
+	// when pkg is empty.
 	name    string
+	pkg     string  // protobuf package, for Schema
 	fields  []field // ordered by field number
 	special special
 

@@ -70,6 +70,18 @@ const (
 	numMessages
 )
 
+// The protobuf packages of the OTLP messages (message.pkg).
+const (
+	pkgCommon           = "opentelemetry.proto.common.v1"
+	pkgResource         = "opentelemetry.proto.resource.v1"
+	pkgTrace            = "opentelemetry.proto.trace.v1"
+	pkgMetrics          = "opentelemetry.proto.metrics.v1"
+	pkgLogs             = "opentelemetry.proto.logs.v1"
+	pkgCollectorTrace   = "opentelemetry.proto.collector.trace.v1"
+	pkgCollectorMetrics = "opentelemetry.proto.collector.metrics.v1"
+	pkgCollectorLogs    = "opentelemetry.proto.collector.logs.v1"
+)
+
 var (
 	// enum Span.SpanKind (trace.proto)
 	enumSpanKind = &enumType{names: []string{
@@ -116,7 +128,7 @@ var schema = [numMessages]message{
 	//     int32 string_value_strindex = 8;
 	//   }
 	// }
-	mAnyValue: {name: "AnyValue", fields: []field{
+	mAnyValue: {pkg: pkgCommon, name: "AnyValue", fields: []field{
 		{num: 1, name: "stringValue", alias: "string_value", kind: kString, flags: one},
 		{num: 2, name: "boolValue", alias: "bool_value", kind: kBool, flags: one},
 		{num: 3, name: "intValue", alias: "int_value", kind: kInt64, flags: one},
@@ -129,13 +141,13 @@ var schema = [numMessages]message{
 	// message ArrayValue {
 	//   repeated AnyValue values = 1;
 	// }
-	mArrayValue: {name: "ArrayValue", fields: []field{
+	mArrayValue: {pkg: pkgCommon, name: "ArrayValue", fields: []field{
 		{num: 1, name: "values", alias: "values", kind: kMessage, flags: rep, msg: mAnyValue},
 	}},
 	// message KeyValueList {
 	//   repeated KeyValue values = 1;
 	// }
-	mKeyValueList: {name: "KeyValueList", fields: []field{
+	mKeyValueList: {pkg: pkgCommon, name: "KeyValueList", fields: []field{
 		{num: 1, name: "values", alias: "values", kind: kMessage, flags: rep, msg: mKeyValue},
 	}},
 	// message KeyValue {
@@ -143,7 +155,7 @@ var schema = [numMessages]message{
 	//   AnyValue value = 2;
 	//   int32 key_strindex = 3;
 	// }
-	mKeyValue: {name: "KeyValue", fields: []field{
+	mKeyValue: {pkg: pkgCommon, name: "KeyValue", fields: []field{
 		{num: 1, name: "key", alias: "key", kind: kString},
 		{num: 2, name: "value", alias: "value", kind: kMessage, msg: mAnyValue},
 		{num: 3, name: "keyStrindex", alias: "key_strindex", kind: kInt32},
@@ -154,7 +166,7 @@ var schema = [numMessages]message{
 	//   repeated KeyValue attributes = 3;
 	//   uint32 dropped_attributes_count = 4;
 	// }
-	mInstrumentationScope: {name: "InstrumentationScope", fields: []field{
+	mInstrumentationScope: {pkg: pkgCommon, name: "InstrumentationScope", fields: []field{
 		{num: 1, name: "name", alias: "name", kind: kString},
 		{num: 2, name: "version", alias: "version", kind: kString},
 		{num: 3, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
@@ -166,7 +178,7 @@ var schema = [numMessages]message{
 	//   repeated string id_keys = 3;
 	//   repeated string description_keys = 4;
 	// }
-	mEntityRef: {name: "EntityRef", fields: []field{
+	mEntityRef: {pkg: pkgCommon, name: "EntityRef", fields: []field{
 		{num: 1, name: "schemaUrl", alias: "schema_url", kind: kString},
 		{num: 2, name: "type", alias: "type", kind: kString},
 		{num: 3, name: "idKeys", alias: "id_keys", kind: kString, flags: rep},
@@ -178,7 +190,7 @@ var schema = [numMessages]message{
 	//   uint32 dropped_attributes_count = 2;
 	//   repeated opentelemetry.proto.common.v1.EntityRef entity_refs = 3;
 	// }
-	mResource: {name: "Resource", fields: []field{
+	mResource: {pkg: pkgResource, name: "Resource", fields: []field{
 		{num: 1, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
 		{num: 2, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
 		{num: 3, name: "entityRefs", alias: "entity_refs", kind: kMessage, flags: rep, msg: mEntityRef},
@@ -188,7 +200,7 @@ var schema = [numMessages]message{
 	//   repeated ResourceSpans resource_spans = 1;
 	// }
 	// ExportTraceServiceRequest has the same fields.
-	mTracesData: {name: "TracesData", fields: []field{
+	mTracesData: {pkg: pkgTrace, name: "TracesData", fields: []field{
 		{num: 1, name: "resourceSpans", alias: "resource_spans", kind: kMessage, flags: rep, msg: mResourceSpans},
 	}},
 	// message ResourceSpans {
@@ -197,7 +209,7 @@ var schema = [numMessages]message{
 	//   repeated ScopeSpans scope_spans = 2;
 	//   string schema_url = 3;
 	// }
-	mResourceSpans: {name: "ResourceSpans", fields: []field{
+	mResourceSpans: {pkg: pkgTrace, name: "ResourceSpans", fields: []field{
 		{num: 1, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
 		{num: 2, name: "scopeSpans", alias: "scope_spans", kind: kMessage, flags: rep, msg: mScopeSpans},
 		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
@@ -207,7 +219,7 @@ var schema = [numMessages]message{
 	//   repeated Span spans = 2;
 	//   string schema_url = 3;
 	// }
-	mScopeSpans: {name: "ScopeSpans", fields: []field{
+	mScopeSpans: {pkg: pkgTrace, name: "ScopeSpans", fields: []field{
 		{num: 1, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
 		{num: 2, name: "spans", alias: "spans", kind: kMessage, flags: rep, msg: mSpan},
 		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
@@ -230,7 +242,7 @@ var schema = [numMessages]message{
 	//   uint32 dropped_links_count = 14;
 	//   Status status = 15;
 	// }
-	mSpan: {name: "Span", order: []uint32{1, 2, 3, 4, 16, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, fields: []field{
+	mSpan: {pkg: pkgTrace, name: "Span", order: []uint32{1, 2, 3, 4, 16, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, fields: []field{
 		{num: 1, name: "traceId", alias: "trace_id", kind: kHexID},
 		{num: 2, name: "spanId", alias: "span_id", kind: kHexID},
 		{num: 3, name: "traceState", alias: "trace_state", kind: kString},
@@ -254,7 +266,7 @@ var schema = [numMessages]message{
 	//   repeated opentelemetry.proto.common.v1.KeyValue attributes = 3;
 	//   uint32 dropped_attributes_count = 4;
 	// }
-	mSpanEvent: {name: "Span.Event", fields: []field{
+	mSpanEvent: {pkg: pkgTrace, name: "Span.Event", fields: []field{
 		{num: 1, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
 		{num: 2, name: "name", alias: "name", kind: kString},
 		{num: 3, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
@@ -268,7 +280,7 @@ var schema = [numMessages]message{
 	//   uint32 dropped_attributes_count = 5;
 	//   fixed32 flags = 6;
 	// }
-	mSpanLink: {name: "Span.Link", fields: []field{
+	mSpanLink: {pkg: pkgTrace, name: "Span.Link", fields: []field{
 		{num: 1, name: "traceId", alias: "trace_id", kind: kHexID},
 		{num: 2, name: "spanId", alias: "span_id", kind: kHexID},
 		{num: 3, name: "traceState", alias: "trace_state", kind: kString},
@@ -281,7 +293,7 @@ var schema = [numMessages]message{
 	//   string message = 2;
 	//   StatusCode code = 3;
 	// }
-	mSpanStatus: {name: "Status", fields: []field{
+	mSpanStatus: {pkg: pkgTrace, name: "Status", fields: []field{
 		{num: 2, name: "message", alias: "message", kind: kString},
 		{num: 3, name: "code", alias: "code", kind: kEnum, enum: enumStatusCode},
 	}},
@@ -290,7 +302,7 @@ var schema = [numMessages]message{
 	//   repeated ResourceMetrics resource_metrics = 1;
 	// }
 	// ExportMetricsServiceRequest has the same fields.
-	mMetricsData: {name: "MetricsData", fields: []field{
+	mMetricsData: {pkg: pkgMetrics, name: "MetricsData", fields: []field{
 		{num: 1, name: "resourceMetrics", alias: "resource_metrics", kind: kMessage, flags: rep, msg: mResourceMetrics},
 	}},
 	// message ResourceMetrics {
@@ -299,7 +311,7 @@ var schema = [numMessages]message{
 	//   repeated ScopeMetrics scope_metrics = 2;
 	//   string schema_url = 3;
 	// }
-	mResourceMetrics: {name: "ResourceMetrics", fields: []field{
+	mResourceMetrics: {pkg: pkgMetrics, name: "ResourceMetrics", fields: []field{
 		{num: 1, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
 		{num: 2, name: "scopeMetrics", alias: "scope_metrics", kind: kMessage, flags: rep, msg: mScopeMetrics},
 		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
@@ -309,7 +321,7 @@ var schema = [numMessages]message{
 	//   repeated Metric metrics = 2;
 	//   string schema_url = 3;
 	// }
-	mScopeMetrics: {name: "ScopeMetrics", fields: []field{
+	mScopeMetrics: {pkg: pkgMetrics, name: "ScopeMetrics", fields: []field{
 		{num: 1, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
 		{num: 2, name: "metrics", alias: "metrics", kind: kMessage, flags: rep, msg: mMetric},
 		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
@@ -328,7 +340,7 @@ var schema = [numMessages]message{
 	//   }
 	//   repeated opentelemetry.proto.common.v1.KeyValue metadata = 12;
 	// }
-	mMetric: {name: "Metric", fields: []field{
+	mMetric: {pkg: pkgMetrics, name: "Metric", fields: []field{
 		{num: 1, name: "name", alias: "name", kind: kString},
 		{num: 2, name: "description", alias: "description", kind: kString},
 		{num: 3, name: "unit", alias: "unit", kind: kString},
@@ -342,7 +354,7 @@ var schema = [numMessages]message{
 	// message Gauge {
 	//   repeated NumberDataPoint data_points = 1;
 	// }
-	mGauge: {name: "Gauge", fields: []field{
+	mGauge: {pkg: pkgMetrics, name: "Gauge", fields: []field{
 		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mNumberDataPoint},
 	}},
 	// message Sum {
@@ -350,7 +362,7 @@ var schema = [numMessages]message{
 	//   AggregationTemporality aggregation_temporality = 2;
 	//   bool is_monotonic = 3;
 	// }
-	mSum: {name: "Sum", fields: []field{
+	mSum: {pkg: pkgMetrics, name: "Sum", fields: []field{
 		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mNumberDataPoint},
 		{num: 2, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
 		{num: 3, name: "isMonotonic", alias: "is_monotonic", kind: kBool},
@@ -359,7 +371,7 @@ var schema = [numMessages]message{
 	//   repeated HistogramDataPoint data_points = 1;
 	//   AggregationTemporality aggregation_temporality = 2;
 	// }
-	mHistogram: {name: "Histogram", fields: []field{
+	mHistogram: {pkg: pkgMetrics, name: "Histogram", fields: []field{
 		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mHistogramDataPoint},
 		{num: 2, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
 	}},
@@ -367,14 +379,14 @@ var schema = [numMessages]message{
 	//   repeated ExponentialHistogramDataPoint data_points = 1;
 	//   AggregationTemporality aggregation_temporality = 2;
 	// }
-	mExponentialHistogram: {name: "ExponentialHistogram", fields: []field{
+	mExponentialHistogram: {pkg: pkgMetrics, name: "ExponentialHistogram", fields: []field{
 		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mExponentialHistogramDataPoint},
 		{num: 2, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
 	}},
 	// message Summary {
 	//   repeated SummaryDataPoint data_points = 1;
 	// }
-	mSummary: {name: "Summary", fields: []field{
+	mSummary: {pkg: pkgMetrics, name: "Summary", fields: []field{
 		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mSummaryDataPoint},
 	}},
 	// message NumberDataPoint {
@@ -389,7 +401,7 @@ var schema = [numMessages]message{
 	//   repeated Exemplar exemplars = 5;
 	//   uint32 flags = 8;
 	// }
-	mNumberDataPoint: {name: "NumberDataPoint", order: []uint32{7, 2, 3, 4, 6, 5, 8}, fields: []field{
+	mNumberDataPoint: {pkg: pkgMetrics, name: "NumberDataPoint", order: []uint32{7, 2, 3, 4, 6, 5, 8}, fields: []field{
 		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
 		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
 		{num: 4, name: "asDouble", alias: "as_double", kind: kDouble, flags: one},
@@ -412,7 +424,7 @@ var schema = [numMessages]message{
 	//   optional double min = 11;
 	//   optional double max = 12;
 	// }
-	mHistogramDataPoint: {name: "HistogramDataPoint", order: []uint32{9, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12}, fields: []field{
+	mHistogramDataPoint: {pkg: pkgMetrics, name: "HistogramDataPoint", order: []uint32{9, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12}, fields: []field{
 		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
 		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
 		{num: 4, name: "count", alias: "count", kind: kFixed64},
@@ -441,7 +453,7 @@ var schema = [numMessages]message{
 	//   optional double max = 13;
 	//   double zero_threshold = 14;
 	// }
-	mExponentialHistogramDataPoint: {name: "ExponentialHistogramDataPoint", fields: []field{
+	mExponentialHistogramDataPoint: {pkg: pkgMetrics, name: "ExponentialHistogramDataPoint", fields: []field{
 		{num: 1, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
 		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
 		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
@@ -461,7 +473,7 @@ var schema = [numMessages]message{
 	//   sint32 offset = 1;
 	//   repeated uint64 bucket_counts = 2;
 	// }
-	mBuckets: {name: "ExponentialHistogramDataPoint.Buckets", fields: []field{
+	mBuckets: {pkg: pkgMetrics, name: "ExponentialHistogramDataPoint.Buckets", fields: []field{
 		{num: 1, name: "offset", alias: "offset", kind: kSint32},
 		{num: 2, name: "bucketCounts", alias: "bucket_counts", kind: kUint64, flags: rep},
 	}},
@@ -475,7 +487,7 @@ var schema = [numMessages]message{
 	//   repeated ValueAtQuantile quantile_values = 6;
 	//   uint32 flags = 8;
 	// }
-	mSummaryDataPoint: {name: "SummaryDataPoint", order: []uint32{7, 2, 3, 4, 5, 6, 8}, fields: []field{
+	mSummaryDataPoint: {pkg: pkgMetrics, name: "SummaryDataPoint", order: []uint32{7, 2, 3, 4, 5, 6, 8}, fields: []field{
 		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
 		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
 		{num: 4, name: "count", alias: "count", kind: kFixed64},
@@ -488,7 +500,7 @@ var schema = [numMessages]message{
 	//   double quantile = 1;
 	//   double value = 2;
 	// }
-	mValueAtQuantile: {name: "SummaryDataPoint.ValueAtQuantile", fields: []field{
+	mValueAtQuantile: {pkg: pkgMetrics, name: "SummaryDataPoint.ValueAtQuantile", fields: []field{
 		{num: 1, name: "quantile", alias: "quantile", kind: kDouble},
 		{num: 2, name: "value", alias: "value", kind: kDouble},
 	}},
@@ -503,7 +515,7 @@ var schema = [numMessages]message{
 	//   bytes span_id = 4;
 	//   bytes trace_id = 5;
 	// }
-	mExemplar: {name: "Exemplar", order: []uint32{7, 2, 3, 6, 4, 5}, fields: []field{
+	mExemplar: {pkg: pkgMetrics, name: "Exemplar", order: []uint32{7, 2, 3, 6, 4, 5}, fields: []field{
 		{num: 2, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
 		{num: 3, name: "asDouble", alias: "as_double", kind: kDouble, flags: one},
 		{num: 4, name: "spanId", alias: "span_id", kind: kHexID},
@@ -516,7 +528,7 @@ var schema = [numMessages]message{
 	//   repeated ResourceLogs resource_logs = 1;
 	// }
 	// ExportLogsServiceRequest has the same fields.
-	mLogsData: {name: "LogsData", fields: []field{
+	mLogsData: {pkg: pkgLogs, name: "LogsData", fields: []field{
 		{num: 1, name: "resourceLogs", alias: "resource_logs", kind: kMessage, flags: rep, msg: mResourceLogs},
 	}},
 	// message ResourceLogs {
@@ -525,7 +537,7 @@ var schema = [numMessages]message{
 	//   repeated ScopeLogs scope_logs = 2;
 	//   string schema_url = 3;
 	// }
-	mResourceLogs: {name: "ResourceLogs", fields: []field{
+	mResourceLogs: {pkg: pkgLogs, name: "ResourceLogs", fields: []field{
 		{num: 1, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
 		{num: 2, name: "scopeLogs", alias: "scope_logs", kind: kMessage, flags: rep, msg: mScopeLogs},
 		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
@@ -535,7 +547,7 @@ var schema = [numMessages]message{
 	//   repeated LogRecord log_records = 2;
 	//   string schema_url = 3;
 	// }
-	mScopeLogs: {name: "ScopeLogs", fields: []field{
+	mScopeLogs: {pkg: pkgLogs, name: "ScopeLogs", fields: []field{
 		{num: 1, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
 		{num: 2, name: "logRecords", alias: "log_records", kind: kMessage, flags: rep, msg: mLogRecord},
 		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
@@ -554,7 +566,7 @@ var schema = [numMessages]message{
 	//   bytes span_id = 10;
 	//   string event_name = 12;
 	// }
-	mLogRecord: {name: "LogRecord", order: []uint32{1, 11, 2, 3, 5, 6, 7, 8, 9, 10, 12}, fields: []field{
+	mLogRecord: {pkg: pkgLogs, name: "LogRecord", order: []uint32{1, 11, 2, 3, 5, 6, 7, 8, 9, 10, 12}, fields: []field{
 		{num: 1, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
 		{num: 2, name: "severityNumber", alias: "severity_number", kind: kEnum, enum: enumSeverityNumber},
 		{num: 3, name: "severityText", alias: "severity_text", kind: kString},
@@ -571,42 +583,42 @@ var schema = [numMessages]message{
 	// message ExportTraceServiceResponse {
 	//   ExportTracePartialSuccess partial_success = 1;
 	// }
-	mExportTraceServiceResponse: {name: "ExportTraceServiceResponse", fields: []field{
+	mExportTraceServiceResponse: {pkg: pkgCollectorTrace, name: "ExportTraceServiceResponse", fields: []field{
 		{num: 1, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportTracePartialSuccess},
 	}},
 	// message ExportTracePartialSuccess {
 	//   int64 rejected_spans = 1;
 	//   string error_message = 2;
 	// }
-	mExportTracePartialSuccess: {name: "ExportTracePartialSuccess", fields: []field{
+	mExportTracePartialSuccess: {pkg: pkgCollectorTrace, name: "ExportTracePartialSuccess", fields: []field{
 		{num: 1, name: "rejectedSpans", alias: "rejected_spans", kind: kInt64},
 		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
 	}},
 	// message ExportMetricsServiceResponse {
 	//   ExportMetricsPartialSuccess partial_success = 1;
 	// }
-	mExportMetricsServiceResponse: {name: "ExportMetricsServiceResponse", fields: []field{
+	mExportMetricsServiceResponse: {pkg: pkgCollectorMetrics, name: "ExportMetricsServiceResponse", fields: []field{
 		{num: 1, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportMetricsPartialSuccess},
 	}},
 	// message ExportMetricsPartialSuccess {
 	//   int64 rejected_data_points = 1;
 	//   string error_message = 2;
 	// }
-	mExportMetricsPartialSuccess: {name: "ExportMetricsPartialSuccess", fields: []field{
+	mExportMetricsPartialSuccess: {pkg: pkgCollectorMetrics, name: "ExportMetricsPartialSuccess", fields: []field{
 		{num: 1, name: "rejectedDataPoints", alias: "rejected_data_points", kind: kInt64},
 		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
 	}},
 	// message ExportLogsServiceResponse {
 	//   ExportLogsPartialSuccess partial_success = 1;
 	// }
-	mExportLogsServiceResponse: {name: "ExportLogsServiceResponse", fields: []field{
+	mExportLogsServiceResponse: {pkg: pkgCollectorLogs, name: "ExportLogsServiceResponse", fields: []field{
 		{num: 1, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportLogsPartialSuccess},
 	}},
 	// message ExportLogsPartialSuccess {
 	//   int64 rejected_log_records = 1;
 	//   string error_message = 2;
 	// }
-	mExportLogsPartialSuccess: {name: "ExportLogsPartialSuccess", fields: []field{
+	mExportLogsPartialSuccess: {pkg: pkgCollectorLogs, name: "ExportLogsPartialSuccess", fields: []field{
 		{num: 1, name: "rejectedLogRecords", alias: "rejected_log_records", kind: kInt64},
 		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
 	}},
