@@ -7,6 +7,10 @@ package otlpjson
 // types (go.opentelemetry.io/proto/otlp@v1.11.1, */v1/*.pb.go) and from
 // google/rpc/status.proto, google/rpc/error_details.proto and
 // google/protobuf/{any,duration}.proto for the error-body messages.
+//
+// interop's TestOTLPJSONSchema walks the descriptors of the generated types
+// (and google.rpc.Status) and fails on any message or field this table lacks
+// or has with another number, kind, cardinality or declaration order.
 
 const (
 	mNone msgID = iota
