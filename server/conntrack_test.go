@@ -1,0 +1,136 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/metrics"
+)
+
+// fakeConn is a net.Conn for connTracker tests: only Close is used.
+type fakeConn struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *fakeConn) Close() error { c.closed.Store(true); return nil }
+
+// acceptFakeConns registers n connections with tr as net/http would when
+// accepting them (ConnContext, then StateNew) and returns them with their
+// connection contexts.
+func acceptFakeConns(tr *connTracker, n int) ([]*fakeConn, []context.Context) {
+	conns := make([]*fakeConn, n)
+	ctxs := make([]context.Context, n)
+	for i := range conns {
+		conns[i] = &fakeConn{}
+		ctxs[i] = tr.connContext(context.Background(), conns[i])
+		tr.track(conns[i], http.StateNew)
+	}
+	return conns, ctxs
+}
+
+// TestMaxConnectionAgeJitterPerConnection: connections accepted at the same
+// instant get different deadlines within ±10% of the max age, and every
+// request on a connection gets the same answer (close or not) at a given
+// time: the one its deadline gives. With the jitter drawn per request,
+// repeated requests during the jitter window disagreed.
+func TestMaxConnectionAgeJitterPerConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const age = time.Minute
+		tr := newConnTracker(age, 20*time.Second, metrics.NewRegistry())
+		start := time.Now()
+		conns, ctxs := acceptFakeConns(tr, 64)
+		deadlines := make([]time.Time, len(conns))
+		distinct := map[time.Time]bool{}
+		for i, c := range conns {
+			d, ok := ctxs[i].Value(connDeadlineKey{}).(time.Time)
+			if !ok {
+				t.Fatal("no deadline in the connection context")
+			}
+			if lo, hi := start.Add(age*9/10), start.Add(age*11/10); d.Before(lo) || d.After(hi) {
+				t.Fatalf("deadline %v after accept, want %v to %v", d.Sub(start), lo.Sub(start), hi.Sub(start))
+			}
+			tr.mu.Lock()
+			tracked := tr.conns[c]
+			tr.mu.Unlock()
+			if !tracked.Equal(d) {
+				t.Fatalf("closeExpired sees deadline %v, requests see %v", tracked.Sub(start), d.Sub(start))
+			}
+			deadlines[i] = d
+			distinct[d] = true
+		}
+		if len(distinct) != len(conns) {
+			t.Fatalf("%d connections accepted together share %d deadlines", len(conns), len(distinct))
+		}
+
+		h := tr.wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		closes := func(ctx context.Context) bool {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequestWithContext(ctx, "POST", "/", nil))
+			return rec.Header().Get("Connection") == "close"
+		}
+		sawMixed := false
+		for off := age * 85 / 100; off <= age*115/100; off += age / 100 {
+			time.Sleep(time.Until(start.Add(off)))
+			n := 0
+			for i, ctx := range ctxs {
+				want := time.Now().After(deadlines[i])
+				for range 8 {
+					if got := closes(ctx); got != want {
+						t.Fatalf("at %v, connection with deadline %v: close=%v, want %v", off, deadlines[i].Sub(start), got, want)
+					}
+				}
+				if want {
+					n++
+				}
+			}
+			sawMixed = sawMixed || (n > 0 && n < len(ctxs))
+		}
+		if !sawMixed {
+			t.Fatal("all connections crossed their deadline in the same step")
+		}
+	})
+}
+
+// TestCloseExpiredUsesConnectionDeadline: closeExpired closes each
+// connection on the first tick after its own deadline plus grace, not
+// after the largest possible jittered age.
+func TestCloseExpiredUsesConnectionDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const age, grace = time.Minute, 20 * time.Second
+		tick := grace / 4 // closeExpired's period for this grace
+		tr := newConnTracker(age, grace, metrics.NewRegistry())
+		start := time.Now()
+		conns, ctxs := acceptFakeConns(tr, 64)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { tr.closeExpired(ctx); close(done) }()
+		defer func() { cancel(); <-done }() // also on t.Fatal: the bubble must end with no goroutines
+		sawMixed := false
+		for time.Since(start) <= age*11/10+grace+tick {
+			time.Sleep(tick)
+			synctest.Wait() // closeExpired has handled this tick
+			n := 0
+			for i, c := range conns {
+				d := ctxs[i].Value(connDeadlineKey{}).(time.Time)
+				want := time.Now().After(d.Add(grace))
+				if got := c.closed.Load(); got != want {
+					t.Fatalf("at %v, connection with deadline %v and grace %v: closed=%v, want %v", time.Since(start), d.Sub(start), grace, got, want)
+				}
+				if want {
+					n++
+				}
+			}
+			sawMixed = sawMixed || (n > 0 && n < len(conns))
+		}
+		if !sawMixed {
+			t.Fatal("all connections were closed on the same tick")
+		}
+	})
+}

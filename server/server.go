@@ -1,0 +1,282 @@
+// Package server is the HTTP server otlp-lite serves its handler with: what
+// the otlp-lite binary wraps around handler.Handler, for embedders to get
+// the same server in a few lines.
+//
+// A Server serves HTTP/1.1 and HTTP/2 on every listener — h2c with prior
+// knowledge (how gRPC clients connect) in clear text, or h2 by ALPN with
+// TLS — with:
+//
+//   - a buffered reader and a coalescing writer under every connection
+//     (read and write syscalls were 14% and 22% of the server's CPU without
+//     them; see bufconn.go and coalesce.go);
+//   - the HTTP/1.1 and HTTP/2 limits of Limits, each default with its reason;
+//   - a connection tracker: open and accepted connections as metrics, and
+//     Limits.MaxConnectionAge with its deadline jittered once per
+//     connection, so L7 balancers rebalance;
+//   - TLS with certificate reload and mTLS (LoadTLS);
+//   - a graceful Shutdown.
+//
+// The package takes any http.Handler plus a shutdown hook (Config.OnShutdown,
+// or the handler's own Shutdown method) and does not import package handler:
+// the dependencies go one way, cmd → server → http.Handler, so handler never
+// learns about the server around it, and the server can front other handlers
+// (a mux with the OTLP handler and your own routes, a different receiver).
+// The hook is all graceful shutdown needs from the handler: a gRPC server has
+// long streams (export streams, health Watch) that net/http's Shutdown would
+// wait for until its deadline; the hook ends them.
+//
+// Embedding (see Example):
+//
+//	h := handler.New(handler.Config{Sink: sink})
+//	srv := server.New(h, server.Config{})
+//	go srv.Serve(ln)
+//	...
+//	srv.Shutdown(ctx) // then close sink
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/metrics"
+)
+
+// Config configures a Server. The zero value serves clear text with
+// DefaultLimits.
+type Config struct {
+	// Addrs are the addresses ("host:port") ListenAndServe listens on.
+	// Serve does not use them.
+	Addrs []string
+	// TLS, when set, makes every listener speak TLS, HTTP/2 negotiated by
+	// ALPN ("h2") and HTTP/1.1; it must provide a certificate
+	// (Certificates, GetCertificate or GetConfigForClient). LoadTLS builds
+	// one from PEM files, reloaded when they change, with optional mTLS.
+	// Nil serves h2c and HTTP/1.1 in clear text.
+	TLS *tls.Config
+	// Limits are the HTTP/1.1 and HTTP/2 limits; nil means DefaultLimits().
+	Limits *Limits
+	// OnShutdown is called first by Shutdown, before listeners close and
+	// connections get GOAWAY. It should make the handler stop holding
+	// requests open (report NOT_SERVING to health checks, end long-lived
+	// streams so clients reconnect elsewhere) and return without waiting
+	// for them. Nil means the handler's own Shutdown() method, if it has
+	// one (*handler.Handler has); set it when the handler is wrapped.
+	OnShutdown func()
+	// Metrics receives the connection metrics (otlplite_open_connections,
+	// otlplite_connections_total); nil keeps them private.
+	Metrics *metrics.Registry
+	// Logger receives net/http's connection errors (failed TLS handshakes,
+	// malformed requests) at debug level. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Server serves one http.Handler on any number of listeners. Its methods
+// may be called concurrently.
+type Server struct {
+	http       *http.Server
+	tls        *tls.Config
+	addrs      []string
+	onShutdown func()
+
+	conns       *connTracker
+	trackerCtx  context.Context
+	stopTracker context.CancelFunc
+	startOnce   sync.Once
+
+	mu     sync.Mutex
+	served []net.Addr
+}
+
+// New returns a Server for h; it does not listen yet (see Serve,
+// ListenAndServe).
+func New(h http.Handler, cfg Config) *Server {
+	limits := DefaultLimits()
+	if cfg.Limits != nil {
+		limits = *cfg.Limits
+	}
+	reg := cfg.Metrics
+	if reg == nil {
+		reg = metrics.NewRegistry()
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	onShutdown := cfg.OnShutdown
+	if sh, ok := h.(interface{ Shutdown() }); ok && onShutdown == nil {
+		onShutdown = sh.Shutdown
+	}
+	conns := newConnTracker(limits.MaxConnectionAge, limits.MaxConnectionAgeGrace, reg)
+	srv := newHTTPServer(conns.wrap(h), limits, cfg.TLS != nil, conns)
+	srv.TLSConfig = cfg.TLS
+	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		http:        srv,
+		tls:         cfg.TLS,
+		addrs:       cfg.Addrs,
+		onShutdown:  onShutdown,
+		conns:       conns,
+		trackerCtx:  ctx,
+		stopTracker: cancel,
+	}
+}
+
+// Serve accepts connections on ln and serves them until Shutdown or Close;
+// it may be called for several listeners at once. It always returns a
+// non-nil error: http.ErrServerClosed after Shutdown or Close, else the
+// error that stopped accepting. Serve takes ownership of ln and closes it.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	s.served = append(s.served, ln.Addr())
+	s.mu.Unlock()
+	return s.serve(ln)
+}
+
+func (s *Server) serve(ln net.Listener) error {
+	// The tracker's goroutine starts with the first listener, so a Server
+	// that never serves has none to stop.
+	s.startOnce.Do(func() { go s.conns.closeExpired(s.trackerCtx) })
+	ln = bufferedListener{ln}
+	if s.tls != nil {
+		// ServeTLS adds "h2" to the ALPN protocols.
+		return s.http.ServeTLS(ln, "", "")
+	}
+	return s.http.Serve(ln)
+}
+
+// ListenAndServe listens on every Config.Addrs — on all of them or, if one
+// fails, on none — and serves them until Shutdown or Close. It returns like
+// Serve, when the first listener stops. To learn the ports of ":0"
+// addresses, or to bind before the handler exists, use Listen and Serve.
+func (s *Server) ListenAndServe() error {
+	if len(s.addrs) == 0 {
+		return errors.New("server: ListenAndServe with no Config.Addrs")
+	}
+	lns, err := Listen(s.addrs...)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	for _, ln := range lns {
+		s.served = append(s.served, ln.Addr())
+	}
+	s.mu.Unlock()
+	errc := make(chan error, len(lns))
+	for _, ln := range lns {
+		go func() { errc <- s.serve(ln) }()
+	}
+	return <-errc
+}
+
+// Listen listens on TCP on every address, or returns an error and listens on
+// none. A caller that must bind before it can build its handler (otlp-lite
+// binds before opening its store, so a busy port is found at once) listens
+// first and then calls Serve for each listener.
+func Listen(addrs ...string) ([]net.Listener, error) {
+	var lns []net.Listener
+	for _, addr := range addrs {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			for _, l := range lns {
+				l.Close()
+			}
+			return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
+		}
+		lns = append(lns, ln)
+	}
+	return lns, nil
+}
+
+// Addrs returns the addresses of the listeners served so far, in the order
+// Serve was called or as in Config.Addrs (with the ports chosen for ":0").
+func (s *Server) Addrs() []net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]net.Addr(nil), s.served...)
+}
+
+// Shutdown stops the server gracefully: it calls the OnShutdown hook (health
+// turns NOT_SERVING, export streams rotate), closes the listeners, sends
+// GOAWAY on HTTP/2 connections (Connection: close on HTTP/1.1 ones), and
+// waits until every request in flight has finished and its response been
+// written. Then it returns nil; the caller may close what the handler writes
+// to (its storage.Sink).
+//
+// An HTTP/2 connection is closed a second after its GOAWAY unless the client
+// closes it first (net/http leaves the client time to read the GOAWAY), so
+// Shutdown takes about a second while any client keeps its connection.
+//
+// If ctx ends first, Shutdown closes every connection still open and returns
+// ctx's error; handlers still running then see their request's context
+// cancelled, but may not have returned yet.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if s.onShutdown != nil {
+		s.onShutdown()
+	}
+	err := s.http.Shutdown(ctx)
+	if err != nil {
+		s.http.Close()
+	}
+	s.stopTracker()
+	return err
+}
+
+// Close closes the listeners and every connection at once, without the
+// graceful sequence of Shutdown (the OnShutdown hook is not called) and
+// without waiting for handlers.
+func (s *Server) Close() error {
+	s.stopTracker()
+	return s.http.Close()
+}
+
+// newHTTPServer returns the http.Server behind a Server: HTTP/1.1 and h2c,
+// or HTTP/1.1 and h2 (ALPN) with TLS.
+//
+// We use net/http's built-in HTTP/2 (Go 1.24+) rather than x/net/http2: it
+// serves h2c with prior knowledge (how every gRPC client connects) and
+// HTTP/1.1 on the same port without the deprecated Upgrade dance, exposes
+// the same limits through http.HTTP2Config, and is one HTTP/2
+// implementation less to keep in step. Measured with the decode benchmarks
+// in bench/, the transport is not where our CPU goes.
+func newHTTPServer(h http.Handler, l Limits, withTLS bool, conns *connTracker) *http.Server {
+	srv := &http.Server{
+		Handler:   h,
+		Protocols: new(http.Protocols),
+		HTTP2: &http.HTTP2Config{
+			MaxConcurrentStreams:          l.MaxConcurrentStreams,
+			MaxReadFrameSize:              l.MaxFrameSize,
+			MaxReceiveBufferPerStream:     l.StreamWindow,
+			MaxReceiveBufferPerConnection: l.ConnWindow,
+			WriteByteTimeout:              l.WriteByteTimeout,
+			// Answer pings and find dead peers on idle connections.
+			SendPingTimeout: 30 * time.Second,
+			PingTimeout:     15 * time.Second,
+		},
+		// ReadHeaderTimeout bounds the first bytes of a connection and
+		// HTTP/1 request headers. Go 1.25.13 and 1.26.x before the fix of
+		// golang/go#80876 left it armed on h2c connections and killed
+		// healthy ones; go.mod requires a release without that bug and
+		// TestH2CConnectionOutlivesReadHeaderTimeout guards it.
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		ConnState:         conns.track,
+		ConnContext:       conns.connContext,
+	}
+	srv.HTTP2.MaxDecoderHeaderTableSize = 4096
+	srv.Protocols.SetHTTP1(true)
+	if withTLS {
+		srv.Protocols.SetHTTP2(true)
+	} else {
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	}
+	return srv
+}
