@@ -19,6 +19,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/metrics"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/server"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/discard"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -39,7 +40,7 @@ type serveConfig struct {
 	retryDelay           time.Duration
 	bodyReadTimeout      time.Duration
 	responseWriteTimeout time.Duration
-	limits               httpLimits
+	limits               server.Limits
 	stream               handler.StreamConfig
 	admission            handler.AdmissionConfig
 	corsOrigins          string
@@ -79,42 +80,19 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests and streams may take to finish")
 
-	// HTTP/2 and HTTP/1.1 limits: each default says why.
-	// 1000 streams: OTLP exporters send few concurrent requests per
-	// connection, but streaming and async clients keep hundreds open;
-	// net/http's default of 250 would make them queue.
-	fs.IntVar(&cfg.limits.maxStreams, "http2-max-concurrent-streams", 1000, "HTTP/2 concurrent streams per connection")
-	// Flow-control windows bound what a client may send that the server
-	// has not read yet: that data sits in memory outside the admission
-	// budget, so each connection can add up to its window. A stream
-	// carries at most window/RTT: 4 MiB keeps one stream at 20 MiB/s over a
-	// 200 ms link (about 80 batches of 500 spans a second, 17 times
-	// sequential unary); raise both for faster long links, lower them to
-	// bound memory under many abusive connections (the overload test runs
-	// with 1 MiB / 4 MiB).
-	fs.IntVar(&cfg.limits.streamWindow, "http2-stream-window", 4<<20, "HTTP/2 receive window per stream, bytes")
-	fs.IntVar(&cfg.limits.connWindow, "http2-conn-window", 8<<20, "HTTP/2 receive window per connection, bytes")
-	// 1 MiB frames (HTTP/2's default is 16 KiB) cut per-frame overhead for
-	// large OTLP batches while bounding what one frame makes us buffer.
-	fs.IntVar(&cfg.limits.maxFrameSize, "http2-max-frame-size", 1<<20, "largest HTTP/2 frame the server accepts, bytes")
-	// 1 MiB of headers is far more than any OTLP client sends (a few
-	// hundred bytes) yet caps what a header flood can make us hold; it also
-	// sets HTTP/2's SETTINGS_MAX_HEADER_LIST_SIZE.
-	fs.IntVar(&cfg.limits.maxHeaderBytes, "max-header-bytes", 1<<20, "largest request header block, bytes (HTTP/1.1 and HTTP/2)")
-	// 10 s to send headers stops slowloris clients; it does not limit long
-	// connections or streams.
-	fs.DurationVar(&cfg.limits.readHeaderTime, "read-header-timeout", 10*time.Second, "time a client has to send request headers (and an h2c connection its preface)")
-	// Idle connections cost memory; 5 minutes outlives any exporter's
-	// batching interval, so healthy clients keep their connection.
-	fs.DurationVar(&cfg.limits.idleTimeout, "idle-timeout", 5*time.Minute, "close connections idle this long")
-	// Off by default: net/http implements it by setting a write deadline
-	// before every write, which cost 7% of server CPU in the side-by-side
-	// benchmark; stalled readers are already bounded by flow control and
-	// by the ping timeout.
-	fs.DurationVar(&cfg.limits.writeByteTimeout, "write-timeout", 0, "drop an HTTP/2 connection that accepts no response bytes for this long; 0 disables")
-	// Off by default: with one server there is nothing to rebalance to.
-	fs.DurationVar(&cfg.limits.maxConnAge, "max-connection-age", 0, "send GOAWAY on connections older than this (±10% jitter) so clients reconnect and L7 balancers rebalance; 0 disables")
-	fs.DurationVar(&cfg.limits.maxConnAgeGrace, "max-connection-age-grace", 30*time.Second, "after -max-connection-age, how long requests and streams may finish before the connection is closed")
+	// HTTP/2 and HTTP/1.1 limits: server.Limits says why each default is
+	// what it is.
+	dl := server.DefaultLimits()
+	fs.IntVar(&cfg.limits.MaxConcurrentStreams, "http2-max-concurrent-streams", dl.MaxConcurrentStreams, "HTTP/2 concurrent streams per connection")
+	fs.IntVar(&cfg.limits.StreamWindow, "http2-stream-window", dl.StreamWindow, "HTTP/2 receive window per stream, bytes")
+	fs.IntVar(&cfg.limits.ConnWindow, "http2-conn-window", dl.ConnWindow, "HTTP/2 receive window per connection, bytes")
+	fs.IntVar(&cfg.limits.MaxFrameSize, "http2-max-frame-size", dl.MaxFrameSize, "largest HTTP/2 frame the server accepts, bytes")
+	fs.IntVar(&cfg.limits.MaxHeaderBytes, "max-header-bytes", dl.MaxHeaderBytes, "largest request header block, bytes (HTTP/1.1 and HTTP/2)")
+	fs.DurationVar(&cfg.limits.ReadHeaderTimeout, "read-header-timeout", dl.ReadHeaderTimeout, "time a client has to send request headers (and an h2c connection its preface)")
+	fs.DurationVar(&cfg.limits.IdleTimeout, "idle-timeout", dl.IdleTimeout, "close connections idle this long")
+	fs.DurationVar(&cfg.limits.WriteByteTimeout, "write-timeout", dl.WriteByteTimeout, "drop an HTTP/2 connection that accepts no response bytes for this long; 0 disables")
+	fs.DurationVar(&cfg.limits.MaxConnectionAge, "max-connection-age", dl.MaxConnectionAge, "send GOAWAY on connections older than this (±10% jitter) so clients reconnect and L7 balancers rebalance; 0 disables")
+	fs.DurationVar(&cfg.limits.MaxConnectionAgeGrace, "max-connection-age-grace", dl.MaxConnectionAgeGrace, "after -max-connection-age, how long requests and streams may finish before the connection is closed")
 
 	fs.IntVar(&cfg.stream.MaxInFlight, "stream-max-in-flight", handler.DefaultStreamMaxInFlight, "requests of one export stream processed at once; beyond it the server stops reading the stream (flow-control back-pressure)")
 	fs.DurationVar(&cfg.stream.MaxAge, "stream-max-age", handler.DefaultStreamMaxAge, "rotate an export stream after this age (±10% jitter) so clients rebalance; negative disables")
@@ -226,19 +204,14 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	if cfg.httpAddr != "" && cfg.httpAddr != cfg.grpcAddr {
 		addrs = append(addrs, cfg.httpAddr)
 	}
-	var listeners []net.Listener
+	listeners, err := server.Listen(addrs...)
+	if err != nil {
+		return err
+	}
 	closeListeners := func() {
 		for _, l := range listeners {
 			l.Close()
 		}
-	}
-	for _, addr := range addrs {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			closeListeners()
-			return fmt.Errorf("cannot listen on %s: %w", addr, err)
-		}
-		listeners = append(listeners, bufferedListener{ln})
 	}
 	var adminLn net.Listener
 	if cfg.adminAddr != "" {
@@ -277,13 +250,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	if st, ok := sink.(*disk.Store); ok {
 		registerDiskMetrics(reg, st)
 	}
-	conns := newConnTracker(cfg.limits.maxConnAge, cfg.limits.maxConnAgeGrace, reg)
-	srv := newHTTPServer(h, cfg.limits, tlsConfig, conns)
-	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
-	srv.TLSConfig = tlsConfig
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go conns.closeExpired(ctx)
+	srv := server.New(h, server.Config{TLS: tlsConfig, Limits: &cfg.limits, Metrics: reg, Logger: logger})
 
 	// Catch signals before announcing that we serve: a SIGTERM right after
 	// the "serving" line must shut down gracefully, not kill the process.
@@ -292,14 +259,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 
 	errc := make(chan error, len(listeners)+1)
 	for _, ln := range listeners {
-		go func() {
-			if tlsConfig != nil {
-				// ServeTLS adds "h2" to the ALPN protocols.
-				errc <- srv.ServeTLS(ln, "", "")
-			} else {
-				errc <- srv.Serve(ln)
-			}
-		}()
+		go func() { errc <- srv.Serve(ln) }()
 	}
 	var admin *adminServer
 	var adminSrv *http.Server
@@ -336,15 +296,14 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	if admin != nil {
 		admin.ready.Store(false)
 	}
-	h.Shutdown()
 	sctx, scancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer scancel()
-	// Shutdown closes the listeners, sends GOAWAY on HTTP/2 connections
-	// and waits for handlers, so every acknowledged request is written
-	// before the store is closed.
+	// Shutdown turns health NOT_SERVING and rotates export streams (the
+	// handler's Shutdown), closes the listeners, sends GOAWAY and waits for
+	// handlers, so every acknowledged request is written before the store
+	// is closed; past the timeout it closes the connections.
 	if err := srv.Shutdown(sctx); err != nil {
 		logger.Warn("requests did not finish in time; closing connections", "err", err)
-		srv.Close()
 	}
 	if err := sink.Close(); err != nil {
 		return fmt.Errorf("cannot close storage: %w", err)
