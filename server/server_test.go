@@ -79,10 +79,11 @@ func TestMaxConnectionAgeSendsGoaway(t *testing.T) {
 		l := testLimits()
 		l.MaxConnectionAge, l.MaxConnectionAgeGrace = 200*time.Millisecond, time.Second
 		ln, _, c := servePipe(t, okHandler, Config{Limits: l})
-		// Every connection ends between 180 and 220 ms after it was
-		// accepted: 800 ms of requests every 100 ms need 3 to 5.
-		if n := connsFor(t, ln, c, 8, 100*time.Millisecond); n < 3 || n > 5 {
-			t.Fatalf("%d connections served 800 ms of requests with a 200 ms max age, want 3 to 5", n)
+		// The first request past a connection's deadline (180 to 220 ms
+		// after it was accepted) gets GOAWAY and the next one dials: with
+		// a request every 100 ms, a connection serves 3 or 4 of the 8.
+		if n := connsFor(t, ln, c, 8, 100*time.Millisecond); n < 2 || n > 3 {
+			t.Fatalf("%d connections served 800 ms of requests with a 200 ms max age, want 2 or 3", n)
 		}
 	})
 }
