@@ -36,11 +36,11 @@ func statusFromHeader(h http.Header) *grpcwire.Status {
 	return st
 }
 
-// retryableCode reports whether a request that failed with c may succeed
+// RetryableStatus reports whether a request that failed with st may succeed
 // if sent again (OTLP v1.11 "Failures", the table of retryable gRPC codes).
 // RESOURCE_EXHAUSTED is retryable only with RetryInfo: without it the
 // server is saying the request itself is too large.
-func retryableCode(st *grpcwire.Status) bool {
+func RetryableStatus(st *grpcwire.Status) bool {
 	switch st.Code {
 	case grpcwire.Canceled, grpcwire.DeadlineExceeded, grpcwire.Aborted, grpcwire.OutOfRange,
 		grpcwire.Unavailable, grpcwire.DataLoss:

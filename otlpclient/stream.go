@@ -80,7 +80,10 @@ type StreamExporter struct {
 	drained   chan struct{} // closed when closing and nothing is pending
 	noStreams chan struct{} // closed when closing and live reaches zero
 	lastError error         // the last stream failure, for Close's error
-	written   uint64        // requests handed to writers, for pendingReq.seq
+	// holding is what keeps requests from being stored: the last stream
+	// failure or retryable refusal, nil after a success (LastError).
+	holding error
+	written uint64 // requests handed to writers, for pendingReq.seq
 }
 
 // pendingReq is one request between Send and its final outcome.
@@ -491,12 +494,14 @@ func (e *StreamExporter) handleAck(s *stream, a *Ack) {
 	id := a.ID
 	switch a.Code {
 	case Success:
+		e.holding = nil
 		e.mu.Unlock()
 		if a.Rejected > 0 {
 			e.c.rejected.Add(uint64(a.Rejected))
 		}
 		e.finish(id, nil, &e.c.acked)
 	case FailedRetryable:
+		e.holding = fmt.Errorf("request %d: %v: %s", id, a.Code, a.Message)
 		p.on = nil
 		p.attempts++
 		d := e.cfg.Backoff.Delay(p.attempts, a.RetryDelay)
@@ -600,7 +605,7 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 	var (
 		fail      error
 		failCtr   *atomic.Uint64
-		permanent = st != nil && st.Code != grpcwire.OK && !retryableCode(st)
+		permanent = st != nil && st.Code != grpcwire.OK && !RetryableStatus(st)
 		oversize  *pendingReq
 	)
 	if permanent && st.Code == grpcwire.ResourceExhausted {
@@ -617,7 +622,10 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 	case err != nil:
 		e.failures++
 		e.reopenIn = e.cfg.Backoff.Delay(e.failures, 0)
-		e.lastError = err
+		if !e.closed {
+			// Not Close cancelling the stream: a real failure.
+			e.lastError, e.holding = err, err
+		}
 	case st.Code == grpcwire.OK:
 		// Our half-close, answered in full.
 		e.reopenIn = 0
@@ -633,7 +641,7 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 	default:
 		e.failures++
 		e.reopenIn = e.cfg.Backoff.Delay(e.failures, serverDelay(st))
-		e.lastError = st
+		e.lastError, e.holding = st, st
 	}
 	switch {
 	case permanent:
@@ -724,8 +732,7 @@ func (e *StreamExporter) expireLoop() {
 func (e *StreamExporter) failAll(err error) {
 	e.mu.Lock()
 	e.opening = false
-	e.failures++
-	e.lastError = err
+	e.lastError, e.holding = err, err
 	var failed []*pendingReq
 	for _, p := range e.pending {
 		e.c.failed.Add(1)
@@ -749,17 +756,15 @@ func (e *StreamExporter) Pending() int {
 // Stats returns the exporter's counters.
 func (e *StreamExporter) Stats() Stats { return e.c.snapshot() }
 
-// LastError returns what ended the last stream (a transport error or a gRPC
-// status) while it still holds the exporter back: nil once the server has
-// acknowledged a request since, or if no stream failed. A caller whose
-// requests are not getting through can show it.
+// LastError returns what keeps requests from being stored: the failure
+// that ended the last stream (a transport error or a gRPC status) or the
+// server's last retryable refusal of a request, until a request is stored
+// again; nil if nothing failed since. A caller whose requests are not
+// getting through can show it.
 func (e *StreamExporter) LastError() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.failures == 0 {
-		return nil
-	}
-	return e.lastError
+	return e.holding
 }
 
 // Close stops taking requests and shuts the exporter down gracefully: it

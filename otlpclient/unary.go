@@ -69,7 +69,7 @@ func (u *UnaryExporter) Export(ctx context.Context, req []byte) error {
 		var st *grpcwire.Status
 		var delay time.Duration
 		switch {
-		case errors.As(err, &st) && !retryableCode(st):
+		case errors.As(err, &st) && !RetryableStatus(st):
 			u.c.failed.Add(1)
 			return err
 		case st != nil:
