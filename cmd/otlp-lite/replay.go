@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
@@ -31,11 +33,17 @@ import (
 // (initial 5 s in the collector; shorter here because replay is usually
 // pointed at a receiver that is just starting) and is capped so that a
 // long outage is retried at least every 30 s.
+//
+// When stopped, replay gives records already sent replayStopGrace to be
+// acknowledged: enough for a reachable receiver to answer, so the next run
+// need not resend what it stored, and short enough that stopping a replay
+// against a receiver that is down does not hang.
 const (
 	replayInitialBackoff = 500 * time.Millisecond
 	replayMaxBackoff     = 30 * time.Second
 	replayCommitEvery    = time.Second
 	replayProgressEvery  = 2 * time.Second
+	replayStopGrace      = time.Second
 )
 
 // replay re-sends stored records to an OTLP receiver:
@@ -47,15 +55,20 @@ const (
 // Each record is sent as one Export request, in stored order, and retried
 // until the receiver accepts it, for as long as the receiver answers with a
 // retryable failure (OTLP v1.11 "Failures": UNAVAILABLE and friends over
-// gRPC, 429/502/503/504 over HTTP), waiting as long as the receiver's
-// RetryInfo or Retry-After asks. A record the receiver refuses for good
-// (INVALID_ARGUMENT, 400) is counted as failed and skipped.
+// gRPC, 429/502/503/504 over HTTP), or cannot be reached, waiting as long as
+// the receiver's RetryInfo or Retry-After asks. A record the receiver
+// refuses for good (INVALID_ARGUMENT, 400, larger than its message limit) is
+// logged with its signal, segment and offset, counted as failed in the
+// summary, and skipped; the exit status is then 1.
 //
 // With -cursor, progress is kept in a durable named cursor in the data
 // directory (committed every second and at exit), so a restarted replay
 // continues where the last one stopped; without it, every run starts from
-// the oldest record. Delivery is at least once: after a crash, up to a
-// second's worth of records may be sent again.
+// the oldest record. The cursor never passes a record that was not
+// acknowledged (or logged as refused), whatever ends the run: stopped by
+// SIGINT or SIGTERM with records left unacknowledged, replay says which,
+// prints the last send error, and exits 1. Delivery is at least once: after
+// a crash, up to a second's worth of records may be sent again.
 func replay(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -96,6 +109,14 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if cfg.endpoint == "" {
 		fmt.Fprintln(stderr, "replay: -endpoint is required")
+		return 2
+	}
+	plain := "-insecure"
+	if cfg.insecure {
+		plain = ""
+	}
+	if err := checkEndpoint(cfg.endpoint, plain); err != nil {
+		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return 2
 	}
 	if *signalName == "all" {
@@ -154,6 +175,7 @@ loop:
 			break loop
 		case <-tick.C:
 			fmt.Fprintf(stderr, "replay: %s\n", progressLine(cfg.signals, counts[:], time.Since(start)))
+			printLastErrors(stderr, cfg, counts[:])
 		}
 	}
 	close(errc)
@@ -167,6 +189,9 @@ loop:
 	var total replayCounts
 	for _, sig := range cfg.signals {
 		total.add(&counts[sig])
+	}
+	if status != 0 || total.failed.Load() > 0 {
+		printLastErrors(stderr, cfg, counts[:])
 	}
 	if total.failed.Load() > 0 || total.damaged.Load() > 0 {
 		status = 1
@@ -184,6 +209,79 @@ type replayCounts struct {
 	failed         atomic.Int64 // records refused for good
 	retries        atomic.Int64
 	damaged        atomic.Int64 // damaged regions skipped
+	// failing is the last retryable send failure, nil once a record got
+	// through; with -protocol stream, exporter.LastError says it.
+	failing  atomic.Pointer[error]
+	exporter atomic.Pointer[otlpclient.StreamExporter]
+}
+
+func (c *replayCounts) setFailing(err error) {
+	if err == nil {
+		c.failing.Store(nil)
+		return
+	}
+	c.failing.Store(&err)
+}
+
+// lastError is what keeps the signal's records from getting through, nil
+// if nothing does.
+func (c *replayCounts) lastError() error {
+	if e := c.exporter.Load(); e != nil {
+		return e.LastError()
+	}
+	if err := c.failing.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+// printLastErrors prints each signal's last send failure, with what to do
+// about it when a flag is the usual cause.
+func printLastErrors(w io.Writer, cfg replayConfig, counts []replayCounts) {
+	advice := ""
+	if cfg.insecure {
+		advice = "if the receiver uses TLS, leave out -insecure"
+	}
+	for _, sig := range cfg.signals {
+		if err := counts[sig].lastError(); err != nil {
+			fmt.Fprintf(w, "replay: %s: last error: %s\n", sig, describeSendError(err, advice))
+		}
+	}
+}
+
+// checkEndpoint says why endpoint is not the host:port that replay and
+// loadgen want. A URL is the usual mistake (OTEL_EXPORTER_OTLP_ENDPOINT is
+// one); plainFlag is the flag that turns TLS off, to suggest for http://.
+func checkEndpoint(endpoint, plainFlag string) error {
+	if scheme, rest, ok := strings.Cut(endpoint, "://"); ok {
+		hostPort, _, _ := strings.Cut(rest, "/")
+		use := "-endpoint " + hostPort
+		if scheme == "http" && plainFlag != "" {
+			use += " " + plainFlag
+		}
+		return fmt.Errorf("-endpoint %q is a URL, but host:port is wanted: use %s", endpoint, use)
+	}
+	if _, _, err := net.SplitHostPort(endpoint); err != nil {
+		return fmt.Errorf("-endpoint %q is not host:port: %v", endpoint, err)
+	}
+	return nil
+}
+
+// describeSendError is err with a hint when a flag is the usual cause.
+// tlsAdvice is for a failure that a TLS listener causes in a client that
+// spoke without TLS ("" if the client used TLS).
+func describeSendError(err error, tlsAdvice string) string {
+	var notTLS tls.RecordHeaderError
+	switch {
+	case errors.Is(err, http.ErrSchemeMismatch) || errors.As(err, &notTLS):
+		return err.Error() + " (the receiver does not speak TLS there: add -insecure)"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return err.Error() + " (is the receiver running, and is -endpoint its address?)"
+	case tlsAdvice != "" && (errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "client conn could not be established")):
+		// What a TLS listener does with the HTTP/2 preface in clear.
+		return err.Error() + " (" + tlsAdvice + ")"
+	}
+	return err.Error()
 }
 
 func (c *replayCounts) add(o *replayCounts) {
@@ -222,34 +320,51 @@ func progressLine(sigs []storage.Signal, counts []replayCounts, elapsed time.Dur
 	return b.String()
 }
 
-// recordSource is a disk.Consumer or, without -cursor, a disk.Reader.
-type recordSource interface {
+// replaySource reads one signal's records: a disk.Consumer with -cursor,
+// so that progress is kept, or a disk.Reader from the oldest record
+// without. Position before the first Next is where the run starts.
+type replaySource interface {
 	Next() (disk.Record, error)
+	Position() disk.Position
+	CommitTo(disk.Position) error
 	Close() error
 }
 
-type noCommit struct{ *disk.Reader }
+type uncommitted struct{ *disk.Reader }
 
-func (noCommit) Commit() error { return nil }
+func (uncommitted) CommitTo(disk.Position) error { return nil }
+
+func openReplaySource(cfg replayConfig, sig storage.Signal) (replaySource, error) {
+	if cfg.cursor == "" {
+		return uncommitted{disk.NewReader(cfg.dataDir, sig, disk.Position{})}, nil
+	}
+	return disk.OpenConsumer(cfg.dataDir, cfg.cursor, sig)
+}
+
+// stoppedError reports records a stopped run left undelivered: what is
+// another run's to send.
+func stoppedError(cfg replayConfig, sig storage.Signal, left string) error {
+	next := "a replay without -cursor starts over"
+	if cfg.cursor != "" {
+		next = "the next replay with -cursor " + cfg.cursor + " resumes at the first record not acknowledged"
+	}
+	return fmt.Errorf("%s: stopped with %s: %s", sig, left, next)
+}
 
 func replaySignal(ctx context.Context, cfg replayConfig, sig storage.Signal, send sender, counts *replayCounts, stderr io.Writer) error {
-	var src interface {
-		recordSource
-		Commit() error
-	}
-	if cfg.cursor != "" {
-		c, err := disk.OpenConsumer(cfg.dataDir, cfg.cursor, sig)
-		if err != nil {
-			return err
-		}
-		src = c
-	} else {
-		src = noCommit{disk.NewReader(cfg.dataDir, sig, disk.Position{})}
+	src, err := openReplaySource(cfg, sig)
+	if err != nil {
+		return err
 	}
 	defer src.Close()
+	// handled is the position after the last record delivered or refused
+	// for good: the cursor may go that far and no further. The source's
+	// own position is past the record being sent, which an interrupted
+	// run has not delivered.
+	handled := src.Position()
 	lastCommit := time.Now()
 	commit := func() error {
-		if err := src.Commit(); err != nil {
+		if err := src.CommitTo(handled); err != nil {
 			return fmt.Errorf("%s: %w", sig, err)
 		}
 		lastCommit = time.Now()
@@ -274,26 +389,27 @@ func replaySignal(ctx context.Context, cfg replayConfig, sig storage.Signal, sen
 		if errors.Is(err, disk.ErrCorrupt) {
 			counts.damaged.Add(1)
 			fmt.Fprintf(stderr, "replay: %s: skipped damaged data: %v\n", sig, err)
+			handled = src.Position()
 			continue
 		}
 		if err != nil {
-			commit()
-			return fmt.Errorf("%s: %w", sig, err)
+			return errors.Join(fmt.Errorf("%s: %w", sig, err), commit())
 		}
 		rejected, err := sendWithRetry(ctx, send, sig, rec.Data, counts)
 		if err != nil {
 			if ctx.Err() != nil {
-				// Interrupted: this record was not acknowledged, so the
-				// cursor must stay before it. Commit what was.
-				return commit()
+				return errors.Join(stoppedError(cfg, sig, fmt.Sprintf("the record at %s:%d not accepted", rec.Segment, rec.Offset)), commit())
 			}
 			counts.failed.Add(1)
 			fmt.Fprintf(stderr, "replay: %s: record at %s:%d refused for good, skipped: %v\n", sig, rec.Segment, rec.Offset, err)
+			handled = src.Position()
 			continue
 		}
+		counts.setFailing(nil)
 		counts.records.Add(1)
 		counts.items.Add(int64(rec.Items))
 		counts.rejected.Add(rejected)
+		handled = src.Position()
 	}
 }
 
@@ -327,6 +443,12 @@ func sendWithRetry(ctx context.Context, send sender, sig storage.Signal, data []
 		if !errors.As(err, &r) {
 			return 0, err
 		}
+		if ctx.Err() != nil {
+			// The failure is the interruption itself; the one before it
+			// says why the record was not getting through.
+			return 0, ctx.Err()
+		}
+		counts.setFailing(r.err)
 		wait := r.delay
 		if wait <= 0 {
 			// Full jitter keeps several replays from retrying in step.
@@ -374,16 +496,8 @@ func newGRPCSender(cfg replayConfig) sender {
 			// Transport failure: the receiver is down or unreachable.
 			return 0, &retryable{err: err}
 		}
-		// OTLP v1.11 "Failures": these codes are retryable; RESOURCE_EXHAUSTED
-		// only when the server says when (RetryInfo).
-		switch st.Code {
-		case grpcwire.Canceled, grpcwire.DeadlineExceeded, grpcwire.Aborted, grpcwire.OutOfRange,
-			grpcwire.Unavailable, grpcwire.DataLoss:
+		if otlpclient.RetryableStatus(st) {
 			return 0, &retryable{err: st, delay: st.RetryDelay}
-		case grpcwire.ResourceExhausted:
-			if st.RetryDelay != 0 {
-				return 0, &retryable{err: st, delay: st.RetryDelay}
-			}
 		}
 		return 0, errPermanent{st}
 	}

@@ -28,7 +28,7 @@ type streamPending struct {
 	mu      sync.Mutex
 	queue   []*pendingRecord // in log order
 	handled disk.Position    // everything before it is acknowledged
-	err     error            // first fatal error
+	err     error            // the first outcome that is neither delivery nor refusal
 }
 
 type pendingRecord struct {
@@ -56,95 +56,128 @@ func (p *streamPending) finish(r *pendingRecord) {
 	p.queue = p.queue[n:]
 }
 
+// abandon records that a record will not be delivered by this run.
+func (p *streamPending) abandon(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+func (p *streamPending) abandoned() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
 func (p *streamPending) position() disk.Position {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.handled
 }
 
+// left counts the records sent and neither delivered nor refused.
+func (p *streamPending) left() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, r := range p.queue {
+		if !r.done {
+			n++
+		}
+	}
+	return n
+}
+
+// afterStop returns a context that ends replayStopGrace after ctx does.
+func afterStop(ctx context.Context) (context.Context, context.CancelFunc) {
+	g, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(replayStopGrace, cancel) })
+	return g, func() { stop(); cancel() }
+}
+
 // replaySignalStream replays one signal over otlplite.v1.StreamExporter:
 // records are pipelined on one stream and acknowledged out of order; the
-// exporter resends what a rotated or broken stream left unacknowledged and
-// retries FailedRetryable after the server's delay.
+// exporter resends what a rotated or broken stream left unacknowledged,
+// retries FailedRetryable after the server's delay, and fails alone a record
+// over the receiver's message limit.
 func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signal, counts *replayCounts, stderr io.Writer) error {
 	signal, err := otlpclient.ParseSignal(sig.String())
 	if err != nil {
 		return err
 	}
+	src, err := openReplaySource(cfg, sig)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
 	ccfg := otlpclient.Config{Endpoint: cfg.endpoint, TLS: replayTLS(cfg), Signal: signal, RequestTimeout: -1}
 	if cfg.compression == "gzip" {
 		ccfg.Compression = compression.Gzip
 	}
 	exp := otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: ccfg, MaxPending: replayStreamMaxPending})
+	counts.exporter.Store(exp)
 
-	var consumer *disk.Consumer
-	var reader *disk.Reader
-	next := func() (disk.Record, disk.Position, error) {
-		if consumer != nil {
-			rec, err := consumer.Next()
-			return rec, consumer.Position(), err
-		}
-		rec, err := reader.Next()
-		return rec, reader.Position(), err
-	}
 	var pending streamPending
-	commit := func() error { return nil }
-	if cfg.cursor != "" {
-		if consumer, err = disk.OpenConsumer(cfg.dataDir, cfg.cursor, sig); err != nil {
-			return err
+	pending.handled = src.Position()
+	commit := func() error {
+		if err := src.CommitTo(pending.position()); err != nil {
+			return fmt.Errorf("%s: %w", sig, err)
 		}
-		defer consumer.Close()
-		pending.handled = consumer.Committed()
-		commit = func() error {
-			if err := consumer.CommitTo(pending.position()); err != nil {
-				return fmt.Errorf("%s: %w", sig, err)
-			}
-			return nil
-		}
-	} else {
-		reader = disk.NewReader(cfg.dataDir, sig, disk.Position{})
-		defer reader.Close()
+		return nil
 	}
-
 	var wg sync.WaitGroup
-	finish := func() error {
-		// Wait for every record in flight (bounded by the caller's
-		// context), then persist how far we got.
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	// end waits for every record in flight, for as long as the replay
+	// runs and replayStopGrace after it is stopped (retrying, like the
+	// unary protocols, while the receiver is down), persists how far the
+	// acknowledgements got, and reports what is left.
+	end := func(err error) error {
+		cctx, cancel := afterStop(ctx)
 		defer cancel()
 		exp.Close(cctx)
 		wg.Wait()
-		return commit()
+		errs := []error{err, commit()}
+		if n := pending.left(); n > 0 {
+			errs = append(errs, stoppedError(cfg, sig, fmt.Sprintf("%d records not acknowledged", n)))
+		}
+		return errors.Join(errs...)
 	}
 	lastCommit := time.Now()
 	for {
+		if err := pending.abandoned(); err != nil {
+			// The cursor cannot pass that record: sending more would
+			// only be sent again by the next run.
+			return end(fmt.Errorf("%s: %w", sig, err))
+		}
 		if time.Since(lastCommit) >= replayCommitEvery {
 			if err := commit(); err != nil {
-				finish()
-				return err
+				return end(err)
 			}
 			lastCommit = time.Now()
 		}
-		rec, pos, err := next()
+		rec, err := src.Next()
 		if err == io.EOF {
 			if !cfg.follow || !sleepCtx(ctx, followPoll) {
-				return finish()
+				return end(nil)
 			}
 			continue
 		}
 		if errors.Is(err, disk.ErrCorrupt) {
 			counts.damaged.Add(1)
 			fmt.Fprintf(stderr, "replay: %s: skipped damaged data: %v\n", sig, err)
+			// Nothing to acknowledge: the cursor may pass the region
+			// once the records before it are.
+			pending.finish(pending.add(src.Position()))
 			continue
 		}
 		if err != nil {
-			finish()
-			return fmt.Errorf("%s: %w", sig, err)
+			return end(fmt.Errorf("%s: %w", sig, err))
 		}
 		data := bytes.Clone(rec.Data) // the exporter keeps it until acknowledged
 		items := int64(rec.Items)
 		where := fmt.Sprintf("%s:%d", rec.Segment, rec.Offset)
-		pr := pending.add(pos)
+		pr := pending.add(src.Position())
 		wg.Add(1)
 		err = exp.Send(ctx, data, func(err error) {
 			defer wg.Done()
@@ -157,8 +190,11 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 				counts.failed.Add(1)
 				fmt.Fprintf(stderr, "replay: %s: record at %s refused for good, skipped: %v\n", sig, where, err)
 			default:
-				// Dropped or the exporter closed: not delivered, so the
-				// cursor must not pass it.
+				// Not delivered (the exporter closed, or cannot reach
+				// the receiver at all): the cursor must not pass it.
+				if !errors.Is(err, otlpclient.ErrClosed) {
+					pending.abandon(fmt.Errorf("record at %s not delivered: %w", where, err))
+				}
 				return
 			}
 			pending.finish(pr)
@@ -166,10 +202,9 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 		if err != nil {
 			wg.Done()
 			if ctx.Err() != nil {
-				return finish()
+				return end(nil)
 			}
-			finish()
-			return fmt.Errorf("%s: cannot send record at %s: %w", sig, where, err)
+			return end(fmt.Errorf("%s: cannot send record at %s: %w", sig, where, err))
 		}
 	}
 }
