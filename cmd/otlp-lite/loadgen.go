@@ -71,6 +71,10 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "loadgen: -concurrency, -pregenerate and -spans-per-batch must be positive, -attrs not negative")
 		return 2
 	}
+	if err := checkEndpoint(*endpoint, ""); err != nil {
+		fmt.Fprintf(stderr, "loadgen: %v\n", err)
+		return 2
+	}
 
 	gen := otlpclient.NewSpanGenerator(*spansPerBatch, *attrs, *seed)
 	payloads := make([][]byte, *pregenerate)
@@ -99,6 +103,13 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 		stopCtx, cancel = context.WithTimeout(interrupt, *duration)
 		defer cancel()
 	}
+	// lastErr is the last failure of a batch, for the summary.
+	var lastErr atomic.Pointer[error]
+	noteErr := func(err error) {
+		if err != nil {
+			lastErr.Store(&err)
+		}
+	}
 	var issued atomic.Int64
 	take := func() ([]byte, bool) {
 		if stopCtx.Err() != nil {
@@ -113,6 +124,7 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 
 	var stats func() otlpclient.Stats
 	var run func()
+	streamErr := func() error { return nil } // what ended the last failed stream
 	switch *mode {
 	case "unary", "unary-async":
 		u := otlpclient.NewUnaryExporter(cfg)
@@ -120,11 +132,14 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 		run = func() {
 			var wg sync.WaitGroup
 			if *mode == "unary" {
-				// Each worker waits for its call before the next.
+				// Each worker waits for its call before the next. An
+				// interrupt ends the calls in flight (counted as dropped):
+				// retrying a receiver that is down could take the whole
+				// -request-timeout.
 				for range *concurrency {
 					wg.Go(func() {
 						for req, ok := take(); ok; req, ok = take() {
-							u.Export(context.Background(), req)
+							noteErr(u.Export(interrupt, req))
 						}
 					})
 				}
@@ -132,14 +147,14 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 				return
 			}
 			// unary-async: one producer keeps -concurrency calls in
-			// flight. Calls in flight at the stop still finish: the
-			// summary counts acknowledged batches.
+			// flight. Calls in flight at the end of -duration still
+			// finish: the summary counts acknowledged batches.
 			sem := make(chan struct{}, *concurrency)
 			for req, ok := take(); ok; req, ok = take() {
 				sem <- struct{}{}
 				wg.Go(func() {
 					defer func() { <-sem }()
-					u.Export(context.Background(), req)
+					noteErr(u.Export(interrupt, req))
 				})
 			}
 			wg.Wait()
@@ -161,6 +176,14 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 			}
 			return s
 		}
+		streamErr = func() error {
+			for _, e := range exps {
+				if err := e.LastError(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		run = func() {
 			var wg sync.WaitGroup
 			for _, e := range exps {
@@ -170,11 +193,12 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 						if !ok {
 							break
 						}
-						if err := e.Send(interrupt, req, nil); err != nil {
+						if err := e.Send(interrupt, req, noteErr); err != nil {
 							break
 						}
 					}
-					ctx, cancel := context.WithTimeout(context.Background(), *requestTimeout)
+					// Drain what is in flight, unless interrupted.
+					ctx, cancel := context.WithTimeout(interrupt, *requestTimeout)
 					defer cancel()
 					if err := e.Close(ctx); err != nil {
 						fmt.Fprintf(stderr, "loadgen: %v\n", err)
@@ -212,17 +236,36 @@ progress:
 	if cpu > 0 {
 		perCPU = float64(s.Acknowledged) / cpu.Seconds()
 	}
-	fmt.Fprintf(stdout, "mode=%s latency=%v concurrency=%d compression=%s wall=%.2fs client_cpu=%.2fs batches=%d batches/s=%.1f spans/s=%.0f batches/client_cpu_s=%.1f acknowledged=%d retried=%d dropped=%d failed=%d duplicates=%d streams=%d\n",
+	fmt.Fprintf(stdout, "mode=%s latency=%v concurrency=%d compression=%s wall=%.2fs client_cpu=%.2fs batches=%d batches/s=%.1f spans/s=%.0f batches/client_cpu_s=%.1f acknowledged=%d retried=%d dropped=%d failed=%d duplicates=%d streams=%d rejected_spans=%d\n",
 		*mode, *latency, *concurrency, *codecName, wall.Seconds(), cpu.Seconds(), s.Acknowledged, perWall,
-		perWall*float64(*spansPerBatch), perCPU, s.Acknowledged, s.Retried, s.Dropped, s.Failed, s.Duplicates, s.Streams)
+		perWall*float64(*spansPerBatch), perCPU, s.Acknowledged, s.Retried, s.Dropped, s.Failed, s.Duplicates, s.Streams, s.Rejected)
+	status := 0
 	if s.Dropped > 0 || s.Failed > 0 {
-		return 1
+		fmt.Fprintf(stderr, "loadgen: %d batches dropped, %d failed\n", s.Dropped, s.Failed)
+		status = 1
 	}
 	if s.Acknowledged == 0 {
 		fmt.Fprintln(stderr, "loadgen: nothing was acknowledged")
-		return 1
+		status = 1
 	}
-	return 0
+	if interrupt.Err() != nil {
+		if *batches > 0 {
+			fmt.Fprintf(stderr, "loadgen: interrupted with %d of %d batches acknowledged\n", s.Acknowledged, *batches)
+		} else {
+			fmt.Fprintf(stderr, "loadgen: interrupted after %.1fs of %v\n", wall.Seconds(), *duration)
+		}
+		status = 1
+	}
+	if status != 0 {
+		err := streamErr()
+		if p := lastErr.Load(); err == nil && p != nil {
+			err = *p
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "loadgen: last error: %s\n", describeSendError(err, "if the receiver uses TLS: loadgen speaks only h2c"))
+		}
+	}
+	return status
 }
 
 // cpuTime is the user plus system CPU time this process has used.
