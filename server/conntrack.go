@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/metrics"
@@ -23,13 +25,26 @@ import (
 // request instead, connections opened together would still close together:
 // every request redraws, so a busy connection is closed by one of its first
 // requests past 0.9×age, whatever any single draw said.
+//
+// It also keeps the number of connections within Limits.MaxConnections and
+// the process's descriptor limit (see connLimitListener): each connection
+// is kept with its state, so the oldest idle one can be shed.
 type connTracker struct {
 	maxAge, grace time.Duration
 	open          *metrics.Gauge
 	accepted      *metrics.Counter
+	shed, refused *metrics.Counter
 
 	mu    sync.Mutex
-	conns map[net.Conn]time.Time // deadline; zero when maxAge <= 0
+	conns map[net.Conn]*trackedConn
+}
+
+// trackedConn is what the tracker knows of one connection.
+type trackedConn struct {
+	deadline time.Time // zero when maxAge <= 0
+	state    http.ConnState
+	since    time.Time // when it entered state
+	shedding bool      // closed by shedIdle, not yet reported closed
 }
 
 // connDeadlineKey is the connection context key for its deadline, for wrap:
@@ -37,12 +52,15 @@ type connTracker struct {
 type connDeadlineKey struct{}
 
 func newConnTracker(maxAge, grace time.Duration, reg *metrics.Registry) *connTracker {
+	dropped := reg.Counter("otlplite_connections_dropped_total", "Client connections closed to keep within -max-connections and the descriptor limit: shed_idle, the oldest idle connection closed to make room for a new one (its client reconnects; nothing was in flight); refused, a new connection closed because every open one was busy.", "reason")
 	return &connTracker{
 		maxAge:   maxAge,
 		grace:    grace,
 		open:     reg.Gauge("otlplite_open_connections", "Client connections open on the OTLP listeners.").With(),
 		accepted: reg.Counter("otlplite_connections_total", "Client connections accepted on the OTLP listeners.").With(),
-		conns:    map[net.Conn]time.Time{},
+		shed:     dropped.With("shed_idle"),
+		refused:  dropped.With("refused"),
+		conns:    map[net.Conn]*trackedConn{},
 	}
 }
 
@@ -61,7 +79,7 @@ func (t *connTracker) connContext(ctx context.Context, c net.Conn) context.Conte
 	}
 	d := t.deadline()
 	t.mu.Lock()
-	t.conns[c] = d
+	t.conns[c] = &trackedConn{deadline: d, state: http.StateNew, since: time.Now()}
 	t.mu.Unlock()
 	return context.WithValue(ctx, connDeadlineKey{}, d)
 }
@@ -71,23 +89,63 @@ func (t *connTracker) track(c net.Conn, state http.ConnState) {
 	defer t.mu.Unlock()
 	switch state {
 	case http.StateNew:
-		if _, ok := t.conns[c]; !ok {
+		tc, ok := t.conns[c]
+		if !ok {
 			// No ConnContext (or no max age): closeExpired still needs a
 			// deadline, though wrap cannot see it.
-			var d time.Time
+			tc = &trackedConn{}
 			if t.maxAge > 0 {
-				d = t.deadline()
+				tc.deadline = t.deadline()
 			}
-			t.conns[c] = d
+			t.conns[c] = tc
 		}
+		tc.state, tc.since = state, time.Now()
 		t.open.Add(1)
 		t.accepted.Inc()
+	case http.StateActive, http.StateIdle:
+		if tc, ok := t.conns[c]; ok {
+			tc.state, tc.since = state, time.Now()
+		}
 	case http.StateHijacked, http.StateClosed:
 		if _, ok := t.conns[c]; ok {
 			delete(t.conns, c)
 			t.open.Add(-1)
 		}
 	}
+}
+
+// count returns the connections open, those being shed included.
+func (t *connTracker) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.conns)
+}
+
+// shedIdle closes the connection that has been idle (no request or stream
+// in flight, or no request yet) the longest, and reports whether there was
+// one. Its client loses nothing and reconnects when it next sends.
+func (t *connTracker) shedIdle() bool {
+	t.mu.Lock()
+	var oldest net.Conn
+	var since time.Time
+	for c, tc := range t.conns {
+		if tc.shedding || (tc.state != http.StateIdle && tc.state != http.StateNew) {
+			continue
+		}
+		if oldest == nil || tc.since.Before(since) {
+			oldest, since = c, tc.since
+		}
+	}
+	if oldest != nil {
+		t.conns[oldest].shedding = true
+	}
+	t.mu.Unlock()
+	if oldest == nil {
+		return false
+	}
+	oldest.Close()
+	t.shed.Inc()
+	return true
 }
 
 func (t *connTracker) wrap(h http.Handler) http.Handler {
@@ -120,8 +178,8 @@ func (t *connTracker) closeExpired(ctx context.Context) {
 		now := time.Now()
 		var expired []net.Conn
 		t.mu.Lock()
-		for c, d := range t.conns {
-			if now.After(d.Add(t.grace)) {
+		for c, tc := range t.conns {
+			if now.After(tc.deadline.Add(t.grace)) {
 				expired = append(expired, c)
 			}
 		}
@@ -132,5 +190,39 @@ func (t *connTracker) closeExpired(ctx context.Context) {
 		for _, c := range expired {
 			c.Close()
 		}
+	}
+}
+
+// connLimitListener keeps the connections within maxConns and within the
+// process's file descriptor limit. At either limit it sheds the oldest
+// idle connection to make room; when every connection is busy, a new one
+// over maxConns is closed at once (an accept that fails for want of
+// descriptors is left to net/http, which retries with back-off).
+//
+// Without it, connections that send a preface and nothing more hold their
+// descriptors for the idle timeout (5 minutes, or as long as they answer
+// pings): once the process runs out, no honest client, and no probe of the
+// admin listener, can connect at all.
+type connLimitListener struct {
+	net.Listener
+	t        *connTracker
+	maxConns int // 0: only the descriptor limit
+}
+
+func (l connLimitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			if (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) && l.t.shedIdle() {
+				continue // a descriptor is free again: take the waiting connection
+			}
+			return nil, err
+		}
+		if l.maxConns > 0 && l.t.count() >= l.maxConns && !l.t.shedIdle() {
+			c.Close()
+			l.t.refused.Inc()
+			continue
+		}
+		return c, nil
 	}
 }

@@ -57,7 +57,7 @@ func TestMaxConnectionAgeJitterPerConnection(t *testing.T) {
 				t.Fatalf("deadline %v after accept, want %v to %v", d.Sub(start), lo.Sub(start), hi.Sub(start))
 			}
 			tr.mu.Lock()
-			tracked := tr.conns[c]
+			tracked := tr.conns[c].deadline
 			tr.mu.Unlock()
 			if !tracked.Equal(d) {
 				t.Fatalf("closeExpired sees deadline %v, requests see %v", tracked.Sub(start), d.Sub(start))

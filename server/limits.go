@@ -55,11 +55,23 @@ type Limits struct {
 	// after MaxConnectionAge before the connection is closed (zero: closed
 	// at once); 30 s by default.
 	MaxConnectionAgeGrace time.Duration
+	// MaxConnections bounds the client connections open at once, across
+	// the listeners; at it, the oldest idle connection is closed to make
+	// room (its client reconnects; nothing was in flight), or the new one
+	// when none is idle. Each open connection holds about 100 KiB before
+	// its first request (the 64 KiB read buffer, HTTP/2 state), and every
+	// per-stream limit multiplies by the connections, so 4096 (one per
+	// OTLP client, as exporters hold one connection) bounds that at about
+	// 400 MiB; raise it, and the memory limit, for a larger fleet. 0 means
+	// no bound but the descriptor limit, at which idle connections are
+	// shed all the same.
+	MaxConnections int
 }
 
 // DefaultLimits returns the limits the otlp-lite binary serves with unless
 // its flags (-http2-*, -max-header-bytes, -read-header-timeout,
-// -idle-timeout, -write-timeout, -max-connection-age*) say otherwise.
+// -idle-timeout, -write-timeout, -max-connection-age*, -max-connections)
+// say otherwise.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxConcurrentStreams:  1000,
@@ -72,5 +84,6 @@ func DefaultLimits() Limits {
 		WriteByteTimeout:      0,
 		MaxConnectionAge:      0,
 		MaxConnectionAgeGrace: 30 * time.Second,
+		MaxConnections:        4096,
 	}
 }

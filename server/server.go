@@ -86,6 +86,7 @@ type Server struct {
 	onShutdown func()
 
 	conns       *connTracker
+	maxConns    int
 	trackerCtx  context.Context
 	stopTracker context.CancelFunc
 	startOnce   sync.Once
@@ -124,6 +125,7 @@ func New(h http.Handler, cfg Config) *Server {
 		addrs:       cfg.Addrs,
 		onShutdown:  onShutdown,
 		conns:       conns,
+		maxConns:    limits.MaxConnections,
 		trackerCtx:  ctx,
 		stopTracker: cancel,
 	}
@@ -144,7 +146,7 @@ func (s *Server) serve(ln net.Listener) error {
 	// The tracker's goroutine starts with the first listener, so a Server
 	// that never serves has none to stop.
 	s.startOnce.Do(func() { go s.conns.closeExpired(s.trackerCtx) })
-	ln = bufferedListener{ln}
+	ln = bufferedListener{connLimitListener{ln, s.conns, s.maxConns}}
 	if s.tls != nil {
 		// ServeTLS adds "h2" to the ALPN protocols.
 		return s.http.ServeTLS(ln, "", "")

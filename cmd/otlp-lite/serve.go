@@ -91,6 +91,7 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.DurationVar(&cfg.limits.ReadHeaderTimeout, "read-header-timeout", dl.ReadHeaderTimeout, "time a client has to send request headers (and an h2c connection its preface)")
 	fs.DurationVar(&cfg.limits.IdleTimeout, "idle-timeout", dl.IdleTimeout, "close connections idle this long")
 	fs.DurationVar(&cfg.limits.WriteByteTimeout, "write-timeout", dl.WriteByteTimeout, "drop an HTTP/2 connection that accepts no response bytes for this long; 0 disables")
+	fs.IntVar(&cfg.limits.MaxConnections, "max-connections", dl.MaxConnections, "client connections open at once across the OTLP listeners; at it the oldest idle one is closed to make room (idle ones are also shed when the process runs out of file descriptors); each costs about 100 KiB before its first request; 0: no bound but the descriptor limit")
 	fs.DurationVar(&cfg.limits.MaxConnectionAge, "max-connection-age", dl.MaxConnectionAge, "send GOAWAY on connections older than this (±10% jitter) so clients reconnect and L7 balancers rebalance; 0 disables")
 	fs.DurationVar(&cfg.limits.MaxConnectionAgeGrace, "max-connection-age-grace", dl.MaxConnectionAgeGrace, "after -max-connection-age, how long requests and streams may finish before the connection is closed")
 
