@@ -141,6 +141,11 @@ var (
 type RequestError struct {
 	ID      uint64
 	Message string
+	// Stream, when set, is the non-retryable status that ended the whole
+	// stream the request was on (UNAUTHENTICATED, UNIMPLEMENTED, ...): a
+	// refusal of the client or the endpoint, not of this request, which a
+	// caller should not treat as a verdict on its data.
+	Stream *grpcwire.Status
 }
 
 func (e *RequestError) Error() string {
@@ -645,7 +650,7 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 	}
 	switch {
 	case permanent:
-		fail, failCtr = &RequestError{Message: "stream ended: " + st.Error()}, &e.c.failed
+		fail, failCtr = &RequestError{Message: "stream ended: " + st.Error(), Stream: st}, &e.c.failed
 	case e.cfg.DisableResend || e.closed:
 		fail, failCtr = ErrStreamBroken, &e.c.dropped
 	}
@@ -663,7 +668,7 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 			failCtr.Add(1)
 			perr := fail
 			if re, ok := fail.(*RequestError); ok {
-				perr = &RequestError{ID: p.id, Message: re.Message}
+				perr = &RequestError{ID: p.id, Message: re.Message, Stream: re.Stream}
 			}
 			if e.finishLocked(p, perr) {
 				p.err = perr

@@ -400,6 +400,9 @@ func replaySignal(ctx context.Context, cfg replayConfig, sig storage.Signal, sen
 			if ctx.Err() != nil {
 				return errors.Join(stoppedError(cfg, sig, fmt.Sprintf("the record at %s:%d not accepted", rec.Segment, rec.Offset)), commit())
 			}
+			if tr, ok := errors.AsType[*errTarget](err); ok {
+				return errors.Join(fmt.Errorf("%s: %w", sig, targetRefusal(fmt.Sprintf("%s:%d", rec.Segment, rec.Offset), tr.err)), commit())
+			}
 			counts.failed.Add(1)
 			fmt.Fprintf(stderr, "replay: %s: record at %s:%d refused for good, skipped: %v\n", sig, rec.Segment, rec.Offset, err)
 			handled = src.Position()
@@ -411,6 +414,34 @@ func replaySignal(ctx context.Context, cfg replayConfig, sig storage.Signal, sen
 		counts.rejected.Add(rejected)
 		handled = src.Position()
 	}
+}
+
+// errTarget wraps a refusal of the client or the endpoint rather than of the
+// record: the target would refuse every record the same way, so replay
+// stops instead of skipping them all.
+type errTarget struct{ err error }
+
+func (e *errTarget) Error() string { return e.err.Error() }
+func (e *errTarget) Unwrap() error { return e.err }
+
+// refusesEveryRecord reports whether a gRPC code (httpStatus 0) or an HTTP
+// status refuses the client or the endpoint rather than the data:
+// authentication and permission, a service or path the target does not
+// serve, a method or media type it does not take. Skipping records on such
+// answers would move the cursor past all of them.
+func refusesEveryRecord(code grpcwire.Code, httpStatus int) bool {
+	switch httpStatus {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType:
+		return true
+	case 0:
+		return code == grpcwire.Unauthenticated || code == grpcwire.PermissionDenied || code == grpcwire.Unimplemented
+	}
+	return false
+}
+
+// targetRefusal is the error that stops a replay at the record at where.
+func targetRefusal(where string, err error) error {
+	return fmt.Errorf("the target refused the record at %s as it would refuse every record (%v): check -endpoint, -protocol and the target's credentials; nothing was skipped, the next run resumes there", where, err)
 }
 
 // errPermanent wraps failures that retrying cannot fix.
@@ -499,6 +530,9 @@ func newGRPCSender(cfg replayConfig) sender {
 		if otlpclient.RetryableStatus(st) {
 			return 0, &retryable{err: st, delay: st.RetryDelay}
 		}
+		if refusesEveryRecord(st.Code, 0) {
+			return 0, &errTarget{st}
+		}
 		return 0, errPermanent{st}
 	}
 }
@@ -554,6 +588,9 @@ func newHTTPSender(cfg replayConfig) sender {
 		switch resp.StatusCode {
 		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 			return 0, &retryable{err: msg, delay: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+		}
+		if refusesEveryRecord(0, resp.StatusCode) {
+			return 0, &errTarget{msg}
 		}
 		return 0, errPermanent{msg}
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -467,4 +468,52 @@ func TestEndpointChecks(t *testing.T) {
 
 func replayContextBackground(args []string, stdout, stderr io.Writer) int {
 	return replayContext(context.Background(), args, stdout, stderr)
+}
+
+// A target that refuses the client, not the data (here: it requires a
+// bearer token replay does not send), stops the replay without skipping a
+// record; the next run, against a target that accepts, delivers them all.
+func TestReplayStopsWhenTargetRefusesEveryRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs servers")
+	}
+	src := t.TempDir()
+	traces, logs := fillSource(t, src, "r", 6, 3)
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, protocol := range []string{"grpc", "http", "stream"} {
+		t.Run(protocol, func(t *testing.T) {
+			dstDir := t.TempDir()
+			locked := startServe(t, dstDir, "", "-auth-token-file", tokens)
+			cursor := "refused-" + protocol
+			args := func(addr string) []string {
+				return []string{"replay", "-data-dir", src, "-endpoint", addr, "-insecure", "-protocol", protocol, "-cursor", cursor}
+			}
+			first := startCmd(t, args(locked.addr)...)
+			if code := first.exitCode(t); code != 1 {
+				t.Fatalf("replay against a target refusing every record exited %d, want 1:\n%s", code, first.stderr.String())
+			}
+			if protocol == "stream" {
+				// The exporter cannot open a stream at all: replay stops
+				// with the records unacknowledged and says why.
+				first.requireSaid(t, "not acknowledged", "UNAUTHENTICATED")
+			} else {
+				first.requireSaid(t, "as it would refuse every record", "nothing was skipped")
+			}
+			if strings.Contains(first.stderr.String(), "skipped:") {
+				t.Fatalf("records were skipped:\n%s", first.stderr.String())
+			}
+			locked.stop(t)
+			open := startServe(t, dstDir, "")
+			second := startCmd(t, args(open.addr)...)
+			if code := second.exitCode(t); code != 0 {
+				t.Fatalf("resumed replay exited %d:\n%s", code, second.stderr.String())
+			}
+			open.stop(t)
+			requireExactly(t, storedIDs(t, dstDir, storage.Traces), traces)
+			requireExactly(t, storedIDs(t, dstDir, storage.Logs), logs)
+		})
+	}
 }

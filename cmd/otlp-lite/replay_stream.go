@@ -186,6 +186,11 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 			case err == nil:
 				counts.records.Add(1)
 				counts.items.Add(items)
+			case errors.As(err, &re) && re.Stream != nil && refusesEveryRecord(re.Stream.Code, 0):
+				// The target refuses us, not this record: stop, and
+				// keep the cursor before it.
+				pending.abandon(targetRefusal(where, re.Stream))
+				return
 			case errors.As(err, &re):
 				counts.failed.Add(1)
 				fmt.Fprintf(stderr, "replay: %s: record at %s refused for good, skipped: %v\n", sig, where, err)
