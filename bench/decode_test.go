@@ -10,8 +10,8 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
 
-// signalCase ties a payload to otlpdecode's Check and visitor walk, and to
-// pdata's unmarshal and walk of the same signal.
+// signalCase ties a payload to otlpdecode's Check and otlpview's visitor
+// walk, and to pdata's unmarshal and walk of the same signal.
 type signalCase struct {
 	name  string
 	shape shape
@@ -77,7 +77,7 @@ func signalCases() []signalCase {
 }
 
 // TestWalksAgree proves that the benchmarks compare like with like: on every
-// payload, Check accepts every item, and the otlpdecode visitor walk reads
+// payload, Check accepts every item, and the otlpview visitor walk reads
 // the same items and the same field values (same checksum) as pdata's.
 func TestWalksAgree(t *testing.T) {
 	for _, c := range signalCases() {

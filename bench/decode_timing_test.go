@@ -20,7 +20,7 @@ import (
 //   - dec=pdatawalk: the same, then reading every field of the tree;
 //   - dec=check: otlpdecode.Check*, the receiver's per-request work
 //     (well-formedness and validation of every item);
-//   - dec=decode: the otlpdecode visitor reading every field of every item,
+//   - dec=decode: the otlpview visitor reading every field of every item,
 //     every attribute and its value.
 //
 // Each reports ns and allocations per item (span, data point, log record),

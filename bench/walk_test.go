@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlpdecode/otlpview"
 )
 
 // The walks below read every field of every item, so that the visitor
@@ -67,32 +67,32 @@ func (w *walker) setErr(err error) {
 	}
 }
 
-func (w *walker) value(v *otlpdecode.AnyValue) {
+func (w *walker) value(v *otlpview.AnyValue) {
 	switch v.Kind() {
-	case otlpdecode.KindString:
+	case otlpview.KindString:
 		w.sum += sumString(v.Str())
-	case otlpdecode.KindBool:
+	case otlpview.KindBool:
 		if v.Bool() {
 			w.sum++
 		}
-	case otlpdecode.KindInt:
+	case otlpview.KindInt:
 		w.sum += uint64(v.Int())
-	case otlpdecode.KindDouble:
+	case otlpview.KindDouble:
 		w.sum += math.Float64bits(v.Double())
-	case otlpdecode.KindBytes:
+	case otlpview.KindBytes:
 		w.sum += sumBytes(v.Bytes())
-	case otlpdecode.KindArray:
+	case otlpview.KindArray:
 		it := v.Array().Iter()
 		for it.Next() {
 			w.value(it.Value())
 		}
 		w.setErr(it.Err())
-	case otlpdecode.KindKVList:
+	case otlpview.KindKVList:
 		w.kvs(v.KVList())
 	}
 }
 
-func (w *walker) kvs(kvs otlpdecode.KeyValues) {
+func (w *walker) kvs(kvs otlpview.KeyValues) {
 	it := kvs.Iter()
 	for it.Next() {
 		kv := it.KeyValue()
@@ -105,7 +105,7 @@ func (w *walker) kvs(kvs otlpdecode.KeyValues) {
 // resourceID tells apart the resources of a request by where their bytes
 // are: the schema_url of their ResourceSpans when set (free), else their
 // first attribute key (one KeyValue decode).
-func resourceID(res *otlpdecode.Resource) *byte {
+func resourceID(res *otlpview.Resource) *byte {
 	if res.SchemaURL != "" {
 		return unsafe.StringData(res.SchemaURL)
 	}
@@ -116,7 +116,7 @@ func resourceID(res *otlpdecode.Resource) *byte {
 	return nil
 }
 
-func (w *walker) strings(ss otlpdecode.Strings) {
+func (w *walker) strings(ss otlpview.Strings) {
 	it := ss.Iter()
 	for it.Next() {
 		w.sum += sumString(it.String())
@@ -124,7 +124,7 @@ func (w *walker) strings(ss otlpdecode.Strings) {
 	w.setErr(it.Err())
 }
 
-func (w *walker) resourceScope(res *otlpdecode.Resource, scope *otlpdecode.Scope) {
+func (w *walker) resourceScope(res *otlpview.Resource, scope *otlpview.Scope) {
 	if p := resourceID(res); p == nil || p != w.lastRes {
 		w.lastRes = p
 		w.lastScope = nil
@@ -147,7 +147,7 @@ func (w *walker) resourceScope(res *otlpdecode.Resource, scope *otlpdecode.Scope
 	}
 }
 
-func (w *walker) span(res *otlpdecode.Resource, scope *otlpdecode.Scope, s *otlpdecode.Span) error {
+func (w *walker) span(res *otlpview.Resource, scope *otlpview.Scope, s *otlpview.Span) error {
 	w.resourceScope(res, scope)
 	w.sum += sumID(s.TraceID) + sumID(s.SpanID) + sumID(s.ParentSpanID) + sumString(s.TraceState)
 	w.sum += uint64(s.Flags) + sumString(s.Name) + uint64(s.Kind) + s.StartTimeUnixNano + s.EndTimeUnixNano
@@ -172,7 +172,7 @@ func (w *walker) span(res *otlpdecode.Resource, scope *otlpdecode.Scope, s *otlp
 	return nil
 }
 
-func (w *walker) exemplars(es otlpdecode.Exemplars) {
+func (w *walker) exemplars(es otlpview.Exemplars) {
 	it := es.Iter()
 	for it.Next() {
 		e := it.Exemplar()
@@ -184,7 +184,7 @@ func (w *walker) exemplars(es otlpdecode.Exemplars) {
 }
 
 // metric walks a metric and its data points; items counts the data points.
-func (w *walker) metric(res *otlpdecode.Resource, scope *otlpdecode.Scope, m *otlpdecode.Metric) (items int) {
+func (w *walker) metric(res *otlpview.Resource, scope *otlpview.Scope, m *otlpview.Metric) (items int) {
 	w.resourceScope(res, scope)
 	w.sum += sumString(m.Name) + sumString(m.Description) + sumString(m.Unit)
 	w.kvs(m.Metadata)
@@ -193,7 +193,7 @@ func (w *walker) metric(res *otlpdecode.Resource, scope *otlpdecode.Scope, m *ot
 		w.sum++
 	}
 	switch m.Type {
-	case otlpdecode.MetricTypeGauge, otlpdecode.MetricTypeSum:
+	case otlpview.MetricTypeGauge, otlpview.MetricTypeSum:
 		it := m.NumberDataPoints()
 		for it.Next() {
 			p := it.Point()
@@ -204,7 +204,7 @@ func (w *walker) metric(res *otlpdecode.Resource, scope *otlpdecode.Scope, m *ot
 			w.exemplars(p.Exemplars)
 		}
 		w.setErr(it.Err())
-	case otlpdecode.MetricTypeHistogram:
+	case otlpview.MetricTypeHistogram:
 		it := m.HistogramDataPoints()
 		for it.Next() {
 			p := it.Point()
@@ -224,7 +224,7 @@ func (w *walker) metric(res *otlpdecode.Resource, scope *otlpdecode.Scope, m *ot
 			}
 		}
 		w.setErr(it.Err())
-	case otlpdecode.MetricTypeExponentialHistogram:
+	case otlpview.MetricTypeExponentialHistogram:
 		it := m.ExponentialHistogramDataPoints()
 		for it.Next() {
 			p := it.Point()
@@ -232,7 +232,7 @@ func (w *walker) metric(res *otlpdecode.Resource, scope *otlpdecode.Scope, m *ot
 			w.kvs(p.Attributes)
 			w.sum += p.StartTimeUnixNano + p.TimeUnixNano + p.Count + math.Float64bits(p.Sum)
 			w.sum += uint64(p.Scale) + p.ZeroCount + math.Float64bits(p.ZeroThreshold)
-			for _, b := range [2]otlpdecode.Buckets{p.Positive, p.Negative} {
+			for _, b := range [2]otlpview.Buckets{p.Positive, p.Negative} {
 				w.sum += uint64(b.Offset)
 				for _, c := range b.BucketCounts {
 					w.sum += c
@@ -245,7 +245,7 @@ func (w *walker) metric(res *otlpdecode.Resource, scope *otlpdecode.Scope, m *ot
 			}
 		}
 		w.setErr(it.Err())
-	case otlpdecode.MetricTypeSummary:
+	case otlpview.MetricTypeSummary:
 		it := m.SummaryDataPoints()
 		for it.Next() {
 			p := it.Point()
@@ -264,7 +264,7 @@ func (w *walker) metric(res *otlpdecode.Resource, scope *otlpdecode.Scope, m *ot
 	return items
 }
 
-func (w *walker) logRecord(res *otlpdecode.Resource, scope *otlpdecode.Scope, r *otlpdecode.LogRecord) error {
+func (w *walker) logRecord(res *otlpview.Resource, scope *otlpview.Scope, r *otlpview.LogRecord) error {
 	w.resourceScope(res, scope)
 	w.sum += r.TimeUnixNano + r.ObservedTimeUnixNano + uint64(r.SeverityNumber) + sumString(r.SeverityText)
 	w.value(&r.Body)
@@ -277,15 +277,15 @@ func (w *walker) logRecord(res *otlpdecode.Resource, scope *otlpdecode.Scope, r 
 // tracesWalk holds a TracesDecoder and a walker with the callback bound
 // once, so that the steady-state walk allocates nothing.
 type tracesWalk struct {
-	d  otlpdecode.TracesDecoder
+	d  otlpview.TracesDecoder
 	w  walker
-	fn func(*otlpdecode.Resource, *otlpdecode.Scope, *otlpdecode.Span) error
+	fn func(*otlpview.Resource, *otlpview.Scope, *otlpview.Span) error
 	n  int
 }
 
 func newTracesWalk() *tracesWalk {
 	t := &tracesWalk{}
-	t.fn = func(res *otlpdecode.Resource, scope *otlpdecode.Scope, s *otlpdecode.Span) error {
+	t.fn = func(res *otlpview.Resource, scope *otlpview.Scope, s *otlpview.Span) error {
 		t.n++
 		return t.w.span(res, scope, s)
 	}
@@ -304,15 +304,15 @@ func (t *tracesWalk) walk(src []byte) (int, error) {
 }
 
 type metricsWalk struct {
-	d  otlpdecode.MetricsDecoder
+	d  otlpview.MetricsDecoder
 	w  walker
-	fn func(*otlpdecode.Resource, *otlpdecode.Scope, *otlpdecode.Metric) error
+	fn func(*otlpview.Resource, *otlpview.Scope, *otlpview.Metric) error
 	n  int
 }
 
 func newMetricsWalk() *metricsWalk {
 	t := &metricsWalk{}
-	t.fn = func(res *otlpdecode.Resource, scope *otlpdecode.Scope, m *otlpdecode.Metric) error {
+	t.fn = func(res *otlpview.Resource, scope *otlpview.Scope, m *otlpview.Metric) error {
 		t.n += t.w.metric(res, scope, m)
 		return nil
 	}
@@ -331,15 +331,15 @@ func (t *metricsWalk) walk(src []byte) (int, error) {
 }
 
 type logsWalk struct {
-	d  otlpdecode.LogsDecoder
+	d  otlpview.LogsDecoder
 	w  walker
-	fn func(*otlpdecode.Resource, *otlpdecode.Scope, *otlpdecode.LogRecord) error
+	fn func(*otlpview.Resource, *otlpview.Scope, *otlpview.LogRecord) error
 	n  int
 }
 
 func newLogsWalk() *logsWalk {
 	t := &logsWalk{}
-	t.fn = func(res *otlpdecode.Resource, scope *otlpdecode.Scope, r *otlpdecode.LogRecord) error {
+	t.fn = func(res *otlpview.Resource, scope *otlpview.Scope, r *otlpview.LogRecord) error {
 		t.n++
 		return t.w.logRecord(res, scope, r)
 	}

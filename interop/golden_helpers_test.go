@@ -2,7 +2,7 @@ package interop
 
 // Helpers of golden_test.go: builders of OTLP requests covering every field
 // of the v1.11 data model with the official generated types, and
-// converters from otlpdecode's views back to those types, so that a decoded
+// converters from otlpview's views back to those types, so that a decoded
 // request can be compared with what was built using proto.Equal.
 
 import (
@@ -17,7 +17,7 @@ import (
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlpdecode/otlpview"
 )
 
 func gStr(s string) *commonpb.AnyValue {
@@ -284,20 +284,20 @@ func gFullLogs() *collogspb.ExportLogsServiceRequest {
 
 // --- converters from views back to the generated types ---
 
-func pbAnyValue(t *testing.T, v *otlpdecode.AnyValue) *commonpb.AnyValue {
+func pbAnyValue(t *testing.T, v *otlpview.AnyValue) *commonpb.AnyValue {
 	t.Helper()
 	switch v.Kind() {
-	case otlpdecode.KindString:
+	case otlpview.KindString:
 		return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.Str()}}
-	case otlpdecode.KindBool:
+	case otlpview.KindBool:
 		return &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: v.Bool()}}
-	case otlpdecode.KindInt:
+	case otlpview.KindInt:
 		return &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: v.Int()}}
-	case otlpdecode.KindDouble:
+	case otlpview.KindDouble:
 		return &commonpb.AnyValue{Value: &commonpb.AnyValue_DoubleValue{DoubleValue: v.Double()}}
-	case otlpdecode.KindBytes:
+	case otlpview.KindBytes:
 		return &commonpb.AnyValue{Value: &commonpb.AnyValue_BytesValue{BytesValue: append([]byte{}, v.Bytes()...)}}
-	case otlpdecode.KindArray:
+	case otlpview.KindArray:
 		arr := &commonpb.ArrayValue{}
 		it := v.Array().Iter()
 		for it.Next() {
@@ -307,13 +307,13 @@ func pbAnyValue(t *testing.T, v *otlpdecode.AnyValue) *commonpb.AnyValue {
 			t.Fatalf("array iteration: %v", err)
 		}
 		return &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: arr}}
-	case otlpdecode.KindKVList:
+	case otlpview.KindKVList:
 		return &commonpb.AnyValue{Value: &commonpb.AnyValue_KvlistValue{KvlistValue: &commonpb.KeyValueList{Values: pbKVs(t, v.KVList())}}}
 	}
 	return &commonpb.AnyValue{}
 }
 
-func pbKVs(t *testing.T, kvs otlpdecode.KeyValues) []*commonpb.KeyValue {
+func pbKVs(t *testing.T, kvs otlpview.KeyValues) []*commonpb.KeyValue {
 	t.Helper()
 	var out []*commonpb.KeyValue
 	it := kvs.Iter()
@@ -330,7 +330,7 @@ func pbKVs(t *testing.T, kvs otlpdecode.KeyValues) []*commonpb.KeyValue {
 	return out
 }
 
-func pbStrings(t *testing.T, ss otlpdecode.Strings) []string {
+func pbStrings(t *testing.T, ss otlpview.Strings) []string {
 	t.Helper()
 	var out []string
 	it := ss.Iter()
@@ -343,7 +343,7 @@ func pbStrings(t *testing.T, ss otlpdecode.Strings) []string {
 	return out
 }
 
-func pbResource(t *testing.T, r *otlpdecode.Resource) *resourcepb.Resource {
+func pbResource(t *testing.T, r *otlpview.Resource) *resourcepb.Resource {
 	t.Helper()
 	out := &resourcepb.Resource{Attributes: pbKVs(t, r.Attributes), DroppedAttributesCount: r.DroppedAttributesCount}
 	it := r.EntityRefs.Iter()
@@ -360,7 +360,7 @@ func pbResource(t *testing.T, r *otlpdecode.Resource) *resourcepb.Resource {
 	return out
 }
 
-func pbScope(t *testing.T, s *otlpdecode.Scope) *commonpb.InstrumentationScope {
+func pbScope(t *testing.T, s *otlpview.Scope) *commonpb.InstrumentationScope {
 	t.Helper()
 	return &commonpb.InstrumentationScope{
 		Name: s.Name, Version: s.Version, Attributes: pbKVs(t, s.Attributes), DroppedAttributesCount: s.DroppedAttributesCount,
@@ -369,7 +369,7 @@ func pbScope(t *testing.T, s *otlpdecode.Scope) *commonpb.InstrumentationScope {
 
 func cloneBytes(b []byte) []byte { return append([]byte(nil), b...) }
 
-func pbSpan(t *testing.T, s *otlpdecode.Span) *tracepb.Span {
+func pbSpan(t *testing.T, s *otlpview.Span) *tracepb.Span {
 	t.Helper()
 	out := &tracepb.Span{
 		TraceId: cloneBytes(s.TraceID), SpanId: cloneBytes(s.SpanID), TraceState: s.TraceState,
@@ -399,7 +399,7 @@ func pbSpan(t *testing.T, s *otlpdecode.Span) *tracepb.Span {
 	return out
 }
 
-func pbExemplars(t *testing.T, es otlpdecode.Exemplars) []*metricspb.Exemplar {
+func pbExemplars(t *testing.T, es otlpview.Exemplars) []*metricspb.Exemplar {
 	t.Helper()
 	var out []*metricspb.Exemplar
 	it := es.Iter()
@@ -407,9 +407,9 @@ func pbExemplars(t *testing.T, es otlpdecode.Exemplars) []*metricspb.Exemplar {
 		e := it.Exemplar()
 		x := &metricspb.Exemplar{FilteredAttributes: pbKVs(t, e.FilteredAttributes), TimeUnixNano: e.TimeUnixNano, SpanId: cloneBytes(e.SpanID), TraceId: cloneBytes(e.TraceID)}
 		switch e.ValueType {
-		case otlpdecode.NumberTypeDouble:
+		case otlpview.NumberTypeDouble:
 			x.Value = &metricspb.Exemplar_AsDouble{AsDouble: e.AsDouble}
-		case otlpdecode.NumberTypeInt:
+		case otlpview.NumberTypeInt:
 			x.Value = &metricspb.Exemplar_AsInt{AsInt: e.AsInt}
 		}
 		out = append(out, x)
@@ -427,7 +427,7 @@ func optF(ok bool, v float64) *float64 {
 	return &v
 }
 
-func pbMetric(t *testing.T, m *otlpdecode.Metric) *metricspb.Metric {
+func pbMetric(t *testing.T, m *otlpview.Metric) *metricspb.Metric {
 	t.Helper()
 	out := &metricspb.Metric{Name: m.Name, Description: m.Description, Unit: m.Unit, Metadata: pbKVs(t, m.Metadata)}
 	var numbers []*metricspb.NumberDataPoint
@@ -436,9 +436,9 @@ func pbMetric(t *testing.T, m *otlpdecode.Metric) *metricspb.Metric {
 		p := nit.Point()
 		x := &metricspb.NumberDataPoint{Attributes: pbKVs(t, p.Attributes), StartTimeUnixNano: p.StartTimeUnixNano, TimeUnixNano: p.TimeUnixNano, Exemplars: pbExemplars(t, p.Exemplars), Flags: p.Flags}
 		switch p.ValueType {
-		case otlpdecode.NumberTypeDouble:
+		case otlpview.NumberTypeDouble:
 			x.Value = &metricspb.NumberDataPoint_AsDouble{AsDouble: p.AsDouble}
-		case otlpdecode.NumberTypeInt:
+		case otlpview.NumberTypeInt:
 			x.Value = &metricspb.NumberDataPoint_AsInt{AsInt: p.AsInt}
 		}
 		numbers = append(numbers, x)
@@ -448,11 +448,11 @@ func pbMetric(t *testing.T, m *otlpdecode.Metric) *metricspb.Metric {
 	}
 	temporality := metricspb.AggregationTemporality(m.AggregationTemporality)
 	switch m.Type {
-	case otlpdecode.MetricTypeGauge:
+	case otlpview.MetricTypeGauge:
 		out.Data = &metricspb.Metric_Gauge{Gauge: &metricspb.Gauge{DataPoints: numbers}}
-	case otlpdecode.MetricTypeSum:
+	case otlpview.MetricTypeSum:
 		out.Data = &metricspb.Metric_Sum{Sum: &metricspb.Sum{DataPoints: numbers, AggregationTemporality: temporality, IsMonotonic: m.IsMonotonic}}
-	case otlpdecode.MetricTypeHistogram:
+	case otlpview.MetricTypeHistogram:
 		h := &metricspb.Histogram{AggregationTemporality: temporality}
 		it := m.HistogramDataPoints()
 		for it.Next() {
@@ -468,7 +468,7 @@ func pbMetric(t *testing.T, m *otlpdecode.Metric) *metricspb.Metric {
 			t.Fatal(err)
 		}
 		out.Data = &metricspb.Metric_Histogram{Histogram: h}
-	case otlpdecode.MetricTypeExponentialHistogram:
+	case otlpview.MetricTypeExponentialHistogram:
 		h := &metricspb.ExponentialHistogram{AggregationTemporality: temporality}
 		it := m.ExponentialHistogramDataPoints()
 		for it.Next() {
@@ -487,7 +487,7 @@ func pbMetric(t *testing.T, m *otlpdecode.Metric) *metricspb.Metric {
 			t.Fatal(err)
 		}
 		out.Data = &metricspb.Metric_ExponentialHistogram{ExponentialHistogram: h}
-	case otlpdecode.MetricTypeSummary:
+	case otlpview.MetricTypeSummary:
 		s := &metricspb.Summary{}
 		it := m.SummaryDataPoints()
 		for it.Next() {
@@ -511,7 +511,7 @@ func pbMetric(t *testing.T, m *otlpdecode.Metric) *metricspb.Metric {
 	return out
 }
 
-func pbLogRecord(t *testing.T, r *otlpdecode.LogRecord) *logspb.LogRecord {
+func pbLogRecord(t *testing.T, r *otlpview.LogRecord) *logspb.LogRecord {
 	t.Helper()
 	return &logspb.LogRecord{
 		TimeUnixNano: r.TimeUnixNano, ObservedTimeUnixNano: r.ObservedTimeUnixNano,

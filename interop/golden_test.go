@@ -1,12 +1,13 @@
 package interop
 
-// Golden tests of otlpdecode against the official generated OTLP types:
-// requests covering every field of the v1.11 data model are marshaled with
-// google.golang.org/protobuf, decoded with otlpdecode's visitors, rebuilt
-// from the views, and compared with proto.Equal; hand-built wire bytes
-// check the proto3 reading rules (negative enums, packed and unpacked
-// repeated scalars, last-wins duplicates, merged messages, unknown fields)
-// against protobuf-go's own decoding of the same bytes.
+// Golden tests of otlpdecode and otlpview against the official generated
+// OTLP types: requests covering every field of the v1.11 data model are
+// marshaled with google.golang.org/protobuf, decoded with otlpview's
+// decoders, rebuilt from the views, and compared with proto.Equal;
+// hand-built wire bytes check the proto3 reading rules (negative enums,
+// packed and unpacked repeated scalars, last-wins duplicates, merged
+// messages, unknown fields) against protobuf-go's own decoding of the same
+// bytes.
 
 import (
 	"bytes"
@@ -31,6 +32,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlpdecode/otlpview"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the payload files of ../testdata/otlp (TestWriteGoldenPayloads)")
@@ -160,8 +162,8 @@ func flattenTraces(req *coltracepb.ExportTraceServiceRequest) *tracepb.TracesDat
 func decodeTraces(t *testing.T, src []byte) *tracepb.TracesData {
 	t.Helper()
 	out := &tracepb.TracesData{}
-	var d otlpdecode.TracesDecoder
-	err := d.Decode(src, func(res *otlpdecode.Resource, scope *otlpdecode.Scope, span *otlpdecode.Span) error {
+	var d otlpview.TracesDecoder
+	err := d.Decode(src, func(res *otlpview.Resource, scope *otlpview.Scope, span *otlpview.Span) error {
 		out.ResourceSpans = append(out.ResourceSpans, &tracepb.ResourceSpans{
 			Resource: pbResource(t, res), SchemaUrl: res.SchemaURL,
 			ScopeSpans: []*tracepb.ScopeSpans{{Scope: pbScope(t, scope), SchemaUrl: scope.SchemaURL, Spans: []*tracepb.Span{pbSpan(t, span)}}},
@@ -240,8 +242,8 @@ func normMetric(m *metricspb.Metric) {
 func decodeMetrics(t *testing.T, src []byte) *metricspb.MetricsData {
 	t.Helper()
 	out := &metricspb.MetricsData{}
-	var d otlpdecode.MetricsDecoder
-	err := d.Decode(src, func(res *otlpdecode.Resource, scope *otlpdecode.Scope, m *otlpdecode.Metric) error {
+	var d otlpview.MetricsDecoder
+	err := d.Decode(src, func(res *otlpview.Resource, scope *otlpview.Scope, m *otlpview.Metric) error {
 		out.ResourceMetrics = append(out.ResourceMetrics, &metricspb.ResourceMetrics{
 			Resource: pbResource(t, res), SchemaUrl: res.SchemaURL,
 			ScopeMetrics: []*metricspb.ScopeMetrics{{Scope: pbScope(t, scope), SchemaUrl: scope.SchemaURL, Metrics: []*metricspb.Metric{pbMetric(t, m)}}},
@@ -282,8 +284,8 @@ func flattenLogs(req *collogspb.ExportLogsServiceRequest) *logspb.LogsData {
 func decodeLogs(t *testing.T, src []byte) *logspb.LogsData {
 	t.Helper()
 	out := &logspb.LogsData{}
-	var d otlpdecode.LogsDecoder
-	err := d.Decode(src, func(res *otlpdecode.Resource, scope *otlpdecode.Scope, rec *otlpdecode.LogRecord) error {
+	var d otlpview.LogsDecoder
+	err := d.Decode(src, func(res *otlpview.Resource, scope *otlpview.Scope, rec *otlpview.LogRecord) error {
 		out.ResourceLogs = append(out.ResourceLogs, &logspb.ResourceLogs{
 			Resource: pbResource(t, res), SchemaUrl: res.SchemaURL,
 			ScopeLogs: []*logspb.ScopeLogs{{Scope: pbScope(t, scope), SchemaUrl: scope.SchemaURL, LogRecords: []*logspb.LogRecord{pbLogRecord(t, rec)}}},
@@ -377,7 +379,7 @@ func TestGoldenLogs(t *testing.T) {
 	countItems(t, "CheckLogs", res, err, len(want.ResourceLogs))
 }
 
-// --- hand-built wire bytes, decoded by protobuf-go and by otlpdecode ---
+// --- hand-built wire bytes, decoded by protobuf-go and by otlpview ---
 
 func tag(b []byte, num protowire.Number, typ protowire.Type) []byte {
 	return protowire.AppendTag(b, num, typ)

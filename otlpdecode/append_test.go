@@ -12,28 +12,26 @@ import (
 func items(t *testing.T, src []byte) [][]byte {
 	t.Helper()
 	var out [][]byte
+	for _, rs := range messages(t, src, 1) {
+		for _, ss := range messages(t, rs, 2) {
+			out = append(out, messages(t, ss, 2)...)
+		}
+	}
+	return out
+}
+
+// messages returns the payloads of the length-delimited field num of src.
+func messages(t *testing.T, src []byte, num uint32) [][]byte {
+	t.Helper()
+	var out [][]byte
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
-		var rs []byte
 		var err error
-		if rs, src, _, err = nextMessage(&fc, src, 1); err != nil {
+		if src, err = nextField(&fc, src); err != nil {
 			t.Fatal(err)
 		}
-		for len(rs) > 0 {
-			var ss []byte
-			if ss, rs, _, err = nextMessage(&fc, rs, 2); err != nil {
-				t.Fatal(err)
-			}
-			for len(ss) > 0 {
-				var it []byte
-				var ok bool
-				if it, ss, ok, err = nextMessage(&fc, ss, 2); err != nil {
-					t.Fatal(err)
-				}
-				if ok {
-					out = append(out, it)
-				}
-			}
+		if data, ok := fc.MessageData(); ok && fc.FieldNum == num {
+			out = append(out, data)
 		}
 	}
 	return out

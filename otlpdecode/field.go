@@ -46,8 +46,8 @@ func nextField(fc *easyproto.FieldContext, src []byte) ([]byte, error) {
 }
 
 // NextField is nextField for other packages that walk OTLP protobuf with
-// easyproto (otlpjson's encoder), so that they accept exactly what the
-// decoders accept: field numbers 0 and above 2^29-1 are errors, and a group
+// easyproto (otlpjson's encoder, otlpview), so that they accept exactly
+// what Check accepts: field numbers 0 and above 2^29-1 are errors, and a group
 // is skipped as a whole and reported with a FieldNum no OTLP message uses
 // (math.MaxUint32), to be ignored as an unknown field.
 func NextField(fc *easyproto.FieldContext, src []byte) ([]byte, error) {
@@ -140,38 +140,6 @@ func skipGroupBody(src []byte, num uint64, depth int) ([]byte, error) {
 	}
 }
 
-// The scalar readers below return ok=false when the field arrived with a
-// wire type its declaration does not allow; the caller then ignores it, as
-// protobuf-go treats such a field as unknown.
-
-// readInt32 reads an int32 or enum field. protobuf encodes negative int32 as
-// 10-byte varints of the sign-extended value and decoders truncate to 32
-// bits, which easyproto's Int32/Enum refuse to do.
-func readInt32(fc *easyproto.FieldContext) (int32, bool) {
-	u, ok := fc.Uint64()
-	return int32(u), ok
-}
-
-// readUint32 reads a uint32 field, truncating like protobuf-go.
-func readUint32(fc *easyproto.FieldContext) (uint32, bool) {
-	u, ok := fc.Uint64()
-	return uint32(u), ok
-}
-
-// readSint32 reads a zigzag-encoded sint32, truncating to 32 bits first like
-// protobuf-go.
-func readSint32(fc *easyproto.FieldContext) (int32, bool) {
-	u, ok := fc.Uint64()
-	v := uint32(u)
-	return int32(v>>1) ^ -int32(v&1), ok
-}
-
-// readBool reads a bool: any non-zero varint is true.
-func readBool(fc *easyproto.FieldContext) (bool, bool) {
-	u, ok := fc.Uint64()
-	return u != 0, ok
-}
-
 // isPackedFixed reports whether fc is a packed run of fixed-size elements
 // of the given size; a malformed run makes the whole message malformed.
 func checkPackedFixed(fc *easyproto.FieldContext, size int) error {
@@ -203,66 +171,6 @@ func checkPackedVarints(fc *easyproto.FieldContext) error {
 		data = data[n:]
 	}
 	return nil
-}
-
-// appendFixed64s appends the values of a repeated fixed64/double field in
-// either encoding. Non-matching wire types are ignored (unknown field).
-func appendFixed64s(dst []uint64, fc *easyproto.FieldContext) ([]uint64, error) {
-	if v, ok := fc.Fixed64(); ok {
-		return append(dst, v), nil
-	}
-	data, ok := fc.MessageData()
-	if !ok {
-		return dst, nil
-	}
-	if len(data)%8 != 0 {
-		return dst, fmt.Errorf("packed field #%d is %d bytes, not a multiple of 8", fc.FieldNum, len(data))
-	}
-	for len(data) >= 8 {
-		dst = append(dst, binary.LittleEndian.Uint64(data))
-		data = data[8:]
-	}
-	return dst, nil
-}
-
-// appendDoubles is appendFixed64s for double fields.
-func appendDoubles(dst []float64, fc *easyproto.FieldContext) ([]float64, error) {
-	if v, ok := fc.Double(); ok {
-		return append(dst, v), nil
-	}
-	data, ok := fc.MessageData()
-	if !ok {
-		return dst, nil
-	}
-	if len(data)%8 != 0 {
-		return dst, fmt.Errorf("packed field #%d is %d bytes, not a multiple of 8", fc.FieldNum, len(data))
-	}
-	for len(data) >= 8 {
-		dst = append(dst, math.Float64frombits(binary.LittleEndian.Uint64(data)))
-		data = data[8:]
-	}
-	return dst, nil
-}
-
-// appendVarints appends the values of a repeated uint64 field in either
-// encoding.
-func appendVarints(dst []uint64, fc *easyproto.FieldContext) ([]uint64, error) {
-	if v, ok := fc.Uint64(); ok {
-		return append(dst, v), nil
-	}
-	data, ok := fc.MessageData()
-	if !ok {
-		return dst, nil
-	}
-	for len(data) > 0 {
-		v, n := binary.Uvarint(data)
-		if n <= 0 {
-			return dst, fmt.Errorf("cannot read packed varint in field #%d", fc.FieldNum)
-		}
-		dst = append(dst, v)
-		data = data[n:]
-	}
-	return dst, nil
 }
 
 // posError is a decoding error and the position, inside the request, of the
@@ -297,9 +205,6 @@ func (e *posError) Unwrap() error { return e.err }
 
 // at prefixes err's position with name[idx] (idx < 0: just name).
 func at(err error, name string, idx int) error {
-	if err == errCallback {
-		return err
-	}
 	var elem string
 	if idx >= 0 {
 		elem = fmt.Sprintf("%s[%d]", name, idx)
@@ -326,20 +231,31 @@ func at(err error, name string, idx int) error {
 
 // topLevel wraps an error that has no position yet.
 func topLevel(err error) error {
-	if err == errCallback {
-		return err
-	}
 	if _, ok := err.(*posError); ok {
 		return err
 	}
 	return &posError{err: err}
 }
 
-// ErrorPosition splits an error returned by a Check*, AppendValid* or
-// Decode* function into the position of the bad data inside the request
-// (e.g. "resource_spans[0].scope_spans[0].spans[5].attributes[3]", with
-// "..." appended when inner levels were cut) and what is wrong there. ok
-// is false for errors that carry no position. The handler sends both as a
+// ErrorAt locates err in element idx of the repeated field name (idx < 0:
+// in the singular field name) of the message being decoded, as the Check*
+// functions locate theirs, for packages that decode OTLP requests with
+// NextField (otlpview): each enclosing message adds its own field on the
+// way out, the request itself with name "", and ErrorPosition then splits
+// the result. Call it on the error path only: it formats the position.
+func ErrorAt(err error, name string, idx int) error {
+	if name == "" {
+		return topLevel(err)
+	}
+	return at(err, name, idx)
+}
+
+// ErrorPosition splits an error returned by a Check* or AppendValid*
+// function, or by otlpview's decoders and iterators, into the position of
+// the bad data inside the request (e.g.
+// "resource_spans[0].scope_spans[0].spans[5].attributes[3]", with "..."
+// appended when inner levels were cut) and what is wrong there. ok is
+// false for errors that carry no position. The handler sends both as a
 // google.rpc.BadRequest field violation.
 func ErrorPosition(err error) (field, description string, ok bool) {
 	pe, isPos := errors.AsType[*posError](err)

@@ -6,8 +6,9 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
 )
 
-// The fuzz targets check that Check, AppendValid and Decode agree on every
-// input (see consistency) and never panic. Run each briefly, e.g.
+// The fuzz targets check that Check and AppendValid agree on every input
+// (see consistency) and never panic; otlpview's fuzz targets hold its
+// decoders to what Check accepts. Run each briefly, e.g.
 //
 //	go test -run '^$' -fuzz '^FuzzCheckTraces$' -fuzztime 20s -fuzzminimizetime 1s
 //
@@ -37,32 +38,5 @@ func FuzzCheckLogs(f *testing.F) {
 	pbtest.GoldenSeeds(f, "logs")
 	f.Fuzz(func(t *testing.T, src []byte, utf8 bool) {
 		consistency(t, signalLogs, src, &Options{ValidateUTF8: utf8, MaxAnyValueDepth: 4})
-	})
-}
-
-// The Decode fuzz targets run the visitors alone, on input Check may
-// refuse: iterators must report errors, never panic.
-
-func FuzzDecodeTraces(f *testing.F) {
-	pbtest.GoldenSeeds(f, "traces")
-	var d TracesDecoder
-	f.Fuzz(func(t *testing.T, src []byte, _ bool) {
-		walkTraces(&d, src) //nolint:errcheck // only panics matter
-	})
-}
-
-func FuzzDecodeMetrics(f *testing.F) {
-	pbtest.GoldenSeeds(f, "metrics")
-	var d MetricsDecoder
-	f.Fuzz(func(t *testing.T, src []byte, _ bool) {
-		walkMetrics(&d, src) //nolint:errcheck // only panics matter
-	})
-}
-
-func FuzzDecodeLogs(f *testing.F) {
-	pbtest.GoldenSeeds(f, "logs")
-	var d LogsDecoder
-	f.Fuzz(func(t *testing.T, src []byte, _ bool) {
-		walkLogs(&d, src) //nolint:errcheck // only panics matter
 	})
 }

@@ -139,3 +139,16 @@ func GoldenSeeds(f *testing.F, prefix string) {
 		f.Add(b, true)
 	}
 }
+
+// BenchItems runs fn as the benchmark's operation on src, which holds items
+// items (spans, data points, log records), and reports ns/item besides
+// ns/op: the unit the receiver's budget is stated in.
+func BenchItems(b *testing.B, src []byte, items int, fn func()) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(src)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		fn()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(items), "ns/item")
+}

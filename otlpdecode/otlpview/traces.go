@@ -1,7 +1,9 @@
-package otlpdecode
+package otlpview
 
 import (
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
 
 // SpanKind is Span.SpanKind.
@@ -85,7 +87,7 @@ func (st *Status) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -115,7 +117,7 @@ func (s *Span) decode(src []byte) error {
 	for len(src) > 0 {
 		start := len(orig) - len(src)
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -225,7 +227,7 @@ func (e *Event) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -295,7 +297,7 @@ func (l *Link) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -363,14 +365,14 @@ type TracesDecoder struct {
 //
 // Decode checks the protobuf structure of the messages it walks to reach
 // the spans and of the spans' own fields; it does not apply the validation
-// rules of CheckTraces. Repeated sub-messages (attributes, events, links)
-// are decoded lazily by their iterators, which report malformed input
-// through their Err method; a request that passed CheckTraces never makes
-// them fail.
+// rules of otlpdecode.CheckTraces. Repeated sub-messages (attributes,
+// events, links) are decoded lazily by their iterators, which report
+// malformed input through their Err method; a request that passed
+// CheckTraces never makes them fail.
 //
 // The views passed to fn are valid only until fn returns. Decode stops at
 // the first error fn returns and returns that error unchanged; other errors
 // name the position of the malformed message.
 func (d *TracesDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, span *Span) error) error {
-	return decodeRequest(&d.c, &d.span, &traceNames, src, fn)
+	return decodeRequest(&d.c, &d.span, &traceLevels, src, fn)
 }

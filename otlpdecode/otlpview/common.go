@@ -1,9 +1,11 @@
-package otlpdecode
+package otlpview
 
 import (
 	"errors"
 
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
 
 // Resource is a view of a Resource and of the schema_url of the
@@ -31,7 +33,7 @@ func (r *Resource) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		if fc.FieldNum == 2 {
@@ -66,7 +68,7 @@ func (e *EntityRef) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -132,7 +134,7 @@ func (s *Scope) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -172,7 +174,7 @@ func singular(src []byte, num, strNum uint32, buf *[]byte) (msg []byte, str stri
 	n := 0
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return nil, "", err
 		}
 		switch fc.FieldNum {
@@ -247,7 +249,7 @@ func (c *containers) scopeHeader(src []byte) error {
 // end of src. It is the loop step of every container level of Decode.
 func nextMessage(fc *easyproto.FieldContext, src []byte, num uint32) (data, tail []byte, ok bool, err error) {
 	for len(src) > 0 {
-		if src, err = nextField(fc, src); err != nil {
+		if src, err = otlpdecode.NextField(fc, src); err != nil {
 			return nil, src, false, err
 		}
 		if fc.FieldNum != num {
@@ -277,12 +279,12 @@ type itemView[T any] interface {
 //
 // ExportMetricsServiceRequest and ExportLogsServiceRequest have the same
 // layout.
-func decodeRequest[T any, PT itemView[T]](c *containers, item PT, names *signalNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
+func decodeRequest[T any, PT itemView[T]](c *containers, item PT, names *levelNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
 	var fc easyproto.FieldContext
 	for rs := 0; ; rs++ {
 		data, tail, ok, err := nextMessage(&fc, src, 1)
 		if err != nil {
-			return topLevel(err)
+			return otlpdecode.ErrorAt(err, "", -1)
 		}
 		if !ok {
 			return nil
@@ -293,14 +295,14 @@ func decodeRequest[T any, PT itemView[T]](c *containers, item PT, names *signalN
 				err, c.cbErr = c.cbErr, nil
 				return err
 			}
-			return at(err, names.resources, rs)
+			return at(err, names[0], rs)
 		}
 	}
 }
 
 // decodeResource visits a Resource{Spans,Metrics,Logs} (layout at
 // containers.resourceHeader).
-func decodeResource[T any, PT itemView[T]](c *containers, item PT, names *signalNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
+func decodeResource[T any, PT itemView[T]](c *containers, item PT, names *levelNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
 	if err := c.resourceHeader(src); err != nil {
 		return err
 	}
@@ -315,14 +317,14 @@ func decodeResource[T any, PT itemView[T]](c *containers, item PT, names *signal
 		}
 		src = tail
 		if err := decodeScope(c, item, names, data, fn); err != nil {
-			return at(err, names.scopes, ss)
+			return at(err, names[1], ss)
 		}
 	}
 }
 
 // decodeScope visits a Scope{Spans,Metrics,Logs} (layout at
 // containers.scopeHeader).
-func decodeScope[T any, PT itemView[T]](c *containers, item PT, names *signalNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
+func decodeScope[T any, PT itemView[T]](c *containers, item PT, names *levelNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
 	if err := c.scopeHeader(src); err != nil {
 		return err
 	}
@@ -337,7 +339,7 @@ func decodeScope[T any, PT itemView[T]](c *containers, item PT, names *signalNam
 		}
 		src = tail
 		if err := item.decode(data); err != nil {
-			return at(err, names.items, i)
+			return at(err, names[2], i)
 		}
 		if err := fn(&c.res, &c.scope, item); err != nil {
 			c.cbErr = err

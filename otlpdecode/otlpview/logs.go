@@ -1,7 +1,9 @@
-package otlpdecode
+package otlpview
 
 import (
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
 
 // SeverityNumber is logs.proto's SeverityNumber (1-24: TRACE to FATAL4).
@@ -43,7 +45,7 @@ func (r *LogRecord) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -106,5 +108,5 @@ type LogsDecoder struct {
 // record's resource and scope. The contract is that of
 // TracesDecoder.Decode.
 func (d *LogsDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, rec *LogRecord) error) error {
-	return decodeRequest(&d.c, &d.rec, &logNames, src, fn)
+	return decodeRequest(&d.c, &d.rec, &logLevels, src, fn)
 }

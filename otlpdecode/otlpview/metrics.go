@@ -1,7 +1,9 @@
-package otlpdecode
+package otlpview
 
 import (
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
 
 // MetricType says which member of Metric's data oneof is set.
@@ -28,20 +30,32 @@ func (t MetricType) String() string {
 	return "MetricType(?)"
 }
 
+// metricTypeOf returns the type of a field of Metric's data oneof (see
+// Metric), MetricTypeEmpty for other fields.
 func metricTypeOf(field uint32) MetricType {
 	switch field {
-	case metricGauge:
+	case 5:
 		return MetricTypeGauge
-	case metricSum:
+	case 7:
 		return MetricTypeSum
-	case metricHistogram:
+	case 9:
 		return MetricTypeHistogram
-	case metricExponentialHistogram:
+	case 10:
 		return MetricTypeExponentialHistogram
-	case metricSummary:
+	case 11:
 		return MetricTypeSummary
 	}
 	return MetricTypeEmpty
+}
+
+// metricFieldNames are the names of Metric's data fields, for error
+// positions.
+var metricFieldNames = [...]string{
+	MetricTypeGauge:                "gauge",
+	MetricTypeSum:                  "sum",
+	MetricTypeHistogram:            "histogram",
+	MetricTypeExponentialHistogram: "exponential_histogram",
+	MetricTypeSummary:              "summary",
 }
 
 // AggregationTemporality is metrics.proto's AggregationTemporality.
@@ -121,7 +135,7 @@ func (m *Metric) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -137,7 +151,7 @@ func (m *Metric) decode(src []byte) error {
 			if v, ok := fc.String(); ok {
 				m.Unit = v
 			}
-		case metricGauge, metricSum, metricHistogram, metricExponentialHistogram, metricSummary:
+		case 5, 7, 9, 10, 11: // the data oneof
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -169,8 +183,8 @@ func (m *Metric) decode(src []byte) error {
 	src = m.data
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return at(err, metricKindName(metricFieldOf(m.Type)), -1)
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+			return at(err, metricFieldNames[m.Type], -1)
 		}
 		switch fc.FieldNum {
 		case 2:
@@ -195,22 +209,6 @@ func unsafeFirst(b []byte) *byte {
 		return nil
 	}
 	return &b[0]
-}
-
-func metricFieldOf(t MetricType) uint32 {
-	switch t {
-	case MetricTypeGauge:
-		return metricGauge
-	case MetricTypeSum:
-		return metricSum
-	case MetricTypeHistogram:
-		return metricHistogram
-	case MetricTypeExponentialHistogram:
-		return metricExponentialHistogram
-	case MetricTypeSummary:
-		return metricSummary
-	}
-	return 0
 }
 
 func (m *Metric) points(t MetricType) rawIter {
@@ -274,7 +272,7 @@ func (p *NumberDataPoint) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -363,7 +361,7 @@ func (p *HistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -482,7 +480,7 @@ func (b *Buckets) merge(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -510,7 +508,7 @@ func (p *ExponentialHistogramDataPoint) decode(src []byte, bufs *pointBufs) erro
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -618,7 +616,7 @@ func (p *SummaryDataPoint) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -678,7 +676,7 @@ func (q *ValueAtQuantile) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -749,7 +747,7 @@ func (e *Exemplar) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = otlpdecode.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -822,5 +820,5 @@ type MetricsDecoder struct {
 // be in use at a time.
 func (d *MetricsDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, m *Metric) error) error {
 	d.metric.bufs = &d.bufs
-	return decodeRequest(&d.c, &d.metric, &metricNames, src, fn)
+	return decodeRequest(&d.c, &d.metric, &metricLevels, src, fn)
 }

@@ -1,0 +1,5 @@
+//go:build !race
+
+package pbtest
+
+const RaceEnabled = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package otlpdecode
-
-const raceEnabled = false
