@@ -20,7 +20,7 @@ const usage = `usage: otlp-lite <command> [flags]
 commands:
   serve     run the receiver (OTLP/gRPC on -grpc-addr, stored in -data-dir)
   export    print stored records (-data-dir, -signal, -format json|proto, -since, -until, -follow)
-  replay    re-send stored records to an OTLP receiver (-data-dir, -endpoint, -protocol grpc|http, -cursor, -follow)
+  replay    re-send stored records to an OTLP receiver (-data-dir, -endpoint, -protocol grpc|stream|http, -cursor, -follow)
   stats     per-signal records, items, bytes, time range and segments of a data directory
   loadgen   send synthetic spans to any OTLP/gRPC receiver (unary or streaming)
   version   print the version
