@@ -44,10 +44,11 @@ func TestServerLimitFlags(t *testing.T) {
 	got := parseServeFlags(t,
 		"-http2-max-concurrent-streams", "1", "-http2-stream-window", "2", "-http2-conn-window", "3",
 		"-http2-max-frame-size", "4", "-max-header-bytes", "5", "-read-header-timeout", "0",
-		"-idle-timeout", "7s", "-write-timeout", "8s", "-max-connection-age", "9s", "-max-connection-age-grace", "10s").limits
+		"-idle-timeout", "7s", "-write-timeout", "8s", "-max-connection-age", "9s", "-max-connection-age-grace", "10s",
+		"-max-connections", "11").limits
 	want := server.Limits{MaxConcurrentStreams: 1, StreamWindow: 2, ConnWindow: 3, MaxFrameSize: 4, MaxHeaderBytes: 5,
 		ReadHeaderTimeout: 0, IdleTimeout: 7 * time.Second, WriteByteTimeout: 8 * time.Second,
-		MaxConnectionAge: 9 * time.Second, MaxConnectionAgeGrace: 10 * time.Second}
+		MaxConnectionAge: 9 * time.Second, MaxConnectionAgeGrace: 10 * time.Second, MaxConnections: 11}
 	if got != want {
 		t.Fatalf("limits %+v, want %+v", got, want)
 	}
