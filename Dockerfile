@@ -8,10 +8,10 @@
 #   docker run -p 4317:4317 -p 4318:4318 -p 8888:8888 -v otlp-data:/data otlp-lite
 #
 # `make image` builds this file with Docker when an engine answers, and
-# otherwise packs the same final stage into an OCI archive without one
-# (scripts/image): keep the final stage to COPY, USER, EXPOSE, VOLUME, ENV,
-# LABEL, WORKDIR, ENTRYPOINT and CMD, which that packer reproduces; it
-# refuses anything else rather than build a different image.
+# otherwise builds the same final stage into an OCI archive without one
+# (scripts/image, whose config.go mirrors it): keep the final stage to ARG,
+# COPY, USER, EXPOSE, VOLUME, LABEL, ENTRYPOINT and CMD, and change
+# config.go with it; its test fails on anything else or any difference.
 
 # Pinned to the go directive of go.mod.
 ARG GO_VERSION=1.26.8

@@ -6,10 +6,10 @@
 #
 # With a working Docker engine (`docker info` succeeds) it runs
 # `docker build` on the Dockerfile and `docker save`s the result. Without
-# one it does what the Dockerfile's build stage does on this machine (same
-# go build flags, the machine's CA bundle, an empty data directory) into a
-# temporary stage directory and packs the Dockerfile's final stage from it
-# with scripts/image (stdlib Go, no engine, no registry).
+# one it builds the binary the way the Dockerfile's build stage does (same
+# go build flags) and has scripts/image (go-containerregistry; no engine, no
+# registry) put it, the machine's CA bundle and the rest of the Dockerfile's
+# final stage into an OCI archive.
 #
 # Environment: VERSION (default: git describe), TAGS (Go build tags, e.g.
 # nokafka), GOARCH (image architecture, default the host's), CA_BUNDLE
@@ -46,16 +46,10 @@ if [ ! -s "$CA_BUNDLE" ]; then
 fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-# The build stage of the Dockerfile, step for step.
-mkdir -p "$stage/out" "$stage/etc/ssl/certs"
+# The build stage of the Dockerfile: the same go build flags.
 CGO_ENABLED=0 GOOS=linux GOARCH=$GOARCH $GO build -trimpath -buildvcs=false -tags "$TAGS" \
-	-ldflags "-s -w -X main.version=$VERSION" -o "$stage/out/otlp-lite" ./cmd/otlp-lite
-chmod 0755 "$stage/out/otlp-lite"
-mkdir -m 0755 "$stage/out/data"
-cp "$CA_BUNDLE" "$stage/etc/ssl/certs/ca-certificates.crt"
-chmod 0644 "$stage/etc/ssl/certs/ca-certificates.crt"
+	-ldflags "-s -w -X main.version=$VERSION" -o "$stage/otlp-lite" ./cmd/otlp-lite
 
-$GO -C scripts/image run . -context "$root" -dockerfile "$root/Dockerfile" \
-	-stage "build=$stage" -build-arg "VERSION=$VERSION" -build-arg "TAGS=$TAGS" \
-	-name otlp-lite -tag "$VERSION" -os linux -arch "$GOARCH" -o "$out"
-echo "image otlp-lite:$VERSION (OCI archive, no Docker engine), $out: $(wc -c <"$out") bytes; binary $(wc -c <"$stage/out/otlp-lite") bytes"
+$GO -C scripts/image run . -binary "$stage/otlp-lite" -ca-bundle "$CA_BUNDLE" \
+	-version "$VERSION" -arch "$GOARCH" -o "$out"
+echo "image otlp-lite:$VERSION (OCI archive, no Docker engine), $out: $(wc -c <"$out") bytes; binary $(wc -c <"$stage/otlp-lite") bytes"

@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"crypto/x509"
 	"debug/elf"
 	"encoding/json"
@@ -20,6 +21,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // maxArchiveBytes is the issue's limit on the image: 12 MB for the archive
@@ -191,23 +196,12 @@ func TestImage(t *testing.T) {
 	})
 
 	t.Run("Dockerfile COPY destinations present", func(t *testing.T) {
-		src, err := os.ReadFile("../../Dockerfile")
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := parseDockerfile(src, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range st.Copies {
-			for _, s := range c.Sources {
-				dest := path.Clean(c.Dest)
-				if strings.HasSuffix(c.Dest, "/") {
-					dest = path.Join(dest, path.Base(s))
-				}
-				if _, ok := img.files[dest]; !ok {
-					t.Errorf("Dockerfile line %d copies %s to %s; the image has no %s", c.Line, s, c.Dest, dest)
-				}
+		for _, c := range dockerfileFinalStage(t).copies {
+			f, ok := img.files[c.Dest]
+			if !ok {
+				t.Errorf("the Dockerfile copies %s to %s; the image has no %s", c.Source, c.Dest, c.Dest)
+			} else if f.hdr.Uid != c.UID || f.hdr.Gid != c.GID {
+				t.Errorf("%s is owned by %d:%d, the Dockerfile's COPY says %d:%d", c.Dest, f.hdr.Uid, f.hdr.Gid, c.UID, c.GID)
 			}
 		}
 	})
@@ -216,7 +210,7 @@ func TestImage(t *testing.T) {
 // archiveImage is an image read back from an archive: its config and its
 // layers merged into one file tree keyed by absolute path.
 type archiveImage struct {
-	config       imageConfig
+	config       v1.ConfigFile
 	files        map[string]*archiveFile
 	unpackedSize int64
 }
@@ -263,10 +257,10 @@ func readArchive(t *testing.T, name string) *archiveImage {
 			entries[path.Clean(hdr.Name)] = b
 		}
 	}
-	blob := func(digest string) []byte {
+	blob := func(h v1.Hash) []byte {
 		t.Helper()
-		algo, hex, _ := strings.Cut(digest, ":")
-		b, ok := entries["blobs/"+algo+"/"+hex]
+		digest := h.String()
+		b, ok := entries["blobs/"+h.Algorithm+"/"+h.Hex]
 		if !ok {
 			t.Fatalf("archive lacks blob %s", digest)
 		}
@@ -278,14 +272,14 @@ func readArchive(t *testing.T, name string) *archiveImage {
 	// manifest.json, Docker's own format, is what `docker save` before
 	// Docker 25 writes and what `docker load` before 25 and `crane push`
 	// read; its paths name the same blobs as the OCI index.
-	var legacy *manifest
+	var legacy *v1.Manifest
 	if b, ok := entries["manifest.json"]; ok {
-		var dm []dockerManifestEntry
+		var dm tarball.Manifest
 		mustUnmarshal(t, b, &dm)
 		if len(dm) != 1 {
 			t.Fatalf("manifest.json lists %d images, want 1", len(dm))
 		}
-		file := func(name string) descriptor {
+		file := func(name string) v1.Descriptor {
 			t.Helper()
 			b, ok := entries[path.Clean(name)]
 			if !ok {
@@ -295,16 +289,16 @@ func readArchive(t *testing.T, name string) *archiveImage {
 				t.Fatalf("%s has digest %s", name, digestOf(b))
 			}
 			entries["blobs/sha256/"+strings.TrimPrefix(digestOf(b), "sha256:")] = b
-			return descriptor{Digest: digestOf(b), Size: int64(len(b))}
+			return v1.Descriptor{Digest: v1.Hash{Algorithm: "sha256", Hex: strings.TrimPrefix(digestOf(b), "sha256:")}, Size: int64(len(b))}
 		}
-		legacy = &manifest{Config: file(dm[0].Config)}
+		legacy = &v1.Manifest{Config: file(dm[0].Config)}
 		for _, l := range dm[0].Layers {
 			legacy.Layers = append(legacy.Layers, file(l))
 		}
 	}
-	var man manifest
+	var man v1.Manifest
 	if _, ok := entries["oci-layout"]; ok {
-		var idx index
+		var idx v1.IndexManifest
 		mustUnmarshal(t, entries["index.json"], &idx)
 		for {
 			if len(idx.Manifests) == 0 {
@@ -316,8 +310,8 @@ func readArchive(t *testing.T, name string) *archiveImage {
 					d = m
 				}
 			}
-			if d.MediaType == mediaTypeIndex || d.MediaType == "application/vnd.docker.distribution.manifest.list.v2+json" {
-				idx = index{}
+			if d.MediaType == types.OCIImageIndex || d.MediaType == types.DockerManifestList {
+				idx = v1.IndexManifest{}
 				mustUnmarshal(t, blob(d.Digest), &idx)
 				continue
 			}
@@ -325,10 +319,10 @@ func readArchive(t *testing.T, name string) *archiveImage {
 			break
 		}
 		if legacy != nil {
-			digests := func(m *manifest) []string {
-				out := []string{m.Config.Digest}
+			digests := func(m *v1.Manifest) []string {
+				out := []string{m.Config.Digest.String()}
 				for _, l := range m.Layers {
-					out = append(out, l.Digest)
+					out = append(out, l.Digest.String())
 				}
 				return out
 			}
@@ -361,7 +355,7 @@ func readArchive(t *testing.T, name string) *archiveImage {
 		if err != nil {
 			t.Fatalf("layer %s: %v", l.Digest, err)
 		}
-		if got := digestOf(layerTar); got != img.config.RootFS.DiffIDs[i] {
+		if got := digestOf(layerTar); got != img.config.RootFS.DiffIDs[i].String() {
 			t.Errorf("layer %d: uncompressed digest %s, config diff_id %s", i, got, img.config.RootFS.DiffIDs[i])
 		}
 		img.unpackedSize += int64(len(layerTar))
@@ -418,6 +412,10 @@ func flagValue(args []string, name string) string {
 		}
 	}
 	return fmt.Sprintf("<no -%s>", name)
+}
+
+func digestOf(b []byte) string {
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -1,53 +1,43 @@
-// Command image packs the final stage of the repository's Dockerfile into
-// an OCI image archive without a Docker engine, for machines where none
-// runs. It reads the image configuration (USER, EXPOSE, VOLUME, ENV, LABEL,
-// WORKDIR, STOPSIGNAL, ENTRYPOINT, CMD) from the Dockerfile itself and
-// performs its COPY instructions, taking COPY --from=NAME sources from a
-// local directory that stands in for stage NAME's root filesystem (-stage);
-// scripts/image/build.sh fills that directory the way the Dockerfile's
-// build stage does. A final stage with anything it cannot reproduce (RUN,
-// a base other than scratch) is refused, so the two ways of building cannot
-// silently drift apart.
+// Command image builds the otlp-lite container image into an OCI archive
+// without a Docker engine, with go-containerregistry: one layer on an empty
+// base holding what the repository's Dockerfile copies into its final stage,
+// and the configuration that stage sets (config.go). dockerfile_test.go
+// holds the two to each other, so `docker build` and this command cannot
+// drift apart; scripts/image/build.sh picks one or the other.
 //
-// Usage (from the repository root):
+// Usage (from scripts/image; paths absolute or relative to it):
 //
-//	go -C scripts/image run . -context "$PWD" -dockerfile "$PWD/Dockerfile" \
-//	    -stage build=/tmp/stage -build-arg VERSION=v1.2.0 -tag v1.2.0 \
-//	    -o "$PWD/bin/otlp-lite-image.tar"
+//	go run . -binary /tmp/otlp-lite -version v1.2.0 -o ../../bin/otlp-lite-image.tar
 //
-// The archive is an OCI image layout in a tar (with Docker's manifest.json
-// as well): `docker load -i`, `podman load -i`, `skopeo copy
-// oci-archive:...` and `crane push` read it. Timestamps come from
-// SOURCE_DATE_EPOCH (reproducible builds), so the same inputs give the same
-// digest.
+// The archive is an OCI image layout in a tar, with Docker's manifest.json
+// as well: `docker load -i`, `podman load -i`, `skopeo copy oci-archive:...`
+// and `crane push` read it. Timestamps come from SOURCE_DATE_EPOCH
+// (reproducible builds), so the same inputs give the same digest.
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
-
-// keyValueFlag collects repeated NAME=VALUE flags.
-type keyValueFlag map[string]string
-
-func (f keyValueFlag) String() string { return fmt.Sprint(map[string]string(f)) }
-
-func (f keyValueFlag) Set(s string) error {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || k == "" {
-		return fmt.Errorf("want NAME=VALUE, got %q", s)
-	}
-	f[k] = v
-	return nil
-}
 
 func main() {
 	if err := run(os.Args[1:]); err != nil {
@@ -58,76 +48,207 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("image", flag.ContinueOnError)
-	var (
-		contextDir = fs.String("context", ".", "build context directory (sources of COPY without --from)")
-		dockerfile = fs.String("dockerfile", "Dockerfile", "the Dockerfile whose final stage is packed")
-		out        = fs.String("o", "otlp-lite-image.tar", "output OCI archive")
-		name       = fs.String("name", "otlp-lite", "image repository name")
-		tag        = fs.String("tag", "dev", "image tag")
-		goos       = fs.String("os", "linux", "image OS")
-		arch       = fs.String("arch", runtime.GOARCH, "image architecture (GOARCH of the binary)")
-		stages     = keyValueFlag{}
-		buildArgs  = keyValueFlag{}
-	)
-	fs.Var(stages, "stage", "NAME=DIR: DIR stands in for the root filesystem of build stage NAME (repeatable)")
-	fs.Var(buildArgs, "build-arg", "NAME=VALUE build argument, as with docker build (repeatable)")
+	var o options
+	fs.StringVar(&o.Binary, "binary", "", "the static otlp-lite binary (required)")
+	fs.StringVar(&o.CABundle, "ca-bundle", "/etc/ssl/certs/ca-certificates.crt", "CA certificates (PEM)")
+	fs.StringVar(&o.RootFS, "rootfs", "rootfs", "directory holding etc/passwd and etc/group")
+	fs.StringVar(&o.Version, "version", "dev", "version label and image tag")
+	fs.StringVar(&o.Arch, "arch", runtime.GOARCH, "image architecture (GOARCH of the binary)")
+	out := fs.String("o", "otlp-lite-image.tar", "output OCI archive")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	created, err := sourceDateEpoch()
-	if err != nil {
-		return err
+	if o.Binary == "" {
+		return fmt.Errorf("-binary is required")
 	}
-	src, err := os.ReadFile(*dockerfile)
-	if err != nil {
-		return fmt.Errorf("cannot read Dockerfile: %w", err)
+	var err error
+	if o.Created, err = sourceDateEpoch(); err != nil {
+		return err
 	}
 	var buf bytes.Buffer
-	err = pack(&buf, packOptions{
-		Dockerfile: src,
-		BuildArgs:  buildArgs,
-		Sources:    copySources{context: *contextDir, stages: stages},
-		Image:      image{Name: *name, Tag: *tag, OS: *goos, Arch: *arch, Created: created},
-	})
-	if err != nil {
+	if err := build(&buf, o); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		return err
-	}
-	// Write then rename, so a failed run never leaves a truncated archive
-	// behind for `docker load` or the image test to trip on.
+	// Write then rename, so a failed run never leaves a truncated archive.
 	tmp := *out + ".tmp"
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("cannot write %s: %w", *out, err)
+		return err
 	}
 	return os.Rename(tmp, *out)
 }
 
-// packOptions are the inputs of pack.
-type packOptions struct {
-	Dockerfile []byte
-	BuildArgs  map[string]string
-	Sources    copySources
-	Image      image // Stage and Layer are filled in by pack
+// options are the inputs of build.
+type options struct {
+	Binary, CABundle, RootFS string
+	Version, Arch            string
+	Created                  time.Time
 }
 
-// pack parses the Dockerfile's final stage, performs its COPY instructions
-// and writes the OCI archive to w.
-func pack(w io.Writer, o packOptions) error {
-	st, err := parseDockerfile(o.Dockerfile, o.BuildArgs)
+// build writes the image archive to w.
+func build(w io.Writer, o options) error {
+	layerTar, err := layerTar(o)
 	if err != nil {
-		return fmt.Errorf("cannot use Dockerfile: %w", err)
+		return err
 	}
-	l := newLayer(o.Image.Created)
-	for _, c := range st.Copies {
-		if err := l.apply(c, o.Sources); err != nil {
+	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(layerTar)), nil
+	}, tarball.WithCompressionLevel(gzip.BestCompression), tarball.WithMediaType(types.OCILayer))
+	if err != nil {
+		return err
+	}
+	created := v1.Time{Time: o.Created}
+	img, err := mutate.Append(mutate.MediaType(empty.Image, types.OCIManifestSchema1), mutate.Addendum{
+		Layer:     layer,
+		MediaType: types.OCILayer,
+		History:   v1.History{Created: created, CreatedBy: "COPY (Dockerfile final stage)", Comment: "built by scripts/image"},
+	})
+	if err != nil {
+		return err
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return err
+	}
+	cf = cf.DeepCopy()
+	cf.OS, cf.Architecture, cf.Created = "linux", o.Arch, created
+	cf.Config = imageConfig(o.Version)
+	if img, err = mutate.ConfigFile(img, cf); err != nil {
+		return err
+	}
+	img = mutate.ConfigMediaType(img, types.OCIConfigJSON)
+	return writeArchive(w, img, o)
+}
+
+// layerTar is the final stage's filesystem: each file of imageFiles with
+// its parent directories (root-owned, 0755), sorted, stamped o.Created.
+func layerTar(o options) ([]byte, error) {
+	sources := map[string]string{"build:/out/otlp-lite": o.Binary, "build:/etc/ssl/certs/ca-certificates.crt": o.CABundle}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	dirs := map[string]bool{"/": true}
+	var mkdir func(string) error
+	mkdir = func(d string) error {
+		if dirs[d] {
+			return nil
+		}
+		if err := mkdir(path.Dir(d)); err != nil {
 			return err
 		}
+		dirs[d] = true
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d[1:] + "/", Mode: 0o755, ModTime: o.Created, Format: tar.FormatPAX})
 	}
-	img := o.Image
-	img.Stage, img.Layer = st, l
-	return writeArchive(w, img)
+	for _, f := range imageFiles {
+		if err := mkdir(path.Dir(f.Dest)); err != nil {
+			return nil, err
+		}
+		hdr := &tar.Header{Name: f.Dest[1:], Uid: f.UID, Gid: f.GID, ModTime: o.Created, Format: tar.FormatPAX}
+		var data []byte
+		switch {
+		case f.Dir:
+			dirs[f.Dest] = true
+			hdr.Typeflag, hdr.Name, hdr.Mode = tar.TypeDir, hdr.Name+"/", 0o755
+		default:
+			local, ok := sources[f.Source]
+			if !ok { // a build-context file, under scripts/image/rootfs
+				local = filepath.Join(o.RootFS, filepath.FromSlash(f.Source[len("scripts/image/rootfs/"):]))
+			}
+			fi, err := os.Stat(local)
+			if err != nil {
+				return nil, err
+			}
+			if data, err = os.ReadFile(local); err != nil {
+				return nil, err
+			}
+			hdr.Typeflag, hdr.Size, hdr.Mode = tar.TypeReg, int64(len(data)), int64(fi.Mode().Perm())
+			if f.Mode != 0 {
+				hdr.Mode = int64(f.Mode)
+			}
+		}
+		if err := tw.WriteHeader(hdr); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return nil, err
+		}
+	}
+	err := tw.Close()
+	return buf.Bytes(), err
+}
+
+// writeArchive writes img as an OCI image layout in a tar (the format of
+// `docker save` since Docker 25 and of `podman save --format oci-archive`),
+// plus Docker's manifest.json for older `docker load` and `crane push`.
+func writeArchive(w io.Writer, img v1.Image, o options) error {
+	dir, err := os.MkdirTemp("", "otlp-lite-image")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return err
+	}
+	err = p.AppendImage(img, layout.WithPlatform(v1.Platform{OS: "linux", Architecture: o.Arch}),
+		layout.WithAnnotations(map[string]string{
+			"org.opencontainers.image.ref.name": o.Version,
+			// containerd and Docker 25+ name the loaded image from it.
+			"io.containerd.image.name": "docker.io/library/" + imageName + ":" + o.Version,
+		}))
+	if err != nil {
+		return err
+	}
+	cfgName, err := img.ConfigName()
+	if err != nil {
+		return err
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return err
+	}
+	entry := map[string]any{"Config": "blobs/sha256/" + cfgName.Hex, "RepoTags": []string{imageName + ":" + o.Version}}
+	var layerPaths []string
+	for _, l := range layers {
+		d, err := l.Digest()
+		if err != nil {
+			return err
+		}
+		layerPaths = append(layerPaths, "blobs/sha256/"+d.Hex)
+	}
+	entry["Layers"] = layerPaths
+	dm, err := json.Marshal([]any{entry})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), dm, 0o644); err != nil {
+		return err
+	}
+	// The layout's files in lexical order, stamped o.Created: reproducible.
+	tw := tar.NewWriter(w)
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, ModTime: o.Created, Format: tar.FormatPAX}
+		if d.IsDir() {
+			hdr.Typeflag, hdr.Name, hdr.Mode = tar.TypeDir, hdr.Name+"/", 0o755
+			return tw.WriteHeader(hdr)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		hdr.Typeflag, hdr.Size = tar.TypeReg, int64(len(data))
+		if err := tw.WriteHeader(hdr); err != nil {
+			return err
+		}
+		_, err = tw.Write(data)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
 }
 
 // sourceDateEpoch is the reproducible-builds timestamp

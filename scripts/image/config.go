@@ -1,0 +1,44 @@
+package main
+
+import v1 "github.com/google/go-containerregistry/pkg/v1"
+
+// The image, as the final stage of the repository's Dockerfile describes
+// it. TestDockerfileAgrees fails when one changes without the other.
+
+const imageName = "otlp-lite"
+
+// imageFile is one COPY of the final stage. Source is the Dockerfile's: a
+// path in the build context, or "build:PATH" in the build stage (build.sh
+// builds those on this machine and passes them as flags).
+type imageFile struct {
+	Dest, Source string
+	Dir          bool // an empty directory
+	UID, GID     int  // COPY --chown
+	Mode         int  // 0: the source file's mode
+}
+
+var imageFiles = []imageFile{
+	{Dest: "/etc/ssl/certs/ca-certificates.crt", Source: "build:/etc/ssl/certs/ca-certificates.crt", Mode: 0o644},
+	{Dest: "/etc/passwd", Source: "scripts/image/rootfs/etc/passwd"},
+	{Dest: "/etc/group", Source: "scripts/image/rootfs/etc/group"},
+	{Dest: "/otlp-lite", Source: "build:/out/otlp-lite", Mode: 0o755},
+	{Dest: "/data", Source: "build:/out/data", Dir: true, UID: 65532, GID: 65532},
+}
+
+// imageConfig is the final stage's LABEL, USER, EXPOSE, VOLUME, ENTRYPOINT
+// and CMD, with the PATH BuildKit sets for a Linux image that sets none.
+func imageConfig(version string) v1.Config {
+	return v1.Config{
+		Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		Labels: map[string]string{
+			"org.opencontainers.image.title":       "otlp-lite",
+			"org.opencontainers.image.description": "OpenTelemetry OTLP receiver (gRPC and HTTP) with a durable disk store",
+			"org.opencontainers.image.version":     version,
+		},
+		User:         "65532:65532",
+		ExposedPorts: map[string]struct{}{"4317/tcp": {}, "4318/tcp": {}, "8888/tcp": {}},
+		Volumes:      map[string]struct{}{"/data": {}},
+		Entrypoint:   []string{"/otlp-lite"},
+		Cmd:          []string{"serve", "-grpc-addr=0.0.0.0:4317", "-http-addr=0.0.0.0:4318", "-admin-addr=0.0.0.0:8888", "-data-dir=/data"},
+	}
+}
