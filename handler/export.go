@@ -11,39 +11,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
-	"github.com/otlp-lite/otlp-lite/otlpjson"
 	"github.com/otlp-lite/otlp-lite/storage"
-)
-
-// signalKind describes what differs between the three OTLP export services.
-type signalKind struct {
-	signal storage.Signal
-	// request names the request message in error messages.
-	request string
-	// itemName names one item, plural, in messages ("spans").
-	itemName string
-	check    func(src []byte, opts *otlpdecode.Options) (otlpdecode.Result, error)
-	filter   func(dst, src []byte, opts *otlpdecode.Options) ([]byte, error)
-	// jsonRequest and jsonResponse are the OTLP/JSON message types.
-	jsonRequest, jsonResponse otlpjson.MessageType
-}
-
-var (
-	tracesSignal = signalKind{
-		signal: storage.Traces, request: "ExportTraceServiceRequest", itemName: "spans",
-		check: otlpdecode.CheckTraces, filter: otlpdecode.AppendValidTraces,
-		jsonRequest: otlpjson.ExportTraceServiceRequest, jsonResponse: otlpjson.ExportTraceServiceResponse,
-	}
-	metricsSignal = signalKind{
-		signal: storage.Metrics, request: "ExportMetricsServiceRequest", itemName: "data points",
-		check: otlpdecode.CheckMetrics, filter: otlpdecode.AppendValidMetrics,
-		jsonRequest: otlpjson.ExportMetricsServiceRequest, jsonResponse: otlpjson.ExportMetricsServiceResponse,
-	}
-	logsSignal = signalKind{
-		signal: storage.Logs, request: "ExportLogsServiceRequest", itemName: "log records",
-		check: otlpdecode.CheckLogs, filter: otlpdecode.AppendValidLogs,
-		jsonRequest: otlpjson.ExportLogsServiceRequest, jsonResponse: otlpjson.ExportLogsServiceResponse,
-	}
 )
 
 // exportOutcome is what one export request came to.
@@ -102,20 +70,20 @@ func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *
 	if p, ok := errors.AsType[*decoderPanic](err); ok {
 		// Our bug, not the client's: INTERNAL, and the stack for the
 		// report.
-		h.log.Error("decoder panicked; the request was refused", "request", kind.request, "panic", fmt.Sprint(p.value), "stack", string(p.stack))
-		return exportOutcome{}, grpcwire.Errorf(grpcwire.Internal, "cannot decode %s: internal error (%v); please report it", kind.request, p.value)
+		h.log.Error("decoder panicked; the request was refused", "request", kind.Request, "panic", fmt.Sprint(p.value), "stack", string(p.stack))
+		return exportOutcome{}, grpcwire.Errorf(grpcwire.Internal, "cannot decode %s: internal error (%v); please report it", kind.Request, p.value)
 	}
 	if err != nil {
-		return exportOutcome{}, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.request, err), err)
+		return exportOutcome{}, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.Request, err), err)
 	}
 	out := exportOutcome{items: res.Items, rejected: res.Rejected}
 	data := bufs.msg
 	if res.Rejected > 0 {
-		out.message = fmt.Sprintf("%d of %d %s rejected; first: %s", res.Rejected, res.Items, kind.itemName, res.FirstRejection)
+		out.message = fmt.Sprintf("%d of %d %s rejected; first: %s", res.Rejected, res.Items, kind.Items, res.FirstRejection)
 		bufs.filtered, err = kind.filter(bufs.filtered[:0], bufs.msg, &h.decodeOpts)
 		if err != nil {
 			// Check accepted the same bytes, so this is our bug.
-			return out, grpcwire.Errorf(grpcwire.Internal, "cannot remove rejected %s: %v", kind.itemName, err)
+			return out, grpcwire.Errorf(grpcwire.Internal, "cannot remove rejected %s: %v", kind.Items, err)
 		}
 		data = bufs.filtered
 	}

@@ -5,15 +5,12 @@ import (
 	"strings"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
-// The gRPC services this handler serves, by full service name.
-const (
-	traceService   = "opentelemetry.proto.collector.trace.v1.TraceService"
-	metricsService = "opentelemetry.proto.collector.metrics.v1.MetricsService"
-	logsService    = "opentelemetry.proto.collector.logs.v1.LogsService"
-	healthService  = "grpc.health.v1.Health"
-)
+// healthService is the gRPC health service; the export services are in
+// otlp's signal table.
+const healthService = "grpc.health.v1.Health"
 
 // serveGRPC validates the call and routes it by its path, "/service/method"
 // (PROTOCOL-HTTP2.md, "Path"). Unknown services and methods get UNIMPLEMENTED
@@ -34,34 +31,18 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 		h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.Unimplemented, "malformed method name: %q", r.URL.Path))
 		return
 	}
+	if sig := otlp.SignalByGRPCService(service); sig != 0 {
+		if method == "Export" {
+			h.exportUnary(call, kindOf(sig))
+			return
+		}
+		h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.Unimplemented, "unknown method %s for service %s", method, service))
+		return
+	}
 	switch service {
-	case traceService:
-		if method == "Export" {
-			h.exportUnary(call, &tracesSignal)
-			return
-		}
-	case metricsService:
-		if method == "Export" {
-			h.exportUnary(call, &metricsSignal)
-			return
-		}
-	case logsService:
-		if method == "Export" {
-			h.exportUnary(call, &logsSignal)
-			return
-		}
-	case streamService, unaryEnvelopeSvc:
-		var kind *signalKind
-		switch method {
-		case "ExportTraces":
-			kind = &tracesSignal
-		case "ExportMetrics":
-			kind = &metricsSignal
-		case "ExportLogs":
-			kind = &logsSignal
-		}
-		if kind != nil {
-			if service == streamService {
+	case otlp.StreamService, otlp.UnaryEnvelopeService:
+		if kind := kindOf(otlp.SignalByStreamMethod(method)); kind != nil {
+			if service == otlp.StreamService {
 				h.exportStream(call, kind)
 			} else {
 				h.exportEnvelopeUnary(call, kind)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/metrics"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -195,10 +196,10 @@ func isGRPCPath(path string) bool {
 		return false
 	}
 	switch service {
-	case traceService, metricsService, logsService, healthService, streamService, unaryEnvelopeSvc:
+	case healthService, otlp.StreamService, otlp.UnaryEnvelopeService:
 		return true
 	}
-	return false
+	return otlp.SignalByGRPCService(service) != 0
 }
 
 // Metrics returns the registry holding the handler's metrics.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
 
@@ -95,7 +96,7 @@ func TestExpiredRequestIsNotStored(t *testing.T) {
 	bufs.msg = append(bufs.msg[:0], traceRequest(goodID)...)
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	_, st := h.export(ctx, transportGRPC, &tracesSignal, bufs)
+	_, st := h.export(ctx, transportGRPC, kindOf(otlp.Traces), bufs)
 	if st == nil || st.Code != grpcwire.DeadlineExceeded || !strings.Contains(st.Message, "nothing was stored") {
 		t.Fatalf("status %+v", st)
 	}

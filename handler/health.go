@@ -7,6 +7,7 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // The gRPC health-checking protocol (grpc/doc/health-checking.md):
@@ -31,7 +32,13 @@ const (
 
 // healthServices are the names the health service knows: "" is the server as
 // a whole, as the protocol defines.
-var healthServices = []string{"", traceService, metricsService, logsService, streamService, unaryEnvelopeSvc}
+var healthServices = func() []string {
+	names := []string{""}
+	for _, sig := range otlp.Signals {
+		names = append(names, sig.Info().GRPCService)
+	}
+	return append(names, otlp.StreamService, otlp.UnaryEnvelopeService)
+}()
 
 // healthState is the serving status shared by every service, with a channel
 // that is closed (and replaced) on each change so Watch streams wake up.

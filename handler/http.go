@@ -13,6 +13,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
 )
 
@@ -36,15 +37,7 @@ const (
 
 // httpRoute maps an OTLP/HTTP path to its signal.
 func httpRoute(path string) *signalKind {
-	switch path {
-	case "/v1/traces":
-		return &tracesSignal
-	case "/v1/metrics":
-		return &metricsSignal
-	case "/v1/logs":
-		return &logsSignal
-	}
-	return nil
+	return kindOf(otlp.SignalByHTTPPath(path))
 }
 
 // httpEncoding is how one OTLP/HTTP exchange is encoded, and how far its
@@ -235,7 +228,7 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		kind := httpRoute(r.URL.Path)
 		bufs.msg, err = otlpjson.Unmarshal(bufs.msg[:0], kind.jsonRequest, body)
 		if err != nil {
-			return http.StatusBadRequest, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.request, err), err)
+			return http.StatusBadRequest, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.Request, err), err)
 		}
 	}
 	return 0, nil

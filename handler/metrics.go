@@ -6,6 +6,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/metrics"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -47,9 +48,8 @@ type handlerMetrics struct {
 
 func newHandlerMetrics(r *metrics.Registry, adm *admission) *handlerMetrics {
 	m := &handlerMetrics{}
-	itemNames := map[storage.Signal]string{storage.Traces: "spans", storage.Metrics: "metric_points", storage.Logs: "log_records"}
-	for _, sig := range storage.Signals {
-		item := itemNames[sig]
+	for _, sig := range otlp.Signals {
+		item := sig.Info().ItemsMetric
 		acc := r.Counter("otelcol_receiver_accepted_"+item+"_total", "Number of "+item+" successfully stored.", "receiver", "transport")
 		ref := r.Counter("otelcol_receiver_refused_"+item+"_total", "Number of "+item+" that could not be stored (retryable).", "receiver", "transport")
 		fail := r.Counter("otelcol_receiver_failed_"+item+"_total", "Number of "+item+" rejected as invalid.", "receiver", "transport")
@@ -134,7 +134,7 @@ func (m *handlerMetrics) countRequest(t transport, sig storage.Signal, out expor
 	stored := int64(out.items - out.rejected)
 	if st == nil {
 		m.accepted[t][sig].Add(stored)
-	} else if isRetryable(st) {
+	} else if otlp.Retryable(st) {
 		m.refused[t][sig].Add(stored)
 	}
 }

@@ -9,13 +9,12 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // The otlp-lite streaming and enveloped-unary services
 // (proto/otlplite/v1/stream.proto).
 const (
-	streamService      = "otlplite.v1.StreamExporter"
-	unaryEnvelopeSvc   = "otlplite.v1.UnaryExporter"
 	resultSuccess      = 0
 	resultNonRetryable = 1
 	resultRetryable    = 2
@@ -437,7 +436,7 @@ func appendStreamResponse(dst []byte, id uint64, out exportOutcome, st *grpcwire
 			mm.AppendString(3, truncateMessage(out.message))
 			mm.AppendInt64(5, int64(out.rejected))
 		}
-	case isRetryable(st):
+	case otlp.Retryable(st):
 		mm.AppendInt32(2, resultRetryable)
 		mm.AppendString(3, truncateMessage(st.Message))
 		d := st.RetryDelay
@@ -458,20 +457,4 @@ func appendStreamResponse(dst []byte, id uint64, out exportOutcome, st *grpcwire
 	dst = m.Marshal(dst)
 	responseMarshalers.Put(m)
 	return dst
-}
-
-// isRetryable reports whether a request that failed with st may succeed if
-// sent again (OTLP v1.11 "Failures": the retryable gRPC codes;
-// RESOURCE_EXHAUSTED only "if the server signals that a recovery from
-// resource exhaustion is possible", i.e. with RetryInfo — without it, it is
-// a request larger than the whole admission budget).
-func isRetryable(st *grpcwire.Status) bool {
-	switch st.Code {
-	case grpcwire.Canceled, grpcwire.DeadlineExceeded, grpcwire.Aborted, grpcwire.OutOfRange,
-		grpcwire.Unavailable, grpcwire.DataLoss:
-		return true
-	case grpcwire.ResourceExhausted:
-		return st.RetryDelay > 0
-	}
-	return false
 }

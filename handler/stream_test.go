@@ -363,3 +363,20 @@ func TestStreamRotationWhileClientKeepsSending(t *testing.T) {
 		s.pw.Close()
 	}
 }
+
+// TestStreamResponseExplicitZeroRetryInfo: RESOURCE_EXHAUSTED with a
+// RetryInfo of zero delay (RetryDelay -1) signals that recovery is possible
+// (OTLP v1.11 "Failures"), so the stream answers FailedRetryable, with the
+// handler's default delay. The handler's own copy of the rule (RetryDelay >
+// 0) answered FailedNoneRetryable; otlpclient's (!= 0) was right.
+func TestStreamResponseExplicitZeroRetryInfo(t *testing.T) {
+	st := grpcwire.Errorf(grpcwire.ResourceExhausted, "busy")
+	st.RetryDelay = -1
+	msg := appendStreamResponse(nil, 3, exportOutcome{}, st, 2*time.Second)
+	code, _, _ := easyproto.GetInt64(msg, 2)
+	d, ok, _ := easyproto.GetMessageData(msg, 4)
+	sec, _, _ := easyproto.GetInt64(d, 1)
+	if code != resultRetryable || !ok || sec != 2 {
+		t.Fatalf("code %d, retry_delay %v %ds", code, ok, sec)
+	}
+}

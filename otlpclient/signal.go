@@ -1,63 +1,26 @@
 package otlpclient
 
-import "fmt"
+import "github.com/otlp-lite/otlp-lite/otlp"
 
-// Signal selects the OTLP signal a client exports.
-type Signal uint8
+// Signal selects the OTLP signal a client exports: an alias of otlp.Signal.
+// The zero Signal, like any value that is not a signal, means Traces.
+type Signal = otlp.Signal
 
 // The OTLP signals.
 const (
-	Traces Signal = iota
-	Metrics
-	Logs
+	Traces  = otlp.Traces
+	Metrics = otlp.Metrics
+	Logs    = otlp.Logs
 )
 
-// String returns "traces", "metrics" or "logs".
-func (s Signal) String() string {
-	switch s {
-	case Traces:
-		return "traces"
-	case Metrics:
-		return "metrics"
-	case Logs:
-		return "logs"
-	}
-	return fmt.Sprintf("signal(%d)", uint8(s))
-}
-
 // ParseSignal parses "traces", "metrics" or "logs".
-func ParseSignal(name string) (Signal, error) {
-	switch name {
-	case "traces":
-		return Traces, nil
-	case "metrics":
-		return Metrics, nil
-	case "logs":
-		return Logs, nil
-	}
-	return 0, fmt.Errorf("unknown signal %q (want traces, metrics or logs)", name)
-}
+func ParseSignal(name string) (Signal, error) { return otlp.ParseSignal(name) }
 
-// unaryMethod is the standard OTLP/gRPC method of the signal
-// (opentelemetry/proto/collector/*/v1/*_service.proto).
-func (s Signal) unaryMethod() string {
-	switch s {
-	case Metrics:
-		return "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
-	case Logs:
-		return "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
+// signalInfo is s's row of the signal table; Traces for the zero Signal
+// and for values that are not signals.
+func signalInfo(s Signal) *otlp.SignalInfo {
+	if i := s.Info(); i != nil {
+		return i
 	}
-	return "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
-}
-
-// streamMethod is the otlplite.v1.StreamExporter method of the signal
-// (proto/otlplite/v1/stream.proto).
-func (s Signal) streamMethod() string {
-	switch s {
-	case Metrics:
-		return "/otlplite.v1.StreamExporter/ExportMetrics"
-	case Logs:
-		return "/otlplite.v1.StreamExporter/ExportLogs"
-	}
-	return "/otlplite.v1.StreamExporter/ExportTraces"
+	return otlp.Traces.Info()
 }

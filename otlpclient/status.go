@@ -36,21 +36,6 @@ func statusFromHeader(h http.Header) *grpcwire.Status {
 	return st
 }
 
-// RetryableStatus reports whether a request that failed with st may succeed
-// if sent again (OTLP v1.11 "Failures", the table of retryable gRPC codes).
-// RESOURCE_EXHAUSTED is retryable only with RetryInfo: without it the
-// server is saying the request itself is too large.
-func RetryableStatus(st *grpcwire.Status) bool {
-	switch st.Code {
-	case grpcwire.Canceled, grpcwire.DeadlineExceeded, grpcwire.Aborted, grpcwire.OutOfRange,
-		grpcwire.Unavailable, grpcwire.DataLoss:
-		return true
-	case grpcwire.ResourceExhausted:
-		return st.RetryDelay != 0
-	}
-	return false
-}
-
 // serverDelay is the wait a status asks for: its RetryInfo, zero if none
 // or an explicit zero.
 func serverDelay(st *grpcwire.Status) time.Duration {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // StreamConfig configures a StreamExporter.
@@ -162,7 +163,7 @@ func NewStreamExporter(cfg StreamConfig) *StreamExporter {
 	e := &StreamExporter{
 		cfg:     cfg,
 		hc:      cfg.httpClient(),
-		url:     cfg.baseURL() + cfg.Signal.streamMethod(),
+		url:     cfg.baseURL() + signalInfo(cfg.Signal).StreamPath,
 		timeout: cfg.requestTimeout(),
 		slots:   make(chan struct{}, cfg.MaxPending),
 		ctx:     ctx,
@@ -610,7 +611,7 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 	var (
 		fail      error
 		failCtr   *atomic.Uint64
-		permanent = st != nil && st.Code != grpcwire.OK && !RetryableStatus(st)
+		permanent = st != nil && st.Code != grpcwire.OK && !otlp.Retryable(st)
 		oversize  *pendingReq
 	)
 	if permanent && st.Code == grpcwire.ResourceExhausted {

@@ -18,7 +18,7 @@ type Config struct {
 	// h2c (HTTP/2 without TLS, what OTLP/gRPC receivers accept with
 	// insecure: true).
 	TLS *tls.Config
-	// Signal selects the service: traces, metrics or logs.
+	// Signal selects the service: traces, metrics or logs (zero means traces).
 	Signal Signal
 	// Compression compresses each request message (grpc-encoding).
 	Compression compression.Codec

@@ -9,6 +9,7 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // UnaryExporter sends each request as one standard OTLP/gRPC Export call
@@ -32,7 +33,7 @@ func NewUnaryExporter(cfg Config) *UnaryExporter {
 			BaseURL:  cfg.baseURL(),
 			Encoding: cfg.Compression,
 		},
-		method: cfg.Signal.unaryMethod(),
+		method: signalInfo(cfg.Signal).GRPCPath,
 	}
 }
 
@@ -69,7 +70,7 @@ func (u *UnaryExporter) Export(ctx context.Context, req []byte) error {
 		var st *grpcwire.Status
 		var delay time.Duration
 		switch {
-		case errors.As(err, &st) && !RetryableStatus(st):
+		case errors.As(err, &st) && !otlp.Retryable(st):
 			u.c.failed.Add(1)
 			return err
 		case st != nil:

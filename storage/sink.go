@@ -10,44 +10,30 @@ package storage
 import (
 	"context"
 	"errors"
-	"fmt"
+
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
-// Signal names one of the three OTLP signals.
-type Signal uint8
+// Signal names one of the OTLP signals. It is an alias of otlp.Signal, not
+// a type of its own: the signal is a fact of the protocol that the handler,
+// the client and the commands share, and storage is one of its users (its
+// numeric values are what the disk log stores, so otlp must never
+// renumber them). The alias keeps storage.Signal, the name every Sink and
+// its callers use, meaning exactly that type.
+type Signal = otlp.Signal
 
-// The OTLP signals. The numeric values are stored on disk; never renumber them.
+// The OTLP signals.
 const (
-	Traces  Signal = 1
-	Metrics Signal = 2
-	Logs    Signal = 3
+	Traces  = otlp.Traces
+	Metrics = otlp.Metrics
+	Logs    = otlp.Logs
 )
 
 // Signals lists every signal in a fixed order.
-var Signals = []Signal{Traces, Metrics, Logs}
-
-// String returns the signal's lower-case name: "traces", "metrics" or "logs".
-func (s Signal) String() string {
-	switch s {
-	case Traces:
-		return "traces"
-	case Metrics:
-		return "metrics"
-	case Logs:
-		return "logs"
-	}
-	return fmt.Sprintf("signal(%d)", uint8(s))
-}
+var Signals = otlp.Signals
 
 // ParseSignal is the inverse of Signal.String.
-func ParseSignal(name string) (Signal, error) {
-	for _, s := range Signals {
-		if s.String() == name {
-			return s, nil
-		}
-	}
-	return 0, fmt.Errorf("unknown signal %q: want traces, metrics or logs", name)
-}
+func ParseSignal(name string) (Signal, error) { return otlp.ParseSignal(name) }
 
 // Sink receives validated OTLP export requests.
 //

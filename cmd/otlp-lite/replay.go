@@ -24,6 +24,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -493,12 +494,6 @@ func sendWithRetry(ctx context.Context, send sender, sig storage.Signal, data []
 	}
 }
 
-var exportMethods = map[storage.Signal]string{
-	storage.Traces:  "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
-	storage.Metrics: "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
-	storage.Logs:    "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
-}
-
 func replayTLS(cfg replayConfig) *tls.Config {
 	if cfg.insecure {
 		return nil
@@ -518,7 +513,7 @@ func newGRPCSender(cfg replayConfig) sender {
 	return func(ctx context.Context, sig storage.Signal, data []byte) (int64, error) {
 		ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 		defer cancel()
-		resp, err := c.Invoke(ctx, exportMethods[sig], data)
+		resp, err := c.Invoke(ctx, sig.Info().GRPCPath, data)
 		if err == nil {
 			return partialSuccessRejected(resp), nil
 		}
@@ -527,7 +522,7 @@ func newGRPCSender(cfg replayConfig) sender {
 			// Transport failure: the receiver is down or unreachable.
 			return 0, &retryable{err: err}
 		}
-		if otlpclient.RetryableStatus(st) {
+		if otlp.Retryable(st) {
 			return 0, &retryable{err: st, delay: st.RetryDelay}
 		}
 		if refusesEveryRecord(st.Code, 0) {
@@ -535,12 +530,6 @@ func newGRPCSender(cfg replayConfig) sender {
 		}
 		return 0, errPermanent{st}
 	}
-}
-
-var httpPaths = map[storage.Signal]string{
-	storage.Traces:  "/v1/traces",
-	storage.Metrics: "/v1/metrics",
-	storage.Logs:    "/v1/logs",
 }
 
 func newHTTPSender(cfg replayConfig) sender {
@@ -560,7 +549,7 @@ func newHTTPSender(cfg replayConfig) sender {
 				return 0, errPermanent{err}
 			}
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, scheme+cfg.endpoint+httpPaths[sig], bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, scheme+cfg.endpoint+sig.Info().HTTPPath, bytes.NewReader(body))
 		if err != nil {
 			return 0, errPermanent{err}
 		}
@@ -585,8 +574,7 @@ func newHTTPSender(cfg replayConfig) sender {
 			msg = fmt.Errorf("HTTP %s: %s", resp.Status, st.Message)
 		}
 		// OTLP v1.11 "Retryable Response Codes" (OTLP/HTTP).
-		switch resp.StatusCode {
-		case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		if otlp.RetryableHTTPStatus(resp.StatusCode) {
 			return 0, &retryable{err: msg, delay: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 		}
 		if refusesEveryRecord(0, resp.StatusCode) {

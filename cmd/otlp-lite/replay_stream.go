@@ -103,16 +103,12 @@ func afterStop(ctx context.Context) (context.Context, context.CancelFunc) {
 // retries FailedRetryable after the server's delay, and fails alone a record
 // over the receiver's message limit.
 func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signal, counts *replayCounts, stderr io.Writer) error {
-	signal, err := otlpclient.ParseSignal(sig.String())
-	if err != nil {
-		return err
-	}
 	src, err := openReplaySource(cfg, sig)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	ccfg := otlpclient.Config{Endpoint: cfg.endpoint, TLS: replayTLS(cfg), Signal: signal, RequestTimeout: -1}
+	ccfg := otlpclient.Config{Endpoint: cfg.endpoint, TLS: replayTLS(cfg), Signal: sig, RequestTimeout: -1}
 	if cfg.compression == "gzip" {
 		ccfg.Compression = compression.Gzip
 	}

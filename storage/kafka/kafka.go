@@ -171,9 +171,9 @@ func Open(cfg Config) (*Sink, error) {
 		byTrace: cfg.KeyByTraceID,
 		timeout: cfg.ProduceTimeout,
 	}
-	for sig, def := range map[storage.Signal]string{storage.Traces: DefaultTracesTopic, storage.Metrics: DefaultMetricsTopic, storage.Logs: DefaultLogsTopic} {
+	for _, sig := range storage.Signals {
 		if s.topics[sig] == "" {
-			s.topics[sig] = def
+			s.topics[sig] = sig.Info().KafkaTopic
 		}
 	}
 	if s.timeout <= 0 {
