@@ -103,7 +103,7 @@ type Handler struct {
 	unreadLinger time.Duration
 	// writeTimeout and guards bound response writes (writeguard.go).
 	writeTimeout time.Duration
-	guards       sync.Pool // *writeGuard
+	guards       *writeGuards
 }
 
 // New returns a Handler for cfg. The health service reports SERVING until
@@ -142,6 +142,9 @@ func New(cfg Config) *Handler {
 	// The workers hold only the pool's channel, not h: when h becomes
 	// unreachable (an embedder dropped it), they are stopped.
 	runtime.AddCleanup(h, func(p *checkPool) { p.stop() }, h.checks)
+	h.guards = newWriteGuards(h.writeTimeout, h.m.writeTimeouts)
+	// Likewise the write watchdog.
+	runtime.AddCleanup(h, func(stop chan struct{}) { close(stop) }, h.guards.stop)
 	if h.log == nil {
 		h.log = slog.Default()
 	}

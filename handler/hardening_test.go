@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/metrics"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
@@ -267,4 +269,40 @@ func TestTicketDeclareChargesNothing(t *testing.T) {
 	if in, _, _ := a.snapshot(); in != 0 {
 		t.Fatalf("after release: %d", in)
 	}
+}
+
+// The write watchdog abandons a response whose write has been blocked for
+// the timeout (at most 1.25 times it), and never one whose write ended.
+func TestWriteGuardFiresOnlyOnBlockedWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 8 * time.Second
+		timeouts := metrics.NewRegistry().Counter("t", "t").With()
+		gs := newWriteGuards(timeout, timeouts)
+		defer close(gs.stop)
+		w := httptest.NewRecorder()
+
+		done := gs.get(nil, w)
+		done.begin()
+		done.end() // a write that completed at once
+		stuck := gs.get(nil, w)
+		stuck.begin() // a write that never completes
+		time.Sleep(timeout * 5 / 4)
+		synctest.Wait()
+		if !gs.put(stuck) {
+			t.Fatal("a write blocked for 1.25 x the timeout was not abandoned")
+		}
+		if gs.put(done) {
+			t.Fatal("a completed write was abandoned")
+		}
+		if timeouts.Value() != 1 {
+			t.Fatalf("%d timeouts counted, want 1", timeouts.Value())
+		}
+		// A guard given back and taken again starts clean.
+		again := gs.get(nil, w)
+		time.Sleep(2 * timeout)
+		synctest.Wait()
+		if gs.put(again) {
+			t.Fatal("a reused guard fired without a write")
+		}
+	})
 }

@@ -198,10 +198,11 @@ func (h *Handler) healthWatch(call *grpcwire.Call) {
 	for {
 		status, changed, shuttingDown := h.health.status(service)
 		if status != last {
-			g := h.armWriteGuard(call, nil)
+			g := h.guards.get(call, nil)
+			g.begin()
 			err := call.WriteMessage(appendHealthResponse(nil, status))
 			call.Flush()
-			if h.disarmWriteGuard(g) || err != nil {
+			if h.guards.put(g) || err != nil {
 				return
 			}
 			last = status

@@ -285,11 +285,12 @@ func (h *Handler) writeHTTPBody(w http.ResponseWriter, enc httpEncoding, httpSta
 		}
 	}
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
-	g := h.armWriteGuard(nil, w)
+	g := h.guards.get(nil, w)
+	g.begin()
 	w.WriteHeader(httpStatus)
 	w.Write(body)
 	http.NewResponseController(w).Flush()
-	h.disarmWriteGuard(g)
+	h.guards.put(g)
 }
 
 // contentCoding returns the codec of a request body from its

@@ -71,10 +71,10 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 	call.Flush()
 	h.m.openStreams.Add(1)
 	defer h.m.openStreams.Add(-1)
-	if h.writeTimeout > 0 {
-		stop := s.watchAckWrites(h.writeTimeout)
-		defer stop()
-	}
+	// One guard for the stream's life: each acknowledgement write marks
+	// its start and end (writeAck).
+	s.guard = h.guards.get(call, nil)
+	defer h.guards.put(s.guard)
 	go s.readLoop()
 
 	var ageTimer <-chan time.Time
@@ -143,12 +143,12 @@ type exportStreamState struct {
 	ackBuf   []byte // the acknowledgement being written (under writeMu)
 	// ackWriters counts acknowledgements waiting for or holding writeMu.
 	ackWriters atomic.Int32
-	// writeStart is when the acknowledgement write in progress began
-	// (UnixNano), zero when none is (see watchAckWrites).
-	writeStart atomic.Int64
-	readDone   chan *grpcwire.Status // the read loop's end: nil on half-close
-	rotate     chan struct{}         // closed when MaxRequests is reached
-	rotateOne  sync.Once
+	// guard resets the stream when an acknowledgement write blocks past
+	// the write timeout (writeguard.go).
+	guard     *writeGuard
+	readDone  chan *grpcwire.Status // the read loop's end: nil on half-close
+	rotate    chan struct{}         // closed when MaxRequests is reached
+	rotateOne sync.Once
 }
 
 func (s *exportStreamState) stopAccepting() {
@@ -313,12 +313,12 @@ func (s *exportStreamState) writeAck(id uint64, out exportOutcome, st *grpcwire.
 	s.mu.Lock()
 	delete(s.inFlight, id)
 	s.mu.Unlock()
-	s.writeStart.Store(time.Now().UnixNano())
+	s.guard.begin()
 	err := s.call.WriteMessage(s.ackBuf)
 	if s.ackWriters.Add(-1) == 0 {
 		s.call.Flush()
 	}
-	s.writeStart.Store(0)
+	s.guard.end()
 	return err
 }
 
