@@ -129,9 +129,8 @@ func (p *serveProc) kill() {
 // stop shuts the server down gracefully (SIGTERM) and waits.
 func (p *serveProc) stop(t *testing.T) {
 	t.Helper()
-	// serve installs its SIGTERM handler just after logging that it
-	// listens; a signal sent in between would kill it outright.
-	time.Sleep(200 * time.Millisecond)
+	// serve installs its SIGTERM handler before it logs that it serves,
+	// which startServe waited for: a signal now shuts it down gracefully.
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
