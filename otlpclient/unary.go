@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
@@ -62,8 +60,8 @@ func (u *UnaryExporter) Export(ctx context.Context, req []byte) error {
 		resp, err := u.client.Invoke(ctx, u.method, req)
 		if err == nil {
 			u.c.acked.Add(1)
-			if n := rejectedItems(resp); n > 0 {
-				u.c.rejected.Add(uint64(n))
+			if ps, _ := otlp.ParsePartialSuccess(resp); ps.Rejected > 0 {
+				u.c.rejected.Add(uint64(ps.Rejected))
 			}
 			return nil
 		}
@@ -97,23 +95,3 @@ func (u *UnaryExporter) Export(ctx context.Context, req []byte) error {
 
 // Stats returns the exporter's counters.
 func (u *UnaryExporter) Stats() Stats { return u.c.snapshot() }
-
-// rejectedItems reads partial_success.rejected_{spans,data_points,log_records}
-// from an Export*ServiceResponse; the three services put it at the same
-// field numbers:
-//
-//	message ExportTraceServiceResponse {
-//	  ExportTracePartialSuccess partial_success = 1;
-//	}
-//	message ExportTracePartialSuccess {
-//	  int64 rejected_spans = 1;
-//	  string error_message = 2;
-//	}
-func rejectedItems(resp []byte) int64 {
-	ps, ok, err := easyproto.GetMessageData(resp, 1)
-	if err != nil || !ok {
-		return 0
-	}
-	n, _, _ := easyproto.GetInt64(ps, 1)
-	return n
-}

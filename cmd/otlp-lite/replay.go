@@ -20,8 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/otlp"
@@ -515,7 +513,7 @@ func newGRPCSender(cfg replayConfig) sender {
 		defer cancel()
 		resp, err := c.Invoke(ctx, sig.Info().GRPCPath, data)
 		if err == nil {
-			return partialSuccessRejected(resp), nil
+			return rejectedItems(resp), nil
 		}
 		var st *grpcwire.Status
 		if !errors.As(err, &st) {
@@ -567,7 +565,7 @@ func newHTTPSender(cfg replayConfig) sender {
 			return 0, &retryable{err: err}
 		}
 		if resp.StatusCode == http.StatusOK {
-			return partialSuccessRejected(respBody), nil
+			return rejectedItems(respBody), nil
 		}
 		msg := fmt.Errorf("HTTP %s", resp.Status)
 		if st, err := grpcwire.ParseStatusProto(respBody); err == nil && st.Message != "" {
@@ -599,39 +597,10 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// partialSuccessRejected returns the rejected-item count of an
-// Export*ServiceResponse; all three share the layout:
-//
-//	message ExportTraceServiceResponse {
-//	  ExportTracePartialSuccess partial_success = 1;
-//	}
-//	message ExportTracePartialSuccess {
-//	  int64 rejected_spans = 1; // rejected_data_points, rejected_log_records
-//	  string error_message = 2;
-//	}
-func partialSuccessRejected(resp []byte) int64 {
-	var fc easyproto.FieldContext
-	for len(resp) > 0 {
-		var err error
-		if resp, err = fc.NextField(resp); err != nil {
-			return 0
-		}
-		if fc.FieldNum != 1 {
-			continue
-		}
-		ps, ok := fc.MessageData()
-		if !ok {
-			return 0
-		}
-		for len(ps) > 0 {
-			if ps, err = fc.NextField(ps); err != nil {
-				return 0
-			}
-			if fc.FieldNum == 1 {
-				n, _ := fc.Int64()
-				return n
-			}
-		}
-	}
-	return 0
+// rejectedItems is the rejected-item count of an Export*ServiceResponse's
+// partial success; 0 if the response cannot be read (the request was
+// accepted either way).
+func rejectedItems(resp []byte) int64 {
+	ps, _ := otlp.ParsePartialSuccess(resp)
+	return ps.Rejected
 }

@@ -196,23 +196,6 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
-func TestPartialSuccessRejected(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		resp []byte
-		want int64
-	}{
-		{"empty", nil, 0},
-		{"rejected 3", []byte{0x0a, 0x02, 0x08, 0x03}, 3},
-		{"message only", []byte{0x0a, 0x03, 0x12, 0x01, 'x'}, 0},
-		{"garbage", []byte{0xff, 0xff}, 0},
-	} {
-		if got := partialSuccessRejected(tt.resp); got != tt.want {
-			t.Errorf("%s: %d, want %d", tt.name, got, tt.want)
-		}
-	}
-}
-
 // TestReplayStream replays over the streaming mode, with a cursor: every
 // item arrives exactly once, and a second run with the same cursor after
 // more data sends only the new records.
