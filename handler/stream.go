@@ -12,14 +12,6 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
-// The otlp-lite streaming and enveloped-unary services
-// (proto/otlplite/v1/stream.proto).
-const (
-	resultSuccess      = 0
-	resultNonRetryable = 1
-	resultRetryable    = 2
-)
-
 // Stream defaults. The proposal's load-balancing advice is "server closes
 // stream every 30 s or 1000 batches"; 16 requests in flight per stream keep a
 // high-latency link busy (at 500 spans per batch) while bounding per-stream
@@ -354,107 +346,33 @@ func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
 }
 
 // unwrapStreamRequest turns the envelope in bufs.msg into the plain
-// Export*ServiceRequest, in place, and returns its id:
-//
-//	message TraceExportRequest {
-//	  uint64 id = 1;
-//	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 2;
-//	}
-//
-// Field 2 becomes field 1 of ExportTraceServiceRequest (same for metrics and
-// logs); the id and unknown fields are dropped. The rewritten tag is one byte
-// and no field grows, so writing never overtakes reading.
+// Export*ServiceRequest, in place (otlp.UnwrapEnvelope), and returns its id.
 func unwrapStreamRequest(bufs *requestBuffers) (uint64, error) {
-	src := bufs.msg
-	w := 0
-	var id uint64
-	var fc easyproto.FieldContext
-	for rest := src; len(rest) > 0; {
-		tail, err := fc.NextField(rest)
-		if err != nil {
-			return 0, err
-		}
-		switch fc.FieldNum {
-		case 1:
-			if v, ok := fc.Uint64(); ok {
-				id = v
-			}
-		case 2:
-			if data, ok := fc.MessageData(); ok {
-				// Field 1, wire type LEN, then the length and the data,
-				// moved down to the write position.
-				dataStart := len(src) - len(tail) - len(data)
-				w = writeLenField(src, w, dataStart, len(data))
-			}
-		}
-		rest = tail
+	id, req, err := otlp.UnwrapEnvelope(bufs.msg)
+	if err != nil {
+		return 0, err
 	}
-	bufs.msg = src[:w]
+	bufs.msg = req
 	return id, nil
 }
 
-// writeLenField writes tag 0x0a, the varint n and src[dataStart:dataStart+n]
-// at src[w:], returning the new write position. The caller guarantees the
-// written bytes end no later than dataStart+n.
-func writeLenField(src []byte, w, dataStart, n int) int {
-	var hdr [11]byte
-	hdr[0] = 0x0a
-	k := 1
-	for v := uint64(n); ; {
-		if v < 0x80 {
-			hdr[k] = byte(v)
-			k++
-			break
-		}
-		hdr[k] = byte(v) | 0x80
-		v >>= 7
-		k++
-	}
-	w += copy(src[w:], hdr[:k])
-	w += copy(src[w:], src[dataStart:dataStart+n])
-	return w
-}
-
-// appendStreamResponse encodes the ExportResponse for one request:
-//
-//	message ExportResponse {
-//	  uint64 id = 1;
-//	  ResultCode result_code = 2;
-//	  string error_message = 3;
-//	  google.protobuf.Duration retry_delay = 4;
-//	  int64 rejected_items = 5;
-//	}
+// appendStreamResponse encodes the ExportResponse for one request
+// (otlp.AppendAck): success, with the rejected items if any; or the refusal
+// st, retryable or not, a retryable one with st's delay or else retryDelay.
 func appendStreamResponse(dst []byte, id uint64, out exportOutcome, st *grpcwire.Status, retryDelay time.Duration) []byte {
-	m := responseMarshalers.Get()
-	mm := m.MessageMarshaler()
-	if id != 0 {
-		mm.AppendUint64(1, id)
-	}
 	switch {
 	case st == nil:
 		if out.rejected > 0 {
-			mm.AppendString(3, truncateMessage(out.message))
-			mm.AppendInt64(5, int64(out.rejected))
+			return otlp.AppendAck(dst, id, otlp.Success, truncateMessage(out.message), 0, int64(out.rejected))
 		}
+		return otlp.AppendAck(dst, id, otlp.Success, "", 0, 0)
 	case otlp.Retryable(st):
-		mm.AppendInt32(2, resultRetryable)
-		mm.AppendString(3, truncateMessage(st.Message))
 		d := st.RetryDelay
 		if d <= 0 {
 			d = retryDelay
 		}
-		dur := mm.AppendMessage(4)
-		if sec := int64(d / time.Second); sec != 0 {
-			dur.AppendInt64(1, sec)
-		}
-		if ns := int32(d % time.Second); ns != 0 {
-			dur.AppendInt32(2, ns)
-		}
+		return otlp.AppendAck(dst, id, otlp.FailedRetryable, truncateMessage(st.Message), d, 0)
 	default:
-		mm.AppendInt32(2, resultNonRetryable)
-		mm.AppendString(3, truncateMessage(st.Message))
+		return otlp.AppendAck(dst, id, otlp.FailedNoneRetryable, truncateMessage(st.Message), 0, 0)
 	}
-	dst = m.Marshal(dst)
-	responseMarshalers.Put(m)
-	return dst
 }

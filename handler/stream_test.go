@@ -15,6 +15,7 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -68,6 +69,13 @@ func frame(msg []byte) []byte {
 	n := len(msg)
 	return append([]byte{0, byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}, msg...)
 }
+
+// The ExportResponse result codes, as recv decodes them.
+const (
+	resultSuccess      = int64(otlp.Success)
+	resultNonRetryable = int64(otlp.FailedNoneRetryable)
+	resultRetryable    = int64(otlp.FailedRetryable)
+)
 
 type ack struct {
 	id       uint64

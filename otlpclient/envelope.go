@@ -1,204 +1,28 @@
 package otlpclient
 
-import (
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"time"
+import "github.com/otlp-lite/otlp-lite/otlp"
 
-	"github.com/VictoriaMetrics/easyproto"
-)
-
-// AppendEnvelope appends the stream envelope of an OTLP export request to
-// dst: req is a serialized ExportTraceServiceRequest (or the metrics or logs
-// one), whose only field is
-//
-//	repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
-//
-// and the result is the proposal's two-field message
-// (proto/otlplite/v1/stream.proto):
-//
-//	message TraceExportRequest {
-//	  uint64 id = 1;
-//	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 2;
-//	}
-//
-// The payload bytes are copied unchanged; only each top-level tag is
-// rewritten from field 1 to field 2 (same wire type, same length), so the
-// cost is one copy and nothing is decoded below the top level. Fields other
-// than 1 are dropped: Export*ServiceRequest has no others, and field 2 would
-// collide. An error means req is not a valid protobuf message; dst is then
-// returned unchanged.
-func AppendEnvelope(dst []byte, id uint64, req []byte) ([]byte, error) {
-	start := len(dst)
-	if id != 0 {
-		dst = append(dst, 0x08) // field 1, varint
-		dst = binary.AppendUvarint(dst, id)
-	}
-	var fc easyproto.FieldContext
-	for src := req; len(src) > 0; {
-		tail, err := fc.NextField(src)
-		if err != nil {
-			return dst[:start], fmt.Errorf("cannot wrap export request: %w", err)
-		}
-		if fc.FieldNum == 1 {
-			data, ok := fc.MessageData()
-			if !ok {
-				return dst[:start], errors.New("cannot wrap export request: field 1 is not a message")
-			}
-			dst = append(dst, 0x12) // field 2, LEN
-			dst = binary.AppendUvarint(dst, uint64(len(data)))
-			dst = append(dst, data...)
-		}
-		src = tail
-	}
-	return dst, nil
-}
-
-// checkExportRequest reports whether AppendEnvelope would accept req,
-// without copying it.
-func checkExportRequest(req []byte) error {
-	var fc easyproto.FieldContext
-	for src := req; len(src) > 0; {
-		tail, err := fc.NextField(src)
-		if err != nil {
-			return fmt.Errorf("cannot wrap export request: %w", err)
-		}
-		if fc.FieldNum == 1 {
-			if _, ok := fc.MessageData(); !ok {
-				return errors.New("cannot wrap export request: field 1 is not a message")
-			}
-		}
-		src = tail
-	}
-	return nil
-}
+// The stream envelope (both directions) is otlp's; these names keep
+// otlpclient's API.
 
 // ResultCode is the outcome of one streamed request.
-type ResultCode int32
+type ResultCode = otlp.ResultCode
 
 // The result codes of ExportResponse (stream.proto).
 const (
-	// Success: stored (or the invalid items rejected, see Ack.Rejected).
-	// Do not resend.
-	Success ResultCode = 0
-	// FailedNoneRetryable: malformed; resending cannot help.
-	FailedNoneRetryable ResultCode = 1
-	// FailedRetryable: not stored; resend after Ack.RetryDelay.
-	FailedRetryable ResultCode = 2
+	Success             = otlp.Success
+	FailedNoneRetryable = otlp.FailedNoneRetryable
+	FailedRetryable     = otlp.FailedRetryable
 )
 
-// String returns the proto enum name.
-func (c ResultCode) String() string {
-	switch c {
-	case Success:
-		return "Success"
-	case FailedNoneRetryable:
-		return "FailedNoneRetryable"
-	case FailedRetryable:
-		return "FailedRetryable"
-	}
-	return fmt.Sprintf("ResultCode(%d)", int32(c))
-}
-
 // Ack is one decoded ExportResponse.
-type Ack struct {
-	ID   uint64
-	Code ResultCode
-	// Message is error_message. It aliases the buffer passed to ParseAck,
-	// so it is valid only until that buffer is reused.
-	Message []byte
-	// RetryDelay is retry_delay; HasRetryDelay tells a zero delay from an
-	// absent one.
-	RetryDelay    time.Duration
-	HasRetryDelay bool
-	Rejected      int64
+type Ack = otlp.Ack
+
+// AppendEnvelope is otlp.AppendEnvelope: it wraps an OTLP export request
+// into the stream envelope.
+func AppendEnvelope(dst []byte, id uint64, req []byte) ([]byte, error) {
+	return otlp.AppendEnvelope(dst, id, req)
 }
 
-// ParseAck decodes an ExportResponse into a, overwriting every field:
-//
-//	message ExportResponse {
-//	  uint64 id = 1;
-//	  ResultCode result_code = 2;
-//	  string error_message = 3;
-//	  google.protobuf.Duration retry_delay = 4;
-//	  int64 rejected_items = 5;
-//	}
-//	message Duration { int64 seconds = 1; int32 nanos = 2; }
-//
-// Unknown fields are skipped, so a server that sends only the proposal's
-// fields 1 and 2 is understood. It does not allocate.
-func ParseAck(src []byte, a *Ack) error {
-	*a = Ack{}
-	var fc easyproto.FieldContext
-	for len(src) > 0 {
-		tail, err := fc.NextField(src)
-		if err != nil {
-			return fmt.Errorf("cannot decode ExportResponse: %w", err)
-		}
-		ok := true
-		switch fc.FieldNum {
-		case 1:
-			a.ID, ok = fc.Uint64()
-		case 2:
-			var c int32
-			c, ok = fc.Int32()
-			a.Code = ResultCode(c)
-		case 3:
-			a.Message, ok = fc.MessageData() // bytes of a string field
-		case 4:
-			var data []byte
-			if data, ok = fc.MessageData(); ok {
-				a.RetryDelay, err = parseDuration(data)
-				if err != nil {
-					return fmt.Errorf("cannot decode ExportResponse.retry_delay: %w", err)
-				}
-				a.HasRetryDelay = true
-			}
-		case 5:
-			a.Rejected, ok = fc.Int64()
-		}
-		if !ok {
-			return fmt.Errorf("cannot decode ExportResponse: field %d has the wrong wire type", fc.FieldNum)
-		}
-		src = tail
-	}
-	return nil
-}
-
-// maxDuration bounds a decoded retry_delay: a server cannot make the client
-// wait longer than a day, whatever it sends.
-const maxDuration = 24 * time.Hour
-
-// parseDuration decodes a google.protobuf.Duration, clamped to
-// [0, maxDuration]: a negative delay means "now".
-func parseDuration(src []byte) (time.Duration, error) {
-	var sec, ns int64
-	var fc easyproto.FieldContext
-	for len(src) > 0 {
-		tail, err := fc.NextField(src)
-		if err != nil {
-			return 0, err
-		}
-		ok := true
-		switch fc.FieldNum {
-		case 1:
-			sec, ok = fc.Int64()
-		case 2:
-			var n int32
-			n, ok = fc.Int32()
-			ns = int64(n)
-		}
-		if !ok {
-			return 0, fmt.Errorf("field %d has the wrong wire type", fc.FieldNum)
-		}
-		src = tail
-	}
-	if sec < 0 || ns < 0 {
-		return 0, nil
-	}
-	if sec >= int64(maxDuration/time.Second) {
-		return maxDuration, nil
-	}
-	return min(time.Duration(sec)*time.Second+time.Duration(ns), maxDuration), nil
-}
+// ParseAck is otlp.ParseAck: it decodes an ExportResponse into a.
+func ParseAck(src []byte, a *Ack) error { return otlp.ParseAck(src, a) }

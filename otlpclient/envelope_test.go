@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // unwrapEnvelope is the server's view of an envelope: the id and the
@@ -68,7 +70,7 @@ func TestAppendEnvelope(t *testing.T) {
 			if (err != nil) != tc.bad {
 				t.Fatalf("err %v", err)
 			}
-			if cerr := checkExportRequest(tc.req); (cerr != nil) != tc.bad {
+			if cerr := otlp.CheckExportRequest(tc.req); (cerr != nil) != tc.bad {
 				t.Fatalf("checkExportRequest: %v", cerr)
 			}
 			if !bytes.HasPrefix(got, prefix) {
@@ -130,7 +132,7 @@ func TestParseAck(t *testing.T) {
 		{name: "unknown field skipped", src: append([]byte{0x08, 0x03}, 0x32, 0x01, 0x00), want: Ack{ID: 3}},
 		{name: "negative delay is zero", src: []byte{0x08, 0x01, 0x22, 0x0b, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
 			want: Ack{ID: 1, HasRetryDelay: true}},
-		{name: "huge delay clamped", src: []byte{0x08, 0x01, 0x22, 0x06, 0x08, 0xff, 0xff, 0xff, 0xff, 0x0f}, want: Ack{ID: 1, RetryDelay: maxDuration, HasRetryDelay: true}},
+		{name: "huge delay clamped", src: []byte{0x08, 0x01, 0x22, 0x06, 0x08, 0xff, 0xff, 0xff, 0xff, 0x0f}, want: Ack{ID: 1, RetryDelay: otlp.MaxRetryDelay, HasRetryDelay: true}},
 		{name: "truncated", src: []byte{0x08}, bad: true},
 		{name: "id wrong wire type", src: []byte{0x0a, 0x00}, bad: true},
 		{name: "bad duration", src: []byte{0x22, 0x01, 0x08}, bad: true},
@@ -176,60 +178,10 @@ func TestHotPathAllocs(t *testing.T) {
 		t.Fatalf("ParseAck: %v allocs", n)
 	}
 	if n := testing.AllocsPerRun(100, func() {
-		if err := checkExportRequest(req); err != nil {
+		if err := otlp.CheckExportRequest(req); err != nil {
 			t.Fatal(err)
 		}
 	}); n != 0 {
 		t.Fatalf("checkExportRequest: %v allocs", n)
 	}
-}
-
-func FuzzParseAck(f *testing.F) {
-	f.Add([]byte{0x08, 0x07, 0x10, 0x02})
-	f.Add(appendAck(9, 2, "busy", 1500*time.Millisecond, true, 3))
-	f.Add([]byte{0x22, 0x01, 0x08})
-	f.Fuzz(func(t *testing.T, src []byte) {
-		var a Ack
-		if err := ParseAck(src, &a); err != nil {
-			return
-		}
-		if a.RetryDelay < 0 || a.RetryDelay > maxDuration {
-			t.Fatalf("retry delay %v out of range", a.RetryDelay)
-		}
-		if len(a.Message) > len(src) {
-			t.Fatalf("message longer than the input")
-		}
-	})
-}
-
-func FuzzAppendEnvelope(f *testing.F) {
-	f.Add(uint64(1), testRequest(1, 2))
-	f.Add(uint64(0), []byte{0x0a, 0x00, 0x10, 0x01})
-	f.Add(uint64(1<<63), []byte{0x0a, 0x05, 0x01})
-	f.Fuzz(func(t *testing.T, id uint64, req []byte) {
-		env, err := AppendEnvelope(nil, id, req)
-		if (checkExportRequest(req) != nil) != (err != nil) {
-			t.Fatalf("checkExportRequest and AppendEnvelope disagree: %v", err)
-		}
-		if err != nil {
-			return
-		}
-		// The envelope decodes to the id and to exactly the field-1
-		// messages of req, in order.
-		gotID, got := unwrapEnvelope(t, env)
-		var want []byte
-		var fc easyproto.FieldContext
-		for src := req; len(src) > 0; {
-			src, _ = fc.NextField(src)
-			if fc.FieldNum == 1 {
-				data, _ := fc.MessageData()
-				want = append(want, 0x0a)
-				want = appendVarint(want, uint64(len(data)))
-				want = append(want, data...)
-			}
-		}
-		if gotID != id || !bytes.Equal(got, want) {
-			t.Fatalf("round trip: id %d/%d, payload %x/%x", gotID, id, got, want)
-		}
-	})
 }

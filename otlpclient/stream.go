@@ -193,7 +193,7 @@ func NewStreamExporter(cfg StreamConfig) *StreamExporter {
 // Send returns an error, and does not call done, if req is not a valid
 // protobuf message, ctx ended, or the exporter is closed.
 func (e *StreamExporter) Send(ctx context.Context, req []byte, done func(error)) error {
-	if err := checkExportRequest(req); err != nil {
+	if err := otlp.CheckExportRequest(req); err != nil {
 		return err
 	}
 	select {

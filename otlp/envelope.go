@@ -1,0 +1,291 @@
+package otlp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// The stream envelope of otlp-lite's StreamService and UnaryEnvelopeService
+// (proto/otlplite/v1/stream.proto), in both directions: a client wraps each
+// Export*ServiceRequest with AppendEnvelope and reads the answers with
+// ParseAck; a server unwraps the request with UnwrapEnvelope and answers
+// with AppendAck.
+
+// AppendEnvelope appends the stream envelope of an OTLP export request to
+// dst: req is a serialized ExportTraceServiceRequest (or the metrics or logs
+// one), whose only field is
+//
+//	repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
+//
+// and the result is the proposal's two-field message:
+//
+//	message TraceExportRequest {
+//	  uint64 id = 1;
+//	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 2;
+//	}
+//
+// The payload bytes are copied unchanged; only each top-level tag is
+// rewritten from field 1 to field 2 (same wire type, same length), so the
+// cost is one copy and nothing is decoded below the top level. Fields other
+// than 1 are dropped: Export*ServiceRequest has no others, and field 2 would
+// collide. An error means req is not a valid protobuf message; dst is then
+// returned unchanged.
+func AppendEnvelope(dst []byte, id uint64, req []byte) ([]byte, error) {
+	start := len(dst)
+	if id != 0 {
+		dst = append(dst, 0x08) // field 1, varint
+		dst = binary.AppendUvarint(dst, id)
+	}
+	var fc easyproto.FieldContext
+	for src := req; len(src) > 0; {
+		tail, err := fc.NextField(src)
+		if err != nil {
+			return dst[:start], fmt.Errorf("cannot wrap export request: %w", err)
+		}
+		if fc.FieldNum == 1 {
+			data, ok := fc.MessageData()
+			if !ok {
+				return dst[:start], errors.New("cannot wrap export request: field 1 is not a message")
+			}
+			dst = append(dst, 0x12) // field 2, LEN
+			dst = binary.AppendUvarint(dst, uint64(len(data)))
+			dst = append(dst, data...)
+		}
+		src = tail
+	}
+	return dst, nil
+}
+
+// CheckExportRequest reports whether AppendEnvelope would accept req,
+// without copying it.
+func CheckExportRequest(req []byte) error {
+	var fc easyproto.FieldContext
+	for src := req; len(src) > 0; {
+		tail, err := fc.NextField(src)
+		if err != nil {
+			return fmt.Errorf("cannot wrap export request: %w", err)
+		}
+		if fc.FieldNum == 1 {
+			if _, ok := fc.MessageData(); !ok {
+				return errors.New("cannot wrap export request: field 1 is not a message")
+			}
+		}
+		src = tail
+	}
+	return nil
+}
+
+// UnwrapEnvelope turns the envelope msg back into the plain
+// Export*ServiceRequest, in place, and returns its id and the request, a
+// prefix of msg: field 2 becomes field 1 of ExportTraceServiceRequest (same
+// for metrics and logs); the id and unknown fields are dropped. The
+// rewritten tag is one byte and no field grows, so writing never overtakes
+// reading. On error msg may be partly rewritten, and req is nil. It does not
+// allocate.
+func UnwrapEnvelope(msg []byte) (id uint64, req []byte, err error) {
+	w := 0
+	var fc easyproto.FieldContext
+	for rest := msg; len(rest) > 0; {
+		tail, err := fc.NextField(rest)
+		if err != nil {
+			return 0, nil, err
+		}
+		switch fc.FieldNum {
+		case 1:
+			if v, ok := fc.Uint64(); ok {
+				id = v
+			}
+		case 2:
+			if data, ok := fc.MessageData(); ok {
+				// Field 1, wire type LEN, then the length and the data,
+				// moved down to the write position.
+				dataStart := len(msg) - len(tail) - len(data)
+				w = writeLenField(msg, w, dataStart, len(data))
+			}
+		}
+		rest = tail
+	}
+	return id, msg[:w], nil
+}
+
+// writeLenField writes tag 0x0a, the varint n and src[dataStart:dataStart+n]
+// at src[w:], returning the new write position. The caller guarantees the
+// written bytes end no later than dataStart+n.
+func writeLenField(src []byte, w, dataStart, n int) int {
+	var hdr [binary.MaxVarintLen64 + 1]byte
+	hdr[0] = 0x0a
+	k := 1 + binary.PutUvarint(hdr[1:], uint64(n))
+	w += copy(src[w:], hdr[:k])
+	w += copy(src[w:], src[dataStart:dataStart+n])
+	return w
+}
+
+// ResultCode is the outcome of one streamed request.
+type ResultCode int32
+
+// The result codes of ExportResponse (stream.proto).
+const (
+	// Success: stored (or the invalid items rejected, see Ack.Rejected).
+	// Do not resend.
+	Success ResultCode = 0
+	// FailedNoneRetryable: malformed; resending cannot help.
+	FailedNoneRetryable ResultCode = 1
+	// FailedRetryable: not stored; resend after Ack.RetryDelay.
+	FailedRetryable ResultCode = 2
+)
+
+// String returns the proto enum name.
+func (c ResultCode) String() string {
+	switch c {
+	case Success:
+		return "Success"
+	case FailedNoneRetryable:
+		return "FailedNoneRetryable"
+	case FailedRetryable:
+		return "FailedRetryable"
+	}
+	return fmt.Sprintf("ResultCode(%d)", int32(c))
+}
+
+// Ack is one decoded ExportResponse.
+type Ack struct {
+	ID   uint64
+	Code ResultCode
+	// Message is error_message. It aliases the buffer passed to ParseAck,
+	// so it is valid only until that buffer is reused.
+	Message []byte
+	// RetryDelay is retry_delay; HasRetryDelay tells a zero delay from an
+	// absent one.
+	RetryDelay    time.Duration
+	HasRetryDelay bool
+	Rejected      int64
+}
+
+// MaxRetryDelay bounds a decoded retry_delay: a server cannot make the
+// client wait longer than a day, whatever it sends.
+const MaxRetryDelay = 24 * time.Hour
+
+var ackMarshalers easyproto.MarshalerPool
+
+// AppendAck appends the ExportResponse of request id to dst:
+//
+//	message ExportResponse {
+//	  uint64 id = 1;
+//	  ResultCode result_code = 2;
+//	  string error_message = 3;
+//	  google.protobuf.Duration retry_delay = 4;
+//	  int64 rejected_items = 5;
+//	}
+//	message Duration { int64 seconds = 1; int32 nanos = 2; }
+//
+// Zero fields are left out, except retry_delay: it is written exactly when
+// code is FailedRetryable (a negative delay as zero). ParseAck is its
+// inverse. It does not allocate once dst has room.
+func AppendAck(dst []byte, id uint64, code ResultCode, message string, retryDelay time.Duration, rejected int64) []byte {
+	m := ackMarshalers.Get()
+	mm := m.MessageMarshaler()
+	if id != 0 {
+		mm.AppendUint64(1, id)
+	}
+	if code != Success {
+		mm.AppendInt32(2, int32(code))
+	}
+	if message != "" {
+		mm.AppendString(3, message)
+	}
+	if code == FailedRetryable {
+		d := max(retryDelay, 0)
+		dur := mm.AppendMessage(4)
+		if sec := int64(d / time.Second); sec != 0 {
+			dur.AppendInt64(1, sec)
+		}
+		if ns := int32(d % time.Second); ns != 0 {
+			dur.AppendInt32(2, ns)
+		}
+	}
+	if rejected != 0 {
+		mm.AppendInt64(5, rejected)
+	}
+	dst = m.Marshal(dst)
+	ackMarshalers.Put(m)
+	return dst
+}
+
+// ParseAck decodes an ExportResponse (see AppendAck) into a, overwriting
+// every field. Unknown fields are skipped, so a server that sends only the
+// proposal's fields 1 and 2 is understood. A retry_delay is clamped to
+// [0, MaxRetryDelay]. It does not allocate.
+func ParseAck(src []byte, a *Ack) error {
+	*a = Ack{}
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		tail, err := fc.NextField(src)
+		if err != nil {
+			return fmt.Errorf("cannot decode ExportResponse: %w", err)
+		}
+		ok := true
+		switch fc.FieldNum {
+		case 1:
+			a.ID, ok = fc.Uint64()
+		case 2:
+			var c int32
+			c, ok = fc.Int32()
+			a.Code = ResultCode(c)
+		case 3:
+			a.Message, ok = fc.MessageData() // bytes of a string field
+		case 4:
+			var data []byte
+			if data, ok = fc.MessageData(); ok {
+				a.RetryDelay, err = parseDuration(data)
+				if err != nil {
+					return fmt.Errorf("cannot decode ExportResponse.retry_delay: %w", err)
+				}
+				a.HasRetryDelay = true
+			}
+		case 5:
+			a.Rejected, ok = fc.Int64()
+		}
+		if !ok {
+			return fmt.Errorf("cannot decode ExportResponse: field %d has the wrong wire type", fc.FieldNum)
+		}
+		src = tail
+	}
+	return nil
+}
+
+// parseDuration decodes a google.protobuf.Duration, clamped to
+// [0, MaxRetryDelay]: a negative delay means "now".
+func parseDuration(src []byte) (time.Duration, error) {
+	var sec, ns int64
+	var fc easyproto.FieldContext
+	for len(src) > 0 {
+		tail, err := fc.NextField(src)
+		if err != nil {
+			return 0, err
+		}
+		ok := true
+		switch fc.FieldNum {
+		case 1:
+			sec, ok = fc.Int64()
+		case 2:
+			var n int32
+			n, ok = fc.Int32()
+			ns = int64(n)
+		}
+		if !ok {
+			return 0, fmt.Errorf("field %d has the wrong wire type", fc.FieldNum)
+		}
+		src = tail
+	}
+	if sec < 0 || ns < 0 {
+		return 0, nil
+	}
+	if sec >= int64(MaxRetryDelay/time.Second) {
+		return MaxRetryDelay, nil
+	}
+	return min(time.Duration(sec)*time.Second+time.Duration(ns), MaxRetryDelay), nil
+}
