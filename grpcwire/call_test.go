@@ -69,9 +69,9 @@ func rawCall(t *testing.T, addr, method string, hdr map[string]string, body []by
 	defer resp.Body.Close()
 	var buf bytes.Buffer
 	buf.ReadFrom(resp.Body)
-	st := statusFromHeader(resp.Header)
+	st := StatusFromHeader(resp.Header)
 	if st == nil {
-		st = statusFromHeader(resp.Trailer)
+		st = StatusFromHeader(resp.Trailer)
 	}
 	return resp.StatusCode, st, buf.Bytes()
 }

@@ -88,13 +88,13 @@ func (c *Client) Invoke(ctx context.Context, method string, req []byte) ([]byte,
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		if st := statusFromHeader(resp.Header); st != nil {
+		if st := StatusFromHeader(resp.Header); st != nil {
 			return nil, st
 		}
 		return nil, fmt.Errorf("HTTP status %d from %s", resp.StatusCode, c.BaseURL)
 	}
 	// Trailers-Only: the status is in the headers and there is no body.
-	if st := statusFromHeader(resp.Header); st != nil {
+	if st := StatusFromHeader(resp.Header); st != nil {
 		if st.Code != OK {
 			return nil, st
 		}
@@ -113,7 +113,7 @@ func (c *Client) Invoke(ctx context.Context, method string, req []byte) ([]byte,
 	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
 		return nil, err
 	}
-	st := statusFromHeader(resp.Trailer)
+	st := StatusFromHeader(resp.Trailer)
 	if st == nil {
 		return nil, errors.New("response ended without grpc-status")
 	}
@@ -123,9 +123,13 @@ func (c *Client) Invoke(ctx context.Context, method string, req []byte) ([]byte,
 	return msg, nil
 }
 
-// statusFromHeader reads grpc-status, grpc-message and
-// grpc-status-details-bin; nil if there is no grpc-status.
-func statusFromHeader(h http.Header) *Status {
+// StatusFromHeader reads grpc-status, grpc-message and
+// grpc-status-details-bin (PROTOCOL-HTTP2.md, "Responses") from a response
+// header or trailer; nil if there is no grpc-status. The details are kept
+// as ParseStatusProto reads them: a RetryInfo becomes RetryDelay (-1 for an
+// explicit zero delay), a BadRequest becomes Violations. Details that cannot
+// be decoded are ignored.
+func StatusFromHeader(h http.Header) *Status {
 	v := h.Get("Grpc-Status")
 	if v == "" {
 		return nil
@@ -141,6 +145,7 @@ func statusFromHeader(h http.Header) *Status {
 		if err == nil {
 			if full, err := ParseStatusProto(raw); err == nil {
 				st.RetryDelay = full.RetryDelay
+				st.Violations = full.Violations
 			}
 		}
 	}

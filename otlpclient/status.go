@@ -1,40 +1,12 @@
 package otlpclient
 
 import (
-	"encoding/base64"
-	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 )
-
-// statusFromHeader reads grpc-status, grpc-message and
-// grpc-status-details-bin (PROTOCOL-HTTP2.md, "Responses") from a header or
-// trailer; nil if there is no grpc-status. A RetryInfo detail becomes
-// RetryDelay, with -1 for an explicit zero delay (grpcwire.ParseStatusProto).
-func statusFromHeader(h http.Header) *grpcwire.Status {
-	v := h.Get("Grpc-Status")
-	if v == "" {
-		return nil
-	}
-	code, err := strconv.ParseUint(v, 10, 32)
-	if err != nil {
-		return grpcwire.Errorf(grpcwire.Unknown, "malformed grpc-status %q", v)
-	}
-	st := &grpcwire.Status{Code: grpcwire.Code(code), Message: grpcwire.DecodeGRPCMessage(h.Get("Grpc-Message"))}
-	if d := h.Get("Grpc-Status-Details-Bin"); d != "" {
-		// Senders may or may not pad (PROTOCOL-HTTP2.md): accept both.
-		if raw, err := base64.RawStdEncoding.DecodeString(strings.TrimRight(d, "=")); err == nil {
-			if full, err := grpcwire.ParseStatusProto(raw); err == nil {
-				st.RetryDelay = full.RetryDelay
-			}
-		}
-	}
-	return st
-}
 
 // serverDelay is the wait a status asks for: its RetryInfo, zero if none
 // or an explicit zero.

@@ -426,14 +426,14 @@ func (s *stream) readLoop(req *http.Request) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		st := statusFromHeader(resp.Header)
+		st := grpcwire.StatusFromHeader(resp.Header)
 		if st == nil {
 			st = grpcwire.Errorf(grpcwire.Unknown, "HTTP status %d", resp.StatusCode)
 		}
 		e.streamEnded(s, st, nil)
 		return
 	}
-	if st := statusFromHeader(resp.Header); st != nil { // Trailers-Only
+	if st := grpcwire.StatusFromHeader(resp.Header); st != nil { // Trailers-Only
 		e.streamEnded(s, st, nil)
 		return
 	}
@@ -472,7 +472,7 @@ func (s *stream) readLoop(req *http.Request) {
 		e.handleAck(s, &a)
 	}
 	if err == io.EOF {
-		if st := statusFromHeader(resp.Trailer); st != nil {
+		if st := grpcwire.StatusFromHeader(resp.Trailer); st != nil {
 			e.streamEnded(s, st, nil)
 			return
 		}
