@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
-
-	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
@@ -154,51 +151,3 @@ func deadlineStatus(ctx context.Context, when string) *grpcwire.Status {
 	}
 	return grpcwire.Errorf(grpcwire.Canceled, "request canceled %s", when)
 }
-
-// maxResponseMessage bounds the error_message of a response. OTLP v1.11
-// caps a response at 4 MiB ("OTLP/gRPC Response", "OTLP/HTTP Response"); a
-// message naming the first bad item stays far below that, but it can quote
-// the data, so it is truncated here rather than trusted.
-const maxResponseMessage = 4 << 10
-
-// truncateMessage cuts msg to maxResponseMessage bytes at a UTF-8 boundary.
-func truncateMessage(msg string) string {
-	if len(msg) <= maxResponseMessage {
-		return msg
-	}
-	const suffix = " ... (truncated)"
-	cut := maxResponseMessage - len(suffix)
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + suffix
-}
-
-// appendExportResponse encodes the Export*ServiceResponse. The three
-// responses share one shape:
-//
-//	message ExportTraceServiceResponse {
-//	  ExportTracePartialSuccess partial_success = 1;
-//	}
-//	message ExportTracePartialSuccess {
-//	  int64 rejected_spans = 1;  // rejected_data_points, rejected_log_records
-//	  string error_message = 2;
-//	}
-func appendExportResponse(dst []byte, out exportOutcome) []byte {
-	if out.rejected == 0 && out.message == "" {
-		return dst
-	}
-	m := responseMarshalers.Get()
-	ps := m.MessageMarshaler().AppendMessage(1)
-	if out.rejected != 0 {
-		ps.AppendInt64(1, int64(out.rejected))
-	}
-	if out.message != "" {
-		ps.AppendString(2, truncateMessage(out.message))
-	}
-	dst = m.Marshal(dst)
-	responseMarshalers.Put(m)
-	return dst
-}
-
-var responseMarshalers easyproto.MarshalerPool

@@ -355,24 +355,3 @@ func unwrapStreamRequest(bufs *requestBuffers) (uint64, error) {
 	bufs.msg = req
 	return id, nil
 }
-
-// appendStreamResponse encodes the ExportResponse for one request
-// (otlp.AppendAck): success, with the rejected items if any; or the refusal
-// st, retryable or not, a retryable one with st's delay or else retryDelay.
-func appendStreamResponse(dst []byte, id uint64, out exportOutcome, st *grpcwire.Status, retryDelay time.Duration) []byte {
-	switch {
-	case st == nil:
-		if out.rejected > 0 {
-			return otlp.AppendAck(dst, id, otlp.Success, truncateMessage(out.message), 0, int64(out.rejected))
-		}
-		return otlp.AppendAck(dst, id, otlp.Success, "", 0, 0)
-	case otlp.Retryable(st):
-		d := st.RetryDelay
-		if d <= 0 {
-			d = retryDelay
-		}
-		return otlp.AppendAck(dst, id, otlp.FailedRetryable, truncateMessage(st.Message), d, 0)
-	default:
-		return otlp.AppendAck(dst, id, otlp.FailedNoneRetryable, truncateMessage(st.Message), 0, 0)
-	}
-}

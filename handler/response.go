@@ -1,0 +1,80 @@
+package handler
+
+import (
+	"time"
+	"unicode/utf8"
+
+	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
+)
+
+// maxResponseMessage bounds the error_message of a response. OTLP v1.11
+// caps a response at 4 MiB ("OTLP/gRPC Response", "OTLP/HTTP Response"); a
+// message naming the first bad item stays far below that, but it can quote
+// the data, so it is truncated here rather than trusted.
+const maxResponseMessage = 4 << 10
+
+// truncateMessage cuts msg to maxResponseMessage bytes at a UTF-8 boundary.
+func truncateMessage(msg string) string {
+	if len(msg) <= maxResponseMessage {
+		return msg
+	}
+	const suffix = " ... (truncated)"
+	cut := maxResponseMessage - len(suffix)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + suffix
+}
+
+// appendExportResponse encodes the Export*ServiceResponse. The three
+// responses share one shape:
+//
+//	message ExportTraceServiceResponse {
+//	  ExportTracePartialSuccess partial_success = 1;
+//	}
+//	message ExportTracePartialSuccess {
+//	  int64 rejected_spans = 1;  // rejected_data_points, rejected_log_records
+//	  string error_message = 2;
+//	}
+func appendExportResponse(dst []byte, out exportOutcome) []byte {
+	if out.rejected == 0 && out.message == "" {
+		return dst
+	}
+	m := responseMarshalers.Get()
+	ps := m.MessageMarshaler().AppendMessage(1)
+	if out.rejected != 0 {
+		ps.AppendInt64(1, int64(out.rejected))
+	}
+	if out.message != "" {
+		ps.AppendString(2, truncateMessage(out.message))
+	}
+	dst = m.Marshal(dst)
+	responseMarshalers.Put(m)
+	return dst
+}
+
+var responseMarshalers easyproto.MarshalerPool
+
+// appendStreamResponse encodes the ExportResponse for one request
+// (otlp.AppendAck): success, with the rejected items if any; or the refusal
+// st, retryable or not, a retryable one with st's delay or else retryDelay.
+func appendStreamResponse(dst []byte, id uint64, out exportOutcome, st *grpcwire.Status, retryDelay time.Duration) []byte {
+	switch {
+	case st == nil:
+		if out.rejected > 0 {
+			return otlp.AppendAck(dst, id, otlp.Success, truncateMessage(out.message), 0, int64(out.rejected))
+		}
+		return otlp.AppendAck(dst, id, otlp.Success, "", 0, 0)
+	case otlp.Retryable(st):
+		d := st.RetryDelay
+		if d <= 0 {
+			d = retryDelay
+		}
+		return otlp.AppendAck(dst, id, otlp.FailedRetryable, truncateMessage(st.Message), d, 0)
+	default:
+		return otlp.AppendAck(dst, id, otlp.FailedNoneRetryable, truncateMessage(st.Message), 0, 0)
+	}
+}
