@@ -34,6 +34,7 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 	var st *grpcwire.Status
 	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
 	if st != nil {
+		bufs.ticket.release()
 		h.m.countRequest(transportGRPC, kind.signal, exportOutcome{}, st)
 		h.refuseGRPC(call, transportGRPC, st)
 		return

@@ -132,11 +132,15 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.putBuffers(bufs)
 	httpStatus, st := h.readHTTPBody(w, r, codec, &enc, bufs)
 	if st != nil {
+		bufs.ticket.release()
 		h.m.countRequest(transportHTTP, kind.signal, exportOutcome{}, st)
 		h.writeHTTPError(w, r, enc, httpStatus, st)
 		return
 	}
 	out, st := h.export(r.Context(), transportHTTP, kind, bufs)
+	// Stored (or not): the request's budget is free before the response
+	// is written, so a client that does not read it holds none.
+	bufs.ticket.release()
 	if st != nil {
 		h.writeHTTPError(w, r, enc, httpStatusOf(st), st)
 		return
