@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/VictoriaMetrics/easyproto v1.1.3
+	github.com/VictoriaMetrics/metrics v1.44.0
 	github.com/klauspost/compress v1.20.3
 	github.com/twmb/franz-go v1.22.2
 	golang.org/x/net v0.62.0
@@ -12,5 +13,8 @@ require (
 require (
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
+	github.com/valyala/fastrand v1.1.0 // indirect
+	github.com/valyala/histogram v1.2.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 )

@@ -23,8 +23,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/otlp-lite/otlp-lite/grpcwire"
-	"github.com/otlp-lite/otlp-lite/metrics"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -60,9 +61,14 @@ type Config struct {
 	// Auth, when set, must accept a request before its body is read;
 	// refused requests get UNAUTHENTICATED or HTTP 401.
 	Auth Authenticator
-	// Metrics receives the handler's operator metrics; nil keeps them
-	// private (Handler.Metrics still returns them).
-	Metrics *metrics.Registry
+	// Metrics is the VictoriaMetrics/metrics set that receives the
+	// handler's operator metrics (Prometheus text format, `le`
+	// histograms); an embedder passes its own to expose them with its
+	// other metrics. Nil means a new private set (Handler.Metrics still
+	// returns it). The handler never uses the global default set. A set
+	// holds the metrics of one Handler: a second one on the same set
+	// shares its counters and repeats its admission counters.
+	Metrics *metrics.Set
 	// BodyReadTimeout bounds how long a request body (for streams: each
 	// message, once begun) may take to arrive, so a stalled sender cannot
 	// hold a request slot and its memory forever. Zero means
@@ -95,7 +101,7 @@ type Handler struct {
 	auth        Authenticator
 	bodyTimeout time.Duration
 	checks      *checkPool
-	reg         *metrics.Registry
+	reg         *metrics.Set
 	m           *handlerMetrics
 	logLimit    logLimiter
 	bufPool     sync.Pool // *requestBuffers
@@ -135,7 +141,7 @@ func New(cfg Config) *Handler {
 	h.adm = newAdmission(cfg.Admission, h.retryDelay)
 	h.reg = cfg.Metrics
 	if h.reg == nil {
-		h.reg = metrics.NewRegistry()
+		h.reg = metrics.NewSet()
 	}
 	h.m = newHandlerMetrics(h.reg, h.adm)
 	h.checks = newCheckPool()
@@ -205,8 +211,9 @@ func isGRPCPath(path string) bool {
 	return otlp.SignalByGRPCService(service) != 0
 }
 
-// Metrics returns the registry holding the handler's metrics.
-func (h *Handler) Metrics() *metrics.Registry { return h.reg }
+// Metrics returns the set holding the handler's metrics (Config.Metrics,
+// or the handler's own); its WritePrometheus writes them.
+func (h *Handler) Metrics() *metrics.Set { return h.reg }
 
 // Shutdown marks every service NOT_SERVING, ends health Watch streams and
 // rotates export streams (each acknowledges what it read, then ends with

@@ -12,8 +12,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
-	"github.com/otlp-lite/otlp-lite/metrics"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
@@ -276,7 +276,7 @@ func TestTicketDeclareChargesNothing(t *testing.T) {
 func TestWriteGuardFiresOnlyOnBlockedWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const timeout = 8 * time.Second
-		timeouts := metrics.NewRegistry().Counter("t", "t").With()
+		timeouts := metrics.NewSet().NewCounter("t")
 		gs := newWriteGuards(timeout, timeouts)
 		defer close(gs.stop)
 		w := httptest.NewRecorder()
@@ -294,8 +294,8 @@ func TestWriteGuardFiresOnlyOnBlockedWrites(t *testing.T) {
 		if gs.put(done) {
 			t.Fatal("a completed write was abandoned")
 		}
-		if timeouts.Value() != 1 {
-			t.Fatalf("%d timeouts counted, want 1", timeouts.Value())
+		if timeouts.Get() != 1 {
+			t.Fatalf("%d timeouts counted, want 1", timeouts.Get())
 		}
 		// A guard given back and taken again starts clean.
 		again := gs.get(nil, w)

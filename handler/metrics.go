@@ -1,11 +1,14 @@
 package handler
 
 import (
+	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/otlp-lite/otlp-lite/grpcwire"
-	"github.com/otlp-lite/otlp-lite/metrics"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -23,89 +26,121 @@ const (
 
 var transportNames = [numTransports]string{"grpc", "grpc_stream", "http"}
 
-// handlerMetrics are the receiver's operator metrics. Series are resolved
-// once here (or lazily, once, for request codes) so that counting on the hot
-// path is a single atomic add.
+// LatencyBuckets are the `le` upper bounds, in seconds from 0.5 ms to 10 s,
+// of the receiver's latency histograms (otlplite_storage_write_seconds
+// here, otlplite_storage_sync_seconds in the binary).
+var LatencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+// seriesName returns a VictoriaMetrics/metrics series name: name with the
+// label pairs kv (name, value, name, value...) in the order given. The
+// values here are fixed identifiers (transports, signals, codes, reasons),
+// so they need no escaping.
+func seriesName(name string, kv ...string) string {
+	if len(kv) == 0 {
+		return name
+	}
+	var b strings.Builder
+	b.WriteString(name)
+	b.WriteByte('{')
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(kv[i])
+		b.WriteString(`="`)
+		b.WriteString(kv[i+1])
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// handlerMetrics are the receiver's operator metrics, in a
+// VictoriaMetrics/metrics Set. Series are resolved once here (or lazily,
+// once, for request codes) so that counting on the hot path is a single
+// atomic add, with no name lookup; only the storage latency histogram
+// takes a (per-series, uncontended in practice) mutex, which is what makes
+// its scrapes consistent (buckets, _sum and _count from one moment).
 type handlerMetrics struct {
+	set *metrics.Set
+
 	// accepted: items stored; refused: items the storage could not take
 	// (the client should retry them); failed: items rejected as invalid
 	// (partial success) — the collector's otelcol_receiver_* semantics.
 	accepted, refused, failed [numTransports][4]*metrics.Counter
 
-	requests    *metrics.CounterVec
+	// requestsBy: otlplite_requests_total{transport,signal,code}, resolved
+	// on first use of a code.
 	requestsBy  [numTransports][4][17]atomic.Pointer[metrics.Counter]
-	wireBytes   [numTransports]*metrics.Counter
-	bytes       [numTransports]*metrics.Counter
-	storeWrite  [4]*metrics.Histogram
-	openStreams *metrics.Gauge
-	rotations   *metrics.Counter
-	// refusals counts every request not answered OK, by why (refuse.go).
+	wireBytes   [numTransports]*metrics.Counter // otlplite_received_wire_bytes_total: before decompression
+	bytes       [numTransports]*metrics.Counter // otlplite_received_bytes_total: after decompression
+	storeWrite  [4]*metrics.PrometheusHistogram // otlplite_storage_write_seconds: time for the storage to accept (durably) a request
+	openStreams *metrics.Gauge                  // otlplite_open_streams
+	rotations   *metrics.Counter                // otlplite_stream_rotations_total: streams ended by rotation (age, request count or shutdown)
+	// refusals counts every request not answered OK, by why (refuse.go):
+	// otlplite_refusals_total{transport,reason}, on every path.
 	refusals [numTransports][numReasons]*metrics.Counter
 	// writeTimeouts counts responses abandoned because their client
-	// stopped reading (writeguard.go).
+	// stopped reading (writeguard.go):
+	// otlplite_response_write_timeouts_total.
 	writeTimeouts *metrics.Counter
 }
 
-func newHandlerMetrics(r *metrics.Registry, adm *admission) *handlerMetrics {
-	m := &handlerMetrics{}
+func newHandlerMetrics(set *metrics.Set, adm *admission) *handlerMetrics {
+	m := &handlerMetrics{set: set}
 	for _, sig := range otlp.Signals {
 		item := sig.Info().ItemsMetric
-		acc := r.Counter("otelcol_receiver_accepted_"+item+"_total", "Number of "+item+" successfully stored.", "receiver", "transport")
-		ref := r.Counter("otelcol_receiver_refused_"+item+"_total", "Number of "+item+" that could not be stored (retryable).", "receiver", "transport")
-		fail := r.Counter("otelcol_receiver_failed_"+item+"_total", "Number of "+item+" rejected as invalid.", "receiver", "transport")
 		for t := range numTransports {
-			m.accepted[t][sig] = acc.With("otlp", transportNames[t])
-			m.refused[t][sig] = ref.With("otlp", transportNames[t])
-			m.failed[t][sig] = fail.With("otlp", transportNames[t])
+			labels := []string{"receiver", "otlp", "transport", transportNames[t]}
+			m.accepted[t][sig] = set.GetOrCreateCounter(seriesName("otelcol_receiver_accepted_"+item+"_total", labels...))
+			m.refused[t][sig] = set.GetOrCreateCounter(seriesName("otelcol_receiver_refused_"+item+"_total", labels...))
+			m.failed[t][sig] = set.GetOrCreateCounter(seriesName("otelcol_receiver_failed_"+item+"_total", labels...))
 		}
 	}
-	m.requests = r.Counter("otlplite_requests_total", "Export requests by transport, signal and resulting gRPC code (HTTP statuses map to the same codes).", "transport", "signal", "code")
-	wire := r.Counter("otlplite_received_wire_bytes_total", "Request bytes as received, before decompression.", "transport")
-	dec := r.Counter("otlplite_received_bytes_total", "Request bytes after decompression.", "transport")
 	for t := range numTransports {
-		m.wireBytes[t] = wire.With(transportNames[t])
-		m.bytes[t] = dec.With(transportNames[t])
+		m.wireBytes[t] = set.GetOrCreateCounter(seriesName("otlplite_received_wire_bytes_total", "transport", transportNames[t]))
+		m.bytes[t] = set.GetOrCreateCounter(seriesName("otlplite_received_bytes_total", "transport", transportNames[t]))
 	}
-	sw := r.Histogram("otlplite_storage_write_seconds", "Time for the storage to accept a request (durable when it returns).", metrics.LatencyBuckets, "signal")
 	for _, sig := range storage.Signals {
-		m.storeWrite[sig] = sw.With(sig.String())
+		m.storeWrite[sig] = set.GetOrCreatePrometheusHistogramExt(seriesName("otlplite_storage_write_seconds", "signal", sig.String()), LatencyBuckets)
 	}
-	m.openStreams = r.Gauge("otlplite_open_streams", "Export streams open.").With()
-	m.rotations = r.Counter("otlplite_stream_rotations_total", "Export streams ended by rotation (age, request count or shutdown).").With()
-	m.writeTimeouts = r.Counter("otlplite_response_write_timeouts_total", "Responses and stream acknowledgements abandoned (stream reset, or HTTP/1.1 connection closed) because the client took none of it within -response-write-timeout.").With()
-	refusals := r.Counter("otlplite_refusals_total", "Requests not answered OK, by transport and reason (every path: gRPC, streams, OTLP/HTTP, health, authentication, routing).", "transport", "reason")
+	m.openStreams = set.GetOrCreateGauge("otlplite_open_streams", nil)
+	m.rotations = set.GetOrCreateCounter("otlplite_stream_rotations_total")
+	m.writeTimeouts = set.GetOrCreateCounter("otlplite_response_write_timeouts_total")
 	for t := range numTransports {
 		for reason := range numReasons {
-			m.refusals[t][reason] = refusals.With(transportNames[t], reasonNames[reason])
+			m.refusals[t][reason] = set.GetOrCreateCounter(seriesName("otlplite_refusals_total", "transport", transportNames[t], "reason", reasonNames[reason]))
 		}
 	}
 
-	r.GaugeFunc("otlplite_admission_bytes_in_flight", "Request bytes admitted and not yet answered.", func() float64 {
+	// Admission state, read at scrape time: bytes admitted and not yet
+	// answered, bytes waiting for admission.
+	set.GetOrCreateGauge("otlplite_admission_bytes_in_flight", func() float64 {
 		in, _, _ := adm.snapshot()
 		return float64(in)
 	})
-	r.GaugeFunc("otlplite_admission_bytes_waiting", "Request bytes waiting for admission.", func() float64 {
+	set.GetOrCreateGauge("otlplite_admission_bytes_waiting", func() float64 {
 		_, w, _ := adm.snapshot()
 		return float64(w)
 	})
-	r.CounterFunc("otlplite_admission_waits_total", "Requests that waited for admission.", func() float64 {
+	// The admission counters are kept by the admission controller; a
+	// func-backed Gauge would expose them as gauges, so they are written
+	// as counters, from one snapshot per scrape: requests that waited,
+	// and refusals by reason.
+	set.RegisterMetricsWriter(func(w io.Writer) {
 		_, _, st := adm.snapshot()
-		return float64(st.Waited)
+		for _, c := range [...]struct {
+			name string
+			v    int64
+		}{
+			{"otlplite_admission_waits_total", st.Waited},
+			{"otlplite_admission_refusals_busy_total", st.RefusedBusy},
+			{"otlplite_admission_refusals_too_large_total", st.RefusedTooLarge},
+			{"otlplite_admission_refusals_decompressed_over_budget_total", st.RefusedGrow},
+		} {
+			metrics.WriteCounterUint64(w, c.name, uint64(max(c.v, 0)))
+		}
 	})
-	admissionRefusals := []struct {
-		reason string
-		get    func(admissionStats) int64
-	}{
-		{"busy", func(s admissionStats) int64 { return s.RefusedBusy }},
-		{"too_large", func(s admissionStats) int64 { return s.RefusedTooLarge }},
-		{"decompressed_over_budget", func(s admissionStats) int64 { return s.RefusedGrow }},
-	}
-	for _, rf := range admissionRefusals {
-		r.CounterFunc("otlplite_admission_refusals_"+rf.reason+"_total", "Requests refused by admission control: "+rf.reason+".", func() float64 {
-			_, _, st := adm.snapshot()
-			return float64(rf.get(st))
-		})
-	}
 	return m
 }
 
@@ -121,7 +156,7 @@ func (m *handlerMetrics) countRequest(t transport, sig storage.Signal, out expor
 	p := &m.requestsBy[t][sig][code]
 	c := p.Load()
 	if c == nil {
-		c = m.requests.With(transportNames[t], sig.String(), code.String())
+		c = m.set.GetOrCreateCounter(seriesName("otlplite_requests_total", "transport", transportNames[t], "signal", sig.String(), "code", code.String()))
 		p.Store(c)
 	}
 	c.Inc()
@@ -129,9 +164,9 @@ func (m *handlerMetrics) countRequest(t transport, sig storage.Signal, out expor
 		return
 	}
 	if out.rejected > 0 {
-		m.failed[t][sig].Add(int64(out.rejected))
+		m.failed[t][sig].Add(out.rejected)
 	}
-	stored := int64(out.items - out.rejected)
+	stored := out.items - out.rejected
 	if st == nil {
 		m.accepted[t][sig].Add(stored)
 	} else if otlp.Retryable(st) {
@@ -140,10 +175,10 @@ func (m *handlerMetrics) countRequest(t transport, sig storage.Signal, out expor
 }
 
 func (m *handlerMetrics) countBytes(t transport, wire, decompressed int) {
-	m.wireBytes[t].Add(int64(wire))
-	m.bytes[t].Add(int64(decompressed))
+	m.wireBytes[t].Add(wire)
+	m.bytes[t].Add(decompressed)
 }
 
 func (m *handlerMetrics) observeStorage(sig storage.Signal, start time.Time) {
-	m.storeWrite[sig].Observe(time.Since(start).Seconds())
+	m.storeWrite[sig].Update(time.Since(start).Seconds())
 }

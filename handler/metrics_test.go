@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/VictoriaMetrics/metrics"
 )
 
 func TestMetricsCountOutcomes(t *testing.T) {
@@ -25,10 +27,20 @@ func TestMetricsCountOutcomes(t *testing.T) {
 		`otlplite_requests_total{transport="grpc",signal="traces",code="OK"} 1`,
 		`otlplite_requests_total{transport="grpc",signal="traces",code="INVALID_ARGUMENT"} 1`,
 		`otlplite_storage_write_seconds_count{signal="traces"} 2`,
+		`otlplite_storage_write_seconds_bucket{signal="traces",le="0.0005"} `,
+		`otlplite_storage_write_seconds_bucket{signal="traces",le="10"} 2`,
+		`otlplite_storage_write_seconds_bucket{signal="traces",le="+Inf"} 2`,
 		`otlplite_admission_bytes_in_flight 0`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("metrics lack %q", want)
+		}
+	}
+	// The handler keeps its own set: nothing lands in the library's
+	// global default set.
+	for _, name := range metrics.GetDefaultSet().ListMetricNames() {
+		if strings.HasPrefix(name, "otlplite_") || strings.HasPrefix(name, "otelcol_") {
+			t.Errorf("%s registered in the default set", name)
 		}
 	}
 	if t.Failed() {

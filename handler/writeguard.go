@@ -6,8 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/otlp-lite/otlp-lite/grpcwire"
-	"github.com/otlp-lite/otlp-lite/metrics"
 )
 
 // DefaultResponseWriteTimeout bounds how long a response may wait for the

@@ -10,15 +10,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/otlp-lite/otlp-lite/metrics"
+	"github.com/VictoriaMetrics/metrics"
 )
 
 // startLimited serves h with MaxConnections = maxConns on a free port.
-func startLimited(t *testing.T, h http.Handler, maxConns int) (string, *metrics.Registry, *Server) {
+func startLimited(t *testing.T, h http.Handler, maxConns int) (string, *metrics.Set, *Server) {
 	t.Helper()
 	limits := DefaultLimits()
 	limits.MaxConnections = maxConns
-	reg := metrics.NewRegistry()
+	reg := metrics.NewSet()
 	srv := New(h, Config{Limits: &limits, Metrics: reg})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -112,7 +112,7 @@ func isReset(err error) bool {
 	return errors.As(err, &op)
 }
 
-func scrape(reg *metrics.Registry) string {
+func scrape(reg *metrics.Set) string {
 	var b strings.Builder
 	reg.WritePrometheus(&b)
 	return b.String()

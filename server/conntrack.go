@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/otlp-lite/otlp-lite/metrics"
+	"github.com/VictoriaMetrics/metrics"
 )
 
 // connTracker counts open connections and enforces Limits.MaxConnectionAge:
@@ -51,15 +51,19 @@ type trackedConn struct {
 // a handler sees the request's context, not its net.Conn.
 type connDeadlineKey struct{}
 
-func newConnTracker(maxAge, grace time.Duration, reg *metrics.Registry) *connTracker {
-	dropped := reg.Counter("otlplite_connections_dropped_total", "Client connections closed to keep within -max-connections and the descriptor limit: shed_idle, the oldest idle connection closed to make room for a new one (its client reconnects; nothing was in flight); refused, a new connection closed because every open one was busy.", "reason")
+func newConnTracker(maxAge, grace time.Duration, set *metrics.Set) *connTracker {
+	// otlplite_connections_dropped_total{reason}: client connections
+	// closed to keep within -max-connections and the descriptor limit:
+	// shed_idle, the oldest idle connection closed to make room for a new
+	// one (its client reconnects; nothing was in flight); refused, a new
+	// connection closed because every open one was busy.
 	return &connTracker{
 		maxAge:   maxAge,
 		grace:    grace,
-		open:     reg.Gauge("otlplite_open_connections", "Client connections open on the OTLP listeners.").With(),
-		accepted: reg.Counter("otlplite_connections_total", "Client connections accepted on the OTLP listeners.").With(),
-		shed:     dropped.With("shed_idle"),
-		refused:  dropped.With("refused"),
+		open:     set.GetOrCreateGauge("otlplite_open_connections", nil), // client connections open on the OTLP listeners
+		accepted: set.GetOrCreateCounter("otlplite_connections_total"),   // client connections accepted on the OTLP listeners
+		shed:     set.GetOrCreateCounter(`otlplite_connections_dropped_total{reason="shed_idle"}`),
+		refused:  set.GetOrCreateCounter(`otlplite_connections_dropped_total{reason="refused"}`),
 		conns:    map[net.Conn]*trackedConn{},
 	}
 }

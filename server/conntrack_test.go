@@ -10,7 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/otlp-lite/otlp-lite/metrics"
+	"github.com/VictoriaMetrics/metrics"
 )
 
 // fakeConn is a net.Conn for connTracker tests: only Close is used.
@@ -43,7 +43,7 @@ func acceptFakeConns(tr *connTracker, n int) ([]*fakeConn, []context.Context) {
 func TestMaxConnectionAgeJitterPerConnection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const age = time.Minute
-		tr := newConnTracker(age, 20*time.Second, metrics.NewRegistry())
+		tr := newConnTracker(age, 20*time.Second, metrics.NewSet())
 		start := time.Now()
 		conns, ctxs := acceptFakeConns(tr, 64)
 		deadlines := make([]time.Time, len(conns))
@@ -105,7 +105,7 @@ func TestCloseExpiredUsesConnectionDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const age, grace = time.Minute, 20 * time.Second
 		tick := grace / 4 // closeExpired's period for this grace
-		tr := newConnTracker(age, grace, metrics.NewRegistry())
+		tr := newConnTracker(age, grace, metrics.NewSet())
 		start := time.Now()
 		conns, ctxs := acceptFakeConns(tr, 64)
 		ctx, cancel := context.WithCancel(context.Background())

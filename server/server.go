@@ -45,7 +45,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/otlp-lite/otlp-lite/metrics"
+	"github.com/VictoriaMetrics/metrics"
 )
 
 // Config configures a Server. The zero value serves clear text with
@@ -69,9 +69,11 @@ type Config struct {
 	// for them. Nil means the handler's own Shutdown() method, if it has
 	// one (*handler.Handler has); set it when the handler is wrapped.
 	OnShutdown func()
-	// Metrics receives the connection metrics (otlplite_open_connections,
-	// otlplite_connections_total); nil keeps them private.
-	Metrics *metrics.Registry
+	// Metrics is the VictoriaMetrics/metrics set that receives the
+	// connection metrics (otlplite_open_connections,
+	// otlplite_connections_total, otlplite_connections_dropped_total); nil
+	// keeps them in a private set. The global default set is never used.
+	Metrics *metrics.Set
 	// Logger receives net/http's connection errors (failed TLS handshakes,
 	// malformed requests) at debug level. Nil means slog.Default().
 	Logger *slog.Logger
@@ -104,7 +106,7 @@ func New(h http.Handler, cfg Config) *Server {
 	}
 	reg := cfg.Metrics
 	if reg == nil {
-		reg = metrics.NewRegistry()
+		reg = metrics.NewSet()
 	}
 	logger := cfg.Logger
 	if logger == nil {

@@ -14,7 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/otlp-lite/otlp-lite/metrics"
+	"github.com/VictoriaMetrics/metrics"
 )
 
 func testLimits() *Limits {
@@ -211,7 +211,7 @@ func TestServerShutdownHook(t *testing.T) {
 
 func TestServerConnectionMetrics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		reg := metrics.NewRegistry()
+		reg := metrics.NewSet()
 		ln, _, c := servePipe(t, okHandler, Config{Metrics: reg})
 		connsFor(t, ln, c, 3, 0)
 		synctest.Wait()

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/otlp-lite/otlp-lite/metrics"
+	"github.com/VictoriaMetrics/metrics"
 )
 
 // adminServer is the operator's listener: /metrics (Prometheus text),
@@ -16,16 +16,23 @@ import (
 // separate from the OTLP ports so that it can stay on localhost or a
 // private network while the OTLP ports face clients.
 type adminServer struct {
-	reg   *metrics.Registry
+	set   *metrics.Set
 	ready atomic.Bool
 }
 
-func newAdminServer(reg *metrics.Registry, withPprof bool) (*adminServer, http.Handler) {
-	a := &adminServer{reg: reg}
+// newAdminServer serves set at /metrics, followed by the process and Go
+// runtime metrics of VictoriaMetrics/metrics (process_*, go_*). It turns
+// on the library's # HELP/# TYPE lines (a process-wide switch), so that
+// scrapers know the counters and histograms for what they are.
+func newAdminServer(set *metrics.Set, withPprof bool) (*adminServer, http.Handler) {
+	metrics.ExposeMetadata(true)
+	a := &adminServer{set: set}
 	start := time.Now()
-	reg.GaugeFunc("otlplite_uptime_seconds", "Seconds since the process started.", func() float64 { return time.Since(start).Seconds() })
-	reg.GaugeFunc("otlplite_go_goroutines", "Goroutines.", func() float64 { return float64(runtime.NumGoroutine()) })
-	reg.GaugeFunc("otlplite_go_heap_inuse_bytes", "Go heap in use.", func() float64 {
+	// Kept under their own names for existing dashboards; go_goroutines
+	// and the go_memstats_* series below carry the same and more.
+	set.GetOrCreateGauge("otlplite_uptime_seconds", func() float64 { return time.Since(start).Seconds() })
+	set.GetOrCreateGauge("otlplite_go_goroutines", func() float64 { return float64(runtime.NumGoroutine()) })
+	set.GetOrCreateGauge("otlplite_go_heap_inuse_bytes", func() float64 {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		return float64(ms.HeapInuse)
@@ -33,7 +40,8 @@ func newAdminServer(reg *metrics.Registry, withPprof bool) (*adminServer, http.H
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		a.reg.WritePrometheus(w)
+		a.set.WritePrometheus(w)
+		metrics.WriteProcessMetrics(w)
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))

@@ -1,32 +1,41 @@
 package main
 
 import (
-	"github.com/otlp-lite/otlp-lite/metrics"
+	"fmt"
+	"io"
+
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
 // registerDiskMetrics exposes the disk store's per-signal sizes, read from
-// Store.Stats (in memory) at each scrape.
-func registerDiskMetrics(reg *metrics.Registry, st *disk.Store) {
-	gauge := func(name, help string, get func(disk.SignalStats) float64) {
-		reg.GaugeVecFunc(name, help, []string{"signal"}, func(emit func(float64, ...string)) {
-			for _, s := range st.Stats().Signals {
-				emit(get(s), s.Signal.String())
-			}
-		})
+// Store.Stats (in memory) once per scrape, so that every series of a
+// scrape comes from the same snapshot. They are written by a metrics
+// writer rather than func-backed gauges because half of them are
+// counters and all of them share that one Stats call.
+func registerDiskMetrics(set *metrics.Set, st *disk.Store) {
+	type family struct {
+		name, typ string // typ: "gauge" or "counter"
+		get       func(disk.SignalStats) uint64
 	}
-	counter := func(name, help string, get func(disk.SignalStats) float64) {
-		reg.CounterVecFunc(name, help, []string{"signal"}, func(emit func(float64, ...string)) {
-			for _, s := range st.Stats().Signals {
-				emit(get(s), s.Signal.String())
-			}
-		})
+	families := []family{
+		{"otlplite_storage_bytes", "gauge", func(s disk.SignalStats) uint64 { return uint64(s.Bytes) }},                              // bytes of segment files on disk
+		{"otlplite_storage_segments", "gauge", func(s disk.SignalStats) uint64 { return uint64(s.Segments) }},                        // segment files
+		{"otlplite_storage_records", "gauge", func(s disk.SignalStats) uint64 { return uint64(s.Records) }},                          // stored requests
+		{"otlplite_storage_items", "gauge", func(s disk.SignalStats) uint64 { return uint64(s.Items) }},                              // stored spans, data points or log records
+		{"otlplite_storage_write_errors_total", "counter", func(s disk.SignalStats) uint64 { return uint64(s.WriteErrors) }},         // failed disk writes and fsyncs (disk full, I/O errors)
+		{"otlplite_storage_deleted_segments_total", "counter", func(s disk.SignalStats) uint64 { return uint64(s.DeletedSegments) }}, // segments deleted by retention
 	}
-	gauge("otlplite_storage_bytes", "Bytes of segment files on disk, per signal.", func(s disk.SignalStats) float64 { return float64(s.Bytes) })
-	gauge("otlplite_storage_segments", "Segment files, per signal.", func(s disk.SignalStats) float64 { return float64(s.Segments) })
-	gauge("otlplite_storage_records", "Stored requests, per signal.", func(s disk.SignalStats) float64 { return float64(s.Records) })
-	gauge("otlplite_storage_items", "Stored spans, data points or log records, per signal.", func(s disk.SignalStats) float64 { return float64(s.Items) })
-	counter("otlplite_storage_write_errors_total", "Failed disk writes and fsyncs (disk full, I/O errors), per signal.", func(s disk.SignalStats) float64 { return float64(s.WriteErrors) })
-	counter("otlplite_storage_deleted_segments_total", "Segments deleted by retention, per signal.", func(s disk.SignalStats) float64 { return float64(s.DeletedSegments) })
-	reg.GaugeFunc("otlplite_storage_total_bytes", "Bytes of segment files on disk, all signals.", func() float64 { return float64(st.Stats().Bytes) })
+	set.RegisterMetricsWriter(func(w io.Writer) {
+		stats := st.Stats()
+		for _, f := range families {
+			metrics.WriteMetadataIfNeeded(w, f.name, f.typ)
+			for _, s := range stats.Signals {
+				fmt.Fprintf(w, "%s{signal=%q} %d\n", f.name, s.Signal.String(), f.get(s))
+			}
+		}
+		// Bytes of segment files on disk, all signals.
+		metrics.WriteGaugeUint64(w, "otlplite_storage_total_bytes", uint64(stats.Bytes))
+	})
 }

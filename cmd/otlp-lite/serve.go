@@ -15,9 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/handler"
-	"github.com/otlp-lite/otlp-lite/metrics"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/server"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -145,14 +146,15 @@ func serve(args []string, stderr io.Writer) int {
 	return 0
 }
 
-func openSink(cfg serveConfig, logger *slog.Logger, reg *metrics.Registry) (storage.Sink, error) {
+func openSink(cfg serveConfig, logger *slog.Logger, reg *metrics.Set) (storage.Sink, error) {
 	if cfg.storageKind == "disk" {
-		sync := reg.Histogram("otlplite_storage_sync_seconds", "Duration of each fsync of a batch of records (group commit), per signal.", metrics.LatencyBuckets, "signal")
-		var bySignal [4]*metrics.Histogram
+		// otlplite_storage_sync_seconds: duration of each fsync of a
+		// batch of records (group commit), per signal.
+		var bySignal [4]*metrics.PrometheusHistogram
 		for _, sig := range storage.Signals {
-			bySignal[sig] = sync.With(sig.String())
+			bySignal[sig] = reg.GetOrCreatePrometheusHistogramExt(`otlplite_storage_sync_seconds{signal="`+sig.String()+`"}`, handler.LatencyBuckets)
 		}
-		cfg.disk.observeSync = func(sig storage.Signal, d time.Duration) { bySignal[sig].Observe(d.Seconds()) }
+		cfg.disk.observeSync = func(sig storage.Signal, d time.Duration) { bySignal[sig].Update(d.Seconds()) }
 	}
 	switch cfg.storageKind {
 	case "disk":
@@ -185,7 +187,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	reg := metrics.NewRegistry()
+	reg := metrics.NewSet() // the binary's own set, not the library's global one
 	stop := make(chan struct{})
 	defer close(stop)
 	var auth handler.Authenticator
