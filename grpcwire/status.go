@@ -358,3 +358,11 @@ func parseBadRequestAny(src []byte, st *Status) error {
 	}
 	return nil
 }
+
+// GRPCCode returns the status code's number; with HasRetryInfo it is what
+// package otlp's retry rules read.
+func (s *Status) GRPCCode() uint32 { return uint32(s.Code) }
+
+// HasRetryInfo reports whether the status carries a google.rpc.RetryInfo
+// detail: RetryDelay is not zero (-1 stands for an explicit zero delay).
+func (s *Status) HasRetryInfo() bool { return s.RetryDelay != 0 }

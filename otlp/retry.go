@@ -1,29 +1,45 @@
 package otlp
 
-import (
-	"net/http"
+// A Status is what Retryable needs of a gRPC status; *grpcwire.Status has
+// it. It is an interface so that this leaf package does not depend on the
+// gRPC layer (and through it on net/http): code that only validates or
+// names OTLP data can import otlp alone.
+type Status interface {
+	// GRPCCode is the status code's number (google.rpc.Code).
+	GRPCCode() uint32
+	// HasRetryInfo reports whether the status carries a
+	// google.rpc.RetryInfo detail, whatever its delay.
+	HasRetryInfo() bool
+}
 
-	"github.com/otlp-lite/otlp-lite/grpcwire"
+// The gRPC status codes the retry rules name (google.rpc.Code).
+const (
+	codeCanceled          = 1
+	codeDeadlineExceeded  = 4
+	codeResourceExhausted = 8
+	codeAborted           = 10
+	codeOutOfRange        = 11
+	codeUnavailable       = 14
+	codeDataLoss          = 15
 )
 
 // Retryable reports whether a request that failed with st may succeed if
 // sent again (OTLP v1.11 "Failures", the table of retryable gRPC codes).
 // RESOURCE_EXHAUSTED is retryable only "if the server signals that a
 // recovery from resource exhaustion is possible", that is with a RetryInfo
-// detail, whatever its delay (st.RetryDelay != 0; -1 is an explicit zero):
-// without it the server is saying the request itself is too large.
-func Retryable(st *grpcwire.Status) bool {
-	return RetryableCode(st.Code, st.RetryDelay != 0)
+// detail, whatever its delay (an explicit zero counts): without it the
+// server is saying the request itself is too large.
+func Retryable(st Status) bool {
+	return RetryableCode(st.GRPCCode(), st.HasRetryInfo())
 }
 
 // RetryableCode is Retryable for a code, hasRetryInfo telling whether the
 // status carried a google.rpc.RetryInfo detail.
-func RetryableCode(c grpcwire.Code, hasRetryInfo bool) bool {
-	switch c {
-	case grpcwire.Canceled, grpcwire.DeadlineExceeded, grpcwire.Aborted, grpcwire.OutOfRange,
-		grpcwire.Unavailable, grpcwire.DataLoss:
+func RetryableCode(code uint32, hasRetryInfo bool) bool {
+	switch code {
+	case codeCanceled, codeDeadlineExceeded, codeAborted, codeOutOfRange, codeUnavailable, codeDataLoss:
 		return true
-	case grpcwire.ResourceExhausted:
+	case codeResourceExhausted:
 		return hasRetryInfo
 	}
 	return false
@@ -31,10 +47,11 @@ func RetryableCode(c grpcwire.Code, hasRetryInfo bool) bool {
 
 // RetryableHTTPStatus reports whether an OTLP/HTTP request answered with
 // the HTTP status code may succeed if sent again (OTLP v1.11 "Retryable
-// Response Codes": 429, 502, 503 and 504; the others are not retryable).
+// Response Codes": 429 Too Many Requests, 502 Bad Gateway, 503 Service
+// Unavailable and 504 Gateway Timeout; the others are not retryable).
 func RetryableHTTPStatus(code int) bool {
 	switch code {
-	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case 429, 502, 503, 504:
 		return true
 	}
 	return false

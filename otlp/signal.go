@@ -5,8 +5,10 @@
 // envelope (proto/otlplite/v1/stream.proto).
 //
 // It sits at the bottom of the module: it imports only the standard
-// library, easyproto and grpcwire (for grpcwire.Status), and none of the
-// packages that use it.
+// library (not net/http) and easyproto, and none of the packages that use
+// it, so that code which only names or validates OTLP data can import it
+// alone (retry rules take a gRPC status through the small Status
+// interface, which *grpcwire.Status implements).
 package otlp
 
 import "fmt"

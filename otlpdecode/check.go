@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // checker walks a request for the Check* functions. It holds no buffers:
@@ -475,15 +477,16 @@ type itemTally struct {
 	point    int    // metrics: index of the first rejected data point
 }
 
-// signal selects the item check of a walk. It is a switch rather than a
+// signal selects the item check of a walk: the OTLP signal enum of package
+// otlp, defined there once for every package. It is a switch rather than a
 // function value so that the itemTally stays on the stack: an indirect
 // call would make it escape, one allocation per item.
-type signal uint8
+type signal = otlp.Signal
 
 const (
-	signalTraces signal = iota
-	signalMetrics
-	signalLogs
+	signalTraces  = otlp.Traces
+	signalMetrics = otlp.Metrics
+	signalLogs    = otlp.Logs
 )
 
 // item checks one element of the item field of a Scope* message.
