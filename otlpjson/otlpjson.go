@@ -36,8 +36,9 @@ const (
 	// ExportLogsServiceResponse is opentelemetry.proto.collector.logs.v1.ExportLogsServiceResponse.
 	ExportLogsServiceResponse
 	// Status is google.rpc.Status, the OTLP/HTTP error response body
-	// (specification.md "Failures"). Of its google.protobuf.Any details only
-	// google.rpc.RetryInfo is transcoded; details of other types are dropped.
+	// (specification.md "Failures"). Of its google.protobuf.Any details,
+	// google.rpc.RetryInfo and google.rpc.BadRequest are transcoded
+	// (wellknown.go); details of other types are dropped.
 	Status
 )
 
