@@ -33,10 +33,21 @@ type Config struct {
 	ReceiveWindow int
 	// RequestTimeout bounds how long one request may wait for its
 	// acknowledgement, retries included; after it the request is dropped.
-	// Zero means 30s; negative means no limit.
+	// Zero means 30s; negative means no limit: retry until the caller's
+	// context ends.
 	RequestTimeout time.Duration
+	// AttemptTimeout bounds each attempt of a unary request (one Export
+	// call; see Config.Retry), unlike RequestTimeout, which bounds them
+	// all; an attempt that runs out fails as retryable (a transport error
+	// or DEADLINE_EXCEEDED). Zero means no bound but RequestTimeout's. The
+	// StreamExporter ignores it.
+	AttemptTimeout time.Duration
 	// Backoff paces retries.
 	Backoff Backoff
+	// OnRetry, if not nil, is called by UnaryExporter and Config.Retry
+	// after a retryable failure, with the failure and the wait before the
+	// next attempt, from the goroutine of the request. It must not block.
+	OnRetry func(err error, delay time.Duration)
 	// HTTP, if not nil, is used instead of a client built from the fields
 	// above, for example to share one connection between exporters. It
 	// must speak HTTP/2 to Endpoint.

@@ -50,48 +50,119 @@ var ErrDropped = errors.New("request dropped before it was acknowledged")
 // success (the rejected items are added to Stats().Rejected), and the
 // *grpcwire.Status for a non-retryable refusal.
 func (u *UnaryExporter) Export(ctx context.Context, req []byte) error {
-	if t := u.cfg.requestTimeout(); t > 0 {
+	_, err := u.ExportResult(ctx, req)
+	return err
+}
+
+// ExportResult is Export that also returns the partial success of the
+// server's response: what it rejected of a request it accepted (zero when
+// it took everything, or when err is not nil).
+func (u *UnaryExporter) ExportResult(ctx context.Context, req []byte) (otlp.PartialSuccess, error) {
+	return u.cfg.retry(ctx, &u.c, func(ctx context.Context) (otlp.PartialSuccess, error) {
+		resp, err := u.client.Invoke(ctx, u.method, req)
+		if err != nil {
+			return otlp.PartialSuccess{}, err
+		}
+		ps, _ := otlp.ParsePartialSuccess(resp)
+		return ps, nil
+	})
+}
+
+// Stats returns the exporter's counters.
+func (u *UnaryExporter) Stats() Stats { return u.c.snapshot() }
+
+// AttemptError is an attempt's failure (see Config.Retry) that says itself
+// whether it is worth retrying, for failures the loop cannot classify: it
+// takes a *grpcwire.Status by its code (otlp.Retryable) and any other error
+// for a transport failure, which it retries.
+type AttemptError struct {
+	Err error
+	// Retryable is whether another attempt may succeed.
+	Retryable bool
+	// Delay is the least wait the server asked for before the next
+	// attempt (an HTTP Retry-After), zero if none.
+	Delay time.Duration
+}
+
+func (e *AttemptError) Error() string { return e.Err.Error() }
+func (e *AttemptError) Unwrap() error { return e.Err }
+
+// Retry is the retry loop of UnaryExporter for requests sent some other way
+// (OTLP/HTTP, say): it calls attempt until attempt succeeds, returns a
+// failure that is not retryable, or c.RequestTimeout or ctx ends, and
+// returns what the last attempt returned, or an error wrapping ErrDropped if
+// it gave up. Each attempt gets a context bounded by c.AttemptTimeout, and
+// retries wait as c.Backoff says, at least the server's delay: a
+// *grpcwire.Status's RetryInfo or an *AttemptError's Delay. c.OnRetry, if
+// set, is called before each wait.
+func (c *Config) Retry(ctx context.Context, attempt func(ctx context.Context) (otlp.PartialSuccess, error)) (otlp.PartialSuccess, error) {
+	return c.retry(ctx, nil, attempt)
+}
+
+// retry is Retry, counting in cnt if it is not nil.
+func (c *Config) retry(ctx context.Context, cnt *counters, attempt func(ctx context.Context) (otlp.PartialSuccess, error)) (otlp.PartialSuccess, error) {
+	if cnt == nil {
+		cnt = new(counters)
+	}
+	if t := c.requestTimeout(); t > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
-	for attempt := 1; ; attempt++ {
-		u.c.sent.Add(1)
-		resp, err := u.client.Invoke(ctx, u.method, req)
+	for n := 1; ; n++ {
+		cnt.sent.Add(1)
+		ps, err := c.attempt(ctx, attempt)
 		if err == nil {
-			u.c.acked.Add(1)
-			if ps, _ := otlp.ParsePartialSuccess(resp); ps.Rejected > 0 {
-				u.c.rejected.Add(uint64(ps.Rejected))
+			cnt.acked.Add(1)
+			if ps.Rejected > 0 {
+				cnt.rejected.Add(uint64(ps.Rejected))
 			}
-			return nil
+			return ps, nil
 		}
-		var st *grpcwire.Status
-		var delay time.Duration
-		switch {
-		case errors.As(err, &st) && !otlp.Retryable(st):
-			u.c.failed.Add(1)
-			return err
-		case st != nil:
-			delay = u.cfg.Backoff.Delay(attempt, serverDelay(st))
-		default:
-			// A transport error: the server may be restarting.
-			delay = u.cfg.Backoff.Delay(attempt, 0)
+		retry, serverWait := classify(err)
+		if !retry {
+			cnt.failed.Add(1)
+			return otlp.PartialSuccess{}, err
 		}
 		if ctx.Err() != nil {
-			u.c.dropped.Add(1)
-			return fmt.Errorf("%w: %v (last error: %v)", ErrDropped, ctx.Err(), err)
+			cnt.dropped.Add(1)
+			return otlp.PartialSuccess{}, fmt.Errorf("%w: %v (last error: %v)", ErrDropped, ctx.Err(), err)
+		}
+		delay := c.Backoff.Delay(n, serverWait)
+		if c.OnRetry != nil {
+			c.OnRetry(err, delay)
 		}
 		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			u.c.dropped.Add(1)
-			return fmt.Errorf("%w: %v (last error: %v)", ErrDropped, ctx.Err(), err)
+			cnt.dropped.Add(1)
+			return otlp.PartialSuccess{}, fmt.Errorf("%w: %v (last error: %v)", ErrDropped, ctx.Err(), err)
 		}
-		u.c.retried.Add(1)
+		cnt.retried.Add(1)
 	}
 }
 
-// Stats returns the exporter's counters.
-func (u *UnaryExporter) Stats() Stats { return u.c.snapshot() }
+// attempt runs one attempt, bounded by AttemptTimeout.
+func (c *Config) attempt(ctx context.Context, attempt func(ctx context.Context) (otlp.PartialSuccess, error)) (otlp.PartialSuccess, error) {
+	if c.AttemptTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.AttemptTimeout)
+		defer cancel()
+	}
+	return attempt(ctx)
+}
+
+// classify says whether an attempt's failure is retryable, and the least
+// wait the server asked for.
+func classify(err error) (retry bool, serverWait time.Duration) {
+	if ae, ok := errors.AsType[*AttemptError](err); ok {
+		return ae.Retryable, max(ae.Delay, 0)
+	}
+	if st, ok := errors.AsType[*grpcwire.Status](err); ok {
+		return otlp.Retryable(st), serverDelay(st)
+	}
+	// A transport error: the server may be restarting.
+	return true, 0
+}

@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -28,10 +27,11 @@ import (
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
-// Replay timing. Backoff follows the OpenTelemetry exporters' defaults
-// (initial 5 s in the collector; shorter here because replay is usually
-// pointed at a receiver that is just starting) and is capped so that a
-// long outage is retried at least every 30 s.
+// Replay timing. Backoff (otlpclient.Backoff, with its jitter) follows the
+// OpenTelemetry exporters' defaults (initial 5 s in the collector; shorter
+// here because replay is usually pointed at a receiver that is just
+// starting) and is capped so that a long outage is retried at least every
+// 30 s (or as late as the receiver's RetryInfo or Retry-After asks).
 //
 // When stopped, replay gives records already sent replayStopGrace to be
 // acknowledged: enough for a reachable receiver to answer, so the next run
@@ -132,12 +132,12 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "replay: unknown -compression %q: want gzip or none\n", cfg.compression)
 		return 2
 	}
-	var send sender
+	var newSender func(storage.Signal, *replayCounts) sender
 	switch cfg.protocol {
 	case "grpc":
-		send = newGRPCSender(cfg)
+		newSender = newGRPCSenders(cfg)
 	case "http":
-		send = newHTTPSender(cfg)
+		newSender = newHTTPSenders(cfg)
 	case "stream":
 	default:
 		fmt.Fprintf(stderr, "replay: unknown -protocol %q: want grpc, stream or http\n", cfg.protocol)
@@ -159,7 +159,7 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 				errc <- replaySignalStream(ctx, cfg, sig, &counts[sig], stderr)
 				return
 			}
-			errc <- replaySignal(ctx, cfg, sig, send, &counts[sig], stderr)
+			errc <- replaySignal(ctx, cfg, sig, newSender(sig, &counts[sig]), &counts[sig], stderr)
 		}()
 	}
 	done := make(chan struct{})
@@ -394,7 +394,7 @@ func replaySignal(ctx context.Context, cfg replayConfig, sig storage.Signal, sen
 		if err != nil {
 			return errors.Join(fmt.Errorf("%s: %w", sig, err), commit())
 		}
-		rejected, err := sendWithRetry(ctx, send, sig, rec.Data, counts)
+		rejected, err := send(ctx, rec.Data)
 		if err != nil {
 			if ctx.Err() != nil {
 				return errors.Join(stoppedError(cfg, sig, fmt.Sprintf("the record at %s:%d not accepted", rec.Segment, rec.Offset)), commit())
@@ -449,47 +449,37 @@ type errPermanent struct{ err error }
 func (e errPermanent) Error() string { return e.err.Error() }
 func (e errPermanent) Unwrap() error { return e.err }
 
-// sender sends one Export request and returns the number of items the
-// receiver rejected (partial success). A retryable failure is returned as
-// *retryable, with the delay the receiver asked for, if any.
-type sender func(ctx context.Context, sig storage.Signal, data []byte) (int64, error)
+// sender sends one signal's Export request until the receiver accepts it,
+// refuses it for good (errPermanent, or *errTarget when it would refuse
+// every record) or ctx ends, and returns the number of items the receiver
+// rejected (partial success). Retryable failures are retried by
+// otlpclient's loop, as replayClientConfig sets it up.
+type sender func(ctx context.Context, data []byte) (int64, error)
 
-type retryable struct {
-	err   error
-	delay time.Duration
-}
-
-func (e *retryable) Error() string { return e.err.Error() }
-func (e *retryable) Unwrap() error { return e.err }
-
-func sendWithRetry(ctx context.Context, send sender, sig storage.Signal, data []byte, counts *replayCounts) (int64, error) {
-	backoff := replayInitialBackoff
-	for {
-		rejected, err := send(ctx, sig, data)
-		if err == nil {
-			return rejected, nil
-		}
-		var r *retryable
-		if !errors.As(err, &r) {
-			return 0, err
-		}
-		if ctx.Err() != nil {
-			// The failure is the interruption itself; the one before it
-			// says why the record was not getting through.
-			return 0, ctx.Err()
-		}
-		counts.setFailing(r.err)
-		wait := r.delay
-		if wait <= 0 {
-			// Full jitter keeps several replays from retrying in step.
-			wait = backoff/2 + rand.N(backoff/2+1)
-			backoff = min(2*backoff, replayMaxBackoff)
-		}
-		counts.retries.Add(1)
-		if !sleepCtx(ctx, wait) {
-			return 0, ctx.Err()
-		}
+// replayClientConfig is the otlpclient configuration of one signal's
+// records: retried until delivered or ctx ends (never dropped on a
+// timeout), each attempt bounded by -timeout, each retry counted and its
+// failure kept as the signal's last error.
+func replayClientConfig(cfg replayConfig, sig storage.Signal, counts *replayCounts) otlpclient.Config {
+	c := otlpclient.Config{
+		Endpoint:       cfg.endpoint,
+		TLS:            replayTLS(cfg),
+		Signal:         sig,
+		RequestTimeout: -1,
+		AttemptTimeout: cfg.timeout,
+		Backoff:        otlpclient.Backoff{Initial: replayInitialBackoff, Max: replayMaxBackoff},
+		OnRetry: func(err error, _ time.Duration) {
+			if ae, ok := errors.AsType[*otlpclient.AttemptError](err); ok {
+				err = ae.Err
+			}
+			counts.setFailing(err)
+			counts.retries.Add(1)
+		},
 	}
+	if cfg.compression == "gzip" {
+		c.Compression = compression.Gzip
+	}
+	return c
 }
 
 func replayTLS(cfg replayConfig) *tls.Config {
@@ -503,83 +493,100 @@ func replayTLS(cfg replayConfig) *tls.Config {
 	return &tls.Config{ServerName: strings.Trim(host, "[]"), MinVersion: tls.VersionTLS12}
 }
 
-func newGRPCSender(cfg replayConfig) sender {
-	c := grpcwire.NewClient(cfg.endpoint, replayTLS(cfg))
-	if cfg.compression == "gzip" {
-		c.Encoding = compression.Gzip
-	}
-	return func(ctx context.Context, sig storage.Signal, data []byte) (int64, error) {
-		ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
-		defer cancel()
-		resp, err := c.Invoke(ctx, sig.Info().GRPCPath, data)
-		if err == nil {
-			return rejectedItems(resp), nil
+// newGRPCSenders returns the OTLP/gRPC senders' constructor: an
+// otlpclient.UnaryExporter for each signal, all on one connection.
+func newGRPCSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender {
+	httpc := otlpclient.NewHTTPClient(replayTLS(cfg), 0, 0)
+	return func(sig storage.Signal, counts *replayCounts) sender {
+		ccfg := replayClientConfig(cfg, sig, counts)
+		ccfg.HTTP = httpc
+		u := otlpclient.NewUnaryExporter(ccfg)
+		return func(ctx context.Context, data []byte) (int64, error) {
+			ps, err := u.ExportResult(ctx, data)
+			if err == nil {
+				return ps.Rejected, nil
+			}
+			// Retryable failures are retried until ctx ends; what is left
+			// is the interruption or a refusal for good.
+			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
+				if refusesEveryRecord(st.Code, 0) {
+					return 0, &errTarget{st}
+				}
+				return 0, errPermanent{st}
+			}
+			return 0, err
 		}
-		var st *grpcwire.Status
-		if !errors.As(err, &st) {
-			// Transport failure: the receiver is down or unreachable.
-			return 0, &retryable{err: err}
-		}
-		if otlp.Retryable(st) {
-			return 0, &retryable{err: st, delay: st.RetryDelay}
-		}
-		if refusesEveryRecord(st.Code, 0) {
-			return 0, &errTarget{st}
-		}
-		return 0, errPermanent{st}
 	}
 }
 
-func newHTTPSender(cfg replayConfig) sender {
+// newHTTPSenders returns the OTLP/HTTP senders' constructor: requests of
+// their own, retried by otlpclient's loop.
+func newHTTPSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender {
 	scheme := "https://"
 	if cfg.insecure {
 		scheme = "http://"
 	}
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: replayTLS(cfg), ForceAttemptHTTP2: true}}
-	var gz bool = cfg.compression == "gzip"
-	return func(ctx context.Context, sig storage.Signal, data []byte) (int64, error) {
-		ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
-		defer cancel()
-		body := data
-		if gz {
-			var err error
-			if body, err = compression.Compress(nil, compression.Gzip, data); err != nil {
-				return 0, errPermanent{err}
-			}
+	gz := cfg.compression == "gzip"
+	return func(sig storage.Signal, counts *replayCounts) sender {
+		ccfg := replayClientConfig(cfg, sig, counts)
+		url := scheme + cfg.endpoint + sig.Info().HTTPPath
+		return func(ctx context.Context, data []byte) (int64, error) {
+			ps, err := ccfg.Retry(ctx, func(ctx context.Context) (otlp.PartialSuccess, error) {
+				return httpExport(ctx, client, url, gz, data)
+			})
+			return ps.Rejected, err
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, scheme+cfg.endpoint+sig.Info().HTTPPath, bytes.NewReader(body))
-		if err != nil {
-			return 0, errPermanent{err}
-		}
-		req.Header.Set("Content-Type", "application/x-protobuf")
-		if gz {
-			req.Header.Set("Content-Encoding", "gzip")
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, &retryable{err: err}
-		}
-		defer resp.Body.Close()
-		respBody, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-		if err != nil {
-			return 0, &retryable{err: err}
-		}
-		if resp.StatusCode == http.StatusOK {
-			return rejectedItems(respBody), nil
-		}
-		msg := fmt.Errorf("HTTP %s", resp.Status)
-		if st, err := grpcwire.ParseStatusProto(respBody); err == nil && st.Message != "" {
-			msg = fmt.Errorf("HTTP %s: %s", resp.Status, st.Message)
-		}
-		// OTLP v1.11 "Retryable Response Codes" (OTLP/HTTP).
-		if otlp.RetryableHTTPStatus(resp.StatusCode) {
-			return 0, &retryable{err: msg, delay: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
-		}
-		if refusesEveryRecord(0, resp.StatusCode) {
-			return 0, &errTarget{msg}
-		}
-		return 0, errPermanent{msg}
 	}
+}
+
+// httpExport is one OTLP/HTTP attempt. Refusals are *otlpclient.AttemptError
+// saying whether they are retryable; transport failures are plain errors,
+// which the loop retries.
+func httpExport(ctx context.Context, client *http.Client, url string, gz bool, data []byte) (otlp.PartialSuccess, error) {
+	permanent := func(err error) (otlp.PartialSuccess, error) {
+		return otlp.PartialSuccess{}, &otlpclient.AttemptError{Err: err}
+	}
+	body := data
+	if gz {
+		var err error
+		if body, err = compression.Compress(nil, compression.Gzip, data); err != nil {
+			return permanent(errPermanent{err})
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return permanent(errPermanent{err})
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	if gz {
+		req.Header.Set("Content-Encoding", "gzip")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return otlp.PartialSuccess{}, err
+	}
+	defer resp.Body.Close()
+	respBody, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return otlp.PartialSuccess{}, err
+	}
+	if resp.StatusCode == http.StatusOK {
+		ps, _ := otlp.ParsePartialSuccess(respBody)
+		return ps, nil
+	}
+	msg := fmt.Errorf("HTTP %s", resp.Status)
+	if st, err := grpcwire.ParseStatusProto(respBody); err == nil && st.Message != "" {
+		msg = fmt.Errorf("HTTP %s: %s", resp.Status, st.Message)
+	}
+	// OTLP v1.11 "Retryable Response Codes" (OTLP/HTTP).
+	if otlp.RetryableHTTPStatus(resp.StatusCode) {
+		return otlp.PartialSuccess{}, &otlpclient.AttemptError{Err: msg, Retryable: true, Delay: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	}
+	if refusesEveryRecord(0, resp.StatusCode) {
+		return permanent(&errTarget{msg})
+	}
+	return permanent(errPermanent{msg})
 }
 
 // parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date
@@ -595,12 +602,4 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
-}
-
-// rejectedItems is the rejected-item count of an Export*ServiceResponse's
-// partial success; 0 if the response cannot be read (the request was
-// accepted either way).
-func rejectedItems(resp []byte) int64 {
-	ps, _ := otlp.ParsePartialSuccess(resp)
-	return ps.Rejected
 }
