@@ -1,0 +1,211 @@
+package otlpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+)
+
+// stream is one StreamExporter call: its writer goroutine (writeLoop)
+// sends requests into the request body, pw, and its reader goroutine
+// (readLoop) makes the call and reads the acknowledgements.
+//
+// pr, pw, cancel and timer are set by open before the goroutines start and
+// not changed after; sent is under e.mu.
+type stream struct {
+	e      *StreamExporter
+	pr     *io.PipeReader
+	pw     *io.PipeWriter
+	cancel context.CancelFunc
+	sent   int
+	timer  *time.Timer // RebalanceTimeout
+}
+
+// writeLoop sends queued requests while s is the current stream, then
+// half-closes s.
+func (s *stream) writeLoop() {
+	e := s.e
+	defer s.pw.Close() // half-close: the server acknowledges the rest and ends with OK
+	var frame, scratch []byte
+	for {
+		e.mu.Lock()
+		// A request at the front whose last writer still reads its
+		// payload (reqWritingLost) is waited for, not skipped: resends
+		// keep their order.
+		for e.current == s && (len(e.queue) == 0 && !e.closing || len(e.queue) > 0 && e.queue[0].state == reqWritingLost) {
+			e.cond.Wait()
+		}
+		if e.current != s {
+			e.mu.Unlock()
+			return
+		}
+		if len(e.queue) == 0 {
+			// Closing and nothing left to send.
+			e.retireLocked(s)
+			e.mu.Unlock()
+			return
+		}
+		p := e.queue[0]
+		e.queue[0] = nil
+		e.queue = e.queue[1:]
+		p.state, p.on = reqWriting, s
+		e.written++
+		p.seq = e.written
+		s.sent++
+		last := e.cfg.RebalanceRequests > 0 && s.sent >= e.cfg.RebalanceRequests
+		if last {
+			e.retireLocked(s)
+		}
+		id, payload := p.id, p.payload
+		e.mu.Unlock()
+
+		var err error
+		frame, scratch, err = appendFrame(frame[:0], scratch, e.cfg.Compression, id, payload)
+		e.mu.Lock()
+		if err == nil {
+			p.wire, p.size = len(frame)-5, len(frame)-5
+			if e.cfg.Compression != compression.Identity {
+				p.size = len(scratch) // the envelope, before compression
+			}
+		}
+		switch {
+		case p.state == reqParked:
+			// Finished (dropped) while being copied: report it now, and
+			// do not send it.
+			perr := p.err
+			e.mu.Unlock()
+			e.complete(p, perr)
+			continue
+		case err != nil:
+			// Send checked the request, so only compression can fail here
+			// (in reqWritingLost too: p leaves the queue).
+			e.forgetLocked(p)
+			p.state = reqFinished
+			e.mu.Unlock()
+			e.c.failed.Add(1)
+			e.complete(p, &RequestError{ID: id, Message: err.Error()})
+			continue
+		case p.state == reqWritingLost:
+			// s ended while p was being copied, and streamEnded put p
+			// back in the queue: another writer may take it now. s is no
+			// longer current, so this writer is done. streamEnded counted
+			// the resend, so this copy counts as sent (Sent is requests
+			// plus resends).
+			p.state = reqQueued
+			e.cond.Broadcast()
+			e.mu.Unlock()
+			e.c.sent.Add(1)
+			continue
+		}
+		p.state = reqSent
+		e.mu.Unlock()
+		e.c.sent.Add(1)
+		if _, err := s.pw.Write(frame); err != nil {
+			// The stream is gone; its reader will see it end and resend
+			// p with the rest.
+			return
+		}
+		if last {
+			return
+		}
+	}
+}
+
+// appendFrame appends the gRPC length-prefixed message (PROTOCOL-HTTP2.md,
+// "Length-Prefixed-Message") carrying the envelope of payload with id.
+func appendFrame(dst, scratch []byte, codec compression.Codec, id uint64, payload []byte) ([]byte, []byte, error) {
+	dst = append(dst, 0, 0, 0, 0, 0)
+	var err error
+	if codec == compression.Identity {
+		dst, err = AppendEnvelope(dst, id, payload)
+	} else {
+		scratch, err = AppendEnvelope(scratch[:0], id, payload)
+		if err == nil {
+			dst, err = compression.Compress(dst, codec, scratch)
+			dst[0] = 1
+		}
+	}
+	if err != nil {
+		return dst[:0], scratch, err
+	}
+	n := len(dst) - 5
+	dst[1], dst[2], dst[3], dst[4] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	return dst, scratch, nil
+}
+
+// readLoop makes the call and reads acknowledgements until the stream
+// ends, then hands the stream's end to streamEnded.
+func (s *stream) readLoop(req *http.Request) {
+	e := s.e
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		e.streamEnded(s, nil, err)
+		return
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		st := grpcwire.StatusFromHeader(resp.Header)
+		if st == nil {
+			st = grpcwire.Errorf(grpcwire.Unknown, "HTTP status %d", resp.StatusCode)
+		}
+		e.streamEnded(s, st, nil)
+		return
+	}
+	if st := grpcwire.StatusFromHeader(resp.Header); st != nil { // Trailers-Only
+		e.streamEnded(s, st, nil)
+		return
+	}
+	codec, err := compression.Parse(resp.Header.Get("Grpc-Encoding"))
+	if err != nil {
+		e.streamEnded(s, nil, fmt.Errorf("cannot read stream responses: %w", err))
+		return
+	}
+	var hdr [5]byte
+	var msg, plain []byte
+	var a Ack
+	for {
+		if _, err = io.ReadFull(resp.Body, hdr[:]); err != nil {
+			break
+		}
+		n := int(hdr[1])<<24 | int(hdr[2])<<16 | int(hdr[3])<<8 | int(hdr[4])
+		if n > maxAckSize {
+			err = fmt.Errorf("cannot read stream response: %d bytes is more than the %d allowed", n, maxAckSize)
+			break
+		}
+		msg = slices.Grow(msg[:0], n)[:n]
+		if _, err = io.ReadFull(resp.Body, msg); err != nil {
+			break
+		}
+		body := msg
+		if hdr[0] == 1 {
+			if plain, err = compression.Decompress(plain[:0], codec, msg, maxAckSize); err != nil {
+				err = fmt.Errorf("cannot decompress stream response: %w", err)
+				break
+			}
+			body = plain
+		}
+		if err = ParseAck(body, &a); err != nil {
+			break
+		}
+		e.handleAck(s, &a)
+	}
+	if err == io.EOF {
+		if st := grpcwire.StatusFromHeader(resp.Trailer); st != nil {
+			e.streamEnded(s, st, nil)
+			return
+		}
+		err = errors.New("stream ended without grpc-status")
+	}
+	e.streamEnded(s, nil, err)
+}
+
+// maxAckSize bounds one ExportResponse: a server cannot make the client
+// buffer more than this per message.
+const maxAckSize = 1 << 20
