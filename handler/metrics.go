@@ -67,16 +67,16 @@ type handlerMetrics struct {
 	// accepted: items stored; refused: items the storage could not take
 	// (the client should retry them); failed: items rejected as invalid
 	// (partial success) — the collector's otelcol_receiver_* semantics.
-	accepted, refused, failed [numTransports][4]*metrics.Counter
+	accepted, refused, failed [numTransports][otlp.MaxSignal + 1]*metrics.Counter
 
 	// requestsBy: otlplite_requests_total{transport,signal,code}, resolved
 	// on first use of a code.
-	requestsBy  [numTransports][4][17]atomic.Pointer[metrics.Counter]
-	wireBytes   [numTransports]*metrics.Counter // otlplite_received_wire_bytes_total: before decompression
-	bytes       [numTransports]*metrics.Counter // otlplite_received_bytes_total: after decompression
-	storeWrite  [4]*metrics.PrometheusHistogram // otlplite_storage_write_seconds: time for the storage to accept (durably) a request
-	openStreams *metrics.Gauge                  // otlplite_open_streams
-	rotations   *metrics.Counter                // otlplite_stream_rotations_total: streams ended by rotation (age, request count or shutdown)
+	requestsBy  [numTransports][otlp.MaxSignal + 1][17]atomic.Pointer[metrics.Counter]
+	wireBytes   [numTransports]*metrics.Counter                  // otlplite_received_wire_bytes_total: before decompression
+	bytes       [numTransports]*metrics.Counter                  // otlplite_received_bytes_total: after decompression
+	storeWrite  [otlp.MaxSignal + 1]*metrics.PrometheusHistogram // otlplite_storage_write_seconds: time for the storage to accept (durably) a request
+	openStreams *metrics.Gauge                                   // otlplite_open_streams
+	rotations   *metrics.Counter                                 // otlplite_stream_rotations_total: streams ended by rotation (age, request count or shutdown)
 	// refusals counts every request not answered OK, by why (refuse.go):
 	// otlplite_refusals_total{transport,reason}, on every path.
 	refusals [numTransports][numReasons]*metrics.Counter

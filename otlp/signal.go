@@ -24,6 +24,11 @@ const (
 	Logs    Signal = 3
 )
 
+// MaxSignal is the largest Signal: arrays indexed by a signal are
+// [MaxSignal + 1], so a new signal (its constant, its row in the table and
+// in Signals) grows them all.
+const MaxSignal = Logs
+
 // Signals lists every signal in a fixed order.
 var Signals = []Signal{Traces, Metrics, Logs}
 

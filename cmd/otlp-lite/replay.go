@@ -148,7 +148,7 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 1
 	}
 
-	var counts [4]replayCounts
+	var counts [otlp.MaxSignal + 1]replayCounts
 	errc := make(chan error, len(cfg.signals))
 	var wg sync.WaitGroup
 	for _, sig := range cfg.signals {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/server"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -150,7 +151,7 @@ func openSink(cfg serveConfig, logger *slog.Logger, reg *metrics.Set) (storage.S
 	if cfg.storageKind == "disk" {
 		// otlplite_storage_sync_seconds: duration of each fsync of a
 		// batch of records (group commit), per signal.
-		var bySignal [4]*metrics.PrometheusHistogram
+		var bySignal [otlp.MaxSignal + 1]*metrics.PrometheusHistogram
 		for _, sig := range storage.Signals {
 			bySignal[sig] = reg.GetOrCreatePrometheusHistogramExt(`otlplite_storage_sync_seconds{signal="`+sig.String()+`"}`, handler.LatencyBuckets)
 		}

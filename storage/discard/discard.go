@@ -6,12 +6,13 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 // Sink counts requests, items and bytes per signal and drops the data.
 type Sink struct {
-	requests, items, bytes [4]atomic.Int64
+	requests, items, bytes [otlp.MaxSignal + 1]atomic.Int64
 }
 
 var _ storage.Sink = (*Sink)(nil)

@@ -27,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -119,13 +120,13 @@ type Store struct {
 	dir  string
 	lock *os.File // held while open: one writer per data directory
 	opts Options
-	logs [4]*signalLog // indexed by storage.Signal
+	logs [otlp.MaxSignal + 1]*signalLog // indexed by storage.Signal
 
 	retainKick chan struct{}
 	retainStop chan struct{}
 	retainDone chan struct{}
-	retainMu   sync.Mutex // serialises enforceRetention
-	deleted    [4]int64   // segments deleted by retention, per signal
+	retainMu   sync.Mutex                // serialises enforceRetention
+	deleted    [otlp.MaxSignal + 1]int64 // segments deleted by retention, per signal
 	closeOnce  sync.Once
 	closeErr   error
 }

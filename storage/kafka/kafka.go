@@ -39,6 +39,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -142,7 +143,7 @@ type SASL struct {
 // Sink produces OTLP requests to Kafka. It is safe for concurrent use.
 type Sink struct {
 	cl       *kgo.Client
-	topics   [4]string
+	topics   [otlp.MaxSignal + 1]string
 	byTrace  bool
 	limit    int // largest record value
 	timeout  time.Duration
@@ -167,7 +168,7 @@ func Open(cfg Config) (*Sink, error) {
 		}
 	}
 	s := &Sink{
-		topics:  [4]string{storage.Traces: cfg.TracesTopic, storage.Metrics: cfg.MetricsTopic, storage.Logs: cfg.LogsTopic},
+		topics:  [otlp.MaxSignal + 1]string{storage.Traces: cfg.TracesTopic, storage.Metrics: cfg.MetricsTopic, storage.Logs: cfg.LogsTopic},
 		byTrace: cfg.KeyByTraceID,
 		timeout: cfg.ProduceTimeout,
 	}
