@@ -19,21 +19,18 @@ type signalKind struct {
 }
 
 var signalKinds = [...]signalKind{
-	otlp.Traces: {
-		signal: otlp.Traces, SignalInfo: otlp.Traces.Info(),
-		check: otlpdecode.CheckTraces, filter: otlpdecode.AppendValidTraces,
-		jsonRequest: otlpjson.ExportTraceServiceRequest, jsonResponse: otlpjson.ExportTraceServiceResponse,
-	},
-	otlp.Metrics: {
-		signal: otlp.Metrics, SignalInfo: otlp.Metrics.Info(),
-		check: otlpdecode.CheckMetrics, filter: otlpdecode.AppendValidMetrics,
-		jsonRequest: otlpjson.ExportMetricsServiceRequest, jsonResponse: otlpjson.ExportMetricsServiceResponse,
-	},
-	otlp.Logs: {
-		signal: otlp.Logs, SignalInfo: otlp.Logs.Info(),
-		check: otlpdecode.CheckLogs, filter: otlpdecode.AppendValidLogs,
-		jsonRequest: otlpjson.ExportLogsServiceRequest, jsonResponse: otlpjson.ExportLogsServiceResponse,
-	},
+	otlp.Traces:  newSignalKind(otlp.Traces, otlpdecode.CheckTraces, otlpdecode.AppendValidTraces),
+	otlp.Metrics: newSignalKind(otlp.Metrics, otlpdecode.CheckMetrics, otlpdecode.AppendValidMetrics),
+	otlp.Logs:    newSignalKind(otlp.Logs, otlpdecode.CheckLogs, otlpdecode.AppendValidLogs),
+}
+
+// newSignalKind is sig's row: the protocol's facts from otlp, its JSON
+// messages from otlpjson, and its validation.
+func newSignalKind(sig otlp.Signal,
+	check func([]byte, *otlpdecode.Options) (otlpdecode.Result, error),
+	filter func([]byte, []byte, *otlpdecode.Options) ([]byte, error)) signalKind {
+	req, resp, _ := otlpjson.ForSignal(sig)
+	return signalKind{signal: sig, SignalInfo: sig.Info(), check: check, filter: filter, jsonRequest: req, jsonResponse: resp}
 }
 
 // kindOf returns how the handler serves sig; nil if sig is 0 (no signal).

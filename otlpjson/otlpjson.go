@@ -17,6 +17,8 @@ package otlpjson
 
 import (
 	"strconv"
+
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // MessageType selects the top-level protobuf message being transcoded.
@@ -49,6 +51,26 @@ const (
 	ExportMetricsServiceRequest = MetricsData
 	ExportLogsServiceRequest    = LogsData
 )
+
+// signalTypes maps each OTLP signal to its data message (which is also the
+// JSON form of its export request) and its export response: the one place
+// a signal meets its JSON messages.
+var signalTypes = [otlp.MaxSignal + 1]struct{ data, response MessageType }{
+	otlp.Traces:  {TracesData, ExportTraceServiceResponse},
+	otlp.Metrics: {MetricsData, ExportMetricsServiceResponse},
+	otlp.Logs:    {LogsData, ExportLogsServiceResponse},
+}
+
+// ForSignal returns the message types of sig's data (also its
+// Export*ServiceRequest, which has the same fields) and of its
+// Export*ServiceResponse; ok is false for a value that is not a signal.
+func ForSignal(sig otlp.Signal) (data, response MessageType, ok bool) {
+	if sig == 0 || sig > otlp.MaxSignal {
+		return 0, 0, false
+	}
+	t := signalTypes[sig]
+	return t.data, t.response, t.data != 0
+}
 
 // MaxDepth is the maximum message nesting depth accepted by Marshal and
 // Unmarshal, counting the top-level message as 1. AnyValue can nest without

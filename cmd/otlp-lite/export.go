@@ -83,11 +83,7 @@ func exportContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "export: no data directory %s\n", *dataDir)
 		return 1
 	}
-	msgType := map[storage.Signal]otlpjson.MessageType{
-		storage.Traces:  otlpjson.TracesData,
-		storage.Metrics: otlpjson.MetricsData,
-		storage.Logs:    otlpjson.LogsData,
-	}[sig]
+	msgType, _, _ := otlpjson.ForSignal(sig)
 
 	w := bufio.NewWriterSize(stdout, 256<<10)
 	var out []byte
