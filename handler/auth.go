@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -23,15 +24,20 @@ type Authenticator interface {
 
 // TokenFile authenticates "authorization: Bearer <token>" against the
 // tokens in a file, one per line (blank lines and lines starting with # are
-// ignored). Tokens are compared in constant time, as SHA-256 digests so that
-// not even their lengths leak, and never logged. Reload re-reads the file;
-// Watch does so whenever it changes.
+// ignored). A token is visible ASCII without spaces, since it travels in an
+// HTTP header; a line that cannot be one (a "Bearer " prefix, control
+// characters, binary data) makes the file invalid, naming the line, rather
+// than adding a token that can never match. Tokens are compared in constant
+// time, as SHA-256 digests so that not even their lengths leak, and never
+// logged. Reload re-reads the file; Watch does so whenever it changes.
 type TokenFile struct {
 	path string
 	mu   sync.RWMutex
 	sums [][sha256.Size]byte
 	mod  time.Time
 	size int64
+	// loadedAt is when the tokens in force were loaded.
+	loadedAt time.Time
 }
 
 // NewTokenFile reads the tokens in path. A file with no tokens is an error:
@@ -56,28 +62,56 @@ func (tf *TokenFile) Reload() error {
 	}
 	var sums [][sha256.Size]byte
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
+	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
+		if err := checkToken(line); err != nil {
+			return fmt.Errorf("token file %s, line %d: %w", tf.path, n, err)
+		}
 		sums = append(sums, sha256.Sum256([]byte(line)))
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("cannot read token file %s: %w", tf.path, err)
 	}
 	if len(sums) == 0 {
 		return fmt.Errorf("token file %s has no tokens", tf.path)
 	}
 	tf.mu.Lock()
-	tf.sums, tf.mod, tf.size = sums, fi.ModTime(), fi.Size()
+	tf.sums, tf.mod, tf.size, tf.loadedAt = sums, fi.ModTime(), fi.Size(), time.Now()
 	tf.mu.Unlock()
 	return nil
 }
 
+// checkToken says why line cannot be a bearer token, if it cannot. The
+// message never quotes the line: it may be a secret.
+func checkToken(line string) error {
+	if len(line) > 7 && strings.EqualFold(line[:7], "bearer ") {
+		return errors.New(`starts with "Bearer ": write the token alone, the client adds the scheme`)
+	}
+	for i := 0; i < len(line); i++ {
+		if c := line[i]; c <= ' ' || c >= 0x7f {
+			return fmt.Errorf("byte %d is not visible ASCII (a space, a control character or binary data): a bearer token travels in an HTTP header", i+1)
+		}
+	}
+	return nil
+}
+
+// Tokens returns how many tokens are in force and when they were loaded.
+func (tf *TokenFile) Tokens() (n int, loadedAt time.Time) {
+	tf.mu.RLock()
+	defer tf.mu.RUnlock()
+	return len(tf.sums), tf.loadedAt
+}
+
 // changed reports whether the file's modification time or size differs
-// from what was last loaded.
+// from what was last loaded, or whether it can no longer be read (deleted,
+// say), which Reload then reports.
 func (tf *TokenFile) changed() bool {
 	fi, err := os.Stat(tf.path)
 	if err != nil {
-		return false
+		return true
 	}
 	tf.mu.RLock()
 	defer tf.mu.RUnlock()
@@ -85,20 +119,34 @@ func (tf *TokenFile) changed() bool {
 }
 
 // Watch polls the file every interval until stop is closed and reloads it
-// when it changes, reporting reload errors to onError.
-func (tf *TokenFile) Watch(interval time.Duration, stop <-chan struct{}, onError func(error)) {
+// when it changes. It calls report after each reload with the number of
+// tokens in force and the reload's error (nil on success; on error the
+// previous tokens stay in force); a failure that persists (a deleted file)
+// is reported once, not at every poll.
+func (tf *TokenFile) Watch(interval time.Duration, stop <-chan struct{}, report func(tokens int, err error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	lastErr := ""
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
-			if tf.changed() {
-				if err := tf.Reload(); err != nil && onError != nil {
-					onError(err)
-				}
-			}
+		}
+		if !tf.changed() {
+			continue
+		}
+		err := tf.Reload()
+		if err != nil && err.Error() == lastErr {
+			continue
+		}
+		lastErr = ""
+		if err != nil {
+			lastErr = err.Error()
+		}
+		if report != nil {
+			n, _ := tf.Tokens()
+			report(n, err)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
@@ -95,4 +96,84 @@ func TestTokenAuth(t *testing.T) {
 	if invoke("Bearer gamma-token") != nil {
 		t.Fatal("a failed reload dropped the tokens in force")
 	}
+}
+
+// Lines that cannot be bearer tokens make the file invalid, naming the line
+// and never quoting it; a reload that fails keeps the tokens in force.
+func TestTokenFileRejectsImpossibleTokens(t *testing.T) {
+	for name, tc := range map[string]struct {
+		content, want string
+	}{
+		"bearer prefix":    {"# tokens\nok-token\nBearer s3cret\n", `line 3: starts with "Bearer "`},
+		"inner space":      {"two words\n", "line 1: byte 4 is not visible ASCII"},
+		"control":          {"ok\nbad\x01token\n", "line 2: byte 4 is not visible ASCII"},
+		"binary":           {"\xff\xfe\x00junk\n", "line 1: byte 1 is not visible ASCII"},
+		"only comments":    {"# nothing\n\n", "has no tokens"},
+		"lowercase scheme": {"bearer abc\n", `line 1: starts with "Bearer "`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "tokens")
+			os.WriteFile(path, []byte(tc.content), 0o600)
+			_, err := NewTokenFile(path)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "s3cret") {
+				t.Fatalf("the error quotes the secret: %v", err)
+			}
+		})
+	}
+	tf, path := newTestTokenFile(t, "good-token\n")
+	os.WriteFile(path, []byte("Bearer good-token\n"), 0o600)
+	if err := tf.Reload(); err == nil {
+		t.Fatal("a bad reload succeeded")
+	}
+	if n, _ := tf.Tokens(); n != 1 || !tf.Authenticate(bearerRequest("good-token")) {
+		t.Fatalf("after a bad reload: %d tokens; the old one must stay in force", n)
+	}
+}
+
+func bearerRequest(token string) *http.Request {
+	r, _ := http.NewRequest("POST", "/", nil)
+	r.Header.Set("Authorization", "Bearer "+token)
+	return r
+}
+
+// Watch reports each reload with the tokens in force, a deleted file once
+// (keeping the tokens), and the recovery.
+func TestTokenFileWatchReports(t *testing.T) {
+	tf, path := newTestTokenFile(t, "one\n")
+	synctest.Test(t, func(t *testing.T) {
+		type report struct {
+			n   int
+			err string
+		}
+		var reports []report
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			tf.Watch(time.Second, stop, func(n int, err error) {
+				r := report{n: n}
+				if err != nil {
+					r.err = err.Error()
+				}
+				reports = append(reports, r)
+			})
+		}()
+		step := func(change func()) {
+			change()
+			time.Sleep(time.Second)
+			synctest.Wait()
+		}
+		step(func() { os.WriteFile(path, []byte("one\ntwo\nthree\n"), 0o600) })
+		step(func() { os.Remove(path) })
+		step(func() {}) // still deleted: not reported again
+		step(func() { os.WriteFile(path, []byte("four\n"), 0o600) })
+		close(stop)
+		<-done
+		if len(reports) != 3 || reports[0] != (report{n: 3}) || reports[1].n != 3 || !strings.Contains(reports[1].err, "cannot read token file") || reports[2] != (report{n: 1}) {
+			t.Fatalf("reports %+v", reports)
+		}
+	})
 }

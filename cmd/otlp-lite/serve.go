@@ -197,8 +197,24 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		go tf.Watch(5*time.Second, stop, func(err error) {
-			logger.Error("cannot reload the token file; keeping the old tokens", "err", err)
+		n, _ := tf.Tokens()
+		logger.Info("token file loaded", "path", cfg.authTokenFile, "tokens", n)
+		go tf.Watch(5*time.Second, stop, func(n int, err error) {
+			if err != nil {
+				logger.Error("cannot reload the token file; keeping the tokens loaded before", "tokens", n, "err", err)
+				return
+			}
+			logger.Info("token file reloaded", "path", cfg.authTokenFile, "tokens", n)
+		})
+		reg.NewGauge("otlplite_auth_tokens", func() float64 {
+			n, _ := tf.Tokens()
+			return float64(n)
+		})
+		// As Prometheus' own config_last_reload_success_timestamp_seconds:
+		// an alert on its age finds a token file that stopped loading.
+		reg.NewGauge("otlplite_auth_token_file_last_reload_success_timestamp_seconds", func() float64 {
+			_, at := tf.Tokens()
+			return float64(at.UnixNano()) / 1e9
 		})
 		auth = tf
 	}
