@@ -48,8 +48,8 @@ func exportContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	sinceFlag := fs.String("since", "", "only records received at or after this time: RFC 3339 (2025-01-02T15:04:05Z) or a duration meaning that long ago (1h)")
 	untilFlag := fs.String("until", "", "only records received before this time (same forms as -since)")
 	follow := fs.Bool("follow", false, "after the stored records, keep printing new ones as they arrive, until interrupted (SIGINT)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "export: unexpected arguments %q\n", fs.Args())

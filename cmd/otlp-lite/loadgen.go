@@ -48,8 +48,8 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 	rebalanceTimeout := fs.Duration("rebalance-timeout", 0, "stream: half-close and replace a stream after this age (0: never)")
 	pregenerate := fs.Int("pregenerate", 16, "distinct batches generated before sending and then cycled, so generation is not measured")
 	seed := fs.Uint64("seed", 1, "random seed of the span generator")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "loadgen: unexpected arguments %q\n", fs.Args())

@@ -10,6 +10,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -40,7 +42,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "serve":
-		return serve(rest, stderr)
+		return serve(rest, stdout, stderr)
 	case "export":
 		return export(rest, stdout, stderr)
 	case "loadgen":
@@ -58,4 +60,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "otlp-lite: unknown command %q\n\n%s", cmd, usage)
 	return 2
+}
+
+// parseFlags parses a command's flags as every command does: -h prints the
+// flags to stdout, so that "otlp-lite serve -h | grep tls" works, and asks
+// for exit status 0; an unknown or malformed flag prints one line that
+// points at -h (the flag package would print every flag after the error)
+// and asks for 2. ok is true when the command should run.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	switch {
+	case err == nil:
+		return 0, true
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprintf(stdout, "Usage of otlp-lite %s:\n", fs.Name())
+		fs.SetOutput(stdout)
+		fs.PrintDefaults()
+		return 0, false
+	}
+	fmt.Fprintf(stderr, "otlp-lite %s: %v (otlp-lite %s -h lists the flags)\n", fs.Name(), err, fs.Name())
+	return 2, false
 }

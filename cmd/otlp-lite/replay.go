@@ -99,8 +99,8 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.BoolVar(&cfg.insecure, "insecure", false, "connect without TLS (h2c for gRPC, http:// for OTLP/HTTP)")
 	fs.StringVar(&cfg.compression, "compression", "gzip", "request compression: gzip or none")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "timeout of each export request")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "replay: unexpected arguments %q\n", fs.Args())

@@ -106,13 +106,13 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 	fs.IntVar(&cfg.corsMaxAge, "cors-max-age", 7200, "seconds a browser may cache a CORS preflight answer")
 }
 
-func serve(args []string, stderr io.Writer) int {
+func serve(args []string, stdout, stderr io.Writer) int {
 	var cfg serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	registerServeFlags(fs, &cfg)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "serve: unexpected arguments %q\n", fs.Args())

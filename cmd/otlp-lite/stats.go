@@ -21,8 +21,8 @@ func stats(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", "./otlp-data", "directory of the disk store")
 	format := fs.String("format", "text", "output format: text (a table) or json")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "stats: unexpected arguments %q\n", fs.Args())
