@@ -38,6 +38,7 @@ type serveConfig struct {
 	maxRecvMsgSize       int
 	validateUTF8         bool
 	logLevel             string
+	logFormat            string
 	shutdownTimeout      time.Duration
 	retryDelay           time.Duration
 	bodyReadTimeout      time.Duration
@@ -80,6 +81,7 @@ func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
 
 	fs.StringVar(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (bytes, or like 512MiB): the garbage collector works harder near it, so peak memory follows live data instead of doubling it; auto is twice the admission limits plus 48 MiB; 0 disables; the GOMEMLIMIT environment variable overrides it")
 	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text (logfmt, for people) or json (one JSON object per line, for log pipelines)")
 	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests and streams may take to finish")
 
 	// HTTP/2 and HTTP/1.1 limits: server.Limits says why each default is
@@ -132,7 +134,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: bad -memory-limit: %v\n", err)
 		return 2
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger, err := newLogger(stderr, cfg.logFormat, level)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: %v\n", err)
+		return 2
+	}
 	// Libraries that log through slog's default (the Kafka client) use
 	// the same handler.
 	slog.SetDefault(logger)
@@ -364,4 +370,36 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// newLogger returns the server's logger in format (text or json) at level.
+// Every value is kept on one line: an error joined from several (errors.Join
+// separates them with newlines) has its newlines replaced by "; ", so a log
+// line is never split and logfmt never shows a literal \n.
+func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: oneLineAttr}
+	switch format {
+	case "text", "":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("bad -log-format %q: want text or json", format)
+}
+
+func oneLineAttr(_ []string, a slog.Attr) slog.Attr {
+	var s string
+	switch v := a.Value.Any().(type) {
+	case error:
+		s = v.Error()
+	case string:
+		s = v
+	default:
+		return a
+	}
+	if strings.ContainsAny(s, "\r\n") {
+		s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
+		return slog.String(a.Key, s)
+	}
+	return a
 }
