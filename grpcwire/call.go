@@ -388,7 +388,7 @@ func (c *Call) readBody(buf, scratch []byte) (msg, scratchOut []byte, st *Status
 		dst = &scratch
 	}
 	var err error
-	*dst, err = c.readCharged((*dst)[:0], int(length))
+	*dst, err = c.readN((*dst)[:0], int(length), true)
 	if err != nil {
 		if st, ok := errors.AsType[*Status](err); ok {
 			c.refused, c.skip, c.skipCompressed = true, int(length)-len(*dst), compressed == 1
@@ -416,12 +416,13 @@ func (c *Call) readBody(buf, scratch []byte) (msg, scratchOut []byte, st *Status
 	return msg, scratch, nil
 }
 
-// readCharged appends exactly n bytes of the body to dst, charging the
-// Budget for each read as it arrives (see Budget). The buffer grows only
-// as data arrives: to at most twice what was read plus minReadBuffer, so
-// that neither the allocation nor the charge follows a claimed length. A
-// Budget refusal is returned as a *Status with the bytes read so far.
-func (c *Call) readCharged(dst []byte, n int) ([]byte, error) {
+// readN appends exactly n bytes of the body to dst; with charge set, it
+// charges the Budget for each read as it arrives (see Budget). The buffer
+// grows only as data arrives: to at most twice what was read plus
+// minReadBuffer, so that neither the allocation nor the charge follows a
+// claimed length. A Budget refusal is returned as a *Status with the bytes
+// read so far.
+func (c *Call) readN(dst []byte, n int, charge bool) ([]byte, error) {
 	want := len(dst) + n
 	for len(dst) < want {
 		if len(dst) == cap(dst) {
@@ -432,7 +433,7 @@ func (c *Call) readCharged(dst []byte, n int) ([]byte, error) {
 		}
 		m, err := c.r.Body.Read(dst[len(dst):min(cap(dst), want)])
 		dst = dst[:len(dst)+m]
-		if m > 0 && c.budget != nil {
+		if m > 0 && charge && c.budget != nil {
 			if cerr := c.budget.Charge(c.ctx, m); cerr != nil {
 				return dst, budgetStatus(cerr)
 			}
@@ -468,7 +469,8 @@ func (c *Call) SkipRefusedMessage(got []byte) (prefix []byte, compressed bool, s
 	if len(got) > 64 {
 		got = got[:64]
 	}
-	prefix, err := readGrowing(got, c.r.Body, k)
+	// The skipped bytes are not kept, so not charged.
+	prefix, err := c.readN(got, k, false)
 	if err != nil {
 		return prefix, compressed, c.readError(err)
 	}
@@ -488,33 +490,6 @@ func budgetStatus(err error) *Status {
 		return st
 	}
 	return Errorf(Unavailable, "%v", err)
-}
-
-// readGrowing appends exactly n bytes from r to dst, growing dst only as data
-// arrives (at most doubling, starting from 64 KiB) rather than trusting n.
-func readGrowing(dst []byte, r io.Reader, n int) ([]byte, error) {
-	if cap(dst)-len(dst) >= n {
-		m, err := io.ReadFull(r, dst[len(dst):len(dst)+n])
-		return dst[:len(dst)+m], eofToUnexpected(err, m, n)
-	}
-	want := len(dst) + n
-	for len(dst) < want {
-		if len(dst) == cap(dst) {
-			next := min(max(2*cap(dst), 64<<10), want)
-			nb := make([]byte, len(dst), next)
-			copy(nb, dst)
-			dst = nb
-		}
-		m, err := r.Read(dst[len(dst):cap(dst)])
-		dst = dst[:len(dst)+m]
-		if err != nil {
-			if err == io.EOF && len(dst) == want {
-				break
-			}
-			return dst, eofToUnexpected(err, 0, 1)
-		}
-	}
-	return dst, nil
 }
 
 func eofToUnexpected(err error, got, want int) error {
