@@ -72,31 +72,28 @@ func streamRequest(t testing.TB, id uint64, pad []byte, names ...string) []byte 
 // (then id must be stored).
 func honest(t *testing.T, s *abuseServer, id, during string) bool {
 	t.Helper()
-	took, err := s.honestExport(id)
-	if err != nil {
-		t.Errorf("%s: an honest Export failed after %v: %v", during, took.Round(time.Millisecond), err)
-		return false
-	}
-	if took > honestLatency {
-		t.Errorf("%s: an honest Export took %v (contract: %v)", during, took.Round(time.Millisecond), honestLatency)
-	} else {
-		t.Logf("%s: honest Export OK in %v", during, took.Round(time.Millisecond))
-	}
-	return true
+	return checkHonest(t, "Export", during, s.honestExport, id)
 }
 
 // honestHTTP is honest over OTLP/HTTP.
 func honestHTTP(t *testing.T, s *abuseServer, id, during string) bool {
 	t.Helper()
-	took, err := s.honestHTTPExport(id)
+	return checkHonest(t, "OTLP/HTTP export", during, s.honestHTTPExport, id)
+}
+
+// checkHonest runs one honest export and checks it was OK within
+// honestLatency.
+func checkHonest(t *testing.T, what, during string, export func(id string) (time.Duration, error), id string) bool {
+	t.Helper()
+	took, err := export(id)
 	if err != nil {
-		t.Errorf("%s: an honest OTLP/HTTP export failed after %v: %v", during, took.Round(time.Millisecond), err)
+		t.Errorf("%s: an honest %s failed after %v: %v", during, what, took.Round(time.Millisecond), err)
 		return false
 	}
 	if took > honestLatency {
-		t.Errorf("%s: an honest OTLP/HTTP export took %v (contract: %v)", during, took.Round(time.Millisecond), honestLatency)
+		t.Errorf("%s: an honest %s took %v (contract: %v)", during, what, took.Round(time.Millisecond), honestLatency)
 	} else {
-		t.Logf("%s: honest OTLP/HTTP export OK in %v", during, took.Round(time.Millisecond))
+		t.Logf("%s: honest %s OK in %v", during, what, took.Round(time.Millisecond))
 	}
 	return true
 }
