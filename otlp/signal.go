@@ -22,6 +22,10 @@ const (
 	Traces  Signal = 1
 	Metrics Signal = 2
 	Logs    Signal = 3
+	// Profiles is the profiles signal of OTLP v1.11 (Alpha, protobuf
+	// package still v1development). It has its row in the table but joins
+	// Signals and MaxSignal only once every package handles it.
+	Profiles Signal = 4
 )
 
 // MaxSignal is the largest Signal: arrays indexed by a signal are
@@ -91,6 +95,14 @@ var signalTable = [...]SignalInfo{
 		GRPCPath:     "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
 		StreamMethod: "ExportLogs", StreamPath: "/" + StreamService + "/ExportLogs",
 		HTTPPath: "/v1/logs", KafkaTopic: "otlp_logs",
+	},
+	Profiles: {
+		Name: "profiles", Items: "profiles", ItemsMetric: "profiles",
+		Request: "ExportProfilesServiceRequest", Response: "ExportProfilesServiceResponse", Data: "ProfilesData",
+		GRPCService:  "opentelemetry.proto.collector.profiles.v1development.ProfilesService",
+		GRPCPath:     "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
+		StreamMethod: "ExportProfiles", StreamPath: "/" + StreamService + "/ExportProfiles",
+		HTTPPath: "/v1development/profiles", KafkaTopic: "otlp_profiles",
 	},
 }
 
