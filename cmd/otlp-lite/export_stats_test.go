@@ -227,7 +227,7 @@ func TestDiskFlagsOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	s, err := f.open(dir, nil)
+	s, err := f.open(dir, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestDiskFlagsOpen(t *testing.T) {
 		t.Fatalf("segment header %x, %v: want zstd", seg, err)
 	}
 	f.sync = "sometimes"
-	if _, err := f.open(t.TempDir(), nil); err == nil {
+	if _, err := f.open(t.TempDir(), nil, nil); err == nil {
 		t.Fatal("open accepted a bad -storage-sync")
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -52,105 +53,238 @@ type serveConfig struct {
 	openKafka            func() (storage.Sink, error)
 	disk                 *diskFlags
 	memoryLimit          string
+	extensions           []extensionFlags
+
+	// Derived by validate, and the effective configuration after parsing.
+	level     slog.Level
+	memLimit  int64
+	effective []configEntry
 }
 
-func registerServeFlags(fs *flag.FlagSet, cfg *serveConfig) {
-	fs.StringVar(&cfg.grpcAddr, "grpc-addr", "localhost:4317", "OTLP/gRPC address (host:port), the OTLP default port 4317; it serves OTLP/HTTP too")
-	fs.StringVar(&cfg.httpAddr, "http-addr", "localhost:4318", "OTLP/HTTP address (host:port), the OTLP default port 4318; it serves gRPC too; empty disables it")
-	fs.StringVar(&cfg.adminAddr, "admin-addr", "localhost:8888", "operator listener: /metrics, /healthz, /readyz (and /debug/pprof with -admin-pprof); empty disables it")
-	fs.BoolVar(&cfg.adminPprof, "admin-pprof", false, "serve /debug/pprof/ on the admin listener")
-	fs.StringVar(&cfg.dataDir, "data-dir", "./otlp-data", "directory of the disk store")
-	fs.StringVar(&cfg.storageKind, "storage", "disk", "where data goes: disk (durable, default), kafka (see -kafka-*), or discard (count and drop, for benchmarks)")
-	cfg.openKafka = registerKafkaFlags(fs)
-	cfg.disk = registerDiskFlags(fs)
+// registerServeFlags defines serve's flags on s, section by section,
+// then the flags of the optional extensions (serveExtensions) in theirs.
+func registerServeFlags(s *flagSections, cfg *serveConfig) {
+	s.add("Listeners", func(fs *flag.FlagSet) {
+		fs.StringVar(&cfg.grpcAddr, "grpc-addr", "localhost:4317", "OTLP/gRPC address (`host:port`), the OTLP default port 4317; it serves OTLP/HTTP too")
+		fs.StringVar(&cfg.httpAddr, "http-addr", "localhost:4318", "OTLP/HTTP address (`host:port`), the OTLP default port 4318; it serves gRPC too; empty disables it")
+		fs.StringVar(&cfg.corsOrigins, "cors-allowed-origins", "", "comma-separated origins allowed to send OTLP/HTTP from browsers: exact, with one wildcard (https://*.example.com), or *; empty disables CORS")
+		fs.StringVar(&cfg.corsHeaders, "cors-allowed-headers", "", "comma-separated extra request headers allowed in CORS requests")
+		fs.IntVar(&cfg.corsMaxAge, "cors-max-age", 7200, "seconds a browser may cache a CORS preflight answer")
+	})
+	s.add("Storage", func(fs *flag.FlagSet) {
+		fs.StringVar(&cfg.dataDir, "data-dir", "./otlp-data", "directory of the disk store (and of cursors and dead letters)")
+		fs.StringVar(&cfg.storageKind, "storage", "disk", "where data goes: disk (durable, default), kafka (see the Kafka section), or discard (count and drop, for benchmarks)")
+		cfg.disk = registerDiskFlags(fs)
+	})
+	s.add("Requests and limits", func(fs *flag.FlagSet) {
+		fs.IntVar(&cfg.maxRecvMsgSize, "grpc-max-recv-msg-size", grpcwire.DefaultMaxRecvMsgSize, "largest request in bytes, compressed or decompressed, for gRPC and OTLP/HTTP (OTLP recommends accepting 64 MiB)")
+		fs.BoolVar(&cfg.validateUTF8, "validate-utf8", false, "reject items with invalid UTF-8 in string fields (proto3 requires valid UTF-8; off by default, as in the OpenTelemetry Collector)")
+		fs.Int64Var(&cfg.admission.RequestLimit, "admission-request-limit", handler.DefaultAdmissionRequestLimit, "bytes of requests (wire plus decompressed) held at once across all protocols")
+		fs.Int64Var(&cfg.admission.WaitingLimit, "admission-waiting-limit", handler.DefaultAdmissionWaitingLimit, "bytes of requests allowed to wait for admission; beyond it requests are refused at once as retryable")
+		fs.DurationVar(&cfg.admission.MaxWait, "admission-max-wait", handler.DefaultAdmissionMaxWait, "longest a request waits for admission (also bounded by its deadline)")
+		fs.StringVar(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (bytes, or like 512MiB): the garbage collector works harder near it, so peak memory follows live data instead of doubling it; auto is twice the admission limits plus 48 MiB; 0 disables; the GOMEMLIMIT environment variable overrides it")
+		fs.DurationVar(&cfg.retryDelay, "retry-delay", handler.DefaultRetryDelay, "back-off sent to clients (RetryInfo, Retry-After) when storage or admission refuses a request; jittered ±25% for admission")
+		fs.DurationVar(&cfg.bodyReadTimeout, "body-read-timeout", handler.DefaultBodyReadTimeout, "how long a request body (a stream message, once begun) may take to arrive; stalled senders are cut off")
+		fs.DurationVar(&cfg.responseWriteTimeout, "response-write-timeout", handler.DefaultResponseWriteTimeout, "how long a response or a stream acknowledgement may wait for the client to take it (HTTP/2 flow control) before the stream is reset (HTTP/1.1: the connection closed); the request is stored and its budget released before; negative disables")
+		fs.IntVar(&cfg.stream.MaxInFlight, "stream-max-in-flight", handler.DefaultStreamMaxInFlight, "requests of one export stream processed at once; beyond it the server stops reading the stream (flow-control back-pressure)")
+		fs.DurationVar(&cfg.stream.MaxAge, "stream-max-age", handler.DefaultStreamMaxAge, "rotate an export stream after this age (±10% jitter) so clients rebalance; negative disables")
+		fs.IntVar(&cfg.stream.MaxRequests, "stream-max-requests", handler.DefaultStreamMaxRequests, "rotate an export stream after this many requests; negative disables")
+		fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests and streams may take to finish")
 
-	fs.StringVar(&cfg.tls.certFile, "tls-cert", "", "TLS certificate file (PEM), reloaded when it changes; without it the listeners speak h2c and HTTP/1.1")
-	fs.StringVar(&cfg.tls.keyFile, "tls-key", "", "TLS private key file (PEM)")
-	fs.StringVar(&cfg.tls.clientCAFile, "tls-client-ca", "", "CA certificates (PEM) for mTLS: clients must present a certificate signed by one of them")
-	fs.StringVar(&cfg.tls.minVersion, "tls-min-version", "1.2", "minimum TLS version: 1.2 or 1.3")
-	fs.StringVar(&cfg.authTokenFile, "auth-token-file", "", "file of bearer tokens, one per line, re-read when it changes; requests without a valid 'authorization: Bearer' header are refused before their body is read (gRPC health checks and CORS preflights are exempt: Kubernetes gRPC probes, load balancers and browsers send them without credentials; health requests are still capped at 1 KiB and charged to the admission budget)")
+		// HTTP/2 and HTTP/1.1 limits: server.Limits says why each
+		// default is what it is.
+		dl := server.DefaultLimits()
+		fs.IntVar(&cfg.limits.MaxConnections, "max-connections", dl.MaxConnections, "client connections open at once across the OTLP listeners; at it the oldest idle one is closed to make room (idle ones are also shed when the process runs out of file descriptors); each costs about 100 KiB before its first request; 0: no bound but the descriptor limit")
+		fs.DurationVar(&cfg.limits.MaxConnectionAge, "max-connection-age", dl.MaxConnectionAge, "send GOAWAY on connections older than this (±10% jitter) so clients reconnect and L7 balancers rebalance; 0 disables")
+		fs.DurationVar(&cfg.limits.MaxConnectionAgeGrace, "max-connection-age-grace", dl.MaxConnectionAgeGrace, "after -max-connection-age, how long requests and streams may finish before the connection is closed")
+		fs.DurationVar(&cfg.limits.IdleTimeout, "idle-timeout", dl.IdleTimeout, "close connections idle this long")
+		fs.DurationVar(&cfg.limits.ReadHeaderTimeout, "read-header-timeout", dl.ReadHeaderTimeout, "time a client has to send request headers (and an h2c connection its preface)")
+		fs.DurationVar(&cfg.limits.WriteByteTimeout, "write-timeout", dl.WriteByteTimeout, "drop an HTTP/2 connection that accepts no response bytes for this long; 0 disables")
+		fs.IntVar(&cfg.limits.MaxHeaderBytes, "max-header-bytes", dl.MaxHeaderBytes, "largest request header block, bytes (HTTP/1.1 and HTTP/2)")
+		fs.IntVar(&cfg.limits.MaxConcurrentStreams, "http2-max-concurrent-streams", dl.MaxConcurrentStreams, "HTTP/2 concurrent streams per connection")
+		fs.IntVar(&cfg.limits.StreamWindow, "http2-stream-window", dl.StreamWindow, "HTTP/2 receive window per stream, bytes")
+		fs.IntVar(&cfg.limits.ConnWindow, "http2-conn-window", dl.ConnWindow, "HTTP/2 receive window per connection, bytes")
+		fs.IntVar(&cfg.limits.MaxFrameSize, "http2-max-frame-size", dl.MaxFrameSize, "largest HTTP/2 frame the server accepts, bytes")
+	})
+	s.add("TLS and auth", func(fs *flag.FlagSet) {
+		fs.StringVar(&cfg.tls.certFile, "tls-cert", "", "TLS certificate file (PEM), reloaded when it changes; without it the listeners speak h2c and HTTP/1.1")
+		fs.StringVar(&cfg.tls.keyFile, "tls-key", "", "TLS private key file (PEM)")
+		fs.StringVar(&cfg.tls.clientCAFile, "tls-client-ca", "", "CA certificates (PEM) for mTLS: clients must present a certificate signed by one of them")
+		fs.StringVar(&cfg.tls.minVersion, "tls-min-version", "1.2", "minimum TLS version: 1.2 or 1.3")
+		fs.StringVar(&cfg.authTokenFile, "auth-token-file", "", "file of bearer tokens, one per line, re-read when it changes; requests without a valid 'authorization: Bearer' header are refused before their body is read (gRPC health checks and CORS preflights are exempt: Kubernetes gRPC probes, load balancers and browsers send them without credentials; health requests are still capped at 1 KiB and charged to the admission budget)")
+	})
+	s.add("Kafka (-storage kafka)", func(fs *flag.FlagSet) {
+		cfg.openKafka = registerKafkaFlags(fs)
+	})
+	s.markSecret("kafka-sasl-password")
+	s.add("Observability", func(fs *flag.FlagSet) {
+		fs.StringVar(&cfg.adminAddr, "admin-addr", "localhost:8888", "operator listener (`host:port`): the status page /, /metrics, /config, /healthz, /readyz (and /debug/pprof with -admin-pprof); empty disables it")
+		fs.BoolVar(&cfg.adminPprof, "admin-pprof", false, "serve /debug/pprof/ on the admin listener")
+		fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug (adds a line per request), info, warn or error")
+		fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text (logfmt, for people) or json (one JSON object per line, for log pipelines)")
+	})
+	for _, register := range serveExtensions {
+		cfg.extensions = append(cfg.extensions, register(s))
+	}
+}
 
-	fs.IntVar(&cfg.maxRecvMsgSize, "grpc-max-recv-msg-size", grpcwire.DefaultMaxRecvMsgSize, "largest request in bytes, compressed or decompressed, for gRPC and OTLP/HTTP (OTLP recommends accepting 64 MiB)")
-	fs.BoolVar(&cfg.validateUTF8, "validate-utf8", false, "reject items with invalid UTF-8 in string fields (proto3 requires valid UTF-8; off by default, as in the OpenTelemetry Collector)")
-	fs.DurationVar(&cfg.retryDelay, "retry-delay", handler.DefaultRetryDelay, "back-off sent to clients (RetryInfo, Retry-After) when storage or admission refuses a request; jittered ±25% for admission")
-	fs.DurationVar(&cfg.bodyReadTimeout, "body-read-timeout", handler.DefaultBodyReadTimeout, "how long a request body (a stream message, once begun) may take to arrive; stalled senders are cut off")
-	fs.DurationVar(&cfg.responseWriteTimeout, "response-write-timeout", handler.DefaultResponseWriteTimeout, "how long a response or a stream acknowledgement may wait for the client to take it (HTTP/2 flow control) before the stream is reset (HTTP/1.1: the connection closed); the request is stored and its budget released before; negative disables")
-	fs.Int64Var(&cfg.admission.RequestLimit, "admission-request-limit", handler.DefaultAdmissionRequestLimit, "bytes of requests (wire plus decompressed) held at once across all protocols")
-	fs.Int64Var(&cfg.admission.WaitingLimit, "admission-waiting-limit", handler.DefaultAdmissionWaitingLimit, "bytes of requests allowed to wait for admission; beyond it requests are refused at once as retryable")
-	fs.DurationVar(&cfg.admission.MaxWait, "admission-max-wait", handler.DefaultAdmissionMaxWait, "longest a request waits for admission (also bounded by its deadline)")
-
-	fs.StringVar(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (bytes, or like 512MiB): the garbage collector works harder near it, so peak memory follows live data instead of doubling it; auto is twice the admission limits plus 48 MiB; 0 disables; the GOMEMLIMIT environment variable overrides it")
-	fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text (logfmt, for people) or json (one JSON object per line, for log pipelines)")
-	fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", 15*time.Second, "on SIGTERM, how long in-flight requests and streams may take to finish")
-
-	// HTTP/2 and HTTP/1.1 limits: server.Limits says why each default is
-	// what it is.
-	dl := server.DefaultLimits()
-	fs.IntVar(&cfg.limits.MaxConcurrentStreams, "http2-max-concurrent-streams", dl.MaxConcurrentStreams, "HTTP/2 concurrent streams per connection")
-	fs.IntVar(&cfg.limits.StreamWindow, "http2-stream-window", dl.StreamWindow, "HTTP/2 receive window per stream, bytes")
-	fs.IntVar(&cfg.limits.ConnWindow, "http2-conn-window", dl.ConnWindow, "HTTP/2 receive window per connection, bytes")
-	fs.IntVar(&cfg.limits.MaxFrameSize, "http2-max-frame-size", dl.MaxFrameSize, "largest HTTP/2 frame the server accepts, bytes")
-	fs.IntVar(&cfg.limits.MaxHeaderBytes, "max-header-bytes", dl.MaxHeaderBytes, "largest request header block, bytes (HTTP/1.1 and HTTP/2)")
-	fs.DurationVar(&cfg.limits.ReadHeaderTimeout, "read-header-timeout", dl.ReadHeaderTimeout, "time a client has to send request headers (and an h2c connection its preface)")
-	fs.DurationVar(&cfg.limits.IdleTimeout, "idle-timeout", dl.IdleTimeout, "close connections idle this long")
-	fs.DurationVar(&cfg.limits.WriteByteTimeout, "write-timeout", dl.WriteByteTimeout, "drop an HTTP/2 connection that accepts no response bytes for this long; 0 disables")
-	fs.IntVar(&cfg.limits.MaxConnections, "max-connections", dl.MaxConnections, "client connections open at once across the OTLP listeners; at it the oldest idle one is closed to make room (idle ones are also shed when the process runs out of file descriptors); each costs about 100 KiB before its first request; 0: no bound but the descriptor limit")
-	fs.DurationVar(&cfg.limits.MaxConnectionAge, "max-connection-age", dl.MaxConnectionAge, "send GOAWAY on connections older than this (±10% jitter) so clients reconnect and L7 balancers rebalance; 0 disables")
-	fs.DurationVar(&cfg.limits.MaxConnectionAgeGrace, "max-connection-age-grace", dl.MaxConnectionAgeGrace, "after -max-connection-age, how long requests and streams may finish before the connection is closed")
-
-	fs.IntVar(&cfg.stream.MaxInFlight, "stream-max-in-flight", handler.DefaultStreamMaxInFlight, "requests of one export stream processed at once; beyond it the server stops reading the stream (flow-control back-pressure)")
-	fs.DurationVar(&cfg.stream.MaxAge, "stream-max-age", handler.DefaultStreamMaxAge, "rotate an export stream after this age (±10% jitter) so clients rebalance; negative disables")
-	fs.IntVar(&cfg.stream.MaxRequests, "stream-max-requests", handler.DefaultStreamMaxRequests, "rotate an export stream after this many requests; negative disables")
-
-	fs.StringVar(&cfg.corsOrigins, "cors-allowed-origins", "", "comma-separated origins allowed to send OTLP/HTTP from browsers: exact, with one wildcard (https://*.example.com), or *; empty disables CORS")
-	fs.StringVar(&cfg.corsHeaders, "cors-allowed-headers", "", "comma-separated extra request headers allowed in CORS requests")
-	fs.IntVar(&cfg.corsMaxAge, "cors-max-age", 7200, "seconds a browser may cache a CORS preflight answer")
+// validate checks every flag value that parsing alone does not, so that a
+// mistake is one line and exit status 2 before anything starts, not an
+// error log after the listeners opened. It fills the fields derived from
+// the values (level, memory limit).
+func (cfg *serveConfig) validate() error {
+	if err := cfg.level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		return fmt.Errorf("bad -log-level %q: want debug, info, warn or error", cfg.logLevel)
+	}
+	if cfg.logFormat != "text" && cfg.logFormat != "json" {
+		return fmt.Errorf("bad -log-format %q: want text or json", cfg.logFormat)
+	}
+	switch cfg.storageKind {
+	case "disk", "kafka", "discard":
+	default:
+		return fmt.Errorf("bad -storage %q: want disk, kafka or discard", cfg.storageKind)
+	}
+	if cfg.grpcAddr == "" {
+		return errors.New("bad -grpc-addr: must not be empty")
+	}
+	for name, addr := range map[string]string{"grpc-addr": cfg.grpcAddr, "http-addr": cfg.httpAddr, "admin-addr": cfg.adminAddr} {
+		if addr == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return fmt.Errorf("bad -%s %q: want host:port (:4317 for every interface): %v", name, addr, err)
+		}
+	}
+	if _, err := cfg.disk.options(); err != nil {
+		return err
+	}
+	var err error
+	if cfg.memLimit, err = memoryLimit(*cfg); err != nil {
+		return fmt.Errorf("bad -memory-limit: %w", err)
+	}
+	if err := checkTLSOptions(cfg.tls); err != nil {
+		return err
+	}
+	if cfg.authTokenFile != "" {
+		if _, err := handler.NewTokenFile(cfg.authTokenFile); err != nil {
+			return fmt.Errorf("bad -auth-token-file: %w", err)
+		}
+	}
+	if cfg.corsMaxAge < 0 {
+		return fmt.Errorf("bad -cors-max-age %d: must not be negative", cfg.corsMaxAge)
+	}
+	for _, o := range splitList(cfg.corsOrigins) {
+		if o != "*" && !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
+			return fmt.Errorf("bad -cors-allowed-origins entry %q: want an origin such as https://app.example.com, https://*.example.com, or *", o)
+		}
+	}
+	positive := []struct {
+		name string
+		v    int64
+	}{
+		{"grpc-max-recv-msg-size", int64(cfg.maxRecvMsgSize)},
+		{"admission-request-limit", cfg.admission.RequestLimit},
+		{"stream-max-in-flight", int64(cfg.stream.MaxInFlight)},
+		{"http2-max-concurrent-streams", int64(cfg.limits.MaxConcurrentStreams)},
+		{"max-header-bytes", int64(cfg.limits.MaxHeaderBytes)},
+	}
+	for _, p := range positive {
+		if p.v <= 0 {
+			return fmt.Errorf("bad -%s %d: must be positive", p.name, p.v)
+		}
+	}
+	nonNegative := []struct {
+		name string
+		v    int64
+	}{
+		{"admission-waiting-limit", cfg.admission.WaitingLimit},
+		{"admission-max-wait", int64(cfg.admission.MaxWait)},
+		{"max-connections", int64(cfg.limits.MaxConnections)},
+		{"max-connection-age", int64(cfg.limits.MaxConnectionAge)},
+		{"max-connection-age-grace", int64(cfg.limits.MaxConnectionAgeGrace)},
+		{"idle-timeout", int64(cfg.limits.IdleTimeout)},
+		{"read-header-timeout", int64(cfg.limits.ReadHeaderTimeout)},
+		{"write-timeout", int64(cfg.limits.WriteByteTimeout)},
+		{"retry-delay", int64(cfg.retryDelay)},
+		{"body-read-timeout", int64(cfg.bodyReadTimeout)},
+		{"shutdown-timeout", int64(cfg.shutdownTimeout)},
+		{"http2-stream-window", int64(cfg.limits.StreamWindow)},
+		{"http2-conn-window", int64(cfg.limits.ConnWindow)},
+		{"http2-max-frame-size", int64(cfg.limits.MaxFrameSize)},
+	}
+	for _, p := range nonNegative {
+		if p.v < 0 {
+			return fmt.Errorf("bad -%s: must not be negative", p.name)
+		}
+	}
+	// RFC 9113 section 6.5.2: SETTINGS_MAX_FRAME_SIZE is between 2^14
+	// and 2^24-1; 0 keeps the default.
+	if f := cfg.limits.MaxFrameSize; f != 0 && (f < 1<<14 || f > 1<<24-1) {
+		return fmt.Errorf("bad -http2-max-frame-size %d: HTTP/2 allows 16384 to 16777215", f)
+	}
+	for _, e := range cfg.extensions {
+		if err := e.validate(cfg); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func serve(args []string, stdout, stderr io.Writer) int {
 	var cfg serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	registerServeFlags(fs, &cfg)
-	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
+	sections := newFlagSections(fs)
+	registerServeFlags(sections, &cfg)
+	if code, ok := parseSectionFlags(sections, args, stdout, stderr); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "serve: unexpected arguments %q\n", fs.Args())
+		fmt.Fprintf(stderr, "otlp-lite serve: unexpected arguments %q (otlp-lite serve -h lists the flags)\n", fs.Args())
 		return 2
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
-		fmt.Fprintf(stderr, "serve: bad -log-level: %v\n", err)
+	if err := cfg.validate(); err != nil {
+		fmt.Fprintf(stderr, "otlp-lite serve: %v\n", err)
 		return 2
 	}
-	if _, err := cfg.disk.options(); err != nil {
-		fmt.Fprintf(stderr, "serve: %v\n", err)
-		return 2
-	}
-	memLimit, err := memoryLimit(cfg)
+	cfg.effective = sections.effective()
+	logger, err := newLogger(stderr, cfg.logFormat, cfg.level)
 	if err != nil {
-		fmt.Fprintf(stderr, "serve: bad -memory-limit: %v\n", err)
-		return 2
-	}
-	logger, err := newLogger(stderr, cfg.logFormat, level)
-	if err != nil {
-		fmt.Fprintf(stderr, "serve: %v\n", err)
+		fmt.Fprintf(stderr, "otlp-lite serve: %v\n", err)
 		return 2
 	}
 	// Libraries that log through slog's default (the Kafka client) use
 	// the same handler.
 	slog.SetDefault(logger)
-	if memLimit > 0 {
-		debug.SetMemoryLimit(memLimit)
-		logger.Debug("memory limit set", "bytes", memLimit)
+	logEffectiveConfig(logger, cfg.effective)
+	if cfg.memLimit > 0 {
+		debug.SetMemoryLimit(cfg.memLimit)
+		logger.Debug("memory limit set", "bytes", cfg.memLimit)
 	}
 	if err := runServer(cfg, logger); err != nil {
 		logger.Error("server failed", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// logEffectiveConfig logs the configuration serve runs with, secrets
+// redacted, as one info line: every flag's value in the group config, and
+// which flags came from the command line and which from the environment.
+func logEffectiveConfig(logger *slog.Logger, entries []configEntry) {
+	var values []any
+	var fromFlags, fromEnv []string
+	for _, e := range entries {
+		values = append(values, slog.String(e.Flag, e.Value))
+		switch e.Source {
+		case "flag":
+			fromFlags = append(fromFlags, e.Flag)
+		case "env":
+			fromEnv = append(fromEnv, e.Env)
+		}
+	}
+	logger.Info("effective configuration", "set_by_flags", strings.Join(fromFlags, ","),
+		"set_by_env", strings.Join(fromEnv, ","), slog.Group("config", values...))
 }
 
 func openSink(cfg serveConfig, logger *slog.Logger, reg *metrics.Set) (storage.Sink, error) {
@@ -165,7 +299,16 @@ func openSink(cfg serveConfig, logger *slog.Logger, reg *metrics.Set) (storage.S
 	}
 	switch cfg.storageKind {
 	case "disk":
-		st, err := cfg.disk.open(cfg.dataDir, logger)
+		st, err := cfg.disk.open(cfg.dataDir, logger, func(o *disk.Options) error {
+			for _, e := range cfg.extensions {
+				if hook, ok := e.(diskOptionsHook); ok {
+					if err := hook.diskOptions(&cfg, o); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -273,8 +416,19 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 			MaxAge:         cfg.corsMaxAge,
 		},
 	})
-	if st, ok := sink.(*disk.Store); ok {
-		registerDiskMetrics(reg, st)
+	store, _ := sink.(*disk.Store)
+	if store != nil {
+		registerDiskMetrics(reg, store)
+	}
+	env := &serveEnv{logger: logger, metrics: reg, sink: sink, store: store, handler: h, dataDir: cfg.dataDir}
+	running, err := startExtensions(&cfg, env)
+	if err != nil {
+		closeListeners()
+		if adminLn != nil {
+			adminLn.Close()
+		}
+		sink.Close()
+		return err
 	}
 	srv := server.New(h, server.Config{TLS: tlsConfig, Limits: &cfg.limits, Metrics: reg, Logger: logger})
 
@@ -292,7 +446,10 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	if adminLn != nil {
 		var mux http.Handler
 		admin, mux = newAdminServer(reg, cfg.adminPprof)
-		adminSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		withConfig := http.NewServeMux()
+		withConfig.Handle("GET /config", configHandler(cfg.effective))
+		withConfig.Handle("/", mux)
+		adminSrv = &http.Server{Handler: withConfig, ReadHeaderTimeout: 10 * time.Second}
 		go adminSrv.Serve(adminLn)
 		admin.ready.Store(true)
 	}
@@ -308,6 +465,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 
 	select {
 	case err := <-errc:
+		stopExtensions(context.Background(), running, logger)
 		sink.Close()
 		return fmt.Errorf("server stopped: %w", err)
 	case s := <-sigc:
@@ -331,6 +489,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		logger.Warn("requests did not finish in time; closing connections", "err", err)
 	}
+	stopExtensions(sctx, running, logger)
 	if err := sink.Close(); err != nil {
 		return fmt.Errorf("cannot close storage: %w", err)
 	}

@@ -25,7 +25,7 @@ func parseServeFlags(t *testing.T, args ...string) serveConfig {
 	var cfg serveConfig
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	registerServeFlags(fs, &cfg)
+	registerServeFlags(newFlagSections(fs), &cfg)
 	if err := fs.Parse(args); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestServerTLSFlags(t *testing.T) {
 		{nil, 0, ""},
 		{[]string{"-tls-cert", crt, "-tls-key", key}, tls.VersionTLS12, ""},
 		{[]string{"-tls-cert", crt, "-tls-key", key, "-tls-min-version", "1.3"}, tls.VersionTLS13, ""},
-		{[]string{"-tls-cert", crt, "-tls-key", key, "-tls-min-version", "1.1"}, 0, "unknown -tls-min-version"},
+		{[]string{"-tls-cert", crt, "-tls-key", key, "-tls-min-version", "1.1"}, 0, "bad -tls-min-version"},
 		{[]string{"-tls-cert", crt}, 0, "-tls-cert and -tls-key must be given together"},
 		{[]string{"-tls-client-ca", crt}, 0, "-tls-client-ca needs -tls-cert and -tls-key"},
 	} {

@@ -68,11 +68,17 @@ func (f *diskFlags) options() (disk.Options, error) {
 
 // open validates the flags and opens the disk store in dataDir with them,
 // reporting recovered damage, cut torn tails and retention deletions to
-// logger.
-func (f *diskFlags) open(dataDir string, logger *slog.Logger) (*disk.Store, error) {
+// logger. adjust, if not nil, may change the options first (serve's
+// extensions).
+func (f *diskFlags) open(dataDir string, logger *slog.Logger, adjust func(*disk.Options) error) (*disk.Store, error) {
 	opts, err := f.options()
 	if err != nil {
 		return nil, err
+	}
+	if adjust != nil {
+		if err := adjust(&opts); err != nil {
+			return nil, err
+		}
 	}
 	opts.Logger = logger
 	opts.ObserveSync = f.observeSync

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// parseServeEnv parses args and env (name → value) as serve does.
+func parseServeEnv(t *testing.T, env map[string]string, args ...string) (serveConfig, *flagSections, error) {
+	t.Helper()
+	var cfg serveConfig
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	s := newFlagSections(fs)
+	registerServeFlags(s, &cfg)
+	err := s.parse(args, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	return cfg, s, err
+}
+
+// A flag on the command line wins over the environment, which wins over
+// the default; the effective configuration says where each value came from.
+func TestServeEnvPrecedence(t *testing.T) {
+	env := map[string]string{
+		"OTLP_LITE_GRPC_ADDR":           "127.0.0.1:9999",
+		"OTLP_LITE_HTTP_ADDR":           "127.0.0.1:9998",
+		"OTLP_LITE_STORAGE_SYNC":        "interval",
+		"OTLP_LITE_ADMISSION_MAX_WAIT":  "3s",
+		"OTLP_LITE_VALIDATE_UTF8":       "true",
+		"OTLP_LITE_KAFKA_SASL_PASSWORD": "hunter2",
+		"UNRELATED":                     "x",
+	}
+	cfg, s, err := parseServeEnv(t, env, "-grpc-addr", "127.0.0.1:7777")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.grpcAddr != "127.0.0.1:7777" || cfg.httpAddr != "127.0.0.1:9998" || cfg.disk.sync != "interval" ||
+		cfg.admission.MaxWait != 3*time.Second || !cfg.validateUTF8 || cfg.adminAddr != "localhost:8888" {
+		t.Fatalf("flag > env > default not applied: %+v", cfg)
+	}
+	got := map[string]configEntry{}
+	for _, e := range s.effective() {
+		got[e.Flag] = e
+	}
+	for flagName, want := range map[string]string{"grpc-addr": "flag", "http-addr": "env", "storage-sync": "env", "admin-addr": "default"} {
+		if got[flagName].Source != want {
+			t.Errorf("-%s: source %q, want %q", flagName, got[flagName].Source, want)
+		}
+	}
+	if e, ok := got["kafka-sasl-password"]; ok && e.Value != "<redacted>" {
+		t.Errorf("the Kafka password is shown in the effective configuration: %q", e.Value)
+	}
+	if got["http-addr"].Env != "OTLP_LITE_HTTP_ADDR" {
+		t.Errorf("env name of -http-addr: %q", got["http-addr"].Env)
+	}
+}
+
+// A bad value in the environment names the variable.
+func TestServeEnvBadValue(t *testing.T) {
+	_, _, err := parseServeEnv(t, map[string]string{"OTLP_LITE_ADMISSION_MAX_WAIT": "soon"})
+	if err == nil || !strings.Contains(err.Error(), "OTLP_LITE_ADMISSION_MAX_WAIT") {
+		t.Fatalf("err = %v, want one naming OTLP_LITE_ADMISSION_MAX_WAIT", err)
+	}
+}
+
+// Every serve flag has a section and an environment variable in the help,
+// the sections come in the documented order, and the help goes to stdout
+// with exit status 0.
+func TestServeHelpSections(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"serve", "-h"}, &stdout, &stderr); code != 0 || stderr.Len() != 0 {
+		t.Fatalf("serve -h: exit %d, stderr %q", code, stderr.String())
+	}
+	help := stdout.String()
+	last := -1
+	for _, title := range []string{"\nListeners:", "\nStorage:", "\nRequests and limits:", "\nTLS and auth:", "\nObservability:"} {
+		i := strings.Index(help, title)
+		if i < 0 || i < last {
+			t.Fatalf("section %q missing or out of order in:\n%s", title, help)
+		}
+		last = i
+	}
+	_, s, err := parseServeEnv(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.fs.VisitAll(func(f *flag.Flag) {
+		if s.section[f.Name] == "" {
+			t.Errorf("-%s has no help section", f.Name)
+		}
+		if !strings.Contains(help, "\n  -"+f.Name) || !strings.Contains(help, "env "+envName(f.Name)+")") {
+			t.Errorf("help lacks -%s or its variable %s", f.Name, envName(f.Name))
+		}
+	})
+	if !strings.Contains(help, `(default "localhost:4317"; env OTLP_LITE_GRPC_ADDR)`) {
+		t.Errorf("help does not show -grpc-addr's default and variable:\n%s", help)
+	}
+}
+
+// Every value is checked before serve starts: a bad one is one line on
+// stderr and exit status 2, whether it came from a flag or the environment.
+func TestServeValuesCheckedAtParseTime(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "junk.pem")
+	if err := os.WriteFile(junk, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte("Bearer abc\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-log-level", "loud"}, "-log-level"},
+		{[]string{"-log-format", "xml"}, "-log-format"},
+		{[]string{"-storage", "tape"}, "-storage"},
+		{[]string{"-grpc-addr", "4317"}, "-grpc-addr"},
+		{[]string{"-admin-addr", "nohost"}, "-admin-addr"},
+		{[]string{"-storage-sync", "sometimes"}, "-storage-sync"},
+		{[]string{"-memory-limit", "lots"}, "-memory-limit"},
+		{[]string{"-tls-min-version", "1.1"}, "-tls-min-version"},
+		{[]string{"-tls-cert", junk}, "-tls-key"},
+		{[]string{"-tls-cert", junk, "-tls-key", junk}, "-tls-cert"},
+		{[]string{"-tls-client-ca", junk}, "-tls-client-ca"},
+		{[]string{"-auth-token-file", filepath.Join(dir, "missing")}, "-auth-token-file"},
+		{[]string{"-auth-token-file", tokens}, "line 1"},
+		{[]string{"-cors-allowed-origins", "example.com"}, "-cors-allowed-origins"},
+		{[]string{"-admission-request-limit", "0"}, "-admission-request-limit"},
+		{[]string{"-max-connections", "-1"}, "-max-connections"},
+		{[]string{"-http2-max-frame-size", "100"}, "-http2-max-frame-size"},
+		{[]string{"-shutdown-timeout", "-1s"}, "-shutdown-timeout"},
+		{[]string{"extra"}, "unexpected arguments"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"serve", "-data-dir", dir}, tc.args...), &stdout, &stderr)
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+			t.Errorf("serve %v: exit %d, stderr %q; want exit 2 and one line mentioning %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}
+
+// /config on the admin port shows the effective configuration as text
+// and as JSON.
+func TestConfigHandler(t *testing.T) {
+	_, s, err := parseServeEnv(t, map[string]string{"OTLP_LITE_STORAGE_MAX_AGE": "24h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := configHandler(s.effective())
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/config", nil))
+	if body := rec.Body.String(); !strings.Contains(body, `storage-max-age="24h0m0s"`) || !strings.Contains(body, "# Storage") {
+		t.Fatalf("/config text:\n%s", body)
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/config?format=json", nil))
+	var entries []configEntry
+	if err := json.Unmarshal(rec.Body.Bytes(), &entries); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Flag == "storage-max-age" && (e.Source != "env" || e.Env != "OTLP_LITE_STORAGE_MAX_AGE") {
+			t.Fatalf("/config?format=json: %+v", e)
+		}
+	}
+}

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+)
+
+// envPrefix starts the environment variable of every serve flag: the flag
+// -grpc-addr is OTLP_LITE_GRPC_ADDR. The name is mechanical (the prefix,
+// then the flag's name in upper case with - as _) so that an operator
+// who knows a flag knows its variable, as with the Collector's ${env:...}
+// or Prometheus exporters' conventions; a container is configured by env.
+const envPrefix = "OTLP_LITE_"
+
+// envName returns the environment variable that sets flag name.
+func envName(name string) string {
+	return envPrefix + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// repeatableValue is a flag.Value that collects every use of its flag
+// (such as -forward). Its environment variable holds several values
+// separated by whitespace, each passed to Set in turn.
+type repeatableValue interface {
+	flag.Value
+	repeatable()
+}
+
+// redactedValue is a flag.Value whose String may hold a secret (such as a
+// URL with a credential in a header); Redacted is what the effective
+// configuration shows instead.
+type redactedValue interface {
+	flag.Value
+	Redacted() string
+}
+
+// flagSections groups a command's flags into help sections (listeners,
+// storage, limits, ...), in the order the sections were first defined,
+// and knows which flags hold secrets. serve's help and its effective
+// configuration are printed by section.
+type flagSections struct {
+	fs      *flag.FlagSet
+	titles  []string
+	section map[string]string // flag name → section title
+	secret  map[string]bool
+	source  map[string]string // after parse: flag name → "flag", "env" or "default"
+}
+
+func newFlagSections(fs *flag.FlagSet) *flagSections {
+	return &flagSections{fs: fs, section: map[string]string{}, secret: map[string]bool{}}
+}
+
+// add defines the flags that define registers on fs in the section titled
+// title; calling it again with the same title adds to that section.
+func (s *flagSections) add(title string, define func(fs *flag.FlagSet)) {
+	before := map[string]bool{}
+	s.fs.VisitAll(func(f *flag.Flag) { before[f.Name] = true })
+	define(s.fs)
+	if !slices.Contains(s.titles, title) {
+		s.titles = append(s.titles, title)
+	}
+	s.fs.VisitAll(func(f *flag.Flag) {
+		if !before[f.Name] {
+			s.section[f.Name] = title
+		}
+	})
+}
+
+// markSecret marks flags whose values are never printed: the effective
+// configuration shows whether they are set, not what they are.
+func (s *flagSections) markSecret(names ...string) {
+	for _, n := range names {
+		s.secret[n] = true
+	}
+}
+
+// parse parses args, then sets every flag not given on the command line
+// from its environment variable, if set: a flag wins over the environment,
+// which wins over the default. A bad value in the environment is reported
+// with the variable's name. lookup is os.LookupEnv outside tests.
+func (s *flagSections) parse(args []string, lookup func(string) (string, bool)) error {
+	if err := s.fs.Parse(args); err != nil {
+		return err
+	}
+	s.source = map[string]string{}
+	s.fs.Visit(func(f *flag.Flag) { s.source[f.Name] = "flag" })
+	var err error
+	s.fs.VisitAll(func(f *flag.Flag) {
+		if err != nil || s.source[f.Name] != "" {
+			return
+		}
+		s.source[f.Name] = "default"
+		v, ok := lookup(envName(f.Name))
+		if !ok {
+			return
+		}
+		values := []string{v}
+		if _, ok := f.Value.(repeatableValue); ok {
+			values = strings.Fields(v)
+		}
+		for _, v := range values {
+			if e := s.fs.Set(f.Name, v); e != nil {
+				shown := v
+				if s.secret[f.Name] {
+					shown = "<redacted>"
+				}
+				err = fmt.Errorf("invalid value %q for %s (flag -%s): %v", shown, envName(f.Name), f.Name, e)
+				return
+			}
+		}
+		s.source[f.Name] = "env"
+	})
+	return err
+}
+
+// configEntry is one flag's effective value: what serve runs with.
+type configEntry struct {
+	Section string `json:"section"`
+	Flag    string `json:"flag"`
+	Env     string `json:"env"`
+	Value   string `json:"value"`
+	// Source is where the value came from: flag, env or default.
+	Source string `json:"source"`
+}
+
+// effective returns every flag's value and source, by section, secrets
+// redacted. Call it after parse.
+func (s *flagSections) effective() []configEntry {
+	var out []configEntry
+	for _, title := range s.titles {
+		s.fs.VisitAll(func(f *flag.Flag) {
+			if s.section[f.Name] != title {
+				return
+			}
+			v := f.Value.String()
+			switch rv, ok := f.Value.(redactedValue); {
+			case s.secret[f.Name] && v != "":
+				v = "<redacted>"
+			case ok:
+				v = rv.Redacted()
+			}
+			src := s.source[f.Name]
+			if src == "" {
+				src = "default"
+			}
+			out = append(out, configEntry{Section: title, Flag: f.Name, Env: envName(f.Name), Value: v, Source: src})
+		})
+	}
+	return out
+}
+
+// printHelp prints the flags by section: each with its value type, what
+// it does and why its default is what it is (the usage text), its
+// default and its environment variable.
+func (s *flagSections) printHelp(w io.Writer) {
+	fmt.Fprintf(w, "Usage of otlp-lite %s:\n\n", s.fs.Name())
+	fmt.Fprintf(w, "Every flag can also be set by an environment variable: %s, then the flag's name in\n", envPrefix)
+	fmt.Fprintf(w, "upper case with - as _ (-grpc-addr is %s). A flag on the command line wins over\n", envName("grpc-addr"))
+	fmt.Fprintf(w, "the environment, which wins over the default. The admin port's /config shows the result.\n")
+	for _, title := range s.titles {
+		fmt.Fprintf(w, "\n%s:\n", title)
+		s.fs.VisitAll(func(f *flag.Flag) {
+			if s.section[f.Name] != title {
+				return
+			}
+			typ, usage := flag.UnquoteUsage(f)
+			fmt.Fprintf(w, "  -%s", f.Name)
+			if typ != "" {
+				fmt.Fprintf(w, " %s", typ)
+			}
+			fmt.Fprintln(w)
+			for _, line := range wrap(usage, 92) {
+				fmt.Fprintf(w, "        %s\n", line)
+			}
+			def := "default " + quoteDefault(f)
+			if _, ok := f.Value.(repeatableValue); ok {
+				def = "repeatable; in the environment, values separated by spaces"
+			}
+			fmt.Fprintf(w, "        (%s; env %s)\n", def, envName(f.Name))
+		})
+	}
+}
+
+// quoteDefault shows a flag's default as the flag package does: strings
+// quoted, so that an empty default is visible.
+func quoteDefault(f *flag.Flag) string {
+	typ, _ := flag.UnquoteUsage(f)
+	if typ == "string" || typ == "host:port" || typ == "path" {
+		return fmt.Sprintf("%q", f.DefValue)
+	}
+	return f.DefValue
+}
+
+// wrap splits text into lines of at most width bytes at spaces.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		if line != "" && len(line)+1+len(word) > width {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// parseSectionFlags is parseFlags for a command whose flags are in
+// sections and can come from the environment: -h prints the sections to
+// stdout (exit 0); an unknown flag or a bad value, on the command line or
+// in the environment, is one line on stderr that points at -h (exit 2).
+func parseSectionFlags(s *flagSections, args []string, stdout, stderr io.Writer) (code int, ok bool) {
+	s.fs.SetOutput(io.Discard)
+	err := s.parse(args, os.LookupEnv)
+	s.fs.SetOutput(stderr)
+	switch {
+	case err == nil:
+		return 0, true
+	case err == flag.ErrHelp:
+		s.printHelp(stdout)
+		return 0, false
+	}
+	fmt.Fprintf(stderr, "otlp-lite %s: %v (otlp-lite %s -h lists the flags)\n", s.fs.Name(), err, s.fs.Name())
+	return 2, false
+}
+
+// configHandler serves the effective configuration on the admin port:
+// plain text, one flag per line, or JSON with ?format=json.
+func configHandler(entries []configEntry) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("format") == "json" {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(entries)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		section := ""
+		for _, e := range entries {
+			if e.Section != section {
+				if section != "" {
+					fmt.Fprintln(w)
+				}
+				section = e.Section
+				fmt.Fprintf(w, "# %s\n", section)
+			}
+			fmt.Fprintf(w, "%s=%q\t# %s, %s\n", e.Flag, e.Value, e.Source, e.Env)
+		}
+	})
+}
