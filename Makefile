@@ -33,9 +33,12 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/otlp-lite
 
 # The receiver on the embedded disk store: OTLP/gRPC on localhost:4317,
-# data in ./otlp-data. Ctrl-C stops it gracefully.
+# OTLP/HTTP on :4318, the status page on :8888, data in ./otlp-data,
+# bounded to 1 GiB (the oldest segments go first) so that a load test
+# against a development run cannot fill the disk. Ctrl-C stops it
+# gracefully.
 run: build
-	./$(BIN) serve -grpc-addr localhost:4317 -data-dir ./otlp-data
+	./$(BIN) serve -grpc-addr localhost:4317 -data-dir ./otlp-data -storage-max-bytes 1GiB
 
 # Everything CI runs: lint, unit tests with the race detector, then the
 # interop suite with real OpenTelemetry clients (Go SDK, Python SDK).
