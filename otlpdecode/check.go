@@ -607,6 +607,7 @@ type itemTally struct {
 	kind     string // metrics: the data field holding the points, e.g. "gauge"
 	first    reason // why the first rejected item is rejected
 	point    int    // metrics: index of the first rejected data point
+	samples  int    // profiles: samples in the profile
 }
 
 // signal selects the item check of a walk: the OTLP signal enum of package
@@ -631,7 +632,8 @@ func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 	case signalMetrics:
 		return checkMetricItem(c, src, t)
 	case signalProfiles:
-		r, err := c.profile(src)
+		r, samples, err := c.profile(src)
+		t.samples = samples
 		return t.single(&r, err)
 	default: // signalLogs
 		r, err := c.logRecord(src)
@@ -640,9 +642,8 @@ func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 }
 
 // single tallies an element that is one item (a span, a log record or a
-// profile)
-// with the verdict of its check. r is a pointer so that the inlined call
-// does not copy the reason on the happy path.
+// profile) with the verdict of its check. r is a pointer so that the
+// inlined call does not copy the reason on the happy path.
 func (t *itemTally) single(r *reason, err error) error {
 	if err != nil {
 		return err
@@ -681,9 +682,12 @@ type itemPos struct {
 // and of the first rejected item of a Resource* or Scope* message.
 type tally struct {
 	items, rejected int
-	firstItem       itemPos
-	firstRej        itemPos
-	firstReason     reason
+	// samples and rejectedSamples count the samples of the profiles in
+	// items and rejected.
+	samples, rejectedSamples int
+	firstItem                itemPos
+	firstRej                 itemPos
+	firstReason              reason
 }
 
 func (t *tally) add(u *tally) {
@@ -695,6 +699,8 @@ func (t *tally) add(u *tally) {
 	}
 	t.items += u.items
 	t.rejected += u.rejected
+	t.samples += u.samples
+	t.rejectedSamples += u.rejectedSamples
 }
 
 // rejectAll rejects every item, because their container is invalid.
@@ -703,6 +709,7 @@ func (t *tally) rejectAll(r reason) {
 		return
 	}
 	t.rejected = t.items
+	t.rejectedSamples = t.samples
 	t.firstRej, t.firstReason = t.firstItem, r
 }
 
@@ -743,7 +750,11 @@ func (c *checker) check(src []byte, names *signalNames, item signal) (Result, er
 		total.add(&t)
 		rs++
 	}
-	res := Result{Items: total.items, Rejected: total.rejected, IgnoredStrindex: c.ignoredStrindex}
+	res := Result{
+		Items: total.items, Rejected: total.rejected,
+		Samples: total.samples, RejectedSamples: total.rejectedSamples,
+		IgnoredStrindex: c.ignoredStrindex,
+	}
 	if total.rejected > 0 {
 		res.FirstRejection = total.firstRej.format(names) + ": " + total.firstReason.String()
 	}
@@ -847,6 +858,10 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 			}
 			t.items += it.items
 			t.rejected += it.rejected
+			t.samples += it.samples
+			if it.rejected > 0 {
+				t.rejectedSamples += it.samples
+			}
 			idx++
 		case 3:
 			c.stringField(&fc, "schema_url", &scopeReason)

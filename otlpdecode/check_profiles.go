@@ -77,7 +77,7 @@ func AppendValidProfiles(dst, src []byte, opts *Options) ([]byte, error) {
 }
 
 func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
-	r, err := c.profile(src)
+	r, _, err := c.profile(src)
 	return keepValid(dst, src, &r, err)
 }
 
@@ -639,16 +639,16 @@ func (c *checker) stack(src []byte) (r reason, zero bool, err error) {
 //	  bytes original_payload = 10;
 //	  repeated int32 attribute_indices = 11;
 //	}
-func (c *checker) profile(src []byte) (reason, error) {
-	var r reason
+//
+// samples is the number of samples of the profile.
+func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 	var profileID []byte
 	formatSet, payloadSet := false, false
 	nSamples, nAttrs := 0, 0
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
-		var err error
 		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+			return r, 0, err
 		}
 		switch fc.FieldNum {
 		case 1, 5:
@@ -662,7 +662,7 @@ func (c *checker) profile(src []byte) (reason, error) {
 			}
 			vr, err := c.valueType(data)
 			if err != nil {
-				return r, at(err, name, -1)
+				return r, 0, at(err, name, -1)
 			}
 			r.note(&vr, name, -1)
 		case 2:
@@ -672,7 +672,7 @@ func (c *checker) profile(src []byte) (reason, error) {
 			}
 			sr, err := c.sample(data)
 			if err != nil {
-				return r, at(err, "samples", nSamples)
+				return r, 0, at(err, "samples", nSamples)
 			}
 			r.note(&sr, "samples", nSamples)
 			nSamples++
@@ -691,7 +691,7 @@ func (c *checker) profile(src []byte) (reason, error) {
 			}
 		case 11:
 			if err := c.indices(&fc, "attribute_indices", tableAttribute, &nAttrs, &r); err != nil {
-				return r, err
+				return r, 0, err
 			}
 		}
 	}
@@ -699,18 +699,18 @@ func (c *checker) profile(src []byte) (reason, error) {
 	// nothing in it can be used.
 	switch {
 	case len(profileID) != 0 && len(profileID) != 16:
-		return lenReason("profile_id", len(profileID), "empty or 16"), nil
+		return lenReason("profile_id", len(profileID), "empty or 16"), nSamples, nil
 	case len(profileID) == 16 && zeroID16(profileID):
-		return zeroReason("profile_id"), nil
+		return zeroReason("profile_id"), nSamples, nil
 	case c.dict.bad.bad():
-		return c.dict.bad, nil
+		return c.dict.bad, nSamples, nil
 	case formatSet != payloadSet && !r.bad():
 		if formatSet {
-			return textReason("original_payload", -1, "is empty while original_payload_format is set (profiles.proto: they MUST be set together or both left unset)"), nil
+			return textReason("original_payload", -1, "is empty while original_payload_format is set (profiles.proto: they MUST be set together or both left unset)"), nSamples, nil
 		}
-		return textReason("original_payload_format", -1, "is empty while original_payload is set (profiles.proto: they MUST be set together or both left unset)"), nil
+		return textReason("original_payload_format", -1, "is empty while original_payload is set (profiles.proto: they MUST be set together or both left unset)"), nSamples, nil
 	}
-	return r, nil
+	return r, nSamples, nil
 }
 
 // valueType checks a ValueType.

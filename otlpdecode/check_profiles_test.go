@@ -114,6 +114,10 @@ func TestCheckProfilesWalk(t *testing.T) {
 			if res.Items != tt.items || res.Rejected != tt.rejected || res.FirstRejection != tt.first {
 				t.Errorf("CheckProfiles = %+v, want %d items, %d rejected, first %q", res, tt.items, tt.rejected, tt.first)
 			}
+			// Every profile() holds two samples.
+			if res.Samples != 2*tt.items || res.RejectedSamples != 2*tt.rejected {
+				t.Errorf("CheckProfiles = %+v, want %d samples, %d rejected", res, 2*tt.items, 2*tt.rejected)
+			}
 			consistency(t, signalProfiles, tt.src, nil)
 		})
 	}
@@ -169,9 +173,10 @@ func TestCheckProfilesRules(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := Result{Items: 1}
+			want := Result{Items: 1, Samples: res.Samples}
 			if tt.first != "" {
 				want.Rejected = 1
+				want.RejectedSamples = res.Samples
 				want.FirstRejection = "resource_profiles[0].scope_profiles[0].profiles[0]: " + tt.first
 			}
 			if res != want {
@@ -272,9 +277,10 @@ func TestCheckProfilesDictionary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := Result{Items: res.Items}
+			want := Result{Items: res.Items, Samples: res.Samples}
 			if tt.first != "" {
 				want.Rejected = 2
+				want.RejectedSamples = 2
 				want.FirstRejection = "resource_profiles[0].scope_profiles[0].profiles[0]: " + tt.first
 				if !strings.HasSuffix(tt.first, every) {
 					want.FirstRejection += every

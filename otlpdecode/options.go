@@ -62,6 +62,14 @@ type Result struct {
 	// want 16`. It is empty when Rejected == 0.
 	FirstRejection string
 
+	// Samples is, for profiles, the number of samples in the profiles of
+	// Items, and RejectedSamples the number in the profiles of Rejected:
+	// the Collector counts profiles in samples in its receiver metrics
+	// (otelcol_receiver_accepted_profile_samples), while the partial
+	// success counts profiles (rejected_profiles). Both are 0 for the
+	// other signals.
+	Samples, RejectedSamples int
+
 	// IgnoredStrindex counts the KeyValue.key_strindex and
 	// AnyValue.string_value_strindex fields of a traces, metrics or logs
 	// request. common.proto (v1.11) defines them for the profiles signal
