@@ -1,6 +1,7 @@
 package otlpdecode
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -296,3 +297,168 @@ func TestCheckProfilesDictionary(t *testing.T) {
 
 // packedField is a packed repeated varint field.
 func packedField(num int, vs ...int64) pb { return pb{}.Msg(num, packed(vs...)) }
+
+// TestStrindex: the alpha *_strindex fields of common.proto index the
+// dictionary's string_table in profiles, and are counted and otherwise
+// ignored in the other signals.
+func TestStrindex(t *testing.T) {
+	keyIdx := func(i uint64) pb { return pb{}.Varint(3, i).Msg(2, pb{}.Str(1, "v")) }
+	valueIdx := func(i uint64) pb { return pb{}.Str(1, "k").Msg(2, pb{}.Varint(8, i)) }
+	t.Run("profiles", func(t *testing.T) {
+		tests := []struct {
+			name     string
+			resource pb // attributes of the resource
+			scope    pb // attributes of the scope
+			first    string
+		}{
+			{"in range", keyIdx(5), valueIdx(6), ""},
+			{"zero", keyIdx(0), valueIdx(0), ""},
+			{"key out of range", keyIdx(7), nil,
+				"resource.attributes[1] has a key_strindex out of range of the dictionary's string_table"},
+			{"negative key", keyIdx(0xffffffffffffffff), nil,
+				"resource.attributes[1] has a key_strindex out of range of the dictionary's string_table"},
+			{"value out of range in the scope", nil, valueIdx(100),
+				"scope.attributes[0] has a string_value_strindex out of range of the dictionary's string_table"},
+			{"nested value", pb{}.Str(1, "k").Msg(2, pb{}.Msg(5, pb{}.Msg(1, pb{}.Varint(8, 1)).Msg(1, pb{}.Varint(8, 9)))), nil,
+				"resource.attributes[1] has a string_value_strindex out of range of the dictionary's string_table"},
+			{"key and key_strindex", pb{}.Str(1, "k").Varint(3, 1), nil,
+				"resource.attributes[1] has both key and key_strindex set (common.proto: key MUST NOT be set if key_strindex is used)"},
+			{"empty key and key_strindex", pb{}.Str(1, "").Varint(3, 1), nil, ""},
+			{"key and zero key_strindex", pb{}.Str(1, "k").Varint(3, 0), nil, ""},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				res := pb{}.Msg(1, strAttr("service.name", "svc"))
+				if tt.resource != nil {
+					res = res.Msg(1, tt.resource)
+				}
+				var scope pb
+				if tt.scope != nil {
+					scope = pb{}.Msg(3, tt.scope)
+				}
+				src := request(res, scope, []pb{profile(nil), profile(nil)}).Msg(2, testDict)
+				got, err := CheckProfiles(src, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := Result{Items: 2, Samples: 4}
+				if tt.first != "" {
+					want.Rejected, want.RejectedSamples = 2, 4
+					want.FirstRejection = "resource_profiles[0].scope_profiles[0].profiles[0]: " + tt.first
+				}
+				if got != want {
+					t.Errorf("CheckProfiles = %+v\nwant %+v", got, want)
+				}
+				consistency(t, signalProfiles, src, nil)
+			})
+		}
+	})
+	t.Run("other signals", func(t *testing.T) {
+		// Out of range, negative, and together with key: all ignored.
+		attrs := pb{}.Msg(9, keyIdx(7)).Msg(9, valueIdx(0xffffffffffffffff)).Msg(9, pb{}.Str(1, "k").Varint(3, 1).Msg(2, pb{}.Str(1, "v")))
+		src := request(pb{}.Msg(1, keyIdx(3)), nil, []pb{span(16, 8, attrs)})
+		res, err := CheckTraces(src, utf8Opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (Result{Items: 1, IgnoredStrindex: 4}); res != want {
+			t.Errorf("CheckTraces = %+v, want %+v", res, want)
+		}
+		body := pb{}.Msg(5, pb{}.Msg(6, pb{}.Msg(1, valueIdx(2))))
+		res, err = CheckLogs(request(nil, nil, []pb{body}), nil)
+		if err != nil || res != (Result{Items: 1, IgnoredStrindex: 1}) {
+			t.Errorf("CheckLogs = %+v, %v; want 1 item, 1 ignored", res, err)
+		}
+		// A strindex with the wrong wire type is an unknown field.
+		res, err = CheckTraces(request(nil, nil, []pb{span(16, 8, pb{}.Msg(9, pb{}.Str(1, "k").Str(3, "x")))}), nil)
+		if err != nil || res != (Result{Items: 1}) {
+			t.Errorf("CheckTraces = %+v, %v; want 1 item, nothing ignored", res, err)
+		}
+	})
+}
+
+// TestCheckProfilesErrors: malformed protobuf anywhere refuses the request,
+// with the position of the bad data.
+func TestCheckProfilesErrors(t *testing.T) {
+	truncated := pb{0x0a, 0x05, 0x0a} // a field claiming 5 bytes, holding 1
+	tests := []struct {
+		name string
+		src  pb
+		pos  string // ErrorPosition's field; "" for none
+	}{
+		{"truncated request", profilesRequest(testDict, profile(nil))[:20], ""},
+		{"truncated dictionary", profilesRequest(nil, profile(nil)).Msg(2, truncated), "dictionary"},
+		{"truncated mapping", profilesRequest(dictWith(pb{}.Msg(1, truncated)), profile(nil)), "dictionary.mapping_table[2]"},
+		{"truncated line", profilesRequest(dictWith(pb{}.Msg(2, pb{}.Msg(3, truncated))), profile(nil)), "dictionary.location_table[3].lines[0]"},
+		{"truncated link", profilesRequest(dictWith(pb{}.Msg(4, truncated)), profile(nil)), "dictionary.link_table[2]"},
+		{"truncated attribute value", profilesRequest(dictWith(pb{}.Msg(6, pb{}.Msg(2, truncated))), profile(nil)), "dictionary.attribute_table[3].value"},
+		{"bad packed stack", profilesRequest(dictWith(pb{}.Msg(7, pb{}.Msg(1, pb{0x81})))), "dictionary.stack_table[3]"},
+		{"overlong varint index", profilesRequest(dictWith(pb{}.Msg(7, pb{}.Msg(1, pb{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})))), "dictionary.stack_table[3]"},
+		{"truncated sample", profilesRequest(testDict, profile(nil), profile(pb{}.Msg(2, truncated))), "resource_profiles[0].scope_profiles[0].profiles[1].samples[2]"},
+		{"bad packed values", profilesRequest(testDict, profile(pb{}.Msg(2, pb{}.Msg(4, pb{0x80})))), "resource_profiles[0].scope_profiles[0].profiles[0].samples[2]"},
+		{"bad packed timestamps", profilesRequest(testDict, profile(pb{}.Msg(2, pb{}.Msg(5, make(pb, 12))))), "resource_profiles[0].scope_profiles[0].profiles[0].samples[2]"},
+		{"bad packed attributes", profilesRequest(testDict, profile(pb{}.Msg(11, pb{0x80, 0x80}))), "resource_profiles[0].scope_profiles[0].profiles[0]"},
+		{"truncated sample_type", profilesRequest(testDict, profile(pb{}.Msg(1, truncated))), "resource_profiles[0].scope_profiles[0].profiles[0].sample_type"},
+		{"AnyValue too deep in the dictionary", profilesRequest(dictWith(pb{}.Msg(6, pb{}.Msg(2, pb{}.Msg(6, pb{}.Msg(1, nest(200))))))), "dictionary.attribute_table[3].value.kvlist_value.values[0].value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := CheckProfiles(tt.src, nil)
+			if err == nil {
+				t.Fatal("CheckProfiles accepted malformed protobuf")
+			}
+			field, desc, ok := ErrorPosition(err)
+			if ok != (tt.pos != "") || !strings.HasPrefix(field, tt.pos) {
+				t.Errorf("ErrorPosition(%q) = %q, %q, %v; want %q", err, field, desc, ok, tt.pos)
+			}
+			if _, err := AppendValidProfiles(nil, tt.src, nil); err == nil {
+				t.Error("AppendValidProfiles accepted malformed protobuf")
+			}
+		})
+	}
+}
+
+func TestAppendValidProfiles(t *testing.T) {
+	valid := func(i byte) pb { return profile(pb{}.Varint(4, uint64(i))) }
+	bad := profile(pb{}.Msg(2, pb{}))
+	unknown := pb{}.Varint(99, 7)
+	tests := []struct {
+		name string
+		src  pb
+		kept []pb
+	}{
+		{"one bad", profilesRequest(testDict, valid(1), bad, valid(2)), []pb{valid(1), valid(2)}},
+		{"dictionary first, unknown fields", pb{}.Msg(2, testDict).Append(unknown).Msg(1, pb{}.Msg(2, pb{}.Msg(2, bad).Msg(2, valid(3)).Append(unknown))), []pb{valid(3)}},
+		{"bad dictionary", profilesRequest(dictWith(pb{}.Msg(2, pb{}.Varint(1, 9))), valid(4), valid(5)), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before, err := CheckProfiles(tt.src, nil)
+			if err != nil || before.Rejected == 0 {
+				t.Fatalf("CheckProfiles = %+v, %v: the case must reject something", before, err)
+			}
+			out, err := AppendValidProfiles([]byte("prefix"), tt.src, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = out[len("prefix"):]
+			kept := items(t, out)
+			if len(kept) != len(tt.kept) {
+				t.Fatalf("kept %d profiles, want %d", len(kept), len(tt.kept))
+			}
+			for i := range kept {
+				if !bytes.Equal(kept[i], tt.kept[i]) {
+					t.Errorf("profile %d differs", i)
+				}
+			}
+			// The dictionary and the unknown fields are kept verbatim.
+			if got, want := messages(t, out, 2), messages(t, tt.src, 2); len(got) != len(want) || !bytes.Equal(got[0], want[0]) {
+				t.Error("the dictionary was not kept verbatim")
+			}
+			if bytes.Contains(tt.src, unknown) && bytes.Count(out, unknown) != bytes.Count(tt.src, unknown) {
+				t.Error("unknown fields were not kept")
+			}
+			consistency(t, signalProfiles, tt.src, nil)
+		})
+	}
+}
