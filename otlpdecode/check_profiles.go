@@ -81,6 +81,77 @@ func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
 	return keepValid(dst, src, &r, err)
 }
 
+// wfield is a field read by scanField: a profiles request is mostly small
+// integers (indices, addresses, line numbers, packed runs), so the walk of
+// its dictionary and samples reads fields with this lighter reader rather
+// than easyproto's FieldContext.
+type wfield struct {
+	num  uint32 // field number; skippedField for a skipped group
+	typ  uint8  // wire type: wireVarint, wireI64, wireLen or wireI32
+	v    uint64 // the value of a varint, I64 or I32 field
+	data []byte // the payload of a LEN field
+}
+
+// varint returns a varint field's value.
+func (f *wfield) varint() (uint64, bool) { return f.v, f.typ == wireVarint }
+
+// msg returns a LEN field's payload (a message, string, bytes or packed
+// run).
+func (f *wfield) msg() ([]byte, bool) { return f.data, f.typ == wireLen }
+
+// scanField reads the next field of src into f and returns the rest of
+// src. Its fast path takes what encoders write for these messages, a
+// one-byte tag and a varint or a short LEN field; anything else goes
+// through nextField, so that the reading rules (field numbers, groups,
+// truncation) are exactly those of the other signals.
+func scanField(f *wfield, src []byte) ([]byte, error) {
+	if len(src) >= 2 && src[0] < 0x80 && src[0] >= 1<<3 {
+		tag := src[0]
+		switch tag & 7 {
+		case wireVarint:
+			if src[1] < 0x80 {
+				f.num, f.typ, f.v = uint32(tag>>3), wireVarint, uint64(src[1])
+				return src[2:], nil
+			}
+			if v, n := binary.Uvarint(src[1:]); n > 0 {
+				f.num, f.typ, f.v = uint32(tag>>3), wireVarint, v
+				return src[1+n:], nil
+			}
+		case wireLen:
+			if n := int(src[1]); n < 0x80 && 2+n <= len(src) {
+				f.num, f.typ, f.data = uint32(tag>>3), wireLen, src[2:2+n]
+				return src[2+n:], nil
+			}
+		}
+	}
+	return scanFieldSlow(f, src)
+}
+
+// scanFieldSlow is scanField's general path, kept apart so that scanField
+// inlines.
+//
+//go:noinline
+func scanFieldSlow(f *wfield, src []byte) ([]byte, error) {
+	var fc easyproto.FieldContext
+	tail, err := nextField(&fc, src)
+	if err != nil {
+		return tail, err
+	}
+	*f = wfield{num: fc.FieldNum}
+	if v, ok := fc.Uint64(); ok {
+		f.typ, f.v = wireVarint, v
+	} else if data, ok := fc.MessageData(); ok {
+		f.typ, f.data = wireLen, data
+	} else if v, ok := fc.Fixed64(); ok {
+		f.typ, f.v = wireI64, v
+	} else if v, ok := fc.Fixed32(); ok {
+		f.typ, f.v = wireI32, uint64(v)
+	} else {
+		f.typ = wireStartGroup // a skipped group: no value
+	}
+	return tail, nil
+}
+
 // The tables of ProfilesDictionary, by field number.
 const (
 	tableMapping   = 1
@@ -132,8 +203,8 @@ func (c *checker) indexReason(field string, idx int, v uint64, table int) reason
 
 // index checks the int32 index field fc into table and records in *r the
 // first bad one.
-func (c *checker) index(fc *easyproto.FieldContext, field string, table int, r *reason) {
-	if v, ok := fc.Uint64(); ok && !inRange(v, c.dict.len[table]) && !r.bad() {
+func (c *checker) index(f *wfield, field string, table int, r *reason) {
+	if v, ok := f.varint(); ok && !inRange(v, c.dict.len[table]) && !r.bad() {
 		*r = c.indexReason(field, -1, v, table)
 	}
 }
@@ -141,27 +212,32 @@ func (c *checker) index(fc *easyproto.FieldContext, field string, table int, r *
 // indices checks an occurrence of a repeated int32 field of indices into
 // table (one varint, or a packed run, which protobuf parsers must both
 // accept); *n counts the elements across occurrences, for positions.
-func (c *checker) indices(fc *easyproto.FieldContext, field string, table int, n *int, r *reason) error {
+func (c *checker) indices(f *wfield, field string, table int, n *int, r *reason) error {
 	size := c.dict.len[table]
-	if v, ok := fc.Uint64(); ok {
+	if v, ok := f.varint(); ok {
 		if !inRange(v, size) && !r.bad() {
 			*r = c.indexReason(field, *n, v, table)
 		}
 		*n++
 		return nil
 	}
-	data, ok := fc.MessageData()
+	data, ok := f.msg()
 	if !ok {
 		return nil // another wire type: an unknown field
 	}
 	for len(data) > 0 {
+		// Indices are small: one or two bytes in all but huge tables.
 		v := uint64(data[0])
-		if v < 0x80 {
+		switch {
+		case v < 0x80:
 			data = data[1:]
-		} else {
+		case len(data) >= 2 && data[1] < 0x80:
+			v = v&0x7f | uint64(data[1])<<7
+			data = data[2:]
+		default:
 			var k int
 			if v, k = binary.Uvarint(data); k <= 0 {
-				return fmt.Errorf("cannot read packed varint in field #%d", fc.FieldNum)
+				return fmt.Errorf("cannot read packed varint in field #%d", f.num)
 			}
 			data = data[k:]
 		}
@@ -173,13 +249,29 @@ func (c *checker) indices(fc *easyproto.FieldContext, field string, table int, n
 	return nil
 }
 
-// countVarints returns how many elements an occurrence of a repeated
-// varint field holds (one varint, or a packed run).
-func countVarints(fc *easyproto.FieldContext) (int, error) {
-	if _, ok := fc.Uint64(); ok {
+// countFixed64s returns how many elements an occurrence of a repeated
+// fixed64 field holds (one fixed64, or a packed run).
+func countFixed64s(f *wfield) (int, error) {
+	if f.typ == wireI64 {
 		return 1, nil
 	}
-	data, ok := fc.MessageData()
+	data, ok := f.msg()
+	if !ok {
+		return 0, nil
+	}
+	if len(data)%8 != 0 {
+		return 0, fmt.Errorf("packed field #%d is %d bytes, not a multiple of 8", f.num, len(data))
+	}
+	return len(data) / 8, nil
+}
+
+// countVarints returns how many elements an occurrence of a repeated
+// varint field holds (one varint, or a packed run).
+func countVarints(f *wfield) (int, error) {
+	if _, ok := f.varint(); ok {
+		return 1, nil
+	}
+	data, ok := f.msg()
 	if !ok {
 		return 0, nil
 	}
@@ -190,7 +282,7 @@ func countVarints(fc *easyproto.FieldContext) (int, error) {
 		} else {
 			_, k := binary.Uvarint(data)
 			if k <= 0 {
-				return 0, fmt.Errorf("cannot read packed varint in field #%d", fc.FieldNum)
+				return 0, fmt.Errorf("cannot read packed varint in field #%d", f.num)
 			}
 			data = data[k:]
 		}
@@ -212,13 +304,13 @@ func countVarints(fc *easyproto.FieldContext) (int, error) {
 // their tables are concatenated, and indices count across them.
 func (c *checker) loadDictionary(src []byte) error {
 	c.profiles = true
-	var fc easyproto.FieldContext
+	var f wfield
 	for rest := src; len(rest) > 0; {
 		var err error
-		if rest, err = nextField(&fc, rest); err != nil {
+		if rest, err = scanField(&f, rest); err != nil {
 			return topLevel(err)
 		}
-		if data, ok := fc.MessageData(); ok && fc.FieldNum == 2 {
+		if data, ok := f.msg(); ok && f.num == 2 {
 			if err := c.countTables(data); err != nil {
 				return topLevel(at(err, "dictionary", -1))
 			}
@@ -226,8 +318,8 @@ func (c *checker) loadDictionary(src []byte) error {
 	}
 	var seen [numTables]int // entries checked so far, by table
 	for rest := src; len(rest) > 0; {
-		rest, _ = nextField(&fc, rest) // read without error above
-		if data, ok := fc.MessageData(); ok && fc.FieldNum == 2 {
+		rest, _ = scanField(&f, rest) // read without error above
+		if data, ok := f.msg(); ok && f.num == 2 {
 			if err := c.checkDictionary(data, &seen); err != nil {
 				return topLevel(at(err, "dictionary", -1))
 			}
@@ -244,14 +336,14 @@ func (c *checker) loadDictionary(src []byte) error {
 // c.dict.len. Every table holds messages or strings, so an entry with
 // another wire type is an unknown field, as in protobuf-go.
 func (c *checker) countTables(src []byte) error {
-	var fc easyproto.FieldContext
+	var f wfield
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = scanField(&f, src); err != nil {
 			return err
 		}
-		if _, ok := fc.MessageData(); ok && fc.FieldNum < numTables {
-			c.dict.len[fc.FieldNum]++
+		if _, ok := f.msg(); ok && f.num < numTables {
+			c.dict.len[f.num]++
 		}
 	}
 	return nil
@@ -279,63 +371,76 @@ func (c *checker) countTables(src []byte) error {
 // "" for string_table, Location{} for location_table)", so that index 0
 // can mean "not set". An empty table is accepted: nothing can then refer
 // to it but index 0, which means "not set" anyway.
+//
+// The entry checks record what they find in a reason passed by pointer,
+// which stays zero on the happy path: a dictionary has thousands of
+// entries, and a reason returned by value would be zeroed and copied for
+// each.
 func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
-	var fc easyproto.FieldContext
+	var r reason // what the current entry breaks, relative to it
+	var f wfield
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = scanField(&f, src); err != nil {
 			return err
 		}
-		table := fc.FieldNum
-		data, ok := fc.MessageData()
+		table := f.num
+		data, ok := f.msg()
 		if !ok || table >= numTables || table == 0 {
 			continue
 		}
 		idx := seen[table]
 		seen[table] = idx + 1
-		name := tableNames[table]
-		// r is relative to the entry; self, a reason about the entry as
-		// a whole, already names it.
-		var r, self reason
 		zero, named := false, true
 		switch table {
 		case tableMapping:
-			r, zero, err = c.mapping(data)
+			zero, err = c.mapping(data, &r)
 		case tableLocation:
-			r, zero, err = c.location(data)
+			zero, err = c.location(data, &r)
 		case tableFunction:
-			r, zero, named, err = c.function(data)
+			zero, named, err = c.function(data, &r)
 		case tableLink:
-			r, zero, err = profileLink(data, idx)
+			zero, err = profileLink(data, idx, &r)
 		case tableString:
 			zero = len(data) == 0
 			if c.utf8 && !validUTF8(data) {
-				self = utf8Reason(name, idx)
+				r = utf8Reason(tableNames[table], idx)
+				c.noteDict(&r, "", 0)
 			}
 		case tableAttribute:
-			r, zero, err = c.keyValueAndUnit(data)
+			zero, err = c.keyValueAndUnit(data, &r)
 		case tableStack:
-			r, zero, err = c.stack(data)
+			zero, err = c.stack(data, &r)
 		}
 		if err != nil {
-			return at(err, name, idx)
+			return at(err, tableNames[table], idx)
 		}
 		switch {
 		case idx == 0 && !zero:
-			self = textReason(name, idx, "is not the zero value (profiles.proto: element 0 of every dictionary table MUST be the zero value)")
-		case idx > 0 && !named && !r.bad():
-			self = textReason(name, idx, "has none of name_strindex, system_name_strindex, filename_strindex (profiles.proto: at least one MUST be present)")
-		}
-		if c.dict.bad.bad() {
-			continue
-		}
-		if self.bad() {
-			c.dict.bad = self
-		} else if r.bad() {
-			c.dict.bad = r.in(name, idx)
+			r = textReason(tableNames[table], idx, "is not the zero value (profiles.proto: element 0 of every dictionary table MUST be the zero value)")
+			c.noteDict(&r, "", 0)
+		case idx > 0 && !named:
+			r = textReason(tableNames[table], idx, "has none of name_strindex, system_name_strindex, filename_strindex (profiles.proto: at least one MUST be present)")
+			c.noteDict(&r, "", 0)
+		case r.bad():
+			c.noteDict(&r, tableNames[table], idx)
 		}
 	}
 	return nil
+}
+
+// noteDict keeps *r, found in element idx of the dictionary table name
+// (name "": r already names it), as the dictionary's first problem unless
+// it has one, and resets *r for the next entry.
+func (c *checker) noteDict(r *reason, name string, idx int) {
+	if !c.dict.bad.bad() {
+		if name != "" {
+			c.dict.bad = r.in(name, idx)
+		} else {
+			c.dict.bad = *r
+		}
+	}
+	*r = reason{}
 }
 
 // mapping checks a Mapping of the dictionary; zero reports whether it is
@@ -348,48 +453,48 @@ func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
 //	  int32 filename_strindex = 4;
 //	  repeated int32 attribute_indices = 5;
 //	}
-func (c *checker) mapping(src []byte) (r reason, zero bool, err error) {
+func (c *checker) mapping(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	nAttrs := 0
-	var fc easyproto.FieldContext
+	var f wfield
 	for len(src) > 0 {
-		if src, err = nextField(&fc, src); err != nil {
-			return r, false, err
+		if src, err = scanField(&f, src); err != nil {
+			return false, err
 		}
-		switch fc.FieldNum {
+		switch f.num {
 		case 1, 2, 3:
-			zero = zero && varintZero(&fc)
+			zero = zero && varintZero(&f)
 		case 4:
-			zero = zero && varintZero(&fc)
-			c.index(&fc, "filename_strindex", tableString, &r)
+			zero = zero && varintZero(&f)
+			c.index(&f, "filename_strindex", tableString, r)
 		case 5:
-			zero = zero && emptyRepeated(&fc)
-			if err := c.indices(&fc, "attribute_indices", tableAttribute, &nAttrs, &r); err != nil {
-				return r, false, err
+			zero = zero && emptyRepeated(&f)
+			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
+				return false, err
 			}
 		}
 	}
-	return r, zero, nil
+	return zero, nil
 }
 
-// varintZero reports whether fc is not a varint set to something other
+// varintZero reports whether f is not a varint set to something other
 // than 0 (a field of another wire type is unknown, and does not count).
-func varintZero(fc *easyproto.FieldContext) bool {
-	v, ok := fc.Uint64()
+func varintZero(f *wfield) bool {
+	v, ok := f.varint()
 	return !ok || v == 0
 }
 
-// emptyRepeated reports whether an occurrence of a repeated scalar field
-// adds no element: only an empty packed run does not.
-func emptyRepeated(fc *easyproto.FieldContext) bool {
-	if _, ok := fc.Uint64(); ok {
+// emptyRepeated reports whether an occurrence of a repeated int32 field
+// adds no element: an empty packed run, or a field of another wire type
+// than varint or LEN, which is unknown.
+func emptyRepeated(f *wfield) bool {
+	switch f.typ {
+	case wireVarint:
 		return false
+	case wireLen:
+		return len(f.data) == 0
 	}
-	if _, ok := fc.Fixed64(); ok {
-		return false
-	}
-	data, ok := fc.MessageData()
-	return !ok || len(data) == 0
+	return true
 }
 
 // location checks a Location of the dictionary; zero reports whether it is
@@ -401,40 +506,42 @@ func emptyRepeated(fc *easyproto.FieldContext) bool {
 //	  repeated Line lines = 3;
 //	  repeated int32 attribute_indices = 4;
 //	}
-func (c *checker) location(src []byte) (r reason, zero bool, err error) {
+func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	nLines, nAttrs := 0, 0
-	var fc easyproto.FieldContext
+	var f wfield
 	for len(src) > 0 {
-		if src, err = nextField(&fc, src); err != nil {
-			return r, false, err
+		if src, err = scanField(&f, src); err != nil {
+			return false, err
 		}
-		switch fc.FieldNum {
+		switch f.num {
 		case 1:
-			zero = zero && varintZero(&fc)
-			c.index(&fc, "mapping_index", tableMapping, &r)
+			zero = zero && varintZero(&f)
+			c.index(&f, "mapping_index", tableMapping, r)
 		case 2:
-			zero = zero && varintZero(&fc)
+			zero = zero && varintZero(&f)
 		case 3:
-			data, ok := fc.MessageData()
+			data, ok := f.msg()
 			if !ok {
 				continue
 			}
 			zero = false
-			lr, err := c.line(data)
-			if err != nil {
-				return r, false, at(err, "lines", nLines)
+			wasBad := r.bad()
+			if err := c.line(data, r); err != nil {
+				return false, at(err, "lines", nLines)
 			}
-			r.note(&lr, "lines", nLines)
+			if !wasBad && r.bad() {
+				*r = r.in("lines", nLines)
+			}
 			nLines++
 		case 4:
-			zero = zero && emptyRepeated(&fc)
-			if err := c.indices(&fc, "attribute_indices", tableAttribute, &nAttrs, &r); err != nil {
-				return r, false, err
+			zero = zero && emptyRepeated(&f)
+			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
+				return false, err
 			}
 		}
 	}
-	return r, zero, nil
+	return zero, nil
 }
 
 // line checks a Line.
@@ -447,30 +554,29 @@ func (c *checker) location(src []byte) (r reason, zero bool, err error) {
 //
 // line and column are "1-based, 0 means unset": a negative one is no
 // position in a source file.
-func (c *checker) line(src []byte) (reason, error) {
-	var r reason
-	var fc easyproto.FieldContext
+func (c *checker) line(src []byte, r *reason) error {
+	var f wfield
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		if src, err = scanField(&f, src); err != nil {
+			return err
 		}
-		switch fc.FieldNum {
+		switch f.num {
 		case 1:
-			c.index(&fc, "function_index", tableFunction, &r)
+			c.index(&f, "function_index", tableFunction, r)
 		case 2:
-			negative(&fc, "line", &r)
+			negative(&f, "line", r)
 		case 3:
-			negative(&fc, "column", &r)
+			negative(&f, "column", r)
 		}
 	}
-	return r, nil
+	return nil
 }
 
-// negative records in *r that the int64 field fc, a 1-based line or
+// negative records in *r that the int64 field f, a 1-based line or
 // column number, is negative.
-func negative(fc *easyproto.FieldContext, field string, r *reason) {
-	if v, ok := fc.Int64(); ok && v < 0 && !r.bad() {
+func negative(f *wfield, field string, r *reason) {
+	if v, ok := f.varint(); ok && int64(v) < 0 && !r.bad() {
 		*r = textReason(field, -1, "is negative (profiles.proto: 1-based, 0 means unset)")
 	}
 }
@@ -488,28 +594,28 @@ func negative(fc *easyproto.FieldContext, field string, r *reason) {
 // "At least one of {name_strindex, system_name_strindex,
 // filename_strindex} MUST be present", except in element 0, which must be
 // Function{} (checkDictionary applies both).
-func (c *checker) function(src []byte) (r reason, zero, named bool, err error) {
+func (c *checker) function(src []byte, r *reason) (zero, named bool, err error) {
 	// Last occurrence wins for each of the three names.
 	var names [3]bool
 	zero = true
-	var fc easyproto.FieldContext
+	var f wfield
 	for len(src) > 0 {
-		if src, err = nextField(&fc, src); err != nil {
-			return r, false, false, err
+		if src, err = scanField(&f, src); err != nil {
+			return false, false, err
 		}
-		switch fc.FieldNum {
+		switch f.num {
 		case 1, 2, 3:
-			if v, ok := fc.Uint64(); ok {
-				names[fc.FieldNum-1] = v != 0
+			if v, ok := f.varint(); ok {
+				names[f.num-1] = v != 0
 			}
-			zero = zero && varintZero(&fc)
-			c.index(&fc, functionNames[fc.FieldNum-1], tableString, &r)
+			zero = zero && varintZero(&f)
+			c.index(&f, functionNames[f.num-1], tableString, r)
 		case 4:
-			zero = zero && varintZero(&fc)
-			negative(&fc, "start_line", &r)
+			zero = zero && varintZero(&f)
+			negative(&f, "start_line", r)
 		}
 	}
-	return r, zero, names[0] || names[1] || names[2], nil
+	return zero, names[0] || names[1] || names[2], nil
 }
 
 var functionNames = [3]string{"name_strindex", "system_name_strindex", "filename_strindex"}
@@ -527,36 +633,34 @@ var functionNames = [3]string{"name_strindex", "system_name_strindex", "filename
 // span, so its ids must have the lengths of trace.proto's ids, "a 16-byte
 // array" and "an 8-byte array". All-zero ids are accepted there, as in a
 // span's links (CheckTraces).
-func profileLink(src []byte, idx int) (r reason, zero bool, err error) {
+func profileLink(src []byte, idx int, r *reason) (zero bool, err error) {
 	var traceID, spanID []byte
-	var fc easyproto.FieldContext
+	var f wfield
 	for len(src) > 0 {
-		if src, err = nextField(&fc, src); err != nil {
-			return r, false, err
+		if src, err = scanField(&f, src); err != nil {
+			return false, err
 		}
-		switch fc.FieldNum {
+		switch f.num {
 		case 1:
-			if b, ok := fc.Bytes(); ok {
+			if b, ok := f.msg(); ok {
 				traceID = b
 			}
 		case 2:
-			if b, ok := fc.Bytes(); ok {
+			if b, ok := f.msg(); ok {
 				spanID = b
 			}
 		}
 	}
 	zero = (len(traceID) == 0 || (len(traceID) == 16 && zeroID16(traceID))) &&
 		(len(spanID) == 0 || (len(spanID) == 8 && binary.LittleEndian.Uint64(spanID) == 0))
-	if idx == 0 {
-		return r, zero, nil
-	}
 	switch {
+	case idx == 0:
 	case len(traceID) != 16:
-		r = lenReason("trace_id", len(traceID), "16")
+		*r = lenReason("trace_id", len(traceID), "16")
 	case len(spanID) != 8:
-		r = lenReason("span_id", len(spanID), "8")
+		*r = lenReason("span_id", len(spanID), "8")
 	}
-	return r, zero, nil
+	return zero, nil
 }
 
 // keyValueAndUnit checks an entry of the dictionary's attribute_table;
@@ -568,36 +672,36 @@ func profileLink(src []byte, idx int) (r reason, zero bool, err error) {
 //	  opentelemetry.proto.common.v1.AnyValue value = 2;
 //	  int32 unit_strindex = 3;
 //	}
-func (c *checker) keyValueAndUnit(src []byte) (r reason, zero bool, err error) {
+func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) {
 	zero = true
-	var fc easyproto.FieldContext
+	var f wfield
 	for len(src) > 0 {
-		if src, err = nextField(&fc, src); err != nil {
-			return r, false, err
+		if src, err = scanField(&f, src); err != nil {
+			return false, err
 		}
-		switch fc.FieldNum {
+		switch f.num {
 		case 1:
-			zero = zero && varintZero(&fc)
-			c.index(&fc, "key_strindex", tableString, &r)
+			zero = zero && varintZero(&f)
+			c.index(&f, "key_strindex", tableString, r)
 		case 2:
-			data, ok := fc.MessageData()
+			data, ok := f.msg()
 			if !ok {
 				continue
 			}
 			zero = zero && len(data) == 0
 			v, err := c.anyValue(data, 1)
 			if err != nil {
-				return r, false, at(err, "value", -1)
+				return false, at(err, "value", -1)
 			}
 			if v != verdictOK && !r.bad() {
-				r = v.reason("value", -1)
+				*r = v.reason("value", -1)
 			}
 		case 3:
-			zero = zero && varintZero(&fc)
-			c.index(&fc, "unit_strindex", tableString, &r)
+			zero = zero && varintZero(&f)
+			c.index(&f, "unit_strindex", tableString, r)
 		}
 	}
-	return r, zero, nil
+	return zero, nil
 }
 
 // stack checks a Stack of the dictionary; zero reports whether it is
@@ -606,22 +710,22 @@ func (c *checker) keyValueAndUnit(src []byte) (r reason, zero bool, err error) {
 //	message Stack {
 //	  repeated int32 location_indices = 1;
 //	}
-func (c *checker) stack(src []byte) (r reason, zero bool, err error) {
+func (c *checker) stack(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	n := 0
-	var fc easyproto.FieldContext
+	var f wfield
 	for len(src) > 0 {
-		if src, err = nextField(&fc, src); err != nil {
-			return r, false, err
+		if src, err = scanField(&f, src); err != nil {
+			return false, err
 		}
-		if fc.FieldNum == 1 {
-			zero = zero && emptyRepeated(&fc)
-			if err := c.indices(&fc, "location_indices", tableLocation, &n, &r); err != nil {
-				return r, false, err
+		if f.num == 1 {
+			zero = zero && emptyRepeated(&f)
+			if err := c.indices(&f, "location_indices", tableLocation, &n, r); err != nil {
+				return false, err
 			}
 		}
 	}
-	return r, zero, nil
+	return zero, nil
 }
 
 // profile checks a Profile.
@@ -645,52 +749,58 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 	var profileID []byte
 	formatSet, payloadSet := false, false
 	nSamples, nAttrs := 0, 0
-	var fc easyproto.FieldContext
+	var f wfield
 	for len(src) > 0 {
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = scanField(&f, src); err != nil {
 			return r, 0, err
 		}
-		switch fc.FieldNum {
+		switch f.num {
 		case 1, 5:
-			data, ok := fc.MessageData()
+			data, ok := f.msg()
 			if !ok {
 				continue
 			}
 			name := "sample_type"
-			if fc.FieldNum == 5 {
+			if f.num == 5 {
 				name = "period_type"
 			}
-			vr, err := c.valueType(data)
-			if err != nil {
+			wasBad := r.bad()
+			if err := c.valueType(data, &r); err != nil {
 				return r, 0, at(err, name, -1)
 			}
-			r.note(&vr, name, -1)
+			if !wasBad && r.bad() {
+				r = r.in(name, -1)
+			}
 		case 2:
-			data, ok := fc.MessageData()
+			data, ok := f.msg()
 			if !ok {
 				continue
 			}
-			sr, err := c.sample(data)
-			if err != nil {
+			wasBad := r.bad()
+			if err := c.sample(data, &r); err != nil {
 				return r, 0, at(err, "samples", nSamples)
 			}
-			r.note(&sr, "samples", nSamples)
+			if !wasBad && r.bad() {
+				r = r.in("samples", nSamples)
+			}
 			nSamples++
 		case 7:
-			if b, ok := fc.Bytes(); ok {
+			if b, ok := f.msg(); ok {
 				profileID = b
 			}
 		case 9:
-			if s, ok := fc.String(); ok {
-				formatSet = s != ""
-				c.stringField(&fc, "original_payload_format", &r)
+			if b, ok := f.msg(); ok {
+				formatSet = len(b) > 0
+				if c.utf8 && !validUTF8(b) && !r.bad() {
+					r = utf8Reason("original_payload_format", -1)
+				}
 			}
 		case 10:
-			if b, ok := fc.Bytes(); ok {
+			if b, ok := f.msg(); ok {
 				payloadSet = len(b) > 0
 			}
 		case 11:
-			if err := c.indices(&fc, "attribute_indices", tableAttribute, &nAttrs, &r); err != nil {
+			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, &r); err != nil {
 				return r, 0, err
 			}
 		}
@@ -719,25 +829,25 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 //	  int32 type_strindex = 1;
 //	  int32 unit_strindex = 2;
 //	}
-func (c *checker) valueType(src []byte) (reason, error) {
-	var r reason
-	var fc easyproto.FieldContext
+func (c *checker) valueType(src []byte, r *reason) error {
+	var f wfield
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		if src, err = scanField(&f, src); err != nil {
+			return err
 		}
-		switch fc.FieldNum {
+		switch f.num {
 		case 1:
-			c.index(&fc, "type_strindex", tableString, &r)
+			c.index(&f, "type_strindex", tableString, r)
 		case 2:
-			c.index(&fc, "unit_strindex", tableString, &r)
+			c.index(&f, "unit_strindex", tableString, r)
 		}
 	}
-	return r, nil
+	return nil
 }
 
-// sample checks a Sample. It runs once per sample, the hottest loop of a
+// sample checks a Sample and records what it breaks in *r, unless *r
+// already holds a reason. It runs once per sample, the hottest loop of a
 // profiles request.
 //
 //	message Sample {
@@ -747,54 +857,56 @@ func (c *checker) valueType(src []byte) (reason, error) {
 //	  repeated int64 values = 4;
 //	  repeated fixed64 timestamps_unix_nano = 5;
 //	}
-func (c *checker) sample(src []byte) (reason, error) {
-	var r reason
+func (c *checker) sample(src []byte, r *reason) error {
 	// Singular indices: the last occurrence wins, so they are checked
 	// after the walk.
 	var stack, link uint64
 	nAttrs, nValues, nTimes := 0, 0, 0
-	var fc easyproto.FieldContext
+	var f wfield
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		if src, err = scanField(&f, src); err != nil {
+			return err
 		}
-		switch fc.FieldNum {
+		switch f.num {
 		case 1:
-			if v, ok := fc.Uint64(); ok {
+			if v, ok := f.varint(); ok {
 				stack = v
 			}
 		case 2:
-			if err := c.indices(&fc, "attribute_indices", tableAttribute, &nAttrs, &r); err != nil {
-				return r, err
+			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
+				return err
 			}
 		case 3:
-			if v, ok := fc.Uint64(); ok {
+			if v, ok := f.varint(); ok {
 				link = v
 			}
 		case 4:
-			n, err := countVarints(&fc)
+			n, err := countVarints(&f)
 			if err != nil {
-				return r, err
+				return err
 			}
 			nValues += n
 		case 5:
-			n, err := countFixed64(&fc)
+			n, err := countFixed64s(&f)
 			if err != nil {
-				return r, err
+				return err
 			}
 			nTimes += n
 		}
 	}
+	if r.bad() {
+		return nil
+	}
 	switch {
 	case !inRange(stack, c.dict.len[tableStack]):
-		return c.indexReason("stack_index", -1, stack, tableStack), nil
+		*r = c.indexReason("stack_index", -1, stack, tableStack)
 	case !inRange(link, c.dict.len[tableLink]):
-		return c.indexReason("link_index", -1, link, tableLink), nil
+		*r = c.indexReason("link_index", -1, link, tableLink)
 	case nValues == 0 && nTimes == 0:
-		return textReason("values", -1, "and timestamps_unix_nano are both empty (profiles.proto: a Sample MUST have at least one entry in either)"), nil
+		*r = textReason("values", -1, "and timestamps_unix_nano are both empty (profiles.proto: a Sample MUST have at least one entry in either)")
 	case nValues != 0 && nTimes != 0 && nValues != nTimes:
-		return reason{path: [4]pathElem{{"values", -1}}, got: nValues, n: int32(min(nTimes, math.MaxInt32)), kind: reasonCounts}, nil
+		*r = reason{path: [4]pathElem{{"values", -1}}, got: nValues, n: int32(min(nTimes, math.MaxInt32)), kind: reasonCounts}
 	}
-	return r, nil
+	return nil
 }
