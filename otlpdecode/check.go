@@ -1,6 +1,7 @@
 package otlpdecode
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,6 +18,16 @@ import (
 type checker struct {
 	utf8     bool
 	maxDepth int
+
+	// profiles is set for a profiles request, whose KeyValue.key_strindex
+	// and AnyValue.string_value_strindex index dict's string_table (see
+	// keyValue); dict describes that request's ProfilesDictionary.
+	profiles bool
+	dict     dictionary
+
+	// ignoredStrindex counts the *_strindex fields met in a request of
+	// another signal (Result.IgnoredStrindex).
+	ignoredStrindex int
 }
 
 func newChecker(opts *Options) checker {
@@ -58,12 +69,19 @@ type reason struct {
 	// path names the offending field from the item down, e.g.
 	// links[1].trace_id is {{"links", 1}, {"trace_id", -1}}.
 	path [4]pathElem
-	got  int    // reasonLen: length in bytes; reasonBuckets: len(bucket_counts)
-	want string // reasonLen: allowed lengths, e.g. "16" or "empty or 8"
-	// n is len(explicit_bounds) for reasonBuckets. int32 keeps it and
-	// kind in one word: a reason is copied out of every item check.
+	got  int // reasonLen: length in bytes; reasonBuckets: len(bucket_counts)
+	// want is, for reasonLen, the allowed lengths, e.g. "16" or "empty
+	// or 8"; for reasonIndex, the table indexed; for reasonText, the
+	// whole complaint.
+	want string
+	// n is len(explicit_bounds) for reasonBuckets, the table's length
+	// for reasonIndex, the second count for reasonCounts. int32 keeps it
+	// and kind in one word: a reason is copied out of every item check.
 	n    int32
 	kind reasonKind
+	// dict marks a reason found in a profiles request's dictionary,
+	// which every profile of the request shares.
+	dict bool
 }
 
 // reasonKind selects the wording of a reason.
@@ -74,6 +92,9 @@ const (
 	reasonLen                       // "is <got> bytes, want <want>"
 	reasonZero                      // "is all zeroes"
 	reasonBuckets                   // "has <got> elements, want <n+1> (explicit_bounds + 1) or 0"
+	reasonIndex                     // "is <got>, out of range of <want> (<n> entries)"
+	reasonText                      // "<want>"
+	reasonCounts                    // "has <got> elements and timestamps_unix_nano <n>: ..."
 )
 
 type pathElem struct {
@@ -85,6 +106,12 @@ func (r reason) bad() bool { return r.path[0].name != "" }
 
 func utf8Reason(field string, idx int) reason {
 	return reason{path: [4]pathElem{{field, idx}}, kind: reasonUTF8}
+}
+
+// textReason rejects element idx of field (idx -1: a singular field) with
+// a static complaint.
+func textReason(field string, idx int, text string) reason {
+	return reason{path: [4]pathElem{{field, idx}}, want: text, kind: reasonText}
 }
 
 func lenReason(field string, got int, want string) reason {
@@ -153,14 +180,102 @@ func (r reason) String() string {
 		b = append(b, " elements, want "...)
 		b = strconv.AppendInt(b, int64(r.n)+1, 10)
 		b = append(b, " (explicit_bounds + 1) or 0"...)
+	case reasonIndex:
+		b = append(b, " is "...)
+		b = strconv.AppendInt(b, int64(r.got), 10)
+		b = append(b, ", out of range of "...)
+		b = append(b, r.want...)
+		b = append(b, " ("...)
+		b = strconv.AppendInt(b, int64(r.n), 10)
+		b = append(b, " entries)"...)
+	case reasonText:
+		b = append(b, ' ')
+		b = append(b, r.want...)
+	case reasonCounts:
+		b = append(b, " has "...)
+		b = strconv.AppendInt(b, int64(r.got), 10)
+		b = append(b, " elements and timestamps_unix_nano "...)
+		b = strconv.AppendInt(b, int64(r.n), 10)
+		b = append(b, ", want as many or one of them empty"...)
+	}
+	if r.dict {
+		b = append(b, " (every profile of the request uses the dictionary)"...)
 	}
 	return string(b)
 }
 
 var errDepth = errors.New("AnyValue nesting exceeds the depth limit")
 
+// verdict is what the check of a KeyValue or an AnyValue found wrong with
+// it; the zero value means nothing.
+type verdict uint8
+
+const (
+	verdictOK            verdict = iota
+	verdictUTF8                  // a string is not UTF-8 (with ValidateUTF8)
+	verdictKeyStrindex           // profiles: a key_strindex is out of range
+	verdictValueStrindex         // profiles: a string_value_strindex is out of range
+	verdictKeyTwice              // profiles: key and key_strindex are both set
+)
+
+// utf8Verdict is verdictOK if valid, verdictUTF8 otherwise.
+func utf8Verdict(valid bool) verdict {
+	if valid {
+		return verdictOK
+	}
+	return verdictUTF8
+}
+
+// reason is the reason for rejecting element idx of the field name
+// (idx -1: a singular field), a KeyValue or AnyValue, with verdict v.
+func (v verdict) reason(name string, idx int) reason {
+	switch v {
+	case verdictKeyStrindex:
+		return textReason(name, idx, "has a key_strindex out of range of the dictionary's string_table")
+	case verdictValueStrindex:
+		return textReason(name, idx, "has a string_value_strindex out of range of the dictionary's string_table")
+	case verdictKeyTwice:
+		return textReason(name, idx, "has both key and key_strindex set (common.proto: key MUST NOT be set if key_strindex is used)")
+	}
+	return utf8Reason(name, idx)
+}
+
+// strindex returns the verdict on an alpha *_strindex field (bad: the
+// verdict if its index is out of range) and counts it outside profiles.
+//
+// common.proto (v1.11) adds KeyValue.key_strindex and
+// AnyValue.string_value_strindex, "currently used exclusively in the
+// Profiling signal", as references into ProfilesDictionary.string_table.
+// The rule implemented here is the one stated there:
+//   - in a profiles request they are indices into the request's
+//     string_table, so one out of range makes the KeyValue unusable like
+//     any other dangling dictionary index (0 is the empty string, always
+//     valid);
+//   - in a traces, metrics or logs request, receivers "should treat the
+//     presence of this [field] as a non-fatal issue. Log an error or
+//     warning ... and process the data as if this value were absent or
+//     empty": such a field never rejects anything; it is counted in
+//     Result.IgnoredStrindex for the caller to log, and the data is kept
+//     verbatim (a later reader applies the same rule).
+func (c *checker) strindex(fc *easyproto.FieldContext, bad verdict) verdict {
+	v, ok := fc.Uint64()
+	if !ok {
+		return verdictOK // not a varint: an unknown field
+	}
+	if !c.profiles {
+		c.ignoredStrindex++
+		return verdictOK
+	}
+	if !inRange(v, c.dict.len[tableString]) {
+		return bad
+	}
+	return verdictOK
+}
+
 // anyValue checks an AnyValue at the given nesting depth (1 for an
-// attribute value or a log body) and reports whether its strings are valid.
+// attribute value or a log body) and returns what is wrong with it, if
+// anything: a string that is not UTF-8 or, in profiles, a
+// string_value_strindex out of range (see strindex).
 //
 //	message AnyValue {
 //	  oneof value {
@@ -174,41 +289,43 @@ var errDepth = errors.New("AnyValue nesting exceeds the depth limit")
 //	    int32 string_value_strindex = 8;
 //	  }
 //	}
-func (c *checker) anyValue(src []byte, depth int) (bool, error) {
+func (c *checker) anyValue(src []byte, depth int) (verdict, error) {
 	if depth > c.maxDepth {
-		return false, fmt.Errorf("%w (%d)", errDepth, c.maxDepth)
+		return verdictOK, fmt.Errorf("%w (%d)", errDepth, c.maxDepth)
 	}
-	valid := true
+	var v verdict
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {
-			return false, err
+			return verdictOK, err
 		}
 		switch fc.FieldNum {
 		case 1:
-			if c.badString(&fc) {
-				valid = false
+			if c.badString(&fc) && v == verdictOK {
+				v = verdictUTF8
 			}
 		case 5:
 			if data, ok := fc.MessageData(); ok {
-				ok, err := c.arrayValue(data, depth)
+				sub, err := c.arrayValue(data, depth)
 				if err != nil {
-					return false, at(err, "array_value", -1)
+					return verdictOK, at(err, "array_value", -1)
 				}
-				valid = valid && ok
+				v = cmp.Or(v, sub)
 			}
 		case 6:
 			if data, ok := fc.MessageData(); ok {
-				ok, err := c.keyValueList(data, depth)
+				sub, err := c.keyValueList(data, depth)
 				if err != nil {
-					return false, at(err, "kvlist_value", -1)
+					return verdictOK, at(err, "kvlist_value", -1)
 				}
-				valid = valid && ok
+				v = cmp.Or(v, sub)
 			}
+		case 8:
+			v = cmp.Or(v, c.strindex(&fc, verdictValueStrindex))
 		}
 	}
-	return valid, nil
+	return v, nil
 }
 
 // scalarValue checks an AnyValue made of a single scalar field (or of
@@ -243,27 +360,27 @@ func (c *checker) scalarValue(v []byte) (valid, ok bool) {
 //	message ArrayValue {
 //	  repeated AnyValue values = 1;
 //	}
-func (c *checker) arrayValue(src []byte, depth int) (bool, error) {
-	valid := true
+func (c *checker) arrayValue(src []byte, depth int) (verdict, error) {
+	var v verdict
 	var fc easyproto.FieldContext
 	for i := 0; len(src) > 0; {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {
-			return false, err
+			return verdictOK, err
 		}
 		if fc.FieldNum != 1 {
 			continue
 		}
 		if data, ok := fc.MessageData(); ok {
-			ok, err := c.anyValue(data, depth+1)
+			sub, err := c.anyValue(data, depth+1)
 			if err != nil {
-				return false, at(err, "values", i)
+				return verdictOK, at(err, "values", i)
 			}
-			valid = valid && ok
+			v = cmp.Or(v, sub)
 			i++
 		}
 	}
-	return valid, nil
+	return v, nil
 }
 
 // keyValueList checks the pairs of a KeyValueList held by an AnyValue at
@@ -272,37 +389,38 @@ func (c *checker) arrayValue(src []byte, depth int) (bool, error) {
 //	message KeyValueList {
 //	  repeated KeyValue values = 1;
 //	}
-func (c *checker) keyValueList(src []byte, depth int) (bool, error) {
-	valid := true
+func (c *checker) keyValueList(src []byte, depth int) (verdict, error) {
+	var v verdict
 	var fc easyproto.FieldContext
 	for i := 0; len(src) > 0; {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {
-			return false, err
+			return verdictOK, err
 		}
 		if fc.FieldNum != 1 {
 			continue
 		}
 		if data, ok := fc.MessageData(); ok {
-			ok, err := c.keyValue(data, depth+1)
+			sub, err := c.keyValue(data, depth+1)
 			if err != nil {
-				return false, at(err, "values", i)
+				return verdictOK, at(err, "values", i)
 			}
-			valid = valid && ok
+			v = cmp.Or(v, sub)
 			i++
 		}
 	}
-	return valid, nil
+	return v, nil
 }
 
-// keyValue checks a KeyValue whose value is at depth.
+// keyValue checks a KeyValue whose value is at depth and returns what is
+// wrong with it, if anything (see anyValue, and strindex for key_strindex).
 //
 //	message KeyValue {
 //	  string key = 1;
 //	  AnyValue value = 2;
 //	  int32 key_strindex = 3;
 //	}
-func (c *checker) keyValue(src []byte, depth int) (bool, error) {
+func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 	// Fast path for what exporters emit: a key and a scalar value with
 	// short lengths, nothing else, in either order — the SDKs
 	// (protobuf-go) write fields in field-number order, the Collector's
@@ -315,42 +433,56 @@ func (c *checker) keyValue(src []byte, depth int) (bool, error) {
 			switch {
 			case src[0] == 0x0a && src[2+n] == 0x12: // key = 1, value = 2
 				if valid, ok := c.scalarValue(second); ok {
-					return valid && (!c.utf8 || validUTF8(first)), nil
+					return utf8Verdict(valid && (!c.utf8 || validUTF8(first))), nil
 				}
 			case src[0] == 0x12 && src[2+n] == 0x0a: // value = 2, key = 1
 				if valid, ok := c.scalarValue(first); ok {
-					return valid && (!c.utf8 || validUTF8(second)), nil
+					return utf8Verdict(valid && (!c.utf8 || validUTF8(second))), nil
 				}
 			}
 		}
 	}
-	valid := true
+	var v verdict
+	// In profiles, key and key_strindex exclude each other; the last
+	// occurrence of each counts.
+	keySet, strindexSet := false, false
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {
-			return false, err
+			return verdictOK, err
 		}
 		switch fc.FieldNum {
 		case 1:
-			if c.badString(&fc) {
-				valid = false
+			if s, ok := fc.String(); ok {
+				keySet = s != ""
+				if c.utf8 && !validUTF8String(s) && v == verdictOK {
+					v = verdictUTF8
+				}
 			}
 		case 2:
 			if data, ok := fc.MessageData(); ok {
-				ok, err := c.anyValue(data, depth)
+				sub, err := c.anyValue(data, depth)
 				if err != nil {
-					return false, at(err, "value", -1)
+					return verdictOK, at(err, "value", -1)
 				}
-				valid = valid && ok
+				v = cmp.Or(v, sub)
+			}
+		case 3:
+			if x, ok := fc.Uint64(); ok {
+				strindexSet = x != 0
+				v = cmp.Or(v, c.strindex(&fc, verdictKeyStrindex))
 			}
 		}
 	}
-	return valid, nil
+	if c.profiles && keySet && strindexSet && v == verdictOK {
+		v = verdictKeyTwice
+	}
+	return v, nil
 }
 
 // attribute checks element idx of a repeated KeyValue field named field and
-// folds its UTF-8 verdict into r.
+// folds its verdict into r.
 func (c *checker) attribute(fc *easyproto.FieldContext, field string, idx *int, r *reason) error {
 	data, ok := fc.MessageData()
 	if !ok {
@@ -358,12 +490,12 @@ func (c *checker) attribute(fc *easyproto.FieldContext, field string, idx *int, 
 	}
 	i := *idx
 	*idx = i + 1
-	valid, err := c.keyValue(data, 1)
+	v, err := c.keyValue(data, 1)
 	if err != nil {
 		return at(err, field, i)
 	}
-	if !valid && !r.bad() {
-		*r = utf8Reason(field, i)
+	if v != verdictOK && !r.bad() {
+		*r = v.reason(field, i)
 	}
 	return nil
 }
@@ -475,6 +607,7 @@ type itemTally struct {
 	kind     string // metrics: the data field holding the points, e.g. "gauge"
 	first    reason // why the first rejected item is rejected
 	point    int    // metrics: index of the first rejected data point
+	samples  int    // profiles: samples in the profile
 }
 
 // signal selects the item check of a walk: the OTLP signal enum of package
@@ -484,9 +617,10 @@ type itemTally struct {
 type signal = otlp.Signal
 
 const (
-	signalTraces  = otlp.Traces
-	signalMetrics = otlp.Metrics
-	signalLogs    = otlp.Logs
+	signalTraces   = otlp.Traces
+	signalMetrics  = otlp.Metrics
+	signalLogs     = otlp.Logs
+	signalProfiles = otlp.Profiles
 )
 
 // item checks one element of the item field of a Scope* message.
@@ -497,15 +631,19 @@ func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 		return t.single(&r, err)
 	case signalMetrics:
 		return checkMetricItem(c, src, t)
-	default:
+	case signalProfiles:
+		r, samples, err := c.profile(src)
+		t.samples = samples
+		return t.single(&r, err)
+	default: // signalLogs
 		r, err := c.logRecord(src)
 		return t.single(&r, err)
 	}
 }
 
-// single tallies an element that is one item (a span or a log record)
-// with the verdict of its check. r is a pointer so that the inlined call
-// does not copy the reason on the happy path.
+// single tallies an element that is one item (a span, a log record or a
+// profile) with the verdict of its check. r is a pointer so that the
+// inlined call does not copy the reason on the happy path.
 func (t *itemTally) single(r *reason, err error) error {
 	if err != nil {
 		return err
@@ -526,9 +664,10 @@ type signalNames struct {
 }
 
 var (
-	traceNames  = signalNames{"resource_spans", "scope_spans", "spans"}
-	metricNames = signalNames{"resource_metrics", "scope_metrics", "metrics"}
-	logNames    = signalNames{"resource_logs", "scope_logs", "log_records"}
+	traceNames   = signalNames{"resource_spans", "scope_spans", "spans"}
+	metricNames  = signalNames{"resource_metrics", "scope_metrics", "metrics"}
+	logNames     = signalNames{"resource_logs", "scope_logs", "log_records"}
+	profileNames = signalNames{"resource_profiles", "scope_profiles", "profiles"}
 )
 
 // itemPos locates an item (a span, a log record or a data point) inside a
@@ -543,9 +682,12 @@ type itemPos struct {
 // and of the first rejected item of a Resource* or Scope* message.
 type tally struct {
 	items, rejected int
-	firstItem       itemPos
-	firstRej        itemPos
-	firstReason     reason
+	// samples and rejectedSamples count the samples of the profiles in
+	// items and rejected.
+	samples, rejectedSamples int
+	firstItem                itemPos
+	firstRej                 itemPos
+	firstReason              reason
 }
 
 func (t *tally) add(u *tally) {
@@ -557,6 +699,8 @@ func (t *tally) add(u *tally) {
 	}
 	t.items += u.items
 	t.rejected += u.rejected
+	t.samples += u.samples
+	t.rejectedSamples += u.rejectedSamples
 }
 
 // rejectAll rejects every item, because their container is invalid.
@@ -565,6 +709,7 @@ func (t *tally) rejectAll(r reason) {
 		return
 	}
 	t.rejected = t.items
+	t.rejectedSamples = t.samples
 	t.firstRej, t.firstReason = t.firstItem, r
 }
 
@@ -576,8 +721,9 @@ func (p *itemPos) format(n *signalNames) string {
 	return s
 }
 
-// check walks an Export*ServiceRequest; the three request messages share
-// this layout:
+// check walks an Export*ServiceRequest; the four request messages share
+// this layout, ExportProfilesServiceRequest adding its dictionary in field
+// 2, which this walk skips (CheckProfiles reads it first, loadDictionary):
 //
 //	message ExportTraceServiceRequest {
 //	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
@@ -604,15 +750,19 @@ func (c *checker) check(src []byte, names *signalNames, item signal) (Result, er
 		total.add(&t)
 		rs++
 	}
-	res := Result{Items: total.items, Rejected: total.rejected}
+	res := Result{
+		Items: total.items, Rejected: total.rejected,
+		Samples: total.samples, RejectedSamples: total.rejectedSamples,
+		IgnoredStrindex: c.ignoredStrindex,
+	}
 	if total.rejected > 0 {
 		res.FirstRejection = total.firstRej.format(names) + ": " + total.firstReason.String()
 	}
 	return res, nil
 }
 
-// resourceItems walks a Resource{Spans,Metrics,Logs}; the three share this
-// layout:
+// resourceItems walks a Resource{Spans,Metrics,Logs,Profiles}; the four
+// share this layout:
 //
 //	message ResourceSpans {
 //	  opentelemetry.proto.resource.v1.Resource resource = 1;
@@ -663,8 +813,8 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 	return nil
 }
 
-// scopeItems walks a Scope{Spans,Metrics,Logs}; the three share this
-// layout:
+// scopeItems walks a Scope{Spans,Metrics,Logs,Profiles}; the four share
+// this layout:
 //
 //	message ScopeSpans {
 //	  opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
@@ -708,6 +858,10 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 			}
 			t.items += it.items
 			t.rejected += it.rejected
+			t.samples += it.samples
+			if it.rejected > 0 {
+				t.rejectedSamples += it.samples
+			}
 			idx++
 		case 3:
 			c.stringField(&fc, "schema_url", &scopeReason)

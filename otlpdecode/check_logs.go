@@ -54,12 +54,12 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 			if !ok {
 				continue
 			}
-			valid, err := c.anyValue(data, 1)
+			v, err := c.anyValue(data, 1)
 			if err != nil {
 				return r, at(err, "body", -1)
 			}
-			if !valid && !r.bad() {
-				r = utf8Reason("body", -1)
+			if v != verdictOK && !r.bad() {
+				r = v.reason("body", -1)
 			}
 		case 6:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {

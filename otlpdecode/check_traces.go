@@ -87,12 +87,12 @@ func (c *checker) span(src []byte) (reason, error) {
 			if !ok {
 				continue
 			}
-			valid, err := c.keyValue(data, 1)
+			v, err := c.keyValue(data, 1)
 			if err != nil {
 				return r, at(err, "attributes", nAttrs)
 			}
-			if !valid && !r.bad() {
-				r = utf8Reason("attributes", nAttrs)
+			if v != verdictOK && !r.bad() {
+				r = v.reason("attributes", nAttrs)
 			}
 			nAttrs++
 		case 11:

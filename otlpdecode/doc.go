@@ -1,17 +1,21 @@
 // Package otlpdecode validates OTLP v1 protobuf payloads
 // (ExportTraceServiceRequest, ExportMetricsServiceRequest,
 // ExportLogsServiceRequest, which share their wire format with TracesData,
-// MetricsData and LogsData) without generated code and without allocating:
-// it is what the receiver runs on every request.
+// MetricsData and LogsData, and the Alpha profiles signal's
+// ExportProfilesServiceRequest, v1development, sharing it with
+// ProfilesData) without generated code and without allocating: it is what
+// the receiver runs on every request.
 //
-//   - CheckTraces, CheckMetrics and CheckLogs walk a whole request once,
-//     verify that it is well-formed protobuf and count the items (spans, data
-//     points, log records) that break the OTLP rules on identifiers (length;
-//     all zeroes for a span's own ids), on histogram bucket counts and,
-//     optionally, on UTF-8.
-//   - AppendValidTraces, AppendValidMetrics and AppendValidLogs re-encode a
-//     request without its rejected items, for the partial-success path of the
-//     OTLP protocol (specification: "Partial Success").
+//   - CheckTraces, CheckMetrics, CheckLogs and CheckProfiles walk a whole
+//     request once, verify that it is well-formed protobuf and count the
+//     items (spans, data points, log records, profiles) that break the OTLP
+//     rules on identifiers (length; all zeroes for a span's own ids and a
+//     profile's id), on histogram bucket counts, on profiles' dictionary
+//     references and samples and, optionally, on UTF-8.
+//   - AppendValidTraces, AppendValidMetrics, AppendValidLogs and
+//     AppendValidProfiles re-encode a request without its rejected items,
+//     for the partial-success path of the OTLP protocol (specification:
+//     "Partial Success").
 //   - ErrorPosition splits their errors into where the bad data is and what
 //     is wrong there.
 //

@@ -22,6 +22,8 @@ func consistency(t *testing.T, sig signal, src []byte, opts *Options) {
 		check, appendValid = CheckTraces, AppendValidTraces
 	case signalMetrics:
 		check, appendValid = CheckMetrics, AppendValidMetrics
+	case signalProfiles:
+		check, appendValid = CheckProfiles, AppendValidProfiles
 	default:
 		check, appendValid = CheckLogs, AppendValidLogs
 	}

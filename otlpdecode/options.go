@@ -50,8 +50,8 @@ func (o *Options) maxDepth() int {
 
 // Result summarises a validated request.
 type Result struct {
-	// Items is the number of spans, metric data points (of all five kinds)
-	// or log records in the request.
+	// Items is the number of spans, metric data points (of all five kinds),
+	// log records or profiles in the request.
 	Items int
 
 	// Rejected is how many of Items failed validation.
@@ -61,4 +61,21 @@ type Result struct {
 	// e.g. `resource_spans[0].scope_spans[1].spans[7]: trace_id is 3 bytes,
 	// want 16`. It is empty when Rejected == 0.
 	FirstRejection string
+
+	// Samples is, for profiles, the number of samples in the profiles of
+	// Items, and RejectedSamples the number in the profiles of Rejected:
+	// the Collector counts profiles in samples in its receiver metrics
+	// (otelcol_receiver_accepted_profile_samples), while the partial
+	// success counts profiles (rejected_profiles). Both are 0 for the
+	// other signals.
+	Samples, RejectedSamples int
+
+	// IgnoredStrindex counts the KeyValue.key_strindex and
+	// AnyValue.string_value_strindex fields of a traces, metrics or logs
+	// request. common.proto (v1.11) defines them for the profiles signal
+	// only and asks receivers of the other signals to log a warning and
+	// to process the data as if they were absent, so they reject nothing
+	// and the data is kept as it is; the caller logs the count. It is
+	// always 0 for profiles, whose requests use them.
+	IgnoredStrindex int
 }

@@ -1,0 +1,912 @@
+package otlpdecode
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/VictoriaMetrics/easyproto"
+)
+
+// The rules below are those of opentelemetry-proto v1.11.0,
+// opentelemetry/proto/profiles/v1development/profiles.proto (Alpha), whose
+// model differs from earlier development versions (no per-profile tables,
+// a single sample_type, samples pointing at a stack); the messages are
+// pasted above their checks.
+
+// CheckProfiles walks an ExportProfilesServiceRequest (same wire format as
+// ProfilesData) and validates every profile against the request's
+// ProfilesDictionary, which it reads first: it may come after the
+// profiles on the wire.
+//
+// A profile is rejected when
+//   - its profile_id is neither empty nor 16 bytes, or all zeroes
+//     (profiles.proto: "The ID is a 16-byte array. An ID with all zeroes is
+//     considered invalid ... This field is optional");
+//   - one of its dictionary indices is out of range (sample_type,
+//     period_type, attribute_indices, and its samples' stack_index,
+//     attribute_indices, link_index): index 0 always means "not set",
+//     any other index must be below the table's length;
+//   - original_payload_format and original_payload are not both set or both
+//     unset ("It MUST be set together with original_payload or both left
+//     unset");
+//   - one of its samples has neither values nor timestamps_unix_nano, or
+//     both but not as many of each ("A Sample MUST have at least one entry
+//     in values or timestamps_unix_nano. If both fields are populated, they
+//     MUST contain the same number of elements");
+//   - the dictionary is unusable: all profiles depend on it, so they are
+//     all rejected (see checkDictionary for its rules);
+//   - with opts.ValidateUTF8, a string of the profile, of the dictionary,
+//     or of its resource or scope is not UTF-8.
+//
+// In a profiles request the resource's and scope's KeyValue.key_strindex
+// and AnyValue.string_value_strindex index the dictionary's string_table,
+// and a KeyValue with both key and key_strindex set is invalid (see
+// checker.strindex).
+//
+// Not checked, because the .proto makes them recommendations (SHOULD) or
+// they cannot be checked without per-request tables: sample timestamps
+// within the profile's time range, Location.address within its mapping,
+// duplicate or orphaned dictionary entries, and the uniqueness of the
+// attribute keys an attribute_indices list refers to (no signal checks
+// attribute key uniqueness). Sample values may be negative (pprof allows
+// it, e.g. for differences of profiles).
+//
+// Errors and allocations are as for CheckTraces: malformed protobuf
+// anywhere, dictionary included, refuses the request, e.g.
+// `cannot decode dictionary.location_table[7].lines[0]: ...`.
+func CheckProfiles(src []byte, opts *Options) (Result, error) {
+	c := newChecker(opts)
+	if err := c.loadDictionary(src); err != nil {
+		return Result{}, err
+	}
+	return c.check(src, &profileNames, signalProfiles)
+}
+
+// AppendValidProfiles is AppendValidTraces for profiles: it removes the
+// rejected profiles. The dictionary is copied verbatim: the profiles kept
+// need it, and the entries only removed profiles used become orphans,
+// which profiles.proto allows. When the dictionary itself is invalid every
+// profile is rejected, and the handler stores nothing.
+func AppendValidProfiles(dst, src []byte, opts *Options) ([]byte, error) {
+	c := newChecker(opts)
+	if err := c.loadDictionary(src); err != nil {
+		return dst, err
+	}
+	return c.appendValid(dst, src, &profileNames, keepProfile)
+}
+
+func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
+	r, _, err := c.profile(src)
+	return keepValid(dst, src, &r, err)
+}
+
+// wfield is a field read by scanField: a profiles request is mostly small
+// integers (indices, addresses, line numbers, packed runs), so the walk of
+// its dictionary and samples reads fields with this lighter reader rather
+// than easyproto's FieldContext.
+type wfield struct {
+	num  uint32 // field number; skippedField for a skipped group
+	typ  uint8  // wire type: wireVarint, wireI64, wireLen or wireI32
+	v    uint64 // the value of a varint, I64 or I32 field
+	data []byte // the payload of a LEN field
+}
+
+// varint returns a varint field's value.
+func (f *wfield) varint() (uint64, bool) { return f.v, f.typ == wireVarint }
+
+// msg returns a LEN field's payload (a message, string, bytes or packed
+// run).
+func (f *wfield) msg() ([]byte, bool) { return f.data, f.typ == wireLen }
+
+// scanField reads the next field of src into f and returns the rest of
+// src. Its fast path takes what encoders write for these messages, a
+// one-byte tag and a varint or a short LEN field; anything else goes
+// through nextField, so that the reading rules (field numbers, groups,
+// truncation) are exactly those of the other signals.
+func scanField(f *wfield, src []byte) ([]byte, error) {
+	if len(src) >= 2 && src[0] < 0x80 && src[0] >= 1<<3 {
+		tag := src[0]
+		switch tag & 7 {
+		case wireVarint:
+			if src[1] < 0x80 {
+				f.num, f.typ, f.v = uint32(tag>>3), wireVarint, uint64(src[1])
+				return src[2:], nil
+			}
+			if v, n := binary.Uvarint(src[1:]); n > 0 {
+				f.num, f.typ, f.v = uint32(tag>>3), wireVarint, v
+				return src[1+n:], nil
+			}
+		case wireLen:
+			if n := int(src[1]); n < 0x80 && 2+n <= len(src) {
+				f.num, f.typ, f.data = uint32(tag>>3), wireLen, src[2:2+n]
+				return src[2+n:], nil
+			}
+		}
+	}
+	return scanFieldSlow(f, src)
+}
+
+// scanFieldSlow is scanField's general path, kept apart so that scanField
+// inlines.
+//
+//go:noinline
+func scanFieldSlow(f *wfield, src []byte) ([]byte, error) {
+	var fc easyproto.FieldContext
+	tail, err := nextField(&fc, src)
+	if err != nil {
+		return tail, err
+	}
+	*f = wfield{num: fc.FieldNum}
+	if v, ok := fc.Uint64(); ok {
+		f.typ, f.v = wireVarint, v
+	} else if data, ok := fc.MessageData(); ok {
+		f.typ, f.data = wireLen, data
+	} else if v, ok := fc.Fixed64(); ok {
+		f.typ, f.v = wireI64, v
+	} else if v, ok := fc.Fixed32(); ok {
+		f.typ, f.v = wireI32, uint64(v)
+	} else {
+		f.typ = wireStartGroup // a skipped group: no value
+	}
+	return tail, nil
+}
+
+// The tables of ProfilesDictionary, by field number.
+const (
+	tableMapping   = 1
+	tableLocation  = 2
+	tableFunction  = 3
+	tableLink      = 4
+	tableString    = 5
+	tableAttribute = 6
+	tableStack     = 7
+	numTables      = 8 // field numbers 1..7
+)
+
+var tableNames = [numTables]string{
+	tableMapping:   "mapping_table",
+	tableLocation:  "location_table",
+	tableFunction:  "function_table",
+	tableLink:      "link_table",
+	tableString:    "string_table",
+	tableAttribute: "attribute_table",
+	tableStack:     "stack_table",
+}
+
+// dictionary is what the walk of a profiles request needs to know of its
+// ProfilesDictionary: the length of each table, and why it is unusable.
+type dictionary struct {
+	len [numTables]int // by field number
+	bad reason
+}
+
+// inRange reports whether v, the varint of an int32 index field, is a
+// valid index into a dictionary table of n entries. protobuf-go reads an
+// int32 from the low 32 bits of the varint, so this does too. Index 0 is
+// always valid: profiles.proto makes every table's element 0 its zero
+// value "to indicate 'null' / 'not set'", so 0 means no reference even
+// when the table is empty (an empty request, a profile without samples).
+func inRange(v uint64, n int) bool {
+	i := int32(v)
+	return i == 0 || (i > 0 && int(i) < n)
+}
+
+// indexReason rejects element idx (-1: a singular field) of field, whose
+// value v is out of range of table.
+func (c *checker) indexReason(field string, idx int, v uint64, table int) reason {
+	return reason{
+		path: [4]pathElem{{field, idx}}, got: int(int32(v)),
+		want: tableNames[table], n: int32(min(c.dict.len[table], math.MaxInt32)), kind: reasonIndex,
+	}
+}
+
+// index checks the int32 index field fc into table and records in *r the
+// first bad one.
+func (c *checker) index(f *wfield, field string, table int, r *reason) {
+	if v, ok := f.varint(); ok && !inRange(v, c.dict.len[table]) && !r.bad() {
+		*r = c.indexReason(field, -1, v, table)
+	}
+}
+
+// indices checks an occurrence of a repeated int32 field of indices into
+// table (one varint, or a packed run, which protobuf parsers must both
+// accept); *n counts the elements across occurrences, for positions.
+func (c *checker) indices(f *wfield, field string, table int, n *int, r *reason) error {
+	size := c.dict.len[table]
+	if v, ok := f.varint(); ok {
+		if !inRange(v, size) && !r.bad() {
+			*r = c.indexReason(field, *n, v, table)
+		}
+		*n++
+		return nil
+	}
+	data, ok := f.msg()
+	if !ok {
+		return nil // another wire type: an unknown field
+	}
+	for len(data) > 0 {
+		// Indices are small: one or two bytes in all but huge tables.
+		v := uint64(data[0])
+		switch {
+		case v < 0x80:
+			data = data[1:]
+		case len(data) >= 2 && data[1] < 0x80:
+			v = v&0x7f | uint64(data[1])<<7
+			data = data[2:]
+		default:
+			var k int
+			if v, k = binary.Uvarint(data); k <= 0 {
+				return fmt.Errorf("cannot read packed varint in field #%d", f.num)
+			}
+			data = data[k:]
+		}
+		if !inRange(v, size) && !r.bad() {
+			*r = c.indexReason(field, *n, v, table)
+		}
+		*n++
+	}
+	return nil
+}
+
+// countFixed64s returns how many elements an occurrence of a repeated
+// fixed64 field holds (one fixed64, or a packed run).
+func countFixed64s(f *wfield) (int, error) {
+	if f.typ == wireI64 {
+		return 1, nil
+	}
+	data, ok := f.msg()
+	if !ok {
+		return 0, nil
+	}
+	if len(data)%8 != 0 {
+		return 0, fmt.Errorf("packed field #%d is %d bytes, not a multiple of 8", f.num, len(data))
+	}
+	return len(data) / 8, nil
+}
+
+// countVarints returns how many elements an occurrence of a repeated
+// varint field holds (one varint, or a packed run).
+func countVarints(f *wfield) (int, error) {
+	if _, ok := f.varint(); ok {
+		return 1, nil
+	}
+	data, ok := f.msg()
+	if !ok {
+		return 0, nil
+	}
+	n := 0
+	for len(data) > 0 {
+		if data[0] < 0x80 {
+			data = data[1:]
+		} else {
+			_, k := binary.Uvarint(data)
+			if k <= 0 {
+				return 0, fmt.Errorf("cannot read packed varint in field #%d", f.num)
+			}
+			data = data[k:]
+		}
+		n++
+	}
+	return n, nil
+}
+
+// loadDictionary reads the ProfilesDictionary of a request into c.dict:
+// first the length of every table, then the check of every entry, which
+// needs them. It allocates nothing; err refuses the request.
+//
+//	message ExportProfilesServiceRequest {
+//	  repeated opentelemetry.proto.profiles.v1development.ResourceProfiles resource_profiles = 1;
+//	  opentelemetry.proto.profiles.v1development.ProfilesDictionary dictionary = 2;
+//	}
+//
+// As for any message field, several occurrences of dictionary are merged:
+// their tables are concatenated, and indices count across them.
+func (c *checker) loadDictionary(src []byte) error {
+	c.profiles = true
+	var f wfield
+	for rest := src; len(rest) > 0; {
+		var err error
+		if rest, err = scanField(&f, rest); err != nil {
+			return topLevel(err)
+		}
+		if data, ok := f.msg(); ok && f.num == 2 {
+			if err := c.countTables(data); err != nil {
+				return topLevel(at(err, "dictionary", -1))
+			}
+		}
+	}
+	var seen [numTables]int // entries checked so far, by table
+	for rest := src; len(rest) > 0; {
+		rest, _ = scanField(&f, rest) // read without error above
+		if data, ok := f.msg(); ok && f.num == 2 {
+			if err := c.checkDictionary(data, &seen); err != nil {
+				return topLevel(at(err, "dictionary", -1))
+			}
+		}
+	}
+	if c.dict.bad.bad() {
+		c.dict.bad = c.dict.bad.in("dictionary", -1)
+		c.dict.bad.dict = true
+	}
+	return nil
+}
+
+// countTables adds the entries of one occurrence of the dictionary to
+// c.dict.len. Every table holds messages or strings, so an entry with
+// another wire type is an unknown field, as in protobuf-go.
+func (c *checker) countTables(src []byte) error {
+	var f wfield
+	for len(src) > 0 {
+		var err error
+		if src, err = scanField(&f, src); err != nil {
+			return err
+		}
+		if _, ok := f.msg(); ok && f.num < numTables {
+			c.dict.len[f.num]++
+		}
+	}
+	return nil
+}
+
+// checkDictionary checks the entries of one occurrence of the dictionary;
+// seen counts the entries of each table checked before it. The first
+// problem found is kept in c.dict.bad; the walk goes on, because
+// malformed protobuf further on must still refuse the request.
+//
+//	message ProfilesDictionary {
+//	  repeated Mapping mapping_table = 1;
+//	  repeated Location location_table = 2;
+//	  repeated Function function_table = 3;
+//	  repeated Link link_table = 4;
+//	  repeated string string_table = 5;
+//	  repeated KeyValueAndUnit attribute_table = 6;
+//	  repeated Stack stack_table = 7;
+//	}
+//
+// An entry is unusable, and with it the dictionary, when one of its indices
+// is out of range, when it breaks its own message's rules (below), and for
+// element 0 of a table when it is not the zero value: "The element at
+// index 0 MUST be the zero value for the dictionary's element type (e.g.
+// "" for string_table, Location{} for location_table)", so that index 0
+// can mean "not set". An empty table is accepted: nothing can then refer
+// to it but index 0, which means "not set" anyway.
+//
+// The entry checks record what they find in a reason passed by pointer,
+// which stays zero on the happy path: a dictionary has thousands of
+// entries, and a reason returned by value would be zeroed and copied for
+// each.
+func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
+	var r reason // what the current entry breaks, relative to it
+	var f wfield
+	for len(src) > 0 {
+		var err error
+		if src, err = scanField(&f, src); err != nil {
+			return err
+		}
+		table := f.num
+		data, ok := f.msg()
+		if !ok || table >= numTables || table == 0 {
+			continue
+		}
+		idx := seen[table]
+		seen[table] = idx + 1
+		zero, named := false, true
+		switch table {
+		case tableMapping:
+			zero, err = c.mapping(data, &r)
+		case tableLocation:
+			zero, err = c.location(data, &r)
+		case tableFunction:
+			zero, named, err = c.function(data, &r)
+		case tableLink:
+			zero, err = profileLink(data, idx, &r)
+		case tableString:
+			zero = len(data) == 0
+			if c.utf8 && !validUTF8(data) {
+				r = utf8Reason(tableNames[table], idx)
+				c.noteDict(&r, "", 0)
+			}
+		case tableAttribute:
+			zero, err = c.keyValueAndUnit(data, &r)
+		case tableStack:
+			zero, err = c.stack(data, &r)
+		}
+		if err != nil {
+			return at(err, tableNames[table], idx)
+		}
+		switch {
+		case idx == 0 && !zero:
+			r = textReason(tableNames[table], idx, "is not the zero value (profiles.proto: element 0 of every dictionary table MUST be the zero value)")
+			c.noteDict(&r, "", 0)
+		case idx > 0 && !named:
+			r = textReason(tableNames[table], idx, "has none of name_strindex, system_name_strindex, filename_strindex (profiles.proto: at least one MUST be present)")
+			c.noteDict(&r, "", 0)
+		case r.bad():
+			c.noteDict(&r, tableNames[table], idx)
+		}
+	}
+	return nil
+}
+
+// noteDict keeps *r, found in element idx of the dictionary table name
+// (name "": r already names it), as the dictionary's first problem unless
+// it has one, and resets *r for the next entry.
+func (c *checker) noteDict(r *reason, name string, idx int) {
+	if !c.dict.bad.bad() {
+		if name != "" {
+			c.dict.bad = r.in(name, idx)
+		} else {
+			c.dict.bad = *r
+		}
+	}
+	*r = reason{}
+}
+
+// mapping checks a Mapping of the dictionary; zero reports whether it is
+// Mapping{}.
+//
+//	message Mapping {
+//	  uint64 memory_start = 1;
+//	  uint64 memory_limit = 2;
+//	  uint64 file_offset = 3;
+//	  int32 filename_strindex = 4;
+//	  repeated int32 attribute_indices = 5;
+//	}
+func (c *checker) mapping(src []byte, r *reason) (zero bool, err error) {
+	zero = true
+	nAttrs := 0
+	var f wfield
+	for len(src) > 0 {
+		if src, err = scanField(&f, src); err != nil {
+			return false, err
+		}
+		switch f.num {
+		case 1, 2, 3:
+			zero = zero && varintZero(&f)
+		case 4:
+			zero = zero && varintZero(&f)
+			c.index(&f, "filename_strindex", tableString, r)
+		case 5:
+			zero = zero && emptyRepeated(&f)
+			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
+				return false, err
+			}
+		}
+	}
+	return zero, nil
+}
+
+// varintZero reports whether f is not a varint set to something other
+// than 0 (a field of another wire type is unknown, and does not count).
+func varintZero(f *wfield) bool {
+	v, ok := f.varint()
+	return !ok || v == 0
+}
+
+// emptyRepeated reports whether an occurrence of a repeated int32 field
+// adds no element: an empty packed run, or a field of another wire type
+// than varint or LEN, which is unknown.
+func emptyRepeated(f *wfield) bool {
+	switch f.typ {
+	case wireVarint:
+		return false
+	case wireLen:
+		return len(f.data) == 0
+	}
+	return true
+}
+
+// location checks a Location of the dictionary; zero reports whether it is
+// Location{}.
+//
+//	message Location {
+//	  int32 mapping_index = 1;
+//	  uint64 address = 2;
+//	  repeated Line lines = 3;
+//	  repeated int32 attribute_indices = 4;
+//	}
+func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
+	zero = true
+	nLines, nAttrs := 0, 0
+	var f wfield
+	for len(src) > 0 {
+		if src, err = scanField(&f, src); err != nil {
+			return false, err
+		}
+		switch f.num {
+		case 1:
+			zero = zero && varintZero(&f)
+			c.index(&f, "mapping_index", tableMapping, r)
+		case 2:
+			zero = zero && varintZero(&f)
+		case 3:
+			data, ok := f.msg()
+			if !ok {
+				continue
+			}
+			zero = false
+			wasBad := r.bad()
+			if err := c.line(data, r); err != nil {
+				return false, at(err, "lines", nLines)
+			}
+			if !wasBad && r.bad() {
+				*r = r.in("lines", nLines)
+			}
+			nLines++
+		case 4:
+			zero = zero && emptyRepeated(&f)
+			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
+				return false, err
+			}
+		}
+	}
+	return zero, nil
+}
+
+// line checks a Line.
+//
+//	message Line {
+//	  int32 function_index = 1;
+//	  int64 line = 2;
+//	  int64 column = 3;
+//	}
+//
+// line and column are "1-based, 0 means unset": a negative one is no
+// position in a source file.
+func (c *checker) line(src []byte, r *reason) error {
+	var f wfield
+	for len(src) > 0 {
+		var err error
+		if src, err = scanField(&f, src); err != nil {
+			return err
+		}
+		switch f.num {
+		case 1:
+			c.index(&f, "function_index", tableFunction, r)
+		case 2:
+			negative(&f, "line", r)
+		case 3:
+			negative(&f, "column", r)
+		}
+	}
+	return nil
+}
+
+// negative records in *r that the int64 field f, a 1-based line or
+// column number, is negative.
+func negative(f *wfield, field string, r *reason) {
+	if v, ok := f.varint(); ok && int64(v) < 0 && !r.bad() {
+		*r = textReason(field, -1, "is negative (profiles.proto: 1-based, 0 means unset)")
+	}
+}
+
+// function checks an entry of the dictionary's function_table; zero
+// reports whether it is Function{}, named whether one of its names is set.
+//
+//	message Function {
+//	  int32 name_strindex = 1;
+//	  int32 system_name_strindex = 2;
+//	  int32 filename_strindex = 3;
+//	  int64 start_line = 4;
+//	}
+//
+// "At least one of {name_strindex, system_name_strindex,
+// filename_strindex} MUST be present", except in element 0, which must be
+// Function{} (checkDictionary applies both).
+func (c *checker) function(src []byte, r *reason) (zero, named bool, err error) {
+	// Last occurrence wins for each of the three names.
+	var names [3]bool
+	zero = true
+	var f wfield
+	for len(src) > 0 {
+		if src, err = scanField(&f, src); err != nil {
+			return false, false, err
+		}
+		switch f.num {
+		case 1, 2, 3:
+			if v, ok := f.varint(); ok {
+				names[f.num-1] = v != 0
+			}
+			zero = zero && varintZero(&f)
+			c.index(&f, functionNames[f.num-1], tableString, r)
+		case 4:
+			zero = zero && varintZero(&f)
+			negative(&f, "start_line", r)
+		}
+	}
+	return zero, names[0] || names[1] || names[2], nil
+}
+
+var functionNames = [3]string{"name_strindex", "system_name_strindex", "filename_strindex"}
+
+// profileLink checks element idx of the dictionary's link_table; zero
+// reports whether it is a zero value.
+//
+//	message Link {
+//	  bytes trace_id = 1;
+//	  bytes span_id = 2;
+//	}
+//
+// Element 0 is Link{} with empty ids or, as profiles.proto recommends,
+// with ids of 16 and 8 zero bytes. Every other link joins a sample to a
+// span, so its ids must have the lengths of trace.proto's ids, "a 16-byte
+// array" and "an 8-byte array". All-zero ids are accepted there, as in a
+// span's links (CheckTraces).
+func profileLink(src []byte, idx int, r *reason) (zero bool, err error) {
+	var traceID, spanID []byte
+	var f wfield
+	for len(src) > 0 {
+		if src, err = scanField(&f, src); err != nil {
+			return false, err
+		}
+		switch f.num {
+		case 1:
+			if b, ok := f.msg(); ok {
+				traceID = b
+			}
+		case 2:
+			if b, ok := f.msg(); ok {
+				spanID = b
+			}
+		}
+	}
+	zero = (len(traceID) == 0 || (len(traceID) == 16 && zeroID16(traceID))) &&
+		(len(spanID) == 0 || (len(spanID) == 8 && binary.LittleEndian.Uint64(spanID) == 0))
+	switch {
+	case idx == 0:
+	case len(traceID) != 16:
+		*r = lenReason("trace_id", len(traceID), "16")
+	case len(spanID) != 8:
+		*r = lenReason("span_id", len(spanID), "8")
+	}
+	return zero, nil
+}
+
+// keyValueAndUnit checks an entry of the dictionary's attribute_table;
+// zero reports whether it is KeyValueAndUnit{} (an empty value counts as
+// unset).
+//
+//	message KeyValueAndUnit {
+//	  int32 key_strindex = 1;
+//	  opentelemetry.proto.common.v1.AnyValue value = 2;
+//	  int32 unit_strindex = 3;
+//	}
+func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) {
+	zero = true
+	var f wfield
+	for len(src) > 0 {
+		if src, err = scanField(&f, src); err != nil {
+			return false, err
+		}
+		switch f.num {
+		case 1:
+			zero = zero && varintZero(&f)
+			c.index(&f, "key_strindex", tableString, r)
+		case 2:
+			data, ok := f.msg()
+			if !ok {
+				continue
+			}
+			zero = zero && len(data) == 0
+			v, err := c.anyValue(data, 1)
+			if err != nil {
+				return false, at(err, "value", -1)
+			}
+			if v != verdictOK && !r.bad() {
+				*r = v.reason("value", -1)
+			}
+		case 3:
+			zero = zero && varintZero(&f)
+			c.index(&f, "unit_strindex", tableString, r)
+		}
+	}
+	return zero, nil
+}
+
+// stack checks a Stack of the dictionary; zero reports whether it is
+// Stack{}.
+//
+//	message Stack {
+//	  repeated int32 location_indices = 1;
+//	}
+func (c *checker) stack(src []byte, r *reason) (zero bool, err error) {
+	zero = true
+	n := 0
+	var f wfield
+	for len(src) > 0 {
+		if src, err = scanField(&f, src); err != nil {
+			return false, err
+		}
+		if f.num == 1 {
+			zero = zero && emptyRepeated(&f)
+			if err := c.indices(&f, "location_indices", tableLocation, &n, r); err != nil {
+				return false, err
+			}
+		}
+	}
+	return zero, nil
+}
+
+// profile checks a Profile.
+//
+//	message Profile {
+//	  ValueType sample_type = 1;
+//	  repeated Sample samples = 2;
+//	  fixed64 time_unix_nano = 3;
+//	  uint64 duration_nano = 4;
+//	  ValueType period_type = 5;
+//	  int64 period = 6;
+//	  bytes profile_id = 7;
+//	  uint32 dropped_attributes_count = 8;
+//	  string original_payload_format = 9;
+//	  bytes original_payload = 10;
+//	  repeated int32 attribute_indices = 11;
+//	}
+//
+// samples is the number of samples of the profile.
+func (c *checker) profile(src []byte) (r reason, samples int, err error) {
+	var profileID []byte
+	formatSet, payloadSet := false, false
+	nSamples, nAttrs := 0, 0
+	var f wfield
+	for len(src) > 0 {
+		if src, err = scanField(&f, src); err != nil {
+			return r, 0, err
+		}
+		switch f.num {
+		case 1, 5:
+			data, ok := f.msg()
+			if !ok {
+				continue
+			}
+			name := "sample_type"
+			if f.num == 5 {
+				name = "period_type"
+			}
+			wasBad := r.bad()
+			if err := c.valueType(data, &r); err != nil {
+				return r, 0, at(err, name, -1)
+			}
+			if !wasBad && r.bad() {
+				r = r.in(name, -1)
+			}
+		case 2:
+			data, ok := f.msg()
+			if !ok {
+				continue
+			}
+			wasBad := r.bad()
+			if err := c.sample(data, &r); err != nil {
+				return r, 0, at(err, "samples", nSamples)
+			}
+			if !wasBad && r.bad() {
+				r = r.in("samples", nSamples)
+			}
+			nSamples++
+		case 7:
+			if b, ok := f.msg(); ok {
+				profileID = b
+			}
+		case 9:
+			if b, ok := f.msg(); ok {
+				formatSet = len(b) > 0
+				if c.utf8 && !validUTF8(b) && !r.bad() {
+					r = utf8Reason("original_payload_format", -1)
+				}
+			}
+		case 10:
+			if b, ok := f.msg(); ok {
+				payloadSet = len(b) > 0
+			}
+		case 11:
+			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, &r); err != nil {
+				return r, 0, err
+			}
+		}
+	}
+	// The profile's identity and its dictionary come first: without them
+	// nothing in it can be used.
+	switch {
+	case len(profileID) != 0 && len(profileID) != 16:
+		return lenReason("profile_id", len(profileID), "empty or 16"), nSamples, nil
+	case len(profileID) == 16 && zeroID16(profileID):
+		return zeroReason("profile_id"), nSamples, nil
+	case c.dict.bad.bad():
+		return c.dict.bad, nSamples, nil
+	case formatSet != payloadSet && !r.bad():
+		if formatSet {
+			return textReason("original_payload", -1, "is empty while original_payload_format is set (profiles.proto: they MUST be set together or both left unset)"), nSamples, nil
+		}
+		return textReason("original_payload_format", -1, "is empty while original_payload is set (profiles.proto: they MUST be set together or both left unset)"), nSamples, nil
+	}
+	return r, nSamples, nil
+}
+
+// valueType checks a ValueType.
+//
+//	message ValueType {
+//	  int32 type_strindex = 1;
+//	  int32 unit_strindex = 2;
+//	}
+func (c *checker) valueType(src []byte, r *reason) error {
+	var f wfield
+	for len(src) > 0 {
+		var err error
+		if src, err = scanField(&f, src); err != nil {
+			return err
+		}
+		switch f.num {
+		case 1:
+			c.index(&f, "type_strindex", tableString, r)
+		case 2:
+			c.index(&f, "unit_strindex", tableString, r)
+		}
+	}
+	return nil
+}
+
+// sample checks a Sample and records what it breaks in *r, unless *r
+// already holds a reason. It runs once per sample, the hottest loop of a
+// profiles request.
+//
+//	message Sample {
+//	  int32 stack_index = 1;
+//	  repeated int32 attribute_indices = 2;
+//	  int32 link_index = 3;
+//	  repeated int64 values = 4;
+//	  repeated fixed64 timestamps_unix_nano = 5;
+//	}
+func (c *checker) sample(src []byte, r *reason) error {
+	// Singular indices: the last occurrence wins, so they are checked
+	// after the walk.
+	var stack, link uint64
+	nAttrs, nValues, nTimes := 0, 0, 0
+	var f wfield
+	for len(src) > 0 {
+		var err error
+		if src, err = scanField(&f, src); err != nil {
+			return err
+		}
+		switch f.num {
+		case 1:
+			if v, ok := f.varint(); ok {
+				stack = v
+			}
+		case 2:
+			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
+				return err
+			}
+		case 3:
+			if v, ok := f.varint(); ok {
+				link = v
+			}
+		case 4:
+			n, err := countVarints(&f)
+			if err != nil {
+				return err
+			}
+			nValues += n
+		case 5:
+			n, err := countFixed64s(&f)
+			if err != nil {
+				return err
+			}
+			nTimes += n
+		}
+	}
+	if r.bad() {
+		return nil
+	}
+	switch {
+	case !inRange(stack, c.dict.len[tableStack]):
+		*r = c.indexReason("stack_index", -1, stack, tableStack)
+	case !inRange(link, c.dict.len[tableLink]):
+		*r = c.indexReason("link_index", -1, link, tableLink)
+	case nValues == 0 && nTimes == 0:
+		*r = textReason("values", -1, "and timestamps_unix_nano are both empty (profiles.proto: a Sample MUST have at least one entry in either)")
+	case nValues != 0 && nTimes != 0 && nValues != nTimes:
+		*r = reason{path: [4]pathElem{{"values", -1}}, got: nValues, n: int32(min(nTimes, math.MaxInt32)), kind: reasonCounts}
+	}
+	return nil
+}
