@@ -10,7 +10,7 @@
 # `make image` builds this file with Docker when an engine answers, and
 # otherwise builds the same final stage into an OCI archive without one
 # (scripts/image, whose config.go mirrors it): keep the final stage to ARG,
-# COPY, USER, EXPOSE, VOLUME, LABEL, ENTRYPOINT and CMD, and change
+# COPY, USER, EXPOSE, VOLUME, LABEL, ENV, ENTRYPOINT and CMD, and change
 # config.go with it; its test fails on anything else or any difference.
 
 # Pinned to the go directive of go.mod.
@@ -52,5 +52,11 @@ USER 65532:65532
 EXPOSE 4317 4318 8888
 VOLUME ["/data"]
 ENTRYPOINT ["/otlp-lite"]
-# All interfaces: inside a container, localhost is unreachable from outside.
-CMD ["serve", "-grpc-addr=0.0.0.0:4317", "-http-addr=0.0.0.0:4318", "-admin-addr=0.0.0.0:8888", "-data-dir=/data"]
+# All interfaces (inside a container, localhost is unreachable from
+# outside) and the volume, as environment variables rather than arguments,
+# so that `docker run IMAGE serve -storage-max-bytes 1GiB` keeps them.
+ENV OTLP_LITE_GRPC_ADDR=0.0.0.0:4317 \
+    OTLP_LITE_HTTP_ADDR=0.0.0.0:4318 \
+    OTLP_LITE_ADMIN_ADDR=0.0.0.0:8888 \
+    OTLP_LITE_DATA_DIR=/data
+CMD ["serve"]

@@ -25,11 +25,24 @@ var imageFiles = []imageFile{
 	{Dest: "/data", Source: "build:/out/data", Dir: true, UID: 65532, GID: 65532},
 }
 
-// imageConfig is the final stage's LABEL, USER, EXPOSE, VOLUME, ENTRYPOINT
-// and CMD, with the PATH BuildKit sets for a Linux image that sets none.
+// imageEnv is the final stage's ENV: the listeners on every interface
+// (inside a container localhost is unreachable from outside) and the data
+// directory on the volume. They are environment variables, not arguments
+// in CMD, so that `docker run IMAGE serve -storage-max-bytes 1GiB` keeps
+// them, and -e OTLP_LITE_GRPC_ADDR=... still changes them.
+var imageEnv = []string{
+	"OTLP_LITE_GRPC_ADDR=0.0.0.0:4317",
+	"OTLP_LITE_HTTP_ADDR=0.0.0.0:4318",
+	"OTLP_LITE_ADMIN_ADDR=0.0.0.0:8888",
+	"OTLP_LITE_DATA_DIR=/data",
+}
+
+// imageConfig is the final stage's LABEL, USER, EXPOSE, VOLUME, ENV,
+// ENTRYPOINT and CMD, with the PATH BuildKit sets for a Linux image that
+// sets none.
 func imageConfig(version string) v1.Config {
 	return v1.Config{
-		Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		Env: append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, imageEnv...),
 		Labels: map[string]string{
 			"org.opencontainers.image.title":       "otlp-lite",
 			"org.opencontainers.image.description": "OpenTelemetry OTLP receiver (gRPC and HTTP) with a durable disk store",
@@ -39,6 +52,6 @@ func imageConfig(version string) v1.Config {
 		ExposedPorts: map[string]struct{}{"4317/tcp": {}, "4318/tcp": {}, "8888/tcp": {}},
 		Volumes:      map[string]struct{}{"/data": {}},
 		Entrypoint:   []string{"/otlp-lite"},
-		Cmd:          []string{"serve", "-grpc-addr=0.0.0.0:4317", "-http-addr=0.0.0.0:4318", "-admin-addr=0.0.0.0:8888", "-data-dir=/data"},
+		Cmd:          []string{"serve"},
 	}
 }

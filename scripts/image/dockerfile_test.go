@@ -19,6 +19,7 @@ type stage struct {
 	from, user        string
 	args, ports, vols []string
 	entrypoint, cmd   []string
+	env               []string // KEY=value, as written
 	labels            map[string]string // as written, $VERSION unexpanded
 	copies            []imageFile
 }
@@ -80,6 +81,10 @@ func dockerfileFinalStage(t *testing.T) stage {
 			st.entrypoint, st.cmd = execForm(instr, rest), nil
 		case "CMD":
 			st.cmd = execForm(instr, rest)
+		case "ENV":
+			for _, m := range labelPair.FindAllStringSubmatch(rest, -1) {
+				st.env = append(st.env, m[1]+"="+m[2])
+			}
 		case "LABEL":
 			for _, m := range labelPair.FindAllStringSubmatch(rest, -1) {
 				v := m[2]
@@ -167,10 +172,11 @@ func TestDockerfileAgrees(t *testing.T) {
 		{"VOLUME", st.vols, sortedKeys(cfg.Volumes)},
 		{"ENTRYPOINT", st.entrypoint, cfg.Entrypoint},
 		{"CMD", st.cmd, cfg.Cmd},
+		{"ENV", st.env, imageEnv},
 		{"LABEL", labels, cfg.Labels},
 		{"COPY", st.copies, copies},
 		// The image test's expectations are the Dockerfile's too.
-		{"image test", []any{wantUser, wantPorts, wantVolumes, wantEntrypoint, wantCmd}, []any{st.user, st.ports, st.vols, st.entrypoint, st.cmd}},
+		{"image test", []any{wantUser, wantPorts, wantVolumes, wantEntrypoint, wantCmd, wantEnv}, []any{st.user, st.ports, st.vols, st.entrypoint, st.cmd, st.env}},
 	} {
 		if !reflect.DeepEqual(tc.got, tc.want) {
 			t.Errorf("Dockerfile %s = %#v, config.go has %#v", tc.name, tc.got, tc.want)

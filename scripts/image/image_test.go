@@ -35,7 +35,8 @@ const maxArchiveBytes = 12_000_000
 // image` writes (docker save or scripts/image) to it.
 var (
 	wantEntrypoint = []string{"/otlp-lite"}
-	wantCmd        = []string{"serve", "-grpc-addr=0.0.0.0:4317", "-http-addr=0.0.0.0:4318", "-admin-addr=0.0.0.0:8888", "-data-dir=/data"}
+	wantCmd        = []string{"serve"}
+	wantEnv        = []string{"OTLP_LITE_GRPC_ADDR=0.0.0.0:4317", "OTLP_LITE_HTTP_ADDR=0.0.0.0:4318", "OTLP_LITE_ADMIN_ADDR=0.0.0.0:8888", "OTLP_LITE_DATA_DIR=/data"}
 	wantPorts      = []string{"4317/tcp", "4318/tcp", "8888/tcp"}
 	wantVolumes    = []string{"/data"}
 	wantUser       = "65532:65532"
@@ -73,6 +74,7 @@ func TestImage(t *testing.T) {
 	}{
 		{"entrypoint", cfg.Entrypoint, wantEntrypoint},
 		{"cmd", cfg.Cmd, wantCmd},
+		{"env", slices.DeleteFunc(slices.Clone(cfg.Env), func(e string) bool { return strings.HasPrefix(e, "PATH=") }), wantEnv},
 		{"user", cfg.User, wantUser},
 		{"exposed ports", sortedKeys(cfg.ExposedPorts), wantPorts},
 		{"volumes", sortedKeys(cfg.Volumes), wantVolumes},
@@ -106,7 +108,7 @@ func TestImage(t *testing.T) {
 
 	t.Run("data volume writable by the user", func(t *testing.T) {
 		uid, _ := parseUser(t, cfg.User)
-		dataDir := flagValue(cfg.Cmd, "data-dir")
+		dataDir := serveSetting(cfg, "data-dir")
 		if _, ok := cfg.Volumes[dataDir]; !ok {
 			t.Errorf("-data-dir=%s is not a volume (%v)", dataDir, sortedKeys(cfg.Volumes))
 		}
@@ -118,7 +120,7 @@ func TestImage(t *testing.T) {
 
 	t.Run("listeners on all interfaces at the exposed ports", func(t *testing.T) {
 		for _, f := range []string{"grpc-addr", "http-addr", "admin-addr"} {
-			host, port, err := net.SplitHostPort(flagValue(cfg.Cmd, f))
+			host, port, err := net.SplitHostPort(serveSetting(cfg, f))
 			if err != nil {
 				t.Errorf("-%s: %v", f, err)
 				continue
@@ -405,6 +407,19 @@ func parseUser(t *testing.T, user string) (uid, gid int) {
 }
 
 // flagValue returns the value of -name=value in args.
+// serveSetting returns the value the image gives serve's flag name: from
+// its OTLP_LITE_* environment variable, or from a -name=value argument in
+// Cmd.
+func serveSetting(cfg v1.Config, name string) string {
+	env := "OTLP_LITE_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "="
+	for _, e := range cfg.Env {
+		if v, ok := strings.CutPrefix(e, env); ok {
+			return v
+		}
+	}
+	return serveSetting(cfg, name)
+}
+
 func flagValue(args []string, name string) string {
 	for _, a := range args {
 		if v, ok := strings.CutPrefix(strings.TrimLeft(a, "-"), name+"="); ok {

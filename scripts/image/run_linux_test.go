@@ -85,7 +85,7 @@ func runContainer(t *testing.T, img *archiveImage) {
 	// 0.0.0.0 and not one bound to localhost.
 	const host = "127.0.0.2"
 	port := func(flag string) string {
-		_, p, err := net.SplitHostPort(flagValue(cfg.Cmd, flag))
+		_, p, err := net.SplitHostPort(serveSetting(cfg, flag))
 		if err != nil {
 			t.Fatalf("-%s: %v", flag, err)
 		}
@@ -139,7 +139,7 @@ func runContainer(t *testing.T, img *archiveImage) {
 	}
 
 	// The accepted span is in the volume, written as the image's user.
-	data := filepath.Join(root, flagValue(cfg.Cmd, "data-dir"))
+	data := filepath.Join(root, serveSetting(cfg, "data-dir"))
 	var stored int64
 	filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
