@@ -19,7 +19,7 @@ type stage struct {
 	from, user        string
 	args, ports, vols []string
 	entrypoint, cmd   []string
-	env               []string // KEY=value, as written
+	env               []string          // KEY=value, as written
 	labels            map[string]string // as written, $VERSION unexpanded
 	copies            []imageFile
 }
