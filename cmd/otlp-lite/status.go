@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"net"
 	"net/http"
 	"runtime"
 	"slices"
@@ -18,6 +19,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
 // The live status page, served at / on the admin listener: what an operator
@@ -62,8 +64,6 @@ type statusSettings struct {
 	Storage, DataDir, Sync, Retention string
 	// MaxBytes is the disk retention by size (0: none), for the fill gauge.
 	MaxBytes int64
-	// AdmissionLimit and WaitingLimit are the admission budget.
-	AdmissionLimit, WaitingLimit int64
 	// Effective is the whole effective configuration, secrets redacted.
 	Effective []setting
 }
@@ -153,8 +153,8 @@ type figure struct {
 }
 
 // ValueAttr and RateAttr are the exact numbers, for data-value.
-func (f figure) ValueAttr() string { return strconv.FormatFloat(f.Value, 'g', -1, 64) }
-func (f figure) RateAttr() string  { return strconv.FormatFloat(f.Rate, 'g', -1, 64) }
+func (f figure) ValueAttr() string { return strconv.FormatFloat(f.Value, 'f', -1, 64) }
+func (f figure) RateAttr() string  { return strconv.FormatFloat(f.Rate, 'f', -1, 64) }
 
 // statusView is everything the page shows; /status.json is this.
 type statusView struct {
@@ -168,17 +168,19 @@ type statusView struct {
 	WindowTxt string  `json:"-"`
 	Error     string  `json:"error,omitempty"`
 
-	Tiles      []tile        `json:"summary"`
-	Ingest     []ingestRow   `json:"ingest"`
-	Bytes      []bytesRow    `json:"bytes"`
-	Refusals   []refusalRow  `json:"refusals"`
-	Transports []string      `json:"transports"`
-	Admit      admissionView `json:"admission"`
-	Conns      []namedFigure `json:"connections"`
-	Storage    storageView   `json:"storage"`
-	Pivots     []pivot       `json:"by_label"`
-	Settings   statusSettings
-	All        []figure `json:"series"`
+	Tiles    []tile       `json:"summary"`
+	Ingest   []ingestRow  `json:"ingest"`
+	Bytes    []bytesRow   `json:"bytes"`
+	Refusals []refusalRow `json:"refusals"`
+	// RefusalTransports are the transports with refusals: the columns of
+	// the refusals table.
+	RefusalTransports []string      `json:"refusal_transports"`
+	Admit             admissionView `json:"admission"`
+	Conns             []namedFigure `json:"connections"`
+	Storage           storageView   `json:"storage"`
+	Pivots            []pivot       `json:"by_label"`
+	Settings          statusSettings
+	All               []figure `json:"series"`
 }
 
 type tile struct {
@@ -213,11 +215,10 @@ type namedFigure struct {
 }
 
 type admissionView struct {
-	InFlight, Waiting      figure
-	Limit, WaitingLimit    int64
-	LimitTxt, WaitLimitTxt string
-	Pct, WaitPct           float64
-	Counters               []namedFigure
+	InFlight, Waiting   figure
+	Limit, WaitingLimit figure
+	Pct, WaitPct        float64
+	Counters            []namedFigure
 }
 
 type storageView struct {
@@ -291,7 +292,6 @@ func (p *statusPage) view(now time.Time) statusView {
 
 	// Ingest, per signal and transport.
 	transports := cur.values("otlplite_received_bytes_total", "transport")
-	v.Transports = transports
 	// items: every signal's accepted items; its data-series lists the
 	// selectors it sums, joined by " + ".
 	items := figure{HasRate: hasRates}
@@ -306,7 +306,9 @@ func (p *statusPage) view(now time.Time) statusView {
 				Refused:  fig(sel("otelcol_receiver_refused_"+sig.Info().ItemsMetric+"_total", "transport", tr), formatCount),
 				Failed:   fig(sel("otelcol_receiver_failed_"+sig.Info().ItemsMetric+"_total", "transport", tr), formatCount),
 			}
-			v.Ingest = append(v.Ingest, row)
+			if row.Requests.Value > 0 || row.Accepted.Value > 0 {
+				v.Ingest = append(v.Ingest, row)
+			}
 			items.Value += row.Accepted.Value
 			items.Rate += row.Accepted.Rate
 		}
@@ -320,15 +322,21 @@ func (p *statusPage) view(now time.Time) statusView {
 			Decomp: fig(sel("otlplite_received_bytes_total", "transport", tr), formatBytes)})
 	}
 
-	// Refusals by reason: the reasons that happened, per transport.
+	// Refusals by reason: the reasons that happened, on the transports
+	// that had any.
 	refusals := fig(sel("otlplite_refusals_total"), formatCount)
+	for _, tr := range transports {
+		if n, _ := cur.sum(sel("otlplite_refusals_total", "transport", tr)); n > 0 {
+			v.RefusalTransports = append(v.RefusalTransports, tr)
+		}
+	}
 	for _, reason := range cur.values("otlplite_refusals_total", "reason") {
 		total := fig(sel("otlplite_refusals_total", "reason", reason), formatCount)
-		if total.Value == 0 && total.Rate == 0 {
+		if total.Value == 0 {
 			continue
 		}
 		row := refusalRow{Reason: reason}
-		for _, tr := range transports {
+		for _, tr := range v.RefusalTransports {
 			row.Cells = append(row.Cells, fig(sel("otlplite_refusals_total", "reason", reason, "transport", tr), formatCount))
 		}
 		row.Cells = append(row.Cells, total)
@@ -339,13 +347,13 @@ func (p *statusPage) view(now time.Time) statusView {
 	a := &v.Admit
 	a.InFlight = fig(sel("otlplite_admission_bytes_in_flight"), formatBytes)
 	a.Waiting = fig(sel("otlplite_admission_bytes_waiting"), formatBytes)
-	a.Limit, a.WaitingLimit = p.settings.AdmissionLimit, p.settings.WaitingLimit
-	a.LimitTxt, a.WaitLimitTxt = formatBytes(float64(a.Limit)), formatBytes(float64(a.WaitingLimit))
-	if a.Limit > 0 {
-		a.Pct = min(100, 100*a.InFlight.Value/float64(a.Limit))
+	a.Limit = fig(sel("otlplite_admission_bytes_limit"), formatBytes)
+	a.WaitingLimit = fig(sel("otlplite_admission_bytes_waiting_limit"), formatBytes)
+	if a.Limit.Value > 0 {
+		a.Pct = min(100, 100*a.InFlight.Value/a.Limit.Value)
 	}
-	if a.WaitingLimit > 0 {
-		a.WaitPct = min(100, 100*a.Waiting.Value/float64(a.WaitingLimit))
+	if a.WaitingLimit.Value > 0 {
+		a.WaitPct = min(100, 100*a.Waiting.Value/a.WaitingLimit.Value)
 	}
 	for _, c := range []struct{ name, series string }{
 		{"requests that waited", "otlplite_admission_waits_total"},
@@ -368,7 +376,7 @@ func (p *statusPage) view(now time.Time) statusView {
 	v.Conns = append(v.Conns,
 		namedFigure{"open export streams", fig(sel("otlplite_open_streams"), formatCount), false},
 		namedFigure{"stream rotations", fig(sel("otlplite_stream_rotations_total"), formatCount), true},
-		namedFigure{"responses abandoned (client not reading)", fig(sel("otlplite_response_write_timeouts_total"), formatCount), true},
+		namedFigure{"responses abandoned: client not reading", fig(sel("otlplite_response_write_timeouts_total"), formatCount), true},
 	)
 
 	// Storage.
@@ -402,7 +410,7 @@ func (p *statusPage) view(now time.Time) statusView {
 		{Label: "items in", Fig: items, Rate: true, Sub: items.Text + " since start"},
 		{Label: "requests", Fig: reqs, Rate: true, Sub: reqs.Text + " since start"},
 		{Label: "refusals", Fig: refusals, Rate: true, Sub: refusals.Text + " since start"},
-		{Label: "admission in use", Fig: a.InFlight, Sub: "of " + a.LimitTxt},
+		{Label: "admission in use", Fig: a.InFlight, Sub: "of " + a.Limit.Text},
 		{Label: "open connections", Fig: v.Conns[0].Fig},
 		{Label: "storage", Fig: s.Total},
 	}
@@ -557,4 +565,82 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%dm %ds", m, s)
 	}
 	return fmt.Sprintf("%ds", s)
+}
+
+// withStatusPage serves the page at / and its figures at /status.json in
+// front of the admin mux next.
+func withStatusPage(next http.Handler, p *statusPage) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /{$}", p)
+	mux.HandleFunc("GET /status.json", p.serveJSON)
+	mux.Handle("/", next)
+	return mux
+}
+
+// serveStatusSettings is what the page shows of serve's configuration:
+// the listeners as bound, and the storage's durability and retention.
+func serveStatusSettings(cfg serveConfig, listeners []net.Listener, admin net.Listener, tls, auth bool) statusSettings {
+	s := statusSettings{Storage: cfg.storageKind}
+	scheme := "h2c and HTTP/1.1"
+	if tls {
+		scheme = "TLS (h2 and HTTP/1.1)"
+		if cfg.tls.clientCAFile != "" {
+			scheme = "mTLS (h2 and HTTP/1.1)"
+		}
+	}
+	if auth {
+		scheme += ", bearer tokens"
+	}
+	for i, ln := range listeners {
+		name := "OTLP gRPC + HTTP"
+		if i > 0 {
+			name = "OTLP HTTP + gRPC"
+		}
+		s.Listeners = append(s.Listeners, setting{name, ln.Addr().String() + " · " + scheme})
+	}
+	if admin != nil {
+		s.Listeners = append(s.Listeners, setting{"admin", admin.Addr().String() + " · /metrics /healthz /readyz /status.json"})
+	}
+	if cfg.storageKind != "disk" {
+		return s
+	}
+	s.DataDir = cfg.dataDir
+	opts, err := cfg.disk.options()
+	if err != nil {
+		return s // serve refused to start with it already
+	}
+	switch opts.Sync {
+	case disk.SyncAlways:
+		s.Sync = "always: an OK means fsynced"
+	case disk.SyncInterval:
+		s.Sync = "interval: fsync every " + shortDuration(opts.SyncInterval) + " (a power loss may lose that window)"
+	default:
+		s.Sync = "none: left to the operating system"
+	}
+	var ret []string
+	if opts.MaxBytes > 0 {
+		ret = append(ret, "at most "+formatBytes(float64(opts.MaxBytes)))
+		s.MaxBytes = opts.MaxBytes
+	}
+	if opts.MaxAge > 0 {
+		ret = append(ret, "at most "+shortDuration(opts.MaxAge)+" old")
+	}
+	s.Retention = strings.Join(ret, ", ")
+	if s.Retention == "" {
+		s.Retention = "none: everything is kept"
+	}
+	return s
+}
+
+// shortDuration writes d as time.Duration does, without its zero minutes
+// and seconds: 168h, not 168h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

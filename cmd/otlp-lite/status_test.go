@@ -74,9 +74,8 @@ func statusHandler(t *testing.T) (*statusPage, *handler.Handler, *metrics.Set) {
 	set.GetOrCreateGauge("otlplite_uptime_seconds", func() float64 { return 125 })
 	metrics.ExposeMetadata(true)
 	p := newStatusPage(set, statusSettings{
-		Listeners:      []setting{{"otlp-grpc", "127.0.0.1:4317"}},
-		Storage:        "discard",
-		AdmissionLimit: 64 << 20, WaitingLimit: 32 << 20,
+		Listeners: []setting{{"otlp-grpc", "127.0.0.1:4317"}},
+		Storage:   "discard",
 		Effective: []setting{{"grpc-addr", "127.0.0.1:4317"}, {"auth-token-file", "(set)"}},
 	}, func() bool { return true })
 	return p, h, set
