@@ -444,35 +444,79 @@ func meanLatency(fig func(selector, func(float64) string) figure, name, sig stri
 }
 
 // pivot tabulates the series that carry label key: one row per value, one
-// column per family (the label's other companions summed).
+// column per family, the family's other labels summed (a destination's
+// signals), its rate beside it for a counter. A family with a "state"
+// label (a gauge that is 1 for the current state, as in kube-state-metrics)
+// shows the name of the state that is 1 instead.
 func (p *statusPage) pivot(cur *exposition, fig func(selector, func(float64) string) figure, title, key, empty string) pivot {
 	pv := pivot{Title: title, Label: key, Empty: empty}
-	var rows []string
+	var rows, families []string
 	for i := range cur.series {
 		x := &cur.series[i]
 		val := x.label(key)
 		if val == "" || strings.HasSuffix(x.name, "_bucket") {
 			continue
 		}
-		if !slices.Contains(pv.Columns, x.name) {
-			pv.Columns = append(pv.Columns, x.name)
+		if !slices.Contains(families, x.name) {
+			families = append(families, x.name)
 		}
 		if !slices.Contains(rows, val) {
 			rows = append(rows, val)
 		}
 	}
+	// Headers without the families' common prefix (otlplite_forward_).
+	prefix := ""
+	if len(families) > 1 {
+		prefix = families[0]
+		for _, f := range families[1:] {
+			for !strings.HasPrefix(f, prefix) {
+				prefix = prefix[:len(prefix)-1]
+			}
+		}
+		prefix = prefix[:strings.LastIndexByte(prefix, '_')+1]
+	}
+	for _, f := range families {
+		pv.Columns = append(pv.Columns, strings.ReplaceAll(strings.TrimPrefix(f, prefix), "_", " "))
+	}
 	for _, r := range rows {
 		row := pivotRow{Key: r}
-		for _, col := range pv.Columns {
+		for _, fam := range families {
+			if states := cur.values(fam, "state"); len(states) > 1 || len(states) == 1 && states[0] != "" {
+				row.Cells = append(row.Cells, stateFigure(cur, fam, key, r, states))
+				continue
+			}
 			format := formatCount
-			if strings.Contains(col, "bytes") {
+			if strings.Contains(fam, "bytes") {
 				format = formatBytes
 			}
-			row.Cells = append(row.Cells, fig(sel(col, key, r), format))
+			row.Cells = append(row.Cells, fig(sel(fam, key, r), format))
 		}
 		pv.Rows = append(pv.Rows, row)
 	}
 	return pv
+}
+
+// stateFigure names the state of row r of a state family: the states whose
+// series is 1 (normally one).
+func stateFigure(cur *exposition, fam, key, r string, states []string) figure {
+	var on []string
+	var s selector
+	for _, st := range states {
+		if v, ok := cur.sum(sel(fam, key, r, "state", st)); ok && v == 1 {
+			on = append(on, strings.ReplaceAll(st, "_", " "))
+			s = sel(fam, key, r, "state", st)
+		}
+	}
+	if len(on) != 1 {
+		// No single state: the cell sums them all, and says so.
+		s = sel(fam, key, r)
+	}
+	v, _ := cur.sum(s)
+	text := strings.Join(on, ", ")
+	if text == "" {
+		text = "—"
+	}
+	return figure{Sel: s.String(), Value: v, Text: text}
 }
 
 // ServeHTTP serves the page (?fragment=1: its main part, for the refresh

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -204,16 +205,37 @@ func TestStatusPageGenericFamilies(t *testing.T) {
 	p, _, set := statusHandler(t)
 	set.GetOrCreateCounter(`otlplite_forward_items_total{destination="backup"}`).Add(42)
 	set.GetOrCreateGauge(`otlplite_forward_queue_bytes{destination="backup"}`, nil).Set(2048)
+	set.GetOrCreateGauge(`otlplite_forward_state{destination="backup",state="sending"}`, nil).Set(0)
+	set.GetOrCreateGauge(`otlplite_forward_state{destination="backup",state="backing_off"}`, nil).Set(1)
 	set.GetOrCreateCounter(`otlplite_tenant_requests_total{tenant="acme",signal="logs"}`).Add(7)
 	set.GetOrCreateCounter(`otlplite_tenant_requests_total{tenant="acme",signal="traces"}`).Add(1)
 	v := p.view(time.Now())
 	dest, ten := v.Pivots[0], v.Pivots[1]
-	if len(dest.Rows) != 1 || dest.Rows[0].Key != "backup" || len(dest.Columns) != 2 ||
-		dest.Rows[0].Cells[0].Value != 42 || dest.Rows[0].Cells[1].Text != "2.0 KiB" {
+	if len(dest.Rows) != 1 || dest.Rows[0].Key != "backup" || !slices.Equal(dest.Columns, []string{"items total", "queue bytes", "state"}) ||
+		dest.Rows[0].Cells[0].Value != 42 || dest.Rows[0].Cells[1].Text != "2.0 KiB" ||
+		dest.Rows[0].Cells[2].Text != "backing off" || dest.Rows[0].Cells[2].Sel != `otlplite_forward_state{destination="backup",state="backing_off"}` {
 		t.Fatalf("destinations %+v", dest)
 	}
 	if len(ten.Rows) != 1 || ten.Rows[0].Key != "acme" || ten.Rows[0].Cells[0].Value != 8 {
 		t.Fatalf("tenants %+v", ten)
+	}
+	// The cells carry their series, as every figure does.
+	var page, metricsText bytes.Buffer
+	if err := statusTemplate.ExecuteTemplate(&page, "main", v); err != nil {
+		t.Fatal(err)
+	}
+	set.WritePrometheus(&metricsText)
+	e, err := parseExposition(metricsText.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range pageFigures(t, page.String()) {
+		if want := sumSelectors(t, e, f.sel); !f.rate && f.value != want {
+			t.Errorf("%s = %v on the page, %v in /metrics", f.sel, f.value, want)
+		}
+	}
+	if !strings.Contains(page.String(), ">backing off<") {
+		t.Error("the destination's state is not on the page")
 	}
 	found := false
 	for _, f := range v.All {
