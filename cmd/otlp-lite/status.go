@@ -58,19 +58,23 @@ const (
 type statusSettings struct {
 	// Listeners are the addresses served, by role (otlp-grpc, otlp-http,
 	// admin), as bound (a :0 port resolved).
-	Listeners []setting
+	Listeners []setting `json:"listeners"`
 	// Storage is the sink (disk, kafka, discard); for disk, DataDir, Sync
 	// and Retention say where, how durably and how long.
-	Storage, DataDir, Sync, Retention string
+	Storage   string `json:"storage"`
+	DataDir   string `json:"data_dir,omitempty"`
+	Sync      string `json:"sync,omitempty"`
+	Retention string `json:"retention,omitempty"`
 	// MaxBytes is the disk retention by size (0: none), for the fill gauge.
-	MaxBytes int64
+	MaxBytes int64 `json:"max_bytes,omitempty"`
 	// Effective is the whole effective configuration, secrets redacted.
-	Effective []setting
+	Effective []setting `json:"effective,omitempty"`
 }
 
 // setting is one name and value of the configuration.
 type setting struct {
-	Name, Value string
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // statusPage renders the page from a metrics set.
@@ -174,13 +178,13 @@ type statusView struct {
 	Refusals []refusalRow `json:"refusals"`
 	// RefusalTransports are the transports with refusals: the columns of
 	// the refusals table.
-	RefusalTransports []string      `json:"refusal_transports"`
-	Admit             admissionView `json:"admission"`
-	Conns             []namedFigure `json:"connections"`
-	Storage           storageView   `json:"storage"`
-	Pivots            []pivot       `json:"by_label"`
-	Settings          statusSettings
-	All               []figure `json:"series"`
+	RefusalTransports []string       `json:"refusal_transports"`
+	Admit             admissionView  `json:"admission"`
+	Conns             []namedFigure  `json:"connections"`
+	Storage           storageView    `json:"storage"`
+	Pivots            []pivot        `json:"by_label"`
+	Settings          statusSettings `json:"configuration"`
+	All               []figure       `json:"series"`
 }
 
 type tile struct {
@@ -191,63 +195,75 @@ type tile struct {
 }
 
 type ingestRow struct {
-	Signal, Transport string
-	Requests          figure // rate: requests per second
-	Accepted          figure // items stored
-	Refused           figure // items the storage could not take (retryable)
-	Failed            figure // items rejected as invalid
+	Signal    string `json:"signal"`
+	Transport string `json:"transport"`
+	Requests  figure `json:"requests"`       // and their rate
+	Accepted  figure `json:"items_accepted"` // items stored
+	Refused   figure `json:"items_refused"`  // items the storage could not take (retryable)
+	Failed    figure `json:"items_rejected"` // items rejected as invalid
 }
 
 type bytesRow struct {
-	Transport    string
-	Wire, Decomp figure
+	Transport string `json:"transport"`
+	Wire      figure `json:"wire"`
+	Decomp    figure `json:"decompressed"`
 }
 
 type refusalRow struct {
-	Reason string
-	Cells  []figure // per transport, then the total
+	Reason string   `json:"reason"`
+	Cells  []figure `json:"figures"` // per refusal transport, then the total
 }
 
 type namedFigure struct {
-	Name string
-	Fig  figure
-	Rate bool
+	Name string `json:"name"`
+	Fig  figure `json:"figure"`
+	Rate bool   `json:"-"` // the page shows its rate
 }
 
 type admissionView struct {
-	InFlight, Waiting   figure
-	Limit, WaitingLimit figure
-	Pct, WaitPct        float64
-	Counters            []namedFigure
+	InFlight     figure        `json:"bytes_in_flight"`
+	Waiting      figure        `json:"bytes_waiting"`
+	Limit        figure        `json:"limit"`
+	WaitingLimit figure        `json:"waiting_limit"`
+	Pct          float64       `json:"in_use_percent"`
+	WaitPct      float64       `json:"waiting_percent"`
+	Counters     []namedFigure `json:"counters"`
 }
 
 type storageView struct {
-	Total    figure
-	Pct      float64
-	HasDisk  bool
-	Signals  []storageRow
-	Counters []namedFigure
+	Total   figure       `json:"bytes"`
+	Pct     float64      `json:"size_limit_percent"`
+	HasDisk bool         `json:"disk"`
+	Signals []storageRow `json:"signals"`
 }
 
 type storageRow struct {
-	Signal                          string
-	Bytes, Segments, Records, Items figure
-	WriteErrors, Deleted            figure
-	WriteLatency, SyncLatency       string // mean over the window
-	WriteLatencyVal, SyncLatencyVal float64
+	Signal          string  `json:"signal"`
+	Bytes           figure  `json:"bytes"`
+	Segments        figure  `json:"segments"`
+	Records         figure  `json:"records"`
+	Items           figure  `json:"items"`
+	WriteErrors     figure  `json:"write_errors"`
+	Deleted         figure  `json:"deleted_segments"`
+	WriteLatency    string  `json:"-"` // mean over the window, for people
+	SyncLatency     string  `json:"-"`
+	WriteLatencyVal float64 `json:"mean_write_seconds"`
+	SyncLatencyVal  float64 `json:"mean_sync_seconds"`
 }
 
 // pivot is a table of the series that have one label (destination,
 // tenant): a row per value of it, a column per family.
 type pivot struct {
-	Title, Label, Empty string
-	Columns             []string
-	Rows                []pivotRow
+	Title   string     `json:"title"`
+	Label   string     `json:"label"`
+	Empty   string     `json:"-"`
+	Columns []string   `json:"columns"`
+	Rows    []pivotRow `json:"rows"`
 }
 
 type pivotRow struct {
-	Key   string
-	Cells []figure
+	Key   string   `json:"key"`
+	Cells []figure `json:"figures"`
 }
 
 // view computes the page's figures from a fresh scrape and the ring.
