@@ -67,8 +67,9 @@ type statusSettings struct {
 	Retention string `json:"retention,omitempty"`
 	// MaxBytes is the disk retention by size (0: none), for the fill gauge.
 	MaxBytes int64 `json:"max_bytes,omitempty"`
-	// Effective is the whole effective configuration, secrets redacted.
-	Effective []setting `json:"effective,omitempty"`
+	// Effective is the whole effective configuration, secrets redacted,
+	// as /config serves it.
+	Effective []configEntry `json:"effective,omitempty"`
 }
 
 // setting is one name and value of the configuration.
@@ -627,20 +628,16 @@ func formatDuration(d time.Duration) string {
 	return fmt.Sprintf("%ds", s)
 }
 
-// withStatusPage serves the page at / and its figures at /status.json in
-// front of the admin mux next.
-func withStatusPage(next http.Handler, p *statusPage) http.Handler {
-	mux := http.NewServeMux()
+// register serves the page at / and its figures at /status.json on mux.
+func (p *statusPage) register(mux *http.ServeMux) {
 	mux.Handle("GET /{$}", p)
 	mux.HandleFunc("GET /status.json", p.serveJSON)
-	mux.Handle("/", next)
-	return mux
 }
 
 // serveStatusSettings is what the page shows of serve's configuration:
 // the listeners as bound, and the storage's durability and retention.
-func serveStatusSettings(cfg serveConfig, listeners []net.Listener, admin net.Listener, tls, auth bool) statusSettings {
-	s := statusSettings{Storage: cfg.storageKind}
+func serveStatusSettings(cfg *serveConfig, listeners []net.Listener, admin net.Listener, tls, auth bool) statusSettings {
+	s := statusSettings{Storage: cfg.storageKind, Effective: cfg.effective}
 	scheme := "h2c and HTTP/1.1"
 	if tls {
 		scheme = "TLS (h2 and HTTP/1.1)"
@@ -659,7 +656,7 @@ func serveStatusSettings(cfg serveConfig, listeners []net.Listener, admin net.Li
 		s.Listeners = append(s.Listeners, setting{name, ln.Addr().String() + " · " + scheme})
 	}
 	if admin != nil {
-		s.Listeners = append(s.Listeners, setting{"admin", admin.Addr().String() + " · /metrics /healthz /readyz /status.json"})
+		s.Listeners = append(s.Listeners, setting{"admin", admin.Addr().String() + " · /metrics /healthz /readyz /config /status.json"})
 	}
 	if cfg.storageKind != "disk" {
 		return s

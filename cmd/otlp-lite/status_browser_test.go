@@ -225,7 +225,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		}
 	}
 	for _, want := range []string{">invalid_argument<", ">ready<", "always", "1.0 GiB", "at most 168h old", srv.addr, srv.adminAddr,
-		"No series with a tenant label"} {
+		"No series with a tenant label", ">-storage-max-bytes<"} {
 		if !strings.Contains(dom, want) {
 			t.Errorf("the rendered page lacks %q", want)
 		}

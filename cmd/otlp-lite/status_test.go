@@ -77,7 +77,8 @@ func statusHandler(t *testing.T) (*statusPage, *handler.Handler, *metrics.Set) {
 	p := newStatusPage(set, statusSettings{
 		Listeners: []setting{{"otlp-grpc", "127.0.0.1:4317"}},
 		Storage:   "discard",
-		Effective: []setting{{"grpc-addr", "127.0.0.1:4317"}, {"auth-token-file", "(set)"}},
+		Effective: []configEntry{{Section: "Listeners", Flag: "grpc-addr", Env: "OTLP_LITE_GRPC_ADDR", Value: "127.0.0.1:4317", Source: "flag"},
+			{Section: "Kafka", Flag: "kafka-sasl-password", Value: "<redacted>", Source: "env"}},
 	}, func() bool { return true })
 	return p, h, set
 }
@@ -192,7 +193,7 @@ func TestStatusPageFigures(t *testing.T) {
 		}
 	}
 	for _, want := range []string{">invalid_argument<", "No series with a destination label", "No series with a tenant label",
-		"otlp-grpc", "auth-token-file", "(set)", "1.5/s", "90"} {
+		"otlp-grpc", "-grpc-addr", "kafka-sasl-password", "&lt;redacted&gt;", "1.5/s", "90"} {
 		if !strings.Contains(page.String(), want) {
 			t.Errorf("page lacks %q", want)
 		}
