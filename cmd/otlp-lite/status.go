@@ -269,7 +269,8 @@ type pivotRow struct {
 
 // view computes the page's figures from a fresh scrape and the ring.
 func (p *statusPage) view(now time.Time) statusView {
-	v := statusView{Version: version, GoVersion: runtime.Version(), Now: now.UTC().Format("15:04:05 UTC"), Settings: p.settings}
+	v := statusView{Version: version, GoVersion: runtime.Version(), Now: now.UTC().Format("15:04:05 UTC"), Settings: p.settings,
+		Ingest: []ingestRow{}, Refusals: []refusalRow{}, RefusalTransports: []string{}} // [] in JSON, not null
 	if p.ready != nil {
 		v.Ready = p.ready()
 	}
