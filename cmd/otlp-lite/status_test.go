@@ -324,3 +324,27 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusRingStops: the snapshot goroutine takes a first snapshot at
+// once and returns when serve closes its stop channel.
+func TestStatusRingStops(t *testing.T) {
+	p, _, _ := statusHandler(t)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { p.run(stop); close(done) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, ok := p.oldest(); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no first snapshot")
+		}
+		time.Sleep(5 * time.Millisecond) // polling interval
+	}
+	close(stop)
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the snapshot goroutine did not stop")
+	}
+}
