@@ -10,7 +10,7 @@ VENV      := interop/.venv
 PYTHON    := $(VENV)/bin/python
 FUZZTIME  ?= 20s
 
-.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test
+.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test browser
 
 # The container image (OCI archive in bin/): docker build where an engine
 # runs, otherwise packed by scripts/image without one. It leaves Kafka out
@@ -52,8 +52,22 @@ lint:
 	cd bench && $(GO) vet ./...
 	cd scripts/image && $(GO) vet ./...
 
-unit:
-	$(GO) test -race -count=1 ./...
+# The status page's browser test (cmd/otlp-lite/status_browser_test.go)
+# drives Chromium from the distribution's packages. Installed here only when
+# it is missing, apt-get exists and we are root (a fresh Debian CI machine,
+# no stdin); elsewhere the test looks for a browser itself and skips, saying
+# why, if there is none. Its screenshot goes to bin/artifacts.
+browser:
+	@if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing chromium (Debian package) for the status page's browser test"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium fonts-liberation; } </dev/null \
+	    || echo "cannot install chromium: the browser test will be skipped"; \
+	fi
+
+unit: browser
+	mkdir -p bin/artifacts
+	OTLP_LITE_ARTIFACTS=$(CURDIR)/bin/artifacts $(GO) test -race -count=1 ./...
 
 $(PYTHON): interop/python/requirements.txt
 	python3 -m venv $(VENV)

@@ -30,16 +30,17 @@ type exportOutcome struct {
 func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 	bufs := h.getBuffers()
 	defer h.putBuffers(bufs)
+	h.startLog(bufs, call.Request(), transportGRPC, kind.signal)
 	call.SetBudget(&bufs.ticket)
 	var st *grpcwire.Status
 	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
 	if st != nil {
 		bufs.ticket.release()
-		h.m.countRequest(transportGRPC, kind.signal, exportOutcome{}, st)
+		h.countRequest(bufs, transportGRPC, kind.signal, exportOutcome{}, st)
 		h.refuseGRPC(call, transportGRPC, st)
 		return
 	}
-	h.m.countBytes(transportGRPC, call.LastWireSize(), len(bufs.msg))
+	h.countBytes(bufs, transportGRPC, call.LastWireSize(), len(bufs.msg))
 	out, st := h.export(call.Context(), transportGRPC, kind, bufs)
 	// Stored (or not): the request's budget is free before the response
 	// is written, so a client that does not read it holds none.
@@ -59,7 +60,7 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 // counts the request in the metrics.
 func (h *Handler) export(ctx context.Context, t transport, kind *signalKind, bufs *requestBuffers) (exportOutcome, *grpcwire.Status) {
 	out, st := h.validateAndStore(ctx, kind, bufs)
-	h.m.countRequest(t, kind.signal, out, st)
+	h.countRequest(bufs, t, kind.signal, out, st)
 	return out, st
 }
 

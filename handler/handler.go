@@ -231,6 +231,8 @@ type requestBuffers struct {
 	ticket ticket
 	// check is the request's validation job for the check pool.
 	check checkJob
+	// rlog is the request's debug log record (requestlog.go).
+	rlog requestLog
 }
 
 // maxPooledBuffer is the largest buffer returned to the pool: a rare 64 MiB
@@ -247,9 +249,13 @@ func (h *Handler) getBuffers() *requestBuffers {
 	return b
 }
 
-// putBuffers releases the request's admission charge and pools the buffers.
+// putBuffers releases the request's admission charge, writes its request
+// log line (at debug level) and pools the buffers.
 func (h *Handler) putBuffers(b *requestBuffers) {
 	b.ticket.release()
+	if b.rlog.on {
+		h.writeRequestLog(&b.rlog)
+	}
 	if cap(b.msg) > maxPooledBuffer {
 		b.msg = nil
 	}

@@ -130,10 +130,13 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 
 	bufs := h.getBuffers()
 	defer h.putBuffers(bufs)
+	h.startLog(bufs, r, transportHTTP, kind.signal)
+	bufs.rlog.json = enc.json
 	httpStatus, st := h.readHTTPBody(w, r, codec, &enc, bufs)
 	if st != nil {
 		bufs.ticket.release()
-		h.m.countRequest(transportHTTP, kind.signal, exportOutcome{}, st)
+		h.countRequest(bufs, transportHTTP, kind.signal, exportOutcome{}, st)
+		bufs.rlog.httpStatus = httpStatus
 		h.writeHTTPError(w, r, enc, httpStatus, st)
 		return
 	}
@@ -205,7 +208,13 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		if st, ok := errors.AsType[*grpcwire.Status](err); ok {
 			return httpStatusOf(st), st
 		}
-		return http.StatusBadRequest, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot read request body: %v", err)
+		// The connection failed mid-body: the client went away (or
+		// its network did). Nothing is wrong with what it sent, so this
+		// is CANCELLED, as grpcwire names the same failure for gRPC, and
+		// logged at debug level (refusalLevel); the status (499, nginx's
+		// "client closed request") likely reaches nobody.
+		st := grpcwire.Errorf(grpcwire.Canceled, "cannot read request body: %v", err)
+		return httpStatusOf(st), st
 	}
 	enc.bodyRead = true
 	body := *raw
@@ -227,7 +236,7 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		}
 		body = *dst
 	}
-	h.m.countBytes(transportHTTP, wire, len(body))
+	h.countBytes(bufs, transportHTTP, wire, len(body))
 	if enc.json {
 		kind := httpRoute(r.URL.Path)
 		bufs.msg, err = otlpjson.Unmarshal(bufs.msg[:0], kind.jsonRequest, body)

@@ -123,6 +123,10 @@ func newHandlerMetrics(set *metrics.Set, adm *admission) *handlerMetrics {
 		_, w, _ := adm.snapshot()
 		return float64(w)
 	})
+	// The budget's limits, fixed at start, so that a dashboard (and the
+	// status page) can show the bytes in use as a fraction of them.
+	set.GetOrCreateGauge("otlplite_admission_bytes_limit", func() float64 { return float64(adm.limit) })
+	set.GetOrCreateGauge("otlplite_admission_bytes_waiting_limit", func() float64 { return float64(adm.waitLimit) })
 	// The admission counters are kept by the admission controller; a
 	// func-backed Gauge would expose them as gauges, so they are written
 	// as counters, from one snapshot per scrape: requests that waited,

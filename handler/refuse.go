@@ -3,6 +3,7 @@ package handler
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -113,10 +114,7 @@ func (h *Handler) recordRefusal(r *http.Request, t transport, httpStatus int, st
 // Lines are rate-limited so that a flood of bad requests cannot flood the
 // log: what is dropped is counted in the next line that is written.
 func (h *Handler) logRefusal(r *http.Request, t transport, reason refusalReason, st *grpcwire.Status) {
-	level := slog.LevelWarn
-	if st.Code == grpcwire.Canceled {
-		level = slog.LevelDebug
-	}
+	level := refusalLevel(st)
 	if !h.log.Enabled(r.Context(), level) {
 		return
 	}
@@ -130,6 +128,32 @@ func (h *Handler) logRefusal(r *http.Request, t transport, reason refusalReason,
 		attrs = append(attrs, "suppressed_since_last", suppressed)
 	}
 	h.log.Log(r.Context(), level, "request refused", attrs...)
+}
+
+// refusalLevel is the level of a refusal's log line: WARN, except for what
+// clients do in normal operation, which is DEBUG so that WARN stays worth
+// reading: a client that went away (CANCELLED) or whose own deadline
+// (grpc-timeout) passed before its answer. A body that stalled past our
+// read timeout (HTTP 408, or the gRPC message read timeout) is also
+// DEADLINE_EXCEEDED but stays WARN: a sender stopped mid-request. Stream
+// rotation is not a refusal at all (stream.go) and is never logged above
+// DEBUG.
+func refusalLevel(st *grpcwire.Status) slog.Level {
+	switch {
+	case st.Code == grpcwire.Canceled:
+		return slog.LevelDebug
+	case st.Code == grpcwire.DeadlineExceeded && !bodyStalled(st):
+		return slog.LevelDebug
+	}
+	return slog.LevelWarn
+}
+
+// stalledPrefix begins the message of both body read timeouts, gRPC's
+// (grpcwire) and OTLP/HTTP's (readHTTPBody); TestRefusalLevel checks both.
+const stalledPrefix = "request body stalled"
+
+func bodyStalled(st *grpcwire.Status) bool {
+	return strings.HasPrefix(st.Message, stalledPrefix)
 }
 
 // logLimiter allows logRefusalBurst lines at once, refilled at

@@ -165,6 +165,9 @@ func (s *exportStreamState) readLoop() {
 		s.call.SetBudget(&bufs.ticket)
 		var st *grpcwire.Status
 		bufs.msg, bufs.scratch, st = s.call.ReadMessage(bufs.msg, bufs.scratch)
+		// A request's duration starts when it has arrived, not while the
+		// stream waited for it.
+		s.h.startLog(bufs, s.call.Request(), transportGRPCStream, s.kind.signal)
 		if st != nil && s.call.Skipped() {
 			// Admission refused the request part way: consume the rest
 			// and answer FailedRetryable, keeping the stream open.
@@ -183,7 +186,7 @@ func (s *exportStreamState) readLoop() {
 			s.readDone <- st
 			return
 		}
-		s.h.m.countBytes(transportGRPCStream, s.call.LastWireSize(), len(bufs.msg))
+		s.h.countBytes(bufs, transportGRPCStream, s.call.LastWireSize(), len(bufs.msg))
 		id, err := unwrapStreamRequest(bufs)
 		if err != nil {
 			s.h.putBuffers(bufs)
@@ -236,7 +239,7 @@ func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Statu
 	// Nothing of the refused request is kept: its charge goes back now,
 	// before the rest is skipped (under the message read deadline).
 	bufs.ticket.release()
-	s.h.m.countRequest(transportGRPCStream, s.kind.signal, exportOutcome{}, refusal)
+	s.h.countRequest(bufs, transportGRPCStream, s.kind.signal, exportOutcome{}, refusal)
 	prefix, compressed, st := s.call.SkipRefusedMessage(bufs.msg)
 	bufs.msg = prefix
 	if st != nil || compressed {
@@ -319,22 +322,23 @@ func (s *exportStreamState) writeAck(id uint64, out exportOutcome, st *grpcwire.
 func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
 	bufs := h.getBuffers()
 	defer h.putBuffers(bufs)
+	h.startLog(bufs, call.Request(), transportGRPC, kind.signal)
 	call.SetBudget(&bufs.ticket)
 	var st *grpcwire.Status
 	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
 	if st != nil {
-		h.m.countRequest(transportGRPC, kind.signal, exportOutcome{}, st)
+		h.countRequest(bufs, transportGRPC, kind.signal, exportOutcome{}, st)
 		h.refuseGRPC(call, transportGRPC, st)
 		return
 	}
 	id, err := unwrapStreamRequest(bufs)
 	if err != nil {
 		st := grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode request: %v", err)
-		h.m.countRequest(transportGRPC, kind.signal, exportOutcome{}, st)
+		h.countRequest(bufs, transportGRPC, kind.signal, exportOutcome{}, st)
 		h.refuseGRPC(call, transportGRPC, st)
 		return
 	}
-	h.m.countBytes(transportGRPC, call.LastWireSize(), len(bufs.msg))
+	h.countBytes(bufs, transportGRPC, call.LastWireSize(), len(bufs.msg))
 	out, st := h.export(call.Context(), transportGRPC, kind, bufs)
 	bufs.ticket.release()
 	if st != nil {

@@ -448,6 +448,9 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		admin, mux = newAdminServer(reg, cfg.adminPprof)
 		withConfig := http.NewServeMux()
 		withConfig.Handle("GET /config", configHandler(cfg.effective))
+		page := newStatusPage(reg, serveStatusSettings(&cfg, listeners, adminLn, tlsConfig != nil, auth != nil), admin.ready.Load)
+		go page.run(stop) // stopped when runServer returns
+		page.register(withConfig)
 		withConfig.Handle("/", mux)
 		adminSrv = &http.Server{Handler: withConfig, ReadHeaderTimeout: 10 * time.Second}
 		go adminSrv.Serve(adminLn)
