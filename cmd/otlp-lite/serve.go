@@ -118,7 +118,7 @@ func registerServeFlags(s *flagSections, cfg *serveConfig) {
 	})
 	s.markSecret("kafka-sasl-password")
 	s.add("Observability", func(fs *flag.FlagSet) {
-		fs.StringVar(&cfg.adminAddr, "admin-addr", "localhost:8888", "operator listener (`host:port`): the status page /, /metrics, /config, /healthz, /readyz (and /debug/pprof with -admin-pprof); empty disables it")
+		fs.StringVar(&cfg.adminAddr, "admin-addr", "localhost:8888", "operator listener (`host:port`): the status page /, /status.json, /metrics, /config, /healthz, /readyz (and /debug/pprof with -admin-pprof); empty disables it")
 		fs.BoolVar(&cfg.adminPprof, "admin-pprof", false, "serve /debug/pprof/ on the admin listener")
 		fs.StringVar(&cfg.logLevel, "log-level", "info", "log level: debug (adds a line per request), info, warn or error")
 		fs.StringVar(&cfg.logFormat, "log-format", "text", "log format: text (logfmt, for people) or json (one JSON object per line, for log pipelines)")
