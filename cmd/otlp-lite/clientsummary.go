@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,7 +37,7 @@ type latencyHistogram struct {
 }
 
 // latencyBuckets covers 0 to 2^40µs (12 days); longer is counted in the
-// last bucket.
+// last bucket, whose percentiles are the maximum.
 const latencyBuckets = 16 + 36*16
 
 func latencyBucket(us uint64) int {
@@ -80,7 +81,7 @@ func (h *latencyHistogram) quantile(q float64) time.Duration {
 	rank = min(max(rank, 1), n)
 	var seen uint64
 	for i := range h.counts {
-		if seen += h.counts[i].Load(); seen >= rank {
+		if seen += h.counts[i].Load(); seen >= rank && i < latencyBuckets-1 {
 			return min(latencyUpper(i), time.Duration(h.max.Load()))
 		}
 	}
@@ -136,6 +137,17 @@ func (r *clientRecorder) refusal(err error) {
 	f.Last = msg
 }
 
+// refusals returns how many refusals were recorded.
+func (r *clientRecorder) refusals() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for _, f := range r.refused {
+		n += f.Count
+	}
+	return n
+}
+
 // refusalReason names what refused a request: a gRPC status code, an HTTP
 // status, a stream acknowledgement's result code, the client giving up, or
 // the transport.
@@ -153,7 +165,7 @@ func refusalReason(err error) (reason, msg string) {
 	}
 	switch {
 	case errors.As(err, &hr):
-		return fmt.Sprintf("HTTP %d", hr.code), hr.Error()
+		return fmt.Sprintf("HTTP %d", hr.code), cmp.Or(hr.message, hr.status)
 	case errors.As(err, &re):
 		// A stream acknowledgement's result code (otlplite.v1 Ack) is
 		// the message's first word; a request over the receiver's size

@@ -257,7 +257,7 @@ progress:
 	wall := time.Since(start)
 	cpu := cpuTime() - cpu0
 	s := stats()
-	if o.mode == "stream" {
+	if o.mode == "stream" && rec.refusals() == 0 {
 		// The stream exporter retries FailedRetryable acknowledgements
 		// and broken streams by itself: what still holds requests back
 		// is its last failure.

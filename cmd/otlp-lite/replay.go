@@ -79,15 +79,15 @@ func replay(args []string, stdout, stderr io.Writer) int {
 }
 
 type replayConfig struct {
-	dataDir     string
-	endpoint    string
-	protocol    string
-	follow      bool
-	cursor      string
-	signals     []storage.Signal
-	timeout     time.Duration
-	client      clientFlags
-	rec         *clientRecorder // what the summary reports
+	dataDir  string
+	endpoint string
+	protocol string
+	follow   bool
+	cursor   string
+	signals  []storage.Signal
+	timeout  time.Duration
+	client   clientFlags
+	rec      *clientRecorder // what the summary reports
 }
 
 func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
