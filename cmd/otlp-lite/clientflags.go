@@ -54,12 +54,12 @@ var tlsFileFlags = []string{"tls-ca", "tls-cert", "tls-key", "tls-server-name", 
 // default.
 func (c *clientFlags) register(fs *flag.FlagSet, tlsDefault bool, codecs ...string) {
 	c.cmd, c.tlsDefault, c.codecs = fs.Name(), tlsDefault, codecs
-	def := "h2c (HTTP/2 without TLS)"
-	if tlsDefault {
-		def = "TLS"
+	tlsHelp := "connect with TLS (-insecure turns it off)"
+	if !tlsDefault {
+		tlsHelp = "connect with TLS, not h2c; any -tls-* flag implies it"
 	}
-	fs.BoolVar(&c.tlsOn, "tls", tlsDefault, "connect with TLS (default: "+def+"; any -tls-* flag implies -tls)")
-	fs.BoolVar(&c.insecure, "insecure", !tlsDefault, "connect without TLS: h2c for gRPC, http:// for OTLP/HTTP (default: "+def+")")
+	fs.BoolVar(&c.tlsOn, "tls", tlsDefault, tlsHelp)
+	fs.BoolVar(&c.insecure, "insecure", !tlsDefault, "connect without TLS: h2c for gRPC, http:// for OTLP/HTTP")
 	fs.StringVar(&c.caFile, "tls-ca", "", "CA certificates (PEM) that sign the receiver's certificate, instead of the system's roots")
 	fs.StringVar(&c.certFile, "tls-cert", "", "client certificate (PEM) for a receiver that wants mTLS (serve -tls-client-ca); needs -tls-key")
 	fs.StringVar(&c.keyFile, "tls-key", "", "private key (PEM) of -tls-cert")

@@ -323,7 +323,7 @@ func parseLoadgenFlags(args []string, stdout, stderr io.Writer) (o loadgenOption
 	fs.StringVar(&o.mode, "mode", "unary", "unary (standard OTLP/gRPC Export calls, one at a time per worker; any receiver), unary-async (-concurrency calls in flight) or stream (otlplite.v1.StreamExporter; otlp-lite only)")
 	fs.IntVar(&o.spansPerBatch, "spans-per-batch", 500, "spans in each batch (request); 500 is the OTLP proposal's benchmark")
 	fs.IntVar(&o.attrs, "attrs", 10, "attributes per span: two ints, then strings with random 1-50 character keys and 1-20 character values")
-	fs.IntVar(&o.batches, "batches", loadgenDefaultBatches, fmt.Sprintf("number of batches (requests) to send, then stop; 0: no limit, -duration ends the run. The default, %d, is a bounded run (about 25 MB of spans) that cannot fill a receiver's disk by mistake; with -duration and no -batches there is no limit on requests", loadgenDefaultBatches))
+	fs.IntVar(&o.batches, "batches", loadgenDefaultBatches, "number of batches (requests) to send, then stop; 0: no limit, -duration ends the run. The default is a bounded run (about 25 MB of spans, enough for a p99 latency) that cannot fill a receiver's disk by mistake; -duration without -batches lifts it")
 	fs.DurationVar(&o.duration, "duration", 0, "stop after this long (0: when -batches are sent); giving it without -batches lifts the default limit on requests")
 	fs.Float64Var(&o.rate, "rate", 0, "at most this many requests a second (0: as fast as they are acknowledged)")
 	fs.IntVar(&o.concurrency, "concurrency", 1, fmt.Sprintf("unary: workers; unary-async: calls in flight; stream: streams (1 to %d)", loadgenMaxConcurrency))
