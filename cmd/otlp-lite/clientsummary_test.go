@@ -2,9 +2,15 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +84,42 @@ func TestRefusalReasons(t *testing.T) {
 	s := rec.summary(clientSummary{}, time.Second)
 	if len(s.Refusals) != 1 || s.Refusals[0] != (refusal{Reason: "gRPC UNAVAILABLE", Count: 2, Last: "second line"}) {
 		t.Fatalf("refusals %+v, want UNAVAILABLE twice, the last message on one line", s.Refusals)
+	}
+}
+
+// TestClientFlagsHeaders: -header and -token-file reach the receiver on
+// every request, the request the caller built is left as it was, and the
+// announcement says what is sent without showing the token.
+func TestClientFlagsHeaders(t *testing.T) {
+	got := make(chan http.Header, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Header.Clone() }))
+	defer srv.Close()
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tokenFile, []byte("\n# for the load test\n  s3cret-token  \nsecond\n"), 0o600)
+
+	var c clientFlags
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	c.register(fs, false, "none", "gzip")
+	if err := fs.Parse([]string{"-header", "x-scope-orgid: team-a", "-header", "X-Extra:1", "-header", "x-extra:2", "-token-file", tokenFile}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.check(fs, srv.Listener.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, nil)
+	resp, err := c.wrap(srv.Client()).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	h := <-got
+	if h.Get("Authorization") != "Bearer s3cret-token" || h.Get("X-Scope-Orgid") != "team-a" || !slices.Equal(h.Values("X-Extra"), []string{"1", "2"}) {
+		t.Fatalf("the receiver got headers %v", h)
+	}
+	if len(req.Header) != 0 {
+		t.Fatalf("the caller's request was changed: %v", req.Header)
+	}
+	if d := c.describe(); d != "h2c, bearer token in clear text, 3 extra header(s), compression none" || strings.Contains(d, "s3cret") {
+		t.Fatalf("describe: %q", d)
 	}
 }
