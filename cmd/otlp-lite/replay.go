@@ -49,7 +49,7 @@ const (
 //
 //	otlp-lite replay -data-dir DIR -endpoint HOST:PORT [-protocol grpc|stream|http]
 //	    [-follow] [-cursor NAME] [-signal all|traces|metrics|logs]
-//	    [-insecure] [-compression gzip|none]
+//	    [-insecure | -tls-ca FILE ...] [-token-file FILE] [-header K:V] [-compression gzip|none]
 //
 // Each record is sent as one Export request, in stored order, and retried
 // until the receiver accepts it, for as long as the receiver answers with a
@@ -68,6 +68,10 @@ const (
 // SIGINT or SIGTERM with records left unacknowledged, replay says which,
 // prints the last send error, and exits 1. Delivery is at least once: after
 // a crash, up to a second's worth of records may be sent again.
+//
+// The connection flags (TLS, token, headers, compression) are loadgen's
+// (clientFlags); the run ends with the same summary as loadgen's
+// (clientSummary), after the count of records replayed.
 func replay(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -75,15 +79,15 @@ func replay(args []string, stdout, stderr io.Writer) int {
 }
 
 type replayConfig struct {
-	dataDir     string
-	endpoint    string
-	protocol    string
-	follow      bool
-	cursor      string
-	signals     []storage.Signal
-	insecure    bool
-	compression string
-	timeout     time.Duration
+	dataDir  string
+	endpoint string
+	protocol string
+	follow   bool
+	cursor   string
+	signals  []storage.Signal
+	timeout  time.Duration
+	client   clientFlags
+	rec      *clientRecorder // what the summary reports
 }
 
 func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -96,9 +100,9 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.BoolVar(&cfg.follow, "follow", false, "after the stored records, keep sending new ones as they arrive, until interrupted")
 	fs.StringVar(&cfg.cursor, "cursor", "", "name of a durable cursor: resume from where the last replay with this name stopped")
 	signalName := fs.String("signal", "all", "signals to replay: all, traces, metrics or logs")
-	fs.BoolVar(&cfg.insecure, "insecure", false, "connect without TLS (h2c for gRPC, http:// for OTLP/HTTP)")
-	fs.StringVar(&cfg.compression, "compression", "gzip", "request compression: gzip or none")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "timeout of each export request")
+	cfg.client.register(fs, true, "gzip", "none")
+	summaryJSON := summaryFlag(fs)
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -111,13 +115,18 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 2
 	}
 	plain := "-insecure"
-	if cfg.insecure {
+	if cfg.client.insecure {
 		plain = ""
 	}
 	if err := checkEndpoint(cfg.endpoint, plain); err != nil {
 		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return 2
 	}
+	if err := cfg.client.check(fs, cfg.endpoint); err != nil {
+		fmt.Fprintf(stderr, "replay: %v\n", err)
+		return 2
+	}
+	cfg.rec = new(clientRecorder)
 	if *signalName == "all" {
 		cfg.signals = storage.Signals
 	} else {
@@ -127,10 +136,6 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return 2
 		}
 		cfg.signals = []storage.Signal{sig}
-	}
-	if cfg.compression != "gzip" && cfg.compression != "none" {
-		fmt.Fprintf(stderr, "replay: unknown -compression %q: want gzip or none\n", cfg.compression)
-		return 2
 	}
 	var newSender func(storage.Signal, *replayCounts) sender
 	switch cfg.protocol {
@@ -142,6 +147,9 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	default:
 		fmt.Fprintf(stderr, "replay: unknown -protocol %q: want grpc, stream or http\n", cfg.protocol)
 		return 2
+	}
+	if newSender != nil {
+		newSender = recordedSenders(newSender, cfg.rec)
 	}
 	if st, err := os.Stat(cfg.dataDir); err != nil || !st.IsDir() {
 		fmt.Fprintf(stderr, "replay: no data directory %s\n", cfg.dataDir)
@@ -195,9 +203,52 @@ loop:
 	if total.failed.Load() > 0 || total.damaged.Load() > 0 {
 		status = 1
 	}
-	fmt.Fprintf(stdout, "replayed %d records (%d items) to %s in %v: %s\n",
-		total.records.Load(), total.items.Load(), cfg.endpoint, time.Since(start).Round(time.Millisecond), progressLine(cfg.signals, counts[:], 0))
+	elapsed := time.Since(start)
+	headline := fmt.Sprintf("replayed %d records (%d items) to %s in %v: %s",
+		total.records.Load(), total.items.Load(), cfg.endpoint, elapsed.Round(time.Millisecond), progressLine(cfg.signals, counts[:], 0))
+	if err := printSummary(stdout, *summaryJSON, headline, replaySummary(cfg, counts[:], elapsed)); err != nil {
+		fmt.Fprintf(stderr, "replay: %v\n", err)
+		status = 1
+	}
 	return status
+}
+
+// replaySummary is the summary of a replay: records are its requests.
+func replaySummary(cfg replayConfig, counts []replayCounts, elapsed time.Duration) clientSummary {
+	s := clientSummary{Command: "replay", Endpoint: cfg.endpoint}
+	for _, sig := range cfg.signals {
+		c := &counts[sig]
+		s.Acknowledged += c.records.Load()
+		s.Failed += c.failed.Load()
+		s.Items += c.items.Load()
+		s.RejectedItems += c.rejected.Load()
+		s.Retries += c.retries.Load()
+		if e := c.exporter.Load(); e != nil {
+			s.Retries += int64(e.Stats().Retried)
+		}
+	}
+	s.Requests = s.Acknowledged + s.Failed
+	return cfg.rec.summary(s, elapsed)
+}
+
+// recordedSenders wraps the senders that newSender makes so that each
+// delivery (its bytes and latency) and each refusal for good is recorded
+// for the summary; retried refusals are recorded by OnRetry.
+func recordedSenders(newSender func(storage.Signal, *replayCounts) sender, rec *clientRecorder) func(storage.Signal, *replayCounts) sender {
+	return func(sig storage.Signal, counts *replayCounts) sender {
+		send := newSender(sig, counts)
+		return func(ctx context.Context, data []byte) (int64, error) {
+			sent := time.Now()
+			rejected, err := send(ctx, data)
+			switch {
+			case err == nil:
+				rec.delivered(len(data), time.Since(sent))
+			case ctx.Err() == nil: // stopped is not refused
+				rec.refusal(err)
+			}
+			return rejected, err
+		}
+	}
 }
 
 // replayCounts are one signal's progress, read by the progress line while
@@ -238,7 +289,7 @@ func (c *replayCounts) lastError() error {
 // about it when a flag is the usual cause.
 func printLastErrors(w io.Writer, cfg replayConfig, counts []replayCounts) {
 	advice := ""
-	if cfg.insecure {
+	if cfg.client.tls == nil {
 		advice = "if the receiver uses TLS, leave out -insecure"
 	}
 	for _, sig := range cfg.signals {
@@ -463,7 +514,8 @@ type sender func(ctx context.Context, data []byte) (int64, error)
 func replayClientConfig(cfg replayConfig, sig storage.Signal, counts *replayCounts) otlpclient.Config {
 	c := otlpclient.Config{
 		Endpoint:       cfg.endpoint,
-		TLS:            replayTLS(cfg),
+		TLS:            cfg.client.tls,
+		Compression:    cfg.client.codec,
 		Signal:         sig,
 		RequestTimeout: -1,
 		AttemptTimeout: cfg.timeout,
@@ -474,29 +526,16 @@ func replayClientConfig(cfg replayConfig, sig storage.Signal, counts *replayCoun
 			}
 			counts.setFailing(err)
 			counts.retries.Add(1)
+			cfg.rec.refusal(err)
 		},
 	}
-	if cfg.compression == "gzip" {
-		c.Compression = compression.Gzip
-	}
 	return c
-}
-
-func replayTLS(cfg replayConfig) *tls.Config {
-	if cfg.insecure {
-		return nil
-	}
-	host := cfg.endpoint
-	if i := strings.LastIndexByte(host, ':'); i >= 0 {
-		host = host[:i]
-	}
-	return &tls.Config{ServerName: strings.Trim(host, "[]"), MinVersion: tls.VersionTLS12}
 }
 
 // newGRPCSenders returns the OTLP/gRPC senders' constructor: an
 // otlpclient.UnaryExporter for each signal, all on one connection.
 func newGRPCSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender {
-	httpc := otlpclient.NewHTTPClient(replayTLS(cfg), 0, 0)
+	httpc := cfg.client.wrap(otlpclient.NewHTTPClient(cfg.client.tls, 0, 0))
 	return func(sig storage.Signal, counts *replayCounts) sender {
 		ccfg := replayClientConfig(cfg, sig, counts)
 		ccfg.HTTP = httpc
@@ -523,11 +562,11 @@ func newGRPCSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender
 // their own, retried by otlpclient's loop.
 func newHTTPSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender {
 	scheme := "https://"
-	if cfg.insecure {
+	if cfg.client.tls == nil {
 		scheme = "http://"
 	}
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: replayTLS(cfg), ForceAttemptHTTP2: true}}
-	gz := cfg.compression == "gzip"
+	client := cfg.client.wrap(&http.Client{Transport: &http.Transport{TLSClientConfig: cfg.client.tls, ForceAttemptHTTP2: true}})
+	gz := cfg.client.codec == compression.Gzip
 	return func(sig storage.Signal, counts *replayCounts) sender {
 		ccfg := replayClientConfig(cfg, sig, counts)
 		url := scheme + cfg.endpoint + sig.Info().HTTPPath
@@ -575,9 +614,9 @@ func httpExport(ctx context.Context, client *http.Client, url string, gz bool, d
 		ps, _ := otlp.ParsePartialSuccess(respBody)
 		return ps, nil
 	}
-	msg := fmt.Errorf("HTTP %s", resp.Status)
-	if st, err := grpcwire.ParseStatusProto(respBody); err == nil && st.Message != "" {
-		msg = fmt.Errorf("HTTP %s: %s", resp.Status, st.Message)
+	msg := &httpRefusal{code: resp.StatusCode, status: resp.Status}
+	if st, err := grpcwire.ParseStatusProto(respBody); err == nil {
+		msg.message = st.Message
 	}
 	// OTLP v1.11 "Retryable Response Codes" (OTLP/HTTP).
 	if otlp.RetryableHTTPStatus(resp.StatusCode) {

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -108,10 +107,8 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 		return err
 	}
 	defer src.Close()
-	ccfg := otlpclient.Config{Endpoint: cfg.endpoint, TLS: replayTLS(cfg), Signal: sig, RequestTimeout: -1}
-	if cfg.compression == "gzip" {
-		ccfg.Compression = compression.Gzip
-	}
+	ccfg := otlpclient.Config{Endpoint: cfg.endpoint, TLS: cfg.client.tls, Signal: sig, RequestTimeout: -1, Compression: cfg.client.codec,
+		HTTP: cfg.client.wrap(otlpclient.NewHTTPClient(cfg.client.tls, 0, 0))}
 	exp := otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: ccfg, MaxPending: replayStreamMaxPending})
 	counts.exporter.Store(exp)
 
@@ -175,11 +172,16 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 		where := fmt.Sprintf("%s:%d", rec.Segment, rec.Offset)
 		pr := pending.add(src.Position())
 		wg.Add(1)
+		sent := time.Now()
 		err = exp.Send(ctx, data, func(err error) {
 			defer wg.Done()
+			if err != nil && ctx.Err() == nil {
+				cfg.rec.refusal(err)
+			}
 			var re *otlpclient.RequestError
 			switch {
 			case err == nil:
+				cfg.rec.delivered(len(data), time.Since(sent))
 				counts.records.Add(1)
 				counts.items.Add(items)
 			case errors.As(err, &re) && re.Stream != nil && refusesEveryRecord(re.Stream.Code, 0):
