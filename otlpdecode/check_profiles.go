@@ -50,7 +50,9 @@ import (
 // duplicate or orphaned dictionary entries, and the uniqueness of the
 // attribute keys an attribute_indices list refers to (no signal checks
 // attribute key uniqueness). Sample values may be negative (pprof allows
-// it, e.g. for differences of profiles).
+// it, e.g. for differences of profiles). v1.11 declares one sample_type per
+// profile (earlier versions had one value per sample type), so what ties
+// the number of a sample's values is its timestamps, as checked above.
 //
 // Errors and allocations are as for CheckTraces: malformed protobuf
 // anywhere, dictionary included, refuses the request, e.g.
