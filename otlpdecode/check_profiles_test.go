@@ -2,6 +2,7 @@ package otlpdecode
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -460,5 +461,57 @@ func TestAppendValidProfiles(t *testing.T) {
 			}
 			consistency(t, signalProfiles, tt.src, nil)
 		})
+	}
+}
+
+// TestIndicesPacked holds the 8-byte reader of packed indices to the
+// element-by-element reading: same verdict, same position of the first
+// bad index, same element count, on random runs of one- to three-byte
+// varints against tables of every size around the limits it uses.
+func TestIndicesPacked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 20000 {
+		size := []int{0, 1, 2, 127, 128, 129, 200, 255, 256, 901, 16383, 16384, 16385, 1 << 20}[round%14]
+		var run pb
+		var want []int64
+		for range rng.IntN(40) {
+			var v int64
+			switch rng.IntN(10) {
+			case 0:
+				v = int64(rng.IntN(1 << 21)) // three bytes
+			case 1, 2, 3, 4:
+				v = int64(rng.IntN(128))
+			case 5:
+				v = int64(size) + int64(rng.IntN(3)) - 1 // around the limit
+			default:
+				v = int64(rng.IntN(16384))
+			}
+			want = append(want, v)
+			run = appendVarint(run, uint64(v))
+		}
+		c := checker{profiles: true}
+		c.dict.len[tableLocation] = size
+		f := wfield{num: 1, typ: wireLen, data: run}
+		var r reason
+		n := 3 // elements of earlier occurrences
+		if err := c.indices(&f, "location_indices", tableLocation, &n, &r); err != nil {
+			t.Fatal(err)
+		}
+		wantBad := -1
+		for i, v := range want {
+			if i32 := int32(v); i32 != 0 && (i32 < 0 || int(i32) >= size) {
+				wantBad = i
+				break
+			}
+		}
+		if n != 3+len(want) {
+			t.Fatalf("size %d, run %v: %d elements, want %d", size, want, n-3, len(want))
+		}
+		switch {
+		case wantBad < 0 && r.bad():
+			t.Fatalf("size %d, run %v: rejected (%s)", size, want, r)
+		case wantBad >= 0 && (!r.bad() || r.path[0].idx != 3+wantBad || r.got != int(int32(want[wantBad]))):
+			t.Fatalf("size %d, run %v: %q, want element %d (%d) rejected", size, want, r, 3+wantBad, want[wantBad])
+		}
 	}
 }
