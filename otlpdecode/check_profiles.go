@@ -453,12 +453,24 @@ func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
 	var f wfield
 	for len(src) > 0 {
 		var err error
-		if src, err = scanField(&f, src); err != nil {
-			return err
+		var table uint32
+		var data []byte
+		// Most entries are short: a one-byte tag and length, read here
+		// without a call.
+		if len(src) >= 2 && src[0]&7 == wireLen && src[0] >= 1<<3 && src[0] < 0x80 && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
+			n := 2 + int(src[1])
+			table, data, src = uint32(src[0]>>3), src[2:n], src[n:]
+		} else {
+			if src, err = scanField(&f, src); err != nil {
+				return err
+			}
+			var ok bool
+			if data, ok = f.msg(); !ok {
+				continue
+			}
+			table = f.num
 		}
-		table := f.num
-		data, ok := f.msg()
-		if !ok || table >= numTables || table == 0 {
+		if table >= numTables || table == 0 {
 			continue
 		}
 		idx := seen[table]
@@ -583,6 +595,22 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 	nLines, nAttrs := 0, 0
 	var f wfield
 	for len(src) > 0 {
+		// A line with a one-byte length, the commonest field, is read
+		// here without a call.
+		if len(src) >= 2 && src[0] == 3<<3|wireLen && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
+			n := 2 + int(src[1])
+			zero = false
+			wasBad := r.bad()
+			if err := c.line(src[2:n], r); err != nil {
+				return false, at(err, "lines", nLines)
+			}
+			if !wasBad && r.bad() {
+				*r = r.in("lines", nLines)
+			}
+			nLines++
+			src = src[n:]
+			continue
+		}
 		if src, err = scanField(&f, src); err != nil {
 			return false, err
 		}
