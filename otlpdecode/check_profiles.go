@@ -90,7 +90,7 @@ func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
 // than easyproto's FieldContext.
 type wfield struct {
 	num  uint32 // field number; skippedField for a skipped group
-	typ  uint8  // wire type: wireVarint, wireI64, wireLen or wireI32
+	typ  uint8  // wire type: wireVarint, wireI64, wireLen, wireI32 (wireStartGroup: a skipped group)
 	v    uint64 // the value of a varint, I64 or I32 field
 	data []byte // the payload of a LEN field
 }
@@ -130,8 +130,8 @@ func scanField(f *wfield, src []byte) ([]byte, error) {
 	return scanFieldSlow(f, src)
 }
 
-// scanFieldSlow is scanField's general path, kept apart so that scanField
-// inlines.
+// scanFieldSlow is scanField's general path, kept apart so that the fast
+// path stays small.
 //
 //go:noinline
 func scanFieldSlow(f *wfield, src []byte) ([]byte, error) {
