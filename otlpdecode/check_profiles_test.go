@@ -399,6 +399,8 @@ func TestCheckProfilesErrors(t *testing.T) {
 		{"bad packed values", profilesRequest(testDict, profile(pb{}.Msg(2, pb{}.Msg(4, pb{0x80})))), "resource_profiles[0].scope_profiles[0].profiles[0].samples[2]"},
 		{"bad packed timestamps", profilesRequest(testDict, profile(pb{}.Msg(2, pb{}.Msg(5, make(pb, 12))))), "resource_profiles[0].scope_profiles[0].profiles[0].samples[2]"},
 		{"bad packed attributes", profilesRequest(testDict, profile(pb{}.Msg(11, pb{0x80, 0x80}))), "resource_profiles[0].scope_profiles[0].profiles[0]"},
+		{"values claiming 4 GiB", profilesRequest(testDict, profile(pb{}.Msg(2, pb{0x22, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01}))), "resource_profiles[0].scope_profiles[0].profiles[0].samples[2]"},
+		{"dictionary claiming 2^62 bytes", profilesRequest(testDict, profile(nil)).Append(pb{0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f}), ""},
 		{"truncated sample_type", profilesRequest(testDict, profile(pb{}.Msg(1, truncated))), "resource_profiles[0].scope_profiles[0].profiles[0].sample_type"},
 		{"AnyValue too deep in the dictionary", profilesRequest(dictWith(pb{}.Msg(6, pb{}.Msg(2, pb{}.Msg(6, pb{}.Msg(1, nest(200))))))), "dictionary.attribute_table[3].value.kvlist_value.values[0].value"},
 	}
