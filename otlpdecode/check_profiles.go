@@ -336,6 +336,9 @@ func countVarints(f *wfield) (int, error) {
 	if !ok {
 		return 0, nil
 	}
+	if n, ok := countShortVarints(data); ok {
+		return n, nil
+	}
 	n := 0
 	for len(data) > 0 {
 		if data[0] < 0x80 {
@@ -350,6 +353,38 @@ func countVarints(f *wfield) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// countShortVarints counts the varints of a packed run 8 bytes at a time:
+// each ends with a byte whose high bit is clear. ok is false unless every
+// varint is 9 bytes or shorter (63 bits: none can overflow) and the run
+// ends with a complete one; the caller then reads the run one varint at a
+// time, which finds the longer and the malformed ones.
+func countShortVarints(data []byte) (n int, ok bool) {
+	const high = 0x8080808080808080
+	carry := 0 // continuation bytes of the varint the last chunk ended in
+	for ; len(data) >= 8; data = data[8:] {
+		ends := ^binary.LittleEndian.Uint64(data) & high
+		if ends == 0 {
+			return 0, false // 8 continuation bytes in a row, at least
+		}
+		if carry+bits.TrailingZeros64(ends)/8 > 8 {
+			return 0, false
+		}
+		// Between two ends of varints in one chunk lie at most 6
+		// continuation bytes; the chunk's last varint may go on.
+		n += bits.OnesCount64(ends)
+		carry = bits.LeadingZeros64(ends) / 8
+	}
+	for _, b := range data {
+		if b < 0x80 {
+			n++
+			carry = 0
+		} else if carry++; carry > 8 {
+			return 0, false
+		}
+	}
+	return n, carry == 0
 }
 
 // loadDictionary reads the ProfilesDictionary of a request into c.dict:

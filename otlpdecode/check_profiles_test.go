@@ -2,6 +2,7 @@ package otlpdecode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -515,5 +516,49 @@ func TestIndicesPacked(t *testing.T) {
 		case wantBad >= 0 && (!r.bad() || r.path[0].idx != 3+wantBad || r.got != int(int32(want[wantBad]))):
 			t.Fatalf("size %d, run %v: %q, want element %d (%d) rejected", size, want, r, 3+wantBad, want[wantBad])
 		}
+	}
+}
+
+// TestCountShortVarints holds the 8-byte varint counter to the
+// element-by-element reading on random runs, valid or not: when it
+// answers, it answers what binary.Uvarint would.
+func TestCountShortVarints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	answered := 0
+	for round := range 50000 {
+		var run []byte
+		for range rng.IntN(30) {
+			switch rng.IntN(8) {
+			case 0:
+				run = append(run, byte(rng.IntN(256))) // any byte
+			case 1:
+				run = appendVarint(run, ^uint64(rng.IntN(1000))) // 10 bytes
+			default:
+				run = appendVarint(run, uint64(rng.Int64N(1<<uint(1+rng.IntN(62)))))
+			}
+		}
+		if round%5 == 0 && len(run) > 0 {
+			run = run[:rng.IntN(len(run))] // truncated
+		}
+		want, wantOK := 0, true
+		for rest := run; len(rest) > 0; want++ {
+			_, k := binary.Uvarint(rest)
+			if k <= 0 {
+				wantOK = false
+				break
+			}
+			rest = rest[k:]
+		}
+		n, ok := countShortVarints(run)
+		if !ok {
+			continue // the caller reads the run the slow way
+		}
+		answered++
+		if !wantOK || n != want {
+			t.Fatalf("countShortVarints(% x) = %d, true; binary.Uvarint reads %d varints, valid %v", run, n, want, wantOK)
+		}
+	}
+	if answered < 10000 {
+		t.Errorf("the fast path answered only %d of 50000 runs", answered)
 	}
 }
