@@ -562,3 +562,21 @@ func TestCountShortVarints(t *testing.T) {
 		t.Errorf("the fast path answered only %d of 50000 runs", answered)
 	}
 }
+
+// TestAppendValidMalformedAfterBadHeader: a Resource* whose schema_url is
+// not UTF-8 and whose resource, after it, is malformed is refused by
+// AppendValid as by Check (found by FuzzCheckProfiles; the reading of the
+// header fields is shared by every signal).
+func TestAppendValidMalformedAfterBadHeader(t *testing.T) {
+	rs := pb{}.Str(3, badUTF8).Append(pb{0x0a, 0x02, 0x30, 0x80}) // resource: a truncated varint
+	for _, tt := range []struct {
+		sig         signal
+		appendValid func(dst, src []byte, opts *Options) ([]byte, error)
+	}{{signalTraces, AppendValidTraces}, {signalProfiles, AppendValidProfiles}} {
+		src := pb{}.Msg(1, rs)
+		if _, err := tt.appendValid(nil, src, utf8Opts); err == nil {
+			t.Errorf("%v: AppendValid accepted a malformed resource after a bad schema_url", tt.sig)
+		}
+		consistency(t, tt.sig, src, utf8Opts)
+	}
+}
