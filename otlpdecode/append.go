@@ -153,8 +153,10 @@ func (c *checker) appendElems(dst, src []byte, lvl level, names *signalNames, it
 
 // containerReason returns why the header fields (field 1, checked by
 // check, and the schema_url in field 3) of a Resource* or Scope* message
-// are invalid.
+// are invalid. It reads them all even after a first reason, so that a
+// malformed field further on refuses the request, as it does in Check.
 func (c *checker) containerReason(src []byte, check func(*checker, []byte) (reason, error)) (reason, error) {
+	var r reason
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
@@ -164,18 +166,21 @@ func (c *checker) containerReason(src []byte, check func(*checker, []byte) (reas
 		switch fc.FieldNum {
 		case 1:
 			if data, ok := fc.MessageData(); ok {
-				r, err := check(c, data)
-				if err != nil || r.bad() {
-					return r, err
+				sub, err := check(c, data)
+				if err != nil {
+					return sub, err
+				}
+				if !r.bad() {
+					r = sub
 				}
 			}
 		case 3:
-			if c.badString(&fc) {
-				return utf8Reason("schema_url", -1), nil
+			if c.badString(&fc) && !r.bad() {
+				r = utf8Reason("schema_url", -1)
 			}
 		}
 	}
-	return reason{}, nil
+	return r, nil
 }
 
 // appendContainer re-encodes the payload of a Resource* (lvl

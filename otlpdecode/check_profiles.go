@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/VictoriaMetrics/easyproto"
 )
@@ -50,7 +51,9 @@ import (
 // duplicate or orphaned dictionary entries, and the uniqueness of the
 // attribute keys an attribute_indices list refers to (no signal checks
 // attribute key uniqueness). Sample values may be negative (pprof allows
-// it, e.g. for differences of profiles).
+// it, e.g. for differences of profiles). v1.11 declares one sample_type per
+// profile (earlier versions had one value per sample type), so what ties
+// the number of a sample's values is its timestamps, as checked above.
 //
 // Errors and allocations are as for CheckTraces: malformed protobuf
 // anywhere, dictionary included, refuses the request, e.g.
@@ -87,7 +90,7 @@ func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
 // than easyproto's FieldContext.
 type wfield struct {
 	num  uint32 // field number; skippedField for a skipped group
-	typ  uint8  // wire type: wireVarint, wireI64, wireLen or wireI32
+	typ  uint8  // wire type: wireVarint, wireI64, wireLen, wireI32 (wireStartGroup: a skipped group)
 	v    uint64 // the value of a varint, I64 or I32 field
 	data []byte // the payload of a LEN field
 }
@@ -127,8 +130,8 @@ func scanField(f *wfield, src []byte) ([]byte, error) {
 	return scanFieldSlow(f, src)
 }
 
-// scanFieldSlow is scanField's general path, kept apart so that scanField
-// inlines.
+// scanFieldSlow is scanField's general path, kept apart so that the fast
+// path stays small.
 //
 //go:noinline
 func scanFieldSlow(f *wfield, src []byte) ([]byte, error) {
@@ -204,8 +207,8 @@ func (c *checker) indexReason(field string, idx int, v uint64, table int) reason
 // index checks the int32 index field fc into table and records in *r the
 // first bad one.
 func (c *checker) index(f *wfield, field string, table int, r *reason) {
-	if v, ok := f.varint(); ok && !inRange(v, c.dict.len[table]) && !r.bad() {
-		*r = c.indexReason(field, -1, v, table)
+	if v, ok := f.varint(); ok && !inRange(v, c.dict.len[table]) {
+		c.badIndex(field, -1, v, table, r)
 	}
 }
 
@@ -215,8 +218,8 @@ func (c *checker) index(f *wfield, field string, table int, r *reason) {
 func (c *checker) indices(f *wfield, field string, table int, n *int, r *reason) error {
 	size := c.dict.len[table]
 	if v, ok := f.varint(); ok {
-		if !inRange(v, size) && !r.bad() {
-			*r = c.indexReason(field, *n, v, table)
+		if !inRange(v, size) {
+			c.badIndex(field, *n, v, table, r)
 		}
 		*n++
 		return nil
@@ -225,28 +228,86 @@ func (c *checker) indices(f *wfield, field string, table int, n *int, r *reason)
 	if !ok {
 		return nil // another wire type: an unknown field
 	}
+	// A stack is a packed run of indices, one or two bytes each in all
+	// but huge tables: those are read here, where a value below 2^14 is
+	// valid exactly when it is below limit (0, "not set", always is).
+	limit := uint64(max(size, 1))
+	i := *n
 	for len(data) > 0 {
-		// Indices are small: one or two bytes in all but huge tables.
+		if len(data) >= 8 && limit > 0x80 {
+			if adv, cnt := validIndices8(binary.LittleEndian.Uint64(data), limit); adv > 0 {
+				data = data[adv:]
+				i += cnt
+				continue
+			}
+		}
 		v := uint64(data[0])
 		switch {
 		case v < 0x80:
 			data = data[1:]
+			if v >= limit {
+				c.badIndex(field, i, v, table, r)
+			}
 		case len(data) >= 2 && data[1] < 0x80:
 			v = v&0x7f | uint64(data[1])<<7
 			data = data[2:]
+			if v >= limit {
+				c.badIndex(field, i, v, table, r)
+			}
 		default:
 			var k int
 			if v, k = binary.Uvarint(data); k <= 0 {
 				return fmt.Errorf("cannot read packed varint in field #%d", f.num)
 			}
 			data = data[k:]
+			if !inRange(v, size) {
+				c.badIndex(field, i, v, table, r)
+			}
 		}
-		if !inRange(v, size) && !r.bad() {
-			*r = c.indexReason(field, *n, v, table)
-		}
-		*n++
+		i++
 	}
+	*n = i
 	return nil
+}
+
+// validIndices8 checks the next 8 bytes x (little-endian) of a packed run
+// of indices into a table of limit > 128 entries at once, for the deep
+// stacks of real profiles. When they hold only one- and two-byte varints
+// that are all below limit, it returns how many bytes those varints take
+// (7 or 8: a varint that starts in the last byte and goes on is left for
+// the next call) and how many varints there are. Otherwise, adv is 0 and
+// the caller reads one varint the slow way.
+//
+// A one-byte varint is below 128, so below limit. A two-byte varint is a
+// continuation byte (high bit set) followed by hi, its bits 7..13: it is
+// certainly below limit when hi < (limit-1)>>7, and is left to the exact
+// check when hi is that or more.
+func validIndices8(x, limit uint64) (adv, cnt int) {
+	const high = 0x8080808080808080
+	cont := x & high
+	second := cont << 8 // the byte after each continuation byte
+	if x&second != 0 {
+		return 0, 0 // a varint of three bytes or more
+	}
+	if limit <= 1<<14 {
+		// Per byte, (b | 0x80) - h keeps its high bit iff b&0x7f >= h,
+		// without borrowing from the next byte (h <= 127).
+		h := (limit - 1) >> 7
+		if ((x|high)-h*0x0101010101010101)&high&second != 0 {
+			return 0, 0
+		}
+	}
+	return 8 - int(x>>63), bits.OnesCount64(^x & high)
+}
+
+// badIndex records in *r, unless it holds a reason already, that element
+// idx of field, v, is out of range of table.
+//
+//go:noinline
+func (c *checker) badIndex(field string, idx int, v uint64, table int, r *reason) {
+	if !r.bad() {
+		*r = c.indexReason(field, idx, v, table)
+	}
 }
 
 // countFixed64s returns how many elements an occurrence of a repeated
@@ -275,6 +336,9 @@ func countVarints(f *wfield) (int, error) {
 	if !ok {
 		return 0, nil
 	}
+	if n, ok := countShortVarints(data); ok {
+		return n, nil
+	}
 	n := 0
 	for len(data) > 0 {
 		if data[0] < 0x80 {
@@ -289,6 +353,38 @@ func countVarints(f *wfield) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// countShortVarints counts the varints of a packed run 8 bytes at a time:
+// each ends with a byte whose high bit is clear. ok is false unless every
+// varint is 9 bytes or shorter (63 bits: none can overflow) and the run
+// ends with a complete one; the caller then reads the run one varint at a
+// time, which finds the longer and the malformed ones.
+func countShortVarints(data []byte) (n int, ok bool) {
+	const high = 0x8080808080808080
+	carry := 0 // continuation bytes of the varint the last chunk ended in
+	for ; len(data) >= 8; data = data[8:] {
+		ends := ^binary.LittleEndian.Uint64(data) & high
+		if ends == 0 {
+			return 0, false // 8 continuation bytes in a row, at least
+		}
+		if carry+bits.TrailingZeros64(ends)/8 > 8 {
+			return 0, false
+		}
+		// Between two ends of varints in one chunk lie at most 6
+		// continuation bytes; the chunk's last varint may go on.
+		n += bits.OnesCount64(ends)
+		carry = bits.LeadingZeros64(ends) / 8
+	}
+	for _, b := range data {
+		if b < 0x80 {
+			n++
+			carry = 0
+		} else if carry++; carry > 8 {
+			return 0, false
+		}
+	}
+	return n, carry == 0
 }
 
 // loadDictionary reads the ProfilesDictionary of a request into c.dict:
@@ -338,6 +434,17 @@ func (c *checker) loadDictionary(src []byte) error {
 func (c *checker) countTables(src []byte) error {
 	var f wfield
 	for len(src) > 0 {
+		// What encoders write: a one-byte tag of a known field number
+		// and a length below 128, read here without a call.
+		if len(src) >= 2 && src[0]&7 == wireLen && src[0] >= 1<<3 && src[0] < 0x80 && src[1] < 0x80 {
+			if n := 2 + int(src[1]); n <= len(src) {
+				if num := src[0] >> 3; num < numTables {
+					c.dict.len[num]++
+				}
+				src = src[n:]
+				continue
+			}
+		}
 		var err error
 		if src, err = scanField(&f, src); err != nil {
 			return err
@@ -381,12 +488,24 @@ func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
 	var f wfield
 	for len(src) > 0 {
 		var err error
-		if src, err = scanField(&f, src); err != nil {
-			return err
+		var table uint32
+		var data []byte
+		// Most entries are short: a one-byte tag and length, read here
+		// without a call.
+		if len(src) >= 2 && src[0]&7 == wireLen && src[0] >= 1<<3 && src[0] < 0x80 && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
+			n := 2 + int(src[1])
+			table, data, src = uint32(src[0]>>3), src[2:n], src[n:]
+		} else {
+			if src, err = scanField(&f, src); err != nil {
+				return err
+			}
+			var ok bool
+			if data, ok = f.msg(); !ok {
+				continue
+			}
+			table = f.num
 		}
-		table := f.num
-		data, ok := f.msg()
-		if !ok || table >= numTables || table == 0 {
+		if table >= numTables || table == 0 {
 			continue
 		}
 		idx := seen[table]
@@ -511,6 +630,22 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 	nLines, nAttrs := 0, 0
 	var f wfield
 	for len(src) > 0 {
+		// A line with a one-byte length, the commonest field, is read
+		// here without a call.
+		if len(src) >= 2 && src[0] == 3<<3|wireLen && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
+			n := 2 + int(src[1])
+			zero = false
+			wasBad := r.bad()
+			if err := c.line(src[2:n], r); err != nil {
+				return false, at(err, "lines", nLines)
+			}
+			if !wasBad && r.bad() {
+				*r = r.in("lines", nLines)
+			}
+			nLines++
+			src = src[n:]
+			continue
+		}
 		if src, err = scanField(&f, src); err != nil {
 			return false, err
 		}
@@ -555,8 +690,28 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 // line and column are "1-based, 0 means unset": a negative one is no
 // position in a source file.
 func (c *checker) line(src []byte, r *reason) error {
+	functions := uint64(c.dict.len[tableFunction])
 	var f wfield
 	for len(src) > 0 {
+		// A line is a few small varints, read here without a call: a
+		// known one-byte tag and a value of one or two bytes, which is
+		// neither negative nor above 2^14 (the exact check of a
+		// function_index runs only when it is not obviously valid).
+		if len(src) >= 2 && src[0] >= 0x08 && src[0] <= 0x18 && src[0]&7 == wireVarint {
+			v, k := uint64(src[1]), 2
+			if v >= 0x80 {
+				if len(src) < 3 || src[2] >= 0x80 {
+					goto general
+				}
+				v, k = v&0x7f|uint64(src[2])<<7, 3
+			}
+			if src[0] == 0x08 && v >= functions && v != 0 {
+				c.badIndex("function_index", -1, v, tableFunction, r)
+			}
+			src = src[k:]
+			continue
+		}
+	general:
 		var err error
 		if src, err = scanField(&f, src); err != nil {
 			return err

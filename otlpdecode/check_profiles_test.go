@@ -2,6 +2,8 @@ package otlpdecode
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -398,6 +400,8 @@ func TestCheckProfilesErrors(t *testing.T) {
 		{"bad packed values", profilesRequest(testDict, profile(pb{}.Msg(2, pb{}.Msg(4, pb{0x80})))), "resource_profiles[0].scope_profiles[0].profiles[0].samples[2]"},
 		{"bad packed timestamps", profilesRequest(testDict, profile(pb{}.Msg(2, pb{}.Msg(5, make(pb, 12))))), "resource_profiles[0].scope_profiles[0].profiles[0].samples[2]"},
 		{"bad packed attributes", profilesRequest(testDict, profile(pb{}.Msg(11, pb{0x80, 0x80}))), "resource_profiles[0].scope_profiles[0].profiles[0]"},
+		{"values claiming 4 GiB", profilesRequest(testDict, profile(pb{}.Msg(2, pb{0x22, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01}))), "resource_profiles[0].scope_profiles[0].profiles[0].samples[2]"},
+		{"dictionary claiming 2^62 bytes", profilesRequest(testDict, profile(nil)).Append(pb{0x12, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f}), ""},
 		{"truncated sample_type", profilesRequest(testDict, profile(pb{}.Msg(1, truncated))), "resource_profiles[0].scope_profiles[0].profiles[0].sample_type"},
 		{"AnyValue too deep in the dictionary", profilesRequest(dictWith(pb{}.Msg(6, pb{}.Msg(2, pb{}.Msg(6, pb{}.Msg(1, nest(200))))))), "dictionary.attribute_table[3].value.kvlist_value.values[0].value"},
 	}
@@ -460,5 +464,119 @@ func TestAppendValidProfiles(t *testing.T) {
 			}
 			consistency(t, signalProfiles, tt.src, nil)
 		})
+	}
+}
+
+// TestIndicesPacked holds the 8-byte reader of packed indices to the
+// element-by-element reading: same verdict, same position of the first
+// bad index, same element count, on random runs of one- to three-byte
+// varints against tables of every size around the limits it uses.
+func TestIndicesPacked(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 20000 {
+		size := []int{0, 1, 2, 127, 128, 129, 200, 255, 256, 901, 16383, 16384, 16385, 1 << 20}[round%14]
+		var run pb
+		var want []int64
+		for range rng.IntN(40) {
+			var v int64
+			switch rng.IntN(10) {
+			case 0:
+				v = int64(rng.IntN(1 << 21)) // three bytes
+			case 1, 2, 3, 4:
+				v = int64(rng.IntN(128))
+			case 5:
+				v = int64(size) + int64(rng.IntN(3)) - 1 // around the limit
+			default:
+				v = int64(rng.IntN(16384))
+			}
+			want = append(want, v)
+			run = appendVarint(run, uint64(v))
+		}
+		c := checker{profiles: true}
+		c.dict.len[tableLocation] = size
+		f := wfield{num: 1, typ: wireLen, data: run}
+		var r reason
+		n := 3 // elements of earlier occurrences
+		if err := c.indices(&f, "location_indices", tableLocation, &n, &r); err != nil {
+			t.Fatal(err)
+		}
+		wantBad := -1
+		for i, v := range want {
+			if i32 := int32(v); i32 != 0 && (i32 < 0 || int(i32) >= size) {
+				wantBad = i
+				break
+			}
+		}
+		if n != 3+len(want) {
+			t.Fatalf("size %d, run %v: %d elements, want %d", size, want, n-3, len(want))
+		}
+		switch {
+		case wantBad < 0 && r.bad():
+			t.Fatalf("size %d, run %v: rejected (%s)", size, want, r)
+		case wantBad >= 0 && (!r.bad() || r.path[0].idx != 3+wantBad || r.got != int(int32(want[wantBad]))):
+			t.Fatalf("size %d, run %v: %q, want element %d (%d) rejected", size, want, r, 3+wantBad, want[wantBad])
+		}
+	}
+}
+
+// TestCountShortVarints holds the 8-byte varint counter to the
+// element-by-element reading on random runs, valid or not: when it
+// answers, it answers what binary.Uvarint would.
+func TestCountShortVarints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	answered := 0
+	for round := range 50000 {
+		var run []byte
+		for range rng.IntN(30) {
+			switch rng.IntN(8) {
+			case 0:
+				run = append(run, byte(rng.IntN(256))) // any byte
+			case 1:
+				run = appendVarint(run, ^uint64(rng.IntN(1000))) // 10 bytes
+			default:
+				run = appendVarint(run, uint64(rng.Int64N(1<<uint(1+rng.IntN(62)))))
+			}
+		}
+		if round%5 == 0 && len(run) > 0 {
+			run = run[:rng.IntN(len(run))] // truncated
+		}
+		want, wantOK := 0, true
+		for rest := run; len(rest) > 0; want++ {
+			_, k := binary.Uvarint(rest)
+			if k <= 0 {
+				wantOK = false
+				break
+			}
+			rest = rest[k:]
+		}
+		n, ok := countShortVarints(run)
+		if !ok {
+			continue // the caller reads the run the slow way
+		}
+		answered++
+		if !wantOK || n != want {
+			t.Fatalf("countShortVarints(% x) = %d, true; binary.Uvarint reads %d varints, valid %v", run, n, want, wantOK)
+		}
+	}
+	if answered < 10000 {
+		t.Errorf("the fast path answered only %d of 50000 runs", answered)
+	}
+}
+
+// TestAppendValidMalformedAfterBadHeader: a Resource* whose schema_url is
+// not UTF-8 and whose resource, after it, is malformed is refused by
+// AppendValid as by Check (found by FuzzCheckProfiles; the reading of the
+// header fields is shared by every signal).
+func TestAppendValidMalformedAfterBadHeader(t *testing.T) {
+	rs := pb{}.Str(3, badUTF8).Append(pb{0x0a, 0x02, 0x30, 0x80}) // resource: a truncated varint
+	for _, tt := range []struct {
+		sig         signal
+		appendValid func(dst, src []byte, opts *Options) ([]byte, error)
+	}{{signalTraces, AppendValidTraces}, {signalProfiles, AppendValidProfiles}} {
+		src := pb{}.Msg(1, rs)
+		if _, err := tt.appendValid(nil, src, utf8Opts); err == nil {
+			t.Errorf("%v: AppendValid accepted a malformed resource after a bad schema_url", tt.sig)
+		}
+		consistency(t, tt.sig, src, utf8Opts)
 	}
 }

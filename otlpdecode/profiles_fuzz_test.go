@@ -1,6 +1,7 @@
 package otlpdecode
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -147,4 +148,52 @@ func BenchmarkCheckProfiles(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(res.Samples), "ns/sample")
 		})
 	}
+}
+
+// FuzzProfilesPacked holds the 8-byte readers of packed runs
+// (countShortVarints, and validIndices8 inside checker.indices) to a
+// varint-by-varint reading with binary.Uvarint, on any bytes and any table
+// size.
+func FuzzProfilesPacked(f *testing.F) {
+	f.Add([]byte{0x01, 0x85, 0x07, 0x7f, 0x80, 0x01, 0x00, 0x02, 0x03, 0xff, 0x06}, uint16(901))
+	f.Add([]byte(packed(-1, 5, 1<<40, 127, 128)), uint16(129))
+	f.Fuzz(func(t *testing.T, run []byte, size uint16) {
+		// The reference reading.
+		var values []uint64
+		valid := true
+		for rest := run; len(rest) > 0; {
+			v, k := binary.Uvarint(rest)
+			if k <= 0 {
+				valid = false
+				break
+			}
+			values = append(values, v)
+			rest = rest[k:]
+		}
+		if n, ok := countShortVarints(run); ok && (!valid || n != len(values)) {
+			t.Fatalf("countShortVarints = %d, true; want %d, valid %v", n, len(values), valid)
+		}
+		c := checker{profiles: true}
+		c.dict.len[tableLocation] = int(size)
+		fld := wfield{num: 1, typ: wireLen, data: run}
+		var r reason
+		n := 0
+		err := c.indices(&fld, "location_indices", tableLocation, &n, &r)
+		if (err == nil) != valid {
+			t.Fatalf("indices: %v; the run is valid: %v", err, valid)
+		}
+		if err != nil {
+			return
+		}
+		bad := -1
+		for i, v := range values {
+			if !inRange(v, int(size)) {
+				bad = i
+				break
+			}
+		}
+		if n != len(values) || (bad < 0) == r.bad() || (bad >= 0 && r.path[0].idx != bad) {
+			t.Fatalf("indices: %d elements, %q; want %d, first bad %d", n, r, len(values), bad)
+		}
+	})
 }
