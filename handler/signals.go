@@ -16,12 +16,22 @@ type signalKind struct {
 	filter func(dst, src []byte, opts *otlpdecode.Options) ([]byte, error)
 	// jsonRequest and jsonResponse are the OTLP/JSON message types.
 	jsonRequest, jsonResponse otlpjson.MessageType
+	// countSamples makes the otelcol_receiver_* counters count samples
+	// (Result.Samples) rather than items: the Collector's receivers count
+	// profiles that way (otelcol_receiver_accepted_profile_samples), while
+	// the partial success counts profiles (rejected_profiles).
+	countSamples bool
 }
 
 var signalKinds = [...]signalKind{
 	otlp.Traces:  newSignalKind(otlp.Traces, otlpdecode.CheckTraces, otlpdecode.AppendValidTraces),
 	otlp.Metrics: newSignalKind(otlp.Metrics, otlpdecode.CheckMetrics, otlpdecode.AppendValidMetrics),
 	otlp.Logs:    newSignalKind(otlp.Logs, otlpdecode.CheckLogs, otlpdecode.AppendValidLogs),
+	otlp.Profiles: func() signalKind {
+		k := newSignalKind(otlp.Profiles, otlpdecode.CheckProfiles, otlpdecode.AppendValidProfiles)
+		k.countSamples = true
+		return k
+	}(),
 }
 
 // newSignalKind is sig's row: the protocol's facts from otlp, its JSON

@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -39,8 +40,8 @@ import (
 // rewritten from field n to field n+1 (same wire type, same length), so the
 // cost is one copy and nothing is decoded below the top level. Other fields
 // are dropped: no Export*ServiceRequest of OTLP v1.11 has them. An error
-// means req is not a valid protobuf message (or field 1 or 2 is not a
-// message); dst is then returned unchanged.
+// means req is not a valid protobuf message (or field 1 is not a message);
+// dst is then returned unchanged.
 func AppendEnvelope(dst []byte, id uint64, req []byte) ([]byte, error) {
 	start := len(dst)
 	if id != 0 {
@@ -56,7 +57,13 @@ func AppendEnvelope(dst []byte, id uint64, req []byte) ([]byte, error) {
 		if fc.FieldNum == 1 || fc.FieldNum == 2 {
 			data, ok := fc.MessageData()
 			if !ok {
-				return dst[:start], fmt.Errorf("cannot wrap export request: field %d is not a message", fc.FieldNum)
+				if fc.FieldNum == 2 {
+					// Not the dictionary (wrong wire type): an unknown
+					// field to protobuf, dropped like the others.
+					src = tail
+					continue
+				}
+				return dst[:start], errors.New("cannot wrap export request: field 1 is not a message")
 			}
 			dst = append(dst, byte(fc.FieldNum+1)<<3|2) // field n+1, LEN
 			dst = binary.AppendUvarint(dst, uint64(len(data)))
@@ -76,9 +83,9 @@ func CheckExportRequest(req []byte) error {
 		if err != nil {
 			return fmt.Errorf("cannot wrap export request: %w", err)
 		}
-		if fc.FieldNum == 1 || fc.FieldNum == 2 {
+		if fc.FieldNum == 1 {
 			if _, ok := fc.MessageData(); !ok {
-				return fmt.Errorf("cannot wrap export request: field %d is not a message", fc.FieldNum)
+				return errors.New("cannot wrap export request: field 1 is not a message")
 			}
 		}
 		src = tail

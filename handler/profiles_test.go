@@ -1,0 +1,240 @@
+package handler
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/storage"
+)
+
+const profilesExport = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export"
+
+// profilesRequest builds an ExportProfilesServiceRequest: one resource, one
+// scope, and one profile per element of samples with that many samples; a
+// profile whose count is negative has -count samples and a sample pointing
+// past the stack table (rejected). The dictionary comes last on the wire,
+// as a sender may put it.
+func profilesRequest(samples ...int) []byte {
+	var mp easyproto.MarshalerPool
+	m := mp.Get()
+	root := m.MessageMarshaler()
+	rp := root.AppendMessage(1)
+	rp.AppendMessage(1).AppendMessage(1).AppendString(1, "service.name")
+	sp := rp.AppendMessage(2)
+	sp.AppendMessage(1).AppendString(1, "profiler")
+	for i, n := range samples {
+		p := sp.AppendMessage(2)
+		st := p.AppendMessage(1)
+		st.AppendInt32(1, 1)
+		st.AppendInt32(2, 2)
+		stack := int32(1)
+		if n < 0 {
+			n, stack = -n, 9
+		}
+		for j := range n {
+			s := p.AppendMessage(2)
+			s.AppendInt32(1, stack)
+			s.AppendInt64s(4, []int64{int64(10*i + j + 1)})
+		}
+		p.AppendFixed64(3, 1700000000000000000)
+		p.AppendBytes(7, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, byte(i + 1)})
+	}
+	d := root.AppendMessage(2)
+	d.AppendMessage(1)                     // mapping_table[0]
+	d.AppendMessage(2)                     // location_table[0]
+	loc := d.AppendMessage(2)              // location_table[1]
+	loc.AppendUint64(2, 0x1234)            // address
+	loc.AppendMessage(3).AppendInt32(1, 1) // lines[0].function_index
+	d.AppendMessage(3)                     // function_table[0]
+	d.AppendMessage(3).AppendInt32(1, 3)   // function_table[1].name_strindex
+	d.AppendMessage(4)                     // link_table[0]
+	for _, s := range []string{"", "cpu", "nanoseconds", "main"} {
+		d.AppendString(5, s)
+	}
+	d.AppendMessage(6)                             // attribute_table[0]
+	d.AppendMessage(7)                             // stack_table[0]
+	d.AppendMessage(7).AppendInt32s(1, []int32{1}) // stack_table[1]
+	return m.Marshal(nil)
+}
+
+// TestProfilesExport: a profiles request is served like any other signal
+// on every transport: stored whole when valid (partial_success unset), its
+// bad profile dropped and counted in rejected_profiles otherwise, and the
+// otelcol_receiver_* counters count samples, as the Collector's do.
+func TestProfilesExport(t *testing.T) {
+	sink := &memSink{}
+	h := New(Config{Sink: sink, Logger: quietLogger()})
+	c := startHandler(t, h)
+	good := profilesRequest(2, 3)
+	resp, err := c.Invoke(context.Background(), profilesExport, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp) != 0 {
+		t.Fatalf("full success must leave partial_success unset; response is %x", resp)
+	}
+	w := sink.all()
+	if len(w) != 1 || w[0].signal != storage.Profiles || w[0].items != 2 || !bytes.Equal(w[0].data, good) {
+		t.Fatalf("stored %+v", w)
+	}
+
+	// A profile with a stack_index out of range: rejected_profiles = 1,
+	// the others stored with the dictionary.
+	resp, err = c.Invoke(context.Background(), profilesExport, profilesRequest(2, -4, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, _, _ := easyproto.GetMessageData(resp, 1)
+	rejected, _, _ := easyproto.GetInt64(ps, 1)
+	msg, _, _ := easyproto.GetString(ps, 2)
+	if rejected != 1 || !strings.Contains(msg, "profiles[1]") || !strings.Contains(msg, "stack_index") {
+		t.Fatalf("partial_success: rejected_profiles=%d error_message=%q", rejected, msg)
+	}
+	w = sink.all()
+	if res, err := otlpdecode.CheckProfiles(w[len(w)-1].data, &otlpdecode.Options{}); len(w) != 2 || w[1].items != 2 || err != nil || res.Items != 2 || res.Samples != 5 {
+		t.Fatalf("stored %d writes, the last with %d profiles: %+v, %v", len(w), w[len(w)-1].items, res, err)
+	}
+	if _, ok, _ := easyproto.GetMessageData(w[1].data, 2); !ok {
+		t.Fatal("the dictionary was not stored with the profiles")
+	}
+
+	// The envelope (unary and stream) carries the dictionary as field 3.
+	env, err := otlp.AppendEnvelope(nil, 5, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Invoke(context.Background(), "/"+otlp.UnaryEnvelopeService+"/ExportProfiles", env); err != nil {
+		t.Fatal(err)
+	}
+	s := openStream(t, c, "ExportProfiles")
+	if _, err := s.pw.Write(frame(env)); err != nil {
+		t.Fatal(err)
+	}
+	s.pw.Close()
+	if acks, st := s.finish(); st.Code != grpcwire.OK || len(acks) != 1 || acks[0].id != 5 {
+		t.Fatalf("stream: %v, %d acks", st, len(acks))
+	}
+	w = sink.all()
+	if len(w) != 4 || !bytes.Equal(w[2].data, good) || !bytes.Equal(w[3].data, good) {
+		t.Fatalf("envelope requests stored %d writes", len(w))
+	}
+
+	// OTLP/HTTP, protobuf gzipped and JSON.
+	gz, _ := compression.Compress(nil, compression.Gzip, good)
+	req, _ := http.NewRequest("POST", c.BaseURL+"/v1development/profiles", bytes.NewReader(gz))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Content-Encoding", "gzip")
+	hr, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(hr.Body)
+	hr.Body.Close()
+	if hr.StatusCode != 200 || len(body) != 0 {
+		t.Fatalf("HTTP protobuf: %d %x", hr.StatusCode, body)
+	}
+	js := `{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"sampleType":{"typeStrindex":1,"unitStrindex":2},` +
+		`"samples":[{"values":["1"]},{"values":["2"],"stackIndex":7}],"profileId":"0102030405060708090a0b0c0d0e0f10"}]}]}],` +
+		`"dictionary":{"mappingTable":[{}],"locationTable":[{}],"functionTable":[{}],"linkTable":[{}],"stringTable":["","cpu","ns"],"attributeTable":[{}],"stackTable":[{}]}}`
+	hr, err = http.Post(c.BaseURL+"/v1development/profiles", "application/json", strings.NewReader(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(hr.Body)
+	hr.Body.Close()
+	if hr.StatusCode != 200 || !strings.Contains(string(body), `"rejectedProfiles":"1"`) {
+		t.Fatalf("HTTP JSON: %d %s", hr.StatusCode, body)
+	}
+
+	var buf bytes.Buffer
+	h.Metrics().WritePrometheus(&buf)
+	out := buf.String()
+	for _, want := range []string{
+		// gRPC: 5 samples, then 5 of 9 (4 in the rejected profile).
+		`otelcol_receiver_accepted_profile_samples_total{receiver="otlp",transport="grpc"} 15`,
+		`otelcol_receiver_failed_profile_samples_total{receiver="otlp",transport="grpc"} 4`,
+		`otelcol_receiver_accepted_profile_samples_total{receiver="otlp",transport="grpc_stream"} 5`,
+		`otelcol_receiver_accepted_profile_samples_total{receiver="otlp",transport="http"} 5`,
+		`otelcol_receiver_failed_profile_samples_total{receiver="otlp",transport="http"} 2`,
+		`otlplite_requests_total{transport="http",signal="profiles",code="OK"} 2`,
+		`otlplite_storage_write_seconds_count{signal="profiles"} 5`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
+}
+
+// TestProfilesBadRequest: a profiles request that is not valid protobuf is
+// INVALID_ARGUMENT with a BadRequest, as for the other signals.
+func TestProfilesBadRequest(t *testing.T) {
+	c := startHandler(t, New(Config{Sink: &memSink{}, Logger: quietLogger()}))
+	good := profilesRequest(1)
+	_, err := c.Invoke(context.Background(), profilesExport, good[:len(good)-3])
+	st := statusOf(t, err)
+	if st.Code != grpcwire.InvalidArgument || len(st.Violations) != 1 || !strings.Contains(st.Message, "ExportProfilesServiceRequest") {
+		t.Fatalf("status %v, violations %+v", st, st.Violations)
+	}
+}
+
+// TestStrindexOutsideProfiles: a traces request whose attribute uses
+// KeyValue.key_strindex is stored as sent, and the receiver logs the
+// warning common.proto asks for.
+func TestStrindexOutsideProfiles(t *testing.T) {
+	var logs syncLog
+	sink := &memSink{}
+	c := startHandler(t, New(Config{Sink: sink, Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
+	var mp easyproto.MarshalerPool
+	m := mp.Get()
+	span := m.MessageMarshaler().AppendMessage(1).AppendMessage(2).AppendMessage(2)
+	span.AppendBytes(1, goodID)
+	span.AppendBytes(2, []byte{1, 2, 3, 4, 5, 6, 7, 8})
+	kv := span.AppendMessage(9)
+	kv.AppendString(1, "k")
+	kv.AppendInt32(3, 4) // key_strindex
+	req := m.Marshal(nil)
+	resp, err := c.Invoke(context.Background(), traceExport, req)
+	if err != nil || len(resp) != 0 {
+		t.Fatalf("%x, %v", resp, err)
+	}
+	if w := sink.all(); len(w) != 1 || !bytes.Equal(w[0].data, req) {
+		t.Fatalf("stored %+v", w)
+	}
+	if out := logs.String(); !strings.Contains(out, "level=WARN") || !strings.Contains(out, "strindex") || !strings.Contains(out, "signal=traces") {
+		t.Fatalf("no warning logged: %q", out)
+	}
+}
+
+// syncLog is a log destination the handler's goroutines write to while
+// the test reads it.
+type syncLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
