@@ -499,3 +499,36 @@ func pdataJSON(t *testing.T, pd pprofile.Profiles) string {
 	}
 	return string(b)
 }
+
+// TestProfilesReplayStream: `otlp-lite replay -protocol stream` carries
+// profiles to a second otlp-lite in the streaming mode, whose envelope
+// (ProfilesExportRequest) holds the dictionary as field 3: the second
+// store holds exactly the first one's records.
+func TestProfilesReplayStream(t *testing.T) {
+	dirA, dirB := t.TempDir(), t.TempDir()
+	a := startServer(t, dirA)
+	exp := collectorProfilesExporter(t, "otlp", a.addr, "none")
+	for i := range 3 {
+		if err := exp.ConsumeProfiles(context.Background(), collectorProfiles(uint64(200+i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.stop()
+	b := startServer(t, dirB)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, serverBin, "replay", "-data-dir", dirA, "-endpoint", b.addr,
+		"-protocol", "stream", "-insecure", "-signal", "profiles").CombinedOutput()
+	if err != nil {
+		t.Fatalf("otlp-lite replay -protocol stream: %v\n%s", err, out)
+	}
+	b.stop()
+	newReq := func() *colprofilespb.ExportProfilesServiceRequest {
+		return new(colprofilespb.ExportProfilesServiceRequest)
+	}
+	want, got := scanStore(t, dirA, storage.Profiles, newReq), scanStore(t, dirB, storage.Profiles, newReq)
+	if len(want) != 3 {
+		t.Fatalf("%d records stored by the first server, want 3", len(want))
+	}
+	matchMessages(t, "profiles replayed on a stream", want, got)
+}
