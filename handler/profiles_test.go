@@ -238,3 +238,40 @@ func (l *syncLog) String() string {
 	defer l.mu.Unlock()
 	return l.buf.String()
 }
+
+// TestProfilesAuthAndAdmission: profiles go through the same gate as the
+// other signals: no bearer token, 401 / UNAUTHENTICATED and nothing
+// stored; a request larger than the whole admission budget,
+// RESOURCE_EXHAUSTED / 413.
+func TestProfilesAuthAndAdmission(t *testing.T) {
+	tf, _ := newTestTokenFile(t, "alpha-token\n")
+	sink := &memSink{}
+	c := startHandler(t, New(Config{Sink: sink, Logger: quietLogger(), Auth: tf}))
+	req := profilesRequest(3)
+	if _, err := c.Invoke(context.Background(), profilesExport, req); statusOf(t, err).Code != grpcwire.Unauthenticated {
+		t.Fatalf("gRPC without a token: %v", err)
+	}
+	hr, err := http.Post(c.BaseURL+"/v1development/profiles", "application/x-protobuf", bytes.NewReader(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Body.Close()
+	if hr.StatusCode != http.StatusUnauthorized || len(sink.all()) != 0 {
+		t.Fatalf("HTTP without a token: %d, %d stored", hr.StatusCode, len(sink.all()))
+	}
+
+	small := New(Config{Sink: sink, Logger: quietLogger(), Admission: AdmissionConfig{RequestLimit: 1024}})
+	c = startHandler(t, small)
+	big := profilesRequest(300)
+	if _, err := c.Invoke(context.Background(), profilesExport, big); statusOf(t, err).Code != grpcwire.ResourceExhausted {
+		t.Fatalf("gRPC over the budget (%d bytes): %v", len(big), err)
+	}
+	hr, err = http.Post(c.BaseURL+"/v1development/profiles", "application/x-protobuf", bytes.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Body.Close()
+	if hr.StatusCode != http.StatusRequestEntityTooLarge || len(sink.all()) != 0 {
+		t.Fatalf("HTTP over the budget: %d, %d stored", hr.StatusCode, len(sink.all()))
+	}
+}
