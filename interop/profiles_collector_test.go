@@ -4,8 +4,9 @@ package interop
 // the otlp-lite binary for the profiles signal (OTLP v1.11, Alpha):
 //
 //   - its otlpexporter (OTLP/gRPC) and otlphttpexporter (OTLP/HTTP) send
-//     profiles built with pdata/pprofile, plain, gzip and zstd; every
-//     request is stored exactly as the exporter encoded it (read back with
+//     profiles built with pdata/pprofile, plain, gzip and zstd, and as
+//     pdata's OTLP/JSON; every request is stored exactly as the exporter
+//     encoded it (read back with
 //     the official generated types, and with `otlp-lite export`), and the
 //     receiver's counters on /metrics count the samples as the Collector's
 //     own receiver does;
@@ -222,7 +223,8 @@ type nopHost struct{}
 func (nopHost) GetExtensions() map[component.ID]component.Component { return nil }
 
 // collectorProfilesExporter starts the Collector's otlp ("otlp") or
-// otlphttp ("otlphttp") exporter for profiles towards addr, with the
+// otlphttp ("otlphttp", or "otlphttp-json" with its JSON encoding)
+// exporter for profiles towards addr, with the
 // compression comp and no sending queue, so ConsumeProfiles returns once
 // the receiver answered (retries on failure stay on, as configured by
 // default).
@@ -239,12 +241,15 @@ func collectorProfilesExporter(t *testing.T, kind, addr string, comp configcompr
 		c.ClientConfig.Compression = comp
 		c.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
 		cfg = c
-	case "otlphttp":
+	case "otlphttp", "otlphttp-json":
 		f = otlphttpexporter.NewFactory()
 		c := f.CreateDefaultConfig().(*otlphttpexporter.Config)
 		c.ClientConfig.Endpoint = "http://" + addr
 		c.ClientConfig.Compression = comp
 		c.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
+		if kind == "otlphttp-json" {
+			c.Encoding = otlphttpexporter.EncodingJSON
+		}
 		cfg = c
 	default:
 		t.Fatalf("unknown exporter %q", kind)
@@ -282,7 +287,8 @@ func scrapeMetrics(t *testing.T, adminAddr string) string {
 
 // TestProfilesFromCollectorExporters: the Collector's OTLP exporters send
 // profiles to otlp-lite over gRPC (its unary ProfilesService/Export) and
-// OTLP/HTTP (/v1development/profiles), uncompressed, gzip and zstd; every
+// OTLP/HTTP (/v1development/profiles), uncompressed, gzip and zstd, and
+// OTLP/HTTP with pdata's JSON encoding; every
 // request is stored as sent, readable with the official generated types and
 // as the fileexporter's ProfilesData JSON lines.
 func TestProfilesFromCollectorExporters(t *testing.T) {
@@ -300,18 +306,22 @@ func TestProfilesFromCollectorExporters(t *testing.T) {
 			sends = append(sends, send{e, c})
 		}
 	}
+	// pdata's OTLP/JSON, whose profileId is hex (read as such, see
+	// otlpjson's kProfileID), decoded by the receiver to the same protobuf.
+	sends = append(sends, send{"otlphttp-json", configcompression.TypeGzip})
 	var sent []*colprofilespb.ExportProfilesServiceRequest
-	samples := map[string]int{}
+	samples, requests := map[string]int{}, map[string]int{}
 	for i, s := range sends {
 		addr := srv.addr
 		transport := "grpc"
-		if s.exporter == "otlphttp" {
+		if strings.HasPrefix(s.exporter, "otlphttp") {
 			addr, transport = srv.httpAddr, "http"
 		}
 		exp := collectorProfilesExporter(t, s.exporter, addr, s.comp)
 		seed := uint64(i + 1)
 		pd := collectorProfiles(seed)
 		samples[transport] += profilesSamples(pd)
+		requests[transport]++
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		err := exp.ConsumeProfiles(ctx, pd)
 		cancel()
@@ -327,7 +337,7 @@ func TestProfilesFromCollectorExporters(t *testing.T) {
 		for _, want := range []string{
 			fmt.Sprintf(`otelcol_receiver_accepted_profile_samples_total{receiver="otlp",transport=%q} %d`, transport, n),
 			fmt.Sprintf(`otelcol_receiver_failed_profile_samples_total{receiver="otlp",transport=%q} 0`, transport),
-			fmt.Sprintf(`otlplite_requests_total{transport=%q,signal="profiles",code="OK"} 3`, transport),
+			fmt.Sprintf(`otlplite_requests_total{transport=%q,signal="profiles",code="OK"} %d`, transport, requests[transport]),
 		} {
 			if !strings.Contains(metrics, want) {
 				t.Errorf("/metrics lacks %q", want)
