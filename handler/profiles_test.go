@@ -275,3 +275,42 @@ func TestProfilesAuthAndAdmission(t *testing.T) {
 		t.Fatalf("HTTP over the budget: %d, %d stored", hr.StatusCode, len(sink.all()))
 	}
 }
+
+// TestProfilesExportAllocsPerSample: a whole gRPC profiles export (read,
+// validate, store, answer) allocates the same per request whatever its
+// number of samples, valid or with a rejected profile: nothing per sample
+// or per profile in steady state.
+func TestProfilesExportAllocsPerSample(t *testing.T) {
+	h := New(Config{Sink: &discardSink{}, Logger: quietLogger()})
+	allocs := func(req []byte) float64 {
+		body := frame(req)
+		rd := bytes.NewReader(body)
+		r, _ := http.NewRequest("POST", "http://x"+profilesExport, io.NopCloser(rd))
+		r.ProtoMajor = 2
+		r.Header.Set("Content-Type", "application/grpc")
+		w := &nopResponseWriter{h: http.Header{}}
+		return testing.AllocsPerRun(200, func() {
+			rd.Reset(body)
+			clear(w.h)
+			h.ServeHTTP(w, r)
+			if w.status != 0 && w.status != 200 {
+				t.Fatalf("status %d", w.status)
+			}
+		})
+	}
+	small, large := allocs(profilesRequest(3)), allocs(profilesRequest(300, 300, 300))
+	// A rejection costs its message (the partial success's
+	// error_message), once per request.
+	rejSmall, rejLarge := allocs(profilesRequest(3, -3, 3)), allocs(profilesRequest(300, -300, 300, 300))
+	t.Logf("allocations per request: 3 samples %v, 900 samples %v; with a rejected profile: 9 samples %v, 1200 samples %v",
+		small, large, rejSmall, rejLarge)
+	if large > small || rejLarge > rejSmall {
+		t.Fatalf("allocations grow with the samples: %v for 3, %v for 900; with a rejection %v for 9, %v for 1200", small, large, rejSmall, rejLarge)
+	}
+}
+
+// discardSink stores nothing.
+type discardSink struct{}
+
+func (discardSink) Write(context.Context, storage.Signal, []byte, int) error { return nil }
+func (discardSink) Close() error                                             { return nil }
