@@ -314,3 +314,63 @@ type discardSink struct{}
 
 func (discardSink) Write(context.Context, storage.Signal, []byte, int) error { return nil }
 func (discardSink) Close() error                                             { return nil }
+
+// TestProfilesDevelopmentVersion: the Collector's
+// otlp-profiles-development-version metadata, when present, must say 1
+// (the v1.11 profiles otlpdecode validates); another version is refused
+// before the body is read, on gRPC (unary and stream) and OTLP/HTTP.
+func TestProfilesDevelopmentVersion(t *testing.T) {
+	sink := &memSink{}
+	c := startHandler(t, New(Config{Sink: sink, Logger: quietLogger()}))
+	req := profilesRequest(2)
+	grpcStatus := func(path string, body []byte, versions ...string) string {
+		r, _ := http.NewRequest("POST", c.BaseURL+path, bytes.NewReader(frame(body)))
+		r.Header.Set("Content-Type", "application/grpc")
+		for _, v := range versions {
+			r.Header.Add("Otlp-Profiles-Development-Version", v)
+		}
+		resp, err := c.HTTP.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if code := resp.Header.Get("Grpc-Status"); code != "" {
+			return code
+		}
+		return resp.Trailer.Get("Grpc-Status")
+	}
+	env, _ := otlp.AppendEnvelope(nil, 1, req)
+	for _, tc := range []struct {
+		versions []string
+		want     string
+	}{
+		{nil, "0"}, {[]string{"1"}, "0"}, {[]string{"2"}, "3"}, {[]string{"01"}, "3"}, {[]string{"1", "1"}, "3"},
+	} {
+		if got := grpcStatus(profilesExport, req, tc.versions...); got != tc.want {
+			t.Errorf("unary, version %q: grpc-status %s, want %s", tc.versions, got, tc.want)
+		}
+		if got := grpcStatus("/"+otlp.UnaryEnvelopeService+"/ExportProfiles", env, tc.versions...); got != tc.want {
+			t.Errorf("envelope, version %q: grpc-status %s, want %s", tc.versions, got, tc.want)
+		}
+	}
+	if n := len(sink.all()); n != 4 {
+		t.Fatalf("stored %d requests, want the 4 without a version or with version 1", n)
+	}
+	r, _ := http.NewRequest("POST", c.BaseURL+"/v1development/profiles", bytes.NewReader(req))
+	r.Header.Set("Content-Type", "application/x-protobuf")
+	r.Header.Set("Otlp-Profiles-Development-Version", "2")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "otlp-profiles-development-version") || len(sink.all()) != 4 {
+		t.Fatalf("HTTP version 2: %d %q", resp.StatusCode, body)
+	}
+	// Other signals ignore the header.
+	if got := grpcStatus(traceExport, traceRequest(goodID), "2"); got != "0" {
+		t.Fatalf("traces with the header: grpc-status %s", got)
+	}
+}
