@@ -16,6 +16,10 @@ type exportOutcome struct {
 	items    int // items in the request
 	rejected int // items refused as invalid (partial success)
 	message  string
+	// counted and countedRejected are items and rejected in the unit of
+	// the otelcol_receiver_* counters: the items, or for profiles their
+	// samples (signalKind.countSamples).
+	counted, countedRejected int
 }
 
 // exportUnary serves one OTLP Export call: read the message, validate it,
@@ -75,7 +79,13 @@ func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *
 	if err != nil {
 		return exportOutcome{}, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.Request, err), err)
 	}
-	out := exportOutcome{items: res.Items, rejected: res.Rejected}
+	out := exportOutcome{items: res.Items, rejected: res.Rejected, counted: res.Items, countedRejected: res.Rejected}
+	if kind.countSamples {
+		out.counted, out.countedRejected = res.Samples, res.RejectedSamples
+	}
+	if res.IgnoredStrindex > 0 {
+		h.warnIgnoredStrindex(kind, res.IgnoredStrindex)
+	}
 	data := bufs.msg
 	if res.Rejected > 0 {
 		out.message = fmt.Sprintf("%d of %d %s rejected; first: %s", res.Rejected, res.Items, kind.Items, res.FirstRejection)
@@ -106,6 +116,19 @@ func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *
 		return out, h.storageStatus(ctx, err)
 	}
 	return out, nil
+}
+
+// warnIgnoredStrindex logs that a traces, metrics or logs request used
+// KeyValue.key_strindex or AnyValue.string_value_strindex. common.proto
+// (v1.11) defines them for profiles only and asks a receiver of another
+// signal to log a warning and process the data as if they were absent: the
+// request is stored as sent (otlpdecode checks nothing about them there).
+// The warning shares the refusal log's rate limit.
+func (h *Handler) warnIgnoredStrindex(kind *signalKind, n int) {
+	if ok, _ := h.logLimit.allow(time.Now()); ok {
+		h.log.Warn("request uses *_strindex fields, defined for profiles only; processed as if absent",
+			"signal", kind.Name, "fields", n)
+	}
 }
 
 // badRequest adds to st, an INVALID_ARGUMENT for undecodable data, the

@@ -33,6 +33,10 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	if sig := otlp.SignalByGRPCService(service); sig != 0 {
 		if method == "Export" {
+			if st := kindOf(sig).headerStatus(r.Header); st != nil {
+				h.refuseGRPC(call, transportGRPC, st)
+				return
+			}
 			h.exportUnary(call, kindOf(sig))
 			return
 		}
@@ -42,6 +46,10 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	switch service {
 	case otlp.StreamService, otlp.UnaryEnvelopeService:
 		if kind := kindOf(otlp.SignalByStreamMethod(method)); kind != nil {
+			if st := kind.headerStatus(r.Header); st != nil {
+				h.refuseGRPC(call, transportGRPC, st)
+				return
+			}
 			if service == otlp.StreamService {
 				h.exportStream(call, kind)
 			} else {

@@ -127,6 +127,10 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 			"unsupported Content-Encoding %q: use one of gzip, zstd, deflate, snappy or identity", strings.Join(r.Header.Values("Content-Encoding"), ", ")))
 		return
 	}
+	if st := kind.headerStatus(r.Header); st != nil {
+		h.writeHTTPError(w, r, enc, http.StatusBadRequest, st)
+		return
+	}
 
 	bufs := h.getBuffers()
 	defer h.putBuffers(bufs)

@@ -164,13 +164,13 @@ func (m *handlerMetrics) countRequest(t transport, sig storage.Signal, out expor
 		p.Store(c)
 	}
 	c.Inc()
-	if out.items == 0 {
+	if out.counted == 0 {
 		return
 	}
-	if out.rejected > 0 {
-		m.failed[t][sig].Add(out.rejected)
+	if out.countedRejected > 0 {
+		m.failed[t][sig].Add(out.countedRejected)
 	}
-	stored := out.items - out.rejected
+	stored := out.counted - out.countedRejected
 	if st == nil {
 		m.accepted[t][sig].Add(stored)
 	} else if otlp.Retryable(st) {

@@ -29,14 +29,14 @@ func truncateMessage(msg string) string {
 	return msg[:cut] + suffix
 }
 
-// appendExportResponse encodes the Export*ServiceResponse. The three
+// appendExportResponse encodes the Export*ServiceResponse. The four
 // responses share one shape:
 //
 //	message ExportTraceServiceResponse {
 //	  ExportTracePartialSuccess partial_success = 1;
 //	}
 //	message ExportTracePartialSuccess {
-//	  int64 rejected_spans = 1;  // rejected_data_points, rejected_log_records
+//	  int64 rejected_spans = 1;  // rejected_data_points, rejected_log_records, rejected_profiles
 //	  string error_message = 2;
 //	}
 func appendExportResponse(dst []byte, out exportOutcome) []byte {

@@ -1,6 +1,9 @@
 package handler
 
 import (
+	"net/http"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
@@ -16,12 +19,26 @@ type signalKind struct {
 	filter func(dst, src []byte, opts *otlpdecode.Options) ([]byte, error)
 	// jsonRequest and jsonResponse are the OTLP/JSON message types.
 	jsonRequest, jsonResponse otlpjson.MessageType
+	// countSamples makes the otelcol_receiver_* counters count samples
+	// (Result.Samples) rather than items: the Collector's receivers count
+	// profiles that way (otelcol_receiver_accepted_profile_samples), while
+	// the partial success counts profiles (rejected_profiles).
+	countSamples bool
+	// checkHeader, when set, refuses a request by its headers (gRPC
+	// metadata) before its body is read.
+	checkHeader func(http.Header) *grpcwire.Status
 }
 
 var signalKinds = [...]signalKind{
 	otlp.Traces:  newSignalKind(otlp.Traces, otlpdecode.CheckTraces, otlpdecode.AppendValidTraces),
 	otlp.Metrics: newSignalKind(otlp.Metrics, otlpdecode.CheckMetrics, otlpdecode.AppendValidMetrics),
 	otlp.Logs:    newSignalKind(otlp.Logs, otlpdecode.CheckLogs, otlpdecode.AppendValidLogs),
+	otlp.Profiles: func() signalKind {
+		k := newSignalKind(otlp.Profiles, otlpdecode.CheckProfiles, otlpdecode.AppendValidProfiles)
+		k.countSamples = true
+		k.checkHeader = checkProfilesVersion
+		return k
+	}(),
 }
 
 // newSignalKind is sig's row: the protocol's facts from otlp, its JSON
@@ -31,6 +48,14 @@ func newSignalKind(sig otlp.Signal,
 	filter func([]byte, []byte, *otlpdecode.Options) ([]byte, error)) signalKind {
 	req, resp, _ := otlpjson.ForSignal(sig)
 	return signalKind{signal: sig, SignalInfo: sig.Info(), check: check, filter: filter, jsonRequest: req, jsonResponse: resp}
+}
+
+// headerStatus is the refusal of a request for kind by its headers, or nil.
+func (kind *signalKind) headerStatus(hdr http.Header) *grpcwire.Status {
+	if kind.checkHeader == nil {
+		return nil
+	}
+	return kind.checkHeader(hdr)
 }
 
 // kindOf returns how the handler serves sig; nil if sig is 0 (no signal).

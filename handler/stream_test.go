@@ -341,7 +341,7 @@ func TestEnvelopeUnary(t *testing.T) {
 	if id, _, _ := easyproto.GetUint64(resp, 1); id != 42 || len(sink.all()) != 1 {
 		t.Fatalf("resp %x, stored %d", resp, len(sink.all()))
 	}
-	_, err = c.Invoke(context.Background(), "/otlplite.v1.StreamExporter/ExportProfiles", nil)
+	_, err = c.Invoke(context.Background(), "/otlplite.v1.StreamExporter/ExportEvents", nil)
 	var st *grpcwire.Status
 	if !errors.As(err, &st) || st.Code != grpcwire.Unimplemented {
 		t.Fatalf("unknown stream method: %v", err)

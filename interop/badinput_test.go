@@ -140,7 +140,7 @@ func TestUnimplemented(t *testing.T) {
 		"/opentelemetry.proto.collector.trace.v1.TraceService/NoSuchMethod",
 		"/opentelemetry.proto.collector.logs.v1.LogsService/Query",
 		"/no.such.v1.Service/Export",
-		"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
+		"/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Query",
 	} {
 		err := conn.Invoke(callCtx(t), method, traceRequest(testSpan("x", 1)), new(coltracepb.ExportTraceServiceResponse))
 		if status.Code(err) != codes.Unimplemented {

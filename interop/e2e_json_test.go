@@ -155,8 +155,9 @@ func checkJSONPartialSuccess(t *testing.T, what string, body []byte) {
 	t.Logf("%s: %s", what, body)
 }
 
-// TestJSONRoundTrip: data received over gRPC (the Go SDK, plus the binary
-// payload files that set every field) is exported with
+// TestJSONRoundTrip: data received over gRPC (the Go SDK, the Collector's
+// OTLP exporter for profiles, plus the binary payload files that set every
+// field) is exported with
 // `otlp-lite export -format json`, each line is posted back over OTLP/HTTP
 // JSON to a second instance, and that instance's export must be byte for
 // byte the first one: the JSON encoder and decoder are inverse on everything
@@ -174,6 +175,10 @@ func TestJSONRoundTrip(t *testing.T) {
 	tw := sendGoTraces(ctx, t, a.addr, "gzip", res, capt)
 	sendGoMetrics(ctx, t, a.addr, "none", res, capt)
 	sendGoLogs(ctx, t, a.addr, "none", res, capt, tw)
+	// Profiles from the Collector's OTLP exporter (pdata/pprofile).
+	if err := collectorProfilesExporter(t, "otlp", a.addr, "gzip").ConsumeProfiles(ctx, collectorProfiles(300)); err != nil {
+		t.Fatalf("profiles: %v", err)
+	}
 	conn := a.dial(t)
 	for _, p := range []struct {
 		file, method string
@@ -208,7 +213,7 @@ func TestJSONRoundTrip(t *testing.T) {
 			t.Fatalf("export of %s from the first instance is empty", sig)
 		}
 		for i, l := range lines {
-			req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("http://%s/v1/%s", b.httpAddr, sig), bytes.NewReader(l))
+			req, err := http.NewRequest(http.MethodPost, "http://"+b.httpAddr+sig.Info().HTTPPath, bytes.NewReader(l))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -30,6 +30,7 @@ import (
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
+	colprofilespb "go.opentelemetry.io/proto/otlp/collector/profiles/v1development"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -341,8 +342,8 @@ func matchMessages[M proto.Message](t testing.TB, what string, sent, stored []M)
 	}
 }
 
-// itemCount counts what storage.Sink calls items: spans, metric data points
-// or log records.
+// itemCount counts what storage.Sink calls items: spans, metric data points,
+// log records or profiles.
 func itemCount(m proto.Message) int {
 	n := 0
 	switch r := m.(type) {
@@ -366,6 +367,12 @@ func itemCount(m proto.Message) int {
 		for _, rl := range r.GetResourceLogs() {
 			for _, sl := range rl.GetScopeLogs() {
 				n += len(sl.GetLogRecords())
+			}
+		}
+	case *colprofilespb.ExportProfilesServiceRequest:
+		for _, rp := range r.GetResourceProfiles() {
+			for _, sp := range rp.GetScopeProfiles() {
+				n += len(sp.GetProfiles())
 			}
 		}
 	}

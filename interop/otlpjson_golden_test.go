@@ -80,7 +80,7 @@ func ojCases(t *testing.T) []ojCase {
 			ojCase{"logs random", otlpjson.LogsData, ojRandLogs(rng)},
 		)
 	}
-	return cases
+	return append(cases, ojProfilesCases()...)
 }
 
 // TestOTLPJSONGoldenMarshal compares otlpjson.Marshal with protojson, after

@@ -16,24 +16,32 @@ import (
 // with AppendAck.
 
 // AppendEnvelope appends the stream envelope of an OTLP export request to
-// dst: req is a serialized ExportTraceServiceRequest (or the metrics or logs
-// one), whose only field is
+// dst: req is a serialized ExportTraceServiceRequest (or the metrics, logs
+// or profiles one), whose fields are
 //
 //	repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
+//	// profiles only:
+//	opentelemetry.proto.profiles.v1development.ProfilesDictionary dictionary = 2;
 //
-// and the result is the proposal's two-field message:
+// and the result is the proposal's message, each field moved up by one to
+// make room for the id:
 //
 //	message TraceExportRequest {
 //	  uint64 id = 1;
 //	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 2;
 //	}
+//	message ProfilesExportRequest {
+//	  uint64 id = 1;
+//	  repeated opentelemetry.proto.profiles.v1development.ResourceProfiles resource_profiles = 2;
+//	  opentelemetry.proto.profiles.v1development.ProfilesDictionary dictionary = 3;
+//	}
 //
 // The payload bytes are copied unchanged; only each top-level tag is
-// rewritten from field 1 to field 2 (same wire type, same length), so the
-// cost is one copy and nothing is decoded below the top level. Fields other
-// than 1 are dropped: Export*ServiceRequest has no others, and field 2 would
-// collide. An error means req is not a valid protobuf message; dst is then
-// returned unchanged.
+// rewritten from field n to field n+1 (same wire type, same length), so the
+// cost is one copy and nothing is decoded below the top level. Other fields
+// are dropped: no Export*ServiceRequest of OTLP v1.11 has them. An error
+// means req is not a valid protobuf message (or field 1 is not a message);
+// dst is then returned unchanged.
 func AppendEnvelope(dst []byte, id uint64, req []byte) ([]byte, error) {
 	start := len(dst)
 	if id != 0 {
@@ -46,12 +54,18 @@ func AppendEnvelope(dst []byte, id uint64, req []byte) ([]byte, error) {
 		if err != nil {
 			return dst[:start], fmt.Errorf("cannot wrap export request: %w", err)
 		}
-		if fc.FieldNum == 1 {
+		if fc.FieldNum == 1 || fc.FieldNum == 2 {
 			data, ok := fc.MessageData()
 			if !ok {
+				if fc.FieldNum == 2 {
+					// Not the dictionary (wrong wire type): an unknown
+					// field to protobuf, dropped like the others.
+					src = tail
+					continue
+				}
 				return dst[:start], errors.New("cannot wrap export request: field 1 is not a message")
 			}
-			dst = append(dst, 0x12) // field 2, LEN
+			dst = append(dst, byte(fc.FieldNum+1)<<3|2) // field n+1, LEN
 			dst = binary.AppendUvarint(dst, uint64(len(data)))
 			dst = append(dst, data...)
 		}
@@ -81,11 +95,11 @@ func CheckExportRequest(req []byte) error {
 
 // UnwrapEnvelope turns the envelope msg back into the plain
 // Export*ServiceRequest, in place, and returns its id and the request, a
-// prefix of msg: field 2 becomes field 1 of ExportTraceServiceRequest (same
-// for metrics and logs); the id and unknown fields are dropped. The
-// rewritten tag is one byte and no field grows, so writing never overtakes
-// reading. On error msg may be partly rewritten, and req is nil. It does not
-// allocate.
+// prefix of msg: fields 2 and 3 become fields 1 and 2 (resource_spans,
+// resource_metrics, resource_logs or resource_profiles, and the profiles
+// dictionary); the id and unknown fields are dropped. Each rewritten tag is
+// one byte and no field grows, so writing never overtakes reading. On error
+// msg may be partly rewritten, and req is nil. It does not allocate.
 func UnwrapEnvelope(msg []byte) (id uint64, req []byte, err error) {
 	w := 0
 	var fc easyproto.FieldContext
@@ -99,12 +113,12 @@ func UnwrapEnvelope(msg []byte) (id uint64, req []byte, err error) {
 			if v, ok := fc.Uint64(); ok {
 				id = v
 			}
-		case 2:
+		case 2, 3:
 			if data, ok := fc.MessageData(); ok {
-				// Field 1, wire type LEN, then the length and the data,
+				// Field n-1, wire type LEN, then the length and the data,
 				// moved down to the write position.
 				dataStart := len(msg) - len(tail) - len(data)
-				w = writeLenField(msg, w, dataStart, len(data))
+				w = writeLenField(msg, w, byte(fc.FieldNum-1)<<3|2, dataStart, len(data))
 			}
 		}
 		rest = tail
@@ -112,12 +126,12 @@ func UnwrapEnvelope(msg []byte) (id uint64, req []byte, err error) {
 	return id, msg[:w], nil
 }
 
-// writeLenField writes tag 0x0a, the varint n and src[dataStart:dataStart+n]
-// at src[w:], returning the new write position. The caller guarantees the
-// written bytes end no later than dataStart+n.
-func writeLenField(src []byte, w, dataStart, n int) int {
+// writeLenField writes the one-byte tag, the varint n and
+// src[dataStart:dataStart+n] at src[w:], returning the new write position.
+// The caller guarantees the written bytes end no later than dataStart+n.
+func writeLenField(src []byte, w int, tag byte, dataStart, n int) int {
 	var hdr [binary.MaxVarintLen64 + 1]byte
-	hdr[0] = 0x0a
+	hdr[0] = tag
 	k := 1 + binary.PutUvarint(hdr[1:], uint64(n))
 	w += copy(src[w:], hdr[:k])
 	w += copy(src[w:], src[dataStart:dataStart+n])

@@ -9,8 +9,8 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 )
 
-// exportRequestFields is req as the envelope carries it: its field-1
-// messages, in order, each re-encoded with a minimal length.
+// exportRequestFields is req as the envelope carries it: its field-1 and
+// field-2 messages, in order, each re-encoded with a minimal length.
 func exportRequestFields(req []byte) []byte {
 	var out []byte
 	var fc easyproto.FieldContext
@@ -19,9 +19,8 @@ func exportRequestFields(req []byte) []byte {
 		if src, err = fc.NextField(src); err != nil {
 			return nil
 		}
-		if fc.FieldNum == 1 {
-			data, _ := fc.MessageData()
-			out = append(out, 0x0a)
+		if data, ok := fc.MessageData(); ok && (fc.FieldNum == 1 || fc.FieldNum == 2) {
+			out = append(out, byte(fc.FieldNum)<<3|2)
 			out = binary.AppendUvarint(out, uint64(len(data)))
 			out = append(out, data...)
 		}
@@ -38,6 +37,16 @@ func TestEnvelope(t *testing.T) {
 	id, got, err := UnwrapEnvelope(env[len("prefix"):])
 	if err != nil || id != 300 || !bytes.Equal(got, req) {
 		t.Fatalf("UnwrapEnvelope: %d %x %v", id, got, err)
+	}
+	// A profiles request: resource_profiles, the dictionary (field 2,
+	// envelope field 3), resource_profiles again.
+	preq := []byte("\x0a\x02\x12\x00\x12\x03\x2a\x01\x78\x0a\x00")
+	env, err = AppendEnvelope(nil, 7, preq)
+	if want := []byte("\x08\x07\x12\x02\x12\x00\x1a\x03\x2a\x01\x78\x12\x00"); err != nil || !bytes.Equal(env, want) {
+		t.Fatalf("AppendEnvelope(profiles) = %x, %v; want %x", env, err, want)
+	}
+	if id, got, err := UnwrapEnvelope(env); err != nil || id != 7 || !bytes.Equal(got, preq) {
+		t.Fatalf("UnwrapEnvelope(profiles): %d %x %v", id, got, err)
 	}
 	for _, bad := range [][]byte{{0x0a, 0x05, 0x01}, {0x08, 0x01}} {
 		if out, err := AppendEnvelope([]byte("x"), 1, bad); err == nil || string(out) != "x" || CheckExportRequest(bad) == nil {
@@ -113,6 +122,7 @@ func TestEnvelopeAllocs(t *testing.T) {
 // Arbitrary bytes given to UnwrapEnvelope and ParseAck do not break them.
 func FuzzEnvelope(f *testing.F) {
 	f.Add(uint64(300), []byte("\x0a\x0a\x12\x08\x12\x06\x2a\x04\x73\x70\x61\x6e"), int32(0), "", int64(0), int64(0))
+	f.Add(uint64(7), []byte("\x0a\x02\x12\x00\x12\x03\x2a\x01\x78\x0a\x00"), int32(0), "", int64(0), int64(1))
 	f.Add(uint64(9), []byte("\x08\x09\x10\x02\x1a\x04busy\x22\x05\x08\x01\x10\xe8\x07"), int32(2), "busy", int64(1500*time.Millisecond), int64(0))
 	f.Fuzz(func(t *testing.T, id uint64, req []byte, code int32, msg string, delay, rejected int64) {
 		// Request direction.

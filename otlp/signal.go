@@ -23,18 +23,17 @@ const (
 	Metrics Signal = 2
 	Logs    Signal = 3
 	// Profiles is the profiles signal of OTLP v1.11 (Alpha, protobuf
-	// package still v1development). It has its row in the table but joins
-	// Signals and MaxSignal only once every package handles it.
+	// package still v1development).
 	Profiles Signal = 4
 )
 
 // MaxSignal is the largest Signal: arrays indexed by a signal are
 // [MaxSignal + 1], so a new signal (its constant, its row in the table and
 // in Signals) grows them all.
-const MaxSignal = Logs
+const MaxSignal = Profiles
 
 // Signals lists every signal in a fixed order.
-var Signals = []Signal{Traces, Metrics, Logs}
+var Signals = []Signal{Traces, Metrics, Logs, Profiles}
 
 // SignalInfo is what differs between the signals' export services: one row
 // per signal, so a new signal is one row of the table.
@@ -44,7 +43,10 @@ type SignalInfo struct {
 	// Items names the items, plural, in messages ("spans").
 	Items string
 	// ItemsMetric names the items in the collector's metric names
-	// ("otelcol_receiver_accepted_spans_total").
+	// ("otelcol_receiver_accepted_spans_total"). For profiles it is
+	// "profile_samples": the Collector's receiverhelper counts profiles in
+	// samples (otelcol_receiver_accepted_profile_samples), while the
+	// partial success counts whole profiles (rejected_profiles).
 	ItemsMetric string
 	// Request and Response are the export messages
 	// (opentelemetry/proto/collector/*/v1/*_service.proto); Data is the
@@ -61,7 +63,8 @@ type SignalInfo struct {
 	// HTTPPath is the OTLP/HTTP path.
 	HTTPPath string
 	// KafkaTopic is the default Kafka topic (the collector's
-	// kafkaexporter/kafkareceiver default).
+	// kafkaexporter/kafkareceiver default: otlp_spans, otlp_metrics,
+	// otlp_logs, otlp_profiles).
 	KafkaTopic string
 }
 
@@ -97,7 +100,7 @@ var signalTable = [...]SignalInfo{
 		HTTPPath: "/v1/logs", KafkaTopic: "otlp_logs",
 	},
 	Profiles: {
-		Name: "profiles", Items: "profiles", ItemsMetric: "profiles",
+		Name: "profiles", Items: "profiles", ItemsMetric: "profile_samples",
 		Request: "ExportProfilesServiceRequest", Response: "ExportProfilesServiceResponse", Data: "ProfilesData",
 		GRPCService:  "opentelemetry.proto.collector.profiles.v1development.ProfilesService",
 		GRPCPath:     "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
@@ -114,7 +117,8 @@ func (s Signal) Info() *SignalInfo {
 	return &signalTable[s]
 }
 
-// String returns the signal's name: "traces", "metrics" or "logs".
+// String returns the signal's name: "traces", "metrics", "logs" or
+// "profiles".
 func (s Signal) String() string {
 	if i := s.Info(); i != nil {
 		return i.Name
@@ -129,7 +133,7 @@ func ParseSignal(name string) (Signal, error) {
 			return s, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown signal %q: want traces, metrics or logs", name)
+	return 0, fmt.Errorf("unknown signal %q: want traces, metrics, logs or profiles", name)
 }
 
 // SignalByHTTPPath returns the signal whose OTLP/HTTP path is path, or 0.

@@ -28,8 +28,15 @@ func TestSignalTable(t *testing.T) {
 	if Signal(0).Info() != nil || Signal(9).Info() != nil || Signal(9).String() != "signal(9)" {
 		t.Fatal("not a signal")
 	}
-	if _, err := ParseSignal("profiles"); err == nil {
-		t.Fatal("ParseSignal(profiles)")
+	if _, err := ParseSignal("events"); err == nil {
+		t.Fatal("ParseSignal(events)")
+	}
+	// The profiles signal is Alpha: its names keep v1development (OTLP
+	// v1.11 specification.md, "OTLP/HTTP Request"; profiles_service.proto).
+	p := Profiles.Info()
+	if p.HTTPPath != "/v1development/profiles" || p.GRPCService != "opentelemetry.proto.collector.profiles.v1development.ProfilesService" ||
+		p.KafkaTopic != "otlp_profiles" || p.ItemsMetric != "profile_samples" || MaxSignal != Profiles {
+		t.Fatalf("profiles row %+v", p)
 	}
 	if SignalByHTTPPath("/v1/profiles") != 0 || SignalByGRPCService("x") != 0 || SignalByStreamMethod("Export") != 0 {
 		t.Fatal("unknown names")

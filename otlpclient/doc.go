@@ -4,7 +4,8 @@
 // It speaks both modes of the OTLP proposal (OTEP 0035, "Client Modes"):
 //
 //   - UnaryExporter: the standard OTLP/gRPC Export calls of
-//     TraceService, MetricsService and LogsService, so it works against any
+//     TraceService, MetricsService, LogsService and ProfilesService
+//     (v1development), so it works against any
 //     OTLP receiver, the OpenTelemetry Collector included. Retries follow
 //     OTLP v1.11 "Failures": UNAVAILABLE and RESOURCE_EXHAUSTED honour
 //     google.rpc.RetryInfo, other retryable codes back off exponentially

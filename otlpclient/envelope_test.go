@@ -11,7 +11,8 @@ import (
 )
 
 // unwrapEnvelope is the server's view of an envelope: the id and the
-// ExportTraceServiceRequest rebuilt from field 2.
+// Export*ServiceRequest rebuilt from fields 2 and 3 (the profiles
+// dictionary).
 func unwrapEnvelope(t testing.TB, env []byte) (uint64, []byte) {
 	var fc easyproto.FieldContext
 	var id uint64
@@ -24,9 +25,9 @@ func unwrapEnvelope(t testing.TB, env []byte) (uint64, []byte) {
 		switch fc.FieldNum {
 		case 1:
 			id, _ = fc.Uint64()
-		case 2:
+		case 2, 3:
 			data, _ := fc.MessageData()
-			req = append(req, 0x0a)
+			req = append(req, byte(fc.FieldNum-1)<<3|2)
 			req = appendVarint(req, uint64(len(data)))
 			req = append(req, data...)
 		default:
@@ -59,7 +60,10 @@ func TestAppendEnvelope(t *testing.T) {
 		{name: "one resource", id: 42, req: testRequest(1, 1)},
 		{name: "several resources", id: 300, req: append(testRequest(1, 2), testRequest(2, 3)...)},
 		{name: "big", id: 5, req: big},
-		{name: "other fields dropped", id: 1, req: []byte{0x10, 0x05, 0x0a, 0x00}, want: []byte{0x08, 0x01, 0x12, 0x00}},
+		{name: "other fields dropped", id: 1, req: []byte{0x18, 0x05, 0x0a, 0x00}, want: []byte{0x08, 0x01, 0x12, 0x00}},
+		{name: "profiles dictionary", id: 1, req: []byte{0x12, 0x02, 0x2a, 0x00, 0x0a, 0x00}, want: []byte{0x08, 0x01, 0x1a, 0x02, 0x2a, 0x00, 0x12, 0x00}},
+		{name: "profiles round trip", id: 9, req: []byte{0x0a, 0x00, 0x12, 0x03, 0x2a, 0x01, 0x78}},
+		{name: "field 2 not a message dropped", id: 1, req: []byte{0x10, 0x01, 0x0a, 0x00}, want: []byte{0x08, 0x01, 0x12, 0x00}},
 		{name: "truncated", id: 1, req: []byte{0x0a, 0x05, 0x01}, bad: true},
 		{name: "field 1 not a message", id: 1, req: []byte{0x08, 0x01}, bad: true},
 		{name: "bad tag", id: 1, req: []byte{0xff}, bad: true},

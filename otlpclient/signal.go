@@ -11,9 +11,12 @@ const (
 	Traces  = otlp.Traces
 	Metrics = otlp.Metrics
 	Logs    = otlp.Logs
+	// Profiles is OTLP's profiles signal (Alpha in v1.11): its requests
+	// carry their ProfilesDictionary, which both exporters send with them.
+	Profiles = otlp.Profiles
 )
 
-// ParseSignal parses "traces", "metrics" or "logs".
+// ParseSignal parses "traces", "metrics", "logs" or "profiles".
 func ParseSignal(name string) (Signal, error) { return otlp.ParseSignal(name) }
 
 // signalInfo is s's row of the signal table; Traces for the zero Signal

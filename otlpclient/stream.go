@@ -146,7 +146,7 @@ func NewStreamExporter(cfg StreamConfig) *StreamExporter {
 	return e
 }
 
-// Send queues req, a serialized Export{Trace,Metrics,Logs}ServiceRequest
+// Send queues req, a serialized Export{Trace,Metrics,Logs,Profiles}ServiceRequest
 // of the exporter's signal, and returns without waiting for the server. It
 // blocks while MaxPending requests are unacknowledged, until ctx ends.
 //

@@ -18,7 +18,8 @@ type Config struct {
 	// h2c (HTTP/2 without TLS, what OTLP/gRPC receivers accept with
 	// insecure: true).
 	TLS *tls.Config
-	// Signal selects the service: traces, metrics or logs (zero means traces).
+	// Signal selects the service: traces, metrics, logs or profiles (zero
+	// means traces).
 	Signal Signal
 	// Compression compresses each request message (grpc-encoding).
 	Compression compression.Codec

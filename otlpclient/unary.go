@@ -39,7 +39,7 @@ func NewUnaryExporter(cfg Config) *UnaryExporter {
 // acknowledged: its timeout passed, or the exporter was closed.
 var ErrDropped = errors.New("request dropped before it was acknowledged")
 
-// Export sends req, a serialized Export{Trace,Metrics,Logs}ServiceRequest,
+// Export sends req, a serialized Export{Trace,Metrics,Logs,Profiles}ServiceRequest,
 // and waits for the outcome. Following OTLP v1.11 "Failures", it retries
 // retryable statuses and transport errors: after the server's RetryInfo
 // delay when it sent one (UNAVAILABLE, RESOURCE_EXHAUSTED), with exponential

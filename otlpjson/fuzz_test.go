@@ -13,7 +13,7 @@ import (
 var allTypes = []MessageType{
 	TracesData, MetricsData, LogsData,
 	ExportTraceServiceResponse, ExportMetricsServiceResponse, ExportLogsServiceResponse,
-	Status,
+	Status, ProfilesData, ExportProfilesServiceResponse,
 }
 
 // readTestdata returns the contents of the files matching pattern.
@@ -127,6 +127,7 @@ func TestTestdataExamples(t *testing.T) {
 		{"testdata/trace.json", TracesData, ""},
 		{"testdata/metrics.json", MetricsData, ""},
 		{"testdata/logs.json", LogsData, ""},
+		{"testdata/profiles.json", ProfilesData, ""},
 		{"testdata/events_invalid.json", LogsData, "cannot decode resourceLogs[0].scopeLogs[0].logRecords[0].body.kvlistValue: expected object at offset 1148"},
 	}
 	for _, tc := range tests {

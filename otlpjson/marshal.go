@@ -17,7 +17,8 @@ import (
 
 // Marshal appends to dst the OTLP/JSON encoding of the protobuf message src
 // of type t and returns the extended buffer. ExportTraceServiceRequest has
-// the same wire format as TracesData, and likewise for metrics and logs.
+// the same wire format as TracesData, and likewise for metrics, logs and
+// profiles.
 //
 // The output is canonical, so that Unmarshal followed by Marshal reproduces
 // it byte for byte: no whitespace, keys in field-number order, proto3 default

@@ -11,8 +11,9 @@
 // Both directions stream: Marshal walks the protobuf bytes and appends JSON,
 // Unmarshal tokenizes the JSON and appends protobuf, without building an
 // intermediate object tree. A single schema table (schematable.go) describes
-// every message reachable from TracesData, MetricsData and LogsData in OTLP
-// v1.11, the Export*ServiceResponse messages and google.rpc.Status.
+// every message reachable from TracesData, MetricsData, LogsData and
+// ProfilesData in OTLP v1.11, the Export*ServiceResponse messages and
+// google.rpc.Status.
 package otlpjson
 
 import (
@@ -42,6 +43,12 @@ const (
 	// google.rpc.RetryInfo and google.rpc.BadRequest are transcoded
 	// (wellknown.go); details of other types are dropped.
 	Status
+	// ProfilesData is opentelemetry.proto.profiles.v1development.ProfilesData
+	// (the profiles signal is Alpha in OTLP v1.11).
+	ProfilesData
+	// ExportProfilesServiceResponse is
+	// opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceResponse.
+	ExportProfilesServiceResponse
 )
 
 // The Export*ServiceRequest messages have the same fields, and therefore the
@@ -50,15 +57,19 @@ const (
 	ExportTraceServiceRequest   = TracesData
 	ExportMetricsServiceRequest = MetricsData
 	ExportLogsServiceRequest    = LogsData
+	// ExportProfilesServiceRequest also carries the shared dictionary
+	// (field 2), as ProfilesData does.
+	ExportProfilesServiceRequest = ProfilesData
 )
 
 // signalTypes maps each OTLP signal to its data message (which is also the
 // JSON form of its export request) and its export response: the one place
 // a signal meets its JSON messages.
 var signalTypes = [otlp.MaxSignal + 1]struct{ data, response MessageType }{
-	otlp.Traces:  {TracesData, ExportTraceServiceResponse},
-	otlp.Metrics: {MetricsData, ExportMetricsServiceResponse},
-	otlp.Logs:    {LogsData, ExportLogsServiceResponse},
+	otlp.Traces:   {TracesData, ExportTraceServiceResponse},
+	otlp.Metrics:  {MetricsData, ExportMetricsServiceResponse},
+	otlp.Logs:     {LogsData, ExportLogsServiceResponse},
+	otlp.Profiles: {ProfilesData, ExportProfilesServiceResponse},
 }
 
 // ForSignal returns the message types of sig's data (also its
@@ -99,6 +110,10 @@ func (t MessageType) msg() *message {
 		return &schema[mExportLogsServiceResponse]
 	case Status:
 		return &schema[mRPCStatus]
+	case ProfilesData:
+		return &schema[mProfilesData]
+	case ExportProfilesServiceResponse:
+		return &schema[mExportProfilesServiceResponse]
 	}
 	return nil
 }

@@ -13,21 +13,27 @@ import "encoding/binary"
 type kind uint8
 
 const (
-	kString   kind = iota // JSON string, UTF-8
-	kBytes                // JSON string, base64
-	kHexID                // bytes field holding a trace/span id: JSON string, hex (OTLP exception)
-	kBool                 // JSON true/false
-	kInt32                // JSON number
-	kSint32               // JSON number, zigzag varint on the wire
-	kInt64                // JSON string with decimal digits (numbers accepted on input)
-	kUint32               // JSON number
-	kUint64               // JSON string, varint on the wire
-	kFixed32              // JSON number
-	kFixed64              // JSON string
-	kSfixed64             // JSON string
-	kDouble               // JSON number, or "NaN", "Infinity", "-Infinity"
-	kEnum                 // JSON number on output (OTLP exception), number or name on input
-	kMessage              // JSON object
+	kString kind = iota // JSON string, UTF-8
+	kBytes              // JSON string, base64
+	kHexID              // bytes field holding a trace/span id: JSON string, hex (OTLP exception)
+	// kProfileID is Profile.profile_id: JSON base64 like any bytes field on
+	// output (specification.md "JSON Protobuf Encoding" makes the hex
+	// exception for trace and span ids only), and on input also the 32 hex
+	// digits that the Collector's pdata writes. A 16-byte id in base64 is
+	// 24 characters, never 32, so the two readings cannot be confused.
+	kProfileID
+	kBool     // JSON true/false
+	kInt32    // JSON number
+	kSint32   // JSON number, zigzag varint on the wire
+	kInt64    // JSON string with decimal digits (numbers accepted on input)
+	kUint32   // JSON number
+	kUint64   // JSON string, varint on the wire
+	kFixed32  // JSON number
+	kFixed64  // JSON string
+	kSfixed64 // JSON string
+	kDouble   // JSON number, or "NaN", "Infinity", "-Infinity"
+	kEnum     // JSON number on output (OTLP exception), number or name on input
+	kMessage  // JSON object
 )
 
 // wireType is the protobuf wire type (https://protobuf.dev/programming-guides/encoding/#structure).
@@ -43,7 +49,7 @@ const (
 // wireType returns the wire type of a single (unpacked) value of kind k.
 func (k kind) wireType() wireType {
 	switch k {
-	case kString, kBytes, kHexID, kMessage:
+	case kString, kBytes, kHexID, kProfileID, kMessage:
 		return wtLen
 	case kFixed64, kSfixed64, kDouble:
 		return wtI64

@@ -37,7 +37,7 @@ type SchemaField struct {
 }
 
 var kindNames = [...]string{
-	kString: "string", kBytes: "bytes", kHexID: "bytes", kBool: "bool",
+	kString: "string", kBytes: "bytes", kHexID: "bytes", kProfileID: "bytes", kBool: "bool",
 	kInt32: "int32", kSint32: "sint32", kInt64: "int64", kUint32: "uint32",
 	kUint64: "uint64", kFixed32: "fixed32", kFixed64: "fixed64",
 	kSfixed64: "sfixed64", kDouble: "double", kEnum: "enum", kMessage: "message",
@@ -46,8 +46,9 @@ var kindNames = [...]string{
 // Schema lists every message type Marshal and Unmarshal know, so that tests
 // can compare the hand-copied table with the OTLP protobuf descriptors. The
 // Export*ServiceRequest messages are not listed: they are transcoded as
-// TracesData, MetricsData and LogsData (see ExportTraceServiceRequest).
-// The result is a fresh copy on every call.
+// TracesData, MetricsData and LogsData (see ExportTraceServiceRequest), and
+// ExportProfilesServiceRequest likewise as ProfilesData. The result is a
+// fresh copy on every call.
 func Schema() []SchemaMessage {
 	out := make([]SchemaMessage, 0, numMessages-1)
 	for id := mNone + 1; id < numMessages; id++ {

@@ -4,7 +4,9 @@ package otlpjson
 // (the types and the lookup code are in schema.go).
 //
 // Field numbers, names and kinds are copied from the generated OTLP v1.11.1 Go
-// types (go.opentelemetry.io/proto/otlp@v1.11.1, */v1/*.pb.go) and from
+// types (go.opentelemetry.io/proto/otlp@v1.11.1, */v1/*.pb.go; the profiles
+// messages from its v1development modules at v0.4.0, which are generated from
+// opentelemetry-proto v1.11.0) and from
 // google/rpc/status.proto, google/rpc/error_details.proto and
 // google/protobuf/{any,duration}.proto for the error-body messages.
 //
@@ -59,6 +61,22 @@ const (
 	mScopeLogs
 	mLogRecord
 
+	// opentelemetry/proto/profiles/v1development/profiles.proto
+	mProfilesData
+	mProfilesDictionary
+	mResourceProfiles
+	mScopeProfiles
+	mProfile
+	mProfileLink
+	mValueType
+	mSample
+	mMapping
+	mStack
+	mLocation
+	mLine
+	mFunction
+	mKeyValueAndUnit
+
 	// opentelemetry/proto/collector/{trace,metrics,logs}/v1/*_service.proto
 	mExportTraceServiceResponse
 	mExportTracePartialSuccess
@@ -66,6 +84,8 @@ const (
 	mExportMetricsPartialSuccess
 	mExportLogsServiceResponse
 	mExportLogsPartialSuccess
+	mExportProfilesServiceResponse
+	mExportProfilesPartialSuccess
 
 	// google/rpc/status.proto, google/protobuf/any.proto
 	mRPCStatus
@@ -84,6 +104,10 @@ const (
 	pkgCollectorTrace   = "opentelemetry.proto.collector.trace.v1"
 	pkgCollectorMetrics = "opentelemetry.proto.collector.metrics.v1"
 	pkgCollectorLogs    = "opentelemetry.proto.collector.logs.v1"
+	// The profiles signal is Alpha in OTLP v1.11; its package keeps the
+	// development name.
+	pkgProfiles          = "opentelemetry.proto.profiles.v1development"
+	pkgCollectorProfiles = "opentelemetry.proto.collector.profiles.v1development"
 )
 
 var (
@@ -584,6 +608,175 @@ var schema = [numMessages]message{
 		{num: 12, name: "eventName", alias: "event_name", kind: kString},
 	}},
 
+	// message ProfilesData {
+	//   repeated ResourceProfiles resource_profiles = 1;
+	//   ProfilesDictionary dictionary = 2;
+	// }
+	// ExportProfilesServiceRequest has the same fields.
+	mProfilesData: {pkg: pkgProfiles, name: "ProfilesData", fields: []field{
+		{num: 1, name: "resourceProfiles", alias: "resource_profiles", kind: kMessage, flags: rep, msg: mResourceProfiles},
+		{num: 2, name: "dictionary", alias: "dictionary", kind: kMessage, msg: mProfilesDictionary},
+	}},
+	// message ProfilesDictionary {
+	//   repeated Mapping mapping_table = 1;
+	//   repeated Location location_table = 2;
+	//   repeated Function function_table = 3;
+	//   repeated Link link_table = 4;
+	//   repeated string string_table = 5;
+	//   repeated KeyValueAndUnit attribute_table = 6;
+	//   repeated Stack stack_table = 7;
+	// }
+	mProfilesDictionary: {pkg: pkgProfiles, name: "ProfilesDictionary", fields: []field{
+		{num: 1, name: "mappingTable", alias: "mapping_table", kind: kMessage, flags: rep, msg: mMapping},
+		{num: 2, name: "locationTable", alias: "location_table", kind: kMessage, flags: rep, msg: mLocation},
+		{num: 3, name: "functionTable", alias: "function_table", kind: kMessage, flags: rep, msg: mFunction},
+		{num: 4, name: "linkTable", alias: "link_table", kind: kMessage, flags: rep, msg: mProfileLink},
+		{num: 5, name: "stringTable", alias: "string_table", kind: kString, flags: rep},
+		{num: 6, name: "attributeTable", alias: "attribute_table", kind: kMessage, flags: rep, msg: mKeyValueAndUnit},
+		{num: 7, name: "stackTable", alias: "stack_table", kind: kMessage, flags: rep, msg: mStack},
+	}},
+	// message ResourceProfiles {
+	//   reserved 1000;
+	//   opentelemetry.proto.resource.v1.Resource resource = 1;
+	//   repeated ScopeProfiles scope_profiles = 2;
+	//   string schema_url = 3;
+	// }
+	mResourceProfiles: {pkg: pkgProfiles, name: "ResourceProfiles", fields: []field{
+		{num: 1, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
+		{num: 2, name: "scopeProfiles", alias: "scope_profiles", kind: kMessage, flags: rep, msg: mScopeProfiles},
+		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+	}},
+	// message ScopeProfiles {
+	//   opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
+	//   repeated Profile profiles = 2;
+	//   string schema_url = 3;
+	// }
+	mScopeProfiles: {pkg: pkgProfiles, name: "ScopeProfiles", fields: []field{
+		{num: 1, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
+		{num: 2, name: "profiles", alias: "profiles", kind: kMessage, flags: rep, msg: mProfile},
+		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+	}},
+	// message Profile {
+	//   ValueType sample_type = 1;
+	//   repeated Sample samples = 2;
+	//   fixed64 time_unix_nano = 3;
+	//   uint64 duration_nano = 4;
+	//   ValueType period_type = 5;
+	//   int64 period = 6;
+	//   bytes profile_id = 7;
+	//   uint32 dropped_attributes_count = 8;
+	//   string original_payload_format = 9;
+	//   bytes original_payload = 10;
+	//   repeated int32 attribute_indices = 11;
+	// }
+	mProfile: {pkg: pkgProfiles, name: "Profile", fields: []field{
+		{num: 1, name: "sampleType", alias: "sample_type", kind: kMessage, msg: mValueType},
+		{num: 2, name: "samples", alias: "samples", kind: kMessage, flags: rep, msg: mSample},
+		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: 4, name: "durationNano", alias: "duration_nano", kind: kUint64},
+		{num: 5, name: "periodType", alias: "period_type", kind: kMessage, msg: mValueType},
+		{num: 6, name: "period", alias: "period", kind: kInt64},
+		{num: 7, name: "profileId", alias: "profile_id", kind: kProfileID},
+		{num: 8, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: 9, name: "originalPayloadFormat", alias: "original_payload_format", kind: kString},
+		{num: 10, name: "originalPayload", alias: "original_payload", kind: kBytes},
+		{num: 11, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
+	}},
+	// message Link {
+	//   bytes trace_id = 1;
+	//   bytes span_id = 2;
+	// }
+	mProfileLink: {pkg: pkgProfiles, name: "Link", fields: []field{
+		{num: 1, name: "traceId", alias: "trace_id", kind: kHexID},
+		{num: 2, name: "spanId", alias: "span_id", kind: kHexID},
+	}},
+	// message ValueType {
+	//   int32 type_strindex = 1;
+	//   int32 unit_strindex = 2;
+	// }
+	mValueType: {pkg: pkgProfiles, name: "ValueType", fields: []field{
+		{num: 1, name: "typeStrindex", alias: "type_strindex", kind: kInt32},
+		{num: 2, name: "unitStrindex", alias: "unit_strindex", kind: kInt32},
+	}},
+	// message Sample {
+	//   int32 stack_index = 1;
+	//   repeated int32 attribute_indices = 2;
+	//   int32 link_index = 3;
+	//   repeated int64 values = 4;
+	//   repeated fixed64 timestamps_unix_nano = 5;
+	// }
+	mSample: {pkg: pkgProfiles, name: "Sample", fields: []field{
+		{num: 1, name: "stackIndex", alias: "stack_index", kind: kInt32},
+		{num: 2, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
+		{num: 3, name: "linkIndex", alias: "link_index", kind: kInt32},
+		{num: 4, name: "values", alias: "values", kind: kInt64, flags: rep},
+		{num: 5, name: "timestampsUnixNano", alias: "timestamps_unix_nano", kind: kFixed64, flags: rep},
+	}},
+	// message Mapping {
+	//   uint64 memory_start = 1;
+	//   uint64 memory_limit = 2;
+	//   uint64 file_offset = 3;
+	//   int32 filename_strindex = 4;
+	//   repeated int32 attribute_indices = 5;
+	// }
+	mMapping: {pkg: pkgProfiles, name: "Mapping", fields: []field{
+		{num: 1, name: "memoryStart", alias: "memory_start", kind: kUint64},
+		{num: 2, name: "memoryLimit", alias: "memory_limit", kind: kUint64},
+		{num: 3, name: "fileOffset", alias: "file_offset", kind: kUint64},
+		{num: 4, name: "filenameStrindex", alias: "filename_strindex", kind: kInt32},
+		{num: 5, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
+	}},
+	// message Stack {
+	//   repeated int32 location_indices = 1;
+	// }
+	mStack: {pkg: pkgProfiles, name: "Stack", fields: []field{
+		{num: 1, name: "locationIndices", alias: "location_indices", kind: kInt32, flags: rep},
+	}},
+	// message Location {
+	//   int32 mapping_index = 1;
+	//   uint64 address = 2;
+	//   repeated Line lines = 3;
+	//   repeated int32 attribute_indices = 4;
+	// }
+	mLocation: {pkg: pkgProfiles, name: "Location", fields: []field{
+		{num: 1, name: "mappingIndex", alias: "mapping_index", kind: kInt32},
+		{num: 2, name: "address", alias: "address", kind: kUint64},
+		{num: 3, name: "lines", alias: "lines", kind: kMessage, flags: rep, msg: mLine},
+		{num: 4, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
+	}},
+	// message Line {
+	//   int32 function_index = 1;
+	//   int64 line = 2;
+	//   int64 column = 3;
+	// }
+	mLine: {pkg: pkgProfiles, name: "Line", fields: []field{
+		{num: 1, name: "functionIndex", alias: "function_index", kind: kInt32},
+		{num: 2, name: "line", alias: "line", kind: kInt64},
+		{num: 3, name: "column", alias: "column", kind: kInt64},
+	}},
+	// message Function {
+	//   int32 name_strindex = 1;
+	//   int32 system_name_strindex = 2;
+	//   int32 filename_strindex = 3;
+	//   int64 start_line = 4;
+	// }
+	mFunction: {pkg: pkgProfiles, name: "Function", fields: []field{
+		{num: 1, name: "nameStrindex", alias: "name_strindex", kind: kInt32},
+		{num: 2, name: "systemNameStrindex", alias: "system_name_strindex", kind: kInt32},
+		{num: 3, name: "filenameStrindex", alias: "filename_strindex", kind: kInt32},
+		{num: 4, name: "startLine", alias: "start_line", kind: kInt64},
+	}},
+	// message KeyValueAndUnit {
+	//   int32 key_strindex = 1;
+	//   opentelemetry.proto.common.v1.AnyValue value = 2;
+	//   int32 unit_strindex = 3;
+	// }
+	mKeyValueAndUnit: {pkg: pkgProfiles, name: "KeyValueAndUnit", fields: []field{
+		{num: 1, name: "keyStrindex", alias: "key_strindex", kind: kInt32},
+		{num: 2, name: "value", alias: "value", kind: kMessage, msg: mAnyValue},
+		{num: 3, name: "unitStrindex", alias: "unit_strindex", kind: kInt32},
+	}},
+
 	// message ExportTraceServiceResponse {
 	//   ExportTracePartialSuccess partial_success = 1;
 	// }
@@ -624,6 +817,21 @@ var schema = [numMessages]message{
 	// }
 	mExportLogsPartialSuccess: {pkg: pkgCollectorLogs, name: "ExportLogsPartialSuccess", fields: []field{
 		{num: 1, name: "rejectedLogRecords", alias: "rejected_log_records", kind: kInt64},
+		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
+	}},
+
+	// message ExportProfilesServiceResponse {
+	//   ExportProfilesPartialSuccess partial_success = 1;
+	// }
+	mExportProfilesServiceResponse: {pkg: pkgCollectorProfiles, name: "ExportProfilesServiceResponse", fields: []field{
+		{num: 1, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportProfilesPartialSuccess},
+	}},
+	// message ExportProfilesPartialSuccess {
+	//   int64 rejected_profiles = 1;
+	//   string error_message = 2;
+	// }
+	mExportProfilesPartialSuccess: {pkg: pkgCollectorProfiles, name: "ExportProfilesPartialSuccess", fields: []field{
+		{num: 1, name: "rejectedProfiles", alias: "rejected_profiles", kind: kInt64},
 		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
 	}},
 

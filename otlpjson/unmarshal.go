@@ -330,7 +330,7 @@ func (d *decoder) decodeValue(f *field, packed bool) error {
 	switch f.kind {
 	case kMessage:
 		return d.decodeMessage(f)
-	case kString, kBytes, kHexID:
+	case kString, kBytes, kHexID, kProfileID:
 		if f.kind == kHexID && !d.generic && d.hexIDFast(f) {
 			return nil
 		}
@@ -363,6 +363,15 @@ func (d *decoder) decodeValue(f *field, packed bool) error {
 		default:
 			start := d.beginLen()
 			var ok bool
+			if f.kind == kProfileID && len(s) == 32 {
+				// The Collector's hex form (see kProfileID); 32 base64
+				// characters would be 24 bytes, not a profile id.
+				if d.dst, ok = appendHexDecode(d.dst, s); ok {
+					d.endLen(start)
+					return nil
+				}
+				d.dst = d.dst[:start]
+			}
 			if d.dst, ok = appendBase64Decode(d.dst, s); !ok {
 				d.dst = d.dst[:mark]
 				return d.errorf(valOff, "invalid base64")

@@ -27,6 +27,8 @@ const (
 	Traces  = otlp.Traces
 	Metrics = otlp.Metrics
 	Logs    = otlp.Logs
+	// Profiles is the profiles signal (OTLP v1.11, Alpha).
+	Profiles = otlp.Profiles
 )
 
 // Signals lists every signal in a fixed order.
@@ -38,9 +40,10 @@ func ParseSignal(name string) (Signal, error) { return otlp.ParseSignal(name) }
 // Sink receives validated OTLP export requests.
 //
 // Write stores data, the protobuf encoding of one
-// ExportTraceServiceRequest, ExportMetricsServiceRequest or
-// ExportLogsServiceRequest (which share their wire format with TracesData,
-// MetricsData and LogsData), holding items spans, data points or log records.
+// ExportTraceServiceRequest, ExportMetricsServiceRequest,
+// ExportLogsServiceRequest or ExportProfilesServiceRequest (which share their
+// wire format with TracesData, MetricsData, LogsData and ProfilesData),
+// holding items spans, data points, log records or profiles.
 // Write must not retain data after it returns. It returns nil only once the
 // data is stored as durably as the sink promises; then the receiver
 // acknowledges it to the client. A non-nil error means the request was not

@@ -24,8 +24,10 @@ const followPoll = 200 * time.Millisecond
 // export prints stored records of one signal, oldest first, in one of two
 // formats the collector's fileexporter also writes:
 //
-//   - json: one OTLP/JSON TracesData / MetricsData / LogsData object per
-//     line (the OTLP v1.11 "JSON Protobuf Encoding": hex ids, integer enums);
+//   - json: one OTLP/JSON TracesData / MetricsData / LogsData /
+//     ProfilesData object per line (the OTLP v1.11 "JSON Protobuf
+//     Encoding": hex trace and span ids, integer enums); a ProfilesData
+//     line carries its request's dictionary, as the fileexporter writes it;
 //   - proto: per record, a 4-byte big-endian length and the protobuf
 //     message (the fileexporter's format "proto").
 //
@@ -43,7 +45,7 @@ func exportContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", "./otlp-data", "directory of the disk store")
-	signalName := fs.String("signal", "traces", "signal to print: traces, metrics or logs")
+	signalName := fs.String("signal", "traces", "signal to print: traces, metrics, logs or profiles")
 	format := fs.String("format", "json", "output format: json (one OTLP/JSON object per line) or proto (4-byte big-endian length + protobuf message per record)")
 	sinceFlag := fs.String("since", "", "only records received at or after this time: RFC 3339 (2025-01-02T15:04:05Z) or a duration meaning that long ago (1h)")
 	untilFlag := fs.String("until", "", "only records received before this time (same forms as -since)")

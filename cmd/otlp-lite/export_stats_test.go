@@ -243,3 +243,42 @@ func TestDiskFlagsOpen(t *testing.T) {
 		t.Fatal("open accepted a bad -storage-sync")
 	}
 }
+
+// TestExportStatsProfiles: the profiles log is one more signal for export
+// (a ProfilesData JSON line with its dictionary) and stats (its own row).
+func TestExportStatsProfiles(t *testing.T) {
+	dir := t.TempDir()
+	s, err := disk.Open(dir, disk.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// resource_profiles [{scope_profiles [{profiles [{}]}]}], dictionary
+	// {string_table [""]}.
+	req := []byte{0x0a, 0x04, 0x12, 0x02, 0x12, 0x00, 0x12, 0x02, 0x2a, 0x00}
+	if err := s.Write(context.Background(), storage.Profiles, req, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := export([]string{"-data-dir", dir, "-signal", "profiles"}, &out, &errb); code != 0 {
+		t.Fatalf("export exit %d: %s", code, errb.String())
+	}
+	if want := `{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{}]}]}],"dictionary":{"stringTable":[""]}}` + "\n"; out.String() != want {
+		t.Fatalf("export printed %q, want %q", out.String(), want)
+	}
+	out.Reset()
+	if code := stats([]string{"-data-dir", dir}, &out, &errb); code != 0 {
+		t.Fatalf("stats exit %d: %s", code, errb.String())
+	}
+	var row string
+	for _, line := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "profiles" {
+			row = line
+		}
+	}
+	if f := strings.Fields(row); len(f) < 5 || f[1] != "1" || f[2] != "1" || f[3] != "1" {
+		t.Fatalf("stats has no profiles row with 1 segment, record and profile:\n%s", out.String())
+	}
+}

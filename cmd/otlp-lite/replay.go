@@ -48,7 +48,7 @@ const (
 // replay re-sends stored records to an OTLP receiver:
 //
 //	otlp-lite replay -data-dir DIR -endpoint HOST:PORT [-protocol grpc|stream|http]
-//	    [-follow] [-cursor NAME] [-signal all|traces|metrics|logs]
+//	    [-follow] [-cursor NAME] [-signal all|traces|metrics|logs|profiles]
 //	    [-insecure | -tls-ca FILE ...] [-token-file FILE] [-header K:V] [-compression gzip|none]
 //
 // Each record is sent as one Export request, in stored order, and retried
@@ -99,7 +99,7 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.StringVar(&cfg.protocol, "protocol", "grpc", "grpc (OTLP/gRPC), stream (otlp-lite's pipelined streaming mode; for WAN links) or http (OTLP/HTTP with protobuf bodies)")
 	fs.BoolVar(&cfg.follow, "follow", false, "after the stored records, keep sending new ones as they arrive, until interrupted")
 	fs.StringVar(&cfg.cursor, "cursor", "", "name of a durable cursor: resume from where the last replay with this name stopped")
-	signalName := fs.String("signal", "all", "signals to replay: all, traces, metrics or logs")
+	signalName := fs.String("signal", "all", "signals to replay: all, traces, metrics, logs or profiles")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "timeout of each export request")
 	cfg.client.register(fs, true, "gzip", "none")
 	summaryJSON := summaryFlag(fs)

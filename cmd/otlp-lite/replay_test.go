@@ -162,7 +162,7 @@ func TestReplayFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{},
 		{"-endpoint", "x:1", "-protocol", "carrier-pigeon"},
-		{"-endpoint", "x:1", "-signal", "profiles"},
+		{"-endpoint", "x:1", "-signal", "events"},
 		{"-endpoint", "x:1", "-compression", "br"},
 		{"-endpoint", "x:1", "extra"},
 	} {

@@ -34,7 +34,7 @@ func registerKafkaFlags(fs *flag.FlagSet) func() (storage.Sink, error) {
 	var (
 		brokers                          string
 		tracesTopic, metricsTopic        string
-		logsTopic                        string
+		logsTopic, profilesTopic         string
 		keyByTraceID                     bool
 		maxMessageBytes                  int
 		produceTimeout                   time.Duration
@@ -49,6 +49,7 @@ func registerKafkaFlags(fs *flag.FlagSet) func() (storage.Sink, error) {
 	fs.StringVar(&tracesTopic, "kafka-topic-traces", kafka.DefaultTracesTopic, "Kafka topic for traces (the OpenTelemetry Collector kafkareceiver's default)")
 	fs.StringVar(&metricsTopic, "kafka-topic-metrics", kafka.DefaultMetricsTopic, "Kafka topic for metrics")
 	fs.StringVar(&logsTopic, "kafka-topic-logs", kafka.DefaultLogsTopic, "Kafka topic for logs")
+	fs.StringVar(&profilesTopic, "kafka-topic-profiles", kafka.DefaultProfilesTopic, "Kafka topic for profiles (OTLP profiles, Alpha; the kafkaexporter's default)")
 	fs.BoolVar(&keyByTraceID, "kafka-key-by-trace-id", false, "split traces requests into one record per trace, keyed by trace id, so a trace stays in one partition (the Collector kafkaexporter's partition_traces_by_id)")
 	fs.IntVar(&maxMessageBytes, "kafka-max-message-bytes", kafka.DefaultMaxMessageBytes, "largest Kafka record batch; larger requests are split between resources (keep it at or below the topic's max.message.bytes)")
 	fs.DurationVar(&produceTimeout, "kafka-produce-timeout", kafka.DefaultProduceTimeout, "how long a request waits for Kafka's acknowledgement before the client gets a retryable refusal")
@@ -71,6 +72,7 @@ func registerKafkaFlags(fs *flag.FlagSet) func() (storage.Sink, error) {
 			TracesTopic:      tracesTopic,
 			MetricsTopic:     metricsTopic,
 			LogsTopic:        logsTopic,
+			ProfilesTopic:    profilesTopic,
 			KeyByTraceID:     keyByTraceID,
 			MaxMessageBytes:  maxMessageBytes,
 			ProduceTimeout:   produceTimeout,

@@ -52,7 +52,7 @@ func OpenConsumer(dataDir, name string, signal storage.Signal) (*Consumer, error
 	if err := checkConsumerName(name); err != nil {
 		return nil, err
 	}
-	if signal != storage.Traces && signal != storage.Metrics && signal != storage.Logs {
+	if signal.Info() == nil {
 		return nil, fmt.Errorf("cannot open consumer: unknown signal %d", signal)
 	}
 	dir := filepath.Join(dataDir, "cursors", signal.String())

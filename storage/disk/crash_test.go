@@ -117,6 +117,7 @@ func TestCrashSIGKILL(t *testing.T) {
 			t.Fatal(err)
 		}
 		lines := make(chan []string, 1)
+		started := make(chan struct{}) // closed at the child's first acknowledgement
 		go func() {
 			var ids []string
 			br := bufio.NewReader(out)
@@ -125,10 +126,23 @@ func TestCrashSIGKILL(t *testing.T) {
 				if err != nil {
 					break // a line cut by the kill was not acknowledged
 				}
+				if ids == nil {
+					close(started)
+				}
 				ids = append(ids, strings.TrimSuffix(line, "\n"))
+			}
+			if ids == nil {
+				close(started)
 			}
 			lines <- ids
 		}()
+		// The kill lands at a random moment of the load, not of the
+		// child's start: on a loaded machine the child may take longer to
+		// open the store than the random delay.
+		select {
+		case <-started:
+		case <-time.After(30 * time.Second):
+		}
 		time.Sleep(time.Duration(30+rand.IntN(200)) * time.Millisecond)
 		cmd.Process.Kill()
 		ids := <-lines

@@ -10,6 +10,11 @@ import (
 
 // On-disk format.
 //
+// The data directory holds one log per signal, in a directory named after it
+// (traces, metrics, logs, profiles); a directory written before profiles
+// existed has no profiles directory, and Open creates it: the other logs
+// and their format are unchanged.
+//
 // A log is a directory of segment files named by a 20-digit sequence number
 // ("00000000000000000001.seg"), read in name order. A segment starts with a
 // fixed header and holds records back to back:
@@ -26,7 +31,7 @@ import (
 //	  crc    uint32 LE  CRC-32C (Castagnoli) of body
 //	  body:
 //	    time   int64 LE  receive time, Unix nanoseconds
-//	    items  uint32 LE spans, data points or log records in payload
+//	    items  uint32 LE spans, data points, log records or profiles in payload
 //	    payload          the Export*ServiceRequest protobuf; in a zstd
 //	                     segment, one zstd frame holding it
 //

@@ -16,7 +16,7 @@ type SignalStats struct {
 	// Segments is the number of segment files.
 	Segments int
 	// Records is the number of stored requests; Items the spans, data
-	// points or log records in them.
+	// points, log records or profiles in them.
 	Records int64
 	Items   int64
 	// Bytes is the size of the segment files on disk (after compression).

@@ -4,9 +4,10 @@
 //
 // Records use the OpenTelemetry Collector's otlp_proto encoding: the value
 // is exactly the protobuf ExportTraceServiceRequest,
-// ExportMetricsServiceRequest or ExportLogsServiceRequest, so the
-// Collector's kafkareceiver (encoding: otlp_proto, its default) reads them
-// from the default topics otlp_spans, otlp_metrics and otlp_logs.
+// ExportMetricsServiceRequest, ExportLogsServiceRequest or
+// ExportProfilesServiceRequest, so the Collector's kafkareceiver (encoding:
+// otlp_proto, its default) reads them from the default topics otlp_spans,
+// otlp_metrics, otlp_logs and otlp_profiles.
 //
 // Guarantee: Write returns nil only after every record of the request is
 // acknowledged by all in-sync replicas (acks=all) through an idempotent
@@ -49,6 +50,10 @@ const (
 	DefaultTracesTopic  = "otlp_spans"
 	DefaultMetricsTopic = "otlp_metrics"
 	DefaultLogsTopic    = "otlp_logs"
+	// DefaultProfilesTopic is the kafkaexporter's default for profiles;
+	// its otlp_proto encoding of profiles is the
+	// ExportProfilesServiceRequest, dictionary included, as stored here.
+	DefaultProfilesTopic = "otlp_profiles"
 
 	// DefaultMaxMessageBytes is the Collector kafkaexporter's
 	// producer.max_message_bytes. It stays under the broker's default
@@ -77,11 +82,11 @@ type Config struct {
 	// Brokers are the seed brokers, host:port.
 	Brokers []string
 
-	// TracesTopic, MetricsTopic and LogsTopic name the topics per signal
-	// (defaults otlp_spans, otlp_metrics, otlp_logs). The producer asks
-	// for topics to be auto-created; whether they are is the brokers'
-	// auto.create.topics.enable.
-	TracesTopic, MetricsTopic, LogsTopic string
+	// TracesTopic, MetricsTopic, LogsTopic and ProfilesTopic name the
+	// topics per signal (defaults otlp_spans, otlp_metrics, otlp_logs,
+	// otlp_profiles). The producer asks for topics to be auto-created;
+	// whether they are is the brokers' auto.create.topics.enable.
+	TracesTopic, MetricsTopic, LogsTopic, ProfilesTopic string
 
 	// KeyByTraceID splits each traces request into one record per trace
 	// id, keyed by the 16-byte trace id (the Collector kafkaexporter's
@@ -168,7 +173,7 @@ func Open(cfg Config) (*Sink, error) {
 		}
 	}
 	s := &Sink{
-		topics:  [otlp.MaxSignal + 1]string{storage.Traces: cfg.TracesTopic, storage.Metrics: cfg.MetricsTopic, storage.Logs: cfg.LogsTopic},
+		topics:  [otlp.MaxSignal + 1]string{storage.Traces: cfg.TracesTopic, storage.Metrics: cfg.MetricsTopic, storage.Logs: cfg.LogsTopic, storage.Profiles: cfg.ProfilesTopic},
 		byTrace: cfg.KeyByTraceID,
 		timeout: cfg.ProduceTimeout,
 	}

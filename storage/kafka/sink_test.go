@@ -56,7 +56,7 @@ func TestTopicDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for sig, want := range map[storage.Signal]string{storage.Traces: "otlp_spans", storage.Metrics: "m", storage.Logs: "otlp_logs"} {
+	for sig, want := range map[storage.Signal]string{storage.Traces: "otlp_spans", storage.Metrics: "m", storage.Logs: "otlp_logs", storage.Profiles: "otlp_profiles"} {
 		if got := s.Topic(sig); got != want {
 			t.Errorf("Topic(%v) = %q, want %q", sig, got, want)
 		}

@@ -8,7 +8,7 @@ import (
 
 // The exported defaults (flag defaults) and otlp's signal table agree.
 func TestDefaultTopics(t *testing.T) {
-	for sig, want := range map[otlp.Signal]string{otlp.Traces: DefaultTracesTopic, otlp.Metrics: DefaultMetricsTopic, otlp.Logs: DefaultLogsTopic} {
+	for sig, want := range map[otlp.Signal]string{otlp.Traces: DefaultTracesTopic, otlp.Metrics: DefaultMetricsTopic, otlp.Logs: DefaultLogsTopic, otlp.Profiles: DefaultProfilesTopic} {
 		if got := sig.Info().KafkaTopic; got != want {
 			t.Errorf("%s: table says %q, default is %q", sig, got, want)
 		}

@@ -110,6 +110,9 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 		name = "resource_metrics"
 	case storage.Logs:
 		name = "resource_logs"
+	case storage.Profiles:
+		// The dictionary (field 2) is copied into every piece of a split.
+		name = "resource_profiles"
 	default:
 		return fmt.Errorf("kafka: cannot store %v", signal)
 	}
