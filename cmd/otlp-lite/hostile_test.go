@@ -839,10 +839,12 @@ func TestHostileStalls(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			o := st.c.result(st.id, bound+3*time.Second)
+			// Slack for a loaded 2-core CI machine under -race: the
+			// contract is a bound, not a latency.
+			o := st.c.result(st.id, bound+5*time.Second)
 			took := time.Since(st.start)
 			t.Logf("%s: ended %+v after %v", st.name, o, took.Round(time.Millisecond))
-			if o.Reset == "timeout" || took > bound+time.Second {
+			if o.Reset == "timeout" || took > bound+3*time.Second {
 				t.Errorf("%s: still open %v after it stalled (contract: ended within -stream-max-age + -body-read-timeout = %v)",
 					st.name, took.Round(time.Millisecond), bound)
 			}
@@ -864,7 +866,7 @@ func TestHostileStalls(t *testing.T) {
 	if code != 0 {
 		t.Errorf("exit code %d after SIGTERM:\n%s", code, s.logs())
 	}
-	if took > shutdownTimeout+500*time.Millisecond {
+	if took > shutdownTimeout+2*time.Second {
 		t.Errorf("shutdown took %v (contract: within -shutdown-timeout %v)", took.Round(time.Millisecond), shutdownTimeout)
 	}
 	if strings.Contains(s.logs(), "did not finish in time") {
