@@ -304,7 +304,11 @@ func TestProfilesExportAllocsPerSample(t *testing.T) {
 	rejSmall, rejLarge := allocs(profilesRequest(3, -3, 3)), allocs(profilesRequest(300, -300, 300, 300))
 	t.Logf("allocations per request: 3 samples %v, 900 samples %v; with a rejected profile: 9 samples %v, 1200 samples %v",
 		small, large, rejSmall, rejLarge)
-	if large > small || rejLarge > rejSmall {
+	// Growth per sample or per profile would be hundreds here; a slack of
+	// 2 absorbs what varies between runs once per request at most (a
+	// sync.Pool refill after a GC, the rate-limited log of a rejection;
+	// it was 28 against 29 once under -race).
+	if large > small+2 || rejLarge > rejSmall+2 {
 		t.Fatalf("allocations grow with the samples: %v for 3, %v for 900; with a rejection %v for 9, %v for 1200", small, large, rejSmall, rejLarge)
 	}
 }
