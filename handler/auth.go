@@ -71,9 +71,23 @@ func (tf *TokenFile) Reload() error {
 	if err != nil {
 		return fmt.Errorf("cannot read token file: %w", err)
 	}
-	var sums [][sha256.Size]byte
-	var tenants []string
-	hasTenants := false
+	sums, tenants, hasTenants, err := parseTokenFile(tf.path, data)
+	if err != nil {
+		return err
+	}
+	if len(sums) == 0 {
+		return fmt.Errorf("token file %s has no tokens", tf.path)
+	}
+	tf.mu.Lock()
+	tf.sums, tf.mod, tf.size, tf.loadedAt = sums, fi.ModTime(), fi.Size(), time.Now()
+	tf.tenants, tf.hasTenants = tenants, hasTenants
+	tf.mu.Unlock()
+	return nil
+}
+
+// parseTokenFile parses a token file's contents: the tokens' digests, each
+// token's tenant ("" for none), and whether any names one.
+func parseTokenFile(path string, data []byte) (sums [][sha256.Size]byte, tenants []string, hasTenants bool, err error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -87,19 +101,19 @@ func (tf *TokenFile) Reload() error {
 			token, rest = line[:i], line[i+1:]
 		}
 		if err := checkToken(token); err != nil {
-			return fmt.Errorf("token file %s, line %d: %w", tf.path, n, err)
+			return nil, nil, false, fmt.Errorf("token file %s, line %d: %w", path, n, err)
 		}
 		tenant := ""
 		for _, f := range strings.Fields(rest) {
 			v, ok := strings.CutPrefix(f, "tenant=")
 			if !ok {
-				return fmt.Errorf("token file %s, line %d: after the token, want only tenant=NAME (a token is one word of visible ASCII)", tf.path, n)
+				return nil, nil, false, fmt.Errorf("token file %s, line %d: after the token, want only tenant=NAME (a token is one word of visible ASCII)", path, n)
 			}
 			if tenant != "" {
-				return fmt.Errorf("token file %s, line %d: tenant= is given twice", tf.path, n)
+				return nil, nil, false, fmt.Errorf("token file %s, line %d: tenant= is given twice", path, n)
 			}
 			if err := CheckTenantName(v); err != nil {
-				return fmt.Errorf("token file %s, line %d: the tenant name %w", tf.path, n, err)
+				return nil, nil, false, fmt.Errorf("token file %s, line %d: the tenant name %w", path, n, err)
 			}
 			tenant, hasTenants = v, true
 		}
@@ -107,16 +121,9 @@ func (tf *TokenFile) Reload() error {
 		tenants = append(tenants, tenant)
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("cannot read token file %s: %w", tf.path, err)
+		return nil, nil, false, fmt.Errorf("cannot read token file %s: %w", path, err)
 	}
-	if len(sums) == 0 {
-		return fmt.Errorf("token file %s has no tokens", tf.path)
-	}
-	tf.mu.Lock()
-	tf.sums, tf.mod, tf.size, tf.loadedAt = sums, fi.ModTime(), fi.Size(), time.Now()
-	tf.tenants, tf.hasTenants = tenants, hasTenants
-	tf.mu.Unlock()
-	return nil
+	return sums, tenants, hasTenants, nil
 }
 
 // checkToken says why line cannot be a bearer token, if it cannot. The
