@@ -326,7 +326,7 @@ func (t *ticket) reserveShare(n int64) *grpcwire.Status {
 		if d <= 0 {
 			d = DefaultRetryDelay
 		}
-		st := grpcwire.Errorf(grpcwire.Unavailable, "tenant %s holds its max_budget_share of the admission budget (%d bytes): retry later", t.ten.name, t.tenantLimit)
+		st := grpcwire.Errorf(grpcwire.Unavailable, "tenant %s holds its max_budget_share of the admission budget (%d bytes): retry later", t.ten.display(), t.tenantLimit)
 		st.RetryDelay = time.Duration(float64(d) * (0.75 + rand.Float64()/2))
 		return st
 	}
@@ -341,5 +341,5 @@ func (t *ticket) unreserveShare(n int64) {
 
 func (t *ticket) shareTooLarge(n int64) *grpcwire.Status {
 	return grpcwire.Errorf(grpcwire.ResourceExhausted,
-		"request of %d bytes is larger than tenant %s's max_budget_share of the admission budget (%d bytes), so it can never be admitted; split the batch", n, t.ten.name, t.tenantLimit)
+		"request of %d bytes is larger than tenant %s's max_budget_share of the admission budget (%d bytes), so it can never be admitted; split the batch", n, t.ten.display(), t.tenantLimit)
 }

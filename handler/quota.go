@@ -418,7 +418,7 @@ func (ts *tenantState) throttle(delay time.Duration, what string) *grpcwire.Stat
 	// OTLP v1.11 "OTLP/gRPC Throttling": the server signals backpressure
 	// with UNAVAILABLE and RetryInfo; the HTTP path answers 429 with
 	// Retry-After ("OTLP/HTTP Throttling").
-	st := grpcwire.Errorf(grpcwire.Unavailable, "tenant %s is over its %s quota: retry in %v, when its bucket will hold this request", ts.name, what, delay)
+	st := grpcwire.Errorf(grpcwire.Unavailable, "tenant %s is over its %s quota: retry in %v, when its bucket will hold this request", ts.display(), what, delay)
 	st.RetryDelay = delay
 	return st
 }
@@ -426,7 +426,15 @@ func (ts *tenantState) throttle(delay time.Duration, what string) *grpcwire.Stat
 func (ts *tenantState) never(format string, args ...any) *grpcwire.Status {
 	// RESOURCE_EXHAUSTED without RetryInfo: OTLP clients do not retry
 	// it, and the HTTP path answers 413.
-	return grpcwire.Errorf(grpcwire.ResourceExhausted, "tenant %s: "+format, append([]any{ts.name}, args...)...)
+	return grpcwire.Errorf(grpcwire.ResourceExhausted, "tenant %s: "+format, append([]any{ts.display()}, args...)...)
+}
+
+// display is the tenant's name in messages.
+func (ts *tenantState) display() string {
+	if ts.name == otherTenants {
+		return fmt.Sprintf("(one of the tenants beyond the %d the receiver tracks at once, which share one quota)", maxTenantStates)
+	}
+	return ts.name
 }
 
 // beforeDecode checks a request of size bytes (decompressed, as stored)
