@@ -92,7 +92,10 @@ func (f *tenantFlags) validate(authTokenFile, clientCAFile string) error {
 	f.sourceList = f.sourceList[:0]
 	for _, s := range srcs {
 		switch {
-		case s == handler.TenantFromToken && f.tokenHas,
+		// The token source is on with any token file, so that tenants
+		// added to it later count at its reload; whether tenancy is on
+		// at all is decided at start (tokenHas).
+		case s == handler.TenantFromToken && authTokenFile != "",
 			s == handler.TenantFromHeader && f.header != "",
 			s == handler.TenantFromCert && f.fromCert != "":
 			f.sourceList = append(f.sourceList, s)
