@@ -245,6 +245,8 @@ type ticket struct {
 	// own). Checked before the shared budget (quota.go).
 	ten         *tenantState
 	tenantLimit int64
+	// tenantMaxRequest is the tenant's max_request_bytes (0: none).
+	tenantMaxRequest int64
 	// throttled is set when the tenant's share refused the request.
 	throttled bool
 }
@@ -258,6 +260,10 @@ func (t *ticket) Declare(n int) error {
 	}
 	if t.tenantLimit > 0 && int64(n) > t.tenantLimit {
 		return t.shareTooLarge(int64(n))
+	}
+	if t.tenantMaxRequest > 0 && int64(n) > t.tenantMaxRequest {
+		// Refused before a byte of the body is read.
+		return t.ten.never("request of %d bytes is larger than the tenant's max_request_bytes of %d; split the batch", n, t.tenantMaxRequest)
 	}
 	return nil
 }

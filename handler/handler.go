@@ -273,7 +273,7 @@ func (h *Handler) getBuffers(ctx context.Context) *requestBuffers {
 		if ts := tenantOf(ctx); ts != nil {
 			b.tenant = ts
 			b.ticket.ten = ts
-			b.ticket.tenantLimit = ts.shareLimit(h.ten.reg.quotas, h.ten.reg.now(), h.adm.limit)
+			b.ticket.tenantLimit, b.ticket.tenantMaxRequest = ts.limits(h.ten.reg.quotas, h.ten.reg.now(), h.adm.limit)
 		}
 	}
 	return b

@@ -37,8 +37,9 @@ import (
 //	max_budget_share   the largest share (0 < s <= 1) of the admission
 //	                   budget (-admission-request-limit) the tenant's
 //	                   requests may hold at once
-//	max_request_bytes  the largest request, decompressed (a request
-//	                   passing -grpc-max-recv-msg-size is refused before)
+//	max_request_bytes  the largest request, compressed or decompressed
+//	                   (as -grpc-max-recv-msg-size); a declared size over
+//	                   it is refused before the body is read
 //
 // Sizes take the suffixes B, KB, MB, GB (powers of 1000) and KiB, MiB, GiB
 // (powers of 1024); counts take k and M. 0 means unlimited. A tenant's line
@@ -522,10 +523,11 @@ func (ts *tenantState) levels(qf *QuotaFile, now time.Time) (bytes, items float6
 	return bytes, items
 }
 
-// full reports whether forgetting the state loses nothing: no budget held
-// and both buckets full (a new state starts full).
+// full reports whether forgetting the state loses nothing: no budget held,
+// both buckets full (a new state starts full), and unused for
+// forgetIdle (an export stream holds its state between requests).
 func (ts *tenantState) full(qf *QuotaFile, now time.Time) bool {
-	if ts.held.Load() != 0 {
+	if ts.held.Load() != 0 || now.UnixNano()-ts.lastUsed.Load() < int64(forgetIdle) {
 		return false
 	}
 	ts.mu.Lock()
@@ -534,19 +536,21 @@ func (ts *tenantState) full(qf *QuotaFile, now time.Time) bool {
 	return ts.bytes >= ts.q.BurstBytes && ts.items >= ts.q.BurstItems
 }
 
-// shareLimit is the budget the tenant may hold, of a budget of limit
-// bytes; 0 means no limit of its own.
-func (ts *tenantState) shareLimit(qf *QuotaFile, now time.Time, limit int64) int64 {
+// limits returns, for a request starting now, the budget the tenant may
+// hold of a budget of limit bytes (share) and its largest request
+// (maxRequest); 0 means no limit of its own. It marks the tenant used.
+func (ts *tenantState) limits(qf *QuotaFile, now time.Time, limit int64) (share, maxRequest int64) {
+	ts.lastUsed.Store(now.UnixNano())
 	if qf == nil {
-		return 0
+		return 0, 0
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.refresh(qf, now)
-	if ts.q.MaxBudgetShare <= 0 || ts.q.MaxBudgetShare >= 1 {
-		return 0
+	if s := ts.q.MaxBudgetShare; s > 0 && s < 1 {
+		share = max(1, int64(s*float64(limit)))
 	}
-	return max(1, int64(ts.q.MaxBudgetShare*float64(limit)))
+	return share, ts.q.MaxRequestBytes
 }
 
 // Registry bounds. maxTenantStates bounds the memory an unbounded stream
@@ -555,6 +559,10 @@ func (ts *tenantState) shareLimit(qf *QuotaFile, now time.Time, limit int64) int
 // forgotten (a new one would be the same); if none is, new tenants share
 // one overflow state under the "*" quota — stricter for them, never looser.
 const maxTenantStates = 10000
+
+// forgetIdle is how long a tenant's state must be unused before it can be
+// forgotten.
+const forgetIdle = time.Minute
 
 // tenantRegistry holds the states of the tenants seen.
 type tenantRegistry struct {

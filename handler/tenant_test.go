@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -585,8 +586,8 @@ func TestTenantRegistryBounded(t *testing.T) {
 	if ts := r.get("late"); ts != r.overflow {
 		t.Fatalf("past the cap, a new tenant got its own state")
 	}
-	// A second later every bucket is full again: they can go.
-	now = now.Add(2 * time.Second)
+	// A while later every bucket is full again and unused: they can go.
+	now = now.Add(forgetIdle + time.Second)
 	if ts := r.get("later"); ts == r.overflow || len(r.states) != 1 {
 		t.Fatalf("full states were not forgotten: %d states", len(r.states))
 	}
@@ -683,5 +684,42 @@ func replaceFile(t *testing.T, path, content string) {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// max_request_bytes: a declared size over it is refused before the body is
+// read (413 / RESOURCE_EXHAUSTED without RetryInfo), as is a decompressed
+// size over it.
+func TestTenantMaxRequestBytes(t *testing.T) {
+	ids := make([][]byte, 50)
+	for i := range ids {
+		ids[i] = goodID
+	}
+	req := traceRequest(ids...) // 50 like spans: compresses well
+	sink := &tenantSink{}
+	_, c := tenantHandler(t, sink, fmt.Sprintf("* max_request_bytes=%d\n", len(req)-1), TenantConfig{})
+	hdr := map[string]string{"X-Scope-OrgID": "team-a"}
+	resp, body := postTraces(t, c, hdr, req)
+	if resp.StatusCode != 413 || !strings.Contains(body, "larger than the tenant's max_request_bytes") {
+		t.Fatalf("HTTP: %d %q", resp.StatusCode, body)
+	}
+	_, err := withHeaders(c, map[string]string{"x-scope-orgid": "team-a"}).Invoke(context.Background(), traceExport, req)
+	if st := statusOf(t, err); st.Code != grpcwire.ResourceExhausted || st.HasRetryInfo() {
+		t.Fatalf("gRPC: %v", st)
+	}
+	// Compressed below the limit, decompressed above it.
+	gz, _ := compression.Compress(nil, compression.Gzip, req)
+	if len(gz) >= len(req) {
+		t.Fatalf("the request does not compress: %d bytes gzipped, %d plain", len(gz), len(req))
+	}
+	resp, body = postTraces(t, c, map[string]string{"X-Scope-OrgID": "team-a", "Content-Encoding": "gzip"}, gz)
+	if resp.StatusCode != 413 || !strings.Contains(body, "(decompressed)") {
+		t.Fatalf("gzip: %d %q", resp.StatusCode, body)
+	}
+	if len(sink.items) != 0 {
+		t.Fatalf("stored %v", sink.items)
+	}
+	if resp, _ := postTraces(t, c, hdr, traceRequest(goodID)); resp.StatusCode != 200 {
+		t.Fatalf("a small request: %d", resp.StatusCode)
 	}
 }
