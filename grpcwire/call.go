@@ -585,6 +585,18 @@ func setStatusHeaders(h http.Header, trailer bool, st *Status) {
 	if st.HasDetails() {
 		h.Set(detailsKey, st.detailsHeaderValue())
 	}
+	if st.RetryDelay != 0 {
+		// The RetryInfo again, alone under the metadata key of Google's
+		// API convention: the OpenTelemetry Python exporter (grpcio)
+		// reads the delay only there, not from grpc-status-details-bin,
+		// and would otherwise retry on its own backoff, ignoring when
+		// the server asked it to come back.
+		key := "Google.rpc.retryinfo-Bin"
+		if trailer {
+			key = http.TrailerPrefix + key
+		}
+		h[key] = []string{st.retryInfoHeaderValue()}
+	}
 }
 
 // WriteHeaders sends the response headers if they were not sent yet.

@@ -156,18 +156,8 @@ func (s *Status) AppendProto(dst []byte) []byte {
 		any := mm.AppendMessage(3)
 		any.AppendString(1, retryInfoTypeURL)
 		// The Any value is itself a serialized RetryInfo message.
-		info := marshalerPool.Get()
-		d := max(s.RetryDelay, 0)
-		dur := info.MessageMarshaler().AppendMessage(1)
-		if sec := int64(d / time.Second); sec != 0 {
-			dur.AppendInt64(1, sec)
-		}
-		if ns := int32(d % time.Second); ns != 0 {
-			dur.AppendInt32(2, ns)
-		}
 		var buf [32]byte
-		any.AppendBytes(2, info.Marshal(buf[:0]))
-		marshalerPool.Put(info)
+		any.AppendBytes(2, appendRetryInfo(buf[:0], s.RetryDelay))
 	}
 	if len(s.Violations) > 0 {
 		any := mm.AppendMessage(3)
@@ -261,6 +251,30 @@ func parseRetryInfoAny(src []byte) (time.Duration, bool, error) {
 // detailsHeaderValue returns the grpc-status-details-bin value: the
 // google.rpc.Status, base64 without padding (PROTOCOL-HTTP2.md, "-bin"
 // headers: senders SHOULD omit padding).
+// appendRetryInfo appends a serialized google.rpc.RetryInfo of delay d
+// (negative: zero).
+func appendRetryInfo(dst []byte, d time.Duration) []byte {
+	info := marshalerPool.Get()
+	d = max(d, 0)
+	dur := info.MessageMarshaler().AppendMessage(1)
+	if sec := int64(d / time.Second); sec != 0 {
+		dur.AppendInt64(1, sec)
+	}
+	if ns := int32(d % time.Second); ns != 0 {
+		dur.AppendInt32(2, ns)
+	}
+	dst = info.Marshal(dst)
+	marshalerPool.Put(info)
+	return dst
+}
+
+// retryInfoHeaderValue is the google.rpc.retryinfo-bin metadata value of
+// s's retry delay: a serialized RetryInfo, base64 as every -bin value.
+func (s *Status) retryInfoHeaderValue() string {
+	var buf [32]byte
+	return base64.RawStdEncoding.EncodeToString(appendRetryInfo(buf[:0], s.RetryDelay))
+}
+
 func (s *Status) detailsHeaderValue() string {
 	var buf [128]byte
 	return base64.RawStdEncoding.EncodeToString(s.AppendProto(buf[:0]))

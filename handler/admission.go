@@ -240,6 +240,15 @@ func (a *admission) snapshot() (inFlight, waiting int64, st admissionStats) {
 type ticket struct {
 	a    *admission
 	held int64
+	// ten is the request's tenant (nil when tenancy is off), whose
+	// requests may hold at most tenantLimit bytes (0: no limit of its
+	// own). Checked before the shared budget (quota.go).
+	ten         *tenantState
+	tenantLimit int64
+	// tenantMaxRequest is the tenant's max_request_bytes (0: none).
+	tenantMaxRequest int64
+	// throttled is set when the tenant's share refused the request.
+	throttled bool
 }
 
 // Declare implements grpcwire.Budget: a declared size larger than the whole
@@ -249,6 +258,13 @@ func (t *ticket) Declare(n int) error {
 	if int64(n) > t.a.limit {
 		return t.a.refuseTooLarge(int64(n))
 	}
+	if t.tenantLimit > 0 && int64(n) > t.tenantLimit {
+		return t.shareTooLarge(int64(n))
+	}
+	if t.tenantMaxRequest > 0 && int64(n) > t.tenantMaxRequest {
+		// Refused before a byte of the body is read.
+		return t.ten.never("request of %d bytes is larger than the tenant's max_request_bytes of %d; split the batch", n, t.tenantMaxRequest)
+	}
 	return nil
 }
 
@@ -257,7 +273,11 @@ func (t *ticket) Charge(ctx context.Context, n int) error {
 	if total := t.held + int64(n); total > t.a.limit {
 		return t.a.refuseTooLarge(total)
 	}
+	if st := t.reserveShare(int64(n)); st != nil {
+		return st
+	}
 	if st := t.a.acquire(ctx, int64(n), t.held > 0); st != nil {
+		t.unreserveShare(int64(n))
 		return st
 	}
 	t.held += int64(n)
@@ -271,7 +291,11 @@ func (t *ticket) Grow(n int) error {
 	if total := t.held + int64(n); total > t.a.limit {
 		return t.a.refuseTooLarge(total)
 	}
+	if st := t.reserveShare(int64(n)); st != nil {
+		return st
+	}
 	if st := t.a.tryAcquire(int64(n)); st != nil {
+		t.unreserveShare(int64(n))
 		return st
 	}
 	t.held += int64(n)
@@ -279,6 +303,49 @@ func (t *ticket) Grow(n int) error {
 }
 
 func (t *ticket) release() {
+	t.unreserveShare(t.held)
 	t.a.release(t.held)
 	t.held = 0
+}
+
+// reserveShare charges n bytes to the tenant's share of the budget. A
+// tenant at its share is refused as throttled (retryable) at once, without
+// joining the wait queue: other tenants' requests keep being admitted in
+// the room it leaves (fairness: a tenant that floods holds at most its
+// share, however many requests it sends). A request that alone passes the
+// share can never be admitted and is refused as too large.
+func (t *ticket) reserveShare(n int64) *grpcwire.Status {
+	if t.ten == nil {
+		return nil
+	}
+	if t.tenantLimit > 0 && t.held+n > t.tenantLimit {
+		return t.shareTooLarge(t.held + n)
+	}
+	held := t.ten.held.Add(n)
+	if t.tenantLimit > 0 && held > t.tenantLimit {
+		t.ten.held.Add(-n)
+		t.throttled = true
+		// When room frees up depends on other requests finishing, not
+		// on a refill: the storage retry delay, jittered ±25% so that
+		// refused clients do not come back in lockstep.
+		d := t.a.retryDelay
+		if d <= 0 {
+			d = DefaultRetryDelay
+		}
+		st := grpcwire.Errorf(grpcwire.Unavailable, "tenant %s holds its max_budget_share of the admission budget (%d bytes): retry later", t.ten.display(), t.tenantLimit)
+		st.RetryDelay = time.Duration(float64(d) * (0.75 + rand.Float64()/2))
+		return st
+	}
+	return nil
+}
+
+func (t *ticket) unreserveShare(n int64) {
+	if t.ten != nil && n != 0 {
+		t.ten.held.Add(-n)
+	}
+}
+
+func (t *ticket) shareTooLarge(n int64) *grpcwire.Status {
+	return grpcwire.Errorf(grpcwire.ResourceExhausted,
+		"request of %d bytes is larger than tenant %s's max_budget_share of the admission budget (%d bytes), so it can never be admitted; split the batch", n, t.ten.display(), t.tenantLimit)
 }

@@ -30,12 +30,23 @@ type Authenticator interface {
 // than adding a token that can never match. Tokens are compared in constant
 // time, as SHA-256 digests so that not even their lengths leak, and never
 // logged. Reload re-reads the file; Watch does so whenever it changes.
+//
+// A token may name its tenant (tenancy, tenant.go) after it, separated by
+// spaces or tabs:
+//
+//	s3cr3t-token-of-team-a tenant=team-a
+//
+// Files without tenants read as before; a field other than tenant= is an
+// error naming the line, as is a tenant name CheckTenantName refuses.
 type TokenFile struct {
 	path string
 	mu   sync.RWMutex
 	sums [][sha256.Size]byte
-	mod  time.Time
-	size int64
+	// tenants[i] is the tenant of sums[i], "" for none.
+	tenants    []string
+	hasTenants bool
+	mod        time.Time
+	size       int64
 	// loadedAt is when the tokens in force were loaded.
 	loadedAt time.Time
 }
@@ -60,28 +71,59 @@ func (tf *TokenFile) Reload() error {
 	if err != nil {
 		return fmt.Errorf("cannot read token file: %w", err)
 	}
-	var sums [][sha256.Size]byte
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		if err := checkToken(line); err != nil {
-			return fmt.Errorf("token file %s, line %d: %w", tf.path, n, err)
-		}
-		sums = append(sums, sha256.Sum256([]byte(line)))
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("cannot read token file %s: %w", tf.path, err)
+	sums, tenants, hasTenants, err := parseTokenFile(tf.path, data)
+	if err != nil {
+		return err
 	}
 	if len(sums) == 0 {
 		return fmt.Errorf("token file %s has no tokens", tf.path)
 	}
 	tf.mu.Lock()
 	tf.sums, tf.mod, tf.size, tf.loadedAt = sums, fi.ModTime(), fi.Size(), time.Now()
+	tf.tenants, tf.hasTenants = tenants, hasTenants
 	tf.mu.Unlock()
 	return nil
+}
+
+// parseTokenFile parses a token file's contents: the tokens' digests, each
+// token's tenant ("" for none), and whether any names one.
+func parseTokenFile(path string, data []byte) (sums [][sha256.Size]byte, tenants []string, hasTenants bool, err error) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		token, rest := line, ""
+		if i := strings.IndexAny(line, " \t"); i >= 0 && !strings.EqualFold(line[:i], "bearer") {
+			// A "Bearer <token>" line stays whole: checkToken names
+			// that mistake.
+			token, rest = line[:i], line[i+1:]
+		}
+		if err := checkToken(token); err != nil {
+			return nil, nil, false, fmt.Errorf("token file %s, line %d: %w", path, n, err)
+		}
+		tenant := ""
+		for _, f := range strings.Fields(rest) {
+			v, ok := strings.CutPrefix(f, "tenant=")
+			if !ok {
+				return nil, nil, false, fmt.Errorf("token file %s, line %d: after the token, want only tenant=NAME (a token is one word of visible ASCII)", path, n)
+			}
+			if tenant != "" {
+				return nil, nil, false, fmt.Errorf("token file %s, line %d: tenant= is given twice", path, n)
+			}
+			if err := CheckTenantName(v); err != nil {
+				return nil, nil, false, fmt.Errorf("token file %s, line %d: the tenant name %w", path, n, err)
+			}
+			tenant, hasTenants = v, true
+		}
+		sums = append(sums, sha256.Sum256([]byte(token)))
+		tenants = append(tenants, tenant)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, nil, false, fmt.Errorf("cannot read token file %s: %w", path, err)
+	}
+	return sums, tenants, hasTenants, nil
 }
 
 // checkToken says why line cannot be a bearer token, if it cannot. The
@@ -151,53 +193,83 @@ func (tf *TokenFile) Watch(interval time.Duration, stop <-chan struct{}, report 
 	}
 }
 
+// HasTenants reports whether any token names a tenant: the binary turns
+// tenancy on when one does.
+func (tf *TokenFile) HasTenants() bool {
+	tf.mu.RLock()
+	defer tf.mu.RUnlock()
+	return tf.hasTenants
+}
+
 // Authenticate implements Authenticator.
 func (tf *TokenFile) Authenticate(r *http.Request) bool {
+	_, ok := tf.AuthenticateTenant(r)
+	return ok
+}
+
+// AuthenticateTenant implements TenantAuthenticator: the tenant is the
+// one the matching token's line names, "" if none.
+func (tf *TokenFile) AuthenticateTenant(r *http.Request) (string, bool) {
 	v := r.Header.Get("Authorization")
 	const prefix = "bearer "
 	if len(v) <= len(prefix) || !strings.EqualFold(v[:len(prefix)], prefix) {
-		return false
+		return "", false
 	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(v[len(prefix):])))
 	tf.mu.RLock()
 	defer tf.mu.RUnlock()
-	ok := 0
+	ok, match := 0, 0
 	for i := range tf.sums {
 		// Check every token, so the time taken does not say which matched.
-		ok |= subtle.ConstantTimeCompare(sum[:], tf.sums[i][:])
+		eq := subtle.ConstantTimeCompare(sum[:], tf.sums[i][:])
+		ok |= eq
+		match = subtle.ConstantTimeSelect(eq, i, match)
 	}
-	return ok == 1
+	if ok != 1 {
+		return "", false
+	}
+	return tf.tenants[match], true
 }
 
 // authenticate answers an unauthenticated request and reports false. gRPC
 // health checks are exempt (load balancers probe without credentials), as
 // are CORS preflights (browsers send them without credentials).
-func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, grpc bool) bool {
-	if h.auth == nil || h.auth.Authenticate(r) {
-		return true
+//
+// With tenancy on, tenant is the tenant the credentials name, if any.
+func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, grpc bool) (tenant string, ok bool) {
+	if h.auth == nil {
+		return "", true
+	}
+	if ta, isTA := h.auth.(TenantAuthenticator); isTA && h.ten != nil {
+		tenant, ok = ta.AuthenticateTenant(r)
+	} else {
+		ok = h.auth.Authenticate(r)
+	}
+	if ok {
+		return tenant, true
 	}
 	st := grpcwire.Errorf(grpcwire.Unauthenticated, "missing or invalid bearer token: send the header authorization: Bearer <token>")
 	if grpc {
 		if service, _, ok := splitMethod(r.URL.Path); ok && service == healthService {
-			return true
+			return "", true
 		}
 		call, early := grpcwire.StartCall(w, r, h.limits)
 		if early != nil {
 			// StartCall answered a malformed call itself.
 			h.recordRefusal(r, transportGRPC, 0, early)
-			return false
+			return "", false
 		}
 		h.refuseGRPC(call, transportGRPC, st)
 		call.Close()
-		return false
+		return "", false
 	}
 	if r.Method == http.MethodOptions && h.cors.enabled() {
-		return true
+		return "", true
 	}
 	// CORS headers on the 401 too, so a browser client sees the 401
 	// rather than an opaque CORS failure.
 	h.cors.apply(w, r)
 	w.Header().Set("WWW-Authenticate", `Bearer realm="otlp-lite"`)
 	h.writeHTTPError(w, r, requestEncoding(r), http.StatusUnauthorized, st)
-	return false
+	return "", false
 }

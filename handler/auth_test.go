@@ -105,7 +105,9 @@ func TestTokenFileRejectsImpossibleTokens(t *testing.T) {
 		content, want string
 	}{
 		"bearer prefix":    {"# tokens\nok-token\nBearer s3cret\n", `line 3: starts with "Bearer "`},
-		"inner space":      {"two words\n", "line 1: byte 4 is not visible ASCII"},
+		"inner space":      {"two words\n", "line 1: after the token, want only tenant=NAME"},
+		"bad tenant":       {"tok tenant=a/b\n", "line 1: the tenant name has byte 2"},
+		"two tenants":      {"tok tenant=a tenant=b\n", "line 1: tenant= is given twice"},
 		"control":          {"ok\nbad\x01token\n", "line 2: byte 4 is not visible ASCII"},
 		"binary":           {"\xff\xfe\x00junk\n", "line 1: byte 1 is not visible ASCII"},
 		"only comments":    {"# nothing\n\n", "has no tokens"},

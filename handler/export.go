@@ -32,7 +32,7 @@ type exportOutcome struct {
 // call is still OK so the client does not retry them; a request that cannot
 // be decoded at all gets INVALID_ARGUMENT (not retryable).
 func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
-	bufs := h.getBuffers()
+	bufs := h.getBuffers(call.Context())
 	defer h.putBuffers(bufs)
 	h.startLog(bufs, call.Request(), transportGRPC, kind.signal)
 	call.SetBudget(&bufs.ticket)
@@ -68,7 +68,26 @@ func (h *Handler) export(ctx context.Context, t transport, kind *signalKind, buf
 	return out, st
 }
 
+// countTenant counts a request's outcome for its tenant, if tenancy is on.
+// countRequest calls it, so every path that counts a request counts it.
+func (h *Handler) countTenant(bufs *requestBuffers, out exportOutcome, st *grpcwire.Status) {
+	if bufs.tenant != nil {
+		bufs.tenant.m.count(st, bufs.throttled || bufs.ticket.throttled, out.items-out.rejected, len(bufs.msg))
+	}
+}
+
 func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *requestBuffers) (exportOutcome, *grpcwire.Status) {
+	ts := bufs.tenant
+	if ts != nil {
+		// Bytes are known before decoding: a request the tenant's byte
+		// bucket cannot hold yet is throttled before the decoder
+		// spends anything on it.
+		st, throttled := ts.beforeDecode(h.ten.reg.quotas, h.ten.reg.now(), len(bufs.msg))
+		if st != nil {
+			bufs.throttled = throttled
+			return exportOutcome{}, st
+		}
+	}
 	res, err := h.checks.run(&bufs.check, kind.check, bufs.msg, &h.decodeOpts)
 	if p, ok := errors.AsType[*decoderPanic](err); ok {
 		// Our bug, not the client's: INTERNAL, and the stack for the
@@ -109,10 +128,26 @@ func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *
 		// request failed.
 		return out, deadlineStatus(ctx, "before the data was stored; nothing was stored")
 	}
+	if ts != nil {
+		// Items are known only once decoded: they are charged here,
+		// with the bytes, both or neither, before anything is stored
+		// (a throttled request stores nothing and costs its tenant
+		// nothing but the decoding).
+		st, throttled := ts.take(h.ten.reg.quotas, h.ten.reg.now(), len(bufs.msg), stored)
+		if st != nil {
+			bufs.throttled = throttled
+			return out, st
+		}
+	}
 	start := time.Now()
 	err = h.sink.Write(ctx, kind.signal, data, stored)
 	h.m.observeStorage(kind.signal, start)
 	if err != nil {
+		if ts != nil {
+			// Not stored: the client sends it again, and is not charged
+			// twice.
+			ts.refund(len(bufs.msg), stored)
+		}
 		return out, h.storageStatus(ctx, err)
 	}
 	return out, nil

@@ -17,6 +17,7 @@
 package handler
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"runtime"
@@ -79,6 +80,9 @@ type Config struct {
 	// is reset (the connection closed, over HTTP/1.1). Zero means
 	// DefaultResponseWriteTimeout; negative disables it.
 	ResponseWriteTimeout time.Duration
+	// Tenants, when set, attributes every request to a tenant and
+	// enforces its quota (tenant.go, quota.go); nil leaves tenancy off.
+	Tenants *TenantConfig
 }
 
 // DefaultBodyReadTimeout allows a 64 MiB request at about 2 MiB/s, far
@@ -110,6 +114,8 @@ type Handler struct {
 	// writeTimeout and guards bound response writes (writeguard.go).
 	writeTimeout time.Duration
 	guards       *writeGuards
+	// ten is nil when tenancy is off.
+	ten *tenancy
 }
 
 // New returns a Handler for cfg. The health service reports SERVING until
@@ -144,6 +150,10 @@ func New(cfg Config) *Handler {
 		h.reg = metrics.NewSet()
 	}
 	h.m = newHandlerMetrics(h.reg, h.adm)
+	if cfg.Tenants != nil {
+		_, tenantAuth := cfg.Auth.(TenantAuthenticator)
+		h.ten = newTenancy(cfg.Tenants, tenantAuth, newTenantMetrics(h.reg))
+	}
 	h.checks = newCheckPool()
 	// The workers hold only the pool's channel, not h: when h becomes
 	// unreachable (an embedder dropped it), they are stopped.
@@ -180,8 +190,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, st.Message, http.StatusHTTPVersionNotSupported)
 		return
 	}
-	if !h.authenticate(w, r, grpc) {
+	tokenTenant, ok := h.authenticate(w, r, grpc)
+	if !ok {
 		return
+	}
+	if h.ten != nil && !h.tenantExempt(r, grpc) {
+		if r, ok = h.identify(w, r, grpc, tokenTenant); !ok {
+			return
+		}
 	}
 	if grpc {
 		h.serveGRPC(w, r)
@@ -233,19 +249,33 @@ type requestBuffers struct {
 	check checkJob
 	// rlog is the request's debug log record (requestlog.go).
 	rlog requestLog
+	// tenant is the request's tenant, nil when tenancy is off; the
+	// ticket charges its share of the budget. throttled is set when the
+	// request was refused for being over its tenant's quota.
+	tenant    *tenantState
+	throttled bool
 }
 
 // maxPooledBuffer is the largest buffer returned to the pool: a rare 64 MiB
 // request should not pin 64 MiB per pooled entry afterwards.
 const maxPooledBuffer = 8 << 20
 
-// getBuffers returns pooled buffers with a fresh admission ticket.
-func (h *Handler) getBuffers() *requestBuffers {
+// getBuffers returns pooled buffers with a fresh admission ticket, for a
+// request with context ctx (which holds its tenant, if tenancy is on).
+func (h *Handler) getBuffers(ctx context.Context) *requestBuffers {
 	b, ok := h.bufPool.Get().(*requestBuffers)
 	if !ok {
 		b = &requestBuffers{}
 	}
 	b.ticket = ticket{a: h.adm}
+	b.tenant, b.throttled = nil, false
+	if h.ten != nil {
+		if ts := tenantOf(ctx); ts != nil {
+			b.tenant = ts
+			b.ticket.ten = ts
+			b.ticket.tenantLimit, b.ticket.tenantMaxRequest = ts.limits(h.ten.reg.quotas, h.ten.reg.now(), h.adm.limit)
+		}
+	}
 	return b
 }
 

@@ -58,6 +58,12 @@ func (f *frameReader) Read(p []byte) (int, error) {
 // benchmarkExportReads is benchmarkExport with the body read readSize
 // bytes at a time (0: at once).
 func benchmarkExportReads(b *testing.B, path, contentType string, codec compression.Codec, payload []byte, readSize int) {
+	benchmarkExportWith(b, Config{}, nil, path, contentType, codec, payload, readSize)
+}
+
+// benchmarkExportWith is benchmarkExportReads with cfg (Sink and Logger
+// are set here) and extra request headers hdr.
+func benchmarkExportWith(b *testing.B, cfg Config, hdr map[string]string, path, contentType string, codec compression.Codec, payload []byte, readSize int) {
 	res, err := otlpdecode.CheckTraces(payload, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -69,11 +75,15 @@ func benchmarkExportReads(b *testing.B, path, contentType string, codec compress
 	if contentType == "application/grpc" {
 		body = frameCompressed(body, codec != compression.Identity)
 	}
-	h := New(Config{Sink: &discard.Sink{}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg.Sink, cfg.Logger = &discard.Sink{}, slog.New(slog.NewTextHandler(io.Discard, nil))
+	h := New(cfg)
 	rd := bytes.NewReader(body)
 	req, _ := http.NewRequest("POST", "http://x"+path, io.NopCloser(&frameReader{rd, readSize}))
 	req.ProtoMajor = 2
 	req.Header.Set("Content-Type", contentType)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
 	if codec != compression.Identity {
 		req.Header.Set("Grpc-Encoding", codec.String())
 		req.Header.Set("Content-Encoding", codec.String())

@@ -93,7 +93,7 @@ func TestStreamDeadlineExceeded(t *testing.T) {
 func TestExpiredRequestIsNotStored(t *testing.T) {
 	sink := &memSink{}
 	h := New(Config{Sink: sink, Logger: quietLogger()})
-	bufs := h.getBuffers()
+	bufs := h.getBuffers(context.Background())
 	defer h.putBuffers(bufs)
 	bufs.msg = append(bufs.msg[:0], traceRequest(goodID)...)
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))

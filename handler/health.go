@@ -126,7 +126,7 @@ const maxHealthRequest = 1 << 10
 // body read timeout; its size is capped at maxHealthRequest.
 func (h *Handler) readHealthRequest(call *grpcwire.Call) (service string, st *grpcwire.Status) {
 	call.LimitMessageSize(maxHealthRequest)
-	bufs := h.getBuffers()
+	bufs := h.getBuffers(call.Context())
 	defer h.putBuffers(bufs)
 	call.SetBudget(&bufs.ticket)
 	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)

@@ -132,7 +132,7 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	bufs := h.getBuffers()
+	bufs := h.getBuffers(r.Context())
 	defer h.putBuffers(bufs)
 	h.startLog(bufs, r, transportHTTP, kind.signal)
 	bufs.rlog.json = enc.json
@@ -140,6 +140,10 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 	if st != nil {
 		bufs.ticket.release()
 		h.countRequest(bufs, transportHTTP, kind.signal, exportOutcome{}, st)
+		if bufs.ticket.throttled {
+			// Over the tenant's budget share: 429, as a rate refusal.
+			httpStatus = http.StatusTooManyRequests
+		}
 		bufs.rlog.httpStatus = httpStatus
 		h.writeHTTPError(w, r, enc, httpStatus, st)
 		return
@@ -149,7 +153,13 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 	// is written, so a client that does not read it holds none.
 	bufs.ticket.release()
 	if st != nil {
-		h.writeHTTPError(w, r, enc, httpStatusOf(st), st)
+		httpStatus := httpStatusOf(st)
+		if bufs.throttled {
+			// Over the tenant's quota: 429 with Retry-After (OTLP v1.11
+			// "OTLP/HTTP Throttling"), where gRPC gets UNAVAILABLE.
+			httpStatus = http.StatusTooManyRequests
+		}
+		h.writeHTTPError(w, r, enc, httpStatus, st)
 		return
 	}
 	// bufs.scratch is free again: build the response there.

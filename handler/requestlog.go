@@ -70,6 +70,7 @@ func (h *Handler) countBytes(bufs *requestBuffers, t transport, wire, decompress
 // records it in its request log, which putBuffers then writes.
 func (h *Handler) countRequest(bufs *requestBuffers, t transport, sig storage.Signal, out exportOutcome, st *grpcwire.Status) {
 	h.m.countRequest(t, sig, out, st)
+	h.countTenant(bufs, out, st)
 	if bufs.rlog.on {
 		bufs.rlog.done, bufs.rlog.out, bufs.rlog.st = true, out, st
 	}

@@ -194,7 +194,7 @@ func TestRequestLogOffCostsNothing(t *testing.T) {
 	r, _ := http.NewRequest("POST", "http://x/v1/traces", nil)
 	out := exportOutcome{items: 3}
 	allocs := testing.AllocsPerRun(1000, func() {
-		bufs := h.getBuffers()
+		bufs := h.getBuffers(context.Background())
 		h.startLog(bufs, r, transportHTTP, storage.Traces)
 		h.countBytes(bufs, transportHTTP, 10, 20)
 		h.countRequest(bufs, transportHTTP, storage.Traces, out, nil)
@@ -206,7 +206,7 @@ func TestRequestLogOffCostsNothing(t *testing.T) {
 	if logs.buf.Len() != 0 {
 		t.Fatalf("logged with debug off: %s", logs.buf.String())
 	}
-	bufs := h.getBuffers()
+	bufs := h.getBuffers(context.Background())
 	defer h.putBuffers(bufs)
 	if bufs.rlog.on || bufs.rlog.r != nil {
 		t.Fatalf("record kept: %+v", bufs.rlog)

@@ -161,7 +161,7 @@ func (s *exportStreamState) readLoop() {
 		case <-ctx.Done():
 			return
 		}
-		bufs := s.h.getBuffers()
+		bufs := s.h.getBuffers(ctx)
 		s.call.SetBudget(&bufs.ticket)
 		var st *grpcwire.Status
 		bufs.msg, bufs.scratch, st = s.call.ReadMessage(bufs.msg, bufs.scratch)
@@ -320,7 +320,7 @@ func (s *exportStreamState) writeAck(id uint64, out exportOutcome, st *grpcwire.
 // exportEnvelopeUnary serves UnaryExporter: the stream's envelope, one
 // request per call, answered with an ExportResponse (status OK).
 func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
-	bufs := h.getBuffers()
+	bufs := h.getBuffers(call.Context())
 	defer h.putBuffers(bufs)
 	h.startLog(bufs, call.Request(), transportGRPC, kind.signal)
 	call.SetBudget(&bufs.ticket)

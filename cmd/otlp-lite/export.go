@@ -50,6 +50,7 @@ func exportContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	sinceFlag := fs.String("since", "", "only records received at or after this time: RFC 3339 (2025-01-02T15:04:05Z) or a duration meaning that long ago (1h)")
 	untilFlag := fs.String("until", "", "only records received before this time (same forms as -since)")
 	follow := fs.Bool("follow", false, "after the stored records, keep printing new ones as they arrive, until interrupted (SIGINT)")
+	tenant := fs.String("tenant", "", "only records of this tenant (records stored without one belong to "+storage.DefaultTenant+")")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -134,7 +135,7 @@ func exportContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 			fmt.Fprintf(stderr, "export: %v\n", err)
 			return 1
 		}
-		if (!since.IsZero() && rec.Time.Before(since)) || (!until.IsZero() && !rec.Time.Before(until)) {
+		if (!since.IsZero() && rec.Time.Before(since)) || (!until.IsZero() && !rec.Time.Before(until)) || (*tenant != "" && rec.Tenant != *tenant) {
 			continue
 		}
 		if err := emit(rec); err != nil {

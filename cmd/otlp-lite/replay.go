@@ -88,6 +88,8 @@ type replayConfig struct {
 	timeout  time.Duration
 	client   clientFlags
 	rec      *clientRecorder // what the summary reports
+	// tenantHeader, when set, carries each record's tenant (tenants.go).
+	tenantHeader string
 }
 
 func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -103,6 +105,7 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "timeout of each export request")
 	cfg.client.register(fs, true, "gzip", "none")
 	summaryJSON := summaryFlag(fs)
+	fs.StringVar(&cfg.tenantHeader, "tenant-header", "", "send each record's tenant in this header (the receiving otlp-lite's -tenant-header, such as X-Scope-OrgID); grpc and http only")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -144,6 +147,12 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	case "http":
 		newSender = newHTTPSenders(cfg)
 	case "stream":
+		if cfg.tenantHeader != "" {
+			// A stream carries the headers of its start: one tenant
+			// for many records.
+			fmt.Fprintln(stderr, "replay: -tenant-header needs -protocol grpc or http: a stream's header cannot change per record")
+			return 2
+		}
 	default:
 		fmt.Fprintf(stderr, "replay: unknown -protocol %q: want grpc, stream or http\n", cfg.protocol)
 		return 2
@@ -445,7 +454,7 @@ func replaySignal(ctx context.Context, cfg replayConfig, sig storage.Signal, sen
 		if err != nil {
 			return errors.Join(fmt.Errorf("%s: %w", sig, err), commit())
 		}
-		rejected, err := send(ctx, rec.Data)
+		rejected, err := send(withRecordTenant(ctx, cfg, rec), rec.Data)
 		if err != nil {
 			if ctx.Err() != nil {
 				return errors.Join(stoppedError(cfg, sig, fmt.Sprintf("the record at %s:%d not accepted", rec.Segment, rec.Offset)), commit())
@@ -536,6 +545,7 @@ func replayClientConfig(cfg replayConfig, sig storage.Signal, counts *replayCoun
 // otlpclient.UnaryExporter for each signal, all on one connection.
 func newGRPCSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender {
 	httpc := cfg.client.wrap(otlpclient.NewHTTPClient(cfg.client.tls, 0, 0))
+	httpc.Transport = tenantTransport(cfg, httpc.Transport)
 	return func(sig storage.Signal, counts *replayCounts) sender {
 		ccfg := replayClientConfig(cfg, sig, counts)
 		ccfg.HTTP = httpc
@@ -565,7 +575,7 @@ func newHTTPSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender
 	if cfg.client.tls == nil {
 		scheme = "http://"
 	}
-	client := cfg.client.wrap(&http.Client{Transport: &http.Transport{TLSClientConfig: cfg.client.tls, ForceAttemptHTTP2: true}})
+	client := cfg.client.wrap(&http.Client{Transport: tenantTransport(cfg, &http.Transport{TLSClientConfig: cfg.client.tls, ForceAttemptHTTP2: true})})
 	gz := cfg.client.codec == compression.Gzip
 	return func(sig storage.Signal, counts *replayCounts) sender {
 		ccfg := replayClientConfig(cfg, sig, counts)

@@ -54,6 +54,7 @@ type serveConfig struct {
 	disk                 *diskFlags
 	memoryLimit          string
 	extensions           []extensionFlags
+	tenants              tenantFlags
 
 	// Derived by validate, and the effective configuration after parsing.
 	level     slog.Level
@@ -111,8 +112,9 @@ func registerServeFlags(s *flagSections, cfg *serveConfig) {
 		fs.StringVar(&cfg.tls.keyFile, "tls-key", "", "TLS private key file (PEM)")
 		fs.StringVar(&cfg.tls.clientCAFile, "tls-client-ca", "", "CA certificates (PEM) for mTLS: clients must present a certificate signed by one of them")
 		fs.StringVar(&cfg.tls.minVersion, "tls-min-version", "1.2", "minimum TLS version: 1.2 or 1.3")
-		fs.StringVar(&cfg.authTokenFile, "auth-token-file", "", "file of bearer tokens, one per line, re-read when it changes; requests without a valid 'authorization: Bearer' header are refused before their body is read (gRPC health checks and CORS preflights are exempt: Kubernetes gRPC probes, load balancers and browsers send them without credentials; health requests are still capped at 1 KiB and charged to the admission budget)")
+		fs.StringVar(&cfg.authTokenFile, "auth-token-file", "", "file of bearer tokens, one per line (optionally followed by tenant=NAME, which turns tenancy on: see Tenants), re-read when it changes; requests without a valid 'authorization: Bearer' header are refused before their body is read (gRPC health checks and CORS preflights are exempt: Kubernetes gRPC probes, load balancers and browsers send them without credentials; health requests are still capped at 1 KiB and charged to the admission budget)")
 	})
+	registerTenantFlags(s, &cfg.tenants)
 	s.add("Kafka (-storage kafka)", func(fs *flag.FlagSet) {
 		cfg.openKafka = registerKafkaFlags(fs)
 	})
@@ -169,6 +171,9 @@ func (cfg *serveConfig) validate() error {
 		if _, err := handler.NewTokenFile(cfg.authTokenFile); err != nil {
 			return fmt.Errorf("bad -auth-token-file: %w", err)
 		}
+	}
+	if err := cfg.tenants.validate(cfg.authTokenFile, cfg.tls.clientCAFile); err != nil {
+		return err
 	}
 	if cfg.corsMaxAge < 0 {
 		return fmt.Errorf("bad -cors-max-age %d: must not be negative", cfg.corsMaxAge)
@@ -398,7 +403,17 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		}
 		return err
 	}
+	tenants, err := cfg.tenants.config(logger, reg, stop)
+	if err != nil {
+		closeListeners()
+		if adminLn != nil {
+			adminLn.Close()
+		}
+		sink.Close()
+		return err
+	}
 	h := handler.New(handler.Config{
+		Tenants:              tenants,
 		Sink:                 sink,
 		Logger:               logger,
 		MaxRecvMsgSize:       cfg.maxRecvMsgSize,

@@ -21,6 +21,7 @@ func stats(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", "./otlp-data", "directory of the disk store")
 	format := fs.String("format", "text", "output format: text (a table) or json")
+	byTenant := fs.Bool("tenants", false, "records and items per tenant and signal instead (reads every record, not only headers)")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -35,6 +36,9 @@ func stats(args []string, stdout, stderr io.Writer) int {
 	if st, err := os.Stat(*dataDir); err != nil || !st.IsDir() {
 		fmt.Fprintf(stderr, "stats: no data directory %s\n", *dataDir)
 		return 1
+	}
+	if *byTenant {
+		return printTenantStats(*dataDir, *format, stdout, stderr)
 	}
 	st, err := disk.ReadStats(*dataDir)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 //
 //	segment header (16 bytes):
 //	  magic       [8]byte  "OTLPLOG\x00"
-//	  version     uint8    1 or 2 (formatVersion); see below
+//	  version     uint8    1, 2 or 3 (formatVersion); see below
 //	  signal      uint8    storage.Signal
 //	  compression uint8    0 = none, 1 = zstd (version 2 only)
 //	  reserved    [5]byte  zero
@@ -31,7 +31,11 @@ import (
 //	  crc    uint32 LE  CRC-32C (Castagnoli) of body
 //	  body:
 //	    time   int64 LE  receive time, Unix nanoseconds
-//	    items  uint32 LE spans, data points, log records or profiles in payload
+//	    items  uint32 LE spans, data points, log records or profiles in
+//	                     payload; the top bit (recordTenantFlag, version 3)
+//	                     says a tenant follows
+//	    tenant           (only with recordTenantFlag) length uint8, then
+//	                     that many bytes: the tenant's name (tenant.go)
 //	    payload          the Export*ServiceRequest protobuf; in a zstd
 //	                     segment, one zstd frame holding it
 //
@@ -43,12 +47,17 @@ import (
 // zero compression byte and are read as they always were; version 2 adds the
 // compression byte. Compression is chosen per segment, so changing
 // -storage-compression affects only segments created afterwards and every
-// old segment stays readable.
+// old segment stays readable. Version 3 adds the tenant of a record
+// (tenant.go): its records may set recordTenantFlag; a record without it
+// belongs to storage.DefaultTenant, as does every record of versions 1
+// and 2, so existing data directories open unchanged and read as the
+// default tenant. A binary older than version 3 refuses version 3
+// segments rather than misreading them.
 const (
 	segmentHeaderSize = 16
 	recordHeaderSize  = 8
 	recordMetaSize    = 12
-	formatVersion     = 2
+	formatVersion     = 3
 	// maxRecordBody bounds what a reader will allocate for one record, so a
 	// corrupt length cannot make it reserve gigabytes. Requests are limited
 	// to 64 MiB by default; this leaves ample room for larger configured
@@ -123,12 +132,12 @@ func parseSegmentHeader(h []byte) (segmentHeader, error) {
 		if sh.compression != CompressionNone {
 			return segmentHeader{}, fmt.Errorf("segment format version 1 with compression %d is not valid", h[10])
 		}
-	case 2:
+	case 2, 3:
 		if sh.compression != CompressionNone && sh.compression != CompressionZstd {
 			return segmentHeader{}, fmt.Errorf("segment compression %d is not supported", h[10])
 		}
 	default:
-		return segmentHeader{}, fmt.Errorf("segment format version %d is not supported (want 1 or %d)", h[8], formatVersion)
+		return segmentHeader{}, fmt.Errorf("segment format version %d is not supported (want 1 to %d)", h[8], formatVersion)
 	}
 	return sh, nil
 }
@@ -136,12 +145,23 @@ func parseSegmentHeader(h []byte) (segmentHeader, error) {
 // appendRecord appends one framed record to dst; payload is stored as given
 // (already compressed, in a zstd segment).
 func appendRecord(dst []byte, unixNano int64, items int, payload []byte) []byte {
+	return appendTenantRecord(dst, unixNano, items, "", payload)
+}
+
+// appendTenantRecord is appendRecord for a record of tenant ("": none).
+func appendTenantRecord(dst []byte, unixNano int64, items int, tenant string, payload []byte) []byte {
 	start := len(dst)
 	dst = append(dst, make([]byte, recordHeaderSize+recordMetaSize)...)
+	meta := uint32(items)
+	if tenant != "" {
+		meta |= recordTenantFlag
+		dst = append(dst, byte(len(tenant)))
+		dst = append(dst, tenant...)
+	}
 	dst = append(dst, payload...)
 	body := dst[start+recordHeaderSize:]
 	binary.LittleEndian.PutUint64(body[0:8], uint64(unixNano))
-	binary.LittleEndian.PutUint32(body[8:12], uint32(items))
+	binary.LittleEndian.PutUint32(body[8:12], meta)
 	binary.LittleEndian.PutUint32(dst[start:], uint32(len(body)))
 	binary.LittleEndian.PutUint32(dst[start+4:], crc32.Checksum(body, castagnoli))
 	return dst
@@ -155,7 +175,13 @@ func parseRecordHeader(h []byte) (bodyLen int, crc uint32) {
 // parseRecordMeta returns the receive time and item count at the start of a
 // record body.
 func parseRecordMeta(body []byte) (unixNano int64, items int) {
-	return int64(binary.LittleEndian.Uint64(body[0:8])), int(binary.LittleEndian.Uint32(body[8:12]))
+	return int64(binary.LittleEndian.Uint64(body[0:8])), int(binary.LittleEndian.Uint32(body[8:12]) &^ recordTenantFlag)
+}
+
+// recordHasTenant reports whether the record body's meta says a tenant
+// follows it.
+func recordHasTenant(body []byte) bool {
+	return binary.LittleEndian.Uint32(body[8:12])&recordTenantFlag != 0
 }
 
 // plausibleHeader is the cheap pre-check used when resynchronising after

@@ -358,6 +358,14 @@ func syncDir(dir string) error {
 // policy promises.
 func (l *signalLog) write(ctx context.Context, data []byte, items int) error {
 	now := time.Now().UnixNano()
+	tenant, _ := storage.TenantFrom(ctx)
+	if tenant == storage.DefaultTenant {
+		// What a record without a tenant reads as: store nothing.
+		tenant = ""
+	}
+	if len(tenant) > maxRecordTenant {
+		return fmt.Errorf("cannot store a record of a %d-byte tenant name (at most %d): %w", len(tenant), maxRecordTenant, storage.ErrRejected)
+	}
 	var zbuf *[]byte
 	if l.compression == CompressionZstd {
 		// Compress outside mu, so that writers compress in parallel.
@@ -374,7 +382,7 @@ func (l *signalLog) write(ctx context.Context, data []byte, items int) error {
 		return storage.ErrClosed
 	}
 	b := l.cur
-	b.buf = appendRecord(b.buf, now, items, data)
+	b.buf = appendTenantRecord(b.buf, now, items, tenant, data)
 	b.add(now, items)
 	l.mu.Unlock()
 	if zbuf != nil {

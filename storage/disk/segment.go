@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 const (
@@ -88,6 +90,8 @@ type segmentReader struct {
 	big    []byte // a record larger than the window
 	dbuf   []byte // decompressed payload
 	reason string // why the last readRecord was not recordOK
+	// tenant is the last tenant name read (internTenant).
+	tenant string
 }
 
 // errShortHeader means a segment has fewer bytes than a header: it is being
@@ -240,8 +244,17 @@ func (r *segmentReader) readRecord(off int64) (Record, int64, recordStatus) {
 		Time:    time.Unix(0, ts),
 		Items:   items,
 		Data:    body[recordMetaSize:],
+		Tenant:  storage.DefaultTenant,
 		Segment: filepath.Base(r.path),
 		Offset:  off,
+	}
+	if r.hdr.version >= 3 && recordHasTenant(body) {
+		tenant, payload, err := splitRecordTenant(rec.Data)
+		if err != nil {
+			r.reason = err.Error()
+			return Record{}, off, recordBad
+		}
+		rec.Tenant, rec.Data = internTenant(&r.tenant, tenant), payload
 	}
 	if r.hdr.compression == CompressionZstd {
 		r.dbuf, err = decompressPayload(r.dbuf[:0], rec.Data)

@@ -88,6 +88,12 @@ func (b *batch) unref() {
 	b.s.batches.Put(b)
 }
 
+// TenantHeader is the record header holding the tenant of the request a
+// record came from, when the receiver runs with tenancy on
+// (storage.TenantFrom); records without it belong to
+// storage.DefaultTenant.
+const TenantHeader = "tenant"
+
 // Write implements storage.Sink: it produces data as one record (more if it
 // is over the message limit, or with KeyByTraceID one per trace) to the
 // signal's topic and waits until Kafka acknowledged all of them.
@@ -153,9 +159,13 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	b.pending.Store(int32(n))
 	b.refs.Add(int32(n))
 	topic := s.topics[signal]
+	var headers []kgo.RecordHeader
+	if tenant, ok := storage.TenantFrom(ctx); ok {
+		headers = []kgo.RecordHeader{{Key: TenantHeader, Value: []byte(tenant)}}
+	}
 	for i, p := range b.pieces {
 		r := &b.recs[i]
-		*r = kgo.Record{Topic: topic, Value: b.buf[p.start:p.end]}
+		*r = kgo.Record{Topic: topic, Value: b.buf[p.start:p.end], Headers: headers}
 		if p.keyStart >= 0 {
 			r.Key = b.buf[p.keyStart:p.keyEnd]
 		}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
+)
+
+// The tenancy flags are checked at parse time: one line, exit 2.
+func TestTenantFlagsCheckedAtParseTime(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badQuotas := write("quotas", "team-a bytes_per_second=10MiB\nteam-b burst=3\n")
+	goodQuotas := write("good-quotas", "* items_per_second=1000\n")
+	tenantTokens := write("tokens", "tok tenant=team/a\n")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-tenant-header", "X-Scope-OrgID", "-tenant-quota-file", badQuotas}, `line 2: unknown key "burst"`},
+		{[]string{"-tenant-header", "X-Scope-OrgID", "-tenant-quota-file", filepath.Join(dir, "missing")}, "-tenant-quota-file"},
+		{[]string{"-tenant-quota-file", goodQuotas}, "need a tenant source"},
+		{[]string{"-tenant-required"}, "need a tenant source"},
+		{[]string{"-tenant-header", "X Scope"}, "-tenant-header"},
+		{[]string{"-tenant-header", "X-Scope-OrgID", "-tenant-sources", "header,cookie"}, `unknown tenant source "cookie"`},
+		{[]string{"-tenant-header", "X-Scope-OrgID", "-tenant-sources", "token,cert"}, "lists none of the configured tenant sources"},
+		{[]string{"-tenant-header", "X-Scope-OrgID", "-tenant-default", "a b"}, "-tenant-default"},
+		{[]string{"-tenant-from-cert", "email"}, "want cn, san-dns or ou"},
+		{[]string{"-tenant-from-cert", "cn"}, "needs -tls-client-ca"},
+		{[]string{"-auth-token-file", tenantTokens}, "line 1: the tenant name has byte 5"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append([]string{"serve", "-data-dir", dir}, tc.args...), &stdout, &stderr)
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+			t.Errorf("serve %v: exit %d, stderr %q; want exit 2 and one line mentioning %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+}
+
+// storedByTenant returns, per tenant, how often each trace item id is
+// stored in dataDir.
+func storedByTenant(t *testing.T, dataDir string) map[string]map[string]int {
+	t.Helper()
+	out := map[string]map[string]int{}
+	err := disk.Scan(dataDir, storage.Traces, func(r disk.Record) error {
+		if out[r.Tenant] == nil {
+			out[r.Tenant] = map[string]int{}
+		}
+		for _, id := range itemIDs(t, storage.Traces, r.Data) {
+			out[r.Tenant][id]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// The tenant travels with the data: stored per record by serve, selected
+// by export -tenant, counted by stats -tenants, and sent on by replay
+// -tenant-header to a second receiver, which stores it under the same
+// tenant.
+func TestTenantsEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs servers")
+	}
+	src := t.TempDir()
+	quotas := filepath.Join(t.TempDir(), "quotas")
+	if err := os.WriteFile(quotas, []byte("* items_per_second=100000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, src, "", "-tenant-header", "X-Scope-OrgID", "-tenant-quota-file", quotas)
+	want := map[string][]string{}
+	for i, tenant := range []string{"team-a", "team-b", "", "team-a"} {
+		c := srv.client()
+		if tenant != "" {
+			c.HTTP.Transport = tenantHeaderTransport{rt: c.HTTP.Transport, header: "X-Scope-OrgID"}
+		}
+		ctx := context.Background()
+		if tenant != "" {
+			ctx = storage.WithTenant(ctx, tenant)
+		}
+		id := fmt.Sprintf("item-%d", i)
+		if err := sendIDs(ctx, c, storage.Traces, nil, id); err != nil {
+			t.Fatal(err)
+		}
+		if tenant == "" {
+			tenant = storage.DefaultTenant
+		}
+		want[tenant] = append(want[tenant], id)
+	}
+	srv.stop(t)
+	if !strings.Contains(srv.logs(), "tenancy on") {
+		t.Fatalf("no tenancy line in the log:\n%s", srv.logs())
+	}
+	got := storedByTenant(t, src)
+	for tenant, ids := range want {
+		requireExactly(t, got[tenant], ids)
+	}
+
+	var stdout, stderr bytes.Buffer
+	if code := exportContext(context.Background(), []string{"-data-dir", src, "-format", "json", "-tenant", "team-a"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("export: %d %s", code, stderr.String())
+	}
+	if out := stdout.String(); strings.Count(out, "\n") != 2 {
+		t.Fatalf("export -tenant team-a printed:\n%s", out)
+	}
+	stdout.Reset()
+	if code := stats([]string{"-data-dir", src, "-tenants"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("stats: %d %s", code, stderr.String())
+	}
+	for _, line := range []string{"team-a  traces        2      2", "team-b  traces        1      1", "default  traces        1      1"} {
+		if !strings.Contains(strings.Join(strings.Fields(stdout.String()), " "), strings.Join(strings.Fields(line), " ")) {
+			t.Errorf("stats -tenants lacks %q:\n%s", line, stdout.String())
+		}
+	}
+
+	dstDir := t.TempDir()
+	dst := startServe(t, dstDir, "", "-tenant-header", "X-Scope-OrgID", "-tenant-default", "elsewhere")
+	for _, proto := range []string{"grpc", "http"} {
+		stdout.Reset()
+		if code := replayContext(context.Background(), []string{"-data-dir", src, "-endpoint", dst.addr, "-insecure", "-protocol", proto, "-tenant-header", "X-Scope-OrgID", "-signal", "traces"}, &stdout, &stderr); code != 0 {
+			t.Fatalf("replay %s: %d %s", proto, code, stderr.String())
+		}
+	}
+	dst.stop(t)
+	got = storedByTenant(t, dstDir)
+	for tenant, ids := range want {
+		for _, id := range ids {
+			if got[tenant][id] != 2 {
+				t.Errorf("%s of %s stored %d times at the target, want twice (grpc and http)", id, tenant, got[tenant][id])
+			}
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("target tenants %v, want those of %v", got, want)
+	}
+	if code := replayContext(context.Background(), []string{"-data-dir", src, "-endpoint", dst.addr, "-insecure", "-protocol", "stream", "-tenant-header", "X"}, &stdout, &stderr); code != 2 {
+		t.Errorf("replay -protocol stream -tenant-header: exit %d, want 2", code)
+	}
+}
