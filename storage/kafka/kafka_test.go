@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/kafka"
@@ -186,7 +187,7 @@ func TestProduceConsume(t *testing.T) {
 	topicOf := map[string]storage.Signal{tr: storage.Traces, me: storage.Metrics, lo: storage.Logs}
 	const perSignal = 100
 	want := map[string]storage.Signal{} // request → signal
-	var wantItems [4]int
+	var wantItems [otlp.MaxSignal + 1]int
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	for sig, base := range bases {
@@ -211,7 +212,7 @@ func TestProduceConsume(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	var gotItems [4]int
+	var gotItems [otlp.MaxSignal + 1]int
 	consume(t, bs, func(r *kgo.Record) bool {
 		sig, ok := want[string(r.Value)]
 		if !ok {
