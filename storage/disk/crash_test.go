@@ -104,6 +104,7 @@ func TestCrashSIGKILL(t *testing.T) {
 		}
 	}()
 
+	loadedRounds := 0 // rounds killed during the load, after an acknowledgement
 	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, crashChildEnv+"_ROUND="+strconv.Itoa(round))
@@ -141,7 +142,7 @@ func TestCrashSIGKILL(t *testing.T) {
 		// open the store than the random delay.
 		select {
 		case <-started:
-		case <-time.After(30 * time.Second):
+		case <-time.After(60 * time.Second):
 		}
 		time.Sleep(time.Duration(30+rand.IntN(200)) * time.Millisecond)
 		cmd.Process.Kill()
@@ -152,6 +153,9 @@ func TestCrashSIGKILL(t *testing.T) {
 		}
 		for _, id := range ids {
 			acked[id] = true
+		}
+		if len(ids) > 0 {
+			loadedRounds++
 		}
 	}
 	// Recover the last kill's tail, as a restart would.
@@ -195,9 +199,13 @@ func TestCrashSIGKILL(t *testing.T) {
 			t.Fatalf("the live reader saw %s %d times", id, tailed[id])
 		}
 	}
+	// The test means something only if the kills landed during the load:
+	// most rounds must have acknowledged something before theirs (on a
+	// machine too loaded to start a child within a minute, a round may
+	// not; one such round must not fail the test).
 	segs, _ := listSegments(dir + "/logs")
-	if len(acked) < rounds || len(segs) < rounds {
-		t.Fatalf("%d records acknowledged, %d segments in %d rounds: the load did not run", len(acked), len(segs), rounds)
+	if loadedRounds < rounds/2 {
+		t.Fatalf("only %d of %d rounds acknowledged a record before the kill (%d records, %d segments): the load did not run", loadedRounds, rounds, len(acked), len(segs))
 	}
 	t.Logf("%d rounds: %d records acknowledged, %d stored, %d segments", rounds, len(acked), len(stored), len(segs))
 }
