@@ -68,16 +68,16 @@ func registerKafkaFlags(fs *flag.FlagSet) func() (storage.Sink, error) {
 
 	return func() (storage.Sink, error) {
 		cfg := kafka.Config{
-			Brokers:          splitList(brokers),
-			TracesTopic:      tracesTopic,
-			MetricsTopic:     metricsTopic,
-			LogsTopic:        logsTopic,
-			ProfilesTopic:    profilesTopic,
-			KeyByTraceID:     keyByTraceID,
-			MaxMessageBytes:  maxMessageBytes,
-			ProduceTimeout:   produceTimeout,
-			MaxBufferedBytes: maxBufferedBytes,
-			Compression:      compression,
+			Brokers:             splitList(brokers),
+			TracesTopic:         tracesTopic,
+			MetricsTopic:        metricsTopic,
+			LogsTopic:           logsTopic,
+			ProfilesTopic:       profilesTopic,
+			PartitionTracesByID: keyByTraceID,
+			MaxMessageBytes:     maxMessageBytes,
+			ProduceTimeout:      produceTimeout,
+			MaxBufferedBytes:    maxBufferedBytes,
+			Compression:         compression,
 		}
 		var level slog.Level
 		if err := level.UnmarshalText([]byte(logLevel)); err != nil {

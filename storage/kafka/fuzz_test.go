@@ -54,7 +54,7 @@ func FuzzSplit(f *testing.F) {
 		}
 
 		var ts traceSplitter
-		dst, pieces, err = ts.appendByTrace(nil, nil, msg, limit)
+		dst, pieces, err = ts.appendByTrace(nil, nil, msg, limit, 1, false, "resource_spans", nil)
 		if err != nil {
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -93,6 +94,9 @@ func items(t testing.TB, signal storage.Signal, msg []byte) int {
 // topics returns fresh topic names for one test, created with three
 // partitions (the sink itself asks for auto-creation; creating them here
 // makes the tests independent of the broker's auto.create setting).
+// partitions is the partition count of the test topics.
+const partitions = 3
+
 func topics(t *testing.T, brokers []string) (tr, me, lo string) {
 	t.Helper()
 	suffix := fmt.Sprintf("%s_%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano())
@@ -107,7 +111,7 @@ func topics(t *testing.T, brokers []string) (tr, me, lo string) {
 	for _, name := range []string{tr, me, lo} {
 		rt := kmsg.NewCreateTopicsRequestTopic()
 		rt.Topic = name
-		rt.NumPartitions = 3
+		rt.NumPartitions = partitions
 		rt.ReplicationFactor = 1
 		req.Topics = append(req.Topics, rt)
 	}
@@ -319,12 +323,13 @@ func TestSplitAcrossMaxMessageBytes(t *testing.T) {
 	})
 }
 
-// TestKeyByTraceID: every record holds the spans of one trace, is keyed by
-// its trace id, and all records of a trace are in one partition.
-func TestKeyByTraceID(t *testing.T) {
+// TestPartitionTracesByID: every record holds the spans of one trace, is
+// keyed by its trace id in hex (the Collector's key), and all records of a
+// trace are in one partition, the one the Collector's partitioner picks.
+func TestPartitionTracesByID(t *testing.T) {
 	bs := brokers(t)
 	tr, me, lo := topics(t, bs)
-	s := open(t, kafka.Config{Brokers: bs, TracesTopic: tr, MetricsTopic: me, LogsTopic: lo, KeyByTraceID: true})
+	s := open(t, kafka.Config{Brokers: bs, TracesTopic: tr, MetricsTopic: me, LogsTopic: lo, PartitionTracesByID: true})
 	msg := payload(t, "traces_500x10.pb")
 	total := items(t, storage.Traces, msg)
 	// Twice: the second copy of each trace must follow the first into
@@ -338,16 +343,19 @@ func TestKeyByTraceID(t *testing.T) {
 	spans, records := 0, 0
 	consume(t, bs, func(r *kgo.Record) bool {
 		records++
-		if len(r.Key) != 16 {
-			t.Fatalf("record key %x, want a 16-byte trace id", r.Key)
+		if len(r.Key) != 32 {
+			t.Fatalf("record key %q, want a trace id in hex", r.Key)
 		}
 		if p, ok := partOf[string(r.Key)]; ok && p != r.Partition {
 			t.Errorf("trace %x in partitions %d and %d", r.Key, p, r.Partition)
 		}
 		partOf[string(r.Key)] = r.Partition
+		if want, err := kafka.Partition(kafka.HasherSaramaCompat, r.Key, partitions); err != nil || want != int(r.Partition) {
+			t.Fatalf("trace %s in partition %d, the Collector's partitioner picks %d (%v)", r.Key, r.Partition, want, err)
+		}
 		spans += items(t, storage.Traces, r.Value)
 		for _, id := range traceIDs(r.Value) {
-			if id != string(r.Key) {
+			if hex.EncodeToString([]byte(id)) != string(r.Key) {
 				t.Fatalf("span of trace %x in record keyed %x", id, r.Key)
 			}
 		}
