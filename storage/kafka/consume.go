@@ -255,7 +255,9 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		kgo.OnPartitionsLost(c.dropLags),
 	}
 	if cfg.SessionTimeout > 0 {
-		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
+		// Heartbeats a third of the session apart, as the Java client's
+		// defaults (45 s, 3 s) keep well inside it.
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout), kgo.HeartbeatInterval(min(3*time.Second, cfg.SessionTimeout/3)))
 	}
 	conn, err := connOpts(c.log, cfg.TLS, cfg.SASL)
 	if err != nil {
