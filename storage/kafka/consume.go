@@ -433,9 +433,26 @@ func looksJSON(b []byte) bool {
 	return false
 }
 
-// commit commits, per partition, the offset after the longest run of done
-// records from the poll's first: records after one not done are re-read.
+// commit commits the offsets committable returns.
 func (c *Consumer) commit(recs []*kgo.Record, done []bool) {
+	upTo := committable(recs, done)
+	if len(upTo) == 0 {
+		return
+	}
+	// Not Run's ctx: what is stored must be committed on shutdown too.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.cl.CommitRecords(ctx, upTo...); err != nil {
+		c.commitEr.Inc()
+		c.log.Warn("cannot commit Kafka offsets; their records will be read again (at-least-once)", "err", err)
+	}
+}
+
+// committable returns, per partition, the last record of the longest run
+// of done records from the poll's first of that partition (recs are in
+// offset order within a partition): committing it commits them all, and
+// records after one not done are read again.
+func committable(recs []*kgo.Record, done []bool) []*kgo.Record {
 	var upTo []*kgo.Record
 	stopped := map[topicPartition]bool{}
 	last := map[topicPartition]int{}
@@ -455,16 +472,7 @@ func (c *Consumer) commit(recs []*kgo.Record, done []bool) {
 			upTo = append(upTo, r)
 		}
 	}
-	if len(upTo) == 0 {
-		return
-	}
-	// Not ctx: the commit of what is stored must happen on shutdown too.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.cl.CommitRecords(ctx, upTo...); err != nil {
-		c.commitEr.Inc()
-		c.log.Warn("cannot commit Kafka offsets; their records will be read again (at-least-once)", "err", err)
-	}
+	return upTo
 }
 
 func lagName(tp topicPartition) string {
