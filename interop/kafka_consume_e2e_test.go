@@ -29,7 +29,7 @@ import (
 // without it; the session timeout consumers should use (a real broker's
 // group.min.session.timeout.ms is 6 s); and a suffix that makes topic and
 // group names unique to this run, as a real broker keeps earlier runs'.
-func kafkaForTest(t *testing.T) (brokers []string, session time.Duration, suffix string) {
+func kafkaForTest(t testing.TB) (brokers []string, session time.Duration, suffix string) {
 	t.Helper()
 	suffix = fmt.Sprintf("_%d", time.Now().UnixNano())
 	if env := os.Getenv("OTLP_LITE_KAFKA_BROKERS"); env != "" {

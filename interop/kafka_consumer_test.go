@@ -62,7 +62,7 @@ func (c *countingSink) Write(ctx context.Context, sig storage.Signal, data []byt
 }
 
 // waitItems waits until the sink holds want[sig] items of each signal.
-func (c *countingSink) waitItems(t *testing.T, want [4]int, timeout time.Duration) {
+func (c *countingSink) waitItems(t testing.TB, want [4]int, timeout time.Duration) {
 	t.Helper()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()

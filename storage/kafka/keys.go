@@ -189,10 +189,10 @@ func (h *attrHasher) writeMap(from, depth int) error {
 	// one Map.Get finds.
 	slices.SortStableFunc(m, func(a, b keyValue) int { return bytes.Compare(a.key, b.key) })
 	end := len(h.kvs)
+	first := from // the first entry of the run of equal keys i is in
 	for i := from; i < end; i++ {
-		first := i
-		for first > from && bytes.Equal(h.kvs[first-1].key, h.kvs[i].key) {
-			first--
+		if !bytes.Equal(h.kvs[first].key, h.kvs[i].key) {
+			first = i
 		}
 		h.buf = append(h.buf, hashKey)
 		h.buf = append(h.buf, h.kvs[i].key...)
