@@ -164,6 +164,7 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
+	base := c.log // the Kafka client's lines get component=kafka from connOpts
 	c.log = c.log.With("component", "kafka-consumer")
 	if c.set == nil {
 		c.set = metrics.NewSet()
@@ -259,7 +260,7 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		// defaults (45 s, 3 s) keep well inside it.
 		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout), kgo.HeartbeatInterval(min(3*time.Second, cfg.SessionTimeout/3)))
 	}
-	conn, err := connOpts(c.log, cfg.TLS, cfg.SASL)
+	conn, err := connOpts(base, cfg.TLS, cfg.SASL)
 	if err != nil {
 		return nil, err
 	}
