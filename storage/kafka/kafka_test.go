@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -552,3 +553,72 @@ func testBrokerRestart(t *testing.T, stopArgs ...string) {
 		t.Errorf("%d of %d acknowledged writes are not in Kafka", len(acked), want)
 	}
 }
+
+// TestConsumerSASL: the consumer authenticates as the producer does (the
+// same connection code), reading back the records the SASL producer wrote
+// into a sink through a handler, and committing them.
+func TestConsumerSASL(t *testing.T) {
+	bs := brokers(t)
+	sasl := os.Getenv("OTLP_LITE_KAFKA_SASL_BROKERS")
+	if sasl == "" {
+		t.Skip("OTLP_LITE_KAFKA_SASL_BROKERS not set")
+	}
+	tr, me, lo := topics(t, bs)
+	msg := payload(t, "logs_all_fields.pb")
+	want := items(t, storage.Logs, msg)
+	auth := &kafka.SASL{Mechanism: "SCRAM-SHA-512", Username: "otlp", Password: "otlp-secret"}
+	s := open(t, kafka.Config{Brokers: []string{sasl}, TracesTopic: tr, MetricsTopic: me, LogsTopic: lo, SASL: auth})
+	for range 3 {
+		if err := s.Write(context.Background(), storage.Logs, msg, want); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sink := &countSink{done: make(chan struct{})}
+	sink.want.Store(int64(3 * want))
+	h := handler.New(handler.Config{Sink: sink})
+	c, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: []string{sasl}, SASL: auth, Group: "sasl-" + lo, Handler: h,
+		Topics: map[otlp.Signal]string{otlp.Logs: lo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- c.Run(ctx) }()
+	select {
+	case <-sink.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%d of %d log records consumed over SASL", sink.got.Load(), 3*want)
+	}
+	stop()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+
+	// A wrong password reads nothing.
+	bad, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: []string{sasl}, Group: "sasl-bad-" + lo, Handler: h,
+		SASL: &kafka.SASL{Mechanism: "SCRAM-SHA-512", Username: "otlp", Password: "wrong"}, Topics: map[otlp.Signal]string{otlp.Logs: lo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := bad.Ping(pctx); err == nil {
+		t.Error("a consumer with a wrong SASL password reached the broker")
+	}
+	bad.Close()
+}
+
+// countSink counts items and closes done when want are stored.
+type countSink struct {
+	got, want atomic.Int64
+	done      chan struct{}
+}
+
+func (c *countSink) Write(_ context.Context, _ storage.Signal, _ []byte, items int) error {
+	if c.got.Add(int64(items)) == c.want.Load() {
+		close(c.done)
+	}
+	return nil
+}
+
+func (c *countSink) Close() error { return nil }
