@@ -93,7 +93,7 @@ func BenchmarkKafkaConsumeCPU(b *testing.B) {
 		done := make(chan error, 1)
 		start := processCPU(b)
 		go func() { done <- c.Run(ctx) }()
-		sink.waitItems(b, [4]int{otlp.Traces: int(total)}, 2*time.Minute)
+		sink.waitItems(b, [otlp.MaxSignal + 1]int{otlp.Traces: int(total)}, 2*time.Minute)
 		liteCPU += processCPU(b) - start
 		stop()
 		<-done

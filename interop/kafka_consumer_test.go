@@ -27,6 +27,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 	"github.com/otlp-lite/otlp-lite/storage/kafka"
@@ -37,8 +38,8 @@ import (
 type countingSink struct {
 	storage.Sink
 	mu    sync.Mutex
-	items [4]int
-	recs  [4]int
+	items [otlp.MaxSignal + 1]int
+	recs  [otlp.MaxSignal + 1]int
 	ch    chan struct{}
 }
 
@@ -62,7 +63,7 @@ func (c *countingSink) Write(ctx context.Context, sig storage.Signal, data []byt
 }
 
 // waitItems waits until the sink holds want[sig] items of each signal.
-func (c *countingSink) waitItems(t testing.TB, want [4]int, timeout time.Duration) {
+func (c *countingSink) waitItems(t testing.TB, want [otlp.MaxSignal + 1]int, timeout time.Duration) {
 	t.Helper()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -87,7 +88,7 @@ type kafkaSent struct {
 	traces  []*coltracepb.ExportTraceServiceRequest
 	metrics []*colmetricspb.ExportMetricsServiceRequest
 	logs    []*collogspb.ExportLogsServiceRequest
-	items   [4]int
+	items   [otlp.MaxSignal + 1]int
 }
 
 func (s *kafkaSent) add(t *testing.T, td ptrace.Traces, md pmetric.Metrics, ld plog.Logs) {
@@ -336,4 +337,57 @@ func endOffsets(t *testing.T, brokers []string, topic string) int64 {
 		n += o.Offset
 	})
 	return n
+}
+
+// TestKafkaConsumeTenant: a record carrying the tenant header (what
+// -storage kafka writes for a receiver with tenants) is stored under that
+// tenant; one without it under none (the default tenant).
+func TestKafkaConsumeTenant(t *testing.T) {
+	brokers := newKfake(t)
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tenant := range []string{"acme", ""} {
+		r := &kgo.Record{Topic: "otlp_spans", Value: seqRequest(i, 1)}
+		if tenant != "" {
+			r.Headers = []kgo.RecordHeader{{Key: kafka.TenantHeader, Value: []byte(tenant)}}
+		}
+		if err := pcl.ProduceSync(context.Background(), r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pcl.Close()
+	dataDir := t.TempDir()
+	store, err := disk.Open(dataDir, disk.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := newCountingSink(store)
+	h := handler.New(handler.Config{Sink: sink, Logger: quietLogger(t)})
+	c, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: brokers, Handler: h, Logger: quietLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- c.Run(ctx) }()
+	sink.waitItems(t, [otlp.MaxSignal + 1]int{storage.Traces: 2}, 60*time.Second)
+	stop()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tenants := map[string]int{}
+	if err := disk.Scan(dataDir, storage.Traces, func(r disk.Record) error {
+		tenants[r.Tenant]++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if tenants["acme"] != 1 || len(tenants) != 2 {
+		t.Errorf("stored tenants %v, want one record of acme and one without a tenant", tenants)
+	}
 }

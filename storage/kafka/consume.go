@@ -353,6 +353,7 @@ func retryBackoff(n int) time.Duration {
 // is done with.
 func (c *Consumer) storeRecord(ctx context.Context, r *kgo.Record) bool {
 	sig, m := c.signals[r.Topic], c.m[r.Topic]
+	ctx = c.withTenant(ctx, r)
 	format := handler.IngestProto
 	if c.format == 2 || (c.format == 0 && looksJSON(r.Value)) {
 		format = handler.IngestJSON
@@ -382,6 +383,25 @@ func (c *Consumer) storeRecord(ctx context.Context, r *kgo.Record) bool {
 			return false
 		}
 	}
+}
+
+// withTenant returns ctx carrying the tenant of the record's TenantHeader
+// (the Sink writes it there when the receiver that produced it runs with
+// tenants), so that the storage keeps each record under its tenant as the
+// edge's disk log would. A header whose name a receiver would refuse is
+// ignored (the record belongs to storage.DefaultTenant) and logged.
+func (c *Consumer) withTenant(ctx context.Context, r *kgo.Record) context.Context {
+	for _, h := range r.Headers {
+		if h.Key != TenantHeader {
+			continue
+		}
+		if err := handler.CheckTenantName(string(h.Value)); err != nil {
+			c.log.Warn("Kafka record has an invalid tenant header; stored without a tenant", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+			return ctx
+		}
+		return storage.WithTenant(ctx, string(h.Value))
+	}
+	return ctx
 }
 
 // deadLetter logs, counts and sets aside a record that is not valid OTLP,
