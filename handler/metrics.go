@@ -21,10 +21,11 @@ const (
 	transportGRPC transport = iota
 	transportGRPCStream
 	transportHTTP
+	transportKafka // handler.Ingest: records read from Kafka
 	numTransports
 )
 
-var transportNames = [numTransports]string{"grpc", "grpc_stream", "http"}
+var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka"}
 
 // LatencyBuckets are the `le` upper bounds, in seconds from 0.5 ms to 10 s,
 // of the receiver's latency histograms (otlplite_storage_write_seconds

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -30,75 +31,70 @@ const kafkaPasswordEnv = "OTLP_LITE_KAFKA_SASL_PASSWORD"
 // function validates the flags, opens the sink and checks the brokers once;
 // brokers that are down are logged, not fatal: the sink refuses writes as
 // retryable until they come back.
+//
+// The producer options are the OpenTelemetry Collector kafkaexporter's
+// (v0.155.0), under the same names with dashes, and key and partition
+// records as it does (storage/kafka/keys.go).
 func registerKafkaFlags(fs *flag.FlagSet) func() (storage.Sink, error) {
 	var (
-		brokers                          string
-		tracesTopic, metricsTopic        string
-		logsTopic, profilesTopic         string
-		keyByTraceID                     bool
-		maxMessageBytes                  int
-		produceTimeout                   time.Duration
-		maxBufferedBytes                 int
-		compression                      string
-		saslMechanism, saslUser, saslPwd string
-		useTLS, tlsInsecure              bool
-		tlsCA, tlsCert, tlsKey, tlsName  string
-		logLevel                         string
+		brokers                   string
+		tracesTopic, metricsTopic string
+		logsTopic, profilesTopic  string
+		byTraceID                 bool
+		metricsByAttrs            bool
+		logsByAttrs, logsByTrace  bool
+		topicFromAttr             string
+		encoding                  string
+		hasher                    string
+		headers                   kafkaHeaders
+		maxMessageBytes           int
+		produceTimeout            time.Duration
+		maxBufferedBytes          int
+		compression               string
 	)
 	fs.StringVar(&brokers, "kafka-brokers", "localhost:9092", "with -storage kafka: comma-separated seed brokers, host:port")
 	fs.StringVar(&tracesTopic, "kafka-topic-traces", kafka.DefaultTracesTopic, "Kafka topic for traces (the OpenTelemetry Collector kafkareceiver's default)")
 	fs.StringVar(&metricsTopic, "kafka-topic-metrics", kafka.DefaultMetricsTopic, "Kafka topic for metrics")
 	fs.StringVar(&logsTopic, "kafka-topic-logs", kafka.DefaultLogsTopic, "Kafka topic for logs")
 	fs.StringVar(&profilesTopic, "kafka-topic-profiles", kafka.DefaultProfilesTopic, "Kafka topic for profiles (OTLP profiles, Alpha; the kafkaexporter's default)")
-	fs.BoolVar(&keyByTraceID, "kafka-key-by-trace-id", false, "split traces requests into one record per trace, keyed by trace id, so a trace stays in one partition (the Collector kafkaexporter's partition_traces_by_id)")
+	fs.BoolVar(&byTraceID, "kafka-partition-traces-by-id", false, "one record per trace, keyed by the trace id in hex, so a trace stays in one partition, the one the Collector's kafkaexporter picks (its partition_traces_by_id)")
+	fs.BoolVar(&byTraceID, "kafka-key-by-trace-id", false, "the former name of -kafka-partition-traces-by-id")
+	fs.BoolVar(&metricsByAttrs, "kafka-partition-metrics-by-resource-attributes", false, "one metrics record per resource, keyed by a hash of its attributes as the Collector's (partition_metrics_by_resource_attributes)")
+	fs.BoolVar(&logsByAttrs, "kafka-partition-logs-by-resource-attributes", false, "one logs record per resource, keyed by a hash of its attributes as the Collector's (partition_logs_by_resource_attributes)")
+	fs.BoolVar(&logsByTrace, "kafka-partition-logs-by-trace-id", false, "one logs record per trace id, keyed by it in hex (partition_logs_by_trace_id); excludes -kafka-partition-logs-by-resource-attributes")
+	fs.StringVar(&topicFromAttr, "kafka-topic-from-attribute", "", "resource attribute whose string value names the topic of its resource's data (topic_from_attribute); without it, the signal's topic")
+	fs.StringVar(&encoding, "kafka-encoding", kafka.EncodingProto, "record format: otlp_proto or otlp_json (the Collector's encoding names)")
+	fs.Var(&headers, "kafka-header", "`name=value` header added to every record (record_headers); repeatable")
+	fs.StringVar(&hasher, "kafka-partitioner-hasher", kafka.HasherSaramaCompat, "hash of keyed records' partitioner: sarama_compat (FNV-1a, the Collector's default) or murmur2 (the Java client's)")
 	fs.IntVar(&maxMessageBytes, "kafka-max-message-bytes", kafka.DefaultMaxMessageBytes, "largest Kafka record batch; larger requests are split between resources (keep it at or below the topic's max.message.bytes)")
 	fs.DurationVar(&produceTimeout, "kafka-produce-timeout", kafka.DefaultProduceTimeout, "how long a request waits for Kafka's acknowledgement before the client gets a retryable refusal")
 	fs.IntVar(&maxBufferedBytes, "kafka-max-buffered-bytes", kafka.DefaultMaxBufferedBytes, "bytes of records awaiting acknowledgement; beyond it requests are refused as overloaded")
 	fs.StringVar(&compression, "kafka-compression", "none", "record batch compression: none, gzip, snappy, lz4 or zstd")
-	fs.StringVar(&saslMechanism, "kafka-sasl-mechanism", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (empty: no SASL)")
-	fs.StringVar(&saslUser, "kafka-sasl-username", "", "SASL username")
-	fs.StringVar(&saslPwd, "kafka-sasl-password", "", "SASL password (default: the "+kafkaPasswordEnv+" environment variable)")
-	fs.BoolVar(&useTLS, "kafka-tls", false, "connect to the brokers over TLS (implied by the other -kafka-tls-* flags)")
-	fs.StringVar(&tlsCA, "kafka-tls-ca", "", "PEM file of CA certificates to verify the brokers with (default: the system roots)")
-	fs.StringVar(&tlsCert, "kafka-tls-cert", "", "PEM client certificate for mutual TLS")
-	fs.StringVar(&tlsKey, "kafka-tls-key", "", "PEM private key of -kafka-tls-cert")
-	fs.StringVar(&tlsName, "kafka-tls-server-name", "", "server name to verify the brokers' certificates against (default: the broker host)")
-	fs.BoolVar(&tlsInsecure, "kafka-tls-insecure-skip-verify", false, "do not verify the brokers' certificates (testing only)")
-	fs.StringVar(&logLevel, "kafka-log-level", "warn", "least severe Kafka client message logged: debug, info, warn or error")
+	registerKafkaConnFlags(fs)
 
 	return func() (storage.Sink, error) {
 		cfg := kafka.Config{
-			Brokers:          splitList(brokers),
-			TracesTopic:      tracesTopic,
-			MetricsTopic:     metricsTopic,
-			LogsTopic:        logsTopic,
-			ProfilesTopic:    profilesTopic,
-			KeyByTraceID:     keyByTraceID,
-			MaxMessageBytes:  maxMessageBytes,
-			ProduceTimeout:   produceTimeout,
-			MaxBufferedBytes: maxBufferedBytes,
-			Compression:      compression,
+			Brokers:                              splitList(brokers),
+			TracesTopic:                          tracesTopic,
+			MetricsTopic:                         metricsTopic,
+			LogsTopic:                            logsTopic,
+			ProfilesTopic:                        profilesTopic,
+			PartitionTracesByID:                  byTraceID,
+			PartitionMetricsByResourceAttributes: metricsByAttrs,
+			PartitionLogsByResourceAttributes:    logsByAttrs,
+			PartitionLogsByTraceID:               logsByTrace,
+			TopicFromAttribute:                   topicFromAttr,
+			Encoding:                             encoding,
+			Headers:                              headers,
+			Hasher:                               hasher,
+			MaxMessageBytes:                      maxMessageBytes,
+			ProduceTimeout:                       produceTimeout,
+			MaxBufferedBytes:                     maxBufferedBytes,
+			Compression:                          compression,
 		}
-		var level slog.Level
-		if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-			return nil, fmt.Errorf("bad -kafka-log-level: %w", err)
-		}
-		logger := slog.New(minLevel{slog.Default().Handler(), level})
-		cfg.Logger = logger
-		if saslMechanism != "" {
-			if saslPwd == "" {
-				saslPwd = os.Getenv(kafkaPasswordEnv)
-			}
-			cfg.SASL = &kafka.SASL{Mechanism: saslMechanism, Username: saslUser, Password: saslPwd}
-		} else if saslUser != "" {
-			return nil, errors.New("-kafka-sasl-username needs -kafka-sasl-mechanism")
-		}
-		if useTLS || tlsCA != "" || tlsCert != "" || tlsKey != "" || tlsName != "" || tlsInsecure {
-			t, err := kafkaTLS(tlsCA, tlsCert, tlsKey, tlsName, tlsInsecure)
-			if err != nil {
-				return nil, err
-			}
-			cfg.TLS = t
+		var err error
+		if cfg.TLS, cfg.SASL, cfg.Logger, err = kafkaConn(fs); err != nil {
+			return nil, err
 		}
 		s, err := kafka.Open(cfg)
 		if err != nil {
@@ -107,10 +103,78 @@ func registerKafkaFlags(fs *flag.FlagSet) func() (storage.Sink, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := s.Ping(ctx); err != nil {
-			logger.Warn("Kafka brokers not reachable yet; requests are refused as retryable until they are", "brokers", brokers, "err", err)
+			cfg.Logger.Warn("Kafka brokers not reachable yet; requests are refused as retryable until they are", "brokers", brokers, "err", err)
 		}
 		return s, nil
 	}
+}
+
+// kafkaHeaders is the repeatable -kafka-header flag.
+type kafkaHeaders []kafka.Header
+
+func (h *kafkaHeaders) String() string {
+	var parts []string
+	for _, x := range *h {
+		parts = append(parts, x.Key+"="+x.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+func (h *kafkaHeaders) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want name=value, got %q", v)
+	}
+	*h = append(*h, kafka.Header{Key: name, Value: value})
+	return nil
+}
+
+func (h *kafkaHeaders) repeatable() {}
+
+// registerKafkaConnFlags defines the flags of how to reach the brokers,
+// shared by the sink (-storage kafka) and the source (-kafka-consume).
+func registerKafkaConnFlags(fs *flag.FlagSet) {
+	fs.String("kafka-sasl-mechanism", "", "SASL mechanism: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (empty: no SASL); for the sink and the source")
+	fs.String("kafka-sasl-username", "", "SASL username")
+	fs.String("kafka-sasl-password", "", "SASL password (default: the "+kafkaPasswordEnv+" environment variable)")
+	fs.Bool("kafka-tls", false, "connect to the brokers over TLS (implied by the other -kafka-tls-* flags); for the sink and the source")
+	fs.String("kafka-tls-ca", "", "PEM file of CA certificates to verify the brokers with (default: the system roots)")
+	fs.String("kafka-tls-cert", "", "PEM client certificate for mutual TLS")
+	fs.String("kafka-tls-key", "", "PEM private key of -kafka-tls-cert")
+	fs.String("kafka-tls-server-name", "", "server name to verify the brokers' certificates against (default: the broker host)")
+	fs.Bool("kafka-tls-insecure-skip-verify", false, "do not verify the brokers' certificates (testing only)")
+	fs.String("kafka-log-level", "warn", "least severe Kafka client message logged: debug, info, warn or error")
+}
+
+// kafkaConn returns the TLS, SASL and logger the connection flags on fs
+// (registerKafkaConnFlags) configure.
+func kafkaConn(fs *flag.FlagSet) (*tls.Config, *kafka.SASL, *slog.Logger, error) {
+	get := func(name string) string { return fs.Lookup(name).Value.String() }
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(get("kafka-log-level"))); err != nil {
+		return nil, nil, nil, fmt.Errorf("bad -kafka-log-level: %w", err)
+	}
+	logger := slog.New(minLevel{slog.Default().Handler(), level})
+	var sc *kafka.SASL
+	mech, user, pwd := get("kafka-sasl-mechanism"), get("kafka-sasl-username"), get("kafka-sasl-password")
+	if mech != "" {
+		if pwd == "" {
+			pwd = os.Getenv(kafkaPasswordEnv)
+		}
+		sc = &kafka.SASL{Mechanism: mech, Username: user, Password: pwd}
+	} else if user != "" {
+		return nil, nil, nil, errors.New("-kafka-sasl-username needs -kafka-sasl-mechanism")
+	}
+	ca, cert, key, name := get("kafka-tls-ca"), get("kafka-tls-cert"), get("kafka-tls-key"), get("kafka-tls-server-name")
+	insecure := get("kafka-tls-insecure-skip-verify") == "true"
+	var t *tls.Config
+	if get("kafka-tls") == "true" || ca != "" || cert != "" || key != "" || name != "" || insecure {
+		var err error
+		if t, err = kafkaTLS(ca, cert, key, name, insecure); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return t, sc, logger, nil
 }
 
 func kafkaTLS(ca, cert, key, serverName string, insecure bool) (*tls.Config, error) {

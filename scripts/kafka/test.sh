@@ -2,9 +2,14 @@
 # test.sh [go test flags] — start a throw-away single-node Kafka broker, run
 # the storage/kafka tests against it (produce/consume, splitting, keying by
 # trace id, SASL, broker stop and restart under load), then the interop
-# module's Kafka end-to-end test (the OpenTelemetry Go SDK through
-# `otlp-lite serve -storage kafka`, read back with a franz-go consumer), and
-# stop the broker, also on failure. This is `make kafka-test`. The go test
+# module's Kafka tests: the OpenTelemetry Go SDK through `otlp-lite serve
+# -storage kafka`, read back with a franz-go consumer (TestKafka); edge to
+# store, SDK → serve -storage kafka → Kafka → serve -kafka-consume → disk
+# (TestKafkaEdgeToStore); two consumers in a group, one SIGKILLed per round
+# (TestKafkaConsumerGroupKill); and those that use an in-process kfake
+# cluster whatever the broker (the Collector's kafkaexporter against
+# otlp-lite's keys and partitions, its records consumed). It stops the
+# broker, also on failure. This is `make kafka-test`. The go test
 # flags apply to the storage/kafka run.
 #
 # Environment: KAFKA_TEST_PORT picks the first port to try (default 29092;
@@ -39,4 +44,4 @@ OTLP_LITE_KAFKA_DIR="$dir" \
 
 cd "$root/interop"
 OTLP_LITE_KAFKA_BROKERS="127.0.0.1:$port" \
-	go test -count=1 -timeout 3m -run Kafka ./...
+	go test -count=1 -timeout 6m -run Kafka ./...

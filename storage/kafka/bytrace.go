@@ -3,7 +3,7 @@ package kafka
 import "fmt"
 
 // traceSplitter regroups the spans of a traces request by trace id, for
-// Config.KeyByTraceID. Its slices and map are reused between requests (it
+// Config.PartitionTracesByID. Its slices and map are reused between requests (it
 // lives in a sync.Pool), so regrouping allocates only while they grow.
 type traceSplitter struct {
 	rs    []msgRef
@@ -11,9 +11,8 @@ type traceSplitter struct {
 	spans []spanRef
 	hdrs  [][]byte // the fields of resources and scopes other than their children
 	ids   map[[16]byte]int32
-	keys  [][16]byte // per group; keyed[g] false: spans without a valid trace id
-	keyed []bool
-	off   []int32 // group g's spans are order[off[g]:off[g+1]]
+	keys  [][16]byte // per group; zero: items without a valid trace id
+	off   []int32    // group g's spans are order[off[g]:off[g+1]]
 	order []int32
 	tmp   []byte
 }
@@ -33,52 +32,72 @@ type spanRef struct {
 	group int32
 }
 
-// appendByTrace appends the traces request msg to dst as one piece per
-// trace id (more if one trace's spans exceed limit), each keyed by the
-// 16-byte trace id, as the OpenTelemetry Collector's kafkaexporter does with
-// partition_traces_by_id: Kafka's key partitioner then sends every span of
-// a trace to the same partition, so a consumer sees whole traces.
+// appendByTrace appends the request msg (traces, or logs: the two have the
+// same shape) to dst as one piece per trace id (more if one trace's items
+// exceed limit), keyed as the OpenTelemetry Collector's kafkaexporter keys
+// them with partition_traces_by_id (partition_logs_by_trace_id for logs):
+// the trace id as 32 lower-case hex characters (keys.go). With the same
+// partitioner (sarama_compat, keys.go), every span of a trace lands in the
+// partition the Collector would choose, so a consumer sees whole traces
+// whichever of the two produced them.
+//
+// The Collector writes one record per trace per ScopeSpans
+// (batchpersignal.SplitTraces); this writes one per trace per request: the
+// key, and so the partition, is the same, in fewer records.
 //
 // The request is rebuilt from its own bytes. For each trace, every
 // ResourceSpans and ScopeSpans that holds some of its spans is repeated
 // with its other fields (resource, scope, schema_url) and only that trace's
 // spans, in their original order:
 //
-//	message ResourceSpans {
+//	message ResourceSpans {                  // ResourceLogs likewise
 //	  opentelemetry.proto.resource.v1.Resource resource = 1;
 //	  repeated ScopeSpans scope_spans = 2;
 //	  string schema_url = 3;
 //	}
-//	message ScopeSpans {
+//	message ScopeSpans {                     // ScopeLogs likewise
 //	  opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
-//	  repeated Span spans = 2;
+//	  repeated Span spans = 2;               // log_records = 2
 //	  string schema_url = 3;
 //	}
 //	message Span {
-//	  bytes trace_id = 1;
+//	  bytes trace_id = 1;                    // LogRecord: trace_id = 9
 //	  ...
 //	}
 //
-// Spans whose trace_id is not 16 bytes (the receiver rejects those before
-// storage, but the sink does not rely on it) go together into one unkeyed
-// piece. Resources or scopes without spans carry nothing and are dropped.
-func (t *traceSplitter) appendByTrace(dst []byte, pieces []piece, msg []byte, limit int) ([]byte, []piece, error) {
-	if err := t.parse(msg); err != nil {
+// idField is the trace_id field of the item. Items whose trace id is
+// absent, all zero or not 16 bytes (the receiver rejects those spans before
+// storage, but the sink does not rely on it) go together into one piece
+// keyed as the Collector keys a zero trace id: the empty key for spans,
+// no key (nilEmpty) for log records. Resources or scopes without items
+// carry nothing and are dropped.
+func (t *traceSplitter) appendByTrace(dst []byte, pieces []piece, msg []byte, limit, idField int, nilEmpty bool, name string, topic func([]byte) string) ([]byte, []piece, error) {
+	if err := t.parse(msg, idField); err != nil {
 		return dst, pieces, err
 	}
 	for g := range t.keys {
 		t.tmp = appendCommon(t.tmp[:0], msg)
 		t.tmp = t.appendGroup(t.tmp, t.order[t.off[g]:t.off[g+1]])
-		keyStart, keyEnd := -1, -1
-		if t.keyed[g] {
-			keyStart = len(dst)
-			dst = append(dst, t.keys[g][:]...)
-			keyEnd = len(dst)
+		keyStart := len(dst)
+		dst = appendHexID(dst, t.keys[g])
+		keyEnd := len(dst)
+		if keyStart == keyEnd && nilEmpty {
+			keyStart, keyEnd = -1, -1
 		}
+		first := len(pieces)
 		var err error
-		dst, pieces, err = appendResources(dst, pieces, t.tmp, limit, keyStart, keyEnd, "resource_spans")
+		dst, pieces, err = appendResources(dst, pieces, t.tmp, limit, keyStart, keyEnd, name)
 		if err != nil {
 			return dst, pieces, err
+		}
+		if topic != nil {
+			// The Collector picks a piece's topic from its first
+			// resource with the attribute: the trace's, not each split
+			// part's, so that a trace stays on one topic.
+			tp := topic(t.tmp)
+			for i := first; i < len(pieces); i++ {
+				pieces[i].topic = tp
+			}
 		}
 	}
 	return dst, pieces, nil
@@ -87,14 +106,13 @@ func (t *traceSplitter) appendByTrace(dst []byte, pieces []piece, msg []byte, li
 // parse indexes msg's resources, scopes and spans and assigns each span to
 // a group, then orders the spans by group (a stable counting sort, so each
 // group keeps the request's order).
-func (t *traceSplitter) parse(msg []byte) error {
+func (t *traceSplitter) parse(msg []byte, idField int) error {
 	t.rs, t.ss, t.spans, t.hdrs = t.rs[:0], t.ss[:0], t.spans[:0], t.hdrs[:0]
-	t.keys, t.keyed = t.keys[:0], t.keyed[:0]
+	t.keys = t.keys[:0]
 	if t.ids == nil {
 		t.ids = make(map[[16]byte]int32)
 	}
 	clear(t.ids)
-	noKey := int32(-1)
 	for b := msg; len(b) > 0; {
 		num, _, rsBody, rest, err := nextField(b)
 		if err != nil {
@@ -149,26 +167,15 @@ func (t *traceSplitter) parse(msg []byte) error {
 				if span == nil {
 					return fmt.Errorf("cannot split scope_spans[%d] by trace id: spans is not length-delimited", ssIdx)
 				}
-				id, ok, err := traceID(span)
+				id, err := traceID(span, idField)
 				if err != nil {
 					return fmt.Errorf("cannot split span by trace id: %w", err)
 				}
-				var g int32
-				if ok {
-					var found bool
-					if g, found = t.ids[id]; !found {
-						g = int32(len(t.keys))
-						t.ids[id] = g
-						t.keys = append(t.keys, id)
-						t.keyed = append(t.keyed, true)
-					}
-				} else {
-					if noKey < 0 {
-						noKey = int32(len(t.keys))
-						t.keys = append(t.keys, [16]byte{})
-						t.keyed = append(t.keyed, false)
-					}
-					g = noKey
+				g, found := t.ids[id]
+				if !found {
+					g = int32(len(t.keys))
+					t.ids[id] = g
+					t.keys = append(t.keys, id)
 				}
 				t.spans = append(t.spans, spanRef{raw: raw, ss: ssIdx, group: g})
 			}
@@ -200,24 +207,24 @@ func (t *traceSplitter) parse(msg []byte) error {
 	return nil
 }
 
-// traceID returns the trace_id (field 1) of an encoded Span, ok=false if it
-// is absent or not 16 bytes.
-func traceID(span []byte) (id [16]byte, ok bool, err error) {
-	for b := span; len(b) > 0; {
+// traceID returns the trace_id (field idField) of an encoded Span or
+// LogRecord; all zero if it is absent or not 16 bytes.
+func traceID(item []byte, idField int) (id [16]byte, err error) {
+	for b := item; len(b) > 0; {
 		num, _, v, rest, err := nextField(b)
 		if err != nil {
-			return id, false, err
+			return id, err
 		}
 		b = rest
-		if num == 1 {
+		if num == idField {
 			// Last one wins for a repeated non-repeated field.
-			ok = v != nil && len(v) == 16
-			if ok {
+			id = [16]byte{}
+			if len(v) == 16 {
 				copy(id[:], v)
 			}
 		}
 	}
-	return id, ok, nil
+	return id, nil
 }
 
 // appendGroup appends one ResourceSpans per run of spans sharing a resource

@@ -54,7 +54,7 @@ func FuzzSplit(f *testing.F) {
 		}
 
 		var ts traceSplitter
-		dst, pieces, err = ts.appendByTrace(nil, nil, msg, limit)
+		dst, pieces, err = ts.appendByTrace(nil, nil, msg, limit, 1, false, "resource_spans", nil)
 		if err != nil {
 			return
 		}
@@ -77,6 +77,52 @@ func FuzzSplit(f *testing.F) {
 		}
 		if want := len(decodeSpans(t, msg)); spans != want {
 			t.Fatalf("pieces hold %d spans, request %d", spans, want)
+		}
+	})
+}
+
+// FuzzPerResource feeds arbitrary bytes to the per-resource split with
+// attribute keys and topics (partition_*_by_resource_attributes,
+// topic_from_attribute): no panic; what it accepts comes out as one piece
+// per resource, each keyed by 16 bytes that depend only on the resource.
+//
+// Seeds: the real payloads in ../../testdata/otlp.
+func FuzzPerResource(f *testing.F) {
+	for _, name := range []string{"traces_all_fields.pb", "metrics_all_kinds.pb", "logs_all_fields.pb"} {
+		msg, err := os.ReadFile(filepath.Join("..", "..", "testdata", "otlp", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(msg, uint16(len(msg)))
+	}
+	f.Fuzz(func(t *testing.T, msg []byte, limit16 uint16) {
+		var h attrHasher
+		topic := func(v []byte) string {
+			s, _ := stringAttr(v, "service.name")
+			return string(s)
+		}
+		dst, pieces, err := appendPerResource(nil, nil, msg, int(limit16), &h, true, topic, "resource_metrics")
+		if err != nil {
+			return
+		}
+		var resources [][]byte
+		for _, raw := range fields(t, msg) {
+			if raw[0] == 1<<3|wireLen {
+				resources = append(resources, raw)
+			}
+		}
+		if len(pieces) != len(resources) {
+			t.Fatalf("%d pieces for %d resources", len(pieces), len(resources))
+		}
+		for i, p := range pieces {
+			if p.keyEnd-p.keyStart != 16 {
+				t.Fatalf("piece %d keyed by %d bytes", i, p.keyEnd-p.keyStart)
+			}
+			_, _, rs, _, _ := nextField(resources[i])
+			again, err := h.resourceKey(nil, rs)
+			if err != nil || !bytes.Equal(again, dst[p.keyStart:p.keyEnd]) {
+				t.Fatalf("resource %d: key %x, hashed alone %x (%v)", i, dst[p.keyStart:p.keyEnd], again, err)
+			}
 		}
 	})
 }

@@ -2,12 +2,20 @@
 // to Apache Kafka, for deployments of several stateless receivers behind a
 // load balancer.
 //
-// Records use the OpenTelemetry Collector's otlp_proto encoding: the value
-// is exactly the protobuf ExportTraceServiceRequest,
+// Records are produced as the OpenTelemetry Collector's kafkaexporter
+// (v0.155.0) produces them: by default in its otlp_proto encoding (the
+// value is exactly the protobuf ExportTraceServiceRequest,
 // ExportMetricsServiceRequest, ExportLogsServiceRequest or
-// ExportProfilesServiceRequest, so the Collector's kafkareceiver (encoding:
-// otlp_proto, its default) reads them from the default topics otlp_spans,
-// otlp_metrics, otlp_logs and otlp_profiles.
+// ExportProfilesServiceRequest) or in otlp_json, to its default topics
+// otlp_spans, otlp_metrics, otlp_logs and otlp_profiles, so the
+// Collector's kafkareceiver reads them; with its keys and partitioner
+// (keys.go), so records of otlp-lite and of Collectors on one topic land on
+// the same partitions; and with its options: partition_traces_by_id,
+// partition_metrics_by_resource_attributes,
+// partition_logs_by_resource_attributes, partition_logs_by_trace_id,
+// topic_from_attribute, record_headers and the partitioner's hasher.
+//
+// Consumer reads such records back into a storage.Sink (consume.go).
 //
 // Guarantee: Write returns nil only after every record of the request is
 // acknowledged by all in-sync replicas (acks=all) through an idempotent
@@ -88,11 +96,11 @@ type Config struct {
 	// whether they are is the brokers' auto.create.topics.enable.
 	TracesTopic, MetricsTopic, LogsTopic, ProfilesTopic string
 
-	// KeyByTraceID splits each traces request into one record per trace
-	// id, keyed by the 16-byte trace id (the Collector kafkaexporter's
-	// partition_traces_by_id), so all spans of a trace land in one
-	// partition. Metrics and logs records have no key.
-	KeyByTraceID bool
+	// PartitionTracesByID splits each traces request into one record per
+	// trace id, keyed by the trace id in hex (the Collector
+	// kafkaexporter's partition_traces_by_id), so all spans of a trace
+	// land in one partition, the Collector's.
+	PartitionTracesByID bool
 
 	// MaxMessageBytes is the largest record batch sent to the brokers
 	// (default DefaultMaxMessageBytes); it must not exceed the topic's
@@ -131,11 +139,56 @@ type Config struct {
 	// DialTimeout bounds connecting to a broker (default 5 s).
 	DialTimeout time.Duration
 
+	// PartitionMetricsByResourceAttributes and
+	// PartitionLogsByResourceAttributes write one record per resource,
+	// keyed by a hash of its attributes (the Collector's
+	// partition_metrics_by_resource_attributes and
+	// partition_logs_by_resource_attributes), so one source's data stays
+	// in one partition.
+	PartitionMetricsByResourceAttributes, PartitionLogsByResourceAttributes bool
+
+	// PartitionLogsByTraceID writes one logs record per trace id, keyed by
+	// the trace id in hex, log records without one unkeyed (the
+	// Collector's partition_logs_by_trace_id). It excludes
+	// PartitionLogsByResourceAttributes.
+	PartitionLogsByTraceID bool
+
+	// TopicFromAttribute, when set, names a resource attribute whose
+	// string value is the topic of the resource's data (the Collector's
+	// topic_from_attribute): requests are written one record per resource
+	// (per trace, with PartitionTracesByID), to the signal's topic when
+	// the attribute is absent. Clients then choose topics: with
+	// auto.create.topics.enable they can create them.
+	TopicFromAttribute string
+
+	// Encoding is the record format: "otlp_proto" (the default) or
+	// "otlp_json" (the Collector's encoding option).
+	Encoding string
+
+	// Headers are added to every record (the Collector's record_headers).
+	Headers []Header
+
+	// Hasher is the key partitioner's hash (the Collector's
+	// record_partitioner.sticky_key.hasher): HasherSaramaCompat (the
+	// default, as the Collector's) or HasherMurmur2 (the Java client's).
+	Hasher string
+
 	// Logger, when non-nil, receives the Kafka client's log (connection
 	// failures, retries, metadata changes) at the levels it enables, with
 	// the attribute component=kafka.
 	Logger *slog.Logger
 }
+
+// Header is a Kafka record header.
+type Header struct {
+	Key, Value string
+}
+
+// Encodings of Config.Encoding, the Collector's names.
+const (
+	EncodingProto = "otlp_proto"
+	EncodingJSON  = "otlp_json"
+)
 
 // SASL configures SASL authentication.
 type SASL struct {
@@ -150,12 +203,22 @@ type Sink struct {
 	cl       *kgo.Client
 	topics   [otlp.MaxSignal + 1]string
 	byTrace  bool
-	limit    int // largest record value
-	timeout  time.Duration
-	closed   atomic.Bool
-	inflight sync.WaitGroup
-	batches  sync.Pool // *batch
-	splits   sync.Pool // *traceSplitter
+	byAttrs  [otlp.MaxSignal + 1]bool
+	logsByID bool
+	json     bool
+	headers  []kgo.RecordHeader
+	hashers  sync.Pool // *attrHasher
+	// topicAttr is TopicFromAttribute; topicNames interns the topics it
+	// yields (topicMu guards it).
+	topicAttr  string
+	topicMu    sync.RWMutex
+	topicNames map[string]string
+	limit      int // largest record value
+	timeout    time.Duration
+	closed     atomic.Bool
+	inflight   sync.WaitGroup
+	batches    sync.Pool // *batch
+	splits     sync.Pool // *traceSplitter
 }
 
 var _ storage.Sink = (*Sink)(nil)
@@ -174,8 +237,11 @@ func Open(cfg Config) (*Sink, error) {
 	}
 	s := &Sink{
 		topics:  [otlp.MaxSignal + 1]string{storage.Traces: cfg.TracesTopic, storage.Metrics: cfg.MetricsTopic, storage.Logs: cfg.LogsTopic, storage.Profiles: cfg.ProfilesTopic},
-		byTrace: cfg.KeyByTraceID,
+		byTrace: cfg.PartitionTracesByID,
 		timeout: cfg.ProduceTimeout,
+	}
+	if err := s.setProducerOptions(&cfg); err != nil {
+		return nil, err
 	}
 	for _, sig := range storage.Signals {
 		if s.topics[sig] == "" {
@@ -214,7 +280,12 @@ func Open(cfg Config) (*Sink, error) {
 	if dialTimeout <= 0 {
 		dialTimeout = 5 * time.Second
 	}
+	part, err := partitioner(cfg.Hasher)
+	if err != nil {
+		return nil, err
+	}
 	opts := []kgo.Opt{
+		kgo.RecordPartitioner(part),
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID(clientID),
 		kgo.DialTimeout(dialTimeout),
@@ -245,24 +316,89 @@ func Open(cfg Config) (*Sink, error) {
 			return min(time.Duration(tries)*100*time.Millisecond, time.Second)
 		}),
 	}
-	if cfg.Logger != nil {
-		opts = append(opts, kgo.WithLogger(slogLogger{cfg.Logger.With("component", "kafka")}))
+	conn, err := connOpts(cfg.Logger, cfg.TLS, cfg.SASL)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.TLS != nil {
-		opts = append(opts, kgo.DialTLSConfig(cfg.TLS.Clone()))
-	}
-	if cfg.SASL != nil {
-		m, err := saslMechanism(cfg.SASL)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, kgo.SASL(m))
-	}
+	opts = append(opts, conn...)
 	s.cl, err = kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: cannot create client: %w", err)
 	}
 	return s, nil
+}
+
+// setProducerOptions checks and applies the Collector's producer options.
+func (s *Sink) setProducerOptions(cfg *Config) error {
+	if cfg.PartitionLogsByResourceAttributes && cfg.PartitionLogsByTraceID {
+		// As the Collector's config validation.
+		return errors.New("kafka: PartitionLogsByResourceAttributes and PartitionLogsByTraceID cannot both be set")
+	}
+	s.byAttrs[storage.Metrics] = cfg.PartitionMetricsByResourceAttributes
+	s.byAttrs[storage.Logs] = cfg.PartitionLogsByResourceAttributes
+	s.logsByID = cfg.PartitionLogsByTraceID
+	switch cfg.Encoding {
+	case "", EncodingProto:
+	case EncodingJSON:
+		s.json = true
+	default:
+		return fmt.Errorf("kafka: unknown encoding %q: want otlp_proto or otlp_json", cfg.Encoding)
+	}
+	for _, h := range cfg.Headers {
+		if h.Key == "" {
+			return errors.New("kafka: a record header needs a name")
+		}
+		s.headers = append(s.headers, kgo.RecordHeader{Key: h.Key, Value: []byte(h.Value)})
+	}
+	s.topicAttr = cfg.TopicFromAttribute
+	s.topicNames = make(map[string]string)
+	return nil
+}
+
+// connOpts are the client options shared by the producer and the
+// consumer: logging, TLS and SASL.
+func connOpts(logger *slog.Logger, tlsCfg *tls.Config, sc *SASL) ([]kgo.Opt, error) {
+	var opts []kgo.Opt
+	if logger != nil {
+		opts = append(opts, kgo.WithLogger(slogLogger{logger.With("component", "kafka")}))
+	}
+	if tlsCfg != nil {
+		opts = append(opts, kgo.DialTLSConfig(tlsCfg.Clone()))
+	}
+	if sc != nil {
+		m, err := saslMechanism(sc)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.SASL(m))
+	}
+	return opts, nil
+}
+
+// maxTopicNames bounds the interned topic names of TopicFromAttribute:
+// clients choose them, so the map must not grow without limit.
+const maxTopicNames = 1024
+
+// topicFor is the TopicFromAttribute topic of a request piece, "" for the
+// signal's own.
+func (s *Sink) topicFor(msg []byte) string {
+	v, ok := stringAttr(msg, s.topicAttr)
+	if !ok {
+		return ""
+	}
+	s.topicMu.RLock()
+	t, ok := s.topicNames[string(v)]
+	s.topicMu.RUnlock()
+	if ok {
+		return t
+	}
+	t = string(v)
+	s.topicMu.Lock()
+	if len(s.topicNames) < maxTopicNames {
+		s.topicNames[t] = t
+	}
+	s.topicMu.Unlock()
+	return t
 }
 
 func parseCompression(name string) (kgo.CompressionCodec, error) {

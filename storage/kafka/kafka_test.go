@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -93,6 +95,9 @@ func items(t testing.TB, signal storage.Signal, msg []byte) int {
 // topics returns fresh topic names for one test, created with three
 // partitions (the sink itself asks for auto-creation; creating them here
 // makes the tests independent of the broker's auto.create setting).
+// partitions is the partition count of the test topics.
+const partitions = 3
+
 func topics(t *testing.T, brokers []string) (tr, me, lo string) {
 	t.Helper()
 	suffix := fmt.Sprintf("%s_%d", strings.ReplaceAll(t.Name(), "/", "_"), time.Now().UnixNano())
@@ -107,7 +112,7 @@ func topics(t *testing.T, brokers []string) (tr, me, lo string) {
 	for _, name := range []string{tr, me, lo} {
 		rt := kmsg.NewCreateTopicsRequestTopic()
 		rt.Topic = name
-		rt.NumPartitions = 3
+		rt.NumPartitions = partitions
 		rt.ReplicationFactor = 1
 		req.Topics = append(req.Topics, rt)
 	}
@@ -319,12 +324,13 @@ func TestSplitAcrossMaxMessageBytes(t *testing.T) {
 	})
 }
 
-// TestKeyByTraceID: every record holds the spans of one trace, is keyed by
-// its trace id, and all records of a trace are in one partition.
-func TestKeyByTraceID(t *testing.T) {
+// TestPartitionTracesByID: every record holds the spans of one trace, is
+// keyed by its trace id in hex (the Collector's key), and all records of a
+// trace are in one partition, the one the Collector's partitioner picks.
+func TestPartitionTracesByID(t *testing.T) {
 	bs := brokers(t)
 	tr, me, lo := topics(t, bs)
-	s := open(t, kafka.Config{Brokers: bs, TracesTopic: tr, MetricsTopic: me, LogsTopic: lo, KeyByTraceID: true})
+	s := open(t, kafka.Config{Brokers: bs, TracesTopic: tr, MetricsTopic: me, LogsTopic: lo, PartitionTracesByID: true})
 	msg := payload(t, "traces_500x10.pb")
 	total := items(t, storage.Traces, msg)
 	// Twice: the second copy of each trace must follow the first into
@@ -338,16 +344,19 @@ func TestKeyByTraceID(t *testing.T) {
 	spans, records := 0, 0
 	consume(t, bs, func(r *kgo.Record) bool {
 		records++
-		if len(r.Key) != 16 {
-			t.Fatalf("record key %x, want a 16-byte trace id", r.Key)
+		if len(r.Key) != 32 {
+			t.Fatalf("record key %q, want a trace id in hex", r.Key)
 		}
 		if p, ok := partOf[string(r.Key)]; ok && p != r.Partition {
 			t.Errorf("trace %x in partitions %d and %d", r.Key, p, r.Partition)
 		}
 		partOf[string(r.Key)] = r.Partition
+		if want, err := kafka.Partition(kafka.HasherSaramaCompat, r.Key, partitions); err != nil || want != int(r.Partition) {
+			t.Fatalf("trace %s in partition %d, the Collector's partitioner picks %d (%v)", r.Key, r.Partition, want, err)
+		}
 		spans += items(t, storage.Traces, r.Value)
 		for _, id := range traceIDs(r.Value) {
-			if id != string(r.Key) {
+			if hex.EncodeToString([]byte(id)) != string(r.Key) {
 				t.Fatalf("span of trace %x in record keyed %x", id, r.Key)
 			}
 		}
@@ -544,3 +553,72 @@ func testBrokerRestart(t *testing.T, stopArgs ...string) {
 		t.Errorf("%d of %d acknowledged writes are not in Kafka", len(acked), want)
 	}
 }
+
+// TestConsumerSASL: the consumer authenticates as the producer does (the
+// same connection code), reading back the records the SASL producer wrote
+// into a sink through a handler, and committing them.
+func TestConsumerSASL(t *testing.T) {
+	bs := brokers(t)
+	sasl := os.Getenv("OTLP_LITE_KAFKA_SASL_BROKERS")
+	if sasl == "" {
+		t.Skip("OTLP_LITE_KAFKA_SASL_BROKERS not set")
+	}
+	tr, me, lo := topics(t, bs)
+	msg := payload(t, "logs_all_fields.pb")
+	want := items(t, storage.Logs, msg)
+	auth := &kafka.SASL{Mechanism: "SCRAM-SHA-512", Username: "otlp", Password: "otlp-secret"}
+	s := open(t, kafka.Config{Brokers: []string{sasl}, TracesTopic: tr, MetricsTopic: me, LogsTopic: lo, SASL: auth})
+	for range 3 {
+		if err := s.Write(context.Background(), storage.Logs, msg, want); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sink := &countSink{done: make(chan struct{})}
+	sink.want.Store(int64(3 * want))
+	h := handler.New(handler.Config{Sink: sink})
+	c, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: []string{sasl}, SASL: auth, Group: "sasl-" + lo, Handler: h,
+		Topics: map[otlp.Signal]string{otlp.Logs: lo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- c.Run(ctx) }()
+	select {
+	case <-sink.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%d of %d log records consumed over SASL", sink.got.Load(), 3*want)
+	}
+	stop()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+
+	// A wrong password reads nothing.
+	bad, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: []string{sasl}, Group: "sasl-bad-" + lo, Handler: h,
+		SASL: &kafka.SASL{Mechanism: "SCRAM-SHA-512", Username: "otlp", Password: "wrong"}, Topics: map[otlp.Signal]string{otlp.Logs: lo}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := bad.Ping(pctx); err == nil {
+		t.Error("a consumer with a wrong SASL password reached the broker")
+	}
+	bad.Close()
+}
+
+// countSink counts items and closes done when want are stored.
+type countSink struct {
+	got, want atomic.Int64
+	done      chan struct{}
+}
+
+func (c *countSink) Write(_ context.Context, _ storage.Signal, _ []byte, items int) error {
+	if c.got.Add(int64(items)) == c.want.Load() {
+		close(c.done)
+	}
+	return nil
+}
+
+func (c *countSink) Close() error { return nil }

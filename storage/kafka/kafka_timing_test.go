@@ -25,7 +25,7 @@ func BenchmarkWrite(b *testing.B) {
 			name = "by-trace-id"
 		}
 		b.Run(name, func(b *testing.B) {
-			s, err := kafka.Open(kafka.Config{Brokers: strings.Split(env, ","), KeyByTraceID: keyed,
+			s, err := kafka.Open(kafka.Config{Brokers: strings.Split(env, ","), PartitionTracesByID: keyed,
 				TracesTopic: "otlp_spans_bench"})
 			if err != nil {
 				b.Fatal(err)

@@ -23,7 +23,7 @@ func TestOpenConfig(t *testing.T) {
 		wantErr string // "" means Open succeeds
 	}{
 		{name: "defaults", cfg: kafka.Config{Brokers: ok}},
-		{name: "everything", cfg: kafka.Config{Brokers: ok, TracesTopic: "t", MetricsTopic: "m", LogsTopic: "l", KeyByTraceID: true,
+		{name: "everything", cfg: kafka.Config{Brokers: ok, TracesTopic: "t", MetricsTopic: "m", LogsTopic: "l", PartitionTracesByID: true,
 			MaxMessageBytes: 4 << 20, ProduceTimeout: time.Second, MaxBufferedBytes: 1 << 20, MaxBufferedRecords: 10,
 			Compression: "zstd", SASL: &kafka.SASL{Mechanism: "SCRAM-SHA-512", Username: "u", Password: "p"}}},
 		{name: "no brokers", cfg: kafka.Config{}, wantErr: "no brokers"},

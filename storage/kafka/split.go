@@ -8,7 +8,7 @@ import (
 
 // ErrTooLarge is returned (wrapped) by Sink.Write when one resource of a
 // request — one ResourceSpans, ResourceMetrics or ResourceLogs, or with
-// Config.KeyByTraceID the spans of one trace under one resource — encodes
+// Config.PartitionTracesByID the spans of one trace under one resource — encodes
 // larger than the Kafka message limit, so the request cannot be split into
 // records the broker accepts. Retrying the same request cannot succeed,
 // unlike errors wrapping storage.ErrUnavailable or storage.ErrOverloaded.
@@ -21,6 +21,7 @@ var ErrTooLarge = fmt.Errorf("%w: resource larger than the Kafka message size li
 type piece struct {
 	keyStart, keyEnd int
 	start, end       int
+	topic            string // "": the signal's topic
 }
 
 // appendResources appends msg to dst as one or more pieces of at most limit
@@ -44,7 +45,7 @@ func appendResources(dst []byte, pieces []piece, msg []byte, limit, keyStart, ke
 	if len(msg) <= limit {
 		start := len(dst)
 		dst = append(dst, msg...)
-		return dst, append(pieces, piece{keyStart, keyEnd, start, len(dst)}), nil
+		return dst, append(pieces, piece{keyStart: keyStart, keyEnd: keyEnd, start: start, end: len(dst)}), nil
 	}
 	// First pass: validate and measure the fields every piece repeats.
 	common := 0
@@ -70,7 +71,7 @@ func appendResources(dst []byte, pieces []piece, msg []byte, limit, keyStart, ke
 				name, idx, len(raw), limit, ErrTooLarge)
 		}
 		if start >= 0 && len(dst)-start+len(raw) > limit {
-			pieces = append(pieces, piece{keyStart, keyEnd, start, len(dst)})
+			pieces = append(pieces, piece{keyStart: keyStart, keyEnd: keyEnd, start: start, end: len(dst)})
 			start = -1
 		}
 		if start < 0 {
@@ -81,7 +82,7 @@ func appendResources(dst []byte, pieces []piece, msg []byte, limit, keyStart, ke
 		dst = append(dst, raw...)
 	}
 	if start >= 0 {
-		pieces = append(pieces, piece{keyStart, keyEnd, start, len(dst)})
+		pieces = append(pieces, piece{keyStart: keyStart, keyEnd: keyEnd, start: start, end: len(dst)})
 	} else if n == 0 {
 		// Over the limit with no resource at all: only unknown fields,
 		// which cannot be split.
@@ -104,4 +105,58 @@ func appendCommon(dst, msg []byte) []byte {
 		b = rest
 	}
 	return dst
+}
+
+// appendPerResource appends msg to dst as one piece per resource, the
+// Collector's split for partition_metrics_by_resource_attributes,
+// partition_logs_by_resource_attributes and topic_from_attribute: with
+// byAttrs each piece is keyed by the hash of its resource's attributes
+// (keys.go), and with topic each goes to the topic topic(piece) names.
+// A resource larger than limit fails with ErrTooLarge.
+func appendPerResource(dst []byte, pieces []piece, msg []byte, limit int, h *attrHasher, byAttrs bool, topic func([]byte) string, name string) ([]byte, []piece, error) {
+	common := 0
+	for b := msg; len(b) > 0; {
+		num, raw, _, rest, err := nextField(b)
+		if err != nil {
+			return dst, pieces, fmt.Errorf("cannot split request by resource: %w", err)
+		}
+		if num != 1 {
+			common += len(raw)
+		}
+		b = rest
+	}
+	idx := 0
+	for b := msg; len(b) > 0; {
+		num, raw, rs, rest, _ := nextField(b)
+		b = rest
+		if num != 1 {
+			continue
+		}
+		if rs == nil {
+			return dst, pieces, fmt.Errorf("cannot split request by resource: %s[%d] is not length-delimited", name, idx)
+		}
+		if common+len(raw) > limit {
+			return dst, pieces, fmt.Errorf("cannot split request for Kafka: %s[%d] is %d bytes, over the %d-byte message limit: %w",
+				name, idx, len(raw), limit, ErrTooLarge)
+		}
+		p := piece{keyStart: -1, keyEnd: -1}
+		if byAttrs {
+			p.keyStart = len(dst)
+			var err error
+			if dst, err = h.resourceKey(dst, rs); err != nil {
+				return dst, pieces, fmt.Errorf("cannot hash the attributes of %s[%d]: %w", name, idx, err)
+			}
+			p.keyEnd = len(dst)
+		}
+		p.start = len(dst)
+		dst = appendCommon(dst, msg)
+		dst = append(dst, raw...)
+		p.end = len(dst)
+		if topic != nil {
+			p.topic = topic(dst[p.start:p.end])
+		}
+		pieces = append(pieces, p)
+		idx++
+	}
+	return dst, pieces, nil
 }

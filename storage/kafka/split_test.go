@@ -26,6 +26,9 @@ func varintf(num int, v uint64) []byte {
 
 func tid(b byte) []byte { return bytes.Repeat([]byte{b}, 16) }
 
+// hexID is the Collector's key for the trace id id.
+func hexID(id []byte) string { return string(appendHexID(nil, [16]byte(id))) }
+
 // span is a Span with a trace_id (1) and a name (5).
 func span(traceID []byte, name string) []byte {
 	return lenf(2, lenf(1, traceID), lenf(5, []byte(name)))
@@ -158,11 +161,9 @@ func decodeSpans(t testing.TB, msg []byte) (out []decodedSpan) {
 				if num != 2 {
 					continue
 				}
-				id, ok, _ := traceID(sp)
+				id, _ := traceID(sp, 1)
 				d := decodedSpan{resource: rsHdr, scope: ssHdr, span: string(raw)}
-				if ok {
-					d.traceID = string(id[:])
-				}
+				d.traceID = string(appendHexID(nil, id))
 				out = append(out, d)
 			}
 		}
@@ -183,12 +184,12 @@ func TestAppendByTrace(t *testing.T) {
 		resource("svc-3"), // no spans: nothing to carry
 	)
 	var ts traceSplitter
-	dst, pieces, err := ts.appendByTrace(nil, nil, msg, 1<<20)
+	dst, pieces, err := ts.appendByTrace(nil, nil, msg, 1<<20, 1, false, "resource_spans", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := decodeSpans(t, msg)
-	wantKeys := []string{string(a), string(b), string(c), ""} // first-appearance order, unkeyed last here
+	wantKeys := []string{hexID(a), hexID(b), hexID(c), ""} // first-appearance order, the invalid id's group last here
 	if len(pieces) != len(wantKeys) {
 		t.Fatalf("got %d pieces, want %d", len(pieces), len(wantKeys))
 	}
@@ -244,7 +245,7 @@ func TestAppendByTraceErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var ts traceSplitter
-			if _, _, err := ts.appendByTrace(nil, nil, tt.msg, tt.limit); !errors.Is(err, tt.wantErr) {
+			if _, _, err := ts.appendByTrace(nil, nil, tt.msg, tt.limit, 1, false, "resource_spans", nil); !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
 		})
@@ -258,7 +259,7 @@ func TestAppendByTraceLimit(t *testing.T) {
 	big := span(a, string(bytes.Repeat([]byte{'x'}, 500)))
 	msg := cat(resource("svc-1", scope("lib", big)), resource("svc-2", scope("lib", big)))
 	var ts traceSplitter
-	dst, pieces, err := ts.appendByTrace(nil, nil, msg, 700)
+	dst, pieces, err := ts.appendByTrace(nil, nil, msg, 700, 1, false, "resource_spans", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +267,7 @@ func TestAppendByTraceLimit(t *testing.T) {
 		t.Fatalf("got %d pieces, want 2", len(pieces))
 	}
 	for i, p := range pieces {
-		if !bytes.Equal(dst[p.keyStart:p.keyEnd], a) {
+		if string(dst[p.keyStart:p.keyEnd]) != hexID(a) {
 			t.Errorf("piece %d: key %x", i, dst[p.keyStart:p.keyEnd])
 		}
 		if p.end-p.start > 700 {
@@ -324,7 +325,7 @@ func TestSplitRealPayloads(t *testing.T) {
 				return
 			}
 			var ts traceSplitter
-			dst, pieces, err = ts.appendByTrace(nil, nil, msg, 1<<20)
+			dst, pieces, err = ts.appendByTrace(nil, nil, msg, 1<<20, 1, false, "resource_spans", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -361,7 +362,7 @@ func TestSplitAllocs(t *testing.T) {
 			dst, pieces, err = appendResources(dst[:0], pieces[:0], many, 3*len(msg), -1, -1, "resource_spans")
 		},
 		"appendByTrace": func() {
-			dst, pieces, err = ts.appendByTrace(dst[:0], pieces[:0], msg, 1<<20)
+			dst, pieces, err = ts.appendByTrace(dst[:0], pieces[:0], msg, 1<<20, 1, false, "resource_spans", nil)
 		},
 	} {
 		f()

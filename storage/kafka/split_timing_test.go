@@ -41,7 +41,7 @@ func BenchmarkAppendByTrace(b *testing.B) {
 	b.SetBytes(int64(len(msg)))
 	b.ReportAllocs()
 	for b.Loop() {
-		dst, pieces, err = ts.appendByTrace(dst[:0], pieces[:0], msg, DefaultMaxMessageBytes-recordOverhead)
+		dst, pieces, err = ts.appendByTrace(dst[:0], pieces[:0], msg, DefaultMaxMessageBytes-recordOverhead, 1, false, "resource_spans", nil)
 		if err != nil {
 			b.Fatal(err)
 		}

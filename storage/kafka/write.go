@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/otlp-lite/otlp-lite/otlpjson"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -95,7 +97,7 @@ func (b *batch) unref() {
 const TenantHeader = "tenant"
 
 // Write implements storage.Sink: it produces data as one record (more if it
-// is over the message limit, or with KeyByTraceID one per trace) to the
+// is over the message limit, or with PartitionTracesByID one per trace) to the
 // signal's topic and waits until Kafka acknowledged all of them.
 //
 // Errors: storage.ErrOverloaded when the produce buffer is full,
@@ -124,16 +126,42 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	}
 	b := s.getBatch()
 	b.refs.Store(1)
+	// As JSON, a piece is larger than its protobuf form: split for that
+	// up front (toJSON splits finer where it is not enough).
+	limit := s.limit
+	if s.json {
+		limit /= 2
+	}
+	var topic func([]byte) string
+	if s.topicAttr != "" {
+		topic = s.topicFor
+	}
 	var err error
-	if signal == storage.Traces && s.byTrace {
+	switch {
+	case (signal == storage.Traces && s.byTrace) || (signal == storage.Logs && s.logsByID):
 		t, _ := s.splits.Get().(*traceSplitter)
 		if t == nil {
 			t = new(traceSplitter)
 		}
-		b.buf, b.pieces, err = t.appendByTrace(b.buf[:0], b.pieces[:0], data, s.limit)
+		// Span.trace_id is field 1, LogRecord.trace_id field 9.
+		idField, nilEmpty := 1, false
+		if signal == storage.Logs {
+			idField, nilEmpty = 9, true
+		}
+		b.buf, b.pieces, err = t.appendByTrace(b.buf[:0], b.pieces[:0], data, limit, idField, nilEmpty, name, topic)
 		s.splits.Put(t)
-	} else {
-		b.buf, b.pieces, err = appendResources(b.buf[:0], b.pieces[:0], data, s.limit, -1, -1, name)
+	case s.byAttrs[signal] || topic != nil:
+		h, _ := s.hashers.Get().(*attrHasher)
+		if h == nil {
+			h = new(attrHasher)
+		}
+		b.buf, b.pieces, err = appendPerResource(b.buf[:0], b.pieces[:0], data, limit, h, s.byAttrs[signal], topic, name)
+		s.hashers.Put(h)
+	default:
+		b.buf, b.pieces, err = appendResources(b.buf[:0], b.pieces[:0], data, limit, -1, -1, name)
+	}
+	if err == nil && s.json {
+		err = s.toJSON(b, signal, name)
 	}
 	if err != nil || len(b.pieces) == 0 {
 		// No pieces: a request without a single span has nothing to store.
@@ -158,14 +186,18 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	b.recs = b.recs[:n]
 	b.pending.Store(int32(n))
 	b.refs.Add(int32(n))
-	topic := s.topics[signal]
-	var headers []kgo.RecordHeader
+	headers := s.headers
 	if tenant, ok := storage.TenantFrom(ctx); ok {
-		headers = []kgo.RecordHeader{{Key: TenantHeader, Value: []byte(tenant)}}
+		// The static headers first, as the Collector puts its
+		// record_headers before the metadata it copies into headers.
+		headers = append(slices.Clip(s.headers), kgo.RecordHeader{Key: TenantHeader, Value: []byte(tenant)})
 	}
 	for i, p := range b.pieces {
 		r := &b.recs[i]
-		*r = kgo.Record{Topic: topic, Value: b.buf[p.start:p.end], Headers: headers}
+		*r = kgo.Record{Topic: s.topics[signal], Value: b.buf[p.start:p.end], Headers: headers}
+		if p.topic != "" {
+			r.Topic = p.topic
+		}
 		if p.keyStart >= 0 {
 			r.Key = b.buf[p.keyStart:p.keyEnd]
 		}
@@ -222,5 +254,56 @@ func (s *Sink) Close() error {
 		return nil
 	}
 	s.cl.Close()
+	return nil
+}
+
+// toJSON replaces the protobuf value of every piece of b by its OTLP/JSON
+// form (the Collector's otlp_json: ptrace.JSONMarshaler and its metrics
+// and logs siblings write the same OTLP/JSON mapping). A piece whose JSON
+// is over the limit is split finer between resources, in proportion; a
+// resource whose JSON alone is over it fails with ErrTooLarge.
+func (s *Sink) toJSON(b *batch, signal storage.Signal, name string) error {
+	typ, _, _ := otlpjson.ForSignal(signal)
+	n := len(b.pieces)
+	for i := 0; i < n; i++ {
+		p := b.pieces[i]
+		start := len(b.buf)
+		var err error
+		// Appending to b.buf while reading a range of it is safe: a
+		// reallocation leaves the old array to the source slice.
+		b.buf, err = otlpjson.Marshal(b.buf, typ, b.buf[p.start:p.end])
+		if err != nil {
+			return fmt.Errorf("kafka: cannot encode %s as otlp_json: %w: %w", name, err, storage.ErrRejected)
+		}
+		if size := len(b.buf) - start; size <= s.limit {
+			b.pieces[i].start, b.pieces[i].end = start, len(b.buf)
+			continue
+		} else {
+			b.buf = b.buf[:start]
+			protoLen := p.end - p.start
+			finer := min(int(int64(protoLen)*int64(s.limit)/int64(size))*9/10, protoLen-1)
+			first := len(b.pieces)
+			b.buf, b.pieces, err = appendResources(b.buf, b.pieces, b.buf[p.start:p.end], finer, p.keyStart, p.keyEnd, name)
+			if err != nil {
+				return fmt.Errorf("%w (as otlp_json, about %d bytes)", err, size)
+			}
+			for j := first; j < len(b.pieces); j++ {
+				q := &b.pieces[j]
+				q.topic = p.topic
+				js := len(b.buf)
+				if b.buf, err = otlpjson.Marshal(b.buf, typ, b.buf[q.start:q.end]); err != nil {
+					return fmt.Errorf("kafka: cannot encode %s as otlp_json: %w: %w", name, err, storage.ErrRejected)
+				}
+				if len(b.buf)-js > s.limit {
+					return fmt.Errorf("cannot split request for Kafka: a %s is %d bytes as otlp_json, over the %d-byte message limit: %w",
+						name, len(b.buf)-js, s.limit, ErrTooLarge)
+				}
+				q.start, q.end = js, len(b.buf)
+			}
+			// The first finer piece takes this one's place.
+			b.pieces[i] = b.pieces[first]
+			b.pieces = append(b.pieces[:first], b.pieces[first+1:]...)
+		}
+	}
 	return nil
 }

@@ -1,0 +1,136 @@
+package interop
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/receiver/kafkareceiver"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"go.opentelemetry.io/collector/pdata/testdata"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+
+	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/storage/discard"
+	"github.com/otlp-lite/otlp-lite/storage/kafka"
+)
+
+// processCPU is the CPU time (user + system) the process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkKafkaConsumeCPU: the CPU the process spends per span consuming
+// the same topic to the end, for otlp-lite's consumer (handler validation,
+// a discard sink) and for the Collector's kafkareceiver v0.155.0 (pdata
+// decoding, a nop consumer), each from the start in a new group; the
+// metric ratio is otlp-lite's over the Collector's. With
+// OTLP_LITE_KAFKA_BROKERS (make kafka-test starts one) the broker is a
+// separate process; with the in-process kfake its CPU is counted on both
+// sides alike, which pulls the ratio towards 1.
+func BenchmarkKafkaConsumeCPU(b *testing.B) {
+	const (
+		records  = 1000
+		spansPer = 100
+	)
+	brokers, _, sfx := kafkaForTest(b)
+	topic := "bench_spans" + sfx
+	td := testdata.GenerateTraces(spansPer)
+	validIDs(td)
+	value, err := (&ptrace.ProtoMarshaler{}).MarshalTraces(td)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Uncompressed, as the Collector's kafkaexporter and otlp-lite produce
+	// by default: the consumers' CPU is then their own, not the codec's.
+	pcl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.AllowAutoTopicCreation(),
+		kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var failed atomic.Pointer[error]
+	for range records {
+		pcl.Produce(context.Background(), &kgo.Record{Topic: topic, Value: value}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				failed.Store(&err)
+			}
+		})
+	}
+	if err := pcl.Flush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	pcl.Close()
+	if err := failed.Load(); err != nil {
+		b.Fatalf("cannot produce the records: %v", *err)
+	}
+	total := int64(records * spansPer)
+	quiet := slog.New(slog.DiscardHandler)
+
+	var liteCPU, collCPU time.Duration
+	for i := range b.N {
+		// otlp-lite.
+		sink := newCountingSink(&discard.Sink{})
+		h := handler.New(handler.Config{Sink: sink, Logger: quiet})
+		c, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: brokers, Group: fmt.Sprintf("bench-lite%s-%d", sfx, i), Handler: h, Logger: quiet,
+			Topics: map[otlp.Signal]string{otlp.Traces: topic}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		start := processCPU(b)
+		go func() { done <- c.Run(ctx) }()
+		sink.waitItems(b, [otlp.MaxSignal + 1]int{otlp.Traces: int(total)}, 2*time.Minute)
+		liteCPU += processCPU(b) - start
+		stop()
+		<-done
+
+		// The Collector's kafkareceiver.
+		f := kafkareceiver.NewFactory()
+		cfg := f.CreateDefaultConfig().(*kafkareceiver.Config)
+		cfg.Brokers = brokers
+		cfg.GroupID = fmt.Sprintf("bench-coll%s-%d", sfx, i)
+		cfg.InitialOffset = "earliest"
+		cfg.Traces.Topics = []string{topic}
+		var got atomic.Int64
+		all := make(chan struct{})
+		next, _ := consumer.NewTraces(func(_ context.Context, td ptrace.Traces) error {
+			if got.Add(int64(td.SpanCount())) == total {
+				close(all)
+			}
+			return nil
+		})
+		r, err := f.CreateTraces(context.Background(), receivertest.NewNopSettings(component.MustNewType("kafka")), cfg, next)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start = processCPU(b)
+		if err := r.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case <-all:
+		case <-time.After(2 * time.Minute):
+			b.Fatalf("the Collector's receiver consumed %d of %d spans", got.Load(), total)
+		}
+		collCPU += processCPU(b) - start
+		r.Shutdown(context.Background())
+	}
+	spans := float64(total) * float64(b.N)
+	b.ReportMetric(float64(liteCPU.Nanoseconds())/spans, "lite-cpu-ns/span")
+	b.ReportMetric(float64(collCPU.Nanoseconds())/spans, "collector-cpu-ns/span")
+	b.ReportMetric(float64(liteCPU)/float64(collCPU), "ratio")
+}

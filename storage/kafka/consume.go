@@ -1,0 +1,530 @@
+package kafka
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/storage"
+)
+
+// Consumer defaults.
+const (
+	// DefaultConsumerGroup is the consumer group of ConsumerConfig.Group.
+	DefaultConsumerGroup = "otlp-lite"
+	// DefaultMaxPollRecords bounds the records held at once: a poll's
+	// records are all stored (and their offsets committed) before the
+	// next poll, so this and the fetch buffer are the consumer's memory.
+	DefaultMaxPollRecords = 1000
+	// DefaultFetchMaxBytes bounds one fetch response the client buffers
+	// per broker while the records before it are being stored.
+	DefaultFetchMaxBytes = 16 << 20
+	// DefaultConsumeWorkers is how many records are stored at once:
+	// concurrent writes share the disk log's fsyncs.
+	DefaultConsumeWorkers = 16
+)
+
+// ConsumerConfig configures a Consumer. Brokers and Handler are required;
+// every other zero field takes its default.
+type ConsumerConfig struct {
+	// Brokers are the seed brokers, host:port.
+	Brokers []string
+
+	// Group is the consumer group (default DefaultConsumerGroup). Members
+	// of one group share the partitions (cooperative-sticky balancing).
+	Group string
+
+	// Topics names the topic of each signal to consume; nil means every
+	// signal of otlp.Signals on its default topic (SignalInfo.KafkaTopic:
+	// otlp_spans, otlp_metrics, otlp_logs, the Collector's names). A
+	// signal missing from a non-nil map is not consumed.
+	Topics map[otlp.Signal]string
+
+	// Handler validates and stores every record (handler.Handler.Ingest):
+	// the same admission budget, validation and storage.Sink as the
+	// receivers. An embedding storage engine builds it with its own Sink.
+	Handler *handler.Handler
+
+	// DeadLetter, when non-nil, receives each record that is not a valid
+	// OTLP request, as it was read, under its topic's signal; nil means
+	// such records are only logged and counted.
+	DeadLetter storage.Sink
+
+	// Encoding is the record format: "" detects it per record (OTLP/JSON
+	// when its first byte other than JSON white space is '{', which
+	// cannot begin an OTLP protobuf request: it would be field 15 with
+	// the deprecated group wire type), EncodingProto or EncodingJSON
+	// (the Collector kafkareceiver's encoding option).
+	Encoding string
+
+	// StartFromLatest starts a group without committed offsets at the end
+	// of each partition; by default it starts at the beginning, so a new
+	// store misses nothing (the Collector's kafkareceiver defaults to
+	// latest).
+	StartFromLatest bool
+
+	// MaxPollRecords (default DefaultMaxPollRecords), FetchMaxBytes
+	// (default DefaultFetchMaxBytes) and Workers (default
+	// DefaultConsumeWorkers) bound the memory and the concurrency.
+	MaxPollRecords, FetchMaxBytes, Workers int
+
+	// SessionTimeout is how long the group waits for a silent member
+	// before its partitions go to the others (default: franz-go's 45 s).
+	SessionTimeout time.Duration
+
+	// TLS, SASL, ClientID, DialTimeout: as in Config.
+	TLS         *tls.Config
+	SASL        *SASL
+	ClientID    string
+	DialTimeout time.Duration
+
+	// Metrics receives the otlplite_kafka_consume_* metrics; nil means a
+	// private set.
+	Metrics *metrics.Set
+
+	// Logger receives dead letters, retries and the Kafka client's log;
+	// nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Consumer reads OTLP records from Kafka topics in a consumer group and
+// stores them through a handler.Handler.
+//
+// Guarantee: at-least-once. An offset is committed only after every record
+// it covers is stored (Ingest returned nil: the sink acknowledged it) or,
+// if it is not valid OTLP, dead-lettered. A crash or a lost group
+// membership re-reads what was not committed: at most one poll
+// (MaxPollRecords) per partition set, stored again as duplicates.
+// Rebalances wait while a poll's records are being stored
+// (kgo.BlockRebalanceOnPoll), so revoked partitions have their durable
+// offsets committed before they move; a poll that takes longer than the
+// group's rebalance timeout (60 s) loses its membership, and its records
+// are re-read by the new owner.
+type Consumer struct {
+	cl       *kgo.Client
+	h        *handler.Handler
+	dl       storage.Sink
+	log      *slog.Logger
+	signals  map[string]otlp.Signal
+	format   int // 0 detect, 1 proto, 2 JSON
+	maxPoll  int
+	workers  int
+	set      *metrics.Set
+	m        map[string]*topicMetrics
+	commitEr *metrics.Counter
+
+	lagMu sync.Mutex
+	lags  map[topicPartition]*atomic.Int64
+
+	closeOnce sync.Once
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// topicMetrics are a topic's counters.
+type topicMetrics struct {
+	records, items, rejected, deadLetters, retries *metrics.Counter
+}
+
+// NewConsumer validates cfg and creates the consumer; it joins the group
+// when Run starts polling.
+func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
+	if len(cfg.Brokers) == 0 {
+		return nil, errors.New("kafka: no brokers configured")
+	}
+	for _, b := range cfg.Brokers {
+		if _, _, err := net.SplitHostPort(b); err != nil {
+			return nil, fmt.Errorf("kafka: bad broker address %q: want host:port", b)
+		}
+	}
+	if cfg.Handler == nil {
+		return nil, errors.New("kafka: ConsumerConfig.Handler is nil")
+	}
+	c := &Consumer{
+		h: cfg.Handler, dl: cfg.DeadLetter, log: cfg.Logger, set: cfg.Metrics,
+		signals: map[string]otlp.Signal{}, m: map[string]*topicMetrics{},
+		lags:    map[topicPartition]*atomic.Int64{},
+		maxPoll: cfg.MaxPollRecords, workers: cfg.Workers,
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	base := c.log // the Kafka client's lines get component=kafka from connOpts
+	c.log = c.log.With("component", "kafka-consumer")
+	if c.set == nil {
+		c.set = metrics.NewSet()
+	}
+	if c.maxPoll <= 0 {
+		c.maxPoll = DefaultMaxPollRecords
+	}
+	if c.workers <= 0 {
+		c.workers = DefaultConsumeWorkers
+	}
+	switch cfg.Encoding {
+	case "":
+	case EncodingProto:
+		c.format = 1
+	case EncodingJSON:
+		c.format = 2
+	default:
+		return nil, fmt.Errorf("kafka: unknown encoding %q: want otlp_proto or otlp_json (or empty: detect per record)", cfg.Encoding)
+	}
+	topics := cfg.Topics
+	if topics == nil {
+		topics = map[otlp.Signal]string{}
+		for _, sig := range otlp.Signals {
+			topics[sig] = sig.Info().KafkaTopic
+		}
+	}
+	var names []string
+	for sig, topic := range topics {
+		if topic == "" {
+			continue
+		}
+		if sig.Info() == nil {
+			return nil, fmt.Errorf("kafka: cannot consume %v", sig)
+		}
+		if other, dup := c.signals[topic]; dup {
+			return nil, fmt.Errorf("kafka: topic %q named for both %v and %v", topic, other, sig)
+		}
+		c.signals[topic] = sig
+		names = append(names, topic)
+		c.m[topic] = &topicMetrics{
+			records:     c.set.GetOrCreateCounter(`otlplite_kafka_consume_records_total{topic="` + topic + `"}`),
+			items:       c.set.GetOrCreateCounter(`otlplite_kafka_consume_items_total{topic="` + topic + `"}`),
+			rejected:    c.set.GetOrCreateCounter(`otlplite_kafka_consume_rejected_items_total{topic="` + topic + `"}`),
+			deadLetters: c.set.GetOrCreateCounter(`otlplite_kafka_consume_dead_letter_records_total{topic="` + topic + `"}`),
+			retries:     c.set.GetOrCreateCounter(`otlplite_kafka_consume_retries_total{topic="` + topic + `"}`),
+		}
+	}
+	if len(names) == 0 {
+		return nil, errors.New("kafka: no topic to consume")
+	}
+	c.commitEr = c.set.GetOrCreateCounter("otlplite_kafka_consume_commit_errors_total")
+	group := cfg.Group
+	if group == "" {
+		group = DefaultConsumerGroup
+	}
+	clientID := cfg.ClientID
+	if clientID == "" {
+		clientID = "otlp-lite"
+	}
+	dialTimeout := cfg.DialTimeout
+	if dialTimeout <= 0 {
+		dialTimeout = 5 * time.Second
+	}
+	fetchMax := cfg.FetchMaxBytes
+	if fetchMax <= 0 {
+		fetchMax = DefaultFetchMaxBytes
+	}
+	start := kgo.NewOffset().AtStart()
+	if cfg.StartFromLatest {
+		start = kgo.NewOffset().AtEnd()
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ClientID(clientID),
+		kgo.DialTimeout(dialTimeout),
+		kgo.ConsumerGroup(group),
+		kgo.ConsumeTopics(names...),
+		kgo.ConsumeResetOffset(start),
+		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		// Offsets are committed by Run only, after the records are
+		// stored.
+		kgo.DisableAutoCommit(),
+		// No rebalance while a poll's records are being stored: they
+		// finish, their offsets are committed, then the partitions move.
+		kgo.BlockRebalanceOnPoll(),
+		kgo.FetchMaxBytes(int32(min(fetchMax, 1<<30))),
+		kgo.FetchMaxPartitionBytes(int32(min(fetchMax, 1<<30))),
+		kgo.OnPartitionsRevoked(c.dropLags),
+		kgo.OnPartitionsLost(c.dropLags),
+	}
+	if cfg.SessionTimeout > 0 {
+		// Heartbeats a third of the session apart, as the Java client's
+		// defaults (45 s, 3 s) keep well inside it.
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout), kgo.HeartbeatInterval(min(3*time.Second, cfg.SessionTimeout/3)))
+	}
+	conn, err := connOpts(base, cfg.TLS, cfg.SASL)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, conn...)
+	if c.cl, err = kgo.NewClient(opts...); err != nil {
+		return nil, fmt.Errorf("kafka: cannot create consumer: %w", err)
+	}
+	return c, nil
+}
+
+// Ping checks that a broker answers.
+func (c *Consumer) Ping(ctx context.Context) error {
+	if err := c.cl.Ping(ctx); err != nil {
+		return fmt.Errorf("cannot reach Kafka brokers: %w", err)
+	}
+	return nil
+}
+
+// Run consumes until ctx ends, then commits the offsets of what is stored,
+// leaves the group and closes the client. It returns nil when ctx ended,
+// or the error that stopped it.
+func (c *Consumer) Run(ctx context.Context) error {
+	defer c.Close()
+	for {
+		fs := c.cl.PollRecords(ctx, c.maxPoll)
+		if fs.IsClientClosed() {
+			return nil
+		}
+		fs.EachError(func(topic string, p int32, err error) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				c.log.Warn("cannot fetch from Kafka; retrying", "topic", topic, "partition", p, "err", err)
+			}
+		})
+		recs := fs.Records()
+		done := make([]bool, len(recs))
+		c.store(ctx, recs, done)
+		// What is stored is committed even when ctx ended part way: the
+		// next owner of these partitions starts after it.
+		c.commit(recs, done)
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if n := len(p.Records); n > 0 {
+				c.setLag(p.Topic, p.Partition, p.HighWatermark-p.Records[n-1].Offset-1)
+			}
+		})
+		c.cl.AllowRebalance()
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// Close leaves the group and closes the client (Run does it when it
+// returns). Offsets not yet committed are re-read by the next owner.
+func (c *Consumer) Close() {
+	c.closeOnce.Do(func() { c.cl.Close() })
+}
+
+// store stores recs with up to c.workers at a time, marking done[i] for
+// each record stored or dead-lettered; it returns early when ctx ends.
+func (c *Consumer) store(ctx context.Context, recs []*kgo.Record, done []bool) {
+	if len(recs) == 0 {
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(c.workers, len(recs)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(recs) || ctx.Err() != nil {
+					return
+				}
+				done[i] = c.storeRecord(ctx, recs[i])
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// retryBackoff is the wait before the n-th retry of a record the handler
+// could not store for a retryable reason (storage unavailable, admission
+// full): the record is not skipped, so its partition waits, and fetching
+// with it (the client buffers at most one fetch per broker).
+func retryBackoff(n int) time.Duration {
+	return min(100*time.Millisecond<<min(n, 6), 5*time.Second)
+}
+
+// storeRecord stores one record, retrying until it is stored, found
+// invalid (then dead-lettered) or ctx ends; it reports whether the record
+// is done with.
+func (c *Consumer) storeRecord(ctx context.Context, r *kgo.Record) bool {
+	sig, m := c.signals[r.Topic], c.m[r.Topic]
+	ctx = c.withTenant(ctx, r)
+	format := handler.IngestProto
+	if c.format == 2 || (c.format == 0 && looksJSON(r.Value)) {
+		format = handler.IngestJSON
+	}
+	for attempt := 0; ; attempt++ {
+		res, err := c.h.Ingest(ctx, sig, r.Value, format)
+		if err == nil {
+			m.records.Inc()
+			m.items.Add(res.Items - res.Rejected)
+			if res.Rejected > 0 {
+				m.rejected.Add(res.Rejected)
+				c.log.Warn("Kafka record partly invalid; its valid items are stored", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "rejected", res.Rejected, "items", res.Items, "why", res.Message)
+			}
+			return true
+		}
+		if errors.Is(err, handler.ErrNotRetryable) {
+			return c.deadLetter(ctx, r, sig, err)
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		m.retries.Inc()
+		if attempt%10 == 0 {
+			c.log.Warn("cannot store Kafka record; retrying", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "attempt", attempt+1, "err", err)
+		}
+		if !sleep(ctx, retryBackoff(attempt)) {
+			return false
+		}
+	}
+}
+
+// withTenant returns ctx carrying the tenant of the record's TenantHeader
+// (the Sink writes it there when the receiver that produced it runs with
+// tenants), so that the storage keeps each record under its tenant as the
+// edge's disk log would. A header whose name a receiver would refuse is
+// ignored (the record belongs to storage.DefaultTenant) and logged.
+func (c *Consumer) withTenant(ctx context.Context, r *kgo.Record) context.Context {
+	for _, h := range r.Headers {
+		if h.Key != TenantHeader {
+			continue
+		}
+		if err := handler.CheckTenantName(string(h.Value)); err != nil {
+			c.log.Warn("Kafka record has an invalid tenant header; stored without a tenant", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+			return ctx
+		}
+		return storage.WithTenant(ctx, string(h.Value))
+	}
+	return ctx
+}
+
+// deadLetter logs, counts and sets aside a record that is not valid OTLP,
+// so that its partition moves on. It reports whether the record is done
+// with (false only when ctx ended before the dead-letter sink took it).
+func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, sig otlp.Signal, why error) bool {
+	c.m[r.Topic].deadLetters.Inc()
+	c.log.Error("Kafka record is not a valid OTLP request; dead-lettered and skipped", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "bytes", len(r.Value), "err", why)
+	if c.dl == nil {
+		return true
+	}
+	for attempt := 0; ; attempt++ {
+		err := c.dl.Write(ctx, sig, r.Value, 0)
+		if err == nil {
+			return true
+		}
+		if errors.Is(err, storage.ErrRejected) {
+			c.log.Error("dead-letter storage refused the record; it is dropped", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+			return true
+		}
+		if ctx.Err() != nil || !sleep(ctx, retryBackoff(attempt)) {
+			return false
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// looksJSON reports whether a record is OTLP/JSON: its first byte other
+// than JSON white space (RFC 8259 section 2) is '{'.
+func looksJSON(b []byte) bool {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
+// commit commits the offsets committable returns.
+func (c *Consumer) commit(recs []*kgo.Record, done []bool) {
+	upTo := committable(recs, done)
+	if len(upTo) == 0 {
+		return
+	}
+	// Not Run's ctx: what is stored must be committed on shutdown too.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.cl.CommitRecords(ctx, upTo...); err != nil {
+		c.commitEr.Inc()
+		c.log.Warn("cannot commit Kafka offsets; their records will be read again (at-least-once)", "err", err)
+	}
+}
+
+// committable returns, per partition, the last record of the longest run
+// of done records from the poll's first of that partition (recs are in
+// offset order within a partition): committing it commits them all, and
+// records after one not done are read again.
+func committable(recs []*kgo.Record, done []bool) []*kgo.Record {
+	var upTo []*kgo.Record
+	stopped := map[topicPartition]bool{}
+	last := map[topicPartition]int{}
+	for i, r := range recs {
+		tp := topicPartition{r.Topic, r.Partition}
+		if stopped[tp] {
+			continue
+		}
+		if !done[i] {
+			stopped[tp] = true
+			continue
+		}
+		if j, ok := last[tp]; ok {
+			upTo[j] = r
+		} else {
+			last[tp] = len(upTo)
+			upTo = append(upTo, r)
+		}
+	}
+	return upTo
+}
+
+func lagName(tp topicPartition) string {
+	return `otlplite_kafka_consume_lag{topic="` + tp.topic + `",partition="` + strconv.Itoa(int(tp.partition)) + `"}`
+}
+
+// setLag records a partition's lag: records after the last one polled.
+func (c *Consumer) setLag(topic string, p int32, lag int64) {
+	tp := topicPartition{topic, p}
+	c.lagMu.Lock()
+	v, ok := c.lags[tp]
+	if !ok {
+		v = new(atomic.Int64)
+		c.lags[tp] = v
+		c.set.GetOrCreateGauge(lagName(tp), func() float64 { return float64(v.Load()) })
+	}
+	c.lagMu.Unlock()
+	v.Store(max(lag, 0))
+}
+
+// dropLags removes the lag gauges of partitions this member no longer owns.
+func (c *Consumer) dropLags(_ context.Context, _ *kgo.Client, parts map[string][]int32) {
+	c.lagMu.Lock()
+	defer c.lagMu.Unlock()
+	for topic, ps := range parts {
+		for _, p := range ps {
+			tp := topicPartition{topic, p}
+			if _, ok := c.lags[tp]; ok {
+				delete(c.lags, tp)
+				c.set.UnregisterMetric(lagName(tp))
+			}
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package kafka
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"testing"
+)
+
+// TestXXH64 checks xxh64 against the reference implementation's values
+// (xxHash's sanity tests, seed 0), over every tail length path.
+func TestXXH64(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want uint64
+	}{
+		{"", 0xef46db3751d8e999},
+		{"a", 0xd24ec4f1a98c6e5b},
+		{"abc", 0x44bc2cf5ad770999},
+		{"message digest", 0x066ed728fceeb3be},
+		{"abcdefghijklmnopqrstuvwxyz", 0xcfe1f278fa89835c},
+		{"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 0xaaa46907d3047814},
+		{"12345678901234567890123456789012345678901234567890123456789012345678901234567890", 0xe04a477f19ee145d},
+	} {
+		if got := xxh64([]byte(tt.in)); got != tt.want {
+			t.Errorf("xxh64(%q) = %#x, want %#x", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestAppendHexID(t *testing.T) {
+	id := [16]byte{0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0, 0, 0, 0, 0, 0, 0, 0xff}
+	if got, want := string(appendHexID(nil, id)), "0123456789abcdef00000000000000ff"; got != want {
+		t.Errorf("key %q, want %q", got, want)
+	}
+	if got := appendHexID(nil, [16]byte{}); len(got) != 0 {
+		t.Errorf("zero trace id keyed %q, want the empty key", got)
+	}
+}
+
+// TestResourceKey checks the serialisation pdatautil.MapHash hashes on a
+// map with every value kind, keys out of order, a duplicate key and a
+// nested map and list (the Collector's own hashes of the same attributes
+// are compared in interop/kafka_producer_test.go).
+func TestResourceKey(t *testing.T) {
+	str := func(s string) []byte { return lenf(1, []byte(s)) }
+	kv := func(k string, v []byte) []byte { return lenf(1, lenf(1, []byte(k)), lenf(2, v)) }
+	dbl := make([]byte, 9)
+	dbl[0] = 4<<3 | 1
+	binary.LittleEndian.PutUint64(dbl[1:], 0x400921fb54442d18) // 3.141592653589793
+	attrs := cat(
+		kv("z", str("last")),
+		kv("a", str("first")),
+		kv("b", []byte{2 << 3, 1}),           // bool true
+		kv("i", []byte{3 << 3, 0x7f}),        // int 127
+		kv("d", dbl),                         // double
+		kv("x", lenf(7, []byte{0xde, 0xad})), // bytes
+		kv("l", lenf(5, cat(lenf(1, str("e1")), lenf(1, []byte{3 << 3, 2})))),
+		kv("m", lenf(6, cat(lenf(1, cat(lenf(1, []byte("k2")), lenf(2, str("v2")))), lenf(1, cat(lenf(1, []byte("k1")), lenf(2, str("v1"))))))),
+		kv("a", str("shadowed")),      // Map.Get finds the first "a"
+		lenf(1, lenf(1, []byte("e"))), // no value: the empty value
+	)
+	rs := lenf(1, attrs) // ResourceX.resource
+	var h attrHasher
+	got, err := h.resourceKey(nil, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	w := func(b ...byte) { want = append(want, b...) }
+	ws := func(s string) { want = append(want, s...) }
+	w(hashKey)
+	ws("a")
+	w(hashStr)
+	ws("first")
+	w(hashKey)
+	ws("a")
+	w(hashStr)
+	ws("first")
+	w(hashKey)
+	ws("b")
+	w(hashTrue)
+	w(hashKey)
+	ws("d")
+	w(hashDouble)
+	want = binary.LittleEndian.AppendUint64(want, 0x400921fb54442d18)
+	w(hashKey)
+	ws("e")
+	w(hashEmpty)
+	w(hashKey)
+	ws("i")
+	w(hashInt)
+	want = binary.LittleEndian.AppendUint64(want, 127)
+	w(hashKey)
+	ws("l")
+	w(hashSliceStart, hashStr)
+	ws("e1")
+	w(hashInt)
+	want = binary.LittleEndian.AppendUint64(want, 2)
+	w(hashSliceEnd)
+	w(hashKey)
+	ws("m")
+	w(hashMapStart, hashKey)
+	ws("k1")
+	w(hashStr)
+	ws("v1")
+	w(hashKey)
+	ws("k2")
+	w(hashStr)
+	ws("v2")
+	w(hashMapEnd)
+	w(hashKey)
+	ws("x")
+	w(hashBytes, 0xde, 0xad)
+	w(hashKey)
+	ws("z")
+	w(hashStr)
+	ws("last")
+	var wantKey []byte
+	wantKey = binary.LittleEndian.AppendUint64(wantKey, xxh64(want))
+	wantKey = binary.LittleEndian.AppendUint64(wantKey, xxh64(append(want, hashExtra)))
+	if hex.EncodeToString(got) != hex.EncodeToString(wantKey) {
+		t.Errorf("key %x, want %x (serialisation %q)", got, wantKey, want)
+	}
+	empty, err := h.resourceKey(nil, lenf(1))
+	if err != nil || len(empty) != 16 || hex.EncodeToString(empty) != "00000000000000000000000000000000" {
+		t.Errorf("resource without attributes keyed %x (%v), want 16 zero bytes", empty, err)
+	}
+}
