@@ -1,0 +1,372 @@
+package forward
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/otlpclient"
+	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
+)
+
+// Protocol is how a destination is spoken to.
+type Protocol uint8
+
+const (
+	// GRPC is OTLP/gRPC unary Export calls (otlpclient.UnaryExporter).
+	GRPC Protocol = iota + 1
+	// Stream is otlp-lite's pipelined streaming mode
+	// (otlpclient.StreamExporter), for another otlp-lite across a WAN.
+	Stream
+	// HTTP is OTLP/HTTP with protobuf or JSON bodies
+	// (otlpclient.HTTPExporter).
+	HTTP
+)
+
+func (p Protocol) String() string {
+	switch p {
+	case GRPC:
+		return "grpc"
+	case Stream:
+		return "stream"
+	case HTTP:
+		return "http"
+	}
+	return "protocol(" + strconv.Itoa(int(p)) + ")"
+}
+
+// Defaults of a destination's parameters, each with its reason.
+const (
+	// DefaultTimeout bounds one attempt: long enough for a loaded
+	// receiver to store a large request, short enough that a hung
+	// connection is noticed and retried.
+	DefaultTimeout = 10 * time.Second
+	// DefaultInitialBackoff and DefaultMaxBackoff pace retries of a
+	// destination that is down: the first retry soon (a restart takes
+	// seconds), then at least every 30 s however long the outage, so a
+	// destination that comes back is used within 30 s.
+	DefaultInitialBackoff = 500 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
+	// DefaultStreamInFlight is the stream mode's window of records sent
+	// and not yet acknowledged: it covers the bandwidth-delay product of
+	// a WAN link (at 200 ms and 1000 records/s, 200) and is what a crash
+	// may resend.
+	DefaultStreamInFlight = 256
+	// DefaultUnaryInFlight is how many unary (gRPC or HTTP) requests are
+	// in flight at once: enough to hide a LAN round trip, few enough not
+	// to overload a receiver that is catching up.
+	DefaultUnaryInFlight = 8
+	// maxInFlight bounds the window (a record may be up to 64 MiB, and
+	// the window's records are held in memory).
+	maxInFlight = 4096
+)
+
+// Destination is where records are forwarded, and how.
+type Destination struct {
+	// Name identifies the destination: its cursors, dead letters and
+	// metrics. 1 to 64 of [A-Za-z0-9_-].
+	Name     string
+	Protocol Protocol
+	// Endpoint is "host:port".
+	Endpoint string
+	// Path (HTTP only) is prepended to each signal's path (/v1/traces,
+	// ...), as OTEL_EXPORTER_OTLP_ENDPOINT's path is.
+	Path string
+	// TLS is nil for a plaintext connection (h2c for gRPC).
+	TLS *tls.Config
+	// Header is sent with every request (gRPC metadata for gRPC and the
+	// stream mode).
+	Header      http.Header
+	Compression compression.Codec
+	// JSON (HTTP only) sends OTLP/JSON bodies instead of protobuf.
+	JSON bool
+	// Signals are the signals forwarded.
+	Signals []storage.Signal
+	// Start is where a destination without a cursor begins.
+	Start disk.Start
+	// Timeout bounds one attempt.
+	Timeout time.Duration
+	// Backoff paces retries of retryable failures (a server's RetryInfo
+	// or Retry-After is honoured over it) and of a destination that
+	// refuses the client (see State).
+	Backoff otlpclient.Backoff
+	// InFlight is how many records may be sent and not yet acknowledged.
+	InFlight int
+}
+
+// Parse reads a -forward flag's value, "NAME=URL"; see ParseURL.
+func Parse(flag string) (Destination, error) {
+	name, raw, ok := strings.Cut(flag, "=")
+	if !ok {
+		return Destination{}, fmt.Errorf("invalid -forward %q: want NAME=URL, for example otel=grpc://collector:4317", flag)
+	}
+	return ParseURL(name, raw)
+}
+
+// ParseURL reads a destination's URL: the scheme picks the protocol and
+// TLS, the host and port are the endpoint, the query carries the rest:
+//
+//	grpc:// grpcs://      OTLP/gRPC (h2c, TLS)
+//	stream:// streams://  otlp-lite stream mode (h2c, TLS)
+//	http:// https://      OTLP/HTTP; a path is a prefix of /v1/traces ...
+//
+//	signals=traces,metrics,logs   (default all)
+//	compression=gzip|zstd|none    (default gzip; zstd not over HTTP)
+//	encoding=protobuf|json        (HTTP only; default protobuf)
+//	header=Name:Value             (repeatable)
+//	start=oldest|now              (for a new cursor; default oldest)
+//	timeout=10s                   (each attempt)
+//	retry-initial-backoff=500ms retry-max-backoff=30s
+//	inflight=N                    (default 256 for stream, 8 otherwise)
+//	tls-ca=FILE tls-cert=FILE tls-key=FILE tls-server-name=NAME
+//	insecure-skip-verify=true     (TLS schemes only)
+//
+// Every error is one line naming the destination and the parameter.
+func ParseURL(name, raw string) (Destination, error) {
+	d, err := parseURL(name, raw)
+	if err != nil {
+		return Destination{}, fmt.Errorf("invalid -forward %s: %w", name, err)
+	}
+	return d, nil
+}
+
+func parseURL(name, raw string) (Destination, error) {
+	if err := checkName(name); err != nil {
+		return Destination{}, err
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Destination{}, fmt.Errorf("cannot parse URL: %v", err)
+	}
+	d := Destination{
+		Name:        name,
+		Compression: compression.Gzip,
+		Signals:     storage.Signals,
+		Timeout:     DefaultTimeout,
+		Backoff:     otlpclient.Backoff{Initial: DefaultInitialBackoff, Max: DefaultMaxBackoff},
+	}
+	secure := false
+	switch u.Scheme {
+	case "grpc", "grpcs":
+		d.Protocol, secure = GRPC, u.Scheme == "grpcs"
+	case "stream", "streams":
+		d.Protocol, secure = Stream, u.Scheme == "streams"
+	case "http", "https":
+		d.Protocol, secure = HTTP, u.Scheme == "https"
+	default:
+		return Destination{}, fmt.Errorf("unknown scheme %q: want grpc, grpcs, stream, streams, http or https", u.Scheme)
+	}
+	if u.User != nil {
+		return Destination{}, errors.New("user info in the URL is not supported: send credentials with header=Authorization:...")
+	}
+	if u.Fragment != "" {
+		return Destination{}, errors.New("the URL has a fragment (#...): remove it")
+	}
+	if u.Port() == "" || u.Hostname() == "" {
+		return Destination{}, fmt.Errorf("%q has no host:port", raw)
+	}
+	if _, err := strconv.ParseUint(u.Port(), 10, 16); err != nil {
+		return Destination{}, fmt.Errorf("bad port %q", u.Port())
+	}
+	d.Endpoint = net.JoinHostPort(u.Hostname(), u.Port())
+	if p := strings.TrimSuffix(u.Path, "/"); p != "" {
+		if d.Protocol != HTTP {
+			return Destination{}, fmt.Errorf("a path (%s) is only for http:// and https://", u.Path)
+		}
+		d.Path = p
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return Destination{}, fmt.Errorf("cannot parse the query: %v", err)
+	}
+	var tlsFiles struct{ ca, cert, key, serverName string }
+	skipVerify := false
+	for key, vals := range q {
+		if key != "header" && len(vals) > 1 {
+			return Destination{}, fmt.Errorf("%s is given %d times", key, len(vals))
+		}
+		v := vals[0]
+		switch key {
+		case "signals":
+			if d.Signals, err = parseSignals(v); err != nil {
+				return Destination{}, err
+			}
+		case "compression":
+			switch v {
+			case "gzip":
+				d.Compression = compression.Gzip
+			case "zstd":
+				d.Compression = compression.Zstd
+			case "none":
+				d.Compression = compression.Identity
+			default:
+				return Destination{}, fmt.Errorf("compression=%s: want gzip, zstd or none", v)
+			}
+		case "encoding":
+			switch v {
+			case "protobuf":
+				d.JSON = false
+			case "json":
+				d.JSON = true
+			default:
+				return Destination{}, fmt.Errorf("encoding=%s: want protobuf or json", v)
+			}
+		case "header":
+			if d.Header == nil {
+				d.Header = http.Header{}
+			}
+			for _, h := range vals {
+				k, val, ok := strings.Cut(h, ":")
+				k = strings.TrimSpace(k)
+				if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(val, "\r\n") {
+					return Destination{}, fmt.Errorf("header=%s: want Name:Value", h)
+				}
+				d.Header.Add(k, strings.TrimSpace(val))
+			}
+		case "start":
+			switch v {
+			case "oldest":
+				d.Start = disk.StartOldest
+			case "now":
+				d.Start = disk.StartEnd
+			default:
+				return Destination{}, fmt.Errorf("start=%s: want oldest or now", v)
+			}
+		case "timeout", "retry-initial-backoff", "retry-max-backoff":
+			t, err := time.ParseDuration(v)
+			if err != nil || t <= 0 {
+				return Destination{}, fmt.Errorf("%s=%s: want a positive duration such as 10s", key, v)
+			}
+			switch key {
+			case "timeout":
+				d.Timeout = t
+			case "retry-initial-backoff":
+				d.Backoff.Initial = t
+			default:
+				d.Backoff.Max = t
+			}
+		case "inflight":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxInFlight {
+				return Destination{}, fmt.Errorf("inflight=%s: want 1 to %d", v, maxInFlight)
+			}
+			d.InFlight = n
+		case "tls-ca":
+			tlsFiles.ca = v
+		case "tls-cert":
+			tlsFiles.cert = v
+		case "tls-key":
+			tlsFiles.key = v
+		case "tls-server-name":
+			tlsFiles.serverName = v
+		case "insecure-skip-verify":
+			if skipVerify, err = strconv.ParseBool(v); err != nil {
+				return Destination{}, fmt.Errorf("insecure-skip-verify=%s: want true or false", v)
+			}
+		default:
+			return Destination{}, fmt.Errorf("unknown parameter %q: want signals, compression, encoding, header, start, timeout, retry-initial-backoff, retry-max-backoff, inflight, tls-ca, tls-cert, tls-key, tls-server-name or insecure-skip-verify", key)
+		}
+	}
+	if d.Backoff.Initial > d.Backoff.Max {
+		return Destination{}, fmt.Errorf("retry-initial-backoff (%v) is more than retry-max-backoff (%v)", d.Backoff.Initial, d.Backoff.Max)
+	}
+	if d.Protocol != HTTP && d.JSON {
+		return Destination{}, errors.New("encoding=json is only for http:// and https://")
+	}
+	if d.Protocol == HTTP && d.Compression == compression.Zstd {
+		// OTLP v1.11 "OTLP/HTTP Request" names gzip only.
+		return Destination{}, errors.New("compression=zstd is not part of OTLP/HTTP: use gzip or none")
+	}
+	if d.InFlight == 0 {
+		d.InFlight = DefaultUnaryInFlight
+		if d.Protocol == Stream {
+			d.InFlight = DefaultStreamInFlight
+		}
+	}
+	if !secure {
+		if tlsFiles != (struct{ ca, cert, key, serverName string }{}) || skipVerify {
+			return Destination{}, fmt.Errorf("TLS parameters need a TLS scheme (%ss://)", strings.TrimSuffix(u.Scheme, "s"))
+		}
+		return d, nil
+	}
+	d.TLS, err = clientTLS(u.Hostname(), tlsFiles.ca, tlsFiles.cert, tlsFiles.key, tlsFiles.serverName, skipVerify)
+	return d, err
+}
+
+// clientTLS builds the TLS configuration of a destination, loading its
+// files now so that a wrong path is an error at start, not at the first
+// send.
+func clientTLS(host, caFile, certFile, keyFile, serverName string, skipVerify bool) (*tls.Config, error) {
+	c := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12, InsecureSkipVerify: skipVerify}
+	if serverName != "" {
+		c.ServerName = serverName
+	}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls-ca: %v", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls-ca: no PEM certificate in %s", caFile)
+		}
+	}
+	if (certFile == "") != (keyFile == "") {
+		return nil, errors.New("tls-cert and tls-key must be given together")
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls-cert/tls-key: %v", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
+}
+
+func parseSignals(v string) ([]storage.Signal, error) {
+	var sigs []storage.Signal
+	for s := range strings.SplitSeq(v, ",") {
+		sig, err := storage.ParseSignal(strings.TrimSpace(s))
+		if err != nil || !slices.Contains(storage.Signals, sig) {
+			return nil, fmt.Errorf("signals=%s: want a list of traces, metrics and logs", v)
+		}
+		if !slices.Contains(sigs, sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	return sigs, nil
+}
+
+func checkName(name string) error {
+	if name == "" || len(name) > 64 {
+		return fmt.Errorf("invalid destination name %q: want 1 to 64 of [A-Za-z0-9_-]", name)
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("invalid destination name %q: want 1 to 64 of [A-Za-z0-9_-]", name)
+		}
+	}
+	return nil
+}
+
+// String is the destination without its query (which may carry
+// credentials in headers): for logs and stats.
+func (d *Destination) String() string {
+	scheme := d.Protocol.String()
+	if d.TLS != nil {
+		scheme += "s"
+	}
+	return scheme + "://" + d.Endpoint + d.Path
+}
