@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -32,6 +33,9 @@ const (
 	// HTTP is OTLP/HTTP with protobuf or JSON bodies
 	// (otlpclient.HTTPExporter).
 	HTTP
+	// Sink is a storage.Sink (Kafka) opened by a scheme registered with
+	// RegisterScheme: each record is one Write.
+	Sink
 )
 
 func (p Protocol) String() string {
@@ -42,6 +46,8 @@ func (p Protocol) String() string {
 		return "stream"
 	case HTTP:
 		return "http"
+	case Sink:
+		return "sink"
 	}
 	return "protocol(" + strconv.Itoa(int(p)) + ")"
 }
@@ -103,7 +109,26 @@ type Destination struct {
 	Backoff otlpclient.Backoff
 	// InFlight is how many records may be sent and not yet acknowledged.
 	InFlight int
+	// OpenSink opens the destination of a Sink protocol (see
+	// RegisterScheme); New calls it, Close closes what it returned.
+	OpenSink func(*slog.Logger) (storage.Sink, error)
+	// scheme is the URL's, for String.
+	scheme string
 }
+
+// SchemeParser reads the URL of a destination that is a storage.Sink:
+// host is the URL's host part as written (it may list several
+// host:port), q its query, from which it must delete the parameters it
+// takes (the others are the common ones: signals, start, timeout,
+// retry-*, inflight). It returns the function that opens the sink.
+type SchemeParser func(host string, q url.Values) (func(*slog.Logger) (storage.Sink, error), error)
+
+var schemes = map[string]SchemeParser{}
+
+// RegisterScheme makes ParseURL accept scheme, for a destination opened by
+// p: how the Kafka forwarder, built only without the nokafka tag, plugs in.
+// It is meant for init functions.
+func RegisterScheme(scheme string, p SchemeParser) { schemes[scheme] = p }
 
 // Parse reads a -forward flag's value, "NAME=URL"; see ParseURL.
 func Parse(flag string) (Destination, error) {
@@ -165,7 +190,11 @@ func parseURL(name, raw string) (Destination, error) {
 	case "http", "https":
 		d.Protocol, secure = HTTP, u.Scheme == "https"
 	default:
-		return Destination{}, fmt.Errorf("unknown scheme %q: want grpc, grpcs, stream, streams, http or https", u.Scheme)
+		parse, ok := schemes[u.Scheme]
+		if !ok {
+			return Destination{}, fmt.Errorf("unknown scheme %q: want grpc, grpcs, stream, streams, http or https%s", u.Scheme, extraSchemes())
+		}
+		return parseSinkURL(d, u, parse)
 	}
 	if u.User != nil {
 		return Destination{}, errors.New("user info in the URL is not supported: send credentials with header=Authorization:...")
@@ -304,6 +333,73 @@ func parseURL(name, raw string) (Destination, error) {
 	return d, err
 }
 
+// parseSinkURL reads a registered scheme's URL: the parser takes its own
+// parameters, the common ones are read here.
+func parseSinkURL(d Destination, u *url.URL, parse SchemeParser) (Destination, error) {
+	d.Protocol, d.scheme, d.Endpoint = Sink, u.Scheme, u.Host
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return Destination{}, fmt.Errorf("cannot parse the query: %v", err)
+	}
+	if d.OpenSink, err = parse(u.Host, q); err != nil {
+		return Destination{}, err
+	}
+	for key, vals := range q {
+		if len(vals) > 1 {
+			return Destination{}, fmt.Errorf("%s is given %d times", key, len(vals))
+		}
+		v := vals[0]
+		switch key {
+		case "signals":
+			if d.Signals, err = parseSignals(v); err != nil {
+				return Destination{}, err
+			}
+		case "start":
+			switch v {
+			case "oldest":
+				d.Start = disk.StartOldest
+			case "now":
+				d.Start = disk.StartEnd
+			default:
+				return Destination{}, fmt.Errorf("start=%s: want oldest or now", v)
+			}
+		case "timeout", "retry-initial-backoff", "retry-max-backoff":
+			t, err := time.ParseDuration(v)
+			if err != nil || t <= 0 {
+				return Destination{}, fmt.Errorf("%s=%s: want a positive duration such as 10s", key, v)
+			}
+			switch key {
+			case "timeout":
+				d.Timeout = t
+			case "retry-initial-backoff":
+				d.Backoff.Initial = t
+			default:
+				d.Backoff.Max = t
+			}
+		case "inflight":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > maxInFlight {
+				return Destination{}, fmt.Errorf("inflight=%s: want 1 to %d", v, maxInFlight)
+			}
+			d.InFlight = n
+		default:
+			return Destination{}, fmt.Errorf("unknown parameter %q for %s://", key, u.Scheme)
+		}
+	}
+	if d.InFlight == 0 {
+		d.InFlight = DefaultUnaryInFlight
+	}
+	return d, nil
+}
+
+func extraSchemes() string {
+	var s string
+	for name := range schemes {
+		s += " or " + name
+	}
+	return s
+}
+
 // clientTLS builds the TLS configuration of a destination, loading its
 // files now so that a wrong path is an error at start, not at the first
 // send.
@@ -364,6 +460,9 @@ func checkName(name string) error {
 // String is the destination without its query (which may carry
 // credentials in headers): for logs and stats.
 func (d *Destination) String() string {
+	if d.Protocol == Sink {
+		return d.scheme + "://" + d.Endpoint
+	}
 	scheme := d.Protocol.String()
 	if d.TLS != nil {
 		scheme += "s"

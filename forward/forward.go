@@ -129,6 +129,7 @@ type Forwarder struct {
 
 type dest struct {
 	d     Destination
+	sink  storage.Sink // for the Sink protocol
 	dead  *disk.Store
 	lanes []*lane
 	log   *slog.Logger
@@ -179,6 +180,12 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 		if err != nil {
 			f.closeAll()
 			return nil, fmt.Errorf("cannot open the dead-letter store of destination %s: %w", d.Name, err)
+		}
+		if d.OpenSink != nil {
+			if dd.sink, err = d.OpenSink(dd.log); err != nil {
+				f.closeAll()
+				return nil, fmt.Errorf("cannot open destination %s: %w", d.Name, err)
+			}
 		}
 		hc := httpClient(d)
 		for _, sig := range d.Signals {
@@ -235,6 +242,9 @@ func (f *Forwarder) closeAll() error {
 		}
 		if dd.dead != nil {
 			errs = append(errs, dd.dead.Close())
+		}
+		if dd.sink != nil {
+			errs = append(errs, dd.sink.Close())
 		}
 	}
 	return errors.Join(errs...)

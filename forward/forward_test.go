@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -409,4 +410,38 @@ func TestParseURL(t *testing.T) {
 			t.Errorf("Parse(%q) = %v, want one line containing %q", in, err, want)
 		}
 	}
+}
+
+// TestForwardSinkScheme: a destination that is a storage.Sink (how the
+// Kafka forwarder plugs in) gets every record; ErrUnavailable is retried,
+// the scheme's own parameters are its own, the common ones still apply.
+func TestForwardSinkScheme(t *testing.T) {
+	sink := &countSink{stored: map[int]int{}}
+	sink.down.Store(true)
+	var gotTopic string
+	RegisterScheme("memsink", func(host string, q url.Values) (func(*slog.Logger) (storage.Sink, error), error) {
+		gotTopic = q.Get("topic")
+		q.Del("topic")
+		return func(*slog.Logger) (storage.Sink, error) { return sink, nil }, nil
+	})
+	defer delete(schemes, "memsink")
+	if _, err := Parse("k=memsink://b1:9092,b2:9092/?topic=x&color=red"); err == nil || !strings.Contains(err.Error(), `unknown parameter "color"`) {
+		t.Fatalf("unknown parameter: %v", err)
+	}
+	d := mustParse(t, "k=memsink://b1:9092,b2:9092/?topic=spans&signals=traces&retry-initial-backoff=10ms&retry-max-backoff=50ms")
+	if gotTopic != "spans" || d.Protocol != Sink || d.String() != "memsink://b1:9092,b2:9092" {
+		t.Fatalf("parsed %+v (topic %q)", d, gotTopic)
+	}
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	defer st.Close()
+	store(t, st, 0, 25)
+	f, err := New(Options{DataDir: dir, Store: st, Logger: quiet()}, []Destination{d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	waitFor(t, "retries", func() bool { return f.dests[0].State() == BackingOff })
+	sink.down.Store(false)
+	waitFor(t, "25 records", func() bool { n, _ := sink.distinct(); return n == 25 })
 }

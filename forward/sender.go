@@ -42,6 +42,19 @@ func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) send
 		},
 	}
 	switch d.Protocol {
+	case Sink:
+		return newUnarySender(l, d.InFlight, func(ctx context.Context, r *record) (otlp.PartialSuccess, error) {
+			return cfg.Retry(ctx, func(ctx context.Context) (otlp.PartialSuccess, error) {
+				err := l.dest.sink.Write(ctx, sig, r.data, r.items)
+				if err != nil {
+					// A sink says ErrUnavailable or ErrOverloaded when a
+					// later write may succeed (storage.Sink).
+					retry := errors.Is(err, storage.ErrUnavailable) || errors.Is(err, storage.ErrOverloaded)
+					return otlp.PartialSuccess{}, &otlpclient.AttemptError{Err: err, Retryable: retry}
+				}
+				return otlp.PartialSuccess{}, nil
+			})
+		})
 	case Stream:
 		return &streamSender{l: l, exp: otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: cfg, MaxPending: d.InFlight})}
 	case HTTP:
@@ -50,9 +63,14 @@ func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) send
 			scheme = "https://"
 		}
 		h := otlpclient.NewHTTPExporter(otlpclient.HTTPConfig{Config: cfg, URL: scheme + d.Endpoint + d.Path + sig.Info().HTTPPath, JSON: d.JSON})
-		return newUnarySender(l, d.InFlight, h.ExportResult)
+		return newUnarySender(l, d.InFlight, func(ctx context.Context, r *record) (otlp.PartialSuccess, error) {
+			return h.ExportResult(ctx, r.data)
+		})
 	default:
-		return newUnarySender(l, d.InFlight, otlpclient.NewUnaryExporter(cfg).ExportResult)
+		u := otlpclient.NewUnaryExporter(cfg)
+		return newUnarySender(l, d.InFlight, func(ctx context.Context, r *record) (otlp.PartialSuccess, error) {
+			return u.ExportResult(ctx, r.data)
+		})
 	}
 }
 
@@ -61,10 +79,10 @@ func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) send
 type unarySender struct {
 	l      *lane
 	slots  chan struct{}
-	export func(context.Context, []byte) (otlp.PartialSuccess, error)
+	export func(context.Context, *record) (otlp.PartialSuccess, error)
 }
 
-func newUnarySender(l *lane, inFlight int, export func(context.Context, []byte) (otlp.PartialSuccess, error)) *unarySender {
+func newUnarySender(l *lane, inFlight int, export func(context.Context, *record) (otlp.PartialSuccess, error)) *unarySender {
 	return &unarySender{l: l, slots: make(chan struct{}, inFlight), export: export}
 }
 
@@ -75,7 +93,7 @@ func (s *unarySender) send(ctx context.Context, r *record) error {
 		return ctx.Err()
 	}
 	s.l.spawn(func() {
-		ps, err := s.export(s.l.f.sendCx, r.data)
+		ps, err := s.export(s.l.f.sendCx, r)
 		<-s.slots
 		s.l.outcome(r, ps, err)
 	})
