@@ -226,11 +226,13 @@ func parseURL(name, raw string) (Destination, error) {
 			return Destination{}, fmt.Errorf("%s is given %d times", key, len(vals))
 		}
 		v := vals[0]
-		switch key {
-		case "signals":
-			if d.Signals, err = parseSignals(v); err != nil {
+		if ok, err := d.common(key, v); ok || err != nil {
+			if err != nil {
 				return Destination{}, err
 			}
+			continue
+		}
+		switch key {
 		case "compression":
 			switch v {
 			case "gzip":
@@ -263,34 +265,6 @@ func parseURL(name, raw string) (Destination, error) {
 				}
 				d.Header.Add(k, strings.TrimSpace(val))
 			}
-		case "start":
-			switch v {
-			case "oldest":
-				d.Start = disk.StartOldest
-			case "now":
-				d.Start = disk.StartEnd
-			default:
-				return Destination{}, fmt.Errorf("start=%s: want oldest or now", v)
-			}
-		case "timeout", "retry-initial-backoff", "retry-max-backoff":
-			t, err := time.ParseDuration(v)
-			if err != nil || t <= 0 {
-				return Destination{}, fmt.Errorf("%s=%s: want a positive duration such as 10s", key, v)
-			}
-			switch key {
-			case "timeout":
-				d.Timeout = t
-			case "retry-initial-backoff":
-				d.Backoff.Initial = t
-			default:
-				d.Backoff.Max = t
-			}
-		case "inflight":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > maxInFlight {
-				return Destination{}, fmt.Errorf("inflight=%s: want 1 to %d", v, maxInFlight)
-			}
-			d.InFlight = n
 		case "tls-ca":
 			tlsFiles.ca = v
 		case "tls-cert":
@@ -349,47 +323,62 @@ func parseSinkURL(d Destination, u *url.URL, parse SchemeParser) (Destination, e
 			return Destination{}, fmt.Errorf("%s is given %d times", key, len(vals))
 		}
 		v := vals[0]
-		switch key {
-		case "signals":
-			if d.Signals, err = parseSignals(v); err != nil {
-				return Destination{}, err
-			}
-		case "start":
-			switch v {
-			case "oldest":
-				d.Start = disk.StartOldest
-			case "now":
-				d.Start = disk.StartEnd
-			default:
-				return Destination{}, fmt.Errorf("start=%s: want oldest or now", v)
-			}
-		case "timeout", "retry-initial-backoff", "retry-max-backoff":
-			t, err := time.ParseDuration(v)
-			if err != nil || t <= 0 {
-				return Destination{}, fmt.Errorf("%s=%s: want a positive duration such as 10s", key, v)
-			}
-			switch key {
-			case "timeout":
-				d.Timeout = t
-			case "retry-initial-backoff":
-				d.Backoff.Initial = t
-			default:
-				d.Backoff.Max = t
-			}
-		case "inflight":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > maxInFlight {
-				return Destination{}, fmt.Errorf("inflight=%s: want 1 to %d", v, maxInFlight)
-			}
-			d.InFlight = n
-		default:
+		ok, err := d.common(key, v)
+		if err != nil {
+			return Destination{}, err
+		}
+		if !ok {
 			return Destination{}, fmt.Errorf("unknown parameter %q for %s://", key, u.Scheme)
 		}
+	}
+	if d.Backoff.Initial > d.Backoff.Max {
+		return Destination{}, fmt.Errorf("retry-initial-backoff (%v) is more than retry-max-backoff (%v)", d.Backoff.Initial, d.Backoff.Max)
 	}
 	if d.InFlight == 0 {
 		d.InFlight = DefaultUnaryInFlight
 	}
 	return d, nil
+}
+
+// common reads a parameter every destination takes: signals, start,
+// timeout, retry-initial-backoff, retry-max-backoff, inflight. ok is false
+// for another key.
+func (d *Destination) common(key, v string) (ok bool, err error) {
+	switch key {
+	case "signals":
+		d.Signals, err = parseSignals(v)
+	case "start":
+		switch v {
+		case "oldest":
+			d.Start = disk.StartOldest
+		case "now":
+			d.Start = disk.StartEnd
+		default:
+			err = fmt.Errorf("start=%s: want oldest or now", v)
+		}
+	case "timeout", "retry-initial-backoff", "retry-max-backoff":
+		t, perr := time.ParseDuration(v)
+		if perr != nil || t <= 0 {
+			return true, fmt.Errorf("%s=%s: want a positive duration such as 10s", key, v)
+		}
+		switch key {
+		case "timeout":
+			d.Timeout = t
+		case "retry-initial-backoff":
+			d.Backoff.Initial = t
+		default:
+			d.Backoff.Max = t
+		}
+	case "inflight":
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 1 || n > maxInFlight {
+			return true, fmt.Errorf("inflight=%s: want 1 to %d", v, maxInFlight)
+		}
+		d.InFlight = n
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 func extraSchemes() string {

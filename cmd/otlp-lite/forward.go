@@ -11,6 +11,9 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
+
+	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/forward"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -68,6 +71,47 @@ func (f *forwardList) Set(v string) error {
 // forwardFlags is the forwarding extension's side of serve's flags.
 type forwardFlags struct {
 	list forwardList
+	lost lossCounter
+}
+
+// lossCounter counts, as otlplite_forward_lost_records_total, what
+// -storage-max-bytes deleted before a destination got it. The store calls
+// it from its first retention pass, while it opens, before the metrics
+// are handed to extensions: what it reports until then is kept and added
+// when they are (summed per cursor: bounded by the number of cursors, also
+// when serve runs without -forward and they are never handed over).
+type lossCounter struct {
+	mu    sync.Mutex
+	count func(consumer string, sig storage.Signal, records int64)
+	early map[lossKey]int64
+}
+
+type lossKey struct {
+	consumer string
+	sig      storage.Signal
+}
+
+func (l *lossCounter) onLoss(consumer string, sig storage.Signal, records int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == nil {
+		if l.early == nil {
+			l.early = map[lossKey]int64{}
+		}
+		l.early[lossKey{consumer, sig}] += records
+		return
+	}
+	l.count(consumer, sig, records)
+}
+
+func (l *lossCounter) attach(set *metrics.Set) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.count = forward.CountLoss(set)
+	for k, n := range l.early {
+		l.count(k.consumer, k.sig, n)
+	}
+	l.early = nil
 }
 
 func (f *forwardFlags) validate(cfg *serveConfig) error {
@@ -83,6 +127,7 @@ func (f *forwardFlags) validate(cfg *serveConfig) error {
 // by an earlier run still holds its data until forward-remove.
 func (f *forwardFlags) diskOptions(_ *serveConfig, o *disk.Options) error {
 	o.HoldPrefix = forward.CursorPrefix
+	o.OnLoss = f.lost.onLoss
 	return nil
 }
 
@@ -90,12 +135,13 @@ func (f *forwardFlags) newExtension(*serveConfig) (serveExtension, error) {
 	if len(f.list.dests) == 0 {
 		return nil, nil
 	}
-	return &forwarding{dests: f.list.dests}, nil
+	return &forwarding{dests: f.list.dests, lost: &f.lost}, nil
 }
 
 // forwarding runs the forwarders beside the receivers.
 type forwarding struct {
 	dests []forward.Destination
+	lost  *lossCounter
 	f     *forward.Forwarder
 }
 
@@ -103,6 +149,7 @@ func (x *forwarding) start(env *serveEnv) error {
 	if env.store == nil {
 		return errors.New("-forward needs -storage disk")
 	}
+	x.lost.attach(env.metrics)
 	var err error
 	x.f, err = forward.New(forward.Options{DataDir: env.dataDir, Store: env.store, Metrics: env.metrics, Logger: env.logger}, x.dests)
 	return err

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -223,13 +225,31 @@ func TestForwardRetentionHoldsAndRemove(t *testing.T) {
 // destination.
 func TestForwardMaxBytesLoss(t *testing.T) {
 	dir := t.TempDir()
-	down := freeAddr(t)
-	src := startServe(t, dir, "", "-forward", "gone=grpc://"+down,
+	down, admin := freeAddr(t), freeAddr(t)
+	src := startServe(t, dir, "", "-forward", "gone=grpc://"+down, "-admin-addr", admin,
 		"-storage-max-bytes", "32KiB", "-storage-max-segment-size", "4096")
 	for i := range 100 {
 		if err := sendIDs(context.Background(), src.client(), storage.Traces, make([]byte, 1000), fmt.Sprintf("m%d", i)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	series := `otlplite_forward_lost_records_total{destination="gone",signal="traces"} `
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get("http://" + admin + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		_, v, _ := strings.Cut(string(body), series)
+		if v != "" && !strings.HasPrefix(v, "0\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never counted a loss:\n%s", series, body)
+		}
+		time.Sleep(50 * time.Millisecond) // polling
 	}
 	src.stop(t)
 	logs := src.logs()
