@@ -195,8 +195,9 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 				return nil, fmt.Errorf("cannot open the %s cursor of destination %s: %w", sig, d.Name, err)
 			}
 			l := &lane{f: f, dest: dd, sig: sig, c: c, win: NewWindow(c.Committed()), log: dd.log.With("signal", sig.String())}
-			l.register(set)
+			// The sender first: the gauges that register creates read it.
 			l.send = newSender(d, sig, hc, l)
+			l.register(set)
 			dd.lanes = append(dd.lanes, l)
 		}
 		dd.register(set)
