@@ -146,7 +146,6 @@ type lane struct {
 	log  *slog.Logger
 
 	state                                                              atomic.Int32
-	caughtUp                                                           atomic.Bool
 	sent, items, deadLettered, failed, rejectedItems, retries, damaged *metrics.Counter
 	// work counts goroutines handling an outcome (dead letters, resends).
 	work sync.WaitGroup
@@ -281,11 +280,9 @@ func (l *lane) run() {
 		rec, err := l.c.Next()
 		if err == io.EOF {
 			commit()
-			l.caughtUp.Store(true)
 			sleep(ctx, pollEvery)
 			continue
 		}
-		l.caughtUp.Store(false)
 		if errors.Is(err, disk.ErrCorrupt) {
 			l.damaged.Inc()
 			l.log.Error("skipped damaged data in the log", "err", err)
