@@ -2,14 +2,12 @@ package forward
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -393,29 +391,12 @@ func extraSchemes() string {
 // files now so that a wrong path is an error at start, not at the first
 // send.
 func clientTLS(host, caFile, certFile, keyFile, serverName string, skipVerify bool) (*tls.Config, error) {
-	c := &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12, InsecureSkipVerify: skipVerify}
-	if serverName != "" {
-		c.ServerName = serverName
+	if serverName == "" {
+		serverName = host
 	}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls-ca: %v", err)
-		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls-ca: no PEM certificate in %s", caFile)
-		}
-	}
-	if (certFile == "") != (keyFile == "") {
-		return nil, errors.New("tls-cert and tls-key must be given together")
-	}
-	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("tls-cert/tls-key: %v", err)
-		}
-		c.Certificates = []tls.Certificate{cert}
+	c, err := otlpclient.ClientTLS(otlpclient.TLSFiles{CAFile: caFile, CertFile: certFile, KeyFile: keyFile, ServerName: serverName, InsecureSkipVerify: skipVerify})
+	if err != nil {
+		return nil, fmt.Errorf("tls-ca/tls-cert/tls-key: %w", err)
 	}
 	return c, nil
 }
