@@ -16,26 +16,40 @@ import (
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
-// waitStored polls dataDir until it holds every id of want.
-func waitStored(t *testing.T, dataDir string, sig storage.Signal, want []string) map[string]int {
+// pollUntil polls cond until it holds, failing after a generous deadline.
+func pollUntil(t *testing.T, what func() string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for {
-		got := storedIDs(t, dataDir, sig)
-		missing := 0
-		for _, id := range want {
-			if got[id] == 0 {
-				missing++
-			}
-		}
-		if missing == 0 {
-			return got
-		}
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d ids never arrived in %s", missing, len(want), dataDir)
+			t.Fatal(what())
 		}
 		time.Sleep(20 * time.Millisecond) // polling
 	}
+}
+
+// waitStored polls dataDir until it holds every id of want.
+func waitStored(t *testing.T, dataDir string, sig storage.Signal, want []string) map[string]int {
+	t.Helper()
+	return waitStoredN(t, dataDir, sig, want, 1)
+}
+
+// waitStoredN polls dataDir until it holds every id of want n times.
+func waitStoredN(t *testing.T, dataDir string, sig storage.Signal, want []string, n int) map[string]int {
+	t.Helper()
+	var got map[string]int
+	missing := 0
+	pollUntil(t, func() string { return fmt.Sprintf("%d of %d ids never arrived in %s", missing, len(want), dataDir) }, func() bool {
+		got = storedIDs(t, dataDir, sig)
+		missing = 0
+		for _, id := range want {
+			if got[id] < n {
+				missing++
+			}
+		}
+		return missing == 0
+	})
+	return got
 }
 
 // runCmd runs `otlp-lite args...` to its end.
@@ -78,9 +92,10 @@ func TestForwardStreamToOtlpLite(t *testing.T) {
 	src.stop(t)
 	src = startServe(t, srcDir, "")
 	send(50, 100)
-	got := waitStored(t, dstDir, storage.Traces, ids)
-	gotLogs := waitStored(t, dstDir, storage.Logs, logIDs)
+	waitStored(t, dstDir, storage.Traces, ids)
+	waitStoredN(t, dstDir, storage.Logs, logIDs, 2) // a and b take logs
 	src.stop(t)
+	got, gotLogs := storedIDs(t, dstDir, storage.Traces), storedIDs(t, dstDir, storage.Logs)
 	for _, id := range ids {
 		if got[id] != 1 {
 			t.Fatalf("span %s arrived %d times, want once (a clean restart resends nothing acknowledged)", id, got[id])
@@ -132,13 +147,8 @@ func TestForwardDeadLetterOversize(t *testing.T) {
 		t.Fatal("the destination stored the record it must refuse")
 	}
 	deadDir := forward.DeadLetterDir(srcDir, "d")
-	deadline := time.Now().Add(60 * time.Second)
-	for len(storedIDs(t, deadDir, storage.Traces)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no dead letter:\n%s", src.logs())
-		}
-		time.Sleep(20 * time.Millisecond) // polling
-	}
+	pollUntil(t, func() string { return "no dead letter:\n" + src.logs() },
+		func() bool { return len(storedIDs(t, deadDir, storage.Traces)) > 0 })
 	src.stop(t)
 	if !strings.Contains(src.logs(), "record dead-lettered") {
 		t.Fatalf("the dead letter was not logged:\n%s", src.logs())
@@ -210,13 +220,8 @@ func TestForwardRetentionHoldsAndRemove(t *testing.T) {
 		t.Fatalf("forward-remove of a removed destination: exit %d, want 1", code)
 	}
 	src = startServe(t, dir, "", "-storage-max-age", "1s", "-storage-max-segment-size", "4096")
-	deadline := time.Now().Add(60 * time.Second)
-	for len(storedIDs(t, dir, storage.Traces)) == len(ids) {
-		if time.Now().After(deadline) {
-			t.Fatal("retention still holds data after forward-remove")
-		}
-		time.Sleep(100 * time.Millisecond) // polling
-	}
+	pollUntil(t, func() string { return "retention still holds data after forward-remove" },
+		func() bool { return len(storedIDs(t, dir, storage.Traces)) < len(ids) })
 	src.stop(t)
 }
 
@@ -234,23 +239,17 @@ func TestForwardMaxBytesLoss(t *testing.T) {
 		}
 	}
 	series := `otlplite_forward_lost_records_total{destination="gone",signal="traces"} `
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var body []byte
+	pollUntil(t, func() string { return fmt.Sprintf("%s never counted a loss:\n%s", series, body) }, func() bool {
 		resp, err := http.Get("http://" + admin + "/metrics")
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, _ := io.ReadAll(resp.Body)
+		body, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
 		_, v, _ := strings.Cut(string(body), series)
-		if v != "" && !strings.HasPrefix(v, "0\n") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never counted a loss:\n%s", series, body)
-		}
-		time.Sleep(50 * time.Millisecond) // polling
-	}
+		return v != "" && !strings.HasPrefix(v, "0\n")
+	})
 	src.stop(t)
 	logs := src.logs()
 	if !strings.Contains(logs, "level=ERROR") || !strings.Contains(logs, "consumer="+forward.CursorName("gone")) {
