@@ -20,6 +20,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
@@ -83,9 +84,15 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // the stream mode and OTLP/HTTP on one port), wrapped by wrap if not nil.
 func destination(t *testing.T, wrap func(http.Handler) http.Handler) (*countSink, string) {
 	t.Helper()
+	return destinationCfg(t, handler.Config{}, wrap)
+}
+
+// destinationCfg is destination with more of the handler's configuration.
+func destinationCfg(t *testing.T, cfg handler.Config, wrap func(http.Handler) http.Handler) (*countSink, string) {
+	t.Helper()
 	sink := &countSink{stored: map[int]int{}}
-	var h http.Handler = handler.New(handler.Config{Sink: sink, Logger: quiet(), RetryDelay: 20 * time.Millisecond,
-		Stream: handler.StreamConfig{}})
+	cfg.Sink, cfg.Logger, cfg.RetryDelay = sink, quiet(), 20*time.Millisecond
+	var h http.Handler = handler.New(cfg)
 	if wrap != nil {
 		h = wrap(h)
 	}
@@ -444,4 +451,46 @@ func TestForwardSinkScheme(t *testing.T) {
 	waitFor(t, "retries", func() bool { return f.dests[0].State() == BackingOff })
 	sink.down.Store(false)
 	waitFor(t, "25 records", func() bool { n, _ := sink.distinct(); return n == 25 })
+}
+
+// TestForwardPartialSuccess: the destination validates UTF-8 and this
+// log holds a record with a span whose name is not (stored by a receiver
+// that does not validate): the destination keeps the valid span and
+// answers with a partial success; the whole record is dead-lettered and
+// counted, over each protocol.
+func TestForwardPartialSuccess(t *testing.T) {
+	for _, scheme := range []string{"grpc://", "stream://", "http://"} {
+		t.Run(scheme, func(t *testing.T) {
+			dir := t.TempDir()
+			st := openStore(t, dir)
+			defer st.Close()
+			sink, addr := destinationCfg(t, handler.Config{Decode: otlpdecode.Options{ValidateUTF8: true}}, nil)
+			var mp easyproto.MarshalerPool
+			m := mp.Get()
+			ss := m.MessageMarshaler().AppendMessage(1).AppendMessage(2)
+			for _, name := range []string{"rec-1;", "bad-\xff"} {
+				sp := ss.AppendMessage(2)
+				sp.AppendBytes(1, bytes.Repeat([]byte{1}, 16))
+				sp.AppendBytes(2, bytes.Repeat([]byte{2}, 8))
+				sp.AppendString(5, name)
+			}
+			if err := st.Write(context.Background(), storage.Traces, m.Marshal(nil), 2); err != nil {
+				t.Fatal(err)
+			}
+			store(t, st, 2, 5)
+			set := metrics.NewSet()
+			f, err := New(Options{DataDir: dir, Store: st, Metrics: set, Logger: quiet()}, []Destination{mustParse(t, "dst="+scheme+addr+"?signals=traces")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			waitFor(t, "4 records", func() bool { n, _ := sink.distinct(); return n == 4 })
+			waitFor(t, "the dead letter", func() bool {
+				return metricValue(set, `otlplite_forward_dead_lettered_records_total{destination="dst",signal="traces"}`) == "1"
+			})
+			if v := metricValue(set, `otlplite_forward_rejected_items_total{destination="dst",signal="traces"}`); v != "1" {
+				t.Fatalf("rejected items = %s, want 1", v)
+			}
+		})
+	}
 }

@@ -56,7 +56,7 @@ func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) send
 			})
 		})
 	case Stream:
-		return &streamSender{l: l, exp: otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: cfg, MaxPending: d.InFlight})}
+		return &streamSender{l: l, exp: otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: cfg, MaxPending: d.InFlight, ReportPartial: true})}
 	case HTTP:
 		scheme := "http://"
 		if d.TLS != nil {
@@ -112,6 +112,10 @@ type streamSender struct {
 
 func (s *streamSender) send(ctx context.Context, r *record) error {
 	err := s.exp.Send(ctx, r.data, func(err error) {
+		if pe, ok := err.(*otlpclient.PartialError); ok {
+			s.l.outcome(r, otlp.PartialSuccess{Rejected: pe.Rejected, Message: pe.Message}, nil)
+			return
+		}
 		s.l.outcome(r, otlp.PartialSuccess{}, err)
 	})
 	if errors.Is(err, otlpclient.ErrClosed) || ctx.Err() != nil {
