@@ -266,20 +266,29 @@ func (l *lane) run() {
 	defer l.work.Wait()
 	defer l.send.close()
 	ctx := l.f.ctx
-	lastCommit := time.Now()
-	commit := func() {
-		if err := l.c.CommitTo(l.win.Position()); err != nil {
-			l.log.Error("cannot commit the forwarding cursor; records will be sent again after a restart", "err", err)
+	// The cursor is committed by a goroutine of its own, so that its two
+	// fsyncs never hold up reading and sending. Consumer.CommitTo touches
+	// only the committed position, which Next does not.
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		t := time.NewTicker(commitEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := l.c.CommitTo(l.win.Position()); err != nil {
+				l.log.Error("cannot commit the forwarding cursor; records will be sent again after a restart", "err", err)
+			}
 		}
-		lastCommit = time.Now()
-	}
+	}()
+	defer func() { <-committed }()
 	for ctx.Err() == nil {
-		if time.Since(lastCommit) >= commitEvery {
-			commit()
-		}
 		rec, err := l.c.Next()
 		if err == io.EOF {
-			commit()
 			sleep(ctx, pollEvery)
 			continue
 		}
