@@ -128,6 +128,12 @@ var schemes = map[string]SchemeParser{}
 // It is meant for init functions.
 func RegisterScheme(scheme string, p SchemeParser) { schemes[scheme] = p }
 
+// defaultSignals are what a destination gets without signals=: the stable
+// OTLP signals. Profiles (v1development) are opt-in, signals=...,profiles:
+// a receiver without them answers UNIMPLEMENTED or 404, which would hold a
+// destination in state failing.
+var defaultSignals = []storage.Signal{storage.Traces, storage.Metrics, storage.Logs}
+
 // Parse reads a -forward flag's value, "NAME=URL"; see ParseURL.
 func Parse(flag string) (Destination, error) {
 	name, raw, ok := strings.Cut(flag, "=")
@@ -144,7 +150,7 @@ func Parse(flag string) (Destination, error) {
 //	stream:// streams://  otlp-lite stream mode (h2c, TLS)
 //	http:// https://      OTLP/HTTP; a path is a prefix of /v1/traces ...
 //
-//	signals=traces,metrics,logs   (default all)
+//	signals=traces,metrics,logs,profiles (default traces,metrics,logs)
 //	compression=gzip|zstd|none    (default gzip; zstd not over HTTP)
 //	encoding=protobuf|json        (HTTP only; default protobuf)
 //	header=Name:Value             (repeatable)
@@ -175,7 +181,7 @@ func parseURL(name, raw string) (Destination, error) {
 	d := Destination{
 		Name:        name,
 		Compression: compression.Gzip,
-		Signals:     storage.Signals,
+		Signals:     defaultSignals,
 		Timeout:     DefaultTimeout,
 		Backoff:     otlpclient.Backoff{Initial: DefaultInitialBackoff, Max: DefaultMaxBackoff},
 	}
@@ -406,7 +412,7 @@ func parseSignals(v string) ([]storage.Signal, error) {
 	for s := range strings.SplitSeq(v, ",") {
 		sig, err := storage.ParseSignal(strings.TrimSpace(s))
 		if err != nil || !slices.Contains(storage.Signals, sig) {
-			return nil, fmt.Errorf("signals=%s: want a list of traces, metrics and logs", v)
+			return nil, fmt.Errorf("signals=%s: want a list of traces, metrics, logs and profiles", v)
 		}
 		if !slices.Contains(sigs, sig) {
 			sigs = append(sigs, sig)

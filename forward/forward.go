@@ -463,23 +463,5 @@ func httpClient(d Destination) *http.Client {
 	} else {
 		c = otlpclient.NewHTTPClient(d.TLS, 0, 0)
 	}
-	if len(d.Header) > 0 {
-		c.Transport = headerTransport{base: c.Transport, header: d.Header}
-	}
-	return c
-}
-
-// headerTransport adds a destination's headers to each request (for gRPC,
-// they are its metadata).
-type headerTransport struct {
-	base   http.RoundTripper
-	header http.Header
-}
-
-func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range t.header {
-		req.Header[k] = v
-	}
-	return t.base.RoundTrip(req)
+	return otlpclient.WithHeader(c, d.Header)
 }

@@ -117,3 +117,34 @@ func NewHTTPClient(tlsConfig *tls.Config, rtt time.Duration, receiveWindow int) 
 	}
 	return &http.Client{Transport: tr}
 }
+
+// WithHeader returns hc with header added to every request (gRPC metadata
+// for the gRPC exporters: authentication, tenant ids); hc itself if header
+// is empty.
+func WithHeader(hc *http.Client, header http.Header) *http.Client {
+	if len(header) == 0 {
+		return hc
+	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	w := *hc
+	w.Transport = headerTransport{base: base, header: header}
+	return &w
+}
+
+// headerTransport adds header to each request. A RoundTripper must not
+// change the request it is given, so it sends a clone.
+type headerTransport struct {
+	base   http.RoundTripper
+	header http.Header
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.header {
+		r.Header[k] = v
+	}
+	return t.base.RoundTrip(r)
+}
