@@ -374,8 +374,9 @@ func TestParseURL(t *testing.T) {
 		"a=streams://[::1]:4317": func(d Destination) bool {
 			return d.Protocol == Stream && d.Endpoint == "[::1]:4317" && d.InFlight == DefaultStreamInFlight
 		},
-		"a=https://h:4318/otlp/?encoding=json": func(d Destination) bool { return d.Protocol == HTTP && d.Path == "/otlp" && d.JSON },
-		"a=http://h:4318?signals=logs,traces":  func(d Destination) bool { return len(d.Signals) == 2 && d.Signals[0] == storage.Logs },
+		"a=https://h:4318/otlp/?encoding=json":    func(d Destination) bool { return d.Protocol == HTTP && d.Path == "/otlp" && d.JSON },
+		"a=http://h:4318?signals=logs,traces":     func(d Destination) bool { return len(d.Signals) == 2 && d.Signals[0] == storage.Logs },
+		"a=grpc://h:4317?signals=traces,profiles": func(d Destination) bool { return len(d.Signals) == 2 && d.Signals[1] == storage.Profiles },
 		"a=grpc://h:1?header=X-Scope-OrgID:t-a&header=b:c": func(d Destination) bool {
 			return d.Header.Get("X-Scope-OrgID") == "t-a" && d.Header.Get("B") == "c"
 		},
