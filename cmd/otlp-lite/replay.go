@@ -526,8 +526,7 @@ func replayClientConfig(cfg replayConfig, sig storage.Signal, counts *replayCoun
 // newGRPCSenders returns the OTLP/gRPC senders' constructor: an
 // otlpclient.UnaryExporter for each signal, all on one connection.
 func newGRPCSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender {
-	httpc := cfg.client.wrap(otlpclient.NewHTTPClient(cfg.client.tls, 0, 0))
-	httpc.Transport = tenantTransport(cfg, httpc.Transport)
+	httpc := tenantClient(cfg, cfg.client.wrap(otlpclient.NewHTTPClient(cfg.client.tls, 0, 0)))
 	return func(sig storage.Signal, counts *replayCounts) sender {
 		ccfg := replayClientConfig(cfg, sig, counts)
 		ccfg.HTTP = httpc
@@ -557,7 +556,7 @@ func newHTTPSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender
 	if cfg.client.tls == nil {
 		scheme = "http://"
 	}
-	client := cfg.client.wrap(&http.Client{Transport: tenantTransport(cfg, &http.Transport{TLSClientConfig: cfg.client.tls, ForceAttemptHTTP2: true})})
+	client := tenantClient(cfg, cfg.client.wrap(&http.Client{Transport: &http.Transport{TLSClientConfig: cfg.client.tls, ForceAttemptHTTP2: true}}))
 	return func(sig storage.Signal, counts *replayCounts) sender {
 		ccfg := replayClientConfig(cfg, sig, counts)
 		ccfg.HTTP = client
