@@ -107,6 +107,10 @@ type Destination struct {
 	Backoff otlpclient.Backoff
 	// InFlight is how many records may be sent and not yet acknowledged.
 	InFlight int
+	// TenantHeader, if set (grpc and http only), sends each record's
+	// tenant in this header, such as X-Scope-OrgID: the tenant travels
+	// with the data to a receiver that takes it from there.
+	TenantHeader string
 	// OpenSink opens the destination of a Sink protocol (see
 	// RegisterScheme); New calls it, Close closes what it returned.
 	OpenSink func(*slog.Logger) (storage.Sink, error)
@@ -154,6 +158,7 @@ func Parse(flag string) (Destination, error) {
 //	compression=gzip|zstd|none    (default gzip; zstd not over HTTP)
 //	encoding=protobuf|json        (HTTP only; default protobuf)
 //	header=Name:Value             (repeatable)
+//	tenant-header=X-Scope-OrgID   (grpc, http: each record's tenant)
 //	start=oldest|now              (for a new cursor; default oldest)
 //	timeout=10s                   (each attempt)
 //	retry-initial-backoff=500ms retry-max-backoff=30s
@@ -248,6 +253,11 @@ func parseURL(name, raw string) (Destination, error) {
 			default:
 				return Destination{}, fmt.Errorf("compression=%s: want gzip, zstd or none", v)
 			}
+		case "tenant-header":
+			if v == "" || strings.ContainsAny(v, " \t\r\n:") {
+				return Destination{}, fmt.Errorf("tenant-header=%s: want a header name such as X-Scope-OrgID", v)
+			}
+			d.TenantHeader = v
 		case "encoding":
 			switch v {
 			case "protobuf":
@@ -282,11 +292,14 @@ func parseURL(name, raw string) (Destination, error) {
 				return Destination{}, fmt.Errorf("insecure-skip-verify=%s: want true or false", v)
 			}
 		default:
-			return Destination{}, fmt.Errorf("unknown parameter %q: want signals, compression, encoding, header, start, timeout, retry-initial-backoff, retry-max-backoff, inflight, tls-ca, tls-cert, tls-key, tls-server-name or insecure-skip-verify", key)
+			return Destination{}, fmt.Errorf("unknown parameter %q: want signals, compression, encoding, header, tenant-header, start, timeout, retry-initial-backoff, retry-max-backoff, inflight, tls-ca, tls-cert, tls-key, tls-server-name or insecure-skip-verify", key)
 		}
 	}
 	if d.Backoff.Initial > d.Backoff.Max {
 		return Destination{}, fmt.Errorf("retry-initial-backoff (%v) is more than retry-max-backoff (%v)", d.Backoff.Initial, d.Backoff.Max)
+	}
+	if d.Protocol == Stream && d.TenantHeader != "" {
+		return Destination{}, errors.New("tenant-header is for grpc and http: a stream's headers are sent once for all its records")
 	}
 	if d.Protocol != HTTP && d.JSON {
 		return Destination{}, errors.New("encoding=json is only for http:// and https://")

@@ -304,10 +304,11 @@ func (l *lane) run() {
 			continue
 		}
 		r := &record{
-			data:  bytes.Clone(rec.Data), // kept until acknowledged
-			items: rec.Items,
-			where: fmt.Sprintf("%s:%d", rec.Segment, rec.Offset),
-			slot:  l.win.Add(l.c.Position(), rec.Time),
+			data:   bytes.Clone(rec.Data), // kept until acknowledged
+			items:  rec.Items,
+			tenant: rec.Tenant,
+			where:  fmt.Sprintf("%s:%d", rec.Segment, rec.Offset),
+			slot:   l.win.Add(l.c.Position(), rec.Time),
 		}
 		if err := l.send.send(ctx, r); err != nil {
 			// Stopped before the record was taken: the next run sends it.
@@ -320,9 +321,20 @@ func (l *lane) run() {
 type record struct {
 	data    []byte
 	items   int
+	tenant  string // the tenant the receiver stored it for
 	where   string // segment:offset, for logs
 	slot    *Slot
 	refused int // times the destination refused the client on it
+}
+
+// ctx is parent carrying r's tenant (storage.WithTenant): a dead letter and
+// a Sink destination store it with the record, and Destination.TenantHeader
+// sends it.
+func (r *record) ctx(parent context.Context) context.Context {
+	if r.tenant == "" {
+		return parent
+	}
+	return storage.WithTenant(parent, r.tenant)
 }
 
 // outcome handles what became of r: delivered, refused, or not delivered.
@@ -416,7 +428,7 @@ func refusesData(err error) bool {
 // cursor waits.
 func (l *lane) deadLetter(r *record, reason string) {
 	for n := 1; ; n++ {
-		err := l.dest.dead.Write(l.f.sendCx, l.sig, r.data, r.items)
+		err := l.dest.dead.Write(r.ctx(l.f.sendCx), l.sig, r.data, r.items)
 		if err == nil {
 			break
 		}
@@ -463,5 +475,5 @@ func httpClient(d Destination) *http.Client {
 	} else {
 		c = otlpclient.NewHTTPClient(d.TLS, 0, 0)
 	}
-	return otlpclient.WithHeader(c, d.Header)
+	return otlpclient.WithTenantHeader(otlpclient.WithHeader(c, d.Header), d.TenantHeader)
 }

@@ -495,3 +495,57 @@ func TestForwardPartialSuccess(t *testing.T) {
 		})
 	}
 }
+
+// TestForwardTenantHeader: each record's tenant (stored by a receiver with
+// tenancy on) travels in tenant-header, per request, over grpc and http;
+// stream:// refuses the parameter.
+func TestForwardTenantHeader(t *testing.T) {
+	if _, err := Parse("a=stream://h:1?tenant-header=X-Scope-OrgID"); err == nil || !strings.Contains(err.Error(), "grpc and http") {
+		t.Fatalf("tenant-header over stream: %v", err)
+	}
+	for _, scheme := range []string{"grpc://", "http://"} {
+		t.Run(scheme, func(t *testing.T) {
+			dir := t.TempDir()
+			st := openStore(t, dir)
+			defer st.Close()
+			var mu sync.Mutex
+			seen := map[int]string{}
+			sink, addr := destination(t, func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					body, _ := io.ReadAll(r.Body)
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					mu.Lock()
+					seen[recordNumber(body)] = r.Header.Get("X-Scope-OrgID")
+					mu.Unlock()
+					next.ServeHTTP(w, r)
+				})
+			})
+			for n := range 6 {
+				tenant := "team-a"
+				if n%2 == 1 {
+					tenant = "team-b"
+				}
+				if err := st.Write(storage.WithTenant(context.Background(), tenant), storage.Traces, request(n), 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f, err := New(Options{DataDir: dir, Store: st, Logger: quiet()}, []Destination{mustParse(t, "dst="+scheme+addr+"?signals=traces&compression=none&tenant-header=X-Scope-OrgID")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			waitFor(t, "6 records", func() bool { n, _ := sink.distinct(); return n == 6 })
+			mu.Lock()
+			defer mu.Unlock()
+			for n := range 6 {
+				want := "team-a"
+				if n%2 == 1 {
+					want = "team-b"
+				}
+				if seen[n] != want {
+					t.Fatalf("record %d arrived with tenant %q, want %q (all: %v)", n, seen[n], want, seen)
+				}
+			}
+		})
+	}
+}

@@ -93,7 +93,7 @@ func (s *unarySender) send(ctx context.Context, r *record) error {
 		return ctx.Err()
 	}
 	s.l.spawn(func() {
-		ps, err := s.export(s.l.f.sendCx, r)
+		ps, err := s.export(r.ctx(s.l.f.sendCx), r)
 		<-s.slots
 		s.l.outcome(r, ps, err)
 	})
