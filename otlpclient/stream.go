@@ -34,6 +34,25 @@ type StreamConfig struct {
 	// never read (stream.proto), after a break they may or may not have
 	// been stored, so resending gives at-least-once delivery.
 	DisableResend bool
+	// ReportPartial reports a partial success (an acknowledgement whose
+	// rejected count is not zero) to Send's done as a *PartialError
+	// instead of nil, for callers that must act on the rejected items
+	// (a forwarder keeps such a request aside). Off, it is counted in
+	// Stats().Rejected only.
+	ReportPartial bool
+}
+
+// PartialError is a request the server stored in part: Rejected of its
+// items were refused, Message says why (OTLP v1.11 "Partial Success").
+// Reported only with StreamConfig.ReportPartial.
+type PartialError struct {
+	ID       uint64
+	Rejected int64
+	Message  string
+}
+
+func (e *PartialError) Error() string {
+	return fmt.Sprintf("request %d stored in part: %d items rejected: %s", e.ID, e.Rejected, e.Message)
 }
 
 // StreamExporter pipelines export requests on an otlplite.v1.StreamExporter

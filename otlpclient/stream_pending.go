@@ -107,10 +107,14 @@ func (e *StreamExporter) handleAck(s *stream, a *Ack) {
 	case Success:
 		e.holding = nil
 		e.mu.Unlock()
+		var err error
 		if a.Rejected > 0 {
 			e.c.rejected.Add(uint64(a.Rejected))
+			if e.cfg.ReportPartial {
+				err = &PartialError{ID: id, Rejected: a.Rejected, Message: string(a.Message)}
+			}
 		}
-		e.finish(id, nil, &e.c.acked)
+		e.finish(id, err, &e.c.acked)
 	case FailedRetryable:
 		e.holding = fmt.Errorf("request %d: %v: %s", id, a.Code, a.Message)
 		p.state, p.on = reqRetryWait, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 // Config is what every exporter needs to reach a receiver.
@@ -116,4 +117,67 @@ func NewHTTPClient(tlsConfig *tls.Config, rtt time.Duration, receiveWindow int) 
 		tr.Protocols.SetHTTP2(true)
 	}
 	return &http.Client{Transport: tr}
+}
+
+// WithHeader returns hc with header added to every request (gRPC metadata
+// for the gRPC exporters: authentication, tenant ids); hc itself if header
+// is empty.
+func WithHeader(hc *http.Client, header http.Header) *http.Client {
+	if len(header) == 0 {
+		return hc
+	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	w := *hc
+	w.Transport = headerTransport{base: base, header: header}
+	return &w
+}
+
+// headerTransport adds header to each request. A RoundTripper must not
+// change the request it is given, so it sends a clone.
+type headerTransport struct {
+	base   http.RoundTripper
+	header http.Header
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.header {
+		r.Header[k] = v
+	}
+	return t.base.RoundTrip(r)
+}
+
+// WithTenantHeader returns hc setting header (such as X-Scope-OrgID) on
+// each request to the tenant of its context (storage.WithTenant), for
+// requests whose data belongs to a tenant; hc itself if header is empty.
+// Only unary requests can carry a tenant each: a stream's headers are sent
+// once for all the requests on it.
+func WithTenantHeader(hc *http.Client, header string) *http.Client {
+	if header == "" {
+		return hc
+	}
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	w := *hc
+	w.Transport = tenantHeaderTransport{base: base, header: header}
+	return &w
+}
+
+type tenantHeaderTransport struct {
+	base   http.RoundTripper
+	header string
+}
+
+func (t tenantHeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if tenant, ok := storage.TenantFrom(r.Context()); ok {
+		// RoundTrippers must not modify the request they are given.
+		r = r.Clone(r.Context())
+		r.Header.Set(t.header, tenant)
+	}
+	return t.base.RoundTrip(r)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/otlpclient"
 )
 
 // clientFlags are the connection flags of the commands that send to a
@@ -118,39 +118,26 @@ func (c *clientFlags) check(fs *flag.FlagSet, endpoint string) error {
 
 // tlsConfig builds the client TLS configuration from the -tls-* flags.
 func (c *clientFlags) tlsConfig(endpoint string) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.skipVerify}
-	cfg.ServerName = c.serverName
-	if cfg.ServerName == "" {
+	serverName := c.serverName
+	if serverName == "" {
 		host, _, err := net.SplitHostPort(endpoint)
 		if err != nil {
 			return nil, fmt.Errorf("-endpoint %q is not host:port: %v", endpoint, err)
 		}
-		cfg.ServerName = host
+		serverName = host
 	}
 	if c.skipVerify && (c.caFile != "" || c.serverName != "") {
 		return nil, errors.New("-tls-insecure-skip-verify verifies nothing, so -tls-ca and -tls-server-name would be ignored: give one or the other")
 	}
-	if c.caFile != "" {
-		pem, err := os.ReadFile(c.caFile)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read -tls-ca: %w", err)
-		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("-tls-ca %s holds no PEM certificate", c.caFile)
-		}
-	}
 	if (c.certFile == "") != (c.keyFile == "") {
 		return nil, errors.New("-tls-cert and -tls-key must be given together")
 	}
-	if c.certFile != "" {
-		pair, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
-		if err != nil {
-			return nil, fmt.Errorf("cannot load -tls-cert and -tls-key: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{pair}
+	tc, err := otlpclient.ClientTLS(otlpclient.TLSFiles{CAFile: c.caFile, CertFile: c.certFile, KeyFile: c.keyFile,
+		ServerName: serverName, InsecureSkipVerify: c.skipVerify})
+	if err != nil {
+		return nil, fmt.Errorf("bad -tls-ca/-tls-cert/-tls-key: %w", err)
 	}
-	return cfg, nil
+	return tc, nil
 }
 
 // checkHeaders builds the request headers: -header, then the token.
@@ -254,31 +241,7 @@ func (h *headerFlag) Set(s string) error {
 // wrap returns hc with the flags' headers added to each request; hc itself
 // if there are none.
 func (c *clientFlags) wrap(hc *http.Client) *http.Client {
-	if len(c.header) == 0 {
-		return hc
-	}
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	w := *hc
-	w.Transport = headerTransport{base: base, header: c.header}
-	return &w
-}
-
-// headerTransport adds header to each request. A RoundTripper must not
-// change the request it is given, so it sends a clone.
-type headerTransport struct {
-	base   http.RoundTripper
-	header http.Header
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range t.header {
-		r.Header[k] = v
-	}
-	return t.base.RoundTrip(r)
+	return otlpclient.WithHeader(hc, c.header)
 }
 
 // describe says how the client connects, for the line loadgen prints

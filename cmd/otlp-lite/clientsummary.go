@@ -153,7 +153,7 @@ func (r *clientRecorder) refusals() int64 {
 // the transport.
 func refusalReason(err error) (reason, msg string) {
 	var re *otlpclient.RequestError
-	var hr *httpRefusal
+	var hr *otlpclient.HTTPError
 	if errors.Is(err, otlpclient.ErrDropped) {
 		return "dropped: not acknowledged within the request timeout", err.Error()
 	}
@@ -165,7 +165,7 @@ func refusalReason(err error) (reason, msg string) {
 	}
 	switch {
 	case errors.As(err, &hr):
-		return fmt.Sprintf("HTTP %d", hr.code), cmp.Or(hr.message, hr.status)
+		return fmt.Sprintf("HTTP %d", hr.StatusCode), cmp.Or(hr.Message, hr.Status)
 	case errors.As(err, &re):
 		// A stream acknowledgement's result code (otlplite.v1 Ack) is
 		// the message's first word; a request over the receiver's size
@@ -181,21 +181,6 @@ func refusalReason(err error) (reason, msg string) {
 		return "stream broken", err.Error()
 	}
 	return "transport", describeSendError(err, "")
-}
-
-// httpRefusal is an OTLP/HTTP answer other than 200 OK: its status and the
-// google.rpc.Status message of its body, if any.
-type httpRefusal struct {
-	code    int
-	status  string
-	message string
-}
-
-func (e *httpRefusal) Error() string {
-	if e.message == "" {
-		return "HTTP " + e.status
-	}
-	return "HTTP " + e.status + ": " + e.message
 }
 
 // clientSummary is the summary of a run, for -summary-json and the text.

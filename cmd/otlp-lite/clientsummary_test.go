@@ -64,8 +64,8 @@ func TestRefusalReasons(t *testing.T) {
 	}{
 		{&grpcwire.Status{Code: grpcwire.Unavailable, Message: "storage is busy"}, "gRPC UNAVAILABLE", "storage is busy"},
 		{fmt.Errorf("send: %w", errPermanent{&grpcwire.Status{Code: grpcwire.InvalidArgument, Message: "bad span"}}), "gRPC INVALID_ARGUMENT", "bad span"},
-		{&otlpclient.AttemptError{Err: &httpRefusal{code: 429, status: "429 Too Many Requests"}, Retryable: true}, "HTTP 429", "429 Too Many Requests"},
-		{&httpRefusal{code: 400, status: "400 Bad Request", message: "cannot decode"}, "HTTP 400", "cannot decode"},
+		{&otlpclient.AttemptError{Err: &otlpclient.HTTPError{StatusCode: 429, Status: "429 Too Many Requests"}, Retryable: true}, "HTTP 429", "429 Too Many Requests"},
+		{&otlpclient.HTTPError{StatusCode: 400, Status: "400 Bad Request", Message: "cannot decode"}, "HTTP 400", "cannot decode"},
 		{&otlpclient.RequestError{ID: 3, Message: "FAILED_NONE_RETRYABLE: no spans"}, "stream FAILED_NONE_RETRYABLE", "no spans"},
 		{&otlpclient.RequestError{ID: 3, Message: "stream ended: x", Stream: &grpcwire.Status{Code: grpcwire.Unauthenticated, Message: "no token"}}, "gRPC UNAUTHENTICATED", "no token"},
 		{&otlpclient.RequestError{ID: 3, Message: "9 bytes (9 on the wire) is too large for the server: x"}, "stream: request too large for the receiver", "9 bytes (9 on the wire) is too large for the server: x"},

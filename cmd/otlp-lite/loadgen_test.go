@@ -307,7 +307,7 @@ func TestClientFlagsRefused(t *testing.T) {
 		{false, []string{"-tls", "-insecure"}, "contradict"},
 		{false, []string{"-insecure", "-tls-ca", notPEM}, "-tls-ca needs TLS"},
 		{false, []string{"-tls-ca", notPEM}, "holds no PEM certificate"},
-		{false, []string{"-tls-ca", filepath.Join(dir, "missing")}, "cannot read -tls-ca"},
+		{false, []string{"-tls-ca", filepath.Join(dir, "missing")}, "cannot read the CA file"},
 		{false, []string{"-tls-cert", notPEM}, "-tls-cert and -tls-key must be given together"},
 		{false, []string{"-tls-insecure-skip-verify", "-tls-server-name", "x"}, "verifies nothing"},
 		{false, []string{"-token", "a", "-token-file", bearerFile}, "give one"},

@@ -6,6 +6,7 @@
 //	otlp-lite loadgen [flags]   generate load against an OTLP receiver
 //	otlp-lite replay  [flags]   re-send stored data to an OTLP receiver
 //	otlp-lite stats   [flags]   summarise a data directory
+//	otlp-lite forward-remove [flags] NAME...   stop holding data for a destination
 //	otlp-lite version           print the version
 package main
 
@@ -23,7 +24,8 @@ commands:
   serve     run the receiver (OTLP/gRPC on -grpc-addr, stored in -data-dir)
   export    print stored records (-data-dir, -signal, -format json|proto, -since, -until, -follow)
   replay    re-send stored records to an OTLP receiver (-data-dir, -endpoint, -protocol grpc|stream|http, -cursor, -follow)
-  stats     per-signal records, items, bytes, time range and segments of a data directory
+  stats     per-signal records, items, bytes, time range and segments of a data directory, and each forwarding destination's lag
+  forward-remove  delete a forwarding destination's cursors, so that retention no longer keeps data for it
   loadgen   send synthetic spans to any OTLP/gRPC receiver (unary or streaming)
   version   print the version
 
@@ -51,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return replay(rest, stdout, stderr)
 	case "stats":
 		return stats(rest, stdout, stderr)
+	case "forward-remove":
+		return forwardRemove(rest, stdout, stderr)
 	case "version", "-version", "--version":
 		printVersion(stdout)
 		return 0

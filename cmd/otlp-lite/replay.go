@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -12,14 +11,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
@@ -483,21 +480,6 @@ type errTarget struct{ err error }
 func (e *errTarget) Error() string { return e.err.Error() }
 func (e *errTarget) Unwrap() error { return e.err }
 
-// refusesEveryRecord reports whether a gRPC code (httpStatus 0) or an HTTP
-// status refuses the client or the endpoint rather than the data:
-// authentication and permission, a service or path the target does not
-// serve, a method or media type it does not take. Skipping records on such
-// answers would move the cursor past all of them.
-func refusesEveryRecord(code grpcwire.Code, httpStatus int) bool {
-	switch httpStatus {
-	case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType:
-		return true
-	case 0:
-		return code == grpcwire.Unauthenticated || code == grpcwire.PermissionDenied || code == grpcwire.Unimplemented
-	}
-	return false
-}
-
 // targetRefusal is the error that stops a replay at the record at where.
 func targetRefusal(where string, err error) error {
 	return fmt.Errorf("the target refused the record at %s as it would refuse every record (%v): check -endpoint, -protocol and the target's credentials; nothing was skipped, the next run resumes there", where, err)
@@ -544,8 +526,7 @@ func replayClientConfig(cfg replayConfig, sig storage.Signal, counts *replayCoun
 // newGRPCSenders returns the OTLP/gRPC senders' constructor: an
 // otlpclient.UnaryExporter for each signal, all on one connection.
 func newGRPCSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender {
-	httpc := cfg.client.wrap(otlpclient.NewHTTPClient(cfg.client.tls, 0, 0))
-	httpc.Transport = tenantTransport(cfg, httpc.Transport)
+	httpc := tenantClient(cfg, cfg.client.wrap(otlpclient.NewHTTPClient(cfg.client.tls, 0, 0)))
 	return func(sig storage.Signal, counts *replayCounts) sender {
 		ccfg := replayClientConfig(cfg, sig, counts)
 		ccfg.HTTP = httpc
@@ -558,7 +539,7 @@ func newGRPCSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender
 			// Retryable failures are retried until ctx ends; what is left
 			// is the interruption or a refusal for good.
 			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-				if refusesEveryRecord(st.Code, 0) {
+				if otlpclient.RefusesClient(st) {
 					return 0, &errTarget{st}
 				}
 				return 0, errPermanent{st}
@@ -568,87 +549,30 @@ func newGRPCSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender
 	}
 }
 
-// newHTTPSenders returns the OTLP/HTTP senders' constructor: requests of
-// their own, retried by otlpclient's loop.
+// newHTTPSenders returns the OTLP/HTTP senders' constructor: an
+// otlpclient.HTTPExporter for each signal, retried by otlpclient's loop.
 func newHTTPSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender {
 	scheme := "https://"
 	if cfg.client.tls == nil {
 		scheme = "http://"
 	}
-	client := cfg.client.wrap(&http.Client{Transport: tenantTransport(cfg, &http.Transport{TLSClientConfig: cfg.client.tls, ForceAttemptHTTP2: true})})
-	gz := cfg.client.codec == compression.Gzip
+	client := tenantClient(cfg, cfg.client.wrap(&http.Client{Transport: &http.Transport{TLSClientConfig: cfg.client.tls, ForceAttemptHTTP2: true}}))
 	return func(sig storage.Signal, counts *replayCounts) sender {
 		ccfg := replayClientConfig(cfg, sig, counts)
-		url := scheme + cfg.endpoint + sig.Info().HTTPPath
+		ccfg.HTTP = client
+		h := otlpclient.NewHTTPExporter(otlpclient.HTTPConfig{Config: ccfg, URL: scheme + cfg.endpoint + sig.Info().HTTPPath})
 		return func(ctx context.Context, data []byte) (int64, error) {
-			ps, err := ccfg.Retry(ctx, func(ctx context.Context) (otlp.PartialSuccess, error) {
-				return httpExport(ctx, client, url, gz, data)
-			})
-			return ps.Rejected, err
+			ps, err := h.ExportResult(ctx, data)
+			if err == nil {
+				return ps.Rejected, nil
+			}
+			if ae, ok := errors.AsType[*otlpclient.AttemptError](err); ok && !ae.Retryable {
+				if otlpclient.RefusesClient(err) {
+					return 0, &errTarget{ae.Err}
+				}
+				return 0, errPermanent{ae.Err}
+			}
+			return 0, err
 		}
 	}
-}
-
-// httpExport is one OTLP/HTTP attempt. Refusals are *otlpclient.AttemptError
-// saying whether they are retryable; transport failures are plain errors,
-// which the loop retries.
-func httpExport(ctx context.Context, client *http.Client, url string, gz bool, data []byte) (otlp.PartialSuccess, error) {
-	permanent := func(err error) (otlp.PartialSuccess, error) {
-		return otlp.PartialSuccess{}, &otlpclient.AttemptError{Err: err}
-	}
-	body := data
-	if gz {
-		var err error
-		if body, err = compression.Compress(nil, compression.Gzip, data); err != nil {
-			return permanent(errPermanent{err})
-		}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return permanent(errPermanent{err})
-	}
-	req.Header.Set("Content-Type", "application/x-protobuf")
-	if gz {
-		req.Header.Set("Content-Encoding", "gzip")
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return otlp.PartialSuccess{}, err
-	}
-	defer resp.Body.Close()
-	respBody, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return otlp.PartialSuccess{}, err
-	}
-	if resp.StatusCode == http.StatusOK {
-		ps, _ := otlp.ParsePartialSuccess(respBody)
-		return ps, nil
-	}
-	msg := &httpRefusal{code: resp.StatusCode, status: resp.Status}
-	if st, err := grpcwire.ParseStatusProto(respBody); err == nil {
-		msg.message = st.Message
-	}
-	// OTLP v1.11 "Retryable Response Codes" (OTLP/HTTP).
-	if otlp.RetryableHTTPStatus(resp.StatusCode) {
-		return otlp.PartialSuccess{}, &otlpclient.AttemptError{Err: msg, Retryable: true, Delay: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
-	}
-	if refusesEveryRecord(0, resp.StatusCode) {
-		return permanent(&errTarget{msg})
-	}
-	return permanent(errPermanent{msg})
-}
-
-// parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date
-// (RFC 9110 section 10.2.3). Zero means absent or unreadable.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }

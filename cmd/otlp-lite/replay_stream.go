@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/forward"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -19,40 +20,14 @@ import (
 // little.
 const replayStreamMaxPending = 256
 
-// streamPending tracks records sent on a stream, in log order, so that the
-// cursor only ever moves past a contiguous run of acknowledged records: acks
-// come out of order, and a crash must not skip a record that was still in
-// flight.
+// streamPending tracks records sent on a stream (forward.Window: the
+// cursor only ever moves past a contiguous run of acknowledged records,
+// since acks come out of order and a crash must not skip a record still in
+// flight) and the first record this run will not deliver.
 type streamPending struct {
-	mu      sync.Mutex
-	queue   []*pendingRecord // in log order
-	handled disk.Position    // everything before it is acknowledged
-	err     error            // the first outcome that is neither delivery nor refusal
-}
-
-type pendingRecord struct {
-	next disk.Position // position after this record
-	done bool
-}
-
-func (p *streamPending) add(next disk.Position) *pendingRecord {
-	r := &pendingRecord{next: next}
-	p.mu.Lock()
-	p.queue = append(p.queue, r)
-	p.mu.Unlock()
-	return r
-}
-
-func (p *streamPending) finish(r *pendingRecord) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r.done = true
-	n := 0
-	for n < len(p.queue) && p.queue[n].done {
-		p.handled = p.queue[n].next
-		n++
-	}
-	p.queue = p.queue[n:]
+	*forward.Window
+	mu  sync.Mutex
+	err error // the first outcome that is neither delivery nor refusal
 }
 
 // abandon records that a record will not be delivered by this run.
@@ -68,25 +43,6 @@ func (p *streamPending) abandoned() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.err
-}
-
-func (p *streamPending) position() disk.Position {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.handled
-}
-
-// left counts the records sent and neither delivered nor refused.
-func (p *streamPending) left() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, r := range p.queue {
-		if !r.done {
-			n++
-		}
-	}
-	return n
 }
 
 // afterStop returns a context that ends replayStopGrace after ctx does.
@@ -112,10 +68,9 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 	exp := otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: ccfg, MaxPending: replayStreamMaxPending})
 	counts.exporter.Store(exp)
 
-	var pending streamPending
-	pending.handled = src.Position()
+	pending := streamPending{Window: forward.NewWindow(src.Position())}
 	commit := func() error {
-		if err := src.CommitTo(pending.position()); err != nil {
+		if err := src.CommitTo(pending.Position()); err != nil {
 			return fmt.Errorf("%s: %w", sig, err)
 		}
 		return nil
@@ -131,7 +86,7 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 		exp.Close(cctx)
 		wg.Wait()
 		errs := []error{err, commit()}
-		if n := pending.left(); n > 0 {
+		if n := pending.Unfinished(); n > 0 {
 			errs = append(errs, stoppedError(cfg, sig, fmt.Sprintf("%d records not acknowledged", n)))
 		}
 		return errors.Join(errs...)
@@ -161,7 +116,7 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 			fmt.Fprintf(stderr, "replay: %s: skipped damaged data: %v\n", sig, err)
 			// Nothing to acknowledge: the cursor may pass the region
 			// once the records before it are.
-			pending.finish(pending.add(src.Position()))
+			pending.Finish(pending.Add(src.Position(), time.Time{}))
 			continue
 		}
 		if err != nil {
@@ -170,7 +125,7 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 		data := bytes.Clone(rec.Data) // the exporter keeps it until acknowledged
 		items := int64(rec.Items)
 		where := fmt.Sprintf("%s:%d", rec.Segment, rec.Offset)
-		pr := pending.add(src.Position())
+		pr := pending.Add(src.Position(), rec.Time)
 		wg.Add(1)
 		sent := time.Now()
 		err = exp.Send(ctx, data, func(err error) {
@@ -184,10 +139,10 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 				cfg.rec.delivered(len(data), time.Since(sent))
 				counts.records.Add(1)
 				counts.items.Add(items)
-			case errors.As(err, &re) && re.Stream != nil && refusesEveryRecord(re.Stream.Code, 0):
+			case otlpclient.RefusesClient(err):
 				// The target refuses us, not this record: stop, and
 				// keep the cursor before it.
-				pending.abandon(targetRefusal(where, re.Stream))
+				pending.abandon(targetRefusal(where, err))
 				return
 			case errors.As(err, &re):
 				counts.failed.Add(1)
@@ -200,7 +155,7 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 				}
 				return
 			}
-			pending.finish(pr)
+			pending.Finish(pr)
 		})
 		if err != nil {
 			wg.Done()

@@ -177,25 +177,6 @@ func TestReplayFlags(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, tt := range []struct {
-		v    string
-		want time.Duration
-	}{
-		{"", 0},
-		{"7", 7 * time.Second},
-		{"0", 0},
-		{"Thu, 02 Jan 2025 03:04:35 GMT", 30 * time.Second},
-		{"Thu, 02 Jan 2025 03:04:00 GMT", 0}, // in the past
-		{"soon", 0},
-	} {
-		if got := parseRetryAfter(tt.v, now); got != tt.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", tt.v, got, tt.want)
-		}
-	}
-}
-
 // TestReplayStream replays over the streaming mode, with a cursor: every
 // item arrives exactly once, and a second run with the same cursor after
 // more data sends only the new records.

@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/forward"
+	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
 // stats prints, per signal, what the disk store in -data-dir holds:
-// segments, records, items, bytes on disk and the receive-time range. It
+// segments, records, items, bytes on disk and the receive-time range; and
+// per forwarding destination and signal, what it has not acknowledged. It
 // reads record headers only and never writes, so it is safe to run while a
 // server is using the directory.
 func stats(args []string, stdout, stderr io.Writer) int {
@@ -45,6 +49,11 @@ func stats(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "stats: %v\n", err)
 		return 1
 	}
+	lags, err := forwardLags(*dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "stats: %v\n", err)
+		return 1
+	}
 	if *format == "json" {
 		type signalJSON struct {
 			Signal   string     `json:"signal"`
@@ -56,9 +65,10 @@ func stats(args []string, stdout, stderr io.Writer) int {
 			Newest   *time.Time `json:"newest,omitempty"`
 		}
 		out := struct {
-			Signals []signalJSON `json:"signals"`
-			Bytes   int64        `json:"bytes"`
-		}{Bytes: st.Bytes}
+			Signals    []signalJSON `json:"signals"`
+			Bytes      int64        `json:"bytes"`
+			Forwarding []forwardLag `json:"forwarding,omitempty"`
+		}{Bytes: st.Bytes, Forwarding: lags}
 		for _, s := range st.Signals {
 			j := signalJSON{Signal: s.Signal.String(), Segments: s.Segments, Records: s.Records, Items: s.Items, Bytes: s.Bytes}
 			if s.Records > 0 {
@@ -85,9 +95,54 @@ func stats(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\t%s\t\n", s.Signal, s.Segments, s.Records, s.Items, s.Bytes, oldest, newest)
 	}
 	fmt.Fprintf(tw, "total\t\t\t\t%d\t\t\t\n", st.Bytes)
+	if len(lags) > 0 {
+		fmt.Fprintln(tw, "\t\t\t\t\t\t\t")
+		fmt.Fprintln(tw, "destination\tsignal\tlag records\tlag bytes\toldest unforwarded\t\t\t")
+		for _, l := range lags {
+			oldest := "-"
+			if l.Oldest != nil {
+				oldest = l.Oldest.Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t\t\t\n", l.Destination, l.Signal, l.Records, l.Bytes, oldest)
+		}
+	}
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintf(stderr, "stats: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// forwardLag is what one forwarding destination has not acknowledged of
+// one signal, read from its cursor.
+type forwardLag struct {
+	Destination string     `json:"destination"`
+	Signal      string     `json:"signal"`
+	Records     int64      `json:"lag_records"`
+	Bytes       int64      `json:"lag_bytes"`
+	Oldest      *time.Time `json:"oldest_unforwarded,omitempty"`
+}
+
+// forwardLags reads every forwarding cursor in dataDir (package forward).
+func forwardLags(dataDir string) ([]forwardLag, error) {
+	var out []forwardLag
+	for _, sig := range storage.Signals {
+		names, err := disk.ConsumerNames(dataDir, sig, forward.CursorPrefix)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range names {
+			lag, err := disk.ReadConsumerLag(dataDir, name, sig)
+			if err != nil {
+				return nil, err
+			}
+			l := forwardLag{Destination: strings.TrimPrefix(name, forward.CursorPrefix), Signal: sig.String(), Records: lag.Records, Bytes: lag.Bytes}
+			if !lag.Oldest.IsZero() {
+				t := lag.Oldest.UTC()
+				l.Oldest = &t
+			}
+			out = append(out, l)
+		}
+	}
+	return out, nil
 }

@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
@@ -178,26 +178,9 @@ func kafkaConn(fs *flag.FlagSet) (*tls.Config, *kafka.SASL, *slog.Logger, error)
 }
 
 func kafkaTLS(ca, cert, key, serverName string, insecure bool) (*tls.Config, error) {
-	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName, InsecureSkipVerify: insecure}
-	if ca != "" {
-		pem, err := os.ReadFile(ca)
-		if err != nil {
-			return nil, fmt.Errorf("cannot read -kafka-tls-ca: %w", err)
-		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("-kafka-tls-ca %s holds no PEM certificate", ca)
-		}
-	}
-	if (cert == "") != (key == "") {
-		return nil, errors.New("-kafka-tls-cert and -kafka-tls-key must be given together")
-	}
-	if cert != "" {
-		pair, err := tls.LoadX509KeyPair(cert, key)
-		if err != nil {
-			return nil, fmt.Errorf("cannot load the Kafka client certificate: %w", err)
-		}
-		c.Certificates = []tls.Certificate{pair}
+	c, err := otlpclient.ClientTLS(otlpclient.TLSFiles{CAFile: ca, CertFile: cert, KeyFile: key, ServerName: serverName, InsecureSkipVerify: insecure})
+	if err != nil {
+		return nil, fmt.Errorf("bad -kafka-tls-*: %w", err)
 	}
 	return c, nil
 }

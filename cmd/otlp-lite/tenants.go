@@ -17,6 +17,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
@@ -222,7 +223,7 @@ func printTenantStats(dataDir, format string, stdout, stderr io.Writer) int {
 }
 
 // withRecordTenant puts rec's tenant in ctx when replay sends tenants;
-// tenantTransport then writes it into the request's header.
+// tenantClient then writes it into the request's header.
 func withRecordTenant(ctx context.Context, cfg replayConfig, rec disk.Record) context.Context {
 	if cfg.tenantHeader == "" {
 		return ctx
@@ -230,25 +231,8 @@ func withRecordTenant(ctx context.Context, cfg replayConfig, rec disk.Record) co
 	return storage.WithTenant(ctx, rec.Tenant)
 }
 
-// tenantTransport sets cfg.tenantHeader from the tenant in each request's
-// context (withRecordTenant); without -tenant-header it is rt itself.
-func tenantTransport(cfg replayConfig, rt http.RoundTripper) http.RoundTripper {
-	if cfg.tenantHeader == "" {
-		return rt
-	}
-	return tenantHeaderTransport{rt: rt, header: cfg.tenantHeader}
-}
-
-type tenantHeaderTransport struct {
-	rt     http.RoundTripper
-	header string
-}
-
-func (t tenantHeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if tenant, ok := storage.TenantFrom(r.Context()); ok {
-		// RoundTrippers must not modify the request they are given.
-		r = r.Clone(r.Context())
-		r.Header.Set(t.header, tenant)
-	}
-	return t.rt.RoundTrip(r)
+// tenantClient sets cfg.tenantHeader from the tenant in each request's
+// context (withRecordTenant); without -tenant-header it is hc itself.
+func tenantClient(cfg replayConfig, hc *http.Client) *http.Client {
+	return otlpclient.WithTenantHeader(hc, cfg.tenantHeader)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
@@ -89,7 +90,7 @@ func TestTenantsEndToEnd(t *testing.T) {
 	for i, tenant := range []string{"team-a", "team-b", "", "team-a"} {
 		c := srv.client()
 		if tenant != "" {
-			c.HTTP.Transport = tenantHeaderTransport{rt: c.HTTP.Transport, header: "X-Scope-OrgID"}
+			c.HTTP = otlpclient.WithTenantHeader(c.HTTP, "X-Scope-OrgID")
 		}
 		ctx := context.Background()
 		if tenant != "" {

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -33,8 +36,9 @@ var cursorMagic = [8]byte{'O', 'T', 'L', 'P', 'C', 'U', 'R', 1}
 // continues after the last committed record. Records read but not committed
 // before a crash are read again (at-least-once).
 //
-// Consumers do not hold back retention: if retention deletes segments a
-// consumer has not read, it continues with the oldest remaining one.
+// Consumers do not hold back retention unless their name starts with the
+// store's Options.HoldPrefix: if retention deletes segments a consumer has
+// not read, it continues with the oldest remaining one.
 // Several Consumers with different names read independently; two open with
 // the same name at once overwrite each other's cursor.
 type Consumer struct {
@@ -64,6 +68,149 @@ func OpenConsumer(dataDir, name string, signal storage.Signal) (*Consumer, error
 	c.committed = pos
 	c.r = NewReader(dataDir, signal, pos)
 	return c, nil
+}
+
+// Start says where a consumer that never committed begins.
+type Start uint8
+
+const (
+	// StartOldest begins at the oldest retained record.
+	StartOldest Start = iota
+	// StartEnd begins after the last record stored when it is opened.
+	StartEnd
+)
+
+// OpenConsumerAt is OpenConsumer for a consumer that may be new: if it has
+// no cursor yet, it begins at start and its cursor is written at once, so
+// that a holding consumer (Options.HoldPrefix) holds from now on and a
+// StartEnd consumer restarted before its first commit does not skip what
+// arrived meanwhile. A consumer with a cursor continues from it.
+func OpenConsumerAt(dataDir, name string, signal storage.Signal, start Start) (*Consumer, error) {
+	c, err := OpenConsumer(dataDir, name, signal)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(c.path); err == nil {
+		return c, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		c.Close()
+		return nil, fmt.Errorf("cannot open consumer %q: %w", name, err)
+	}
+	pos := Position{}
+	if start == StartEnd {
+		if pos, err = EndPosition(dataDir, signal); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("cannot open consumer %q at the end of the log: %w", name, err)
+		}
+		c.r.Close()
+		c.r = NewReader(dataDir, signal, pos)
+	}
+	if err := writeCursor(c.path, pos); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("cannot create consumer %q: %w", name, err)
+	}
+	c.committed = pos
+	return c, nil
+}
+
+// EndPosition returns the position after the last record of signal's log
+// stored now. It reads only the newest segment.
+func EndPosition(dataDir string, signal storage.Signal) (Position, error) {
+	seqs, err := listSegmentSeqs(filepath.Join(dataDir, signal.String()))
+	if err != nil || len(seqs) == 0 {
+		return Position{}, err
+	}
+	r := NewReader(dataDir, signal, Position{Segment: seqs[len(seqs)-1]})
+	defer r.Close()
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			return r.Position(), nil
+		}
+		if err != nil && !errors.Is(err, ErrCorrupt) {
+			return Position{}, err
+		}
+	}
+}
+
+// RemoveConsumer deletes the cursor of the consumer called name of signal,
+// if it has one: it no longer holds segments, and a consumer opened later
+// with that name starts anew. It must not be open meanwhile (its next
+// Commit would write the cursor again).
+func RemoveConsumer(dataDir, name string, signal storage.Signal) error {
+	if err := checkConsumerName(name); err != nil {
+		return err
+	}
+	path := filepath.Join(dataDir, "cursors", signal.String(), name+".cursor")
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("cannot remove consumer %q: %w", name, err)
+	}
+	return nil
+}
+
+// ConsumerNames returns the names of signal's consumers that have a
+// cursor and start with prefix, sorted.
+func ConsumerNames(dataDir string, signal storage.Signal, prefix string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(dataDir, "cursors", signal.String()))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".cursor"); ok && strings.HasPrefix(name, prefix) {
+			names = append(names, name)
+		}
+	}
+	return names, nil
+}
+
+// ConsumerLag is what a consumer has not committed yet.
+type ConsumerLag struct {
+	Committed Position
+	// Records and Bytes after Committed.
+	Records, Bytes int64
+	// Oldest is the receive time of the first record after Committed,
+	// zero if there is none.
+	Oldest time.Time
+}
+
+// ReadConsumerLag computes the lag of the consumer called name of signal
+// without opening the store, so it may run while a server writes (for
+// `stats`). It reads the record headers after the consumer's cursor.
+func ReadConsumerLag(dataDir, name string, signal storage.Signal) (ConsumerLag, error) {
+	if err := checkConsumerName(name); err != nil {
+		return ConsumerLag{}, err
+	}
+	pos, err := readCursor(filepath.Join(dataDir, "cursors", signal.String(), name+".cursor"))
+	if err != nil {
+		return ConsumerLag{}, err
+	}
+	lag := ConsumerLag{Committed: pos}
+	r := NewReader(dataDir, signal, pos)
+	defer r.Close()
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if errors.Is(err, ErrCorrupt) {
+			continue
+		}
+		if err != nil {
+			return ConsumerLag{}, err
+		}
+		if lag.Records == 0 {
+			lag.Oldest = rec.Time
+		}
+		lag.Records++
+		// The record's size in its segment (the reader is just past it):
+		// its frame, not the decompressed payload.
+		lag.Bytes += r.Position().Offset - rec.Offset
+	}
+	return lag, nil
 }
 
 func checkConsumerName(name string) error {

@@ -107,6 +107,20 @@ type Options struct {
 	// MaxAge deletes segments whose newest record is older than this.
 	// Zero means no limit.
 	MaxAge time.Duration
+	// HoldPrefix, if not empty, makes every consumer whose name starts
+	// with it a holding consumer: MaxAge deletes a segment only after the
+	// committed position of every holding consumer of its signal has
+	// passed it. MaxBytes still deletes (a full disk must not stop
+	// ingest), but deleting records a holding consumer has not committed
+	// is logged as an error and reported to OnLoss. A consumer holds as
+	// long as its cursor file exists: RemoveConsumer releases it.
+	HoldPrefix string
+	// OnLoss, if set, is called by retention when MaxBytes deletes
+	// records that the holding consumer called consumer had not
+	// committed: how many of signal's records it lost. (A consumer that
+	// has the segment open may still read it to its end, POSIX unlink
+	// semantics, so this is at most what it loses.)
+	OnLoss func(consumer string, signal storage.Signal, records int64)
 	// Logger receives reports of recovered damage, cut torn tails and
 	// retention deletions. Nil discards them.
 	Logger *slog.Logger

@@ -3,6 +3,7 @@ package disk
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -54,8 +55,9 @@ func (s *Store) retainLoop() {
 	}
 }
 
-// enforceRetention deletes segments past MaxAge at now, then the oldest
-// until the total size is within MaxBytes. It returns how many it deleted.
+// enforceRetention deletes the oldest segments while the total size is
+// over MaxBytes, and segments past MaxAge at now that no holding consumer
+// (Options.HoldPrefix) still needs. It returns how many it deleted.
 func (s *Store) enforceRetention(now time.Time) int {
 	if s.opts.MaxBytes <= 0 && s.opts.MaxAge <= 0 {
 		return 0
@@ -63,58 +65,203 @@ func (s *Store) enforceRetention(now time.Time) int {
 	s.retainMu.Lock()
 	defer s.retainMu.Unlock()
 	deleted := 0
+	type candidate struct {
+		l     *signalLog
+		seg   segInfo
+		holds []hold
+	}
 	for {
 		var (
-			victim     *signalLog
-			victimSeq  uint64
-			victimMaxT int64
-			total      int64
-			expired    bool
+			oldest, oldestFree *candidate
+			total              int64
 		)
 		for _, l := range s.logs {
 			if l == nil {
 				continue
 			}
+			holds := s.holds(l.signal)
 			l.statMu.Lock()
 			for i, seg := range l.segs {
 				total += seg.bytes
 				if i == len(l.segs)-1 {
 					continue // the active segment
 				}
-				if victim == nil || seg.maxT < victimMaxT {
-					victim, victimSeq, victimMaxT = l, seg.seq, seg.maxT
+				if oldest == nil || seg.maxT < oldest.seg.maxT {
+					oldest = &candidate{l, seg, holds}
+				}
+				if !held(holds, seg) && (oldestFree == nil || seg.maxT < oldestFree.seg.maxT) {
+					oldestFree = &candidate{l, seg, holds}
 				}
 			}
 			l.statMu.Unlock()
 		}
-		if victim == nil {
+		cutoff := now.Add(-s.opts.MaxAge).UnixNano()
+		var victim *candidate
+		switch {
+		case s.opts.MaxBytes > 0 && total > s.opts.MaxBytes && oldest != nil:
+			victim = oldest
+		case s.opts.MaxAge > 0 && oldestFree != nil && oldestFree.seg.maxT < cutoff:
+			victim = oldestFree
+		default:
 			return deleted
 		}
-		expired = s.opts.MaxAge > 0 && victimMaxT < now.Add(-s.opts.MaxAge).UnixNano()
-		if !expired && (s.opts.MaxBytes <= 0 || total <= s.opts.MaxBytes) {
-			return deleted
-		}
-		path := filepath.Join(victim.dir, segmentName(victimSeq))
+		expired := s.opts.MaxAge > 0 && victim.seg.maxT < cutoff
+		path := filepath.Join(victim.l.dir, segmentName(victim.seg.seq))
+		lost := s.countLoss(victim.l.signal, path, victim.seg, victim.holds)
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			s.opts.Logger.Error("retention cannot delete a segment", "file", path, "err", err)
 			return deleted
 		}
-		victim.statMu.Lock()
-		for i, seg := range victim.segs {
-			if seg.seq == victimSeq {
-				victim.segs = append(victim.segs[:i], victim.segs[i+1:]...)
+		victim.l.statMu.Lock()
+		for i, seg := range victim.l.segs {
+			if seg.seq == victim.seg.seq {
+				victim.l.segs = append(victim.l.segs[:i], victim.l.segs[i+1:]...)
 				break
 			}
 		}
-		victim.statMu.Unlock()
-		s.deleted[victim.signal]++
+		victim.l.statMu.Unlock()
+		s.deleted[victim.l.signal]++
 		deleted++
 		reason := "max-bytes"
 		if expired {
 			reason = "max-age"
 		}
-		s.opts.Logger.Info("retention deleted a segment", "signal", victim.signal.String(), "file", path, "reason", reason, "newest_record", time.Unix(0, victimMaxT).UTC())
+		s.opts.Logger.Info("retention deleted a segment", "signal", victim.l.signal.String(), "file", path, "reason", reason, "newest_record", time.Unix(0, victim.seg.maxT).UTC())
+		for name, n := range lost {
+			// Loud: a destination will never receive these records.
+			s.opts.Logger.Error("retention deleted records a consumer had not read: the size limit (max-bytes) forced it; they are lost for that consumer",
+				"consumer", name, "signal", victim.l.signal.String(), "records", n, "file", path)
+			if s.opts.OnLoss != nil {
+				s.opts.OnLoss(name, victim.l.signal, n)
+			}
+		}
 	}
+}
+
+// hold is a holding consumer's committed position.
+type hold struct {
+	name string
+	pos  Position
+}
+
+// held reports whether a holding consumer has not read all of seg (a
+// closed segment, whose size is final).
+func held(holds []hold, seg segInfo) bool {
+	for _, h := range holds {
+		if h.pos.Segment < seg.seq || h.pos.Segment == seg.seq && h.pos.Offset < seg.bytes {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reads the committed positions of sig's holding consumers. A cursor
+// that cannot be read holds everything: better to keep data than to delete
+// what a consumer may still need.
+func (s *Store) holds(sig storage.Signal) []hold {
+	if s.opts.HoldPrefix == "" {
+		return nil
+	}
+	dir := filepath.Join(s.dir, "cursors", sig.String())
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			s.opts.Logger.Warn("retention cannot list consumers; holding everything", "dir", dir, "err", err)
+			return []hold{{name: "?"}}
+		}
+		return nil
+	}
+	var hs []hold
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".cursor")
+		if !ok || !strings.HasPrefix(name, s.opts.HoldPrefix) {
+			continue
+		}
+		pos, err := readCursor(filepath.Join(dir, e.Name()))
+		if err != nil {
+			s.opts.Logger.Warn("retention cannot read a consumer's cursor; it holds everything", "consumer", name, "err", err)
+		}
+		hs = append(hs, hold{name: name, pos: pos})
+	}
+	return hs
+}
+
+// countLoss returns, for each holding consumer that has not read all of
+// seg, how many of its records it has not read.
+func (s *Store) countLoss(sig storage.Signal, path string, seg segInfo, holds []hold) map[string]int64 {
+	var lost map[string]int64
+	for _, h := range holds {
+		var n int64
+		switch {
+		case h.pos.Segment < seg.seq:
+			n = seg.records
+		case h.pos.Segment == seg.seq && h.pos.Offset < seg.bytes:
+			n = recordsFrom(path, seg.seq, sig, h.pos.Offset)
+		}
+		if n > 0 {
+			if lost == nil {
+				lost = map[string]int64{}
+			}
+			lost[h.name] = n
+		}
+	}
+	return lost
+}
+
+// recordsFrom counts the valid records of a closed segment from offset on.
+func recordsFrom(path string, seq uint64, sig storage.Signal, offset int64) int64 {
+	seg, err := openSegment(path, seq, uint8(sig), nil, nil, nil)
+	if err != nil {
+		return 0
+	}
+	defer seg.close()
+	var n int64
+	off := max(offset, segmentHeaderSize)
+	for {
+		_, next, st := seg.readRecord(off)
+		if st == recordOK {
+			n++
+			off = next
+			continue
+		}
+		if st != recordBad {
+			return n
+		}
+		p, ok := seg.resync(off)
+		if !ok {
+			return n
+		}
+		off = p
+	}
+}
+
+// Lag returns how much of sig's log lies after pos: records and bytes. It
+// is computed from memory, without disk I/O (cheap enough for every
+// metrics scrape): exact for whole segments; in pos's own segment the
+// records are estimated from the bytes left (rounded up, so a lag of
+// bytes is never a lag of zero records).
+func (s *Store) Lag(sig storage.Signal, pos Position) (records, bytes int64) {
+	if int(sig) >= len(s.logs) || s.logs[sig] == nil {
+		return 0, 0
+	}
+	l := s.logs[sig]
+	l.statMu.Lock()
+	defer l.statMu.Unlock()
+	for _, seg := range l.segs {
+		switch {
+		case seg.seq > pos.Segment:
+			records += seg.records
+			bytes += max(seg.bytes-segmentHeaderSize, 0)
+		case seg.seq == pos.Segment:
+			rest := seg.bytes - max(pos.Offset, segmentHeaderSize)
+			body := seg.bytes - segmentHeaderSize
+			if rest > 0 && body > 0 {
+				bytes += rest
+				records += (seg.records*rest + body - 1) / body
+			}
+		}
+	}
+	return records, bytes
 }
 
 // deletedSegments returns how many segments retention deleted for sig.

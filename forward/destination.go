@@ -1,0 +1,460 @@
+package forward
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/otlpclient"
+	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
+)
+
+// Protocol is how a destination is spoken to.
+type Protocol uint8
+
+const (
+	// GRPC is OTLP/gRPC unary Export calls (otlpclient.UnaryExporter).
+	GRPC Protocol = iota + 1
+	// Stream is otlp-lite's pipelined streaming mode
+	// (otlpclient.StreamExporter), for another otlp-lite across a WAN.
+	Stream
+	// HTTP is OTLP/HTTP with protobuf or JSON bodies
+	// (otlpclient.HTTPExporter).
+	HTTP
+	// Sink is a storage.Sink (Kafka) opened by a scheme registered with
+	// RegisterScheme: each record is one Write.
+	Sink
+)
+
+func (p Protocol) String() string {
+	switch p {
+	case GRPC:
+		return "grpc"
+	case Stream:
+		return "stream"
+	case HTTP:
+		return "http"
+	case Sink:
+		return "sink"
+	}
+	return "protocol(" + strconv.Itoa(int(p)) + ")"
+}
+
+// Defaults of a destination's parameters, each with its reason.
+const (
+	// DefaultTimeout bounds one attempt: long enough for a loaded
+	// receiver to store a large request, short enough that a hung
+	// connection is noticed and retried.
+	DefaultTimeout = 10 * time.Second
+	// DefaultInitialBackoff and DefaultMaxBackoff pace retries of a
+	// destination that is down: the first retry soon (a restart takes
+	// seconds), then at least every 30 s however long the outage, so a
+	// destination that comes back is used within 30 s.
+	DefaultInitialBackoff = 500 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
+	// DefaultStreamInFlight is the stream mode's window of records sent
+	// and not yet acknowledged: it covers the bandwidth-delay product of
+	// a WAN link (at 200 ms and 1000 records/s, 200) and is what a crash
+	// may resend.
+	DefaultStreamInFlight = 256
+	// DefaultUnaryInFlight is how many unary (gRPC or HTTP) requests are
+	// in flight at once: enough to hide a LAN round trip, few enough not
+	// to overload a receiver that is catching up.
+	DefaultUnaryInFlight = 8
+	// maxInFlight bounds the window (a record may be up to 64 MiB, and
+	// the window's records are held in memory).
+	maxInFlight = 4096
+)
+
+// Destination is where records are forwarded, and how.
+type Destination struct {
+	// Name identifies the destination: its cursors, dead letters and
+	// metrics. 1 to 64 of [A-Za-z0-9_-].
+	Name     string
+	Protocol Protocol
+	// Endpoint is "host:port".
+	Endpoint string
+	// Path (HTTP only) is prepended to each signal's path (/v1/traces,
+	// ...), as OTEL_EXPORTER_OTLP_ENDPOINT's path is.
+	Path string
+	// TLS is nil for a plaintext connection (h2c for gRPC).
+	TLS *tls.Config
+	// Header is sent with every request (gRPC metadata for gRPC and the
+	// stream mode).
+	Header      http.Header
+	Compression compression.Codec
+	// JSON (HTTP only) sends OTLP/JSON bodies instead of protobuf.
+	JSON bool
+	// Signals are the signals forwarded.
+	Signals []storage.Signal
+	// Start is where a destination without a cursor begins.
+	Start disk.Start
+	// Timeout bounds one attempt.
+	Timeout time.Duration
+	// Backoff paces retries of retryable failures (a server's RetryInfo
+	// or Retry-After is honoured over it) and of a destination that
+	// refuses the client (see State).
+	Backoff otlpclient.Backoff
+	// InFlight is how many records may be sent and not yet acknowledged.
+	InFlight int
+	// TenantHeader, if set (grpc and http only), sends each record's
+	// tenant in this header, such as X-Scope-OrgID: the tenant travels
+	// with the data to a receiver that takes it from there.
+	TenantHeader string
+	// OpenSink opens the destination of a Sink protocol (see
+	// RegisterScheme); New calls it, Close closes what it returned.
+	OpenSink func(*slog.Logger) (storage.Sink, error)
+	// scheme is the URL's, for String.
+	scheme string
+}
+
+// SchemeParser reads the URL of a destination that is a storage.Sink:
+// host is the URL's host part as written (it may list several
+// host:port), q its query, from which it must delete the parameters it
+// takes (the others are the common ones: signals, start, timeout,
+// retry-*, inflight). It returns the function that opens the sink.
+type SchemeParser func(host string, q url.Values) (func(*slog.Logger) (storage.Sink, error), error)
+
+var schemes = map[string]SchemeParser{}
+
+// RegisterScheme makes ParseURL accept scheme, for a destination opened by
+// p: how the Kafka forwarder, built only without the nokafka tag, plugs in.
+// It is meant for init functions.
+func RegisterScheme(scheme string, p SchemeParser) { schemes[scheme] = p }
+
+// defaultSignals are what a destination gets without signals=: the stable
+// OTLP signals. Profiles (v1development) are opt-in, signals=...,profiles:
+// a receiver without them answers UNIMPLEMENTED or 404, which would hold a
+// destination in state failing.
+var defaultSignals = []storage.Signal{storage.Traces, storage.Metrics, storage.Logs}
+
+// Parse reads a -forward flag's value, "NAME=URL"; see ParseURL.
+func Parse(flag string) (Destination, error) {
+	name, raw, ok := strings.Cut(flag, "=")
+	if !ok {
+		return Destination{}, fmt.Errorf("invalid -forward %q: want NAME=URL, for example otel=grpc://collector:4317", flag)
+	}
+	return ParseURL(name, raw)
+}
+
+// ParseURL reads a destination's URL: the scheme picks the protocol and
+// TLS, the host and port are the endpoint, the query carries the rest:
+//
+//	grpc:// grpcs://      OTLP/gRPC (h2c, TLS)
+//	stream:// streams://  otlp-lite stream mode (h2c, TLS)
+//	http:// https://      OTLP/HTTP; a path is a prefix of /v1/traces ...
+//
+//	signals=traces,metrics,logs,profiles (default traces,metrics,logs)
+//	compression=gzip|zstd|none    (default gzip; zstd not over HTTP)
+//	encoding=protobuf|json        (HTTP only; default protobuf)
+//	header=Name:Value             (repeatable)
+//	tenant-header=X-Scope-OrgID   (grpc, http: each record's tenant)
+//	start=oldest|now              (for a new cursor; default oldest)
+//	timeout=10s                   (each attempt)
+//	retry-initial-backoff=500ms retry-max-backoff=30s
+//	inflight=N                    (default 256 for stream, 8 otherwise)
+//	tls-ca=FILE tls-cert=FILE tls-key=FILE tls-server-name=NAME
+//	insecure-skip-verify=true     (TLS schemes only)
+//
+// Every error is one line naming the destination and the parameter.
+func ParseURL(name, raw string) (Destination, error) {
+	d, err := parseURL(name, raw)
+	if err != nil {
+		return Destination{}, fmt.Errorf("invalid -forward %s: %w", name, err)
+	}
+	return d, nil
+}
+
+func parseURL(name, raw string) (Destination, error) {
+	if err := checkName(name); err != nil {
+		return Destination{}, err
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Destination{}, fmt.Errorf("cannot parse URL: %v", err)
+	}
+	d := Destination{
+		Name:        name,
+		Compression: compression.Gzip,
+		Signals:     defaultSignals,
+		Timeout:     DefaultTimeout,
+		Backoff:     otlpclient.Backoff{Initial: DefaultInitialBackoff, Max: DefaultMaxBackoff},
+	}
+	secure := false
+	switch u.Scheme {
+	case "grpc", "grpcs":
+		d.Protocol, secure = GRPC, u.Scheme == "grpcs"
+	case "stream", "streams":
+		d.Protocol, secure = Stream, u.Scheme == "streams"
+	case "http", "https":
+		d.Protocol, secure = HTTP, u.Scheme == "https"
+	default:
+		parse, ok := schemes[u.Scheme]
+		if !ok {
+			return Destination{}, fmt.Errorf("unknown scheme %q: want grpc, grpcs, stream, streams, http or https%s", u.Scheme, extraSchemes())
+		}
+		return parseSinkURL(d, u, parse)
+	}
+	if u.User != nil {
+		return Destination{}, errors.New("user info in the URL is not supported: send credentials with header=Authorization:...")
+	}
+	if u.Fragment != "" {
+		return Destination{}, errors.New("the URL has a fragment (#...): remove it")
+	}
+	if u.Port() == "" || u.Hostname() == "" {
+		return Destination{}, fmt.Errorf("%q has no host:port", raw)
+	}
+	if _, err := strconv.ParseUint(u.Port(), 10, 16); err != nil {
+		return Destination{}, fmt.Errorf("bad port %q", u.Port())
+	}
+	d.Endpoint = net.JoinHostPort(u.Hostname(), u.Port())
+	if p := strings.TrimSuffix(u.Path, "/"); p != "" {
+		if d.Protocol != HTTP {
+			return Destination{}, fmt.Errorf("a path (%s) is only for http:// and https://", u.Path)
+		}
+		d.Path = p
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return Destination{}, fmt.Errorf("cannot parse the query: %v", err)
+	}
+	var tlsFiles struct{ ca, cert, key, serverName string }
+	skipVerify := false
+	for key, vals := range q {
+		if key != "header" && len(vals) > 1 {
+			return Destination{}, fmt.Errorf("%s is given %d times", key, len(vals))
+		}
+		v := vals[0]
+		if ok, err := d.common(key, v); ok || err != nil {
+			if err != nil {
+				return Destination{}, err
+			}
+			continue
+		}
+		switch key {
+		case "compression":
+			switch v {
+			case "gzip":
+				d.Compression = compression.Gzip
+			case "zstd":
+				d.Compression = compression.Zstd
+			case "none":
+				d.Compression = compression.Identity
+			default:
+				return Destination{}, fmt.Errorf("compression=%s: want gzip, zstd or none", v)
+			}
+		case "tenant-header":
+			if v == "" || strings.ContainsAny(v, " \t\r\n:") {
+				return Destination{}, fmt.Errorf("tenant-header=%s: want a header name such as X-Scope-OrgID", v)
+			}
+			d.TenantHeader = v
+		case "encoding":
+			switch v {
+			case "protobuf":
+				d.JSON = false
+			case "json":
+				d.JSON = true
+			default:
+				return Destination{}, fmt.Errorf("encoding=%s: want protobuf or json", v)
+			}
+		case "header":
+			if d.Header == nil {
+				d.Header = http.Header{}
+			}
+			for _, h := range vals {
+				k, val, ok := strings.Cut(h, ":")
+				k = strings.TrimSpace(k)
+				if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(val, "\r\n") {
+					return Destination{}, fmt.Errorf("header=%s: want Name:Value", h)
+				}
+				d.Header.Add(k, strings.TrimSpace(val))
+			}
+		case "tls-ca":
+			tlsFiles.ca = v
+		case "tls-cert":
+			tlsFiles.cert = v
+		case "tls-key":
+			tlsFiles.key = v
+		case "tls-server-name":
+			tlsFiles.serverName = v
+		case "insecure-skip-verify":
+			if skipVerify, err = strconv.ParseBool(v); err != nil {
+				return Destination{}, fmt.Errorf("insecure-skip-verify=%s: want true or false", v)
+			}
+		default:
+			return Destination{}, fmt.Errorf("unknown parameter %q: want signals, compression, encoding, header, tenant-header, start, timeout, retry-initial-backoff, retry-max-backoff, inflight, tls-ca, tls-cert, tls-key, tls-server-name or insecure-skip-verify", key)
+		}
+	}
+	if d.Backoff.Initial > d.Backoff.Max {
+		return Destination{}, fmt.Errorf("retry-initial-backoff (%v) is more than retry-max-backoff (%v)", d.Backoff.Initial, d.Backoff.Max)
+	}
+	if d.Protocol == Stream && d.TenantHeader != "" {
+		return Destination{}, errors.New("tenant-header is for grpc and http: a stream's headers are sent once for all its records")
+	}
+	if d.Protocol != HTTP && d.JSON {
+		return Destination{}, errors.New("encoding=json is only for http:// and https://")
+	}
+	if d.Protocol == HTTP && d.Compression == compression.Zstd {
+		// OTLP v1.11 "OTLP/HTTP Request" names gzip only.
+		return Destination{}, errors.New("compression=zstd is not part of OTLP/HTTP: use gzip or none")
+	}
+	if d.InFlight == 0 {
+		d.InFlight = DefaultUnaryInFlight
+		if d.Protocol == Stream {
+			d.InFlight = DefaultStreamInFlight
+		}
+	}
+	if !secure {
+		if tlsFiles != (struct{ ca, cert, key, serverName string }{}) || skipVerify {
+			return Destination{}, fmt.Errorf("TLS parameters need a TLS scheme (%ss://)", strings.TrimSuffix(u.Scheme, "s"))
+		}
+		return d, nil
+	}
+	d.TLS, err = clientTLS(u.Hostname(), tlsFiles.ca, tlsFiles.cert, tlsFiles.key, tlsFiles.serverName, skipVerify)
+	return d, err
+}
+
+// parseSinkURL reads a registered scheme's URL: the parser takes its own
+// parameters, the common ones are read here.
+func parseSinkURL(d Destination, u *url.URL, parse SchemeParser) (Destination, error) {
+	d.Protocol, d.scheme, d.Endpoint = Sink, u.Scheme, u.Host
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return Destination{}, fmt.Errorf("cannot parse the query: %v", err)
+	}
+	if d.OpenSink, err = parse(u.Host, q); err != nil {
+		return Destination{}, err
+	}
+	for key, vals := range q {
+		if len(vals) > 1 {
+			return Destination{}, fmt.Errorf("%s is given %d times", key, len(vals))
+		}
+		v := vals[0]
+		ok, err := d.common(key, v)
+		if err != nil {
+			return Destination{}, err
+		}
+		if !ok {
+			return Destination{}, fmt.Errorf("unknown parameter %q for %s://", key, u.Scheme)
+		}
+	}
+	if d.Backoff.Initial > d.Backoff.Max {
+		return Destination{}, fmt.Errorf("retry-initial-backoff (%v) is more than retry-max-backoff (%v)", d.Backoff.Initial, d.Backoff.Max)
+	}
+	if d.InFlight == 0 {
+		d.InFlight = DefaultUnaryInFlight
+	}
+	return d, nil
+}
+
+// common reads a parameter every destination takes: signals, start,
+// timeout, retry-initial-backoff, retry-max-backoff, inflight. ok is false
+// for another key.
+func (d *Destination) common(key, v string) (ok bool, err error) {
+	switch key {
+	case "signals":
+		d.Signals, err = parseSignals(v)
+	case "start":
+		switch v {
+		case "oldest":
+			d.Start = disk.StartOldest
+		case "now":
+			d.Start = disk.StartEnd
+		default:
+			err = fmt.Errorf("start=%s: want oldest or now", v)
+		}
+	case "timeout", "retry-initial-backoff", "retry-max-backoff":
+		t, perr := time.ParseDuration(v)
+		if perr != nil || t <= 0 {
+			return true, fmt.Errorf("%s=%s: want a positive duration such as 10s", key, v)
+		}
+		switch key {
+		case "timeout":
+			d.Timeout = t
+		case "retry-initial-backoff":
+			d.Backoff.Initial = t
+		default:
+			d.Backoff.Max = t
+		}
+	case "inflight":
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 1 || n > maxInFlight {
+			return true, fmt.Errorf("inflight=%s: want 1 to %d", v, maxInFlight)
+		}
+		d.InFlight = n
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+func extraSchemes() string {
+	var s string
+	for name := range schemes {
+		s += " or " + name
+	}
+	return s
+}
+
+// clientTLS builds the TLS configuration of a destination, loading its
+// files now so that a wrong path is an error at start, not at the first
+// send.
+func clientTLS(host, caFile, certFile, keyFile, serverName string, skipVerify bool) (*tls.Config, error) {
+	if serverName == "" {
+		serverName = host
+	}
+	c, err := otlpclient.ClientTLS(otlpclient.TLSFiles{CAFile: caFile, CertFile: certFile, KeyFile: keyFile, ServerName: serverName, InsecureSkipVerify: skipVerify})
+	if err != nil {
+		return nil, fmt.Errorf("tls-ca/tls-cert/tls-key: %w", err)
+	}
+	return c, nil
+}
+
+func parseSignals(v string) ([]storage.Signal, error) {
+	var sigs []storage.Signal
+	for s := range strings.SplitSeq(v, ",") {
+		sig, err := storage.ParseSignal(strings.TrimSpace(s))
+		if err != nil || !slices.Contains(storage.Signals, sig) {
+			return nil, fmt.Errorf("signals=%s: want a list of traces, metrics, logs and profiles", v)
+		}
+		if !slices.Contains(sigs, sig) {
+			sigs = append(sigs, sig)
+		}
+	}
+	return sigs, nil
+}
+
+func checkName(name string) error {
+	if name == "" || len(name) > 64 {
+		return fmt.Errorf("invalid destination name %q: want 1 to 64 of [A-Za-z0-9_-]", name)
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("invalid destination name %q: want 1 to 64 of [A-Za-z0-9_-]", name)
+		}
+	}
+	return nil
+}
+
+// String is the destination without its query (which may carry
+// credentials in headers): for logs and stats.
+func (d *Destination) String() string {
+	if d.Protocol == Sink {
+		return d.scheme + "://" + d.Endpoint
+	}
+	scheme := d.Protocol.String()
+	if d.TLS != nil {
+		scheme += "s"
+	}
+	return scheme + "://" + d.Endpoint + d.Path
+}

@@ -1,0 +1,479 @@
+// Package forward sends the records of the disk log (storage/disk) to any
+// number of OTLP destinations, each at its own pace, nothing lost when one
+// is down: the log is the buffer, shared and immutable, and each
+// destination reads it through its own durable cursor (a disk.Consumer per
+// signal, named CursorPrefix+name), the queue per destination over shared
+// data that the OTLP proposal's "Multi-Destination Exporting" asks for.
+//
+// Delivery is at least once. A cursor is committed only past records the
+// destination acknowledged (or that were dead-lettered), in log order
+// (Window), at most every commitEvery; after a crash or restart a
+// destination is sent again at most its in-flight window
+// (Destination.InFlight) plus what it acknowledged within the last
+// commitEvery.
+//
+// Failures are never a reason to skip a record silently:
+//   - retryable ones (OTLP v1.11 "Failures": UNAVAILABLE, 429, 503, a
+//     transport error, ...) are retried for as long as it takes, after the
+//     destination's RetryInfo or Retry-After (both of its forms), with
+//     exponential backoff and jitter otherwise (otlpclient's retry loop);
+//   - a refusal of the client rather than the data (UNAUTHENTICATED, 401,
+//     404, ...; otlpclient.RefusesClient) puts the destination in state
+//     failing and retries the same record every Backoff.Max: the operator
+//     must fix the credentials or the URL, and nothing is skipped meanwhile;
+//   - a refusal of the data (INVALID_ARGUMENT, 400, a record over the
+//     receiver's size limit) or a partial success writes the record to the
+//     destination's dead-letter store (DeadLetterDir), counted and logged,
+//     which `otlp-lite export -data-dir DIR` reads; then forwarding goes on.
+//
+// The Collector's exporters differ here on purpose: they drop data a
+// persistent queue cannot hold and data refused for good; the OTLP
+// specification only says which failures may be retried, so keeping the
+// refused record is our choice, made so that nothing disappears unnoticed.
+package forward
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpclient"
+	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
+)
+
+// CursorPrefix begins the name of every forwarding cursor: the store's
+// disk.Options.HoldPrefix, so that retention keeps what a destination has
+// not received.
+const CursorPrefix = "forward."
+
+// CursorName is the name of destination name's cursors (one per signal,
+// under DATA/cursors/SIGNAL/).
+func CursorName(name string) string { return CursorPrefix + name }
+
+// DeadLetterDir is where destination name's dead letters are stored: a
+// disk store of its own, which `otlp-lite export -data-dir` reads.
+func DeadLetterDir(dataDir, name string) string {
+	return filepath.Join(dataDir, "forward", name, "dead-letter")
+}
+
+// Timing of the forwarding loop.
+const (
+	// commitEvery is the least time between two commits of a cursor:
+	// each costs two fsyncs, and this bounds what a crash resends beyond
+	// the in-flight window to 100 ms of acknowledgements.
+	commitEvery = 100 * time.Millisecond
+	// pollEvery is how often a destination that caught up looks for new
+	// records: the forwarding latency added to an idle log.
+	pollEvery = 100 * time.Millisecond
+	// stopGrace is what Close gives records in flight to be acknowledged,
+	// so that a restart need not resend them.
+	stopGrace = 2 * time.Second
+)
+
+// State is a destination's condition.
+type State int32
+
+const (
+	// Up: the last record was delivered (or there was nothing to send).
+	Up State = iota
+	// BackingOff: the destination answered with a retryable failure or
+	// could not be reached; records are retried.
+	BackingOff
+	// Failing: the destination refuses the client (credentials, URL):
+	// the same record is retried every Backoff.Max until it is fixed.
+	Failing
+)
+
+var stateNames = [...]string{Up: "up", BackingOff: "backing_off", Failing: "failing"}
+
+func (s State) String() string { return stateNames[s] }
+
+// Options configure a Forwarder.
+type Options struct {
+	// DataDir is the store's data directory.
+	DataDir string
+	// Store is the open store of DataDir, for the lag metrics (read from
+	// memory). It must have been opened with HoldPrefix: CursorPrefix for
+	// retention to keep what destinations have not received.
+	Store *disk.Store
+	// Metrics receives the otlplite_forward_* metrics; nil registers none.
+	Metrics *metrics.Set
+	// Logger receives dead letters, state changes and errors; nil
+	// discards them.
+	Logger *slog.Logger
+}
+
+// Forwarder forwards the log to its destinations until Close.
+type Forwarder struct {
+	opts   Options
+	dests  []*dest
+	ctx    context.Context // reading: ends at Close
+	stop   context.CancelFunc
+	sendCx context.Context // sending: ends stopGrace after Close
+	kill   context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+type dest struct {
+	d     Destination
+	sink  storage.Sink // for the Sink protocol
+	dead  *disk.Store
+	lanes []*lane
+	log   *slog.Logger
+}
+
+// lane is one destination's forwarding of one signal.
+type lane struct {
+	f    *Forwarder
+	dest *dest
+	sig  storage.Signal
+	c    *disk.Consumer
+	win  *Window
+	send sender
+	log  *slog.Logger
+
+	state                                                              atomic.Int32
+	sent, items, deadLettered, failed, rejectedItems, retries, damaged *metrics.Counter
+	// work counts goroutines handling an outcome (dead letters, resends).
+	work sync.WaitGroup
+}
+
+// New opens each destination's cursors (creating them at the
+// destination's Start position if new) and dead-letter store, and starts
+// forwarding.
+func New(opts Options, dests []Destination) (*Forwarder, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	set := opts.Metrics
+	if set == nil {
+		set = metrics.NewSet() // counted, never exposed
+	}
+	f := &Forwarder{opts: opts}
+	f.ctx, f.stop = context.WithCancel(context.Background())
+	f.sendCx, f.kill = context.WithCancel(context.Background())
+	names := map[string]bool{}
+	for _, d := range dests {
+		if names[d.Name] {
+			f.closeAll()
+			return nil, fmt.Errorf("two destinations are called %q", d.Name)
+		}
+		names[d.Name] = true
+		dd := &dest{d: d, log: opts.Logger.With("destination", d.Name)}
+		f.dests = append(f.dests, dd)
+		var err error
+		dd.dead, err = disk.Open(DeadLetterDir(opts.DataDir, d.Name), disk.Options{Logger: dd.log})
+		if err != nil {
+			f.closeAll()
+			return nil, fmt.Errorf("cannot open the dead-letter store of destination %s: %w", d.Name, err)
+		}
+		if d.OpenSink != nil {
+			if dd.sink, err = d.OpenSink(dd.log); err != nil {
+				f.closeAll()
+				return nil, fmt.Errorf("cannot open destination %s: %w", d.Name, err)
+			}
+		}
+		hc := httpClient(d)
+		for _, sig := range d.Signals {
+			c, err := disk.OpenConsumerAt(opts.DataDir, CursorName(d.Name), sig, d.Start)
+			if err != nil {
+				f.closeAll()
+				return nil, fmt.Errorf("cannot open the %s cursor of destination %s: %w", sig, d.Name, err)
+			}
+			l := &lane{f: f, dest: dd, sig: sig, c: c, win: NewWindow(c.Committed()), log: dd.log.With("signal", sig.String())}
+			// The sender first: the gauges that register creates read it.
+			l.send = newSender(d, sig, hc, l)
+			l.register(set)
+			dd.lanes = append(dd.lanes, l)
+		}
+		dd.register(set)
+	}
+	for _, dd := range f.dests {
+		for _, l := range dd.lanes {
+			f.wg.Add(1)
+			go func() {
+				defer f.wg.Done()
+				l.run()
+			}()
+		}
+		dd.log.Info("forwarding", "to", dd.d.String(), "protocol", dd.d.Protocol.String(), "signals", len(dd.lanes))
+	}
+	return f, nil
+}
+
+// Close stops reading, gives the records in flight stopGrace to be
+// acknowledged, commits every cursor and closes the files. Records still
+// unacknowledged are sent again by the next run.
+func (f *Forwarder) Close() error {
+	f.stop()
+	done := make(chan struct{})
+	go func() { f.wg.Wait(); close(done) }()
+	t := time.NewTimer(stopGrace)
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	t.Stop()
+	f.kill()
+	<-done
+	return f.closeAll()
+}
+
+func (f *Forwarder) closeAll() error {
+	f.stop()
+	f.kill()
+	var errs []error
+	for _, dd := range f.dests {
+		for _, l := range dd.lanes {
+			errs = append(errs, l.c.CommitTo(l.win.Position()), l.c.Close())
+		}
+		if dd.dead != nil {
+			errs = append(errs, dd.dead.Close())
+		}
+		if dd.sink != nil {
+			errs = append(errs, dd.sink.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CountLoss returns the disk.Options.OnLoss of a store whose holding
+// consumers are forwarding cursors: it counts, in set, the records
+// retention's size limit deleted before a destination received them
+// (otlplite_forward_lost_records_total). The store logs each loss.
+func CountLoss(set *metrics.Set) func(consumer string, sig storage.Signal, records int64) {
+	return func(consumer string, sig storage.Signal, records int64) {
+		name := consumer[len(CursorPrefix):]
+		set.GetOrCreateCounter(fmt.Sprintf(`otlplite_forward_lost_records_total{destination=%q,signal=%q}`, name, sig.String())).AddInt64(records)
+	}
+}
+
+// run reads the lane's signal and sends it, until the Forwarder closes.
+func (l *lane) run() {
+	defer l.work.Wait()
+	defer l.send.close()
+	ctx := l.f.ctx
+	// The cursor is committed by a goroutine of its own, so that its two
+	// fsyncs never hold up reading and sending. Consumer.CommitTo touches
+	// only the committed position, which Next does not.
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		t := time.NewTicker(commitEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := l.c.CommitTo(l.win.Position()); err != nil {
+				l.log.Error("cannot commit the forwarding cursor; records will be sent again after a restart", "err", err)
+			}
+		}
+	}()
+	defer func() { <-committed }()
+	for ctx.Err() == nil {
+		rec, err := l.c.Next()
+		if err == io.EOF {
+			sleep(ctx, pollEvery)
+			continue
+		}
+		if errors.Is(err, disk.ErrCorrupt) {
+			l.damaged.Inc()
+			l.log.Error("skipped damaged data in the log", "err", err)
+			l.win.Finish(l.win.Add(l.c.Position(), time.Time{}))
+			continue
+		}
+		if err != nil {
+			l.log.Error("cannot read the log", "err", err)
+			sleep(ctx, l.dest.d.Backoff.Max)
+			continue
+		}
+		r := &record{
+			data:   bytes.Clone(rec.Data), // kept until acknowledged
+			items:  rec.Items,
+			tenant: rec.Tenant,
+			where:  fmt.Sprintf("%s:%d", rec.Segment, rec.Offset),
+			slot:   l.win.Add(l.c.Position(), rec.Time),
+		}
+		if err := l.send.send(ctx, r); err != nil {
+			// Stopped before the record was taken: the next run sends it.
+			break
+		}
+	}
+}
+
+// record is one record on its way to a destination.
+type record struct {
+	data    []byte
+	items   int
+	tenant  string // the tenant the receiver stored it for
+	where   string // segment:offset, for logs
+	slot    *Slot
+	refused int // times the destination refused the client on it
+}
+
+// ctx is parent carrying r's tenant (storage.WithTenant): a dead letter and
+// a Sink destination store it with the record, and Destination.TenantHeader
+// sends it.
+func (r *record) ctx(parent context.Context) context.Context {
+	if r.tenant == "" {
+		return parent
+	}
+	return storage.WithTenant(parent, r.tenant)
+}
+
+// outcome handles what became of r: delivered, refused, or not delivered.
+// It may be called from an exporter's goroutine, so what can block (a dead
+// letter's fsync, a wait before resending) runs in a goroutine of its own.
+func (l *lane) outcome(r *record, ps otlp.PartialSuccess, err error) {
+	switch {
+	case err == nil && ps.Rejected == 0:
+		l.sent.Inc()
+		l.items.Add(r.items)
+		l.setState(Up, nil)
+		l.win.Finish(r.slot)
+	case err == nil:
+		// A partial success: the destination kept part of the record and
+		// said what it dropped; the record is kept whole, since which
+		// items were rejected is not said (OTLP v1.11 "Partial Success").
+		l.sent.Inc()
+		l.items.Add(max(r.items-int(ps.Rejected), 0))
+		l.rejectedItems.Add(int(ps.Rejected))
+		l.setState(Up, nil)
+		l.spawn(func() {
+			l.deadLetter(r, fmt.Sprintf("partial success: %d items rejected: %s", ps.Rejected, ps.Message))
+		})
+	case otlpclient.RefusesClient(err):
+		r.refused++
+		l.setState(Failing, err)
+		l.log.Error("the destination refuses the client; retrying the same record, nothing is skipped: check its URL, headers and credentials",
+			"record", r.where, "err", err)
+		l.spawn(func() {
+			if sleep(l.f.sendCx, l.dest.d.Backoff.Delay(r.refused, l.dest.d.Backoff.Max)) {
+				l.resend(r)
+			}
+		})
+	case refusesData(err):
+		l.failed.Inc()
+		l.spawn(func() { l.deadLetter(r, err.Error()) })
+	default:
+		// Not delivered: stopped, or a failure the exporter gave up on
+		// without a verdict on the record. Never skipped: sent again
+		// (after a wait) while the forwarder runs, by the next run
+		// otherwise.
+		if l.f.sendCx.Err() != nil {
+			return
+		}
+		l.setState(BackingOff, err)
+		l.spawn(func() {
+			if sleep(l.f.sendCx, l.dest.d.Backoff.Max) {
+				l.resend(r)
+			}
+		})
+	}
+}
+
+func (l *lane) spawn(fn func()) {
+	l.work.Add(1)
+	go func() {
+		defer l.work.Done()
+		fn()
+	}()
+}
+
+func (l *lane) resend(r *record) {
+	if err := l.send.send(l.f.sendCx, r); err != nil {
+		return // stopped: the next run sends it
+	}
+}
+
+// refusesData reports whether err is a destination's verdict on the
+// record itself (as opposed to a failure to deliver it).
+func refusesData(err error) bool {
+	if errors.Is(err, otlpclient.ErrDropped) || errors.Is(err, otlpclient.ErrClosed) || errors.Is(err, otlpclient.ErrStreamBroken) {
+		return false
+	}
+	var (
+		re *otlpclient.RequestError
+		ae *otlpclient.AttemptError
+		he *otlpclient.HTTPError
+	)
+	switch {
+	case errors.As(err, &re), errors.As(err, &he):
+		return true
+	case errors.As(err, &ae):
+		return !ae.Retryable
+	}
+	_, isStatus := errors.AsType[*grpcwire.Status](err)
+	return isStatus
+}
+
+// deadLetter stores r in the destination's dead-letter store and finishes
+// it; while the store cannot take it (disk full), it retries, and the
+// cursor waits.
+func (l *lane) deadLetter(r *record, reason string) {
+	for n := 1; ; n++ {
+		err := l.dest.dead.Write(r.ctx(l.f.sendCx), l.sig, r.data, r.items)
+		if err == nil {
+			break
+		}
+		l.log.Error("cannot write a dead letter; the cursor waits", "record", r.where, "err", err)
+		if !sleep(l.f.sendCx, l.dest.d.Backoff.Delay(n, 0)) {
+			return
+		}
+	}
+	l.deadLettered.Inc()
+	l.log.Warn("record dead-lettered: the destination refused it for good",
+		"record", r.where, "items", r.items, "reason", reason,
+		"read_with", "otlp-lite export -data-dir "+DeadLetterDir(l.f.opts.DataDir, l.dest.d.Name)+" -signal "+l.sig.String())
+	l.win.Finish(r.slot)
+}
+
+// setState records the lane's state; err is the failure that caused it.
+func (l *lane) setState(s State, err error) {
+	old := State(l.state.Swap(int32(s)))
+	if old != s && s != Up {
+		l.log.Warn("destination state", "state", s.String(), "err", err)
+	} else if old != s {
+		l.log.Info("destination state", "state", s.String())
+	}
+}
+
+// sleep waits d or until ctx ends; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// httpClient is the destination's client: one connection per endpoint,
+// shared by its signals, sending the destination's headers.
+func httpClient(d Destination) *http.Client {
+	var c *http.Client
+	if d.Protocol == HTTP {
+		c = &http.Client{Transport: &http.Transport{TLSClientConfig: d.TLS, ForceAttemptHTTP2: true, MaxIdleConnsPerHost: d.InFlight}}
+	} else {
+		c = otlpclient.NewHTTPClient(d.TLS, 0, 0)
+	}
+	return otlpclient.WithTenantHeader(otlpclient.WithHeader(c, d.Header), d.TenantHeader)
+}
