@@ -139,6 +139,10 @@ func TestServeValuesCheckedAtParseTime(t *testing.T) {
 		{[]string{"-http2-max-frame-size", "100"}, "-http2-max-frame-size"},
 		{[]string{"-shutdown-timeout", "-1s"}, "-shutdown-timeout"},
 		{[]string{"extra"}, "unexpected arguments"},
+		// Kafka flags are checked even when -storage is not kafka.
+		{[]string{"-kafka-compression", "bogus"}, "-kafka"},
+		{[]string{"-kafka-brokers", "nohost"}, "-kafka"},
+		{[]string{"-kafka-log-level", "loud"}, "-kafka"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(append([]string{"serve", "-data-dir", dir}, tc.args...), &stdout, &stderr)

@@ -51,6 +51,7 @@ type serveConfig struct {
 	corsHeaders          string
 	corsMaxAge           int
 	openKafka            func() (storage.Sink, error)
+	checkKafka           func() error
 	disk                 *diskFlags
 	memoryLimit          string
 	extensions           []extensionFlags
@@ -116,7 +117,7 @@ func registerServeFlags(s *flagSections, cfg *serveConfig) {
 	})
 	registerTenantFlags(s, &cfg.tenants)
 	s.add("Kafka (-storage kafka)", func(fs *flag.FlagSet) {
-		cfg.openKafka = registerKafkaFlags(fs)
+		cfg.checkKafka, cfg.openKafka = registerKafkaFlags(fs)
 	})
 	s.markSecret("kafka-sasl-password")
 	s.add("Observability", func(fs *flag.FlagSet) {
@@ -226,6 +227,9 @@ func (cfg *serveConfig) validate() error {
 	// and 2^24-1; 0 keeps the default.
 	if f := cfg.limits.MaxFrameSize; f != 0 && (f < 1<<14 || f > 1<<24-1) {
 		return fmt.Errorf("bad -http2-max-frame-size %d: HTTP/2 allows 16384 to 16777215", f)
+	}
+	if err := cfg.checkKafka(); err != nil {
+		return fmt.Errorf("bad -kafka-* flags: %w", err)
 	}
 	for _, e := range cfg.extensions {
 		if err := e.validate(cfg); err != nil {

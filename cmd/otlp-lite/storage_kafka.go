@@ -35,7 +35,7 @@ const kafkaPasswordEnv = "OTLP_LITE_KAFKA_SASL_PASSWORD"
 // The producer options are the OpenTelemetry Collector kafkaexporter's
 // (v0.155.0), under the same names with dashes, and key and partition
 // records as it does (storage/kafka/keys.go).
-func registerKafkaFlags(fs *flag.FlagSet) func() (storage.Sink, error) {
+func registerKafkaFlags(fs *flag.FlagSet) (check func() error, open func() (storage.Sink, error)) {
 	var (
 		brokers                   string
 		tracesTopic, metricsTopic string
@@ -72,7 +72,7 @@ func registerKafkaFlags(fs *flag.FlagSet) func() (storage.Sink, error) {
 	fs.StringVar(&compression, "kafka-compression", "none", "record batch compression: none, gzip, snappy, lz4 or zstd")
 	registerKafkaConnFlags(fs)
 
-	return func() (storage.Sink, error) {
+	config := func() (kafka.Config, error) {
 		cfg := kafka.Config{
 			Brokers:                              splitList(brokers),
 			TracesTopic:                          tracesTopic,
@@ -94,6 +94,19 @@ func registerKafkaFlags(fs *flag.FlagSet) func() (storage.Sink, error) {
 		}
 		var err error
 		if cfg.TLS, cfg.SASL, cfg.Logger, err = kafkaConn(fs); err != nil {
+			return cfg, err
+		}
+		return cfg, cfg.Validate()
+	}
+	// Every -kafka-* value is checked at parse time, also when -storage
+	// is not kafka: a typo in an unused flag is still a typo.
+	check = func() error {
+		_, err := config()
+		return err
+	}
+	return check, func() (storage.Sink, error) {
+		cfg, err := config()
+		if err != nil {
 			return nil, err
 		}
 		s, err := kafka.Open(cfg)

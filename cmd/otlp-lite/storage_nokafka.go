@@ -11,8 +11,8 @@ import (
 
 // registerKafkaFlags defines no flags in a build without Kafka; the
 // returned function explains why -storage kafka cannot work.
-func registerKafkaFlags(*flag.FlagSet) func() (storage.Sink, error) {
-	return func() (storage.Sink, error) {
+func registerKafkaFlags(*flag.FlagSet) (check func() error, open func() (storage.Sink, error)) {
+	return func() error { return nil }, func() (storage.Sink, error) {
 		return nil, errors.New("built without Kafka support (-tags nokafka)")
 	}
 }

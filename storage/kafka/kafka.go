@@ -227,6 +227,9 @@ var _ storage.Sink = (*Sink)(nil)
 // brokers: a Sink opened while they are down refuses writes with
 // storage.ErrUnavailable until they are reachable. Use Ping to check them.
 func Open(cfg Config) (*Sink, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if len(cfg.Brokers) == 0 {
 		return nil, errors.New("kafka: no brokers configured")
 	}
@@ -329,6 +332,40 @@ func Open(cfg Config) (*Sink, error) {
 }
 
 // setProducerOptions checks and applies the Collector's producer options.
+// Validate checks cfg as Open does, without creating a client, so that a
+// command can refuse a bad configuration before it starts anything.
+func (cfg Config) Validate() error {
+	if len(cfg.Brokers) == 0 {
+		return errors.New("kafka: no brokers configured")
+	}
+	for _, b := range cfg.Brokers {
+		if _, _, err := net.SplitHostPort(b); err != nil {
+			return fmt.Errorf("kafka: bad broker address %q: want host:port", b)
+		}
+	}
+	if err := (&Sink{}).setProducerOptions(&cfg); err != nil {
+		return err
+	}
+	if m := cfg.MaxMessageBytes; m != 0 && (m < 1024 || m > 1<<30) {
+		return fmt.Errorf("kafka: MaxMessageBytes %d out of range [1024, 1 GiB]", m)
+	}
+	if cfg.ProduceTimeout < 0 || cfg.MaxBufferedBytes < 0 {
+		return errors.New("kafka: ProduceTimeout and MaxBufferedBytes must not be negative")
+	}
+	if _, err := parseCompression(cfg.Compression); err != nil {
+		return err
+	}
+	if _, err := partitioner(cfg.Hasher); err != nil {
+		return err
+	}
+	if cfg.SASL != nil {
+		if _, err := saslMechanism(cfg.SASL); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (s *Sink) setProducerOptions(cfg *Config) error {
 	if cfg.PartitionLogsByResourceAttributes && cfg.PartitionLogsByTraceID {
 		// As the Collector's config validation.
