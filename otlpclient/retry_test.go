@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -163,6 +164,26 @@ func TestRetryRequestTimeout(t *testing.T) {
 		}
 		if retries < 3000 {
 			t.Fatalf("%d retries in an hour at most 1.2s apart", retries)
+		}
+	})
+}
+
+// An attempt that the request's deadline cuts short fails with the
+// deadline; the error reported is still the earlier attempts' reason.
+func TestRetryDroppedKeepsTheCause(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := 0
+		flaky := func(ctx context.Context) (otlp.PartialSuccess, error) {
+			if n++; n == 1 {
+				return otlp.PartialSuccess{}, errors.New("dial tcp: connection refused")
+			}
+			<-ctx.Done() // the second attempt hangs until the deadline
+			return otlp.PartialSuccess{}, ctx.Err()
+		}
+		cfg := Config{RequestTimeout: 10 * time.Second}
+		_, err := cfg.Retry(t.Context(), flaky)
+		if !errors.Is(err, ErrDropped) || !strings.Contains(err.Error(), "connection refused") {
+			t.Fatalf("Retry = %v, want ErrDropped naming the connection refused", err)
 		}
 	})
 }

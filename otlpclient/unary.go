@@ -109,9 +109,17 @@ func (c *Config) retry(ctx context.Context, cnt *counters, attempt func(ctx cont
 		ctx, cancel = context.WithTimeout(ctx, t)
 		defer cancel()
 	}
+	// cause is the last attempt's error that says more than the request's
+	// own deadline: an attempt cut short by the deadline fails with it,
+	// which would hide why the earlier attempts failed (connection
+	// refused, UNAVAILABLE...).
+	var cause error
 	for n := 1; ; n++ {
 		cnt.sent.Add(1)
 		ps, err := c.attempt(ctx, attempt)
+		if err != nil && (ctx.Err() == nil || !errors.Is(err, ctx.Err()) || cause == nil) {
+			cause = err
+		}
 		if err == nil {
 			cnt.acked.Add(1)
 			if ps.Rejected > 0 {
@@ -126,7 +134,7 @@ func (c *Config) retry(ctx context.Context, cnt *counters, attempt func(ctx cont
 		}
 		if ctx.Err() != nil {
 			cnt.dropped.Add(1)
-			return otlp.PartialSuccess{}, fmt.Errorf("%w: %v (last error: %v)", ErrDropped, ctx.Err(), err)
+			return otlp.PartialSuccess{}, fmt.Errorf("%w: %v (last error: %v)", ErrDropped, ctx.Err(), cause)
 		}
 		delay := c.Backoff.Delay(n, serverWait)
 		if c.OnRetry != nil {
@@ -138,7 +146,7 @@ func (c *Config) retry(ctx context.Context, cnt *counters, attempt func(ctx cont
 		case <-ctx.Done():
 			t.Stop()
 			cnt.dropped.Add(1)
-			return otlp.PartialSuccess{}, fmt.Errorf("%w: %v (last error: %v)", ErrDropped, ctx.Err(), err)
+			return otlp.PartialSuccess{}, fmt.Errorf("%w: %v (last error: %v)", ErrDropped, ctx.Err(), cause)
 		}
 		cnt.retried.Add(1)
 	}

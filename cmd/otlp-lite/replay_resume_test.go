@@ -432,7 +432,7 @@ func TestLoadgenLastError(t *testing.T) {
 	addr := freeAddr(t)
 	for _, mode := range []string{"unary", "unary-async", "stream"} {
 		var stdout, stderr bytes.Buffer
-		code := loadgen([]string{"-endpoint", addr, "-mode", mode, "-batches", "2", "-spans-per-batch", "1", "-request-timeout", "300ms"}, &stdout, &stderr)
+		code := loadgen([]string{"-endpoint", addr, "-mode", mode, "-batches", "2", "-spans-per-batch", "1", "-request-timeout", "2s"}, &stdout, &stderr)
 		if code != 1 || !strings.Contains(stderr.String(), "last error:") || !strings.Contains(stderr.String(), "connection refused") {
 			t.Fatalf("%s: exit %d:\n%s", mode, code, stderr.String())
 		}
