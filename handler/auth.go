@@ -151,13 +151,10 @@ func (tf *TokenFile) Tokens() (n int, loadedAt time.Time) {
 // from what was last loaded, or whether it can no longer be read (deleted,
 // say), which Reload then reports.
 func (tf *TokenFile) changed() bool {
-	fi, err := os.Stat(tf.path)
-	if err != nil {
-		return true
-	}
 	tf.mu.RLock()
-	defer tf.mu.RUnlock()
-	return !fi.ModTime().Equal(tf.mod) || fi.Size() != tf.size
+	mod, size := tf.mod, tf.size
+	tf.mu.RUnlock()
+	return fileChanged(tf.path, mod, size)
 }
 
 // Watch polls the file every interval until stop is closed and reloads it
@@ -166,31 +163,12 @@ func (tf *TokenFile) changed() bool {
 // previous tokens stay in force); a failure that persists (a deleted file)
 // is reported once, not at every poll.
 func (tf *TokenFile) Watch(interval time.Duration, stop <-chan struct{}, report func(tokens int, err error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	lastErr := ""
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		if !tf.changed() {
-			continue
-		}
-		err := tf.Reload()
-		if err != nil && err.Error() == lastErr {
-			continue
-		}
-		lastErr = ""
-		if err != nil {
-			lastErr = err.Error()
-		}
+	watchFile(interval, stop, tf.changed, tf.Reload, func(err error) {
 		if report != nil {
 			n, _ := tf.Tokens()
 			report(n, err)
 		}
-	}
+	})
 }
 
 // HasTenants reports whether any token names a tenant: the binary turns

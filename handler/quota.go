@@ -318,13 +318,10 @@ func (qf *QuotaFile) lookup(tenant string) Quota {
 }
 
 func (qf *QuotaFile) changed() bool {
-	fi, err := os.Stat(qf.path)
-	if err != nil {
-		return true
-	}
 	qf.mu.RLock()
-	defer qf.mu.RUnlock()
-	return !fi.ModTime().Equal(qf.mod) || fi.Size() != qf.size
+	mod, size := qf.mod, qf.size
+	qf.mu.RUnlock()
+	return fileChanged(qf.path, mod, size)
 }
 
 // Watch polls the file every interval until stop is closed and reloads it
@@ -332,31 +329,12 @@ func (qf *QuotaFile) changed() bool {
 // tenants listed and the error (nil on success; on error the quotas
 // loaded before stay in force). A failure that persists is reported once.
 func (qf *QuotaFile) Watch(interval time.Duration, stop <-chan struct{}, report func(tenants int, err error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	lastErr := ""
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		if !qf.changed() {
-			continue
-		}
-		err := qf.Reload()
-		if err != nil && err.Error() == lastErr {
-			continue
-		}
-		lastErr = ""
-		if err != nil {
-			lastErr = err.Error()
-		}
+	watchFile(interval, stop, qf.changed, qf.Reload, func(err error) {
 		if report != nil {
 			q, _ := qf.Quotas()
 			report(len(q.Tenants), err)
 		}
-	}
+	})
 }
 
 // tenantState is one tenant's live state: its token buckets and its share
