@@ -370,7 +370,7 @@ func run(cfg config) error {
 		// and never refuses: the cost measured is tenancy's, not
 		// throttling's.
 		quota := filepath.Join(dir, "quota")
-		if err := os.WriteFile(quota, []byte("* bytes_per_second=1TiB items_per_second=1000000M max_budget_share=0.9\n"), 0o644); err != nil {
+		if err := os.WriteFile(quota, []byte("* bytes_per_second=1000GiB items_per_second=1000000M max_budget_share=0.9\n"), 0o644); err != nil {
 			return err
 		}
 		oursArgs := servers[1].args
