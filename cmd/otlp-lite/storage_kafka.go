@@ -65,9 +65,9 @@ func registerKafkaFlags(fs *flag.FlagSet) (check func() error, open func() (stor
 	fs.BoolVar(&logsByTrace, "kafka-partition-logs-by-trace-id", false, "one logs record per trace id, keyed by it in hex (partition_logs_by_trace_id); excludes -kafka-partition-logs-by-resource-attributes")
 	fs.StringVar(&topicFromAttr, "kafka-topic-from-attribute", "", "resource attribute whose string value names the topic of its resource's data (topic_from_attribute); without it, the signal's topic")
 	fs.Func("kafka-topic-per-tenant", "`pattern` naming each tenant's topic (see Tenants): {topic} is the signal's topic, {tenant} the tenant, e.g. {topic}_{tenant} sends team-a's spans to otlp_spans_team-a; data without a tenant goes to the topic of "+storage.DefaultTenant+"; excludes -kafka-topic-from-attribute", func(v string) error {
-		// Checked as it is parsed, so that a bad pattern is exit 2
-		// before anything starts; the length of the topics it makes
-		// is checked when the sink opens, against the topic flags.
+		// The pattern alone is checked as it is parsed; the length of
+		// the topics it makes, against the topic flags, with the other
+		// -kafka-* values (kafka.Config.Validate).
 		if v != "" {
 			if err := kafka.CheckTopicPerTenant(v); err != nil {
 				return err
