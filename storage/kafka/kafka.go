@@ -581,7 +581,8 @@ func (s *Sink) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Topic returns the topic records of signal go to.
+// Topic returns the topic records of signal go to (with TopicPerTenant,
+// the {topic} of its pattern).
 func (s *Sink) Topic(signal storage.Signal) string {
 	if int(signal) >= len(s.topics) {
 		return ""

@@ -98,7 +98,8 @@ const TenantHeader = "tenant"
 
 // Write implements storage.Sink: it produces data as one record (more if it
 // is over the message limit, or with PartitionTracesByID one per trace) to the
-// signal's topic (with TopicPerTenant, the tenant's) and waits until Kafka acknowledged all of them.
+// signal's topic (with TopicPerTenant, the tenant's) and waits until Kafka
+// acknowledged all of them.
 //
 // Errors: storage.ErrOverloaded when the produce buffer is full,
 // storage.ErrUnavailable when the brokers did not acknowledge within
