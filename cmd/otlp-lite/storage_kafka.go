@@ -44,6 +44,7 @@ func registerKafkaFlags(fs *flag.FlagSet) (check func() error, open func() (stor
 		metricsByAttrs            bool
 		logsByAttrs, logsByTrace  bool
 		topicFromAttr             string
+		topicPerTenant            string
 		encoding                  string
 		hasher                    string
 		headers                   kafkaHeaders
@@ -63,6 +64,18 @@ func registerKafkaFlags(fs *flag.FlagSet) (check func() error, open func() (stor
 	fs.BoolVar(&logsByAttrs, "kafka-partition-logs-by-resource-attributes", false, "one logs record per resource, keyed by a hash of its attributes as the Collector's (partition_logs_by_resource_attributes)")
 	fs.BoolVar(&logsByTrace, "kafka-partition-logs-by-trace-id", false, "one logs record per trace id, keyed by it in hex (partition_logs_by_trace_id); excludes -kafka-partition-logs-by-resource-attributes")
 	fs.StringVar(&topicFromAttr, "kafka-topic-from-attribute", "", "resource attribute whose string value names the topic of its resource's data (topic_from_attribute); without it, the signal's topic")
+	fs.Func("kafka-topic-per-tenant", "`pattern` naming each tenant's topic (see Tenants): {topic} is the signal's topic, {tenant} the tenant, e.g. {topic}_{tenant} sends team-a's spans to otlp_spans_team-a; data without a tenant goes to the topic of "+storage.DefaultTenant+"; excludes -kafka-topic-from-attribute", func(v string) error {
+		// The pattern alone is checked as it is parsed; the length of
+		// the topics it makes, against the topic flags, with the other
+		// -kafka-* values (kafka.Config.Validate).
+		if v != "" {
+			if err := kafka.CheckTopicPerTenant(v); err != nil {
+				return err
+			}
+		}
+		topicPerTenant = v
+		return nil
+	})
 	fs.StringVar(&encoding, "kafka-encoding", kafka.EncodingProto, "record format: otlp_proto or otlp_json (the Collector's encoding names)")
 	fs.Var(&headers, "kafka-header", "`name=value` header added to every record (record_headers); repeatable")
 	fs.StringVar(&hasher, "kafka-partitioner-hasher", kafka.HasherSaramaCompat, "hash of keyed records' partitioner: sarama_compat (FNV-1a, the Collector's default) or murmur2 (the Java client's)")
@@ -84,6 +97,7 @@ func registerKafkaFlags(fs *flag.FlagSet) (check func() error, open func() (stor
 			PartitionLogsByResourceAttributes:    logsByAttrs,
 			PartitionLogsByTraceID:               logsByTrace,
 			TopicFromAttribute:                   topicFromAttr,
+			TopicPerTenant:                       topicPerTenant,
 			Encoding:                             encoding,
 			Headers:                              headers,
 			Hasher:                               hasher,

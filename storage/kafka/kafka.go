@@ -39,6 +39,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -161,6 +163,15 @@ type Config struct {
 	// auto.create.topics.enable they can create them.
 	TopicFromAttribute string
 
+	// TopicPerTenant, when set, is a pattern naming the topic of each
+	// write from its tenant (storage.TenantFrom; a write without one
+	// belongs to storage.DefaultTenant): "{topic}" stands for the
+	// signal's topic and "{tenant}" for the tenant, e.g.
+	// "{topic}_{tenant}" sends team-a's spans to otlp_spans_team-a. Both
+	// are required (see CheckTopicPerTenant). It excludes
+	// TopicFromAttribute.
+	TopicPerTenant string
+
 	// Encoding is the record format: "otlp_proto" (the default) or
 	// "otlp_json" (the Collector's encoding option).
 	Encoding string
@@ -213,12 +224,17 @@ type Sink struct {
 	topicAttr  string
 	topicMu    sync.RWMutex
 	topicNames map[string]string
-	limit      int // largest record value
-	timeout    time.Duration
-	closed     atomic.Bool
-	inflight   sync.WaitGroup
-	batches    sync.Pool // *batch
-	splits     sync.Pool // *traceSplitter
+	// tenantPattern is TopicPerTenant; tenantTopics interns the topics
+	// it yields per signal and tenant (tenantMu guards it).
+	tenantPattern string
+	tenantMu      sync.RWMutex
+	tenantTopics  map[tenantTopicKey]string
+	limit         int // largest record value
+	timeout       time.Duration
+	closed        atomic.Bool
+	inflight      sync.WaitGroup
+	batches       sync.Pool // *batch
+	splits        sync.Pool // *traceSplitter
 }
 
 var _ storage.Sink = (*Sink)(nil)
@@ -389,7 +405,94 @@ func (s *Sink) setProducerOptions(cfg *Config) error {
 	}
 	s.topicAttr = cfg.TopicFromAttribute
 	s.topicNames = make(map[string]string)
+	if cfg.TopicPerTenant != "" {
+		if cfg.TopicFromAttribute != "" {
+			// A resource attribute would let one tenant's client pick
+			// another tenant's topic.
+			return errors.New("kafka: TopicPerTenant and TopicFromAttribute cannot both be set: a resource attribute would let a tenant's clients write to another tenant's topic")
+		}
+		if err := CheckTopicPerTenant(cfg.TopicPerTenant); err != nil {
+			return err
+		}
+		for _, sig := range storage.Signals {
+			topic := cfg.signalTopic(sig)
+			if n := len(expandTopic(cfg.TopicPerTenant, topic, "")) + handler.MaxTenantNameLength; n > maxTopicLength {
+				return fmt.Errorf("kafka: TopicPerTenant %q: with the %s topic %q and a tenant name of %d bytes (the longest allowed), a topic would be %d bytes, more than Kafka's %d", cfg.TopicPerTenant, sig, topic, handler.MaxTenantNameLength, n, maxTopicLength)
+			}
+		}
+		s.tenantPattern = cfg.TopicPerTenant
+		s.tenantTopics = make(map[tenantTopicKey]string)
+	}
 	return nil
+}
+
+// signalTopic is the configured topic of sig, or its default.
+func (cfg *Config) signalTopic(sig storage.Signal) string {
+	t := [otlp.MaxSignal + 1]string{storage.Traces: cfg.TracesTopic, storage.Metrics: cfg.MetricsTopic, storage.Logs: cfg.LogsTopic, storage.Profiles: cfg.ProfilesTopic}[sig]
+	if t == "" {
+		t = sig.Info().KafkaTopic
+	}
+	return t
+}
+
+// maxTopicLength is Kafka's limit on a topic name (Topic.MAX_NAME_LENGTH,
+// 249: a partition's directory name, topic-partition, must fit in 255).
+const maxTopicLength = 249
+
+// CheckTopicPerTenant says why pattern cannot be Config.TopicPerTenant, if
+// it cannot: it must hold "{tenant}" and "{topic}" once each, and its
+// other characters must be ones a Kafka topic allows (A-Z a-z 0-9 . _ -).
+// Tenant names are made of those same characters (handler.CheckTenantName),
+// so every tenant yields a legal topic, and two tenants never share one.
+func CheckTopicPerTenant(pattern string) error {
+	if strings.Count(pattern, "{tenant}") != 1 {
+		return fmt.Errorf("kafka: topic-per-tenant pattern %q: want {tenant} exactly once (it is replaced by the tenant name)", pattern)
+	}
+	if strings.Count(pattern, "{topic}") != 1 {
+		// Without it every signal of a tenant would share one topic,
+		// which a consumer cannot split: the Collector's kafkareceiver
+		// reads one signal per topic, as -kafka-consume does.
+		return fmt.Errorf("kafka: topic-per-tenant pattern %q: want {topic} exactly once (it is replaced by the signal's topic, so that traces, metrics and logs stay on separate topics)", pattern)
+	}
+	rest := strings.NewReplacer("{tenant}", "", "{topic}", "").Replace(pattern)
+	for i := 0; i < len(rest); i++ {
+		c := rest[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-' {
+			continue
+		}
+		return fmt.Errorf("kafka: topic-per-tenant pattern %q: byte 0x%02x is not allowed in a Kafka topic (A-Z a-z 0-9 . _ -)", pattern, c)
+	}
+	return nil
+}
+
+func expandTopic(pattern, topic, tenant string) string {
+	return strings.NewReplacer("{topic}", topic, "{tenant}", tenant).Replace(pattern)
+}
+
+// tenantTopicKey names an interned TopicPerTenant topic.
+type tenantTopicKey struct {
+	signal storage.Signal
+	tenant string
+}
+
+// tenantTopic is the TopicPerTenant topic of tenant's writes of signal.
+func (s *Sink) tenantTopic(signal storage.Signal, tenant string) string {
+	k := tenantTopicKey{signal, tenant}
+	s.tenantMu.RLock()
+	t, ok := s.tenantTopics[k]
+	s.tenantMu.RUnlock()
+	if ok {
+		return t
+	}
+	t = expandTopic(s.tenantPattern, s.topics[signal], tenant)
+	s.tenantMu.Lock()
+	// Bounded as topicNames: beyond it a topic is built per write,
+	// which costs an allocation, not memory held.
+	if len(s.tenantTopics) < maxTopicNames {
+		s.tenantTopics[k] = t
+	}
+	s.tenantMu.Unlock()
+	return t
 }
 
 // connOpts are the client options shared by the producer and the
@@ -478,7 +581,8 @@ func (s *Sink) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Topic returns the topic records of signal go to.
+// Topic returns the topic records of signal go to (with TopicPerTenant,
+// the {topic} of its pattern).
 func (s *Sink) Topic(signal storage.Signal) string {
 	if int(signal) >= len(s.topics) {
 		return ""

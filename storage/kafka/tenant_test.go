@@ -3,6 +3,7 @@ package kafka_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -50,5 +51,54 @@ func TestTenantHeader(t *testing.T) {
 	}, tr)
 	if len(want) != 0 {
 		t.Errorf("%d records not found", len(want))
+	}
+}
+
+// A topic-per-tenant pattern is checked when parsed and when the sink
+// opens: both placeholders once, only characters Kafka allows around
+// them, topics no longer than Kafka's limit for the longest tenant name,
+// and not with TopicFromAttribute (clients would choose the topic).
+func TestTopicPerTenantConfig(t *testing.T) {
+	for _, p := range []string{"{topic}_{tenant}", "{tenant}.{topic}", "acme-{topic}-{tenant}_v1"} {
+		if err := kafka.CheckTopicPerTenant(p); err != nil {
+			t.Errorf("%q: %v", p, err)
+		}
+	}
+	for p, want := range map[string]string{
+		"otlp_spans_{tenant}":       "{topic} exactly once",
+		"{topic}":                   "{tenant} exactly once",
+		"{topic}_{tenant}_{tenant}": "{tenant} exactly once",
+		"{topic}/{tenant}":          "byte 0x2f",
+		"{topic} {tenant}":          "byte 0x20",
+		"{topic}_{Tenant}{tenant}":  "byte 0x7b",
+	} {
+		err := kafka.CheckTopicPerTenant(p)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want one saying %q", p, err, want)
+		}
+	}
+	open := func(cfg kafka.Config) error {
+		cfg.Brokers = []string{"127.0.0.1:1"}
+		s, err := kafka.Open(cfg)
+		if err == nil {
+			s.Close()
+		}
+		return err
+	}
+	if err := open(kafka.Config{TopicPerTenant: "{topic}_{tenant}"}); err != nil {
+		t.Errorf("valid pattern refused: %v", err)
+	}
+	for name, c := range map[string]struct {
+		cfg  kafka.Config
+		want string
+	}{
+		"bad pattern":    {kafka.Config{TopicPerTenant: "{tenant}"}, "{topic} exactly once"},
+		"with attribute": {kafka.Config{TopicPerTenant: "{topic}_{tenant}", TopicFromAttribute: "topic"}, "cannot both be set"},
+		"too long":       {kafka.Config{TopicPerTenant: "{topic}_{tenant}", LogsTopic: strings.Repeat("l", 99)}, "more than Kafka's 249"},
+	} {
+		err := open(c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", name, err, c.want)
+		}
 	}
 }

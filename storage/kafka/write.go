@@ -98,7 +98,8 @@ const TenantHeader = "tenant"
 
 // Write implements storage.Sink: it produces data as one record (more if it
 // is over the message limit, or with PartitionTracesByID one per trace) to the
-// signal's topic and waits until Kafka acknowledged all of them.
+// signal's topic (with TopicPerTenant, the tenant's) and waits until Kafka
+// acknowledged all of them.
 //
 // Errors: storage.ErrOverloaded when the produce buffer is full,
 // storage.ErrUnavailable when the brokers did not acknowledge within
@@ -187,14 +188,22 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	b.pending.Store(int32(n))
 	b.refs.Add(int32(n))
 	headers := s.headers
-	if tenant, ok := storage.TenantFrom(ctx); ok {
+	tenant, hasTenant := storage.TenantFrom(ctx)
+	if hasTenant {
 		// The static headers first, as the Collector puts its
 		// record_headers before the metadata it copies into headers.
 		headers = append(slices.Clip(s.headers), kgo.RecordHeader{Key: TenantHeader, Value: []byte(tenant)})
 	}
+	topicOf := s.topics[signal]
+	if s.tenantPattern != "" {
+		if !hasTenant {
+			tenant = storage.DefaultTenant
+		}
+		topicOf = s.tenantTopic(signal, tenant)
+	}
 	for i, p := range b.pieces {
 		r := &b.recs[i]
-		*r = kgo.Record{Topic: s.topics[signal], Value: b.buf[p.start:p.end], Headers: headers}
+		*r = kgo.Record{Topic: topicOf, Value: b.buf[p.start:p.end], Headers: headers}
 		if p.topic != "" {
 			r.Topic = p.topic
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
@@ -72,6 +74,9 @@ type grpcClient struct {
 	cc   *grpc.ClientConn
 	p    payload
 	opts []grpc.CallOption
+	// ctx carries the -header metadata, built once so that the client's
+	// cost per call does not grow with it.
+	ctx context.Context
 }
 
 func newGRPCClient(cfg config, p payload) (*grpcClient, error) {
@@ -81,7 +86,14 @@ func newGRPCClient(cfg config, p payload) (*grpcClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot dial: %w", err)
 	}
-	c := &grpcClient{cc: cc, p: p}
+	c := &grpcClient{cc: cc, p: p, ctx: context.Background()}
+	if len(cfg.headers) > 0 {
+		md := metadata.MD{}
+		for _, kv := range cfg.headers {
+			md.Append(strings.ToLower(kv[0]), kv[1])
+		}
+		c.ctx = metadata.NewOutgoingContext(c.ctx, md)
+	}
 	if p.codec != compression.Identity {
 		c.opts = append(c.opts, grpc.UseCompressor(p.codec.String()))
 	}
@@ -94,7 +106,7 @@ func (c *grpcClient) close() { c.cc.Close() }
 func (c *grpcClient) export() error {
 	src := c.p.body
 	var resp []byte
-	return c.cc.Invoke(context.Background(), c.p.grpcMethod, &src, &resp, c.opts...)
+	return c.cc.Invoke(c.ctx, c.p.grpcMethod, &src, &resp, c.opts...)
 }
 
 // stream sends requests requests on one otlplite.v1.StreamExporter stream,
@@ -108,7 +120,7 @@ func (c *grpcClient) export() error {
 // (-stream-max-requests -1 -stream-max-age -1): resending after a rotation
 // is otlpclient.StreamExporter's job, not this load generator's.
 func (c *grpcClient) stream(requests, window int) error {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
 	desc := &grpc.StreamDesc{StreamName: "Export", ClientStreams: true, ServerStreams: true}
 	cs, err := c.cc.NewStream(ctx, desc, c.p.streamMethod)

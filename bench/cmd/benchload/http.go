@@ -15,6 +15,7 @@ type httpClient struct {
 	url         string
 	contentType string
 	encoding    string
+	headers     headerList
 	p           payload
 }
 
@@ -32,6 +33,7 @@ func newHTTPClient(cfg config, p payload) *httpClient {
 		hc:          &http.Client{Transport: tr, Timeout: time.Minute},
 		url:         "http://" + cfg.addr + p.httpPath,
 		contentType: "application/x-protobuf",
+		headers:     cfg.headers,
 		p:           p,
 	}
 	if p.json {
@@ -54,6 +56,9 @@ func (c *httpClient) export() error {
 	req.Header.Set("Content-Type", c.contentType)
 	if c.encoding != "" {
 		req.Header.Set("Content-Encoding", c.encoding)
+	}
+	for _, kv := range c.headers {
+		req.Header.Add(kv[0], kv[1])
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

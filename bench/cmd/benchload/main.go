@@ -19,6 +19,9 @@
 //     Content-Type application/x-protobuf or application/json and
 //     Content-Encoding for -compression.
 //
+// With -header, every request carries the header (gRPC: the metadata), as a
+// client of a receiver with tenancy on sends its tenant.
+//
 // It prints one line: requests, items, bytes per request, seconds and items
 // per second.
 //
@@ -34,6 +37,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 )
 
 type config struct {
@@ -47,6 +51,33 @@ type config struct {
 	concurrency int
 	floor       bool
 	floorTime   float64
+	headers     headerList
+}
+
+// headerList is the repeatable -header flag: request headers (gRPC
+// metadata) sent with every request, such as the tenant header of a
+// receiver with tenancy on.
+type headerList [][2]string
+
+func (h *headerList) String() string {
+	var b strings.Builder
+	for i, kv := range *h {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(kv[0] + ": " + kv[1])
+	}
+	return b.String()
+}
+
+func (h *headerList) Set(s string) error {
+	name, value, ok := strings.Cut(s, ":")
+	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
+	if !ok || name == "" {
+		return fmt.Errorf("%q is not 'Name: value'", s)
+	}
+	*h = append(*h, [2]string{name, value})
+	return nil
 }
 
 func main() {
@@ -61,6 +92,7 @@ func main() {
 	flag.IntVar(&cfg.concurrency, "concurrency", 4, "requests in flight (grpc-stream: unacknowledged requests on the stream)")
 	flag.BoolVar(&cfg.floor, "floor", false, "measure the in-process decode floor of the payload instead of sending it")
 	flag.Float64Var(&cfg.floorTime, "floor-seconds", 2, "with -floor: CPU seconds to spend measuring each of the two floors")
+	flag.Var(&cfg.headers, "header", "'Name: value' header (gRPC metadata) sent with every request, e.g. 'X-Scope-OrgID: team-a'; repeatable")
 	flag.Parse()
 
 	p, err := newPayload(cfg)

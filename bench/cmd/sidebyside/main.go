@@ -41,6 +41,14 @@
 // With -disk, otlp-lite also runs with its durable disk store (default
 // flags: -storage-sync always) as a third server, "otlp-lite-disk", with its
 // own summary rows.
+//
+// With -tenancy, otlp-lite also runs with tenancy on ("otlp-lite-tenancy":
+// -tenant-header X-Scope-OrgID and a quota file whose buckets never run
+// dry, the load sending the header), and with -otlplite-rev REV, otlp-lite
+// built at an earlier revision ("otlp-lite@REV"); after the summary, each
+// such variant's CPU per item is set against otlp-lite's, round by round:
+// issue 13's "the same CPU per span with tenancy off" (-otlplite-rev the
+// commit before tenancy) and "at most +5 % with it on" (-tenancy).
 package main
 
 import (
@@ -62,6 +70,10 @@ import (
 	"time"
 )
 
+// tenantHeader is the tenant header of -tenancy: the one Tempo, Mimir and
+// Loki use, otlp-lite's handler.DefaultTenantHeader.
+const tenantHeader = "X-Scope-OrgID"
+
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat;
 // it is 100 on every Linux architecture Go supports (proc(5)).
 const clockTicks = 100
@@ -80,6 +92,8 @@ type config struct {
 	profileSeconds int
 	image          bool
 	disk           bool
+	tenancy        bool
+	rev            string
 }
 
 // cell is one configuration measured on both servers.
@@ -143,6 +157,9 @@ type server struct {
 	// loadProtocol is the protocol benchload uses against this server
 	// for c (the baseline has no stream: it gets unary gRPC).
 	loadProtocol func(c cell) string
+	// loadArgs are extra benchload flags against this server (the
+	// tenant header of otlp-lite-tenancy).
+	loadArgs []string
 }
 
 type sample struct {
@@ -184,6 +201,8 @@ func main() {
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "if set, profile otlp-lite in one extra run per cell and save the CPU profiles here")
 	flag.IntVar(&cfg.profileSeconds, "profile-seconds", 10, "with -profile-dir: length of each profile; the extra run's load is made long enough")
 	flag.BoolVar(&cfg.disk, "disk", false, "also run otlp-lite with -storage disk (its default -storage-sync always) as a third server, data in a fresh temporary directory per run")
+	flag.BoolVar(&cfg.tenancy, "tenancy", false, "also run otlp-lite with tenancy on (-tenant-header "+tenantHeader+" and a quota file whose buckets never run dry) as \"otlp-lite-tenancy\", the load sending the header, and print its CPU per item against otlp-lite's (tenancy off) round by round")
+	flag.StringVar(&cfg.rev, "otlplite-rev", "", "also build otlp-lite at this git revision of its repository (git archive, default build flags) and run it as \"otlp-lite@REV\", e.g. the commit before a feature, with its CPU per item against otlp-lite's round by round")
 	flag.BoolVar(&cfg.image, "image", false, "build otlp-lite as the container image does (CGO_ENABLED=0, -trimpath, -tags nokafka, -ldflags '-s -w') instead of a default go build")
 	flag.Parse()
 	if err := run(cfg); err != nil {
@@ -242,6 +261,23 @@ func run(cfg config) error {
 	if cfg.image {
 		// Dockerfile and scripts/image/build.sh.
 		builds[0].flags = []string{"-trimpath", "-buildvcs=false", "-tags", "nokafka", "-ldflags", "-s -w"}
+	}
+	if cfg.rev != "" {
+		// The revision's tree, unpacked beside the binaries, built as
+		// the current otlp-lite is (same toolchain and flags).
+		src := filepath.Join(dir, "src-"+cfg.rev)
+		if err := os.MkdirAll(src, 0o755); err != nil {
+			return err
+		}
+		archive := exec.Command("sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", strings.TrimSpace(string(root)), cfg.rev, src)
+		archive.Stderr = os.Stderr
+		if err := archive.Run(); err != nil {
+			return fmt.Errorf("cannot unpack otlp-lite at %s: %w", cfg.rev, err)
+		}
+		builds = append(builds, struct {
+			name, dir, pkg string
+			flags          []string
+		}{"otlp-lite-rev", src, "./cmd/otlp-lite", builds[0].flags})
 	}
 	for _, b := range builds {
 		cmd := exec.Command("go", append(append([]string{"build"}, b.flags...), "-o", bin(b.name), b.pkg)...)
@@ -324,6 +360,40 @@ func run(cfg config) error {
 					return nil, err
 				}
 				return oursArgs(c, addr, append([]string{"-storage", "disk", "-data-dir", dataDir}, extra...))
+			},
+			loadProtocol: servers[1].loadProtocol,
+		})
+	}
+	if cfg.tenancy {
+		// A quota that exercises every step of tenancy (identity,
+		// the tenant's state, both buckets, its share of the budget)
+		// and never refuses: the cost measured is tenancy's, not
+		// throttling's.
+		quota := filepath.Join(dir, "quota")
+		if err := os.WriteFile(quota, []byte("* bytes_per_second=1000GiB items_per_second=1000000M max_budget_share=0.9\n"), 0o644); err != nil {
+			return err
+		}
+		oursArgs := servers[1].args
+		servers = append(servers, server{
+			name: "otlp-lite-tenancy",
+			args: func(c cell, addr string, extra []string) ([]string, error) {
+				return oursArgs(c, addr, append([]string{"-tenant-header", tenantHeader, "-tenant-quota-file", quota}, extra...))
+			},
+			loadProtocol: servers[1].loadProtocol,
+			loadArgs:     []string{"-header", tenantHeader + ": bench-tenant"},
+		})
+	}
+	if cfg.rev != "" {
+		oursArgs := servers[1].args
+		servers = append(servers, server{
+			name: "otlp-lite@" + cfg.rev,
+			args: func(c cell, addr string, extra []string) ([]string, error) {
+				args, err := oursArgs(c, addr, extra)
+				if err != nil {
+					return nil, err
+				}
+				args[0] = bin("otlp-lite-rev")
+				return args, nil
 			},
 			loadProtocol: servers[1].loadProtocol,
 		})
@@ -416,6 +486,7 @@ func measure(cfg config, c cell, srv server, benchload, profile string) (sample,
 			"-signal", c.signal, "-items", strconv.Itoa(c.items),
 			"-attrs", strconv.Itoa(c.attrs), "-requests", strconv.Itoa(requests),
 			"-concurrency", strconv.Itoa(cfg.concurrency))
+		l.Args = append(l.Args, srv.loadArgs...)
 		out, err := l.CombinedOutput()
 		if err != nil {
 			return "", fmt.Errorf("benchload: %w: %s; server stderr: %s", err, out, stderr.String())
@@ -720,6 +791,33 @@ func printSummary(cfg config, results []cellResult, servers []server) {
 	for _, r := range results {
 		for _, srv := range servers[1:] {
 			printSummaryRow(r, servers[0], srv)
+		}
+	}
+	// The variants of otlp-lite against otlp-lite as built and run by
+	// default, round by round: both ran in the same rounds, so a drift
+	// of the machine hits both.
+	if len(servers) > 2 && (cfg.tenancy || cfg.rev != "") {
+		fmt.Printf("\nVariants against otlp-lite (CPU µs/item, ratios per round and their median)\n\n")
+		fmt.Println("| cell | variant | otlp-lite CPU µs/item | variant CPU µs/item | CPU ratio | per-round CPU ratios |")
+		fmt.Println("|---|---|---:|---:|---:|---|")
+		for _, r := range results {
+			ours := r.samples[servers[1].name]
+			for _, srv := range servers[2:] {
+				if srv.name == "otlp-lite-disk" {
+					continue
+				}
+				v := r.samples[srv.name]
+				var oc, vc, cr []float64
+				var rounds []string
+				for i := range ours {
+					oc = append(oc, ours[i].usPerItem())
+					vc = append(vc, v[i].usPerItem())
+					ratio := v[i].usPerItem() / ours[i].usPerItem()
+					cr = append(cr, ratio)
+					rounds = append(rounds, fmt.Sprintf("%.3f", ratio))
+				}
+				fmt.Printf("| %s | %s | %.3f | %.3f | **%.3f** | %s |\n", r.cell, srv.name, median(oc), median(vc), median(cr), strings.Join(rounds, ", "))
+			}
 		}
 	}
 }
