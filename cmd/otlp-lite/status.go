@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	_ "embed"
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"math"
 	"net"
 	"net/http"
@@ -37,14 +35,6 @@ import (
 // Families are found generically: series with a "destination" label
 // (forwarding) or a "tenant" label get a table each, and every otlplite_*
 // series is listed at the end, so new families appear with no code here.
-
-//go:embed status.html
-var statusHTML string
-
-var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
-	"pct": func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
-	"dec": func(n int) int { return n - 1 },
-}).Parse(statusHTML))
 
 // statusInterval is how often the ring takes a snapshot, and statusWindow
 // how far back rates look: a minute, as the operator's "right now", with
