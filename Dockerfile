@@ -21,7 +21,7 @@ ARG TARGETOS
 ARG TARGETARCH
 ARG VERSION=dev
 # Build tags: nokafka (the default) leaves the Kafka sink out, keeping the
-# image at about 9.5 MB; build with --build-arg TAGS= for Kafka support.
+# image at about 11 MB; build with --build-arg TAGS= for Kafka support.
 ARG TAGS=nokafka
 WORKDIR /src
 COPY go.mod go.sum ./
