@@ -44,4 +44,5 @@ OTLP_LITE_KAFKA_DIR="$dir" \
 
 cd "$root/interop"
 OTLP_LITE_KAFKA_BROKERS="127.0.0.1:$port" \
+OTLP_LITE_KAFKA_SASL_BROKERS="127.0.0.1:$((port + 2))" \
 	go test -count=1 -timeout 6m -run Kafka ./...
