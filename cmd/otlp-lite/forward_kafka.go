@@ -157,7 +157,8 @@ func kafkaDestinationConfig(host string, q url.Values) (kafka.Config, error) {
 	if cfg.TLS, cfg.SASL, err = conn.build(""); err != nil {
 		return kafka.Config{}, err
 	}
-	return cfg, nil
+	// What Open would refuse, refused at parse time (exit 2, one line).
+	return cfg, cfg.Validate()
 }
 
 // kafkaURLPassword reads the SASL password a kafka:// destination names:
