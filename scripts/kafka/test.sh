@@ -6,7 +6,8 @@
 # -storage kafka`, read back with a franz-go consumer (TestKafka); edge to
 # store, SDK → serve -storage kafka → Kafka → serve -kafka-consume → disk
 # (TestKafkaEdgeToStore); two consumers in a group, one SIGKILLed per round
-# (TestKafkaConsumerGroupKill); and those that use an in-process kfake
+# (TestKafkaConsumerGroupKill); the kafka:// forwarder over the broker's
+# SASL listener (TestForwardKafkaSASLBroker); and those that use an in-process kfake
 # cluster whatever the broker (the Collector's kafkaexporter against
 # otlp-lite's keys and partitions, its records consumed). It stops the
 # broker, also on failure. This is `make kafka-test`. The go test
