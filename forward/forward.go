@@ -7,10 +7,11 @@
 //
 // Delivery is at least once. A cursor is committed only past records the
 // destination acknowledged (or that were dead-lettered), in log order
-// (Window), at most every commitEvery; after a crash or restart a
-// destination is sent again at most its in-flight window
-// (Destination.InFlight) plus what it acknowledged within the last
-// commitEvery.
+// (Window), as soon as that run advances; a record counts against the
+// destination's in-flight window (Destination.InFlight) from when it is
+// read until a commit covers it, so after a crash or restart a
+// destination is sent again at most its in-flight window, acknowledged
+// or not.
 //
 // Failures are never a reason to skip a record silently:
 //   - retryable ones (OTLP v1.11 "Failures": UNAVAILABLE, 429, 503, a
@@ -71,10 +72,6 @@ func DeadLetterDir(dataDir, name string) string {
 
 // Timing of the forwarding loop.
 const (
-	// commitEvery is the least time between two commits of a cursor:
-	// each costs two fsyncs, and this bounds what a crash resends beyond
-	// the in-flight window to 100 ms of acknowledgements.
-	commitEvery = 100 * time.Millisecond
 	// pollEvery is how often a destination that caught up looks for new
 	// records: the forwarding latency added to an idle log.
 	pollEvery = 100 * time.Millisecond
@@ -145,8 +142,8 @@ type lane struct {
 	send sender
 	log  *slog.Logger
 
-	state                                                              atomic.Int32
-	sent, items, deadLettered, failed, rejectedItems, retries, damaged *metrics.Counter
+	state                                                                       atomic.Int32
+	sent, items, deadLettered, failed, rejectedItems, retries, damaged, commits *metrics.Counter
 	// work counts goroutines handling an outcome (dead letters, resends).
 	work sync.WaitGroup
 }
@@ -193,7 +190,7 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 				f.closeAll()
 				return nil, fmt.Errorf("cannot open the %s cursor of destination %s: %w", sig, d.Name, err)
 			}
-			l := &lane{f: f, dest: dd, sig: sig, c: c, win: NewWindow(c.Committed()), log: dd.log.With("signal", sig.String())}
+			l := &lane{f: f, dest: dd, sig: sig, c: c, win: NewBoundedWindow(c.Committed(), d.InFlight), log: dd.log.With("signal", sig.String())}
 			// The sender first: the gauges that register creates read it.
 			l.send = newSender(d, sig, hc, l)
 			l.register(set)
@@ -267,23 +264,15 @@ func (l *lane) run() {
 	defer l.send.close()
 	ctx := l.f.ctx
 	// The cursor is committed by a goroutine of its own, so that its two
-	// fsyncs never hold up reading and sending. Consumer.CommitTo touches
+	// fsyncs never hold up reading and sending, as soon as the finished
+	// run advances: one commit at a time, advances during it coalesced
+	// into the next, which takes the latest position (no timer: a crash
+	// resends no more than the window holds). Consumer.CommitTo touches
 	// only the committed position, which Next does not.
 	committed := make(chan struct{})
 	go func() {
 		defer close(committed)
-		t := time.NewTicker(commitEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if err := l.c.CommitTo(l.win.Position()); err != nil {
-				l.log.Error("cannot commit the forwarding cursor; records will be sent again after a restart", "err", err)
-			}
-		}
+		l.commitLoop(ctx)
 	}()
 	defer func() { <-committed }()
 	for ctx.Err() == nil {
@@ -295,6 +284,9 @@ func (l *lane) run() {
 		if errors.Is(err, disk.ErrCorrupt) {
 			l.damaged.Inc()
 			l.log.Error("skipped damaged data in the log", "err", err)
+			if l.win.Room(ctx) != nil {
+				break
+			}
 			l.win.Finish(l.win.Add(l.c.Position(), time.Time{}))
 			continue
 		}
@@ -302,6 +294,9 @@ func (l *lane) run() {
 			l.log.Error("cannot read the log", "err", err)
 			sleep(ctx, l.dest.d.Backoff.Max)
 			continue
+		}
+		if l.win.Room(ctx) != nil {
+			break // stopped: the next run reads the record again
 		}
 		r := &record{
 			data:   bytes.Clone(rec.Data), // kept until acknowledged
@@ -313,6 +308,36 @@ func (l *lane) run() {
 		if err := l.send.send(ctx, r); err != nil {
 			// Stopped before the record was taken: the next run sends it.
 			break
+		}
+	}
+}
+
+// commitLoop commits the lane's cursor each time the window's finished
+// run advances, until ctx ends; a failed commit is retried (the window
+// stops taking records once it holds its limit, so nothing piles up
+// uncommitted meanwhile).
+func (l *lane) commitLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.win.Advanced():
+		}
+		for n := 1; ; n++ {
+			pos, mark := l.win.ToCommit()
+			moved := pos != l.c.Committed()
+			err := l.c.CommitTo(pos)
+			if err == nil {
+				if moved {
+					l.commits.Inc()
+				}
+				l.win.Committed(mark)
+				break
+			}
+			l.log.Error("cannot commit the forwarding cursor; forwarding waits for it", "err", err)
+			if !sleep(ctx, l.dest.d.Backoff.Delay(n, 0)) {
+				return
+			}
 		}
 	}
 }

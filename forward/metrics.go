@@ -19,6 +19,7 @@ func (l *lane) register(set *metrics.Set) {
 	l.rejectedItems = c("otlplite_forward_rejected_items_total")       // items a partial success rejected
 	l.retries = c("otlplite_forward_retries_total")                    // retried attempts (unary and HTTP)
 	l.damaged = c("otlplite_forward_damaged_regions_total")            // damaged log regions skipped
+	l.commits = c("otlplite_forward_cursor_commits_total")             // cursor commits (two fsyncs each)
 	// The loss counter is created here so that it shows zero before any
 	// loss; CountLoss adds to it.
 	set.GetOrCreateCounter("otlplite_forward_lost_records_total" + labels)

@@ -24,7 +24,7 @@ func init() {
 	serveExtensions = append(serveExtensions, func(s *flagSections) extensionFlags {
 		f := &forwardFlags{}
 		s.add("Forwarding (-storage disk)", func(fs *flag.FlagSet) {
-			fs.Var(&f.list, "forward", "forward what is stored to a destination, `NAME=URL`: grpc://, grpcs://, stream://, streams://, http://, https:// host:port (and a path for HTTP) or kafka://brokers (unless built with -tags nokafka), with query parameters signals, compression, encoding, header, tenant-header, start, timeout, retry-initial-backoff, retry-max-backoff, inflight, tls-ca, tls-cert, tls-key, tls-server-name, insecure-skip-verify (see README); at least once, from a durable cursor per destination that holds data against -storage-max-age")
+			fs.Var(&f.list, "forward", "forward what is stored to a destination, `NAME=URL`: grpc://, grpcs://, stream://, streams://, http://, https:// host:port (and a path for HTTP) or kafka://brokers (unless built with -tags nokafka), with query parameters signals, compression, encoding, header, tenant-header, start, timeout, retry-initial-backoff, retry-max-backoff, inflight, tls-ca, tls-cert, tls-key, tls-server-name, insecure-skip-verify (kafka://: topic-*, tls, sasl-mechanism, sasl-username, sasl-password-env or sasl-password-file; see README); at least once, from a durable cursor per destination that holds data against -storage-max-age")
 		})
 		return f
 	})

@@ -9,7 +9,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -182,34 +181,59 @@ func kafkaConn(fs *flag.FlagSet) (*tls.Config, *kafka.SASL, *slog.Logger, error)
 		return nil, nil, nil, fmt.Errorf("bad -kafka-log-level: %w", err)
 	}
 	logger := slog.New(minLevel{slog.Default().Handler(), level})
-	var sc *kafka.SASL
-	mech, user, pwd := get("kafka-sasl-mechanism"), get("kafka-sasl-username"), get("kafka-sasl-password")
-	if mech != "" {
-		if pwd == "" {
-			pwd = os.Getenv(kafkaPasswordEnv)
-		}
-		sc = &kafka.SASL{Mechanism: mech, Username: user, Password: pwd}
-	} else if user != "" {
-		return nil, nil, nil, errors.New("-kafka-sasl-username needs -kafka-sasl-mechanism")
+	c := kafkaConnSettings{
+		Mechanism: get("kafka-sasl-mechanism"), Username: get("kafka-sasl-username"), Password: get("kafka-sasl-password"),
+		TLS: get("kafka-tls") == "true", CA: get("kafka-tls-ca"), Cert: get("kafka-tls-cert"), Key: get("kafka-tls-key"),
+		ServerName: get("kafka-tls-server-name"), Insecure: get("kafka-tls-insecure-skip-verify") == "true",
 	}
-	ca, cert, key, name := get("kafka-tls-ca"), get("kafka-tls-cert"), get("kafka-tls-key"), get("kafka-tls-server-name")
-	insecure := get("kafka-tls-insecure-skip-verify") == "true"
-	var t *tls.Config
-	if get("kafka-tls") == "true" || ca != "" || cert != "" || key != "" || name != "" || insecure {
-		var err error
-		if t, err = kafkaTLS(ca, cert, key, name, insecure); err != nil {
-			return nil, nil, nil, err
-		}
+	if c.Mechanism != "" && c.Password == "" {
+		c.Password = os.Getenv(kafkaPasswordEnv)
+	}
+	t, sc, err := c.build("-kafka-")
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	return t, sc, logger, nil
 }
 
-func kafkaTLS(ca, cert, key, serverName string, insecure bool) (*tls.Config, error) {
-	c, err := otlpclient.ClientTLS(otlpclient.TLSFiles{CAFile: ca, CertFile: cert, KeyFile: key, ServerName: serverName, InsecureSkipVerify: insecure})
-	if err != nil {
-		return nil, fmt.Errorf("bad -kafka-tls-*: %w", err)
+// kafkaConnSettings are how a Kafka client connects: TLS and SASL. The
+// -kafka-* flags (kafkaConn) and a kafka:// forwarding destination's URL
+// parameters (forward_kafka.go) fill them.
+type kafkaConnSettings struct {
+	// TLS turns TLS on; any of the other TLS settings implies it.
+	TLS                           bool
+	CA, Cert, Key, ServerName     string
+	Insecure                      bool
+	Mechanism, Username, Password string
+}
+
+// build checks the settings and returns the TLS configuration (nil for
+// plaintext) and the SASL (nil without). prefix names the settings in
+// errors: "-kafka-" for the flags, "" for URL parameters.
+func (c kafkaConnSettings) build(prefix string) (*tls.Config, *kafka.SASL, error) {
+	var sc *kafka.SASL
+	switch {
+	case c.Mechanism != "":
+		switch c.Mechanism {
+		case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+		default:
+			return nil, nil, fmt.Errorf("%ssasl-mechanism=%s: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", prefix, c.Mechanism)
+		}
+		if c.Username == "" {
+			return nil, nil, fmt.Errorf("%ssasl-mechanism needs %ssasl-username", prefix, prefix)
+		}
+		sc = &kafka.SASL{Mechanism: c.Mechanism, Username: c.Username, Password: c.Password}
+	case c.Username != "":
+		return nil, nil, fmt.Errorf("%ssasl-username needs %ssasl-mechanism", prefix, prefix)
 	}
-	return c, nil
+	if !c.TLS && c.CA == "" && c.Cert == "" && c.Key == "" && c.ServerName == "" && !c.Insecure {
+		return nil, sc, nil
+	}
+	t, err := otlpclient.ClientTLS(otlpclient.TLSFiles{CAFile: c.CA, CertFile: c.Cert, KeyFile: c.Key, ServerName: c.ServerName, InsecureSkipVerify: c.Insecure})
+	if err != nil {
+		return nil, nil, fmt.Errorf("bad %stls-*: %w", prefix, err)
+	}
+	return t, sc, nil
 }
 
 // minLevel drops records below min: the Kafka client logs every retry at

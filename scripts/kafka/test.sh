@@ -6,7 +6,8 @@
 # -storage kafka`, read back with a franz-go consumer (TestKafka); edge to
 # store, SDK → serve -storage kafka → Kafka → serve -kafka-consume → disk
 # (TestKafkaEdgeToStore); two consumers in a group, one SIGKILLed per round
-# (TestKafkaConsumerGroupKill); and those that use an in-process kfake
+# (TestKafkaConsumerGroupKill); the kafka:// forwarder over the broker's
+# SASL listener (TestForwardKafkaSASLBroker); and those that use an in-process kfake
 # cluster whatever the broker (the Collector's kafkaexporter against
 # otlp-lite's keys and partitions, its records consumed). It stops the
 # broker, also on failure. This is `make kafka-test`. The go test
@@ -44,4 +45,5 @@ OTLP_LITE_KAFKA_DIR="$dir" \
 
 cd "$root/interop"
 OTLP_LITE_KAFKA_BROKERS="127.0.0.1:$port" \
+OTLP_LITE_KAFKA_SASL_BROKERS="127.0.0.1:$((port + 2))" \
 	go test -count=1 -timeout 6m -run Kafka ./...
