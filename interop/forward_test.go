@@ -175,9 +175,13 @@ func TestForwardKill(t *testing.T) {
 	t.Logf("%d kills: %d spans acknowledged, %d distinct forwarded, %d records sent twice", rounds, len(acked), distinct, dups)
 	// What a kill may resend: the in-flight window, inflight records of
 	// spansPer spans each, however slow the machine (the bound does not
-	// depend on timing: the window waits for the commit).
-	if limit := rounds * inflight; dups > limit {
-		t.Fatalf("%d records (%d spans) sent twice over %d kills, more than the in-flight window allows: %d records (%d × inflight %d × %d spans per record)",
+	// depend on timing: the window waits for the commit). One more window
+	// of slack covers a retry inside a run: an attempt that passed its
+	// timeout on a stalled CI machine is sent again, and the destination
+	// may have stored the first one (at-least-once, not a restart's
+	// resend).
+	if limit := (rounds + 1) * inflight; dups > limit {
+		t.Fatalf("%d records (%d spans) sent twice over %d kills, more than the in-flight window allows: %d records ((%d + 1) × inflight %d, of %d spans each)",
 			dups, total-distinct, rounds, limit, rounds, inflight, spansPer)
 	}
 }
