@@ -178,3 +178,13 @@ func TestConfigHandler(t *testing.T) {
 		}
 	}
 }
+
+// A flag that can hold secrets is not echoed in its parse error: a -forward
+// URL may carry an Authorization header.
+func TestServeFlagErrorRedactsSecrets(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"serve", "-forward", "a=grpc://x:1?header=Authorization:Bearer%20sekrit&bogus=1"}, &stdout, &stderr)
+	if code != 2 || strings.Contains(stderr.String(), "sekrit") || !strings.Contains(stderr.String(), "-forward") || !strings.Contains(stderr.String(), "bogus") {
+		t.Fatalf("exit %d, stderr %q: want exit 2, the flag and the problem named, the value not shown", code, stderr.String())
+	}
+}

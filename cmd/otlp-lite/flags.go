@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -105,11 +106,11 @@ func (s *flagSections) parse(args []string, lookup func(string) (string, bool)) 
 		}
 		for _, v := range values {
 			if e := s.fs.Set(f.Name, v); e != nil {
-				shown := v
-				if s.secret[f.Name] {
+				shown := strconv.Quote(v)
+				if _, redacted := f.Value.(redactedValue); redacted || s.secret[f.Name] {
 					shown = "<redacted>"
 				}
-				err = fmt.Errorf("invalid value %q for %s (flag -%s): %v", shown, envName(f.Name), f.Name, e)
+				err = fmt.Errorf("invalid value %s for %s (flag -%s): %v", shown, envName(f.Name), f.Name, e)
 				return
 			}
 		}
@@ -231,8 +232,35 @@ func parseSectionFlags(s *flagSections, args []string, stdout, stderr io.Writer)
 		s.printHelp(stdout)
 		return 0, false
 	}
-	fmt.Fprintf(stderr, "otlp-lite %s: %v (otlp-lite %s -h lists the flags)\n", s.fs.Name(), err, s.fs.Name())
+	fmt.Fprintf(stderr, "otlp-lite %s: %s (otlp-lite %s -h lists the flags)\n", s.fs.Name(), s.redactError(err), s.fs.Name())
 	return 2, false
+}
+
+// redactError removes the value the flag package quotes in its error
+// ("invalid value %q for flag -name: ...") when the flag holds secrets:
+// a -forward URL may carry an Authorization header, and the error goes
+// to a terminal or a log.
+func (s *flagSections) redactError(err error) string {
+	msg := err.Error()
+	const prefix = "invalid value \""
+	if !strings.HasPrefix(msg, prefix) {
+		return msg
+	}
+	var out string
+	s.fs.VisitAll(func(f *flag.Flag) {
+		_, redacted := f.Value.(redactedValue)
+		if !redacted && !s.secret[f.Name] {
+			return
+		}
+		marker := "\" for flag -" + f.Name + ": "
+		if i := strings.LastIndex(msg, marker); i > 0 {
+			out = "invalid value <redacted> for flag -" + f.Name + ": " + msg[i+len(marker):]
+		}
+	})
+	if out != "" {
+		return out
+	}
+	return msg
 }
 
 // configHandler serves the effective configuration on the admin port:
