@@ -13,29 +13,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/encoding"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/otlp-lite/otlp-lite/bench/internal/benchnet"
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 )
-
-// rawCodec sends []byte messages as they are and keeps responses as bytes.
-// Its name is "proto" so that requests carry the OTLP content-type
-// application/grpc+proto; it is passed with ForceCodecV2, never registered,
-// so it replaces nothing globally.
-type rawCodec struct{}
-
-func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
-	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
-}
-
-func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	*v.(*[]byte) = data.Materialize()
-	return nil
-}
-
-func (rawCodec) Name() string { return "proto" }
 
 // passthrough is a grpc-go compressor whose Compress copies bytes
 // unchanged: the request bytes are compressed once, up front (payload.go),
@@ -82,7 +65,7 @@ type grpcClient struct {
 func newGRPCClient(cfg config, p payload) (*grpcClient, error) {
 	cc, err := grpc.NewClient(cfg.addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{})))
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(benchnet.RawCodec{})))
 	if err != nil {
 		return nil, fmt.Errorf("cannot dial: %w", err)
 	}

@@ -53,11 +53,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/otlp-lite/otlp-lite/bench"
+	"github.com/otlp-lite/otlp-lite/bench/internal/benchnet"
 )
 
 type config struct {
@@ -230,7 +230,7 @@ func spread(xs []float64) string {
 // phase, team-b's and team-flood's outcome (nil when it did not send).
 func runRound(cfg config, bin, quotaFile string, body []byte) ([3][2]*phase, error) {
 	var out [3][2]*phase
-	port, err := freePort()
+	port, err := benchnet.FreePort()
 	if err != nil {
 		return out, err
 	}
@@ -253,18 +253,18 @@ func runRound(cfg config, bin, quotaFile string, body []byte) ([3][2]*phase, err
 			<-exited
 		}
 	}()
-	if err := waitListening(addr, exited, 10*time.Second); err != nil {
+	if err := benchnet.WaitListening(addr, exited, 10*time.Second); err != nil {
 		return out, fmt.Errorf("%w; server stderr: %s", err, stderr.String())
 	}
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{})))
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(benchnet.RawCodec{})))
 	if err != nil {
 		return out, err
 	}
 	defer cc.Close()
 	// Each tenant on its own connection, as separate clients would be.
 	ccFlood, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(rawCodec{})))
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(benchnet.RawCodec{})))
 	if err != nil {
 		return out, err
 	}
@@ -352,46 +352,4 @@ func openLoop(cc *grpc.ClientConn, tenant string, body []byte, items int, rate f
 		return nil, *e
 	}
 	return p, nil
-}
-
-// rawCodec sends []byte messages as they are and keeps responses as
-// bytes, under the name "proto" (the OTLP content-type); passed with
-// ForceCodecV2, never registered.
-type rawCodec struct{}
-
-func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
-	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
-}
-
-func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
-	*v.(*[]byte) = data.Materialize()
-	return nil
-}
-
-func (rawCodec) Name() string { return "proto" }
-
-func waitListening(addr string, exited <-chan struct{}, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return errors.New("server exited before listening")
-		default:
-		}
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			return c.Close()
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return fmt.Errorf("server did not listen on %s within %s", addr, timeout)
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }

@@ -68,6 +68,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/otlp-lite/otlp-lite/bench/internal/benchnet"
 )
 
 // tenantHeader is the tenant header of -tenancy: the one Tempo, Mimir and
@@ -326,7 +328,7 @@ func run(cfg config) error {
 					// The OTLP/HTTP port, as a client configured
 					// for http/protobuf would use; the gRPC
 					// port goes unused.
-					p, err := freePort()
+					p, err := benchnet.FreePort()
 					if err != nil {
 						return nil, err
 					}
@@ -438,7 +440,7 @@ func run(cfg config) error {
 // it also serves pprof on an admin port and saves a CPU profile of the
 // load there, making the load last at least cfg.profileSeconds.
 func measure(cfg config, c cell, srv server, benchload, profile string) (sample, error) {
-	port, err := freePort()
+	port, err := benchnet.FreePort()
 	if err != nil {
 		return sample{}, err
 	}
@@ -446,7 +448,7 @@ func measure(cfg config, c cell, srv server, benchload, profile string) (sample,
 	var extra []string
 	var adminAddr string
 	if profile != "" {
-		p, err := freePort()
+		p, err := benchnet.FreePort()
 		if err != nil {
 			return sample{}, err
 		}
@@ -476,7 +478,7 @@ func measure(cfg config, c cell, srv server, benchload, profile string) (sample,
 			<-exited
 		}
 	}()
-	if err := waitListening(addr, exited, 10*time.Second); err != nil {
+	if err := benchnet.WaitListening(addr, exited, 10*time.Second); err != nil {
 		return sample{}, fmt.Errorf("%w; server stderr: %s", err, stderr.String())
 	}
 
@@ -589,36 +591,6 @@ func measureFloor(cfg config, c cell, benchload string) (floor, error) {
 		return floor{}, fmt.Errorf("cannot parse benchload -floor output %q", out)
 	}
 	return f, nil
-}
-
-// waitListening waits until addr accepts connections, failing early if
-// the server exits (e.g. because another process holds the port, which
-// would otherwise be measured in its place).
-func waitListening(addr string, exited <-chan struct{}, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return errors.New("server exited before listening")
-		default:
-		}
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err == nil {
-			return c.Close()
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return fmt.Errorf("server did not listen on %s within %s", addr, timeout)
-}
-
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // cpuSeconds returns utime+stime of pid in seconds.

@@ -1,0 +1,60 @@
+// Package benchnet holds what the benchmark commands (sidebyside,
+// fairness, benchload) share to start servers and talk to them: a free
+// port, a wait for a listener, and a grpc-go codec for raw bytes.
+package benchnet
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"google.golang.org/grpc/mem"
+)
+
+// FreePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// WaitListening waits until addr accepts connections, failing early if
+// the server exits (e.g. because another process holds the port, which
+// would otherwise be measured in its place).
+func WaitListening(addr string, exited <-chan struct{}, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return errors.New("server exited before listening")
+		default:
+		}
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err == nil {
+			return c.Close()
+		}
+		time.Sleep(20 * time.Millisecond) // polling a port another process opens
+	}
+	return fmt.Errorf("server did not listen on %s within %s", addr, timeout)
+}
+
+// RawCodec sends []byte messages as they are and keeps responses as
+// bytes. Its name is "proto" so that requests carry the OTLP content-type
+// application/grpc+proto; pass it with grpc.ForceCodecV2, never register
+// it, so it replaces nothing globally.
+type RawCodec struct{}
+
+func (RawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
+}
+
+func (RawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	*v.(*[]byte) = data.Materialize()
+	return nil
+}
+
+func (RawCodec) Name() string { return "proto" }
