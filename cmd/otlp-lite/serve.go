@@ -399,22 +399,24 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		}
 	}
 
-	sink, err := openSink(cfg, logger, reg)
-	if err != nil {
+	// abandon releases what was opened so far when serve cannot start.
+	var sink storage.Sink
+	abandon := func(err error) error {
 		closeListeners()
 		if adminLn != nil {
 			adminLn.Close()
+		}
+		if sink != nil {
+			sink.Close()
 		}
 		return err
 	}
+	if sink, err = openSink(cfg, logger, reg); err != nil {
+		return abandon(err)
+	}
 	tenants, err := cfg.tenants.config(logger, reg, stop)
 	if err != nil {
-		closeListeners()
-		if adminLn != nil {
-			adminLn.Close()
-		}
-		sink.Close()
-		return err
+		return abandon(err)
 	}
 	h := handler.New(handler.Config{
 		Tenants:              tenants,
@@ -442,12 +444,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	env := &serveEnv{logger: logger, metrics: reg, sink: sink, store: store, handler: h, dataDir: cfg.dataDir}
 	running, err := startExtensions(&cfg, env)
 	if err != nil {
-		closeListeners()
-		if adminLn != nil {
-			adminLn.Close()
-		}
-		sink.Close()
-		return err
+		return abandon(err)
 	}
 	srv := server.New(h, server.Config{TLS: tlsConfig, Limits: &cfg.limits, Metrics: reg, Logger: logger})
 
