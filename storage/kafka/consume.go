@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -223,14 +224,6 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	if group == "" {
 		group = DefaultConsumerGroup
 	}
-	clientID := cfg.ClientID
-	if clientID == "" {
-		clientID = "otlp-lite"
-	}
-	dialTimeout := cfg.DialTimeout
-	if dialTimeout <= 0 {
-		dialTimeout = 5 * time.Second
-	}
 	fetchMax := cfg.FetchMaxBytes
 	if fetchMax <= 0 {
 		fetchMax = DefaultFetchMaxBytes
@@ -241,8 +234,8 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	}
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
-		kgo.ClientID(clientID),
-		kgo.DialTimeout(dialTimeout),
+		kgo.ClientID(cmp.Or(cfg.ClientID, defaultClientID)),
+		kgo.DialTimeout(cmp.Or(max(cfg.DialTimeout, 0), defaultDialTimeout)),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(names...),
 		kgo.ConsumeResetOffset(start),

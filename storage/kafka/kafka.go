@@ -33,6 +33,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -291,14 +292,6 @@ func Open(cfg Config) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	clientID := cfg.ClientID
-	if clientID == "" {
-		clientID = "otlp-lite"
-	}
-	dialTimeout := cfg.DialTimeout
-	if dialTimeout <= 0 {
-		dialTimeout = 5 * time.Second
-	}
 	part, err := partitioner(cfg.Hasher)
 	if err != nil {
 		return nil, err
@@ -306,8 +299,8 @@ func Open(cfg Config) (*Sink, error) {
 	opts := []kgo.Opt{
 		kgo.RecordPartitioner(part),
 		kgo.SeedBrokers(cfg.Brokers...),
-		kgo.ClientID(clientID),
-		kgo.DialTimeout(dialTimeout),
+		kgo.ClientID(cmp.Or(cfg.ClientID, defaultClientID)),
+		kgo.DialTimeout(cmp.Or(max(cfg.DialTimeout, 0), defaultDialTimeout)),
 		kgo.AllowAutoTopicCreation(),
 		// acks=all with the idempotent producer (franz-go's default when
 		// acks=all): the broker de-duplicates the client's own retries,
@@ -494,6 +487,13 @@ func (s *Sink) tenantTopic(signal storage.Signal, tenant string) string {
 	s.tenantMu.Unlock()
 	return t
 }
+
+// The client identity and dial timeout of the producer and the consumer
+// when their configuration leaves them unset.
+const (
+	defaultClientID    = "otlp-lite"
+	defaultDialTimeout = 5 * time.Second
+)
 
 // connOpts are the client options shared by the producer and the
 // consumer: logging, TLS and SASL.
