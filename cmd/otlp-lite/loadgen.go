@@ -82,6 +82,9 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
+	// The progress loop and the stream workers' close errors write to
+	// stderr from several goroutines.
+	stderr = &syncWriter{w: stderr}
 	gen := otlpclient.NewSpanGenerator(o.spansPerBatch, o.attrs, o.seed)
 	payloads := make([][]byte, o.pregenerate)
 	size := 0
@@ -464,4 +467,16 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// syncWriter serialises writes to w from several goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
