@@ -3,8 +3,6 @@ package otlpdecode
 import (
 	"encoding/binary"
 	"slices"
-
-	"github.com/VictoriaMetrics/easyproto"
 )
 
 // AppendValidTraces appends to dst the protobuf encoding of src without its
@@ -115,7 +113,7 @@ func (c *checker) appendElems(dst, src []byte, lvl level, names *signalNames, it
 	case levelScope:
 		name = names.items
 	}
-	var fc easyproto.FieldContext
+	var fc wireField
 	for i := 0; len(src) > 0; {
 		tail, err := nextField(&fc, src)
 		if err != nil {
@@ -157,7 +155,7 @@ func (c *checker) appendElems(dst, src []byte, lvl level, names *signalNames, it
 // malformed field further on refuses the request, as it does in Check.
 func (c *checker) containerReason(src []byte, check func(*checker, []byte) (reason, error)) (reason, error) {
 	var r reason
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {
@@ -211,7 +209,7 @@ func appendValidMetric(c *checker, dst, src []byte) ([]byte, bool, error) {
 	orig := len(dst)
 	var r reason
 	nMeta := 0
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
 		tail, err := nextField(&fc, src)
 		if err != nil {
@@ -252,7 +250,7 @@ func appendValidMetric(c *checker, dst, src []byte) ([]byte, bool, error) {
 // or Summary without its rejected data points (layouts at
 // checker.metricData).
 func (c *checker) appendMetricData(dst, src []byte, kind uint32) ([]byte, error) {
-	var fc easyproto.FieldContext
+	var fc wireField
 	for i := 0; len(src) > 0; {
 		tail, err := nextField(&fc, src)
 		if err != nil {

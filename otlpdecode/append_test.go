@@ -3,8 +3,6 @@ package otlpdecode
 import (
 	"bytes"
 	"testing"
-
-	"github.com/VictoriaMetrics/easyproto"
 )
 
 // items returns the payloads of every item (field 2 of the Scope*
@@ -24,7 +22,7 @@ func items(t *testing.T, src []byte) [][]byte {
 func messages(t *testing.T, src []byte, num uint32) [][]byte {
 	t.Helper()
 	var out [][]byte
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
@@ -36,11 +34,11 @@ func newChecker(opts *Options) checker {
 
 // badString reports whether a string field is invalid UTF-8 while
 // ValidateUTF8 is on. It inlines to a flag test when it is off.
-func (c *checker) badString(fc *easyproto.FieldContext) bool {
+func (c *checker) badString(fc *wireField) bool {
 	return c.utf8 && badUTF8String(fc)
 }
 
-func badUTF8String(fc *easyproto.FieldContext) bool {
+func badUTF8String(fc *wireField) bool {
 	s, ok := fc.String()
 	return ok && !validUTF8String(s)
 }
@@ -49,13 +47,13 @@ func badUTF8String(fc *easyproto.FieldContext) bool {
 // UTF-8 (with ValidateUTF8), unless *r already holds a reason: the first
 // one found is kept. Like badString, it inlines to a flag test when
 // ValidateUTF8 is off.
-func (c *checker) stringField(fc *easyproto.FieldContext, name string, r *reason) {
+func (c *checker) stringField(fc *wireField, name string, r *reason) {
 	if c.utf8 {
 		utf8Field(fc, name, r)
 	}
 }
 
-func utf8Field(fc *easyproto.FieldContext, name string, r *reason) {
+func utf8Field(fc *wireField, name string, r *reason) {
 	if s, ok := fc.String(); ok && !validUTF8String(s) && !r.bad() {
 		*r = utf8Reason(name, -1)
 	}
@@ -136,6 +134,16 @@ func bucketsReason(counts, bounds int) reason {
 // the reason on the happy path.
 func (r *reason) note(sub *reason, name string, idx int) {
 	if sub.bad() && !r.bad() {
+		*r = sub.in(name, idx)
+	}
+}
+
+// noteIn records in *r the reason sub, found in element idx of the field
+// name (idx -1: a singular field), unless *r already holds a reason. It
+// is for the failure path: sub is built by the caller only once something
+// is wrong.
+func (r *reason) noteIn(sub reason, name string, idx int) {
+	if !r.bad() {
 		*r = sub.in(name, idx)
 	}
 }
@@ -257,7 +265,7 @@ func (v verdict) reason(name string, idx int) reason {
 //     empty": such a field never rejects anything; it is counted in
 //     Result.IgnoredStrindex for the caller to log, and the data is kept
 //     verbatim (a later reader applies the same rule).
-func (c *checker) strindex(fc *easyproto.FieldContext, bad verdict) verdict {
+func (c *checker) strindex(fc *wireField, bad verdict) verdict {
 	v, ok := fc.Uint64()
 	if !ok {
 		return verdictOK // not a varint: an unknown field
@@ -294,11 +302,14 @@ func (c *checker) anyValue(src []byte, depth int) (verdict, error) {
 		return verdictOK, fmt.Errorf("%w (%d)", errDepth, c.maxDepth)
 	}
 	var v verdict
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return verdictOK, err
+		var ok bool
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return verdictOK, err
+			}
 		}
 		switch fc.FieldNum {
 		case 1:
@@ -362,11 +373,14 @@ func (c *checker) scalarValue(v []byte) (valid, ok bool) {
 //	}
 func (c *checker) arrayValue(src []byte, depth int) (verdict, error) {
 	var v verdict
-	var fc easyproto.FieldContext
+	var fc wireField
 	for i := 0; len(src) > 0; {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return verdictOK, err
+		var ok bool
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return verdictOK, err
+			}
 		}
 		if fc.FieldNum != 1 {
 			continue
@@ -391,11 +405,14 @@ func (c *checker) arrayValue(src []byte, depth int) (verdict, error) {
 //	}
 func (c *checker) keyValueList(src []byte, depth int) (verdict, error) {
 	var v verdict
-	var fc easyproto.FieldContext
+	var fc wireField
 	for i := 0; len(src) > 0; {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return verdictOK, err
+		var ok bool
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return verdictOK, err
+			}
 		}
 		if fc.FieldNum != 1 {
 			continue
@@ -446,11 +463,14 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 	// In profiles, key and key_strindex exclude each other; the last
 	// occurrence of each counts.
 	keySet, strindexSet := false, false
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return verdictOK, err
+		var ok bool
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return verdictOK, err
+			}
 		}
 		switch fc.FieldNum {
 		case 1:
@@ -483,7 +503,7 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 
 // attribute checks element idx of a repeated KeyValue field named field and
 // folds its verdict into r.
-func (c *checker) attribute(fc *easyproto.FieldContext, field string, idx *int, r *reason) error {
+func (c *checker) attribute(fc *wireField, field string, idx *int, r *reason) error {
 	data, ok := fc.MessageData()
 	if !ok {
 		return nil
@@ -509,7 +529,7 @@ func (c *checker) attribute(fc *easyproto.FieldContext, field string, idx *int, 
 //	}
 func (c *checker) resource(src []byte) (reason, error) {
 	var r reason
-	var fc easyproto.FieldContext
+	var fc wireField
 	nAttrs, nRefs := 0, 0
 	for len(src) > 0 {
 		var err error
@@ -547,7 +567,7 @@ func (c *checker) resource(src []byte) (reason, error) {
 //	}
 func (c *checker) entityRef(src []byte) (reason, error) {
 	var r reason
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {
@@ -577,7 +597,7 @@ func (c *checker) entityRef(src []byte) (reason, error) {
 //	}
 func (c *checker) scope(src []byte) (reason, error) {
 	var r reason
-	var fc easyproto.FieldContext
+	var fc wireField
 	nAttrs := 0
 	for len(src) > 0 {
 		var err error
@@ -730,7 +750,7 @@ func (p *itemPos) format(n *signalNames) string {
 //	}
 func (c *checker) check(src []byte, names *signalNames, item signal) (Result, error) {
 	var total tally
-	var fc easyproto.FieldContext
+	var fc wireField
 	for rs := 0; len(src) > 0; {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {
@@ -775,7 +795,7 @@ func (c *checker) check(src []byte, names *signalNames, item signal) (Result, er
 // is applied after the walk.
 func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item signal, t *tally) error {
 	var resReason reason
-	var fc easyproto.FieldContext
+	var fc wireField
 	for ss := 0; len(src) > 0; {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {
@@ -823,7 +843,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 //	}
 func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item signal, t *tally) error {
 	var scopeReason reason
-	var fc easyproto.FieldContext
+	var fc wireField
 	for idx := 0; len(src) > 0; {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {

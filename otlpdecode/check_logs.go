@@ -1,8 +1,6 @@
 package otlpdecode
 
-import (
-	"github.com/VictoriaMetrics/easyproto"
-)
+import ()
 
 // CheckLogs walks an ExportLogsServiceRequest (same wire format as
 // LogsData) and validates every log record.
@@ -40,11 +38,17 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 	var r reason
 	traceID, spanID := 0, 0
 	nAttrs := 0
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		var ok bool
+		if src, ok = skipScalar(src); ok {
+			continue // a scalar field: none is inspected here
+		}
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return r, err
+			}
 		}
 		switch fc.FieldNum {
 		case 3:

@@ -1,8 +1,6 @@
 package otlpdecode
 
-import (
-	"github.com/VictoriaMetrics/easyproto"
-)
+import ()
 
 // CheckMetrics walks an ExportMetricsServiceRequest (same wire format as
 // MetricsData) and validates every data point of the five kinds (gauge,
@@ -73,7 +71,7 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 	var r reason
 	nMeta := 0
 	var kind uint32
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {
@@ -133,7 +131,7 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 //	}
 //	message Summary { repeated SummaryDataPoint data_points = 1; }
 func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
 		var err error
 		if src, err = nextField(&fc, src); err != nil {
@@ -188,11 +186,17 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
 func (c *checker) numberDataPoint(src []byte) (reason, error) {
 	var r reason
 	nAttrs, nEx := 0, 0
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		var ok bool
+		if src, ok = skipScalar(src); ok {
+			continue // a scalar field: none is inspected here
+		}
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return r, err
+			}
 		}
 		switch fc.FieldNum {
 		case 7:
@@ -230,11 +234,14 @@ func (c *checker) histogramDataPoint(src []byte) (reason, error) {
 	// Element counts of bucket_counts and explicit_bounds, which arrive
 	// packed (possibly in several runs) or one fixed64/double per field.
 	nCounts, nBounds := 0, 0
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		var ok bool
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return r, err
+			}
 		}
 		switch fc.FieldNum {
 		case 9:
@@ -271,7 +278,7 @@ func (c *checker) histogramDataPoint(src []byte) (reason, error) {
 // field fc holds: one for an unpacked element (wire type I64), len/8 for a
 // packed run (wire type LEN), whose length must be a multiple of 8, and 0
 // for any other wire type, which makes the field unknown.
-func countFixed64(fc *easyproto.FieldContext) (int, error) {
+func countFixed64(fc *wireField) (int, error) {
 	if _, ok := fc.Fixed64(); ok {
 		return 1, nil
 	}
@@ -307,11 +314,17 @@ func countFixed64(fc *easyproto.FieldContext) (int, error) {
 func (c *checker) exponentialHistogramDataPoint(src []byte) (reason, error) {
 	var r reason
 	nAttrs, nEx := 0, 0
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		var ok bool
+		if src, ok = skipScalar(src); ok {
+			continue // a scalar field: none is inspected here
+		}
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return r, err
+			}
 		}
 		switch fc.FieldNum {
 		case 1:
@@ -341,11 +354,14 @@ func (c *checker) exponentialHistogramDataPoint(src []byte) (reason, error) {
 // checkBuckets checks the structure of ExponentialHistogramDataPoint.Buckets
 // (definition above).
 func checkBuckets(src []byte) error {
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return err
+		var ok bool
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return err
+			}
 		}
 		if fc.FieldNum == 2 {
 			if err := checkPackedVarints(&fc); err != nil {
@@ -375,11 +391,17 @@ func checkBuckets(src []byte) error {
 func (c *checker) summaryDataPoint(src []byte) (reason, error) {
 	var r reason
 	nAttrs, nQ := 0, 0
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		var ok bool
+		if src, ok = skipScalar(src); ok {
+			continue // a scalar field: none is inspected here
+		}
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return r, err
+			}
 		}
 		switch fc.FieldNum {
 		case 7:
@@ -403,11 +425,17 @@ func (c *checker) summaryDataPoint(src []byte) (reason, error) {
 // checkFields checks that src is a well-formed message, for messages made
 // of scalars only.
 func checkFields(src []byte) error {
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return err
+		var ok bool
+		if src, ok = skipScalar(src); ok {
+			continue // a scalar field: none is inspected here
+		}
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -415,7 +443,7 @@ func checkFields(src []byte) error {
 
 // exemplarField checks element *idx of a repeated Exemplar field and folds
 // its verdict into r.
-func (c *checker) exemplarField(fc *easyproto.FieldContext, idx *int, r *reason) error {
+func (c *checker) exemplarField(fc *wireField, idx *int, r *reason) error {
 	data, ok := fc.MessageData()
 	if !ok {
 		return nil
@@ -447,11 +475,17 @@ func (c *checker) exemplar(src []byte) (reason, error) {
 	var r reason
 	traceID, spanID := 0, 0
 	nAttrs := 0
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		var ok bool
+		if src, ok = skipScalar(src); ok {
+			continue // a scalar field: none is inspected here
+		}
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return r, err
+			}
 		}
 		switch fc.FieldNum {
 		case 7:

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-
-	"github.com/VictoriaMetrics/easyproto"
 )
 
 // The rules below are those of opentelemetry-proto v1.11.0,
@@ -84,75 +82,18 @@ func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
 	return keepValid(dst, src, &r, err)
 }
 
-// wfield is a field read by scanField: a profiles request is mostly small
-// integers (indices, addresses, line numbers, packed runs), so the walk of
-// its dictionary and samples reads fields with this lighter reader rather
-// than easyproto's FieldContext.
-type wfield struct {
-	num  uint32 // field number; skippedField for a skipped group
-	typ  uint8  // wire type: wireVarint, wireI64, wireLen, wireI32 (wireStartGroup: a skipped group)
-	v    uint64 // the value of a varint, I64 or I32 field
-	data []byte // the payload of a LEN field
-}
-
-// varint returns a varint field's value.
-func (f *wfield) varint() (uint64, bool) { return f.v, f.typ == wireVarint }
-
-// msg returns a LEN field's payload (a message, string, bytes or packed
-// run).
-func (f *wfield) msg() ([]byte, bool) { return f.data, f.typ == wireLen }
-
-// scanField reads the next field of src into f and returns the rest of
-// src. Its fast path takes what encoders write for these messages, a
-// one-byte tag and a varint or a short LEN field; anything else goes
-// through nextField, so that the reading rules (field numbers, groups,
-// truncation) are exactly those of the other signals.
-func scanField(f *wfield, src []byte) ([]byte, error) {
-	if len(src) >= 2 && src[0] < 0x80 && src[0] >= 1<<3 {
-		tag := src[0]
-		switch tag & 7 {
-		case wireVarint:
-			if src[1] < 0x80 {
-				f.num, f.typ, f.v = uint32(tag>>3), wireVarint, uint64(src[1])
-				return src[2:], nil
-			}
-			if v, n := binary.Uvarint(src[1:]); n > 0 {
-				f.num, f.typ, f.v = uint32(tag>>3), wireVarint, v
-				return src[1+n:], nil
-			}
-		case wireLen:
-			if n := int(src[1]); n < 0x80 && 2+n <= len(src) {
-				f.num, f.typ, f.data = uint32(tag>>3), wireLen, src[2:2+n]
-				return src[2+n:], nil
-			}
+// scanField is nextField for the walk of a profiles request, which is
+// mostly small integers (indices, addresses, line numbers, packed runs):
+// it reads a varint field with a one-byte tag inline as well, and hands
+// everything else to nextField.
+func scanField(f *wireField, src []byte) ([]byte, error) {
+	if len(src) >= 2 && src[0] < 0x80 && src[0] >= 1<<3 && src[0]&7 == wireVarint {
+		if v, n := binary.Uvarint(src[1:]); n > 0 {
+			f.FieldNum, f.wire, f.value = uint32(src[0]>>3), wireVarint, v
+			return src[1+n:], nil
 		}
 	}
-	return scanFieldSlow(f, src)
-}
-
-// scanFieldSlow is scanField's general path, kept apart so that the fast
-// path stays small.
-//
-//go:noinline
-func scanFieldSlow(f *wfield, src []byte) ([]byte, error) {
-	var fc easyproto.FieldContext
-	tail, err := nextField(&fc, src)
-	if err != nil {
-		return tail, err
-	}
-	*f = wfield{num: fc.FieldNum}
-	if v, ok := fc.Uint64(); ok {
-		f.typ, f.v = wireVarint, v
-	} else if data, ok := fc.MessageData(); ok {
-		f.typ, f.data = wireLen, data
-	} else if v, ok := fc.Fixed64(); ok {
-		f.typ, f.v = wireI64, v
-	} else if v, ok := fc.Fixed32(); ok {
-		f.typ, f.v = wireI32, uint64(v)
-	} else {
-		f.typ = wireStartGroup // a skipped group: no value
-	}
-	return tail, nil
+	return nextField(f, src)
 }
 
 // The tables of ProfilesDictionary, by field number.
@@ -206,8 +147,8 @@ func (c *checker) indexReason(field string, idx int, v uint64, table int) reason
 
 // index checks the int32 index field fc into table and records in *r the
 // first bad one.
-func (c *checker) index(f *wfield, field string, table int, r *reason) {
-	if v, ok := f.varint(); ok && !inRange(v, c.dict.len[table]) {
+func (c *checker) index(f *wireField, field string, table int, r *reason) {
+	if v, ok := f.Uint64(); ok && !inRange(v, c.dict.len[table]) {
 		c.badIndex(field, -1, v, table, r)
 	}
 }
@@ -215,16 +156,16 @@ func (c *checker) index(f *wfield, field string, table int, r *reason) {
 // indices checks an occurrence of a repeated int32 field of indices into
 // table (one varint, or a packed run, which protobuf parsers must both
 // accept); *n counts the elements across occurrences, for positions.
-func (c *checker) indices(f *wfield, field string, table int, n *int, r *reason) error {
+func (c *checker) indices(f *wireField, field string, table int, n *int, r *reason) error {
 	size := c.dict.len[table]
-	if v, ok := f.varint(); ok {
+	if v, ok := f.Uint64(); ok {
 		if !inRange(v, size) {
 			c.badIndex(field, *n, v, table, r)
 		}
 		*n++
 		return nil
 	}
-	data, ok := f.msg()
+	data, ok := f.MessageData()
 	if !ok {
 		return nil // another wire type: an unknown field
 	}
@@ -257,7 +198,7 @@ func (c *checker) indices(f *wfield, field string, table int, n *int, r *reason)
 		default:
 			var k int
 			if v, k = binary.Uvarint(data); k <= 0 {
-				return fmt.Errorf("cannot read packed varint in field #%d", f.num)
+				return fmt.Errorf("cannot read packed varint in field #%d", f.FieldNum)
 			}
 			data = data[k:]
 			if !inRange(v, size) {
@@ -312,27 +253,27 @@ func (c *checker) badIndex(field string, idx int, v uint64, table int, r *reason
 
 // countFixed64s returns how many elements an occurrence of a repeated
 // fixed64 field holds (one fixed64, or a packed run).
-func countFixed64s(f *wfield) (int, error) {
-	if f.typ == wireI64 {
+func countFixed64s(f *wireField) (int, error) {
+	if f.wire == wireI64 {
 		return 1, nil
 	}
-	data, ok := f.msg()
+	data, ok := f.MessageData()
 	if !ok {
 		return 0, nil
 	}
 	if len(data)%8 != 0 {
-		return 0, fmt.Errorf("packed field #%d is %d bytes, not a multiple of 8", f.num, len(data))
+		return 0, fmt.Errorf("packed field #%d is %d bytes, not a multiple of 8", f.FieldNum, len(data))
 	}
 	return len(data) / 8, nil
 }
 
 // countVarints returns how many elements an occurrence of a repeated
 // varint field holds (one varint, or a packed run).
-func countVarints(f *wfield) (int, error) {
-	if _, ok := f.varint(); ok {
+func countVarints(f *wireField) (int, error) {
+	if _, ok := f.Uint64(); ok {
 		return 1, nil
 	}
-	data, ok := f.msg()
+	data, ok := f.MessageData()
 	if !ok {
 		return 0, nil
 	}
@@ -346,7 +287,7 @@ func countVarints(f *wfield) (int, error) {
 		} else {
 			_, k := binary.Uvarint(data)
 			if k <= 0 {
-				return 0, fmt.Errorf("cannot read packed varint in field #%d", f.num)
+				return 0, fmt.Errorf("cannot read packed varint in field #%d", f.FieldNum)
 			}
 			data = data[k:]
 		}
@@ -400,13 +341,13 @@ func countShortVarints(data []byte) (n int, ok bool) {
 // their tables are concatenated, and indices count across them.
 func (c *checker) loadDictionary(src []byte) error {
 	c.profiles = true
-	var f wfield
+	var f wireField
 	for rest := src; len(rest) > 0; {
 		var err error
 		if rest, err = scanField(&f, rest); err != nil {
 			return topLevel(err)
 		}
-		if data, ok := f.msg(); ok && f.num == 2 {
+		if data, ok := f.MessageData(); ok && f.FieldNum == 2 {
 			if err := c.countTables(data); err != nil {
 				return topLevel(at(err, "dictionary", -1))
 			}
@@ -415,7 +356,7 @@ func (c *checker) loadDictionary(src []byte) error {
 	var seen [numTables]int // entries checked so far, by table
 	for rest := src; len(rest) > 0; {
 		rest, _ = scanField(&f, rest) // read without error above
-		if data, ok := f.msg(); ok && f.num == 2 {
+		if data, ok := f.MessageData(); ok && f.FieldNum == 2 {
 			if err := c.checkDictionary(data, &seen); err != nil {
 				return topLevel(at(err, "dictionary", -1))
 			}
@@ -432,7 +373,7 @@ func (c *checker) loadDictionary(src []byte) error {
 // c.dict.len. Every table holds messages or strings, so an entry with
 // another wire type is an unknown field, as in protobuf-go.
 func (c *checker) countTables(src []byte) error {
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		// What encoders write: a one-byte tag of a known field number
 		// and a length below 128, read here without a call.
@@ -449,8 +390,8 @@ func (c *checker) countTables(src []byte) error {
 		if src, err = scanField(&f, src); err != nil {
 			return err
 		}
-		if _, ok := f.msg(); ok && f.num < numTables {
-			c.dict.len[f.num]++
+		if _, ok := f.MessageData(); ok && f.FieldNum < numTables {
+			c.dict.len[f.FieldNum]++
 		}
 	}
 	return nil
@@ -485,7 +426,7 @@ func (c *checker) countTables(src []byte) error {
 // each.
 func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
 	var r reason // what the current entry breaks, relative to it
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		var err error
 		var table uint32
@@ -500,10 +441,10 @@ func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
 				return err
 			}
 			var ok bool
-			if data, ok = f.msg(); !ok {
+			if data, ok = f.MessageData(); !ok {
 				continue
 			}
-			table = f.num
+			table = f.FieldNum
 		}
 		if table >= numTables || table == 0 {
 			continue
@@ -575,12 +516,12 @@ func (c *checker) noteDict(r *reason, name string, idx int) {
 func (c *checker) mapping(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	nAttrs := 0
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		if src, err = scanField(&f, src); err != nil {
 			return false, err
 		}
-		switch f.num {
+		switch f.FieldNum {
 		case 1, 2, 3:
 			zero = zero && varintZero(&f)
 		case 4:
@@ -598,16 +539,16 @@ func (c *checker) mapping(src []byte, r *reason) (zero bool, err error) {
 
 // varintZero reports whether f is not a varint set to something other
 // than 0 (a field of another wire type is unknown, and does not count).
-func varintZero(f *wfield) bool {
-	v, ok := f.varint()
+func varintZero(f *wireField) bool {
+	v, ok := f.Uint64()
 	return !ok || v == 0
 }
 
 // emptyRepeated reports whether an occurrence of a repeated int32 field
 // adds no element: an empty packed run, or a field of another wire type
 // than varint or LEN, which is unknown.
-func emptyRepeated(f *wfield) bool {
-	switch f.typ {
+func emptyRepeated(f *wireField) bool {
+	switch f.wire {
 	case wireVarint:
 		return false
 	case wireLen:
@@ -628,7 +569,7 @@ func emptyRepeated(f *wfield) bool {
 func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	nLines, nAttrs := 0, 0
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		// A line with a one-byte length, the commonest field, is read
 		// here without a call.
@@ -649,14 +590,14 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 		if src, err = scanField(&f, src); err != nil {
 			return false, err
 		}
-		switch f.num {
+		switch f.FieldNum {
 		case 1:
 			zero = zero && varintZero(&f)
 			c.index(&f, "mapping_index", tableMapping, r)
 		case 2:
 			zero = zero && varintZero(&f)
 		case 3:
-			data, ok := f.msg()
+			data, ok := f.MessageData()
 			if !ok {
 				continue
 			}
@@ -691,7 +632,7 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 // position in a source file.
 func (c *checker) line(src []byte, r *reason) error {
 	functions := uint64(c.dict.len[tableFunction])
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		// A line is a few small varints, read here without a call: a
 		// known one-byte tag and a value of one or two bytes, which is
@@ -716,7 +657,7 @@ func (c *checker) line(src []byte, r *reason) error {
 		if src, err = scanField(&f, src); err != nil {
 			return err
 		}
-		switch f.num {
+		switch f.FieldNum {
 		case 1:
 			c.index(&f, "function_index", tableFunction, r)
 		case 2:
@@ -730,8 +671,8 @@ func (c *checker) line(src []byte, r *reason) error {
 
 // negative records in *r that the int64 field f, a 1-based line or
 // column number, is negative.
-func negative(f *wfield, field string, r *reason) {
-	if v, ok := f.varint(); ok && int64(v) < 0 && !r.bad() {
+func negative(f *wireField, field string, r *reason) {
+	if v, ok := f.Uint64(); ok && int64(v) < 0 && !r.bad() {
 		*r = textReason(field, -1, "is negative (profiles.proto: 1-based, 0 means unset)")
 	}
 }
@@ -753,18 +694,18 @@ func (c *checker) function(src []byte, r *reason) (zero, named bool, err error) 
 	// Last occurrence wins for each of the three names.
 	var names [3]bool
 	zero = true
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		if src, err = scanField(&f, src); err != nil {
 			return false, false, err
 		}
-		switch f.num {
+		switch f.FieldNum {
 		case 1, 2, 3:
-			if v, ok := f.varint(); ok {
-				names[f.num-1] = v != 0
+			if v, ok := f.Uint64(); ok {
+				names[f.FieldNum-1] = v != 0
 			}
 			zero = zero && varintZero(&f)
-			c.index(&f, functionNames[f.num-1], tableString, r)
+			c.index(&f, functionNames[f.FieldNum-1], tableString, r)
 		case 4:
 			zero = zero && varintZero(&f)
 			negative(&f, "start_line", r)
@@ -790,18 +731,18 @@ var functionNames = [3]string{"name_strindex", "system_name_strindex", "filename
 // span's links (CheckTraces).
 func profileLink(src []byte, idx int, r *reason) (zero bool, err error) {
 	var traceID, spanID []byte
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		if src, err = scanField(&f, src); err != nil {
 			return false, err
 		}
-		switch f.num {
+		switch f.FieldNum {
 		case 1:
-			if b, ok := f.msg(); ok {
+			if b, ok := f.MessageData(); ok {
 				traceID = b
 			}
 		case 2:
-			if b, ok := f.msg(); ok {
+			if b, ok := f.MessageData(); ok {
 				spanID = b
 			}
 		}
@@ -829,17 +770,17 @@ func profileLink(src []byte, idx int, r *reason) (zero bool, err error) {
 //	}
 func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) {
 	zero = true
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		if src, err = scanField(&f, src); err != nil {
 			return false, err
 		}
-		switch f.num {
+		switch f.FieldNum {
 		case 1:
 			zero = zero && varintZero(&f)
 			c.index(&f, "key_strindex", tableString, r)
 		case 2:
-			data, ok := f.msg()
+			data, ok := f.MessageData()
 			if !ok {
 				continue
 			}
@@ -868,12 +809,12 @@ func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) 
 func (c *checker) stack(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	n := 0
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		if src, err = scanField(&f, src); err != nil {
 			return false, err
 		}
-		if f.num == 1 {
+		if f.FieldNum == 1 {
 			zero = zero && emptyRepeated(&f)
 			if err := c.indices(&f, "location_indices", tableLocation, &n, r); err != nil {
 				return false, err
@@ -904,19 +845,19 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 	var profileID []byte
 	formatSet, payloadSet := false, false
 	nSamples, nAttrs := 0, 0
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		if src, err = scanField(&f, src); err != nil {
 			return r, 0, err
 		}
-		switch f.num {
+		switch f.FieldNum {
 		case 1, 5:
-			data, ok := f.msg()
+			data, ok := f.MessageData()
 			if !ok {
 				continue
 			}
 			name := "sample_type"
-			if f.num == 5 {
+			if f.FieldNum == 5 {
 				name = "period_type"
 			}
 			wasBad := r.bad()
@@ -927,7 +868,7 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 				r = r.in(name, -1)
 			}
 		case 2:
-			data, ok := f.msg()
+			data, ok := f.MessageData()
 			if !ok {
 				continue
 			}
@@ -940,18 +881,18 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 			}
 			nSamples++
 		case 7:
-			if b, ok := f.msg(); ok {
+			if b, ok := f.MessageData(); ok {
 				profileID = b
 			}
 		case 9:
-			if b, ok := f.msg(); ok {
+			if b, ok := f.MessageData(); ok {
 				formatSet = len(b) > 0
 				if c.utf8 && !validUTF8(b) && !r.bad() {
 					r = utf8Reason("original_payload_format", -1)
 				}
 			}
 		case 10:
-			if b, ok := f.msg(); ok {
+			if b, ok := f.MessageData(); ok {
 				payloadSet = len(b) > 0
 			}
 		case 11:
@@ -985,13 +926,13 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 //	  int32 unit_strindex = 2;
 //	}
 func (c *checker) valueType(src []byte, r *reason) error {
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		var err error
 		if src, err = scanField(&f, src); err != nil {
 			return err
 		}
-		switch f.num {
+		switch f.FieldNum {
 		case 1:
 			c.index(&f, "type_strindex", tableString, r)
 		case 2:
@@ -1017,15 +958,15 @@ func (c *checker) sample(src []byte, r *reason) error {
 	// after the walk.
 	var stack, link uint64
 	nAttrs, nValues, nTimes := 0, 0, 0
-	var f wfield
+	var f wireField
 	for len(src) > 0 {
 		var err error
 		if src, err = scanField(&f, src); err != nil {
 			return err
 		}
-		switch f.num {
+		switch f.FieldNum {
 		case 1:
-			if v, ok := f.varint(); ok {
+			if v, ok := f.Uint64(); ok {
 				stack = v
 			}
 		case 2:
@@ -1033,7 +974,7 @@ func (c *checker) sample(src []byte, r *reason) error {
 				return err
 			}
 		case 3:
-			if v, ok := f.varint(); ok {
+			if v, ok := f.Uint64(); ok {
 				link = v
 			}
 		case 4:

@@ -2,8 +2,6 @@ package otlpdecode
 
 import (
 	"encoding/binary"
-
-	"github.com/VictoriaMetrics/easyproto"
 )
 
 // CheckTraces walks an ExportTraceServiceRequest (same wire format as
@@ -58,11 +56,17 @@ func (c *checker) span(src []byte) (reason, error) {
 	var traceID, spanID []byte
 	parentID := 0
 	nAttrs, nEvents, nLinks := 0, 0, 0
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		var ok bool
+		if src, ok = skipScalar(src); ok {
+			continue
+		}
+		if src, ok = fc.readShort(src); !ok {
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return r, err
+			}
 		}
 		switch fc.FieldNum {
 		case 1:
@@ -100,33 +104,27 @@ func (c *checker) span(src []byte) (reason, error) {
 			if !ok {
 				continue
 			}
-			er, err := c.event(data)
-			if err != nil {
+			if err := c.event(data, nEvents, &r); err != nil {
 				return r, at(err, "events", nEvents)
 			}
-			r.note(&er, "events", nEvents)
 			nEvents++
 		case 13:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
 			}
-			lr, err := c.link(data)
-			if err != nil {
+			if err := c.link(data, nLinks, &r); err != nil {
 				return r, at(err, "links", nLinks)
 			}
-			r.note(&lr, "links", nLinks)
 			nLinks++
 		case 15:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
 			}
-			sr, err := c.status(data)
-			if err != nil {
+			if err := c.status(data, &r); err != nil {
 				return r, at(err, "status", -1)
 			}
-			r.note(&sr, "status", -1)
 		}
 	}
 	// Ids come first: they make the span unusable, while UTF-8 problems
@@ -152,7 +150,11 @@ func zeroID16(b []byte) bool {
 	return binary.LittleEndian.Uint64(b[:8])|binary.LittleEndian.Uint64(b[8:16]) == 0
 }
 
-// event checks a Span.Event.
+// event checks element idx of Span.events and records in *r, unless it
+// already holds one, why the span is rejected. The sub-checks of a span
+// write into the span's reason rather than return their own, because a
+// reason is 128 bytes and the happy path would copy it out of every
+// event, link and status.
 //
 //	message Event {
 //	  fixed64 time_unix_nano = 1;
@@ -160,28 +162,45 @@ func zeroID16(b []byte) bool {
 //	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 3;
 //	  uint32 dropped_attributes_count = 4;
 //	}
-func (c *checker) event(src []byte) (reason, error) {
-	var r reason
+func (c *checker) event(src []byte, idx int, r *reason) error {
 	nAttrs := 0
-	var fc easyproto.FieldContext
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		var ok bool
+		if src, ok = skipScalar(src); ok {
+			continue
+		}
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return err
+			}
 		}
 		switch fc.FieldNum {
 		case 2:
-			c.stringField(&fc, "name", &r)
-		case 3:
-			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
-				return r, err
+			if c.badString(&fc) {
+				r.noteIn(utf8Reason("name", -1), "events", idx)
 			}
+		case 3:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			v, err := c.keyValue(data, 1)
+			if err != nil {
+				return at(err, "attributes", nAttrs)
+			}
+			if v != verdictOK {
+				r.noteIn(v.reason("attributes", nAttrs), "events", idx)
+			}
+			nAttrs++
 		}
 	}
-	return r, nil
+	return nil
 }
 
-// link checks a Span.Link.
+// link checks element idx of Span.links and records in *r, unless it
+// already holds one, why the span is rejected (see event).
 //
 //	message Link {
 //	  bytes trace_id = 1;
@@ -191,15 +210,23 @@ func (c *checker) event(src []byte) (reason, error) {
 //	  uint32 dropped_attributes_count = 5;
 //	  fixed32 flags = 6;
 //	}
-func (c *checker) link(src []byte) (reason, error) {
-	var r reason
+func (c *checker) link(src []byte, idx int, r *reason) error {
 	traceID, spanID := 0, 0
 	nAttrs := 0
-	var fc easyproto.FieldContext
+	// A bad string or attribute is recorded after the walk: an id of the
+	// wrong length is the reason given first, wherever it is.
+	var sub reason
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		var ok bool
+		if src, ok = skipScalar(src); ok {
+			continue
+		}
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return err
+			}
 		}
 		switch fc.FieldNum {
 		case 1:
@@ -211,40 +238,59 @@ func (c *checker) link(src []byte) (reason, error) {
 				spanID = len(b)
 			}
 		case 3:
-			c.stringField(&fc, "trace_state", &r)
-		case 4:
-			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
-				return r, err
+			if c.badString(&fc) && !sub.bad() {
+				sub = utf8Reason("trace_state", -1)
 			}
+		case 4:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			v, err := c.keyValue(data, 1)
+			if err != nil {
+				return at(err, "attributes", nAttrs)
+			}
+			if v != verdictOK && !sub.bad() {
+				sub = v.reason("attributes", nAttrs)
+			}
+			nAttrs++
 		}
 	}
 	switch {
 	case traceID != 16:
-		return lenReason("trace_id", traceID, "16"), nil
+		r.noteIn(lenReason("trace_id", traceID, "16"), "links", idx)
 	case spanID != 8:
-		return lenReason("span_id", spanID, "8"), nil
+		r.noteIn(lenReason("span_id", spanID, "8"), "links", idx)
+	case sub.bad():
+		r.noteIn(sub, "links", idx)
 	}
-	return r, nil
+	return nil
 }
 
-// status checks a Status.
+// status checks a Status and records in *r, unless it already holds one,
+// why the span is rejected (see event).
 //
 //	message Status {
 //	  reserved 1;
 //	  string message = 2;
 //	  StatusCode code = 3;
 //	}
-func (c *checker) status(src []byte) (reason, error) {
-	var r reason
-	var fc easyproto.FieldContext
+func (c *checker) status(src []byte, r *reason) error {
+	var fc wireField
 	for len(src) > 0 {
-		var err error
-		if src, err = nextField(&fc, src); err != nil {
-			return r, err
+		var ok bool
+		if src, ok = skipScalar(src); ok {
+			continue
+		}
+		if src, ok = fc.readShort(src); !ok {
+			var err error
+			if src, err = nextFieldSlow(&fc, src); err != nil {
+				return err
+			}
 		}
 		if fc.FieldNum == 2 && c.badString(&fc) {
-			r = utf8Reason("message", -1)
+			r.noteIn(utf8Reason("message", -1), "status", -1)
 		}
 	}
-	return r, nil
+	return nil
 }

@@ -30,35 +30,193 @@ const (
 
 var errFieldNum = errors.New("invalid field number")
 
-// nextField reads the next field of src into fc and returns the rest of src.
+// wireField is one field of a protobuf message, as read by nextField. Its
+// accessors mirror easyproto.FieldContext's: each reports false when the
+// field's wire type is not the one it reads, so that a field sent with an
+// unexpected wire type is ignored like an unknown field.
 //
-// It adds to easyproto's NextField the checks protobuf-go makes: field
-// number 0 and numbers above 2^29-1 are malformed. A group (wire types 3/4,
-// deprecated but still valid on the wire) is skipped as a whole and reported
-// as skippedField, because no OTLP field is a group and protobuf-go keeps
-// such fields as unknown fields.
-func nextField(fc *easyproto.FieldContext, src []byte) ([]byte, error) {
-	tail, err := fc.NextField(src)
-	if err != nil || fc.FieldNum-1 >= maxFieldNum {
-		return nextFieldSlow(fc, src, err)
+// The checker reads fields with its own type rather than
+// easyproto.FieldContext because that type's fields are unexported: its
+// reader cannot be inlined into the walks, and the walk of a span paid two
+// calls per field (nextField, then NextField), about half of CheckTraces'
+// time. nextField now reads the commonest field inline and hands the rest
+// to easyproto, which stays the reference for every other encoding.
+type wireField struct {
+	FieldNum uint32
+	wire     uint8
+	data     []byte // wireLen
+	value    uint64 // wireVarint, wireI64, wireI32
+}
+
+// MessageData returns the payload of a length-delimited field.
+func (f *wireField) MessageData() ([]byte, bool) {
+	if f.wire != wireLen {
+		return nil, false
+	}
+	return f.data, true
+}
+
+// Bytes is MessageData, for bytes fields.
+func (f *wireField) Bytes() ([]byte, bool) { return f.MessageData() }
+
+// String returns a string field's payload without copying.
+func (f *wireField) String() (string, bool) {
+	if f.wire != wireLen {
+		return "", false
+	}
+	return bytesToString(f.data), true
+}
+
+// Uint64 returns a varint field's value.
+func (f *wireField) Uint64() (uint64, bool) {
+	return f.value, f.wire == wireVarint
+}
+
+// Fixed64 returns a fixed64 (or double) field's value.
+func (f *wireField) Fixed64() (uint64, bool) {
+	return f.value, f.wire == wireI64
+}
+
+// Fixed32 returns a fixed32 (or float) field's value.
+func (f *wireField) Fixed32() (uint32, bool) {
+	return uint32(f.value), f.wire == wireI32
+}
+
+// nextField reads the next field of src into f and returns the rest of src.
+//
+// It accepts exactly what easyproto's NextField accepts, plus the checks
+// protobuf-go makes: field number 0 and numbers above 2^29-1 are
+// malformed. A group (wire types 3/4, deprecated but still valid on the
+// wire) is skipped as a whole and reported as skippedField, because no
+// OTLP field is a group and protobuf-go keeps such fields as unknown
+// fields.
+//
+// It inlines: the commonest field of OTLP, a length-delimited field with a
+// one-byte tag and a length under 128 (ids, names, keys, attributes,
+// events), is read here; everything else goes to nextFieldSlow.
+func nextField(f *wireField, src []byte) ([]byte, error) {
+	if tail, ok := f.readShort(src); ok {
+		return tail, nil
+	}
+	return nextFieldSlow(f, src)
+}
+
+// readShort reads the commonest field of OTLP: a length-delimited field
+// with a one-byte tag and a length under 128.
+func (f *wireField) readShort(src []byte) ([]byte, bool) {
+	if len(src) >= 2 {
+		// The tag byte (src[0]) has no continuation bit, wire type LEN
+		// and a field number other than 0; the length byte (src[1]) has
+		// no continuation bit.
+		if tl := uint16(src[0]) | uint16(src[1])<<8; tl&0x8087 == wireLen && tl&0x78 != 0 {
+			if end := 2 + int(src[1]); end <= len(src) {
+				f.FieldNum, f.wire, f.data = uint32(src[0]>>3), wireLen, src[2:end]
+				return src[end:], true
+			}
+		}
+	}
+	return src, false
+}
+
+// skipScalar skips a field the caller never inspects when it is a
+// fixed64, fixed32 or one-byte varint with a one-byte tag (timestamps,
+// dropped counts, enums, flags); ok is false for anything else, which the
+// caller then reads with readShort or nextFieldSlow. A span is a third
+// such fields, and skipping them here saves a call each.
+func skipScalar(src []byte) (tail []byte, ok bool) {
+	if len(src) < 2 || src[0] < 8 {
+		return src, false
+	}
+	switch src[0] & 0x87 {
+	case wireI64:
+		if len(src) >= 9 {
+			return src[9:], true
+		}
+	case wireVarint:
+		if src[1] < 0x80 {
+			return src[2:], true
+		}
+	case wireI32:
+		if len(src) >= 5 {
+			return src[5:], true
+		}
+	}
+	return src, false
+}
+
+// nextFieldSlow is the rest of nextField. A field with a one-byte tag is
+// read here; a longer tag, a group or a malformed field goes through
+// easyproto's reader, so that its rules and errors stay the reference.
+//
+//go:noinline
+func nextFieldSlow(f *wireField, src []byte) ([]byte, error) {
+	if len(src) >= 2 && src[0] < 0x80 && src[0] >= 8 {
+		num := uint32(src[0] >> 3)
+		switch src[0] & 7 {
+		case wireLen:
+			if n, k := binary.Uvarint(src[1:]); k > 0 && n <= uint64(len(src)-1-k) {
+				f.FieldNum, f.wire = num, wireLen
+				f.data = src[1+k : 1+k+int(n)]
+				return src[1+k+int(n):], nil
+			}
+		case wireI64:
+			if len(src) >= 9 {
+				f.FieldNum, f.wire = num, wireI64
+				f.value = binary.LittleEndian.Uint64(src[1:])
+				return src[9:], nil
+			}
+		case wireVarint:
+			if v, k := binary.Uvarint(src[1:]); k > 0 {
+				f.FieldNum, f.wire, f.value = num, wireVarint, v
+				return src[1+k:], nil
+			}
+		case wireI32:
+			if len(src) >= 5 {
+				f.FieldNum, f.wire = num, wireI32
+				f.value = uint64(binary.LittleEndian.Uint32(src[1:]))
+				return src[5:], nil
+			}
+		}
+	}
+	var fc easyproto.FieldContext
+	tail, err := NextField(&fc, src)
+	if err != nil {
+		return tail, err
+	}
+	f.FieldNum = fc.FieldNum
+	if data, ok := fc.MessageData(); ok {
+		f.wire, f.data = wireLen, data
+	} else if v, ok := fc.Uint64(); ok {
+		f.wire, f.value = wireVarint, v
+	} else if v, ok := fc.Fixed64(); ok {
+		f.wire, f.value = wireI64, v
+	} else if v, ok := fc.Fixed32(); ok {
+		f.wire, f.value = wireI32, uint64(v)
+	} else {
+		f.wire = wireStartGroup // a skipped group: FieldNum is skippedField
 	}
 	return tail, nil
 }
 
-// NextField is nextField for other packages that walk OTLP protobuf with
-// easyproto (otlpjson's encoder, otlpview), so that they accept exactly
-// what Check accepts: field numbers 0 and above 2^29-1 are errors, and a group
-// is skipped as a whole and reported with a FieldNum no OTLP message uses
-// (math.MaxUint32), to be ignored as an unknown field.
+// NextField is the field reader of the Check* functions for other packages
+// that walk OTLP protobuf with easyproto (otlpjson's encoder, otlpview), so
+// that they accept exactly what Check accepts: field numbers 0 and above
+// 2^29-1 are errors, and a group is skipped as a whole and reported with a
+// FieldNum no OTLP message uses (math.MaxUint32), to be ignored as an
+// unknown field.
 func NextField(fc *easyproto.FieldContext, src []byte) ([]byte, error) {
-	return nextField(fc, src)
+	tail, err := fc.NextField(src)
+	if err != nil || fc.FieldNum-1 >= maxFieldNum {
+		return nextFieldError(fc, src, err)
+	}
+	return tail, nil
 }
 
-// nextFieldSlow is the rare path of nextField, kept apart so that
-// nextField inlines.
+// nextFieldError is the rare path of NextField: a group to skip, or an
+// error.
 //
 //go:noinline
-func nextFieldSlow(fc *easyproto.FieldContext, src []byte, err error) ([]byte, error) {
+func nextFieldError(fc *easyproto.FieldContext, src []byte, err error) ([]byte, error) {
 	if err != nil {
 		return skipGroup(fc, src, err)
 	}
@@ -142,7 +300,7 @@ func skipGroupBody(src []byte, num uint64, depth int) ([]byte, error) {
 
 // isPackedFixed reports whether fc is a packed run of fixed-size elements
 // of the given size; a malformed run makes the whole message malformed.
-func checkPackedFixed(fc *easyproto.FieldContext, size int) error {
+func checkPackedFixed(fc *wireField, size int) error {
 	data, ok := fc.MessageData()
 	if !ok {
 		return nil
@@ -154,7 +312,7 @@ func checkPackedFixed(fc *easyproto.FieldContext, size int) error {
 }
 
 // checkPackedVarints verifies that a packed varint run is well-formed.
-func checkPackedVarints(fc *easyproto.FieldContext) error {
+func checkPackedVarints(fc *wireField) error {
 	data, ok := fc.MessageData()
 	if !ok {
 		return nil

@@ -175,7 +175,7 @@ func FuzzProfilesPacked(f *testing.F) {
 		}
 		c := checker{profiles: true}
 		c.dict.len[tableLocation] = int(size)
-		fld := wfield{num: 1, typ: wireLen, data: run}
+		fld := wireField{FieldNum: 1, wire: wireLen, data: run}
 		var r reason
 		n := 0
 		err := c.indices(&fld, "location_indices", tableLocation, &n, &r)
