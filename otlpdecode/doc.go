@@ -26,5 +26,8 @@
 // to the caller: unknown fields, including groups, are skipped; a known
 // field that arrives with an unexpected wire type is treated as unknown;
 // field number 0 and numbers above 2^29-1 are malformed. NextField applies
-// them for other packages that walk OTLP protobuf.
+// them for other packages that walk OTLP protobuf. The walk itself reads
+// the commonest fields (a one-byte tag, a short length or a fixed-size
+// scalar) inline and hands the rest to easyproto; FuzzNextField holds the
+// two readers to the same result on every input.
 package otlpdecode
