@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/kafkaexporter"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.opentelemetry.io/collector/client"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -290,4 +292,59 @@ func TestKafkaMetadataFromClients(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(sent) {
 		t.Errorf("spans per topic %v, want %v", got, sent)
 	}
+}
+
+// TestKafkaRoundRobinMatchesCollector: record_partitioner round_robin on
+// both sides, with partition_metrics_by_resource_attributes (one keyed
+// record per resource on both sides): keys no longer choose the
+// partition, records are dealt out in turn from partition 0 (franz-go's
+// RoundRobinPartitioner, which both use), so each partition gets the same
+// number of records from otlp-lite as from the Collector, the counts
+// differing by at most one.
+func TestKafkaRoundRobinMatchesCollector(t *testing.T) {
+	_, md, _ := producerTestData()
+	brokers := newKfake(t)
+	_, me, _ := collectorExporters(t, brokers, func(c *kafkaexporter.Config) {
+		c.Metrics.Topic = "c_metrics"
+		c.PartitionMetricsByResourceAttributes = true
+		if err := confmap.NewFromStringMap(map[string]any{"record_partitioner": map[string]any{"round_robin": map[string]any{}}}).Unmarshal(c); err != nil {
+			t.Fatal(err)
+		}
+		if c.RecordPartitioner.RoundRobin == nil || c.RecordPartitioner.StickyKey != nil {
+			t.Fatalf("record_partitioner not round_robin: %+v", c.RecordPartitioner)
+		}
+	})
+	s, err := kafka.Open(kafka.Config{Brokers: brokers, MetricsTopic: "l_metrics", PartitionMetricsByResourceAttributes: true,
+		Partitioner: kafka.PartitionerRoundRobin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mb, _ := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+	const requests = 3
+	for range requests {
+		if err := me.ConsumeMetrics(context.Background(), md); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Write(context.Background(), storage.Metrics, mb, md.DataPointCount()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	perPartition := func(recs []keyedRecord) [kfakePartitions]int {
+		var n [kfakePartitions]int
+		for _, r := range recs {
+			n[r.partition]++
+		}
+		return n
+	}
+	n := requests * md.DataPointCount()
+	l := perPartition(readTopics(t, brokers, []string{"l_metrics"}, n, pointsIn))
+	c := perPartition(readTopics(t, brokers, []string{"c_metrics"}, n, pointsIn))
+	if l != c {
+		t.Fatalf("records per partition: otlp-lite %v, Collector %v", l, c)
+	}
+	if lo, hi := slices.Min(c[:]), slices.Max(c[:]); hi-lo > 1 {
+		t.Fatalf("records per partition %v: not dealt out in turn", c)
+	}
+	t.Logf("records per partition on both sides: %v", c)
 }
