@@ -329,17 +329,6 @@ type fromMetadata struct {
 func (s *Sink) readMetadata(signal storage.Signal, md storage.Metadata, headers []kgo.RecordHeader) (fromMetadata, error) {
 	var f fromMetadata
 	f.headers = headers
-	if k := s.topicMetaKey[signal]; k != "" {
-		// getTopic: the first value when the key is present, even an
-		// empty one (which CheckTopicName then refuses).
-		if vs := md.Get(k); len(vs) > 0 {
-			t, err := s.admitTopic(vs[0], "the request header "+k)
-			if err != nil {
-				return f, err
-			}
-			f.topic = t
-		}
-	}
 	if k := s.keyMetaKey[signal]; k != "" {
 		if vs := md.Get(k); len(vs) > 0 && vs[0] != "" {
 			f.key = []byte(vs[0])
@@ -366,6 +355,19 @@ func (s *Sink) readMetadata(signal storage.Signal, md storage.Metadata, headers 
 		s.m.metadataTooLarge.Inc()
 		return f, fmt.Errorf("kafka: the request headers copied into each record (%s) are over %d bytes: %w",
 			strings.Join(s.metaHeadersAndKey(signal), ", "), MaxMetadataBytes, storage.ErrRejected)
+	}
+	// The topic last: a request refused for its size must not take one
+	// of the MaxClientTopics places.
+	if k := s.topicMetaKey[signal]; k != "" {
+		// getTopic: the first value when the key is present, even an
+		// empty one (which CheckTopicName then refuses).
+		if vs := md.Get(k); len(vs) > 0 {
+			t, err := s.admitTopic(vs[0], "the request header "+k)
+			if err != nil {
+				return f, err
+			}
+			f.topic = t
+		}
 	}
 	return f, nil
 }
