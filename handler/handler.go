@@ -83,6 +83,12 @@ type Config struct {
 	// Tenants, when set, attributes every request to a tenant and
 	// enforces its quota (tenant.go, quota.go); nil leaves tenancy off.
 	Tenants *TenantConfig
+	// MetadataKeys names the request headers (gRPC metadata or HTTP
+	// headers, case-insensitive) whose values the sink receives as the
+	// write's client metadata (storage.MetadataFrom; metadata.go), for a
+	// sink that stores them, such as Kafka's include_metadata_keys. Only
+	// these keys are passed; nil passes none and costs nothing.
+	MetadataKeys []string
 }
 
 // DefaultBodyReadTimeout allows a 64 MiB request at about 2 MiB/s, far
@@ -116,6 +122,8 @@ type Handler struct {
 	guards       *writeGuards
 	// ten is nil when tenancy is off.
 	ten *tenancy
+	// metaKeys is nil when no client metadata is passed to the sink.
+	metaKeys *metadataKeys
 }
 
 // New returns a Handler for cfg. The health service reports SERVING until
@@ -136,6 +144,7 @@ func New(cfg Config) *Handler {
 		bodyTimeout:  cfg.BodyReadTimeout,
 		writeTimeout: cfg.ResponseWriteTimeout,
 		unreadLinger: unreadBodyLinger,
+		metaKeys:     newMetadataKeys(cfg.MetadataKeys),
 	}
 	if h.bodyTimeout == 0 {
 		h.bodyTimeout = DefaultBodyReadTimeout
@@ -198,6 +207,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r, ok = h.identify(w, r, grpc, tokenTenant); !ok {
 			return
 		}
+	}
+	if h.metaKeys != nil && !h.tenantExempt(r, grpc) {
+		r = h.withClientMetadata(r)
 	}
 	if grpc {
 		h.serveGRPC(w, r)

@@ -161,6 +161,7 @@ type keyedRecord struct {
 	topic     string
 	value     []byte
 	headers   []kgo.RecordHeader
+	codec     uint8 // the record batch's compression (Attrs.CompressionType)
 }
 
 // readTopics reads every record of topics until n items (counted by count)
@@ -185,7 +186,8 @@ func readTopics(t *testing.T, brokers []string, topics []string, n int, count fu
 		fs.EachError(func(topic string, p int32, err error) { t.Errorf("consume %s/%d: %v", topic, p, err) })
 		for _, r := range fs.Records() {
 			got += count(r)
-			out = append(out, keyedRecord{key: r.Key, partition: r.Partition, topic: r.Topic, value: r.Value, headers: r.Headers})
+			out = append(out, keyedRecord{key: r.Key, partition: r.Partition, topic: r.Topic, value: r.Value, headers: r.Headers,
+				codec: r.Attrs.CompressionType()})
 		}
 	}
 	if got != n {

@@ -143,6 +143,17 @@ func TestServeValuesCheckedAtParseTime(t *testing.T) {
 		{[]string{"-kafka-compression", "bogus"}, "-kafka"},
 		{[]string{"-kafka-brokers", "nohost"}, "-kafka"},
 		{[]string{"-kafka-log-level", "loud"}, "-kafka"},
+		{[]string{"-kafka-required-acks", "0"}, "acks"},
+		{[]string{"-kafka-partitioner", "sticky"}, "partitioner"},
+		{[]string{"-kafka-partitioner", "round_robin", "-kafka-partitioner-hasher", "murmur2"}, "sticky_key"},
+		{[]string{"-kafka-compression-level", "5"}, "level"},
+		{[]string{"-kafka-include-metadata-keys", "tenant"}, "tenant"},
+		{[]string{"-kafka-topic-from-metadata-key-logs", "x topic"}, "header name"},
+		{[]string{"-kafka-message-key-from-metadata-key-traces", "x-key", "-kafka-partition-traces-by-id"}, "PartitionTracesByID"},
+		{[]string{"-kafka-encoding-metrics", "raw"}, "encoding"},
+		{[]string{"-kafka-max-client-topics", "0"}, "-kafka-max-client-topics"},
+		{[]string{"-kafka-flush-max-messages", "0"}, "-kafka-flush-max-messages"},
+		{[]string{"-kafka-client-id", ""}, "-kafka-client-id"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(append([]string{"serve", "-data-dir", dir}, tc.args...), &stdout, &stderr)

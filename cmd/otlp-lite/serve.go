@@ -50,8 +50,7 @@ type serveConfig struct {
 	corsOrigins          string
 	corsHeaders          string
 	corsMaxAge           int
-	openKafka            func() (storage.Sink, error)
-	checkKafka           func() error
+	kafka                kafkaFlags
 	disk                 *diskFlags
 	memoryLimit          string
 	extensions           []extensionFlags
@@ -117,7 +116,7 @@ func registerServeFlags(s *flagSections, cfg *serveConfig) {
 	})
 	registerTenantFlags(s, &cfg.tenants)
 	s.add("Kafka (-storage kafka)", func(fs *flag.FlagSet) {
-		cfg.checkKafka, cfg.openKafka = registerKafkaFlags(fs)
+		cfg.kafka = registerKafkaFlags(fs)
 	})
 	s.markSecret("kafka-sasl-password")
 	s.add("Observability", func(fs *flag.FlagSet) {
@@ -228,7 +227,7 @@ func (cfg *serveConfig) validate() error {
 	if f := cfg.limits.MaxFrameSize; f != 0 && (f < 1<<14 || f > 1<<24-1) {
 		return fmt.Errorf("bad -http2-max-frame-size %d: HTTP/2 allows 16384 to 16777215", f)
 	}
-	if err := cfg.checkKafka(); err != nil {
+	if err := cfg.kafka.check(); err != nil {
 		return fmt.Errorf("bad -kafka-* flags: %w", err)
 	}
 	for _, e := range cfg.extensions {
@@ -323,7 +322,7 @@ func openSink(cfg serveConfig, logger *slog.Logger, reg *metrics.Set) (storage.S
 		}
 		return st, nil
 	case "kafka":
-		return cfg.openKafka()
+		return cfg.kafka.open(reg)
 	case "discard":
 		return &discard.Sink{}, nil
 	}
@@ -418,7 +417,14 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 	if err != nil {
 		return abandon(err)
 	}
+	var metadataKeys []string
+	if cfg.storageKind == "kafka" {
+		// Only the request headers the Kafka options read reach the
+		// sink; none, at no cost, unless some are configured.
+		metadataKeys = cfg.kafka.metadataKeys()
+	}
 	h := handler.New(handler.Config{
+		MetadataKeys:         metadataKeys,
 		Tenants:              tenants,
 		Sink:                 sink,
 		Logger:               logger,
@@ -580,4 +586,15 @@ func oneLineAttr(_ []string, a slog.Attr) slog.Attr {
 		return slog.String(a.Key, s)
 	}
 	return a
+}
+
+// kafkaFlags are the -kafka-* flags of the Kafka sink (storage_kafka.go,
+// or storage_nokafka.go without Kafka): check validates them at parse
+// time, open opens the sink for -storage kafka with its metrics in reg,
+// metadataKeys lists the request headers the sink reads
+// (handler.Config.MetadataKeys).
+type kafkaFlags struct {
+	check        func() error
+	open         func(reg *metrics.Set) (storage.Sink, error)
+	metadataKeys func() []string
 }

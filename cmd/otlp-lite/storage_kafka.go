@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -16,6 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/kafka"
@@ -26,15 +30,17 @@ import (
 const kafkaPasswordEnv = "OTLP_LITE_KAFKA_SASL_PASSWORD"
 
 // registerKafkaFlags defines the -kafka-* flags on fs and returns the
-// function that opens the Kafka sink from them, for -storage kafka. The
-// function validates the flags, opens the sink and checks the brokers once;
-// brokers that are down are logged, not fatal: the sink refuses writes as
-// retryable until they come back.
+// functions that check them, open the Kafka sink from them (for -storage
+// kafka) and list the client metadata keys the sink reads (for the
+// handler). open validates the flags, opens the sink and checks the
+// brokers once; brokers that are down are logged, not fatal: the sink
+// refuses writes as retryable until they come back.
 //
 // The producer options are the OpenTelemetry Collector kafkaexporter's
-// (v0.155.0), under the same names with dashes, and key and partition
-// records as it does (storage/kafka/keys.go).
-func registerKafkaFlags(fs *flag.FlagSet) (check func() error, open func() (storage.Sink, error)) {
+// (v0.155.0), under the same names with dashes (a per-signal option
+// traces::X is -kafka-X-traces), and key and partition records as it does
+// (storage/kafka/keys.go, metadata.go).
+func registerKafkaFlags(fs *flag.FlagSet) kafkaFlags {
 	var (
 		brokers                   string
 		tracesTopic, metricsTopic string
@@ -51,6 +57,15 @@ func registerKafkaFlags(fs *flag.FlagSet) (check func() error, open func() (stor
 		produceTimeout            time.Duration
 		maxBufferedBytes          int
 		compression               string
+		compressionLevel          int
+		includeMetadataKeys       string
+		perSignal                 [otlp.MaxSignal + 1]kafka.SignalConfig
+		partitionerKind           string
+		requiredAcks              string
+		flushMaxMessages          int
+		autoCreate                bool
+		clientID                  string
+		maxClientTopics           int
 	)
 	fs.StringVar(&brokers, "kafka-brokers", "localhost:9092", "with -storage kafka: comma-separated seed brokers, host:port")
 	fs.StringVar(&tracesTopic, "kafka-topic-traces", kafka.DefaultTracesTopic, "Kafka topic for traces (the OpenTelemetry Collector kafkareceiver's default)")
@@ -82,6 +97,20 @@ func registerKafkaFlags(fs *flag.FlagSet) (check func() error, open func() (stor
 	fs.DurationVar(&produceTimeout, "kafka-produce-timeout", kafka.DefaultProduceTimeout, "how long a request waits for Kafka's acknowledgement before the client gets a retryable refusal")
 	fs.IntVar(&maxBufferedBytes, "kafka-max-buffered-bytes", kafka.DefaultMaxBufferedBytes, "bytes of records awaiting acknowledgement; beyond it requests are refused as overloaded")
 	fs.StringVar(&compression, "kafka-compression", "none", "record batch compression: none, gzip, snappy, lz4 or zstd")
+	fs.IntVar(&compressionLevel, "kafka-compression-level", 0, "codec level (compression_params.level): 0 or -1 the codec's default; gzip -2 or 1-9, zstd any; the others none")
+	fs.StringVar(&includeMetadataKeys, "kafka-include-metadata-keys", "", "comma-separated request headers (gRPC metadata or HTTP headers) copied into every record as headers, one per value, after -kafka-header (include_metadata_keys)")
+	for _, sig := range storage.Signals {
+		sc := &perSignal[sig]
+		fs.StringVar(&sc.TopicFromMetadataKey, "kafka-topic-from-metadata-key-"+sig.String(), "", "request header whose first value names the topic of the "+sig.String()+" (topic_from_metadata_key); before -kafka-topic-from-attribute; at most -kafka-max-client-topics names")
+		fs.StringVar(&sc.MessageKeyFromMetadataKey, "kafka-message-key-from-metadata-key-"+sig.String(), "", "request header whose first value keys the "+sig.String()+" records no -kafka-partition-* option keys (message_key_from_metadata_key)")
+		fs.StringVar(&sc.Encoding, "kafka-encoding-"+sig.String(), "", "record format of the "+sig.String()+" (encoding); default -kafka-encoding")
+	}
+	fs.StringVar(&partitionerKind, "kafka-partitioner", kafka.PartitionerStickyKey, "record partitioner (record_partitioner): sticky_key (keyed records by their key's hash), round_robin or least_backup (both ignore keys)")
+	fs.StringVar(&requiredAcks, "kafka-required-acks", kafka.AcksAll, "acknowledgement a request waits for (required_acks): all (all in-sync replicas, idempotent producer) or 1 (the leader only: faster, loses data if the leader dies; the Collector's default)")
+	fs.IntVar(&flushMaxMessages, "kafka-flush-max-messages", 10000, "records awaiting acknowledgement; beyond it requests are refused as overloaded (flush_max_messages)")
+	fs.BoolVar(&autoCreate, "kafka-allow-auto-topic-creation", true, "ask the brokers to create missing topics (allow_auto_topic_creation; the brokers' auto.create.topics.enable decides)")
+	fs.StringVar(&clientID, "kafka-client-id", "otlp-lite", "Kafka client id of the producer, for the brokers' quotas and logs (client_id)")
+	fs.IntVar(&maxClientTopics, "kafka-max-client-topics", kafka.DefaultMaxClientTopics, "distinct topics clients may name through -kafka-topic-from-attribute or -kafka-topic-from-metadata-key-*; a request naming one more is refused (the Collector has no such bound)")
 	registerKafkaConnFlags(fs)
 
 	config := func() (kafka.Config, error) {
@@ -104,6 +133,29 @@ func registerKafkaFlags(fs *flag.FlagSet) (check func() error, open func() (stor
 			ProduceTimeout:                       produceTimeout,
 			MaxBufferedBytes:                     maxBufferedBytes,
 			Compression:                          compression,
+			CompressionLevel:                     compressionLevel,
+			IncludeMetadataKeys:                  splitList(includeMetadataKeys),
+			PerSignal:                            perSignal,
+			Partitioner:                          partitionerKind,
+			RequiredAcks:                         requiredAcks,
+			NoAutoTopicCreation:                  !autoCreate,
+			ClientID:                             clientID,
+			MaxClientTopics:                      maxClientTopics,
+		}
+		if partitionerKind != kafka.PartitionerStickyKey && !isSet(fs, "kafka-partitioner-hasher") {
+			// The hasher's default belongs to sticky_key; set
+			// explicitly with another partitioner it is an error.
+			cfg.Hasher = ""
+		}
+		if flushMaxMessages < 1 {
+			return cfg, fmt.Errorf("-kafka-flush-max-messages %d: must be at least 1", flushMaxMessages)
+		}
+		cfg.MaxBufferedRecords = flushMaxMessages
+		if clientID == "" {
+			return cfg, errors.New("-kafka-client-id is empty")
+		}
+		if maxClientTopics < 1 {
+			return cfg, fmt.Errorf("-kafka-max-client-topics %d: must be at least 1", maxClientTopics)
 		}
 		var err error
 		if cfg.TLS, cfg.SASL, cfg.Logger, err = kafkaConn(fs); err != nil {
@@ -113,15 +165,21 @@ func registerKafkaFlags(fs *flag.FlagSet) (check func() error, open func() (stor
 	}
 	// Every -kafka-* value is checked at parse time, also when -storage
 	// is not kafka: a typo in an unused flag is still a typo.
-	check = func() error {
+	var k kafkaFlags
+	k.check = func() error {
 		_, err := config()
 		return err
 	}
-	return check, func() (storage.Sink, error) {
+	k.metadataKeys = func() []string {
+		cfg, _ := config()
+		return cfg.MetadataKeys()
+	}
+	k.open = func(reg *metrics.Set) (storage.Sink, error) {
 		cfg, err := config()
 		if err != nil {
 			return nil, err
 		}
+		cfg.Metrics = reg
 		s, err := kafka.Open(cfg)
 		if err != nil {
 			return nil, err
@@ -133,6 +191,15 @@ func registerKafkaFlags(fs *flag.FlagSet) (check func() error, open func() (stor
 		}
 		return s, nil
 	}
+	return k
+}
+
+// isSet reports whether flag name was set, on the command line or
+// through its environment variable.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // kafkaHeaders is the repeatable -kafka-header flag.

@@ -6,13 +6,19 @@ import (
 	"errors"
 	"flag"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
-// registerKafkaFlags defines no flags in a build without Kafka; the
-// returned function explains why -storage kafka cannot work.
-func registerKafkaFlags(*flag.FlagSet) (check func() error, open func() (storage.Sink, error)) {
-	return func() error { return nil }, func() (storage.Sink, error) {
-		return nil, errors.New("built without Kafka support (-tags nokafka)")
+// registerKafkaFlags defines no flags in a build without Kafka; its open
+// explains why -storage kafka cannot work.
+func registerKafkaFlags(*flag.FlagSet) kafkaFlags {
+	return kafkaFlags{
+		check:        func() error { return nil },
+		metadataKeys: func() []string { return nil },
+		open: func(*metrics.Set) (storage.Sink, error) {
+			return nil, errors.New("built without Kafka support (-tags nokafka)")
+		},
 	}
 }

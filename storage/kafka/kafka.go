@@ -13,13 +13,19 @@
 // the same partitions; and with its options: partition_traces_by_id,
 // partition_metrics_by_resource_attributes,
 // partition_logs_by_resource_attributes, partition_logs_by_trace_id,
-// topic_from_attribute, record_headers and the partitioner's hasher.
+// topic_from_attribute, record_headers, record_partitioner (sticky_key
+// with either hasher, round_robin, least_backup), per signal the topic,
+// encoding, topic_from_metadata_key and message_key_from_metadata_key,
+// include_metadata_keys (metadata.go), and the producer's required_acks,
+// compression and its level, max_message_bytes, flush_max_messages,
+// allow_auto_topic_creation and client_id. What it does not copy, and
+// why, is in the README's Kafka section.
 //
 // Consumer reads such records back into a storage.Sink (consume.go).
 //
 // Guarantee: Write returns nil only after every record of the request is
 // acknowledged by all in-sync replicas (acks=all) through an idempotent
-// producer. A broker that is down or slow makes Write fail within
+// producer (with RequiredAcks "1", by the partition leader only). A broker that is down or slow makes Write fail within
 // Config.ProduceTimeout with an error wrapping storage.ErrUnavailable, and a
 // full produce buffer (Config.MaxBufferedBytes) makes it fail at once with
 // storage.ErrOverloaded: memory stays bounded, the client keeps its data
@@ -45,6 +51,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -189,6 +196,71 @@ type Config struct {
 	// failures, retries, metadata changes) at the levels it enables, with
 	// the attribute component=kafka.
 	Logger *slog.Logger
+
+	// PerSignal holds the options of each signal (indexed by
+	// storage.Signal) of the Collector's traces::, metrics::, logs:: and
+	// profiles:: sections, besides the topic (above).
+	PerSignal [otlp.MaxSignal + 1]SignalConfig
+
+	// IncludeMetadataKeys names client metadata keys (the request headers
+	// the receiver passes, storage.MetadataFrom) copied into every record
+	// as headers, one per value, named as listed here, after Headers (the
+	// Collector's include_metadata_keys). See MetadataKeys.
+	IncludeMetadataKeys []string
+
+	// Partitioner is the record partitioner (the Collector's
+	// record_partitioner): PartitionerStickyKey (the default: keyed
+	// records by the hash of their key, Hasher), PartitionerRoundRobin or
+	// PartitionerLeastBackup (both ignore keys).
+	Partitioner string
+
+	// RequiredAcks is the producer's acks (the Collector's
+	// producer.required_acks): AcksAll ("" too; "-1" is its alias), the
+	// default, with the idempotent producer; or AcksLeader ("1"), without
+	// it. "0" is refused: see CheckRequiredAcks.
+	RequiredAcks string
+
+	// CompressionLevel is the codec's level (the Collector's
+	// producer.compression_params.level); 0 and -1 mean the codec's
+	// default. See CheckCompressionLevel.
+	CompressionLevel int
+
+	// NoAutoTopicCreation stops the producer from asking the brokers to
+	// create missing topics (the Collector's
+	// producer.allow_auto_topic_creation: false); writes to a missing
+	// topic then fail as unavailable until it exists.
+	NoAutoTopicCreation bool
+
+	// MaxClientTopics bounds the distinct topics clients may name, through
+	// TopicFromAttribute or a signal's TopicFromMetadataKey, over the
+	// life of the Sink (default DefaultMaxClientTopics): with
+	// auto.create.topics.enable every new name creates a topic, and a
+	// client must not be able to create them without end. A write naming
+	// a topic beyond it is refused (storage.ErrRejected), counted in
+	// otlplite_kafka_produce_refusals_total{reason="client_topic_limit"}.
+	MaxClientTopics int
+
+	// Metrics receives the sink's otlplite_kafka_produce_* metrics; nil
+	// means a private set.
+	Metrics *metrics.Set
+}
+
+// SignalConfig is one signal's options beyond its topic.
+type SignalConfig struct {
+	// TopicFromMetadataKey names a client metadata key whose first value
+	// is the topic of the signal's records (the Collector's
+	// topic_from_metadata_key). It takes precedence over
+	// TopicFromAttribute and the signal's topic, as in the Collector.
+	// The value must be a legal Kafka topic name and counts against
+	// MaxClientTopics; otherwise the write is refused.
+	TopicFromMetadataKey string
+	// MessageKeyFromMetadataKey names a client metadata key whose first
+	// value, if not empty, is the key of the signal's records that no
+	// partition_* option keys (the Collector's
+	// message_key_from_metadata_key); it excludes those options.
+	MessageKeyFromMetadataKey string
+	// Encoding overrides Config.Encoding for this signal.
+	Encoding string
 }
 
 // Header is a Kafka record header.
@@ -217,11 +289,18 @@ type Sink struct {
 	byTrace  bool
 	byAttrs  [otlp.MaxSignal + 1]bool
 	logsByID bool
-	json     bool
+	json     [otlp.MaxSignal + 1]bool
 	headers  []kgo.RecordHeader
-	hashers  sync.Pool // *attrHasher
-	// topicAttr is TopicFromAttribute; topicNames interns the topics it
-	// yields (topicMu guards it).
+	// The client metadata options (metadata.go).
+	metaHeaders     []string
+	topicMetaKey    [otlp.MaxSignal + 1]string
+	keyMetaKey      [otlp.MaxSignal + 1]string
+	maxClientTopics int
+	m               producerMetrics
+	hashers         sync.Pool // *attrHasher
+	// topicAttr is TopicFromAttribute; topicNames holds the topics
+	// clients named, through it or through a TopicFromMetadataKey, at
+	// most maxClientTopics (topicMu guards it).
 	topicAttr  string
 	topicMu    sync.RWMutex
 	topicNames map[string]string
@@ -259,6 +338,7 @@ func Open(cfg Config) (*Sink, error) {
 		topics:  [otlp.MaxSignal + 1]string{storage.Traces: cfg.TracesTopic, storage.Metrics: cfg.MetricsTopic, storage.Logs: cfg.LogsTopic, storage.Profiles: cfg.ProfilesTopic},
 		byTrace: cfg.PartitionTracesByID,
 		timeout: cfg.ProduceTimeout,
+		m:       newProducerMetrics(cfg.Metrics),
 	}
 	if err := s.setProducerOptions(&cfg); err != nil {
 		return nil, err
@@ -292,7 +372,11 @@ func Open(cfg Config) (*Sink, error) {
 	if err != nil {
 		return nil, err
 	}
-	part, err := partitioner(cfg.Hasher)
+	if l := cfg.CompressionLevel; l != 0 && l != -1 {
+		// As the Collector's franz_client.go (lines 58-63).
+		codec = codec.WithLevel(l)
+	}
+	part, err := partitioner(cfg.Partitioner, cfg.Hasher)
 	if err != nil {
 		return nil, err
 	}
@@ -301,11 +385,9 @@ func Open(cfg Config) (*Sink, error) {
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID(cmp.Or(cfg.ClientID, defaultClientID)),
 		kgo.DialTimeout(cmp.Or(max(cfg.DialTimeout, 0), defaultDialTimeout)),
-		kgo.AllowAutoTopicCreation(),
-		// acks=all with the idempotent producer (franz-go's default when
-		// acks=all): the broker de-duplicates the client's own retries,
-		// so a retry inside one Write never stores a record twice.
-		kgo.RequiredAcks(kgo.AllISRAcks()),
+		// As the Collector (franz_client.go commonOpts): some brokers
+		// claim to support KIP-714 client metrics and then fail them.
+		kgo.DisableClientMetrics(),
 		kgo.ProducerBatchMaxBytes(int32(maxMsg)),
 		kgo.ProducerBatchCompression(codec),
 		kgo.MaxBufferedBytes(maxBuf),
@@ -327,6 +409,21 @@ func Open(cfg Config) (*Sink, error) {
 		kgo.RetryBackoffFn(func(tries int) time.Duration {
 			return min(time.Duration(tries)*100*time.Millisecond, time.Second)
 		}),
+	}
+	if !cfg.NoAutoTopicCreation {
+		opts = append(opts, kgo.AllowAutoTopicCreation())
+	}
+	if cfg.RequiredAcks == AcksLeader {
+		// As the Collector (franz_client.go lines 86-88): the idempotent
+		// producer needs acks=all. Kafka acknowledges once the leader
+		// has the records: a leader lost before its followers copied
+		// them loses data the client was told is stored.
+		opts = append(opts, kgo.DisableIdempotentWrite(), kgo.RequiredAcks(kgo.LeaderAck()))
+	} else {
+		// acks=all with the idempotent producer (franz-go's default when
+		// acks=all): the broker de-duplicates the client's own retries,
+		// so a retry inside one Write never stores a record twice.
+		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
 	}
 	conn, err := connOpts(cfg.Logger, cfg.TLS, cfg.SASL)
 	if err != nil {
@@ -364,7 +461,7 @@ func (cfg Config) Validate() error {
 	if _, err := parseCompression(cfg.Compression); err != nil {
 		return err
 	}
-	if _, err := partitioner(cfg.Hasher); err != nil {
+	if _, err := partitioner(cfg.Partitioner, cfg.Hasher); err != nil {
 		return err
 	}
 	if cfg.SASL != nil {
@@ -383,12 +480,20 @@ func (s *Sink) setProducerOptions(cfg *Config) error {
 	s.byAttrs[storage.Metrics] = cfg.PartitionMetricsByResourceAttributes
 	s.byAttrs[storage.Logs] = cfg.PartitionLogsByResourceAttributes
 	s.logsByID = cfg.PartitionLogsByTraceID
-	switch cfg.Encoding {
-	case "", EncodingProto:
-	case EncodingJSON:
-		s.json = true
-	default:
-		return fmt.Errorf("kafka: unknown encoding %q: want otlp_proto or otlp_json", cfg.Encoding)
+	for _, sig := range storage.Signals {
+		// The Collector has an encoding per signal; Encoding is the
+		// default of all four.
+		enc := cmp.Or(cfg.signalConfig(sig).Encoding, cfg.Encoding)
+		switch enc {
+		case "", EncodingProto:
+		case EncodingJSON:
+			s.json[sig] = true
+		default:
+			return fmt.Errorf("kafka: unknown %s encoding %q: want otlp_proto or otlp_json", sig, enc)
+		}
+	}
+	if err := s.setMetadataOptions(cfg); err != nil {
+		return err
 	}
 	for _, h := range cfg.Headers {
 		if h.Key == "" {
@@ -479,14 +584,18 @@ func (s *Sink) tenantTopic(signal storage.Signal, tenant string) string {
 	}
 	t = expandTopic(s.tenantPattern, s.topics[signal], tenant)
 	s.tenantMu.Lock()
-	// Bounded as topicNames: beyond it a topic is built per write,
-	// which costs an allocation, not memory held.
-	if len(s.tenantTopics) < maxTopicNames {
+	// Bounded: beyond it a topic is built per write, which costs an
+	// allocation, not memory held. (Tenants are the operator's, or
+	// bounded by the tenant registry: no client picks them freely.)
+	if len(s.tenantTopics) < maxTenantTopics {
 		s.tenantTopics[k] = t
 	}
 	s.tenantMu.Unlock()
 	return t
 }
+
+// maxTenantTopics bounds the interned TopicPerTenant topics.
+const maxTenantTopics = 1024
 
 // The client identity and dial timeout of the producer and the consumer
 // when their configuration leaves them unset.
@@ -515,10 +624,6 @@ func connOpts(logger *slog.Logger, tlsCfg *tls.Config, sc *SASL) ([]kgo.Opt, err
 	return opts, nil
 }
 
-// maxTopicNames bounds the interned topic names of TopicFromAttribute:
-// clients choose them, so the map must not grow without limit.
-const maxTopicNames = 1024
-
 // topicFor is the TopicFromAttribute topic of a request piece, "" for the
 // signal's own.
 func (s *Sink) topicFor(msg []byte) string {
@@ -532,13 +637,8 @@ func (s *Sink) topicFor(msg []byte) string {
 	if ok {
 		return t
 	}
-	t = string(v)
-	s.topicMu.Lock()
-	if len(s.topicNames) < maxTopicNames {
-		s.topicNames[t] = t
-	}
-	s.topicMu.Unlock()
-	return t
+	// Not admitted yet: Write checks it (admitTopic).
+	return string(v)
 }
 
 func parseCompression(name string) (kgo.CompressionCodec, error) {

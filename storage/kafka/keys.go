@@ -38,8 +38,24 @@ const (
 	HasherMurmur2      = "murmur2"
 )
 
-// partitioner returns the kgo partitioner for a hasher name.
-func partitioner(hasher string) (kgo.Partitioner, error) {
+// partitioner returns the kgo partitioner of a record_partitioner kind
+// ("" is sticky_key) and, for sticky_key, a hasher name, as the
+// Collector's partitioner.go buildPartitionerOpt (v0.155.0). Its
+// "extension" kind, a Collector plugin, has no counterpart.
+func partitioner(kind, hasher string) (kgo.Partitioner, error) {
+	switch kind {
+	case "", PartitionerStickyKey:
+	case PartitionerRoundRobin, PartitionerLeastBackup:
+		if hasher != "" {
+			return nil, errors.New("kafka: a partitioner hasher applies to the sticky_key partitioner only, not " + kind)
+		}
+		if kind == PartitionerRoundRobin {
+			return kgo.RoundRobinPartitioner(), nil
+		}
+		return kgo.LeastBackupPartitioner(), nil
+	default:
+		return nil, errors.New("kafka: unknown partitioner " + kind + ": want sticky_key, round_robin or least_backup")
+	}
 	switch hasher {
 	case "", HasherSaramaCompat:
 		return kgo.StickyKeyPartitioner(kgo.SaramaCompatHasher(fnv32a)), nil
@@ -60,7 +76,7 @@ func fnv32a(b []byte) uint32 {
 // under the given hasher ("" is sarama_compat); key must not be nil (a
 // record without key has no fixed partition).
 func Partition(hasher string, key []byte, n int) (int, error) {
-	p, err := partitioner(hasher)
+	p, err := partitioner("", hasher)
 	if err != nil {
 		return 0, err
 	}

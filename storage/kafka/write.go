@@ -125,12 +125,41 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	default:
 		return fmt.Errorf("kafka: cannot store %v", signal)
 	}
+	// What the client metadata decides (metadata.go) is settled before
+	// any work: a refused topic costs no split. Without metadata options
+	// this is one context lookup.
+	headers := s.headers
+	tenant, hasTenant := storage.TenantFrom(ctx)
+	var meta fromMetadata
+	if s.metaHeaders != nil || s.topicMetaKey[signal] != "" || s.keyMetaKey[signal] != "" {
+		var err error
+		if meta, err = s.readMetadata(signal, storage.MetadataFrom(ctx), headers); err != nil {
+			return err
+		}
+		headers = meta.headers
+	}
+	if hasTenant {
+		// After the static headers and the metadata ones, so that the
+		// Collector's own headers come first, in its order.
+		headers = append(slices.Clip(headers), kgo.RecordHeader{Key: TenantHeader, Value: []byte(tenant)})
+	}
+	// The headers and the key from metadata are in every record: what
+	// is left for the value.
+	recLimit := s.limit - meta.size
+	if len(headers) > 0 {
+		recLimit -= headersSize(headers)
+	}
+	if recLimit < s.limit/2 {
+		// Only static headers (the operator's) can come close; the
+		// metadata is bounded by MaxMetadataBytes.
+		recLimit = s.limit / 2
+	}
 	b := s.getBatch()
 	b.refs.Store(1)
 	// As JSON, a piece is larger than its protobuf form: split for that
 	// up front (toJSON splits finer where it is not enough).
-	limit := s.limit
-	if s.json {
+	limit := recLimit
+	if s.json[signal] {
 		limit /= 2
 	}
 	var topic func([]byte) string
@@ -161,8 +190,18 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	default:
 		b.buf, b.pieces, err = appendResources(b.buf[:0], b.pieces[:0], data, limit, -1, -1, name)
 	}
-	if err == nil && s.json {
-		err = s.toJSON(b, signal, name)
+	if err == nil && s.json[signal] {
+		err = s.toJSON(b, signal, name, recLimit)
+	}
+	if err == nil && topic != nil {
+		// The topics clients named through a resource attribute.
+		for i := range b.pieces {
+			if p := &b.pieces[i]; p.topic != "" && meta.topic == "" {
+				if p.topic, err = s.admitTopic(p.topic, "the resource attribute "+s.topicAttr); err != nil {
+					break
+				}
+			}
+		}
 	}
 	if err != nil || len(b.pieces) == 0 {
 		// No pieces: a request without a single span has nothing to store.
@@ -187,13 +226,6 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	b.recs = b.recs[:n]
 	b.pending.Store(int32(n))
 	b.refs.Add(int32(n))
-	headers := s.headers
-	tenant, hasTenant := storage.TenantFrom(ctx)
-	if hasTenant {
-		// The static headers first, as the Collector puts its
-		// record_headers before the metadata it copies into headers.
-		headers = append(slices.Clip(s.headers), kgo.RecordHeader{Key: TenantHeader, Value: []byte(tenant)})
-	}
 	topicOf := s.topics[signal]
 	if s.tenantPattern != "" {
 		if !hasTenant {
@@ -204,11 +236,19 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	for i, p := range b.pieces {
 		r := &b.recs[i]
 		*r = kgo.Record{Topic: topicOf, Value: b.buf[p.start:p.end], Headers: headers}
-		if p.topic != "" {
+		// The Collector's getTopic order: metadata, attribute, then
+		// the tenant's or the signal's topic.
+		switch {
+		case meta.topic != "":
+			r.Topic = meta.topic
+		case p.topic != "":
 			r.Topic = p.topic
 		}
+		// exportData: a partition key wins, then the metadata key.
 		if p.keyStart >= 0 {
 			r.Key = b.buf[p.keyStart:p.keyEnd]
+		} else if meta.key != nil {
+			r.Key = meta.key
 		}
 		// TryProduce, not Produce: with the buffer full, refuse now
 		// (ErrMaxBuffered through the promise) instead of queueing
@@ -271,7 +311,7 @@ func (s *Sink) Close() error {
 // and logs siblings write the same OTLP/JSON mapping). A piece whose JSON
 // is over the limit is split finer between resources, in proportion; a
 // resource whose JSON alone is over it fails with ErrTooLarge.
-func (s *Sink) toJSON(b *batch, signal storage.Signal, name string) error {
+func (s *Sink) toJSON(b *batch, signal storage.Signal, name string, limit int) error {
 	typ, _, _ := otlpjson.ForSignal(signal)
 	n := len(b.pieces)
 	for i := 0; i < n; i++ {
@@ -284,13 +324,13 @@ func (s *Sink) toJSON(b *batch, signal storage.Signal, name string) error {
 		if err != nil {
 			return fmt.Errorf("kafka: cannot encode %s as otlp_json: %w: %w", name, err, storage.ErrRejected)
 		}
-		if size := len(b.buf) - start; size <= s.limit {
+		if size := len(b.buf) - start; size <= limit {
 			b.pieces[i].start, b.pieces[i].end = start, len(b.buf)
 			continue
 		} else {
 			b.buf = b.buf[:start]
 			protoLen := p.end - p.start
-			finer := min(int(int64(protoLen)*int64(s.limit)/int64(size))*9/10, protoLen-1)
+			finer := min(int(int64(protoLen)*int64(limit)/int64(size))*9/10, protoLen-1)
 			first := len(b.pieces)
 			b.buf, b.pieces, err = appendResources(b.buf, b.pieces, b.buf[p.start:p.end], finer, p.keyStart, p.keyEnd, name)
 			if err != nil {
@@ -303,9 +343,9 @@ func (s *Sink) toJSON(b *batch, signal storage.Signal, name string) error {
 				if b.buf, err = otlpjson.Marshal(b.buf, typ, b.buf[q.start:q.end]); err != nil {
 					return fmt.Errorf("kafka: cannot encode %s as otlp_json: %w: %w", name, err, storage.ErrRejected)
 				}
-				if len(b.buf)-js > s.limit {
+				if len(b.buf)-js > limit {
 					return fmt.Errorf("cannot split request for Kafka: a %s is %d bytes as otlp_json, over the %d-byte message limit: %w",
-						name, len(b.buf)-js, s.limit, ErrTooLarge)
+						name, len(b.buf)-js, limit, ErrTooLarge)
 				}
 				q.start, q.end = js, len(b.buf)
 			}
