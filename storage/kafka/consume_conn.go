@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"net"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -26,7 +27,14 @@ func PermanentConnError(err error) bool {
 		invalid  x509.CertificateInvalidError
 		alert    tls.AlertError
 		record   tls.RecordHeaderError
+		op       *net.OpError
 	)
+	// crypto/tls reports an alert the peer sent (a broker refusing our
+	// certificate: bad_certificate, certificate_required, unknown_ca) as a
+	// *net.OpError with Op "remote error".
+	if errors.As(err, &op) && op.Op == "remote error" {
+		return true
+	}
 	return errors.As(err, &verify) || errors.As(err, &unknown) || errors.As(err, &hostname) ||
 		errors.As(err, &invalid) || errors.As(err, &alert) || errors.As(err, &record) ||
 		errors.Is(err, kerr.SaslAuthenticationFailed) || errors.Is(err, kerr.IllegalSaslState) ||
