@@ -187,8 +187,10 @@ type Consumer struct {
 	// (consume_skip.go); Run's goroutine only.
 	skips map[topicPartition]*kgo.ErrDecompressTooLarge
 
-	// dlLog limits the dead-letter log lines (consume_limits.go).
-	dlLog logLimiter
+	// dlLog and warnLog limit the lines about bad records (a flood of
+	// them is one attacker's write away): dead letters, and records
+	// partly invalid or with an invalid tenant header.
+	dlLog, warnLog logLimiter
 
 	lagMu sync.Mutex
 	lags  map[topicPartition]*atomic.Int64
@@ -515,7 +517,7 @@ func (c *Consumer) storeRecord(ctx context.Context, r *kgo.Record) bool {
 			m.items.Add(res.Items - res.Rejected)
 			if res.Rejected > 0 {
 				m.rejected.Add(res.Rejected)
-				c.log.Warn("Kafka record partly invalid; its valid items are stored", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "rejected", res.Rejected, "items", res.Items, "why", res.Message)
+				c.warn("Kafka record partly invalid; its valid items are stored", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "rejected", res.Rejected, "items", res.Items, "why", res.Message)
 			}
 			return true
 		}
@@ -535,6 +537,16 @@ func (c *Consumer) storeRecord(ctx context.Context, r *kgo.Record) bool {
 	}
 }
 
+// warn logs a line about a bad record, within c.warnLog's rate.
+func (c *Consumer) warn(msg string, attrs ...any) {
+	if n, ok := c.warnLog.allow(); ok {
+		if n > 0 {
+			attrs = append(attrs, "not_logged_before", n)
+		}
+		c.log.Warn(msg, attrs...)
+	}
+}
+
 // withTenant returns ctx carrying the tenant of the record's TenantHeader
 // (the Sink writes it there when the receiver that produced it runs with
 // tenants), so that the storage keeps each record under its tenant as the
@@ -546,7 +558,7 @@ func (c *Consumer) withTenant(ctx context.Context, r *kgo.Record) context.Contex
 			continue
 		}
 		if err := handler.CheckTenantName(string(h.Value)); err != nil {
-			c.log.Warn("Kafka record has an invalid tenant header; stored without a tenant", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+			c.warn("Kafka record has an invalid tenant header; stored without a tenant", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
 			return ctx
 		}
 		return storage.WithTenant(ctx, string(h.Value))
