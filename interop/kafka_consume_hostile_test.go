@@ -240,9 +240,10 @@ func bigBrokers(t *testing.T) []string {
 
 // TestKafkaConsumeDecompressionBomb: a record batch compressed with each
 // of Kafka's codecs that decompresses to gigabytes sits between valid
-// records on one partition. franz-go bounds a batch's decompressed size
-// (1 GiB by default) and then stops the partition for good; the consumer
-// lowers the bound to kafka.DefaultMaxBatchBytes (64 MiB) and skips such a
+// records on one partition. franz-go's decompressor bounds a batch at
+// 1 GiB and then stops the partition for good; the consumer's own
+// (storage/kafka/consume_decompress.go) bounds it at
+// kafka.DefaultMaxBatchBytes (64 MiB), and the consumer skips such a
 // batch, logging and counting it. The heap never holds more than a few
 // times the bound, every valid record is stored, and the group's offsets
 // reach the end of the partition.
@@ -283,8 +284,8 @@ func TestKafkaConsumeDecompressionBomb(t *testing.T) {
 	// 3.5 to 4 times the bound (snappy none: its header is checked
 	// first), the four in a row up to 7.5 times: the collector lets the
 	// heap grow to twice what was live at its last cycle, which may have
-	// run while a doubled buffer was live. Without the bound franz-go's
-	// own, 1 GiB, lets the zstd bomb alone take gigabytes.
+	// run while a doubled buffer was live. With franz-go's bound, 1 GiB,
+	// the zstd bomb alone would take gigabytes.
 	if limit := base + 12*kafka.DefaultMaxBatchBytes; top > limit {
 		t.Errorf("heap peaked at %d MiB while consuming the bombs, want under %d MiB", top>>20, limit>>20)
 	}
@@ -530,5 +531,45 @@ func TestKafkaConsumeDeadLetterFlood(t *testing.T) {
 	// segment deleted: 20 MiB in 1 MiB segments).
 	if all > 10*windows+60 {
 		t.Errorf("%d log lines for %d bad records", all, n)
+	}
+}
+
+// TestKafkaConsumeManyLargeBatches: forty batches that each decompress to
+// 20 MiB, under the per-batch bound, arrive in one fetch (together they
+// are compressed to a few kilobytes). franz-go would decompress them all,
+// 800 MiB, before returning any record; the consumer's budget on
+// decompressed bytes held (MaxDecompressedBytes, here 64 MiB) makes it
+// stop part way and fetch the rest once the first are stored. Every
+// record is handled (these are zeros, not OTLP: counted as dead letters)
+// and the heap stays near the budget.
+func TestKafkaConsumeManyLargeBatches(t *testing.T) {
+	brokers := bigBrokers(t)
+	const topic = "wide_spans"
+	const n, size = 40, 20 << 20
+	zeros := make([]byte, size)
+	for range n {
+		produceTo(t, brokers, []*kgo.Record{{Topic: topic, Partition: 0, Value: zeros}}, kgo.ProducerBatchCompression(kgo.ZstdCompression()))
+	}
+	zeros = nil
+	base := liveHeap()
+	peak := heapPeak()
+	hc := startHostileConsumer(t, brokers, topic, nil, func(c *kafka.ConsumerConfig) {
+		c.MaxBatchBytes, c.MaxDecompressedBytes = 32<<20, 64<<20
+		c.DeadLetter = nil // 800 MiB of zeros need not reach the disk
+	})
+	waitMetric(t, hc.set, `otlplite_kafka_consume_dead_letter_records_total{topic="`+topic+`"}`, n)
+	waitCommitted(t, brokers, "hostile", []string{topic}, 120*time.Second)
+	top := peak()
+	hc.stop(t)
+	throttled := metricValue(hc.set, "otlplite_kafka_consume_decompress_throttled_total")
+	t.Logf("%d batches of %d MiB: heap %d MiB before, peak %d MiB; fetches throttled %d times", n, size>>20, base>>20, top>>20, throttled)
+	if throttled == 0 {
+		t.Error("the decompression budget never throttled a fetch")
+	}
+	// Held: the budget and one batch past it, twice over if a fetch was
+	// being decompressed when the count restarted, and the garbage the
+	// collector has not reclaimed yet; without the budget, 800 MiB.
+	if limit := base + 448<<20; top > limit {
+		t.Errorf("heap peaked at %d MiB, want under %d MiB", top>>20, limit>>20)
 	}
 }

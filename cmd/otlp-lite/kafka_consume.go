@@ -57,6 +57,7 @@ type kafkaConsumeFlags struct {
 	fetchMin          int
 	fetchMaxWait      time.Duration
 	maxBatch          int
+	maxDecompressed   int64
 	deadLetter        bool
 	deadLetterMaxSize int64
 	deadLetterMaxAge  time.Duration
@@ -84,6 +85,7 @@ func registerKafkaConsume(s *flagSections) extensionFlags {
 		fs.IntVar(&f.fetchMin, "kafka-consume-fetch-min-bytes", 1, "bytes a broker gathers before it answers a fetch (min_fetch_size)")
 		fs.DurationVar(&f.fetchMaxWait, "kafka-consume-fetch-max-wait", 5*time.Second, "longest a broker holds a fetch to gather -kafka-consume-fetch-min-bytes (max_fetch_wait)")
 		fs.IntVar(&f.maxBatch, "kafka-consume-max-batch-bytes", kafka.DefaultMaxBatchBytes, "largest size a compressed record batch may decompress to; a larger one (a decompression bomb) is logged, counted and skipped")
+		fs.Int64Var(&f.maxDecompressed, "kafka-consume-max-decompressed-bytes", kafka.DefaultMaxDecompressedBytes, "decompressed record batches held at once; past it fetching pauses until the records fetched are stored")
 		fs.BoolVar(&f.deadLetter, "kafka-consume-dead-letter", true, "keep records that are not valid OTLP in <data-dir>/"+deadLetterDir+" (read it with otlp-lite export -format proto); false: only log and count them")
 		fs.Int64Var(&f.deadLetterMaxSize, "kafka-consume-dead-letter-max-bytes", defaultDeadLetterMaxBytes, "size past which the oldest dead letters are deleted, so a flood of bad records cannot fill the disk; 0: no limit")
 		fs.DurationVar(&f.deadLetterMaxAge, "kafka-consume-dead-letter-max-age", defaultDeadLetterMaxAge, "age past which dead letters are deleted; 0: no limit")
@@ -155,6 +157,9 @@ func (f *kafkaConsumeFlags) validate(cfg *serveConfig) error {
 	if f.maxBatch < cfg.maxRecvMsgSize || f.maxBatch > 1<<30 {
 		return fmt.Errorf("bad -kafka-consume-max-batch-bytes %d: from -grpc-max-recv-msg-size (%d) to 1073741824", f.maxBatch, cfg.maxRecvMsgSize)
 	}
+	if f.maxDecompressed < int64(f.maxBatch) {
+		return fmt.Errorf("bad -kafka-consume-max-decompressed-bytes %d: at least -kafka-consume-max-batch-bytes (%d)", f.maxDecompressed, f.maxBatch)
+	}
 	if f.deadLetterMaxSize < 0 || f.deadLetterMaxAge < 0 {
 		return errors.New("bad -kafka-consume-dead-letter-max-bytes or -max-age: negative")
 	}
@@ -196,6 +201,7 @@ func (k *kafkaSource) start(env *serveEnv) error {
 		FetchMinBytes:          f.fetchMin,
 		FetchMaxWait:           f.fetchMaxWait,
 		MaxBatchBytes:          f.maxBatch,
+		MaxDecompressedBytes:   f.maxDecompressed,
 		Handler:                env.handler,
 		Metrics:                env.metrics,
 	}

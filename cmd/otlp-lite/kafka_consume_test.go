@@ -26,6 +26,7 @@ func TestKafkaConsumeValuesCheckedAtParseTime(t *testing.T) {
 		{[]string{"-kafka-consume-fetch-max-wait", "0s"}, "-kafka-consume-fetch-max-wait"},
 		{[]string{"-kafka-consume-max-batch-bytes", "1048576"}, "-grpc-max-recv-msg-size"},
 		{[]string{"-kafka-consume-dead-letter-max-bytes", "-1"}, "-kafka-consume-dead-letter"},
+		{[]string{"-kafka-consume-max-decompressed-bytes", "1024"}, "-kafka-consume-max-decompressed-bytes"},
 		{[]string{"-kafka-consume-start", "middle"}, "-kafka-consume-start"},
 	} {
 		var stdout, stderr bytes.Buffer

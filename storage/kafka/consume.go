@@ -47,6 +47,10 @@ const (
 	// into gigabytes) costs at most this much memory instead of franz-go's
 	// default 1 GiB. A batch over it is skipped (consume_skip.go).
 	DefaultMaxBatchBytes = 64 << 20
+	// DefaultMaxDecompressedBytes bounds the decompressed batches held at
+	// once (consume_decompress.go): four of the largest, a poll's worth of
+	// ordinary ones many times over.
+	DefaultMaxDecompressedBytes = 4 * DefaultMaxBatchBytes
 )
 
 // ConsumerConfig configures a Consumer. Brokers and Handler are required;
@@ -117,6 +121,12 @@ type ConsumerConfig struct {
 	// and cannot be dead-lettered, as they were never decompressed.
 	MaxBatchBytes int
 
+	// MaxDecompressedBytes bounds the decompressed batches held at once,
+	// across partitions and brokers (default DefaultMaxDecompressedBytes):
+	// past it, fetching pauses until the records fetched are stored.
+	// Nothing is skipped for it.
+	MaxDecompressedBytes int64
+
 	// SessionTimeout is how long the group waits for a silent member
 	// before its partitions go to the others (default: franz-go's 45 s).
 	// HeartbeatInterval is how often a member says it is alive (default:
@@ -186,6 +196,15 @@ type Consumer struct {
 	// skips are batches too large to decompress, waiting to be skipped
 	// (consume_skip.go); Run's goroutine only.
 	skips map[topicPartition]*kgo.ErrDecompressTooLarge
+
+	// dlMu lets one dead letter at a time be written: a record may be as
+	// large as a batch, and the workers storing records at once must not
+	// make that many copies of hostile records in the dead-letter sink.
+	dlMu sync.Mutex
+
+	// dec decompresses fetched batches within MaxBatchBytes and
+	// MaxDecompressedBytes.
+	dec *boundedDecompressor
 
 	// dlLog and warnLog limit the lines about bad records (a flood of
 	// them is one attacker's write away): dead letters, and records
@@ -350,7 +369,9 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.FetchMaxPartitionBytes > 0 {
 		partMax = min(cfg.FetchMaxPartitionBytes, fetchMax)
 	}
-	maxBatch := cmp.Or(max(cfg.MaxBatchBytes, 0), DefaultMaxBatchBytes)
+	maxBatch := min(cmp.Or(max(cfg.MaxBatchBytes, 0), DefaultMaxBatchBytes), 1<<30)
+	c.dec = newBoundedDecompressor(maxBatch, cmp.Or(max(cfg.MaxDecompressedBytes, 0), DefaultMaxDecompressedBytes),
+		c.set.GetOrCreateCounter("otlplite_kafka_consume_decompress_throttled_total"))
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID(cmp.Or(cfg.ClientID, defaultClientID)),
@@ -367,11 +388,12 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		kgo.BlockRebalanceOnPoll(),
 		kgo.FetchMaxBytes(int32(min(fetchMax, 1<<30))),
 		kgo.FetchMaxPartitionBytes(int32(min(partMax, 1<<30))),
-		// franz-go bounds one batch's decompressed size (1 GiB by
-		// default) and then stops the partition for good; Run skips
-		// such a batch (consume_skip.go). A response must hold at least
-		// one whole batch, so the read limit follows the fetch size.
-		kgo.MaxDecompressBatchBytes(min(maxBatch, 1<<30)),
+		// Bounds one batch and the batches held
+		// (consume_decompress.go); a batch over its bound stops its
+		// partition, and Run skips it (consume_skip.go).
+		kgo.WithDecompressor(c.dec),
+		// A response must hold at least one whole batch, so the read
+		// limit follows the fetch size.
 		kgo.BrokerMaxReadBytes(int32(min(max(2*fetchMax, 100<<20), 1<<30))),
 		kgo.OnPartitionsRevoked(c.dropLags),
 		kgo.OnPartitionsLost(c.dropLags),
@@ -438,6 +460,10 @@ func (c *Consumer) Run(ctx context.Context) error {
 				c.skips[tp], reported[tp] = tooLarge, true
 				return
 			}
+			if errors.Is(err, errDecompressBudget) {
+				// Counted; fetched again once drained.
+				return
+			}
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				c.log.Warn("cannot fetch from Kafka; retrying", "topic", topic, "partition", p, "err", err)
 			}
@@ -457,6 +483,11 @@ func (c *Consumer) Run(ctx context.Context) error {
 				c.setLag(p.Topic, p.Partition, p.HighWatermark-p.Records[n-1].Offset-1)
 			}
 		})
+		if c.cl.BufferedFetchRecords() == 0 {
+			// Every record decompressed so far is stored (or, if ctx
+			// ended, abandoned): none is held any more.
+			c.dec.drained()
+		}
 		c.cl.AllowRebalance()
 		if ctx.Err() != nil {
 			return nil
@@ -581,6 +612,8 @@ func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, sig otlp.Signa
 	if c.dl == nil {
 		return true
 	}
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
 	for attempt := 0; ; attempt++ {
 		err := c.dl.Write(ctx, sig, r.Value, 0)
 		if err == nil {

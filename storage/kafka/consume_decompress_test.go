@@ -1,0 +1,103 @@
+package kafka
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/klauspost/compress/s2"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func testDecompressor(maxBatch int, budget int64) *boundedDecompressor {
+	return newBoundedDecompressor(maxBatch, budget, metrics.NewSet().NewCounter("throttled"))
+}
+
+// compressed returns data compressed by franz-go's producer compressor.
+func compressed(t *testing.T, codec kgo.CompressionCodec, data []byte) ([]byte, kgo.CompressionCodecType) {
+	t.Helper()
+	c, err := kgo.DefaultCompressor(codec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, typ := c.Compress(new(bytes.Buffer), data)
+	return bytes.Clone(out), typ
+}
+
+// TestBoundedDecompressorCodecs: what franz-go's producer compresses with
+// each codec, and the Java client's framed snappy, decompress to the
+// original; one byte past the bound is refused as kgo.ErrMaxDecompress.
+func TestBoundedDecompressorCodecs(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	data := make([]byte, 300<<10)
+	for i := range data {
+		data[i] = byte(r.IntN(16)) // compressible, not trivially
+	}
+	for _, codec := range []kgo.CompressionCodec{kgo.GzipCompression(), kgo.SnappyCompression(), kgo.Lz4Compression(), kgo.ZstdCompression()} {
+		src, typ := compressed(t, codec, data)
+		if typ == kgo.CodecNone {
+			t.Fatalf("codec %v did not compress", codec)
+		}
+		got, err := testDecompressor(len(data), 1<<30).Decompress(src, typ)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("codec %d: %d bytes, err %v; want the %d bytes compressed", typ, len(got), err, len(data))
+		}
+		if _, err := testDecompressor(len(data)-1, 1<<30).Decompress(src, typ); !errors.Is(err, kgo.ErrMaxDecompress) {
+			t.Errorf("codec %d one byte over the bound: err %v, want ErrMaxDecompress", typ, err)
+		}
+	}
+	// Java's framing: magic, versions, then length-prefixed blocks.
+	framed := append([]byte{}, xerialMagic...)
+	framed = append(framed, 0, 0, 0, 1, 0, 0, 0, 1)
+	for chunk := range slices.Chunk(data, 32<<10) {
+		block := s2.EncodeSnappy(nil, chunk)
+		framed = binary.BigEndian.AppendUint32(framed, uint32(len(block)))
+		framed = append(framed, block...)
+	}
+	if got, err := testDecompressor(len(data), 1<<30).Decompress(framed, kgo.CodecSnappy); err != nil || !bytes.Equal(got, data) {
+		t.Errorf("framed snappy: %d bytes, err %v", len(got), err)
+	}
+	if _, err := testDecompressor(len(data)-1, 1<<30).Decompress(framed, kgo.CodecSnappy); !errors.Is(err, kgo.ErrMaxDecompress) {
+		t.Errorf("framed snappy over the bound: err %v, want ErrMaxDecompress", err)
+	}
+	// A snappy block that claims 2 GiB is refused before allocating.
+	lie := append(binary.AppendUvarint(nil, 2<<30), 0x0c, 'h', 'e', 'l', 'l', 'o')
+	if _, err := testDecompressor(64<<20, 1<<30).Decompress(lie, kgo.CodecSnappy); !errors.Is(err, kgo.ErrMaxDecompress) {
+		t.Errorf("snappy claiming 2 GiB: err %v, want ErrMaxDecompress", err)
+	}
+	if _, err := testDecompressor(1<<20, 1<<30).Decompress([]byte("garbage"), kgo.CodecGzip); err == nil || errors.Is(err, kgo.ErrMaxDecompress) {
+		t.Errorf("garbage gzip: err %v, want a decompression error", err)
+	}
+}
+
+// TestBoundedDecompressorBudget: batches are refused with
+// errDecompressBudget (not ErrMaxDecompress: nothing is skipped for it)
+// once the bytes decompressed since drained reach the budget, and
+// accepted again after drained.
+func TestBoundedDecompressorBudget(t *testing.T) {
+	data := bytes.Repeat([]byte("otlp"), 256<<10) // 1 MiB
+	src, typ := compressed(t, kgo.ZstdCompression(), data)
+	d := testDecompressor(2<<20, 3<<20)
+	for i := range 3 {
+		if _, err := d.Decompress(src, typ); err != nil {
+			t.Fatalf("batch %d within the budget: %v", i, err)
+		}
+	}
+	if _, err := d.Decompress(src, typ); !errors.Is(err, errDecompressBudget) || errors.Is(err, kgo.ErrMaxDecompress) {
+		t.Fatalf("batch past the budget: err %v, want errDecompressBudget", err)
+	}
+	if got := d.throttled.Get(); got != 1 {
+		t.Errorf("throttled = %d, want 1", got)
+	}
+	if out, err := d.Decompress(data, kgo.CodecNone); err != nil || len(out) != len(data) {
+		t.Errorf("an uncompressed batch is passed through even past the budget: %d bytes, %v", len(out), err)
+	}
+	d.drained()
+	if _, err := d.Decompress(src, typ); err != nil {
+		t.Fatalf("after drained: %v", err)
+	}
+}
