@@ -95,13 +95,30 @@ func (d *boundedDecompressor) tooLarge(codec string) error {
 func (d *boundedDecompressor) decompress(src []byte, codec kgo.CompressionCodecType) ([]byte, error) {
 	switch codec {
 	case kgo.CodecGzip:
-		r, err := gzip.NewReader(bytes.NewReader(src))
+		r, _ := gzipReaders.Get().(*gzip.Reader)
+		defer func() {
+			if r != nil {
+				gzipReaders.Put(r)
+			}
+		}()
+		var err error
+		if r == nil {
+			r, err = gzip.NewReader(bytes.NewReader(src))
+		} else {
+			err = r.Reset(bytes.NewReader(src))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cannot decompress gzip batch: %w", err)
 		}
 		return d.readAll(r, "gzip")
 	case kgo.CodecLz4:
-		return d.readAll(lz4.NewReader(bytes.NewReader(src)), "lz4")
+		r, _ := lz4Readers.Get().(*lz4.Reader)
+		if r == nil {
+			r = lz4.NewReader(nil)
+		}
+		defer lz4Readers.Put(r)
+		r.Reset(bytes.NewReader(src))
+		return d.readAll(r, "lz4")
 	case kgo.CodecSnappy:
 		if bytes.HasPrefix(src, xerialMagic) && len(src) >= 16 {
 			return d.xerial(src[16:])
@@ -130,17 +147,39 @@ func (d *boundedDecompressor) decompress(src []byte, codec kgo.CompressionCodecT
 	return nil, fmt.Errorf("unknown compression codec %d", codec)
 }
 
-// readAll reads r to its end, refusing more than maxBatch bytes.
+// Readers and buffers are reused across batches, as franz-go's own
+// decompressor does: a new lz4 reader allocates its block buffers, a gzip
+// reader its window.
+var (
+	gzipReaders, lz4Readers sync.Pool
+	readBuffers             sync.Pool // *bytes.Buffer
+)
+
+// maxPooledBuffer is the largest buffer kept for reuse: one a bomb grew to
+// the batch bound must not stay in the pool.
+const maxPooledBuffer = 4 << 20
+
+// readAll reads r to its end, refusing more than maxBatch bytes, into a
+// pooled buffer, and returns a copy of exactly the size read.
 func (d *boundedDecompressor) readAll(r io.Reader, codec string) ([]byte, error) {
-	var out bytes.Buffer
-	n, err := out.ReadFrom(io.LimitReader(r, int64(d.maxBatch)+1))
+	buf, _ := readBuffers.Get().(*bytes.Buffer)
+	if buf == nil {
+		buf = new(bytes.Buffer)
+	}
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			readBuffers.Put(buf)
+		}
+	}()
+	n, err := buf.ReadFrom(io.LimitReader(r, int64(d.maxBatch)+1))
 	if err != nil {
 		return nil, fmt.Errorf("cannot decompress %s batch: %w", codec, err)
 	}
 	if n > int64(d.maxBatch) {
 		return nil, d.tooLarge(codec)
 	}
-	return out.Bytes(), nil
+	return slices.Clone(buf.Bytes()), nil
 }
 
 // snappyBlock appends the decoded raw snappy block src to dst, checking

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -99,5 +100,37 @@ func TestBoundedDecompressorBudget(t *testing.T) {
 	d.drained()
 	if _, err := d.Decompress(src, typ); err != nil {
 		t.Fatalf("after drained: %v", err)
+	}
+}
+
+// BenchmarkDecompress compares the consumer's decompressor with franz-go's
+// on a 1 MiB batch of each codec.
+func BenchmarkDecompress(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	data := make([]byte, 1<<20)
+	for i := range data {
+		data[i] = "otlp-lite spans "[r.IntN(16)]
+	}
+	for _, codec := range []kgo.CompressionCodec{kgo.GzipCompression(), kgo.SnappyCompression(), kgo.Lz4Compression(), kgo.ZstdCompression()} {
+		c, err := kgo.DefaultCompressor(codec)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, typ := c.Compress(new(bytes.Buffer), data)
+		src := bytes.Clone(out)
+		for _, dec := range []struct {
+			name string
+			d    kgo.Decompressor
+		}{{"bounded", testDecompressor(64<<20, 1<<62)}, {"franz-go", kgo.DefaultDecompressor()}} {
+			b.Run(fmt.Sprintf("codec=%d/%s", typ, dec.name), func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := dec.d.Decompress(src, typ); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
