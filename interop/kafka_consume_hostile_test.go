@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -108,8 +109,12 @@ func (hc *hostileConsumer) stop(t *testing.T) {
 // heapPeak samples the memory of the Go heap's objects and of goroutine
 // stacks every millisecond until stop is called, and returns the peak.
 // runtime/metrics reads without stopping the world; a decompression or a
-// parse large enough to matter lives far longer than a millisecond.
+// parse large enough to matter lives far longer than a millisecond. The
+// collector runs at GOGC=10 meanwhile, so that garbage (which the default
+// GOGC=100 lets grow to the size of the live heap, itself large after
+// earlier tests in this process) does not hide what is live.
 func heapPeak() (stop func() uint64) {
+	old := debug.SetGCPercent(10)
 	samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
 	var peak atomic.Uint64
 	done, quit := make(chan struct{}), make(chan struct{})
@@ -132,12 +137,15 @@ func heapPeak() (stop func() uint64) {
 	return func() uint64 {
 		close(quit)
 		<-done
+		debug.SetGCPercent(old)
 		return peak.Load()
 	}
 }
 
-// liveHeap is the heap in use after a collection.
+// liveHeap is the heap in use after a collection (two: the first moves
+// sync.Pool contents to the victim cache, the second frees them).
 func liveHeap() uint64 {
+	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
