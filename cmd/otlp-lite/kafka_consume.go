@@ -69,11 +69,11 @@ func registerKafkaConsume(s *flagSections) extensionFlags {
 		fs.StringVar(&f.brokers, "kafka-consume", "", "read OTLP records from these Kafka brokers (comma-separated host:port) in a consumer group and store them as received requests; TLS and SASL as set by the -kafka-tls-* and -kafka-sasl-* flags; empty: off")
 		fs.StringVar(&f.group, "kafka-consume-group", kafka.DefaultConsumerGroup, "consumer group: instances in one group share the partitions")
 		for _, sig := range otlp.Signals {
-			f.topics[sig] = fs.String("kafka-consume-topic-"+sig.String(), sig.Info().KafkaTopic, "topic of "+sig.String()+" records (the Collector's default); beginning with ^: a regular expression matching every such topic, present and future (as the Collector's kafkareceiver); empty: not consumed")
+			f.topics[sig] = fs.String("kafka-consume-topic-"+sig.String(), sig.Info().KafkaTopic, "topic of "+sig.String()+" records (the Collector's default); beginning with ^: a regular expression matching every such topic, new ones found at the next metadata refresh (within 5m), as in the Collector's kafkareceiver; empty: not consumed")
 		}
 		fs.StringVar(&f.exclude, "kafka-consume-exclude-topics", "", "comma-separated regular expressions of topics not consumed although a ^expression topic matches them (the kafkareceiver's exclude_topics)")
 		fs.StringVar(&f.encoding, "kafka-consume-encoding", "auto", "record format: auto (OTLP/JSON if it starts with '{', else protobuf), otlp_proto or otlp_json")
-		fs.StringVar(&f.start, "kafka-consume-start", "earliest", "where a group without committed offsets starts: earliest or latest")
+		fs.StringVar(&f.start, "kafka-consume-start", "earliest", "where a group without committed offsets starts: earliest or latest (the kafkareceiver's initial_offset, whose default is latest)")
 		fs.IntVar(&f.maxPoll, "kafka-consume-max-poll-records", kafka.DefaultMaxPollRecords, "records read at once; all are stored and their offsets committed before the next read (at most this many are read again after a crash)")
 		fs.IntVar(&f.workers, "kafka-consume-workers", kafka.DefaultConsumeWorkers, "records stored concurrently")
 		fs.DurationVar(&f.sessionTimeout, "kafka-consume-session-timeout", 45*time.Second, "how long the group waits for a silent instance before giving its partitions to the others")
