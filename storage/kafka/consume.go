@@ -483,6 +483,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 				c.setLag(p.Topic, p.Partition, p.HighWatermark-p.Records[n-1].Offset-1)
 			}
 		})
+		c.dec.released(recs)
 		if c.cl.BufferedFetchRecords() == 0 {
 			// Every record decompressed so far is stored (or, if ctx
 			// ended, abandoned): none is held any more.

@@ -32,12 +32,14 @@ import (
 //   - one batch at maxBatch: a batch over it is refused with
 //     kgo.ErrMaxDecompress, which stops its partition; Run skips the
 //     batch (consume_skip.go);
-//   - the batches decompressed since Run last found nothing buffered at
-//     budget: past it, a batch is refused with errDecompressBudget, which
-//     franz-go treats as the end of the response (the batch is fetched
-//     again later; nothing is skipped), or, for a response's first batch,
-//     as an error of the fetch, retried. Run calls drained once it has
-//     stored every record fetched, which starts the count again.
+//   - the decompressed bytes held at budget: past it, a batch is refused
+//     with errDecompressBudget, which franz-go treats as the end of the
+//     response (the batch is fetched again later; nothing is skipped), or,
+//     for a response's first batch, as an error of the fetch, retried.
+//     Run calls released with the records it has stored: their keys,
+//     values and headers, a little less than the batches they came from
+//     (record framing, records of aborted transactions), and drained once
+//     it has stored every record fetched, which starts the count again.
 //
 // So the decompressed bytes held are at most about budget + maxBatch, plus
 // as much again if a response was being decompressed when drained reset
@@ -87,6 +89,28 @@ func (d *boundedDecompressor) Decompress(src []byte, codec kgo.CompressionCodecT
 // drained tells the decompressor that no record it decompressed is held
 // any more: Run stored every record fetched and none is buffered.
 func (d *boundedDecompressor) drained() { d.held.Store(0) }
+
+// released tells the decompressor that recs are stored: what they hold of
+// compressed batches is no longer held. The count never goes below zero
+// (drained may have reset it meanwhile).
+func (d *boundedDecompressor) released(recs []*kgo.Record) {
+	var n int64
+	for _, r := range recs {
+		if r.Attrs.CompressionType() == 0 {
+			continue
+		}
+		n += int64(len(r.Key) + len(r.Value))
+		for _, h := range r.Headers {
+			n += int64(len(h.Key) + len(h.Value))
+		}
+	}
+	for {
+		held := d.held.Load()
+		if d.held.CompareAndSwap(held, max(held-n, 0)) {
+			return
+		}
+	}
+}
 
 func (d *boundedDecompressor) tooLarge(codec string) error {
 	return fmt.Errorf("%w: %s batch decompresses to more than %d bytes", kgo.ErrMaxDecompress, codec, d.maxBatch)
