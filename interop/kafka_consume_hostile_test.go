@@ -25,6 +25,7 @@ import (
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 
 	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/otlp"
@@ -579,5 +580,39 @@ func TestKafkaConsumeManyLargeBatches(t *testing.T) {
 	// collector has not reclaimed yet; without the budget, 800 MiB.
 	if limit := base + 448<<20; top > limit {
 		t.Errorf("heap peaked at %d MiB, want under %d MiB", top>>20, limit>>20)
+	}
+}
+
+// TestKafkaConsumeBombAfterManyRecords: the skip of a batch too large to
+// decompress waits for every record before it, even when those take
+// several polls (MaxPollRecords 3, 10 records, with franz-go repeating
+// the batch's error with each part): none is lost, none after it either,
+// and the partition's offset reaches its end.
+func TestKafkaConsumeBombAfterManyRecords(t *testing.T) {
+	brokers := bigBrokers(t)
+	const topic = "bomb_late_spans"
+	var before, after []*kgo.Record
+	for i := range 10 {
+		before = append(before, &kgo.Record{Topic: topic, Partition: 0, Value: seqRequest(i, 1)})
+		after = append(after, &kgo.Record{Topic: topic, Partition: 0, Value: seqRequest(100+i, 1)})
+	}
+	produceTo(t, brokers, before)
+	var zb bytes.Buffer
+	zw, err := zstd.NewWriter(&zb, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compressZeros(t, zw, 256<<20)
+	bomb := bombCompressor{zb.Bytes(), kgo.CodecZstd}
+	produceTo(t, brokers, []*kgo.Record{{Topic: topic, Partition: 0, Value: randomBytes(len(bomb.bomb) + 1024)}}, kgo.WithCompressor(bomb))
+	produceTo(t, brokers, after)
+	hc := startHostileConsumer(t, brokers, topic, nil, func(c *kafka.ConsumerConfig) { c.MaxPollRecords = 3 })
+	hc.sink.waitItems(t, [otlp.MaxSignal + 1]int{storage.Traces: 20}, 60*time.Second)
+	waitMetric(t, hc.set, `otlplite_kafka_consume_skipped_batches_total{topic="`+topic+`"}`, 1)
+	waitCommitted(t, brokers, "hostile", []string{topic}, 60*time.Second)
+	hc.stop(t)
+	stored := scanStore(t, hc.dataDir, storage.Traces, func() *coltracepb.ExportTraceServiceRequest { return new(coltracepb.ExportTraceServiceRequest) })
+	if len(stored) != 20 {
+		t.Errorf("stored %d records, want the 10 before the bomb and the 10 after it", len(stored))
 	}
 }
