@@ -84,8 +84,8 @@ func registerKafkaConsume(s *flagSections) extensionFlags {
 		fs.IntVar(&f.fetchPartMax, "kafka-consume-fetch-max-partition-bytes", kafka.DefaultFetchMaxBytes, "largest share of one partition in a fetch (max_partition_fetch_size)")
 		fs.IntVar(&f.fetchMin, "kafka-consume-fetch-min-bytes", 1, "bytes a broker gathers before it answers a fetch (min_fetch_size)")
 		fs.DurationVar(&f.fetchMaxWait, "kafka-consume-fetch-max-wait", 5*time.Second, "longest a broker holds a fetch to gather -kafka-consume-fetch-min-bytes (max_fetch_wait)")
-		fs.IntVar(&f.maxBatch, "kafka-consume-max-batch-bytes", kafka.DefaultMaxBatchBytes, "largest size a compressed record batch may decompress to; a larger one (a decompression bomb) is logged, counted and skipped")
-		fs.Int64Var(&f.maxDecompressed, "kafka-consume-max-decompressed-bytes", kafka.DefaultMaxDecompressedBytes, "decompressed record batches held at once; past it fetching pauses until the records fetched are stored")
+		fs.IntVar(&f.maxBatch, "kafka-consume-max-batch-bytes", 0, "largest size a compressed record batch may decompress to; a larger one (a decompression bomb) is logged, counted and skipped; 0: the larger of 64 MiB and -grpc-max-recv-msg-size")
+		fs.Int64Var(&f.maxDecompressed, "kafka-consume-max-decompressed-bytes", 0, "decompressed record batches held at once; past it fetching pauses until the records fetched are stored; 0: four times -kafka-consume-max-batch-bytes")
 		fs.BoolVar(&f.deadLetter, "kafka-consume-dead-letter", true, "keep records that are not valid OTLP in <data-dir>/"+deadLetterDir+" (read it with otlp-lite export -format proto); false: only log and count them")
 		fs.Int64Var(&f.deadLetterMaxSize, "kafka-consume-dead-letter-max-bytes", defaultDeadLetterMaxBytes, "size past which the oldest dead letters are deleted, so a flood of bad records cannot fill the disk; 0: no limit")
 		fs.DurationVar(&f.deadLetterMaxAge, "kafka-consume-dead-letter-max-age", defaultDeadLetterMaxAge, "age past which dead letters are deleted; 0: no limit")
@@ -154,11 +154,11 @@ func (f *kafkaConsumeFlags) validate(cfg *serveConfig) error {
 	}
 	// A batch holds at least one record, and a record as large as the
 	// largest request is legitimate.
-	if f.maxBatch < cfg.maxRecvMsgSize || f.maxBatch > 1<<30 {
-		return fmt.Errorf("bad -kafka-consume-max-batch-bytes %d: from -grpc-max-recv-msg-size (%d) to 1073741824", f.maxBatch, cfg.maxRecvMsgSize)
+	if f.maxBatch != 0 && (f.maxBatch < cfg.maxRecvMsgSize || f.maxBatch > 1<<30) {
+		return fmt.Errorf("bad -kafka-consume-max-batch-bytes %d: 0 or from -grpc-max-recv-msg-size (%d) to 1073741824", f.maxBatch, cfg.maxRecvMsgSize)
 	}
-	if f.maxDecompressed < int64(f.maxBatch) {
-		return fmt.Errorf("bad -kafka-consume-max-decompressed-bytes %d: at least -kafka-consume-max-batch-bytes (%d)", f.maxDecompressed, f.maxBatch)
+	if batch := f.batchBytes(cfg); f.maxDecompressed != 0 && f.maxDecompressed < int64(batch) {
+		return fmt.Errorf("bad -kafka-consume-max-decompressed-bytes %d: 0 or at least the batch bound (%d)", f.maxDecompressed, batch)
 	}
 	if f.deadLetterMaxSize < 0 || f.deadLetterMaxAge < 0 {
 		return errors.New("bad -kafka-consume-dead-letter-max-bytes or -max-age: negative")
@@ -166,16 +166,27 @@ func (f *kafkaConsumeFlags) validate(cfg *serveConfig) error {
 	return nil
 }
 
-func (f *kafkaConsumeFlags) newExtension(*serveConfig) (serveExtension, error) {
+// batchBytes is the batch bound: -kafka-consume-max-batch-bytes, or by
+// default the larger of kafka.DefaultMaxBatchBytes and the largest request
+// (a batch of one such record is legitimate), within franz-go's 1 GiB.
+func (f *kafkaConsumeFlags) batchBytes(cfg *serveConfig) int {
+	if f.maxBatch != 0 {
+		return f.maxBatch
+	}
+	return min(max(kafka.DefaultMaxBatchBytes, cfg.maxRecvMsgSize), 1<<30)
+}
+
+func (f *kafkaConsumeFlags) newExtension(cfg *serveConfig) (serveExtension, error) {
 	if f.brokers == "" {
 		return nil, nil
 	}
-	return &kafkaSource{f: f}, nil
+	return &kafkaSource{f: f, batch: f.batchBytes(cfg)}, nil
 }
 
 // kafkaSource runs a kafka.Consumer beside the receivers.
 type kafkaSource struct {
 	f      *kafkaConsumeFlags
+	batch  int // the batch bound (batchBytes)
 	c      *kafka.Consumer
 	dl     *disk.Store
 	cancel func()
@@ -200,8 +211,8 @@ func (k *kafkaSource) start(env *serveEnv) error {
 		FetchMaxPartitionBytes: f.fetchPartMax,
 		FetchMinBytes:          f.fetchMin,
 		FetchMaxWait:           f.fetchMaxWait,
-		MaxBatchBytes:          f.maxBatch,
-		MaxDecompressedBytes:   f.maxDecompressed,
+		MaxBatchBytes:          k.batch,
+		MaxDecompressedBytes:   f.maxDecompressed, // 0: 4 × MaxBatchBytes
 		Handler:                env.handler,
 		Metrics:                env.metrics,
 	}

@@ -27,6 +27,7 @@ func TestKafkaConsumeValuesCheckedAtParseTime(t *testing.T) {
 		{[]string{"-kafka-consume-max-batch-bytes", "1048576"}, "-grpc-max-recv-msg-size"},
 		{[]string{"-kafka-consume-dead-letter-max-bytes", "-1"}, "-kafka-consume-dead-letter"},
 		{[]string{"-kafka-consume-max-decompressed-bytes", "1024"}, "-kafka-consume-max-decompressed-bytes"},
+		{[]string{"-grpc-max-recv-msg-size", "134217728", "-kafka-consume-max-batch-bytes", "67108864"}, "-kafka-consume-max-batch-bytes"},
 		{[]string{"-kafka-consume-start", "middle"}, "-kafka-consume-start"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -35,6 +36,13 @@ func TestKafkaConsumeValuesCheckedAtParseTime(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 		if code != 2 || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
 			t.Errorf("serve %v: exit %d, stderr %q; want exit 2 and one line mentioning %q", tc.args, code, stderr.String(), tc.want)
+		}
+	}
+	// The batch bound follows the largest request by default.
+	for recv, want := range map[int]int{16 << 20: 64 << 20, 128 << 20: 128 << 20} {
+		f := &kafkaConsumeFlags{}
+		if got := f.batchBytes(&serveConfig{maxRecvMsgSize: recv}); got != want {
+			t.Errorf("batch bound with -grpc-max-recv-msg-size %d: %d, want %d", recv, got, want)
 		}
 	}
 	// The options a migration from the kafkareceiver sets parse.

@@ -48,8 +48,8 @@ const (
 	// default 1 GiB. A batch over it is skipped (consume_skip.go).
 	DefaultMaxBatchBytes = 64 << 20
 	// DefaultMaxDecompressedBytes bounds the decompressed batches held at
-	// once (consume_decompress.go): four of the largest, a poll's worth of
-	// ordinary ones many times over.
+	// once (consume_decompress.go) with the default MaxBatchBytes: four
+	// of the largest, a poll's worth of ordinary ones many times over.
 	DefaultMaxDecompressedBytes = 4 * DefaultMaxBatchBytes
 )
 
@@ -122,9 +122,10 @@ type ConsumerConfig struct {
 	MaxBatchBytes int
 
 	// MaxDecompressedBytes bounds the decompressed batches held at once,
-	// across partitions and brokers (default DefaultMaxDecompressedBytes):
-	// past it, fetching pauses until the records fetched are stored.
-	// Nothing is skipped for it.
+	// across partitions and brokers (default four times MaxBatchBytes,
+	// DefaultMaxDecompressedBytes with its default): past it, fetching
+	// pauses until the records fetched are stored. Nothing is skipped for
+	// it.
 	MaxDecompressedBytes int64
 
 	// SessionTimeout is how long the group waits for a silent member
@@ -370,7 +371,7 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		partMax = min(cfg.FetchMaxPartitionBytes, fetchMax)
 	}
 	maxBatch := min(cmp.Or(max(cfg.MaxBatchBytes, 0), DefaultMaxBatchBytes), 1<<30)
-	c.dec = newBoundedDecompressor(maxBatch, cmp.Or(max(cfg.MaxDecompressedBytes, 0), DefaultMaxDecompressedBytes),
+	c.dec = newBoundedDecompressor(maxBatch, cmp.Or(max(cfg.MaxDecompressedBytes, 0), 4*int64(maxBatch)),
 		c.set.GetOrCreateCounter("otlplite_kafka_consume_decompress_throttled_total"))
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
