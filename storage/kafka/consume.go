@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,6 +40,17 @@ const (
 	// DefaultConsumeWorkers is how many records are stored at once:
 	// concurrent writes share the disk log's fsyncs.
 	DefaultConsumeWorkers = 16
+	// DefaultMaxBatchBytes bounds what one fetched record batch may
+	// decompress to: the largest request a receiver accepts
+	// (grpcwire.DefaultMaxRecvMsgSize, 64 MiB) fits, while a compressed
+	// batch written to be a decompression bomb (zstd turns a few kilobytes
+	// into gigabytes) costs at most this much memory instead of franz-go's
+	// default 1 GiB. A batch over it is skipped (consume_skip.go).
+	DefaultMaxBatchBytes = 64 << 20
+	// DefaultMaxDecompressedBytes bounds the decompressed batches held at
+	// once (consume_decompress.go) with the default MaxBatchBytes: four
+	// of the largest, a poll's worth of ordinary ones many times over.
+	DefaultMaxDecompressedBytes = 4 * DefaultMaxBatchBytes
 )
 
 // ConsumerConfig configures a Consumer. Brokers and Handler are required;
@@ -53,8 +66,18 @@ type ConsumerConfig struct {
 	// Topics names the topic of each signal to consume; nil means every
 	// signal of otlp.Signals on its default topic (SignalInfo.KafkaTopic:
 	// otlp_spans, otlp_metrics, otlp_logs, the Collector's names). A
-	// signal missing from a non-nil map is not consumed.
+	// signal missing from a non-nil map is not consumed. A name that
+	// begins with '^' is a regular expression (RE2) matched against every
+	// topic of the cluster, as in the Collector's kafkareceiver: the
+	// topics it matches, now and created later, are that signal's. A
+	// topic two signals' expressions match belongs to the first signal of
+	// otlp.Signals.
 	Topics map[otlp.Signal]string
+
+	// ExcludeTopics are regular expressions of topics not consumed although
+	// a Topics expression matches them (the kafkareceiver's
+	// exclude_topics); only with a regular expression in Topics.
+	ExcludeTopics []string
 
 	// Handler validates and stores every record (handler.Handler.Ingest):
 	// the same admission budget, validation and storage.Sink as the
@@ -84,9 +107,45 @@ type ConsumerConfig struct {
 	// DefaultConsumeWorkers) bound the memory and the concurrency.
 	MaxPollRecords, FetchMaxBytes, Workers int
 
+	// FetchMaxPartitionBytes bounds one partition's share of a fetch
+	// (default FetchMaxBytes; the kafkareceiver's
+	// max_partition_fetch_size), FetchMinBytes is what a broker waits to
+	// gather (default 1; min_fetch_size) for up to FetchMaxWait (default
+	// franz-go's 5 s; max_fetch_wait).
+	FetchMaxPartitionBytes, FetchMinBytes int
+	FetchMaxWait                          time.Duration
+
+	// MaxBatchBytes bounds what one record batch may decompress to
+	// (default DefaultMaxBatchBytes). A batch over it is not read: its
+	// records are counted, logged and skipped (its partition moves on)
+	// and cannot be dead-lettered, as they were never decompressed.
+	MaxBatchBytes int
+
+	// MaxDecompressedBytes bounds the decompressed batches held at once,
+	// across partitions and brokers (default four times MaxBatchBytes,
+	// DefaultMaxDecompressedBytes with its default): past it, fetching
+	// pauses until the records fetched are stored. Nothing is skipped for
+	// it.
+	MaxDecompressedBytes int64
+
 	// SessionTimeout is how long the group waits for a silent member
 	// before its partitions go to the others (default: franz-go's 45 s).
-	SessionTimeout time.Duration
+	// HeartbeatInterval is how often a member says it is alive (default:
+	// a third of SessionTimeout, at most 3 s, as the Java client).
+	SessionTimeout, HeartbeatInterval time.Duration
+
+	// InstanceID, when set, makes this member static (KIP-345; the
+	// kafkareceiver's group_instance_id): a restart within SessionTimeout
+	// gets the same partitions back without a rebalance. Each member of
+	// the group needs its own.
+	InstanceID string
+
+	// Balancer is the group's partition assignment strategy:
+	// "cooperative-sticky" (default; incremental, only moved partitions
+	// stop), "sticky", "range" or "roundrobin" (eager: every partition
+	// stops at each rebalance), the kafkareceiver's
+	// group_rebalance_strategy. Every member of a group must share one.
+	Balancer string
 
 	// TLS, SASL, ClientID, DialTimeout: as in Config.
 	TLS         *tls.Config
@@ -129,6 +188,30 @@ type Consumer struct {
 	m        map[string]*topicMetrics
 	commitEr *metrics.Counter
 
+	// With regular expressions in Topics, the signal of a topic is found
+	// when its first records arrive (Run's goroutine only writes signals
+	// and m, before the workers that read them start).
+	patterns []topicPattern
+	overflow *topicMetrics
+
+	// skips are batches too large to decompress, waiting to be skipped
+	// (consume_skip.go); Run's goroutine only.
+	skips map[topicPartition]*kgo.ErrDecompressTooLarge
+
+	// dlMu lets one dead letter at a time be written: a record may be as
+	// large as a batch, and the workers storing records at once must not
+	// make that many copies of hostile records in the dead-letter sink.
+	dlMu sync.Mutex
+
+	// dec decompresses fetched batches within MaxBatchBytes and
+	// MaxDecompressedBytes.
+	dec *boundedDecompressor
+
+	// dlLog and warnLog limit the lines about bad records (a flood of
+	// them is one attacker's write away): dead letters, and records
+	// partly invalid or with an invalid tenant header.
+	dlLog, warnLog logLimiter
+
 	lagMu sync.Mutex
 	lags  map[topicPartition]*atomic.Int64
 
@@ -142,7 +225,24 @@ type topicPartition struct {
 
 // topicMetrics are a topic's counters.
 type topicMetrics struct {
-	records, items, rejected, deadLetters, retries *metrics.Counter
+	records, items, rejected, deadLetters, retries, skipped *metrics.Counter
+}
+
+// topicPattern is a signal's regular expression in Topics.
+type topicPattern struct {
+	re  *regexp.Regexp
+	sig otlp.Signal
+}
+
+func (c *Consumer) newTopicMetrics(topic string) *topicMetrics {
+	return &topicMetrics{
+		records:     c.set.GetOrCreateCounter(`otlplite_kafka_consume_records_total{topic="` + topic + `"}`),
+		items:       c.set.GetOrCreateCounter(`otlplite_kafka_consume_items_total{topic="` + topic + `"}`),
+		rejected:    c.set.GetOrCreateCounter(`otlplite_kafka_consume_rejected_items_total{topic="` + topic + `"}`),
+		deadLetters: c.set.GetOrCreateCounter(`otlplite_kafka_consume_dead_letter_records_total{topic="` + topic + `"}`),
+		retries:     c.set.GetOrCreateCounter(`otlplite_kafka_consume_retries_total{topic="` + topic + `"}`),
+		skipped:     c.set.GetOrCreateCounter(`otlplite_kafka_consume_skipped_batches_total{topic="` + topic + `"}`),
+	}
 }
 
 // NewConsumer validates cfg and creates the consumer; it joins the group
@@ -164,6 +264,7 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		signals: map[string]otlp.Signal{}, m: map[string]*topicMetrics{},
 		lags:    map[topicPartition]*atomic.Int64{},
 		maxPoll: cfg.MaxPollRecords, workers: cfg.Workers,
+		skips: map[topicPartition]*kgo.ErrDecompressTooLarge{},
 	}
 	if c.log == nil {
 		c.log = slog.Default()
@@ -196,28 +297,57 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		}
 	}
 	var names []string
-	for sig, topic := range topics {
-		if topic == "" {
+	regex := false
+	for _, topic := range topics {
+		regex = regex || strings.HasPrefix(topic, "^")
+	}
+	for _, sig := range otlp.Signals {
+		topic, ok := topics[sig]
+		if !ok || topic == "" {
 			continue
-		}
-		if sig.Info() == nil {
-			return nil, fmt.Errorf("kafka: cannot consume %v", sig)
 		}
 		if other, dup := c.signals[topic]; dup {
 			return nil, fmt.Errorf("kafka: topic %q named for both %v and %v", topic, other, sig)
 		}
+		if !regex {
+			c.signals[topic] = sig
+			c.m[topic] = c.newTopicMetrics(topic)
+			names = append(names, topic)
+			continue
+		}
+		// franz-go's regex mode takes expressions only: a plain name
+		// becomes one matching exactly it.
+		expr := topic
+		if !strings.HasPrefix(topic, "^") {
+			expr = "^" + regexp.QuoteMeta(topic) + "$"
+		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			return nil, fmt.Errorf("kafka: bad topic expression %q of %v: %w", topic, sig, err)
+		}
 		c.signals[topic] = sig
-		names = append(names, topic)
-		c.m[topic] = &topicMetrics{
-			records:     c.set.GetOrCreateCounter(`otlplite_kafka_consume_records_total{topic="` + topic + `"}`),
-			items:       c.set.GetOrCreateCounter(`otlplite_kafka_consume_items_total{topic="` + topic + `"}`),
-			rejected:    c.set.GetOrCreateCounter(`otlplite_kafka_consume_rejected_items_total{topic="` + topic + `"}`),
-			deadLetters: c.set.GetOrCreateCounter(`otlplite_kafka_consume_dead_letter_records_total{topic="` + topic + `"}`),
-			retries:     c.set.GetOrCreateCounter(`otlplite_kafka_consume_retries_total{topic="` + topic + `"}`),
+		c.patterns = append(c.patterns, topicPattern{re, sig})
+		names = append(names, expr)
+	}
+	for sig := range topics {
+		if sig.Info() == nil {
+			return nil, fmt.Errorf("kafka: cannot consume %v", sig)
 		}
 	}
 	if len(names) == 0 {
 		return nil, errors.New("kafka: no topic to consume")
+	}
+	if len(cfg.ExcludeTopics) > 0 && !regex {
+		return nil, errors.New("kafka: ExcludeTopics needs a regular expression (beginning with '^') in Topics")
+	}
+	for _, x := range cfg.ExcludeTopics {
+		if _, err := regexp.Compile(x); err != nil {
+			return nil, fmt.Errorf("kafka: bad exclude-topics expression %q: %w", x, err)
+		}
+	}
+	if regex {
+		// The topics are found as records arrive.
+		c.signals = map[string]otlp.Signal{}
 	}
 	c.commitEr = c.set.GetOrCreateCounter("otlplite_kafka_consume_commit_errors_total")
 	group := cfg.Group
@@ -232,6 +362,17 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	if cfg.StartFromLatest {
 		start = kgo.NewOffset().AtEnd()
 	}
+	balancer, err := groupBalancer(cfg.Balancer)
+	if err != nil {
+		return nil, err
+	}
+	partMax := fetchMax
+	if cfg.FetchMaxPartitionBytes > 0 {
+		partMax = min(cfg.FetchMaxPartitionBytes, fetchMax)
+	}
+	maxBatch := min(cmp.Or(max(cfg.MaxBatchBytes, 0), DefaultMaxBatchBytes), 1<<30)
+	c.dec = newBoundedDecompressor(maxBatch, cmp.Or(max(cfg.MaxDecompressedBytes, 0), 4*int64(maxBatch)),
+		c.set.GetOrCreateCounter("otlplite_kafka_consume_decompress_throttled_total"))
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID(cmp.Or(cfg.ClientID, defaultClientID)),
@@ -239,7 +380,7 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(names...),
 		kgo.ConsumeResetOffset(start),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.Balancers(balancer),
 		// Offsets are committed by Run only, after the records are
 		// stored.
 		kgo.DisableAutoCommit(),
@@ -247,14 +388,42 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		// finish, their offsets are committed, then the partitions move.
 		kgo.BlockRebalanceOnPoll(),
 		kgo.FetchMaxBytes(int32(min(fetchMax, 1<<30))),
-		kgo.FetchMaxPartitionBytes(int32(min(fetchMax, 1<<30))),
+		kgo.FetchMaxPartitionBytes(int32(min(partMax, 1<<30))),
+		// Bounds one batch and the batches held
+		// (consume_decompress.go); a batch over its bound stops its
+		// partition, and Run skips it (consume_skip.go).
+		kgo.WithDecompressor(c.dec),
+		// A response must hold at least one whole batch, so the read
+		// limit follows the fetch size.
+		kgo.BrokerMaxReadBytes(int32(min(max(2*fetchMax, 100<<20), 1<<30))),
 		kgo.OnPartitionsRevoked(c.dropLags),
 		kgo.OnPartitionsLost(c.dropLags),
 	}
+	if regex {
+		opts = append(opts, kgo.ConsumeRegex())
+		if len(cfg.ExcludeTopics) > 0 {
+			opts = append(opts, kgo.ConsumeExcludeTopics(cfg.ExcludeTopics...))
+		}
+	}
+	if cfg.FetchMinBytes > 0 {
+		opts = append(opts, kgo.FetchMinBytes(int32(min(cfg.FetchMinBytes, 1<<30))))
+	}
+	if cfg.FetchMaxWait > 0 {
+		opts = append(opts, kgo.FetchMaxWait(cfg.FetchMaxWait))
+	}
+	if cfg.InstanceID != "" {
+		opts = append(opts, kgo.InstanceID(cfg.InstanceID))
+	}
 	if cfg.SessionTimeout > 0 {
+		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout))
+	}
+	switch {
+	case cfg.HeartbeatInterval > 0:
+		opts = append(opts, kgo.HeartbeatInterval(cfg.HeartbeatInterval))
+	case cfg.SessionTimeout > 0:
 		// Heartbeats a third of the session apart, as the Java client's
 		// defaults (45 s, 3 s) keep well inside it.
-		opts = append(opts, kgo.SessionTimeout(cfg.SessionTimeout), kgo.HeartbeatInterval(min(3*time.Second, cfg.SessionTimeout/3)))
+		opts = append(opts, kgo.HeartbeatInterval(min(3*time.Second, cfg.SessionTimeout/3)))
 	}
 	conn, err := connOpts(base, cfg.TLS, cfg.SASL)
 	if err != nil {
@@ -285,22 +454,42 @@ func (c *Consumer) Run(ctx context.Context) error {
 		if fs.IsClientClosed() {
 			return nil
 		}
+		reported := map[topicPartition]bool{}
 		fs.EachError(func(topic string, p int32, err error) {
+			if tooLarge, ok := errors.AsType[*kgo.ErrDecompressTooLarge](err); ok {
+				tp := topicPartition{topic, p}
+				c.skips[tp], reported[tp] = tooLarge, true
+				return
+			}
+			if errors.Is(err, errDecompressBudget) {
+				// Counted; fetched again once drained.
+				return
+			}
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				c.log.Warn("cannot fetch from Kafka; retrying", "topic", topic, "partition", p, "err", err)
 			}
 		})
 		recs := fs.Records()
+		c.learnTopics(recs)
 		done := make([]bool, len(recs))
 		c.store(ctx, recs, done)
 		// What is stored is committed even when ctx ended part way: the
 		// next owner of these partitions starts after it.
 		c.commit(recs, done)
+		if ctx.Err() == nil {
+			c.skipTooLarge(recs, done, reported)
+		}
 		fs.EachPartition(func(p kgo.FetchTopicPartition) {
 			if n := len(p.Records); n > 0 {
 				c.setLag(p.Topic, p.Partition, p.HighWatermark-p.Records[n-1].Offset-1)
 			}
 		})
+		c.dec.released(recs)
+		if c.cl.BufferedFetchRecords() == 0 {
+			// Every record decompressed so far is stored (or, if ctx
+			// ended, abandoned): none is held any more.
+			c.dec.drained()
+		}
 		c.cl.AllowRebalance()
 		if ctx.Err() != nil {
 			return nil
@@ -361,7 +550,7 @@ func (c *Consumer) storeRecord(ctx context.Context, r *kgo.Record) bool {
 			m.items.Add(res.Items - res.Rejected)
 			if res.Rejected > 0 {
 				m.rejected.Add(res.Rejected)
-				c.log.Warn("Kafka record partly invalid; its valid items are stored", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "rejected", res.Rejected, "items", res.Items, "why", res.Message)
+				c.warn("Kafka record partly invalid; its valid items are stored", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "rejected", res.Rejected, "items", res.Items, "why", res.Message)
 			}
 			return true
 		}
@@ -381,6 +570,16 @@ func (c *Consumer) storeRecord(ctx context.Context, r *kgo.Record) bool {
 	}
 }
 
+// warn logs a line about a bad record, within c.warnLog's rate.
+func (c *Consumer) warn(msg string, attrs ...any) {
+	if n, ok := c.warnLog.allow(); ok {
+		if n > 0 {
+			attrs = append(attrs, "not_logged_before", n)
+		}
+		c.log.Warn(msg, attrs...)
+	}
+}
+
 // withTenant returns ctx carrying the tenant of the record's TenantHeader
 // (the Sink writes it there when the receiver that produced it runs with
 // tenants), so that the storage keeps each record under its tenant as the
@@ -392,7 +591,7 @@ func (c *Consumer) withTenant(ctx context.Context, r *kgo.Record) context.Contex
 			continue
 		}
 		if err := handler.CheckTenantName(string(h.Value)); err != nil {
-			c.log.Warn("Kafka record has an invalid tenant header; stored without a tenant", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
+			c.warn("Kafka record has an invalid tenant header; stored without a tenant", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
 			return ctx
 		}
 		return storage.WithTenant(ctx, string(h.Value))
@@ -405,10 +604,18 @@ func (c *Consumer) withTenant(ctx context.Context, r *kgo.Record) context.Contex
 // with (false only when ctx ended before the dead-letter sink took it).
 func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, sig otlp.Signal, why error) bool {
 	c.m[r.Topic].deadLetters.Inc()
-	c.log.Error("Kafka record is not a valid OTLP request; dead-lettered and skipped", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "bytes", len(r.Value), "err", why)
+	if n, ok := c.dlLog.allow(); ok {
+		attrs := []any{"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "bytes", len(r.Value), "err", why}
+		if n > 0 {
+			attrs = append(attrs, "not_logged_before", n)
+		}
+		c.log.Error("Kafka record is not a valid OTLP request; dead-lettered and skipped", attrs...)
+	}
 	if c.dl == nil {
 		return true
 	}
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
 	for attempt := 0; ; attempt++ {
 		err := c.dl.Write(ctx, sig, r.Value, 0)
 		if err == nil {
