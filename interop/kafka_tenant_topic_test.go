@@ -15,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
 	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
 
@@ -24,8 +25,10 @@ import (
 // header; each tenant's spans land, every one once, on its own topic
 // (<traces topic>_<tenant>, the unnamed ones under the default tenant's),
 // each record carrying its tenant header, and no other topic of the
-// pattern appears. With scripts/kafka/test.sh the broker is a real Kafka;
-// otherwise kfake.
+// pattern appears. A second otlp-lite then consumes them all with one
+// regular expression (-kafka-consume-topic-traces '^<base>_.*') into its
+// disk log, each span stored once under the tenant it was sent as. With
+// scripts/kafka/test.sh the broker is a real Kafka; otherwise kfake.
 func TestKafkaTopicPerTenant(t *testing.T) {
 	brokers, _, sfx := kafkaForTest(t)
 	base := "tt" + sfx
@@ -116,5 +119,45 @@ func TestKafkaTopicPerTenant(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("spans per topic: %v, want %v", got, want)
+	}
+
+	// The store's side: one expression reads every tenant's topic.
+	storeDir := t.TempDir()
+	group := "tt-store" + sfx
+	store := startServer(t, storeDir, "-kafka-consume", strings.Join(brokers, ","), "-kafka-consume-group", group,
+		"-kafka-consume-topic-traces", "^"+regexp.QuoteMeta(base)+"_.*", "-kafka-consume-topic-metrics", "",
+		"-kafka-consume-topic-logs", "", "-kafka-consume-topic-profiles", "")
+	waitCommitted(t, brokers, group, []string{wantTopic["team-a"], wantTopic["team-b"], wantTopic[storage.DefaultTenant]}, 90*time.Second)
+	store.stop()
+	stored := map[string]int{}
+	storedSeen := map[[8]byte]bool{}
+	err = disk.Scan(storeDir, storage.Traces, func(r disk.Record) error {
+		var req coltracepb.ExportTraceServiceRequest
+		if err := proto.Unmarshal(r.Data, &req); err != nil {
+			return err
+		}
+		for _, sp := range spansOf(&req) {
+			id := [8]byte(sp.GetSpanId())
+			sender := tenants[binary.BigEndian.Uint32(id[:4])-1]
+			if sender == "" {
+				sender = storage.DefaultTenant
+			}
+			if sender != r.Tenant {
+				t.Errorf("span %x sent as %s is stored by the consumer under tenant %q", id, sender, r.Tenant)
+			}
+			if storedSeen[id] {
+				t.Errorf("span %x stored twice by the consumer", id)
+			}
+			storedSeen[id] = true
+			stored[r.Tenant]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStored := map[string]int{"team-a": spans, "team-b": spans, storage.DefaultTenant: spans}
+	if fmt.Sprint(stored) != fmt.Sprint(wantStored) {
+		t.Errorf("spans stored per tenant by the consumer: %v, want %v", stored, wantStored)
 	}
 }
