@@ -32,6 +32,7 @@ func init() { forward.RegisterScheme("kafka", parseKafkaDestination) }
 //	    &tls=true&tls-ca=FILE&tls-cert=FILE&tls-key=FILE&tls-server-name=NAME&insecure-skip-verify=true
 //	    &sasl-mechanism=PLAIN|SCRAM-SHA-256|SCRAM-SHA-512&sasl-username=U
 //	    &sasl-password-env=VAR | &sasl-password-file=FILE
+//	    &log-level=debug|info|warn|error
 //
 // (plus the common signals, start, timeout, retry-*, inflight). TLS and
 // SASL are those of -storage kafka (kafkaConnSettings); any tls-*
@@ -39,16 +40,41 @@ func init() { forward.RegisterScheme("kafka", parseKafkaDestination) }
 // URL is shown in ps, in shell history and in errors): it is read, when
 // the flag is parsed, from the environment variable or the file named.
 func parseKafkaDestination(host string, q url.Values) (func(*slog.Logger) (storage.Sink, error), error) {
+	level, err := kafkaDestinationLogLevel(q)
+	if err != nil {
+		return nil, err
+	}
 	cfg, err := kafkaDestinationConfig(host, q)
 	if err != nil {
 		return nil, err
 	}
 	return func(logger *slog.Logger) (storage.Sink, error) {
-		cfg.Logger = logger
+		// The Kafka client logs every connection and metadata refresh
+		// at info: only what reaches level (default warn, as
+		// -kafka-log-level) shows in the receiver's log.
+		cfg.Logger = slog.New(minLevel{logger.Handler(), level})
 		// Open does not wait for the brokers: while they are down, writes
 		// fail as retryable and the forwarder retries them.
 		return kafka.Open(cfg)
 	}, nil
+}
+
+// kafkaDestinationLogLevel takes from q the log-level parameter: the least
+// severe Kafka client message logged, warn when absent.
+func kafkaDestinationLogLevel(q url.Values) (slog.Level, error) {
+	level := slog.LevelWarn
+	vals, ok := q["log-level"]
+	delete(q, "log-level")
+	switch {
+	case !ok:
+		return level, nil
+	case len(vals) > 1:
+		return level, fmt.Errorf("log-level is given %d times", len(vals))
+	}
+	if err := level.UnmarshalText([]byte(vals[0])); err != nil {
+		return level, fmt.Errorf("bad log-level=%s: want debug, info, warn or error", vals[0])
+	}
+	return level, nil
 }
 
 // kafkaDestinationConfig is the sink configuration of a kafka:// URL

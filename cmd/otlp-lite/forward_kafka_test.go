@@ -3,6 +3,7 @@
 package main
 
 import (
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -91,5 +92,34 @@ func TestKafkaDestinationTLSAndSASL(t *testing.T) {
 	}
 	if _, err := forward.Parse("k=kafka://127.0.0.1:9092/?tls=true&signals=traces"); err != nil {
 		t.Errorf("tls=true with a common parameter: %v", err)
+	}
+}
+
+// TestKafkaDestinationLogLevel: the Kafka client of a kafka:// destination
+// logs from warn up unless log-level says otherwise; a bad or repeated
+// value is an error naming the parameter.
+func TestKafkaDestinationLogLevel(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		want  slog.Level
+		err   string
+	}{
+		{query: "", want: slog.LevelWarn},
+		{query: "log-level=debug", want: slog.LevelDebug},
+		{query: "log-level=info", want: slog.LevelInfo},
+		{query: "log-level=error", want: slog.LevelError},
+		{query: "log-level=loud", err: "bad log-level=loud"},
+		{query: "log-level=info&log-level=warn", err: "log-level is given 2 times"},
+	} {
+		q, _ := url.ParseQuery(c.query)
+		got, err := kafkaDestinationLogLevel(q)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want one containing %q", c.query, err, c.err)
+		case c.err == "" && (err != nil || got != c.want):
+			t.Errorf("%s: %v, %v; want %v", c.query, got, err, c.want)
+		case len(q) != 0:
+			t.Errorf("%s: parameters left in the query: %v", c.query, q)
+		}
 	}
 }
