@@ -63,13 +63,13 @@ func (s *nopSink) Close() error { return nil }
 // and throughput-ratio otlp-lite's spans per second (wall time) over the
 // Collector's.
 // Like with like: each side's window starts with a collected heap whose
-// free pages are already returned to the OS (debug.FreeOSMemory). The
-// Collector's side allocates about 1200 objects per record; with only a
-// collection between the sides, its garbage was freed on time but the
-// background scavenger then returned those pages to the OS during
-// otlp-lite's window, charging that work, and the faults of fetch buffers
-// landing on scavenged pages, to otlp-lite (4,000 minor faults per 100,000
-// spans, against about 600 in a window that follows another of its own).
+// free pages are already returned to the OS (debug.FreeOSMemory), so each
+// side pays for the memory it uses and for nothing else. With only a
+// collection between the sides, the background scavenger returned the
+// Collector side's garbage (it allocates about 1200 objects per record)
+// to the OS during otlp-lite's window, on otlp-lite's time. Each side
+// still faults in the fresh pages its own buffers land on (the minflt
+// metrics), alike.
 // 400,000 spans per side and iteration amortise the start of each side
 // (joining the group, the first fetch). Each side runs under a pprof label (side=lite or
 // side=collector) so that a -cpuprofile splits with -tagfocus. With
