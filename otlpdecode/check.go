@@ -307,7 +307,7 @@ func (c *checker) anyValue(src []byte, depth int) (verdict, error) {
 		var ok bool
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return verdictOK, err
 			}
 		}
@@ -378,7 +378,7 @@ func (c *checker) arrayValue(src []byte, depth int) (verdict, error) {
 		var ok bool
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return verdictOK, err
 			}
 		}
@@ -410,7 +410,7 @@ func (c *checker) keyValueList(src []byte, depth int) (verdict, error) {
 		var ok bool
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return verdictOK, err
 			}
 		}
@@ -468,7 +468,7 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 		var ok bool
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return verdictOK, err
 			}
 		}

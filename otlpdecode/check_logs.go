@@ -46,7 +46,7 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 		}
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return r, err
 			}
 		}

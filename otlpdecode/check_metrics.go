@@ -194,7 +194,7 @@ func (c *checker) numberDataPoint(src []byte) (reason, error) {
 		}
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return r, err
 			}
 		}
@@ -239,7 +239,7 @@ func (c *checker) histogramDataPoint(src []byte) (reason, error) {
 		var ok bool
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return r, err
 			}
 		}
@@ -322,7 +322,7 @@ func (c *checker) exponentialHistogramDataPoint(src []byte) (reason, error) {
 		}
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return r, err
 			}
 		}
@@ -359,7 +359,7 @@ func checkBuckets(src []byte) error {
 		var ok bool
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return err
 			}
 		}
@@ -399,7 +399,7 @@ func (c *checker) summaryDataPoint(src []byte) (reason, error) {
 		}
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return r, err
 			}
 		}
@@ -433,7 +433,7 @@ func checkFields(src []byte) error {
 		}
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return err
 			}
 		}
@@ -483,7 +483,7 @@ func (c *checker) exemplar(src []byte) (reason, error) {
 		}
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return r, err
 			}
 		}

@@ -82,20 +82,6 @@ func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
 	return keepValid(dst, src, &r, err)
 }
 
-// scanField is nextField for the walk of a profiles request, which is
-// mostly small integers (indices, addresses, line numbers, packed runs):
-// it reads a varint field with a one-byte tag inline as well, and hands
-// everything else to nextField.
-func scanField(f *wireField, src []byte) ([]byte, error) {
-	if len(src) >= 2 && src[0] < 0x80 && src[0] >= 1<<3 && src[0]&7 == wireVarint {
-		if v, n := binary.Uvarint(src[1:]); n > 0 {
-			f.FieldNum, f.wire, f.value = uint32(src[0]>>3), wireVarint, v
-			return src[1+n:], nil
-		}
-	}
-	return nextField(f, src)
-}
-
 // The tables of ProfilesDictionary, by field number.
 const (
 	tableMapping   = 1
@@ -344,7 +330,7 @@ func (c *checker) loadDictionary(src []byte) error {
 	var f wireField
 	for rest := src; len(rest) > 0; {
 		var err error
-		if rest, err = scanField(&f, rest); err != nil {
+		if rest, err = nextField(&f, rest); err != nil {
 			return topLevel(err)
 		}
 		if data, ok := f.MessageData(); ok && f.FieldNum == 2 {
@@ -355,7 +341,7 @@ func (c *checker) loadDictionary(src []byte) error {
 	}
 	var seen [numTables]int // entries checked so far, by table
 	for rest := src; len(rest) > 0; {
-		rest, _ = scanField(&f, rest) // read without error above
+		rest, _ = nextField(&f, rest) // read without error above
 		if data, ok := f.MessageData(); ok && f.FieldNum == 2 {
 			if err := c.checkDictionary(data, &seen); err != nil {
 				return topLevel(at(err, "dictionary", -1))
@@ -387,7 +373,7 @@ func (c *checker) countTables(src []byte) error {
 			}
 		}
 		var err error
-		if src, err = scanField(&f, src); err != nil {
+		if src, err = nextField(&f, src); err != nil {
 			return err
 		}
 		if _, ok := f.MessageData(); ok && f.FieldNum < numTables {
@@ -437,7 +423,7 @@ func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
 			n := 2 + int(src[1])
 			table, data, src = uint32(src[0]>>3), src[2:n], src[n:]
 		} else {
-			if src, err = scanField(&f, src); err != nil {
+			if src, err = nextField(&f, src); err != nil {
 				return err
 			}
 			var ok bool
@@ -518,7 +504,7 @@ func (c *checker) mapping(src []byte, r *reason) (zero bool, err error) {
 	nAttrs := 0
 	var f wireField
 	for len(src) > 0 {
-		if src, err = scanField(&f, src); err != nil {
+		if src, err = nextField(&f, src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
@@ -587,7 +573,7 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 			src = src[n:]
 			continue
 		}
-		if src, err = scanField(&f, src); err != nil {
+		if src, err = nextField(&f, src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
@@ -654,7 +640,7 @@ func (c *checker) line(src []byte, r *reason) error {
 		}
 	general:
 		var err error
-		if src, err = scanField(&f, src); err != nil {
+		if src, err = nextField(&f, src); err != nil {
 			return err
 		}
 		switch f.FieldNum {
@@ -696,7 +682,7 @@ func (c *checker) function(src []byte, r *reason) (zero, named bool, err error) 
 	zero = true
 	var f wireField
 	for len(src) > 0 {
-		if src, err = scanField(&f, src); err != nil {
+		if src, err = nextField(&f, src); err != nil {
 			return false, false, err
 		}
 		switch f.FieldNum {
@@ -733,7 +719,7 @@ func profileLink(src []byte, idx int, r *reason) (zero bool, err error) {
 	var traceID, spanID []byte
 	var f wireField
 	for len(src) > 0 {
-		if src, err = scanField(&f, src); err != nil {
+		if src, err = nextField(&f, src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
@@ -772,7 +758,7 @@ func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) 
 	zero = true
 	var f wireField
 	for len(src) > 0 {
-		if src, err = scanField(&f, src); err != nil {
+		if src, err = nextField(&f, src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
@@ -811,7 +797,7 @@ func (c *checker) stack(src []byte, r *reason) (zero bool, err error) {
 	n := 0
 	var f wireField
 	for len(src) > 0 {
-		if src, err = scanField(&f, src); err != nil {
+		if src, err = nextField(&f, src); err != nil {
 			return false, err
 		}
 		if f.FieldNum == 1 {
@@ -847,7 +833,7 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 	nSamples, nAttrs := 0, 0
 	var f wireField
 	for len(src) > 0 {
-		if src, err = scanField(&f, src); err != nil {
+		if src, err = nextField(&f, src); err != nil {
 			return r, 0, err
 		}
 		switch f.FieldNum {
@@ -929,7 +915,7 @@ func (c *checker) valueType(src []byte, r *reason) error {
 	var f wireField
 	for len(src) > 0 {
 		var err error
-		if src, err = scanField(&f, src); err != nil {
+		if src, err = nextField(&f, src); err != nil {
 			return err
 		}
 		switch f.FieldNum {
@@ -961,7 +947,7 @@ func (c *checker) sample(src []byte, r *reason) error {
 	var f wireField
 	for len(src) > 0 {
 		var err error
-		if src, err = scanField(&f, src); err != nil {
+		if src, err = nextField(&f, src); err != nil {
 			return err
 		}
 		switch f.FieldNum {

@@ -64,7 +64,7 @@ func (c *checker) span(src []byte) (reason, error) {
 			continue
 		}
 		if src, ok = fc.readShort(src); !ok {
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return r, err
 			}
 		}
@@ -172,7 +172,7 @@ func (c *checker) event(src []byte, idx int, r *reason) error {
 		}
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return err
 			}
 		}
@@ -224,7 +224,7 @@ func (c *checker) link(src []byte, idx int, r *reason) error {
 		}
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return err
 			}
 		}
@@ -284,7 +284,7 @@ func (c *checker) status(src []byte, r *reason) error {
 		}
 		if src, ok = fc.readShort(src); !ok {
 			var err error
-			if src, err = nextFieldSlow(&fc, src); err != nil {
+			if src, err = nextField(&fc, src); err != nil {
 				return err
 			}
 		}

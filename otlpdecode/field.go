@@ -38,9 +38,10 @@ var errFieldNum = errors.New("invalid field number")
 // The checker reads fields with its own type rather than
 // easyproto.FieldContext because that type's fields are unexported: its
 // reader cannot be inlined into the walks, and the walk of a span paid two
-// calls per field (nextField, then NextField), about half of CheckTraces'
-// time. nextField now reads the commonest field inline and hands the rest
-// to easyproto, which stays the reference for every other encoding.
+// calls per field (a wrapper, then easyproto's NextField), about half of CheckTraces'
+// time. The hot loops now read the commonest fields inline (readShort,
+// skipScalar) and everything else in one call (nextField), which hands
+// what is unusual to easyproto, the reference for every other encoding.
 type wireField struct {
 	FieldNum uint32
 	wire     uint8
@@ -82,25 +83,6 @@ func (f *wireField) Fixed32() (uint32, bool) {
 	return uint32(f.value), f.wire == wireI32
 }
 
-// nextField reads the next field of src into f and returns the rest of src.
-//
-// It accepts exactly what easyproto's NextField accepts, plus the checks
-// protobuf-go makes: field number 0 and numbers above 2^29-1 are
-// malformed. A group (wire types 3/4, deprecated but still valid on the
-// wire) is skipped as a whole and reported as skippedField, because no
-// OTLP field is a group and protobuf-go keeps such fields as unknown
-// fields.
-//
-// It inlines: the commonest field of OTLP, a length-delimited field with a
-// one-byte tag and a length under 128 (ids, names, keys, attributes,
-// events), is read here; everything else goes to nextFieldSlow.
-func nextField(f *wireField, src []byte) ([]byte, error) {
-	if tail, ok := f.readShort(src); ok {
-		return tail, nil
-	}
-	return nextFieldSlow(f, src)
-}
-
 // readShort reads the commonest field of OTLP: a length-delimited field
 // with a one-byte tag and a length under 128.
 func (f *wireField) readShort(src []byte) ([]byte, bool) {
@@ -121,7 +103,7 @@ func (f *wireField) readShort(src []byte) ([]byte, bool) {
 // skipScalar skips a field the caller never inspects when it is a
 // fixed64, fixed32 or one-byte varint with a one-byte tag (timestamps,
 // dropped counts, enums, flags); ok is false for anything else, which the
-// caller then reads with readShort or nextFieldSlow. A span is a third
+// caller then reads with readShort or nextField. A span is a third
 // such fields, and skipping them here saves a call each.
 func skipScalar(src []byte) (tail []byte, ok bool) {
 	if len(src) < 2 || src[0] < 8 {
@@ -144,12 +126,21 @@ func skipScalar(src []byte) (tail []byte, ok bool) {
 	return src, false
 }
 
-// nextFieldSlow is the rest of nextField. A field with a one-byte tag is
-// read here; a longer tag, a group or a malformed field goes through
-// easyproto's reader, so that its rules and errors stay the reference.
+// nextField reads the next field of src into f and returns the rest of src.
 //
-//go:noinline
-func nextFieldSlow(f *wireField, src []byte) ([]byte, error) {
+// It accepts exactly what easyproto's NextField accepts, plus the checks
+// protobuf-go makes: field number 0 and numbers above 2^29-1 are
+// malformed. A group (wire types 3/4, deprecated but still valid on the
+// wire) is skipped as a whole and reported as skippedField, because no
+// OTLP field is a group and protobuf-go keeps such fields as unknown
+// fields.
+//
+// A field with a one-byte tag (all of OTLP's but a few, such as
+// Span.flags) is read here, in one call; a longer tag, a group or a
+// malformed field goes through easyproto's reader, so that its rules and
+// errors stay the reference. It is too large to inline: the hot loops try
+// readShort and skipScalar, which inline, before calling it.
+func nextField(f *wireField, src []byte) ([]byte, error) {
 	if len(src) >= 2 && src[0] < 0x80 && src[0] >= 8 {
 		num := uint32(src[0] >> 3)
 		switch src[0] & 7 {
