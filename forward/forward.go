@@ -49,6 +49,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/wait"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -278,7 +279,7 @@ func (l *lane) run() {
 	for ctx.Err() == nil {
 		rec, err := l.c.Next()
 		if err == io.EOF {
-			sleep(ctx, pollEvery)
+			wait.For(ctx, pollEvery)
 			continue
 		}
 		if errors.Is(err, disk.ErrCorrupt) {
@@ -292,7 +293,7 @@ func (l *lane) run() {
 		}
 		if err != nil {
 			l.log.Error("cannot read the log", "err", err)
-			sleep(ctx, l.dest.d.Backoff.Max)
+			wait.For(ctx, l.dest.d.Backoff.Max)
 			continue
 		}
 		if l.win.Room(ctx) != nil {
@@ -335,7 +336,7 @@ func (l *lane) commitLoop(ctx context.Context) {
 				break
 			}
 			l.log.Error("cannot commit the forwarding cursor; forwarding waits for it", "err", err)
-			if !sleep(ctx, l.dest.d.Backoff.Delay(n, 0)) {
+			if !wait.For(ctx, l.dest.d.Backoff.Delay(n, 0)) {
 				return
 			}
 		}
@@ -389,7 +390,7 @@ func (l *lane) outcome(r *record, ps otlp.PartialSuccess, err error) {
 		l.log.Error("the destination refuses the client; retrying the same record, nothing is skipped: check its URL, headers and credentials",
 			"record", r.where, "err", err)
 		l.spawn(func() {
-			if sleep(l.f.sendCx, l.dest.d.Backoff.Delay(r.refused, l.dest.d.Backoff.Max)) {
+			if wait.For(l.f.sendCx, l.dest.d.Backoff.Delay(r.refused, l.dest.d.Backoff.Max)) {
 				l.resend(r)
 			}
 		})
@@ -406,7 +407,7 @@ func (l *lane) outcome(r *record, ps otlp.PartialSuccess, err error) {
 		}
 		l.setState(BackingOff, err)
 		l.spawn(func() {
-			if sleep(l.f.sendCx, l.dest.d.Backoff.Max) {
+			if wait.For(l.f.sendCx, l.dest.d.Backoff.Max) {
 				l.resend(r)
 			}
 		})
@@ -458,7 +459,7 @@ func (l *lane) deadLetter(r *record, reason string) {
 			break
 		}
 		l.log.Error("cannot write a dead letter; the cursor waits", "record", r.where, "err", err)
-		if !sleep(l.f.sendCx, l.dest.d.Backoff.Delay(n, 0)) {
+		if !wait.For(l.f.sendCx, l.dest.d.Backoff.Delay(n, 0)) {
 			return
 		}
 	}
@@ -476,18 +477,6 @@ func (l *lane) setState(s State, err error) {
 		l.log.Warn("destination state", "state", s.String(), "err", err)
 	} else if old != s {
 		l.log.Info("destination state", "state", s.String())
-	}
-}
-
-// sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/internal/wait"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -120,7 +121,7 @@ func exportContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 				fmt.Fprintf(stderr, "export: %v\n", err)
 				return 1
 			}
-			if !sleepCtx(ctx, followPoll) {
+			if !wait.For(ctx, followPoll) {
 				break // interrupted
 			}
 			continue
@@ -153,19 +154,6 @@ func exportContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return 1
 	}
 	return 0
-}
-
-// sleepCtx waits for d and reports true, or for ctx to end and reports
-// false.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // parseTimeFlag parses an RFC 3339 time, or a duration meaning that long

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/wait"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 )
 
@@ -129,7 +130,7 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 		}
 		if o.rate > 0 {
 			due := start.Add(time.Duration(float64(n-1) / o.rate * float64(time.Second)))
-			if d := time.Until(due); d > 0 && !sleepCtx(stopCtx, d) {
+			if d := time.Until(due); d > 0 && !wait.For(stopCtx, d) {
 				return nil, false
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/wait"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -437,7 +438,7 @@ func replaySignal(ctx context.Context, cfg replayConfig, sig storage.Signal, sen
 			if err := commit(); err != nil {
 				return err
 			}
-			if !cfg.follow || !sleepCtx(ctx, followPoll) {
+			if !cfg.follow || !wait.For(ctx, followPoll) {
 				return nil
 			}
 			continue

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/forward"
+	"github.com/otlp-lite/otlp-lite/internal/wait"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -106,7 +107,7 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 		}
 		rec, err := src.Next()
 		if err == io.EOF {
-			if !cfg.follow || !sleepCtx(ctx, followPoll) {
+			if !cfg.follow || !wait.For(ctx, followPoll) {
 				return end(nil)
 			}
 			continue

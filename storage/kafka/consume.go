@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/internal/wait"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -564,7 +565,7 @@ func (c *Consumer) storeRecord(ctx context.Context, r *kgo.Record) bool {
 		if attempt%10 == 0 {
 			c.log.Warn("cannot store Kafka record; retrying", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "attempt", attempt+1, "err", err)
 		}
-		if !sleep(ctx, retryBackoff(attempt)) {
+		if !wait.For(ctx, retryBackoff(attempt)) {
 			return false
 		}
 	}
@@ -625,20 +626,9 @@ func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, sig otlp.Signa
 			c.log.Error("dead-letter storage refused the record; it is dropped", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
 			return true
 		}
-		if ctx.Err() != nil || !sleep(ctx, retryBackoff(attempt)) {
+		if ctx.Err() != nil || !wait.For(ctx, retryBackoff(attempt)) {
 			return false
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
