@@ -126,12 +126,20 @@ func WithHeader(hc *http.Client, header http.Header) *http.Client {
 	if len(header) == 0 {
 		return hc
 	}
+	return wrapTransport(hc, func(base http.RoundTripper) http.RoundTripper {
+		return headerTransport{base: base, header: header}
+	})
+}
+
+// wrapTransport returns a copy of hc whose transport is wrap of hc's
+// (http.DefaultTransport when it has none).
+func wrapTransport(hc *http.Client, wrap func(base http.RoundTripper) http.RoundTripper) *http.Client {
 	base := hc.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
 	w := *hc
-	w.Transport = headerTransport{base: base, header: header}
+	w.Transport = wrap(base)
 	return &w
 }
 
@@ -159,13 +167,9 @@ func WithTenantHeader(hc *http.Client, header string) *http.Client {
 	if header == "" {
 		return hc
 	}
-	base := hc.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	w := *hc
-	w.Transport = tenantHeaderTransport{base: base, header: header}
-	return &w
+	return wrapTransport(hc, func(base http.RoundTripper) http.RoundTripper {
+		return tenantHeaderTransport{base: base, header: header}
+	})
 }
 
 type tenantHeaderTransport struct {
