@@ -150,19 +150,7 @@ func TestKafkaConsumeTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 20
-	var sent []*coltracepb.ExportTraceServiceRequest
-	for i := range n {
-		v := seqRequest(i, 3)
-		m := new(coltracepb.ExportTraceServiceRequest)
-		if err := proto.Unmarshal(v, m); err != nil {
-			t.Fatal(err)
-		}
-		sent = append(sent, m)
-		if err := pcl.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Value: v}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pcl.Close()
+	sent := produceSeqTraces(t, pcl, topic, n, 3)
 
 	consume := []string{"-kafka-consume", addr, "-kafka-consume-topic-traces", topic, "-kafka-consume-topic-metrics", "",
 		"-kafka-consume-topic-logs", "", "-kafka-consume-topic-profiles", "", "-kafka-consume-session-timeout", "2s"}
@@ -189,6 +177,26 @@ func TestKafkaConsumeTLS(t *testing.T) {
 	t.Logf("no client certificate: %s", lastLine(out))
 }
 
+// produceSeqTraces produces n requests of spansPer spans (seqRequest) to
+// topic, each acknowledged, closes cl, and returns what it sent.
+func produceSeqTraces(t *testing.T, cl *kgo.Client, topic string, n, spansPer int) []*coltracepb.ExportTraceServiceRequest {
+	t.Helper()
+	defer cl.Close()
+	var sent []*coltracepb.ExportTraceServiceRequest
+	for i := range n {
+		v := seqRequest(i, spansPer)
+		m := new(coltracepb.ExportTraceServiceRequest)
+		if err := proto.Unmarshal(v, m); err != nil {
+			t.Fatal(err)
+		}
+		sent = append(sent, m)
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Value: v}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sent
+}
+
 // lastLine is the last non-empty line of out.
 func lastLine(out string) string {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -212,19 +220,7 @@ func TestKafkaConsumeSASLBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 10
-	var sent []*coltracepb.ExportTraceServiceRequest
-	for i := range n {
-		v := seqRequest(i, 2)
-		m := new(coltracepb.ExportTraceServiceRequest)
-		if err := proto.Unmarshal(v, m); err != nil {
-			t.Fatal(err)
-		}
-		sent = append(sent, m)
-		if err := pcl.ProduceSync(context.Background(), &kgo.Record{Topic: topic, Value: v}).FirstErr(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pcl.Close()
+	sent := produceSeqTraces(t, pcl, topic, n, 2)
 	consume := []string{"-kafka-consume", broker, "-kafka-consume-group", "sasl_" + sfx, "-kafka-consume-topic-traces", topic,
 		"-kafka-consume-topic-metrics", "", "-kafka-consume-topic-logs", "", "-kafka-consume-topic-profiles", "",
 		"-kafka-consume-session-timeout", "6s", "-kafka-sasl-mechanism", "SCRAM-SHA-512", "-kafka-sasl-username", "otlp"}
