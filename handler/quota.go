@@ -307,6 +307,17 @@ func (qf *QuotaFile) Quotas() (*Quotas, time.Time) {
 	return qf.q, qf.loadedAt
 }
 
+// listed reports whether tenant has a line of its own.
+func (qf *QuotaFile) listed(tenant string) bool {
+	if qf == nil {
+		return false
+	}
+	qf.mu.RLock()
+	defer qf.mu.RUnlock()
+	_, ok := qf.q.Tenants[tenant]
+	return ok
+}
+
 // lookup returns the quota of tenant.
 func (qf *QuotaFile) lookup(tenant string) Quota {
 	qf.mu.RLock()
@@ -341,7 +352,13 @@ func (qf *QuotaFile) Watch(interval time.Duration, stop <-chan struct{}, report 
 // of the admission budget.
 type tenantState struct {
 	name string
-	m    *tenantCounters
+	// m is the tenant's counters: its own label's, or otherTenants's
+	// until a label is its own (see maxTenantLabels).
+	m atomic.Pointer[tenantCounters]
+	// known is set for a tenant the operator named (quota file, token,
+	// certificate): it does not count against maxTenantStates. Guarded
+	// by the registry's mu.
+	known bool
 
 	mu  sync.Mutex
 	gen uint64 // the QuotaFile generation q came from
@@ -473,8 +490,9 @@ func (ts *tenantState) take(qf *QuotaFile, now time.Time, size, items int) (st *
 	return nil, false
 }
 
-// refund gives back what take charged for a request that storage then
-// could not take: the client will send it again.
+// refund gives back what take charged for a request of which storage
+// then stored nothing (storage.ErrNotStored): the client will send it
+// again. A request that may have been stored is never refunded.
 func (ts *tenantState) refund(size, items int) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -531,11 +549,17 @@ func (ts *tenantState) limits(qf *QuotaFile, now time.Time, limit int64) (share,
 	return share, ts.q.MaxRequestBytes
 }
 
-// Registry bounds. maxTenantStates bounds the memory an unbounded stream
-// of tenant names (a hostile header) can take: about 200 bytes each. When
-// it is reached, states that hold nothing and whose buckets are full are
-// forgotten (a new one would be the same); if none is, new tenants share
-// one overflow state under the "*" quota — stricter for them, never looser.
+// Registry bounds. maxTenantStates bounds the states of unknown tenants,
+// those neither listed in the quota file nor named by a credential (a
+// token's tenant=, a verified client certificate): only they can come
+// from a client's free choice (a header), so only they need a bound, about
+// 200 bytes each. A known tenant always gets a state of its own, however
+// many unknown names were sent (their number is the operator's: the lines
+// of the quota and token files, the certificates issued). When the bound
+// is reached, states that hold nothing and whose buckets are full are
+// forgotten (a new one would be the same); if none is, new unknown tenants
+// share one overflow state under the "*" quota, which is their own quota
+// anyway: stricter for them, never looser, and never another's.
 const maxTenantStates = 10000
 
 // forgetIdle is how long a tenant's state must be unused before it can be
@@ -550,53 +574,79 @@ type tenantRegistry struct {
 
 	mu       sync.RWMutex
 	states   map[string]*tenantState
+	unknown  int // states whose tenant is not known
 	overflow *tenantState
 	// lastSweep bounds the sweeps to one a second: a flood of new names
-	// at the cap must not turn every request into a walk of the map.
+	// at the bound must not turn every request into a walk of the map.
 	lastSweep time.Time
 }
 
 func newTenantRegistry(qf *QuotaFile, m *tenantMetrics) *tenantRegistry {
 	r := &tenantRegistry{quotas: qf, m: m, now: time.Now, states: map[string]*tenantState{}}
-	r.overflow = &tenantState{name: otherTenants, m: m.counters(otherTenants)}
+	r.overflow = &tenantState{name: otherTenants}
+	r.overflow.m.Store(m.counters(otherTenants, false))
 	if qf != nil {
 		// Listed tenants get their metric labels first.
 		q, _ := qf.Quotas()
 		for _, name := range q.Order {
-			r.m.counters(name)
+			r.m.counters(name, true)
 		}
 	}
 	m.registry = r
 	return r
 }
 
-// get returns the state of tenant name, creating it on first use.
-func (r *tenantRegistry) get(name string) *tenantState {
+// get returns the state of tenant name, creating it on first use; bound
+// says a credential named the tenant (see maxTenantStates).
+func (r *tenantRegistry) get(name string, bound bool) *tenantState {
 	now := r.now()
 	r.mu.RLock()
 	ts := r.states[name]
+	known := ts != nil && (ts.known || !bound)
 	r.mu.RUnlock()
-	if ts == nil {
+	if ts == nil || !known {
 		r.mu.Lock()
-		if ts = r.states[name]; ts == nil {
-			if len(r.states) >= maxTenantStates && now.Sub(r.lastSweep) >= time.Second {
-				r.lastSweep = now
-				for n, s := range r.states {
-					if s.full(r.quotas, now) {
-						delete(r.states, n)
-					}
-				}
-			}
-			if len(r.states) >= maxTenantStates {
-				ts = r.overflow
-			} else {
-				ts = &tenantState{name: name, m: r.m.counters(name), last: now}
-				r.states[name] = ts
-			}
-		}
+		ts = r.create(name, bound || r.quotas.listed(name), now)
 		r.mu.Unlock()
 	}
 	ts.lastUsed.Store(now.UnixNano())
+	return ts
+}
+
+// create returns the state of name, creating it if it has none, or the
+// overflow state when name is unknown and the unknown are at their bound.
+// Called with mu held.
+func (r *tenantRegistry) create(name string, known bool, now time.Time) *tenantState {
+	if ts := r.states[name]; ts != nil {
+		if known && !ts.known {
+			// An unknown tenant's state becomes a known one's (a
+			// token naming it was added, the quota file lists it).
+			ts.known = true
+			r.unknown--
+			ts.m.Store(r.m.counters(name, true))
+		}
+		return ts
+	}
+	if !known {
+		if r.unknown >= maxTenantStates && now.Sub(r.lastSweep) >= time.Second {
+			r.lastSweep = now
+			for n, s := range r.states {
+				if s.full(r.quotas, now) {
+					delete(r.states, n)
+					if !s.known {
+						r.unknown--
+					}
+				}
+			}
+		}
+		if r.unknown >= maxTenantStates {
+			return r.overflow
+		}
+		r.unknown++
+	}
+	ts := &tenantState{name: name, known: known, last: now}
+	ts.m.Store(r.m.counters(name, known))
+	r.states[name] = ts
 	return ts
 }
 
