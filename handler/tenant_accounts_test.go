@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -299,5 +302,50 @@ func TestTenantHeaderNotCredential(t *testing.T) {
 	}
 	if err := CheckTenantHeader("X Tenant"); err == nil {
 		t.Error("a header name with a space accepted")
+	}
+}
+
+// A tenant's max_request_bytes bounds its decompression: a gzip bomb
+// (32 MiB of zeros in 32 KB) sent by a tenant limited to 64 KiB makes the
+// decompressor produce at most about that, not the receiver's limit. On
+// main it was decompressed up to the admission budget (4 MiB here) before
+// the tenant's limit refused it.
+func TestTenantMaxRequestBytesBoundsDecompression(t *testing.T) {
+	bomb, err := compression.Compress(nil, compression.Gzip, make([]byte, 32<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qf, err := NewQuotaFile(writeFile(t, "* max_request_bytes=64KiB\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(Config{Sink: &tenantSink{}, Logger: quietLogger(), Tenants: &TenantConfig{Quotas: qf},
+		Admission: AdmissionConfig{RequestLimit: 4 << 20}})
+	post := func() *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", "/v1/traces", bytes.NewReader(bomb))
+		r.Header.Set("Content-Type", "application/x-protobuf")
+		r.Header.Set("Content-Encoding", "gzip")
+		r.Header.Set("X-Scope-OrgID", "team-a")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	post() // warm the pools
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	w := post()
+	runtime.ReadMemStats(&after)
+	if w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "65536-byte limit") {
+		t.Fatalf("%d %q, want 413 naming the tenant's 65536-byte limit", w.Code, w.Body)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Fatalf("a refused bomb allocated %d bytes; the tenant's limit is 64 KiB", alloc)
+	}
+	// gRPC: the same limit on each message.
+	c := startHandler(t, h)
+	c.Encoding = compression.Gzip
+	_, err = withHeaders(c, map[string]string{"x-scope-orgid": "team-a"}).Invoke(context.Background(), traceExport, make([]byte, 1<<20))
+	if st := statusOf(t, err); st.Code != grpcwire.ResourceExhausted || !strings.Contains(st.Message, "65536") {
+		t.Fatalf("gRPC: %v", st)
 	}
 }
