@@ -42,6 +42,13 @@ func TestTenantFlagsCheckedAtParseTime(t *testing.T) {
 		{[]string{"-tenant-from-cert", "email"}, "want cn, san-dns or ou"},
 		{[]string{"-tenant-from-cert", "cn"}, "needs -tls-client-ca"},
 		{[]string{"-auth-token-file", tenantTokens}, "line 1: the tenant name has byte 5"},
+		// A credential cannot become a label (issue 21, finding 9).
+		{[]string{"-tenant-header", "Authorization"}, "Authorization carries credentials"},
+		{[]string{"-tenant-header", "proxy-authorization"}, "Proxy-Authorization carries credentials"},
+		{[]string{"-tenant-header", "Cookie"}, "Cookie carries credentials"},
+		// Kafka reads '.' as '_': these signal topics could give two
+		// tenants one topic.
+		{[]string{"-tenant-header", "X-Scope-OrgID", "-storage", "kafka", "-kafka-brokers", "127.0.0.1:1", "-kafka-topic-per-tenant", "{tenant}_{topic}", "-kafka-topic-traces", "spans", "-kafka-topic-logs", "x.spans"}, "differ only next to {tenant}"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(append([]string{"serve", "-data-dir", dir}, tc.args...), &stdout, &stderr)
