@@ -78,6 +78,11 @@ func (h *Handler) export(ctx context.Context, t transport, kind *signalKind, buf
 func (h *Handler) countTenant(bufs *requestBuffers, out exportOutcome, st *grpcwire.Status) {
 	if bufs.tenant != nil {
 		bufs.tenant.m.Load().count(st, bufs.throttled || bufs.ticket.throttled, out.chargedItems, out.chargedBytes)
+		if bufs.rlog.on {
+			// The name as sent (the state of an overflowed tenant is
+			// shared): a checked name, at most MaxTenantNameLength.
+			bufs.rlog.tenant, _ = storage.TenantFrom(bufs.rlog.r.Context())
+		}
 	}
 }
 

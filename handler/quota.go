@@ -414,9 +414,23 @@ func (ts *tenantState) throttle(delay time.Duration, what string) *grpcwire.Stat
 	// OTLP v1.11 "OTLP/gRPC Throttling": the server signals backpressure
 	// with UNAVAILABLE and RetryInfo; the HTTP path answers 429 with
 	// Retry-After ("OTLP/HTTP Throttling").
-	st := grpcwire.Errorf(grpcwire.Unavailable, "tenant %s is over its %s quota: retry in %v, when its bucket will hold this request", ts.display(), what, delay)
+	st := grpcwire.Errorf(grpcwire.Unavailable, throttlePrefix+"%s is over its %s quota: retry in %v, when its bucket will hold this request", ts.display(), what, delay)
 	st.RetryDelay = delay
 	return st
+}
+
+// throttlePrefix begins the message of every quota throttle, the bucket's
+// (throttle) and the budget share's (admission.go).
+const throttlePrefix = "tenant "
+
+// tenantThrottled reports whether st throttles a tenant over its quota.
+// That is flow control, not a fault: the client is told when to retry,
+// and otlplite_tenant_requests_total{result="throttled"} counts it. Its
+// refusal line is DEBUG (refusalLevel), as a client's own deadline is: at
+// WARN, one tenant kept over its quota with a few tiny requests a second
+// would fill the rate-limited refusal log and hide every other refusal.
+func tenantThrottled(st *grpcwire.Status) bool {
+	return st.Code == grpcwire.Unavailable && strings.HasPrefix(st.Message, throttlePrefix)
 }
 
 func (ts *tenantState) never(format string, args ...any) *grpcwire.Status {
@@ -550,12 +564,12 @@ func (ts *tenantState) limits(qf *QuotaFile, now time.Time, limit int64) (share,
 }
 
 // Registry bounds. maxTenantStates bounds the states of unknown tenants,
-// those neither listed in the quota file nor named by a credential (a
-// token's tenant=, a verified client certificate): only they can come
-// from a client's free choice (a header), so only they need a bound, about
-// 200 bytes each. A known tenant always gets a state of its own, however
-// many unknown names were sent (their number is the operator's: the lines
-// of the quota and token files, the certificates issued). When the bound
+// those neither listed in the quota file nor named by a token (its
+// tenant=): they come from a client's free choice (a header) or from more
+// certificates than anyone counted, so they need a bound, about 200 bytes
+// each plus the name. A known tenant always gets a state of its own,
+// however many unknown names were sent (their number is the operator's:
+// the lines of the quota and token files). When the bound
 // is reached, states that hold nothing and whose buckets are full are
 // forgotten (a new one would be the same); if none is, new unknown tenants
 // share one overflow state under the "*" quota, which is their own quota
@@ -597,7 +611,7 @@ func newTenantRegistry(qf *QuotaFile, m *tenantMetrics) *tenantRegistry {
 }
 
 // get returns the state of tenant name, creating it on first use; bound
-// says a credential named the tenant (see maxTenantStates).
+// says a token named the tenant (see maxTenantStates).
 func (r *tenantRegistry) get(name string, bound bool) *tenantState {
 	now := r.now()
 	r.mu.RLock()

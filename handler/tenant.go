@@ -292,10 +292,10 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request, grpc bool, to
 			"tenant name from the %s %s", t.sourceName(src), err))
 		return r, false
 	}
-	// A name from a credential is the operator's (a token file line, a
-	// certificate its CA issued): it is known, and keeps its own state
-	// whatever names a header invents.
-	ts := t.reg.get(name, src == TenantFromToken || src == TenantFromCert)
+	// A token's tenant is the operator's (a line of the token file): it
+	// is known, and keeps its own state whatever names a header invents.
+	// A certificate's is not: a CA may issue one per device.
+	ts := t.reg.get(name, src == TenantFromToken)
 	ctx := context.WithValue(storage.WithTenant(r.Context(), name), tenantCtxKey{}, ts)
 	return r.WithContext(ctx), true
 }
@@ -314,6 +314,13 @@ func (h *Handler) tenantMaxRequest(ctx context.Context) int {
 		}
 	}
 	return 0
+}
+
+// requestTenant returns the tenant r was attributed to, as sent (a
+// checked name: at most MaxTenantNameLength bytes of A-Z a-z 0-9 . _ -,
+// safe in any log line), and whether it has one.
+func requestTenant(r *http.Request) (string, bool) {
+	return storage.TenantFrom(r.Context())
 }
 
 func (t *tenancy) sourceName(s TenantSource) string {

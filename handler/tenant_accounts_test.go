@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -347,5 +349,77 @@ func TestTenantMaxRequestBytesBoundsDecompression(t *testing.T) {
 	_, err = withHeaders(c, map[string]string{"x-scope-orgid": "team-a"}).Invoke(context.Background(), traceExport, make([]byte, 1<<20))
 	if st := statusOf(t, err); st.Code != grpcwire.ResourceExhausted || !strings.Contains(st.Message, "65536") {
 		t.Fatalf("gRPC: %v", st)
+	}
+}
+
+// Request-log lines: a tenant kept over its quota (a few tiny requests)
+// cannot fill the rate-limited refusal log, which would hide every other
+// refusal: quota throttles are flow control and log at DEBUG. Refusal
+// lines and debug request lines name the tenant. On main 200 throttles
+// used the log's whole burst and the other tenant's refusal was dropped.
+func TestTenantThrottlesDoNotFillTheRefusalLog(t *testing.T) {
+	var logs syncBuffer
+	sink := &tenantSink{}
+	qf, err := NewQuotaFile(writeFile(t, "* items_per_second=1 burst_items=1\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := New(Config{Sink: sink, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})), Tenants: &TenantConfig{Quotas: qf}})
+	fixClock(h)
+	post := func(tenant string, body []byte) int {
+		r := httptest.NewRequest("POST", "/v1/traces", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/x-protobuf")
+		r.Header.Set("X-Scope-OrgID", tenant)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	codes := map[int]int{}
+	for range 200 {
+		codes[post("flood", traceRequest(goodID))]++
+	}
+	if codes[200] != 1 || codes[http.StatusTooManyRequests] != 199 {
+		t.Fatalf("flood: %v", codes)
+	}
+	if code := post("victim", []byte("\xff\xff not protobuf")); code != http.StatusBadRequest {
+		t.Fatalf("victim: %d", code)
+	}
+	out := logs.String()
+	if strings.Contains(out, "flood") {
+		t.Errorf("a quota throttle was logged at WARN:\n%s", out)
+	}
+	if !strings.Contains(out, "tenant=victim") || !strings.Contains(out, "cannot decode") {
+		t.Errorf("the other tenant's refusal is not in the log:\n%s", out)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use by a logger.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// The debug request line names the request's tenant, as sent.
+func TestTenantInRequestLog(t *testing.T) {
+	var logs syncBuffer
+	h := New(Config{Sink: &tenantSink{}, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Tenants: &TenantConfig{}})
+	r := httptest.NewRequest("POST", "/v1/traces", bytes.NewReader(traceRequest(goodID)))
+	r.Header.Set("Content-Type", "application/x-protobuf")
+	r.Header.Set("X-Scope-OrgID", "team-a")
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if out := logs.String(); !strings.Contains(out, "msg=request") || !strings.Contains(out, "tenant=team-a") {
+		t.Fatalf("request line without its tenant:\n%s", out)
 	}
 }

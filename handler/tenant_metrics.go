@@ -25,11 +25,12 @@ import (
 // otherwise create series without end, and every series costs memory here
 // and in every Prometheus that scrapes us. 100 tenants make about 800
 // series, the order of the receiver's own metrics. Known tenants (listed
-// in the quota file, named by a credential) always get labels of their
-// own, outside the bound: invented names cannot take them (their number
-// is the operator's). Unknown tenants get labels in the order they are
-// first seen; every other tenant is counted under otherTenants, a value no
-// tenant can have ('~' is not allowed in names), so the sums stay right.
+// in the quota file, named by a token) always get labels of their own,
+// outside the bound: invented names cannot take them (their number is the
+// operator's: the lines of the quota and token files). Unknown tenants get
+// labels in the order they are first seen; every other tenant is counted
+// under otherTenants, a value no tenant can have ('~' is not allowed in
+// names), so the sums stay right.
 const maxTenantLabels = 100
 
 // otherTenants is the label value of the tenants beyond maxTenantLabels.
