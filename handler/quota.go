@@ -39,7 +39,15 @@ import (
 //	                   requests may hold at once
 //	max_request_bytes  the largest request, compressed or decompressed
 //	                   (as -grpc-max-recv-msg-size); a declared size over
-//	                   it is refused before the body is read
+//	                   it is refused before the body is read, and
+//	                   decompression stops at it
+//
+// Quotas are charged once, for what is stored: just before the sink's
+// Write, the bytes handed to it (without the items refused as invalid)
+// and its items, samples for profiles. A charge is given back only when
+// the sink promises nothing was stored (storage.ErrNotStored); a request
+// whose client went away during the durable write may be stored, and
+// stays charged.
 //
 // Sizes take the suffixes B, KB, MB, GB (powers of 1000) and KiB, MiB, GiB
 // (powers of 1024); counts take k and M. 0 means unlimited. A tenant's line

@@ -14,8 +14,10 @@ import (
 //	otlplite_tenant_requests_total{tenant,result}  result: accepted, throttled
 //	                                               (over quota, retryable), refused
 //	                                               (any other refusal)
-//	otlplite_tenant_items_total{tenant}            items stored
-//	otlplite_tenant_bytes_total{tenant}            request bytes stored
+//	otlplite_tenant_items_total{tenant}            items charged to the quota: stored
+//	                                               (spans, points, log records,
+//	                                               profile samples)
+//	otlplite_tenant_bytes_total{tenant}            request bytes charged: stored
 //	otlplite_tenant_bucket_bytes{tenant}           byte bucket level now (+Inf: unlimited)
 //	otlplite_tenant_bucket_items{tenant}           item bucket level now (+Inf: unlimited)
 //	otlplite_tenant_admission_bytes{tenant}        admission budget held now
