@@ -573,7 +573,7 @@ func (ts *tenantState) limits(qf *QuotaFile, now time.Time, limit int64) (share,
 
 // Registry bounds. maxTenantStates bounds the states of unknown tenants,
 // those neither listed in the quota file nor named by a token (its
-// tenant=): they come from a client's free choice (a header) or from more
+// tenant=) nor the default tenant (-tenant-default): they come from a client's free choice (a header) or from more
 // certificates than anyone counted, so they need a bound, about 200 bytes
 // each plus the name. A known tenant always gets a state of its own,
 // however many unknown names were sent (their number is the operator's:

@@ -292,10 +292,11 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request, grpc bool, to
 			"tenant name from the %s %s", t.sourceName(src), err))
 		return r, false
 	}
-	// A token's tenant is the operator's (a line of the token file): it
-	// is known, and keeps its own state whatever names a header invents.
-	// A certificate's is not: a CA may issue one per device.
-	ts := t.reg.get(name, src == TenantFromToken)
+	// A token's tenant is the operator's (a line of the token file), as
+	// is the default tenant (src 0): they are known, and keep their own
+	// state whatever names a header invents. A certificate's is not: a
+	// CA may issue one per device.
+	ts := t.reg.get(name, src == TenantFromToken || src == 0)
 	ctx := context.WithValue(storage.WithTenant(r.Context(), name), tenantCtxKey{}, ts)
 	return r.WithContext(ctx), true
 }

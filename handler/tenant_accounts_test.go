@@ -259,6 +259,10 @@ func TestTenantKnownNeverDisplaced(t *testing.T) {
 	if h.ten.reg.lookup("bound") == nil {
 		t.Fatal("a token's tenant has no state of its own")
 	}
+	// So is the default tenant, of requests that name none.
+	if w := do("legacy-token", "", traceRequest(goodID)); w.Code != 200 || h.ten.reg.lookup(storage.DefaultTenant) == nil {
+		t.Fatalf("the default tenant after the flood: %d %s, state %v", w.Code, w.Body, h.ten.reg.lookup(storage.DefaultTenant))
+	}
 	// An unknown tenant past the bound shares the overflow state: over
 	// its rate it is told to retry (429 with Retry-After), never 413.
 	small := traceRequest(goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID, goodID)
