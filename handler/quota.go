@@ -363,10 +363,10 @@ type tenantState struct {
 	// m is the tenant's counters: its own label's, or otherTenants's
 	// until a label is its own (see maxTenantLabels).
 	m atomic.Pointer[tenantCounters]
-	// known is set for a tenant the operator named (quota file, token,
-	// certificate): it does not count against maxTenantStates. Guarded
-	// by the registry's mu.
-	known bool
+	// known is set for a tenant the operator named (see
+	// maxTenantStates): it does not count against maxTenantStates. Set
+	// under the registry's mu, once, never cleared.
+	known atomic.Bool
 
 	mu  sync.Mutex
 	gen uint64 // the QuotaFile generation q came from
@@ -624,7 +624,7 @@ func (r *tenantRegistry) get(name string, bound bool) *tenantState {
 	now := r.now()
 	r.mu.RLock()
 	ts := r.states[name]
-	known := ts != nil && (ts.known || !bound)
+	known := ts != nil && (ts.known.Load() || !bound)
 	r.mu.RUnlock()
 	if ts == nil || !known {
 		r.mu.Lock()
@@ -640,10 +640,10 @@ func (r *tenantRegistry) get(name string, bound bool) *tenantState {
 // Called with mu held.
 func (r *tenantRegistry) create(name string, known bool, now time.Time) *tenantState {
 	if ts := r.states[name]; ts != nil {
-		if known && !ts.known {
+		if known && !ts.known.Load() {
 			// An unknown tenant's state becomes a known one's (a
 			// token naming it was added, the quota file lists it).
-			ts.known = true
+			ts.known.Store(true)
 			r.unknown--
 			ts.m.Store(r.m.counters(name, true))
 		}
@@ -655,7 +655,7 @@ func (r *tenantRegistry) create(name string, known bool, now time.Time) *tenantS
 			for n, s := range r.states {
 				if s.full(r.quotas, now) {
 					delete(r.states, n)
-					if !s.known {
+					if !s.known.Load() {
 						r.unknown--
 					}
 				}
@@ -666,7 +666,8 @@ func (r *tenantRegistry) create(name string, known bool, now time.Time) *tenantS
 		}
 		r.unknown++
 	}
-	ts := &tenantState{name: name, known: known, last: now}
+	ts := &tenantState{name: name, last: now}
+	ts.known.Store(known)
 	ts.m.Store(r.m.counters(name, known))
 	r.states[name] = ts
 	return ts

@@ -297,7 +297,15 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request, grpc bool, to
 	// state whatever names a header invents. A certificate's is not: a
 	// CA may issue one per device.
 	ts := t.reg.get(name, src == TenantFromToken || src == 0)
-	ctx := context.WithValue(storage.WithTenant(r.Context(), name), tenantCtxKey{}, ts)
+	ctx := r.Context()
+	if ts.known.Load() {
+		ctx = storage.WithTenant(ctx, name)
+	} else {
+		// A name the client chose: a sink bounds what it may create
+		// (the Kafka sink's topics, as -kafka-max-client-topics).
+		ctx = storage.WithClientTenant(ctx, name)
+	}
+	ctx = context.WithValue(ctx, tenantCtxKey{}, ts)
 	return r.WithContext(ctx), true
 }
 

@@ -427,3 +427,53 @@ func TestTenantInRequestLog(t *testing.T) {
 		t.Fatalf("request line without its tenant:\n%s", out)
 	}
 }
+
+// clientSink records, per tenant, whether its writes came with a tenant a
+// client chose (storage.WithClientTenant).
+type clientSink struct {
+	mu     sync.Mutex
+	client map[string]bool
+}
+
+func (s *clientSink) Write(ctx context.Context, _ storage.Signal, _ []byte, _ int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	tn, _ := storage.TenantFrom(ctx)
+	s.client[tn] = storage.TenantFromClient(ctx)
+	return nil
+}
+
+func (s *clientSink) Close() error { return nil }
+
+// The sink learns which tenants a client chose: a header's name the quota
+// file does not list. Listed, token and default tenants are the
+// operator's.
+func TestTenantClientChosenReachesSink(t *testing.T) {
+	tf, err := NewTokenFile(writeFile(t, "legacy-token\nvip-token tenant=vip\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qf, err := NewQuotaFile(writeFile(t, "listed items_per_second=1000\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &clientSink{client: map[string]bool{}}
+	h := New(Config{Sink: sink, Logger: quietLogger(), Auth: tf, Tenants: &TenantConfig{Quotas: qf}})
+	for _, c := range []struct{ token, header string }{{"legacy-token", "invented"}, {"legacy-token", "listed"}, {"vip-token", ""}, {"legacy-token", ""}} {
+		r := httptest.NewRequest("POST", "/v1/traces", bytes.NewReader(traceRequest(goodID)))
+		r.Header.Set("Content-Type", "application/x-protobuf")
+		r.Header.Set("Authorization", "Bearer "+c.token)
+		if c.header != "" {
+			r.Header.Set("X-Scope-OrgID", c.header)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			t.Fatalf("%+v: %d %s", c, w.Code, w.Body)
+		}
+	}
+	want := map[string]bool{"invented": true, "listed": false, "vip": false, storage.DefaultTenant: false}
+	if fmt.Sprint(sink.client) != fmt.Sprint(want) {
+		t.Fatalf("client-chosen per tenant %v, want %v", sink.client, want)
+	}
+}

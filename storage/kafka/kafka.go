@@ -232,8 +232,10 @@ type Config struct {
 	NoAutoTopicCreation bool
 
 	// MaxClientTopics bounds the distinct topics clients may name, through
-	// TopicFromAttribute or a signal's TopicFromMetadataKey, over the
-	// life of the Sink (default DefaultMaxClientTopics): with
+	// TopicFromAttribute, a signal's TopicFromMetadataKey, or with
+	// TopicPerTenant a tenant name the client chose
+	// (storage.WithClientTenant), over the life of the Sink (default
+	// DefaultMaxClientTopics): with
 	// auto.create.topics.enable every new name creates a topic, and a
 	// client must not be able to create them without end. A write naming
 	// a topic beyond it is refused (storage.ErrRejected), counted in
@@ -596,6 +598,30 @@ func checkTopicTenant(tenant string) error {
 		return storage.NotStored(fmt.Errorf("kafka: the tenant name has a '.' (byte %d), which Kafka does not tell from '_' in a topic name: its topic would collide with the topic of the tenant named with '_' there; with a topic per tenant, tenant names cannot contain '.': %w", i+1, storage.ErrRejected))
 	}
 	return nil
+}
+
+// admitTenant returns the TopicPerTenant topic of a write of signal by
+// tenant (hasTenant false: DefaultTenant), or why it is refused: a name
+// with a '.' (checkTopicTenant), or a name a client chose
+// (storage.WithClientTenant) whose topic would be one more than
+// MaxClientTopics allows. With auto.create.topics.enable every new tenant
+// name creates topics on the brokers, so names from a header are counted
+// with every other topic a client may name; the operator's tenants are
+// not. Every refusal wraps storage.ErrRejected and storage.ErrNotStored.
+func (s *Sink) admitTenant(ctx context.Context, signal storage.Signal, tenant string, hasTenant bool) (string, error) {
+	if !hasTenant {
+		tenant = storage.DefaultTenant
+	}
+	if err := checkTopicTenant(tenant); err != nil {
+		return "", err
+	}
+	topic := s.tenantTopic(signal, tenant)
+	if storage.TenantFromClient(ctx) {
+		if _, err := s.admitTopic(topic, "a tenant name a client sent"); err != nil {
+			return "", storage.NotStored(err)
+		}
+	}
+	return topic, nil
 }
 
 // checkTenantTopicsApart says why cfg's TopicPerTenant could give two

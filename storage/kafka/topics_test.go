@@ -3,8 +3,10 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -91,5 +93,42 @@ func TestTopicPerTenantSignalsApart(t *testing.T) {
 		if err := open(cfg); err == nil || !strings.Contains(err.Error(), "differ only next to {tenant}") {
 			t.Errorf("%s: %v, want a refusal", name, err)
 		}
+	}
+}
+
+// With a topic per tenant and auto.create.topics.enable, every new tenant
+// name a client sends creates topics on the brokers: names a client chose
+// (storage.WithClientTenant: a header) count against MaxClientTopics, as
+// every other topic a client may name; the operator's tenants
+// (storage.WithTenant) never do. A refusal stores nothing.
+func TestTopicPerTenantClientNamesBounded(t *testing.T) {
+	s, err := Open(Config{Brokers: []string{"127.0.0.1:1"}, TopicPerTenant: "{topic}_{tenant}", MaxClientTopics: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A deadline already passed: admitted writes fail at once, at the
+	// produce, after admission decided.
+	dead, cancel := context.WithDeadline(context.Background(), time.Now())
+	defer cancel()
+	write := func(ctx context.Context) error {
+		return s.Write(ctx, storage.Traces, []byte{0x0a, 0x00}, 1)
+	}
+	for _, name := range []string{"client-1", "client-2", "client-1"} {
+		if err := write(storage.WithClientTenant(dead, name)); errors.Is(err, storage.ErrRejected) {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	err = write(storage.WithClientTenant(dead, "client-3"))
+	if !errors.Is(err, storage.ErrRejected) || !errors.Is(err, storage.ErrNotStored) || !strings.Contains(err.Error(), "-kafka-max-client-topics") {
+		t.Fatalf("a third client-named tenant: %v, want a refusal", err)
+	}
+	for i := range 5 {
+		if err := write(storage.WithTenant(dead, fmt.Sprintf("operator-%d", i))); errors.Is(err, storage.ErrRejected) {
+			t.Fatalf("an operator's tenant refused: %v", err)
+		}
+	}
+	if tn, ok := storage.TenantFrom(storage.WithClientTenant(context.Background(), "x")); tn != "x" || !ok {
+		t.Fatalf("TenantFrom of a client tenant: %q %v", tn, ok)
 	}
 }

@@ -133,8 +133,10 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	// this is one context lookup.
 	headers := s.headers
 	tenant, hasTenant := storage.TenantFrom(ctx)
-	if hasTenant && s.tenantPattern != "" {
-		if err := checkTopicTenant(tenant); err != nil {
+	var tenantTopic string
+	if s.tenantPattern != "" {
+		var err error
+		if tenantTopic, err = s.admitTenant(ctx, signal, tenant, hasTenant); err != nil {
 			return err
 		}
 	}
@@ -236,11 +238,8 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	b.pending.Store(int32(n))
 	b.refs.Add(int32(n))
 	topicOf := s.topics[signal]
-	if s.tenantPattern != "" {
-		if !hasTenant {
-			tenant = storage.DefaultTenant
-		}
-		topicOf = s.tenantTopic(signal, tenant)
+	if tenantTopic != "" {
+		topicOf = tenantTopic
 	}
 	for i, p := range b.pieces {
 		r := &b.recs[i]
