@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -476,4 +478,40 @@ func TestTenantClientChosenReachesSink(t *testing.T) {
 	if fmt.Sprint(sink.client) != fmt.Sprint(want) {
 		t.Fatalf("client-chosen per tenant %v, want %v", sink.client, want)
 	}
+}
+
+// The tenant table with the fewest bytes: one request per invented name,
+// each of the longest name allowed (150 bytes), each leaving its bucket
+// below full so that none can be forgotten. Twice maxTenantStates names
+// hold maxTenantStates states, in under 8 MB, and a known tenant still
+// gets its own.
+func TestTenantTableMemoryBound(t *testing.T) {
+	qf, err := NewQuotaFile(writeFile(t, "* items_per_second=10\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := newTenantRegistry(qf, newTenantMetrics(metrics.NewSet()))
+	now := time.Unix(1000, 0)
+	r.now = func() time.Time { return now }
+	for i := range 2 * maxTenantStates {
+		name := fmt.Sprintf("%0*d", MaxTenantNameLength, i)
+		r.get(name, false).take(qf, now, 0, 1)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	if len(r.states) != maxTenantStates || r.unknown != maxTenantStates {
+		t.Fatalf("%d states, %d unknown; want %d", len(r.states), r.unknown, maxTenantStates)
+	}
+	if heap > 8<<20 {
+		t.Fatalf("the tenant table holds %d bytes", heap)
+	}
+	t.Logf("%d invented names of %d bytes: %d states, %d bytes of heap", 2*maxTenantStates, MaxTenantNameLength, len(r.states), heap)
+	if ts := r.get("vip", true); ts == r.overflow {
+		t.Fatal("a known tenant was given the overflow state")
+	}
+	runtime.KeepAlive(r)
 }
