@@ -571,6 +571,15 @@ func (ts *tenantState) limits(qf *QuotaFile, now time.Time, limit int64) (share,
 	return share, ts.q.MaxRequestBytes
 }
 
+// maxRequest returns the tenant's max_request_bytes (0: none), its quota
+// brought up to date with the file; it reads no clock and refills nothing.
+func (ts *tenantState) maxRequest(qf *QuotaFile) int64 {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.refresh(qf, ts.last) // no time passes: only the quota is updated
+	return ts.q.MaxRequestBytes
+}
+
 // Registry bounds. maxTenantStates bounds the states of unknown tenants,
 // those neither listed in the quota file nor named by a token (its
 // tenant=) nor the default tenant (-tenant-default): they come from a client's free choice (a header) or from more

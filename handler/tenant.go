@@ -318,7 +318,7 @@ func (h *Handler) tenantMaxRequest(ctx context.Context) int {
 		return 0
 	}
 	if ts := tenantOf(ctx); ts != nil {
-		if _, m := ts.limits(h.ten.reg.quotas, h.ten.reg.now(), 0); m > 0 {
+		if m := ts.maxRequest(h.ten.reg.quotas); m > 0 {
 			return int(min(m, math.MaxInt32))
 		}
 	}
