@@ -20,6 +20,11 @@ type exportOutcome struct {
 	// the otelcol_receiver_* counters: the items, or for profiles their
 	// samples (signalKind.countSamples).
 	counted, countedRejected int
+	// chargedItems and chargedBytes are what the request cost its
+	// tenant's quota: the items (profile samples for profiles) and
+	// protobuf bytes handed to the sink, unless the sink promised that
+	// nothing was stored (storage.ErrNotStored).
+	chargedItems, chargedBytes int
 }
 
 // exportUnary serves one OTLP Export call: read the message, validate it,
@@ -72,7 +77,12 @@ func (h *Handler) export(ctx context.Context, t transport, kind *signalKind, buf
 // countRequest calls it, so every path that counts a request counts it.
 func (h *Handler) countTenant(bufs *requestBuffers, out exportOutcome, st *grpcwire.Status) {
 	if bufs.tenant != nil {
-		bufs.tenant.m.count(st, bufs.throttled || bufs.ticket.throttled, out.items-out.rejected, len(bufs.msg))
+		bufs.tenant.m.Load().count(st, bufs.throttled || bufs.ticket.throttled, out.chargedItems, out.chargedBytes)
+		if bufs.rlog.on {
+			// The name as sent (the state of an overflowed tenant is
+			// shared): a checked name, at most MaxTenantNameLength.
+			bufs.rlog.tenant, _ = storage.TenantFrom(bufs.rlog.r.Context())
+		}
 	}
 }
 
@@ -132,9 +142,13 @@ func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *
 		// Items are known only once decoded: they are charged here,
 		// with the bytes, both or neither, before anything is stored
 		// (a throttled request stores nothing and costs its tenant
-		// nothing but the decoding).
-		st, throttled := ts.take(h.ten.reg.quotas, h.ten.reg.now(), len(bufs.msg), stored)
+		// nothing but the decoding). Charged is what is stored, in the
+		// quota's units: the bytes handed to the sink (without the
+		// rejected items), and its items, samples for profiles.
+		out.chargedItems, out.chargedBytes = out.counted-out.countedRejected, len(data)
+		st, throttled := ts.take(h.ten.reg.quotas, h.ten.reg.now(), out.chargedBytes, out.chargedItems)
 		if st != nil {
+			out.chargedItems, out.chargedBytes = 0, 0
 			bufs.throttled = throttled
 			return out, st
 		}
@@ -143,10 +157,14 @@ func (h *Handler) validateAndStore(ctx context.Context, kind *signalKind, bufs *
 	err = h.sink.Write(ctx, kind.signal, data, stored)
 	h.m.observeStorage(kind.signal, start)
 	if err != nil {
-		if ts != nil {
-			// Not stored: the client sends it again, and is not charged
-			// twice.
-			ts.refund(len(bufs.msg), stored)
+		if ts != nil && errors.Is(err, storage.ErrNotStored) {
+			// The sink promises nothing was stored: the client sends
+			// it again, and is not charged twice. Any other error may
+			// have stored it (a deadline that passed during the
+			// durable write): it stays charged, or a client timing
+			// its deadline to that window would store without limit.
+			ts.refund(out.chargedBytes, out.chargedItems)
+			out.chargedItems, out.chargedBytes = 0, 0
 		}
 		return out, h.storageStatus(ctx, err)
 	}

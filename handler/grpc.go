@@ -23,6 +23,9 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer call.Close()
+	if n := h.tenantMaxRequest(r.Context()); n > 0 {
+		call.LimitMessageSize(n)
+	}
 	if h.bodyTimeout > 0 {
 		call.SetMessageReadTimeout(h.bodyTimeout)
 	}

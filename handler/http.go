@@ -197,6 +197,10 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		st := err.(*grpcwire.Status)
 		return httpStatusOf(st), st
 	}
+	if n := bufs.ticket.tenantMaxRequest; n > 0 && n < int64(limit) {
+		// The tenant's max_request_bytes bounds its decompression too.
+		limit = int(n)
+	}
 	raw := &bufs.scratch
 	if codec == compression.Identity && !enc.json {
 		raw = &bufs.msg

@@ -39,7 +39,15 @@ import (
 //	                   requests may hold at once
 //	max_request_bytes  the largest request, compressed or decompressed
 //	                   (as -grpc-max-recv-msg-size); a declared size over
-//	                   it is refused before the body is read
+//	                   it is refused before the body is read, and
+//	                   decompression stops at it
+//
+// Quotas are charged once, for what is stored: just before the sink's
+// Write, the bytes handed to it (without the items refused as invalid)
+// and its items, samples for profiles. A charge is given back only when
+// the sink promises nothing was stored (storage.ErrNotStored); a request
+// whose client went away during the durable write may be stored, and
+// stays charged.
 //
 // Sizes take the suffixes B, KB, MB, GB (powers of 1000) and KiB, MiB, GiB
 // (powers of 1024); counts take k and M. 0 means unlimited. A tenant's line
@@ -307,6 +315,17 @@ func (qf *QuotaFile) Quotas() (*Quotas, time.Time) {
 	return qf.q, qf.loadedAt
 }
 
+// listed reports whether tenant has a line of its own.
+func (qf *QuotaFile) listed(tenant string) bool {
+	if qf == nil {
+		return false
+	}
+	qf.mu.RLock()
+	defer qf.mu.RUnlock()
+	_, ok := qf.q.Tenants[tenant]
+	return ok
+}
+
 // lookup returns the quota of tenant.
 func (qf *QuotaFile) lookup(tenant string) Quota {
 	qf.mu.RLock()
@@ -341,7 +360,13 @@ func (qf *QuotaFile) Watch(interval time.Duration, stop <-chan struct{}, report 
 // of the admission budget.
 type tenantState struct {
 	name string
-	m    *tenantCounters
+	// m is the tenant's counters: its own label's, or otherTenants's
+	// until a label is its own (see maxTenantLabels).
+	m atomic.Pointer[tenantCounters]
+	// known is set for a tenant the operator named (see
+	// maxTenantStates): it does not count against maxTenantStates. Set
+	// under the registry's mu, once, never cleared.
+	known atomic.Bool
 
 	mu  sync.Mutex
 	gen uint64 // the QuotaFile generation q came from
@@ -397,9 +422,23 @@ func (ts *tenantState) throttle(delay time.Duration, what string) *grpcwire.Stat
 	// OTLP v1.11 "OTLP/gRPC Throttling": the server signals backpressure
 	// with UNAVAILABLE and RetryInfo; the HTTP path answers 429 with
 	// Retry-After ("OTLP/HTTP Throttling").
-	st := grpcwire.Errorf(grpcwire.Unavailable, "tenant %s is over its %s quota: retry in %v, when its bucket will hold this request", ts.display(), what, delay)
+	st := grpcwire.Errorf(grpcwire.Unavailable, throttlePrefix+"%s is over its %s quota: retry in %v, when its bucket will hold this request", ts.display(), what, delay)
 	st.RetryDelay = delay
 	return st
+}
+
+// throttlePrefix begins the message of every quota throttle, the bucket's
+// (throttle) and the budget share's (admission.go).
+const throttlePrefix = "tenant "
+
+// tenantThrottled reports whether st throttles a tenant over its quota.
+// That is flow control, not a fault: the client is told when to retry,
+// and otlplite_tenant_requests_total{result="throttled"} counts it. Its
+// refusal line is DEBUG (refusalLevel), as a client's own deadline is: at
+// WARN, one tenant kept over its quota with a few tiny requests a second
+// would fill the rate-limited refusal log and hide every other refusal.
+func tenantThrottled(st *grpcwire.Status) bool {
+	return st.Code == grpcwire.Unavailable && strings.HasPrefix(st.Message, throttlePrefix)
 }
 
 func (ts *tenantState) never(format string, args ...any) *grpcwire.Status {
@@ -473,8 +512,9 @@ func (ts *tenantState) take(qf *QuotaFile, now time.Time, size, items int) (st *
 	return nil, false
 }
 
-// refund gives back what take charged for a request that storage then
-// could not take: the client will send it again.
+// refund gives back what take charged for a request of which storage
+// then stored nothing (storage.ErrNotStored): the client will send it
+// again. A request that may have been stored is never refunded.
 func (ts *tenantState) refund(size, items int) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -531,11 +571,26 @@ func (ts *tenantState) limits(qf *QuotaFile, now time.Time, limit int64) (share,
 	return share, ts.q.MaxRequestBytes
 }
 
-// Registry bounds. maxTenantStates bounds the memory an unbounded stream
-// of tenant names (a hostile header) can take: about 200 bytes each. When
-// it is reached, states that hold nothing and whose buckets are full are
-// forgotten (a new one would be the same); if none is, new tenants share
-// one overflow state under the "*" quota — stricter for them, never looser.
+// maxRequest returns the tenant's max_request_bytes (0: none), its quota
+// brought up to date with the file; it reads no clock and refills nothing.
+func (ts *tenantState) maxRequest(qf *QuotaFile) int64 {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.refresh(qf, ts.last) // no time passes: only the quota is updated
+	return ts.q.MaxRequestBytes
+}
+
+// Registry bounds. maxTenantStates bounds the states of unknown tenants,
+// those neither listed in the quota file nor named by a token (its
+// tenant=) nor the default tenant (-tenant-default): they come from a client's free choice (a header) or from more
+// certificates than anyone counted, so they need a bound, about 200 bytes
+// each plus the name. A known tenant always gets a state of its own,
+// however many unknown names were sent (their number is the operator's:
+// the lines of the quota and token files). When the bound
+// is reached, states that hold nothing and whose buckets are full are
+// forgotten (a new one would be the same); if none is, new unknown tenants
+// share one overflow state under the "*" quota, which is their own quota
+// anyway: stricter for them, never looser, and never another's.
 const maxTenantStates = 10000
 
 // forgetIdle is how long a tenant's state must be unused before it can be
@@ -550,53 +605,80 @@ type tenantRegistry struct {
 
 	mu       sync.RWMutex
 	states   map[string]*tenantState
+	unknown  int // states whose tenant is not known
 	overflow *tenantState
 	// lastSweep bounds the sweeps to one a second: a flood of new names
-	// at the cap must not turn every request into a walk of the map.
+	// at the bound must not turn every request into a walk of the map.
 	lastSweep time.Time
 }
 
 func newTenantRegistry(qf *QuotaFile, m *tenantMetrics) *tenantRegistry {
 	r := &tenantRegistry{quotas: qf, m: m, now: time.Now, states: map[string]*tenantState{}}
-	r.overflow = &tenantState{name: otherTenants, m: m.counters(otherTenants)}
+	r.overflow = &tenantState{name: otherTenants}
+	r.overflow.m.Store(m.counters(otherTenants, false))
 	if qf != nil {
 		// Listed tenants get their metric labels first.
 		q, _ := qf.Quotas()
 		for _, name := range q.Order {
-			r.m.counters(name)
+			r.m.counters(name, true)
 		}
 	}
 	m.registry = r
 	return r
 }
 
-// get returns the state of tenant name, creating it on first use.
-func (r *tenantRegistry) get(name string) *tenantState {
+// get returns the state of tenant name, creating it on first use; bound
+// says a token named the tenant (see maxTenantStates).
+func (r *tenantRegistry) get(name string, bound bool) *tenantState {
 	now := r.now()
 	r.mu.RLock()
 	ts := r.states[name]
+	known := ts != nil && (ts.known.Load() || !bound)
 	r.mu.RUnlock()
-	if ts == nil {
+	if ts == nil || !known {
 		r.mu.Lock()
-		if ts = r.states[name]; ts == nil {
-			if len(r.states) >= maxTenantStates && now.Sub(r.lastSweep) >= time.Second {
-				r.lastSweep = now
-				for n, s := range r.states {
-					if s.full(r.quotas, now) {
-						delete(r.states, n)
-					}
-				}
-			}
-			if len(r.states) >= maxTenantStates {
-				ts = r.overflow
-			} else {
-				ts = &tenantState{name: name, m: r.m.counters(name), last: now}
-				r.states[name] = ts
-			}
-		}
+		ts = r.create(name, bound || r.quotas.listed(name), now)
 		r.mu.Unlock()
 	}
 	ts.lastUsed.Store(now.UnixNano())
+	return ts
+}
+
+// create returns the state of name, creating it if it has none, or the
+// overflow state when name is unknown and the unknown are at their bound.
+// Called with mu held.
+func (r *tenantRegistry) create(name string, known bool, now time.Time) *tenantState {
+	if ts := r.states[name]; ts != nil {
+		if known && !ts.known.Load() {
+			// An unknown tenant's state becomes a known one's (a
+			// token naming it was added, the quota file lists it).
+			ts.known.Store(true)
+			r.unknown--
+			ts.m.Store(r.m.counters(name, true))
+		}
+		return ts
+	}
+	if !known {
+		if r.unknown >= maxTenantStates && now.Sub(r.lastSweep) >= time.Second {
+			r.lastSweep = now
+			for n, s := range r.states {
+				if s.full(r.quotas, now) {
+					delete(r.states, n)
+					if !s.known.Load() {
+						r.unknown--
+					}
+				}
+			}
+		}
+		if r.unknown >= maxTenantStates {
+			return r.overflow
+		}
+		r.unknown++
+	}
+	ts := &tenantState{name: name, last: now}
+	ts.known.Store(known)
+	ts.m.Store(r.m.counters(name, known))
+	r.states[name] = ts
 	return ts
 }
 

@@ -124,6 +124,9 @@ func (h *Handler) logRefusal(r *http.Request, t transport, reason refusalReason,
 	}
 	attrs := []any{"transport", transportNames[t], "path", r.URL.Path, "peer", r.RemoteAddr,
 		"code", st.Code.String(), "reason", reasonNames[reason], "message", st.Message}
+	if tenant, ok := requestTenant(r); ok {
+		attrs = append(attrs, "tenant", tenant)
+	}
 	if suppressed > 0 {
 		attrs = append(attrs, "suppressed_since_last", suppressed)
 	}
@@ -143,6 +146,8 @@ func refusalLevel(st *grpcwire.Status) slog.Level {
 	case st.Code == grpcwire.Canceled:
 		return slog.LevelDebug
 	case st.Code == grpcwire.DeadlineExceeded && !bodyStalled(st):
+		return slog.LevelDebug
+	case tenantThrottled(st):
 		return slog.LevelDebug
 	}
 	return slog.LevelWarn

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 
@@ -26,6 +27,35 @@ const DefaultTenantHeader = "X-Scope-OrgID"
 // MaxTenantNameLength bounds a tenant name. It is Grafana Mimir's limit
 // (150); a name that long still fits a Kafka topic name (249) with a prefix.
 const MaxTenantNameLength = 150
+
+// credentialHeaders are the request headers that carry credentials
+// (RFC 9110 section 11.6.2 and 11.7.2, RFC 6265 section 5.4); the bearer
+// token this receiver checks travels in Authorization. The tenant header
+// becomes a metric label, a log field, a Kafka record header and topic, a
+// file name in exports: a credential there would be published.
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie"}
+
+// CheckTenantHeader says why name cannot be the tenant header, if it
+// cannot: it must be an HTTP field name (RFC 9110 section 5.1, a token)
+// and not one that carries credentials.
+func CheckTenantHeader(name string) error {
+	if name == "" {
+		return fmt.Errorf("is empty")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0 {
+			continue
+		}
+		return fmt.Errorf("byte %d is not allowed in a header name", i+1)
+	}
+	for _, h := range credentialHeaders {
+		if strings.EqualFold(name, h) {
+			return fmt.Errorf("%s carries credentials: its value would become a metric label, a log field and a storage key; name the tenant in the token file (TOKEN tenant=NAME) or in a header of its own, such as %s", h, DefaultTenantHeader)
+		}
+	}
+	return nil
+}
 
 // TenantSource is where a request's tenant can come from.
 type TenantSource uint8
@@ -115,6 +145,8 @@ type TenantConfig struct {
 	// Authenticator is a TenantAuthenticator), header, cert.
 	Sources []TenantSource
 	// Header names the tenant header; empty means DefaultTenantHeader.
+	// It must pass CheckTenantHeader (New panics otherwise): a header
+	// that carries credentials cannot name the tenant.
 	Header string
 	// CertField is the client certificate field that names the tenant;
 	// empty means certificates name no tenant.
@@ -178,6 +210,9 @@ func newTenancy(cfg *TenantConfig, hasTenantAuth bool, m *tenantMetrics) *tenanc
 	t := &tenancy{sources: cfg.Sources, header: cfg.Header, cert: cfg.CertField, def: cfg.Default, required: cfg.Required}
 	if t.header == "" {
 		t.header = DefaultTenantHeader
+	}
+	if err := CheckTenantHeader(t.header); err != nil {
+		panic(fmt.Sprintf("handler.New: TenantConfig.Header %s", err))
 	}
 	if t.def == "" {
 		t.def = storage.DefaultTenant
@@ -257,9 +292,44 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request, grpc bool, to
 			"tenant name from the %s %s", t.sourceName(src), err))
 		return r, false
 	}
-	ts := t.reg.get(name)
-	ctx := context.WithValue(storage.WithTenant(r.Context(), name), tenantCtxKey{}, ts)
+	// A token's tenant is the operator's (a line of the token file), as
+	// is the default tenant (src 0): they are known, and keep their own
+	// state whatever names a header invents. A certificate's is not: a
+	// CA may issue one per device.
+	ts := t.reg.get(name, src == TenantFromToken || src == 0)
+	ctx := r.Context()
+	if ts.known.Load() {
+		ctx = storage.WithTenant(ctx, name)
+	} else {
+		// A name the client chose: a sink bounds what it may create
+		// (the Kafka sink's topics, as -kafka-max-client-topics).
+		ctx = storage.WithClientTenant(ctx, name)
+	}
+	ctx = context.WithValue(ctx, tenantCtxKey{}, ts)
 	return r.WithContext(ctx), true
+}
+
+// tenantMaxRequest is the max_request_bytes of the tenant of ctx, 0 for
+// none. The decompressors are given it as their limit, where it is below
+// the receiver's: a small compressed body cannot make a tenant's request
+// grow past its own limit (only to be refused once it has).
+func (h *Handler) tenantMaxRequest(ctx context.Context) int {
+	if h.ten == nil || h.ten.reg.quotas == nil {
+		return 0
+	}
+	if ts := tenantOf(ctx); ts != nil {
+		if m := ts.maxRequest(h.ten.reg.quotas); m > 0 {
+			return int(min(m, math.MaxInt32))
+		}
+	}
+	return 0
+}
+
+// requestTenant returns the tenant r was attributed to, as sent (a
+// checked name: at most MaxTenantNameLength bytes of A-Z a-z 0-9 . _ -,
+// safe in any log line), and whether it has one.
+func requestTenant(r *http.Request) (string, bool) {
+	return storage.TenantFrom(r.Context())
 }
 
 func (t *tenancy) sourceName(s TenantSource) string {

@@ -14,20 +14,25 @@ import (
 //	otlplite_tenant_requests_total{tenant,result}  result: accepted, throttled
 //	                                               (over quota, retryable), refused
 //	                                               (any other refusal)
-//	otlplite_tenant_items_total{tenant}            items stored
-//	otlplite_tenant_bytes_total{tenant}            request bytes stored
+//	otlplite_tenant_items_total{tenant}            items charged to the quota: stored
+//	                                               (spans, points, log records,
+//	                                               profile samples)
+//	otlplite_tenant_bytes_total{tenant}            request bytes charged: stored
 //	otlplite_tenant_bucket_bytes{tenant}           byte bucket level now (+Inf: unlimited)
 //	otlplite_tenant_bucket_items{tenant}           item bucket level now (+Inf: unlimited)
 //	otlplite_tenant_admission_bytes{tenant}        admission budget held now
 //
-// maxTenantLabels bounds the tenant label's values. A client that may name
-// any tenant (a header) could otherwise create series without end, and
-// every series costs memory here and in every Prometheus that scrapes us.
-// 100 tenants make about 800 series, the order of the receiver's own
-// metrics. The tenants listed in the quota file get their labels first,
-// then tenants in the order they are first seen; every other tenant is
-// counted under otherTenants, a value no tenant can have ('~' is not
-// allowed in names), so the sums stay right.
+// maxTenantLabels bounds the tenant label values of unknown tenants (see
+// maxTenantStates). A client that may name any tenant (a header) could
+// otherwise create series without end, and every series costs memory here
+// and in every Prometheus that scrapes us. 100 tenants make about 800
+// series, the order of the receiver's own metrics. Known tenants (listed
+// in the quota file, named by a token) always get labels of their own,
+// outside the bound: invented names cannot take them (their number is the
+// operator's: the lines of the quota and token files). Unknown tenants get
+// labels in the order they are first seen; every other tenant is counted
+// under otherTenants, a value no tenant can have ('~' is not allowed in
+// names), so the sums stay right.
 const maxTenantLabels = 100
 
 // otherTenants is the label value of the tenants beyond maxTenantLabels.
@@ -43,26 +48,32 @@ type tenantMetrics struct {
 	registry *tenantRegistry
 	mu       sync.Mutex
 	byLabel  map[string]*tenantCounters
+	// unknown counts the labels of unknown tenants, otherTenants's
+	// included.
+	unknown int
 }
 
 func newTenantMetrics(set *metrics.Set) *tenantMetrics {
 	return &tenantMetrics{set: set, byLabel: map[string]*tenantCounters{}}
 }
 
-// counters returns the counters of tenant name: its own while labels
-// remain, else the shared otherTenants ones.
-func (m *tenantMetrics) counters(name string) *tenantCounters {
+// counters returns the counters of tenant name: its own when it is known
+// or while labels remain, else the shared otherTenants ones.
+func (m *tenantMetrics) counters(name string, known bool) *tenantCounters {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if c := m.byLabel[name]; c != nil {
 		return c
 	}
-	if len(m.byLabel) >= maxTenantLabels && name != otherTenants {
-		// One label is kept for otherTenants itself.
-		if c := m.byLabel[otherTenants]; c != nil {
-			return c
+	if !known {
+		if m.unknown >= maxTenantLabels && name != otherTenants {
+			// One label is kept for otherTenants itself.
+			if c := m.byLabel[otherTenants]; c != nil {
+				return c
+			}
+			name = otherTenants
 		}
-		name = otherTenants
+		m.unknown++
 	}
 	// Tenant names are A-Z a-z 0-9 . _ - (CheckTenantName): no escaping.
 	series := func(metric, extra string) string {

@@ -582,15 +582,15 @@ func TestTenantRegistryBounded(t *testing.T) {
 	r := newTenantRegistry(qf, newTenantMetrics(New(Config{Sink: &memSink{}}).Metrics()))
 	r.now = func() time.Time { return now }
 	for i := range maxTenantStates {
-		ts := r.get(fmt.Sprintf("t%d", i))
+		ts := r.get(fmt.Sprintf("t%d", i), false)
 		ts.take(qf, now, 0, 1) // not full: cannot be forgotten yet
 	}
-	if ts := r.get("late"); ts != r.overflow {
+	if ts := r.get("late", false); ts != r.overflow {
 		t.Fatalf("past the cap, a new tenant got its own state")
 	}
 	// A while later every bucket is full again and unused: they can go.
 	now = now.Add(forgetIdle + time.Second)
-	if ts := r.get("later"); ts == r.overflow || len(r.states) != 1 {
+	if ts := r.get("later", false); ts == r.overflow || len(r.states) != 1 {
 		t.Fatalf("full states were not forgotten: %d states", len(r.states))
 	}
 }
@@ -715,7 +715,7 @@ func TestTenantMaxRequestBytes(t *testing.T) {
 		t.Fatalf("the request does not compress: %d bytes gzipped, %d plain", len(gz), len(req))
 	}
 	resp, body = postTraces(t, c, map[string]string{"X-Scope-OrgID": "team-a", "Content-Encoding": "gzip"}, gz)
-	if resp.StatusCode != 413 || !strings.Contains(body, "(decompressed)") {
+	if resp.StatusCode != 413 || !strings.Contains(body, fmt.Sprintf("exceeds the %d-byte limit (compressed or decompressed)", len(req)-1)) {
 		t.Fatalf("gzip: %d %q", resp.StatusCode, body)
 	}
 	if len(sink.items) != 0 {

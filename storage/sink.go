@@ -47,8 +47,18 @@ func ParseSignal(name string) (Signal, error) { return otlp.ParseSignal(name) }
 // Write must not retain data after it returns. It returns nil only once the
 // data is stored as durably as the sink promises; then the receiver
 // acknowledges it to the client. A non-nil error means the request was not
-// stored; the client may retry it unless the error wraps ErrRejected.
+// acknowledged: the client may retry it unless the error wraps ErrRejected.
 // Errors wrapping ErrOverloaded or ErrUnavailable say why a retry may help.
+//
+// A non-nil error does not say that nothing was stored: a sink that stopped
+// waiting for its write (ctx ended while the disk log flushed, a broker
+// acknowledged some records of a split and not others) may still have
+// stored the request, whole or in part, and a retry then stores it twice
+// (OTLP is at-least-once). Only an error wrapping ErrNotStored promises
+// that nothing of the request was, or will be, stored: the sink refused it
+// before any of it reached storage. Accounting that charges for what is
+// stored (the receiver's tenant quotas) gives a charge back only for such
+// an error.
 //
 // Write is called concurrently from many goroutines. Close flushes and
 // releases the sink; no Write may be in progress or follow it.
@@ -70,4 +80,24 @@ var (
 	// (for example, one resource is larger than Kafka's message limit):
 	// the client must not retry it unchanged.
 	ErrRejected = errors.New("storage rejected the request")
+	// ErrNotStored is wrapped by a Write error that guarantees nothing of
+	// the request was stored, nor will be (see Sink). Mark such an error
+	// with NotStored; test for it with errors.Is.
+	ErrNotStored = errors.New("nothing was stored")
 )
+
+// NotStored returns err marked as storing nothing: errors.Is(e,
+// ErrNotStored) holds, as does errors.Is(e, target) for every target err
+// matches, and its message is err's. A sink returns it only for a refusal
+// made before any byte of the request reached storage; nil stays nil.
+func NotStored(err error) error {
+	if err == nil {
+		return nil
+	}
+	return notStored{err}
+}
+
+type notStored struct{ err error }
+
+func (e notStored) Error() string   { return e.err.Error() }
+func (e notStored) Unwrap() []error { return []error{e.err, ErrNotStored} }

@@ -17,16 +17,43 @@ const DefaultTenant = "default"
 
 type tenantKey struct{}
 
+// clientTenant is the context value of WithClientTenant.
+type clientTenant string
+
 // WithTenant returns ctx carrying tenant, the name of the tenant the data
-// of the request belongs to (already validated by the receiver).
+// of the request belongs to (already validated by the receiver), one the
+// operator named: its quota line, its token, the default tenant, a record
+// already stored under it.
 func WithTenant(ctx context.Context, tenant string) context.Context {
 	return context.WithValue(ctx, tenantKey{}, tenant)
+}
+
+// WithClientTenant is WithTenant for a tenant name a client chose (a
+// request header, a certificate field) and the operator never listed.
+// A sink that creates something per tenant (the Kafka sink's topic per
+// tenant) bounds what such names may create, as it bounds every other
+// name a client may choose; it never refuses a tenant of WithTenant for
+// that.
+func WithClientTenant(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, tenantKey{}, clientTenant(tenant))
 }
 
 // TenantFrom returns the tenant of the write whose context is ctx, and
 // whether the receiver set one (false when tenancy is off; the data then
 // belongs to DefaultTenant).
 func TenantFrom(ctx context.Context) (string, bool) {
-	t, ok := ctx.Value(tenantKey{}).(string)
-	return t, ok
+	switch t := ctx.Value(tenantKey{}).(type) {
+	case string:
+		return t, true
+	case clientTenant:
+		return string(t), true
+	}
+	return "", false
+}
+
+// TenantFromClient reports whether the tenant of ctx is one a client
+// chose (WithClientTenant).
+func TenantFromClient(ctx context.Context) bool {
+	_, ok := ctx.Value(tenantKey{}).(clientTenant)
+	return ok
 }

@@ -45,7 +45,7 @@ const quotaReloadInterval = 5 * time.Second
 
 func registerTenantFlags(s *flagSections, f *tenantFlags) {
 	s.add("Tenants", func(fs *flag.FlagSet) {
-		fs.StringVar(&f.header, "tenant-header", "", "request header that names the tenant, such as "+handler.DefaultTenantHeader+" (the header Tempo, Mimir and Loki use); setting it turns tenancy on. The header is the client's word: put an authenticating proxy in front, or prefer token tenants")
+		fs.StringVar(&f.header, "tenant-header", "", "request header that names the tenant, such as "+handler.DefaultTenantHeader+" (the header Tempo, Mimir and Loki use); setting it turns tenancy on. The header is the client's word: put an authenticating proxy in front, or prefer token tenants. Headers that carry credentials (Authorization, Proxy-Authorization, Cookie) are refused")
 		fs.StringVar(&f.fromCert, "tenant-from-cert", "", "field of the verified mTLS client certificate (-tls-client-ca) that names the tenant: cn, san-dns or ou; setting it turns tenancy on")
 		fs.StringVar(&f.sources, "tenant-sources", "token,header,cert", "order in which the tenant sources are tried; the first that names a tenant wins (token: the token file's 'TOKEN tenant=NAME' lines, which turn tenancy on); sources not configured are skipped")
 		fs.StringVar(&f.def, "tenant-default", storage.DefaultTenant, "tenant of a request no source names (ignored with -tenant-required); data stored without tenancy reads as "+storage.DefaultTenant)
@@ -69,7 +69,9 @@ func (f *tenantFlags) validate(authTokenFile, clientCAFile string) error {
 		return errors.New("bad -tenant-sources: empty; want some of token, header, cert")
 	}
 	if f.header != "" {
-		if err := checkHeaderName(f.header); err != nil {
+		// Refused by name only: the value is the operator's, not a
+		// secret, but a credential header must not become a label.
+		if err := handler.CheckTenantHeader(f.header); err != nil {
 			return fmt.Errorf("bad -tenant-header %q: %w", f.header, err)
 		}
 	}
@@ -115,19 +117,6 @@ func (f *tenantFlags) validate(authTokenFile, clientCAFile string) error {
 		if _, err := handler.NewQuotaFile(f.quotaFile); err != nil {
 			return fmt.Errorf("bad -tenant-quota-file: %w", err)
 		}
-	}
-	return nil
-}
-
-// checkHeaderName checks an HTTP field name (RFC 9110 section 5.1: a
-// token).
-func checkHeaderName(name string) error {
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' {
-			continue
-		}
-		return fmt.Errorf("byte %d is not allowed in a header name", i+1)
 	}
 	return nil
 }

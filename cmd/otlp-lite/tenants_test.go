@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +44,13 @@ func TestTenantFlagsCheckedAtParseTime(t *testing.T) {
 		{[]string{"-tenant-from-cert", "email"}, "want cn, san-dns or ou"},
 		{[]string{"-tenant-from-cert", "cn"}, "needs -tls-client-ca"},
 		{[]string{"-auth-token-file", tenantTokens}, "line 1: the tenant name has byte 5"},
+		// A credential cannot become a label (issue 21, finding 9).
+		{[]string{"-tenant-header", "Authorization"}, "Authorization carries credentials"},
+		{[]string{"-tenant-header", "proxy-authorization"}, "Proxy-Authorization carries credentials"},
+		{[]string{"-tenant-header", "Cookie"}, "Cookie carries credentials"},
+		// Kafka reads '.' as '_': these signal topics could give two
+		// tenants one topic.
+		{[]string{"-tenant-header", "X-Scope-OrgID", "-storage", "kafka", "-kafka-brokers", "127.0.0.1:1", "-kafka-topic-per-tenant", "{tenant}_{topic}", "-kafka-topic-traces", "spans", "-kafka-topic-logs", "x.spans"}, "differ only next to {tenant}"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(append([]string{"serve", "-data-dir", dir}, tc.args...), &stdout, &stderr)
@@ -153,5 +162,52 @@ func TestTenantsEndToEnd(t *testing.T) {
 	}
 	if code := replayContext(context.Background(), []string{"-data-dir", src, "-endpoint", dst.addr, "-insecure", "-protocol", "stream", "-tenant-header", "X"}, &stdout, &stderr); code != 2 {
 		t.Errorf("replay -protocol stream -tenant-header: exit %d, want 2", code)
+	}
+}
+
+// Issue 21, finding 8, against the binary: a legacy token naming 10,050
+// invented tenants in X-Scope-OrgID (bodyless requests) does not push
+// tenant vip, which has its own token and quota line, into the overflow
+// bucket: its 200 KB export is stored. On main it got RESOURCE_EXHAUSTED
+// under the "*" quota (10 KB), which SDKs do not retry: the batch was lost.
+func TestTenantFloodDoesNotDisplaceKnown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server")
+	}
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tokens := write("tokens", "legacy-token\nvip-token tenant=vip\n")
+	quotas := write("quotas", "* bytes_per_second=10KB\nvip bytes_per_second=10MB\n")
+	srv := startServe(t, dir, "", "-auth-token-file", tokens, "-tenant-header", "X-Scope-OrgID", "-tenant-quota-file", quotas)
+	hc := &http.Client{}
+	for i := range 10_050 {
+		req, _ := http.NewRequest("POST", "http://"+srv.addr+"/v1/traces", http.NoBody)
+		req.Header.Set("Content-Type", "application/x-protobuf")
+		req.Header.Set("Authorization", "Bearer legacy-token")
+		req.Header.Set("X-Scope-OrgID", fmt.Sprintf("invented-%d", i))
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("flood request %d: %d", i, resp.StatusCode)
+		}
+	}
+	c := srv.client()
+	c.HTTP = otlpclient.WithHeader(c.HTTP, http.Header{"Authorization": {"Bearer vip-token"}})
+	if err := sendIDs(context.Background(), c, storage.Traces, make([]byte, 200_000), "vip-batch"); err != nil {
+		t.Fatalf("vip's 200 KB export after the flood: %v", err)
+	}
+	srv.stop(t)
+	if got := storedByTenant(t, dir)["vip"]["vip-batch"]; got != 1 {
+		t.Fatalf("vip's batch stored %d times, want once", got)
 	}
 }

@@ -232,8 +232,10 @@ type Config struct {
 	NoAutoTopicCreation bool
 
 	// MaxClientTopics bounds the distinct topics clients may name, through
-	// TopicFromAttribute or a signal's TopicFromMetadataKey, over the
-	// life of the Sink (default DefaultMaxClientTopics): with
+	// TopicFromAttribute, a signal's TopicFromMetadataKey, or with
+	// TopicPerTenant a tenant name the client chose
+	// (storage.WithClientTenant), over the life of the Sink (default
+	// DefaultMaxClientTopics): with
 	// auto.create.topics.enable every new name creates a topic, and a
 	// client must not be able to create them without end. A write naming
 	// a topic beyond it is refused (storage.ErrRejected), counted in
@@ -518,6 +520,9 @@ func (s *Sink) setProducerOptions(cfg *Config) error {
 				return fmt.Errorf("kafka: TopicPerTenant %q: with the %s topic %q and a tenant name of %d bytes (the longest allowed), a topic would be %d bytes, more than Kafka's %d", cfg.TopicPerTenant, sig, topic, handler.MaxTenantNameLength, n, maxTopicLength)
 			}
 		}
+		if err := checkTenantTopicsApart(cfg); err != nil {
+			return err
+		}
 		s.tenantPattern = cfg.TopicPerTenant
 		s.tenantTopics = make(map[tenantTopicKey]string)
 	}
@@ -541,7 +546,9 @@ const maxTopicLength = 249
 // it cannot: it must hold "{tenant}" and "{topic}" once each, and its
 // other characters must be ones a Kafka topic allows (A-Z a-z 0-9 . _ -).
 // Tenant names are made of those same characters (handler.CheckTenantName),
-// so every tenant yields a legal topic, and two tenants never share one.
+// so every tenant yields a legal topic; Open also checks that the signals'
+// topics keep tenants apart, and Write refuses tenant names with a '.'
+// (see topicFold): two tenants never share a topic.
 func CheckTopicPerTenant(pattern string) error {
 	if strings.Count(pattern, "{tenant}") != 1 {
 		return fmt.Errorf("kafka: topic-per-tenant pattern %q: want {tenant} exactly once (it is replaced by the tenant name)", pattern)
@@ -559,6 +566,92 @@ func CheckTopicPerTenant(pattern string) error {
 			continue
 		}
 		return fmt.Errorf("kafka: topic-per-tenant pattern %q: byte 0x%02x is not allowed in a Kafka topic (A-Z a-z 0-9 . _ -)", pattern, c)
+	}
+	return nil
+}
+
+// Kafka does not tell '.' from '_' in topic names: a topic whose name
+// equals another's once every '.' is read as '_' cannot be created beside
+// it (Topic.hasCollision; both would export the same metric names). So
+// TopicPerTenant's topics are kept apart under that reading, not only
+// byte for byte:
+//
+//   - a tenant name with a '.' is refused (checkTopicTenant): a.b's topic
+//     would collide with a_b's, whichever was created first winning the
+//     name, the other's writes failing for good. Every name without '.'
+//     maps to a topic of its own: the tenant's bytes appear in it as they
+//     are.
+//   - two signals' topics must differ outside the tenant's place
+//     (checkTenantTopicsApart): with "{tenant}_{topic}" and the topics
+//     "spans" and "x_spans", tenant "a_x"'s spans and tenant "a"'s
+//     would share "a_x_spans".
+
+// topicFold is name as Kafka compares topics: '.' read as '_'.
+func topicFold(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// checkTopicTenant says why tenant cannot name a TopicPerTenant topic, if
+// it cannot. The error wraps storage.ErrRejected (the client must not
+// retry it) and storage.ErrNotStored. It does not quote the name, which
+// comes from a client.
+func checkTopicTenant(tenant string) error {
+	if i := strings.IndexByte(tenant, '.'); i >= 0 {
+		return storage.NotStored(fmt.Errorf("kafka: the tenant name has a '.' (byte %d), which Kafka does not tell from '_' in a topic name: its topic would collide with the topic of the tenant named with '_' there; with a topic per tenant, tenant names cannot contain '.': %w", i+1, storage.ErrRejected))
+	}
+	return nil
+}
+
+// admitTenant returns the TopicPerTenant topic of a write of signal by
+// tenant (hasTenant false: DefaultTenant), or why it is refused: a name
+// with a '.' (checkTopicTenant), or a name a client chose
+// (storage.WithClientTenant) whose topic would be one more than
+// MaxClientTopics allows. With auto.create.topics.enable every new tenant
+// name creates topics on the brokers, so names from a header are counted
+// with every other topic a client may name; the operator's tenants are
+// not. Every refusal wraps storage.ErrRejected and storage.ErrNotStored.
+func (s *Sink) admitTenant(ctx context.Context, signal storage.Signal, tenant string, hasTenant bool) (string, error) {
+	if !hasTenant {
+		tenant = storage.DefaultTenant
+	}
+	if err := checkTopicTenant(tenant); err != nil {
+		return "", err
+	}
+	topic := s.tenantTopic(signal, tenant)
+	if storage.TenantFromClient(ctx) {
+		if _, err := s.admitTopic(topic, "a tenant name a client sent"); err != nil {
+			return "", storage.NotStored(err)
+		}
+	}
+	return topic, nil
+}
+
+// checkTenantTopicsApart says why cfg's TopicPerTenant could give two
+// tenants of different signals one topic (under topicFold), if it could.
+// Each signal's topics are prefix + tenant + suffix; two signals' topics
+// can meet only if one prefix starts the other and one suffix ends the
+// other. Signals whose own topics already fold to one name are the
+// operator's choice, and still keep tenants apart.
+func checkTenantTopicsApart(cfg *Config) error {
+	type parts struct {
+		sig            storage.Signal
+		prefix, suffix string
+	}
+	var all []parts
+	for _, sig := range storage.Signals {
+		full := topicFold(expandTopic(cfg.TopicPerTenant, cfg.signalTopic(sig), "{tenant}"))
+		prefix, suffix, _ := strings.Cut(full, "{tenant}")
+		all = append(all, parts{sig, prefix, suffix})
+	}
+	for i, a := range all {
+		for _, b := range all[i+1:] {
+			if a.prefix == b.prefix && a.suffix == b.suffix {
+				continue
+			}
+			pre := strings.HasPrefix(a.prefix, b.prefix) || strings.HasPrefix(b.prefix, a.prefix)
+			suf := strings.HasSuffix(a.suffix, b.suffix) || strings.HasSuffix(b.suffix, a.suffix)
+			if pre && suf {
+				return fmt.Errorf("kafka: TopicPerTenant %q: the %s topic %q and the %s topic %q differ only next to {tenant}, so two tenants' topics could be one (Kafka reads '.' as '_'); give the signals topics that differ at the start or at the end, as the defaults do", cfg.TopicPerTenant, a.sig, cfg.signalTopic(a.sig), b.sig, cfg.signalTopic(b.sig))
+			}
+		}
 	}
 	return nil
 }

@@ -106,10 +106,13 @@ const TenantHeader = "tenant"
 // Config.ProduceTimeout (down, slow, unreachable, refusing), ErrTooLarge
 // when a resource cannot fit in one record, the context's error when ctx
 // ended first, storage.ErrClosed after Close. On an error some records of
-// the request may still have been stored.
+// the request may still have been stored, unless it wraps
+// storage.ErrNotStored: every refusal made before the first record is
+// produced does (a closed sink, a tenant or topic refused, a resource too
+// large to split).
 func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, items int) error {
 	if s.closed.Load() {
-		return storage.ErrClosed
+		return storage.NotStored(storage.ErrClosed)
 	}
 	var name string
 	switch signal {
@@ -123,18 +126,25 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 		// The dictionary (field 2) is copied into every piece of a split.
 		name = "resource_profiles"
 	default:
-		return fmt.Errorf("kafka: cannot store %v", signal)
+		return storage.NotStored(fmt.Errorf("kafka: cannot store %v", signal))
 	}
 	// What the client metadata decides (metadata.go) is settled before
 	// any work: a refused topic costs no split. Without metadata options
 	// this is one context lookup.
 	headers := s.headers
 	tenant, hasTenant := storage.TenantFrom(ctx)
+	var tenantTopic string
+	if s.tenantPattern != "" {
+		var err error
+		if tenantTopic, err = s.admitTenant(ctx, signal, tenant, hasTenant); err != nil {
+			return err
+		}
+	}
 	var meta fromMetadata
 	if s.metaHeaders != nil || s.topicMetaKey[signal] != "" || s.keyMetaKey[signal] != "" {
 		var err error
 		if meta, err = s.readMetadata(signal, storage.MetadataFrom(ctx), headers); err != nil {
-			return err
+			return storage.NotStored(err)
 		}
 		headers = meta.headers
 	}
@@ -205,8 +215,9 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	}
 	if err != nil || len(b.pieces) == 0 {
 		// No pieces: a request without a single span has nothing to store.
+		// Nothing was produced yet: an error here stored nothing.
 		b.unref()
-		return err
+		return storage.NotStored(err)
 	}
 
 	// The records get their own deadline, detached from ctx: a record's
@@ -227,11 +238,8 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	b.pending.Store(int32(n))
 	b.refs.Add(int32(n))
 	topicOf := s.topics[signal]
-	if s.tenantPattern != "" {
-		if !hasTenant {
-			tenant = storage.DefaultTenant
-		}
-		topicOf = s.tenantTopic(signal, tenant)
+	if tenantTopic != "" {
+		topicOf = tenantTopic
 	}
 	for i, p := range b.pieces {
 		r := &b.recs[i]
