@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
+	"time"
 
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
@@ -13,12 +15,39 @@ import (
 // net/http serves every request on a fresh goroutine with a small stack;
 // the decoder's call depth made each of them grow and copy its stack, which
 // cost 15% of server CPU at 100 spans per request (a profile of
-// bench/cmd/sidebyside). Workers keep their grown stacks, and since there
-// are GOMAXPROCS of them, validation is also never oversubscribed: a burst
-// of requests queues here instead of thrashing the scheduler.
+// bench/cmd/sidebyside). Workers keep their grown stacks: GOMAXPROCS of
+// them for good, so that validation is normally never oversubscribed.
+//
+// A job never waits for a worker, though: when every worker is busy, run
+// starts another (up to maxCheckWorkers), which stays while it finds work
+// and exits after checkWorkerIdle without any. A queue in front of a fixed
+// set of workers let one client take validation from everyone: a 61 KB
+// gzip request of 31 million empty spans costs about 2 s of validation, so
+// two of them at a time (at about 61 KB/s) occupied both workers of a
+// two-core host, and every other request, however small, waited its turn
+// behind them (an honest export took 3.5 s instead of 12 ms). With a worker
+// per job in flight the scheduler shares the processors between all of
+// them, and the number of jobs in flight is bounded by the admission
+// budget, not by this pool.
 type checkPool struct {
 	jobs chan *checkJob
+	// extra counts the workers started beyond the permanent ones.
+	extra atomic.Int32
 }
+
+// maxCheckWorkers bounds the workers started beyond the permanent ones:
+// each keeps the stack the decoder grew it to (under 80 KiB at the default
+// AnyValue depth limit, otlpdecode.DefaultMaxAnyValueDepth), so 256 of them
+// hold at most about 20 MiB. Past it, a job waits for a worker, as every
+// job did before: that takes 256 requests in validation at once, each
+// holding a share of the admission budget.
+const maxCheckWorkers = 256
+
+// checkWorkerIdle is how long a worker started for a burst waits for
+// another job before it exits: long enough to serve the rest of a burst
+// without starting again (a start grows a new stack), short enough that a
+// burst's goroutines are gone a second after it.
+const checkWorkerIdle = time.Second
 
 // checkJob is one validation; it lives in requestBuffers so that handing it
 // to a worker allocates nothing.
@@ -43,6 +72,27 @@ func (p *checkPool) work(jobs <-chan *checkJob) {
 	for j := range jobs {
 		j.res, j.err = runCheck(j)
 		j.done <- struct{}{}
+	}
+}
+
+// workExtra is a worker started for a burst: it exits when the pool stops
+// or after checkWorkerIdle without a job.
+func (p *checkPool) workExtra(jobs <-chan *checkJob) {
+	defer p.extra.Add(-1)
+	idle := time.NewTimer(checkWorkerIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case j, ok := <-jobs:
+			if !ok {
+				return
+			}
+			j.res, j.err = runCheck(j)
+			j.done <- struct{}{}
+			idle.Reset(checkWorkerIdle)
+		case <-idle.C:
+			return
+		}
 	}
 }
 
@@ -75,7 +125,18 @@ func (p *checkPool) run(j *checkJob, check func([]byte, *otlpdecode.Options) (ot
 		j.done = make(chan struct{}, 1)
 	}
 	j.check, j.src, j.opts = check, src, opts
-	p.jobs <- j
+	select {
+	case p.jobs <- j: // an idle worker took it
+	default:
+		// Every worker is busy: start one rather than queue behind
+		// them (see checkPool), unless maxCheckWorkers are running.
+		if p.extra.Add(1) <= maxCheckWorkers {
+			go p.workExtra(p.jobs)
+		} else {
+			p.extra.Add(-1)
+		}
+		p.jobs <- j
+	}
 	<-j.done
 	res, err := j.res, j.err
 	j.src, j.err = nil, nil

@@ -96,10 +96,14 @@ func (p *corsPolicy) apply(w http.ResponseWriter, r *http.Request) bool {
 	h.Add("Vary", "Access-Control-Request-Method")
 	h.Add("Vary", "Access-Control-Request-Headers")
 	h.Set("Access-Control-Allow-Methods", "POST")
+	// Each allowed name once, in the order first asked: the answer is
+	// bounded by the configured names, whatever a request repeats (a
+	// request header of "content-type," a hundred thousand times would
+	// otherwise be answered at its own size).
 	var allowed []string
 	for name := range strings.SplitSeq(r.Header.Get("Access-Control-Request-Headers"), ",") {
 		name = strings.ToLower(strings.TrimSpace(name))
-		if name != "" && p.headers[name] {
+		if name != "" && p.headers[name] && !slices.Contains(allowed, name) {
 			allowed = append(allowed, name)
 		}
 	}

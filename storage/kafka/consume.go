@@ -373,7 +373,8 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	}
 	maxBatch := min(cmp.Or(max(cfg.MaxBatchBytes, 0), DefaultMaxBatchBytes), 1<<30)
 	c.dec = newBoundedDecompressor(maxBatch, cmp.Or(max(cfg.MaxDecompressedBytes, 0), 4*int64(maxBatch)),
-		c.set.GetOrCreateCounter("otlplite_kafka_consume_decompress_throttled_total"))
+		c.set.GetOrCreateCounter("otlplite_kafka_consume_decompress_throttled_total"),
+		c.set.GetOrCreateCounter("otlplite_kafka_consume_corrupt_batches_total"))
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID(cmp.Or(cfg.ClientID, defaultClientID)),

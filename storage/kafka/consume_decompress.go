@@ -44,11 +44,22 @@ import (
 // So the decompressed bytes held are at most about budget + maxBatch, plus
 // as much again if a response was being decompressed when drained reset
 // the count.
+//
+// A batch that does not decompress at all (its codec's data is corrupt:
+// the batch's CRC held, so its producer wrote it so) is refused like one
+// too large, with an error that wraps kgo.ErrMaxDecompress: franz-go
+// otherwise keeps such an error on the partition and fetches the batch
+// again for ever ("the client cannot progress"), so one corrupt batch,
+// written by anyone who may produce to the topic, would stop its partition
+// for good. Run skips it (consume_skip.go) and it is counted in
+// otlplite_kafka_consume_corrupt_batches_total. Decompression is
+// deterministic: fetching the batch again cannot help.
 type boundedDecompressor struct {
 	maxBatch  int
 	budget    int64
 	held      atomic.Int64
 	throttled *metrics.Counter
+	corrupt   *metrics.Counter
 
 	zstdOnce sync.Once
 	zstdDec  *zstd.Decoder
@@ -65,8 +76,16 @@ var errDecompressBudget = errors.New("the decompressed record batches held reach
 // snappy block.
 var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
-func newBoundedDecompressor(maxBatch int, budget int64, throttled *metrics.Counter) *boundedDecompressor {
-	return &boundedDecompressor{maxBatch: maxBatch, budget: budget, throttled: throttled}
+// errCorruptBatch refuses a batch whose compressed records do not
+// decompress. It wraps kgo.ErrMaxDecompress so that franz-go reports the
+// batch's offsets (kgo.ErrDecompressTooLarge) and Run skips it.
+type errCorruptBatch struct{ err error }
+
+func (e *errCorruptBatch) Error() string   { return e.err.Error() + " (the batch is skipped)" }
+func (e *errCorruptBatch) Unwrap() []error { return []error{e.err, kgo.ErrMaxDecompress} }
+
+func newBoundedDecompressor(maxBatch int, budget int64, throttled, corrupt *metrics.Counter) *boundedDecompressor {
+	return &boundedDecompressor{maxBatch: maxBatch, budget: budget, throttled: throttled, corrupt: corrupt}
 }
 
 // Decompress implements kgo.Decompressor.
@@ -80,6 +99,10 @@ func (d *boundedDecompressor) Decompress(src []byte, codec kgo.CompressionCodecT
 	}
 	out, err := d.decompress(src, codec)
 	if err != nil {
+		if !errors.Is(err, kgo.ErrMaxDecompress) {
+			d.corrupt.Inc()
+			err = &errCorruptBatch{err}
+		}
 		return nil, err
 	}
 	d.held.Add(int64(len(out)))
@@ -206,8 +229,17 @@ func (d *boundedDecompressor) readAll(r io.Reader, codec string) ([]byte, error)
 	return slices.Clone(buf.Bytes()), nil
 }
 
+// maxSnappyRatio bounds what a snappy block decodes to per byte of the
+// block: its densest element is a 3-byte copy of 64 bytes (google/snappy
+// format_description.txt), so no block decodes to more than 64/3 times
+// its length. A header that claims more is a lie, refused before
+// allocating: otherwise an 11-byte batch claiming MaxBatchBytes would cost
+// that much memory and its clearing for each such batch fetched.
+const maxSnappyRatio = 22
+
 // snappyBlock appends the decoded raw snappy block src to dst, checking
-// the length the block declares before allocating for it.
+// the length the block declares, against the limit and against what src
+// can hold, before allocating for it.
 func (d *boundedDecompressor) snappyBlock(dst, src []byte) ([]byte, error) {
 	n, err := s2.DecodedLen(src)
 	if err != nil {
@@ -215,6 +247,9 @@ func (d *boundedDecompressor) snappyBlock(dst, src []byte) ([]byte, error) {
 	}
 	if len(dst)+n > d.maxBatch {
 		return nil, d.tooLarge("snappy")
+	}
+	if n > maxSnappyRatio*len(src) {
+		return nil, fmt.Errorf("cannot decompress snappy batch: a %d-byte block claims %d bytes, more than snappy can encode in it", len(src), n)
 	}
 	start := len(dst)
 	dst = slices.Grow(dst, n)[:start+n]

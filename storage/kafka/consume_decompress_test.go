@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -15,7 +16,8 @@ import (
 )
 
 func testDecompressor(maxBatch int, budget int64) *boundedDecompressor {
-	return newBoundedDecompressor(maxBatch, budget, metrics.NewSet().NewCounter("throttled"))
+	set := metrics.NewSet()
+	return newBoundedDecompressor(maxBatch, budget, set.NewCounter("throttled"), set.NewCounter("corrupt"))
 }
 
 // compressed returns data compressed by franz-go's producer compressor.
@@ -70,8 +72,48 @@ func TestBoundedDecompressorCodecs(t *testing.T) {
 	if _, err := testDecompressor(64<<20, 1<<30).Decompress(lie, kgo.CodecSnappy); !errors.Is(err, kgo.ErrMaxDecompress) {
 		t.Errorf("snappy claiming 2 GiB: err %v, want ErrMaxDecompress", err)
 	}
-	if _, err := testDecompressor(1<<20, 1<<30).Decompress([]byte("garbage"), kgo.CodecGzip); err == nil || errors.Is(err, kgo.ErrMaxDecompress) {
-		t.Errorf("garbage gzip: err %v, want a decompression error", err)
+}
+
+// TestBoundedDecompressorCorrupt: a batch that does not decompress is
+// refused with an error wrapping kgo.ErrMaxDecompress, so that franz-go
+// reports its offsets and the consumer skips it instead of fetching it
+// again for ever, and counted; a snappy block claiming more than its bytes
+// can encode is refused so before anything is allocated for the claim.
+func TestBoundedDecompressorCorrupt(t *testing.T) {
+	lie := append(binary.AppendUvarint(nil, 60<<20), 0x10, 'h', 'e', 'l', 'l', 'o')
+	for _, tc := range []struct {
+		name  string
+		src   []byte
+		codec kgo.CompressionCodecType
+	}{
+		{"gzip", []byte("garbage"), kgo.CodecGzip},
+		{"lz4", []byte("garbage"), kgo.CodecLz4},
+		{"zstd", []byte("garbage"), kgo.CodecZstd},
+		{"snappy", []byte("garbage"), kgo.CodecSnappy},
+		{"snappy claiming 60 MiB in 10 bytes", lie, kgo.CodecSnappy},
+	} {
+		d := testDecompressor(64<<20, 1<<30)
+		d.Decompress(tc.src, tc.codec) // pools and lazy decoders
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := d.Decompress(tc.src, tc.codec)
+		runtime.ReadMemStats(&after)
+		var corrupt *errCorruptBatch
+		if !errors.As(err, &corrupt) || !errors.Is(err, kgo.ErrMaxDecompress) {
+			t.Errorf("%s: err %v, want errCorruptBatch wrapping kgo.ErrMaxDecompress", tc.name, err)
+		}
+		if d.corrupt.Get() != 2 {
+			t.Errorf("%s: counted %d corrupt batches, want 2", tc.name, d.corrupt.Get())
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {
+			t.Errorf("%s: %d bytes allocated for the batch, want what the batch can hold, not what it claims", tc.name, got)
+		}
+	}
+	// Real snappy blocks of the densest data decode.
+	zeros := make([]byte, 1<<20)
+	block := s2.EncodeSnappy(nil, zeros)
+	if got, err := testDecompressor(64<<20, 1<<30).Decompress(block, kgo.CodecSnappy); err != nil || len(got) != len(zeros) {
+		t.Errorf("snappy block of zeros (%d bytes for %d): %d bytes, err %v", len(block), len(zeros), len(got), err)
 	}
 }
 
