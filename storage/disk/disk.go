@@ -191,6 +191,7 @@ func Open(dataDir string, opts Options) (*Store, error) {
 			logger:         opts.Logger,
 			rolled:         s.kickRetention,
 			observeSync:    opts.ObserveSync,
+			retention:      opts.MaxBytes > 0 || opts.MaxAge > 0,
 		})
 		if err != nil {
 			close(s.retainDone)

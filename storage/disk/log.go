@@ -98,6 +98,10 @@ type signalLog struct {
 	dirty    bool   // written since the last fsync (SyncInterval)
 	free     *batch
 
+	// The retention mark (retainmark.go); owned by retention.
+	mark    *posFile
+	markVal posValue
+
 	statMu sync.Mutex
 	segs   []segInfo // oldest first; the last one is the active segment
 	errors int64     // failed writes and syncs
@@ -111,6 +115,7 @@ type logConfig struct {
 	logger         *slog.Logger
 	rolled         func()
 	observeSync    func(storage.Signal, time.Duration)
+	retention      bool // the store deletes segments: keep a retention mark
 }
 
 func openSignalLog(dataDir string, signal storage.Signal, cfg logConfig) (*signalLog, error) {
@@ -131,7 +136,11 @@ func openSignalLog(dataDir string, signal storage.Signal, cfg logConfig) (*signa
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %w", l.dir, err)
 	}
+	if err := l.openMark(cfg.retention); err != nil {
+		return nil, err
+	}
 	if err := l.recover(); err != nil {
+		l.mark.close()
 		return nil, err
 	}
 	go l.flushLoop()
@@ -587,6 +596,7 @@ func (l *signalLog) close() error {
 	default:
 	}
 	<-l.stopped
+	l.mark.close()
 	if l.f == nil {
 		return nil
 	}
