@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -170,4 +172,91 @@ func checkAcked(t *testing.T, dir string, acked []string) {
 	if strings.Join(got, ",") != strings.Join(acked, ",") {
 		t.Fatalf("stored %d records, acknowledged %d:\nstored %v\nacked  %v", len(got), len(acked), got, acked)
 	}
+}
+
+// fillDisk takes every free byte of the filesystem holding dir with a file
+// it returns the path of.
+func fillDisk(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, n := range []int{1 << 16, 512, 1} {
+		for {
+			if _, err := f.Write(make([]byte, n)); err != nil {
+				break
+			}
+		}
+	}
+	return path
+}
+
+// TestCommitOnFullDisk is finding 12 of issue 21 at the source: a holding
+// consumer lags, the log fills the disk and every free byte is taken; the
+// consumer catches up and its commit succeeds (on main it needed a new
+// temporary file: ENOSPC, and the cursor held every segment against
+// max-age for good); retention then deletes what it has passed, and
+// writes succeed again without a restart. Nothing acknowledged is lost.
+func TestCommitOnFullDisk(t *testing.T) {
+	mnt := mountSmallTmpfs(t, "1m")
+	dir := filepath.Join(mnt, "data")
+	s, err := Open(dir, Options{MaxSegmentSize: 64 << 10, MaxAge: time.Hour, HoldPrefix: "fwd."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := OpenConsumerAt(dir, "fwd.a", storage.Traces, StartOldest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	payload := make([]byte, 4<<10)
+	acked := 0
+	for {
+		copy(payload, fmt.Sprintf("id-%05d", acked))
+		if err := s.Write(context.Background(), storage.Traces, payload, 1); err != nil {
+			if !errors.Is(err, storage.ErrUnavailable) {
+				t.Fatal(err)
+			}
+			break
+		}
+		acked++
+	}
+	fillDisk(t, mnt)
+	// The lagging consumer catches up and commits, on a disk without a
+	// free byte.
+	read := 0
+	for {
+		_, err := c.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		read++
+		if read%10 == 0 {
+			if err := c.Commit(); err != nil {
+				t.Fatalf("commit after %d records on a full disk: %v", read, err)
+			}
+		}
+	}
+	if err := c.Commit(); err != nil {
+		t.Fatalf("commit on a full disk: %v", err)
+	}
+	if read != acked {
+		t.Fatalf("read %d of %d acknowledged records", read, acked)
+	}
+	// Every segment is past max-age and committed: retention frees the
+	// disk, and the store accepts writes again by itself.
+	if n := s.enforceRetention(time.Now().Add(2 * time.Hour)); n == 0 {
+		t.Fatal("retention deleted nothing after the commit")
+	}
+	if err := s.Write(context.Background(), storage.Traces, payload, 1); err != nil {
+		t.Fatalf("write after retention freed space: %v", err)
+	}
+	t.Logf("%d records filled the disk; the consumer committed them all on a full disk", acked)
 }
