@@ -121,6 +121,16 @@ func NewReader(dataDir string, signal storage.Signal, from Position) *Reader {
 	return &Reader{dir: filepath.Join(dataDir, signal.String()), signal: signal, pos: from, ord: -1}
 }
 
+// NewGapReader returns a Reader of signal's log under dataDir from its
+// oldest record that, like a Consumer, reports records retention deletes
+// before it reads them as a *GapError (a reader that follows the log and
+// falls behind its retention).
+func NewGapReader(dataDir string, signal storage.Signal) *Reader {
+	r := NewReader(dataDir, signal, Position{})
+	r.gaps = true
+	return r
+}
+
 // Position returns the position just past the last record Next returned:
 // where a Reader created later should start to continue from here.
 func (r *Reader) Position() Position { return r.pos }
