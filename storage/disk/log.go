@@ -162,7 +162,7 @@ func (l *signalLog) recover() error {
 		return err
 	}
 	if len(seqs) == 0 {
-		return l.createSegment(1)
+		return l.startSegment(1)
 	}
 	for _, seq := range seqs[:len(seqs)-1] {
 		info, err := summarizeSegment(filepath.Join(l.dir, segmentName(seq)), seq, uint8(l.signal))
@@ -187,9 +187,9 @@ func (l *signalLog) recover() error {
 			return fmt.Errorf("cannot remove empty segment: %w", err)
 		}
 		if good < segmentHeaderSize {
-			return l.createSegment(seq)
+			return l.startSegment(seq)
 		}
-		return l.createSegment(seq + 1)
+		return l.startSegment(seq + 1)
 	}
 	if st, err := os.Stat(path); err != nil {
 		return fmt.Errorf("cannot stat segment: %w", err)
@@ -211,7 +211,23 @@ func (l *signalLog) recover() error {
 	}
 	info.bytes = good
 	l.segs = append(l.segs, info)
-	return l.createSegment(seq + 1)
+	return l.startSegment(seq + 1)
+}
+
+// startSegment is createSegment for recover: if the disk cannot take a new
+// segment (full), the log opens all the same with no segment being
+// written, and the first write creates it (as after a failed roll). A
+// store that refused to open on a full disk would have to be started to
+// free it: retention, and the forwarding whose cursors hold data against
+// it, run only in an open store.
+func (l *signalLog) startSegment(seq uint64) error {
+	err := l.createSegment(seq)
+	if err == nil {
+		return nil
+	}
+	l.logger.Warn("cannot start a new segment; the first write tries again", "signal", l.signal.String(), "err", err)
+	l.f, l.seq = nil, seq-1
+	return nil
 }
 
 // recoverSegment reads every record of the segment at path, skipping

@@ -69,7 +69,12 @@ func (l *signalLog) openMark(retention bool) error {
 	if !retention {
 		return nil
 	}
-	return l.createMark()
+	if err := l.createMark(); err != nil {
+		// A full disk must not keep the store from opening: retention
+		// tries again before it first deletes (markDeleted).
+		l.logger.Warn("cannot create the retention mark yet", "signal", l.signal.String(), "err", err)
+	}
+	return nil
 }
 
 func (l *signalLog) createMark() error {
