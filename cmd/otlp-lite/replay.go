@@ -439,7 +439,11 @@ func openReplaySource(cfg replayConfig, sig storage.Signal) (replaySource, error
 	if cfg.cursor == "" {
 		return uncommitted{disk.NewGapReader(cfg.dataDir, sig)}, nil
 	}
-	return disk.OpenConsumer(cfg.dataDir, cfg.cursor, sig)
+	c, err := disk.OpenConsumer(cfg.dataDir, cfg.cursor, sig)
+	if errors.Is(err, disk.ErrConsumerInUse) {
+		return nil, fmt.Errorf("%s: -cursor %s is in use by another process (a running serve forwarding with it, or another replay): two writers would overwrite each other's progress", sig, cfg.cursor)
+	}
+	return c, err
 }
 
 // stoppedError reports records a stopped run left undelivered: what is

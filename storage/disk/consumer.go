@@ -71,6 +71,21 @@ func OpenConsumer(dataDir, name string, signal storage.Signal) (*Consumer, error
 			return nil, fmt.Errorf("cannot open consumer %q: %w", name, err)
 		}
 	}
+	if exists {
+		// Opened and locked now, for as long as the consumer is: a second
+		// reader of the same cursor is refused (ErrConsumerInUse).
+		pf, _, ok, err := openPosFile(c.path)
+		if err == nil && ok {
+			err = lockCursor(pf.f, signal.String()+"/"+name)
+			if err != nil {
+				pf.close()
+				return nil, fmt.Errorf("cannot open consumer %q: %w", name, err)
+			}
+			c.pf = pf
+		} else if err != nil {
+			return nil, fmt.Errorf("cannot open consumer %q: %w", name, err)
+		}
+	}
 	c.committed = v.pos
 	c.r = NewReader(dataDir, signal, v.pos)
 	c.r.gaps = true
@@ -190,7 +205,11 @@ func OpenConsumerAt(dataDir, name string, signal storage.Signal, start Start) (*
 		}
 	}
 	pf, err := createPosFile(c.path, posValue{pos: pos, ordinal: c.r.ord})
+	if err == nil {
+		err = lockCursor(pf.f, signal.String()+"/"+name)
+	}
 	if err != nil {
+		pf.close()
 		c.Close()
 		return nil, fmt.Errorf("cannot create consumer %q: %w", name, err)
 	}
@@ -375,6 +394,7 @@ func (c *Consumer) CommitTo(pos Position) error {
 		if err == nil && !ok {
 			c.pf, err = createPosFile(c.path, v)
 			if err == nil {
+				lockCursor(c.pf.f, c.name) // a new inode: no one else has it
 				c.committed = pos
 				c.trail = append(c.trail[:0], c.trail[keep:]...)
 				return nil

@@ -106,6 +106,11 @@ func TestConsumerReportsRetentionGap(t *testing.T) {
 	if _, n, gaps := nextGap(t, c); len(gaps) != 0 || n != 0 {
 		t.Fatalf("committed past the gap, reopened: %d records, gaps %v", n, gaps)
 	}
+	// One reader per cursor: a second is refused while it is open.
+	if _, err := OpenConsumer(dir, "replay", storage.Logs); !errors.Is(err, ErrConsumerInUse) {
+		t.Fatalf("a second open of an open consumer: %v, want ErrConsumerInUse", err)
+	}
+	c.Close()
 
 	fresh, err := OpenConsumer(dir, "new", storage.Logs)
 	if err != nil {
@@ -119,7 +124,10 @@ func TestConsumerReportsRetentionGap(t *testing.T) {
 	// The count survives a commit made behind the reader (CommitTo, as
 	// forwarding commits) and a restart of the store.
 	writeIDs(t, s, 100, 160)
-	c2, _ := OpenConsumer(dir, "replay", storage.Logs)
+	c2, err := OpenConsumer(dir, "replay", storage.Logs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var mid Position
 	for i := range 10 {
 		if _, err := c2.Next(); err != nil {
@@ -141,7 +149,10 @@ func TestConsumerReportsRetentionGap(t *testing.T) {
 	s.enforceRetention(time.Now().Add(2 * time.Hour))
 	kept = 0
 	Scan(dir, storage.Logs, func(Record) error { kept++; return nil })
-	c3, _ := OpenConsumer(dir, "replay", storage.Logs)
+	c3, err := OpenConsumer(dir, "replay", storage.Logs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer c3.Close()
 	_, n, gaps = nextGap(t, c3)
 	// 60 records after the committed position, 5 of them before mid.
