@@ -131,6 +131,14 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return 2
 	}
+	if cfg.cursor != "" {
+		if err := disk.CheckConsumerName(cfg.cursor); err != nil {
+			// A path is the usual mistake: the cursor lives in the data
+			// directory, under the name given.
+			fmt.Fprintf(stderr, "replay: bad -cursor: %v (a name, such as to-other: the cursor is kept in the data directory as cursors/SIGNAL/NAME.cursor)\n", err)
+			return 2
+		}
+	}
 	cfg.rec = new(clientRecorder)
 	if *signalName == "all" {
 		cfg.signals = storage.Signals

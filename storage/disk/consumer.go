@@ -318,6 +318,9 @@ func ReadConsumerLag(dataDir, name string, signal storage.Signal) (ConsumerLag, 
 	return lag, nil
 }
 
+// CheckConsumerName says why name cannot name a consumer, nil if it can.
+func CheckConsumerName(name string) error { return checkConsumerName(name) }
+
 func checkConsumerName(name string) error {
 	if name == "" || len(name) > 128 || name[0] == '.' {
 		return fmt.Errorf("invalid consumer name %q: want 1 to 128 of [A-Za-z0-9._-], not starting with '.'", name)
