@@ -109,7 +109,7 @@ func TestServeDiskFullForwardingLags(t *testing.T) {
 	dst := newGateSink(0)
 	dstAddr := startGateTarget(t, dst)
 	dataDir := filepath.Join(mnt, "data")
-	srv := startServe(t, dataDir, "", "-storage-max-age", "3s", "-storage-max-segment-size", "512KiB",
+	srv := startServe(t, dataDir, "", "-storage-max-age", "3s",
 		"-forward", "dst=grpc://"+dstAddr+"?compression=none")
 	c := srv.client()
 

@@ -303,3 +303,35 @@ func TestOpenOnFullDisk(t *testing.T) {
 		t.Fatalf("%d records (%v) after retention deleted most of the %d old ones and one was written", n, err, acked)
 	}
 }
+
+// TestFullDiskOneSegment: the disk fills before the first segment reaches
+// its size, so the log is one segment, and the roll that follows a failed
+// write cannot create the next. That segment is no longer being written:
+// retention deletes it once it expires (on main it counted as the active
+// segment, never deleted, and the store refused writes for good).
+func TestFullDiskOneSegment(t *testing.T) {
+	mnt := mountSmallTmpfs(t, "1m")
+	dir := filepath.Join(mnt, "data")
+	s, err := Open(dir, Options{MaxAge: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	payload := make([]byte, 4<<10)
+	failed := 0
+	for failed < 3 {
+		if err := s.Write(context.Background(), storage.Traces, payload, 1); err != nil {
+			failed++
+		}
+	}
+	fillDisk(t, mnt)
+	if st := s.Stats().Signals[0]; st.Segments != 1 {
+		t.Fatalf("%d segments, want the one the disk filled", st.Segments)
+	}
+	if n := s.enforceRetention(time.Now().Add(2 * time.Hour)); n != 1 {
+		t.Fatalf("retention deleted %d segments, want the expired one no longer written", n)
+	}
+	if err := s.Write(context.Background(), storage.Traces, payload, 1); err != nil {
+		t.Fatalf("write after retention freed the disk: %v", err)
+	}
+}

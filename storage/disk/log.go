@@ -103,8 +103,13 @@ type signalLog struct {
 	markVal posValue
 
 	statMu sync.Mutex
-	segs   []segInfo // oldest first; the last one is the active segment
-	errors int64     // failed writes and syncs
+	segs   []segInfo // oldest first; the last one is the active segment, if active
+	// active says the last of segs is being written (f is open). It is
+	// not after a roll whose new segment the disk could not take: then
+	// every segment is closed, and retention may delete the last one
+	// too, or a full disk holding a single segment would never be freed.
+	active bool
+	errors int64 // failed writes and syncs
 }
 
 type logConfig struct {
@@ -363,6 +368,7 @@ func (l *signalLog) createSegment(seq uint64) error {
 	l.f, l.seq, l.size, l.mustRoll = f, seq, int64(len(hdr)), false
 	l.statMu.Lock()
 	l.segs = append(l.segs, segInfo{seq: seq, bytes: l.size})
+	l.active = true
 	l.statMu.Unlock()
 	return nil
 }
@@ -581,12 +587,13 @@ func (l *signalLog) roll() error {
 		l.f = nil
 		if empty {
 			os.Remove(path)
-			l.statMu.Lock()
-			if n := len(l.segs); n > 0 && l.segs[n-1].seq == l.seq {
-				l.segs = l.segs[:n-1]
-			}
-			l.statMu.Unlock()
 		}
+		l.statMu.Lock()
+		l.active = false
+		if n := len(l.segs); empty && n > 0 && l.segs[n-1].seq == l.seq {
+			l.segs = l.segs[:n-1]
+		}
+		l.statMu.Unlock()
 	}
 	if err := l.createSegment(l.seq + 1); err != nil {
 		return err

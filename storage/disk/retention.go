@@ -88,7 +88,7 @@ func (s *Store) enforceRetention(now time.Time) int {
 			// one: retention deletes a prefix of each log, so its mark
 			// (first kept segment, records before it) accounts for
 			// everything deleted.
-			if len(l.segs) > 1 {
+			if len(l.segs) > 1 || len(l.segs) == 1 && !l.active {
 				seg := l.segs[0]
 				if oldest == nil || seg.maxT < oldest.seg.maxT {
 					oldest = &candidate{l, seg, holds}
