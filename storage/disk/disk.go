@@ -141,6 +141,7 @@ type Store struct {
 	retainDone chan struct{}
 	retainMu   sync.Mutex                // serialises enforceRetention
 	deleted    [otlp.MaxSignal + 1]int64 // segments deleted by retention, per signal
+	deletedRec [otlp.MaxSignal + 1]int64 // the records in them
 	closeOnce  sync.Once
 	closeErr   error
 }

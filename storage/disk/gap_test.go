@@ -85,6 +85,9 @@ func TestConsumerReportsRetentionGap(t *testing.T) {
 	}
 	kept := 0
 	Scan(dir, storage.Logs, func(Record) error { kept++; return nil })
+	if st := s.Stats().Signals[2]; st.Signal != storage.Logs || st.DeletedRecords != int64(100-kept) {
+		t.Fatalf("stats: %d records deleted, want %d (otlplite_storage_deleted_records_total)", st.DeletedRecords, 100-kept)
+	}
 	c, err = OpenConsumer(dir, "replay", storage.Logs)
 	if err != nil {
 		t.Fatal(err)

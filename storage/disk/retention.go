@@ -130,6 +130,7 @@ func (s *Store) enforceRetention(now time.Time) int {
 		}
 		victim.l.statMu.Unlock()
 		s.deleted[victim.l.signal]++
+		s.deletedRec[victim.l.signal] += victim.seg.records
 		deleted++
 		reason := "max-bytes"
 		if expired {
@@ -273,9 +274,10 @@ func (s *Store) Lag(sig storage.Signal, pos Position) (records, bytes int64) {
 	return records, bytes
 }
 
-// deletedSegments returns how many segments retention deleted for sig.
-func (s *Store) deletedSegments(sig storage.Signal) int64 {
+// deletedSegments returns how many segments retention deleted for sig, and
+// the records in them.
+func (s *Store) deletedSegments(sig storage.Signal) (segments, records int64) {
 	s.retainMu.Lock()
 	defer s.retainMu.Unlock()
-	return s.deleted[sig]
+	return s.deleted[sig], s.deletedRec[sig]
 }
