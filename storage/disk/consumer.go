@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -39,7 +40,10 @@ type Consumer struct {
 	// trail maps the positions Next reached since the last commit to
 	// their ordinals, so that CommitTo can store the ordinal of a position
 	// behind the reader (GapError counts from it). At most maxTrail.
-	trail []posValue
+	// CommitTo may run concurrently with Next (a forwarder commits from a
+	// goroutine of its own): trail is all they share, under trailMu.
+	trailMu sync.Mutex
+	trail   []posValue
 }
 
 // maxTrail bounds Consumer.trail (24 bytes an entry): a pipelined consumer
@@ -346,10 +350,12 @@ func (c *Consumer) Next() (Record, error) {
 	before := c.r.Position()
 	rec, err := c.r.Next()
 	if pos := c.r.Position(); pos != before {
+		c.trailMu.Lock()
 		if len(c.trail) >= maxTrail {
 			c.trail = append(c.trail[:0], c.trail[len(c.trail)/2:]...)
 		}
 		c.trail = append(c.trail, posValue{pos: pos, ordinal: c.r.ord})
+		c.trailMu.Unlock()
 	}
 	return rec, err
 }
@@ -363,7 +369,15 @@ func (c *Consumer) Committed() Position { return c.committed }
 
 // Commit durably records that every record Next has returned so far is
 // handled. It is a no-op if nothing was read since the last Commit.
-func (c *Consumer) Commit() error { return c.CommitTo(c.r.Position()) }
+func (c *Consumer) Commit() error {
+	c.trailMu.Lock()
+	pos := c.committed
+	if n := len(c.trail); n > 0 {
+		pos = c.trail[n-1].pos
+	}
+	c.trailMu.Unlock()
+	return c.CommitTo(pos)
+}
 
 // CommitTo durably records that every record before pos is handled, for
 // consumers that handle records out of order (a pipelined forwarder commits
@@ -377,14 +391,23 @@ func (c *Consumer) CommitTo(pos Position) error {
 		return nil
 	}
 	v := posValue{pos: pos, ordinal: -1}
-	if pos == c.r.Position() {
-		v.ordinal = c.r.ord
-	}
-	keep := len(c.trail)
-	for i, t := range c.trail {
+	c.trailMu.Lock()
+	for _, t := range c.trail {
 		if t.pos == pos {
-			v.ordinal, keep = t.ordinal, i+1
+			v.ordinal = t.ordinal
 			break
+		}
+	}
+	c.trailMu.Unlock()
+	// trim drops the entries up to pos: no commit goes back.
+	trim := func() {
+		c.trailMu.Lock()
+		defer c.trailMu.Unlock()
+		for i, t := range c.trail {
+			if t.pos == pos {
+				c.trail = append(c.trail[:0], c.trail[i+1:]...)
+				return
+			}
 		}
 	}
 	var err error
@@ -399,7 +422,7 @@ func (c *Consumer) CommitTo(pos Position) error {
 			if err == nil {
 				lockCursor(c.pf.f, c.name) // a new inode: no one else has it
 				c.committed = pos
-				c.trail = append(c.trail[:0], c.trail[keep:]...)
+				trim()
 				return nil
 			}
 		}
@@ -411,7 +434,7 @@ func (c *Consumer) CommitTo(pos Position) error {
 		return fmt.Errorf("cannot commit consumer %q: %w", c.name, err)
 	}
 	c.committed = pos
-	c.trail = append(c.trail[:0], c.trail[keep:]...)
+	trim()
 	return nil
 }
 
