@@ -269,8 +269,13 @@ func TestCommitOnFullDisk(t *testing.T) {
 func TestOpenOnFullDisk(t *testing.T) {
 	mnt := mountSmallTmpfs(t, "1m")
 	dir := filepath.Join(mnt, "data")
-	opts := Options{MaxSegmentSize: 64 << 10, MaxAge: time.Hour}
-	s, err := Open(dir, opts)
+	// Written without retention first: there is no retention mark yet,
+	// and the full disk cannot take one when the store reopens with it.
+	s, err := Open(dir, Options{MaxSegmentSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenConsumerAt(dir, "c", storage.Traces, StartOldest)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,6 +285,14 @@ func TestOpenOnFullDisk(t *testing.T) {
 		acked++
 	}
 	s.Close()
+	for range 5 {
+		c.Next()
+	}
+	if err := c.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	opts := Options{MaxSegmentSize: 64 << 10, MaxAge: time.Hour}
 	filler := fillDisk(t, mnt)
 	s, err = Open(dir, opts)
 	if err != nil {
@@ -291,6 +304,17 @@ func TestOpenOnFullDisk(t *testing.T) {
 	}
 	if n := s.enforceRetention(time.Now().Add(2 * time.Hour)); n == 0 {
 		t.Fatal("retention deleted nothing on a full disk")
+	}
+	// The mark was created with the space the first deletion freed: a
+	// consumer behind retention counts exactly what it lost.
+	c, err = OpenConsumer(dir, "c", storage.Traces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, read, gaps := readGaps(t, c)
+	c.Close()
+	if len(gaps) != 1 || gaps[0].Records+int64(read) != int64(acked-5) {
+		t.Fatalf("gaps %v and %d records read, want a gap of the %d records after the cursor less those kept", gaps, read, acked-5)
 	}
 	if err := s.Write(context.Background(), storage.Traces, payload, 1); err != nil {
 		t.Fatalf("write after retention freed space: %v", err)

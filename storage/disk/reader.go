@@ -251,7 +251,23 @@ func (r *Reader) openNext() error {
 	from, fromOrd := r.pos, r.ord
 	for {
 		if err := r.openFrom(r.pos.Segment); err != nil {
-			return err
+			if err != io.EOF || from == (Position{}) {
+				return err
+			}
+			// Nothing to open: retention may have deleted everything
+			// after the reader, which is a gap all the same.
+			m, merr := readMark(r.dir)
+			if merr != nil || from.Segment >= m.pos.Segment {
+				return err
+			}
+			r.pos, r.ord = Position{Segment: m.pos.Segment}, m.ordinal
+			lost := int64(-1)
+			if fromOrd >= 0 {
+				if lost = max(m.ordinal-fromOrd, 0); lost == 0 {
+					return io.EOF
+				}
+			}
+			return &GapError{Records: lost, From: from, To: r.pos}
 		}
 		if r.pos.Segment == from.Segment {
 			return nil // its own segment: nothing skipped

@@ -87,13 +87,15 @@ func (l *signalLog) createMark() error {
 }
 
 // markDeleted records in the mark that retention is deleting seg, the
-// log's first segment. It is called with the store's retainMu held. If the
-// mark cannot be written the deletion goes ahead all the same (a full disk
-// must not stop ingest), logged as an error: readers behind it cannot count
-// what they lose.
-func (l *signalLog) markDeleted(seg segInfo) {
+// log's first segment. It is called with the store's retainMu held, before
+// the deletion and, if that failed, again after it (deleting frees the
+// space a mark that does not exist yet needs). If the mark cannot be
+// written even then, the deletion stands all the same (a full disk must not
+// stop ingest), logged as an error: readers behind it cannot count what
+// they lose.
+func (l *signalLog) markDeleted(seg segInfo, last bool) {
 	if seg.seq < l.markVal.pos.Segment {
-		return // counted already (an earlier attempt to delete it failed)
+		return // counted already
 	}
 	next := posValue{pos: Position{Segment: seg.seq + 1}, ordinal: l.markVal.ordinal + seg.records}
 	var err error
@@ -104,7 +106,9 @@ func (l *signalLog) markDeleted(seg segInfo) {
 		err = l.mark.write(next)
 	}
 	if err != nil {
-		l.logger.Error("cannot record a retention deletion: a reader behind it cannot count the records it loses", "signal", l.signal.String(), "segment", segmentName(seg.seq), "err", err)
+		if last {
+			l.logger.Error("cannot record a retention deletion: a reader behind it cannot count the records it loses", "signal", l.signal.String(), "segment", segmentName(seg.seq), "err", err)
+		}
 		return
 	}
 	l.markVal = next

@@ -116,11 +116,12 @@ func (s *Store) enforceRetention(now time.Time) int {
 		// knows how many records went with it, and a crash between the
 		// two leaves a segment the mark already counts, which the next
 		// Open deletes.
-		victim.l.markDeleted(victim.seg)
+		victim.l.markDeleted(victim.seg, false)
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			s.opts.Logger.Error("retention cannot delete a segment", "file", path, "err", err)
 			return deleted
 		}
+		victim.l.markDeleted(victim.seg, true) // if the mark could not be written before
 		victim.l.statMu.Lock()
 		for i, seg := range victim.l.segs {
 			if seg.seq == victim.seg.seq {
