@@ -352,7 +352,7 @@ func (l *signalLog) createSegment(seq uint64) error {
 		return err
 	}
 	hdr := appendSegmentHeader(nil, uint8(l.signal), l.compression)
-	if _, err := f.WriteAt(hdr, 0); err != nil {
+	if err := writeAt(f, hdr, 0); err != nil {
 		return fail(fmt.Errorf("cannot write segment header: %w", err))
 	}
 	if l.sync != SyncNone {
@@ -524,7 +524,7 @@ func (l *signalLog) commit(b *batch) error {
 			return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
 		}
 	}
-	if _, err := l.f.WriteAt(b.buf, l.size); err != nil {
+	if err := writeAt(l.f, b.buf, l.size); err != nil {
 		l.cutBack()
 		return fmt.Errorf("%w: cannot write to %s: %v", storage.ErrUnavailable, l.f.Name(), err)
 	}

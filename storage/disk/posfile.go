@@ -138,7 +138,7 @@ func createPosFile(path string, v posValue) (*posFile, error) {
 		os.Remove(tmp)
 		return nil, err
 	}
-	if _, err := f.Write(b[:]); err != nil {
+	if err := writeAt(f, b[:], 0); err != nil {
 		return fail(err)
 	}
 	if err := f.Sync(); err != nil {
@@ -187,7 +187,7 @@ func (p *posFile) write(v posValue) error {
 	var b [posSlotSize]byte
 	slot := 1 - p.slot
 	encodeSlot(b[:], v, p.gen+1)
-	if _, err := p.f.WriteAt(b[:], int64(slot*posSlotSize)); err != nil {
+	if err := writeAt(p.f, b[:], int64(slot*posSlotSize)); err != nil {
 		return err
 	}
 	if err := p.f.Sync(); err != nil {
