@@ -28,9 +28,11 @@ import (
 //
 // Consumers do not hold back retention unless their name starts with the
 // store's Options.HoldPrefix: if retention deletes segments a consumer has
-// not read, it continues with the oldest remaining one.
-// Several Consumers with different names read independently; two open with
-// the same name at once overwrite each other's cursor.
+// not read, it continues with the oldest remaining one, and Next says how
+// many records it skipped (*GapError): a gap is never silent.
+// One Consumer of a name and signal with a cursor may be open at a time, in
+// any process: opening a second fails with ErrConsumerInUse.
+// Several Consumers with different names read independently.
 type Consumer struct {
 	r         *Reader
 	name      string

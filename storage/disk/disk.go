@@ -11,7 +11,11 @@
 //
 // When the disk is full or failing, Write returns an error wrapping
 // storage.ErrUnavailable, leaves every stored record intact, and succeeds
-// again by itself once the disk accepts writes.
+// again by itself once the disk accepts writes. Nothing that frees the disk
+// needs free space: a store opens on a full disk, a Consumer commits on one
+// (cursors are rewritten in place), and retention deletes on one (its mark
+// too is rewritten in place), the segment last written included once no
+// new one could be started.
 //
 // Readers (Scan, Reader, Consumer) may run in other processes while a
 // server writes: the format is append-only and offsets are never reused.
