@@ -198,3 +198,63 @@ func TestServeDiskFullForwardingLags(t *testing.T) {
 	}
 	srv.stop(t)
 }
+
+// TestServeStartsOnFullDisk: an operator restarts serve, forwarding
+// included, on a disk filled to the last byte. It starts (on main it could
+// not create its new segment and refused to start, so nothing could free
+// the disk), refuses requests as unavailable, and accepts them once space
+// is freed, without another restart.
+func TestServeStartsOnFullDisk(t *testing.T) {
+	if testing.Short() {
+		t.Skip("mounts a filesystem and runs a server")
+	}
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=2m"); err != nil {
+		t.Skipf("skipping: cannot mount a size-limited tmpfs (needs root or CAP_SYS_ADMIN): %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	// Another program's file, removed at the end to free the disk.
+	if err := os.WriteFile(filepath.Join(mnt, "other"), make([]byte, 512<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := newGateSink(0)
+	args := []string{"-storage-max-age", "1h", "-forward", "dst=grpc://" + startGateTarget(t, dst) + "?compression=none"}
+	dataDir := filepath.Join(mnt, "data")
+	srv := startServe(t, dataDir, "", args...)
+	pad := make([]byte, 64<<10)
+	for n := 0; ; n++ {
+		if n == 100 {
+			t.Fatal("the disk never filled")
+		}
+		if err := sendIDs(context.Background(), srv.client(), storage.Traces, pad, fmt.Sprint(n)); err != nil {
+			break
+		}
+	}
+	srv.stop(t)
+	filler, err := os.Create(filepath.Join(mnt, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{64 << 10, 512, 1} {
+		for {
+			if _, err := filler.Write(make([]byte, n)); err != nil {
+				break
+			}
+		}
+	}
+	filler.Close()
+	srv = startServe(t, dataDir, "", args...)
+	err = sendIDs(context.Background(), srv.client(), storage.Traces, pad, "full")
+	if st, ok := errors.AsType[*grpcwire.Status](err); !ok || st.Code != grpcwire.Unavailable {
+		t.Fatalf("on a full disk: %v, want UNAVAILABLE", err)
+	}
+	for _, f := range []string{"filler", "other"} {
+		if err := os.Remove(filepath.Join(mnt, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sendIDs(context.Background(), srv.client(), storage.Traces, pad, "freed"); err != nil {
+		t.Fatalf("after freeing space: %v", err)
+	}
+	srv.stop(t)
+}
