@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -181,7 +182,8 @@ const (
 // no cursor yet, it begins at start and its cursor is written at once, so
 // that a holding consumer (Options.HoldPrefix) holds from now on and a
 // StartEnd consumer restarted before its first commit does not skip what
-// arrived meanwhile. A consumer with a cursor continues from it.
+// arrived meanwhile (on a full disk, by the first commit that finds
+// space). A consumer with a cursor continues from it.
 func OpenConsumerAt(dataDir, name string, signal storage.Signal, start Start) (*Consumer, error) {
 	c, err := OpenConsumer(dataDir, name, signal)
 	if err != nil {
@@ -201,6 +203,7 @@ func OpenConsumerAt(dataDir, name string, signal storage.Signal, start Start) (*
 		}
 		c.r.Close()
 		c.r = NewReader(dataDir, signal, pos)
+		c.r.gaps = true
 	}
 	// A new cursor is created now, while the consumer opens, with the
 	// ordinal the reader will count from.
@@ -213,6 +216,14 @@ func OpenConsumerAt(dataDir, name string, signal storage.Signal, start Start) (*
 	pf, err := createPosFile(c.path, posValue{pos: pos, ordinal: c.r.ord})
 	if err == nil {
 		err = lockCursor(pf.f, signal.String()+"/"+name)
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		// The disk is full: open all the same (a server must start on a
+		// full disk to free it), and let the first commit that finds
+		// space create the cursor. Until then the consumer holds nothing
+		// against retention, and a restart begins at start again.
+		c.committed = pos
+		return c, nil
 	}
 	if err != nil {
 		pf.close()

@@ -89,3 +89,30 @@ func TestSimulatedFullDisk(t *testing.T) {
 		})
 	}
 }
+
+// TestNewConsumerOnFullDisk: a consumer created while the disk is full (a
+// destination added to a server restarted on a full disk) opens all the
+// same, reads, and gets its cursor with the first commit that finds space.
+func TestNewConsumerOnFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	writeRecords(t, dir, Options{}, storage.Logs, 10, 50)
+	free := simulateFull(t)
+	c, err := OpenConsumerAt(dir, "fwd.new", storage.Logs, StartOldest)
+	if err != nil {
+		t.Fatalf("a new consumer on a full disk: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Next(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(); err == nil {
+		t.Fatal("a commit created a cursor on a full disk")
+	}
+	free()
+	if err := c.Commit(); err != nil {
+		t.Fatalf("commit once space returned: %v", err)
+	}
+	if names, _ := ConsumerNames(dir, storage.Logs, "fwd."); len(names) != 1 {
+		t.Fatalf("cursors %v", names)
+	}
+}

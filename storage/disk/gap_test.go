@@ -286,3 +286,33 @@ func TestVersion1Cursor(t *testing.T) {
 		t.Fatalf("gaps %v, want one of unknown size", gaps)
 	}
 }
+
+// TestStartEndConsumerReportsGap: a consumer that began at the end of the
+// log (forwarding's start=now) reports a gap like any other.
+func TestStartEndConsumerReportsGap(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{MaxSegmentSize: 2048, MaxAge: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	writeIDs(t, s, 0, 20)
+	c, err := OpenConsumerAt(dir, "now", storage.Logs, StartEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	writeIDs(t, s, 20, 60)
+	s.enforceRetention(time.Now().Add(2 * time.Hour))
+	kept := 0
+	Scan(dir, storage.Logs, func(Record) error { kept++; return nil })
+	c, err = OpenConsumerAt(dir, "now", storage.Logs, StartEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, n, gaps := nextGap(t, c)
+	if len(gaps) != 1 || gaps[0].Records != int64(40-kept) || n != kept {
+		t.Fatalf("gaps %v, read %d; want a gap of %d and the %d kept", gaps, n, 40-kept, kept)
+	}
+}
