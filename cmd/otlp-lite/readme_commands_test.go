@@ -24,9 +24,10 @@ type readmeCommand struct {
 }
 
 // readmeCommands extracts the otlp-lite command lines of the README's
-// ```sh blocks: lines starting with bin/otlp-lite or otlp-lite (after
-// environment assignments), or an otlp-lite image's arguments in a docker
-// run line, continuation lines joined, comments and shell quotes removed.
+// ```sh blocks (and the "$ " lines of its ```console blocks): lines
+// starting with bin/otlp-lite or otlp-lite (after environment
+// assignments), or an otlp-lite image's arguments in a docker run line,
+// continuation lines joined, comments and shell quotes removed.
 func readmeCommands(t *testing.T) []readmeCommand {
 	t.Helper()
 	f, err := os.Open("../../README.md")
@@ -35,17 +36,26 @@ func readmeCommands(t *testing.T) []readmeCommand {
 	}
 	defer f.Close()
 	var cmds []readmeCommand
-	inSh := false
+	inSh, inConsole := false, false
 	var pending string
 	start := 0
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if strings.HasPrefix(line, "```") {
-			inSh = !inSh && strings.TrimPrefix(line, "```") == "sh"
+			lang := strings.TrimPrefix(line, "```")
+			inSh = !inSh && lang == "sh"
+			inConsole = !inConsole && !inSh && lang == "console"
 			continue
 		}
-		if !inSh {
+		if inConsole {
+			// A console block shows commands after a "$ " prompt.
+			cmd, ok := strings.CutPrefix(line, "$ ")
+			if !ok {
+				continue
+			}
+			line = cmd
+		} else if !inSh {
 			continue
 		}
 		if pending == "" {
