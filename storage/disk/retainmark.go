@@ -69,7 +69,15 @@ func (l *signalLog) openMark(retention bool) error {
 	if !retention {
 		return nil
 	}
-	if err := l.createMark(); err != nil {
+	// What is already gone was deleted before anyone counted (by a
+	// binary from before retention marks): the mark starts at the first
+	// segment there is, so that a reader behind it still learns of a gap,
+	// of unknown size.
+	var first posValue
+	if seqs, err := listSegmentSeqs(l.dir); err == nil && len(seqs) > 0 {
+		first.pos.Segment = seqs[0]
+	}
+	if err := l.createMark(first); err != nil {
 		// A full disk must not keep the store from opening: retention
 		// tries again before it first deletes (markDeleted).
 		l.logger.Warn("cannot create the retention mark yet", "signal", l.signal.String(), "err", err)
@@ -77,12 +85,12 @@ func (l *signalLog) openMark(retention bool) error {
 	return nil
 }
 
-func (l *signalLog) createMark() error {
-	pf, err := createPosFile(markPath(l.dir), posValue{})
+func (l *signalLog) createMark(v posValue) error {
+	pf, err := createPosFile(markPath(l.dir), v)
 	if err != nil {
 		return fmt.Errorf("cannot create retention mark: %w", err)
 	}
-	l.mark, l.markVal = pf, posValue{}
+	l.mark, l.markVal = pf, v
 	return nil
 }
 
@@ -100,7 +108,7 @@ func (l *signalLog) markDeleted(seg segInfo, last bool) {
 	next := posValue{pos: Position{Segment: seg.seq + 1}, ordinal: l.markVal.ordinal + seg.records}
 	var err error
 	if l.mark == nil {
-		err = l.createMark()
+		err = l.createMark(posValue{pos: Position{Segment: seg.seq}})
 	}
 	if err == nil {
 		err = l.mark.write(next)
