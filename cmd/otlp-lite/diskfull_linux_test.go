@@ -161,10 +161,12 @@ func TestServeDiskFullForwardingLags(t *testing.T) {
 	// Clients retry as the refusals' RetryInfo asks; the refusals end by
 	// themselves once forwarding has caught up and retention has freed
 	// the disk.
-	deadline := time.Now().Add(30 * time.Second)
+	back := time.Now()
+	deadline := back.Add(30 * time.Second)
 	for i := 0; ; i++ {
 		err := send(fmt.Sprintf("retry-%d", i))
 		if err == nil {
+			t.Logf("accepted again %v after the destination came back", time.Since(back).Round(time.Millisecond))
 			break
 		}
 		st := refusal(err)
