@@ -201,6 +201,9 @@ type clientSummary struct {
 	Latency        latencyMS `json:"latency_ms"`
 	Retries        int64     `json:"retries"`
 	Refusals       []refusal `json:"refusals"`
+	// LostRecords (replay) were deleted by retention before they could be
+	// sent (disk.GapError); a gap of unknown size counts none.
+	LostRecords int64 `json:"lost_records,omitempty"`
 }
 
 // latencyMS are the percentiles of the time from a request's first send to
@@ -259,6 +262,9 @@ func (s *clientSummary) writeText(w io.Writer) {
 		fmt.Fprintln(w, "  latency:   none measured (nothing was acknowledged)")
 	}
 	fmt.Fprintf(w, "  retries:   %d\n", s.Retries)
+	if s.LostRecords > 0 {
+		fmt.Fprintf(w, "  lost:      %d records deleted by retention before they were sent\n", s.LostRecords)
+	}
 	if len(s.Refusals) == 0 {
 		fmt.Fprintln(w, "  refusals:  none")
 		return

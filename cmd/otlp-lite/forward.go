@@ -181,6 +181,12 @@ func forwardRemove(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "forward-remove: no data directory %s\n", *dataDir)
 		return 1
 	}
+	release, err := lockOffline("forward-remove", *dataDir, "its forwarder would write the cursors again")
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	defer release()
 	status := 0
 	for _, name := range fs.Args() {
 		found := false

@@ -82,10 +82,13 @@ type replayConfig struct {
 	protocol string
 	follow   bool
 	cursor   string
-	signals  []storage.Signal
-	timeout  time.Duration
-	client   clientFlags
-	rec      *clientRecorder // what the summary reports
+	// allowGaps accepts records retention deleted before they were
+	// replayed: counted and reported, but exit status 0.
+	allowGaps bool
+	signals   []storage.Signal
+	timeout   time.Duration
+	client    clientFlags
+	rec       *clientRecorder // what the summary reports
 	// tenantHeader, when set, carries each record's tenant (tenants.go).
 	tenantHeader string
 }
@@ -99,6 +102,7 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.StringVar(&cfg.protocol, "protocol", "grpc", "grpc (OTLP/gRPC), stream (otlp-lite's pipelined streaming mode; for WAN links) or http (OTLP/HTTP with protobuf bodies)")
 	fs.BoolVar(&cfg.follow, "follow", false, "after the stored records, keep sending new ones as they arrive, until interrupted")
 	fs.StringVar(&cfg.cursor, "cursor", "", "name of a durable cursor: resume from where the last replay with this name stopped")
+	fs.BoolVar(&cfg.allowGaps, "allow-gaps", false, "exit 0 although retention deleted records before they were replayed (they are counted and reported either way; without it such a gap makes the exit status 1)")
 	signalName := fs.String("signal", "all", "signals to replay: all, traces, metrics, logs or profiles")
 	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "timeout of each export request")
 	cfg.client.register(fs, true, "gzip", "none")
@@ -126,6 +130,14 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := cfg.client.check(fs, cfg.endpoint); err != nil {
 		fmt.Fprintf(stderr, "replay: %v\n", err)
 		return 2
+	}
+	if cfg.cursor != "" {
+		if err := disk.CheckConsumerName(cfg.cursor); err != nil {
+			// A path is the usual mistake: the cursor lives in the data
+			// directory, under the name given.
+			fmt.Fprintf(stderr, "replay: bad -cursor: %v (a name, such as to-other: the cursor is kept in the data directory as cursors/SIGNAL/NAME.cursor)\n", err)
+			return 2
+		}
 	}
 	cfg.rec = new(clientRecorder)
 	if *signalName == "all" {
@@ -210,6 +222,10 @@ loop:
 	if total.failed.Load() > 0 || total.damaged.Load() > 0 {
 		status = 1
 	}
+	if total.gaps.Load() > 0 && !cfg.allowGaps {
+		fmt.Fprintf(stderr, "replay: %s deleted by retention before they were replayed (exit status 1; -allow-gaps accepts such gaps)\n", gapText(total.lost.Load(), total.gaps.Load(), total.unknownGaps.Load()))
+		status = 1
+	}
 	elapsed := time.Since(start)
 	headline := fmt.Sprintf("replayed %d records (%d items) to %s in %v: %s",
 		total.records.Load(), total.items.Load(), cfg.endpoint, elapsed.Round(time.Millisecond), progressLine(cfg.signals, counts[:], 0))
@@ -229,6 +245,7 @@ func replaySummary(cfg replayConfig, counts []replayCounts, elapsed time.Duratio
 		s.Failed += c.failed.Load()
 		s.Items += c.items.Load()
 		s.RejectedItems += c.rejected.Load()
+		s.LostRecords += c.lost.Load()
 		s.Retries += c.retries.Load()
 		if e := c.exporter.Load(); e != nil {
 			s.Retries += int64(e.Stats().Retried)
@@ -266,6 +283,9 @@ type replayCounts struct {
 	failed         atomic.Int64 // records refused for good
 	retries        atomic.Int64
 	damaged        atomic.Int64 // damaged regions skipped
+	// Gaps retention made (disk.GapError): how many, the records in them,
+	// and how many of them have an unknown size.
+	gaps, lost, unknownGaps atomic.Int64
 	// failing is the last retryable send failure, nil once a record got
 	// through; with -protocol stream, exporter.LastError says it.
 	failing  atomic.Pointer[error]
@@ -348,6 +368,33 @@ func (c *replayCounts) add(o *replayCounts) {
 	c.failed.Add(o.failed.Load())
 	c.retries.Add(o.retries.Load())
 	c.damaged.Add(o.damaged.Load())
+	c.gaps.Add(o.gaps.Load())
+	c.lost.Add(o.lost.Load())
+	c.unknownGaps.Add(o.unknownGaps.Load())
+}
+
+// noteGap counts a gap retention made in sig's log and says so on stderr.
+func (c *replayCounts) noteGap(w io.Writer, sig storage.Signal, g *disk.GapError) {
+	c.gaps.Add(1)
+	if g.Records < 0 {
+		c.unknownGaps.Add(1)
+	} else {
+		c.lost.Add(g.Records)
+	}
+	fmt.Fprintf(w, "replay: %s: %v: they cannot be replayed\n", sig, g)
+}
+
+// gapText says what the gaps lost: "75 records" or, with gaps of unknown
+// size, "at least 75 records".
+func gapText(lost, gaps, unknown int64) string {
+	s := fmt.Sprintf("%d records", lost)
+	if unknown > 0 {
+		s = "at least " + s
+	}
+	if gaps > 1 {
+		s += fmt.Sprintf(" in %d gaps", gaps)
+	}
+	return s
 }
 
 func progressLine(sigs []storage.Signal, counts []replayCounts, elapsed time.Duration) string {
@@ -367,6 +414,9 @@ func progressLine(sigs []storage.Signal, counts []replayCounts, elapsed time.Dur
 		if n := c.damaged.Load(); n > 0 {
 			fmt.Fprintf(&b, " (%d damaged regions skipped)", n)
 		}
+		if n := c.gaps.Load(); n > 0 {
+			fmt.Fprintf(&b, " (%s deleted by retention before they were replayed)", gapText(c.lost.Load(), n, c.unknownGaps.Load()))
+		}
 		if n := c.retries.Load(); n > 0 {
 			fmt.Fprintf(&b, " (%d retries)", n)
 		}
@@ -379,7 +429,9 @@ func progressLine(sigs []storage.Signal, counts []replayCounts, elapsed time.Dur
 
 // replaySource reads one signal's records: a disk.Consumer with -cursor,
 // so that progress is kept, or a disk.Reader from the oldest record
-// without. Position before the first Next is where the run starts.
+// without. Position before the first Next is where the run starts. Both
+// report records retention deleted before they were read as a
+// *disk.GapError.
 type replaySource interface {
 	Next() (disk.Record, error)
 	Position() disk.Position
@@ -393,9 +445,13 @@ func (uncommitted) CommitTo(disk.Position) error { return nil }
 
 func openReplaySource(cfg replayConfig, sig storage.Signal) (replaySource, error) {
 	if cfg.cursor == "" {
-		return uncommitted{disk.NewReader(cfg.dataDir, sig, disk.Position{})}, nil
+		return uncommitted{disk.NewGapReader(cfg.dataDir, sig)}, nil
 	}
-	return disk.OpenConsumer(cfg.dataDir, cfg.cursor, sig)
+	c, err := disk.OpenConsumer(cfg.dataDir, cfg.cursor, sig)
+	if errors.Is(err, disk.ErrConsumerInUse) {
+		return nil, fmt.Errorf("%s: -cursor %s is in use by another process (a running serve forwarding with it, or another replay): two writers would overwrite each other's progress", sig, cfg.cursor)
+	}
+	return c, err
 }
 
 // stoppedError reports records a stopped run left undelivered: what is
@@ -446,6 +502,11 @@ func replaySignal(ctx context.Context, cfg replayConfig, sig storage.Signal, sen
 		if errors.Is(err, disk.ErrCorrupt) {
 			counts.damaged.Add(1)
 			fmt.Fprintf(stderr, "replay: %s: skipped damaged data: %v\n", sig, err)
+			handled = src.Position()
+			continue
+		}
+		if g, ok := errors.AsType[*disk.GapError](err); ok {
+			counts.noteGap(stderr, sig, g)
 			handled = src.Position()
 			continue
 		}

@@ -120,6 +120,11 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 			pending.Finish(pending.Add(src.Position(), time.Time{}))
 			continue
 		}
+		if g, ok := errors.AsType[*disk.GapError](err); ok {
+			counts.noteGap(stderr, sig, g)
+			pending.Finish(pending.Add(src.Position(), time.Time{}))
+			continue
+		}
 		if err != nil {
 			return end(fmt.Errorf("%s: %w", sig, err))
 		}

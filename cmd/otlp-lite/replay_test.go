@@ -165,6 +165,7 @@ func TestReplayFlags(t *testing.T) {
 		{"-endpoint", "x:1", "-signal", "events"},
 		{"-endpoint", "x:1", "-compression", "br"},
 		{"-endpoint", "x:1", "extra"},
+		{"-endpoint", "x:1", "-cursor", "./to-other.cursor"},
 	} {
 		var out, errb bytes.Buffer
 		if code := replayContext(context.Background(), args, &out, &errb); code != 2 {

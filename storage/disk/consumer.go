@@ -1,33 +1,24 @@
 package disk
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
-// Cursor file format (dataDir/cursors/<signal>/<name>.cursor, 32 bytes):
-//
-//	magic   [8]byte  "OTLPCUR\x01"
-//	segment uint64 LE
-//	offset  int64 LE
-//	crc     uint32 LE  CRC-32C of the 24 bytes before it
-//	reserved [4]byte zero
-//
-// It is replaced atomically (write a temporary file, fsync it, rename it
-// over the old one, fsync the directory), so after a crash it holds either
-// the old position or the new one, never a mix.
-const cursorSize = 32
-
-var cursorMagic = [8]byte{'O', 'T', 'L', 'P', 'C', 'U', 'R', 1}
+// A consumer's cursor is a position file (posfile.go) at
+// dataDir/cursors/<signal>/<name>.cursor. It is created whole and then
+// rewritten in place, so that a commit needs no free space: a full disk
+// never stops a consumer from recording progress, which is what lets
+// retention free the disk.
 
 // Consumer is a named reader of one signal's log whose position survives
 // restarts: it is how a forwarder or an embedding engine consumes stored
@@ -38,15 +29,30 @@ var cursorMagic = [8]byte{'O', 'T', 'L', 'P', 'C', 'U', 'R', 1}
 //
 // Consumers do not hold back retention unless their name starts with the
 // store's Options.HoldPrefix: if retention deletes segments a consumer has
-// not read, it continues with the oldest remaining one.
-// Several Consumers with different names read independently; two open with
-// the same name at once overwrite each other's cursor.
+// not read, it continues with the oldest remaining one, and Next says how
+// many records it skipped (*GapError): a gap is never silent.
+// One Consumer of a name and signal with a cursor may be open at a time, in
+// any process: opening a second fails with ErrConsumerInUse.
+// Several Consumers with different names read independently.
 type Consumer struct {
 	r         *Reader
 	name      string
 	path      string
 	committed Position
+	pf        *posFile // the cursor, open for in-place commits; nil until needed
+	// trail maps the positions Next reached since the last commit to
+	// their ordinals, so that CommitTo can store the ordinal of a position
+	// behind the reader (GapError counts from it). At most maxTrail.
+	// CommitTo may run concurrently with Next (a forwarder commits from a
+	// goroutine of its own): trail is all they share, under trailMu.
+	trailMu sync.Mutex
+	trail   []posValue
 }
+
+// maxTrail bounds Consumer.trail (24 bytes an entry): a pipelined consumer
+// commits well within 64Ki records of reading them; one that does not
+// stores an unknown ordinal, which the next OpenConsumer recounts.
+const maxTrail = 1 << 16
 
 // OpenConsumer opens the consumer called name of signal's log under
 // dataDir, positioned after its last committed record (at the start of the
@@ -61,13 +67,105 @@ func OpenConsumer(dataDir, name string, signal storage.Signal) (*Consumer, error
 	}
 	dir := filepath.Join(dataDir, "cursors", signal.String())
 	c := &Consumer{name: name, path: filepath.Join(dir, name+".cursor")}
-	pos, err := readCursor(c.path)
+	v, exists, err := readPosFile(c.path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open consumer %q: %w", name, err)
 	}
-	c.committed = pos
-	c.r = NewReader(dataDir, signal, pos)
+	if exists && v.ordinal < 0 {
+		// A cursor from before positions counted records: count them now,
+		// while its segment is still there.
+		if v.ordinal, err = ordinalAt(filepath.Join(dataDir, signal.String()), signal, v.pos); err != nil {
+			return nil, fmt.Errorf("cannot open consumer %q: %w", name, err)
+		}
+	}
+	if exists {
+		// Opened and locked now, for as long as the consumer is: a second
+		// reader of the same cursor is refused (ErrConsumerInUse).
+		pf, _, ok, err := openPosFile(c.path)
+		if err == nil && ok {
+			err = lockCursor(pf.f, signal.String()+"/"+name)
+			if err != nil {
+				pf.close()
+				return nil, fmt.Errorf("cannot open consumer %q: %w", name, err)
+			}
+			c.pf = pf
+		} else if err != nil {
+			return nil, fmt.Errorf("cannot open consumer %q: %w", name, err)
+		}
+	}
+	c.committed = v.pos
+	c.r = NewReader(dataDir, signal, v.pos)
+	c.r.gaps = true
+	c.r.ord = v.ordinal
+	if !exists {
+		c.r.ord = -1 // set when the reader opens the oldest segment
+	}
 	return c, nil
+}
+
+// ordinalAt counts the records before pos (see retainmark.go): the
+// retention mark's count plus the records of the segments kept before
+// pos. It is -1 if pos lies in a segment retention deleted.
+func ordinalAt(logDir string, signal storage.Signal, pos Position) (int64, error) {
+	for {
+		m, err := readMark(logDir)
+		if err != nil {
+			return -1, err
+		}
+		if pos.Segment < m.pos.Segment {
+			return -1, nil
+		}
+		seqs, err := listSegmentSeqs(logDir)
+		if err != nil {
+			return -1, err
+		}
+		n := m.ordinal
+		for _, seq := range seqs {
+			if seq < m.pos.Segment || seq > pos.Segment {
+				continue
+			}
+			path := filepath.Join(logDir, segmentName(seq))
+			if seq < pos.Segment {
+				info, _ := summarizeSegment(path, seq, uint8(signal))
+				n += info.records
+			} else {
+				n += recordsBefore(path, seq, signal, pos.Offset)
+			}
+		}
+		if again, err := readMark(logDir); err != nil || again == m {
+			return n, err
+		}
+		// Retention deleted a segment meanwhile: count again.
+	}
+}
+
+// recordsBefore counts the valid records of a segment that start before
+// offset.
+func recordsBefore(path string, seq uint64, sig storage.Signal, offset int64) int64 {
+	seg, err := openSegment(path, seq, uint8(sig), nil, nil, nil)
+	if err != nil {
+		return 0
+	}
+	defer seg.close()
+	var n int64
+	off := int64(segmentHeaderSize)
+	for off < offset {
+		_, next, st := seg.readRecord(off)
+		if st == recordOK {
+			n++
+			off = next
+			continue
+		}
+		if st != recordBad {
+			return n
+		}
+		p, ok := seg.resync(off)
+		if !ok {
+			return n
+		}
+		off = p
+	}
+	return n
 }
 
 // Start says where a consumer that never committed begins.
@@ -84,7 +182,8 @@ const (
 // no cursor yet, it begins at start and its cursor is written at once, so
 // that a holding consumer (Options.HoldPrefix) holds from now on and a
 // StartEnd consumer restarted before its first commit does not skip what
-// arrived meanwhile. A consumer with a cursor continues from it.
+// arrived meanwhile (on a full disk, by the first commit that finds
+// space). A consumer with a cursor continues from it.
 func OpenConsumerAt(dataDir, name string, signal storage.Signal, start Start) (*Consumer, error) {
 	c, err := OpenConsumer(dataDir, name, signal)
 	if err != nil {
@@ -104,11 +203,34 @@ func OpenConsumerAt(dataDir, name string, signal storage.Signal, start Start) (*
 		}
 		c.r.Close()
 		c.r = NewReader(dataDir, signal, pos)
+		c.r.gaps = true
 	}
-	if err := writeCursor(c.path, pos); err != nil {
+	// A new cursor is created now, while the consumer opens, with the
+	// ordinal the reader will count from.
+	if start == StartEnd || c.r.ord < 0 {
+		if c.r.ord, err = ordinalAt(filepath.Join(dataDir, signal.String()), signal, pos); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("cannot open consumer %q: %w", name, err)
+		}
+	}
+	pf, err := createPosFile(c.path, posValue{pos: pos, ordinal: c.r.ord})
+	if err == nil {
+		err = lockCursor(pf.f, signal.String()+"/"+name)
+	}
+	if errors.Is(err, syscall.ENOSPC) {
+		// The disk is full: open all the same (a server must start on a
+		// full disk to free it), and let the first commit that finds
+		// space create the cursor. Until then the consumer holds nothing
+		// against retention, and a restart begins at start again.
+		c.committed = pos
+		return c, nil
+	}
+	if err != nil {
+		pf.close()
 		c.Close()
 		return nil, fmt.Errorf("cannot create consumer %q: %w", name, err)
 	}
+	c.pf = pf
 	c.committed = pos
 	return c, nil
 }
@@ -213,6 +335,9 @@ func ReadConsumerLag(dataDir, name string, signal storage.Signal) (ConsumerLag, 
 	return lag, nil
 }
 
+// CheckConsumerName says why name cannot name a consumer, nil if it can.
+func CheckConsumerName(name string) error { return checkConsumerName(name) }
+
 func checkConsumerName(name string) error {
 	if name == "" || len(name) > 128 || name[0] == '.' {
 		return fmt.Errorf("invalid consumer name %q: want 1 to 128 of [A-Za-z0-9._-], not starting with '.'", name)
@@ -230,8 +355,23 @@ func checkConsumerName(name string) error {
 func (c *Consumer) Name() string { return c.name }
 
 // Next returns the next record after the consumer's position; see
-// Reader.Next for io.EOF (caught up) and *CorruptError (damage skipped).
-func (c *Consumer) Next() (Record, error) { return c.r.Next() }
+// Reader.Next for io.EOF (caught up) and *CorruptError (damage skipped). It
+// returns a *GapError (wrapping ErrGap) when retention deleted records the
+// consumer had not read: it has moved past them, and the next call returns
+// the first record after the gap.
+func (c *Consumer) Next() (Record, error) {
+	before := c.r.Position()
+	rec, err := c.r.Next()
+	if pos := c.r.Position(); pos != before {
+		c.trailMu.Lock()
+		if len(c.trail) >= maxTrail {
+			c.trail = append(c.trail[:0], c.trail[len(c.trail)/2:]...)
+		}
+		c.trail = append(c.trail, posValue{pos: pos, ordinal: c.r.ord})
+		c.trailMu.Unlock()
+	}
+	return rec, err
+}
 
 // Position returns the position after the last record Next returned: what
 // Commit would persist.
@@ -243,85 +383,85 @@ func (c *Consumer) Committed() Position { return c.committed }
 // Commit durably records that every record Next has returned so far is
 // handled. It is a no-op if nothing was read since the last Commit.
 func (c *Consumer) Commit() error {
-	pos := c.r.Position()
-	if pos == c.committed {
-		return nil
+	c.trailMu.Lock()
+	pos := c.committed
+	if n := len(c.trail); n > 0 {
+		pos = c.trail[n-1].pos
 	}
-	if err := writeCursor(c.path, pos); err != nil {
-		return fmt.Errorf("cannot commit consumer %q: %w", c.name, err)
-	}
-	c.committed = pos
-	return nil
+	c.trailMu.Unlock()
+	return c.CommitTo(pos)
 }
 
 // CommitTo durably records that every record before pos is handled, for
 // consumers that handle records out of order (a pipelined forwarder commits
 // up to the first record still in flight). pos must be a position Next has
 // reached (a record boundary, at or before Position).
+//
+// A commit rewrites the cursor in place with one fsync: it needs no free
+// space, so it succeeds on a full disk.
 func (c *Consumer) CommitTo(pos Position) error {
 	if pos == c.committed {
 		return nil
 	}
-	if err := writeCursor(c.path, pos); err != nil {
+	v := posValue{pos: pos, ordinal: -1}
+	c.trailMu.Lock()
+	for _, t := range c.trail {
+		if t.pos == pos {
+			v.ordinal = t.ordinal
+			break
+		}
+	}
+	c.trailMu.Unlock()
+	// trim drops the entries up to pos: no commit goes back.
+	trim := func() {
+		c.trailMu.Lock()
+		defer c.trailMu.Unlock()
+		for i, t := range c.trail {
+			if t.pos == pos {
+				c.trail = append(c.trail[:0], c.trail[i+1:]...)
+				return
+			}
+		}
+	}
+	var err error
+	if c.pf == nil {
+		var ok bool
+		c.pf, _, ok, err = openPosFile(c.path)
+		if errors.Is(err, ErrCorrupt) {
+			ok, err = false, nil // damaged: replace it
+		}
+		if err == nil && !ok {
+			c.pf, err = createPosFile(c.path, v)
+			if err == nil {
+				lockCursor(c.pf.f, c.name) // a new inode: no one else has it
+				c.committed = pos
+				trim()
+				return nil
+			}
+		}
+	}
+	if err == nil {
+		err = c.pf.write(v)
+	}
+	if err != nil {
 		return fmt.Errorf("cannot commit consumer %q: %w", c.name, err)
 	}
 	c.committed = pos
+	trim()
 	return nil
 }
 
 // Close releases the consumer's files. It does not commit.
-func (c *Consumer) Close() error { return c.r.Close() }
-
-func readCursor(path string) (Position, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return Position{}, nil
-	}
-	if err != nil {
-		return Position{}, err
-	}
-	if len(b) != cursorSize || [8]byte(b[:8]) != cursorMagic ||
-		crc32.Checksum(b[:24], castagnoli) != binary.LittleEndian.Uint32(b[24:28]) {
-		return Position{}, fmt.Errorf("%w: cursor file %s is damaged; delete it to start from the oldest record", ErrCorrupt, path)
-	}
-	return Position{
-		Segment: binary.LittleEndian.Uint64(b[8:16]),
-		Offset:  int64(binary.LittleEndian.Uint64(b[16:24])),
-	}, nil
+func (c *Consumer) Close() error {
+	c.pf.close()
+	c.pf = nil
+	return c.r.Close()
 }
 
-func writeCursor(path string, pos Position) error {
-	var b [cursorSize]byte
-	copy(b[:8], cursorMagic[:])
-	binary.LittleEndian.PutUint64(b[8:16], pos.Segment)
-	binary.LittleEndian.PutUint64(b[16:24], uint64(pos.Offset))
-	binary.LittleEndian.PutUint32(b[24:28], crc32.Checksum(b[:24], castagnoli))
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+func readCursor(path string) (Position, error) {
+	v, _, err := readPosFile(path)
 	if err != nil {
-		return err
+		return Position{}, fmt.Errorf("%w; delete it to start from the oldest record", err)
 	}
-	if _, err := f.Write(b[:]); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return syncDir(dir)
+	return v.pos, nil
 }

@@ -120,7 +120,7 @@ func TestConsumerNameAndCursorChecks(t *testing.T) {
 	c.Close()
 	path := filepath.Join(dir, "cursors", "logs", "c-1.x_y.cursor")
 	b, err := os.ReadFile(path)
-	if err != nil || len(b) != cursorSize {
+	if err != nil || len(b) != posFileSize {
 		t.Fatalf("cursor file: %d bytes, %v", len(b), err)
 	}
 	if _, err := os.Stat(path + ".tmp"); !os.IsNotExist(err) {

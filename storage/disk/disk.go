@@ -11,7 +11,11 @@
 //
 // When the disk is full or failing, Write returns an error wrapping
 // storage.ErrUnavailable, leaves every stored record intact, and succeeds
-// again by itself once the disk accepts writes.
+// again by itself once the disk accepts writes. Nothing that frees the disk
+// needs free space: a store opens on a full disk, a Consumer commits on one
+// (cursors are rewritten in place), and retention deletes on one (its mark
+// too is rewritten in place), the segment last written included once no
+// new one could be started.
 //
 // Readers (Scan, Reader, Consumer) may run in other processes while a
 // server writes: the format is append-only and offsets are never reused.
@@ -141,6 +145,7 @@ type Store struct {
 	retainDone chan struct{}
 	retainMu   sync.Mutex                // serialises enforceRetention
 	deleted    [otlp.MaxSignal + 1]int64 // segments deleted by retention, per signal
+	deletedRec [otlp.MaxSignal + 1]int64 // the records in them
 	closeOnce  sync.Once
 	closeErr   error
 }
@@ -191,6 +196,7 @@ func Open(dataDir string, opts Options) (*Store, error) {
 			logger:         opts.Logger,
 			rolled:         s.kickRetention,
 			observeSync:    opts.ObserveSync,
+			retention:      opts.MaxBytes > 0 || opts.MaxAge > 0,
 		})
 		if err != nil {
 			close(s.retainDone)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -169,5 +171,191 @@ func checkAcked(t *testing.T, dir string, acked []string) {
 	}
 	if strings.Join(got, ",") != strings.Join(acked, ",") {
 		t.Fatalf("stored %d records, acknowledged %d:\nstored %v\nacked  %v", len(got), len(acked), got, acked)
+	}
+}
+
+// fillDisk takes every free byte of the filesystem holding dir with a file
+// it returns the path of.
+func fillDisk(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, n := range []int{1 << 16, 512, 1} {
+		for {
+			if _, err := f.Write(make([]byte, n)); err != nil {
+				break
+			}
+		}
+	}
+	return path
+}
+
+// TestCommitOnFullDisk is finding 12 of issue 21 at the source: a holding
+// consumer lags, the log fills the disk and every free byte is taken; the
+// consumer catches up and its commit succeeds (on main it needed a new
+// temporary file: ENOSPC, and the cursor held every segment against
+// max-age for good); retention then deletes what it has passed, and
+// writes succeed again without a restart. Nothing acknowledged is lost.
+func TestCommitOnFullDisk(t *testing.T) {
+	mnt := mountSmallTmpfs(t, "1m")
+	dir := filepath.Join(mnt, "data")
+	s, err := Open(dir, Options{MaxSegmentSize: 64 << 10, MaxAge: time.Hour, HoldPrefix: "fwd."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := OpenConsumerAt(dir, "fwd.a", storage.Traces, StartOldest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	payload := make([]byte, 4<<10)
+	acked := 0
+	for {
+		copy(payload, fmt.Sprintf("id-%05d", acked))
+		if err := s.Write(context.Background(), storage.Traces, payload, 1); err != nil {
+			if !errors.Is(err, storage.ErrUnavailable) {
+				t.Fatal(err)
+			}
+			break
+		}
+		acked++
+	}
+	fillDisk(t, mnt)
+	// The lagging consumer catches up and commits, on a disk without a
+	// free byte.
+	read := 0
+	for {
+		_, err := c.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		read++
+		if read%10 == 0 {
+			if err := c.Commit(); err != nil {
+				t.Fatalf("commit after %d records on a full disk: %v", read, err)
+			}
+		}
+	}
+	if err := c.Commit(); err != nil {
+		t.Fatalf("commit on a full disk: %v", err)
+	}
+	if read != acked {
+		t.Fatalf("read %d of %d acknowledged records", read, acked)
+	}
+	// Every segment is past max-age and committed: retention frees the
+	// disk, and the store accepts writes again by itself.
+	if n := s.enforceRetention(time.Now().Add(2 * time.Hour)); n == 0 {
+		t.Fatal("retention deleted nothing after the commit")
+	}
+	if err := s.Write(context.Background(), storage.Traces, payload, 1); err != nil {
+		t.Fatalf("write after retention freed space: %v", err)
+	}
+	t.Logf("%d records filled the disk; the consumer committed them all on a full disk", acked)
+}
+
+// TestOpenOnFullDisk: a store restarted on a full disk opens (on main it
+// failed: recovery could not create the new segment, nor could retention
+// or forwarding then run to free it); writes are refused as unavailable
+// while it is full and succeed once space returns, and retention deletes
+// on a full disk.
+func TestOpenOnFullDisk(t *testing.T) {
+	mnt := mountSmallTmpfs(t, "1m")
+	dir := filepath.Join(mnt, "data")
+	// Written without retention first: there is no retention mark yet,
+	// and the full disk cannot take one when the store reopens with it.
+	s, err := Open(dir, Options{MaxSegmentSize: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenConsumerAt(dir, "c", storage.Traces, StartOldest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := make([]byte, 4<<10)
+	acked := 0
+	for s.Write(context.Background(), storage.Traces, payload, 1) == nil {
+		acked++
+	}
+	s.Close()
+	for range 5 {
+		c.Next()
+	}
+	if err := c.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	opts := Options{MaxSegmentSize: 64 << 10, MaxAge: time.Hour}
+	filler := fillDisk(t, mnt)
+	s, err = Open(dir, opts)
+	if err != nil {
+		t.Fatalf("open on a full disk: %v", err)
+	}
+	defer s.Close()
+	if err := s.Write(context.Background(), storage.Traces, payload, 1); !errors.Is(err, storage.ErrUnavailable) {
+		t.Fatalf("write on a full disk: %v, want ErrUnavailable", err)
+	}
+	if n := s.enforceRetention(time.Now().Add(2 * time.Hour)); n == 0 {
+		t.Fatal("retention deleted nothing on a full disk")
+	}
+	// The mark was created with the space the first deletion freed: a
+	// consumer behind retention counts exactly what it lost.
+	c, err = OpenConsumer(dir, "c", storage.Traces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, read, gaps := readGaps(t, c)
+	c.Close()
+	if len(gaps) != 1 || gaps[0].Records+int64(read) != int64(acked-5) {
+		t.Fatalf("gaps %v and %d records read, want a gap of the %d records after the cursor less those kept", gaps, read, acked-5)
+	}
+	if err := s.Write(context.Background(), storage.Traces, payload, 1); err != nil {
+		t.Fatalf("write after retention freed space: %v", err)
+	}
+	os.Remove(filler)
+	n := 0
+	if err := Scan(dir, storage.Traces, func(Record) error { n++; return nil }); err != nil || n < 1 || n >= acked {
+		// The last segment written before the restart is kept: with no
+		// new segment it is the one retention treats as being written.
+		t.Fatalf("%d records (%v) after retention deleted most of the %d old ones and one was written", n, err, acked)
+	}
+}
+
+// TestFullDiskOneSegment: the disk fills before the first segment reaches
+// its size, so the log is one segment, and the roll that follows a failed
+// write cannot create the next. That segment is no longer being written:
+// retention deletes it once it expires (on main it counted as the active
+// segment, never deleted, and the store refused writes for good).
+func TestFullDiskOneSegment(t *testing.T) {
+	mnt := mountSmallTmpfs(t, "1m")
+	dir := filepath.Join(mnt, "data")
+	s, err := Open(dir, Options{MaxAge: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	payload := make([]byte, 4<<10)
+	failed := 0
+	for failed < 3 {
+		if err := s.Write(context.Background(), storage.Traces, payload, 1); err != nil {
+			failed++
+		}
+	}
+	fillDisk(t, mnt)
+	if st := s.Stats().Signals[0]; st.Segments != 1 {
+		t.Fatalf("%d segments, want the one the disk filled", st.Segments)
+	}
+	if n := s.enforceRetention(time.Now().Add(2 * time.Hour)); n != 1 {
+		t.Fatalf("retention deleted %d segments, want the expired one no longer written", n)
+	}
+	if err := s.Write(context.Background(), storage.Traces, payload, 1); err != nil {
+		t.Fatalf("write after retention freed the disk: %v", err)
 	}
 }

@@ -24,12 +24,22 @@ func writeN(t *testing.T, s *Store, n int) {
 }
 
 func readAll(t *testing.T, c *Consumer) int {
+	n, _ := readAllGaps(t, c)
+	return n
+}
+
+// readAllGaps is readAll that also returns the records GapErrors reported.
+func readAllGaps(t *testing.T, c *Consumer) (n int, gap int64) {
 	t.Helper()
-	n := 0
 	for {
 		_, err := c.Next()
 		if err == io.EOF {
-			return n
+			return n, gap
+		}
+		var g *GapError
+		if errors.As(err, &g) {
+			gap += g.Records
+			continue
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -120,10 +130,13 @@ func TestHoldingConsumerLossOnMaxBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	read := readAll(t, c)
+	read, gap := readAllGaps(t, c)
 	mu.Lock()
 	got := lost["fwd.a/traces"]
 	mu.Unlock()
+	if gap != got {
+		t.Fatalf("the consumer's gap is %d records, retention's loss %d: one account must give one count", gap, got)
+	}
 	if got == 0 {
 		t.Fatal("no loss reported although max-bytes deleted unread segments")
 	}

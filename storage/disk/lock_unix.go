@@ -34,3 +34,34 @@ func lockDir(dataDir string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// LockDir takes the lock a Store holds while it has dataDir open, for a
+// command that changes the directory without opening the store (removing
+// a consumer's cursor): while a Store (a running serve) has it open,
+// LockDir fails at once with an error wrapping ErrLocked, and while the
+// returned release has not been called, Open fails the same way.
+func LockDir(dataDir string) (release func(), err error) {
+	f, err := lockDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// ErrConsumerInUse is returned by OpenConsumer and OpenConsumerAt when a
+// consumer of that name and signal is open elsewhere (a forwarder of a
+// running serve, another replay): two writers of one cursor would
+// overwrite each other's progress.
+var ErrConsumerInUse = errors.New("consumer is in use by another reader")
+
+// lockCursor takes an exclusive advisory lock on an open cursor file; the
+// kernel drops it when the file is closed or the process dies.
+func lockCursor(f *os.File, name string) error {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("%w: %s", ErrConsumerInUse, name)
+		}
+		return fmt.Errorf("cannot lock cursor %s: %w", name, err)
+	}
+	return nil
+}

@@ -98,9 +98,18 @@ type signalLog struct {
 	dirty    bool   // written since the last fsync (SyncInterval)
 	free     *batch
 
+	// The retention mark (retainmark.go); owned by retention.
+	mark    *posFile
+	markVal posValue
+
 	statMu sync.Mutex
-	segs   []segInfo // oldest first; the last one is the active segment
-	errors int64     // failed writes and syncs
+	segs   []segInfo // oldest first; the last one is the active segment, if active
+	// active says the last of segs is being written (f is open). It is
+	// not after a roll whose new segment the disk could not take: then
+	// every segment is closed, and retention may delete the last one
+	// too, or a full disk holding a single segment would never be freed.
+	active bool
+	errors int64 // failed writes and syncs
 }
 
 type logConfig struct {
@@ -111,6 +120,7 @@ type logConfig struct {
 	logger         *slog.Logger
 	rolled         func()
 	observeSync    func(storage.Signal, time.Duration)
+	retention      bool // the store deletes segments: keep a retention mark
 }
 
 func openSignalLog(dataDir string, signal storage.Signal, cfg logConfig) (*signalLog, error) {
@@ -131,7 +141,11 @@ func openSignalLog(dataDir string, signal storage.Signal, cfg logConfig) (*signa
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %w", l.dir, err)
 	}
+	if err := l.openMark(cfg.retention); err != nil {
+		return nil, err
+	}
 	if err := l.recover(); err != nil {
+		l.mark.close()
 		return nil, err
 	}
 	go l.flushLoop()
@@ -153,7 +167,7 @@ func (l *signalLog) recover() error {
 		return err
 	}
 	if len(seqs) == 0 {
-		return l.createSegment(1)
+		return l.startSegment(1)
 	}
 	for _, seq := range seqs[:len(seqs)-1] {
 		info, err := summarizeSegment(filepath.Join(l.dir, segmentName(seq)), seq, uint8(l.signal))
@@ -178,9 +192,9 @@ func (l *signalLog) recover() error {
 			return fmt.Errorf("cannot remove empty segment: %w", err)
 		}
 		if good < segmentHeaderSize {
-			return l.createSegment(seq)
+			return l.startSegment(seq)
 		}
-		return l.createSegment(seq + 1)
+		return l.startSegment(seq + 1)
 	}
 	if st, err := os.Stat(path); err != nil {
 		return fmt.Errorf("cannot stat segment: %w", err)
@@ -202,7 +216,23 @@ func (l *signalLog) recover() error {
 	}
 	info.bytes = good
 	l.segs = append(l.segs, info)
-	return l.createSegment(seq + 1)
+	return l.startSegment(seq + 1)
+}
+
+// startSegment is createSegment for recover: if the disk cannot take a new
+// segment (full), the log opens all the same with no segment being
+// written, and the first write creates it (as after a failed roll). A
+// store that refused to open on a full disk would have to be started to
+// free it: retention, and the forwarding whose cursors hold data against
+// it, run only in an open store.
+func (l *signalLog) startSegment(seq uint64) error {
+	err := l.createSegment(seq)
+	if err == nil {
+		return nil
+	}
+	l.logger.Warn("cannot start a new segment; the first write tries again", "signal", l.signal.String(), "err", err)
+	l.f, l.seq = nil, seq-1
+	return nil
 }
 
 // recoverSegment reads every record of the segment at path, skipping
@@ -322,7 +352,7 @@ func (l *signalLog) createSegment(seq uint64) error {
 		return err
 	}
 	hdr := appendSegmentHeader(nil, uint8(l.signal), l.compression)
-	if _, err := f.WriteAt(hdr, 0); err != nil {
+	if err := writeAt(f, hdr, 0); err != nil {
 		return fail(fmt.Errorf("cannot write segment header: %w", err))
 	}
 	if l.sync != SyncNone {
@@ -338,6 +368,7 @@ func (l *signalLog) createSegment(seq uint64) error {
 	l.f, l.seq, l.size, l.mustRoll = f, seq, int64(len(hdr)), false
 	l.statMu.Lock()
 	l.segs = append(l.segs, segInfo{seq: seq, bytes: l.size})
+	l.active = true
 	l.statMu.Unlock()
 	return nil
 }
@@ -493,7 +524,7 @@ func (l *signalLog) commit(b *batch) error {
 			return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
 		}
 	}
-	if _, err := l.f.WriteAt(b.buf, l.size); err != nil {
+	if err := writeAt(l.f, b.buf, l.size); err != nil {
 		l.cutBack()
 		return fmt.Errorf("%w: cannot write to %s: %v", storage.ErrUnavailable, l.f.Name(), err)
 	}
@@ -556,12 +587,13 @@ func (l *signalLog) roll() error {
 		l.f = nil
 		if empty {
 			os.Remove(path)
-			l.statMu.Lock()
-			if n := len(l.segs); n > 0 && l.segs[n-1].seq == l.seq {
-				l.segs = l.segs[:n-1]
-			}
-			l.statMu.Unlock()
 		}
+		l.statMu.Lock()
+		l.active = false
+		if n := len(l.segs); empty && n > 0 && l.segs[n-1].seq == l.seq {
+			l.segs = l.segs[:n-1]
+		}
+		l.statMu.Unlock()
 	}
 	if err := l.createSegment(l.seq + 1); err != nil {
 		return err
@@ -587,6 +619,7 @@ func (l *signalLog) close() error {
 	default:
 	}
 	<-l.stopped
+	l.mark.close()
 	if l.f == nil {
 		return nil
 	}

@@ -66,6 +66,34 @@ func (e *CorruptError) Error() string {
 // Unwrap returns ErrCorrupt.
 func (e *CorruptError) Unwrap() error { return ErrCorrupt }
 
+// ErrGap is wrapped by errors that report records retention deleted before
+// a reader reached them.
+var ErrGap = errors.New("records deleted by retention before they were read")
+
+// GapError reports that retention deleted records a reader (a Consumer)
+// had not read yet: it continues after them. It wraps ErrGap.
+type GapError struct {
+	// Records is how many records were deleted unread, -1 if unknown (a
+	// cursor written before positions counted records, whose segment was
+	// deleted before it was opened again). Records lost to damage before
+	// the reader's position may be included.
+	Records int64
+	// From is the reader's position before the gap, To the first position
+	// after it.
+	From, To Position
+}
+
+func (e *GapError) Error() string {
+	n := "an unknown number of"
+	if e.Records >= 0 {
+		n = fmt.Sprint(e.Records)
+	}
+	return fmt.Sprintf("%v: %s records between segment %d offset %d and segment %d", ErrGap, n, e.From.Segment, e.From.Offset, e.To.Segment)
+}
+
+// Unwrap returns ErrGap.
+func (e *GapError) Unwrap() error { return ErrGap }
+
 // Reader reads one signal's log in order from a Position. It may run while
 // a server (in this or another process) appends to the same directory and
 // while retention deletes old segments: at the end of what is written, Next
@@ -77,6 +105,11 @@ type Reader struct {
 	signal storage.Signal
 	pos    Position
 	seg    *segmentReader
+	// gaps makes Next report records retention deleted before it read
+	// them (Consumers); ord is then the ordinal of the next record (see
+	// retainmark.go), -1 while unknown.
+	gaps bool
+	ord  int64
 	// Reused between segments.
 	win, big, dbuf []byte
 }
@@ -85,7 +118,17 @@ type Reader struct {
 // from. If from's segment no longer exists (retention deleted it), reading
 // starts at the oldest segment after it.
 func NewReader(dataDir string, signal storage.Signal, from Position) *Reader {
-	return &Reader{dir: filepath.Join(dataDir, signal.String()), signal: signal, pos: from}
+	return &Reader{dir: filepath.Join(dataDir, signal.String()), signal: signal, pos: from, ord: -1}
+}
+
+// NewGapReader returns a Reader of signal's log under dataDir from its
+// oldest record that, like a Consumer, reports records retention deletes
+// before it reads them as a *GapError (a reader that follows the log and
+// falls behind its retention).
+func NewGapReader(dataDir string, signal storage.Signal) *Reader {
+	r := NewReader(dataDir, signal, Position{})
+	r.gaps = true
+	return r
 }
 
 // Position returns the position just past the last record Next returned:
@@ -120,6 +163,9 @@ func (r *Reader) Next() (Record, error) {
 		rec, next, st := r.seg.readRecord(r.pos.Offset)
 		if st == recordOK {
 			r.pos.Offset = next
+			if r.ord >= 0 {
+				r.ord++
+			}
 			return rec, nil
 		}
 		reason := r.seg.reason
@@ -195,14 +241,84 @@ func (r *Reader) laterExists() (bool, error) {
 }
 
 // openNext opens the first segment at or after r.pos.Segment, or returns
-// io.EOF if there is none yet.
+// io.EOF if there is none yet. A reader that reports gaps returns a
+// *GapError when retention deleted segments it had not read, after
+// opening the segment it continues with.
 func (r *Reader) openNext() error {
+	if !r.gaps {
+		return r.openFrom(r.pos.Segment)
+	}
+	from, fromOrd := r.pos, r.ord
+	for {
+		if err := r.openFrom(r.pos.Segment); err != nil {
+			if err != io.EOF || from == (Position{}) {
+				return err
+			}
+			// Nothing to open: retention may have deleted everything
+			// after the reader, which is a gap all the same.
+			m, merr := readMark(r.dir)
+			if merr != nil || from.Segment >= m.pos.Segment {
+				return err
+			}
+			r.pos, r.ord = Position{Segment: m.pos.Segment}, m.ordinal
+			lost := int64(-1)
+			if fromOrd >= 0 {
+				if lost = max(m.ordinal-fromOrd, 0); lost == 0 {
+					return io.EOF
+				}
+			}
+			return &GapError{Records: lost, From: from, To: r.pos}
+		}
+		if r.pos.Segment == from.Segment {
+			return nil // its own segment: nothing skipped
+		}
+		// Segments [from.Segment, r.pos.Segment) are missing: deleted by
+		// retention if they lie before the mark, else empty ones the
+		// writer removed. The mark is read after opening, so that the
+		// segment opened cannot have been deleted unaccounted.
+		m, err := readMark(r.dir)
+		if err != nil {
+			r.Close()
+			r.pos = from
+			return err
+		}
+		if m.pos.Segment > r.pos.Segment {
+			// Retention deleted the segment just opened as well, so the
+			// mark's count does not end where it starts: continue from
+			// the mark's segment instead.
+			r.Close()
+			r.pos = Position{Segment: m.pos.Segment}
+			continue
+		}
+		if from.Segment >= m.pos.Segment {
+			if from == (Position{}) && r.ord < 0 {
+				r.ord = m.ordinal
+			}
+			return nil // only empty segments skipped
+		}
+		r.ord = m.ordinal
+		if from == (Position{}) {
+			// Starting at the oldest retained record loses nothing.
+			return nil
+		}
+		lost := int64(-1)
+		if fromOrd >= 0 {
+			lost = max(m.ordinal-fromOrd, 0)
+			if lost == 0 {
+				return nil
+			}
+		}
+		return &GapError{Records: lost, From: from, To: r.pos}
+	}
+}
+
+func (r *Reader) openFrom(first uint64) error {
 	seqs, err := listSegmentSeqs(r.dir)
 	if err != nil {
 		return err
 	}
 	for i, seq := range seqs {
-		if seq < r.pos.Segment {
+		if seq < first {
 			continue
 		}
 		if seq != r.pos.Segment {

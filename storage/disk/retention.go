@@ -81,11 +81,15 @@ func (s *Store) enforceRetention(now time.Time) int {
 			}
 			holds := s.holds(l.signal)
 			l.statMu.Lock()
-			for i, seg := range l.segs {
+			for _, seg := range l.segs {
 				total += seg.bytes
-				if i == len(l.segs)-1 {
-					continue // the active segment
-				}
+			}
+			// Only a log's first segment is a candidate, never the active
+			// one: retention deletes a prefix of each log, so its mark
+			// (first kept segment, records before it) accounts for
+			// everything deleted.
+			if len(l.segs) > 1 || len(l.segs) == 1 && !l.active {
+				seg := l.segs[0]
 				if oldest == nil || seg.maxT < oldest.seg.maxT {
 					oldest = &candidate{l, seg, holds}
 				}
@@ -108,10 +112,16 @@ func (s *Store) enforceRetention(now time.Time) int {
 		expired := s.opts.MaxAge > 0 && victim.seg.maxT < cutoff
 		path := filepath.Join(victim.l.dir, segmentName(victim.seg.seq))
 		lost := s.countLoss(victim.l.signal, path, victim.seg, victim.holds)
+		// The mark first: a reader that finds the segment gone then
+		// knows how many records went with it, and a crash between the
+		// two leaves a segment the mark already counts, which the next
+		// Open deletes.
+		victim.l.markDeleted(victim.seg, false)
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 			s.opts.Logger.Error("retention cannot delete a segment", "file", path, "err", err)
 			return deleted
 		}
+		victim.l.markDeleted(victim.seg, true) // if the mark could not be written before
 		victim.l.statMu.Lock()
 		for i, seg := range victim.l.segs {
 			if seg.seq == victim.seg.seq {
@@ -121,6 +131,7 @@ func (s *Store) enforceRetention(now time.Time) int {
 		}
 		victim.l.statMu.Unlock()
 		s.deleted[victim.l.signal]++
+		s.deletedRec[victim.l.signal] += victim.seg.records
 		deleted++
 		reason := "max-bytes"
 		if expired {
@@ -264,9 +275,10 @@ func (s *Store) Lag(sig storage.Signal, pos Position) (records, bytes int64) {
 	return records, bytes
 }
 
-// deletedSegments returns how many segments retention deleted for sig.
-func (s *Store) deletedSegments(sig storage.Signal) int64 {
+// deletedSegments returns how many segments retention deleted for sig, and
+// the records in them.
+func (s *Store) deletedSegments(sig storage.Signal) (segments, records int64) {
 	s.retainMu.Lock()
 	defer s.retainMu.Unlock()
-	return s.deleted[sig]
+	return s.deleted[sig], s.deletedRec[sig]
 }

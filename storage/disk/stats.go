@@ -26,9 +26,11 @@ type SignalStats struct {
 	Oldest, Newest time.Time
 	// WriteErrors counts failed writes and fsyncs since Open (disk full,
 	// I/O errors); DeletedSegments the segments retention removed since
-	// Open. Both are zero from ReadStats.
+	// Open, DeletedRecords the records in them. All are zero from
+	// ReadStats.
 	WriteErrors     int64
 	DeletedSegments int64
+	DeletedRecords  int64
 }
 
 // Stats describes a store: one entry per signal, in storage.Signals order,
@@ -48,7 +50,7 @@ func (s *Store) Stats() Stats {
 		ss := summarize(sig, l.segs)
 		ss.WriteErrors = l.errors
 		l.statMu.Unlock()
-		ss.DeletedSegments = s.deletedSegments(sig)
+		ss.DeletedSegments, ss.DeletedRecords = s.deletedSegments(sig)
 		st.Signals = append(st.Signals, ss)
 		st.Bytes += ss.Bytes
 	}
