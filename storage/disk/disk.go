@@ -217,13 +217,16 @@ func (s *Store) Dir() string { return s.dir }
 // signal's log and returns after the record is stored as Options.Sync
 // promises. It fails with an error wrapping storage.ErrUnavailable when the
 // disk cannot take the record (full, failing); the store recovers by
-// itself when the disk does.
+// itself when the disk does. An error that also wraps storage.ErrNotStored
+// means the record is not in the log and never will be (refused before it
+// was queued, or its batch's write failed and was cut back); any other
+// error, a cancelled ctx included, may leave it stored.
 func (s *Store) Write(ctx context.Context, signal storage.Signal, data []byte, items int) error {
 	if int(signal) >= len(s.logs) || s.logs[signal] == nil {
-		return fmt.Errorf("cannot store unknown signal %d", signal)
+		return storage.NotStored(fmt.Errorf("cannot store unknown signal %d", signal))
 	}
 	if len(data)+recordMetaSize > maxRecordBody {
-		return fmt.Errorf("cannot store a %d-byte request: records are limited to %d bytes", len(data), maxRecordBody-recordMetaSize)
+		return storage.NotStored(fmt.Errorf("cannot store a %d-byte request: records are limited to %d bytes", len(data), maxRecordBody-recordMetaSize))
 	}
 	return s.logs[signal].write(ctx, data, items)
 }

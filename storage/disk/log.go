@@ -395,7 +395,7 @@ func (l *signalLog) write(ctx context.Context, data []byte, items int) error {
 		tenant = ""
 	}
 	if len(tenant) > maxRecordTenant {
-		return fmt.Errorf("cannot store a record of a %d-byte tenant name (at most %d): %w", len(tenant), maxRecordTenant, storage.ErrRejected)
+		return storage.NotStored(fmt.Errorf("cannot store a record of a %d-byte tenant name (at most %d): %w", len(tenant), maxRecordTenant, storage.ErrRejected))
 	}
 	var zbuf *[]byte
 	if l.compression == CompressionZstd {
@@ -410,7 +410,7 @@ func (l *signalLog) write(ctx context.Context, data []byte, items int) error {
 		if zbuf != nil {
 			zbufPool.Put(zbuf)
 		}
-		return storage.ErrClosed
+		return storage.NotStored(storage.ErrClosed)
 	}
 	b := l.cur
 	b.buf = appendTenantRecord(b.buf, now, items, tenant, data)
@@ -521,12 +521,11 @@ func (l *signalLog) syncIfDirty() {
 func (l *signalLog) commit(b *batch) error {
 	if l.f == nil || l.mustRoll || (l.size > segmentHeaderSize && l.size+int64(len(b.buf)) > l.maxSegmentSize) {
 		if err := l.roll(); err != nil {
-			return fmt.Errorf("%w: %v", storage.ErrUnavailable, err)
+			return storage.NotStored(fmt.Errorf("%w: %v", storage.ErrUnavailable, err))
 		}
 	}
 	if err := writeAt(l.f, b.buf, l.size); err != nil {
-		l.cutBack()
-		return fmt.Errorf("%w: cannot write to %s: %v", storage.ErrUnavailable, l.f.Name(), err)
+		return l.failed(fmt.Errorf("%w: cannot write to %s: %v", storage.ErrUnavailable, l.f.Name(), err))
 	}
 	if l.sync == SyncAlways {
 		start := time.Now()
@@ -538,8 +537,7 @@ func (l *signalLog) commit(b *batch) error {
 			// After a failed fsync the page cache state is unknown
 			// (Linux may have dropped the dirty pages): cut back and
 			// report failure.
-			l.cutBack()
-			return fmt.Errorf("%w: cannot sync %s: %v", storage.ErrUnavailable, l.f.Name(), err)
+			return l.failed(fmt.Errorf("%w: cannot sync %s: %v", storage.ErrUnavailable, l.f.Name(), err))
 		}
 	} else {
 		l.dirty = true
@@ -553,11 +551,22 @@ func (l *signalLog) commit(b *batch) error {
 	return nil
 }
 
+// failed cuts back a batch whose write or fsync failed and returns err,
+// marked storage.NotStored when the cut back is durable: only then is none
+// of the batch's records in the log for a reader to find.
+func (l *signalLog) failed(err error) error {
+	if l.cutBack() {
+		return storage.NotStored(err)
+	}
+	return err
+}
+
 // cutBack removes a failed write's bytes so that no half record follows
 // the good ones, and condemns the segment (see signalLog on offsets). If
 // even the truncation fails, the leftover bytes sit at the end of a closed
-// segment, where readers report and skip them.
-func (l *signalLog) cutBack() {
+// segment, where readers report and skip them; it reports whether the cut
+// is done and durable.
+func (l *signalLog) cutBack() bool {
 	err := l.f.Truncate(l.size)
 	if err == nil && l.sync != SyncNone {
 		// Make the cut durable, or a power loss could bring the failed
@@ -568,6 +577,7 @@ func (l *signalLog) cutBack() {
 		l.logger.Warn("cannot cut back a failed write; readers will report the leftover bytes", "file", l.f.Name(), "offset", l.size, "err", err)
 	}
 	l.mustRoll = true
+	return err == nil
 }
 
 // roll closes the current segment (deleting it if it holds no record) and
