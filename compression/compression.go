@@ -22,6 +22,8 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/otlp-lite/otlp-lite/internal/quote"
 )
 
 // Codec names a supported compression format.
@@ -81,7 +83,7 @@ func Parse(name string) (Codec, error) {
 	case "deflate", "zlib":
 		return Deflate, nil
 	}
-	return Identity, fmt.Errorf("%w %q (supported: %s)", ErrUnsupported, name, Supported)
+	return Identity, fmt.Errorf("%w %s (supported: %s)", ErrUnsupported, quote.String(name), Supported)
 }
 
 // Decompress appends the decompression of src to dst and returns the result.
