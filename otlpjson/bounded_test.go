@@ -158,3 +158,30 @@ func TestUnmarshalBoundedAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkUnmarshalBounded is BenchmarkUnmarshal as the receiver calls
+// it: bounded by the 64 MiB limit and charged to a budget.
+func BenchmarkUnmarshalBounded(b *testing.B) {
+	for _, p := range benchPayloads {
+		b.Run(p.file[len("../testdata/otlp/"):], func(b *testing.B) {
+			js, err := Marshal(nil, p.t, readBenchPayload(b, p.file))
+			if err != nil {
+				b.Fatal(err)
+			}
+			pb, err := Unmarshal(nil, p.t, js)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(js)))
+			b.ReportAllocs()
+			b.RunParallel(func(p2 *testing.PB) {
+				var c chargeLog
+				bound := Bound{Max: 64 << 20, Charge: c.charge}
+				dst := make([]byte, 0, cap(pb))
+				for p2.Next() {
+					dst, _ = UnmarshalBounded(dst[:0], p.t, js, bound)
+				}
+			})
+		})
+	}
+}
