@@ -28,10 +28,10 @@ func nest(payload []byte, nums ...byte) []byte {
 }
 
 func TestMarshalGrowth(t *testing.T) {
-	span := nest([]byte{10<<3 | 0, 1, 12<<3 | 0, 1, 14<<3 | 0, 1}, 2)        // droppedAttributes/Events/LinksCount
-	event := nest([]byte{4<<3 | 0, 1}, 11)                                    // an event's droppedAttributesCount
-	logRec := nest([]byte{2<<3 | 0, 1, 7<<3 | 0, 1}, 2)                       // severityNumber, droppedAttributesCount
-	ctrl := nest(bytes.Repeat([]byte{1}, 100), 5)                             // a span name of control characters
+	span := nest([]byte{10<<3 | 0, 1, 12<<3 | 0, 1, 14<<3 | 0, 1}, 2)          // droppedAttributes/Events/LinksCount
+	event := nest([]byte{4<<3 | 0, 1}, 11)                                     // an event's droppedAttributesCount
+	logRec := nest([]byte{2<<3 | 0, 1, 7<<3 | 0, 1}, 2)                        // severityNumber, droppedAttributesCount
+	ctrl := nest(bytes.Repeat([]byte{1}, 100), 5)                              // a span name of control characters
 	packed := append([]byte{7<<3 | 2, 100}, bytes.Repeat([]byte{127}, 100)...) // bucketCounts of an exponential histogram's buckets
 	for _, tc := range []struct {
 		name string
