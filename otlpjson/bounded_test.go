@@ -3,6 +3,7 @@ package otlpjson
 import (
 	"bytes"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -61,6 +62,19 @@ func TestUnmarshalBoundedTooLarge(t *testing.T) {
 	}
 	if c.total < limit-ChargeStep {
 		t.Fatalf("charged only %d of the %d bytes produced", c.total, limit)
+	}
+
+	// The output grows by doubling: what it allocates on its way to the
+	// limit is at most twice the limit (append's quarter steps were five
+	// times).
+	if !raceEnabled {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, _ = UnmarshalBounded(nil, MetricsData, js, Bound{Max: limit, Charge: c.charge})
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > 3*limit {
+			t.Fatalf("transcoding to a %d-byte limit allocated %d bytes", limit, n)
+		}
 	}
 
 	want, err := Unmarshal(nil, MetricsData, js)

@@ -165,6 +165,19 @@ func (d *decoder) checkOutput() error {
 		}
 		d.chargedTo = len(d.dst)
 		d.next = min(d.limitEnd, d.chargedTo+ChargeStep)
+		// Grow the output by doubling, up to the limit: append's own
+		// growth, a quarter at a time for large slices, leaves four
+		// times a large output in garbage on its way there (a refused
+		// 64 MiB transcoding peaked at 350 MB); doubling leaves one.
+		if c := cap(d.dst); c-len(d.dst) < 2*ChargeStep && c < d.limitEnd {
+			want := max(2*c, len(d.dst)+4*ChargeStep)
+			if d.limitEnd < math.MaxInt-2*ChargeStep {
+				want = min(want, d.limitEnd+2*ChargeStep)
+			}
+			nb := make([]byte, len(d.dst), want)
+			copy(nb, d.dst)
+			d.dst = nb
+		}
 	}
 	return nil
 }
