@@ -160,3 +160,25 @@ func TestIngestJSONTranscodedTooLarge(t *testing.T) {
 		t.Fatalf("stored %d records", len(w))
 	}
 }
+
+// TestOTLPHTTPZstdWindowCharged: the history a zstd frame declares is
+// charged to the request's admission ticket before the decoder allocates
+// it: 21 bytes declaring an 8 MiB window held 8.25 MiB outside the budget.
+// Under a 4 MiB budget such a request is refused as too large for it; an
+// honest zstd request (whose encoder declares a window the size of its
+// content) is stored.
+func TestOTLPHTTPZstdWindowCharged(t *testing.T) {
+	frame := []byte{0x28, 0xb5, 0x2f, 0xfd, 0, (23 - 10) << 3} // no content size, an 8 MiB window
+	bh := uint32(1) | 4<<3                                     // the last block, raw, 4 bytes
+	frame = append(frame, byte(bh), byte(bh>>8), byte(bh>>16), 0x0a, 0x02, 0x0a, 0x00)
+	honest, _ := compression.Compress(nil, compression.Zstd, traceRequest(goodID))
+	c := startHandler(t, New(Config{Sink: &memSink{}, Logger: quietLogger(),
+		Admission: AdmissionConfig{RequestLimit: 4 << 20, WaitingLimit: 4 << 20}}))
+	hdr := map[string]string{"Content-Type": "application/x-protobuf", "Content-Encoding": "zstd"}
+	if resp, body := postBody(t, c.BaseURL+"/v1/traces", hdr, frame); resp.StatusCode != http.StatusRequestEntityTooLarge || !bytes.Contains(body, []byte("admission budget")) {
+		t.Fatalf("%d bytes declaring an 8 MiB window: status %d, body %q", len(frame), resp.StatusCode, body)
+	}
+	if resp, body := postBody(t, c.BaseURL+"/v1/traces", hdr, honest); resp.StatusCode != 200 {
+		t.Fatalf("honest zstd request: status %d, body %q", resp.StatusCode, body)
+	}
+}
