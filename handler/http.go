@@ -185,7 +185,7 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 	}
 	tooLarge := func() (int, *grpcwire.Status) {
 		return http.StatusRequestEntityTooLarge, grpcwire.Errorf(grpcwire.ResourceExhausted,
-			"request body exceeds the %d-byte limit (compressed, decompressed or, for JSON, as protobuf); split the batch", limit)
+			"request body exceeds the %d-byte limit (compressed or decompressed); split the batch", limit)
 	}
 	if r.ContentLength > int64(limit) {
 		return tooLarge()
@@ -265,7 +265,8 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		bufs.msg, err = otlpjson.UnmarshalBounded(bufs.msg[:0], kind.jsonRequest, body, otlpjson.Bound{Max: limit, Charge: charge})
 		if err != nil {
 			if errors.Is(err, otlpjson.ErrTooLarge) {
-				return tooLarge()
+				return http.StatusRequestEntityTooLarge, grpcwire.Errorf(grpcwire.ResourceExhausted,
+					"request body exceeds the %d-byte limit as protobuf (the limit holds on the protobuf form of a JSON request); split the batch", limit)
 			}
 			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
 				return httpStatusOf(st), st
