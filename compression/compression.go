@@ -22,6 +22,8 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zlib"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/otlp-lite/otlp-lite/internal/quote"
 )
 
 // Codec names a supported compression format.
@@ -81,7 +83,7 @@ func Parse(name string) (Codec, error) {
 	case "deflate", "zlib":
 		return Deflate, nil
 	}
-	return Identity, fmt.Errorf("%w %q (supported: %s)", ErrUnsupported, name, Supported)
+	return Identity, fmt.Errorf("%w %s (supported: %s)", ErrUnsupported, quote.String(name), Supported)
 }
 
 // Decompress appends the decompression of src to dst and returns the result.
@@ -103,6 +105,9 @@ func Decompress(dst []byte, c Codec, src []byte, limit int) ([]byte, error) {
 // receiver uses it to count decompressed bytes against its memory budget as
 // they appear, so a bomb is stopped by the budget, not only by the per-request
 // limit.
+//
+// No codec allocates what a header claims: the output grows with what
+// decoding produces, and is charged as it does.
 func DecompressCharged(dst []byte, c Codec, src []byte, limit int, charge func(n int) error) ([]byte, error) {
 	switch c {
 	case Identity:
@@ -207,6 +212,9 @@ var gzipPool sync.Pool
 func decompressGzip(dst, src []byte, limit int, charge func(int) error) ([]byte, error) {
 	br := getBytesReader(src)
 	defer putBytesReader(br)
+	if err := gzipExtraFits(src); err != nil {
+		return dst, err
+	}
 	zr, _ := gzipPool.Get().(*gzip.Reader)
 	var err error
 	if zr == nil {
@@ -217,28 +225,78 @@ func decompressGzip(dst, src []byte, limit int, charge func(int) error) ([]byte,
 	if err != nil {
 		return dst, fmt.Errorf("cannot read gzip header: %w", err)
 	}
-	dst, err = readAllLimited(dst, zr, limit, charge)
-	gzipPool.Put(zr)
-	if err != nil && err != ErrTooLarge && !isChargeErr(err, charge) {
-		err = fmt.Errorf("cannot decompress gzip: %w", err)
+	// Member by member (RFC 1952 section 2.2: a gzip file is a series of
+	// members), so that each member's header is checked against what
+	// arrived before the reader allocates what it claims (gzipExtraFits).
+	start := len(dst)
+	for {
+		zr.Multistream(false)
+		dst, err = readAllLimited(dst, zr, limit-(len(dst)-start), charge)
+		if err != nil || br.Len() == 0 {
+			break
+		}
+		if err = gzipExtraFits(src[len(src)-br.Len():]); err != nil {
+			break
+		}
+		if err = zr.Reset(br); err != nil {
+			err = fmt.Errorf("cannot read gzip header: %w", err)
+			break
+		}
 	}
-	return dst, err
+	gzipPool.Put(zr)
+	if err != nil {
+		if err != ErrTooLarge && !isChargeErr(err, charge) && !errors.Is(err, errGzipExtra) {
+			err = fmt.Errorf("cannot decompress gzip: %w", err)
+		}
+		return dst[:start], err
+	}
+	return dst, nil
+}
+
+// errGzipExtra is a gzip member whose FEXTRA field is longer than the
+// bytes that follow its length.
+var errGzipExtra = errors.New("cannot read gzip header: extra field longer than the data")
+
+// gzipExtraFits checks the gzip member header at the start of b: an extra
+// field (FEXTRA, RFC 1952 section 2.3.1.1) must fit in b. The reader
+// allocates the length the header claims, up to 64 KiB, before reading
+// it: 13 bytes cost a 64 KiB allocation, 76 times a small request's CPU
+// per wire byte. Anything else about the header is the reader's to check.
+func gzipExtraFits(b []byte) error {
+	const flagExtra = 1 << 2
+	if len(b) < 10 || b[3]&flagExtra == 0 {
+		return nil
+	}
+	if len(b) < 12 || 12+(int(b[10])|int(b[11])<<8) > len(b) {
+		return errGzipExtra
+	}
+	return nil
 }
 
 var zstdPool sync.Pool
 
 func decompressZstd(dst, src []byte, limit int, charge func(int) error) ([]byte, error) {
+	// The decoder's history is sized by what the frame headers declare:
+	// held for the request, so charged for it (zstdHistoryBytes).
+	hist, err := zstdHistoryBytes(src)
+	if err != nil {
+		return dst, fmt.Errorf("cannot decompress zstd: %w", err)
+	}
+	if charge != nil {
+		if err := charge(hist); err != nil {
+			return dst, chargeError{err}
+		}
+	}
 	br := getBytesReader(src)
 	defer putBytesReader(br)
 	zr, _ := zstdPool.Get().(*zstd.Decoder)
-	var err error
 	if zr == nil {
 		// Concurrency 1 decodes synchronously in the calling goroutine: no
 		// background goroutines per pooled decoder. The window limit stops
 		// a frame from demanding a huge history buffer (zstd's default max
 		// is 64 MiB; 8 MiB is what zstd -19 uses and what other
 		// implementations accept by default, RFC 8878 section 3.1.1.1.2).
-		zr, err = zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(8<<20), zstd.WithDecoderLowmem(true))
+		zr, err = zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(zstdMaxWindow), zstd.WithDecoderLowmem(true))
 	} else {
 		err = zr.Reset(br)
 	}
@@ -263,14 +321,18 @@ var snappyPool sync.Pool
 
 func decompressSnappy(dst, src []byte, limit int, charge func(int) error) ([]byte, error) {
 	if !bytes.HasPrefix(src, snappyFramedMagic) {
-		// Block format: the decoded length is in the header, so the limit is
-		// checked before any output is allocated.
-		n, err := s2.DecodedLen(src)
+		// Block format. Its header claims the decoded length, which is
+		// not trusted: an 11-byte block claiming 60 MiB cost a 60 MiB
+		// allocation (35-150x the CPU of one claiming 100 B). The
+		// block's elements are walked first (snappyBlockLen, a few
+		// instructions per element, no output), and the output is
+		// allocated and charged only if they spell the length claimed.
+		n, err := snappyBlockLen(src, limit)
 		if err != nil {
+			if err == ErrTooLarge {
+				return dst, err
+			}
 			return dst, fmt.Errorf("cannot decompress snappy: %w", err)
-		}
-		if n > limit {
-			return dst, ErrTooLarge
 		}
 		if charge != nil {
 			if err := charge(n); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/VictoriaMetrics/easyproto"
 )
@@ -108,9 +109,44 @@ type FieldViolation struct {
 	Description string
 }
 
-// Errorf returns a Status with the given code and a formatted message.
+// Errorf returns a Status with the given code and a formatted message,
+// cut to MaxMessage bytes (BoundMessage). Arguments that are input a
+// client sent are quoted with package internal/quote, which quotes a
+// short prefix of each.
 func Errorf(c Code, format string, args ...any) *Status {
-	return &Status{Code: c, Message: fmt.Sprintf(format, args...)}
+	return &Status{Code: c, Message: BoundMessage(fmt.Sprintf(format, args...))}
+}
+
+// The bounds of what a Status puts in a response, whatever it was given.
+// OTLP v1.11 caps a response at 4 MiB ("OTLP/gRPC Response", "OTLP/HTTP
+// Response"); a message that says what is wrong and where needs a line,
+// not megabytes, and the Status also travels in gRPC trailers
+// (grpc-message, and grpc-status-details-bin in base64), which a peer
+// limits with its SETTINGS_MAX_HEADER_LIST_SIZE. So a Status encodes to
+// at most MaxMessage + MaxViolations*2*MaxMessage bytes plus a few dozen
+// of framing (36 KiB; 48 KiB as base64), far below the response cap.
+const (
+	// MaxMessage is the most bytes of a message, and of each field and
+	// description of a violation, that a Status sends.
+	MaxMessage = 4 << 10
+	// MaxViolations is the most BadRequest violations a Status sends:
+	// the receiver reports the first bad item of a request.
+	MaxViolations = 4
+)
+
+// BoundMessage cuts msg to MaxMessage bytes, at a UTF-8 boundary, marking
+// the cut. Every message a response carries passes through it: a Status's
+// when it is encoded, a partial success's error_message.
+func BoundMessage(msg string) string {
+	if len(msg) <= MaxMessage {
+		return msg
+	}
+	const suffix = " ... (truncated)"
+	cut := MaxMessage - len(suffix)
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut] + suffix
 }
 
 // Error implements error.
@@ -150,7 +186,7 @@ func (s *Status) AppendProto(dst []byte) []byte {
 		mm.AppendInt32(1, int32(s.Code))
 	}
 	if s.Message != "" {
-		mm.AppendString(2, s.Message)
+		mm.AppendString(2, BoundMessage(s.Message))
 	}
 	if s.RetryDelay != 0 {
 		any := mm.AppendMessage(3)
@@ -164,13 +200,13 @@ func (s *Status) AppendProto(dst []byte) []byte {
 		any.AppendString(1, badRequestTypeURL)
 		br := marshalerPool.Get()
 		brm := br.MessageMarshaler()
-		for _, v := range s.Violations {
+		for _, v := range s.Violations[:min(len(s.Violations), MaxViolations)] {
 			fv := brm.AppendMessage(1)
 			if v.Field != "" {
-				fv.AppendString(1, v.Field)
+				fv.AppendString(1, BoundMessage(v.Field))
 			}
 			if v.Description != "" {
-				fv.AppendString(2, v.Description)
+				fv.AppendString(2, BoundMessage(v.Description))
 			}
 		}
 		any.AppendBytes(2, br.Marshal(nil))
@@ -280,11 +316,12 @@ func (s *Status) detailsHeaderValue() string {
 	return base64.RawStdEncoding.EncodeToString(s.AppendProto(buf[:0]))
 }
 
-// encodeGRPCMessage percent-encodes msg for the grpc-message header:
-// bytes outside the printable ASCII range 0x20-0x7E, and '%' itself, become
-// %XX (PROTOCOL-HTTP2.md, "Status-Message"). Invalid UTF-8 is passed through
-// as bytes, which the receiver decodes back.
+// encodeGRPCMessage percent-encodes msg, cut to MaxMessage bytes, for the
+// grpc-message header: bytes outside the printable ASCII range 0x20-0x7E,
+// and '%' itself, become %XX (PROTOCOL-HTTP2.md, "Status-Message"). Invalid
+// UTF-8 is passed through as bytes, which the receiver decodes back.
 func encodeGRPCMessage(msg string) string {
+	msg = BoundMessage(msg)
 	clean := true
 	for i := 0; i < len(msg); i++ {
 		if c := msg[i]; c < ' ' || c > '~' || c == '%' {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/quote"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
 )
@@ -95,7 +96,7 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 	kind := httpRoute(r.URL.Path)
 	if kind == nil {
 		h.writeHTTPError(w, r, enc, http.StatusNotFound, grpcwire.Errorf(grpcwire.NotFound,
-			"unknown path %q: OTLP/HTTP paths are /v1/traces, /v1/metrics and /v1/logs", r.URL.Path))
+			"unknown path %s: OTLP/HTTP paths are /v1/traces, /v1/metrics and /v1/logs", quote.String(r.URL.Path)))
 		return
 	}
 	if r.Method == http.MethodOptions {
@@ -118,13 +119,13 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 		// requestEncoding has set the response's type.
 	default:
 		h.writeHTTPError(w, r, enc, http.StatusUnsupportedMediaType, grpcwire.Errorf(grpcwire.InvalidArgument,
-			"unsupported content type %q: use application/x-protobuf or application/json", ct))
+			"unsupported content type %s: use application/x-protobuf or application/json", quote.String(ct)))
 		return
 	}
 	codec, err := contentCoding(r.Header)
 	if err != nil {
 		h.writeHTTPError(w, r, enc, http.StatusUnsupportedMediaType, grpcwire.Errorf(grpcwire.InvalidArgument,
-			"unsupported Content-Encoding %q: use one of gzip, zstd, deflate, snappy or identity", strings.Join(r.Header.Values("Content-Encoding"), ", ")))
+			"unsupported Content-Encoding %s: use one of gzip, zstd, deflate, snappy or identity", quote.String(strings.Join(r.Header.Values("Content-Encoding"), ", "))))
 		return
 	}
 	if st := kind.headerStatus(r.Header); st != nil {
@@ -212,9 +213,8 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		defer rc.SetReadDeadline(time.Time{})
 	}
 	ctx := r.Context()
-	*raw, err = compression.ReadAll((*raw)[:0], r.Body, limit, func(n int) error {
-		return bufs.ticket.Charge(ctx, n)
-	})
+	charge := func(n int) error { return bufs.ticket.Charge(ctx, n) }
+	*raw, err = compression.ReadAll((*raw)[:0], r.Body, limit, charge)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return http.StatusRequestTimeout, grpcwire.Errorf(grpcwire.DeadlineExceeded,
 			"request body stalled: not received within %v", h.bodyTimeout)
@@ -256,9 +256,21 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 	}
 	h.countBytes(bufs, transportHTTP, wire, len(body))
 	if enc.json {
+		// The protobuf form is the request every later step sees, held
+		// beside the JSON: it is held to the same limit (OTLP applies
+		// the limit after decompression; a transcoding is the same
+		// thing), checked while it is produced, and charged to the
+		// request's admission ticket as it grows.
 		kind := httpRoute(r.URL.Path)
-		bufs.msg, err = otlpjson.Unmarshal(bufs.msg[:0], kind.jsonRequest, body)
+		bufs.msg, err = otlpjson.UnmarshalBounded(bufs.msg[:0], kind.jsonRequest, body, otlpjson.Bound{Max: limit, Charge: charge})
 		if err != nil {
+			if errors.Is(err, otlpjson.ErrTooLarge) {
+				return http.StatusRequestEntityTooLarge, grpcwire.Errorf(grpcwire.ResourceExhausted,
+					"request body exceeds the %d-byte limit as protobuf (the limit holds on the protobuf form of a JSON request); split the batch", limit)
+			}
+			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
+				return httpStatusOf(st), st
+			}
 			return http.StatusBadRequest, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.Request, err), err)
 		}
 	}
@@ -300,7 +312,7 @@ func (h *Handler) writeHTTPError(w http.ResponseWriter, r *http.Request, enc htt
 		if err == nil {
 			body = js
 		} else {
-			body = fmt.Appendf(nil, `{"code":%d,"message":%q}`, st.Code, st.Message)
+			body = fmt.Appendf(nil, `{"code":%d,"message":%q}`, st.Code, grpcwire.BoundMessage(st.Message))
 		}
 	}
 	h.writeHTTPBody(w, enc, httpStatus, body)

@@ -87,19 +87,20 @@ func (h *Handler) ingest(ctx context.Context, kind *signalKind, bufs *requestBuf
 	saved := bufs.msg
 	defer func() { bufs.msg = saved }()
 	if format == IngestJSON {
+		// The protobuf form is held too, as the HTTP path's decompressed
+		// body is: bounded by the same limit and charged as it grows
+		// (otlpjson.UnmarshalBounded), as OTLP/HTTP's JSON is.
 		var err error
-		bufs.msg, err = otlpjson.Unmarshal(bufs.msg[:0], kind.jsonRequest, body)
+		bufs.msg, err = otlpjson.UnmarshalBounded(bufs.msg[:0], kind.jsonRequest, body, otlpjson.Bound{Max: limit, Charge: bufs.ticket.Grow})
 		saved = bufs.msg
+		if errors.Is(err, otlpjson.ErrTooLarge) {
+			return exportOutcome{}, grpcwire.Errorf(grpcwire.ResourceExhausted, "%s of %d bytes of JSON is larger than the %d-byte message limit as protobuf", kind.Request, len(body), limit)
+		}
+		if st, ok := errors.AsType[*grpcwire.Status](err); ok {
+			return exportOutcome{}, st
+		}
 		if err != nil {
 			return exportOutcome{}, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.Request, err), err)
-		}
-		// The protobuf form is held too, as the HTTP path's decompressed
-		// body is.
-		if err := bufs.ticket.Grow(len(bufs.msg)); err != nil {
-			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-				return exportOutcome{}, st
-			}
-			return exportOutcome{}, grpcwire.Errorf(grpcwire.Unavailable, "cannot admit %s: %v", kind.Request, err)
 		}
 	} else {
 		// Validated and stored from the caller's bytes: no copy.

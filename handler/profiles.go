@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/quote"
 )
 
 // profilesVersionHeader is the request metadata with which the
@@ -30,6 +31,6 @@ func checkProfilesVersion(hdr http.Header) *grpcwire.Status {
 	case len(v) > 1:
 		return grpcwire.Errorf(grpcwire.InvalidArgument, "%s must have one value, not %d", profilesVersionHeader, len(v))
 	}
-	return grpcwire.Errorf(grpcwire.InvalidArgument, "unsupported %s %q: this receiver reads version %s (the profiles of OTLP v1.11)",
-		profilesVersionHeader, v[0], profilesVersion)
+	return grpcwire.Errorf(grpcwire.InvalidArgument, "unsupported %s %s: this receiver reads version %s (the profiles of OTLP v1.11)",
+		profilesVersionHeader, quote.String(v[0]), profilesVersion)
 }

@@ -2,7 +2,6 @@ package handler
 
 import (
 	"time"
-	"unicode/utf8"
 
 	"github.com/VictoriaMetrics/easyproto"
 
@@ -13,21 +12,12 @@ import (
 // maxResponseMessage bounds the error_message of a response. OTLP v1.11
 // caps a response at 4 MiB ("OTLP/gRPC Response", "OTLP/HTTP Response"); a
 // message naming the first bad item stays far below that, but it can quote
-// the data, so it is truncated here rather than trusted.
-const maxResponseMessage = 4 << 10
+// the data, so it is truncated rather than trusted: by the one bound every
+// response message has (grpcwire.BoundMessage).
+const maxResponseMessage = grpcwire.MaxMessage
 
 // truncateMessage cuts msg to maxResponseMessage bytes at a UTF-8 boundary.
-func truncateMessage(msg string) string {
-	if len(msg) <= maxResponseMessage {
-		return msg
-	}
-	const suffix = " ... (truncated)"
-	cut := maxResponseMessage - len(suffix)
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + suffix
-}
+func truncateMessage(msg string) string { return grpcwire.BoundMessage(msg) }
 
 // appendExportResponse encodes the Export*ServiceResponse. The four
 // responses share one shape:

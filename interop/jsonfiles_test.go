@@ -153,6 +153,11 @@ func ojBase64IDs(t *testing.T, v any) any {
 					t.Fatalf("id %q is not hex: %v", x, err)
 				}
 				v[k] = base64.StdEncoding.EncodeToString(b)
+			case "profileId", "profile_id":
+				// Hex when it is 16 bytes, as pdata writes it (otlpjson's kProfileID).
+				if b, err := hex.DecodeString(x.(string)); err == nil && len(b) == 16 {
+					v[k] = base64.StdEncoding.EncodeToString(b)
+				}
 			default:
 				v[k] = ojBase64IDs(t, x)
 			}

@@ -175,7 +175,8 @@ func ojParse(t *testing.T, b []byte) any {
 }
 
 // ojHexIDs rewrites the base64 trace/span ids protojson writes into hex,
-// upper-case if upper is set.
+// upper-case if upper is set, and so the 16-byte profile ids (as pdata
+// writes them; otlpjson's kProfileID).
 func ojHexIDs(t *testing.T, v any, upper bool) any {
 	switch v := v.(type) {
 	case map[string]any:
@@ -191,6 +192,10 @@ func ojHexIDs(t *testing.T, v any, upper bool) any {
 					h = strings.ToUpper(h)
 				}
 				v[k] = h
+			case "profileId", "profile_id":
+				if b, err := base64.StdEncoding.DecodeString(x.(string)); err == nil && len(b) == 16 {
+					v[k] = hex.EncodeToString(b)
+				}
 			default:
 				v[k] = ojHexIDs(t, x, upper)
 			}

@@ -77,7 +77,8 @@ func (d *decoder) keyValueMembers() bool {
 		return false
 	}
 	key, i, ok := d.stringAt(i)
-	if !ok {
+	// A key past the output limit is decodeObject's to refuse.
+	if !ok || len(key) > d.limitEnd-len(d.dst) {
 		return false
 	}
 	// key has no presence: proto3 omits the empty string, as decodeValue
@@ -178,7 +179,7 @@ func (d *decoder) anyValueMembers() bool {
 	case 1:
 		// A oneof member: written even when empty.
 		var s []byte
-		if s, i, ok = d.stringAt(i); !ok {
+		if s, i, ok = d.stringAt(i); !ok || len(s) > d.limitEnd-len(d.dst) {
 			return false
 		}
 		dst := append(d.dst, 1<<3|byte(wtLen))

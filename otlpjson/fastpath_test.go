@@ -11,7 +11,7 @@ import (
 func checkSameAsGeneric(t *testing.T, mt MessageType, in []byte) {
 	t.Helper()
 	got, err := Unmarshal(nil, mt, in)
-	want, wantErr := unmarshal(nil, mt, in, true)
+	want, wantErr := unmarshal(nil, mt, in, Bound{}, true)
 	if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
 		t.Fatalf("%s %q: error %v; the general path says %v", mt, in, err, wantErr)
 	}

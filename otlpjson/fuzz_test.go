@@ -68,7 +68,7 @@ func checkFixedPoint(t *testing.T, mt MessageType, js []byte) {
 
 // FuzzUnmarshal checks that Unmarshal never panics, that its errors locate
 // the problem inside the input, that the fast paths change neither its
-// output nor its errors, and that successful output marshals to canonical
+// output nor its errors, that UnmarshalBounded holds its bound exactly, and that successful output marshals to canonical
 // JSON that is a fixed point of decode/encode.
 func FuzzUnmarshal(f *testing.F) {
 	for _, b := range readTestdata(f, "testdata/*.json") {
@@ -85,6 +85,7 @@ func FuzzUnmarshal(f *testing.F) {
 				checkError(t, err, len(data))
 				continue
 			}
+			checkBounded(t, mt, data, pb)
 			js, err := Marshal(nil, mt, pb)
 			if err != nil {
 				t.Fatalf("%s: Marshal of Unmarshal output failed: %v\ninput: %q", mt, err, data)
@@ -92,6 +93,24 @@ func FuzzUnmarshal(f *testing.F) {
 			checkFixedPoint(t, mt, js)
 		}
 	})
+}
+
+// checkBounded checks that UnmarshalBounded, at a limit the output of
+// Unmarshal fits exactly, produces that output and charges each of its
+// bytes once, and that one byte less is ErrTooLarge.
+func checkBounded(t *testing.T, mt MessageType, data, want []byte) {
+	t.Helper()
+	charged := 0
+	b := Bound{Max: max(len(want), 1), Charge: func(n int) error { charged += n; return nil }}
+	got, err := UnmarshalBounded(nil, mt, data, b)
+	if err != nil || !bytes.Equal(got, want) || charged != len(want) {
+		t.Fatalf("%s: UnmarshalBounded at its own size: err %v, same output %v, charged %d of %d", mt, err, bytes.Equal(got, want), charged, len(want))
+	}
+	if len(want) > 1 {
+		if _, err := UnmarshalBounded(nil, mt, data, Bound{Max: len(want) - 1}); !errors.Is(err, ErrTooLarge) {
+			t.Fatalf("%s: UnmarshalBounded one byte short: err %v", mt, err)
+		}
+	}
 }
 
 // FuzzMarshal checks that Marshal never panics on arbitrary protobuf and that

@@ -24,7 +24,8 @@ import (
 // it byte for byte: no whitespace, keys in field-number order, proto3 default
 // values omitted except for oneof members and `optional` fields that are
 // present, 64-bit integers as decimal strings, enums as integers, trace and
-// span ids as lowercase hex, other bytes as padded standard base64.
+// span ids and 16-byte profile ids as lowercase hex (the form the
+// Collector's pdata reads), other bytes as padded standard base64.
 //
 // Protobuf merge semantics apply to src as in proto.Unmarshal: the last value
 // of a repeated scalar field wins, repeated occurrences of a message field are
@@ -458,6 +459,19 @@ func (e *encoder) appendLenValue(f *field, data []byte) {
 	case kHexID:
 		// OTLP/JSON writes trace and span ids as hex, not base64
 		// (specification.md "JSON Protobuf Encoding").
+		e.dst = append(e.dst, '"')
+		e.dst = hex.AppendEncode(e.dst, data)
+		e.dst = append(e.dst, '"')
+	case kProfileID:
+		// Hex as pdata reads it, when it is a profile id's 16 bytes
+		// (see kProfileID); anything else stays base64, which Unmarshal
+		// cannot mistake for hex.
+		if len(data) != 16 {
+			e.dst = append(e.dst, '"')
+			e.dst = base64.StdEncoding.AppendEncode(e.dst, data)
+			e.dst = append(e.dst, '"')
+			return
+		}
 		e.dst = append(e.dst, '"')
 		e.dst = hex.AppendEncode(e.dst, data)
 		e.dst = append(e.dst, '"')

@@ -14,7 +14,7 @@ const profilesJSON = `{"resourceProfiles":[{"resource":{"attributes":[{"key":"se
 	`"scopeProfiles":[{"scope":{"name":"ebpf"},"profiles":[{"sampleType":{"typeStrindex":1,"unitStrindex":2},` +
 	`"samples":[{"stackIndex":1,"attributeIndices":[0,1],"linkIndex":1,"values":["7","-3"],"timestampsUnixNano":["1700000000000000001"]}],` +
 	`"timeUnixNano":"1700000000000000000","durationNano":"10000000000","periodType":{"typeStrindex":3,"unitStrindex":4},"period":"10000000",` +
-	`"profileId":"AAECAwQFBgcICQoLDA0ODw==","droppedAttributesCount":2,"originalPayloadFormat":"pprof","originalPayload":"AQI=","attributeIndices":[1]}],"schemaUrl":"s"}]}],` +
+	`"profileId":"000102030405060708090a0b0c0d0e0f","droppedAttributesCount":2,"originalPayloadFormat":"pprof","originalPayload":"AQI=","attributeIndices":[1]}],"schemaUrl":"s"}]}],` +
 	`"dictionary":{"mappingTable":[{},{"memoryStart":"4096","memoryLimit":"8192","fileOffset":"512","filenameStrindex":5,"attributeIndices":[0]}],` +
 	`"locationTable":[{},{"mappingIndex":1,"address":"4660","lines":[{"functionIndex":1,"line":"42","column":"7"}],"attributeIndices":[1]}],` +
 	`"functionTable":[{},{"nameStrindex":6,"systemNameStrindex":7,"filenameStrindex":5,"startLine":"40"}],` +
@@ -58,15 +58,18 @@ func TestProfilesRoundTrip(t *testing.T) {
 	}
 }
 
-// TestProfileIDHex: profile_id is base64 on output (the hex exception of
-// the spec names trace and span ids only) but the Collector's pdata writes
-// it as 32 hex digits, which are read as hex; anything else is base64.
+// TestProfileIDHex: a 16-byte profile_id is written as 32 hex digits, the
+// form the Collector's pdata reads and writes (pdata/internal/profileid.go;
+// it fails on base64 with "length mismatch"), and read in either form:
+// hex, either case, and base64 (what protojson writes, and what otlpjson
+// wrote before). An id of another length, which the receiver refuses, is
+// written as base64 so that it reads back as itself.
 func TestProfileIDHex(t *testing.T) {
-	want := `{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"profileId":"AAECAwQFBgcICQoLDA0ODw=="}]}]}]}`
+	want := `{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"profileId":"000102030405060708090a0b0c0d0e0f"}]}]}]}`
 	for _, in := range []string{
-		`{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"profileId":"000102030405060708090a0b0c0d0e0f"}]}]}]}`,
-		`{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"profile_id":"000102030405060708090A0B0C0D0E0F"}]}]}]}`,
 		want,
+		`{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"profile_id":"000102030405060708090A0B0C0D0E0F"}]}]}]}`,
+		`{"resourceProfiles":[{"scopeProfiles":[{"profiles":[{"profileId":"AAECAwQFBgcICQoLDA0ODw=="}]}]}]}`,
 	} {
 		pb, err := Unmarshal(nil, ProfilesData, []byte(in))
 		if err != nil {
@@ -74,6 +77,24 @@ func TestProfileIDHex(t *testing.T) {
 		}
 		if got, _ := Marshal(nil, ProfilesData, pb); string(got) != want {
 			t.Fatalf("%s: got %s", in, got)
+		}
+	}
+	for _, n := range []int{1, 8, 15, 17, 24, 32} {
+		id := make([]byte, n)
+		for i := range id {
+			id[i] = byte(i + 1)
+		}
+		pb := append([]byte{0x0a, byte(n + 6), 0x12, byte(n + 4), 0x12, byte(n + 2), 0x3a, byte(n)}, id...)
+		js, err := Marshal(nil, ProfilesData, pb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := Unmarshal(nil, ProfilesData, js)
+		if err != nil {
+			t.Fatalf("%d-byte id: %s: %v", n, js, err)
+		}
+		if !bytes.Equal(back, pb) {
+			t.Fatalf("%d-byte id does not round-trip: %s\ngot  % x\nwant % x", n, js, back, pb)
 		}
 	}
 	// 32 characters that are not all hex are base64 (24 bytes): kept as

@@ -16,11 +16,15 @@ const (
 	kString kind = iota // JSON string, UTF-8
 	kBytes              // JSON string, base64
 	kHexID              // bytes field holding a trace/span id: JSON string, hex (OTLP exception)
-	// kProfileID is Profile.profile_id: JSON base64 like any bytes field on
-	// output (specification.md "JSON Protobuf Encoding" makes the hex
-	// exception for trace and span ids only), and on input also the 32 hex
-	// digits that the Collector's pdata writes. A 16-byte id in base64 is
-	// 24 characters, never 32, so the two readings cannot be confused.
+	// kProfileID is Profile.profile_id: 32 hex digits on output when it
+	// holds 16 bytes, as the Collector's pdata (the only OTLP/JSON reader
+	// of profiles there is, pdata/internal/profileid.go) reads and writes
+	// it, and base64 otherwise; on input both. specification.md "JSON
+	// Protobuf Encoding" names only trace and span ids in its hex
+	// exception, but pdata fails on base64 ("length mismatch"), so the
+	// form written is the one that is read. A 16-byte id in base64 is 24
+	// characters, never 32, so the two readings cannot be confused; the
+	// receiver refuses ids of any other length (otlpdecode).
 	kProfileID
 	kBool     // JSON true/false
 	kInt32    // JSON number

@@ -4,11 +4,14 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"sync"
 	"unsafe"
+
+	"github.com/otlp-lite/otlp-lite/internal/quote"
 )
 
 // Unmarshal transcodes the OTLP/JSON message of type t in src to protobuf
@@ -31,12 +34,54 @@ import (
 // what is wrong and where, e.g.
 // `cannot decode resourceSpans[0].scopeSpans[1].spans[3].traceId: invalid hex at offset 312`.
 func Unmarshal(dst []byte, t MessageType, src []byte) ([]byte, error) {
-	return unmarshal(dst, t, src, false)
+	return unmarshal(dst, t, src, Bound{}, false)
 }
 
-// unmarshal is Unmarshal; generic disables the fast paths of fastpath.go,
-// so that tests can check they change neither the output nor the errors.
-func unmarshal(dst []byte, t MessageType, src []byte, generic bool) ([]byte, error) {
+// Bound limits what UnmarshalBounded produces. The zero Bound limits
+// nothing.
+type Bound struct {
+	// Max, when positive, is the largest protobuf form accepted, in bytes:
+	// a receiver's request limit. OTLP v1.11 applies the limit to the
+	// request after decompression, and a transcoding is the same thing: a
+	// JSON request within the limit can spell a protobuf message four
+	// times its size (a packed double is 8 bytes, "0," is 2), which no
+	// receiver with the same limit would accept when it is replayed or
+	// forwarded.
+	Max int
+	// Charge, when not nil, is called with the size of the output as it
+	// grows, in steps of at most ChargeStep bytes and once more at the
+	// end for the rest, before more is produced: a receiver counts the
+	// protobuf form against its memory budget as it appears, as it counts
+	// a decompressed body. An error it returns stops the transcoding and
+	// is returned as is.
+	Charge func(n int) error
+}
+
+// ChargeStep is the most output UnmarshalBounded produces between two
+// calls of Bound.Charge: small against any budget, large enough that the
+// calls cost nothing measurable.
+const ChargeStep = 64 << 10
+
+// ErrTooLarge is returned by UnmarshalBounded when the protobuf form would
+// exceed Bound.Max.
+var ErrTooLarge = errors.New("protobuf form exceeds the size limit")
+
+// UnmarshalBounded is Unmarshal with the output bounded by b: the limit is
+// checked while transcoding, so the output never grows more than a few
+// hundred bytes past b.Max (what one scalar value and the lengths of the
+// messages around it add) before ErrTooLarge is returned; a string or
+// bytes value is checked before it is appended. The output is charged
+// with b.Charge as it grows. Errors are those of Unmarshal, ErrTooLarge,
+// or the error b.Charge returned; dst is then returned unchanged (what was
+// charged stays charged: the caller releases it with the rest).
+func UnmarshalBounded(dst []byte, t MessageType, src []byte, b Bound) ([]byte, error) {
+	return unmarshal(dst, t, src, b, false)
+}
+
+// unmarshal is UnmarshalBounded; generic disables the fast paths of
+// fastpath.go, so that tests can check they change neither the output nor
+// the errors.
+func unmarshal(dst []byte, t MessageType, src []byte, b Bound, generic bool) ([]byte, error) {
 	m := t.msg()
 	if m == nil {
 		return dst, fmt.Errorf("otlpjson: unknown %s", t)
@@ -47,7 +92,25 @@ func unmarshal(dst []byte, t MessageType, src []byte, generic bool) ([]byte, err
 	d.dst = dst
 	d.root = m.name
 	d.generic = generic
+	d.limitEnd = math.MaxInt
+	if b.Max > 0 {
+		d.limitEnd = n + b.Max
+	}
+	d.charge = b.Charge
+	d.chargedTo = n
+	d.next = d.limitEnd
+	if d.charge != nil {
+		d.next = min(d.limitEnd, n+ChargeStep)
+	}
 	err := d.decodeTop(m)
+	if err == nil {
+		// The output may have passed the limit since the last check,
+		// by less than one value; what it holds is charged.
+		err = d.checkOutput()
+		if err == nil && d.charge != nil && len(d.dst) > d.chargedTo {
+			err = d.charge(len(d.dst) - d.chargedTo)
+		}
+	}
 	dst = d.dst
 	d.reset()
 	decoderPool.Put(d)
@@ -75,6 +138,57 @@ type decoder struct {
 
 	// generic disables the fast paths (fastpath.go).
 	generic bool
+
+	// The Bound of UnmarshalBounded, as indexes into dst: the output
+	// must end at or before limitEnd; it is charged up to chargedTo;
+	// next, the lower of limitEnd and the next charge step, is where
+	// checkOutput has work to do. Unmarshal sets limitEnd and next to
+	// MaxInt, so its checks never pass the one comparison.
+	limitEnd, chargedTo, next int
+	charge                    func(n int) error
+}
+
+// checkOutput is called after each array element and before each string
+// or bytes value is appended (fits): it returns ErrTooLarge once the
+// output has passed the limit, and charges the output every ChargeStep
+// bytes.
+func (d *decoder) checkOutput() error {
+	if len(d.dst) <= d.next {
+		return nil
+	}
+	if len(d.dst) > d.limitEnd {
+		return ErrTooLarge
+	}
+	if d.charge != nil {
+		if err := d.charge(len(d.dst) - d.chargedTo); err != nil {
+			return err
+		}
+		d.chargedTo = len(d.dst)
+		d.next = min(d.limitEnd, d.chargedTo+ChargeStep)
+		// Grow the output by doubling, up to the limit: append's own
+		// growth, a quarter at a time for large slices, leaves four
+		// times a large output in garbage on its way there (a refused
+		// 64 MiB transcoding peaked at 350 MB); doubling leaves one.
+		if c := cap(d.dst); c-len(d.dst) < 2*ChargeStep && c < d.limitEnd {
+			want := max(2*c, len(d.dst)+4*ChargeStep)
+			if d.limitEnd < math.MaxInt-2*ChargeStep {
+				want = min(want, d.limitEnd+2*ChargeStep)
+			}
+			nb := make([]byte, len(d.dst), want)
+			copy(nb, d.dst)
+			d.dst = nb
+		}
+	}
+	return nil
+}
+
+// fits returns ErrTooLarge if appending n more bytes would pass the limit:
+// a string or bytes value is refused before it is copied.
+func (d *decoder) fits(n int) error {
+	if n > d.limitEnd-len(d.dst) {
+		return ErrTooLarge
+	}
+	return nil
 }
 
 // maxPooledBuf bounds the scratch buffers kept in the pool, so that one huge
@@ -93,6 +207,7 @@ func (d *decoder) reset() {
 	d.depth = 0
 	d.root = ""
 	d.generic = false
+	d.charge = nil
 }
 
 func (d *decoder) errorf(off int, format string, args ...any) error {
@@ -297,6 +412,11 @@ func (d *decoder) decodeArray(f *field) error {
 			if err != nil {
 				return err
 			}
+			if len(d.dst) > d.next {
+				if err := d.checkOutput(); err != nil {
+					return err
+				}
+			}
 			n++
 			i = skipWSAt(src, d.pos)
 			if i < len(src) && src[i] == ',' {
@@ -340,6 +460,19 @@ func (d *decoder) decodeValue(f *field, packed bool) error {
 		}
 		if len(s) == 0 && omitDefault {
 			return nil
+		}
+		// Refused before it is copied if its protobuf form, at least
+		// the string, half the hex digits or three quarters of the
+		// base64 characters (less padding), cannot fit.
+		least := len(s)
+		switch f.kind {
+		case kHexID, kProfileID:
+			least = len(s) / 2
+		case kBytes:
+			least = len(s)*3/4 - 2
+		}
+		if err := d.fits(least); err != nil {
+			return err
 		}
 		mark := len(d.dst)
 		d.dst = appendTag(d.dst, f.num, wtLen)
@@ -524,7 +657,7 @@ func (d *decoder) readScalar(f *field) (uint64, error) {
 			if x, ok := f.enum.value(s); ok {
 				return uint64(int64(x)), nil
 			}
-			return 0, d.errorf(valOff, "unknown enum value %q", s)
+			return 0, d.errorf(valOff, "unknown enum value %s", quote.Bytes(s))
 		}
 	}
 

@@ -302,6 +302,9 @@ func (d *decoder) decodeBadRequest(f *field, objOff, end int) error {
 					return err
 				}
 				if len(s) > 0 {
+					if err := d.fits(len(s)); err != nil {
+						return err
+					}
 					d.dst = appendTag(d.dst, num, wtLen)
 					d.dst = binary.AppendUvarint(d.dst, uint64(len(s)))
 					d.dst = append(d.dst, s...)
@@ -309,7 +312,10 @@ func (d *decoder) decodeBadRequest(f *field, objOff, end int) error {
 				return nil
 			})
 			d.endLen(violationStart)
-			return err
+			if err != nil {
+				return err
+			}
+			return d.checkOutput()
 		})
 	})
 	if err != nil {
