@@ -108,9 +108,12 @@ func exportContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 
-	r := disk.NewReader(*dataDir, sig, disk.Position{})
+	// A reader that follows the log can fall behind its retention: it
+	// names what retention deleted before it was read (a *disk.GapError),
+	// as replay and forwarding do, instead of skipping it silently.
+	r := disk.NewGapReader(*dataDir, sig)
 	defer r.Close()
-	damaged := 0
+	damaged, gaps := 0, 0
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
@@ -129,6 +132,11 @@ func exportContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if errors.Is(err, disk.ErrCorrupt) {
 			damaged++
 			fmt.Fprintf(stderr, "export: skipped damaged data: %v\n", err)
+			continue
+		}
+		if errors.Is(err, disk.ErrGap) {
+			gaps++
+			fmt.Fprintf(stderr, "export: %v\n", err)
 			continue
 		}
 		if err != nil {
@@ -151,6 +159,11 @@ func exportContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if damaged > 0 {
 		fmt.Fprintf(stderr, "export: %d damaged regions skipped\n", damaged)
+	}
+	if gaps > 0 {
+		fmt.Fprintf(stderr, "export: %d gaps: retention deleted records before they were read\n", gaps)
+	}
+	if damaged > 0 || gaps > 0 {
 		return 1
 	}
 	return 0
