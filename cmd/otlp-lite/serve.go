@@ -20,6 +20,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/server"
@@ -118,7 +119,6 @@ func registerServeFlags(s *flagSections, cfg *serveConfig) {
 	s.add("Kafka (-storage kafka)", func(fs *flag.FlagSet) {
 		cfg.kafka = registerKafkaFlags(fs)
 	})
-	s.markSecret("kafka-sasl-password")
 	s.add("Observability", func(fs *flag.FlagSet) {
 		fs.StringVar(&cfg.adminAddr, "admin-addr", "localhost:8888", "operator listener (`host:port`): the status page /, /status.json, /metrics, /config, /healthz, /readyz (and /debug/pprof with -admin-pprof); empty disables it")
 		fs.BoolVar(&cfg.adminPprof, "admin-pprof", false, "serve /debug/pprof/ on the admin listener")
@@ -247,12 +247,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseSectionFlags(sections, args, stdout, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "otlp-lite serve: unexpected arguments %q (otlp-lite serve -h lists the flags)\n", fs.Args())
-		return 2
-	}
 	if err := cfg.validate(); err != nil {
-		fmt.Fprintf(stderr, "otlp-lite serve: %v\n", err)
+		fmt.Fprintf(stderr, "otlp-lite serve: %s\n", redact.Line(err.Error()))
 		return 2
 	}
 	cfg.effective = sections.effective()
@@ -571,6 +567,10 @@ func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, erro
 	return nil, fmt.Errorf("bad -log-format %q: want text or json", format)
 }
 
+//
+// Every value (the message too) then passes through the one redaction,
+// redact.Line: no registered secret (a forwarding destination's response
+// echoing our credential, a Kafka client's error), no control character.
 func oneLineAttr(_ []string, a slog.Attr) slog.Attr {
 	var s string
 	switch v := a.Value.Any().(type) {
@@ -578,12 +578,20 @@ func oneLineAttr(_ []string, a slog.Attr) slog.Attr {
 		s = v.Error()
 	case string:
 		s = v
+	case fmt.Stringer:
+		if a.Value.Kind() != slog.KindAny {
+			return a // a time or a duration
+		}
+		s = v.String()
 	default:
 		return a
 	}
-	if strings.ContainsAny(s, "\r\n") {
-		s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
-		return slog.String(a.Key, s)
+	r := s
+	if strings.ContainsAny(r, "\r\n") {
+		r = strings.Join(strings.FieldsFunc(r, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
+	}
+	if r = redact.Line(r); r != s {
+		return slog.String(a.Key, r)
 	}
 	return a
 }

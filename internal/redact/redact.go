@@ -243,8 +243,9 @@ func flagName(a string) (string, bool) {
 // Args), it is hidden whatever its length.
 const MinLen = 4
 
-// known is the set of registered secrets, as the replacer that hides them
-// (nil while there are none: String then costs one atomic load).
+// values is the set of registered secrets (every form), replacer what
+// hides them (nil while there are none: String then costs one atomic
+// load).
 var (
 	mu       sync.Mutex
 	values   = map[string]bool{}
@@ -252,54 +253,88 @@ var (
 )
 
 // Register adds secrets the process holds, so that String and Line hide
-// them wherever they appear. Each is remembered with the forms an output
-// may quote it in (URL-escaped, Go- and JSON-quoted) and, for a header
-// value with an authentication scheme (Bearer TOKEN, Basic ...), its
-// credential alone. Values shorter than MinLen are not (see MinLen).
-// Register anything read where a secret can go, valid or not: hiding a
-// value that was not a secret only costs a Mark.
+// them wherever they appear, in every form an output may quote them in
+// (see forms). Values shorter than MinLen are not (see MinLen). Register
+// anything read where a secret can go, valid or not: hiding a value that
+// was not a secret only costs a Mark.
 func Register(secrets ...string) {
 	mu.Lock()
 	defer mu.Unlock()
 	added := false
-	add := func(v string) {
-		if len(v) >= MinLen && !values[v] {
-			values[v], added = true, true
-		}
-	}
-	addForms := func(v string) {
-		add(v)
-		add(url.QueryEscape(v))
-		add(url.PathEscape(v))
-		if q := strconv.Quote(v); len(q) > 2 {
-			add(q[1 : len(q)-1])
-		}
-		if j, err := json.Marshal(v); err == nil && len(j) > 2 {
-			add(string(j[1 : len(j)-1]))
-		}
-	}
 	for _, s := range secrets {
-		addForms(s)
-		if f := strings.Fields(s); len(f) > 1 {
-			for _, part := range f[1:] {
-				addForms(part)
+		for _, v := range forms(s) {
+			if len(v) >= MinLen && !values[v] {
+				values[v], added = true, true
 			}
 		}
 	}
 	if !added {
 		return
 	}
-	// Longest first: a secret that contains another is hidden whole.
 	all := make([]string, 0, len(values))
 	for v := range values {
 		all = append(all, v)
 	}
-	slices.SortFunc(all, func(a, b string) int { return len(b) - len(a) })
-	pairs := make([]string, 0, 2*len(all))
-	for _, v := range all {
-		pairs = append(pairs, v, Mark)
+	replacer.Store(newReplacer(all))
+}
+
+// forms are the ways an output may quote secret s: as is, URL-escaped
+// (query and path), Go-quoted (%q) and JSON-quoted without the quotes and,
+// for a header value with an authentication scheme (Bearer TOKEN, Basic
+// ...), the same for the credential alone.
+func forms(s string) []string {
+	var out []string
+	add := func(v string) {
+		out = append(out, v, url.QueryEscape(v), url.PathEscape(v))
+		if q := strconv.Quote(v); len(q) > 2 {
+			out = append(out, q[1:len(q)-1])
+		}
+		if j, err := json.Marshal(v); err == nil && len(j) > 2 {
+			out = append(out, string(j[1:len(j)-1]))
+		}
 	}
-	replacer.Store(strings.NewReplacer(pairs...))
+	add(s)
+	if f := strings.Fields(s); len(f) > 1 {
+		for _, part := range f[1:] {
+			add(part)
+		}
+	}
+	return out
+}
+
+// newReplacer replaces each of secrets by Mark, longest first: a secret
+// that contains another is hidden whole.
+func newReplacer(secrets []string) *strings.Replacer {
+	secrets = slices.Clone(secrets)
+	slices.SortFunc(secrets, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	secrets = slices.Compact(secrets)
+	pairs := make([]string, 0, 2*len(secrets))
+	for _, v := range secrets {
+		if v != "" {
+			pairs = append(pairs, v, Mark)
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+// Hide returns s with the given secrets, in every form (see forms) and of
+// any length, and every registered secret replaced by Mark: for a message
+// about the value the secrets came from (an error quoting a refused URL),
+// where a short secret is still worth hiding.
+func Hide(s string, secrets ...string) string {
+	var all []string
+	for _, v := range secrets {
+		all = append(all, forms(v)...)
+	}
+	if len(all) > 0 {
+		s = newReplacer(all).Replace(s)
+	}
+	return String(s)
 }
 
 // String returns s with every registered secret replaced by Mark.
