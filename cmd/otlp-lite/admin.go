@@ -3,10 +3,10 @@ package main
 import (
 	"bytes"
 	"net/http"
-	"os"
-	"strings"
 	"net/http/pprof"
+	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 

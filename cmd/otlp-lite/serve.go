@@ -567,7 +567,6 @@ func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, erro
 	return nil, fmt.Errorf("bad -log-format %q: want text or json", format)
 }
 
-//
 // Every value (the message too) then passes through the one redaction,
 // redact.Line: no registered secret (a forwarding destination's response
 // echoing our credential, a Kafka client's error), no control character.
