@@ -567,9 +567,10 @@ func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, erro
 	return nil, fmt.Errorf("bad -log-format %q: want text or json", format)
 }
 
-// Every value (the message too) then passes through the one redaction,
-// redact.Line: no registered secret (a forwarding destination's response
-// echoing our credential, a Kafka client's error), no control character.
+// oneLineAttr keeps a value on one line (see newLogger), then passes it
+// (the message too) through the one redaction, redact.Line: no registered
+// secret (a forwarding destination's response echoing our credential, a
+// Kafka client's error), no control character.
 func oneLineAttr(_ []string, a slog.Attr) slog.Attr {
 	var s string
 	switch v := a.Value.Any().(type) {
