@@ -178,6 +178,11 @@ func Parse(flag string) (Destination, error) {
 func ParseURL(name, raw string) (Destination, error) {
 	secrets := redact.URLSecrets(name + "=" + raw)
 	redact.Register(secrets...)
+	if checkName(name) != nil {
+		// What came before the first "=" is not a name: it may be part
+		// of a URL or a credential (white space split off), never shown.
+		return Destination{}, errors.New("invalid -forward value: the destination name before the first \"=\" (not shown) is not 1 to 64 of [A-Za-z0-9_-]; want NAME=URL")
+	}
 	d, err := parseURL(name, raw)
 	if err != nil {
 		return Destination{}, errors.New(redact.Line(redact.Hide(fmt.Sprintf("invalid -forward %s: %v", name, err), secrets...)))

@@ -41,7 +41,13 @@ const Mark = "<redacted>"
 // X-Api-Key...). Matching by part of the name, not by a list of names, is
 // deliberate: a header or parameter we never heard of is judged by the
 // same rule, and a false positive only hides a value.
-var secretWords = []string{"passw", "pwd", "secret", "token", "auth", "cookie", "credential", "session", "apikey", "private"}
+var secretWords = []string{"passw", "pwd", "secret", "token", "auth", "cookie", "credential", "apikey", "private"}
+
+// lastWords are the last words of names whose values are secrets, where
+// the same word elsewhere is not: X-Api-Key but not
+// kafka-message-key-from-metadata-key-traces, X-Session but not
+// kafka-consume-session-timeout.
+var lastWords = []string{"key", "session", "sessionid", "sid"}
 
 // locationWords end names whose value says where a secret is, or whose it
 // is, not what it is: -auth-token-file is a path (the file's contents are
@@ -58,8 +64,10 @@ var locationWords = []string{"file", "env", "path", "dir", "mechanism", "usernam
 //   - not if a word is tls: tls-key, tls-cert, tls-ca name files (client
 //     TLS key paths are not secret; key material is, and is never printed);
 //   - yes if it contains passw, pwd, secret, token, auth, cookie,
-//     credential, session, apikey or private, or its last word is key
-//     (X-Api-Key, api_key; not kafka-message-key-from-metadata-key-traces).
+//     credential, apikey or private, or its last word is key, session,
+//     sessionid or sid (or it ends in session-id): X-Api-Key, api_key,
+//     X-Session-Id; not kafka-message-key-from-metadata-key-traces nor
+//     kafka-consume-session-timeout.
 func Name(name string) bool {
 	n := strings.ToLower(name)
 	words := strings.FieldsFunc(n, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
@@ -75,7 +83,10 @@ func Name(name string) bool {
 			return true
 		}
 	}
-	return last == "key"
+	if len(words) > 1 && words[len(words)-2] == "session" && last == "id" {
+		return true // X-Session-Id
+	}
+	return slices.Contains(lastWords, last)
 }
 
 // Value returns value, or Mark if it is a secret by its name (Name) and

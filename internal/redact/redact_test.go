@@ -11,7 +11,7 @@ func TestName(t *testing.T) {
 	for _, n := range []string{
 		"kafka-sasl-password", "sasl-password", "OTLP_LITE_KAFKA_SASL_PASSWORD", "token", "auth-token",
 		"Authorization", "proxy-authorization", "Cookie", "Set-Cookie", "X-Api-Key", "x-auth-token",
-		"X-Amz-Security-Token", "api_key", "Ocp-Apim-Subscription-Key", "client_secret", "private-key", "db-pwd",
+		"X-Amz-Security-Token", "api_key", "Ocp-Apim-Subscription-Key", "client_secret", "private-key", "db-pwd", "X-Session-Id", "session",
 	} {
 		if !Name(n) {
 			t.Errorf("Name(%q) = false, want a secret", n)
@@ -21,7 +21,7 @@ func TestName(t *testing.T) {
 		"auth-token-file", "token-file", "sasl-password-env", "sasl-password-file", "kafka-sasl-username",
 		"kafka-sasl-mechanism", "tls-key", "kafka-tls-key", "tls-cert", "kafka-key-by-trace-id",
 		"kafka-message-key-from-metadata-key-traces", "kafka-include-metadata-keys", "X-Scope-OrgID",
-		"User-Agent", "Content-Type", "forward", "header", "grpc-addr", "",
+		"User-Agent", "Content-Type", "forward", "header", "grpc-addr", "kafka-consume-session-timeout", "",
 	} {
 		if Name(n) {
 			t.Errorf("Name(%q) = true, want not a secret", n)
