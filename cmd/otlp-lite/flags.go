@@ -265,14 +265,17 @@ func parseSectionFlags(s *flagSections, args []string, stdout, stderr io.Writer)
 	return 2, false
 }
 
-// redactError is a parse error as it may be shown: one line (redact.Line)
-// without secrets. The flag package quotes the refused value ("invalid
-// value %q for flag -name: ..."); a flag that may hold secrets
+// redactError is a parse error as it may be shown: flagError.
+func (s *flagSections) redactError(err error) string { return flagError(s.fs, err) }
+
+// flagError is the error of parsing fs as every command shows it: one line
+// (redact.Line) without secrets. The flag package quotes the refused value
+// ("invalid value %q for flag -name: ..."); a flag that may hold secrets
 // (secretFlag) has it replaced by redact.Mark, any other has the secrets
 // of a URL in it hidden (redact.URL). The reason after it comes from the
 // flag's Set, which hides what it quotes (forward.Parse does) and, like
 // everything else, passes through the registered secrets.
-func (s *flagSections) redactError(err error) string {
+func flagError(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
 	const prefix = "invalid value "
 	if rest, ok := strings.CutPrefix(msg, prefix); ok {
@@ -280,7 +283,7 @@ func (s *flagSections) redactError(err error) string {
 			if after, ok := strings.CutPrefix(rest[len(quoted):], " for flag -"); ok {
 				name, reason, _ := strings.Cut(after, ": ")
 				shown := redact.Mark
-				if f := s.fs.Lookup(name); f != nil && !secretFlag(f) {
+				if f := fs.Lookup(name); f != nil && !secretFlag(f) {
 					v, _ := strconv.Unquote(quoted)
 					shown = strconv.Quote(redact.URL(v))
 				}

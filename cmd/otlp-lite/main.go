@@ -70,7 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 // flags to stdout, so that "otlp-lite serve -h | grep tls" works, and asks
 // for exit status 0; an unknown or malformed flag prints one line that
 // points at -h (the flag package would print every flag after the error)
-// and asks for 2. ok is true when the command should run.
+// and asks for 2, without the secrets it may quote (flagError). ok is true
+// when the command should run.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
@@ -84,6 +85,6 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 		fs.PrintDefaults()
 		return 0, false
 	}
-	fmt.Fprintf(stderr, "otlp-lite %s: %v (otlp-lite %s -h lists the flags)\n", fs.Name(), err, fs.Name())
+	fmt.Fprintf(stderr, "otlp-lite %s: %s (otlp-lite %s -h lists the flags)\n", fs.Name(), flagError(fs, err), fs.Name())
 	return 2, false
 }
