@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 )
 
 const usage = `usage: otlp-lite <command> [flags]
@@ -42,6 +44,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cmd, rest := args[0], args[1:]
+	// Every secret a command was given is hidden in what it prints on
+	// stderr (errors, logs, a receiver's refusal quoting our token).
+	stderr = redact.Writer(stderr)
 	switch cmd {
 	case "serve":
 		return serve(rest, stdout, stderr)

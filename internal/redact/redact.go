@@ -22,6 +22,7 @@ package redact
 
 import (
 	"encoding/json"
+	"io"
 	"net/url"
 	"slices"
 	"strconv"
@@ -355,6 +356,26 @@ func String(s string) string {
 		return s
 	}
 	return r.Replace(s)
+}
+
+// Writer returns w with every registered secret hidden in each Write: the
+// last net under outputs that print messages directly (a command's
+// stderr), each written in one call as fmt.Fprintf and slog's handlers
+// do. It is not for binary data: a secret's bytes inside it would be
+// replaced too.
+func Writer(w io.Writer) io.Writer { return writer{w} }
+
+type writer struct{ w io.Writer }
+
+func (w writer) Write(p []byte) (int, error) {
+	r := replacer.Load()
+	if r == nil {
+		return w.w.Write(p)
+	}
+	if _, err := io.WriteString(w.w, r.Replace(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // Line is String for an output that promises one line per message (an

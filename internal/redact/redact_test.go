@@ -86,3 +86,16 @@ func TestLine(t *testing.T) {
 		t.Fatalf("Line(plain) = %q", got)
 	}
 }
+
+func TestWriter(t *testing.T) {
+	Register("wr1-SeCrEt")
+	var b strings.Builder
+	w := Writer(&b)
+	msg := "replay: the target answered: wr1-SeCrEt is wrong\n"
+	if n, err := w.Write([]byte(msg)); n != len(msg) || err != nil {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	if b.String() != "replay: the target answered: <redacted> is wrong\n" {
+		t.Fatalf("wrote %q", b.String())
+	}
+}
