@@ -181,7 +181,7 @@ func ParseURL(name, raw string) (Destination, error) {
 	if checkName(name) != nil {
 		// What came before the first "=" is not a name: it may be part
 		// of a URL or a credential (white space split off), never shown.
-		return Destination{}, errors.New("invalid -forward value: the destination name before the first \"=\" (not shown) is not 1 to 64 of [A-Za-z0-9_-]; want NAME=URL")
+		return Destination{}, errors.New("invalid -forward value: invalid destination name (what comes before the first \"=\", not shown): want NAME=URL, NAME 1 to 64 of [A-Za-z0-9_-]")
 	}
 	d, err := parseURL(name, raw)
 	if err != nil {
