@@ -46,6 +46,12 @@ func newAdminServer(set *metrics.Set, withPprof bool) (*adminServer, http.Handle
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		if !redact.Active() {
+			// Nothing to hide: no copy (scrapers poll this often).
+			a.set.WritePrometheus(w)
+			metrics.WriteProcessMetrics(w)
+			return
+		}
 		var b bytes.Buffer
 		a.set.WritePrometheus(&b)
 		metrics.WriteProcessMetrics(&b)
@@ -87,7 +93,10 @@ func redactedCmdline(w http.ResponseWriter, r *http.Request) {
 // series' braces is searched, so that a short secret cannot corrupt a
 // metric's name or value.
 func redactLabels(b []byte) []byte {
-	var out []byte
+	if !redact.Active() {
+		return b
+	}
+	out := make([]byte, 0, len(b))
 	for line := range bytes.Lines(b) {
 		open := bytes.IndexByte(line, '{')
 		end := bytes.LastIndexByte(line, '}')

@@ -349,6 +349,10 @@ func Hide(s string, secrets ...string) string {
 	return String(s)
 }
 
+// Active reports whether any secret is registered: an output that must
+// buffer to redact (a whole exposition) need not when none is.
+func Active() bool { return replacer.Load() != nil }
+
 // String returns s with every registered secret replaced by Mark.
 func String(s string) string {
 	r := replacer.Load()
