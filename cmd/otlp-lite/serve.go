@@ -557,7 +557,7 @@ func splitList(s string) []string {
 // separates them with newlines) has its newlines replaced by "; ", so a log
 // line is never split and logfmt never shows a literal \n.
 func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, error) {
-	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: oneLineAttr}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: func(g []string, a slog.Attr) slog.Attr { return redactAttr(oneLineAttr(g, a)) }}
 	switch format {
 	case "text", "":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
@@ -567,10 +567,6 @@ func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, erro
 	return nil, fmt.Errorf("bad -log-format %q: want text or json", format)
 }
 
-// oneLineAttr keeps a value on one line (see newLogger), then passes it
-// (the message too) through the one redaction, redact.Line: no registered
-// secret (a forwarding destination's response echoing our credential, a
-// Kafka client's error), no control character.
 func oneLineAttr(_ []string, a slog.Attr) slog.Attr {
 	var s string
 	switch v := a.Value.Any().(type) {
@@ -578,20 +574,12 @@ func oneLineAttr(_ []string, a slog.Attr) slog.Attr {
 		s = v.Error()
 	case string:
 		s = v
-	case fmt.Stringer:
-		if a.Value.Kind() != slog.KindAny {
-			return a // a time or a duration
-		}
-		s = v.String()
 	default:
 		return a
 	}
-	r := s
-	if strings.ContainsAny(r, "\r\n") {
-		r = strings.Join(strings.FieldsFunc(r, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
-	}
-	if r = redact.Line(r); r != s {
-		return slog.String(a.Key, r)
+	if strings.ContainsAny(s, "\r\n") {
+		s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
+		return slog.String(a.Key, s)
 	}
 	return a
 }
