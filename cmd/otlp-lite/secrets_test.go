@@ -326,7 +326,7 @@ func TestNoSecretInAnyOutput(t *testing.T) {
 	}
 
 	admin := "http://" + p.adminAddr
-	for _, path := range []string{"/config", "/config?format=json", "/", "/status.json", "/metrics", "/debug/pprof/cmdline", "/debug/pprof/", "/healthz", "/readyz", "/nope"} {
+	for _, path := range []string{"/config", "/config?format=json", "/", "/status.json", "/metrics", "/debug/pprof/cmdline", "/debug/pprof/", "/debug/pprof/goroutine?debug=2", "/healthz", "/readyz", "/nope"} {
 		o.add("admin "+path, fetch(t, h1, http.MethodGet, admin+path, http.Header{}, nil))
 	}
 	p.stop(t, o, "serve")
