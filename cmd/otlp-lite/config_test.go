@@ -228,12 +228,15 @@ func TestSecretFlags(t *testing.T) {
 }
 
 // The client commands' flag errors are one line without the secret: a
-// -header without its colon cannot be told from its credential.
+// -header without its colon cannot be told from its credential, an
+// -endpoint URL's userinfo is not shown.
 func TestClientFlagErrorRedactsSecrets(t *testing.T) {
 	for _, args := range [][]string{
 		{"loadgen", "-header", "Authorization Bearer cl1-SeCrEt"},
 		{"replay", "-header", "X-Api-Key\ncl1-SeCrEt"},
 		{"replay", "-header=Authorization Bearer cl1-SeCrEt", "-bogus"},
+		{"replay", "-data-dir", t.TempDir(), "-endpoint", "https://otlp:cl1-SeCrEt@127.0.0.1:4317"},
+		{"loadgen", "-endpoint", "http://otlp:cl1-SeCrEt@127.0.0.1:4317"},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := run(args, &stdout, &stderr)
