@@ -29,11 +29,16 @@ import (
 // credential, a Kafka client's error), no control character. Times,
 // durations and numbers are left as they are.
 func redactAttr(a slog.Attr) slog.Attr {
-	if a.Value.Kind() != slog.KindString && a.Value.Kind() != slog.KindAny {
-		return a
-	}
-	s, ok := attrString(a.Value)
-	if !ok {
+	var s string
+	switch a.Value.Kind() {
+	case slog.KindString:
+		s = a.Value.String() // not Any: no allocation
+	case slog.KindAny:
+		var ok bool
+		if s, ok = attrString(a.Value); !ok {
+			return a
+		}
+	default:
 		return a
 	}
 	if r := redact.Line(s); r != s {
@@ -42,7 +47,7 @@ func redactAttr(a slog.Attr) slog.Attr {
 	return a
 }
 
-// attrString is the text of a string, error or fmt.Stringer value; a
+// attrString is the text of an error or fmt.Stringer value; a
 // String or Error method that panics (on a nil pointer, say) is left to
 // the handler, which reports it.
 func attrString(v slog.Value) (s string, ok bool) {
@@ -52,8 +57,6 @@ func attrString(v slog.Value) (s string, ok bool) {
 		}
 	}()
 	switch x := v.Any().(type) {
-	case string:
-		return x, true
 	case error:
 		return x.Error(), true
 	case fmt.Stringer:
