@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -138,11 +139,14 @@ func RegisterScheme(scheme string, p SchemeParser) { schemes[scheme] = p }
 // destination in state failing.
 var defaultSignals = []storage.Signal{storage.Traces, storage.Metrics, storage.Logs}
 
-// Parse reads a -forward flag's value, "NAME=URL"; see ParseURL.
+// Parse reads a -forward flag's value, "NAME=URL"; see ParseURL. A value
+// without "=" is not quoted in the error: it may be a credential that white
+// space split off a URL (in OTLP_LITE_FORWARD, which separates values by
+// it).
 func Parse(flag string) (Destination, error) {
 	name, raw, ok := strings.Cut(flag, "=")
 	if !ok {
-		return Destination{}, fmt.Errorf("invalid -forward %q: want NAME=URL, for example otel=grpc://collector:4317", flag)
+		return Destination{}, errors.New("invalid -forward value (not shown: it has no NAME=): want NAME=URL, for example otel=grpc://collector:4317; a space in a URL is written %20")
 	}
 	return ParseURL(name, raw)
 }
@@ -166,11 +170,22 @@ func Parse(flag string) (Destination, error) {
 //	tls-ca=FILE tls-cert=FILE tls-key=FILE tls-server-name=NAME
 //	insecure-skip-verify=true     (TLS schemes only)
 //
-// Every error is one line naming the destination and the parameter.
+// Every error is one line naming the destination and the parameter, and
+// shows none of the URL's secrets (package redact decides which: the
+// userinfo, credential headers, secret parameters), which are registered
+// with package redact as soon as they are read, valid or not, so that no
+// other output shows them either.
 func ParseURL(name, raw string) (Destination, error) {
+	secrets := redact.URLSecrets(name + "=" + raw)
+	redact.Register(secrets...)
+	if checkName(name) != nil {
+		// What came before the first "=" is not a name: it may be part
+		// of a URL or a credential (white space split off), never shown.
+		return Destination{}, errors.New("invalid -forward value: invalid destination name (what comes before the first \"=\", not shown): want NAME=URL, NAME 1 to 64 of [A-Za-z0-9_-]")
+	}
 	d, err := parseURL(name, raw)
 	if err != nil {
-		return Destination{}, fmt.Errorf("invalid -forward %s: %w", name, err)
+		return Destination{}, errors.New(redact.Line(redact.Hide(fmt.Sprintf("invalid -forward %s: %v", name, err), secrets...)))
 	}
 	return d, nil
 }

@@ -1,18 +1,24 @@
 package main
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 )
 
 // adminServer is the operator's listener: /metrics (Prometheus text),
 // /healthz (the process is alive), /readyz (storage open and not shutting
-// down: safe to send traffic) and, with -admin-pprof, /debug/pprof/. It is
+// down: safe to send traffic) and, with -admin-pprof, /debug/pprof/ (its
+// cmdline with the secrets of the command line hidden). It is
 // separate from the OTLP ports so that it can stay on localhost or a
 // private network while the OTLP ports face clients.
 type adminServer struct {
@@ -40,8 +46,16 @@ func newAdminServer(set *metrics.Set, withPprof bool) (*adminServer, http.Handle
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		a.set.WritePrometheus(w)
-		metrics.WriteProcessMetrics(w)
+		if !redact.Active() {
+			// Nothing to hide: no copy (scrapers poll this often).
+			a.set.WritePrometheus(w)
+			metrics.WriteProcessMetrics(w)
+			return
+		}
+		var b bytes.Buffer
+		a.set.WritePrometheus(&b)
+		metrics.WriteProcessMetrics(&b)
+		w.Write(redactLabels(b.Bytes()))
 	})
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok\n"))
@@ -55,10 +69,45 @@ func newAdminServer(set *metrics.Set, withPprof bool) (*adminServer, http.Handle
 	})
 	if withPprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/cmdline", redactedCmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	return a, mux
+}
+
+// redactedCmdline is pprof's /debug/pprof/cmdline (the command line, its
+// arguments separated by NUL bytes) with what package redact hides hidden:
+// the values of secret flags (-kafka-sasl-password), the credentials of
+// -forward URLs, and every registered secret. pprof's own would show them.
+func redactedCmdline(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte(strings.Join(redact.Args(os.Args), "\x00")))
+}
+
+// redactLabels hides the registered secrets (package redact) in the label
+// values of a Prometheus exposition: label values come from names clients
+// and operators chose (destinations, tenants). Only what is between a
+// series' braces is searched, so that a short secret cannot corrupt a
+// metric's name or value.
+func redactLabels(b []byte) []byte {
+	if !redact.Active() {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for line := range bytes.Lines(b) {
+		open := bytes.IndexByte(line, '{')
+		end := bytes.LastIndexByte(line, '}')
+		if line[0] == '#' || open < 0 || end < open {
+			out = append(out, line...)
+			continue
+		}
+		labels := string(line[open:end])
+		out = append(out, line[:open]...)
+		out = append(out, redact.String(labels)...)
+		out = append(out, line[end:]...)
+	}
+	return out
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 )
 
@@ -150,6 +151,7 @@ func (c *clientFlags) checkHeaders() error {
 		return errors.New("-token and -token-file both give the token: give one")
 	}
 	token := c.token
+	defer func() { redact.Register(token) }() // from -token or -token-file: hidden in every output
 	if c.tokenFile != "" {
 		var err error
 		if token, err = readClientToken(c.tokenFile); err != nil {
@@ -225,7 +227,9 @@ func (h *headerFlag) Set(s string) error {
 	name, value = strings.TrimSpace(name), strings.TrimSpace(value)
 	switch {
 	case !ok:
-		return fmt.Errorf("%q is not NAME:VALUE", s)
+		// Not quoted: without a colon, what is the name and what the
+		// credential (Authorization Bearer TOKEN) cannot be told.
+		return errors.New("the value (not shown) is not NAME:VALUE")
 	case !httpguts.ValidHeaderFieldName(name):
 		return fmt.Errorf("%q is not a valid header name", name)
 	case !httpguts.ValidHeaderFieldValue(value):
@@ -234,8 +238,21 @@ func (h *headerFlag) Set(s string) error {
 	if lower := strings.ToLower(name); slices.Contains(reservedHeaders, lower) || strings.HasPrefix(lower, "grpc-") {
 		return fmt.Errorf("%s is set by the client itself", name)
 	}
+	if redact.Name(name) {
+		redact.Register(value)
+	}
 	*h = append(*h, struct{ name, value string }{name, value})
 	return nil
+}
+
+// Redacted is String with the values of headers whose names are secrets
+// (redact.Name) hidden.
+func (h *headerFlag) Redacted() string {
+	parts := make([]string, len(*h))
+	for i, kv := range *h {
+		parts[i] = kv.name + ":" + redact.Value(kv.name, kv.value)
+	}
+	return strings.Join(parts, ",")
 }
 
 // wrap returns hc with the flags' headers added to each request; hc itself

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 )
 
 // parseServeEnv parses args and env (name → value) as serve does.
@@ -197,5 +199,49 @@ func TestServeFlagErrorRedactsSecrets(t *testing.T) {
 	code := run([]string{"serve", "-forward", "a=grpc://x:1?header=Authorization:Bearer%20sekrit&bogus=1"}, &stdout, &stderr)
 	if code != 2 || strings.Contains(stderr.String(), "sekrit") || !strings.Contains(stderr.String(), "-forward") || !strings.Contains(stderr.String(), "bogus") {
 		t.Fatalf("exit %d, stderr %q: want exit 2, the flag and the problem named, the value not shown", code, stderr.String())
+	}
+}
+
+// One rule decides which flags hold secrets (redact.Name): serve's
+// -kafka-sasl-password and the client commands' -token, and no other (a
+// flag judged secret by mistake would hide its value from /config).
+func TestSecretFlags(t *testing.T) {
+	_, s, err := parseServeEnv(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c clientFlags
+	cfs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	c.register(cfs, true, "gzip")
+	for _, fs := range []*flag.FlagSet{s.fs, cfs} {
+		var got []string
+		fs.VisitAll(func(f *flag.Flag) {
+			if redact.Name(f.Name) {
+				got = append(got, f.Name)
+			}
+		})
+		want := map[string]string{"serve": "kafka-sasl-password", "replay": "token"}[fs.Name()]
+		if strings.Join(got, ",") != want {
+			t.Errorf("%s: the flags judged secret are %q, want %q", fs.Name(), got, want)
+		}
+	}
+}
+
+// The client commands' flag errors are one line without the secret: a
+// -header without its colon cannot be told from its credential, an
+// -endpoint URL's userinfo is not shown.
+func TestClientFlagErrorRedactsSecrets(t *testing.T) {
+	for _, args := range [][]string{
+		{"loadgen", "-header", "Authorization Bearer cl1-SeCrEt"},
+		{"replay", "-header", "X-Api-Key\ncl1-SeCrEt"},
+		{"replay", "-header=Authorization Bearer cl1-SeCrEt", "-bogus"},
+		{"replay", "-data-dir", t.TempDir(), "-endpoint", "https://otlp:cl1-SeCrEt@127.0.0.1:4317"},
+		{"loadgen", "-endpoint", "http://otlp:cl1-SeCrEt@127.0.0.1:4317"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(args, &stdout, &stderr)
+		if code != 2 || strings.Contains(stderr.String(), "cl1-SeCrEt") || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q: want exit 2, one line, the value not shown", args, code, stderr.String())
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 )
 
 // envPrefix starts the environment variable of every serve flag: the flag
@@ -32,28 +34,47 @@ type repeatableValue interface {
 	repeatable()
 }
 
-// redactedValue is a flag.Value whose String may hold a secret (such as a
-// URL with a credential in a header); Redacted is what the effective
-// configuration shows instead.
+// redactedValue is a flag.Value that holds several values (a repeatable
+// flag) whose secrets the one rule (package redact) finds only value by
+// value: Redacted applies it to each. Every other flag's value is shown
+// as shownValue says.
 type redactedValue interface {
 	flag.Value
 	Redacted() string
 }
 
+// shownValue is how every output (the effective configuration, /config,
+// the status page, the configuration log line) shows f's value: through
+// package redact, which alone decides what is secret: the value of a flag
+// whose name is a secret (redact.Name: -kafka-sasl-password), the secrets
+// of a URL (redact.URL), any secret the process registered.
+func shownValue(f *flag.Flag) string {
+	if rv, ok := f.Value.(redactedValue); ok {
+		return redact.String(rv.Redacted())
+	}
+	return redact.String(redact.URL(redact.Value(f.Name, f.Value.String())))
+}
+
+// secretFlag reports whether f's raw value may hold a secret that only its
+// structure would show: such a value is never quoted in an error (a
+// refused value cannot be trusted to have the structure).
+func secretFlag(f *flag.Flag) bool {
+	_, ok := f.Value.(redactedValue)
+	return ok || redact.Name(f.Name)
+}
+
 // flagSections groups a command's flags into help sections (listeners,
 // storage, limits, ...), in the order the sections were first defined,
-// and knows which flags hold secrets. serve's help and its effective
-// configuration are printed by section.
+// serve's help and its effective configuration are printed by section.
 type flagSections struct {
 	fs      *flag.FlagSet
 	titles  []string
 	section map[string]string // flag name → section title
-	secret  map[string]bool
 	source  map[string]string // after parse: flag name → "flag", "env" or "default"
 }
 
 func newFlagSections(fs *flag.FlagSet) *flagSections {
-	return &flagSections{fs: fs, section: map[string]string{}, secret: map[string]bool{}}
+	return &flagSections{fs: fs, section: map[string]string{}}
 }
 
 // add defines the flags that define registers on fs in the section titled
@@ -72,19 +93,16 @@ func (s *flagSections) add(title string, define func(fs *flag.FlagSet)) {
 	})
 }
 
-// markSecret marks flags whose values are never printed: the effective
-// configuration shows whether they are set, not what they are.
-func (s *flagSections) markSecret(names ...string) {
-	for _, n := range names {
-		s.secret[n] = true
-	}
-}
-
 // parse parses args, then sets every flag not given on the command line
 // from its environment variable, if set: a flag wins over the environment,
 // which wins over the default. A bad value in the environment is reported
 // with the variable's name. lookup is os.LookupEnv outside tests.
+//
+// The value of every flag whose name is a secret (redact.Name) is
+// registered with package redact as it is read, valid or not, so that no
+// later output (an error a library formats, a log line) shows it.
 func (s *flagSections) parse(args []string, lookup func(string) (string, bool)) error {
+	defer s.registerSecrets()
 	if err := s.fs.Parse(args); err != nil {
 		return err
 	}
@@ -106,9 +124,9 @@ func (s *flagSections) parse(args []string, lookup func(string) (string, bool)) 
 		}
 		for _, v := range values {
 			if e := s.fs.Set(f.Name, v); e != nil {
-				shown := strconv.Quote(v)
-				if _, redacted := f.Value.(redactedValue); redacted || s.secret[f.Name] {
-					shown = "<redacted>"
+				shown := strconv.Quote(redact.URL(v))
+				if secretFlag(f) {
+					shown = redact.Mark
 				}
 				err = fmt.Errorf("invalid value %s for %s (flag -%s): %v", shown, envName(f.Name), f.Name, e)
 				return
@@ -117,6 +135,16 @@ func (s *flagSections) parse(args []string, lookup func(string) (string, bool)) 
 		s.source[f.Name] = "env"
 	})
 	return err
+}
+
+// registerSecrets registers the values of the flags whose names are
+// secrets (redact.Name), from the command line or the environment.
+func (s *flagSections) registerSecrets() {
+	s.fs.VisitAll(func(f *flag.Flag) {
+		if redact.Name(f.Name) {
+			redact.Register(f.Value.String())
+		}
+	})
 }
 
 // configEntry is one flag's effective value: what serve runs with.
@@ -138,13 +166,7 @@ func (s *flagSections) effective() []configEntry {
 			if s.section[f.Name] != title {
 				return
 			}
-			v := f.Value.String()
-			switch rv, ok := f.Value.(redactedValue); {
-			case s.secret[f.Name] && v != "":
-				v = "<redacted>"
-			case ok:
-				v = rv.Redacted()
-			}
+			v := shownValue(f)
 			src := s.source[f.Name]
 			if src == "" {
 				src = "default"
@@ -218,14 +240,21 @@ func wrap(text string, width int) []string {
 }
 
 // parseSectionFlags is parseFlags for a command whose flags are in
-// sections and can come from the environment: -h prints the sections to
-// stdout (exit 0); an unknown flag or a bad value, on the command line or
-// in the environment, is one line on stderr that points at -h (exit 2).
+// sections and can come from the environment, and that takes no other
+// arguments: -h prints the sections to stdout (exit 0); an unknown flag, a
+// bad value (on the command line or in the environment) or an argument
+// that is not a flag is one line on stderr that points at -h (exit 2).
+// Arguments that are not flags are counted, not shown: the usual cause is
+// a value with a space that the shell split, such as the credential of a
+// header (-forward 'a=grpc://h:4317?header=Authorization:Bearer TOKEN'
+// without its quotes).
 func parseSectionFlags(s *flagSections, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	s.fs.SetOutput(io.Discard)
 	err := s.parse(args, os.LookupEnv)
 	s.fs.SetOutput(stderr)
 	switch {
+	case err == nil && s.fs.NArg() > 0:
+		err = fmt.Errorf("unexpected arguments after the flags (%d, not shown: quote a value that has spaces)", s.fs.NArg())
 	case err == nil:
 		return 0, true
 	case err == flag.ErrHelp:
@@ -236,31 +265,33 @@ func parseSectionFlags(s *flagSections, args []string, stdout, stderr io.Writer)
 	return 2, false
 }
 
-// redactError removes the value the flag package quotes in its error
-// ("invalid value %q for flag -name: ...") when the flag holds secrets:
-// a -forward URL may carry an Authorization header, and the error goes
-// to a terminal or a log.
-func (s *flagSections) redactError(err error) string {
+// redactError is a parse error as it may be shown: flagError.
+func (s *flagSections) redactError(err error) string { return flagError(s.fs, err) }
+
+// flagError is the error of parsing fs as every command shows it: one line
+// (redact.Line) without secrets. The flag package quotes the refused value
+// ("invalid value %q for flag -name: ..."); a flag that may hold secrets
+// (secretFlag) has it replaced by redact.Mark, any other has the secrets
+// of a URL in it hidden (redact.URL). The reason after it comes from the
+// flag's Set, which hides what it quotes (forward.Parse does) and, like
+// everything else, passes through the registered secrets.
+func flagError(fs *flag.FlagSet, err error) string {
 	msg := err.Error()
-	const prefix = "invalid value \""
-	if !strings.HasPrefix(msg, prefix) {
-		return msg
-	}
-	var out string
-	s.fs.VisitAll(func(f *flag.Flag) {
-		_, redacted := f.Value.(redactedValue)
-		if !redacted && !s.secret[f.Name] {
-			return
+	const prefix = "invalid value "
+	if rest, ok := strings.CutPrefix(msg, prefix); ok {
+		if quoted, err := strconv.QuotedPrefix(rest); err == nil {
+			if after, ok := strings.CutPrefix(rest[len(quoted):], " for flag -"); ok {
+				name, reason, _ := strings.Cut(after, ": ")
+				shown := redact.Mark
+				if f := fs.Lookup(name); f != nil && !secretFlag(f) {
+					v, _ := strconv.Unquote(quoted)
+					shown = strconv.Quote(redact.URL(v))
+				}
+				msg = prefix + shown + " for flag -" + name + ": " + reason
+			}
 		}
-		marker := "\" for flag -" + f.Name + ": "
-		if i := strings.LastIndex(msg, marker); i > 0 {
-			out = "invalid value <redacted> for flag -" + f.Name + ": " + msg[i+len(marker):]
-		}
-	})
-	if out != "" {
-		return out
 	}
-	return msg
+	return redact.Line(msg)
 }
 
 // configHandler serves the effective configuration on the admin port:

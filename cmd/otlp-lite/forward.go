@@ -16,6 +16,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/forward"
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
@@ -43,12 +44,12 @@ func (*forwardList) repeatable() {}
 
 func (f *forwardList) String() string { return strings.Join(f.raw, " ") }
 
-// Redacted shows each destination without its query, which may hold
-// credentials in headers.
+// Redacted shows each destination as given, its secrets hidden by the one
+// rule (redact.URL: credential headers, userinfo, secret parameters).
 func (f *forwardList) Redacted() string {
-	shown := make([]string, len(f.dests))
-	for i, d := range f.dests {
-		shown[i] = d.Name + "=" + d.String()
+	shown := make([]string, len(f.raw))
+	for i, raw := range f.raw {
+		shown[i] = redact.URL(raw)
 	}
 	return strings.Join(shown, " ")
 }

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 )
 
 const usage = `usage: otlp-lite <command> [flags]
@@ -42,6 +44,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cmd, rest := args[0], args[1:]
+	// Every secret a command was given is hidden in what it prints on
+	// stderr (errors, logs, a receiver's refusal quoting our token).
+	stderr = redact.Writer(stderr)
 	switch cmd {
 	case "serve":
 		return serve(rest, stdout, stderr)
@@ -70,7 +75,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 // flags to stdout, so that "otlp-lite serve -h | grep tls" works, and asks
 // for exit status 0; an unknown or malformed flag prints one line that
 // points at -h (the flag package would print every flag after the error)
-// and asks for 2. ok is true when the command should run.
+// and asks for 2, without the secrets it may quote (flagError). ok is true
+// when the command should run.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code int, ok bool) {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
@@ -84,6 +90,6 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (code
 		fs.PrintDefaults()
 		return 0, false
 	}
-	fmt.Fprintf(stderr, "otlp-lite %s: %v (otlp-lite %s -h lists the flags)\n", fs.Name(), err, fs.Name())
+	fmt.Fprintf(stderr, "otlp-lite %s: %s (otlp-lite %s -h lists the flags)\n", fs.Name(), flagError(fs, err), fs.Name())
 	return 2, false
 }

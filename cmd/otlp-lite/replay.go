@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/internal/wait"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
@@ -332,14 +333,17 @@ func printLastErrors(w io.Writer, cfg replayConfig, counts []replayCounts) {
 func checkEndpoint(endpoint, plainFlag string) error {
 	if scheme, rest, ok := strings.Cut(endpoint, "://"); ok {
 		hostPort, _, _ := strings.Cut(rest, "/")
+		if at := strings.LastIndexByte(hostPort, '@'); at >= 0 {
+			hostPort = hostPort[at+1:] // user:password@ is not shown, nor sent
+		}
 		use := "-endpoint " + hostPort
 		if scheme == "http" && plainFlag != "" {
 			use += " " + plainFlag
 		}
-		return fmt.Errorf("-endpoint %q is a URL, but host:port is wanted: use %s", endpoint, use)
+		return fmt.Errorf("-endpoint %q is a URL, but host:port is wanted: use %s", redact.URL(endpoint), use)
 	}
 	if _, _, err := net.SplitHostPort(endpoint); err != nil {
-		return fmt.Errorf("-endpoint %q is not host:port: %v", endpoint, err)
+		return fmt.Errorf("-endpoint %q is not host:port: %v", redact.URL(endpoint), redact.Hide(err.Error(), redact.URLSecrets(endpoint)...))
 	}
 	return nil
 }

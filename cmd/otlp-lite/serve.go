@@ -20,6 +20,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/server"
@@ -118,7 +119,6 @@ func registerServeFlags(s *flagSections, cfg *serveConfig) {
 	s.add("Kafka (-storage kafka)", func(fs *flag.FlagSet) {
 		cfg.kafka = registerKafkaFlags(fs)
 	})
-	s.markSecret("kafka-sasl-password")
 	s.add("Observability", func(fs *flag.FlagSet) {
 		fs.StringVar(&cfg.adminAddr, "admin-addr", "localhost:8888", "operator listener (`host:port`): the status page /, /status.json, /metrics, /config, /healthz, /readyz (and /debug/pprof with -admin-pprof); empty disables it")
 		fs.BoolVar(&cfg.adminPprof, "admin-pprof", false, "serve /debug/pprof/ on the admin listener")
@@ -247,12 +247,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseSectionFlags(sections, args, stdout, stderr); !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "otlp-lite serve: unexpected arguments %q (otlp-lite serve -h lists the flags)\n", fs.Args())
-		return 2
-	}
 	if err := cfg.validate(); err != nil {
-		fmt.Fprintf(stderr, "otlp-lite serve: %v\n", err)
+		fmt.Fprintf(stderr, "otlp-lite serve: %s\n", redact.Line(err.Error()))
 		return 2
 	}
 	cfg.effective = sections.effective()
@@ -561,7 +557,7 @@ func splitList(s string) []string {
 // separates them with newlines) has its newlines replaced by "; ", so a log
 // line is never split and logfmt never shows a literal \n.
 func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, error) {
-	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: oneLineAttr}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: func(g []string, a slog.Attr) slog.Attr { return redactAttr(oneLineAttr(g, a)) }}
 	switch format {
 	case "text", "":
 		return slog.New(slog.NewTextHandler(w, opts)), nil

@@ -106,7 +106,7 @@ func (p *statusPage) run(stop <-chan struct{}) {
 func (p *statusPage) scrape() (*exposition, error) {
 	var buf bytes.Buffer
 	p.set.WritePrometheus(&buf)
-	return parseExposition(buf.Bytes())
+	return parseExposition(redactLabels(buf.Bytes()))
 }
 
 // snapshot adds the set's figures at now to the ring, dropping snapshots

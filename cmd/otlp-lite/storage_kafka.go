@@ -19,6 +19,7 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -216,13 +217,26 @@ func (h *kafkaHeaders) String() string {
 func (h *kafkaHeaders) Set(v string) error {
 	name, value, ok := strings.Cut(v, "=")
 	if !ok || name == "" {
-		return fmt.Errorf("want name=value, got %q", v)
+		return fmt.Errorf("want name=value, got %q", redact.Value(name, v))
+	}
+	if redact.Name(name) {
+		redact.Register(value)
 	}
 	*h = append(*h, kafka.Header{Key: name, Value: value})
 	return nil
 }
 
 func (h *kafkaHeaders) repeatable() {}
+
+// Redacted shows the headers with the values of those whose names are
+// secrets (redact.Name: Authorization, X-Api-Key...) hidden.
+func (h *kafkaHeaders) Redacted() string {
+	var parts []string
+	for _, x := range *h {
+		parts = append(parts, x.Key+"="+redact.Value(x.Key, x.Value))
+	}
+	return strings.Join(parts, " ")
+}
 
 // registerKafkaConnFlags defines the flags of how to reach the brokers,
 // shared by the sink (-storage kafka) and the source (-kafka-consume).
@@ -289,6 +303,10 @@ func (c kafkaConnSettings) build(prefix string) (*tls.Config, *kafka.SASL, error
 		if c.Username == "" {
 			return nil, nil, fmt.Errorf("%ssasl-mechanism needs %ssasl-username", prefix, prefix)
 		}
+		// The password, wherever it came from (a flag, the environment,
+		// a kafka:// URL's sasl-password-env or -file), is hidden in
+		// every output from now on.
+		redact.Register(c.Password)
 		sc = &kafka.SASL{Mechanism: c.Mechanism, Username: c.Username, Password: c.Password}
 	case c.Username != "":
 		return nil, nil, fmt.Errorf("%ssasl-username needs %ssasl-mechanism", prefix, prefix)
