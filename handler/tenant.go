@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"math"
 	"net/http"
 	"strings"
@@ -28,16 +29,12 @@ const DefaultTenantHeader = "X-Scope-OrgID"
 // (150); a name that long still fits a Kafka topic name (249) with a prefix.
 const MaxTenantNameLength = 150
 
-// credentialHeaders are the request headers that carry credentials
-// (RFC 9110 section 11.6.2 and 11.7.2, RFC 6265 section 5.4); the bearer
-// token this receiver checks travels in Authorization. The tenant header
-// becomes a metric label, a log field, a Kafka record header and topic, a
-// file name in exports: a credential there would be published.
-var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie"}
-
 // CheckTenantHeader says why name cannot be the tenant header, if it
 // cannot: it must be an HTTP field name (RFC 9110 section 5.1, a token)
-// and not one that carries credentials.
+// and not one that carries credentials by the process's one rule of what
+// is secret (redact.Name: Authorization, Proxy-Authorization, Cookie,
+// X-Api-Key...). The tenant header becomes a metric label, a log field, a
+// Kafka record header and topic: a credential there would be published.
 func CheckTenantHeader(name string) error {
 	if name == "" {
 		return fmt.Errorf("is empty")
@@ -49,10 +46,8 @@ func CheckTenantHeader(name string) error {
 		}
 		return fmt.Errorf("byte %d is not allowed in a header name", i+1)
 	}
-	for _, h := range credentialHeaders {
-		if strings.EqualFold(name, h) {
-			return fmt.Errorf("%s carries credentials: its value would become a metric label, a log field and a storage key; name the tenant in the token file (TOKEN tenant=NAME) or in a header of its own, such as %s", h, DefaultTenantHeader)
-		}
+	if redact.Name(name) {
+		return fmt.Errorf("%s carries credentials: its value would become a metric label, a log field and a storage key; name the tenant in the token file (TOKEN tenant=NAME) or in a header of its own, such as %s", name, DefaultTenantHeader)
 	}
 	return nil
 }
