@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
-	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"math"
 	"net/http"
 	"strings"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
