@@ -47,7 +47,7 @@ func CheckTenantHeader(name string) error {
 		return fmt.Errorf("byte %d is not allowed in a header name", i+1)
 	}
 	if redact.Name(name) {
-		return fmt.Errorf("%s carries credentials: its value would become a metric label, a log field and a storage key; name the tenant in the token file (TOKEN tenant=NAME) or in a header of its own, such as %s", name, DefaultTenantHeader)
+		return fmt.Errorf("%s carries credentials: its value would become a metric label, a log field and a storage key; name the tenant with tenant=NAME after its line in -auth-token-file, or in a header of its own, such as %s", name, DefaultTenantHeader)
 	}
 	return nil
 }

@@ -46,7 +46,7 @@ func TestTenantFlagsCheckedAtParseTime(t *testing.T) {
 		{[]string{"-auth-token-file", tenantTokens}, "line 1: the tenant name has byte 5"},
 		// A credential cannot become a label (issue 21, finding 9).
 		{[]string{"-tenant-header", "Authorization"}, "Authorization carries credentials"},
-		{[]string{"-tenant-header", "proxy-authorization"}, "Proxy-Authorization carries credentials"},
+		{[]string{"-tenant-header", "proxy-authorization"}, "proxy-authorization carries credentials"}, {[]string{"-tenant-header", "X-Api-Key"}, "X-Api-Key carries credentials"},
 		{[]string{"-tenant-header", "Cookie"}, "Cookie carries credentials"},
 		// Kafka reads '.' as '_': these signal topics could give two
 		// tenants one topic.
