@@ -1,0 +1,222 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The flood suite: one unauthenticated client (or a few hundred) holding
+// streams, flow-control windows and connections against `otlp-lite serve`
+// at its DEFAULT limits. Contract (issue 21, "One memory model,
+// published"): whatever the flood, peak RSS stays below floodRSS,
+// goroutines below floodGoroutines, and an honest Export succeeds within
+// honestLatency. Each test keeps the attack up while the honest client
+// runs, then checks the peaks the sampler saw.
+
+const (
+	floodRSS        = 450 << 20
+	floodGoroutines = 50_000
+)
+
+// flood is a set of hand-driven HTTP/2 connections (h2Conn) opened in
+// parallel.
+type flood struct {
+	conns []*h2Conn
+}
+
+// dialFlood opens n connections (zeroWindow: never opening a response
+// window), 32 at a time, and closes them when the test ends. It fails the
+// test if fewer than min connect.
+func dialFlood(t *testing.T, addr string, n int, opt h2Options) *flood {
+	t.Helper()
+	f := &flood{conns: make([]*h2Conn, n)}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 32)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if c, err := dialH2With(addr, opt); err == nil {
+				f.conns[i] = c
+			}
+		}()
+	}
+	wg.Wait()
+	live := f.conns[:0]
+	for _, c := range f.conns {
+		if c != nil {
+			live = append(live, c)
+		}
+	}
+	f.conns = live
+	t.Cleanup(f.close)
+	return f
+}
+
+// each runs fn for every connection, in parallel.
+func (f *flood) each(fn func(c *h2Conn)) {
+	var wg sync.WaitGroup
+	for _, c := range f.conns {
+		wg.Go(func() { fn(c) })
+	}
+	wg.Wait()
+}
+
+func (f *flood) close() {
+	for _, c := range f.conns {
+		c.conn.Close()
+	}
+}
+
+// streams opens as many streams on every connection as the server allows
+// (SETTINGS_MAX_CONCURRENT_STREAMS, at most max), calling fn on each after
+// its HEADERS; it returns how many were opened.
+func (f *flood) streams(path string, max int, fn func(c *h2Conn, id uint32)) int {
+	var mu sync.Mutex
+	total := 0
+	f.each(func(c *h2Conn) {
+		n := min(int(c.maxConc), max)
+		for range n {
+			id, err := c.open(path, false)
+			if err != nil {
+				return
+			}
+			if fn != nil {
+				fn(c, id)
+			}
+			mu.Lock()
+			total++
+			mu.Unlock()
+		}
+	})
+	return total
+}
+
+// floodCheck samples the server while an honest client exports, and checks
+// the contract: the honest Export OK within honestLatency, peak RSS below
+// floodRSS and goroutines below floodGoroutines. It returns the ids
+// acknowledged.
+func floodCheck(t *testing.T, s *abuseServer, name, during string) []string {
+	t.Helper()
+	sm := startSampler(t, s)
+	var acked []string
+	if honest(t, s, name, during) {
+		acked = append(acked, name)
+	}
+	sm.finish(2 * time.Second)
+	hwm := readProc(t, s.pid).hwm
+	t.Logf("%s: peak RSS %d MiB (VmHWM %d MiB), peak goroutines %.0f, peak budget %.1f MiB",
+		during, sm.peakRSS>>20, hwm>>20, sm.peakGoroutines, sm.peakBudget/(1<<20))
+	if hwm > floodRSS {
+		t.Errorf("%s: peak RSS %d MiB (contract: below %d MiB)", during, hwm>>20, floodRSS>>20)
+	}
+	if sm.peakGoroutines > floodGoroutines {
+		t.Errorf("%s: %.0f goroutines (contract: below %d)", during, sm.peakGoroutines, floodGoroutines)
+	}
+	return acked
+}
+
+// TestFloodIdleStreams (issue 21, finding 1): 10 connections, each opening
+// every export stream the server allows, each stream sending 16 empty
+// requests, the client never opening a window for the acknowledgements
+// (1.3 MB sent in all). On the build before, 180,000 goroutines and 1 GB.
+func TestFloodIdleStreams(t *testing.T) {
+	s := startAbuseServer(t)
+	s.mustServe(t)
+	f := dialFlood(t, s.addr, 10, h2Options{zeroWindow: true})
+	var reqs []byte
+	for i := range 16 {
+		reqs = append(reqs, streamRequest(t, uint64(i+1), nil)...)
+	}
+	n := f.streams(methodStreamTraces, 1000, func(c *h2Conn, id uint32) { c.data(id, false, reqs) })
+	acked := floodCheck(t, s, "idle-streams", fmt.Sprintf("%d export streams of 16 unacknowledged requests", n))
+	requireStored(t, s, "acknowledged", acked)
+}
+
+// TestFloodHeadersOnly (issue 21, finding 1): 40 connections, each opening
+// every stream the server allows with HEADERS and nothing else. On the
+// build before, 65-80k goroutines and 750 MB.
+func TestFloodHeadersOnly(t *testing.T) {
+	s := startAbuseServer(t)
+	s.mustServe(t)
+	f := dialFlood(t, s.addr, 40, h2Options{})
+	n := f.streams(methodTraces, 1000, nil)
+	acked := floodCheck(t, s, "headers-only", fmt.Sprintf("%d HEADERS-only streams", n))
+	requireStored(t, s, "acknowledged", acked)
+}
+
+// TestFloodUnreadWindows (issue 21, finding 2): 80 connections each filling
+// their connection window with bytes on export streams the server is not
+// reading (their 16 request slots are held by acknowledgements the client
+// does not take). On the build before, 795 MB.
+func TestFloodUnreadWindows(t *testing.T) {
+	s := startAbuseServer(t)
+	s.mustServe(t)
+	f := dialFlood(t, s.addr, 80, h2Options{zeroWindow: true})
+	var reqs []byte
+	for i := range 16 {
+		reqs = append(reqs, streamRequest(t, uint64(i+1), nil)...)
+	}
+	// Then a message declaring the whole limit, sent as far as the
+	// windows let it go.
+	big := append(lengthPrefix(64<<20), make([]byte, 16<<20)...)
+	var mu sync.Mutex
+	sent := 0
+	f.each(func(c *h2Conn) {
+		var ids []uint32
+		for range 4 {
+			id, err := c.open(methodStreamTraces, false)
+			if err != nil {
+				return
+			}
+			c.data(id, false, reqs)
+			ids = append(ids, id)
+		}
+		for _, id := range ids {
+			k, _ := c.send(id, big, false, 300*time.Millisecond)
+			mu.Lock()
+			sent += k
+			mu.Unlock()
+		}
+	})
+	acked := floodCheck(t, s, "unread-windows", fmt.Sprintf("%d MiB sent on %d connections' unread streams", sent>>20, len(f.conns)))
+	requireStored(t, s, "acknowledged", acked)
+}
+
+// TestFloodTokenlessWatch (issue 21, finding 3): with -auth-token-file,
+// connections that never present a token, each holding one health Watch,
+// as many as -max-connections. On the build before, every new client,
+// authenticated or not, was reset at accept. Contract: tokenless
+// connections have their own share of the limit, so an authenticated
+// client still connects and exports within honestLatency.
+func TestFloodTokenlessWatch(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("flood-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, maxConns := range []int{24, 4096} {
+		t.Run(fmt.Sprint(maxConns), func(t *testing.T) {
+			args := []string{"-auth-token-file", tokens}
+			if maxConns != 4096 { // 4096 is the default
+				args = append(args, "-max-connections", fmt.Sprint(maxConns))
+			}
+			s := startAbuseServer(t, args...)
+			s.token = "flood-token"
+			s.mustServe(t)
+			f := dialFlood(t, s.addr, maxConns, h2Options{})
+			n := f.streams(methodHealthWatch, 1, func(c *h2Conn, id uint32) {
+				c.data(id, true, grpcBody(false, nil))
+			})
+			acked := floodCheck(t, s, "tokenless-watch", fmt.Sprintf("%d tokenless connections holding a Watch", n))
+			requireStored(t, s, "acknowledged", acked)
+		})
+	}
+}
