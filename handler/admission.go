@@ -4,9 +4,11 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/connstate"
 )
 
 // Admission defaults: 128 MiB of requests in flight and 32 MiB waiting keep
@@ -31,7 +33,136 @@ type AdmissionConfig struct {
 	WaitingLimit int64
 	// MaxWait bounds a request's wait for room, within its own deadline.
 	MaxWait time.Duration
+	// StreamWindow is the HTTP/2 receive window per stream of the server
+	// in front (server.Limits.StreamWindow): what a stream that is not
+	// being read may hold in flow-control buffers. A request that waits
+	// for room, and an export stream that waits for a free request slot,
+	// stop reading while the client may still send up to it, so it is
+	// charged to the waiting budget (WaitingLimit) for as long as they
+	// wait, and what cannot be charged is refused rather than left
+	// unread. Zero means DefaultStreamWindow.
+	StreamWindow int64
+	// MaxStreams bounds the requests and streams served at once (each one
+	// is a goroutine, net/http's stream state and its buffers, about
+	// StreamUnitCost), across every connection, plus the requests of
+	// export streams being processed (each its own goroutine). Zero
+	// derives it from the budget: RequestLimit / StreamUnitCost.
+	MaxStreams int
 }
+
+// DefaultStreamWindow is what a stream that is not read is assumed to hold
+// when AdmissionConfig.StreamWindow is zero: net/http's default HTTP/2
+// receive window per stream.
+const DefaultStreamWindow = 1 << 20
+
+// StreamUnitCost is what one request or stream in progress costs besides
+// its body, measured with the flood tests (cmd/otlp-lite/flood_test.go):
+// its goroutine's stack (8-16 KiB while it waits), net/http's stream,
+// request and response-writer state (about 6 KiB), our call state and
+// pooled buffers' headers; 32 KiB rounds it up. The default of MaxStreams
+// is the admission budget divided by it (4096 for 128 MiB), so all of them
+// together cost at most as much again as the budget.
+const StreamUnitCost = 32 << 10
+
+// maxGateWait bounds how long a new request or stream waits for a free
+// unit when MaxStreams are in use: while it waits the quietest connection
+// is shed (connstate.Conn.ShedQuiet) and its streams return their units,
+// which takes milliseconds; a second is ample, and well within an honest
+// client's deadline.
+const maxGateWait = time.Second
+
+// streamGate bounds the requests and streams in progress
+// (AdmissionConfig.MaxStreams): a counting semaphore whose full state
+// sheds the quietest connection for the newcomer (so streams that send
+// nothing cannot keep honest clients out), and refuses, as retryable, when
+// too many already wait.
+type streamGate struct {
+	sem        chan struct{}
+	waiters    atomic.Int32
+	maxWaiters int32
+	maxWait    time.Duration
+	// refused counts requests and streams refused for want of a unit;
+	// waited those that waited for one.
+	refused, waited atomic.Int64
+}
+
+func newStreamGate(n int, maxWait time.Duration) *streamGate {
+	return &streamGate{
+		sem: make(chan struct{}, n),
+		// A waiter is a goroutine and a stream too: at most as many
+		// as the units may wait (one per connection), beyond that
+		// refusal is at once.
+		maxWaiters: int32(n),
+		maxWait:    min(maxWait, maxGateWait),
+	}
+}
+
+// tryAcquire takes a unit if one is free.
+func (g *streamGate) tryAcquire() bool {
+	select {
+	case g.sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// acquire takes a unit for a request or stream of connection cs, or waits
+// for one (asking cs's server to shed its quietest connection) up to
+// maxWait or ctx; it reports whether it got one. Only one request or
+// stream per connection waits; the connection's others are refused at
+// once: a flood of streams on a few connections cannot fill the wait
+// queue ahead of honest newcomers, and with one waiter per connection the
+// waiters are bounded by the connection limit as well as by maxWaiters.
+func (g *streamGate) acquire(ctx context.Context, cs *connstate.Conn) bool {
+	if g.tryAcquire() {
+		return true
+	}
+	if cs.AddWaiting(1) > 1 {
+		cs.AddWaiting(-1)
+		g.refused.Add(1)
+		return false
+	}
+	defer cs.AddWaiting(-1)
+	if g.waiters.Add(1) > g.maxWaiters {
+		g.waiters.Add(-1)
+		g.refused.Add(1)
+		return false
+	}
+	defer g.waiters.Add(-1)
+	g.waited.Add(1)
+	// Shed now, and again every reshedEvery while no unit frees up:
+	// a connection becomes quiet enough to shed (server.quietMin) while
+	// we wait.
+	cs.ShedQuiet()
+	timer := time.NewTimer(g.maxWait)
+	defer timer.Stop()
+	tick := time.NewTicker(reshedEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case g.sem <- struct{}{}:
+			return true
+		case <-tick.C:
+			cs.ShedQuiet()
+			continue
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		g.refused.Add(1)
+		return false
+	}
+}
+
+// reshedEvery is how often a waiter for a unit asks again for a quiet
+// connection to be shed.
+const reshedEvery = 200 * time.Millisecond
+
+// release returns a unit.
+func (g *streamGate) release() { <-g.sem }
+
+// inUse returns the units taken.
+func (g *streamGate) inUse() int { return len(g.sem) }
 
 // admission is a byte budget with a LIFO wait queue: when room frees up the
 // newest waiters go first, because under overload they are the ones whose
@@ -46,6 +177,8 @@ type admission struct {
 	limit, waitLimit int64
 	maxWait          time.Duration
 	retryDelay       time.Duration
+	// window is AdmissionConfig.StreamWindow.
+	window int64
 
 	mu       sync.Mutex
 	inFlight int64
@@ -57,9 +190,12 @@ type admission struct {
 }
 
 type admissionWaiter struct {
-	n     int64
-	ready chan struct{} // closed when admitted
-	done  bool          // admitted or abandoned (under mu)
+	n int64
+	// unread is what the request leaves unread in flow control while it
+	// waits, charged to the waiting budget with n.
+	unread int64
+	ready  chan struct{} // closed when admitted
+	done   bool          // admitted or abandoned (under mu)
 	// continuing: the request already holds budget (see admission).
 	continuing bool
 }
@@ -67,6 +203,13 @@ type admissionWaiter struct {
 // admissionStats are the counters the admin metrics expose.
 type admissionStats struct {
 	Admitted, Waited, RefusedBusy, RefusedTooLarge, RefusedGrow int64
+	// RefusedUnread counts export streams reset because the window they
+	// would leave unread while waiting for a request slot did not fit the
+	// waiting budget.
+	RefusedUnread int64
+	// Parked is the bytes of stream windows charged to the waiting budget
+	// now (a gauge).
+	Parked int64
 }
 
 func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
@@ -81,7 +224,10 @@ func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = DefaultAdmissionMaxWait
 	}
-	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay}
+	if cfg.StreamWindow <= 0 {
+		cfg.StreamWindow = DefaultStreamWindow
+	}
+	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay, window: cfg.StreamWindow}
 }
 
 // busyStatus is the retryable refusal: UNAVAILABLE with a jittered RetryInfo
@@ -108,8 +254,10 @@ func (a *admission) refuseTooLarge(n int64) *grpcwire.Status {
 
 // acquire takes n bytes of budget, waiting if needed. continuing says the
 // request already holds some of the budget, which puts it ahead of new
-// requests.
-func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpcwire.Status {
+// requests. unread is what the request may leave unread in flow control
+// while it waits: it is charged to the waiting budget with n, so waiting
+// requests cannot hold more than WaitingLimit of unread bytes either.
+func (a *admission) acquire(ctx context.Context, n int64, continuing bool, unread int64) *grpcwire.Status {
 	if n == 0 {
 		return nil
 	}
@@ -129,17 +277,17 @@ func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpc
 		a.mu.Unlock()
 		return nil
 	}
-	if a.waiting+n > a.waitLimit {
+	if a.waiting+n+unread > a.waitLimit {
 		a.stats.RefusedBusy++
 		a.mu.Unlock()
 		return a.busyStatus("admission queue full")
 	}
-	w := &admissionWaiter{n: n, ready: make(chan struct{}), continuing: continuing}
+	w := &admissionWaiter{n: n, unread: unread, ready: make(chan struct{}), continuing: continuing}
 	a.waiters = append(a.waiters, w)
 	if continuing {
 		a.continuingWaiters++
 	}
-	a.waiting += n
+	a.waiting += n + unread
 	a.stats.Waited++
 	a.mu.Unlock()
 
@@ -158,7 +306,7 @@ func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpc
 		return nil
 	}
 	w.done = true
-	a.waiting -= n
+	a.waiting -= n + w.unread
 	a.removeWaiter(w)
 	a.stats.RefusedBusy++
 	if ctx.Err() != nil {
@@ -202,7 +350,7 @@ func (a *admission) admitWaiters(continuing bool) {
 			continue
 		}
 		a.inFlight += w.n
-		a.waiting -= w.n
+		a.waiting -= w.n + w.unread
 		if !continuing {
 			a.stats.Admitted++
 		}
@@ -228,6 +376,29 @@ func (a *admission) removeAt(i int) {
 	a.waiters = append(a.waiters[:i], a.waiters[i+1:]...)
 }
 
+// park charges n bytes that a stream leaves unread in flow control while
+// it waits (not reading) to the waiting budget, or reports false, counted,
+// when they do not fit: the caller must then not wait with its stream
+// unread, but end it. unpark returns them.
+func (a *admission) park(n int64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.waiting+n > a.waitLimit {
+		a.stats.RefusedUnread++
+		return false
+	}
+	a.waiting += n
+	a.stats.Parked += n
+	return true
+}
+
+func (a *admission) unpark(n int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.waiting -= n
+	a.stats.Parked -= n
+}
+
 // snapshot returns bytes in flight and waiting, and the counters.
 func (a *admission) snapshot() (inFlight, waiting int64, st admissionStats) {
 	a.mu.Lock()
@@ -249,12 +420,18 @@ type ticket struct {
 	tenantMaxRequest int64
 	// throttled is set when the tenant's share refused the request.
 	throttled bool
+	// declared is the size the request declared (Declare), 0 if unknown.
+	declared int64
+	// conn is the request's connection (nil when the server in front is
+	// not ours): Charge records on it that body bytes arrived.
+	conn *connstate.Conn
 }
 
 // Declare implements grpcwire.Budget: a declared size larger than the whole
 // budget can never be admitted and is refused at once, as too large (not
 // retryable); anything else is charged only as it arrives.
 func (t *ticket) Declare(n int) error {
+	t.declared = int64(n)
 	if int64(n) > t.a.limit {
 		return t.a.refuseTooLarge(int64(n))
 	}
@@ -268,15 +445,24 @@ func (t *ticket) Declare(n int) error {
 	return nil
 }
 
-// Charge implements grpcwire.Budget.
+// Charge implements grpcwire.Budget. The bytes that arrived also mark the
+// connection as sending (connstate: a connection whose streams send
+// nothing can be shed).
 func (t *ticket) Charge(ctx context.Context, n int) error {
+	t.conn.NoteData(time.Now().UnixNano())
 	if total := t.held + int64(n); total > t.a.limit {
 		return t.a.refuseTooLarge(total)
 	}
 	if st := t.reserveShare(int64(n)); st != nil {
 		return st
 	}
-	if st := t.a.acquire(ctx, int64(n), t.held > 0); st != nil {
+	// While it waits, the rest of the message (as far as the window
+	// lets the client send it) stays unread.
+	unread := t.a.window
+	if t.declared > 0 {
+		unread = min(unread, max(t.declared-t.held-int64(n), 0))
+	}
+	if st := t.a.acquire(ctx, int64(n), t.held > 0, unread); st != nil {
 		t.unreserveShare(int64(n))
 		return st
 	}

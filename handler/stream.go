@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/connstate"
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
@@ -156,9 +158,7 @@ func (s *exportStreamState) stopAccepting() {
 func (s *exportStreamState) readLoop() {
 	ctx := s.call.Context()
 	for {
-		select {
-		case s.slots <- struct{}{}:
-		case <-ctx.Done():
+		if !s.takeSlot(ctx) {
 			return
 		}
 		bufs := s.h.getBuffers(ctx)
@@ -174,24 +174,24 @@ func (s *exportStreamState) readLoop() {
 			if s.refuse(bufs, st) {
 				continue
 			}
-			s.readDone <- st
+			s.end(st)
 			return
 		}
 		if st != nil {
 			s.h.putBuffers(bufs)
-			<-s.slots
+			s.releaseSlot()
 			if grpcwire.IsEndOfStream(st) {
 				st = nil
 			}
-			s.readDone <- st
+			s.end(st)
 			return
 		}
 		s.h.countBytes(bufs, transportGRPCStream, s.call.LastWireSize(), len(bufs.msg))
 		id, err := unwrapStreamRequest(bufs)
 		if err != nil {
 			s.h.putBuffers(bufs)
-			<-s.slots
-			s.readDone <- grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode stream request: %v", err)
+			s.releaseSlot()
+			s.end(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode stream request: %v", err))
 			return
 		}
 		s.mu.Lock()
@@ -200,14 +200,14 @@ func (s *exportStreamState) readLoop() {
 			// gets no response, so the client resends it.
 			s.mu.Unlock()
 			s.h.putBuffers(bufs)
-			<-s.slots
+			s.releaseSlot()
 			return
 		}
 		if s.inFlight[id] {
 			s.mu.Unlock()
 			s.h.putBuffers(bufs)
-			<-s.slots
-			s.readDone <- grpcwire.Errorf(grpcwire.InvalidArgument, "request id %d reused while still in flight: an id may be sent again only after its acknowledgement", id)
+			s.releaseSlot()
+			s.end(grpcwire.Errorf(grpcwire.InvalidArgument, "request id %d reused while still in flight: an id may be sent again only after its acknowledgement", id))
 			return
 		}
 		s.inFlight[id] = true
@@ -226,6 +226,94 @@ func (s *exportStreamState) readLoop() {
 	}
 }
 
+// takeSlot takes a request slot and a unit of the process-wide stream
+// bound (the goroutine that will process the request), waiting for them if
+// needed. While it waits the stream is not read and the client may fill
+// its window: that window is charged to the admission waiting budget for
+// the wait (admission.park), and when it does not fit the stream is reset
+// at once — net/http then drops what it buffered — and ends with
+// UNAVAILABLE: its client resends what was not acknowledged. It reports
+// false when the read loop must end (it has then told the handler).
+func (s *exportStreamState) takeSlot(ctx context.Context) bool {
+	select {
+	case s.slots <- struct{}{}:
+		if s.h.gate.tryAcquire() {
+			return true
+		}
+	default:
+		if !s.park(ctx, func() bool {
+			select {
+			case s.slots <- struct{}{}:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}) {
+			return false
+		}
+		if s.h.gate.tryAcquire() {
+			return true
+		}
+	}
+	// The slot is ours; the unit is not.
+	if s.park(ctx, func() bool { return s.h.gate.acquire(ctx, connstate.FromContext(ctx)) }) {
+		return true
+	}
+	<-s.slots
+	return false
+}
+
+// park runs wait, which does not read the stream, with the stream's window
+// charged to the waiting budget; see takeSlot.
+func (s *exportStreamState) park(ctx context.Context, wait func() bool) bool {
+	w := s.h.adm.window
+	if !s.h.adm.park(w) {
+		s.call.ResetStream()
+		s.end(s.h.adm.busyStatus("no room for a waiting stream's window"))
+		return false
+	}
+	ok := wait()
+	s.h.adm.unpark(w)
+	if !ok && ctx.Err() == nil {
+		// Refused for want of a unit: its window cannot wait either.
+		s.call.ResetStream()
+		s.end(s.h.adm.busyStatus("too many requests and streams in progress"))
+	}
+	return ok
+}
+
+// end reports the read loop's end to the handler (nil: the client
+// half-closed). After an error the stream is no longer read while the
+// handler finishes (acknowledging what was read, which may wait for the
+// client's window up to the write timeout), so the loop reads and discards
+// what the client still sends, up to one stream window; past it the
+// stream is reset and net/http drops the rest. Nothing stays unread in
+// flow-control buffers, and discarding cannot be made a sink.
+func (s *exportStreamState) end(st *grpcwire.Status) {
+	s.readDone <- st
+	if st == nil {
+		return
+	}
+	var buf [4 << 10]byte
+	body := s.call.Request().Body
+	for discarded := int64(0); ; {
+		n, err := body.Read(buf[:])
+		if err != nil {
+			return
+		}
+		if discarded += int64(n); discarded > s.h.adm.window {
+			s.call.ResetStream()
+			return
+		}
+	}
+}
+
+// releaseSlot returns a request's slot and its unit of the stream bound.
+func (s *exportStreamState) releaseSlot() {
+	s.h.gate.release()
+	<-s.slots
+}
+
 // refuse answers a request that admission refused with FailedRetryable. It
 // reports false when the stream cannot go on: the rest of the message could
 // not be consumed, or its id could not be read (compressed, or id not
@@ -234,7 +322,7 @@ func (s *exportStreamState) readLoop() {
 func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Status) bool {
 	defer func() {
 		s.h.putBuffers(bufs)
-		<-s.slots
+		s.releaseSlot()
 	}()
 	// Nothing of the refused request is kept: its charge goes back now,
 	// before the rest is skipped (under the message read deadline).
@@ -288,7 +376,7 @@ func (s *exportStreamState) process(id uint64, bufs *requestBuffers) {
 	if err := s.writeAck(id, out, st); err != nil {
 		s.h.log.Debug("cannot write stream response", "peer", s.call.Request().RemoteAddr, "err", err)
 	}
-	<-s.slots
+	s.releaseSlot()
 }
 
 // writeAck writes the ExportResponse of request id. Acknowledgements that

@@ -8,8 +8,13 @@ import (
 )
 
 // maxPendingWrite bounds the bytes a coalescingConn holds unwritten; a
-// writer beyond it waits, so a slow peer cannot grow it.
-const maxPendingWrite = 1 << 20
+// writer beyond it waits, so a slow peer cannot grow it. It is a cost per
+// connection (a client that stops reading its socket makes its connection
+// hold it), multiplied by Limits.MaxConnections: 64 KiB merges a burst of
+// responses (a unary gRPC response is about 100 bytes in three frames)
+// into one write while 4096 stalled connections hold at most 256 MiB, not
+// the 4 GiB of the 1 MiB it was.
+const maxPendingWrite = 64 << 10
 
 // coalescingConn merges small writes into fewer syscalls.
 //

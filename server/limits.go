@@ -8,23 +8,37 @@ import "time"
 // otlp-lite serves with, and each field says why its default is what it is.
 type Limits struct {
 	// MaxConcurrentStreams is the HTTP/2 concurrent streams per connection.
-	// 1000: OTLP exporters send few concurrent requests per connection, but
-	// streaming and async clients keep hundreds open; net/http's default of
-	// 250 would make them queue.
+	// 256: OTLP exporters send few concurrent requests per connection, and
+	// streaming and async clients keep at most hundreds open. Every stream
+	// also holds a unit of the handler's process-wide stream bound
+	// (handler.AdmissionConfig.MaxStreams, 4096 by default), so this is
+	// a sixteenth of it: one connection cannot hold the bound alone.
 	MaxConcurrentStreams int
 	// StreamWindow and ConnWindow are the HTTP/2 receive windows per stream
-	// and per connection, in bytes: 4 MiB and 8 MiB. They bound what a
-	// client may send that the server has not read yet: that data sits in
-	// memory outside the handler's admission budget, so each connection can
-	// add up to its window. A stream carries at most window/RTT: 4 MiB keeps
-	// one stream at 20 MiB/s over a 200 ms link (about 80 batches of 500
-	// spans a second, 17 times sequential unary); raise both for faster long
-	// links, lower them to bound memory under many abusive connections (the
-	// overload test runs with 1 MiB / 4 MiB).
+	// and per connection, in bytes. They bound what a client may send that
+	// the server has not read yet, which sits in memory outside the
+	// admission budget until a handler reads it: up to ConnWindow per
+	// connection, so every connection open can add it (a flood of
+	// connections each filling its window holds MaxConnections x
+	// ConnWindow). So the default is derived from the admission budget:
+	// WindowFor(128 MiB, MaxConnections), 64 KiB for 4096 connections —
+	// all windows full together hold at most the budget again. The
+	// handler reads every stream as its bytes arrive and charges them to
+	// the budget; a stream it stops reading while it waits (for room in
+	// the budget, for a request slot of an export stream) is charged its
+	// window in the waiting budget for the wait, or reset when that does
+	// not fit (handler.AdmissionConfig.StreamWindow). A stream carries at
+	// most window/RTT: 64 KiB is 60 MiB/s at 1 ms (a LAN), 320 KiB/s at
+	// 200 ms; for long links, lower MaxConnections and raise the windows
+	// (otlp-lite serve derives them from -max-connections and
+	// -admission-request-limit).
 	StreamWindow, ConnWindow int
-	// MaxFrameSize is the largest HTTP/2 frame the server accepts: 1 MiB
-	// (HTTP/2's default is 16 KiB) cuts per-frame overhead for large OTLP
-	// batches while bounding what one frame makes us buffer.
+	// MaxFrameSize is the largest HTTP/2 frame the server accepts: 16 KiB,
+	// HTTP/2's default. net/http reads each frame into a buffer of the
+	// connection that grows to the largest frame read and is kept for
+	// the connection's life, so this is a cost per connection (1 MiB, the
+	// default before, made 320 flooding connections hold 320 MiB);
+	// grpc-go, which OTLP exporters use, sends frames of 16 KiB anyway.
 	MaxFrameSize int
 	// MaxHeaderBytes bounds a request's header block, HTTP/1.1 and HTTP/2
 	// (where it is also SETTINGS_MAX_HEADER_LIST_SIZE): 1 MiB is far more
@@ -74,16 +88,42 @@ type Limits struct {
 // say otherwise.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxConcurrentStreams:  1000,
-		StreamWindow:          4 << 20,
-		ConnWindow:            8 << 20,
-		MaxFrameSize:          1 << 20,
+		MaxConcurrentStreams:  256,
+		StreamWindow:          WindowFor(defaultBudget, defaultMaxConnections),
+		ConnWindow:            WindowFor(defaultBudget, defaultMaxConnections),
+		MaxFrameSize:          16 << 10,
 		MaxHeaderBytes:        1 << 20,
 		ReadHeaderTimeout:     10 * time.Second,
 		IdleTimeout:           5 * time.Minute,
 		WriteByteTimeout:      0,
 		MaxConnectionAge:      0,
 		MaxConnectionAgeGrace: 30 * time.Second,
-		MaxConnections:        4096,
+		MaxConnections:        defaultMaxConnections,
 	}
+}
+
+const (
+	defaultMaxConnections = 4096
+	// defaultBudget is handler.DefaultAdmissionRequestLimit (this package
+	// does not import handler).
+	defaultBudget = 128 << 20
+)
+
+// Window bounds: HTTP/2's initial window (RFC 9113 section 6.9.2) is the
+// floor, since a smaller one only slows clients; 4 MiB keeps one stream at
+// 20 MiB/s over a 200 ms link, more than an OTLP exporter sends.
+const (
+	minWindow = 64 << 10
+	maxWindow = 4 << 20
+)
+
+// WindowFor returns the HTTP/2 receive window (per stream and per
+// connection) that keeps maxConns connections' windows, all full, within
+// budget bytes: budget / maxConns, between 64 KiB and 4 MiB (0 connections
+// means no limit: 64 KiB).
+func WindowFor(budget int64, maxConns int) int {
+	if maxConns <= 0 {
+		return minWindow
+	}
+	return int(min(max(budget/int64(maxConns), minWindow), maxWindow))
 }

@@ -153,14 +153,21 @@ func TestFloodHeadersOnly(t *testing.T) {
 	requireStored(t, s, "acknowledged", acked)
 }
 
-// TestFloodUnreadWindows (issue 21, finding 2): 80 connections each filling
+// TestFloodUnreadWindows (issue 21, finding 2): connections each filling
 // their connection window with bytes on export streams the server is not
-// reading (their 16 request slots are held by acknowledgements the client
-// does not take). On the build before, 795 MB.
+// reading (their request slots are held by acknowledgements the client
+// does not take), as many connections as it takes to send 640 MiB: 80 at
+// the 8 MiB window of the build before, where it cost 795 MB.
 func TestFloodUnreadWindows(t *testing.T) {
 	s := startAbuseServer(t)
 	s.mustServe(t)
-	f := dialFlood(t, s.addr, 80, h2Options{zeroWindow: true})
+	probe := dialH2(t, s.addr)
+	probe.wait(2*time.Second, func() bool { return probe.connSendWin > 65535 })
+	probe.mu.Lock()
+	window := probe.connSendWin
+	probe.mu.Unlock()
+	n := int(min(max((640<<20)/window, 1), 800))
+	f := dialFlood(t, s.addr, n, h2Options{zeroWindow: true})
 	var reqs []byte
 	for i := range 16 {
 		reqs = append(reqs, streamRequest(t, uint64(i+1), nil)...)
@@ -187,7 +194,7 @@ func TestFloodUnreadWindows(t *testing.T) {
 			mu.Unlock()
 		}
 	})
-	acked := floodCheck(t, s, "unread-windows", fmt.Sprintf("%d MiB sent on %d connections' unread streams", sent>>20, len(f.conns)))
+	acked := floodCheck(t, s, "unread-windows", fmt.Sprintf("%d MiB sent on %d connections' unread streams (connection window %d KiB)", sent>>20, len(f.conns), window>>10))
 	requireStored(t, s, "acknowledged", acked)
 }
 
