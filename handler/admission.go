@@ -33,27 +33,21 @@ type AdmissionConfig struct {
 	WaitingLimit int64
 	// MaxWait bounds a request's wait for room, within its own deadline.
 	MaxWait time.Duration
-	// StreamWindow is the HTTP/2 receive window per stream of the server
-	// in front (server.Limits.StreamWindow): what a stream that is not
-	// being read may hold in flow-control buffers. A request that waits
-	// for room, and an export stream that waits for a free request slot,
-	// stop reading while the client may still send up to it, so it is
-	// charged to the waiting budget (WaitingLimit) for as long as they
-	// wait, and what cannot be charged is refused rather than left
-	// unread. Zero means DefaultStreamWindow.
-	StreamWindow int64
 	// MaxStreams bounds the requests and streams served at once (each one
 	// is a goroutine, net/http's stream state and its buffers, about
 	// StreamUnitCost), across every connection, plus the requests of
 	// export streams being processed (each its own goroutine). Zero
-	// derives it from the budget: RequestLimit / StreamUnitCost.
+	// derives it from the budget: RequestLimit / StreamUnitCost, at least
+	// DefaultMaxStreams.
 	MaxStreams int
 }
 
-// DefaultStreamWindow is what a stream that is not read is assumed to hold
-// when AdmissionConfig.StreamWindow is zero: net/http's default HTTP/2
-// receive window per stream.
-const DefaultStreamWindow = 1 << 20
+// DefaultMaxStreams is the least MaxStreams derives to: 4096, what the
+// default budget of 128 MiB gives. A smaller budget keeps it, because a
+// budget is lowered to refuse large requests sooner, and 4096 streams —
+// 64 export streams each with its 16 requests in flight, with room to
+// spare — are what a receiver serving a fleet needs whatever its budget.
+const DefaultMaxStreams = 4096
 
 // StreamUnitCost is what one request or stream in progress costs besides
 // its body, measured with the flood tests (cmd/otlp-lite/flood_test.go):
@@ -61,7 +55,8 @@ const DefaultStreamWindow = 1 << 20
 // request and response-writer state (about 6 KiB), our call state and
 // pooled buffers' headers; 32 KiB rounds it up. The default of MaxStreams
 // is the admission budget divided by it (4096 for 128 MiB), so all of them
-// together cost at most as much again as the budget.
+// together cost at most as much again as the budget (and at least
+// DefaultMaxStreams).
 const StreamUnitCost = 32 << 10
 
 // maxGateWait bounds how long a new request or stream waits for a free
@@ -177,8 +172,6 @@ type admission struct {
 	limit, waitLimit int64
 	maxWait          time.Duration
 	retryDelay       time.Duration
-	// window is AdmissionConfig.StreamWindow.
-	window int64
 
 	mu       sync.Mutex
 	inFlight int64
@@ -203,13 +196,6 @@ type admissionWaiter struct {
 // admissionStats are the counters the admin metrics expose.
 type admissionStats struct {
 	Admitted, Waited, RefusedBusy, RefusedTooLarge, RefusedGrow int64
-	// RefusedUnread counts export streams reset because the window they
-	// would leave unread while waiting for a request slot did not fit the
-	// waiting budget.
-	RefusedUnread int64
-	// Parked is the bytes of stream windows charged to the waiting budget
-	// now (a gauge).
-	Parked int64
 }
 
 func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
@@ -224,10 +210,7 @@ func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = DefaultAdmissionMaxWait
 	}
-	if cfg.StreamWindow <= 0 {
-		cfg.StreamWindow = DefaultStreamWindow
-	}
-	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay, window: cfg.StreamWindow}
+	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay}
 }
 
 // busyStatus is the retryable refusal: UNAVAILABLE with a jittered RetryInfo
@@ -254,10 +237,8 @@ func (a *admission) refuseTooLarge(n int64) *grpcwire.Status {
 
 // acquire takes n bytes of budget, waiting if needed. continuing says the
 // request already holds some of the budget, which puts it ahead of new
-// requests. unread is what the request may leave unread in flow control
-// while it waits: it is charged to the waiting budget with n, so waiting
-// requests cannot hold more than WaitingLimit of unread bytes either.
-func (a *admission) acquire(ctx context.Context, n int64, continuing bool, unread int64) *grpcwire.Status {
+// requests.
+func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpcwire.Status {
 	if n == 0 {
 		return nil
 	}
@@ -277,17 +258,17 @@ func (a *admission) acquire(ctx context.Context, n int64, continuing bool, unrea
 		a.mu.Unlock()
 		return nil
 	}
-	if a.waiting+n+unread > a.waitLimit {
+	if a.waiting+n > a.waitLimit {
 		a.stats.RefusedBusy++
 		a.mu.Unlock()
 		return a.busyStatus("admission queue full")
 	}
-	w := &admissionWaiter{n: n, unread: unread, ready: make(chan struct{}), continuing: continuing}
+	w := &admissionWaiter{n: n, ready: make(chan struct{}), continuing: continuing}
 	a.waiters = append(a.waiters, w)
 	if continuing {
 		a.continuingWaiters++
 	}
-	a.waiting += n + unread
+	a.waiting += n
 	a.stats.Waited++
 	a.mu.Unlock()
 
@@ -306,7 +287,7 @@ func (a *admission) acquire(ctx context.Context, n int64, continuing bool, unrea
 		return nil
 	}
 	w.done = true
-	a.waiting -= n + w.unread
+	a.waiting -= n
 	a.removeWaiter(w)
 	a.stats.RefusedBusy++
 	if ctx.Err() != nil {
@@ -350,7 +331,7 @@ func (a *admission) admitWaiters(continuing bool) {
 			continue
 		}
 		a.inFlight += w.n
-		a.waiting -= w.n + w.unread
+		a.waiting -= w.n
 		if !continuing {
 			a.stats.Admitted++
 		}
@@ -376,29 +357,6 @@ func (a *admission) removeAt(i int) {
 	a.waiters = append(a.waiters[:i], a.waiters[i+1:]...)
 }
 
-// park charges n bytes that a stream leaves unread in flow control while
-// it waits (not reading) to the waiting budget, or reports false, counted,
-// when they do not fit: the caller must then not wait with its stream
-// unread, but end it. unpark returns them.
-func (a *admission) park(n int64) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.waiting+n > a.waitLimit {
-		a.stats.RefusedUnread++
-		return false
-	}
-	a.waiting += n
-	a.stats.Parked += n
-	return true
-}
-
-func (a *admission) unpark(n int64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.waiting -= n
-	a.stats.Parked -= n
-}
-
 // snapshot returns bytes in flight and waiting, and the counters.
 func (a *admission) snapshot() (inFlight, waiting int64, st admissionStats) {
 	a.mu.Lock()
@@ -420,8 +378,6 @@ type ticket struct {
 	tenantMaxRequest int64
 	// throttled is set when the tenant's share refused the request.
 	throttled bool
-	// declared is the size the request declared (Declare), 0 if unknown.
-	declared int64
 	// conn is the request's connection (nil when the server in front is
 	// not ours): Charge records on it that body bytes arrived.
 	conn *connstate.Conn
@@ -431,7 +387,6 @@ type ticket struct {
 // budget can never be admitted and is refused at once, as too large (not
 // retryable); anything else is charged only as it arrives.
 func (t *ticket) Declare(n int) error {
-	t.declared = int64(n)
 	if int64(n) > t.a.limit {
 		return t.a.refuseTooLarge(int64(n))
 	}
@@ -456,13 +411,7 @@ func (t *ticket) Charge(ctx context.Context, n int) error {
 	if st := t.reserveShare(int64(n)); st != nil {
 		return st
 	}
-	// While it waits, the rest of the message (as far as the window
-	// lets the client send it) stays unread.
-	unread := t.a.window
-	if t.declared > 0 {
-		unread = min(unread, max(t.declared-t.held-int64(n), 0))
-	}
-	if st := t.a.acquire(ctx, int64(n), t.held > 0, unread); st != nil {
+	if st := t.a.acquire(ctx, int64(n), t.held > 0); st != nil {
 		t.unreserveShare(int64(n))
 		return st
 	}

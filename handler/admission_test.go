@@ -14,10 +14,10 @@ import (
 func TestAdmissionLimits(t *testing.T) {
 	a := newAdmission(AdmissionConfig{RequestLimit: 100, WaitingLimit: 50, MaxWait: time.Second}, time.Second)
 	ctx := context.Background()
-	if st := a.acquire(ctx, 101, false, 0); st == nil || st.Code != grpcwire.ResourceExhausted || st.RetryDelay != 0 {
+	if st := a.acquire(ctx, 101, false); st == nil || st.Code != grpcwire.ResourceExhausted || st.RetryDelay != 0 {
 		t.Fatalf("too large: %v", st)
 	}
-	if st := a.acquire(ctx, 90, false, 0); st != nil {
+	if st := a.acquire(ctx, 90, false); st != nil {
 		t.Fatal(st)
 	}
 	if st := a.tryAcquire(20); st == nil || st.Code != grpcwire.Unavailable {
@@ -31,7 +31,7 @@ func TestAdmissionLimits(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st := a.acquire(ctx, n, false, 0)
+			st := a.acquire(ctx, n, false)
 			if st == nil {
 				order <- n
 			}
@@ -39,7 +39,7 @@ func TestAdmissionLimits(t *testing.T) {
 		}()
 		time.Sleep(50 * time.Millisecond) // 20 queues before 30
 	}
-	if st := a.acquire(ctx, 10, false, 0); st == nil || st.Code != grpcwire.Unavailable || st.RetryDelay < 750*time.Millisecond || st.RetryDelay > 1250*time.Millisecond {
+	if st := a.acquire(ctx, 10, false); st == nil || st.Code != grpcwire.Unavailable || st.RetryDelay < 750*time.Millisecond || st.RetryDelay > 1250*time.Millisecond {
 		t.Fatalf("over the waiting limit: %+v", st)
 	}
 	// Freeing 25 makes room for one of them: the newest (30), by LIFO.
@@ -62,10 +62,10 @@ func TestAdmissionLimits(t *testing.T) {
 
 func TestAdmissionWaitBoundedByDeadline(t *testing.T) {
 	a := newAdmission(AdmissionConfig{RequestLimit: 10, WaitingLimit: 10, MaxWait: time.Hour}, time.Second)
-	a.acquire(context.Background(), 10, false, 0)
+	a.acquire(context.Background(), 10, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if st := a.acquire(ctx, 5, false, 0); st == nil || st.Code != grpcwire.DeadlineExceeded {
+	if st := a.acquire(ctx, 5, false); st == nil || st.Code != grpcwire.DeadlineExceeded {
 		t.Fatalf("got %v", st)
 	}
 	if _, waiting, _ := a.snapshot(); waiting != 0 {

@@ -159,7 +159,7 @@ func New(cfg Config) *Handler {
 	h.adm = newAdmission(cfg.Admission, h.retryDelay)
 	maxStreams := cfg.Admission.MaxStreams
 	if maxStreams <= 0 {
-		maxStreams = int(max(h.adm.limit/StreamUnitCost, 64))
+		maxStreams = int(max(h.adm.limit/StreamUnitCost, DefaultMaxStreams))
 	}
 	h.gate = newStreamGate(maxStreams, h.adm.maxWait)
 	h.reg = cfg.Metrics
@@ -167,7 +167,7 @@ func New(cfg Config) *Handler {
 		h.reg = metrics.NewSet()
 	}
 	h.m = newHandlerMetrics(h.reg, h.adm)
-	registerGateMetrics(h.reg, h.gate, h.adm)
+	registerGateMetrics(h.reg, h.gate)
 	if cfg.Tenants != nil {
 		_, tenantAuth := cfg.Auth.(TenantAuthenticator)
 		h.ten = newTenancy(cfg.Tenants, tenantAuth, newTenantMetrics(h.reg))
@@ -263,20 +263,13 @@ func (h *Handler) refuseBusyStreams(w http.ResponseWriter, r *http.Request, grpc
 }
 
 // registerGateMetrics exposes the stream bound: units in use and their
-// limit, refusals and waits, and the stream windows charged to the waiting
-// budget.
-func registerGateMetrics(set *metrics.Set, g *streamGate, a *admission) {
+// limit, refusals and waits.
+func registerGateMetrics(set *metrics.Set, g *streamGate) {
 	set.GetOrCreateGauge("otlplite_streams_in_progress", func() float64 { return float64(g.inUse()) })
 	set.GetOrCreateGauge("otlplite_streams_limit", func() float64 { return float64(cap(g.sem)) })
-	set.GetOrCreateGauge("otlplite_admission_unread_window_bytes", func() float64 {
-		_, _, st := a.snapshot()
-		return float64(st.Parked)
-	})
 	set.RegisterMetricsWriter(func(w io.Writer) {
-		_, _, st := a.snapshot()
 		metrics.WriteCounterUint64(w, "otlplite_streams_refused_total", uint64(g.refused.Load()))
 		metrics.WriteCounterUint64(w, "otlplite_streams_waits_total", uint64(g.waited.Load()))
-		metrics.WriteCounterUint64(w, "otlplite_admission_refusals_unread_window_total", uint64(max(st.RefusedUnread, 0)))
 	})
 }
 

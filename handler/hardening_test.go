@@ -211,7 +211,7 @@ func TestAdmissionContinuingWaitersFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := newAdmission(AdmissionConfig{RequestLimit: 100, WaitingLimit: 1000, MaxWait: time.Minute}, time.Second)
 		ctx := context.Background()
-		if st := a.acquire(ctx, 100, false, 0); st != nil {
+		if st := a.acquire(ctx, 100, false); st != nil {
 			t.Fatal(st)
 		}
 		var mu sync.Mutex
@@ -219,7 +219,7 @@ func TestAdmissionContinuingWaitersFirst(t *testing.T) {
 		var wg sync.WaitGroup
 		wait := func(name string, continuing bool) {
 			wg.Go(func() {
-				if st := a.acquire(ctx, 60, continuing, 0); st != nil {
+				if st := a.acquire(ctx, 60, continuing); st != nil {
 					t.Errorf("%s: %v", name, st)
 					return
 				}

@@ -1,7 +1,6 @@
 package handler
 
 import (
-	"context"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -10,7 +9,6 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
-	"github.com/otlp-lite/otlp-lite/internal/connstate"
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
@@ -158,7 +156,9 @@ func (s *exportStreamState) stopAccepting() {
 func (s *exportStreamState) readLoop() {
 	ctx := s.call.Context()
 	for {
-		if !s.takeSlot(ctx) {
+		select {
+		case s.slots <- struct{}{}:
+		case <-ctx.Done():
 			return
 		}
 		bufs := s.h.getBuffers(ctx)
@@ -174,24 +174,24 @@ func (s *exportStreamState) readLoop() {
 			if s.refuse(bufs, st) {
 				continue
 			}
-			s.end(st)
+			s.readDone <- st
 			return
 		}
 		if st != nil {
 			s.h.putBuffers(bufs)
-			s.releaseSlot()
+			<-s.slots
 			if grpcwire.IsEndOfStream(st) {
 				st = nil
 			}
-			s.end(st)
+			s.readDone <- st
 			return
 		}
 		s.h.countBytes(bufs, transportGRPCStream, s.call.LastWireSize(), len(bufs.msg))
 		id, err := unwrapStreamRequest(bufs)
 		if err != nil {
 			s.h.putBuffers(bufs)
-			s.releaseSlot()
-			s.end(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode stream request: %v", err))
+			<-s.slots
+			s.readDone <- grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode stream request: %v", err)
 			return
 		}
 		s.mu.Lock()
@@ -200,14 +200,14 @@ func (s *exportStreamState) readLoop() {
 			// gets no response, so the client resends it.
 			s.mu.Unlock()
 			s.h.putBuffers(bufs)
-			s.releaseSlot()
+			<-s.slots
 			return
 		}
 		if s.inFlight[id] {
 			s.mu.Unlock()
 			s.h.putBuffers(bufs)
-			s.releaseSlot()
-			s.end(grpcwire.Errorf(grpcwire.InvalidArgument, "request id %d reused while still in flight: an id may be sent again only after its acknowledgement", id))
+			<-s.slots
+			s.readDone <- grpcwire.Errorf(grpcwire.InvalidArgument, "request id %d reused while still in flight: an id may be sent again only after its acknowledgement", id)
 			return
 		}
 		s.inFlight[id] = true
@@ -218,100 +218,21 @@ func (s *exportStreamState) readLoop() {
 		}
 		s.wg.Add(1)
 		s.mu.Unlock()
-		go s.process(id, bufs)
+		// Each request is processed by a goroutine of its own, which holds
+		// a unit of the process-wide stream bound; when none is free the
+		// read loop processes it itself, and the stream is read again
+		// once it is acknowledged (no goroutine is made that the bound
+		// does not count).
+		if s.h.gate.tryAcquire() {
+			go s.process(id, bufs, true)
+		} else {
+			s.process(id, bufs, false)
+		}
 		if last {
 			s.rotateOne.Do(func() { close(s.rotate) })
 			return
 		}
 	}
-}
-
-// takeSlot takes a request slot and a unit of the process-wide stream
-// bound (the goroutine that will process the request), waiting for them if
-// needed. While it waits the stream is not read and the client may fill
-// its window: that window is charged to the admission waiting budget for
-// the wait (admission.park), and when it does not fit the stream is reset
-// at once — net/http then drops what it buffered — and ends with
-// UNAVAILABLE: its client resends what was not acknowledged. It reports
-// false when the read loop must end (it has then told the handler).
-func (s *exportStreamState) takeSlot(ctx context.Context) bool {
-	select {
-	case s.slots <- struct{}{}:
-		if s.h.gate.tryAcquire() {
-			return true
-		}
-	default:
-		if !s.park(ctx, func() bool {
-			select {
-			case s.slots <- struct{}{}:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}) {
-			return false
-		}
-		if s.h.gate.tryAcquire() {
-			return true
-		}
-	}
-	// The slot is ours; the unit is not.
-	if s.park(ctx, func() bool { return s.h.gate.acquire(ctx, connstate.FromContext(ctx)) }) {
-		return true
-	}
-	<-s.slots
-	return false
-}
-
-// park runs wait, which does not read the stream, with the stream's window
-// charged to the waiting budget; see takeSlot.
-func (s *exportStreamState) park(ctx context.Context, wait func() bool) bool {
-	w := s.h.adm.window
-	if !s.h.adm.park(w) {
-		s.call.ResetStream()
-		s.end(s.h.adm.busyStatus("no room for a waiting stream's window"))
-		return false
-	}
-	ok := wait()
-	s.h.adm.unpark(w)
-	if !ok && ctx.Err() == nil {
-		// Refused for want of a unit: its window cannot wait either.
-		s.call.ResetStream()
-		s.end(s.h.adm.busyStatus("too many requests and streams in progress"))
-	}
-	return ok
-}
-
-// end reports the read loop's end to the handler (nil: the client
-// half-closed). After an error the stream is no longer read while the
-// handler finishes (acknowledging what was read, which may wait for the
-// client's window up to the write timeout), so the loop reads and discards
-// what the client still sends, up to one stream window; past it the
-// stream is reset and net/http drops the rest. Nothing stays unread in
-// flow-control buffers, and discarding cannot be made a sink.
-func (s *exportStreamState) end(st *grpcwire.Status) {
-	s.readDone <- st
-	if st == nil {
-		return
-	}
-	var buf [4 << 10]byte
-	body := s.call.Request().Body
-	for discarded := int64(0); ; {
-		n, err := body.Read(buf[:])
-		if err != nil {
-			return
-		}
-		if discarded += int64(n); discarded > s.h.adm.window {
-			s.call.ResetStream()
-			return
-		}
-	}
-}
-
-// releaseSlot returns a request's slot and its unit of the stream bound.
-func (s *exportStreamState) releaseSlot() {
-	s.h.gate.release()
-	<-s.slots
 }
 
 // refuse answers a request that admission refused with FailedRetryable. It
@@ -322,7 +243,7 @@ func (s *exportStreamState) releaseSlot() {
 func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Status) bool {
 	defer func() {
 		s.h.putBuffers(bufs)
-		s.releaseSlot()
+		<-s.slots
 	}()
 	// Nothing of the refused request is kept: its charge goes back now,
 	// before the rest is skipped (under the message read deadline).
@@ -366,8 +287,14 @@ func leadingID(prefix []byte) (uint64, bool) {
 // budget and buffers are released as soon as it is stored, before the
 // acknowledgement is written: a client that does not read acknowledgements
 // holds nothing but its slots, and only until the ack write times out.
-func (s *exportStreamState) process(id uint64, bufs *requestBuffers) {
+//
+// unit says the caller took a unit of the stream bound for it, which it
+// returns.
+func (s *exportStreamState) process(id uint64, bufs *requestBuffers, unit bool) {
 	defer s.wg.Done()
+	if unit {
+		defer s.h.gate.release()
+	}
 	out, st := s.h.export(s.call.Context(), transportGRPCStream, s.kind, bufs)
 	s.h.putBuffers(bufs)
 	if st != nil {
@@ -376,7 +303,7 @@ func (s *exportStreamState) process(id uint64, bufs *requestBuffers) {
 	if err := s.writeAck(id, out, st); err != nil {
 		s.h.log.Debug("cannot write stream response", "peer", s.call.Request().RemoteAddr, "err", err)
 	}
-	s.releaseSlot()
+	<-s.slots
 }
 
 // writeAck writes the ExportResponse of request id. Acknowledgements that

@@ -144,7 +144,15 @@ func (t *connTracker) track(c net.Conn, state http.ConnState) {
 		t.accepted.Inc()
 	case http.StateActive, http.StateIdle:
 		if tc, ok := t.conns[c]; ok {
-			tc.state, tc.since = state, time.Now()
+			now := time.Now()
+			if state == http.StateActive && tc.state != http.StateActive {
+				// A request begins on a connection that had none: it
+				// counts as sending until its body is due, so a client
+				// whose first request waits for a handler (the
+				// process busy with a flood) is not taken for quiet.
+				tc.cs.NoteData(now.UnixNano())
+			}
+			tc.state, tc.since = state, now
 		}
 	case http.StateHijacked, http.StateClosed:
 		if _, ok := t.conns[c]; ok {
@@ -183,17 +191,17 @@ func (t *connTracker) shedIdle() bool {
 // The handler calls it when its process-wide stream bound is full, and
 // connLimitListener at the connection limit after shedIdle, so that
 // streams which send nothing cannot keep an honest client out.
-func (t *connTracker) ShedQuiet() bool {
+func (t *connTracker) ShedQuiet(except *connstate.Conn) bool {
 	cutoff := time.Now().Add(-quietMin).UnixNano()
 	if t.shed1(func(tc *trackedConn) (int64, bool) {
 		last := tc.cs.LastData()
-		return last, tc.state == http.StateActive && last <= cutoff && !tc.cs.Authenticated()
+		return last, tc.cs != except && tc.state == http.StateActive && last <= cutoff && !tc.cs.Authenticated()
 	}, t.shedQuietC) {
 		return true
 	}
 	return t.shed1(func(tc *trackedConn) (int64, bool) {
 		last := tc.cs.LastData()
-		return last, tc.state == http.StateActive && last <= cutoff
+		return last, tc.cs != except && tc.state == http.StateActive && last <= cutoff
 	}, t.shedQuietC)
 }
 
@@ -318,7 +326,7 @@ func (l connLimitListener) Accept() (net.Conn, error) {
 			}
 			return nil, err
 		}
-		if l.maxConns > 0 && l.t.count() >= l.maxConns && !l.t.shedIdle() && !l.t.ShedQuiet() {
+		if l.maxConns > 0 && l.t.count() >= l.maxConns && !l.t.shedIdle() && !l.t.ShedQuiet(nil) {
 			c.Close()
 			l.t.refused.Inc()
 			continue

@@ -437,7 +437,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		BodyReadTimeout:      cfg.bodyReadTimeout,
 		ResponseWriteTimeout: cfg.responseWriteTimeout,
 		Stream:               cfg.stream,
-		Admission:            admissionConfig(cfg),
+		Admission:            cfg.admission,
 		Auth:                 auth,
 		Metrics:              reg,
 		CORS: handler.CORSConfig{
@@ -559,15 +559,6 @@ func (cfg *serveConfig) deriveLimits() {
 	if cfg.limits.ConnWindow == 0 {
 		cfg.limits.ConnWindow = w
 	}
-}
-
-// admissionConfig is the handler's admission config: the flags, plus the
-// HTTP/2 stream window, which a stream that waits leaves unread and which
-// is charged to the waiting budget for the wait.
-func admissionConfig(cfg serveConfig) handler.AdmissionConfig {
-	a := cfg.admission
-	a.StreamWindow = int64(cfg.limits.StreamWindow)
-	return a
 }
 
 // splitList splits a comma-separated flag value, dropping empty entries.

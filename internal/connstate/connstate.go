@@ -19,9 +19,10 @@ import (
 )
 
 // Shedder closes the connection that costs the most while doing the least
-// (see server's connTracker.shedQuiet) and reports whether it closed one.
+// (see server's connTracker.ShedQuiet), other than except, and reports
+// whether it closed one.
 type Shedder interface {
-	ShedQuiet() bool
+	ShedQuiet(except *Conn) bool
 }
 
 // Conn is the shared state of one connection. Its methods may be called
@@ -97,11 +98,11 @@ func (c *Conn) AddWaiting(n int32) int32 {
 	return c.waiting.Add(n)
 }
 
-// ShedQuiet asks the server to shed its quietest connection; false if
-// there is no server to ask or nothing could be shed.
+// ShedQuiet asks the server to shed its quietest connection other than c;
+// false if there is no server to ask or nothing could be shed.
 func (c *Conn) ShedQuiet() bool {
 	if c == nil || c.shedder == nil {
 		return false
 	}
-	return c.shedder.ShedQuiet()
+	return c.shedder.ShedQuiet(c)
 }
