@@ -80,7 +80,10 @@ func TestStreamBoundRefusals(t *testing.T) {
 	c := startHandler(t, h)
 	done := make(chan error, 1)
 	// Two spans: gateSink holds writes of more than one item.
-	go func() { _, err := c.Invoke(context.Background(), traceExport, traceRequest(goodID, goodID)); done <- err }()
+	go func() {
+		_, err := c.Invoke(context.Background(), traceExport, traceRequest(goodID, goodID))
+		done <- err
+	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for sink.blocked.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond) // polling the sink
