@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // The flood suite: one unauthenticated client (or a few hundred) holding
@@ -156,8 +160,10 @@ func TestFloodHeadersOnly(t *testing.T) {
 // TestFloodUnreadWindows (issue 21, finding 2): connections each filling
 // their connection window with bytes on export streams the server is not
 // reading (their request slots are held by acknowledgements the client
-// does not take), as many connections as it takes to send 640 MiB: 80 at
-// the 8 MiB window of the build before, where it cost 795 MB.
+// does not take), as many connections as it takes to send 640 MiB (80 at
+// the 8 MiB window of the build before, where it cost 795 MB), at most
+// the default -max-connections (4096: with the window derived from the
+// budget, 64 KiB, they send 256 MiB).
 func TestFloodUnreadWindows(t *testing.T) {
 	s := startAbuseServer(t)
 	s.mustServe(t)
@@ -166,7 +172,7 @@ func TestFloodUnreadWindows(t *testing.T) {
 	probe.mu.Lock()
 	window := probe.connSendWin
 	probe.mu.Unlock()
-	n := int(min(max((640<<20)/window, 1), 800))
+	n := int(min(max((640<<20)/window, 1), 4096))
 	f := dialFlood(t, s.addr, n, h2Options{zeroWindow: true})
 	var reqs []byte
 	for i := range 16 {
@@ -179,7 +185,7 @@ func TestFloodUnreadWindows(t *testing.T) {
 	sent := 0
 	f.each(func(c *h2Conn) {
 		var ids []uint32
-		for range 4 {
+		for range 2 {
 			id, err := c.open(methodStreamTraces, false)
 			if err != nil {
 				return
@@ -226,4 +232,66 @@ func TestFloodTokenlessWatch(t *testing.T) {
 			requireStored(t, s, "acknowledged", acked)
 		})
 	}
+}
+
+// TestFloodHeaderLists: streams whose header lists decode to near
+// -max-header-bytes from a few hundred bytes on the wire (one 4 KB header
+// in HPACK's dynamic table, then referenced by index, one byte each), a
+// unary Export that never sends its body: each holds its decoded headers
+// until the body read timeout, as many streams as the server takes.
+func TestFloodHeaderLists(t *testing.T) {
+	s := startAbuseServer(t)
+	s.mustServe(t)
+	f := dialFlood(t, s.addr, 16, h2Options{})
+	value := strings.Repeat("h", 4000)
+	var kv []string
+	// Up to the default -max-header-bytes (1 MiB) less room for the rest:
+	// the list size counts 32 bytes per field besides name and value.
+	for range (1<<20)/(4000+3+32) - 2 {
+		kv = append(kv, "x-h", value)
+	}
+	var mu sync.Mutex
+	wire := 0
+	n := 0
+	f.each(func(c *h2Conn) {
+		for range int(c.maxConc) {
+			c.openMu.Lock()
+			id := c.nextID
+			c.nextID += 2
+			c.wmu.Lock()
+			c.hbuf.Reset()
+			for _, fld := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", methodTraces},
+				{":authority", c.addr}, {"content-type", "application/grpc"}} {
+				c.henc.WriteField(hpack.HeaderField{Name: fld[0], Value: fld[1]})
+			}
+			for i := 0; i < len(kv); i += 2 {
+				c.henc.WriteField(hpack.HeaderField{Name: kv[i], Value: kv[i+1]})
+			}
+			size := c.hbuf.Len()
+			err := writeHeaderBlock(c.fr, id, c.hbuf.Bytes(), int(c.peerMaxFrame))
+			c.wmu.Unlock()
+			c.openMu.Unlock()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			wire += size
+			n++
+			mu.Unlock()
+		}
+	})
+	acked := floodCheck(t, s, "header-lists", fmt.Sprintf("%d streams of %d KiB header lists (%d KiB on the wire in all)", n, len(kv)/2*4000>>10, wire>>10))
+	requireStored(t, s, "acknowledged", acked)
+}
+
+// writeHeaderBlock writes block as a HEADERS frame and CONTINUATION frames
+// of at most frame bytes each, without END_STREAM.
+func writeHeaderBlock(fr *http2.Framer, id uint32, block []byte, frame int) error {
+	first := min(frame, len(block))
+	err := fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: block[:first], EndHeaders: first == len(block)})
+	for off := first; err == nil && off < len(block); off += frame {
+		end := min(off+frame, len(block))
+		err = fr.WriteContinuation(id, end == len(block), block[off:end])
+	}
+	return err
 }
