@@ -33,6 +33,15 @@ type AdmissionConfig struct {
 	WaitingLimit int64
 	// MaxWait bounds a request's wait for room, within its own deadline.
 	MaxWait time.Duration
+	// StreamWindow is the HTTP/2 receive window per stream of the server
+	// in front (server.Limits.StreamWindow): what a stream that is not
+	// read may hold in flow-control buffers. An export stream that stops
+	// reading while it waits (for a free request slot, or processing a
+	// request itself when the stream bound is full) is charged it in the
+	// waiting budget (WaitingLimit) for the wait, and reset when that does
+	// not fit, so such streams hold at most WaitingLimit unread. Zero
+	// means DefaultStreamWindow.
+	StreamWindow int64
 	// MaxStreams bounds the requests and streams served at once (each one
 	// is a goroutine, net/http's stream state and its buffers, about
 	// StreamUnitCost), across every connection, plus the requests of
@@ -48,6 +57,11 @@ type AdmissionConfig struct {
 // 64 export streams each with its 16 requests in flight, with room to
 // spare — are what a receiver serving a fleet needs whatever its budget.
 const DefaultMaxStreams = 4096
+
+// DefaultStreamWindow is what a stream that is not read is taken to hold
+// when AdmissionConfig.StreamWindow is zero: net/http's default HTTP/2
+// receive window per stream.
+const DefaultStreamWindow = 1 << 20
 
 // StreamUnitCost is what one request or stream in progress costs besides
 // its body, measured with the flood tests (cmd/otlp-lite/flood_test.go):
@@ -172,6 +186,8 @@ type admission struct {
 	limit, waitLimit int64
 	maxWait          time.Duration
 	retryDelay       time.Duration
+	// window is AdmissionConfig.StreamWindow.
+	window int64
 
 	mu       sync.Mutex
 	inFlight int64
@@ -196,6 +212,12 @@ type admissionWaiter struct {
 // admissionStats are the counters the admin metrics expose.
 type admissionStats struct {
 	Admitted, Waited, RefusedBusy, RefusedTooLarge, RefusedGrow int64
+	// RefusedUnread counts export streams reset because the window they
+	// would leave unread while waiting did not fit the waiting budget.
+	RefusedUnread int64
+	// Parked is the bytes of stream windows charged to the waiting budget
+	// now (a gauge).
+	Parked int64
 }
 
 func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
@@ -210,7 +232,10 @@ func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = DefaultAdmissionMaxWait
 	}
-	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay}
+	if cfg.StreamWindow <= 0 {
+		cfg.StreamWindow = DefaultStreamWindow
+	}
+	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay, window: cfg.StreamWindow}
 }
 
 // busyStatus is the retryable refusal: UNAVAILABLE with a jittered RetryInfo
@@ -355,6 +380,29 @@ func (a *admission) removeAt(i int) {
 		a.continuingWaiters--
 	}
 	a.waiters = append(a.waiters[:i], a.waiters[i+1:]...)
+}
+
+// park charges a stream window that an export stream leaves unread while
+// it waits to the waiting budget, or reports false, counted, when it does
+// not fit: the caller must then not wait with its stream unread, but
+// reset it. unpark returns the charge.
+func (a *admission) park() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.waiting+a.window > a.waitLimit {
+		a.stats.RefusedUnread++
+		return false
+	}
+	a.waiting += a.window
+	a.stats.Parked += a.window
+	return true
+}
+
+func (a *admission) unpark() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.waiting -= a.window
+	a.stats.Parked -= a.window
 }
 
 // snapshot returns bytes in flight and waiting, and the counters.

@@ -167,7 +167,7 @@ func New(cfg Config) *Handler {
 		h.reg = metrics.NewSet()
 	}
 	h.m = newHandlerMetrics(h.reg, h.adm)
-	registerGateMetrics(h.reg, h.gate)
+	registerGateMetrics(h.reg, h.gate, h.adm)
 	if cfg.Tenants != nil {
 		_, tenantAuth := cfg.Auth.(TenantAuthenticator)
 		h.ten = newTenancy(cfg.Tenants, tenantAuth, newTenantMetrics(h.reg))
@@ -262,14 +262,21 @@ func (h *Handler) refuseBusyStreams(w http.ResponseWriter, r *http.Request, grpc
 	call.Close()
 }
 
-// registerGateMetrics exposes the stream bound: units in use and their
-// limit, refusals and waits.
-func registerGateMetrics(set *metrics.Set, g *streamGate) {
+// registerGateMetrics exposes the stream bound (units in use and their
+// limit, refusals and waits) and the stream windows charged while parked.
+func registerGateMetrics(set *metrics.Set, g *streamGate, a *admission) {
 	set.GetOrCreateGauge("otlplite_streams_in_progress", func() float64 { return float64(g.inUse()) })
 	set.GetOrCreateGauge("otlplite_streams_limit", func() float64 { return float64(cap(g.sem)) })
+	// Stream windows charged to the waiting budget (admission.park).
+	set.GetOrCreateGauge("otlplite_admission_unread_window_bytes", func() float64 {
+		_, _, st := a.snapshot()
+		return float64(st.Parked)
+	})
 	set.RegisterMetricsWriter(func(w io.Writer) {
+		_, _, st := a.snapshot()
 		metrics.WriteCounterUint64(w, "otlplite_streams_refused_total", uint64(g.refused.Load()))
 		metrics.WriteCounterUint64(w, "otlplite_streams_waits_total", uint64(g.waited.Load()))
+		metrics.WriteCounterUint64(w, "otlplite_admission_refusals_unread_window_total", uint64(max(st.RefusedUnread, 0)))
 	})
 }
 

@@ -22,27 +22,31 @@ type Limits struct {
 	// and per connection, in bytes. They bound what a client may send that
 	// the server has not read yet, which sits in memory outside the
 	// admission budget until a handler reads it: up to ConnWindow per
-	// connection, so every connection open can add it (a flood of
-	// connections each filling its window holds MaxConnections x
-	// ConnWindow). So the default is derived from the admission budget:
-	// WindowFor(128 MiB, MaxConnections), 64 KiB for 4096 connections —
-	// all windows full together hold at most the budget again. The
-	// handler reads every stream as its bytes arrive and charges them to
-	// the budget; a stream it stops reading while it waits (for room in
-	// the budget, for a request slot of an export stream) is charged its
-	// window in the waiting budget for the wait, or reset when that does
-	// not fit (handler.AdmissionConfig.StreamWindow). A stream carries at
-	// most window/RTT: 64 KiB is 60 MiB/s at 1 ms (a LAN), 320 KiB/s at
-	// 200 ms; for long links, lower MaxConnections and raise the windows
-	// (otlp-lite serve derives them from -max-connections and
-	// -admission-request-limit).
+	// connection, so every connection open can add it. The default is
+	// derived from the admission budget, WindowFor(128 MiB,
+	// MaxConnections): 256 KiB, the least that keeps a gRPC client's CPU
+	// per span unchanged (at 64 KiB it was 75% higher in the side-by-side
+	// benchmark: the client waits for window updates). Handlers read
+	// every stream as its bytes arrive and charge them to the budget; an
+	// export stream that stops reading while it waits is charged its
+	// window in the waiting budget, or reset when that does not fit
+	// (handler.AdmissionConfig.StreamWindow). What stays outside the
+	// budget is what arrived and is not read yet while handlers catch up,
+	// at most MaxConnections x ConnWindow. A stream carries at most
+	// window/RTT: 256 KiB is 250 MiB/s at 1 ms, 1.25 MiB/s at 200 ms; for
+	// long links, lower MaxConnections (otlp-lite serve derives the
+	// windows from -max-connections and -admission-request-limit) or set
+	// the windows.
 	StreamWindow, ConnWindow int
 	// MaxFrameSize is the largest HTTP/2 frame the server accepts: 16 KiB,
 	// HTTP/2's default. net/http reads each frame into a buffer of the
-	// connection that grows to the largest frame read and is kept for
-	// the connection's life, so this is a cost per connection (1 MiB, the
-	// default before, made 320 flooding connections hold 320 MiB);
-	// grpc-go, which OTLP exporters use, sends frames of 16 KiB anyway.
+	// connection that grows to the largest frame read and is kept for the
+	// connection's life, so this is a cost per connection, multiplied by
+	// MaxConnections (1 MiB, the default before, made 320 connections
+	// that each sent one large frame hold 320 MiB). grpc-go, which OTLP
+	// exporters use, sends 16 KiB frames whatever the server allows; Go's
+	// HTTP/2 client sends larger ones when allowed, and costs the server
+	// more CPU per byte with 16 KiB (raise it for such clients).
 	MaxFrameSize int
 	// MaxHeaderBytes bounds a request's header block, HTTP/1.1 and HTTP/2
 	// (where it is also SETTINGS_MAX_HEADER_LIST_SIZE): 1 MiB is far more
@@ -113,18 +117,19 @@ const (
 	defaultBudget = 128 << 20
 )
 
-// Window bounds: HTTP/2's initial window (RFC 9113 section 6.9.2) is the
-// floor, since a smaller one only slows clients; 4 MiB keeps one stream at
-// 20 MiB/s over a 200 ms link, more than an OTLP exporter sends.
+// Window bounds: 256 KiB is the floor, since a smaller window costs honest
+// clients CPU and latency (see Limits.StreamWindow); 4 MiB keeps one
+// stream at 20 MiB/s over a 200 ms link, more than an OTLP exporter sends.
 const (
-	minWindow = 64 << 10
+	minWindow = 256 << 10
 	maxWindow = 4 << 20
 )
 
 // WindowFor returns the HTTP/2 receive window (per stream and per
 // connection) that keeps maxConns connections' windows, all full, within
-// budget bytes: budget / maxConns, between 64 KiB and 4 MiB (0 connections
-// means no limit: 64 KiB).
+// budget bytes: budget / maxConns, between 256 KiB and 4 MiB (0
+// connections means no limit: 256 KiB). Below 512 connections for the
+// default budget it keeps them within it; above, the floor wins.
 func WindowFor(budget int64, maxConns int) int {
 	if maxConns <= 0 {
 		return minWindow

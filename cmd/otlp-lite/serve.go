@@ -104,7 +104,7 @@ func registerServeFlags(s *flagSections, cfg *serveConfig) {
 		fs.DurationVar(&cfg.limits.WriteByteTimeout, "write-timeout", dl.WriteByteTimeout, "drop an HTTP/2 connection that accepts no response bytes for this long; 0 disables")
 		fs.IntVar(&cfg.limits.MaxHeaderBytes, "max-header-bytes", dl.MaxHeaderBytes, "largest request header block, bytes (HTTP/1.1 and HTTP/2)")
 		fs.IntVar(&cfg.limits.MaxConcurrentStreams, "http2-max-concurrent-streams", dl.MaxConcurrentStreams, "HTTP/2 concurrent streams per connection")
-		fs.IntVar(&cfg.limits.StreamWindow, "http2-stream-window", 0, "HTTP/2 receive window per stream, bytes; 0: derived, -admission-request-limit / -max-connections between 64 KiB and 4 MiB (64 KiB by default), so that every connection's window full holds at most the budget again")
+		fs.IntVar(&cfg.limits.StreamWindow, "http2-stream-window", 0, "HTTP/2 receive window per stream, bytes; 0: derived, -admission-request-limit / -max-connections between 256 KiB and 4 MiB (256 KiB by default): what each connection may make the server buffer unread; export streams that wait unread are charged it in the waiting budget")
 		fs.IntVar(&cfg.limits.ConnWindow, "http2-conn-window", 0, "HTTP/2 receive window per connection, bytes; 0: derived like -http2-stream-window")
 		fs.IntVar(&cfg.limits.MaxFrameSize, "http2-max-frame-size", dl.MaxFrameSize, "largest HTTP/2 frame the server accepts, bytes")
 	})
@@ -437,7 +437,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		BodyReadTimeout:      cfg.bodyReadTimeout,
 		ResponseWriteTimeout: cfg.responseWriteTimeout,
 		Stream:               cfg.stream,
-		Admission:            cfg.admission,
+		Admission:            admissionConfig(cfg),
 		Auth:                 auth,
 		Metrics:              reg,
 		CORS: handler.CORSConfig{
@@ -559,6 +559,15 @@ func (cfg *serveConfig) deriveLimits() {
 	if cfg.limits.ConnWindow == 0 {
 		cfg.limits.ConnWindow = w
 	}
+}
+
+// admissionConfig is the handler's admission config: the flags, plus the
+// HTTP/2 stream window, which an export stream that waits leaves unread
+// and which is charged to the waiting budget for the wait.
+func admissionConfig(cfg serveConfig) handler.AdmissionConfig {
+	a := cfg.admission
+	a.StreamWindow = int64(cfg.limits.StreamWindow)
+	return a
 }
 
 // splitList splits a comma-separated flag value, dropping empty entries.

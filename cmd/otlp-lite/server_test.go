@@ -41,18 +41,17 @@ func TestServerLimitFlagsDefault(t *testing.T) {
 }
 
 // TestServerWindowsDerived: the HTTP/2 windows left to their default are
-// derived from the admission budget and the connection limit, so that
-// every connection's window full holds at most the budget again.
+// derived from the admission budget and the connection limit.
 func TestServerWindowsDerived(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want int
 	}{
-		{nil, 64 << 10},
+		{nil, 256 << 10},
 		{[]string{"-max-connections", "64"}, 2 << 20},
 		{[]string{"-max-connections", "8"}, 4 << 20},
-		{[]string{"-max-connections", "0"}, 64 << 10},
-		{[]string{"-admission-request-limit", "1073741824"}, 256 << 10},
+		{[]string{"-max-connections", "0"}, 256 << 10},
+		{[]string{"-admission-request-limit", "4294967296"}, 1 << 20},
 	} {
 		cfg := parseServeFlags(t, tc.args...)
 		cfg.deriveLimits()
