@@ -82,14 +82,19 @@ type Limits struct {
 	MaxConnectionAgeGrace time.Duration
 	// MaxConnections bounds the client connections open at once, across
 	// the listeners; at it, the oldest idle connection is closed to make
-	// room (its client reconnects; nothing was in flight), or the new one
-	// when none is idle. Each open connection holds about 100 KiB before
-	// its first request (the 64 KiB read buffer, HTTP/2 state), and every
-	// per-stream limit multiplies by the connections, so 4096 (one per
-	// OTLP client, as exporters hold one connection) bounds that at about
-	// 400 MiB; raise it, and the memory limit, for a larger fleet. 0 means
-	// no bound but the descriptor limit, at which idle connections are
-	// shed all the same.
+	// room (its client reconnects; nothing was in flight), else the busy
+	// one whose streams sent no body bytes for longest, at least a second,
+	// tokenless ones first (connTracker.ShedQuiet), else the new one is
+	// closed. Connections that have not presented valid credentials keep
+	// to a quarter of it. Each open connection holds up to ConnWindow of
+	// unread request bytes and about 100 KiB of buffers (the 64 KiB read
+	// buffer, a frame buffer of MaxFrameSize, pending writes, HTTP/2
+	// state; about 45 KiB measured for a connection holding one health
+	// Watch), so the limit multiplies them; 4096 (one per OTLP client, as
+	// exporters hold one connection) is the default the other defaults
+	// are derived for: raise it, and the memory limit, for a larger
+	// fleet. 0 means no bound but the descriptor limit, at which idle
+	// connections are shed all the same.
 	MaxConnections int
 }
 

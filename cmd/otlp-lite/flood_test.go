@@ -224,10 +224,44 @@ func TestFloodTokenlessWatch(t *testing.T) {
 			s := startAbuseServer(t, args...)
 			s.token = "flood-token"
 			s.mustServe(t)
-			f := dialFlood(t, s.addr, maxConns, h2Options{})
-			n := f.streams(methodHealthWatch, 1, func(c *h2Conn, id uint32) {
-				c.data(id, true, grpcBody(false, nil))
-			})
+			// Each connection's Watch is answered before the next
+			// connection opens (so a new connection does not shed one
+			// that has not opened its stream yet), 32 at a time, a few
+			// more than the limit.
+			f := &flood{}
+			t.Cleanup(f.close)
+			var mu sync.Mutex
+			var wg sync.WaitGroup
+			sem := make(chan struct{}, 32)
+			for range maxConns + 8 {
+				sem <- struct{}{}
+				wg.Go(func() {
+					defer func() { <-sem }()
+					c, err := dialH2With(s.addr, h2Options{})
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					f.conns = append(f.conns, c)
+					mu.Unlock()
+					if id, err := c.open(methodHealthWatch, false); err == nil {
+						c.data(id, true, grpcBody(false, nil))
+						c.wait(5*time.Second, func() bool { st := c.stream(id); return len(st.data) > 0 || st.ended })
+					}
+				})
+			}
+			wg.Wait()
+			n := 0
+			for _, c := range f.conns {
+				if data, ended := c.received(1, 0); len(data) > 0 && !ended && !c.closed() {
+					n++
+				}
+			}
+			// Their share is a quarter of the limit (server: the
+			// quietest tokenless connection is shed past it).
+			if share := maxConns / 4; n > share+1 {
+				t.Errorf("%d tokenless connections held a Watch (contract: their share, %d)", n, share)
+			}
 			acked := floodCheck(t, s, "tokenless-watch", fmt.Sprintf("%d tokenless connections holding a Watch", n))
 			requireStored(t, s, "acknowledged", acked)
 		})

@@ -96,7 +96,7 @@ func registerServeFlags(s *flagSections, cfg *serveConfig) {
 		// HTTP/2 and HTTP/1.1 limits: server.Limits says why each
 		// default is what it is.
 		dl := server.DefaultLimits()
-		fs.IntVar(&cfg.limits.MaxConnections, "max-connections", dl.MaxConnections, "client connections open at once across the OTLP listeners; at it the oldest idle one is closed to make room (idle ones are also shed when the process runs out of file descriptors); each costs about 100 KiB before its first request; 0: no bound but the descriptor limit")
+		fs.IntVar(&cfg.limits.MaxConnections, "max-connections", dl.MaxConnections, "client connections open at once across the OTLP listeners; at it the oldest idle one is closed to make room, else the one whose streams sent nothing longest (at least 1 s; tokenless ones first); connections that never presented a valid token keep to a quarter of it (idle ones are also shed when the process runs out of file descriptors); each may hold its HTTP/2 window unread, and about 100 KiB of buffers; 0: no bound but the descriptor limit")
 		fs.DurationVar(&cfg.limits.MaxConnectionAge, "max-connection-age", dl.MaxConnectionAge, "send GOAWAY on connections older than this (±10% jitter) so clients reconnect and L7 balancers rebalance; 0 disables")
 		fs.DurationVar(&cfg.limits.MaxConnectionAgeGrace, "max-connection-age-grace", dl.MaxConnectionAgeGrace, "after -max-connection-age, how long requests and streams may finish before the connection is closed")
 		fs.DurationVar(&cfg.limits.IdleTimeout, "idle-timeout", dl.IdleTimeout, "close connections idle this long")
