@@ -162,8 +162,8 @@ func TestFloodHeadersOnly(t *testing.T) {
 // reading (their request slots are held by acknowledgements the client
 // does not take), as many connections as it takes to send 640 MiB (80 at
 // the 8 MiB window of the build before, where it cost 795 MB), at most
-// the default -max-connections (4096: with the window derived from the
-// budget, 64 KiB, they send 256 MiB).
+// the default -max-connections (with the window derived from the budget,
+// 256 KiB, it takes 2560).
 func TestFloodUnreadWindows(t *testing.T) {
 	s := startAbuseServer(t)
 	s.mustServe(t)
