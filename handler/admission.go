@@ -4,9 +4,11 @@ import (
 	"context"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/connstate"
 )
 
 // Admission defaults: 128 MiB of requests in flight and 32 MiB waiting keep
@@ -31,7 +33,145 @@ type AdmissionConfig struct {
 	WaitingLimit int64
 	// MaxWait bounds a request's wait for room, within its own deadline.
 	MaxWait time.Duration
+	// StreamWindow is the HTTP/2 receive window per stream of the server
+	// in front (server.Limits.StreamWindow): what a stream that is not
+	// read may hold in flow-control buffers. An export stream that stops
+	// reading while it waits (for a free request slot, or processing a
+	// request itself when the stream bound is full) is charged it in the
+	// waiting budget (WaitingLimit) for the wait, and reset when that does
+	// not fit, so such streams hold at most WaitingLimit unread. Zero
+	// means DefaultStreamWindow.
+	StreamWindow int64
+	// MaxStreams bounds the requests and streams served at once (each one
+	// is a goroutine, net/http's stream state and its buffers, about
+	// StreamUnitCost), across every connection, plus the requests of
+	// export streams being processed (each its own goroutine). Zero
+	// derives it from the budget: RequestLimit / StreamUnitCost, at least
+	// DefaultMaxStreams.
+	MaxStreams int
 }
+
+// DefaultMaxStreams is the least MaxStreams derives to: 4096, what the
+// default budget of 128 MiB gives. A smaller budget keeps it, because a
+// budget is lowered to refuse large requests sooner, and 4096 streams —
+// 64 export streams each with its 16 requests in flight, with room to
+// spare — are what a receiver serving a fleet needs whatever its budget.
+const DefaultMaxStreams = 4096
+
+// DefaultStreamWindow is what a stream that is not read is taken to hold
+// when AdmissionConfig.StreamWindow is zero: net/http's default HTTP/2
+// receive window per stream.
+const DefaultStreamWindow = 1 << 20
+
+// StreamUnitCost is what one request or stream in progress costs besides
+// its body, measured with the flood tests (cmd/otlp-lite/flood_test.go):
+// its goroutine's stack (8-16 KiB while it waits), net/http's stream,
+// request and response-writer state (about 6 KiB), our call state and
+// pooled buffers' headers; 32 KiB rounds it up. The default of MaxStreams
+// is the admission budget divided by it (4096 for 128 MiB), so all of them
+// together cost at most as much again as the budget (and at least
+// DefaultMaxStreams).
+const StreamUnitCost = 32 << 10
+
+// maxGateWait bounds how long a new request or stream waits for a free
+// unit when MaxStreams are in use: while it waits the quietest connection
+// is shed (connstate.Conn.ShedQuiet) and its streams return their units,
+// which takes milliseconds; a second is ample, and well within an honest
+// client's deadline.
+const maxGateWait = time.Second
+
+// streamGate bounds the requests and streams in progress
+// (AdmissionConfig.MaxStreams): a counting semaphore whose full state
+// sheds the quietest connection for the newcomer (so streams that send
+// nothing cannot keep honest clients out), and refuses, as retryable, when
+// too many already wait.
+type streamGate struct {
+	sem        chan struct{}
+	waiters    atomic.Int32
+	maxWaiters int32
+	maxWait    time.Duration
+	// refused counts requests and streams refused for want of a unit;
+	// waited those that waited for one.
+	refused, waited atomic.Int64
+}
+
+func newStreamGate(n int, maxWait time.Duration) *streamGate {
+	return &streamGate{
+		sem: make(chan struct{}, n),
+		// A waiter is a goroutine and a stream too: at most as many
+		// as the units may wait (one per connection), beyond that
+		// refusal is at once.
+		maxWaiters: int32(n),
+		maxWait:    min(maxWait, maxGateWait),
+	}
+}
+
+// tryAcquire takes a unit if one is free.
+func (g *streamGate) tryAcquire() bool {
+	select {
+	case g.sem <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// acquire takes a unit for a request or stream of connection cs, or waits
+// for one (asking cs's server to shed its quietest connection) up to
+// maxWait or ctx; it reports whether it got one. Only one request or
+// stream per connection waits; the connection's others are refused at
+// once: a flood of streams on a few connections cannot fill the wait
+// queue ahead of honest newcomers, and with one waiter per connection the
+// waiters are bounded by the connection limit as well as by maxWaiters.
+func (g *streamGate) acquire(ctx context.Context, cs *connstate.Conn) bool {
+	if g.tryAcquire() {
+		return true
+	}
+	if cs.AddWaiting(1) > 1 {
+		cs.AddWaiting(-1)
+		g.refused.Add(1)
+		return false
+	}
+	defer cs.AddWaiting(-1)
+	if g.waiters.Add(1) > g.maxWaiters {
+		g.waiters.Add(-1)
+		g.refused.Add(1)
+		return false
+	}
+	defer g.waiters.Add(-1)
+	g.waited.Add(1)
+	// Shed now, and again every reshedEvery while no unit frees up:
+	// a connection becomes quiet enough to shed (server.quietMin) while
+	// we wait.
+	cs.ShedQuiet()
+	timer := time.NewTimer(g.maxWait)
+	defer timer.Stop()
+	tick := time.NewTicker(reshedEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case g.sem <- struct{}{}:
+			return true
+		case <-tick.C:
+			cs.ShedQuiet()
+			continue
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		g.refused.Add(1)
+		return false
+	}
+}
+
+// reshedEvery is how often a waiter for a unit asks again for a quiet
+// connection to be shed.
+const reshedEvery = 200 * time.Millisecond
+
+// release returns a unit.
+func (g *streamGate) release() { <-g.sem }
+
+// inUse returns the units taken.
+func (g *streamGate) inUse() int { return len(g.sem) }
 
 // admission is a byte budget with a LIFO wait queue: when room frees up the
 // newest waiters go first, because under overload they are the ones whose
@@ -46,6 +186,8 @@ type admission struct {
 	limit, waitLimit int64
 	maxWait          time.Duration
 	retryDelay       time.Duration
+	// window is AdmissionConfig.StreamWindow.
+	window int64
 
 	mu       sync.Mutex
 	inFlight int64
@@ -57,9 +199,12 @@ type admission struct {
 }
 
 type admissionWaiter struct {
-	n     int64
-	ready chan struct{} // closed when admitted
-	done  bool          // admitted or abandoned (under mu)
+	n int64
+	// unread is what the request leaves unread in flow control while it
+	// waits, charged to the waiting budget with n.
+	unread int64
+	ready  chan struct{} // closed when admitted
+	done   bool          // admitted or abandoned (under mu)
 	// continuing: the request already holds budget (see admission).
 	continuing bool
 }
@@ -67,6 +212,12 @@ type admissionWaiter struct {
 // admissionStats are the counters the admin metrics expose.
 type admissionStats struct {
 	Admitted, Waited, RefusedBusy, RefusedTooLarge, RefusedGrow int64
+	// RefusedUnread counts export streams reset because the window they
+	// would leave unread while waiting did not fit the waiting budget.
+	RefusedUnread int64
+	// Parked is the bytes of stream windows charged to the waiting budget
+	// now (a gauge).
+	Parked int64
 }
 
 func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
@@ -81,7 +232,10 @@ func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = DefaultAdmissionMaxWait
 	}
-	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay}
+	if cfg.StreamWindow <= 0 {
+		cfg.StreamWindow = DefaultStreamWindow
+	}
+	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay, window: cfg.StreamWindow}
 }
 
 // busyStatus is the retryable refusal: UNAVAILABLE with a jittered RetryInfo
@@ -228,6 +382,29 @@ func (a *admission) removeAt(i int) {
 	a.waiters = append(a.waiters[:i], a.waiters[i+1:]...)
 }
 
+// park charges a stream window that an export stream leaves unread while
+// it waits to the waiting budget, or reports false, counted, when it does
+// not fit: the caller must then not wait with its stream unread, but
+// reset it. unpark returns the charge.
+func (a *admission) park() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.waiting+a.window > a.waitLimit {
+		a.stats.RefusedUnread++
+		return false
+	}
+	a.waiting += a.window
+	a.stats.Parked += a.window
+	return true
+}
+
+func (a *admission) unpark() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.waiting -= a.window
+	a.stats.Parked -= a.window
+}
+
 // snapshot returns bytes in flight and waiting, and the counters.
 func (a *admission) snapshot() (inFlight, waiting int64, st admissionStats) {
 	a.mu.Lock()
@@ -249,6 +426,9 @@ type ticket struct {
 	tenantMaxRequest int64
 	// throttled is set when the tenant's share refused the request.
 	throttled bool
+	// conn is the request's connection (nil when the server in front is
+	// not ours): Charge records on it that body bytes arrived.
+	conn *connstate.Conn
 }
 
 // Declare implements grpcwire.Budget: a declared size larger than the whole
@@ -268,8 +448,11 @@ func (t *ticket) Declare(n int) error {
 	return nil
 }
 
-// Charge implements grpcwire.Budget.
+// Charge implements grpcwire.Budget. The bytes that arrived also mark the
+// connection as sending (connstate: a connection whose streams send
+// nothing can be shed).
 func (t *ticket) Charge(ctx context.Context, n int) error {
+	t.conn.NoteData(time.Now().UnixNano())
 	if total := t.held + int64(n); total > t.a.limit {
 		return t.a.refuseTooLarge(total)
 	}

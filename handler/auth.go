@@ -14,7 +14,14 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/connstate"
 )
+
+// isHealthPath reports whether path is a method of the gRPC health service.
+func isHealthPath(path string) bool {
+	service, _, ok := splitMethod(path)
+	return ok && service == healthService
+}
 
 // Authenticator decides whether a request may send data. It sees only the
 // headers: it runs before a byte of the body is read.
@@ -214,8 +221,17 @@ func (tf *TokenFile) AuthenticateTenant(r *http.Request) (string, bool) {
 // are CORS preflights (browsers send them without credentials).
 //
 // With tenancy on, tenant is the tenant the credentials name, if any.
+//
+// A request that passes (without auth: any request but a health check)
+// marks its connection authenticated (connstate): the server sheds
+// connections that never did first, and keeps them within their own share
+// of the connection limit, so tokenless clients cannot displace
+// authenticated ones.
 func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, grpc bool) (tenant string, ok bool) {
 	if h.auth == nil {
+		if !grpc || !isHealthPath(r.URL.Path) {
+			connstate.FromContext(r.Context()).SetAuthenticated()
+		}
 		return "", true
 	}
 	if ta, isTA := h.auth.(TenantAuthenticator); isTA && h.ten != nil {
@@ -224,11 +240,12 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, grpc bool
 		ok = h.auth.Authenticate(r)
 	}
 	if ok {
+		connstate.FromContext(r.Context()).SetAuthenticated()
 		return tenant, true
 	}
 	st := grpcwire.Errorf(grpcwire.Unauthenticated, "missing or invalid bearer token: send the header authorization: Bearer <token>")
 	if grpc {
-		if service, _, ok := splitMethod(r.URL.Path); ok && service == healthService {
+		if isHealthPath(r.URL.Path) {
 			return "", true
 		}
 		call, early := grpcwire.StartCall(w, r, h.limits)

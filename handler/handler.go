@@ -18,6 +18,7 @@ package handler
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime"
@@ -27,6 +28,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/internal/connstate"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -108,6 +110,7 @@ type Handler struct {
 	cors        corsPolicy
 	stream      StreamConfig
 	adm         *admission
+	gate        *streamGate
 	auth        Authenticator
 	bodyTimeout time.Duration
 	checks      *checkPool
@@ -154,11 +157,17 @@ func New(cfg Config) *Handler {
 	}
 	h.stream.setDefaults()
 	h.adm = newAdmission(cfg.Admission, h.retryDelay)
+	maxStreams := cfg.Admission.MaxStreams
+	if maxStreams <= 0 {
+		maxStreams = int(max(h.adm.limit/StreamUnitCost, DefaultMaxStreams))
+	}
+	h.gate = newStreamGate(maxStreams, h.adm.maxWait)
 	h.reg = cfg.Metrics
 	if h.reg == nil {
 		h.reg = metrics.NewSet()
 	}
 	h.m = newHandlerMetrics(h.reg, h.adm)
+	registerGateMetrics(h.reg, h.gate, h.adm)
 	if cfg.Tenants != nil {
 		_, tenantAuth := cfg.Auth.(TenantAuthenticator)
 		h.ten = newTenancy(cfg.Tenants, tenantAuth, newTenantMetrics(h.reg))
@@ -203,6 +212,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// Every request and stream holds a unit of the process-wide stream
+	// bound while it is served (admission.go, streamGate); a refusal
+	// holds nothing and is not flow-controlled, so it cannot be stalled.
+	cs := connstate.FromContext(r.Context())
+	if !h.gate.acquire(r.Context(), cs) {
+		h.refuseBusyStreams(w, r, grpc)
+		return
+	}
+	defer h.gate.release()
 	if h.ten != nil && !h.tenantExempt(r, grpc) {
 		if r, ok = h.identify(w, r, grpc, tokenTenant); !ok {
 			return
@@ -223,6 +241,43 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.serveOTLPHTTP(w, r)
+}
+
+// refuseBusyStreams answers a request or stream that found every unit of
+// the stream bound taken and no quiet connection to shed: UNAVAILABLE with
+// RetryInfo (gRPC, Trailers-Only), 503 with Retry-After (HTTP). The body
+// is not read; net/http resets the stream after the answer.
+func (h *Handler) refuseBusyStreams(w http.ResponseWriter, r *http.Request, grpc bool) {
+	st := h.adm.busyStatus("too many requests and streams in progress")
+	if !grpc {
+		h.writeHTTPError(w, r, requestEncoding(r), http.StatusServiceUnavailable, st)
+		return
+	}
+	call, early := grpcwire.StartCall(w, r, h.limits)
+	if early != nil {
+		h.recordRefusal(r, transportGRPC, 0, early)
+		return
+	}
+	h.refuseGRPC(call, transportGRPC, st)
+	call.Close()
+}
+
+// registerGateMetrics exposes the stream bound (units in use and their
+// limit, refusals and waits) and the stream windows charged while parked.
+func registerGateMetrics(set *metrics.Set, g *streamGate, a *admission) {
+	set.GetOrCreateGauge("otlplite_streams_in_progress", func() float64 { return float64(g.inUse()) })
+	set.GetOrCreateGauge("otlplite_streams_limit", func() float64 { return float64(cap(g.sem)) })
+	// Stream windows charged to the waiting budget (admission.park).
+	set.GetOrCreateGauge("otlplite_admission_unread_window_bytes", func() float64 {
+		_, _, st := a.snapshot()
+		return float64(st.Parked)
+	})
+	set.RegisterMetricsWriter(func(w io.Writer) {
+		_, _, st := a.snapshot()
+		metrics.WriteCounterUint64(w, "otlplite_streams_refused_total", uint64(g.refused.Load()))
+		metrics.WriteCounterUint64(w, "otlplite_streams_waits_total", uint64(g.waited.Load()))
+		metrics.WriteCounterUint64(w, "otlplite_admission_refusals_unread_window_total", uint64(max(st.RefusedUnread, 0)))
+	})
 }
 
 // isGRPCPath reports whether path names a service this handler serves over
@@ -279,7 +334,7 @@ func (h *Handler) getBuffers(ctx context.Context) *requestBuffers {
 	if !ok {
 		b = &requestBuffers{}
 	}
-	b.ticket = ticket{a: h.adm}
+	b.ticket = ticket{a: h.adm, conn: connstate.FromContext(ctx)}
 	b.tenant, b.throttled = nil, false
 	if h.ten != nil {
 		if ts := tenantOf(ctx); ts != nil {

@@ -1,6 +1,7 @@
 package handler
 
 import (
+	"context"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -156,9 +157,7 @@ func (s *exportStreamState) stopAccepting() {
 func (s *exportStreamState) readLoop() {
 	ctx := s.call.Context()
 	for {
-		select {
-		case s.slots <- struct{}{}:
-		case <-ctx.Done():
+		if !s.takeSlot(ctx) {
 			return
 		}
 		bufs := s.h.getBuffers(ctx)
@@ -218,12 +217,67 @@ func (s *exportStreamState) readLoop() {
 		}
 		s.wg.Add(1)
 		s.mu.Unlock()
-		go s.process(id, bufs)
+		// Each request is processed by a goroutine of its own, which holds
+		// a unit of the process-wide stream bound; when none is free the
+		// read loop processes it itself, and the stream is read again
+		// once it is acknowledged (no goroutine is made that the bound
+		// does not count).
+		if s.h.gate.tryAcquire() {
+			go s.process(id, bufs, true)
+		} else if !s.h.adm.park() {
+			// Nor can its window wait unread: the request is dropped
+			// unacknowledged (its client resends it) with the stream.
+			s.mu.Lock()
+			delete(s.inFlight, id)
+			s.mu.Unlock()
+			s.wg.Done()
+			s.h.putBuffers(bufs)
+			<-s.slots
+			s.resetBusy()
+			return
+		} else {
+			s.process(id, bufs, false)
+			s.h.adm.unpark()
+		}
 		if last {
 			s.rotateOne.Do(func() { close(s.rotate) })
 			return
 		}
 	}
+}
+
+// takeSlot takes a request slot, waiting for one as long as the stream
+// lasts; it reports false when the read loop must end. While it waits the
+// stream is not read and its client may fill the stream's window: the
+// window is charged to the admission waiting budget for the wait
+// (admission.park), and when it does not fit the stream is reset at once
+// (net/http then stops taking its data) and ends with UNAVAILABLE: its
+// client resends what was not acknowledged. So streams that wait hold at
+// most the waiting budget in flow-control buffers, whatever their number.
+func (s *exportStreamState) takeSlot(ctx context.Context) bool {
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	default:
+	}
+	if !s.h.adm.park() {
+		s.resetBusy()
+		return false
+	}
+	defer s.h.adm.unpark()
+	select {
+	case s.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// resetBusy resets the stream and ends the read loop with a retryable
+// refusal, for a stream whose window cannot wait unread.
+func (s *exportStreamState) resetBusy() {
+	s.call.ResetStream()
+	s.readDone <- s.h.adm.busyStatus("no room in the waiting budget for the stream's unread window")
 }
 
 // refuse answers a request that admission refused with FailedRetryable. It
@@ -278,8 +332,14 @@ func leadingID(prefix []byte) (uint64, bool) {
 // budget and buffers are released as soon as it is stored, before the
 // acknowledgement is written: a client that does not read acknowledgements
 // holds nothing but its slots, and only until the ack write times out.
-func (s *exportStreamState) process(id uint64, bufs *requestBuffers) {
+//
+// unit says the caller took a unit of the stream bound for it, which it
+// returns.
+func (s *exportStreamState) process(id uint64, bufs *requestBuffers, unit bool) {
 	defer s.wg.Done()
+	if unit {
+		defer s.h.gate.release()
+	}
 	out, st := s.h.export(s.call.Context(), transportGRPCStream, s.kind, bufs)
 	s.h.putBuffers(bufs)
 	if st != nil {

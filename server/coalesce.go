@@ -8,8 +8,15 @@ import (
 )
 
 // maxPendingWrite bounds the bytes a coalescingConn holds unwritten; a
-// writer beyond it waits, so a slow peer cannot grow it.
-const maxPendingWrite = 1 << 20
+// writer beyond it waits, so a slow peer cannot grow it. It is a cost per
+// connection (a client that stops reading its socket makes its connection
+// hold the buffer being written, the one filling past it by up to one
+// write, and a spare: about 4 x maxPendingWrite), so it is multiplied by
+// Limits.MaxConnections: 16 KiB, one full HTTP/2 frame, still merges a
+// burst of responses (a unary gRPC response is about 100 bytes in three
+// frames) into one write, while 4096 connections that read nothing hold
+// at most about 256 MiB here (the 1 MiB it was made that 16 GiB).
+const maxPendingWrite = 16 << 10
 
 // coalescingConn merges small writes into fewer syscalls.
 //
@@ -75,7 +82,7 @@ func (c *coalescingConn) flush() {
 		_, err := c.Conn.Write(buf)
 
 		c.mu.Lock()
-		if cap(buf) <= 4*maxPendingWrite {
+		if cap(buf) <= 2*maxPendingWrite {
 			c.spare = buf[:0]
 		}
 		if err != nil && c.err == nil {

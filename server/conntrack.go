@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/otlp-lite/otlp-lite/internal/connstate"
 )
 
 // connTracker counts open connections and enforces Limits.MaxConnectionAge:
@@ -34,6 +36,10 @@ type connTracker struct {
 	open          *metrics.Gauge
 	accepted      *metrics.Counter
 	shed, refused *metrics.Counter
+	// shedQuietC counts busy connections shed because their streams sent
+	// nothing (or they never presented a token); shedShare those shed to
+	// keep tokenless connections within their share.
+	shedQuietC, shedShare *metrics.Counter
 
 	mu    sync.Mutex
 	conns map[net.Conn]*trackedConn
@@ -45,7 +51,26 @@ type trackedConn struct {
 	state    http.ConnState
 	since    time.Time // when it entered state
 	shedding bool      // closed by shedIdle, not yet reported closed
+	// cs is what the handler tells of the connection: whether it
+	// authenticated and when its requests last sent body bytes.
+	cs *connstate.Conn
 }
+
+// quietMin is how long a busy connection's streams must have sent no body
+// bytes before it may be shed to make room (unless it never presented a
+// token, then at once): long enough that a request part way through its
+// body is never cut, short enough that a flood of streams that send
+// nothing (HEADERS only, a health Watch) gives way within an honest
+// client's patience.
+const quietMin = time.Second
+
+// unauthShareDiv sets the share of the connection limit that connections
+// which have not presented valid credentials (new ones, health-only ones)
+// may hold: a quarter. Past it the quietest of them is shed, so they can
+// never fill the limit and lock out authenticated clients, while load
+// balancers' health probes and new connections on their way to their first
+// request still fit in hundreds.
+const unauthShareDiv = 4
 
 // connDeadlineKey is the connection context key for its deadline, for wrap:
 // a handler sees the request's context, not its net.Conn.
@@ -64,7 +89,13 @@ func newConnTracker(maxAge, grace time.Duration, set *metrics.Set) *connTracker 
 		accepted: set.GetOrCreateCounter("otlplite_connections_total"),   // client connections accepted on the OTLP listeners
 		shed:     set.GetOrCreateCounter(`otlplite_connections_dropped_total{reason="shed_idle"}`),
 		refused:  set.GetOrCreateCounter(`otlplite_connections_dropped_total{reason="refused"}`),
-		conns:    map[net.Conn]*trackedConn{},
+		// shed_quiet: a busy connection whose streams sent nothing for
+		// quietMin (tokenless ones first), shed for a new connection or
+		// when the handler's stream bound was full; shed_unauthenticated:
+		// the quietest tokenless connection, past its share.
+		shedQuietC: set.GetOrCreateCounter(`otlplite_connections_dropped_total{reason="shed_quiet"}`),
+		shedShare:  set.GetOrCreateCounter(`otlplite_connections_dropped_total{reason="shed_unauthenticated"}`),
+		conns:      map[net.Conn]*trackedConn{},
 	}
 }
 
@@ -76,16 +107,21 @@ func (t *connTracker) deadline() time.Time {
 
 // connContext is the server's ConnContext. net/http calls it once per
 // accepted connection, before ConnState reports StateNew, so track finds
-// the deadline recorded here and wrap and closeExpired use the same one.
+// the deadline and state recorded here and wrap and closeExpired use the
+// same deadline. The context carries the connection's connstate.Conn, for
+// the handler.
 func (t *connTracker) connContext(ctx context.Context, c net.Conn) context.Context {
-	if t.maxAge <= 0 {
-		return ctx
+	now := time.Now()
+	tc := &trackedConn{state: http.StateNew, since: now, cs: connstate.New(now, t)}
+	ctx = connstate.NewContext(ctx, tc.cs)
+	if t.maxAge > 0 {
+		tc.deadline = t.deadline()
+		ctx = context.WithValue(ctx, connDeadlineKey{}, tc.deadline)
 	}
-	d := t.deadline()
 	t.mu.Lock()
-	t.conns[c] = &trackedConn{deadline: d, state: http.StateNew, since: time.Now()}
+	t.conns[c] = tc
 	t.mu.Unlock()
-	return context.WithValue(ctx, connDeadlineKey{}, d)
+	return ctx
 }
 
 func (t *connTracker) track(c net.Conn, state http.ConnState) {
@@ -97,7 +133,7 @@ func (t *connTracker) track(c net.Conn, state http.ConnState) {
 		if !ok {
 			// No ConnContext (or no max age): closeExpired still needs a
 			// deadline, though wrap cannot see it.
-			tc = &trackedConn{}
+			tc = &trackedConn{cs: connstate.New(time.Now(), nil)}
 			if t.maxAge > 0 {
 				tc.deadline = t.deadline()
 			}
@@ -108,7 +144,15 @@ func (t *connTracker) track(c net.Conn, state http.ConnState) {
 		t.accepted.Inc()
 	case http.StateActive, http.StateIdle:
 		if tc, ok := t.conns[c]; ok {
-			tc.state, tc.since = state, time.Now()
+			now := time.Now()
+			if state == http.StateActive && tc.state != http.StateActive {
+				// A request begins on a connection that had none: it
+				// counts as sending until its body is due, so a client
+				// whose first request waits for a handler (the
+				// process busy with a flood) is not taken for quiet.
+				tc.cs.NoteData(now.UnixNano())
+			}
+			tc.state, tc.since = state, now
 		}
 	case http.StateHijacked, http.StateClosed:
 		if _, ok := t.conns[c]; ok {
@@ -129,26 +173,85 @@ func (t *connTracker) count() int {
 // in flight, or no request yet) the longest, and reports whether there was
 // one. Its client loses nothing and reconnects when it next sends.
 func (t *connTracker) shedIdle() bool {
-	t.mu.Lock()
-	var oldest net.Conn
-	var since time.Time
-	for c, tc := range t.conns {
-		if tc.shedding || (tc.state != http.StateIdle && tc.state != http.StateNew) {
-			continue
-		}
-		if oldest == nil || tc.since.Before(since) {
-			oldest, since = c, tc.since
-		}
+	return t.shed1(func(tc *trackedConn) (int64, bool) {
+		return tc.since.UnixNano(), tc.state == http.StateIdle || tc.state == http.StateNew
+	}, t.shed)
+}
+
+// ShedQuiet implements connstate.Shedder: it sheds the busy connection
+// (one with requests or streams in progress) whose streams sent no body
+// bytes for at least quietMin — one that never authenticated first, then
+// the one quiet the longest — and reports whether it shed one. What a shed
+// connection had in flight is refused (its client resends: nothing it was
+// told is stored is lost); what it held — streams, their goroutines,
+// flow-control buffers — is freed. A connection younger than quietMin is
+// never shed here: an honest client's request on a new connection is
+// still on its way to its first body byte.
+//
+// The handler calls it when its process-wide stream bound is full, and
+// connLimitListener at the connection limit after shedIdle, so that
+// streams which send nothing cannot keep an honest client out.
+func (t *connTracker) ShedQuiet(except *connstate.Conn) bool {
+	cutoff := time.Now().Add(-quietMin).UnixNano()
+	if t.shed1(func(tc *trackedConn) (int64, bool) {
+		last := tc.cs.LastData()
+		return last, tc.cs != except && tc.state == http.StateActive && last <= cutoff && !tc.cs.Authenticated()
+	}, t.shedQuietC) {
+		return true
 	}
-	if oldest != nil {
-		t.conns[oldest].shedding = true
+	return t.shed1(func(tc *trackedConn) (int64, bool) {
+		last := tc.cs.LastData()
+		return last, tc.cs != except && tc.state == http.StateActive && last <= cutoff
+	}, t.shedQuietC)
+}
+
+// shedUnauthenticated keeps the connections that have not authenticated
+// within share: past it, the quietest of them is shed. It is called for
+// each accepted connection, and scans the connections only when they are
+// more than share.
+func (t *connTracker) shedUnauthenticated(share int) {
+	if t.count() <= share {
+		return
+	}
+	t.mu.Lock()
+	n := 0
+	for _, tc := range t.conns {
+		if !tc.shedding && !tc.cs.Authenticated() {
+			n++
+		}
 	}
 	t.mu.Unlock()
-	if oldest == nil {
+	if n > share {
+		t.shed1(func(tc *trackedConn) (int64, bool) {
+			return tc.cs.LastData(), !tc.cs.Authenticated()
+		}, t.shedShare)
+	}
+}
+
+// shed1 closes the connection with the smallest key among those eligible,
+// counting it in c, and reports whether there was one.
+func (t *connTracker) shed1(key func(*trackedConn) (int64, bool), c *metrics.Counter) bool {
+	t.mu.Lock()
+	var victim net.Conn
+	var best int64
+	for conn, tc := range t.conns {
+		if tc.shedding {
+			continue
+		}
+		k, ok := key(tc)
+		if ok && (victim == nil || k < best) {
+			victim, best = conn, k
+		}
+	}
+	if victim != nil {
+		t.conns[victim].shedding = true
+	}
+	t.mu.Unlock()
+	if victim == nil {
 		return false
 	}
-	oldest.Close()
-	t.shed.Inc()
+	victim.Close()
+	c.Inc()
 	return true
 }
 
@@ -199,8 +302,9 @@ func (t *connTracker) closeExpired(ctx context.Context) {
 
 // connLimitListener keeps the connections within maxConns and within the
 // process's file descriptor limit. At either limit it sheds the oldest
-// idle connection to make room; when every connection is busy, a new one
-// over maxConns is closed at once (an accept that fails for want of
+// idle connection to make room (at maxConns, failing that, a quiet or
+// tokenless one: connTracker.ShedQuiet); when every connection is busy and
+// sending, a new one over maxConns is closed at once (an accept that fails for want of
 // descriptors is left to net/http, which retries with back-off).
 //
 // Without it, connections that send a preface and nothing more hold their
@@ -222,10 +326,13 @@ func (l connLimitListener) Accept() (net.Conn, error) {
 			}
 			return nil, err
 		}
-		if l.maxConns > 0 && l.t.count() >= l.maxConns && !l.t.shedIdle() {
+		if l.maxConns > 0 && l.t.count() >= l.maxConns && !l.t.shedIdle() && !l.t.ShedQuiet(nil) {
 			c.Close()
 			l.t.refused.Inc()
 			continue
+		}
+		if l.maxConns > 0 {
+			l.t.shedUnauthenticated(max(l.maxConns/unauthShareDiv, 1))
 		}
 		return c, nil
 	}

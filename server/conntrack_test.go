@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/otlp-lite/otlp-lite/internal/connstate"
 )
 
 // fakeConn is a net.Conn for connTracker tests: only Close is used.
@@ -131,6 +133,73 @@ func TestCloseExpiredUsesConnectionDeadline(t *testing.T) {
 		}
 		if !sawMixed {
 			t.Fatal("all connections were closed on the same tick")
+		}
+	})
+}
+
+// TestShedQuietOrder: ShedQuiet sheds only busy connections whose streams
+// sent nothing for quietMin, tokenless ones first, never the caller's own,
+// and never one younger than quietMin; shedUnauthenticated keeps tokenless
+// connections within their share, shedding the quietest.
+func TestShedQuietOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := metrics.NewSet()
+		tr := newConnTracker(0, 0, reg)
+		conns, ctxs := acceptFakeConns(tr, 4)
+		cs := make([]*connstate.Conn, len(ctxs))
+		for i, ctx := range ctxs {
+			cs[i] = connstate.FromContext(ctx)
+			if cs[i] == nil {
+				t.Fatal("no connstate.Conn in the connection context")
+			}
+			tr.track(conns[i], http.StateActive)
+		}
+		cs[0].SetAuthenticated()
+		cs[1].SetAuthenticated()
+		cs[3].SetAuthenticated()
+		if tr.ShedQuiet(nil) {
+			t.Fatal("shed a connection younger than quietMin")
+		}
+		time.Sleep(2 * quietMin)
+		cs[1].NoteData(time.Now().UnixNano())                // sending: never shed
+		cs[3].NoteData(time.Now().Add(-quietMin).UnixNano()) // quiet, less than conn 0
+		// conn 2 never authenticated: first, unless it is the caller's.
+		if !tr.ShedQuiet(cs[2]) || !conns[0].closed.Load() {
+			t.Fatal("want the quietest authenticated connection shed when the tokenless one is the caller's")
+		}
+		if !tr.ShedQuiet(nil) || !conns[2].closed.Load() {
+			t.Fatal("want the tokenless connection shed first")
+		}
+		if !tr.ShedQuiet(nil) || !conns[3].closed.Load() || conns[1].closed.Load() {
+			t.Fatal("want the quiet connection shed, not the sending one")
+		}
+		if tr.ShedQuiet(nil) {
+			t.Fatal("shed a connection whose streams are sending")
+		}
+		if got := reg.GetOrCreateCounter(`otlplite_connections_dropped_total{reason="shed_quiet"}`).Get(); got != 3 {
+			t.Errorf("shed_quiet counter %d, want 3", got)
+		}
+
+		// The tokenless share: 8 new tokenless connections, share 4.
+		tr2 := newConnTracker(0, 0, metrics.NewSet())
+		var more []*fakeConn
+		for range 8 {
+			c, _ := acceptFakeConns(tr2, 1)
+			more = append(more, c[0])
+			tr2.shedUnauthenticated(4)
+			time.Sleep(time.Millisecond)
+		}
+		closed := 0
+		for i, c := range more {
+			if c.closed.Load() {
+				closed++
+				if i >= 4 {
+					t.Errorf("connection %d shed, want the oldest (quietest) ones", i)
+				}
+			}
+		}
+		if closed != 4 {
+			t.Errorf("%d of 8 tokenless connections shed, want 4 (share 4)", closed)
 		}
 	})
 }

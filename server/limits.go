@@ -8,23 +8,48 @@ import "time"
 // otlp-lite serves with, and each field says why its default is what it is.
 type Limits struct {
 	// MaxConcurrentStreams is the HTTP/2 concurrent streams per connection.
-	// 1000: OTLP exporters send few concurrent requests per connection, but
-	// streaming and async clients keep hundreds open; net/http's default of
-	// 250 would make them queue.
+	// 256: OTLP exporters send few concurrent requests per connection, and
+	// streaming and async clients keep at most hundreds open. Every stream
+	// holds a unit of the handler's process-wide stream bound
+	// (handler.AdmissionConfig.MaxStreams, 4096 by default) while it is
+	// served, so it is not multiplied by MaxConnections; 256 is a
+	// sixteenth of that bound, so one connection cannot hold it alone,
+	// and a flood of streams that must be refused costs a sixteenth of
+	// the CPU it did at 1000 (40 connections x 1000 HEADERS-only streams
+	// kept an honest client waiting 3.4 s; x 256, 1.1 s).
 	MaxConcurrentStreams int
 	// StreamWindow and ConnWindow are the HTTP/2 receive windows per stream
-	// and per connection, in bytes: 4 MiB and 8 MiB. They bound what a
-	// client may send that the server has not read yet: that data sits in
-	// memory outside the handler's admission budget, so each connection can
-	// add up to its window. A stream carries at most window/RTT: 4 MiB keeps
-	// one stream at 20 MiB/s over a 200 ms link (about 80 batches of 500
-	// spans a second, 17 times sequential unary); raise both for faster long
-	// links, lower them to bound memory under many abusive connections (the
-	// overload test runs with 1 MiB / 4 MiB).
+	// and per connection, in bytes. They bound what a client may send that
+	// the server has not read yet, which sits in memory outside the
+	// admission budget until a handler reads it: up to ConnWindow per
+	// connection, so every connection open can add it. The default is
+	// derived from the admission budget, WindowFor(128 MiB,
+	// MaxConnections): 256 KiB for 4096 connections. It is a trade: in the
+	// side-by-side benchmark (grpc-go client, 500 spans x 10 attributes)
+	// the server's CPU per span is 20% higher at 256 KiB than at net/http's
+	// 1 MiB (75% at 64 KiB: more window updates), while at 1 MiB 640
+	// connections filling their windows held 672 MiB (cmd/otlp-lite
+	// TestFloodUnreadWindows; 349 MiB at 256 KiB with 2560). Handlers read
+	// every stream as its bytes arrive and charge them to the budget; an
+	// export stream that stops reading while it waits is charged its
+	// window in the waiting budget, or reset when that does not fit
+	// (handler.AdmissionConfig.StreamWindow). What stays outside the
+	// budget is what arrived and is not read yet while handlers catch up,
+	// at most MaxConnections x ConnWindow. A stream carries at most
+	// window/RTT: 256 KiB is 250 MiB/s at 1 ms, 1.25 MiB/s at 200 ms; for
+	// long links, lower MaxConnections (otlp-lite serve derives the
+	// windows from -max-connections and -admission-request-limit) or set
+	// the windows.
 	StreamWindow, ConnWindow int
-	// MaxFrameSize is the largest HTTP/2 frame the server accepts: 1 MiB
-	// (HTTP/2's default is 16 KiB) cuts per-frame overhead for large OTLP
-	// batches while bounding what one frame makes us buffer.
+	// MaxFrameSize is the largest HTTP/2 frame the server accepts: 16 KiB,
+	// HTTP/2's default. net/http reads each frame into a buffer of the
+	// connection that grows to the largest frame read and is kept for the
+	// connection's life, so this is a cost per connection, multiplied by
+	// MaxConnections (1 MiB, the default before, made 320 connections
+	// that each sent one large frame hold 320 MiB). grpc-go, which OTLP
+	// exporters use, sends 16 KiB frames whatever the server allows; Go's
+	// HTTP/2 client sends larger ones when allowed, and costs the server
+	// more CPU per byte with 16 KiB (raise it for such clients).
 	MaxFrameSize int
 	// MaxHeaderBytes bounds a request's header block, HTTP/1.1 and HTTP/2
 	// (where it is also SETTINGS_MAX_HEADER_LIST_SIZE): 1 MiB is far more
@@ -57,14 +82,19 @@ type Limits struct {
 	MaxConnectionAgeGrace time.Duration
 	// MaxConnections bounds the client connections open at once, across
 	// the listeners; at it, the oldest idle connection is closed to make
-	// room (its client reconnects; nothing was in flight), or the new one
-	// when none is idle. Each open connection holds about 100 KiB before
-	// its first request (the 64 KiB read buffer, HTTP/2 state), and every
-	// per-stream limit multiplies by the connections, so 4096 (one per
-	// OTLP client, as exporters hold one connection) bounds that at about
-	// 400 MiB; raise it, and the memory limit, for a larger fleet. 0 means
-	// no bound but the descriptor limit, at which idle connections are
-	// shed all the same.
+	// room (its client reconnects; nothing was in flight), else the busy
+	// one whose streams sent no body bytes for longest, at least a second,
+	// tokenless ones first (connTracker.ShedQuiet), else the new one is
+	// closed. Connections that have not presented valid credentials keep
+	// to a quarter of it. Each open connection holds up to ConnWindow of
+	// unread request bytes and about 100 KiB of buffers (the 64 KiB read
+	// buffer, a frame buffer of MaxFrameSize, pending writes, HTTP/2
+	// state; about 45 KiB measured for a connection holding one health
+	// Watch), so the limit multiplies them; 4096 (one per OTLP client, as
+	// exporters hold one connection) is the default the other defaults
+	// are derived for: raise it, and the memory limit, for a larger
+	// fleet. 0 means no bound but the descriptor limit, at which idle
+	// connections are shed all the same.
 	MaxConnections int
 }
 
@@ -74,16 +104,43 @@ type Limits struct {
 // say otherwise.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxConcurrentStreams:  1000,
-		StreamWindow:          4 << 20,
-		ConnWindow:            8 << 20,
-		MaxFrameSize:          1 << 20,
+		MaxConcurrentStreams:  256,
+		StreamWindow:          WindowFor(defaultBudget, defaultMaxConnections),
+		ConnWindow:            WindowFor(defaultBudget, defaultMaxConnections),
+		MaxFrameSize:          16 << 10,
 		MaxHeaderBytes:        1 << 20,
 		ReadHeaderTimeout:     10 * time.Second,
 		IdleTimeout:           5 * time.Minute,
 		WriteByteTimeout:      0,
 		MaxConnectionAge:      0,
 		MaxConnectionAgeGrace: 30 * time.Second,
-		MaxConnections:        4096,
+		MaxConnections:        defaultMaxConnections,
 	}
+}
+
+const (
+	defaultMaxConnections = 4096
+	// defaultBudget is handler.DefaultAdmissionRequestLimit (this package
+	// does not import handler).
+	defaultBudget = 128 << 20
+)
+
+// Window bounds: 256 KiB is the floor, since a smaller window costs honest
+// clients CPU and latency (see Limits.StreamWindow); 4 MiB keeps one
+// stream at 20 MiB/s over a 200 ms link, more than an OTLP exporter sends.
+const (
+	minWindow = 256 << 10
+	maxWindow = 4 << 20
+)
+
+// WindowFor returns the HTTP/2 receive window (per stream and per
+// connection) that keeps maxConns connections' windows, all full, within
+// budget bytes: budget / maxConns, between 256 KiB and 4 MiB (0
+// connections means no limit: 256 KiB). Below 512 connections for the
+// default budget it keeps them within it; above, the floor wins.
+func WindowFor(budget int64, maxConns int) int {
+	if maxConns <= 0 {
+		return minWindow
+	}
+	return int(min(max(budget/int64(maxConns), minWindow), maxWindow))
 }

@@ -84,6 +84,7 @@ func registerServeFlags(s *flagSections, cfg *serveConfig) {
 		fs.Int64Var(&cfg.admission.RequestLimit, "admission-request-limit", handler.DefaultAdmissionRequestLimit, "bytes of requests (wire plus decompressed) held at once across all protocols")
 		fs.Int64Var(&cfg.admission.WaitingLimit, "admission-waiting-limit", handler.DefaultAdmissionWaitingLimit, "bytes of requests allowed to wait for admission; beyond it requests are refused at once as retryable")
 		fs.DurationVar(&cfg.admission.MaxWait, "admission-max-wait", handler.DefaultAdmissionMaxWait, "longest a request waits for admission (also bounded by its deadline)")
+		fs.IntVar(&cfg.admission.MaxStreams, "max-streams", 0, "requests and streams served at once across all connections (each a goroutine and its buffers, about 32 KiB), export stream requests being processed included; when all are taken the quietest connection is shed for a newcomer, else it is refused as retryable; 0: the admission request limit / 32 KiB (4096 by default)")
 		fs.StringVar(&cfg.memoryLimit, "memory-limit", "auto", "soft limit of the Go heap (bytes, or like 512MiB): the garbage collector works harder near it, so peak memory follows live data instead of doubling it; auto is twice the admission limits plus 48 MiB; 0 disables; the GOMEMLIMIT environment variable overrides it")
 		fs.DurationVar(&cfg.retryDelay, "retry-delay", handler.DefaultRetryDelay, "back-off sent to clients (RetryInfo, Retry-After) when storage or admission refuses a request; jittered ±25% for admission")
 		fs.DurationVar(&cfg.bodyReadTimeout, "body-read-timeout", handler.DefaultBodyReadTimeout, "how long a request body (a stream message, once begun) may take to arrive; stalled senders are cut off")
@@ -96,7 +97,7 @@ func registerServeFlags(s *flagSections, cfg *serveConfig) {
 		// HTTP/2 and HTTP/1.1 limits: server.Limits says why each
 		// default is what it is.
 		dl := server.DefaultLimits()
-		fs.IntVar(&cfg.limits.MaxConnections, "max-connections", dl.MaxConnections, "client connections open at once across the OTLP listeners; at it the oldest idle one is closed to make room (idle ones are also shed when the process runs out of file descriptors); each costs about 100 KiB before its first request; 0: no bound but the descriptor limit")
+		fs.IntVar(&cfg.limits.MaxConnections, "max-connections", dl.MaxConnections, "client connections open at once across the OTLP listeners; at it the oldest idle one is closed to make room, else the one whose streams sent nothing longest (at least 1 s; tokenless ones first); connections that never presented a valid token keep to a quarter of it (idle ones are also shed when the process runs out of file descriptors); each may hold its HTTP/2 window unread, and about 100 KiB of buffers; 0: no bound but the descriptor limit")
 		fs.DurationVar(&cfg.limits.MaxConnectionAge, "max-connection-age", dl.MaxConnectionAge, "send GOAWAY on connections older than this (±10% jitter) so clients reconnect and L7 balancers rebalance; 0 disables")
 		fs.DurationVar(&cfg.limits.MaxConnectionAgeGrace, "max-connection-age-grace", dl.MaxConnectionAgeGrace, "after -max-connection-age, how long requests and streams may finish before the connection is closed")
 		fs.DurationVar(&cfg.limits.IdleTimeout, "idle-timeout", dl.IdleTimeout, "close connections idle this long")
@@ -104,8 +105,8 @@ func registerServeFlags(s *flagSections, cfg *serveConfig) {
 		fs.DurationVar(&cfg.limits.WriteByteTimeout, "write-timeout", dl.WriteByteTimeout, "drop an HTTP/2 connection that accepts no response bytes for this long; 0 disables")
 		fs.IntVar(&cfg.limits.MaxHeaderBytes, "max-header-bytes", dl.MaxHeaderBytes, "largest request header block, bytes (HTTP/1.1 and HTTP/2)")
 		fs.IntVar(&cfg.limits.MaxConcurrentStreams, "http2-max-concurrent-streams", dl.MaxConcurrentStreams, "HTTP/2 concurrent streams per connection")
-		fs.IntVar(&cfg.limits.StreamWindow, "http2-stream-window", dl.StreamWindow, "HTTP/2 receive window per stream, bytes")
-		fs.IntVar(&cfg.limits.ConnWindow, "http2-conn-window", dl.ConnWindow, "HTTP/2 receive window per connection, bytes")
+		fs.IntVar(&cfg.limits.StreamWindow, "http2-stream-window", 0, "HTTP/2 receive window per stream, bytes; 0: derived, -admission-request-limit / -max-connections between 256 KiB and 4 MiB (256 KiB by default): what each connection may make the server buffer unread; export streams that wait unread are charged it in the waiting budget")
+		fs.IntVar(&cfg.limits.ConnWindow, "http2-conn-window", 0, "HTTP/2 receive window per connection, bytes; 0: derived like -http2-stream-window")
 		fs.IntVar(&cfg.limits.MaxFrameSize, "http2-max-frame-size", dl.MaxFrameSize, "largest HTTP/2 frame the server accepts, bytes")
 	})
 	s.add("TLS and auth", func(fs *flag.FlagSet) {
@@ -204,6 +205,7 @@ func (cfg *serveConfig) validate() error {
 	}{
 		{"admission-waiting-limit", cfg.admission.WaitingLimit},
 		{"admission-max-wait", int64(cfg.admission.MaxWait)},
+		{"max-streams", int64(cfg.admission.MaxStreams)},
 		{"max-connections", int64(cfg.limits.MaxConnections)},
 		{"max-connection-age", int64(cfg.limits.MaxConnectionAge)},
 		{"max-connection-age-grace", int64(cfg.limits.MaxConnectionAgeGrace)},
@@ -227,6 +229,7 @@ func (cfg *serveConfig) validate() error {
 	if f := cfg.limits.MaxFrameSize; f != 0 && (f < 1<<14 || f > 1<<24-1) {
 		return fmt.Errorf("bad -http2-max-frame-size %d: HTTP/2 allows 16384 to 16777215", f)
 	}
+	cfg.deriveLimits()
 	if err := cfg.kafka.check(); err != nil {
 		return fmt.Errorf("bad -kafka-* flags: %w", err)
 	}
@@ -430,7 +433,7 @@ func runServer(cfg serveConfig, logger *slog.Logger) error {
 		BodyReadTimeout:      cfg.bodyReadTimeout,
 		ResponseWriteTimeout: cfg.responseWriteTimeout,
 		Stream:               cfg.stream,
-		Admission:            cfg.admission,
+		Admission:            admissionConfig(cfg),
 		Auth:                 auth,
 		Metrics:              reg,
 		CORS: handler.CORSConfig{
@@ -539,6 +542,28 @@ func memoryLimit(cfg serveConfig) (int64, error) {
 		return 0, nil
 	}
 	return parseSize(cfg.memoryLimit)
+}
+
+// deriveLimits fills the limits whose flags say "derived": the HTTP/2
+// windows, from the admission budget and the connection limit
+// (server.WindowFor).
+func (cfg *serveConfig) deriveLimits() {
+	w := server.WindowFor(cfg.admission.RequestLimit, cfg.limits.MaxConnections)
+	if cfg.limits.StreamWindow == 0 {
+		cfg.limits.StreamWindow = w
+	}
+	if cfg.limits.ConnWindow == 0 {
+		cfg.limits.ConnWindow = w
+	}
+}
+
+// admissionConfig is the handler's admission config: the flags, plus the
+// HTTP/2 stream window, which an export stream that waits leaves unread
+// and which is charged to the waiting budget for the wait.
+func admissionConfig(cfg serveConfig) handler.AdmissionConfig {
+	a := cfg.admission
+	a.StreamWindow = int64(cfg.limits.StreamWindow)
+	return a
 }
 
 // splitList splits a comma-separated flag value, dropping empty entries.

@@ -33,8 +33,36 @@ func parseServeFlags(t *testing.T, args ...string) serveConfig {
 }
 
 func TestServerLimitFlagsDefault(t *testing.T) {
-	if got, want := parseServeFlags(t).limits, server.DefaultLimits(); got != want {
+	cfg := parseServeFlags(t)
+	cfg.deriveLimits()
+	if got, want := cfg.limits, server.DefaultLimits(); got != want {
 		t.Fatalf("limits without flags: %+v, want server.DefaultLimits() %+v", got, want)
+	}
+}
+
+// TestServerWindowsDerived: the HTTP/2 windows left to their default are
+// derived from the admission budget and the connection limit.
+func TestServerWindowsDerived(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 256 << 10},
+		{[]string{"-max-connections", "64"}, 2 << 20},
+		{[]string{"-max-connections", "8"}, 4 << 20},
+		{[]string{"-max-connections", "0"}, 256 << 10},
+		{[]string{"-admission-request-limit", "4294967296"}, 1 << 20},
+	} {
+		cfg := parseServeFlags(t, tc.args...)
+		cfg.deriveLimits()
+		if cfg.limits.StreamWindow != tc.want || cfg.limits.ConnWindow != tc.want {
+			t.Errorf("%v: windows %d/%d, want %d", tc.args, cfg.limits.StreamWindow, cfg.limits.ConnWindow, tc.want)
+		}
+	}
+	cfg := parseServeFlags(t, "-max-connections", "64", "-http2-stream-window", "100000")
+	cfg.deriveLimits()
+	if cfg.limits.StreamWindow != 100000 || cfg.limits.ConnWindow != 2<<20 {
+		t.Errorf("an explicit window is kept and the other derived: got %d/%d", cfg.limits.StreamWindow, cfg.limits.ConnWindow)
 	}
 }
 
