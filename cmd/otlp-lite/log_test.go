@@ -41,3 +41,33 @@ func TestLogFormats(t *testing.T) {
 		t.Fatalf("serve -log-format xml: exit %d, %q", code, stderr.String())
 	}
 }
+
+// TestLogValueBounded: a log value quoting what a client sent (a refused
+// path, a peer's error) is cut to maxLogValue bytes, so a line's size does
+// not follow its input: the refusal log bounds lines per second, this
+// bounds each line (60 requests of HPACK-compressed headers wrote 300 MB of
+// log before it).
+func TestLogValueBounded(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		var buf bytes.Buffer
+		logger, err := newLogger(&buf, format, slog.LevelInfo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		huge := strings.Repeat("é", 2<<20) // 4 MiB, two bytes a rune
+		logger.Warn("refused", "path", huge, "err", errors.New(huge))
+		out := buf.String()
+		if len(out) > 4*maxLogValue {
+			t.Fatalf("%s: a line of %d bytes for two 4 MiB values", format, len(out))
+		}
+		if !strings.Contains(out, "... (4194304 bytes)") || !strings.Contains(out, strings.Repeat("é", 100)) {
+			t.Fatalf("%s: the cut value does not keep its prefix and say its length: %.300q", format, out)
+		}
+		if format == "json" {
+			var rec map[string]any
+			if err := json.Unmarshal([]byte(out), &rec); err != nil {
+				t.Fatalf("json line does not parse after the cut: %v", err)
+			}
+		}
+	}
+}

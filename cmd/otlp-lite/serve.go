@@ -12,9 +12,11 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/VictoriaMetrics/metrics"
 
@@ -602,11 +604,37 @@ func oneLineAttr(_ []string, a slog.Attr) slog.Attr {
 	default:
 		return a
 	}
+	changed := false
 	if strings.ContainsAny(s, "\r\n") {
 		s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
+		changed = true
+	}
+	if len(s) > maxLogValue {
+		s = cutLogValue(s)
+		changed = true
+	}
+	if changed {
 		return slog.String(a.Key, s)
 	}
 	return a
+}
+
+// maxLogValue bounds each value of a log line, in bytes: values can quote
+// what a client or a destination sent (a refused path, a peer's error), and
+// the refusal log's rate limit bounds lines, not bytes: 60 requests of 4 KB
+// of HPACK-compressed headers wrote 300 MB of log before this bound. 4 KiB
+// keeps any error this process writes whole (the longest, a joined flag
+// error, is under 1 KiB) and a Status message at grpcwire's MaxMessage.
+const maxLogValue = 4 << 10
+
+// cutLogValue cuts s to maxLogValue bytes at a UTF-8 boundary and says how
+// long it was.
+func cutLogValue(s string) string {
+	n := maxLogValue
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "... (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // kafkaFlags are the -kafka-* flags of the Kafka sink (storage_kafka.go,
