@@ -155,16 +155,20 @@ func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respTy
 
 // ParseRetryAfter reads a Retry-After header at now: delay-seconds or an
 // HTTP-date (RFC 9110 section 10.2.3; OTLP v1.11 "OTLP/HTTP Throttling"
-// allows both). Zero means absent, unreadable or already past.
+// allows both), cut to otlp.MaxServerDelay (a date in the year 9999 or
+// a number of seconds past int64 included: no overflow). Zero means
+// absent, unreadable or already past.
 func ParseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
+	if s, err := strconv.ParseUint(v, 10, 64); err == nil {
+		return otlp.ServerDelay(time.Duration(min(s, uint64(otlp.MaxServerDelay/time.Second))) * time.Second)
+	} else if errors.Is(err, strconv.ErrRange) {
+		return otlp.MaxServerDelay // digits only, more than uint64 holds
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return otlp.ServerDelay(t.Sub(now)) // Sub saturates
 	}
 	return 0
 }

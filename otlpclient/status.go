@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // serverDelay is the wait a status asks for: its RetryInfo, zero if none
-// or an explicit zero.
+// or an explicit zero, within [0, otlp.MaxServerDelay].
 func serverDelay(st *grpcwire.Status) time.Duration {
-	return max(st.RetryDelay, 0)
+	return otlp.ServerDelay(st.RetryDelay)
 }
 
 // maxMessageRE matches the message limit statuses of grpc-go and grpcwire:
