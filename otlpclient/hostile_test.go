@@ -3,7 +3,6 @@ package otlpclient
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -18,14 +17,16 @@ import (
 // speaking h2c, or HTTP/1.1 when h1 is set. It fails every request after
 // the thousandth: a flood of attempts keeps a synctest bubble busy, its
 // fake clock stopped, so it must end by count, not by time.
-func pipeClient(dial func(ctx context.Context, network, addr string) (net.Conn, error), h1 bool) *http.Client {
-	tr := &http.Transport{Protocols: new(http.Protocols), DialContext: dial}
+//
+// The clients are the ones the exporters build (NewHTTPClientDial for
+// h2c, NewHTTP1Client), with their bounds.
+func pipeClient(dial DialFunc, h1 bool) *http.Client {
+	c := NewHTTPClientDial(nil, dial)
 	if h1 {
-		tr.Protocols.SetHTTP1(true)
-	} else {
-		tr.Protocols.SetUnencryptedHTTP2(true)
+		c = NewHTTP1Client(nil, dial)
 	}
-	return &http.Client{Transport: &floodStop{base: tr}}
+	c.Transport = &floodStop{base: c.Transport}
+	return c
 }
 
 type floodStop struct {
@@ -44,7 +45,7 @@ func (f *floodStop) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // unaryPaths are the client paths that retry one request: OTLP/gRPC and
 // OTLP/HTTP (over HTTP/1.1 and h2c), each as a function exporting req.
-func unaryPaths(dial func(ctx context.Context, network, addr string) (net.Conn, error), b Backoff) map[string]func(context.Context, []byte) (otlp.PartialSuccess, error) {
+func unaryPaths(dial DialFunc, b Backoff) map[string]func(context.Context, []byte) (otlp.PartialSuccess, error) {
 	cfg := Config{Endpoint: "pipe:1", RequestTimeout: -1, AttemptTimeout: 5 * time.Second, Backoff: b}
 	grpc := cfg
 	grpc.HTTP = pipeClient(dial, false)
@@ -145,5 +146,179 @@ func TestParseRetryAfterHostile(t *testing.T) {
 		if got := ParseRetryAfter(v, now); got != otlp.MaxServerDelay {
 			t.Errorf("ParseRetryAfter(%q) = %v, want %v", v, got, otlp.MaxServerDelay)
 		}
+	}
+}
+
+// TestHostileAnswersAreNotDeliveries: against each way a destination can
+// answer badly, the unary paths (OTLP/gRPC, OTLP/HTTP over h2c and
+// HTTP/1.1) never report a delivery that did not happen (a garbage or huge
+// success body, a partial success rejecting -5 items, a reset or a stall
+// are failures, retried), retry at most about once per Backoff.Max (no
+// flood), refuse to follow a redirect (the URL needs fixing), cut an
+// endless partial-success message, and deliver once the destination is
+// honest: nothing acknowledged is lost.
+func TestHostileAnswersAreNotDeliveries(t *testing.T) {
+	for _, fault := range hostiledest.Faults() {
+		for _, path := range []string{"grpc", "http2", "http1"} {
+			t.Run(fault.String()+"/"+path, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					srv, dial := hostiledest.ListenPipe()
+					defer srv.Close()
+					srv.SetFault(fault)
+					export := unaryPaths(dial, Backoff{Initial: 100 * time.Millisecond, Max: time.Second})[path]
+					ctx, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					type result struct {
+						ps  otlp.PartialSuccess
+						err error
+					}
+					res := make(chan result, 1)
+					go func() {
+						ps, err := export(ctx, testRequest(1, 1))
+						res <- result{ps, err}
+					}()
+					var early *result
+				watch:
+					for range 120 {
+						select {
+						case r := <-res:
+							early = &r
+							break watch
+						case <-time.After(time.Second):
+						}
+					}
+					attempts := srv.Attempts()
+					if attempts > 150 {
+						t.Fatalf("%d attempts in 2 minutes: a flood (want about one a second)", attempts)
+					}
+					switch fault {
+					case hostiledest.Redirect:
+						if early == nil || !RefusesClient(early.err) {
+							t.Fatalf("a redirect: %+v, want a refusal of the client (the URL is wrong)", early)
+						}
+						return
+					case hostiledest.EndlessPartial:
+						if early == nil || early.err != nil || early.ps.Rejected != 1 || len(early.ps.Message) > maxPartialMessage+32 {
+							t.Fatalf("an endless partial success: %+v", early)
+						}
+						return
+					}
+					if early != nil {
+						t.Fatalf("against %v the export ended: %+v %v; want it retried until the destination is honest", fault, early.ps, early.err)
+					}
+					srv.SetFault(hostiledest.Honest)
+					select {
+					case r := <-res:
+						if r.err != nil || r.ps.Rejected != 0 {
+							t.Fatalf("once honest: %+v, %v", r.ps, r.err)
+						}
+					case <-time.After(10 * time.Minute):
+						t.Fatalf("not delivered within 10 minutes of the destination turning honest (%d attempts)", srv.Attempts())
+					}
+					// HugeHeaders stores each attempt before its refused
+					// answer: at least once, duplicates allowed.
+					if n := len(srv.Accepted()); n != 1 && (fault != hostiledest.HugeHeaders || n == 0) {
+						t.Fatalf("the destination stored %d requests, want 1", n)
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestHostileStream: the stream mode against each fault. A stream that
+// stalls (before or after its headers) is ended after AttemptTimeout and
+// replaced, LastError saying so; a stream ended at once ("reconnect now")
+// or answered with garbage is backed off, not reopened in a loop; the
+// requests are delivered, each at least once, once the destination is
+// honest.
+func TestHostileStream(t *testing.T) {
+	for _, fault := range hostiledest.Faults() {
+		t.Run(fault.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				srv, dial := hostiledest.ListenPipe()
+				defer srv.Close()
+				srv.SetFault(fault)
+				var retries atomic.Int64
+				e := NewStreamExporter(StreamConfig{
+					Config: Config{
+						Endpoint: "pipe:1", HTTP: pipeClient(dial, false), RequestTimeout: -1,
+						AttemptTimeout: 5 * time.Second, Backoff: Backoff{Initial: 100 * time.Millisecond, Max: time.Second},
+						OnRetry: func(error, time.Duration) { retries.Add(1) },
+					},
+					MaxPending: 8, ReportPartial: true,
+				})
+				defer func() {
+					ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+					defer cancel()
+					e.Close(ctx)
+				}()
+				const n = 3
+				outcomes := make(chan error, n)
+				for i := range n {
+					if err := e.Send(context.Background(), testRequest(uint64(i+1), 1), func(err error) { outcomes <- err }); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var early []error
+				for range 120 {
+					time.Sleep(time.Second)
+					if srv.Attempts() > 1000 {
+						break
+					}
+				}
+				for len(outcomes) > 0 {
+					early = append(early, <-outcomes)
+				}
+				attempts, streams := srv.Attempts(), srv.Streams()
+				if streams > 150 || attempts > 150*(n+1) {
+					t.Fatalf("%d streams, %d attempts in 2 minutes: a flood (want about one stream a second)", streams, attempts)
+				}
+				switch fault {
+				case hostiledest.Redirect:
+					if len(early) != n || !RefusesClient(early[0]) {
+						t.Fatalf("a redirect: %v, want refusals of the client", early)
+					}
+					return
+				case hostiledest.EndlessPartial:
+					for _, err := range early {
+						pe, ok := err.(*PartialError)
+						if !ok || len(pe.Message) > maxPartialMessage+32 {
+							t.Fatalf("an endless partial success: %v", err)
+						}
+					}
+					if len(early) != n {
+						t.Fatalf("%d outcomes, want %d", len(early), n)
+					}
+					return
+				case hostiledest.HugeHeaders:
+					// Refused by the client's header bound: a failure.
+				case hostiledest.StallBeforeHeaders, hostiledest.StallAfterHeaders:
+					if streams < 2 {
+						t.Fatalf("a stalled stream was never replaced (%d streams)", streams)
+					}
+					if e.LastError() == nil || retries.Load() == 0 {
+						t.Fatalf("a stalled stream: LastError %v, %d retries; want the stall said", e.LastError(), retries.Load())
+					}
+				}
+				if len(early) != 0 {
+					t.Fatalf("against %v, outcomes before the destination was honest: %v", fault, early)
+				}
+				srv.SetFault(hostiledest.Honest)
+				for i := range n {
+					select {
+					case err := <-outcomes:
+						if err != nil {
+							t.Fatalf("once honest: %v", err)
+						}
+					case <-time.After(10 * time.Minute):
+						t.Fatalf("%d of %d delivered 10 minutes after the destination turned honest (%d streams)", i, n, srv.Streams())
+					}
+				}
+				if got := len(srv.Accepted()); got < n {
+					t.Fatalf("the destination stored %d requests, want %d", got, n)
+				}
+			})
+		})
 	}
 }

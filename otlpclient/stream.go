@@ -162,6 +162,9 @@ func NewStreamExporter(cfg StreamConfig) *StreamExporter {
 	if e.timeout > 0 {
 		go e.expireLoop()
 	}
+	if cfg.AttemptTimeout > 0 {
+		go e.stallLoop(cfg.AttemptTimeout)
+	}
 	return e
 }
 

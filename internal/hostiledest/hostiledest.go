@@ -70,7 +70,7 @@ const (
 	// Redirect answers 307 to the same URL.
 	Redirect
 	// EndlessPartial answers a partial success that rejects one item with
-	// a 1 MiB error message.
+	// a 512 KiB error message.
 	EndlessPartial
 	// NegativePartial answers a partial success that rejects -5 items.
 	NegativePartial
@@ -103,7 +103,7 @@ func Faults() []Fault {
 const (
 	hugeBody     = 16 << 20
 	hugeHeaders  = 8 << 20
-	partialBytes = 1 << 20
+	partialBytes = 512 << 10 // within every client's response limit
 	// hostileSeconds is the RetryInfo seconds of LieDelayDate: the
 	// largest whole number of seconds a time.Duration holds, so that any
 	// jitter added overflows.
@@ -265,6 +265,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, f Fault) {
 	case HugeBody:
 		w.Write(partialResponse(1, strings.Repeat("x", hugeBody)))
 	case HugeHeaders:
+		s.accept(body)
 		hugeHeader(w.Header(), "X-Flood-")
 	case Redirect:
 		http.Redirect(w, r, r.URL.String(), http.StatusTemporaryRedirect)
@@ -396,6 +397,7 @@ func (s *Server) serveUnary(w http.ResponseWriter, r *http.Request, f Fault) {
 	case HugeBody:
 		ok(partialResponse(1, strings.Repeat("x", hugeBody)))
 	case HugeHeaders:
+		s.accept(req)
 		hugeHeader(h, "X-Flood-")
 		ok(nil)
 	case Redirect:
@@ -479,9 +481,15 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, f Fault) {
 			h.Set("Grpc-Status", "3")
 			return
 		}
+		// A stalled stream stays stalled; the faults of one answer
+		// follow SetFault, message by message.
+		mf := f
+		if f != StallAfterHeaders {
+			mf = Fault(s.fault.Load())
+		}
 		var ack []byte
-		switch f {
-		case Honest, HugeHeaders:
+		switch mf {
+		default: // Honest, and the faults of a whole stream
 			s.accept(req)
 			ack = rawAck(id, 0, 0, 0, "")
 		case LieDelayDate:
