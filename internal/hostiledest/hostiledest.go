@@ -62,10 +62,11 @@ const (
 	// ResetMidResponse sends half a response, then resets the stream
 	// (HTTP/2) or the connection (HTTP/1.1).
 	ResetMidResponse
-	// HugeBody answers success with a 16 MiB body (a partial success
-	// whose message is 16 MiB; for gRPC a 16 MiB message).
+	// HugeBody answers success with an 8 MiB body (a partial success
+	// whose message is 8 MiB; for gRPC an 8 MiB message).
 	HugeBody
-	// HugeHeaders answers success with 8 MiB of response headers.
+	// HugeHeaders stores the request and answers success with 2 MiB of
+	// response headers.
 	HugeHeaders
 	// Redirect answers 307 to the same URL.
 	Redirect
@@ -77,11 +78,14 @@ const (
 	// RotateNow ends each gRPC call and stream at once with UNAVAILABLE
 	// and a RetryInfo of zero, a stream's "reconnect now".
 	RotateNow
+	// RefuseData refuses every request for good: 400, INVALID_ARGUMENT,
+	// FailedNoneRetryable. Not in Faults (a client rightly gives up).
+	RefuseData
 	numFaults
 )
 
 var faultNames = [...]string{"honest", "lie-delay-date", "lie-delay-hours", "stall-before-headers", "stall-after-headers",
-	"garbage", "reset-mid-response", "huge-body", "huge-headers", "redirect", "endless-partial", "negative-partial", "rotate-now"}
+	"garbage", "reset-mid-response", "huge-body", "huge-headers", "redirect", "endless-partial", "negative-partial", "rotate-now", "refuse-data"}
 
 func (f Fault) String() string {
 	if f < 0 || f >= numFaults {
@@ -90,10 +94,11 @@ func (f Fault) String() string {
 	return faultNames[f]
 }
 
-// Faults lists every fault but Honest.
+// Faults lists every fault but Honest and RefuseData: those a client must
+// survive without giving up on a request.
 func Faults() []Fault {
-	fs := make([]Fault, 0, numFaults-1)
-	for f := Honest + 1; f < numFaults; f++ {
+	fs := make([]Fault, 0, numFaults-2)
+	for f := Honest + 1; f < RefuseData; f++ {
 		fs = append(fs, f)
 	}
 	return fs
@@ -101,8 +106,8 @@ func Faults() []Fault {
 
 // Sizes of the floods, each far over what a client should hold.
 const (
-	hugeBody     = 16 << 20
-	hugeHeaders  = 8 << 20
+	hugeBody     = 8 << 20 // twice the clients' response limit
+	hugeHeaders  = 2 << 20 // twice net/http's default header limit
 	partialBytes = 512 << 10 // within every client's response limit
 	// hostileSeconds is the RetryInfo seconds of LieDelayDate: the
 	// largest whole number of seconds a time.Duration holds, so that any
@@ -276,6 +281,8 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, f Fault) {
 	case RotateNow:
 		w.Header().Set("Retry-After", "0")
 		w.WriteHeader(http.StatusServiceUnavailable)
+	case RefuseData:
+		w.WriteHeader(http.StatusBadRequest)
 	}
 }
 
@@ -408,6 +415,8 @@ func (s *Server) serveUnary(w http.ResponseWriter, r *http.Request, f Fault) {
 		ok(partialResponse(-5, "minus five"))
 	case RotateNow:
 		trailersOnly(codeUnavailable, retryInfoStatus(codeUnavailable, 0))
+	case RefuseData:
+		trailersOnly(3, "") // INVALID_ARGUMENT
 	}
 }
 
@@ -511,6 +520,8 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, f Fault) {
 			ack = rawAck(id, 0, 0, 1, strings.Repeat("x", partialBytes))
 		case NegativePartial:
 			ack = rawAck(id, 0, 0, -5, "minus five")
+		case RefuseData:
+			ack = rawAck(id, int32(otlp.FailedNoneRetryable), 0, 0, "refused")
 		}
 		if !send(ack) {
 			return
