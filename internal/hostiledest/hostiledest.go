@@ -206,19 +206,37 @@ func (s *Server) stall(r *http.Request) {
 	}
 }
 
+// FloodLimit is the number of attempts past which the server stops
+// answering (it stalls every new attempt until Close): a client that floods
+// it in a testing/synctest bubble keeps the bubble busy and its fake clock
+// still, so the flood must end by count for the test to see it.
+const FloodLimit = 10000
+
+// attempt counts an attempt and reports whether to answer it.
+func (s *Server) attempt(r *http.Request) bool {
+	if s.attempts.Add(1) > FloodLimit {
+		s.stall(r)
+		return false
+	}
+	return true
+}
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f := Fault(s.fault.Load())
 	switch {
 	case otlp.SignalByHTTPPath(r.URL.Path) != 0:
-		s.attempts.Add(1)
-		s.serveHTTP(w, r, f)
+		if s.attempt(r) {
+			s.serveHTTP(w, r, f)
+		}
 	case strings.HasPrefix(r.URL.Path, "/"+otlp.StreamService+"/"):
-		s.attempts.Add(1)
 		s.streams.Add(1)
-		s.serveStream(w, r, f)
+		if s.attempt(r) {
+			s.serveStream(w, r, f)
+		}
 	case strings.HasPrefix(r.Header.Get("Content-Type"), "application/grpc"):
-		s.attempts.Add(1)
-		s.serveUnary(w, r, f)
+		if s.attempt(r) {
+			s.serveUnary(w, r, f)
+		}
 	default:
 		http.NotFound(w, r)
 	}
@@ -484,7 +502,9 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, f Fault) {
 			h.Set("Grpc-Status", "0")
 			return
 		}
-		s.attempts.Add(1)
+		if !s.attempt(r) {
+			return
+		}
 		id, req, err := otlp.UnwrapEnvelope(bytes.Clone(msg))
 		if err != nil {
 			h.Set("Grpc-Status", "3")
