@@ -106,8 +106,8 @@ func Faults() []Fault {
 
 // Sizes of the floods, each far over what a client should hold.
 const (
-	hugeBody     = 8 << 20 // twice the clients' response limit
-	hugeHeaders  = 2 << 20 // twice net/http's default header limit
+	hugeBody     = 8 << 20   // twice the clients' response limit
+	hugeHeaders  = 2 << 20   // twice net/http's default header limit
 	partialBytes = 512 << 10 // within every client's response limit
 	// hostileSeconds is the RetryInfo seconds of LieDelayDate: the
 	// largest whole number of seconds a time.Duration holds, so that any
