@@ -162,8 +162,8 @@ func NewStreamExporter(cfg StreamConfig) *StreamExporter {
 	if e.timeout > 0 {
 		go e.expireLoop()
 	}
-	if cfg.AttemptTimeout > 0 {
-		go e.stallLoop(cfg.AttemptTimeout)
+	if stall := cfg.streamStallTimeout(); stall > 0 {
+		go e.stallLoop(stall)
 	}
 	return e
 }

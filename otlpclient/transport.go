@@ -45,7 +45,8 @@ type Config struct {
 	// request may wait for its acknowledgement on a stream that
 	// acknowledges nothing meanwhile: then the stream is stalled, ended
 	// and replaced, its requests resent after a back-off (LastError says
-	// so). Zero means no bound but RequestTimeout's.
+	// so). Zero means no bound but RequestTimeout's for a unary request,
+	// DefaultStreamStallTimeout for a stream; negative, none.
 	AttemptTimeout time.Duration
 	// Backoff paces retries.
 	Backoff Backoff
@@ -68,6 +69,23 @@ type Config struct {
 
 // DialFunc opens a connection, as net.Dialer.DialContext does.
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// DefaultStreamStallTimeout is how long a StreamExporter's request waits
+// for its acknowledgement on a stream that acknowledges nothing, when
+// Config.AttemptTimeout is zero: a receiver applying backpressure still
+// acknowledges within seconds; one silent for this long with requests
+// waiting has stalled, and its stream is replaced.
+const DefaultStreamStallTimeout = 30 * time.Second
+
+func (c *Config) streamStallTimeout() time.Duration {
+	switch {
+	case c.AttemptTimeout == 0:
+		return DefaultStreamStallTimeout
+	case c.AttemptTimeout < 0:
+		return 0
+	}
+	return c.AttemptTimeout
+}
 
 func (c *Config) requestTimeout() time.Duration {
 	switch {
