@@ -26,7 +26,7 @@ func hostileDestination(p Protocol, dial otlpclient.DialFunc) Destination {
 	return Destination{
 		Name: "hostile", Protocol: p, Endpoint: "pipe:1", Signals: []storage.Signal{storage.Traces},
 		Timeout: 5 * time.Second, Backoff: otlpclient.Backoff{Initial: 100 * time.Millisecond, Max: time.Second},
-		InFlight: 4, Dial: dial,
+		InFlight: 2, Dial: dial,
 	}
 }
 
@@ -47,8 +47,8 @@ func counter(set *metrics.Set, name string) int {
 	return v
 }
 
-// TestForwardHostileDestination forwards ten records to a destination
-// that misbehaves, for 30 seconds, each way hostiledest knows, over each
+// TestForwardHostileDestination forwards six records to a destination
+// that misbehaves, for 15 seconds, each way hostiledest knows, over each
 // protocol, then turns honest: forwarding never counts as sent what the
 // destination did not acknowledge as its protocol's success (finding 14:
 // HTTP 200 with a garbage body was counted sent), attempts stay about one
@@ -59,7 +59,7 @@ func counter(set *metrics.Set, name string) int {
 // the destination is honest every record arrives: nothing acknowledged
 // is lost.
 func TestForwardHostileDestination(t *testing.T) {
-	const n = 10
+	const n = 6
 	for _, p := range []Protocol{GRPC, HTTP, Stream} {
 		for _, fault := range hostiledest.Faults() {
 			t.Run(p.String()+"/"+fault.String(), func(t *testing.T) {
@@ -78,13 +78,13 @@ func TestForwardHostileDestination(t *testing.T) {
 					}
 					defer f.Close()
 					var sawState State
-					for range 30 {
+					for range 15 {
 						time.Sleep(time.Second)
 						sawState = max(sawState, f.dests[0].State())
 					}
 					attempts := srv.Attempts()
-					if attempts > 40*(n+1) {
-						t.Fatalf("%d attempts in 30 seconds: a flood", attempts)
+					if attempts > 20*(n+1) {
+						t.Fatalf("%d attempts in 15 seconds: a flood", attempts)
 					}
 					sent := counter(set, "otlplite_forward_sent_records_total")
 					switch fault {

@@ -65,7 +65,7 @@ const (
 	// HugeBody answers success with an 8 MiB body (a partial success
 	// whose message is 8 MiB; for gRPC an 8 MiB message).
 	HugeBody
-	// HugeHeaders stores the request and answers success with 2 MiB of
+	// HugeHeaders stores the request and answers success with 1 MiB of
 	// response headers.
 	HugeHeaders
 	// Redirect answers 307 to the same URL.
