@@ -179,7 +179,7 @@ func TestHostileAnswersAreNotDeliveries(t *testing.T) {
 					}()
 					var early *result
 				watch:
-					for range 120 {
+					for range 20 {
 						select {
 						case r := <-res:
 							early = &r
@@ -188,8 +188,8 @@ func TestHostileAnswersAreNotDeliveries(t *testing.T) {
 						}
 					}
 					attempts := srv.Attempts()
-					if attempts > 150 {
-						t.Fatalf("%d attempts in 2 minutes: a flood (want about one a second)", attempts)
+					if attempts > 30 {
+						t.Fatalf("%d attempts in 20 seconds: a flood (want about one a second)", attempts)
 					}
 					switch fault {
 					case hostiledest.Redirect:
@@ -261,18 +261,15 @@ func TestHostileStream(t *testing.T) {
 					}
 				}
 				var early []error
-				for range 120 {
+				for range 20 {
 					time.Sleep(time.Second)
-					if srv.Attempts() > 1000 {
-						break
-					}
 				}
 				for len(outcomes) > 0 {
 					early = append(early, <-outcomes)
 				}
 				attempts, streams := srv.Attempts(), srv.Streams()
-				if streams > 150 || attempts > 150*(n+1) {
-					t.Fatalf("%d streams, %d attempts in 2 minutes: a flood (want about one stream a second)", streams, attempts)
+				if streams > 30 || attempts > 30*(n+1) {
+					t.Fatalf("%d streams, %d attempts in 20 seconds: a flood (want about one stream a second)", streams, attempts)
 				}
 				switch fault {
 				case hostiledest.Redirect:
