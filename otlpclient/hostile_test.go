@@ -11,6 +11,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/internal/hostiledest"
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpjson"
 )
 
 // pipeClient is an HTTP client of the hostile destination dial reaches,
@@ -317,5 +318,37 @@ func TestHostileStream(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestParseHTTPSuccess: what an OTLP/HTTP 200 may carry. A body is read as
+// its Content-Type says (or as the request was encoded, without one); a
+// proxy's page, garbage, or a negative partial success is not a delivery.
+func TestParseHTTPSuccess(t *testing.T) {
+	_, respType, _ := otlpjson.ForSignal(Traces)
+	partial := []byte{0x0a, 0x05, 0x08, 0x03, 0x12, 0x01, 'x'} // rejected 3, "x"
+	for _, c := range []struct {
+		body    string
+		ct      string
+		jsonReq bool
+		ok      bool
+	}{
+		{"", "text/html", false, true},
+		{string(partial), "application/x-protobuf", false, true},
+		{string(partial), "", false, true},
+		{`{"partialSuccess":{"rejectedSpans":"3","errorMessage":"x"}}`, "application/json", false, true},
+		{`{"partialSuccess":{"rejectedSpans":"3","errorMessage":"x"}}`, "", true, true},
+		{"<html>hello</html>", "text/html", false, false},
+		{"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", "application/x-protobuf", false, false},
+		{"not json", "application/json", true, false},
+		{"\x0a\x0b\x08\xfb\xff\xff\xff\xff\xff\xff\xff\xff\x01", "application/x-protobuf", false, false}, // rejected -5
+	} {
+		ps, err := parseHTTPSuccess([]byte(c.body), c.ct, c.jsonReq, respType)
+		if (err == nil) != c.ok {
+			t.Errorf("%q as %q: %+v, %v; want ok=%v", c.body, c.ct, ps, err, c.ok)
+		}
+		if err == nil && c.body != "" && (ps.Rejected != 3 || ps.Message != "x") {
+			t.Errorf("%q as %q: %+v", c.body, c.ct, ps)
+		}
 	}
 }

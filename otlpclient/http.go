@@ -155,7 +155,7 @@ func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respTy
 		// Only an Export*ServiceResponse is a delivery (OTLP v1.11
 		// "Success"): a body that does not parse as one (a proxy's page,
 		// garbage) is a failure, retried, never counted as sent.
-		ps, err := parseHTTPSuccess(respBody, ct, isJSON, respType)
+		ps, err := parseHTTPSuccess(respBody, ct, h.json, respType)
 		if err != nil {
 			return otlp.PartialSuccess{}, &AttemptError{Err: fmt.Errorf("HTTP %s but %w", resp.Status, err), Retryable: true}
 		}
@@ -203,21 +203,22 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 }
 
 // parseHTTPSuccess reads the body of an OTLP/HTTP 200: an
-// Export*ServiceResponse in protobuf or, when isJSON, OTLP/JSON (its
-// Content-Type ct, parameters removed, must say which; an empty body is
-// the empty response whatever its type).
-func parseHTTPSuccess(body []byte, ct string, isJSON bool, respType otlpjson.MessageType) (otlp.PartialSuccess, error) {
+// Export*ServiceResponse in protobuf or OTLP/JSON, as its Content-Type ct
+// (parameters removed) says, or, without one, in the request's encoding
+// (OTLP/JSON when jsonReq). Any other type (a proxy's HTML page) is not an
+// OTLP response. An empty body is the empty response whatever its type.
+func parseHTTPSuccess(body []byte, ct string, jsonReq bool, respType otlpjson.MessageType) (otlp.PartialSuccess, error) {
 	if len(body) == 0 {
 		return otlp.PartialSuccess{}, nil
 	}
 	switch {
-	case isJSON && ct == "application/json":
+	case ct == "application/json" || ct == "" && jsonReq:
 		pb, err := otlpjson.Unmarshal(nil, respType, body)
 		if err != nil {
 			return otlp.PartialSuccess{}, fmt.Errorf("cannot decode the JSON response: %w", err)
 		}
 		body = pb
-	case ct != "application/x-protobuf" && ct != "application/protobuf":
+	case ct != "application/x-protobuf" && ct != "application/protobuf" && ct != "":
 		return otlp.PartialSuccess{}, fmt.Errorf("the response is %q, not an OTLP response", shortMessage(ct))
 	}
 	return parseResponse(body)
