@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -350,5 +351,41 @@ func TestParseHTTPSuccess(t *testing.T) {
 		if err == nil && c.body != "" && (ps.Rejected != 3 || ps.Message != "x") {
 			t.Errorf("%q as %q: %+v", c.body, c.ct, ps)
 		}
+	}
+}
+
+// TestRedirectNotFollowed: a destination that redirects elsewhere gets a
+// refusal of the client (the URL needs fixing), and the request, with the
+// credentials WithHeader adds, never reaches the redirect's target.
+func TestRedirectNotFollowed(t *testing.T) {
+	var leaked atomic.Int64
+	target := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked.Add(1)
+	}))
+	redirector := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://"+target+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	header := http.Header{"Authorization": {"Bearer secret"}}
+	cfg := Config{Endpoint: redirector, RequestTimeout: 5 * time.Second, Backoff: Backoff{Initial: time.Millisecond}}
+	cfg.HTTP = WithHeader(NewHTTPClient(nil, 0, 0), header)
+	_, err := NewUnaryExporter(cfg).ExportResult(context.Background(), testRequest(1, 1))
+	if !RefusesClient(err) {
+		t.Fatalf("gRPC to a redirect: %v, want a refusal of the client", err)
+	}
+	// OTLP/HTTP over HTTP/1.1.
+	target1 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { leaked.Add(1) }))
+	defer target1.Close()
+	redirector1 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target1.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer redirector1.Close()
+	hcfg := cfg
+	hcfg.HTTP = WithHeader(NewHTTP1Client(nil, nil), header)
+	_, err = NewHTTPExporter(HTTPConfig{Config: hcfg, URL: redirector1.URL + "/v1/traces"}).ExportResult(context.Background(), testRequest(1, 1))
+	if !RefusesClient(err) {
+		t.Fatalf("HTTP to a redirect: %v, want a refusal of the client", err)
+	}
+	if n := leaked.Load(); n != 0 {
+		t.Fatalf("the redirect's target got %d requests", n)
 	}
 }
