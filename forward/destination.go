@@ -53,9 +53,10 @@ func (p Protocol) String() string {
 
 // Defaults of a destination's parameters, each with its reason.
 const (
-	// DefaultTimeout bounds one attempt: long enough for a loaded
-	// receiver to store a large request, short enough that a hung
-	// connection is noticed and retried.
+	// DefaultTimeout bounds one attempt (a stream's wait for an
+	// acknowledgement included): long enough for a loaded receiver to
+	// store a large request, short enough that a hung connection or a
+	// stalled stream is noticed and retried.
 	DefaultTimeout = 10 * time.Second
 	// DefaultInitialBackoff and DefaultMaxBackoff pace retries of a
 	// destination that is down: the first retry soon (a restart takes
@@ -100,7 +101,10 @@ type Destination struct {
 	Signals []storage.Signal
 	// Start is where a destination without a cursor begins.
 	Start disk.Start
-	// Timeout bounds one attempt.
+	// Timeout bounds one attempt: a unary call or HTTP request, or, on a
+	// stream, the wait for an acknowledgement while the stream
+	// acknowledges nothing (then the stream is replaced and the state is
+	// backing_off).
 	Timeout time.Duration
 	// Backoff paces retries of retryable failures (a server's RetryInfo
 	// or Retry-After is honoured over it) and of a destination that
@@ -115,6 +119,9 @@ type Destination struct {
 	// OpenSink opens the destination of a Sink protocol (see
 	// RegisterScheme); New calls it, Close closes what it returned.
 	OpenSink func(*slog.Logger) (storage.Sink, error)
+	// Dial, if not nil, opens the connections to Endpoint instead of TCP
+	// (tests reach an in-memory destination with it).
+	Dial otlpclient.DialFunc
 	// scheme is the URL's, for String.
 	scheme string
 }

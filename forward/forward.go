@@ -26,6 +26,13 @@
 //     receiver's size limit) or a partial success writes the record to the
 //     destination's dead-letter store (DeadLetterDir), counted and logged,
 //     which `otlp-lite export -data-dir DIR` reads; then forwarding goes on.
+//     The store is bounded (Options.DeadLetter, package deadletter, the
+//     bound the Kafka source's dead letters have too): a destination that
+//     refuses everything deletes its oldest letters, never fills the disk.
+//
+// Only an answer that parses as the protocol's success is a delivery
+// (otlpclient): a garbage body, a stalled stream or call (the
+// destination's timeout=, streams included) are failures, retried.
 //
 // The Collector's exporters differ here on purpose: they drop data a
 // persistent queue cannot hold and data refused for good; the OTLP
@@ -53,6 +60,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/deadletter"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
@@ -112,6 +120,10 @@ type Options struct {
 	// Logger receives dead letters, state changes and errors; nil
 	// discards them.
 	Logger *slog.Logger
+	// DeadLetter bounds each destination's dead-letter store
+	// (DeadLetterDir): past its size or age the oldest letters are
+	// deleted. Zero fields mean no limit.
+	DeadLetter deadletter.Bound
 }
 
 // Forwarder forwards the log to its destinations until Close.
@@ -173,7 +185,7 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 		dd := &dest{d: d, log: opts.Logger.With("destination", d.Name)}
 		f.dests = append(f.dests, dd)
 		var err error
-		dd.dead, err = disk.Open(DeadLetterDir(opts.DataDir, d.Name), disk.Options{Logger: dd.log})
+		dd.dead, err = deadletter.Open(DeadLetterDir(opts.DataDir, d.Name), opts.DeadLetter, dd.log)
 		if err != nil {
 			f.closeAll()
 			return nil, fmt.Errorf("cannot open the dead-letter store of destination %s: %w", d.Name, err)
@@ -377,9 +389,12 @@ func (l *lane) outcome(r *record, ps otlp.PartialSuccess, err error) {
 		// A partial success: the destination kept part of the record and
 		// said what it dropped; the record is kept whole, since which
 		// items were rejected is not said (OTLP v1.11 "Partial Success").
+		// A destination cannot reject more items than the record has
+		// (otlpclient refuses a negative count, and cuts the message).
+		rejected := int(min(ps.Rejected, int64(r.items)))
 		l.sent.Inc()
-		l.items.Add(max(r.items-int(ps.Rejected), 0))
-		l.rejectedItems.Add(int(ps.Rejected))
+		l.items.Add(r.items - rejected)
+		l.rejectedItems.Add(rejected)
 		l.setState(Up, nil)
 		l.spawn(func() {
 			l.deadLetter(r, fmt.Sprintf("partial success: %d items rejected: %s", ps.Rejected, ps.Message))
@@ -482,12 +497,17 @@ func (l *lane) setState(s State, err error) {
 
 // httpClient is the destination's client: one connection per endpoint,
 // shared by its signals, sending the destination's headers.
+//
+// Both kinds are otlpclient's, with its bounds against a misbehaving
+// destination: response headers, HTTP/2 pings that replace a dead
+// connection, no redirects.
 func httpClient(d Destination) *http.Client {
 	var c *http.Client
 	if d.Protocol == HTTP {
-		c = &http.Client{Transport: &http.Transport{TLSClientConfig: d.TLS, ForceAttemptHTTP2: true, MaxIdleConnsPerHost: d.InFlight}}
+		c = otlpclient.NewHTTP1Client(d.TLS, d.Dial)
+		c.Transport.(*http.Transport).MaxIdleConnsPerHost = d.InFlight
 	} else {
-		c = otlpclient.NewHTTPClient(d.TLS, 0, 0)
+		c = otlpclient.NewHTTPClientDial(d.TLS, d.Dial)
 	}
 	return otlpclient.WithTenantHeader(otlpclient.WithHeader(c, d.Header), d.TenantHeader)
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -27,9 +26,16 @@ type Client struct {
 	// Encoding compresses request messages; Identity sends them as they are.
 	Encoding compression.Codec
 	// MaxRecvMsgSize bounds a response message; zero means
-	// DefaultMaxRecvMsgSize.
+	// DefaultMaxResponseSize.
 	MaxRecvMsgSize int
 }
+
+// DefaultMaxResponseSize bounds a response a client reads by default: an
+// OTLP Export*ServiceResponse, a google.rpc.Status or a stream
+// acknowledgement is a few hundred bytes; 4 MiB (grpc-go's default receive
+// limit) leaves room for a verbose message without letting a misbehaving
+// server make each call hold the 64 MiB a request may take.
+const DefaultMaxResponseSize = 4 << 20
 
 // NewClient returns a Client for addr ("host:port") over h2c, or over TLS
 // when tlsConfig is not nil.
@@ -91,6 +97,9 @@ func (c *Client) Invoke(ctx context.Context, method string, req []byte) ([]byte,
 		if st := StatusFromHeader(resp.Header); st != nil {
 			return nil, st
 		}
+		if st := StatusFromHTTP(resp); st != nil {
+			return nil, st
+		}
 		return nil, fmt.Errorf("HTTP status %d from %s", resp.StatusCode, c.BaseURL)
 	}
 	// Trailers-Only: the status is in the headers and there is no body.
@@ -104,14 +113,27 @@ func (c *Client) Invoke(ctx context.Context, method string, req []byte) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	call := &Call{r: &http.Request{Body: resp.Body}, ctx: ctx, codec: codec, limits: Limits{MaxRecvMsgSize: c.MaxRecvMsgSize}}
+	limit := c.MaxRecvMsgSize
+	if limit <= 0 {
+		limit = DefaultMaxResponseSize
+	}
+	call := &Call{r: &http.Request{Body: resp.Body}, ctx: ctx, codec: codec, limits: Limits{MaxRecvMsgSize: limit}}
 	msg, _, rst := call.ReadMessage(nil, nil)
 	if rst != nil && !IsEndOfStream(rst) {
-		return nil, rst
+		// Our failure to read the response, not the server's status:
+		// a plain error (a transport failure, which callers retry), never
+		// a *Status that would pass for the server's verdict.
+		return nil, fmt.Errorf("cannot read the response of %s: %s", method, rst.Message)
 	}
-	// Drain to the end so the trailers arrive.
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
-		return nil, err
+	// A unary response is one message, then the trailers
+	// (PROTOCOL-HTTP2.md): anything more is refused, not drained, so a
+	// server cannot keep the call reading.
+	if _, _, rst := call.ReadMessage(nil, nil); !IsEndOfStream(rst) {
+		msg := "more than one response message"
+		if rst != nil {
+			msg = rst.Message
+		}
+		return nil, fmt.Errorf("cannot read the response of %s: %s", method, msg)
 	}
 	st := StatusFromHeader(resp.Trailer)
 	if st == nil {
@@ -121,6 +143,35 @@ func (c *Client) Invoke(ctx context.Context, method string, req []byte) ([]byte,
 		return nil, st
 	}
 	return msg, nil
+}
+
+// StatusFromHTTP is the status of a gRPC response whose HTTP status is not
+// 200 and that carries no grpc-status, as PROTOCOL-HTTP2.md's "HTTP to
+// gRPC Status Code Mapping" gives it (400 INTERNAL, 401 UNAUTHENTICATED,
+// 403 PERMISSION_DENIED, 404 UNIMPLEMENTED, 429, 502, 503, 504
+// UNAVAILABLE), and a redirect, which clients do not follow, as
+// UNIMPLEMENTED (the service is not at this address). nil for the other
+// codes, whose UNKNOWN callers may treat as a transport failure.
+func StatusFromHTTP(resp *http.Response) *Status {
+	switch c := resp.StatusCode; {
+	case c >= 300 && c < 400:
+		loc := resp.Header.Get("Location")
+		if len(loc) > 256 {
+			loc = loc[:256] + "..."
+		}
+		return Errorf(Unimplemented, "HTTP status %d: the server redirects (to %q), which gRPC does not follow", c, loc)
+	case c == http.StatusBadRequest:
+		return Errorf(Internal, "HTTP status %d", c)
+	case c == http.StatusUnauthorized:
+		return Errorf(Unauthenticated, "HTTP status %d", c)
+	case c == http.StatusForbidden:
+		return Errorf(PermissionDenied, "HTTP status %d", c)
+	case c == http.StatusNotFound:
+		return Errorf(Unimplemented, "HTTP status %d", c)
+	case c == http.StatusTooManyRequests, c == http.StatusBadGateway, c == http.StatusServiceUnavailable, c == http.StatusGatewayTimeout:
+		return Errorf(Unavailable, "HTTP status %d", c)
+	}
+	return nil
 }
 
 // StatusFromHeader reads grpc-status, grpc-message and

@@ -3,6 +3,7 @@ package grpcwire
 import (
 	"encoding/base64"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -280,6 +281,16 @@ func parseRetryInfoAny(src []byte) (time.Duration, bool, error) {
 	ns, _, err := easyproto.GetInt64(dur, 2)
 	if err != nil {
 		return 0, false, fmt.Errorf("cannot decode google.protobuf.Duration: %w", err)
+	}
+	// Saturated, not wrapped: a hostile 9223372036 s must stay the
+	// longest delay (which clients cut to otlp.MaxServerDelay), not
+	// become a negative one ("reconnect now").
+	const maxSec = math.MaxInt64 / int64(time.Second)
+	if sec >= maxSec {
+		return math.MaxInt64, true, nil
+	}
+	if sec <= -maxSec {
+		return math.MinInt64, true, nil
 	}
 	return time.Duration(sec)*time.Second + time.Duration(int32(ns)), true, nil
 }

@@ -1,5 +1,7 @@
 package otlp
 
+import "time"
+
 // A Status is what Retryable needs of a gRPC status; *grpcwire.Status has
 // it. It is an interface so that this leaf package does not depend on the
 // gRPC layer (and through it on net/http): code that only validates or
@@ -55,4 +57,24 @@ func RetryableHTTPStatus(code int) bool {
 		return true
 	}
 	return false
+}
+
+// MaxServerDelay is the longest wait before the next attempt that a
+// server's answer can impose on a client of this module: a RetryInfo
+// detail, a Retry-After header (delay-seconds or an HTTP-date) or a
+// stream acknowledgement's retry_delay. OTLP v1.11 "Failures" asks clients
+// to honour the server's delay and names no maximum. A minute covers any
+// throttling an honest receiver asks for (otlp-lite asks one second by
+// default); a longer delay, honest or not, would let one answer silence a
+// destination for as long as it says, so it is cut to this.
+const MaxServerDelay = time.Minute
+
+// ServerDelay is the wait a server's delay d imposes: d within
+// [0, MaxServerDelay]. Every client path (otlpclient's Backoff.Delay, and
+// through it forwarding, replay, export and loadgen) takes a server's
+// delay through it, so no answer can make a client wait longer, or a
+// delay so large that adding jitter overflows into a negative wait (a
+// flood of attempts).
+func ServerDelay(d time.Duration) time.Duration {
+	return min(max(d, 0), MaxServerDelay)
 }

@@ -3,11 +3,13 @@ package otlpclient
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/compression"
@@ -16,11 +18,10 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlpjson"
 )
 
-// maxHTTPResponse bounds an OTLP/HTTP response body read by HTTPExporter:
-// an Export*ServiceResponse or a google.rpc.Status is a few hundred bytes;
-// 4 MiB leaves room for a verbose error message without letting a
-// misbehaving server make the client buffer without limit.
-const maxHTTPResponse = 4 << 20
+// maxHTTPResponse bounds an OTLP/HTTP response body read by HTTPExporter,
+// as grpcwire.DefaultMaxResponseSize bounds an OTLP/gRPC one: a larger
+// body is not read further and the attempt fails (retryable).
+const maxHTTPResponse = grpcwire.DefaultMaxResponseSize
 
 // HTTPExporter sends export requests over OTLP/HTTP (OTLP v1.11 "OTLP/HTTP"),
 // with binary protobuf bodies or, if JSON is set, OTLP/JSON bodies. It
@@ -55,9 +56,23 @@ type HTTPConfig struct {
 func NewHTTPExporter(cfg HTTPConfig) *HTTPExporter {
 	client := cfg.HTTP
 	if client == nil {
-		client = &http.Client{Transport: &http.Transport{TLSClientConfig: cfg.TLS, ForceAttemptHTTP2: true}}
+		client = NewHTTP1Client(cfg.TLS, cfg.DialContext)
 	}
-	return &HTTPExporter{cfg: cfg.Config, client: client, url: cfg.URL, json: cfg.JSON, header: cfg.Header}
+	return &HTTPExporter{cfg: cfg.Config, client: noRedirects(client), url: cfg.URL, json: cfg.JSON, header: cfg.Header}
+}
+
+// NewHTTP1Client returns the client an HTTPExporter uses by default:
+// HTTP/1.1 or, over TLS, HTTP/2 if the server offers it, with response
+// headers bounded by maxResponseHeaderBytes, its connections opened by
+// dial (nil: TCP).
+func NewHTTP1Client(tlsConfig *tls.Config, dial DialFunc) *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		DialContext:            dial,
+		TLSClientConfig:        tlsConfig,
+		ForceAttemptHTTP2:      true,
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
+		HTTP2:                  &http.HTTP2Config{SendPingTimeout: pingEvery, PingTimeout: pingTimeout},
+	}}
 }
 
 // HTTPError is an OTLP/HTTP refusal: the status code and the message of the
@@ -123,28 +138,42 @@ func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respTy
 		return otlp.PartialSuccess{}, err
 	}
 	defer resp.Body.Close()
-	respBody, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPResponse))
+	respBody, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPResponse+1))
 	if err != nil {
 		return otlp.PartialSuccess{}, err
 	}
-	isJSON := h.json || resp.Header.Get("Content-Type") == "application/json"
+	if len(respBody) > maxHTTPResponse {
+		return otlp.PartialSuccess{}, &AttemptError{Err: fmt.Errorf("HTTP %s with a body of more than %d bytes: not an OTLP response", resp.Status, maxHTTPResponse), Retryable: true}
+	}
+	ct := resp.Header.Get("Content-Type")
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	ct = strings.TrimSpace(ct)
+	isJSON := h.json || ct == "application/json"
 	if resp.StatusCode == http.StatusOK {
-		if isJSON && len(respBody) > 0 {
-			if pb, err := otlpjson.Unmarshal(nil, respType, respBody); err == nil {
-				respBody = pb
-			}
+		// Only an Export*ServiceResponse is a delivery (OTLP v1.11
+		// "Success"): a body that does not parse as one (a proxy's page,
+		// garbage) is a failure, retried, never counted as sent.
+		ps, err := parseHTTPSuccess(respBody, ct, h.json, respType)
+		if err != nil {
+			return otlp.PartialSuccess{}, &AttemptError{Err: fmt.Errorf("HTTP %s but %w", resp.Status, err), Retryable: true}
 		}
-		ps, _ := otlp.ParsePartialSuccess(respBody)
 		return ps, nil
 	}
 	herr := &HTTPError{StatusCode: resp.StatusCode, Status: resp.Status}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		// Not followed (noRedirects): the destination's URL is wrong.
+		herr.Message = "the destination redirects (to " + shortMessage(resp.Header.Get("Location")) + "); redirects are not followed: point the URL at the receiver"
+		return otlp.PartialSuccess{}, &AttemptError{Err: herr}
+	}
 	if isJSON {
 		if pb, err := otlpjson.Unmarshal(nil, otlpjson.Status, respBody); err == nil {
 			respBody = pb
 		}
 	}
 	if st, err := grpcwire.ParseStatusProto(respBody); err == nil {
-		herr.Message = st.Message
+		herr.Message = shortMessage(st.Message)
 	}
 	// OTLP v1.11 "Retryable Response Codes" (OTLP/HTTP).
 	if otlp.RetryableHTTPStatus(resp.StatusCode) {
@@ -155,18 +184,44 @@ func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respTy
 
 // ParseRetryAfter reads a Retry-After header at now: delay-seconds or an
 // HTTP-date (RFC 9110 section 10.2.3; OTLP v1.11 "OTLP/HTTP Throttling"
-// allows both). Zero means absent, unreadable or already past.
+// allows both), cut to otlp.MaxServerDelay (a date in the year 9999 or
+// a number of seconds past int64 included: no overflow). Zero means
+// absent, unreadable or already past.
 func ParseRetryAfter(v string, now time.Time) time.Duration {
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
-		return time.Duration(s) * time.Second
+	if s, err := strconv.ParseUint(v, 10, 64); err == nil {
+		return otlp.ServerDelay(time.Duration(min(s, uint64(otlp.MaxServerDelay/time.Second))) * time.Second)
+	} else if errors.Is(err, strconv.ErrRange) {
+		return otlp.MaxServerDelay // digits only, more than uint64 holds
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+		return otlp.ServerDelay(t.Sub(now)) // Sub saturates
 	}
 	return 0
+}
+
+// parseHTTPSuccess reads the body of an OTLP/HTTP 200: an
+// Export*ServiceResponse in protobuf or OTLP/JSON, as its Content-Type ct
+// (parameters removed) says, or, without one, in the request's encoding
+// (OTLP/JSON when jsonReq). Any other type (a proxy's HTML page) is not an
+// OTLP response. An empty body is the empty response whatever its type.
+func parseHTTPSuccess(body []byte, ct string, jsonReq bool, respType otlpjson.MessageType) (otlp.PartialSuccess, error) {
+	if len(body) == 0 {
+		return otlp.PartialSuccess{}, nil
+	}
+	switch {
+	case ct == "application/json" || ct == "" && jsonReq:
+		pb, err := otlpjson.Unmarshal(nil, respType, body)
+		if err != nil {
+			return otlp.PartialSuccess{}, fmt.Errorf("cannot decode the JSON response: %w", err)
+		}
+		body = pb
+	case ct != "application/x-protobuf" && ct != "application/protobuf" && ct != "":
+		return otlp.PartialSuccess{}, fmt.Errorf("the response is %q, not an OTLP response", shortMessage(ct))
+	}
+	return parseResponse(body)
 }
 
 // RefusesClient reports whether err, a final failure of an exporter, refuses
@@ -182,6 +237,9 @@ func RefusesClient(err error) bool {
 		return refusingCode(re.Stream.Code)
 	}
 	if he, ok := errors.AsType[*HTTPError](err); ok {
+		if he.StatusCode >= 300 && he.StatusCode < 400 {
+			return true // a redirect, not followed: the URL is wrong
+		}
 		switch he.StatusCode {
 		case http.StatusUnauthorized, http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType:
 			return true

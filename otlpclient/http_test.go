@@ -25,9 +25,10 @@ func TestParseRetryAfter(t *testing.T) {
 		{"0", 0},
 		{"-3", 0},
 		{"soon", 0},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
+		{now.Add(50 * time.Second).Format(http.TimeFormat), 50 * time.Second},
+		{now.Add(90 * time.Second).Format(http.TimeFormat), otlp.MaxServerDelay},
 		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
-		{"Friday, 02-Jan-26 15:06:05 GMT", 2 * time.Minute}, // RFC 850, obsolete but allowed
+		{"Friday, 02-Jan-26 15:04:35 GMT", 30 * time.Second}, // RFC 850, obsolete but allowed
 	} {
 		if got := ParseRetryAfter(c.in, now); got != c.want {
 			t.Errorf("ParseRetryAfter(%q) = %v, want %v", c.in, got, c.want)

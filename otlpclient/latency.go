@@ -22,7 +22,11 @@ import (
 // a real long-distance connection. (Sleeping in Read or Write instead
 // would cap a connection at one buffer per rtt/2.)
 func Dial(ctx context.Context, d *net.Dialer, network, addr string, rtt time.Duration) (net.Conn, error) {
-	c, err := d.DialContext(ctx, network, addr)
+	return dialRTT(ctx, d.DialContext, network, addr, rtt)
+}
+
+func dialRTT(ctx context.Context, dial DialFunc, network, addr string, rtt time.Duration) (net.Conn, error) {
+	c, err := dial(ctx, network, addr)
 	if err != nil || rtt <= 0 {
 		return c, err
 	}

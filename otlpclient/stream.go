@@ -162,6 +162,9 @@ func NewStreamExporter(cfg StreamConfig) *StreamExporter {
 	if e.timeout > 0 {
 		go e.expireLoop()
 	}
+	if stall := cfg.streamStallTimeout(); stall > 0 {
+		go e.stallLoop(stall)
+	}
 	return e
 }
 

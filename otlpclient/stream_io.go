@@ -26,6 +26,14 @@ type stream struct {
 	cancel context.CancelFunc
 	sent   int
 	timer  *time.Timer // RebalanceTimeout
+	// acked is set by the first acknowledgement read from s (under
+	// e.mu): a stream the server ends before acknowledging anything is a
+	// failure, whatever its status says (streamEnded).
+	acked bool
+	// lastAck is when s opened or last acknowledged a request, and
+	// stalled the failure stallLoop ended it with (under e.mu).
+	lastAck time.Time
+	stalled error
 }
 
 // writeLoop sends queued requests while s is the current stream, then
@@ -104,7 +112,7 @@ func (s *stream) writeLoop() {
 			e.c.sent.Add(1)
 			continue
 		}
-		p.state = reqSent
+		p.state, p.sentAt = reqSent, time.Now()
 		e.mu.Unlock()
 		e.c.sent.Add(1)
 		if _, err := s.pw.Write(frame); err != nil {
@@ -152,6 +160,9 @@ func (s *stream) readLoop(req *http.Request) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		st := grpcwire.StatusFromHeader(resp.Header)
+		if st == nil {
+			st = grpcwire.StatusFromHTTP(resp)
+		}
 		if st == nil {
 			st = grpcwire.Errorf(grpcwire.Unknown, "HTTP status %d", resp.StatusCode)
 		}

@@ -39,7 +39,7 @@ func (e *StreamExporter) open(delay time.Duration) {
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	pr, pw := io.Pipe()
-	s := &stream{e: e, pr: pr, pw: pw, cancel: cancel}
+	s := &stream{e: e, pr: pr, pw: pw, cancel: cancel, lastAck: time.Now()}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, pr)
 	if err != nil {
 		// A malformed Endpoint: no stream can ever be opened, so every
@@ -123,6 +123,11 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 	// and the order to resend them in.
 	slices.SortFunc(lost, func(a, b *pendingReq) int { return cmp.Compare(a.seq, b.seq) })
 
+	if s.stalled != nil {
+		// The watchdog ended s (stallLoop): whatever its reader saw
+		// after, the failure is the stall.
+		st, err = nil, s.stalled
+	}
 	var (
 		fail      error
 		failCtr   *atomic.Uint64
@@ -139,6 +144,13 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 			permanent = false
 		}
 	}
+	// A stream that ended with requests on it and not one acknowledged
+	// delivered nothing, whatever its status: reopening at once would let
+	// a server that ends every stream so (OK, or "reconnect now") make
+	// the client reconnect and resend in a loop. It is a failure, backed
+	// off.
+	unproductive := !s.acked && len(lost) > 0 && st != nil && !permanent && oversize == nil
+	var retryErr error // told to OnRetry
 	switch {
 	case err != nil:
 		e.failures++
@@ -146,11 +158,12 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 		if !e.closed {
 			// Not Close cancelling the stream: a real failure.
 			e.lastError, e.holding = err, err
+			retryErr = err
 		}
-	case st.Code == grpcwire.OK:
+	case st.Code == grpcwire.OK && !unproductive:
 		// Our half-close, answered in full.
 		e.reopenIn = 0
-	case st.RetryDelay < 0:
+	case st.RetryDelay < 0 && !unproductive:
 		// Rotation: RetryInfo of zero means reconnect now
 		// (stream.proto), not a failure.
 		e.reopenIn = 0
@@ -162,7 +175,14 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 	default:
 		e.failures++
 		e.reopenIn = e.cfg.Backoff.Delay(e.failures, serverDelay(st))
-		e.lastError, e.holding = st, st
+		var why error = st
+		if unproductive {
+			why = fmt.Errorf("stream ended (%v) before acknowledging any of its %d requests", st, len(lost))
+		}
+		e.lastError, e.holding = why, why
+		if !e.closed {
+			retryErr = why
+		}
 	}
 	switch {
 	case permanent:
@@ -213,10 +233,56 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 		close(e.noStreams)
 		e.noStreams = nil
 	}
+	reopenIn := e.reopenIn
 	e.mu.Unlock()
 
+	if retryErr != nil && !permanent && e.cfg.OnRetry != nil {
+		e.cfg.OnRetry(retryErr, reopenIn)
+	}
 	for _, p := range finished {
 		e.complete(p, p.err)
+	}
+}
+
+// stallLoop ends every stream on which a request has waited
+// Config.AttemptTimeout for its acknowledgement while the stream
+// acknowledged nothing for as long: a server that accepted the stream
+// and stopped answering (or never sent its headers). streamEnded resends
+// its requests on a new stream after a back-off, and LastError (a
+// forwarder's state) says why. Without it a stalled stream would hold its
+// requests for good: HTTP/2 pings only notice a dead connection, not a
+// live one whose server ignores the stream.
+func (e *StreamExporter) stallLoop(limit time.Duration) {
+	t := time.NewTicker(max(limit/4, time.Millisecond))
+	defer t.Stop()
+	var stalled []*stream
+	for {
+		select {
+		case <-t.C:
+		case <-e.ctx.Done():
+			return
+		}
+		now := time.Now()
+		stalled = stalled[:0]
+		e.mu.Lock()
+		for _, p := range e.pending {
+			s := p.on
+			if p.state != reqSent || s == nil || s.stalled != nil {
+				continue
+			}
+			if now.Sub(p.sentAt) > limit && now.Sub(s.lastAck) > limit {
+				s.stalled = fmt.Errorf("otlpclient: stream stalled: no acknowledgement for %v with requests waiting (timeout); replaced", limit)
+				stalled = append(stalled, s)
+			}
+		}
+		e.mu.Unlock()
+		for _, s := range stalled {
+			// Ending the call makes its reader fail, which hands the
+			// stream to streamEnded; the pipe unblocks its writer.
+			s.cancel()
+			s.pr.CloseWithError(ErrStreamBroken)
+		}
+		clear(stalled)
 	}
 }
 

@@ -22,6 +22,7 @@ type pendingReq struct {
 	done     func(error)
 	deadline time.Time
 	attempts int
+	sentAt   time.Time // when it was last written to on (stallLoop)
 	state    reqState
 	on       *stream // the stream it is written to, in reqWriting and reqSent; nil otherwise
 	// seq orders requests as they were last written, and wire and size
@@ -92,9 +93,16 @@ func (e *StreamExporter) enqueueLocked(p *pendingReq, front bool) {
 
 // handleAck applies one acknowledgement from s.
 func (e *StreamExporter) handleAck(s *stream, a *Ack) {
+	code := a.Code
+	if code == Success && a.Rejected < 0 {
+		// Not a success this protocol can say: retried, as garbage is.
+		code = FailedRetryable
+		a.Message = fmt.Appendf(nil, "partial success rejecting %d items", a.Rejected)
+		a.RetryDelay = 0
+	}
 	e.mu.Lock()
 	p := e.pending[a.ID]
-	if p == nil || (a.Code == FailedRetryable && (p.state != reqSent || p.on != s)) {
+	if p == nil || (code == FailedRetryable && (p.state != reqSent || p.on != s)) {
 		// Already acknowledged or dropped, or a retry verdict on a copy
 		// that has since been resent.
 		e.mu.Unlock()
@@ -102,8 +110,9 @@ func (e *StreamExporter) handleAck(s *stream, a *Ack) {
 		return
 	}
 	e.failures = 0 // the server is answering
+	s.acked, s.lastAck = true, time.Now()
 	id := a.ID
-	switch a.Code {
+	switch code {
 	case Success:
 		e.holding = nil
 		e.mu.Unlock()
@@ -111,12 +120,12 @@ func (e *StreamExporter) handleAck(s *stream, a *Ack) {
 		if a.Rejected > 0 {
 			e.c.rejected.Add(uint64(a.Rejected))
 			if e.cfg.ReportPartial {
-				err = &PartialError{ID: id, Rejected: a.Rejected, Message: string(a.Message)}
+				err = &PartialError{ID: id, Rejected: a.Rejected, Message: shortMessage(string(a.Message))}
 			}
 		}
 		e.finish(id, err, &e.c.acked)
 	case FailedRetryable:
-		e.holding = fmt.Errorf("request %d: %v: %s", id, a.Code, a.Message)
+		e.holding = fmt.Errorf("request %d: %v: %s", id, code, shortMessage(string(a.Message)))
 		p.state, p.on = reqRetryWait, nil
 		p.attempts++
 		d := e.cfg.Backoff.Delay(p.attempts, a.RetryDelay)
@@ -132,9 +141,9 @@ func (e *StreamExporter) handleAck(s *stream, a *Ack) {
 	default:
 		// FailedNoneRetryable, or a code this client does not know:
 		// resending cannot be assumed to help.
-		msg := string(a.Message)
+		msg := shortMessage(string(a.Message))
 		e.mu.Unlock()
-		e.finish(id, &RequestError{ID: id, Message: a.Code.String() + ": " + msg}, &e.c.failed)
+		e.finish(id, &RequestError{ID: id, Message: code.String() + ": " + msg}, &e.c.failed)
 	}
 }
 

@@ -41,19 +41,50 @@ type Config struct {
 	// AttemptTimeout bounds each attempt of a unary request (one Export
 	// call; see Config.Retry), unlike RequestTimeout, which bounds them
 	// all; an attempt that runs out fails as retryable (a transport error
-	// or DEADLINE_EXCEEDED). Zero means no bound but RequestTimeout's. The
-	// StreamExporter ignores it.
+	// or DEADLINE_EXCEEDED). For the StreamExporter it is how long a
+	// request may wait for its acknowledgement on a stream that
+	// acknowledges nothing meanwhile: then the stream is stalled, ended
+	// and replaced, its requests resent after a back-off (LastError says
+	// so). Zero means no bound but RequestTimeout's for a unary request,
+	// DefaultStreamStallTimeout for a stream; negative, none.
 	AttemptTimeout time.Duration
 	// Backoff paces retries.
 	Backoff Backoff
 	// OnRetry, if not nil, is called by UnaryExporter and Config.Retry
 	// after a retryable failure, with the failure and the wait before the
-	// next attempt, from the goroutine of the request. It must not block.
+	// next attempt, from the goroutine of the request, and by
+	// StreamExporter after a stream failed (a transport error, a stall, a
+	// retryable status), with the wait before the next stream. It must
+	// not block.
 	OnRetry func(err error, delay time.Duration)
 	// HTTP, if not nil, is used instead of a client built from the fields
 	// above, for example to share one connection between exporters. It
 	// must speak HTTP/2 to Endpoint.
 	HTTP *http.Client
+	// DialContext, if not nil, opens the connections of the client built
+	// when HTTP is nil, instead of TCP (tests reach an in-memory server
+	// with it).
+	DialContext DialFunc
+}
+
+// DialFunc opens a connection, as net.Dialer.DialContext does.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// DefaultStreamStallTimeout is how long a StreamExporter's request waits
+// for its acknowledgement on a stream that acknowledges nothing, when
+// Config.AttemptTimeout is zero: a receiver applying backpressure still
+// acknowledges within seconds; one silent for this long with requests
+// waiting has stalled, and its stream is replaced.
+const DefaultStreamStallTimeout = 30 * time.Second
+
+func (c *Config) streamStallTimeout() time.Duration {
+	switch {
+	case c.AttemptTimeout == 0:
+		return DefaultStreamStallTimeout
+	case c.AttemptTimeout < 0:
+		return 0
+	}
+	return c.AttemptTimeout
 }
 
 func (c *Config) requestTimeout() time.Duration {
@@ -75,9 +106,39 @@ func (c *Config) baseURL() string {
 
 func (c *Config) httpClient() *http.Client {
 	if c.HTTP != nil {
-		return c.HTTP
+		return noRedirects(c.HTTP)
 	}
-	return NewHTTPClient(c.TLS, c.Latency, c.ReceiveWindow)
+	return newHTTPClient(c.TLS, c.Latency, c.ReceiveWindow, c.DialContext)
+}
+
+// Bounds of the connections to a receiver, each against a misbehaving one.
+const (
+	// maxResponseHeaderBytes bounds a response's headers (and, over
+	// HTTP/2, its trailers): an OTLP response's are a few hundred bytes;
+	// net/http's default lets a server make each response hold 10 MiB.
+	// grpc-go's default is 16 KiB; 64 KiB leaves room for long
+	// grpc-message and grpc-status-details-bin values.
+	maxResponseHeaderBytes = 64 << 10
+	// pingEvery and pingTimeout notice a dead peer (a killed server, a
+	// dropped NAT entry, a connection that stalls): an HTTP/2 connection
+	// silent for pingEvery is pinged, and closed, to be replaced by a
+	// new one, if the ping is not answered within pingTimeout.
+	pingEvery   = 10 * time.Second
+	pingTimeout = 5 * time.Second
+)
+
+// noRedirects returns hc, or a copy of it, that does not follow
+// redirects: an OTLP receiver answers its own URL, and following would
+// send the request, and the headers WithHeader adds (credentials), to
+// wherever the destination points. A 3xx is the answer instead
+// (RefusesClient: the URL needs fixing).
+func noRedirects(hc *http.Client) *http.Client {
+	if hc.CheckRedirect != nil {
+		return hc
+	}
+	c := *hc
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &c
 }
 
 // NewHTTPClient returns an HTTP/2-only client (h2c when tlsConfig is nil)
@@ -90,25 +151,38 @@ func (c *Config) httpClient() *http.Client {
 // grpc-go), so the window must be chosen for the largest bandwidth-delay
 // product expected: at 200ms, 4 MiB carries 20 MiB/s.
 func NewHTTPClient(tlsConfig *tls.Config, rtt time.Duration, receiveWindow int) *http.Client {
+	return newHTTPClient(tlsConfig, rtt, receiveWindow, nil)
+}
+
+// NewHTTPClientDial is NewHTTPClient whose connections dial opens (nil:
+// TCP).
+func NewHTTPClientDial(tlsConfig *tls.Config, dial DialFunc) *http.Client {
+	return newHTTPClient(tlsConfig, 0, 0, dial)
+}
+
+func newHTTPClient(tlsConfig *tls.Config, rtt time.Duration, receiveWindow int, dial DialFunc) *http.Client {
 	if receiveWindow <= 0 {
 		receiveWindow = 4 << 20
 	}
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	if dial == nil {
+		d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+		dial = d.DialContext
+	}
 	tr := &http.Transport{
 		Protocols:         new(http.Protocols),
 		TLSClientConfig:   tlsConfig,
 		ForceAttemptHTTP2: true,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return Dial(ctx, d, network, addr, rtt)
+			return dialRTT(ctx, dial, network, addr, rtt)
 		},
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 		HTTP2: &http.HTTP2Config{
 			MaxReceiveBufferPerStream:     receiveWindow,
 			MaxReceiveBufferPerConnection: 4 * receiveWindow,
 			// A stream exporter keeps one long-lived stream: notice a
-			// dead peer (a killed server, a dropped NAT entry) instead of
-			// waiting on it forever.
-			SendPingTimeout: 10 * time.Second,
-			PingTimeout:     5 * time.Second,
+			// dead peer instead of waiting on it forever.
+			SendPingTimeout: pingEvery,
+			PingTimeout:     pingTimeout,
 		},
 	}
 	if tlsConfig == nil {
@@ -116,7 +190,7 @@ func NewHTTPClient(tlsConfig *tls.Config, rtt time.Duration, receiveWindow int) 
 	} else {
 		tr.Protocols.SetHTTP2(true)
 	}
-	return &http.Client{Transport: tr}
+	return noRedirects(&http.Client{Transport: tr})
 }
 
 // WithHeader returns hc with header added to every request (gRPC metadata

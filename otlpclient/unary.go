@@ -63,7 +63,12 @@ func (u *UnaryExporter) ExportResult(ctx context.Context, req []byte) (otlp.Part
 		if err != nil {
 			return otlp.PartialSuccess{}, err
 		}
-		ps, _ := otlp.ParsePartialSuccess(resp)
+		ps, err := parseResponse(resp)
+		if err != nil {
+			// OK with a body that is no Export*ServiceResponse: not a
+			// delivery; retried.
+			return otlp.PartialSuccess{}, &AttemptError{Err: fmt.Errorf("gRPC OK but %w", err), Retryable: true}
+		}
 		return ps, nil
 	})
 }

@@ -12,12 +12,14 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/forward"
 	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/deadletter"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
@@ -25,6 +27,8 @@ func init() {
 	serveExtensions = append(serveExtensions, func(s *flagSections) extensionFlags {
 		f := &forwardFlags{}
 		s.add("Forwarding (-storage disk)", func(fs *flag.FlagSet) {
+			fs.StringVar(&f.deadLetterMaxBytes, "forward-dead-letter-max-bytes", "1GiB", "size past which a destination's oldest dead letters (records it refused for good) are deleted, never more than -storage-max-bytes when that is set (same units); 0: no limit of its own")
+			fs.DurationVar(&f.deadLetterMaxAge, "forward-dead-letter-max-age", deadletter.DefaultMaxAge, "age past which a destination's dead letters are deleted; 0: no limit")
 			fs.Var(&f.list, "forward", "forward what is stored to a destination, `NAME=URL`: grpc://, grpcs://, stream://, streams://, http://, https:// host:port (and a path for HTTP) or kafka://brokers (unless built with -tags nokafka), with query parameters signals, compression, encoding, header, tenant-header, start, timeout, retry-initial-backoff, retry-max-backoff, inflight, tls-ca, tls-cert, tls-key, tls-server-name, insecure-skip-verify (kafka://: topic-*, tls, sasl-mechanism, sasl-username, sasl-password-env or sasl-password-file; see README); at least once, from a durable cursor per destination that holds data against -storage-max-age")
 		})
 		return f
@@ -71,8 +75,14 @@ func (f *forwardList) Set(v string) error {
 
 // forwardFlags is the forwarding extension's side of serve's flags.
 type forwardFlags struct {
-	list forwardList
-	lost lossCounter
+	list               forwardList
+	lost               lossCounter
+	deadLetterMaxBytes string
+	deadLetterMaxAge   time.Duration
+	// deadLetter is the bound of each destination's dead letters (package
+	// deadletter, as the Kafka source's): the flags, the size within
+	// -storage-max-bytes (diskOptions).
+	deadLetter deadletter.Bound
 }
 
 // lossCounter counts, as otlplite_forward_lost_records_total, what
@@ -119,6 +129,14 @@ func (f *forwardFlags) validate(cfg *serveConfig) error {
 	if len(f.list.dests) > 0 && cfg.storageKind != "disk" {
 		return fmt.Errorf("-forward needs -storage disk (it forwards from the disk log), not -storage %s", cfg.storageKind)
 	}
+	n, err := parseSize(f.deadLetterMaxBytes)
+	if err != nil {
+		return fmt.Errorf("bad -forward-dead-letter-max-bytes: %w", err)
+	}
+	if f.deadLetterMaxAge < 0 {
+		return fmt.Errorf("bad -forward-dead-letter-max-age %v: must not be negative", f.deadLetterMaxAge)
+	}
+	f.deadLetter = deadletter.Bound{MaxBytes: n, MaxAge: f.deadLetterMaxAge}
 	return nil
 }
 
@@ -126,9 +144,15 @@ func (f *forwardFlags) validate(cfg *serveConfig) error {
 // -storage-max-age, and counts what -storage-max-bytes deletes before a
 // destination got it. It applies with or without -forward: a cursor left
 // by an earlier run still holds its data until forward-remove.
+//
+// It also caps the dead letters' size at -storage-max-bytes: what a
+// destination refused never takes more room than the log itself may.
 func (f *forwardFlags) diskOptions(_ *serveConfig, o *disk.Options) error {
 	o.HoldPrefix = forward.CursorPrefix
 	o.OnLoss = f.lost.onLoss
+	if o.MaxBytes > 0 && (f.deadLetter.MaxBytes == 0 || f.deadLetter.MaxBytes > o.MaxBytes) {
+		f.deadLetter.MaxBytes = o.MaxBytes
+	}
 	return nil
 }
 
@@ -136,13 +160,14 @@ func (f *forwardFlags) newExtension(*serveConfig) (serveExtension, error) {
 	if len(f.list.dests) == 0 {
 		return nil, nil
 	}
-	return &forwarding{dests: f.list.dests, lost: &f.lost}, nil
+	return &forwarding{dests: f.list.dests, lost: &f.lost, flags: f}, nil
 }
 
 // forwarding runs the forwarders beside the receivers.
 type forwarding struct {
 	dests []forward.Destination
 	lost  *lossCounter
+	flags *forwardFlags
 	f     *forward.Forwarder
 }
 
@@ -152,7 +177,7 @@ func (x *forwarding) start(env *serveEnv) error {
 	}
 	x.lost.attach(env.metrics)
 	var err error
-	x.f, err = forward.New(forward.Options{DataDir: env.dataDir, Store: env.store, Metrics: env.metrics, Logger: env.logger}, x.dests)
+	x.f, err = forward.New(forward.Options{DataDir: env.dataDir, Store: env.store, Metrics: env.metrics, Logger: env.logger, DeadLetter: x.flags.deadLetter}, x.dests)
 	return err
 }
 

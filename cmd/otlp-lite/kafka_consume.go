@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/storage/deadletter"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
@@ -30,11 +31,12 @@ func init() {
 	serveExtensions = append(serveExtensions, registerKafkaConsume)
 }
 
-// Dead-letter store bounds: a flood of bad records (anyone who can write
-// to the topics can send them) must not fill the disk the real data needs.
+// Dead-letter store bounds (package deadletter, shared with forwarding): a
+// flood of bad records (anyone who can write to the topics can send them)
+// must not fill the disk the real data needs.
 const (
-	defaultDeadLetterMaxBytes = 1 << 30
-	defaultDeadLetterMaxAge   = 7 * 24 * time.Hour
+	defaultDeadLetterMaxBytes = deadletter.DefaultMaxBytes
+	defaultDeadLetterMaxAge   = deadletter.DefaultMaxAge
 )
 
 // kafkaConsumeFlags are the -kafka-consume* flags.
@@ -227,14 +229,8 @@ func (k *kafkaSource) start(env *serveEnv) error {
 		return err
 	}
 	if f.deadLetter {
-		// Segments of an eighth of the bound, so that retention, which
-		// deletes whole segments, keeps the store near it.
-		seg := int64(disk.DefaultMaxSegmentSize)
-		if f.deadLetterMaxSize > 0 {
-			seg = max(min(seg, f.deadLetterMaxSize/8), 1<<20)
-		}
-		opts := disk.Options{Logger: env.logger, MaxBytes: f.deadLetterMaxSize, MaxAge: f.deadLetterMaxAge, MaxSegmentSize: seg}
-		if k.dl, err = disk.Open(filepath.Join(env.dataDir, deadLetterDir), opts); err != nil {
+		bound := deadletter.Bound{MaxBytes: f.deadLetterMaxSize, MaxAge: f.deadLetterMaxAge}
+		if k.dl, err = deadletter.Open(filepath.Join(env.dataDir, deadLetterDir), bound, env.logger); err != nil {
 			return fmt.Errorf("cannot open the Kafka dead-letter store: %w", err)
 		}
 		cfg.DeadLetter = k.dl

@@ -1,0 +1,40 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/storage/disk"
+)
+
+// TestForwardDeadLetterBound: -forward-dead-letter-max-bytes and -max-age
+// bound each destination's dead letters, never beyond -storage-max-bytes
+// (finding 13: with -storage-max-bytes 1MiB they reached 3.8 MiB).
+func TestForwardDeadLetterBound(t *testing.T) {
+	for _, c := range []struct {
+		flag         string
+		storage, max int64
+	}{
+		{"1GiB", 1 << 20, 1 << 20}, // capped by the log's bound
+		{"0", 1 << 20, 1 << 20},    // no bound of its own: the log's
+		{"256KiB", 1 << 20, 256 << 10},
+		{"1GiB", 0, 1 << 30},
+		{"0", 0, 0},
+	} {
+		f := &forwardFlags{deadLetterMaxBytes: c.flag, deadLetterMaxAge: time.Hour}
+		if err := f.validate(&serveConfig{storageKind: "disk"}); err != nil {
+			t.Fatal(err)
+		}
+		o := disk.Options{MaxBytes: c.storage}
+		if err := f.diskOptions(nil, &o); err != nil {
+			t.Fatal(err)
+		}
+		if f.deadLetter.MaxBytes != c.max || f.deadLetter.MaxAge != time.Hour {
+			t.Errorf("-forward-dead-letter-max-bytes %s with -storage-max-bytes %d: bound %+v, want %d bytes", c.flag, c.storage, f.deadLetter, c.max)
+		}
+	}
+	f := &forwardFlags{deadLetterMaxBytes: "lots", deadLetterMaxAge: time.Hour}
+	if err := f.validate(&serveConfig{storageKind: "disk"}); err == nil {
+		t.Error("-forward-dead-letter-max-bytes lots was accepted")
+	}
+}
