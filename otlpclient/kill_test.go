@@ -41,7 +41,7 @@ func freePort(t *testing.T) string {
 
 func startBinary(t *testing.T, bin, addr, dataDir string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "-grpc-addr", addr, "-http-addr", "", "-storage", "disk", "-data-dir", dataDir, "-log-level", "error")
+	cmd := exec.Command(bin, "serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", "", "-storage", "disk", "-data-dir", dataDir, "-log-level", "error")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
