@@ -263,7 +263,11 @@ func (f *Forwarder) closeAll() error {
 // CountLoss returns the disk.Options.OnLoss of a store whose holding
 // consumers are forwarding cursors: it counts, in set, the records
 // retention's size limit deleted before a destination received them
-// (otlplite_forward_lost_records_total). The store logs each loss.
+// (otlplite_forward_lost_records_total). The store logs each loss. It
+// counts when retention deletes, from the committed cursor, so a loss
+// shows while the destination is still down; records already read then
+// (the in-flight window and the rest of the open segment) are delivered
+// all the same and may be counted too: the count errs high, never low.
 func CountLoss(set *metrics.Set) func(consumer string, sig storage.Signal, records int64) {
 	return func(consumer string, sig storage.Signal, records int64) {
 		name := consumer[len(CursorPrefix):]
@@ -297,6 +301,19 @@ func (l *lane) run() {
 		if errors.Is(err, disk.ErrCorrupt) {
 			l.damaged.Inc()
 			l.log.Error("skipped damaged data in the log", "err", err)
+			if l.win.Room(ctx) != nil {
+				break
+			}
+			l.win.Finish(l.win.Add(l.c.Position(), time.Time{}))
+			continue
+		}
+		if errors.Is(err, disk.ErrGap) {
+			// Retention deleted records before this destination got
+			// them (-storage-max-bytes beat the cursor's hold). They
+			// are counted once, where retention deletes them
+			// (CountLoss, otlplite_forward_lost_records_total); here
+			// the cursor moves past the gap, at once, like damage.
+			l.log.Error("records deleted by retention before they were forwarded", "err", err)
 			if l.win.Room(ctx) != nil {
 				break
 			}
