@@ -105,7 +105,7 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.StringVar(&cfg.cursor, "cursor", "", "name of a durable cursor: resume from where the last replay with this name stopped")
 	fs.BoolVar(&cfg.allowGaps, "allow-gaps", false, "exit 0 although retention deleted records before they were replayed (they are counted and reported either way; without it such a gap makes the exit status 1)")
 	signalName := fs.String("signal", "all", "signals to replay: all, traces, metrics, logs or profiles")
-	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "timeout of each export request")
+	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "timeout of each export request; with -protocol stream, the longest wait for an acknowledgement while the stream acknowledges nothing, after which it is replaced")
 	cfg.client.register(fs, true, "gzip", "none")
 	summaryJSON := summaryFlag(fs)
 	fs.StringVar(&cfg.tenantHeader, "tenant-header", "", "send each record's tenant in this header (the receiving otlp-lite's -tenant-header, such as X-Scope-OrgID); grpc and http only")
@@ -622,7 +622,7 @@ func newHTTPSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender
 	if cfg.client.tls == nil {
 		scheme = "http://"
 	}
-	client := tenantClient(cfg, cfg.client.wrap(&http.Client{Transport: &http.Transport{TLSClientConfig: cfg.client.tls, ForceAttemptHTTP2: true}}))
+	client := tenantClient(cfg, cfg.client.wrap(otlpclient.NewHTTP1Client(cfg.client.tls, nil)))
 	return func(sig storage.Signal, counts *replayCounts) sender {
 		ccfg := replayClientConfig(cfg, sig, counts)
 		ccfg.HTTP = client

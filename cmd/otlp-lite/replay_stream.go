@@ -64,7 +64,7 @@ func replaySignalStream(ctx context.Context, cfg replayConfig, sig storage.Signa
 		return err
 	}
 	defer src.Close()
-	ccfg := otlpclient.Config{Endpoint: cfg.endpoint, TLS: cfg.client.tls, Signal: sig, RequestTimeout: -1, Compression: cfg.client.codec,
+	ccfg := otlpclient.Config{Endpoint: cfg.endpoint, TLS: cfg.client.tls, Signal: sig, RequestTimeout: -1, AttemptTimeout: cfg.timeout, Compression: cfg.client.codec,
 		HTTP: cfg.client.wrap(otlpclient.NewHTTPClient(cfg.client.tls, 0, 0))}
 	exp := otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: ccfg, MaxPending: replayStreamMaxPending})
 	counts.exporter.Store(exp)
