@@ -73,6 +73,12 @@ const CursorPrefix = "forward."
 // under DATA/cursors/SIGNAL/).
 func CursorName(name string) string { return CursorPrefix + name }
 
+// deadLetterPatience is how long forwarding retries a dead letter its store
+// refuses (a full disk, a failing one) before it counts the record lost and
+// moves on: a minute outlasts a passing failure, while the cursor it holds
+// keeps retention from freeing the log's segments (see lane.deadLetter).
+const deadLetterPatience = time.Minute
+
 // DeadLetterDir is where destination name's dead letters are stored: a
 // disk store of its own, which `otlp-lite export -data-dir` reads.
 func DeadLetterDir(dataDir, name string) string {
@@ -140,7 +146,7 @@ type Forwarder struct {
 type dest struct {
 	d     Destination
 	sink  storage.Sink // for the Sink protocol
-	dead  *disk.Store
+	dead  storage.Sink // the dead-letter store (deadletter.Open)
 	lanes []*lane
 	log   *slog.Logger
 }
@@ -157,6 +163,7 @@ type lane struct {
 
 	state                                                                       atomic.Int32
 	sent, items, deadLettered, failed, rejectedItems, retries, damaged, commits *metrics.Counter
+	lost                                                                        *metrics.Counter
 	// work counts goroutines handling an outcome (dead letters, resends).
 	work sync.WaitGroup
 }
@@ -185,11 +192,12 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 		dd := &dest{d: d, log: opts.Logger.With("destination", d.Name)}
 		f.dests = append(f.dests, dd)
 		var err error
-		dd.dead, err = deadletter.Open(DeadLetterDir(opts.DataDir, d.Name), opts.DeadLetter, dd.log)
+		dead, err := deadletter.Open(DeadLetterDir(opts.DataDir, d.Name), opts.DeadLetter, dd.log)
 		if err != nil {
 			f.closeAll()
 			return nil, fmt.Errorf("cannot open the dead-letter store of destination %s: %w", d.Name, err)
 		}
+		dd.dead = dead
 		if d.OpenSink != nil {
 			if dd.sink, err = d.OpenSink(dd.log); err != nil {
 				f.closeAll()
@@ -485,10 +493,22 @@ func refusesData(err error) bool {
 // it; while the store cannot take it (disk full), it retries, and the
 // cursor waits.
 func (l *lane) deadLetter(r *record, reason string) {
+	start := time.Now()
 	for n := 1; ; n++ {
 		err := l.dest.dead.Write(r.ctx(l.f.sendCx), l.sig, r.data, r.items)
 		if err == nil {
 			break
+		}
+		if time.Since(start) >= deadLetterPatience {
+			// The cursor cannot wait for ever: while it holds this
+			// record, retention cannot free the segments behind it,
+			// and a disk filled by them (no -storage-max-bytes) would
+			// refuse every request until a restart. The destination
+			// refused the record for good; it is lost, and counted so.
+			l.lost.Inc()
+			l.log.Error("a record the destination refused for good is lost: its dead letter could not be written", "record", r.where, "items", r.items, "reason", reason, "tried_for", time.Since(start).Round(time.Second).String(), "err", err)
+			l.win.Finish(r.slot)
+			return
 		}
 		l.log.Error("cannot write a dead letter; the cursor waits", "record", r.where, "err", err)
 		if !wait.For(l.f.sendCx, l.dest.d.Backoff.Delay(n, 0)) {

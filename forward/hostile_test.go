@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -197,4 +199,53 @@ func dirSize(t *testing.T, dir string) int64 {
 		t.Fatal(err)
 	}
 	return total
+}
+
+// TestForwardDeadLetterStoreFails: a destination refuses every record for
+// good while their dead letters cannot be written (the dead-letter store
+// refuses every write, as on a full or failing disk). The cursor
+// waits a minute for the store, then counts each record lost and moves
+// on: holding it for ever kept retention from freeing the log, and a disk
+// filled by the log (no -storage-max-bytes) refused every request until a
+// restart (issue 21, a moment of finding 12).
+func TestForwardDeadLetterStoreFails(t *testing.T) {
+	const n = 3
+	synctest.Test(t, func(t *testing.T) {
+		srv, dial := hostiledest.ListenPipe()
+		defer srv.Close()
+		srv.SetFault(hostiledest.RefuseData)
+		dir := t.TempDir()
+		st := openStore(t, dir)
+		defer st.Close()
+		set := metrics.NewSet()
+		var logs lockedBuffer
+		d := hostileDestination(HTTP, dial)
+		f, err := New(Options{DataDir: dir, Store: st, Metrics: set, Logger: slog.New(slog.NewTextHandler(&logs, nil))}, []Destination{d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		// A closed store refuses every write (storage.ErrClosed), as a
+		// full disk refuses every new segment.
+		if err := f.dests[0].dead.Close(); err != nil {
+			t.Fatal(err)
+		}
+		store(t, st, 0, n)
+		time.Sleep(deadLetterPatience / 2)
+		if lost := counter(set, "otlplite_forward_lost_records_total"); lost != 0 {
+			t.Fatalf("%d records counted lost before the store had its minute", lost)
+		}
+		for i := 0; counter(set, "otlplite_forward_lost_records_total") < n; i++ {
+			if i == 600 {
+				t.Fatalf("10 minutes on: %d of %d records counted lost, the cursor still waits:\n%s", counter(set, "otlplite_forward_lost_records_total"), n, logs.String())
+			}
+			time.Sleep(time.Second)
+		}
+		if v := metricValue(set, `otlplite_forward_lag_records{destination="hostile",signal="traces"}`); v != "0" {
+			t.Fatalf("lag %s records after every record was given up", v)
+		}
+		if !strings.Contains(logs.String(), "its dead letter could not be written") {
+			t.Fatalf("the loss is not logged:\n%s", logs.String())
+		}
+	})
 }

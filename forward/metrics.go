@@ -21,8 +21,9 @@ func (l *lane) register(set *metrics.Set) {
 	l.damaged = c("otlplite_forward_damaged_regions_total")            // damaged log regions skipped
 	l.commits = c("otlplite_forward_cursor_commits_total")             // cursor commits (two fsyncs each)
 	// The loss counter is created here so that it shows zero before any
-	// loss; CountLoss adds to it.
-	set.GetOrCreateCounter("otlplite_forward_lost_records_total" + labels)
+	// loss; CountLoss adds to it, and so does a dead letter that could not
+	// be written (lane.deadLetter).
+	l.lost = set.GetOrCreateCounter("otlplite_forward_lost_records_total" + labels)
 	g := func(name string, fn func() float64) { set.NewGauge(name+labels, fn) }
 	g("otlplite_forward_lag_records", func() float64 { r, _ := l.lag(); return float64(r) })
 	g("otlplite_forward_lag_bytes", func() float64 { _, b := l.lag(); return float64(b) })
