@@ -45,7 +45,7 @@ const quotaReloadInterval = 5 * time.Second
 
 func registerTenantFlags(s *flagSections, f *tenantFlags) {
 	s.add("Tenants", func(fs *flag.FlagSet) {
-		fs.StringVar(&f.header, "tenant-header", "", "request header that names the tenant, such as "+handler.DefaultTenantHeader+" (the header Tempo, Mimir and Loki use); setting it turns tenancy on. The header is the client's word: put an authenticating proxy in front, or prefer token tenants. Headers that carry credentials (Authorization, Proxy-Authorization, Cookie) are refused")
+		fs.StringVar(&f.header, "tenant-header", "", "request header that names the tenant, such as "+handler.DefaultTenantHeader+" (the header Tempo, Mimir and Loki use); setting it turns tenancy on. The header is the client's word: put an authenticating proxy in front, or prefer token tenants. Headers that carry credentials (Authorization, Proxy-Authorization, Cookie, X-Api-Key: any name the secrets rule calls secret) are refused")
 		fs.StringVar(&f.fromCert, "tenant-from-cert", "", "field of the verified mTLS client certificate (-tls-client-ca) that names the tenant: cn, san-dns or ou; setting it turns tenancy on")
 		fs.StringVar(&f.sources, "tenant-sources", "token,header,cert", "order in which the tenant sources are tried; the first that names a tenant wins (token: the token file's 'TOKEN tenant=NAME' lines, which turn tenancy on); sources not configured are skipped")
 		fs.StringVar(&f.def, "tenant-default", storage.DefaultTenant, "tenant of a request no source names (ignored with -tenant-required); data stored without tenancy reads as "+storage.DefaultTenant)
