@@ -13,6 +13,8 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/otlp-lite/otlp-lite/server"
 )
 
 // The flood suite: one unauthenticated client (or a few hundred) holding
@@ -279,9 +281,9 @@ func TestFloodHeaderLists(t *testing.T) {
 	f := dialFlood(t, s.addr, 16, h2Options{})
 	value := strings.Repeat("h", 4000)
 	var kv []string
-	// Up to the default -max-header-bytes (1 MiB) less room for the rest:
-	// the list size counts 32 bytes per field besides name and value.
-	for range (1<<20)/(4000+3+32) - 2 {
+	// Up to the default -max-header-bytes less room for the rest: the
+	// list size counts 32 bytes per field besides name and value.
+	for range server.DefaultLimits().MaxHeaderBytes/(4000+3+32) - 2 {
 		kv = append(kv, "x-h", value)
 	}
 	var mu sync.Mutex
