@@ -142,30 +142,7 @@ func ordinalAt(logDir string, signal storage.Signal, pos Position) (int64, error
 // recordsBefore counts the valid records of a segment that start before
 // offset.
 func recordsBefore(path string, seq uint64, sig storage.Signal, offset int64) int64 {
-	seg, err := openSegment(path, seq, uint8(sig), nil, nil, nil)
-	if err != nil {
-		return 0
-	}
-	defer seg.close()
-	var n int64
-	off := int64(segmentHeaderSize)
-	for off < offset {
-		_, next, st := seg.readRecord(off)
-		if st == recordOK {
-			n++
-			off = next
-			continue
-		}
-		if st != recordBad {
-			return n
-		}
-		p, ok := seg.resync(off)
-		if !ok {
-			return n
-		}
-		off = p
-	}
-	return n
+	return countRecords(path, seq, sig, segmentHeaderSize, offset)
 }
 
 // Start says where a consumer that never committed begins.

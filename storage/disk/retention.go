@@ -1,6 +1,7 @@
 package disk
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -221,14 +222,20 @@ func (s *Store) countLoss(sig storage.Signal, path string, seg segInfo, holds []
 
 // recordsFrom counts the valid records of a closed segment from offset on.
 func recordsFrom(path string, seq uint64, sig storage.Signal, offset int64) int64 {
+	return countRecords(path, seq, sig, max(offset, segmentHeaderSize), math.MaxInt64)
+}
+
+// countRecords counts the valid records of a segment that start in [from,
+// to), stepping over damaged regions as readers do; 0 if it cannot be
+// opened.
+func countRecords(path string, seq uint64, sig storage.Signal, from, to int64) int64 {
 	seg, err := openSegment(path, seq, uint8(sig), nil, nil, nil)
 	if err != nil {
 		return 0
 	}
 	defer seg.close()
 	var n int64
-	off := max(offset, segmentHeaderSize)
-	for {
+	for off := from; off < to; {
 		_, next, st := seg.readRecord(off)
 		if st == recordOK {
 			n++
@@ -244,6 +251,7 @@ func recordsFrom(path string, seq uint64, sig storage.Signal, offset int64) int6
 		}
 		off = p
 	}
+	return n
 }
 
 // Lag returns how much of sig's log lies after pos: records and bytes. It
