@@ -15,6 +15,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/internal/connstate"
+	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 // isHealthPath reports whether path is a method of the gRPC health service.
@@ -44,7 +45,7 @@ type Authenticator interface {
 //	s3cr3t-token-of-team-a tenant=team-a
 //
 // Files without tenants read as before; a field other than tenant= is an
-// error naming the line, as is a tenant name CheckTenantName refuses.
+// error naming the line, as is a tenant name storage.CheckTenantName refuses.
 type TokenFile struct {
 	path string
 	mu   sync.RWMutex
@@ -119,7 +120,7 @@ func parseTokenFile(path string, data []byte) (sums [][sha256.Size]byte, tenants
 			if tenant != "" {
 				return nil, nil, false, fmt.Errorf("token file %s, line %d: tenant= is given twice", path, n)
 			}
-			if err := CheckTenantName(v); err != nil {
+			if err := storage.CheckTenantName(v); err != nil {
 				return nil, nil, false, fmt.Errorf("token file %s, line %d: the tenant name %w", path, n, err)
 			}
 			tenant, hasTenants = v, true

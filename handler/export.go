@@ -80,7 +80,7 @@ func (h *Handler) countTenant(bufs *requestBuffers, out exportOutcome, st *grpcw
 		bufs.tenant.m.Load().count(st, bufs.throttled || bufs.ticket.throttled, out.chargedItems, out.chargedBytes)
 		if bufs.rlog.on {
 			// The name as sent (the state of an overflowed tenant is
-			// shared): a checked name, at most MaxTenantNameLength.
+			// shared): a checked name, at most storage.MaxTenantNameLength.
 			bufs.rlog.tenant, _ = storage.TenantFrom(bufs.rlog.r.Context())
 		}
 	}

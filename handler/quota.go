@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 // Quota file (-tenant-quota-file): one line per tenant, then its limits as
@@ -104,7 +105,7 @@ func ParseQuotas(data []byte) (*Quotas, error) {
 		fields := strings.Fields(text)
 		name := fields[0]
 		if name != QuotaTenantsDefault {
-			if err := CheckTenantName(name); err != nil {
+			if err := storage.CheckTenantName(name); err != nil {
 				return nil, fmt.Errorf("line %d: the tenant name %w", n, err)
 			}
 		}

@@ -25,10 +25,6 @@ import (
 // already configured for them needs no change.
 const DefaultTenantHeader = "X-Scope-OrgID"
 
-// MaxTenantNameLength bounds a tenant name. It is Grafana Mimir's limit
-// (150); a name that long still fits a Kafka topic name (249) with a prefix.
-const MaxTenantNameLength = 150
-
 // CheckTenantHeader says why name cannot be the tenant header, if it
 // cannot: it must be an HTTP field name (RFC 9110 section 5.1, a token)
 // and not one that carries credentials by the process's one rule of what
@@ -164,33 +160,6 @@ type TenantAuthenticator interface {
 	AuthenticateTenant(r *http.Request) (tenant string, ok bool)
 }
 
-// CheckTenantName says why name cannot be a tenant, if it cannot. Tenant
-// names become label values, Kafka record headers (and topic names), file
-// names in exports and the header replay sends on: so they are 1 to
-// MaxTenantNameLength bytes of A-Z a-z 0-9 . _ - (the characters a Kafka
-// topic allows, a subset of Mimir's), and not "." or ".." (path
-// traversal, as Mimir refuses them). The message never quotes the name: it
-// comes from a client and may be anything.
-func CheckTenantName(name string) error {
-	if name == "" {
-		return fmt.Errorf("is empty")
-	}
-	if len(name) > MaxTenantNameLength {
-		return fmt.Errorf("is %d bytes long, more than the %d allowed", len(name), MaxTenantNameLength)
-	}
-	if name == "." || name == ".." {
-		return fmt.Errorf("is %q, which is not allowed", name)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-' {
-			continue
-		}
-		return fmt.Errorf("has byte %d (0x%02x) outside A-Z a-z 0-9 . _ -", i+1, c)
-	}
-	return nil
-}
-
 // tenancy is the handler's tenant machinery: identity and quotas.
 type tenancy struct {
 	sources  []TenantSource
@@ -279,7 +248,7 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request, grpc bool, to
 			return r, false
 		}
 		name = t.def
-	} else if err := CheckTenantName(name); err != nil {
+	} else if err := storage.CheckTenantName(name); err != nil {
 		// INVALID_ARGUMENT (400), not UNAUTHENTICATED: the credentials
 		// may be fine, the tenant name as sent is malformed and only
 		// the client can fix it; neither is retried by OTLP clients.
@@ -321,7 +290,7 @@ func (h *Handler) tenantMaxRequest(ctx context.Context) int {
 }
 
 // requestTenant returns the tenant r was attributed to, as sent (a
-// checked name: at most MaxTenantNameLength bytes of A-Z a-z 0-9 . _ -,
+// checked name: at most storage.MaxTenantNameLength bytes of A-Z a-z 0-9 . _ -,
 // safe in any log line), and whether it has one.
 func requestTenant(r *http.Request) (string, bool) {
 	return storage.TenantFrom(r.Context())

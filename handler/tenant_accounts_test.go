@@ -497,7 +497,7 @@ func TestTenantTableMemoryBound(t *testing.T) {
 	now := time.Unix(1000, 0)
 	r.now = func() time.Time { return now }
 	for i := range 2 * maxTenantStates {
-		name := fmt.Sprintf("%0*d", MaxTenantNameLength, i)
+		name := fmt.Sprintf("%0*d", storage.MaxTenantNameLength, i)
 		r.get(name, false).take(qf, now, 0, 1)
 	}
 	runtime.GC()
@@ -509,7 +509,7 @@ func TestTenantTableMemoryBound(t *testing.T) {
 	if heap > 8<<20 {
 		t.Fatalf("the tenant table holds %d bytes", heap)
 	}
-	t.Logf("%d invented names of %d bytes: %d states, %d bytes of heap", 2*maxTenantStates, MaxTenantNameLength, len(r.states), heap)
+	t.Logf("%d invented names of %d bytes: %d states, %d bytes of heap", 2*maxTenantStates, storage.MaxTenantNameLength, len(r.states), heap)
 	if ts := r.get("vip", true); ts == r.overflow {
 		t.Fatal("a known tenant was given the overflow state")
 	}

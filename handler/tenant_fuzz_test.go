@@ -3,6 +3,8 @@ package handler
 import (
 	"strings"
 	"testing"
+
+	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 // FuzzParseQuotas: any file parses or is refused with a line-numbered
@@ -33,7 +35,7 @@ func FuzzParseQuotas(f *testing.F) {
 			t.Fatalf("%d in order, %d tenants", len(q.Order), len(q.Tenants))
 		}
 		for name, x := range q.Tenants {
-			if err := CheckTenantName(name); err != nil {
+			if err := storage.CheckTenantName(name); err != nil {
 				t.Fatalf("tenant %q: %v", name, err)
 			}
 			check(name, x)
@@ -62,7 +64,7 @@ func FuzzParseTokenFile(f *testing.F) {
 		for _, tn := range tenants {
 			if tn != "" {
 				any = true
-				if err := CheckTenantName(tn); err != nil {
+				if err := storage.CheckTenantName(tn); err != nil {
 					t.Fatalf("tenant %q: %v", tn, err)
 				}
 			}

@@ -1,12 +1,46 @@
 package storage
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // DefaultTenant is the tenant of data stored without one: everything a
 // receiver stored with tenancy off, and records of the disk log written
 // before tenants existed. A receiver with tenancy on stores every record
 // under an explicit tenant (its -tenant-default, "default" unless set).
 const DefaultTenant = "default"
+
+// MaxTenantNameLength bounds a tenant name. It is Grafana Mimir's limit
+// (150); a name that long still fits a Kafka topic name (249) with a prefix.
+const MaxTenantNameLength = 150
+
+// CheckTenantName says why name cannot be a tenant, if it cannot. Tenant
+// names become label values, Kafka record headers (and topic names), file
+// names in exports and the header replay sends on: so they are 1 to
+// MaxTenantNameLength bytes of A-Z a-z 0-9 . _ - (the characters a Kafka
+// topic allows, a subset of Mimir's), and not "." or ".." (path
+// traversal, as Mimir refuses them). The message never quotes the name: it
+// comes from a client and may be anything.
+func CheckTenantName(name string) error {
+	if name == "" {
+		return fmt.Errorf("is empty")
+	}
+	if len(name) > MaxTenantNameLength {
+		return fmt.Errorf("is %d bytes long, more than the %d allowed", len(name), MaxTenantNameLength)
+	}
+	if name == "." || name == ".." {
+		return fmt.Errorf("is %q, which is not allowed", name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-' {
+			continue
+		}
+		return fmt.Errorf("has byte %d (0x%02x) outside A-Z a-z 0-9 . _ -", i+1, c)
+	}
+	return nil
+}
 
 // The tenant of a write travels in the context given to Sink.Write rather
 // than as a new argument: the Sink interface stays as it is, so every

@@ -83,7 +83,7 @@ func (f *tenantFlags) validate(authTokenFile, clientCAFile string) error {
 			return errors.New("-tenant-from-cert needs -tls-client-ca: only a certificate verified against it can name a tenant")
 		}
 	}
-	if err := handler.CheckTenantName(f.def); err != nil {
+	if err := storage.CheckTenantName(f.def); err != nil {
 		return fmt.Errorf("bad -tenant-default: the tenant name %w", err)
 	}
 	f.tokenHas = false

@@ -20,7 +20,7 @@ const recordTenantFlag = 1 << 31
 
 // maxRecordTenant is the longest tenant name a record holds: its length
 // is one byte. The receiver's names are at most 150 bytes
-// (handler.MaxTenantNameLength).
+// (storage.MaxTenantNameLength).
 const maxRecordTenant = 255
 
 // errRecordTenant is a record whose tenant field runs past its body.

@@ -592,7 +592,7 @@ func (c *Consumer) withTenant(ctx context.Context, r *kgo.Record) context.Contex
 		if h.Key != TenantHeader {
 			continue
 		}
-		if err := handler.CheckTenantName(string(h.Value)); err != nil {
+		if err := storage.CheckTenantName(string(h.Value)); err != nil {
 			c.warn("Kafka record has an invalid tenant header; stored without a tenant", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
 			return ctx
 		}

@@ -57,7 +57,6 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -516,8 +515,8 @@ func (s *Sink) setProducerOptions(cfg *Config) error {
 		}
 		for _, sig := range storage.Signals {
 			topic := cfg.signalTopic(sig)
-			if n := len(expandTopic(cfg.TopicPerTenant, topic, "")) + handler.MaxTenantNameLength; n > maxTopicLength {
-				return fmt.Errorf("kafka: TopicPerTenant %q: with the %s topic %q and a tenant name of %d bytes (the longest allowed), a topic would be %d bytes, more than Kafka's %d", cfg.TopicPerTenant, sig, topic, handler.MaxTenantNameLength, n, maxTopicLength)
+			if n := len(expandTopic(cfg.TopicPerTenant, topic, "")) + storage.MaxTenantNameLength; n > maxTopicLength {
+				return fmt.Errorf("kafka: TopicPerTenant %q: with the %s topic %q and a tenant name of %d bytes (the longest allowed), a topic would be %d bytes, more than Kafka's %d", cfg.TopicPerTenant, sig, topic, storage.MaxTenantNameLength, n, maxTopicLength)
 			}
 		}
 		if err := checkTenantTopicsApart(cfg); err != nil {
@@ -545,7 +544,7 @@ const maxTopicLength = 249
 // CheckTopicPerTenant says why pattern cannot be Config.TopicPerTenant, if
 // it cannot: it must hold "{tenant}" and "{topic}" once each, and its
 // other characters must be ones a Kafka topic allows (A-Z a-z 0-9 . _ -).
-// Tenant names are made of those same characters (handler.CheckTenantName),
+// Tenant names are made of those same characters (storage.CheckTenantName),
 // so every tenant yields a legal topic; Open also checks that the signals'
 // topics keep tenants apart, and Write refuses tenant names with a '.'
 // (see topicFold): two tenants never share a topic.
