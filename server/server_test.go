@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/otlp-lite/otlp-lite/internal/pipenet"
 )
 
 func testLimits() *Limits {
@@ -49,7 +51,7 @@ func get(t *testing.T, c *http.Client, url string) string {
 
 // connsFor makes n requests spaced by gap (fake time) and returns how many
 // connections the client dialled for them.
-func connsFor(t *testing.T, ln *pipeListener, c *http.Client, n int, gap time.Duration) int64 {
+func connsFor(t *testing.T, ln *pipenet.Listener, c *http.Client, n int, gap time.Duration) int64 {
 	t.Helper()
 	for range n {
 		if got := get(t, c, "http://pipe/"); got != "HTTP/2.0" {
@@ -57,7 +59,7 @@ func connsFor(t *testing.T, ln *pipeListener, c *http.Client, n int, gap time.Du
 		}
 		time.Sleep(gap)
 	}
-	return ln.dials.Load()
+	return ln.Dials()
 }
 
 // TestH2CConnectionOutlivesReadHeaderTimeout guards against

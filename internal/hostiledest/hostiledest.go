@@ -32,6 +32,7 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/internal/pipenet"
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
@@ -158,11 +159,11 @@ func Listen() (*Server, error) {
 // goroutine blocked on such a connection is durably blocked, so tests in a
 // testing/synctest bubble advance their fake clock past stalls at once.
 func ListenPipe() (*Server, func(ctx context.Context, network, addr string) (net.Conn, error)) {
-	ln := &pipeListener{conns: make(chan net.Conn), closed: make(chan struct{})}
+	ln := pipenet.Listen()
 	s := New()
 	s.Addr = "pipe:1"
 	go s.srv.Serve(ln)
-	return s, ln.dial
+	return s, ln.DialContext
 }
 
 // Close releases every stalled answer and stops the server.
@@ -548,45 +549,3 @@ func (s *Server) serveStream(w http.ResponseWriter, r *http.Request, f Fault) {
 		}
 	}
 }
-
-// --- in-memory connections ---
-
-type pipeListener struct {
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.closed) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-func (l *pipeListener) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, srv := net.Pipe()
-	select {
-	case l.conns <- srv:
-		return client, nil
-	case <-l.closed:
-	case <-ctx.Done():
-	}
-	client.Close()
-	srv.Close()
-	return nil, net.ErrClosed
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "pipe" }

@@ -52,7 +52,8 @@ var allowed = map[string][]string{
 	"storage/kafka": {"handler", "internal/wait", "otlp", "otlpjson", "storage"},
 
 	// Test harnesses.
-	"internal/hostiledest": {"compression", "otlp"},
+	"internal/hostiledest": {"compression", "internal/pipenet", "otlp"},
+	"internal/pipenet":     nil,
 	"internal/layering":    nil,
 }
 
