@@ -248,18 +248,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // RetryInfo (gRPC, Trailers-Only), 503 with Retry-After (HTTP). The body
 // is not read; net/http resets the stream after the answer.
 func (h *Handler) refuseBusyStreams(w http.ResponseWriter, r *http.Request, grpc bool) {
-	st := h.adm.busyStatus("too many requests and streams in progress")
-	if !grpc {
-		h.writeHTTPError(w, r, requestEncoding(r), http.StatusServiceUnavailable, st)
-		return
-	}
-	call, early := grpcwire.StartCall(w, r, h.limits)
-	if early != nil {
-		h.recordRefusal(r, transportGRPC, 0, early)
-		return
-	}
-	h.refuseGRPC(call, transportGRPC, st)
-	call.Close()
+	h.refuseEarly(w, r, grpc, http.StatusServiceUnavailable, h.adm.busyStatus("too many requests and streams in progress"))
 }
 
 // registerGateMetrics exposes the stream bound (units in use and their
