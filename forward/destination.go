@@ -122,6 +122,14 @@ type Destination struct {
 	// Dial, if not nil, opens the connections to Endpoint instead of TCP
 	// (tests reach an in-memory destination with it).
 	Dial otlpclient.DialFunc
+	// Cursor names the destination's cursors (one per signal); empty
+	// means CursorName(Name), which a store opened with HoldPrefix
+	// CursorPrefix holds. replay names its own (-cursor).
+	Cursor string
+	// NoCursor reads the log from its oldest record without a cursor:
+	// nothing is committed and every run starts over (replay without
+	// -cursor).
+	NoCursor bool
 	// scheme is the URL's, for String.
 	scheme string
 }
@@ -466,6 +474,14 @@ func checkName(name string) error {
 		}
 	}
 	return nil
+}
+
+// cursor is the name of the destination's cursors.
+func (d *Destination) cursor() string {
+	if d.Cursor != "" {
+		return d.Cursor
+	}
+	return CursorName(d.Name)
 }
 
 // String is the destination without its query (which may carry
