@@ -112,6 +112,12 @@ type Destination struct {
 	Backoff otlpclient.Backoff
 	// InFlight is how many records may be sent and not yet acknowledged.
 	InFlight int
+	// Uncommitted, if more than InFlight, is how many records may be read
+	// and not yet behind a committed cursor (Window): what a crash may
+	// resend. Zero means InFlight. A destination sent one record at a
+	// time (replay's unary protocols, which keep the log's order) needs
+	// more, or it would wait for a commit (two fsyncs) after each record.
+	Uncommitted int
 	// TenantHeader, if set (grpc and http only), sends each record's
 	// tenant in this header, such as X-Scope-OrgID: the tenant travels
 	// with the data to a receiver that takes it from there.

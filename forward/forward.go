@@ -363,7 +363,7 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 				f.closeAll()
 				return nil, fmt.Errorf("cannot open the %s cursor of destination %s: %w", sig, d.Name, err)
 			}
-			l := &lane{f: f, dest: dd, sig: sig, c: c, win: NewBoundedWindow(c.Committed(), d.InFlight), log: dd.log.With("signal", sig.String())}
+			l := &lane{f: f, dest: dd, sig: sig, c: c, win: NewBoundedWindow(c.Committed(), max(d.InFlight, d.Uncommitted)), log: dd.log.With("signal", sig.String())}
 			l.readCx, l.stopRead = context.WithCancel(f.ctx)
 			l.sendCx, l.kill = context.WithCancel(f.sendCx)
 			// The sender first: the gauges that register creates read it.
