@@ -163,6 +163,12 @@ type Options struct {
 	// of retrying it every Backoff.Max: for a run nobody watches over,
 	// such as replay. Stats.Err is then a *RefusedError.
 	StopOnRefusal bool
+	// LazyDeadLetters opens a destination's dead-letter store at its first
+	// dead letter instead of in New: a one-shot run that refuses nothing
+	// writes nothing, and one-shot runs on the same directory do not
+	// contend for the store's lock (replay). An error opening it is then a
+	// dead letter that cannot be written (retried, then counted lost).
+	LazyDeadLetters bool
 	// Observe, if not nil, is told what happens to each record (Event).
 	// It is called from many goroutines and must not block.
 	Observe func(Event)
@@ -258,11 +264,14 @@ type Forwarder struct {
 }
 
 type dest struct {
-	d     Destination
-	sink  storage.Sink // for the Sink protocol
-	dead  storage.Sink // the dead-letter store (deadletter.Open)
-	lanes []*lane
-	log   *slog.Logger
+	d    Destination
+	sink storage.Sink // for the Sink protocol
+	// dead is the dead-letter store (deadletter.Open), opened by New or,
+	// with Options.LazyDeadLetters, by the first dead letter (deadStore).
+	deadMu sync.Mutex
+	dead   storage.Sink
+	lanes  []*lane
+	log    *slog.Logger
 }
 
 // lane is one destination's forwarding of one signal.
@@ -342,12 +351,12 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 		dd := &dest{d: d, log: opts.Logger.With("destination", d.Name)}
 		f.dests = append(f.dests, dd)
 		var err error
-		dead, err := deadletter.Open(DeadLetterDir(opts.DataDir, d.Name), opts.DeadLetter, dd.log)
-		if err != nil {
-			f.closeAll()
-			return nil, fmt.Errorf("cannot open the dead-letter store of destination %s: %w", d.Name, err)
+		if !opts.LazyDeadLetters {
+			if _, err := dd.deadStore(opts); err != nil {
+				f.closeAll()
+				return nil, fmt.Errorf("cannot open the dead-letter store of destination %s: %w", d.Name, err)
+			}
 		}
-		dd.dead = dead
 		if d.OpenSink != nil {
 			if dd.sink, err = d.OpenSink(dd.log); err != nil {
 				f.closeAll()
@@ -449,9 +458,11 @@ func (f *Forwarder) closeAll() error {
 		for _, l := range dd.lanes {
 			errs = append(errs, l.c.CommitTo(l.win.Position()), l.c.Close())
 		}
+		dd.deadMu.Lock()
 		if dd.dead != nil {
 			errs = append(errs, dd.dead.Close())
 		}
+		dd.deadMu.Unlock()
 		if dd.sink != nil {
 			errs = append(errs, dd.sink.Close())
 		}
@@ -742,7 +753,10 @@ func (l *lane) resend(r *record) {
 func (l *lane) deadLetter(r *record, reason string) {
 	start := time.Now()
 	for n := 1; ; n++ {
-		err := l.dest.dead.Write(r.ctx(l.sendCx), l.sig, r.data, r.items)
+		dead, err := l.dest.deadStore(l.f.opts)
+		if err == nil {
+			err = dead.Write(r.ctx(l.sendCx), l.sig, r.data, r.items)
+		}
 		if err == nil {
 			break
 		}
@@ -767,6 +781,21 @@ func (l *lane) deadLetter(r *record, reason string) {
 		"record", r.where, "items", r.items, "reason", reason,
 		"read_with", "otlp-lite export -data-dir "+DeadLetterDir(l.f.opts.DataDir, l.dest.d.Name)+" -signal "+l.sig.String())
 	l.win.Finish(r.slot)
+}
+
+// deadStore returns the destination's dead-letter store, opening it if it
+// is not open yet.
+func (d *dest) deadStore(opts Options) (storage.Sink, error) {
+	d.deadMu.Lock()
+	defer d.deadMu.Unlock()
+	if d.dead == nil {
+		s, err := deadletter.Open(DeadLetterDir(opts.DataDir, d.d.Name), opts.DeadLetter, d.log)
+		if err != nil {
+			return nil, err
+		}
+		d.dead = s
+	}
+	return d.dead, nil
 }
 
 // setState records the lane's state; err is the failure that caused it.

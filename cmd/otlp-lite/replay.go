@@ -179,9 +179,10 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// A replay cursor is not held by the retention of a serve on
 		// the same directory: gaps are reported, and -allow-gaps
 		// decides the exit status.
-		Unheld:        true,
-		Once:          !cfg.follow,
-		StopOnRefusal: true,
+		Unheld:          true,
+		Once:            !cfg.follow,
+		StopOnRefusal:   true,
+		LazyDeadLetters: true,
 		Observe: func(e forward.Event) {
 			switch e.Kind {
 			case forward.Delivered:
