@@ -470,6 +470,18 @@ func (f *Forwarder) closeAll() error {
 	return errors.Join(errs...)
 }
 
+// Hold sets in o what a store that is forwarded from needs, before it is
+// opened: HoldPrefix CursorPrefix, so that retention keeps what a
+// destination has not received (New checks it: disk.Store.Holds), and, if
+// set is not nil, OnLoss counting in set what the size limit deletes
+// anyway (CountLoss).
+func Hold(o *disk.Options, set *metrics.Set) {
+	o.HoldPrefix = CursorPrefix
+	if set != nil {
+		o.OnLoss = CountLoss(set)
+	}
+}
+
 // CountLoss returns the disk.Options.OnLoss of a store whose holding
 // consumers are forwarding cursors: it counts, in set, the records
 // retention's size limit deleted before a destination received them

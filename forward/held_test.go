@@ -64,3 +64,23 @@ func TestNewRefusesUnheldLog(t *testing.T) {
 		}
 	}
 }
+
+// TestHold: a store opened with the options Hold sets holds forwarding's
+// cursors, so New starts.
+func TestHold(t *testing.T) {
+	dir := t.TempDir()
+	var o disk.Options
+	Hold(&o, nil)
+	st, err := disk.Open(dir, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	f, err := New(Options{DataDir: dir, Store: st, Logger: quiet()}, []Destination{mustParse(t, "dst=grpc://127.0.0.1:1?signals=traces")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
