@@ -106,9 +106,10 @@ const (
 	// records: the forwarding latency added to an idle log.
 	pollEvery = 100 * time.Millisecond
 	// stopGrace is what Close (or a lane stopped by StopOnRefusal) gives
-	// records in flight to be acknowledged, so that a restart need not
-	// resend them, and short enough that stopping forwarding to a
-	// destination that is down does not hang.
+	// records in flight to a destination that is up to be acknowledged,
+	// so that a restart need not resend them, and short enough that a
+	// stop does not hang; a destination backing off or failing gets none
+	// (lane.run).
 	stopGrace = 2 * time.Second
 )
 
@@ -513,6 +514,12 @@ func (l *lane) run() {
 		l.commitLoop(l.readCx)
 	}()
 	l.read(l.readCx)
+	if l.readCx.Err() != nil && l.currentState() != Up {
+		// Stopped while the destination backs off or refuses: what is
+		// in flight waits for a retry, not for an acknowledgement, and
+		// stopGrace would only delay the stop. The next run sends it.
+		l.kill()
+	}
 	l.send.close()
 	l.work.Wait()
 	l.stopRead()
