@@ -40,10 +40,6 @@ type Slot struct {
 	done bool
 }
 
-// NewWindow returns a window whose records start at pos, without a limit
-// (Room never waits).
-func NewWindow(pos disk.Position) *Window { return NewBoundedWindow(pos, 0) }
-
 // NewBoundedWindow returns a window whose records start at pos and that
 // holds at most limit records not yet committed (Room); 0 means no limit.
 func NewBoundedWindow(pos disk.Position, limit int) *Window {
