@@ -403,7 +403,7 @@ func checkHeld(opts Options, d Destination) error {
 		return nil
 	}
 	if opts.Store == nil || !opts.Store.Holds(d.cursor()) {
-		return fmt.Errorf("cannot forward to %s: the store does not hold retention for its cursor %q, so retention could delete records before they are forwarded, unnoticed: open the store with disk.Options{HoldPrefix: forward.CursorPrefix, OnLoss: forward.CountLoss(metrics)} and pass it as Options.Store (or set Options.Unheld to accept gaps)", d.Name, d.cursor())
+		return fmt.Errorf("cannot forward to %s: the store does not hold retention for its cursor %q, so retention could delete records before they are forwarded, unnoticed: open the store with the disk.Options forward.Hold sets (HoldPrefix forward.CursorPrefix) and pass it as Options.Store, or set Options.Unheld to accept gaps", d.Name, d.cursor())
 	}
 	return nil
 }
