@@ -82,7 +82,8 @@ type replayConfig struct {
 	timeout   time.Duration
 	client    clientFlags
 	rec       *clientRecorder // what the summary reports
-	// tenantHeader, when set, carries each record's tenant (tenants.go).
+	// tenantHeader, when set, carries each record's tenant
+	// (forward.Destination.TenantHeader).
 	tenantHeader string
 }
 
