@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 
 	// Clients and forwarding, above the log.
 	"otlpclient": {"compression", "grpcwire", "otlp", "otlpjson", "storage" /* a context key: issue 22 moves it down */},
-	"forward":    {"compression", "grpcwire", "internal/redact", "internal/wait", "otlp", "otlpclient", "storage", "storage/deadletter", "storage/disk"},
+	"forward":    {"compression", "internal/redact", "internal/wait", "otlp", "otlpclient", "storage", "storage/deadletter", "storage/disk"},
 
 	// Kafka: the sink, and the source that stores through the handler
 	// (against the flow: issue 22 moves the source beside the transports,
