@@ -23,6 +23,7 @@ var allowed = map[string][]string{
 	"internal/redact":    nil,
 	"internal/wait":      nil,
 	"internal/connstate": nil,
+	"internal/watchfile": nil,
 
 	// Codecs and the storage contract.
 	"compression":                {"internal/quote"},
@@ -38,9 +39,13 @@ var allowed = map[string][]string{
 	"storage/discard":    {"otlp", "storage"},
 	"storage/deadletter": {"storage/disk"},
 
-	// Transports and the ingest core.
+	// The ingest core: every way in passes through it, down to the sink.
+	// grpcwire for its Status, the pipeline's error currency.
+	"ingest": {"compression", "grpcwire", "internal/connstate", "internal/watchfile", "otlp", "otlpdecode", "otlpjson", "storage"},
+
+	// Transports, above the ingest core.
 	"server":  {"internal/connstate"},
-	"handler": {"compression", "grpcwire", "internal/connstate", "internal/quote", "internal/redact", "otlp", "otlpdecode", "otlpjson", "storage"},
+	"handler": {"compression", "grpcwire", "ingest", "internal/connstate", "internal/quote", "internal/redact", "internal/watchfile", "otlp", "otlpdecode", "otlpjson", "storage"},
 
 	// Clients and forwarding, above the log.
 	"otlpclient": {"compression", "grpcwire", "otlp", "otlpjson", "storage" /* a context key: issue 22 moves it down */},
