@@ -430,7 +430,7 @@ func TestTenantInRequestLog(t *testing.T) {
 }
 
 // clientSink records, per tenant, whether its writes came with a tenant a
-// client chose (storage.WithClientTenant).
+// client chose (otlp.WithClientTenant).
 type clientSink struct {
 	mu     sync.Mutex
 	client map[string]bool
@@ -439,8 +439,8 @@ type clientSink struct {
 func (s *clientSink) Write(ctx context.Context, _ storage.Signal, _ []byte, _ int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tn, _ := storage.TenantFrom(ctx)
-	s.client[tn] = storage.TenantFromClient(ctx)
+	tn, _ := otlp.TenantFrom(ctx)
+	s.client[tn] = otlp.TenantFromClient(ctx)
 	return nil
 }
 
@@ -473,7 +473,7 @@ func TestTenantClientChosenReachesSink(t *testing.T) {
 			t.Fatalf("%+v: %d %s", c, w.Code, w.Body)
 		}
 	}
-	want := map[string]bool{"invented": true, "listed": false, "vip": false, storage.DefaultTenant: false}
+	want := map[string]bool{"invented": true, "listed": false, "vip": false, otlp.DefaultTenant: false}
 	if fmt.Sprint(sink.client) != fmt.Sprint(want) {
 		t.Fatalf("client-chosen per tenant %v, want %v", sink.client, want)
 	}

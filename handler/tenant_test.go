@@ -19,6 +19,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -35,7 +36,7 @@ func (s *tenantSink) Write(ctx context.Context, _ storage.Signal, _ []byte, item
 	if s.items == nil {
 		s.items = map[string]int{}
 	}
-	tn, ok := storage.TenantFrom(ctx)
+	tn, ok := otlp.TenantFrom(ctx)
 	s.set = s.set || ok
 	s.items[tn] += items
 	return nil

@@ -14,7 +14,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/internal/watchfile"
-	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // Quota file (-tenant-quota-file): one line per tenant, then its limits as
@@ -106,7 +106,7 @@ func ParseQuotas(data []byte) (*Quotas, error) {
 		fields := strings.Fields(text)
 		name := fields[0]
 		if name != QuotaTenantsDefault {
-			if err := storage.CheckTenantName(name); err != nil {
+			if err := otlp.CheckTenantName(name); err != nil {
 				return nil, fmt.Errorf("line %d: the tenant name %w", n, err)
 			}
 		}

@@ -75,7 +75,7 @@ func (m *tenantMetrics) counters(name string, known bool) *tenantCounters {
 		}
 		m.unknown++
 	}
-	// Tenant names are A-Z a-z 0-9 . _ - (storage.CheckTenantName): no escaping.
+	// Tenant names are A-Z a-z 0-9 . _ - (otlp.CheckTenantName): no escaping.
 	series := func(metric, extra string) string {
 		return metric + `{tenant="` + name + `"` + extra + `}`
 	}
