@@ -83,7 +83,7 @@ type Config struct {
 	// DefaultResponseWriteTimeout; negative disables it.
 	ResponseWriteTimeout time.Duration
 	// Tenants, when set, attributes every request to a tenant and
-	// enforces its quota (tenant.go, quota.go); nil leaves tenancy off.
+	// enforces its quota (tenant.go; ingest/quota.go); nil leaves tenancy off.
 	Tenants *TenantConfig
 	// Clock is the time the tenants' quota buckets refill by
 	// (ingest.Config.Clock); nil means time.Now.
@@ -218,7 +218,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Every request and stream holds a unit of the process-wide stream
-	// bound while it is served (admission.go, streamGate); a refusal
+	// bound while it is served (streamgate.go); a refusal
 	// holds nothing and is not flow-controlled, so it cannot be stalled.
 	cs := connstate.FromContext(r.Context())
 	if !h.gate.acquire(r.Context(), cs) {
