@@ -194,6 +194,12 @@ const (
 )
 
 // Request is one export request handed to Export by a transport.
+//
+// What travels with the request rather than in it is in Export's ctx, as
+// the sink receives it (storage.Sink.Write): its tenant
+// (Pipeline.WithTenant, or otlp.WithTenant for a tenant without quota
+// accounting), the client metadata a sink may store
+// (storage.WithMetadata), its deadline and cancellation.
 type Request struct {
 	// Transport is the way the request came in (metrics, request log).
 	Transport Transport
