@@ -18,11 +18,11 @@ import (
 // here, otlplite_storage_sync_seconds in the binary).
 var LatencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
-// SeriesName returns a VictoriaMetrics/metrics series name: name with the
+// seriesName returns a VictoriaMetrics/metrics series name: name with the
 // label pairs kv (name, value, name, value...) in the order given. The
 // values here are fixed identifiers (transports, signals, codes, reasons),
 // so they need no escaping.
-func SeriesName(name string, kv ...string) string {
+func seriesName(name string, kv ...string) string {
 	if len(kv) == 0 {
 		return name
 	}
@@ -73,21 +73,21 @@ func newPipelineMetrics(set *metrics.Set, adm *admission) *pipelineMetrics {
 		item := sig.Info().ItemsMetric
 		for t := range numTransports {
 			labels := []string{"receiver", "otlp", "transport", transportNames[t]}
-			m.accepted[t][sig] = set.GetOrCreateCounter(SeriesName("otelcol_receiver_accepted_"+item+"_total", labels...))
-			m.refused[t][sig] = set.GetOrCreateCounter(SeriesName("otelcol_receiver_refused_"+item+"_total", labels...))
-			m.failed[t][sig] = set.GetOrCreateCounter(SeriesName("otelcol_receiver_failed_"+item+"_total", labels...))
+			m.accepted[t][sig] = set.GetOrCreateCounter(seriesName("otelcol_receiver_accepted_"+item+"_total", labels...))
+			m.refused[t][sig] = set.GetOrCreateCounter(seriesName("otelcol_receiver_refused_"+item+"_total", labels...))
+			m.failed[t][sig] = set.GetOrCreateCounter(seriesName("otelcol_receiver_failed_"+item+"_total", labels...))
 		}
 	}
 	for t := range numTransports {
-		m.wireBytes[t] = set.GetOrCreateCounter(SeriesName("otlplite_received_wire_bytes_total", "transport", transportNames[t]))
-		m.bytes[t] = set.GetOrCreateCounter(SeriesName("otlplite_received_bytes_total", "transport", transportNames[t]))
+		m.wireBytes[t] = set.GetOrCreateCounter(seriesName("otlplite_received_wire_bytes_total", "transport", transportNames[t]))
+		m.bytes[t] = set.GetOrCreateCounter(seriesName("otlplite_received_bytes_total", "transport", transportNames[t]))
 	}
 	for _, sig := range storage.Signals {
-		m.storeWrite[sig] = set.GetOrCreatePrometheusHistogramExt(SeriesName("otlplite_storage_write_seconds", "signal", sig.String()), LatencyBuckets)
+		m.storeWrite[sig] = set.GetOrCreatePrometheusHistogramExt(seriesName("otlplite_storage_write_seconds", "signal", sig.String()), LatencyBuckets)
 	}
 	for t := range numTransports {
 		for reason := range numReasons {
-			m.refusals[t][reason] = set.GetOrCreateCounter(SeriesName("otlplite_refusals_total", "transport", transportNames[t], "reason", reasonNames[reason]))
+			m.refusals[t][reason] = set.GetOrCreateCounter(seriesName("otlplite_refusals_total", "transport", transportNames[t], "reason", reasonNames[reason]))
 		}
 	}
 
@@ -144,7 +144,7 @@ func (m *pipelineMetrics) countRequest(t Transport, sig otlp.Signal, out Result,
 	p := &m.requestsBy[t][sig][code]
 	c := p.Load()
 	if c == nil {
-		c = m.set.GetOrCreateCounter(SeriesName("otlplite_requests_total", "transport", transportNames[t], "signal", sig.String(), "code", code.String()))
+		c = m.set.GetOrCreateCounter(seriesName("otlplite_requests_total", "transport", transportNames[t], "signal", sig.String(), "code", code.String()))
 		p.Store(c)
 	}
 	c.Inc()

@@ -133,13 +133,6 @@ func (p *Pipeline) logRefusal(ctx context.Context, tr Transport, reason refusalR
 	p.log.Log(ctx, level, "request refused", attrs...)
 }
 
-// AllowLog reports whether a warning that shares the refusal log's rate
-// limit may be written now (a transport's own rate-limited lines).
-func (p *Pipeline) AllowLog() bool {
-	ok, _ := p.logLimit.allow(time.Now())
-	return ok
-}
-
 // HTTPStatus is the OTLP/HTTP status for a refusal st. RESOURCE_EXHAUSTED
 // means "throttled, retry later" (429) only when it carries a retry delay;
 // without one it is a request that can never fit, such as one larger than

@@ -7,9 +7,6 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
-// Tenancy reports whether tenancy is on (Config.Tenants).
-func (p *Pipeline) Tenancy() bool { return p.ten != nil }
-
 // tenantCtxKey holds the request's *tenantState in its context, beside
 // the name otlp.WithTenant puts there for the sink.
 type tenantCtxKey struct{}
