@@ -208,9 +208,7 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		_ = rc.SetReadDeadline(time.Now().Add(h.bodyTimeout))
 		defer rc.SetReadDeadline(time.Time{})
 	}
-	ctx := r.Context()
-	charge := func(n int) error { return t.Charge(ctx, n) }
-	*raw, err = compression.ReadAll((*raw)[:0], r.Body, limit, charge)
+	*raw, err = compression.ReadAll((*raw)[:0], r.Body, limit, t.ChargeFunc(r.Context()))
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return nil, http.StatusRequestTimeout, grpcwire.Errorf(grpcwire.DeadlineExceeded,
 			"request body stalled: not received within %v", h.bodyTimeout)

@@ -123,9 +123,9 @@ func (p *Pipeline) export(ctx context.Context, kind *signalKind, t *Ticket, req 
 		// request's ticket as it grows: as bytes that arrived when the
 		// transport charges its reading (they may wait for room), as
 		// produced bytes (never waiting) when Export charged the body.
-		grow := func(n int) error { return t.c.Charge(ctx, n) }
-		if own {
-			grow = t.c.Grow
+		grow := t.c.Grow
+		if !own {
+			grow = t.ChargeFunc(ctx)
 		}
 		var err error
 		t.Msg, err = otlpjson.UnmarshalBounded(t.Msg[:0], kind.jsonRequest, body, otlpjson.Bound{Max: limit, Charge: grow})

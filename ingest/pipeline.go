@@ -286,6 +286,21 @@ type Ticket struct {
 	// request was refused for being over its tenant's quota.
 	tenant    *tenantState
 	throttled bool
+	// chargeCtx and charger are ChargeFunc's: the function is made once
+	// per pooled ticket, so handing it to a reader costs no allocation.
+	chargeCtx context.Context
+	charger   func(int) error
+}
+
+// ChargeFunc returns Charge bound to ctx, as the func(int) error a
+// reader charges with (compression.ReadAll, otlpjson.Bound). It is valid
+// until the ticket is given back (Done).
+func (t *Ticket) ChargeFunc(ctx context.Context) func(int) error {
+	t.chargeCtx = ctx
+	if t.charger == nil {
+		t.charger = func(n int) error { return t.c.Charge(t.chargeCtx, n) }
+	}
+	return t.charger
 }
 
 // Declare implements grpcwire.Budget: a declared size larger than the
@@ -345,6 +360,7 @@ const maxPooledBuffer = 8 << 20
 // (at debug level) and pools it. The ticket must not be used afterwards.
 func (p *Pipeline) Done(t *Ticket) {
 	t.c.release()
+	t.chargeCtx = nil
 	if t.rlog.on {
 		p.writeRequestLog(&t.rlog)
 	}
