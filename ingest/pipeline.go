@@ -303,6 +303,9 @@ func (t *Ticket) ChargeFunc(ctx context.Context) func(int) error {
 	return t.charger
 }
 
+// A Ticket is what grpcwire.Call.SetBudget charges as frames arrive.
+var _ grpcwire.Budget = (*Ticket)(nil)
+
 // Declare implements grpcwire.Budget: a declared size larger than the
 // whole budget (or the tenant's share or max_request_bytes) can never be
 // admitted and is refused at once, as too large; anything else is
