@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/kafkasource"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage/deadletter"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -69,21 +70,21 @@ func registerKafkaConsume(s *flagSections) extensionFlags {
 	f := &kafkaConsumeFlags{fs: s.fs, topics: map[otlp.Signal]*string{}}
 	s.add("Kafka source (-kafka-consume)", func(fs *flag.FlagSet) {
 		fs.StringVar(&f.brokers, "kafka-consume", "", "read OTLP records from these Kafka brokers (comma-separated host:port) in a consumer group and store them as received requests; TLS and SASL as set by the -kafka-tls-* and -kafka-sasl-* flags; empty: off")
-		fs.StringVar(&f.group, "kafka-consume-group", kafka.DefaultConsumerGroup, "consumer group: instances in one group share the partitions")
+		fs.StringVar(&f.group, "kafka-consume-group", kafkasource.DefaultConsumerGroup, "consumer group: instances in one group share the partitions")
 		for _, sig := range otlp.Signals {
 			f.topics[sig] = fs.String("kafka-consume-topic-"+sig.String(), sig.Info().KafkaTopic, "topic of "+sig.String()+" records (the Collector's default); beginning with ^: a regular expression matching every such topic, new ones found at the next metadata refresh (within 5m), as in the Collector's kafkareceiver; empty: not consumed")
 		}
 		fs.StringVar(&f.exclude, "kafka-consume-exclude-topics", "", "comma-separated regular expressions of topics not consumed although a ^expression topic matches them (the kafkareceiver's exclude_topics)")
 		fs.StringVar(&f.encoding, "kafka-consume-encoding", "auto", "record format: auto (OTLP/JSON if it starts with '{', else protobuf), otlp_proto or otlp_json")
 		fs.StringVar(&f.start, "kafka-consume-start", "earliest", "where a group without committed offsets starts: earliest or latest (the kafkareceiver's initial_offset, whose default is latest)")
-		fs.IntVar(&f.maxPoll, "kafka-consume-max-poll-records", kafka.DefaultMaxPollRecords, "records read at once; all are stored and their offsets committed before the next read (at most this many are read again after a crash)")
-		fs.IntVar(&f.workers, "kafka-consume-workers", kafka.DefaultConsumeWorkers, "records stored concurrently")
+		fs.IntVar(&f.maxPoll, "kafka-consume-max-poll-records", kafkasource.DefaultMaxPollRecords, "records read at once; all are stored and their offsets committed before the next read (at most this many are read again after a crash)")
+		fs.IntVar(&f.workers, "kafka-consume-workers", kafkasource.DefaultConsumeWorkers, "records stored concurrently")
 		fs.DurationVar(&f.sessionTimeout, "kafka-consume-session-timeout", 45*time.Second, "how long the group waits for a silent instance before giving its partitions to the others")
 		fs.DurationVar(&f.heartbeat, "kafka-consume-heartbeat-interval", 0, "how often an instance tells the group it is alive; 0: a third of the session timeout, at most 3s")
 		fs.StringVar(&f.instanceID, "kafka-consume-instance-id", "", "static group membership (KIP-345): a restart within the session timeout keeps its partitions without a rebalance; unique per instance; empty: dynamic")
 		fs.StringVar(&f.balancer, "kafka-consume-balancer", "cooperative-sticky", "partition assignment: cooperative-sticky (only moved partitions pause), sticky, range or roundrobin; the same for every instance of the group")
-		fs.IntVar(&f.fetchMax, "kafka-consume-fetch-max-bytes", kafka.DefaultFetchMaxBytes, "largest fetch response buffered per broker (the kafkareceiver's max_fetch_size)")
-		fs.IntVar(&f.fetchPartMax, "kafka-consume-fetch-max-partition-bytes", kafka.DefaultFetchMaxBytes, "largest share of one partition in a fetch (max_partition_fetch_size)")
+		fs.IntVar(&f.fetchMax, "kafka-consume-fetch-max-bytes", kafkasource.DefaultFetchMaxBytes, "largest fetch response buffered per broker (the kafkareceiver's max_fetch_size)")
+		fs.IntVar(&f.fetchPartMax, "kafka-consume-fetch-max-partition-bytes", kafkasource.DefaultFetchMaxBytes, "largest share of one partition in a fetch (max_partition_fetch_size)")
 		fs.IntVar(&f.fetchMin, "kafka-consume-fetch-min-bytes", 1, "bytes a broker gathers before it answers a fetch (min_fetch_size)")
 		fs.DurationVar(&f.fetchMaxWait, "kafka-consume-fetch-max-wait", 5*time.Second, "longest a broker holds a fetch to gather -kafka-consume-fetch-min-bytes (max_fetch_wait)")
 		fs.IntVar(&f.maxBatch, "kafka-consume-max-batch-bytes", 0, "largest size a compressed record batch may decompress to; a larger one (a decompression bomb) is logged, counted and skipped; 0: the larger of 64 MiB and -grpc-max-recv-msg-size")
@@ -169,13 +170,13 @@ func (f *kafkaConsumeFlags) validate(cfg *serveConfig) error {
 }
 
 // batchBytes is the batch bound: -kafka-consume-max-batch-bytes, or by
-// default the larger of kafka.DefaultMaxBatchBytes and the largest request
+// default the larger of kafkasource.DefaultMaxBatchBytes and the largest request
 // (a batch of one such record is legitimate), within franz-go's 1 GiB.
 func (f *kafkaConsumeFlags) batchBytes(cfg *serveConfig) int {
 	if f.maxBatch != 0 {
 		return f.maxBatch
 	}
-	return min(max(kafka.DefaultMaxBatchBytes, cfg.maxRecvMsgSize), 1<<30)
+	return min(max(kafkasource.DefaultMaxBatchBytes, cfg.maxRecvMsgSize), 1<<30)
 }
 
 func (f *kafkaConsumeFlags) newExtension(cfg *serveConfig) (serveExtension, error) {
@@ -189,7 +190,7 @@ func (f *kafkaConsumeFlags) newExtension(cfg *serveConfig) (serveExtension, erro
 type kafkaSource struct {
 	f      *kafkaConsumeFlags
 	batch  int // the batch bound (batchBytes)
-	c      *kafka.Consumer
+	c      *kafkasource.Consumer
 	dl     *disk.Store
 	cancel func()
 	done   chan error
@@ -197,7 +198,7 @@ type kafkaSource struct {
 
 func (k *kafkaSource) start(env *serveEnv) error {
 	f := k.f
-	cfg := kafka.ConsumerConfig{
+	cfg := kafkasource.ConsumerConfig{
 		Brokers:                splitList(f.brokers),
 		Group:                  f.group,
 		Topics:                 map[otlp.Signal]string{},
@@ -215,7 +216,7 @@ func (k *kafkaSource) start(env *serveEnv) error {
 		FetchMaxWait:           f.fetchMaxWait,
 		MaxBatchBytes:          k.batch,
 		MaxDecompressedBytes:   f.maxDecompressed, // 0: 4 × MaxBatchBytes
-		Handler:                env.handler,
+		Pipeline:               env.handler.Pipeline(),
 		Metrics:                env.metrics,
 	}
 	if f.encoding != "auto" {
@@ -235,7 +236,7 @@ func (k *kafkaSource) start(env *serveEnv) error {
 		}
 		cfg.DeadLetter = k.dl
 	}
-	if k.c, err = kafka.NewConsumer(cfg); err != nil {
+	if k.c, err = kafkasource.NewConsumer(cfg); err != nil {
 		k.closeDeadLetter()
 		return err
 	}
@@ -245,7 +246,7 @@ func (k *kafkaSource) start(env *serveEnv) error {
 	pctx, pcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	err = k.c.Ping(pctx)
 	pcancel()
-	if kafka.PermanentConnError(err) {
+	if kafkasource.PermanentConnError(err) {
 		k.c.Close()
 		k.closeDeadLetter()
 		return fmt.Errorf("cannot start the Kafka source (check -kafka-tls-* and -kafka-sasl-*): %w", err)

@@ -1,4 +1,4 @@
-package handler
+package ingest
 
 import (
 	"fmt"
@@ -49,7 +49,7 @@ const maxCheckWorkers = 256
 // burst's goroutines are gone a second after it.
 const checkWorkerIdle = time.Second
 
-// checkJob is one validation; it lives in requestBuffers so that handing it
+// checkJob is one validation; it lives in the Ticket so that handing it
 // to a worker allocates nothing.
 type checkJob struct {
 	check func(src []byte, opts *otlpdecode.Options) (otlpdecode.Result, error)

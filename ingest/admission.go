@@ -1,10 +1,10 @@
-package handler
+package ingest
 
 import (
 	"context"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
+
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
@@ -73,106 +73,6 @@ const DefaultStreamWindow = 1 << 20
 // DefaultMaxStreams).
 const StreamUnitCost = 32 << 10
 
-// maxGateWait bounds how long a new request or stream waits for a free
-// unit when MaxStreams are in use: while it waits the quietest connection
-// is shed (connstate.Conn.ShedQuiet) and its streams return their units,
-// which takes milliseconds; a second is ample, and well within an honest
-// client's deadline.
-const maxGateWait = time.Second
-
-// streamGate bounds the requests and streams in progress
-// (AdmissionConfig.MaxStreams): a counting semaphore whose full state
-// sheds the quietest connection for the newcomer (so streams that send
-// nothing cannot keep honest clients out), and refuses, as retryable, when
-// too many already wait.
-type streamGate struct {
-	sem        chan struct{}
-	waiters    atomic.Int32
-	maxWaiters int32
-	maxWait    time.Duration
-	// refused counts requests and streams refused for want of a unit;
-	// waited those that waited for one.
-	refused, waited atomic.Int64
-}
-
-func newStreamGate(n int, maxWait time.Duration) *streamGate {
-	return &streamGate{
-		sem: make(chan struct{}, n),
-		// A waiter is a goroutine and a stream too: at most as many
-		// as the units may wait (one per connection), beyond that
-		// refusal is at once.
-		maxWaiters: int32(n),
-		maxWait:    min(maxWait, maxGateWait),
-	}
-}
-
-// tryAcquire takes a unit if one is free.
-func (g *streamGate) tryAcquire() bool {
-	select {
-	case g.sem <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
-
-// acquire takes a unit for a request or stream of connection cs, or waits
-// for one (asking cs's server to shed its quietest connection) up to
-// maxWait or ctx; it reports whether it got one. Only one request or
-// stream per connection waits; the connection's others are refused at
-// once: a flood of streams on a few connections cannot fill the wait
-// queue ahead of honest newcomers, and with one waiter per connection the
-// waiters are bounded by the connection limit as well as by maxWaiters.
-func (g *streamGate) acquire(ctx context.Context, cs *connstate.Conn) bool {
-	if g.tryAcquire() {
-		return true
-	}
-	if cs.AddWaiting(1) > 1 {
-		cs.AddWaiting(-1)
-		g.refused.Add(1)
-		return false
-	}
-	defer cs.AddWaiting(-1)
-	if g.waiters.Add(1) > g.maxWaiters {
-		g.waiters.Add(-1)
-		g.refused.Add(1)
-		return false
-	}
-	defer g.waiters.Add(-1)
-	g.waited.Add(1)
-	// Shed now, and again every reshedEvery while no unit frees up:
-	// a connection becomes quiet enough to shed (server.quietMin) while
-	// we wait.
-	cs.ShedQuiet()
-	timer := time.NewTimer(g.maxWait)
-	defer timer.Stop()
-	tick := time.NewTicker(reshedEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case g.sem <- struct{}{}:
-			return true
-		case <-tick.C:
-			cs.ShedQuiet()
-			continue
-		case <-timer.C:
-		case <-ctx.Done():
-		}
-		g.refused.Add(1)
-		return false
-	}
-}
-
-// reshedEvery is how often a waiter for a unit asks again for a quiet
-// connection to be shed.
-const reshedEvery = 200 * time.Millisecond
-
-// release returns a unit.
-func (g *streamGate) release() { <-g.sem }
-
-// inUse returns the units taken.
-func (g *streamGate) inUse() int { return len(g.sem) }
-
 // admission is a byte budget with a LIFO wait queue: when room frees up the
 // newest waiters go first, because under overload they are the ones whose
 // clients are still waiting, while the oldest are about to time out.
@@ -237,6 +137,28 @@ func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
 	}
 	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay, window: cfg.StreamWindow}
 }
+
+// BusyStatus is the admission's retryable refusal, for a transport that
+// refuses for want of room (handler's stream bound, a stream's unread
+// window): UNAVAILABLE with a jittered RetryInfo.
+func (p *Pipeline) BusyStatus(why string) *grpcwire.Status { return p.adm.busyStatus(why) }
+
+// AdmissionLimit returns the admission budget, in bytes
+// (AdmissionConfig.RequestLimit or its default).
+func (p *Pipeline) AdmissionLimit() int64 { return p.adm.limit }
+
+// AdmissionMaxWait returns the longest a request waits for admission.
+func (p *Pipeline) AdmissionMaxWait() time.Duration { return p.adm.maxWait }
+
+// ParkWindow charges a stream window (AdmissionConfig.StreamWindow) that
+// an export stream leaves unread while it waits to the waiting budget, or
+// reports false, counted, when it does not fit: the caller must then not
+// wait with its stream unread, but reset it. UnparkWindow returns the
+// charge.
+func (p *Pipeline) ParkWindow() bool { return p.adm.park() }
+
+// UnparkWindow returns a ParkWindow charge.
+func (p *Pipeline) UnparkWindow() { p.adm.unpark() }
 
 // busyStatus is the retryable refusal: UNAVAILABLE with a jittered RetryInfo
 // (±25%), so refused clients do not come back in lockstep.
@@ -412,9 +334,9 @@ func (a *admission) snapshot() (inFlight, waiting int64, st admissionStats) {
 	return a.inFlight, a.waiting, a.stats
 }
 
-// ticket is one request's charge against the budget; it implements
-// grpcwire.Budget. Release returns everything it took.
-type ticket struct {
+// charge is one request's charge against the budget (a Ticket's);
+// release returns everything it took.
+type charge struct {
 	a    *admission
 	held int64
 	// ten is the request's tenant (nil when tenancy is off), whose
@@ -431,10 +353,10 @@ type ticket struct {
 	conn *connstate.Conn
 }
 
-// Declare implements grpcwire.Budget: a declared size larger than the whole
+// Declare is Ticket.Declare: a declared size larger than the whole
 // budget can never be admitted and is refused at once, as too large (not
 // retryable); anything else is charged only as it arrives.
-func (t *ticket) Declare(n int) error {
+func (t *charge) Declare(n int) error {
 	if int64(n) > t.a.limit {
 		return t.a.refuseTooLarge(int64(n))
 	}
@@ -448,10 +370,10 @@ func (t *ticket) Declare(n int) error {
 	return nil
 }
 
-// Charge implements grpcwire.Budget. The bytes that arrived also mark the
+// Charge is Ticket.Charge. The bytes that arrived also mark the
 // connection as sending (connstate: a connection whose streams send
 // nothing can be shed).
-func (t *ticket) Charge(ctx context.Context, n int) error {
+func (t *charge) Charge(ctx context.Context, n int) error {
 	t.conn.NoteData(time.Now().UnixNano())
 	if total := t.held + int64(n); total > t.a.limit {
 		return t.a.refuseTooLarge(total)
@@ -467,10 +389,10 @@ func (t *ticket) Charge(ctx context.Context, n int) error {
 	return nil
 }
 
-// Grow implements grpcwire.Budget. A request whose own charge would pass
+// Grow is Ticket.Grow. A request whose own charge would pass
 // the whole budget can never be admitted, however idle the server: it is
 // refused as too large (not retryable), not as busy.
-func (t *ticket) Grow(n int) error {
+func (t *charge) Grow(n int) error {
 	if total := t.held + int64(n); total > t.a.limit {
 		return t.a.refuseTooLarge(total)
 	}
@@ -485,7 +407,7 @@ func (t *ticket) Grow(n int) error {
 	return nil
 }
 
-func (t *ticket) release() {
+func (t *charge) release() {
 	t.unreserveShare(t.held)
 	t.a.release(t.held)
 	t.held = 0
@@ -497,7 +419,7 @@ func (t *ticket) release() {
 // the room it leaves (fairness: a tenant that floods holds at most its
 // share, however many requests it sends). A request that alone passes the
 // share can never be admitted and is refused as too large.
-func (t *ticket) reserveShare(n int64) *grpcwire.Status {
+func (t *charge) reserveShare(n int64) *grpcwire.Status {
 	if t.ten == nil {
 		return nil
 	}
@@ -522,13 +444,21 @@ func (t *ticket) reserveShare(n int64) *grpcwire.Status {
 	return nil
 }
 
-func (t *ticket) unreserveShare(n int64) {
+func (t *charge) unreserveShare(n int64) {
 	if t.ten != nil && n != 0 {
 		t.ten.held.Add(-n)
 	}
 }
 
-func (t *ticket) shareTooLarge(n int64) *grpcwire.Status {
+func (t *charge) shareTooLarge(n int64) *grpcwire.Status {
 	return grpcwire.Errorf(grpcwire.ResourceExhausted,
 		"request of %d bytes is larger than tenant %s's max_budget_share of the admission budget (%d bytes), so it can never be admitted; split the batch", n, t.ten.display(), t.tenantLimit)
+}
+
+// AdmissionState returns the bytes of requests admitted and not yet
+// answered, and the bytes waiting for admission (the gauges
+// otlplite_admission_bytes_in_flight and _waiting).
+func (p *Pipeline) AdmissionState() (inFlight, waiting int64) {
+	in, w, _ := p.adm.snapshot()
+	return in, w
 }

@@ -1,6 +1,7 @@
-package handler
+package ingest
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -8,13 +9,14 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
-// Every request that does not end in OK is answered by one of three
-// writers, one per form a refusal takes: refuseGRPC (a gRPC status),
-// writeHTTPError (an OTLP/HTTP error body) and the stream's acknowledgement
-// (writeAck with a failed result). Each of them calls recordRefusal, so no
-// path can refuse without counting the refusal in
+// Every request that does not end in OK is answered by a transport's
+// refusal writer, one per form a refusal takes: handler's refuseGRPC (a
+// gRPC status), writeHTTPError (an OTLP/HTTP error body) and the stream's
+// acknowledgement (writeAck with a failed result). Each of them calls
+// RecordRefusal, so no path can refuse without counting the refusal in
 // otlplite_refusals_total{transport,reason} and logging it (rate-limited).
 
 // refusalReason is the bounded "reason" label of otlplite_refusals_total.
@@ -95,42 +97,52 @@ func reasonOf(httpStatus int, st *grpcwire.Status) refusalReason {
 	return reasonOther
 }
 
-// refuseGRPC ends a gRPC call with st, counted and logged.
-func (h *Handler) refuseGRPC(call *grpcwire.Call, t transport, st *grpcwire.Status) {
-	h.recordRefusal(call.Request(), t, 0, st)
-	call.WriteStatus(st)
-}
-
-// recordRefusal counts a refusal and logs it. It is called by the refusal
-// writers only (see the top of this file).
-func (h *Handler) recordRefusal(r *http.Request, t transport, httpStatus int, st *grpcwire.Status) {
+// RecordRefusal counts a refusal and logs it. It is called by the refusal
+// writers only (see the top of this file). httpStatus is the HTTP status
+// answered (0 for gRPC and sources without one); path and peer name the
+// request in the log line; ctx is the request's (its tenant, if any).
+func (p *Pipeline) RecordRefusal(ctx context.Context, tr Transport, httpStatus int, st *grpcwire.Status, path, peer string) {
 	reason := reasonOf(httpStatus, st)
-	h.m.refusals[t][reason].Inc()
-	h.logRefusal(r, t, reason, st)
+	p.m.refusals[tr][reason].Inc()
+	p.logRefusal(ctx, tr, reason, st, path, peer)
 }
 
 // logRefusal logs a request that did not end in OK. Refusals are what an
 // operator needs to see; successes are not logged (except at debug level).
 // Lines are rate-limited so that a flood of bad requests cannot flood the
 // log: what is dropped is counted in the next line that is written.
-func (h *Handler) logRefusal(r *http.Request, t transport, reason refusalReason, st *grpcwire.Status) {
+func (p *Pipeline) logRefusal(ctx context.Context, tr Transport, reason refusalReason, st *grpcwire.Status, path, peer string) {
 	level := refusalLevel(st)
-	if !h.log.Enabled(r.Context(), level) {
+	if !p.log.Enabled(ctx, level) {
 		return
 	}
-	ok, suppressed := h.logLimit.allow(time.Now())
+	ok, suppressed := p.logLimit.allow(time.Now())
 	if !ok {
 		return
 	}
-	attrs := []any{"transport", transportNames[t], "path", r.URL.Path, "peer", r.RemoteAddr,
+	attrs := []any{"transport", transportNames[tr], "path", path, "peer", peer,
 		"code", st.Code.String(), "reason", reasonNames[reason], "message", st.Message}
-	if tenant, ok := requestTenant(r); ok {
+	if tenant, ok := otlp.TenantFrom(ctx); ok {
+		// A checked name: at most otlp.MaxTenantNameLength bytes of
+		// A-Z a-z 0-9 . _ -, safe in any log line.
 		attrs = append(attrs, "tenant", tenant)
 	}
 	if suppressed > 0 {
 		attrs = append(attrs, "suppressed_since_last", suppressed)
 	}
-	h.log.Log(r.Context(), level, "request refused", attrs...)
+	p.log.Log(ctx, level, "request refused", attrs...)
+}
+
+// HTTPStatus is the OTLP/HTTP status for a refusal st. RESOURCE_EXHAUSTED
+// means "throttled, retry later" (429) only when it carries a retry delay;
+// without one it is a request that can never fit, such as one larger than
+// the whole admission budget, and gets 413, which clients do not retry
+// (OTLP v1.11, "Failures": only 429, 502, 503 and 504 are retryable).
+func HTTPStatus(st *grpcwire.Status) int {
+	if st.Code == grpcwire.ResourceExhausted && st.RetryDelay <= 0 {
+		return http.StatusRequestEntityTooLarge
+	}
+	return st.Code.HTTPStatus()
 }
 
 // refusalLevel is the level of a refusal's log line: WARN, except for what
@@ -153,12 +165,13 @@ func refusalLevel(st *grpcwire.Status) slog.Level {
 	return slog.LevelWarn
 }
 
-// stalledPrefix begins the message of both body read timeouts, gRPC's
-// (grpcwire) and OTLP/HTTP's (readHTTPBody); TestRefusalLevel checks both.
-const stalledPrefix = "request body stalled"
+// StalledPrefix begins the message of both body read timeouts, gRPC's
+// (grpcwire) and OTLP/HTTP's (handler's readHTTPBody); TestRefusalLevel
+// checks both.
+const StalledPrefix = "request body stalled"
 
 func bodyStalled(st *grpcwire.Status) bool {
-	return strings.HasPrefix(st.Message, stalledPrefix)
+	return strings.HasPrefix(st.Message, StalledPrefix)
 }
 
 // logLimiter allows logRefusalBurst lines at once, refilled at

@@ -1,4 +1,4 @@
-package handler
+package ingest
 
 import (
 	"io"
@@ -12,20 +12,6 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
-
-// transport labels requests by how they arrived; the values are the
-// collector's "transport" label values, so its dashboards work.
-type transport uint8
-
-const (
-	transportGRPC transport = iota
-	transportGRPCStream
-	transportHTTP
-	transportKafka // handler.Ingest: records read from Kafka
-	numTransports
-)
-
-var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka"}
 
 // LatencyBuckets are the `le` upper bounds, in seconds from 0.5 ms to 10 s,
 // of the receiver's latency histograms (otlplite_storage_write_seconds
@@ -56,13 +42,13 @@ func seriesName(name string, kv ...string) string {
 	return b.String()
 }
 
-// handlerMetrics are the receiver's operator metrics, in a
+// pipelineMetrics are the receiver's operator metrics, in a
 // VictoriaMetrics/metrics Set. Series are resolved once here (or lazily,
 // once, for request codes) so that counting on the hot path is a single
 // atomic add, with no name lookup; only the storage latency histogram
 // takes a (per-series, uncontended in practice) mutex, which is what makes
 // its scrapes consistent (buckets, _sum and _count from one moment).
-type handlerMetrics struct {
+type pipelineMetrics struct {
 	set *metrics.Set
 
 	// accepted: items stored; refused: items the storage could not take
@@ -72,23 +58,17 @@ type handlerMetrics struct {
 
 	// requestsBy: otlplite_requests_total{transport,signal,code}, resolved
 	// on first use of a code.
-	requestsBy  [numTransports][otlp.MaxSignal + 1][17]atomic.Pointer[metrics.Counter]
-	wireBytes   [numTransports]*metrics.Counter                  // otlplite_received_wire_bytes_total: before decompression
-	bytes       [numTransports]*metrics.Counter                  // otlplite_received_bytes_total: after decompression
-	storeWrite  [otlp.MaxSignal + 1]*metrics.PrometheusHistogram // otlplite_storage_write_seconds: time for the storage to accept (durably) a request
-	openStreams *metrics.Gauge                                   // otlplite_open_streams
-	rotations   *metrics.Counter                                 // otlplite_stream_rotations_total: streams ended by rotation (age, request count or shutdown)
+	requestsBy [numTransports][otlp.MaxSignal + 1][17]atomic.Pointer[metrics.Counter]
+	wireBytes  [numTransports]*metrics.Counter                  // otlplite_received_wire_bytes_total: before decompression
+	bytes      [numTransports]*metrics.Counter                  // otlplite_received_bytes_total: after decompression
+	storeWrite [otlp.MaxSignal + 1]*metrics.PrometheusHistogram // otlplite_storage_write_seconds: time for the storage to accept (durably) a request
 	// refusals counts every request not answered OK, by why (refuse.go):
 	// otlplite_refusals_total{transport,reason}, on every path.
 	refusals [numTransports][numReasons]*metrics.Counter
-	// writeTimeouts counts responses abandoned because their client
-	// stopped reading (writeguard.go):
-	// otlplite_response_write_timeouts_total.
-	writeTimeouts *metrics.Counter
 }
 
-func newHandlerMetrics(set *metrics.Set, adm *admission) *handlerMetrics {
-	m := &handlerMetrics{set: set}
+func newPipelineMetrics(set *metrics.Set, adm *admission) *pipelineMetrics {
+	m := &pipelineMetrics{set: set}
 	for _, sig := range otlp.Signals {
 		item := sig.Info().ItemsMetric
 		for t := range numTransports {
@@ -105,9 +85,6 @@ func newHandlerMetrics(set *metrics.Set, adm *admission) *handlerMetrics {
 	for _, sig := range storage.Signals {
 		m.storeWrite[sig] = set.GetOrCreatePrometheusHistogramExt(seriesName("otlplite_storage_write_seconds", "signal", sig.String()), LatencyBuckets)
 	}
-	m.openStreams = set.GetOrCreateGauge("otlplite_open_streams", nil)
-	m.rotations = set.GetOrCreateCounter("otlplite_stream_rotations_total")
-	m.writeTimeouts = set.GetOrCreateCounter("otlplite_response_write_timeouts_total")
 	for t := range numTransports {
 		for reason := range numReasons {
 			m.refusals[t][reason] = set.GetOrCreateCounter(seriesName("otlplite_refusals_total", "transport", transportNames[t], "reason", reasonNames[reason]))
@@ -142,15 +119,21 @@ func newHandlerMetrics(set *metrics.Set, adm *admission) *handlerMetrics {
 			{"otlplite_admission_refusals_busy_total", st.RefusedBusy},
 			{"otlplite_admission_refusals_too_large_total", st.RefusedTooLarge},
 			{"otlplite_admission_refusals_decompressed_over_budget_total", st.RefusedGrow},
+			{"otlplite_admission_refusals_unread_window_total", st.RefusedUnread},
 		} {
 			metrics.WriteCounterUint64(w, c.name, uint64(max(c.v, 0)))
 		}
+	})
+	// Stream windows charged to the waiting budget (admission.park).
+	set.GetOrCreateGauge("otlplite_admission_unread_window_bytes", func() float64 {
+		_, _, st := adm.snapshot()
+		return float64(st.Parked)
 	})
 	return m
 }
 
 // countRequest records one export request's outcome.
-func (m *handlerMetrics) countRequest(t transport, sig storage.Signal, out exportOutcome, st *grpcwire.Status) {
+func (m *pipelineMetrics) countRequest(t Transport, sig otlp.Signal, out Result, st *grpcwire.Status) {
 	code := grpcwire.OK
 	if st != nil {
 		code = st.Code
@@ -179,11 +162,11 @@ func (m *handlerMetrics) countRequest(t transport, sig storage.Signal, out expor
 	}
 }
 
-func (m *handlerMetrics) countBytes(t transport, wire, decompressed int) {
+func (m *pipelineMetrics) countBytes(t Transport, wire, decompressed int) {
 	m.wireBytes[t].Add(wire)
 	m.bytes[t].Add(decompressed)
 }
 
-func (m *handlerMetrics) observeStorage(sig storage.Signal, start time.Time) {
+func (m *pipelineMetrics) observeStorage(sig otlp.Signal, start time.Time) {
 	m.storeWrite[sig].Update(time.Since(start).Seconds())
 }

@@ -1,4 +1,4 @@
-package handler
+package ingest
 
 import (
 	"bufio"
@@ -13,7 +13,8 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
-	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/internal/watchfile"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // Quota file (-tenant-quota-file): one line per tenant, then its limits as
@@ -105,7 +106,7 @@ func ParseQuotas(data []byte) (*Quotas, error) {
 		fields := strings.Fields(text)
 		name := fields[0]
 		if name != QuotaTenantsDefault {
-			if err := storage.CheckTenantName(name); err != nil {
+			if err := otlp.CheckTenantName(name); err != nil {
 				return nil, fmt.Errorf("line %d: the tenant name %w", n, err)
 			}
 		}
@@ -341,7 +342,7 @@ func (qf *QuotaFile) changed() bool {
 	qf.mu.RLock()
 	mod, size := qf.mod, qf.size
 	qf.mu.RUnlock()
-	return fileChanged(qf.path, mod, size)
+	return watchfile.Changed(qf.path, mod, size)
 }
 
 // Watch polls the file every interval until stop is closed and reloads it
@@ -349,7 +350,7 @@ func (qf *QuotaFile) changed() bool {
 // tenants listed and the error (nil on success; on error the quotas
 // loaded before stay in force). A failure that persists is reported once.
 func (qf *QuotaFile) Watch(interval time.Duration, stop <-chan struct{}, report func(tenants int, err error)) {
-	watchFile(interval, stop, qf.changed, qf.Reload, func(err error) {
+	watchfile.Watch(interval, stop, qf.changed, qf.Reload, func(err error) {
 		if report != nil {
 			q, _ := qf.Quotas()
 			report(len(q.Tenants), err)
@@ -362,10 +363,10 @@ func (qf *QuotaFile) Watch(interval time.Duration, stop <-chan struct{}, report 
 type tenantState struct {
 	name string
 	// m is the tenant's counters: its own label's, or otherTenants's
-	// until a label is its own (see maxTenantLabels).
+	// until a label is its own (see MaxTenantLabels).
 	m atomic.Pointer[tenantCounters]
 	// known is set for a tenant the operator named (see
-	// maxTenantStates): it does not count against maxTenantStates. Set
+	// MaxTenantStates): it does not count against MaxTenantStates. Set
 	// under the registry's mu, once, never cleared.
 	known atomic.Bool
 
@@ -451,7 +452,7 @@ func (ts *tenantState) never(format string, args ...any) *grpcwire.Status {
 // display is the tenant's name in messages.
 func (ts *tenantState) display() string {
 	if ts.name == otherTenants {
-		return fmt.Sprintf("(one of the tenants beyond the %d the receiver tracks at once, which share one quota)", maxTenantStates)
+		return fmt.Sprintf("(one of the tenants beyond the %d the receiver tracks at once, which share one quota)", MaxTenantStates)
 	}
 	return ts.name
 }
@@ -581,7 +582,7 @@ func (ts *tenantState) maxRequest(qf *QuotaFile) int64 {
 	return ts.q.MaxRequestBytes
 }
 
-// Registry bounds. maxTenantStates bounds the states of unknown tenants,
+// Registry bounds. MaxTenantStates bounds the states of unknown tenants,
 // those neither listed in the quota file nor named by a token (its
 // tenant=) nor the default tenant (-tenant-default): they come from a client's free choice (a header) or from more
 // certificates than anyone counted, so they need a bound, about 200 bytes
@@ -592,7 +593,7 @@ func (ts *tenantState) maxRequest(qf *QuotaFile) int64 {
 // forgotten (a new one would be the same); if none is, new unknown tenants
 // share one overflow state under the "*" quota, which is their own quota
 // anyway: stricter for them, never looser, and never another's.
-const maxTenantStates = 10000
+const MaxTenantStates = 10000
 
 // forgetIdle is how long a tenant's state must be unused before it can be
 // forgotten.
@@ -629,7 +630,7 @@ func newTenantRegistry(qf *QuotaFile, m *tenantMetrics) *tenantRegistry {
 }
 
 // get returns the state of tenant name, creating it on first use; bound
-// says a token named the tenant (see maxTenantStates).
+// says a token named the tenant (see MaxTenantStates).
 func (r *tenantRegistry) get(name string, bound bool) *tenantState {
 	now := r.now()
 	r.mu.RLock()
@@ -660,7 +661,7 @@ func (r *tenantRegistry) create(name string, known bool, now time.Time) *tenantS
 		return ts
 	}
 	if !known {
-		if r.unknown >= maxTenantStates && now.Sub(r.lastSweep) >= time.Second {
+		if r.unknown >= MaxTenantStates && now.Sub(r.lastSweep) >= time.Second {
 			r.lastSweep = now
 			for n, s := range r.states {
 				if s.full(r.quotas, now) {
@@ -671,7 +672,7 @@ func (r *tenantRegistry) create(name string, known bool, now time.Time) *tenantS
 				}
 			}
 		}
-		if r.unknown >= maxTenantStates {
+		if r.unknown >= MaxTenantStates {
 			return r.overflow
 		}
 		r.unknown++

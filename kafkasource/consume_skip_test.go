@@ -1,4 +1,4 @@
-package kafka
+package kafkasource
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage/discard"
 )
@@ -42,8 +42,8 @@ func TestLogLimiter(t *testing.T) {
 // when the consumer is created.
 func TestNewConsumerTopicsAndOptions(t *testing.T) {
 	var sink discard.Sink
-	h := handler.New(handler.Config{Sink: &sink})
-	base := func() ConsumerConfig { return ConsumerConfig{Brokers: []string{"127.0.0.1:9"}, Handler: h} }
+	p := ingest.New(ingest.Config{Sink: &sink})
+	base := func() ConsumerConfig { return ConsumerConfig{Brokers: []string{"127.0.0.1:9"}, Pipeline: p} }
 	for _, tc := range []struct {
 		name string
 		set  func(*ConsumerConfig)

@@ -1,4 +1,7 @@
-package handler
+// Package watchfile reloads a configuration file when it changes: the
+// token file (handler) and the quota file (ingest) are reloaded the same
+// way, from here.
+package watchfile
 
 import (
 	"os"
@@ -11,10 +14,10 @@ import (
 // when its modification time or size changed or it can no longer be read,
 // and a failed reload keeps what was loaded before.
 
-// fileChanged reports whether the file at path differs from the
+// Changed reports whether the file at path differs from the
 // modification time and size it had when it was loaded, or can no longer
 // be read (deleted, say), which the reload then reports.
-func fileChanged(path string, mod time.Time, size int64) bool {
+func Changed(path string, mod time.Time, size int64) bool {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return true
@@ -22,11 +25,11 @@ func fileChanged(path string, mod time.Time, size int64) bool {
 	return !fi.ModTime().Equal(mod) || fi.Size() != size
 }
 
-// watchFile polls every interval until stop is closed: when changed
+// Watch polls every interval until stop is closed: when changed
 // reports a change it calls reload, then report with reload's error (nil
 // on success). A failure that persists (a deleted file) is reported once,
 // not at every poll.
-func watchFile(interval time.Duration, stop <-chan struct{}, changed func() bool, reload func() error, report func(error)) {
+func Watch(interval time.Duration, stop <-chan struct{}, changed func() bool, reload func() error, report func(error)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	lastErr := ""

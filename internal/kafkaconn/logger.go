@@ -1,4 +1,4 @@
-package kafka
+package kafkaconn
 
 import (
 	"context"

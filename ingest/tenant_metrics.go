@@ -1,4 +1,4 @@
-package handler
+package ingest
 
 import (
 	"math"
@@ -22,8 +22,8 @@ import (
 //	otlplite_tenant_bucket_items{tenant}           item bucket level now (+Inf: unlimited)
 //	otlplite_tenant_admission_bytes{tenant}        admission budget held now
 //
-// maxTenantLabels bounds the tenant label values of unknown tenants (see
-// maxTenantStates). A client that may name any tenant (a header) could
+// MaxTenantLabels bounds the tenant label values of unknown tenants (see
+// MaxTenantStates). A client that may name any tenant (a header) could
 // otherwise create series without end, and every series costs memory here
 // and in every Prometheus that scrapes us. 100 tenants make about 800
 // series, the order of the receiver's own metrics. Known tenants (listed
@@ -33,9 +33,9 @@ import (
 // labels in the order they are first seen; every other tenant is counted
 // under otherTenants, a value no tenant can have ('~' is not allowed in
 // names), so the sums stay right.
-const maxTenantLabels = 100
+const MaxTenantLabels = 100
 
-// otherTenants is the label value of the tenants beyond maxTenantLabels.
+// otherTenants is the label value of the tenants beyond MaxTenantLabels.
 const otherTenants = "~other"
 
 type tenantCounters struct {
@@ -66,7 +66,7 @@ func (m *tenantMetrics) counters(name string, known bool) *tenantCounters {
 		return c
 	}
 	if !known {
-		if m.unknown >= maxTenantLabels && name != otherTenants {
+		if m.unknown >= MaxTenantLabels && name != otherTenants {
 			// One label is kept for otherTenants itself.
 			if c := m.byLabel[otherTenants]; c != nil {
 				return c
@@ -75,7 +75,7 @@ func (m *tenantMetrics) counters(name string, known bool) *tenantCounters {
 		}
 		m.unknown++
 	}
-	// Tenant names are A-Z a-z 0-9 . _ - (storage.CheckTenantName): no escaping.
+	// Tenant names are A-Z a-z 0-9 . _ - (otlp.CheckTenantName): no escaping.
 	series := func(metric, extra string) string {
 		return metric + `{tenant="` + name + `"` + extra + `}`
 	}

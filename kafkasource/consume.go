@@ -1,4 +1,10 @@
-package kafka
+// Package kafkasource is the Kafka source: a way in that reads OTLP
+// records from Kafka topics in a consumer group (the records the Kafka
+// sink, storage/kafka, or the OpenTelemetry Collector's kafkaexporter
+// produce) and stores each through the ingest pipeline, as a received
+// request is stored: the same admission budget, validation, partial
+// success, sink, metrics (transport "kafka") and quotas.
+package kafkasource
 
 import (
 	"cmp"
@@ -18,10 +24,12 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/internal/kafkaconn"
 	"github.com/otlp-lite/otlp-lite/internal/wait"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
 
 // Consumer defaults.
@@ -54,7 +62,7 @@ const (
 	DefaultMaxDecompressedBytes = 4 * DefaultMaxBatchBytes
 )
 
-// ConsumerConfig configures a Consumer. Brokers and Handler are required;
+// ConsumerConfig configures a Consumer. Brokers and Pipeline are required;
 // every other zero field takes its default.
 type ConsumerConfig struct {
 	// Brokers are the seed brokers, host:port.
@@ -80,10 +88,12 @@ type ConsumerConfig struct {
 	// exclude_topics); only with a regular expression in Topics.
 	ExcludeTopics []string
 
-	// Handler validates and stores every record (handler.Handler.Ingest):
-	// the same admission budget, validation and storage.Sink as the
-	// receivers. An embedding storage engine builds it with its own Sink.
-	Handler *handler.Handler
+	// Pipeline validates and stores every record (ingest.Pipeline.Export,
+	// transport "kafka"): the same admission budget, validation and
+	// storage.Sink as the receivers when it is theirs
+	// (handler.Handler.Pipeline). An embedding storage engine builds it
+	// with its own Sink (ingest.New), no HTTP needed.
+	Pipeline *ingest.Pipeline
 
 	// DeadLetter, when non-nil, receives each record that is not a valid
 	// OTLP request, as it was read, under its topic's signal; nil means
@@ -93,7 +103,8 @@ type ConsumerConfig struct {
 	// Encoding is the record format: "" detects it per record (OTLP/JSON
 	// when its first byte other than JSON white space is '{', which
 	// cannot begin an OTLP protobuf request: it would be field 15 with
-	// the deprecated group wire type), EncodingProto or EncodingJSON
+	// the deprecated group wire type), kafka.EncodingProto or
+	// kafka.EncodingJSON
 	// (the Collector kafkareceiver's encoding option).
 	Encoding string
 
@@ -148,9 +159,9 @@ type ConsumerConfig struct {
 	// group_rebalance_strategy. Every member of a group must share one.
 	Balancer string
 
-	// TLS, SASL, ClientID, DialTimeout: as in Config.
+	// TLS, SASL, ClientID, DialTimeout: as in the sink's kafka.Config.
 	TLS         *tls.Config
-	SASL        *SASL
+	SASL        *kafka.SASL
 	ClientID    string
 	DialTimeout time.Duration
 
@@ -164,10 +175,10 @@ type ConsumerConfig struct {
 }
 
 // Consumer reads OTLP records from Kafka topics in a consumer group and
-// stores them through a handler.Handler.
+// stores them through an ingest.Pipeline.
 //
 // Guarantee: at-least-once. An offset is committed only after every record
-// it covers is stored (Ingest returned nil: the sink acknowledged it) or,
+// it covers is stored (Export returned nil: the sink acknowledged it) or,
 // if it is not valid OTLP, dead-lettered. A crash or a lost group
 // membership re-reads what was not committed: at most one poll
 // (MaxPollRecords) per partition set, stored again as duplicates.
@@ -178,7 +189,7 @@ type ConsumerConfig struct {
 // are re-read by the new owner.
 type Consumer struct {
 	cl       *kgo.Client
-	h        *handler.Handler
+	p        *ingest.Pipeline
 	dl       storage.Sink
 	log      *slog.Logger
 	signals  map[string]otlp.Signal
@@ -257,11 +268,11 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 			return nil, fmt.Errorf("kafka: bad broker address %q: want host:port", b)
 		}
 	}
-	if cfg.Handler == nil {
-		return nil, errors.New("kafka: ConsumerConfig.Handler is nil")
+	if cfg.Pipeline == nil {
+		return nil, errors.New("kafka: ConsumerConfig.Pipeline is nil")
 	}
 	c := &Consumer{
-		h: cfg.Handler, dl: cfg.DeadLetter, log: cfg.Logger, set: cfg.Metrics,
+		p: cfg.Pipeline, dl: cfg.DeadLetter, log: cfg.Logger, set: cfg.Metrics,
 		signals: map[string]otlp.Signal{}, m: map[string]*topicMetrics{},
 		lags:    map[topicPartition]*atomic.Int64{},
 		maxPoll: cfg.MaxPollRecords, workers: cfg.Workers,
@@ -270,7 +281,7 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	if c.log == nil {
 		c.log = slog.Default()
 	}
-	base := c.log // the Kafka client's lines get component=kafka from connOpts
+	base := c.log // the Kafka client's lines get component=kafka from kafkaconn.Opts
 	c.log = c.log.With("component", "kafka-consumer")
 	if c.set == nil {
 		c.set = metrics.NewSet()
@@ -283,9 +294,9 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	}
 	switch cfg.Encoding {
 	case "":
-	case EncodingProto:
+	case kafka.EncodingProto:
 		c.format = 1
-	case EncodingJSON:
+	case kafka.EncodingJSON:
 		c.format = 2
 	default:
 		return nil, fmt.Errorf("kafka: unknown encoding %q: want otlp_proto or otlp_json (or empty: detect per record)", cfg.Encoding)
@@ -377,8 +388,8 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		c.set.GetOrCreateCounter("otlplite_kafka_consume_corrupt_batches_total"))
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
-		kgo.ClientID(cmp.Or(cfg.ClientID, defaultClientID)),
-		kgo.DialTimeout(cmp.Or(max(cfg.DialTimeout, 0), defaultDialTimeout)),
+		kgo.ClientID(cmp.Or(cfg.ClientID, kafkaconn.DefaultClientID)),
+		kgo.DialTimeout(cmp.Or(max(cfg.DialTimeout, 0), kafkaconn.DefaultDialTimeout)),
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(names...),
 		kgo.ConsumeResetOffset(start),
@@ -427,7 +438,7 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		// defaults (45 s, 3 s) keep well inside it.
 		opts = append(opts, kgo.HeartbeatInterval(min(3*time.Second, cfg.SessionTimeout/3)))
 	}
-	conn, err := connOpts(base, cfg.TLS, cfg.SASL)
+	conn, err := kafkaconn.Opts(base, cfg.TLS, cfg.SASL)
 	if err != nil {
 		return nil, err
 	}
@@ -527,7 +538,7 @@ func (c *Consumer) store(ctx context.Context, recs []*kgo.Record, done []bool) {
 	wg.Wait()
 }
 
-// retryBackoff is the wait before the n-th retry of a record the handler
+// retryBackoff is the wait before the n-th retry of a record the pipeline
 // could not store for a retryable reason (storage unavailable, admission
 // full): the record is not skipped, so its partition waits, and fetching
 // with it (the client buffers at most one fetch per broker).
@@ -541,12 +552,14 @@ func retryBackoff(n int) time.Duration {
 func (c *Consumer) storeRecord(ctx context.Context, r *kgo.Record) bool {
 	sig, m := c.signals[r.Topic], c.m[r.Topic]
 	ctx = c.withTenant(ctx, r)
-	format := handler.IngestProto
+	req := ingest.Request{Transport: ingest.Kafka, Signal: sig, Body: r.Value, Format: ingest.Proto}
 	if c.format == 2 || (c.format == 0 && looksJSON(r.Value)) {
-		format = handler.IngestJSON
+		req.Format = ingest.JSON
 	}
 	for attempt := 0; ; attempt++ {
-		res, err := c.h.Ingest(ctx, sig, r.Value, format)
+		// No ticket: Export charges the record to the admission budget
+		// (waiting for room as a request does) and gives it back.
+		res, err := c.p.Export(ctx, req)
 		if err == nil {
 			m.records.Inc()
 			m.items.Add(res.Items - res.Rejected)
@@ -556,8 +569,11 @@ func (c *Consumer) storeRecord(ctx context.Context, r *kgo.Record) bool {
 			}
 			return true
 		}
-		if errors.Is(err, handler.ErrNotRetryable) {
-			return c.deadLetter(ctx, r, sig, err)
+		if st, ok := err.(otlp.Status); ok && !otlp.Retryable(st) {
+			// Not valid OTLP, larger than the message limit or the
+			// whole budget, or refused by the sink for good: no retry
+			// can store it.
+			return c.deadLetter(ctx, r, sig, fmt.Errorf("request cannot be stored as sent: %w", err))
 		}
 		if ctx.Err() != nil {
 			return false
@@ -586,17 +602,17 @@ func (c *Consumer) warn(msg string, attrs ...any) {
 // (the Sink writes it there when the receiver that produced it runs with
 // tenants), so that the storage keeps each record under its tenant as the
 // edge's disk log would. A header whose name a receiver would refuse is
-// ignored (the record belongs to storage.DefaultTenant) and logged.
+// ignored (the record belongs to otlp.DefaultTenant) and logged.
 func (c *Consumer) withTenant(ctx context.Context, r *kgo.Record) context.Context {
 	for _, h := range r.Headers {
-		if h.Key != TenantHeader {
+		if h.Key != kafka.TenantHeader {
 			continue
 		}
-		if err := storage.CheckTenantName(string(h.Value)); err != nil {
+		if err := otlp.CheckTenantName(string(h.Value)); err != nil {
 			c.warn("Kafka record has an invalid tenant header; stored without a tenant", "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", err)
 			return ctx
 		}
-		return storage.WithTenant(ctx, string(h.Value))
+		return otlp.WithTenant(ctx, string(h.Value))
 	}
 	return ctx
 }
