@@ -3,6 +3,8 @@ package otlpdecode
 import (
 	"encoding/binary"
 	"slices"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // AppendValidTraces appends to dst the protobuf encoding of src without its
@@ -61,7 +63,7 @@ func keepValid(dst, src []byte, r *reason, err error) ([]byte, bool, error) {
 	return append(dst, src...), true, nil
 }
 
-// rawField returns the encoded bytes of the field nextField just read:
+// rawField returns the encoded bytes of the field Read just read:
 // src before the call, tail after.
 func rawField(src, tail []byte) []byte {
 	return src[:len(src)-len(tail)]
@@ -71,7 +73,7 @@ func rawField(src, tail []byte) []byte {
 // built in place, into the field itself by inserting its tag and length.
 func wrapField(dst []byte, start int, num uint32) []byte {
 	var hdr [2 * binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(hdr[:], uint64(num)<<3|wireLen)
+	n := binary.PutUvarint(hdr[:], uint64(num)<<3|otlppb.WireLen)
 	n += binary.PutUvarint(hdr[n:], uint64(len(dst)-start))
 	size := len(dst) - start
 	dst = append(dst, hdr[:n]...)
@@ -113,9 +115,9 @@ func (c *checker) appendElems(dst, src []byte, lvl level, names *signalNames, it
 	case levelScope:
 		name = names.items
 	}
-	var fc wireField
+	var fc otlppb.Field
 	for i := 0; len(src) > 0; {
-		tail, err := nextField(&fc, src)
+		tail, err := fc.Read(src)
 		if err != nil {
 			return dst, err
 		}
@@ -155,10 +157,10 @@ func (c *checker) appendElems(dst, src []byte, lvl level, names *signalNames, it
 // malformed field further on refuses the request, as it does in Check.
 func (c *checker) containerReason(src []byte, check func(*checker, []byte) (reason, error)) (reason, error) {
 	var r reason
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return reason{}, err
 		}
 		switch fc.FieldNum {
@@ -209,9 +211,9 @@ func appendValidMetric(c *checker, dst, src []byte) ([]byte, bool, error) {
 	orig := len(dst)
 	var r reason
 	nMeta := 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
-		tail, err := nextField(&fc, src)
+		tail, err := fc.Read(src)
 		if err != nil {
 			return dst[:orig], false, err
 		}
@@ -250,9 +252,9 @@ func appendValidMetric(c *checker, dst, src []byte) ([]byte, bool, error) {
 // or Summary without its rejected data points (layouts at
 // checker.metricData).
 func (c *checker) appendMetricData(dst, src []byte, kind uint32) ([]byte, error) {
-	var fc wireField
+	var fc otlppb.Field
 	for i := 0; len(src) > 0; {
-		tail, err := nextField(&fc, src)
+		tail, err := fc.Read(src)
 		if err != nil {
 			return dst, err
 		}

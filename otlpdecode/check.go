@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // checker walks a request for the Check* functions. It holds no buffers:
@@ -34,11 +35,11 @@ func newChecker(opts *Options) checker {
 
 // badString reports whether a string field is invalid UTF-8 while
 // ValidateUTF8 is on. It inlines to a flag test when it is off.
-func (c *checker) badString(fc *wireField) bool {
+func (c *checker) badString(fc *otlppb.Field) bool {
 	return c.utf8 && badUTF8String(fc)
 }
 
-func badUTF8String(fc *wireField) bool {
+func badUTF8String(fc *otlppb.Field) bool {
 	s, ok := fc.String()
 	return ok && !validUTF8String(s)
 }
@@ -47,13 +48,13 @@ func badUTF8String(fc *wireField) bool {
 // UTF-8 (with ValidateUTF8), unless *r already holds a reason: the first
 // one found is kept. Like badString, it inlines to a flag test when
 // ValidateUTF8 is off.
-func (c *checker) stringField(fc *wireField, name string, r *reason) {
+func (c *checker) stringField(fc *otlppb.Field, name string, r *reason) {
 	if c.utf8 {
 		utf8Field(fc, name, r)
 	}
 }
 
-func utf8Field(fc *wireField, name string, r *reason) {
+func utf8Field(fc *otlppb.Field, name string, r *reason) {
 	if s, ok := fc.String(); ok && !validUTF8String(s) && !r.bad() {
 		*r = utf8Reason(name, -1)
 	}
@@ -265,7 +266,7 @@ func (v verdict) reason(name string, idx int) reason {
 //     empty": such a field never rejects anything; it is counted in
 //     Result.IgnoredStrindex for the caller to log, and the data is kept
 //     verbatim (a later reader applies the same rule).
-func (c *checker) strindex(fc *wireField, bad verdict) verdict {
+func (c *checker) strindex(fc *otlppb.Field, bad verdict) verdict {
 	v, ok := fc.Uint64()
 	if !ok {
 		return verdictOK // not a varint: an unknown field
@@ -302,12 +303,12 @@ func (c *checker) anyValue(src []byte, depth int) (verdict, error) {
 		return verdictOK, fmt.Errorf("%w (%d)", errDepth, c.maxDepth)
 	}
 	var v verdict
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return verdictOK, err
 			}
 		}
@@ -373,12 +374,12 @@ func (c *checker) scalarValue(v []byte) (valid, ok bool) {
 //	}
 func (c *checker) arrayValue(src []byte, depth int) (verdict, error) {
 	var v verdict
-	var fc wireField
+	var fc otlppb.Field
 	for i := 0; len(src) > 0; {
 		var ok bool
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return verdictOK, err
 			}
 		}
@@ -405,12 +406,12 @@ func (c *checker) arrayValue(src []byte, depth int) (verdict, error) {
 //	}
 func (c *checker) keyValueList(src []byte, depth int) (verdict, error) {
 	var v verdict
-	var fc wireField
+	var fc otlppb.Field
 	for i := 0; len(src) > 0; {
 		var ok bool
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return verdictOK, err
 			}
 		}
@@ -463,12 +464,12 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 	// In profiles, key and key_strindex exclude each other; the last
 	// occurrence of each counts.
 	keySet, strindexSet := false, false
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return verdictOK, err
 			}
 		}
@@ -503,7 +504,7 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 
 // attribute checks element idx of a repeated KeyValue field named field and
 // folds its verdict into r.
-func (c *checker) attribute(fc *wireField, field string, idx *int, r *reason) error {
+func (c *checker) attribute(fc *otlppb.Field, field string, idx *int, r *reason) error {
 	data, ok := fc.MessageData()
 	if !ok {
 		return nil
@@ -529,11 +530,11 @@ func (c *checker) attribute(fc *wireField, field string, idx *int, r *reason) er
 //	}
 func (c *checker) resource(src []byte) (reason, error) {
 	var r reason
-	var fc wireField
+	var fc otlppb.Field
 	nAttrs, nRefs := 0, 0
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return r, err
 		}
 		switch fc.FieldNum {
@@ -567,10 +568,10 @@ func (c *checker) resource(src []byte) (reason, error) {
 //	}
 func (c *checker) entityRef(src []byte) (reason, error) {
 	var r reason
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return r, err
 		}
 		switch fc.FieldNum {
@@ -597,11 +598,11 @@ func (c *checker) entityRef(src []byte) (reason, error) {
 //	}
 func (c *checker) scope(src []byte) (reason, error) {
 	var r reason
-	var fc wireField
+	var fc otlppb.Field
 	nAttrs := 0
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return r, err
 		}
 		switch fc.FieldNum {
@@ -750,10 +751,10 @@ func (p *itemPos) format(n *signalNames) string {
 //	}
 func (c *checker) check(src []byte, names *signalNames, item signal) (Result, error) {
 	var total tally
-	var fc wireField
+	var fc otlppb.Field
 	for rs := 0; len(src) > 0; {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return Result{}, topLevel(err)
 		}
 		if fc.FieldNum != 1 {
@@ -795,10 +796,10 @@ func (c *checker) check(src []byte, names *signalNames, item signal) (Result, er
 // is applied after the walk.
 func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item signal, t *tally) error {
 	var resReason reason
-	var fc wireField
+	var fc otlppb.Field
 	for ss := 0; len(src) > 0; {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -843,10 +844,10 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 //	}
 func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item signal, t *tally) error {
 	var scopeReason reason
-	var fc wireField
+	var fc otlppb.Field
 	for idx := 0; len(src) > 0; {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {

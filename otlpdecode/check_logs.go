@@ -1,6 +1,6 @@
 package otlpdecode
 
-import ()
+import "github.com/otlp-lite/otlp-lite/otlppb"
 
 // CheckLogs walks an ExportLogsServiceRequest (same wire format as
 // LogsData) and validates every log record.
@@ -38,15 +38,15 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 	var r reason
 	traceID, spanID := 0, 0
 	nAttrs := 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue // a scalar field: none is inspected here
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}

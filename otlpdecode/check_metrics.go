@@ -1,6 +1,6 @@
 package otlpdecode
 
-import ()
+import "github.com/otlp-lite/otlp-lite/otlppb"
 
 // CheckMetrics walks an ExportMetricsServiceRequest (same wire format as
 // MetricsData) and validates every data point of the five kinds (gauge,
@@ -71,10 +71,10 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 	var r reason
 	nMeta := 0
 	var kind uint32
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -131,10 +131,10 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 //	}
 //	message Summary { repeated SummaryDataPoint data_points = 1; }
 func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		if fc.FieldNum != 1 {
@@ -186,15 +186,15 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
 func (c *checker) numberDataPoint(src []byte) (reason, error) {
 	var r reason
 	nAttrs, nEx := 0, 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue // a scalar field: none is inspected here
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}
@@ -234,12 +234,12 @@ func (c *checker) histogramDataPoint(src []byte) (reason, error) {
 	// Element counts of bucket_counts and explicit_bounds, which arrive
 	// packed (possibly in several runs) or one fixed64/double per field.
 	nCounts, nBounds := 0, 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}
@@ -278,11 +278,11 @@ func (c *checker) histogramDataPoint(src []byte) (reason, error) {
 // field fc holds: one for an unpacked element (wire type I64), len/8 for a
 // packed run (wire type LEN), whose length must be a multiple of 8, and 0
 // for any other wire type, which makes the field unknown.
-func countFixed64(fc *wireField) (int, error) {
+func countFixed64(fc *otlppb.Field) (int, error) {
 	if _, ok := fc.Fixed64(); ok {
 		return 1, nil
 	}
-	if err := checkPackedFixed(fc, 8); err != nil {
+	if err := fc.CheckPackedFixed(8); err != nil {
 		return 0, err
 	}
 	data, _ := fc.MessageData()
@@ -314,15 +314,15 @@ func countFixed64(fc *wireField) (int, error) {
 func (c *checker) exponentialHistogramDataPoint(src []byte) (reason, error) {
 	var r reason
 	nAttrs, nEx := 0, 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue // a scalar field: none is inspected here
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}
@@ -354,17 +354,17 @@ func (c *checker) exponentialHistogramDataPoint(src []byte) (reason, error) {
 // checkBuckets checks the structure of ExponentialHistogramDataPoint.Buckets
 // (definition above).
 func checkBuckets(src []byte) error {
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return err
 			}
 		}
 		if fc.FieldNum == 2 {
-			if err := checkPackedVarints(&fc); err != nil {
+			if err := fc.CheckPackedVarints(); err != nil {
 				return err
 			}
 		}
@@ -391,15 +391,15 @@ func checkBuckets(src []byte) error {
 func (c *checker) summaryDataPoint(src []byte) (reason, error) {
 	var r reason
 	nAttrs, nQ := 0, 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue // a scalar field: none is inspected here
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}
@@ -425,15 +425,15 @@ func (c *checker) summaryDataPoint(src []byte) (reason, error) {
 // checkFields checks that src is a well-formed message, for messages made
 // of scalars only.
 func checkFields(src []byte) error {
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue // a scalar field: none is inspected here
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return err
 			}
 		}
@@ -443,7 +443,7 @@ func checkFields(src []byte) error {
 
 // exemplarField checks element *idx of a repeated Exemplar field and folds
 // its verdict into r.
-func (c *checker) exemplarField(fc *wireField, idx *int, r *reason) error {
+func (c *checker) exemplarField(fc *otlppb.Field, idx *int, r *reason) error {
 	data, ok := fc.MessageData()
 	if !ok {
 		return nil
@@ -475,15 +475,15 @@ func (c *checker) exemplar(src []byte) (reason, error) {
 	var r reason
 	traceID, spanID := 0, 0
 	nAttrs := 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue // a scalar field: none is inspected here
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // The rules below are those of opentelemetry-proto v1.11.0,
@@ -133,7 +135,7 @@ func (c *checker) indexReason(field string, idx int, v uint64, table int) reason
 
 // index checks the int32 index field fc into table and records in *r the
 // first bad one.
-func (c *checker) index(f *wireField, field string, table int, r *reason) {
+func (c *checker) index(f *otlppb.Field, field string, table int, r *reason) {
 	if v, ok := f.Uint64(); ok && !inRange(v, c.dict.len[table]) {
 		c.badIndex(field, -1, v, table, r)
 	}
@@ -142,7 +144,7 @@ func (c *checker) index(f *wireField, field string, table int, r *reason) {
 // indices checks an occurrence of a repeated int32 field of indices into
 // table (one varint, or a packed run, which protobuf parsers must both
 // accept); *n counts the elements across occurrences, for positions.
-func (c *checker) indices(f *wireField, field string, table int, n *int, r *reason) error {
+func (c *checker) indices(f *otlppb.Field, field string, table int, n *int, r *reason) error {
 	size := c.dict.len[table]
 	if v, ok := f.Uint64(); ok {
 		if !inRange(v, size) {
@@ -239,8 +241,8 @@ func (c *checker) badIndex(field string, idx int, v uint64, table int, r *reason
 
 // countFixed64s returns how many elements an occurrence of a repeated
 // fixed64 field holds (one fixed64, or a packed run).
-func countFixed64s(f *wireField) (int, error) {
-	if f.wire == wireI64 {
+func countFixed64s(f *otlppb.Field) (int, error) {
+	if f.WireType() == otlppb.WireI64 {
 		return 1, nil
 	}
 	data, ok := f.MessageData()
@@ -255,7 +257,7 @@ func countFixed64s(f *wireField) (int, error) {
 
 // countVarints returns how many elements an occurrence of a repeated
 // varint field holds (one varint, or a packed run).
-func countVarints(f *wireField) (int, error) {
+func countVarints(f *otlppb.Field) (int, error) {
 	if _, ok := f.Uint64(); ok {
 		return 1, nil
 	}
@@ -327,10 +329,10 @@ func countShortVarints(data []byte) (n int, ok bool) {
 // their tables are concatenated, and indices count across them.
 func (c *checker) loadDictionary(src []byte) error {
 	c.profiles = true
-	var f wireField
+	var f otlppb.Field
 	for rest := src; len(rest) > 0; {
 		var err error
-		if rest, err = nextField(&f, rest); err != nil {
+		if rest, err = f.Read(rest); err != nil {
 			return topLevel(err)
 		}
 		if data, ok := f.MessageData(); ok && f.FieldNum == 2 {
@@ -341,7 +343,7 @@ func (c *checker) loadDictionary(src []byte) error {
 	}
 	var seen [numTables]int // entries checked so far, by table
 	for rest := src; len(rest) > 0; {
-		rest, _ = nextField(&f, rest) // read without error above
+		rest, _ = f.Read(rest) // read without error above
 		if data, ok := f.MessageData(); ok && f.FieldNum == 2 {
 			if err := c.checkDictionary(data, &seen); err != nil {
 				return topLevel(at(err, "dictionary", -1))
@@ -359,11 +361,11 @@ func (c *checker) loadDictionary(src []byte) error {
 // c.dict.len. Every table holds messages or strings, so an entry with
 // another wire type is an unknown field, as in protobuf-go.
 func (c *checker) countTables(src []byte) error {
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
 		// What encoders write: a one-byte tag of a known field number
 		// and a length below 128, read here without a call.
-		if len(src) >= 2 && src[0]&7 == wireLen && src[0] >= 1<<3 && src[0] < 0x80 && src[1] < 0x80 {
+		if len(src) >= 2 && src[0]&7 == otlppb.WireLen && src[0] >= 1<<3 && src[0] < 0x80 && src[1] < 0x80 {
 			if n := 2 + int(src[1]); n <= len(src) {
 				if num := src[0] >> 3; num < numTables {
 					c.dict.len[num]++
@@ -373,7 +375,7 @@ func (c *checker) countTables(src []byte) error {
 			}
 		}
 		var err error
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return err
 		}
 		if _, ok := f.MessageData(); ok && f.FieldNum < numTables {
@@ -412,18 +414,18 @@ func (c *checker) countTables(src []byte) error {
 // each.
 func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
 	var r reason // what the current entry breaks, relative to it
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
 		var err error
 		var table uint32
 		var data []byte
 		// Most entries are short: a one-byte tag and length, read here
 		// without a call.
-		if len(src) >= 2 && src[0]&7 == wireLen && src[0] >= 1<<3 && src[0] < 0x80 && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
+		if len(src) >= 2 && src[0]&7 == otlppb.WireLen && src[0] >= 1<<3 && src[0] < 0x80 && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
 			n := 2 + int(src[1])
 			table, data, src = uint32(src[0]>>3), src[2:n], src[n:]
 		} else {
-			if src, err = nextField(&f, src); err != nil {
+			if src, err = f.Read(src); err != nil {
 				return err
 			}
 			var ok bool
@@ -502,9 +504,9 @@ func (c *checker) noteDict(r *reason, name string, idx int) {
 func (c *checker) mapping(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	nAttrs := 0
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
@@ -525,7 +527,7 @@ func (c *checker) mapping(src []byte, r *reason) (zero bool, err error) {
 
 // varintZero reports whether f is not a varint set to something other
 // than 0 (a field of another wire type is unknown, and does not count).
-func varintZero(f *wireField) bool {
+func varintZero(f *otlppb.Field) bool {
 	v, ok := f.Uint64()
 	return !ok || v == 0
 }
@@ -533,12 +535,13 @@ func varintZero(f *wireField) bool {
 // emptyRepeated reports whether an occurrence of a repeated int32 field
 // adds no element: an empty packed run, or a field of another wire type
 // than varint or LEN, which is unknown.
-func emptyRepeated(f *wireField) bool {
-	switch f.wire {
-	case wireVarint:
+func emptyRepeated(f *otlppb.Field) bool {
+	switch f.WireType() {
+	case otlppb.WireVarint:
 		return false
-	case wireLen:
-		return len(f.data) == 0
+	case otlppb.WireLen:
+		data, _ := f.MessageData()
+		return len(data) == 0
 	}
 	return true
 }
@@ -555,11 +558,11 @@ func emptyRepeated(f *wireField) bool {
 func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	nLines, nAttrs := 0, 0
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
 		// A line with a one-byte length, the commonest field, is read
 		// here without a call.
-		if len(src) >= 2 && src[0] == 3<<3|wireLen && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
+		if len(src) >= 2 && src[0] == 3<<3|otlppb.WireLen && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
 			n := 2 + int(src[1])
 			zero = false
 			wasBad := r.bad()
@@ -573,7 +576,7 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 			src = src[n:]
 			continue
 		}
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
@@ -618,13 +621,13 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 // position in a source file.
 func (c *checker) line(src []byte, r *reason) error {
 	functions := uint64(c.dict.len[tableFunction])
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
 		// A line is a few small varints, read here without a call: a
 		// known one-byte tag and a value of one or two bytes, which is
 		// neither negative nor above 2^14 (the exact check of a
 		// function_index runs only when it is not obviously valid).
-		if len(src) >= 2 && src[0] >= 0x08 && src[0] <= 0x18 && src[0]&7 == wireVarint {
+		if len(src) >= 2 && src[0] >= 0x08 && src[0] <= 0x18 && src[0]&7 == otlppb.WireVarint {
 			v, k := uint64(src[1]), 2
 			if v >= 0x80 {
 				if len(src) < 3 || src[2] >= 0x80 {
@@ -640,7 +643,7 @@ func (c *checker) line(src []byte, r *reason) error {
 		}
 	general:
 		var err error
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return err
 		}
 		switch f.FieldNum {
@@ -657,7 +660,7 @@ func (c *checker) line(src []byte, r *reason) error {
 
 // negative records in *r that the int64 field f, a 1-based line or
 // column number, is negative.
-func negative(f *wireField, field string, r *reason) {
+func negative(f *otlppb.Field, field string, r *reason) {
 	if v, ok := f.Uint64(); ok && int64(v) < 0 && !r.bad() {
 		*r = textReason(field, -1, "is negative (profiles.proto: 1-based, 0 means unset)")
 	}
@@ -680,9 +683,9 @@ func (c *checker) function(src []byte, r *reason) (zero, named bool, err error) 
 	// Last occurrence wins for each of the three names.
 	var names [3]bool
 	zero = true
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, false, err
 		}
 		switch f.FieldNum {
@@ -717,9 +720,9 @@ var functionNames = [3]string{"name_strindex", "system_name_strindex", "filename
 // span's links (CheckTraces).
 func profileLink(src []byte, idx int, r *reason) (zero bool, err error) {
 	var traceID, spanID []byte
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
@@ -756,9 +759,9 @@ func profileLink(src []byte, idx int, r *reason) (zero bool, err error) {
 //	}
 func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) {
 	zero = true
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
@@ -795,9 +798,9 @@ func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) 
 func (c *checker) stack(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	n := 0
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, err
 		}
 		if f.FieldNum == 1 {
@@ -831,9 +834,9 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 	var profileID []byte
 	formatSet, payloadSet := false, false
 	nSamples, nAttrs := 0, 0
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return r, 0, err
 		}
 		switch f.FieldNum {
@@ -912,10 +915,10 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 //	  int32 unit_strindex = 2;
 //	}
 func (c *checker) valueType(src []byte, r *reason) error {
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return err
 		}
 		switch f.FieldNum {
@@ -944,10 +947,10 @@ func (c *checker) sample(src []byte, r *reason) error {
 	// after the walk.
 	var stack, link uint64
 	nAttrs, nValues, nTimes := 0, 0, 0
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return err
 		}
 		switch f.FieldNum {

@@ -2,6 +2,8 @@ package otlpdecode
 
 import (
 	"encoding/binary"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // CheckTraces walks an ExportTraceServiceRequest (same wire format as
@@ -56,15 +58,15 @@ func (c *checker) span(src []byte) (reason, error) {
 	var traceID, spanID []byte
 	parentID := 0
 	nAttrs, nEvents, nLinks := 0, 0, 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue
 		}
-		if src, ok = fc.readShort(src); !ok {
-			if src, err = nextField(&fc, src); err != nil {
+		if src, ok = fc.ReadShort(src); !ok {
+			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}
@@ -164,15 +166,15 @@ func zeroID16(b []byte) bool {
 //	}
 func (c *checker) event(src []byte, idx int, r *reason) error {
 	nAttrs := 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return err
 			}
 		}
@@ -216,15 +218,15 @@ func (c *checker) link(src []byte, idx int, r *reason) error {
 	// A bad string or attribute is recorded after the walk: an id of the
 	// wrong length is the reason given first, wherever it is.
 	var sub reason
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return err
 			}
 		}
@@ -276,15 +278,15 @@ func (c *checker) link(src []byte, idx int, r *reason) error {
 //	  StatusCode code = 3;
 //	}
 func (c *checker) status(src []byte, r *reason) error {
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return err
 			}
 		}

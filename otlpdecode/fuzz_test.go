@@ -3,7 +3,7 @@ package otlpdecode
 import (
 	"testing"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 )
 
 // The fuzz targets check that Check and AppendValid agree on every input

@@ -3,7 +3,7 @@ package otlpdecode
 import (
 	"testing"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 )
 
 // The benchmarks report ns/item (span, data point, log record) besides

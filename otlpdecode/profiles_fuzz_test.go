@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 )
 
 // profileSeed reads one of the profiles payloads of testdata/profiles,
@@ -175,7 +175,7 @@ func FuzzProfilesPacked(f *testing.F) {
 		}
 		c := checker{profiles: true}
 		c.dict.len[tableLocation] = int(size)
-		fld := wireField{FieldNum: 1, wire: wireLen, data: run}
+		fld := lenField(t, 1, run)
 		var r reason
 		n := 0
 		err := c.indices(&fld, "location_indices", tableLocation, &n, &r)

@@ -3,7 +3,7 @@ package otlpview
 import (
 	"testing"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 )
 
 // TestZeroAllocs proves that a steady-state Decode with every iterator

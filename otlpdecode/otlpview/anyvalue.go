@@ -5,7 +5,7 @@ import (
 
 	"github.com/VictoriaMetrics/easyproto"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // ValueKind is the kind of value an AnyValue holds.
@@ -126,7 +126,7 @@ func (v *AnyValue) merge(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -191,7 +191,7 @@ func (kv *KeyValue) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -224,7 +224,7 @@ func (it *rawIter) next() ([]byte, bool) {
 	var fc easyproto.FieldContext
 	for len(it.src) > 0 {
 		var err error
-		if it.src, err = otlpdecode.NextField(&fc, it.src); err != nil {
+		if it.src, err = otlppb.NextField(&fc, it.src); err != nil {
 			it.fail(err)
 			return nil, false
 		}

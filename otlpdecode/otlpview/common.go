@@ -5,7 +5,7 @@ import (
 
 	"github.com/VictoriaMetrics/easyproto"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // Resource is a view of a Resource and of the schema_url of the
@@ -33,7 +33,7 @@ func (r *Resource) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		if fc.FieldNum == 2 {
@@ -68,7 +68,7 @@ func (e *EntityRef) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -134,7 +134,7 @@ func (s *Scope) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -174,7 +174,7 @@ func singular(src []byte, num, strNum uint32, buf *[]byte) (msg []byte, str stri
 	n := 0
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return nil, "", err
 		}
 		switch fc.FieldNum {
@@ -249,7 +249,7 @@ func (c *containers) scopeHeader(src []byte) error {
 // end of src. It is the loop step of every container level of Decode.
 func nextMessage(fc *easyproto.FieldContext, src []byte, num uint32) (data, tail []byte, ok bool, err error) {
 	for len(src) > 0 {
-		if src, err = otlpdecode.NextField(fc, src); err != nil {
+		if src, err = otlppb.NextField(fc, src); err != nil {
 			return nil, src, false, err
 		}
 		if fc.FieldNum != num {
@@ -284,7 +284,7 @@ func decodeRequest[T any, PT itemView[T]](c *containers, item PT, names *levelNa
 	for rs := 0; ; rs++ {
 		data, tail, ok, err := nextMessage(&fc, src, 1)
 		if err != nil {
-			return otlpdecode.ErrorAt(err, "", -1)
+			return otlppb.ErrorAt(err, "", -1)
 		}
 		if !ok {
 			return nil

@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // decodesWhatCheckAccepts fails t if walking src failed with walkErr while
@@ -59,7 +60,7 @@ func TestTruncationNeverPanics(t *testing.T) {
 // TestErrors: malformed data is reported by Decode when the walk to the
 // items meets it, with its position in the request, and by an iterator's
 // Err when the iterator meets it, with its position in the message the
-// iterator walks. otlpdecode.ErrorPosition splits both.
+// iterator walks. otlppb.ErrorPosition splits both.
 func TestErrors(t *testing.T) {
 	span, request := pbtest.Span, pbtest.Request
 	var d decoders
@@ -95,7 +96,7 @@ func TestErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("malformed data decoded")
 			}
-			field, desc, ok := otlpdecode.ErrorPosition(err)
+			field, desc, ok := otlppb.ErrorPosition(err)
 			if field != tt.field || ok != (tt.field != "") {
 				t.Fatalf("ErrorPosition(%q) = %q, %q, %v; want field %q", err, field, desc, ok, tt.field)
 			}

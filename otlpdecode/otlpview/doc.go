@@ -12,7 +12,7 @@
 // say nothing of what is viewed and clash with local variables of that
 // name). It sits under otlpdecode because it reads with otlpdecode's field
 // reader (otlpdecode.NextField) and reports errors that
-// otlpdecode.ErrorPosition splits. The receiver does not use it: it
+// otlppb.ErrorPosition splits. The receiver does not use it: it
 // validates with otlpdecode and stores the bytes as they came; views are
 // for programs that embed the receiver or read its store, and for tests.
 //

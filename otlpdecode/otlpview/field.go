@@ -8,7 +8,7 @@ import (
 
 	"github.com/VictoriaMetrics/easyproto"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // The scalar readers below return ok=false when the field arrived with a
@@ -104,7 +104,7 @@ func appendVarints(dst []uint64, fc *easyproto.FieldContext) ([]uint64, error) {
 }
 
 // at locates err, found in element idx of the repeated field name (idx <
-// 0: in the singular field name), for otlpdecode.ErrorPosition; the
+// 0: in the singular field name), for otlppb.ErrorPosition; the
 // enclosing messages prefix their own fields on the way out. The
 // callback's error passes through unchanged. It is kept out of line, as
 // the error path should be: inlined into every decoder, it cost the walks
@@ -116,7 +116,7 @@ func at(err error, name string, idx int) error {
 	if err == errCallback {
 		return err
 	}
-	return otlpdecode.ErrorAt(err, name, idx)
+	return otlppb.ErrorAt(err, name, idx)
 }
 
 // levelNames are the field names of the three levels of a request of one

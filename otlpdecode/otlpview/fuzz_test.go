@@ -3,8 +3,8 @@ package otlpview
 import (
 	"testing"
 
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
 )
 
 // The fuzz targets run the decoders with every iterator walked on any

@@ -3,7 +3,7 @@ package otlpview
 import (
 	"github.com/VictoriaMetrics/easyproto"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // SeverityNumber is logs.proto's SeverityNumber (1-24: TRACE to FATAL4).
@@ -45,7 +45,7 @@ func (r *LogRecord) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {

@@ -3,7 +3,7 @@ package otlpview
 import (
 	"github.com/VictoriaMetrics/easyproto"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // MetricType says which member of Metric's data oneof is set.
@@ -135,7 +135,7 @@ func (m *Metric) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -183,7 +183,7 @@ func (m *Metric) decode(src []byte) error {
 	src = m.data
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return at(err, metricFieldNames[m.Type], -1)
 		}
 		switch fc.FieldNum {
@@ -272,7 +272,7 @@ func (p *NumberDataPoint) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -361,7 +361,7 @@ func (p *HistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -480,7 +480,7 @@ func (b *Buckets) merge(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -508,7 +508,7 @@ func (p *ExponentialHistogramDataPoint) decode(src []byte, bufs *pointBufs) erro
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -616,7 +616,7 @@ func (p *SummaryDataPoint) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -676,7 +676,7 @@ func (q *ValueAtQuantile) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -747,7 +747,7 @@ func (e *Exemplar) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {

@@ -3,7 +3,7 @@ package otlpview
 import (
 	"github.com/VictoriaMetrics/easyproto"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // SpanKind is Span.SpanKind.
@@ -87,7 +87,7 @@ func (st *Status) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -117,7 +117,7 @@ func (s *Span) decode(src []byte) error {
 	for len(src) > 0 {
 		start := len(orig) - len(src)
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -227,7 +227,7 @@ func (e *Event) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -297,7 +297,7 @@ func (l *Link) decode(src []byte) error {
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
-		if src, err = otlpdecode.NextField(&fc, src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {

@@ -1,7 +1,7 @@
 package otlpview
 
 import (
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 )
 
 // pb is short for pbtest's builder, which the tests write requests with.

@@ -1,4 +1,4 @@
-package otlpdecode
+package otlppb
 
 import (
 	"bytes"
@@ -6,12 +6,11 @@ import (
 
 	"github.com/VictoriaMetrics/easyproto"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 )
 
-// FuzzNextField holds the checker's field reader (nextField and its fast
-// paths readShort and skipScalar) to NextField, the easyproto-based reader
-// that otlpjson and otlpview use: on every input they read the same
+// FuzzNextField holds the field reader (Field.Read and its fast paths
+// ReadShort and SkipScalar) to NextField, the easyproto-based reader: on every input they read the same
 // fields, with the same values, to the same tail, and fail together. Its
 // seeds are the golden payloads and testdata/fuzz/FuzzNextField: real
 // requests and the edge cases of the wire format (truncated fields, field
@@ -26,33 +25,43 @@ func FuzzNextField(f *testing.F) {
 		for len(want) > 0 {
 			var fc easyproto.FieldContext
 			wantTail, wantErr := NextField(&fc, want)
-			var f wireField
-			gotTail, gotErr := nextField(&f, got)
+			var f Field
+			gotTail, gotErr := f.Read(got)
 			if (gotErr != nil) != (wantErr != nil) {
-				t.Fatalf("at byte %d: nextField error %v, NextField error %v", len(src)-len(want), gotErr, wantErr)
+				t.Fatalf("at byte %d: Read error %v, NextField error %v", len(src)-len(want), gotErr, wantErr)
 			}
 			if wantErr != nil {
 				return
 			}
 			if f.FieldNum != fc.FieldNum || len(gotTail) != len(wantTail) {
-				t.Fatalf("at byte %d: nextField read field %d to %d bytes left, NextField field %d to %d", len(src)-len(want), f.FieldNum, len(gotTail), fc.FieldNum, len(wantTail))
+				t.Fatalf("at byte %d: Read read field %d to %d bytes left, NextField field %d to %d", len(src)-len(want), f.FieldNum, len(gotTail), fc.FieldNum, len(wantTail))
 			}
 			checkSameValue(t, &f, &fc)
-			// skipScalar skips exactly the field nextField reads, or
+			// SkipScalar skips exactly the field Read reads, or
 			// nothing.
-			if tail, ok := skipScalar(got); ok {
-				if len(tail) != len(gotTail) || f.wire == wireLen {
-					t.Fatalf("at byte %d: skipScalar left %d bytes, nextField %d", len(src)-len(want), len(tail), len(gotTail))
+			if tail, ok := SkipScalar(got); ok {
+				if len(tail) != len(gotTail) || f.wire == WireLen {
+					t.Fatalf("at byte %d: SkipScalar left %d bytes, Read %d", len(src)-len(want), len(tail), len(gotTail))
 				}
 			} else if !bytes.Equal(tail, got) {
-				t.Fatalf("at byte %d: skipScalar moved without skipping", len(src)-len(want))
+				t.Fatalf("at byte %d: SkipScalar moved without skipping", len(src)-len(want))
+			}
+			// ReadShort reads exactly the field Read reads, or nothing.
+			var short Field
+			if tail, ok := short.ReadShort(got); ok {
+				if len(tail) != len(gotTail) || short.FieldNum != f.FieldNum {
+					t.Fatalf("at byte %d: ReadShort read field %d to %d bytes left, Read field %d to %d", len(src)-len(want), short.FieldNum, len(tail), f.FieldNum, len(gotTail))
+				}
+				checkSameValue(t, &short, &fc)
+			} else if !bytes.Equal(tail, got) {
+				t.Fatalf("at byte %d: ReadShort moved without reading", len(src)-len(want))
 			}
 			want, got = wantTail, gotTail
 		}
 	})
 }
 
-func checkSameValue(t *testing.T, f *wireField, fc *easyproto.FieldContext) {
+func checkSameValue(t *testing.T, f *Field, fc *easyproto.FieldContext) {
 	t.Helper()
 	gd, gok := f.MessageData()
 	wd, wok := fc.MessageData()
