@@ -1,11 +1,20 @@
-package kafka
+package otlpdecode
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
 
-// traceSplitter regroups the spans of a traces request by trace id, for
-// Config.PartitionTracesByID. Its slices and map are reused between requests (it
-// lives in a sync.Pool), so regrouping allocates only while they grow.
-type traceSplitter struct {
+	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlppb"
+)
+
+// TraceSplitter regroups the spans of a traces request, or the log records
+// of a logs request, by trace id (for Kafka's partitioning by trace id).
+// Its slices and map are reused between requests (keep it in a sync.Pool),
+// so regrouping allocates only while they grow. It is not safe for
+// concurrent use.
+type TraceSplitter struct {
+	shape traceShape
 	rs    []msgRef
 	ss    []msgRef
 	spans []spanRef
@@ -17,9 +26,35 @@ type traceSplitter struct {
 	tmp   []byte
 }
 
+// traceShape is where a traces or a logs request keeps its items and their
+// trace ids: the two have the same shape.
+type traceShape struct {
+	resources uint32 // the request's repeated ResourceSpans/ResourceLogs
+	scopes    uint32 // the resource's repeated ScopeSpans/ScopeLogs
+	items     uint32 // the scope's repeated Span/LogRecord
+	traceID   uint32 // the item's trace_id
+	// The names of resources, scopes and items, for errors.
+	resourcesName, scopesName, itemsName string
+}
+
+var (
+	spansShape = traceShape{
+		otlppb.ExportTraceServiceRequestResourceSpans, otlppb.ResourceSpansScopeSpans, otlppb.ScopeSpansSpans, otlppb.SpanTraceID,
+		"resource_spans", "scope_spans", "spans",
+	}
+	logsShape = traceShape{
+		otlppb.ExportLogsServiceRequestResourceLogs, otlppb.ResourceLogsScopeLogs, otlppb.ScopeLogsLogRecords, otlppb.LogRecordTraceID,
+		"resource_logs", "scope_logs", "log_records",
+	}
+)
+
+// appendGroup's one-byte tags (lenFieldSize) hold for both shapes.
+const _ = uint(15 - max(otlppb.ExportTraceServiceRequestResourceSpans, otlppb.ResourceSpansScopeSpans,
+	otlppb.ExportLogsServiceRequestResourceLogs, otlppb.ResourceLogsScopeLogs))
+
 // msgRef is a ResourceSpans or ScopeSpans: its fields other than the
-// repeated child (field 2) are hdrs[hdrStart:hdrEnd], hdr bytes in all; and
-// its parent index.
+// repeated child (scope_spans, spans) are hdrs[hdrStart:hdrEnd], hdr bytes
+// in all; and its parent index.
 type msgRef struct {
 	hdrStart, hdrEnd int32
 	hdr              int
@@ -32,14 +67,16 @@ type spanRef struct {
 	group int32
 }
 
-// appendByTrace appends the request msg (traces, or logs: the two have the
-// same shape) to dst as one piece per trace id (more if one trace's items
-// exceed limit), keyed as the OpenTelemetry Collector's kafkaexporter keys
-// them with partition_traces_by_id (partition_logs_by_trace_id for logs):
-// the trace id as 32 lower-case hex characters (keys.go). With the same
-// partitioner (sarama_compat, keys.go), every span of a trace lands in the
-// partition the Collector would choose, so a consumer sees whole traces
-// whichever of the two produced them.
+// AppendByTrace appends the request msg of signal sig (otlp.Traces, or
+// otlp.Logs: the two have the same shape) to dst as one piece per trace id
+// (more if one trace's items exceed limit), in the order the trace ids
+// first appear, each keyed by what key appends to dst for its trace id
+// (ok false: the piece has no key). With dest, each piece's Dest is dest
+// of the trace's whole request (before it is cut to the limit), so that a
+// trace's pieces share one destination. storage/kafka keys the pieces as
+// the OpenTelemetry Collector's kafkaexporter does with
+// partition_traces_by_id and partition_logs_by_trace_id, so that every
+// span of a trace lands in the partition the Collector would choose.
 //
 // The Collector writes one record per trace per ScopeSpans
 // (batchpersignal.SplitTraces); this writes one per trace per request: the
@@ -65,38 +102,47 @@ type spanRef struct {
 //	  ...
 //	}
 //
-// idField is the trace_id field of the item. Items whose trace id is
-// absent, all zero or not 16 bytes (the receiver rejects those spans before
-// storage, but the sink does not rely on it) go together into one piece
-// keyed as the Collector keys a zero trace id: the empty key for spans,
-// no key (nilEmpty) for log records. Resources or scopes without items
-// carry nothing and are dropped.
-func (t *traceSplitter) appendByTrace(dst []byte, pieces []piece, msg []byte, limit, idField int, nilEmpty bool, name string, topic func([]byte) string) ([]byte, []piece, error) {
-	if err := t.parse(msg, idField); err != nil {
+// Items whose trace id is absent, or not 16 bytes (Check rejects those
+// spans, but a rewrite does not rely on it) go together, with those whose
+// trace id is all zero, into one group with the zero trace id. Resources or
+// scopes without items carry nothing and are dropped. A signal other than
+// traces or logs is an error.
+func (t *TraceSplitter) AppendByTrace(dst []byte, pieces []Piece, msg []byte, sig otlp.Signal, limit int, key func(dst []byte, traceID [16]byte) ([]byte, bool), dest func(req []byte) string) ([]byte, []Piece, error) {
+	switch sig {
+	case otlp.Traces:
+		t.shape = spansShape
+	case otlp.Logs:
+		t.shape = logsShape
+	default:
+		return dst, pieces, fmt.Errorf("cannot split %v by trace id", sig)
+	}
+	if err := t.parse(msg); err != nil {
 		return dst, pieces, err
 	}
 	for g := range t.keys {
-		t.tmp = appendCommon(t.tmp[:0], msg)
+		t.tmp = appendCommon(t.tmp[:0], msg, t.shape.resources)
 		t.tmp = t.appendGroup(t.tmp, t.order[t.off[g]:t.off[g+1]])
 		keyStart := len(dst)
-		dst = appendHexID(dst, t.keys[g])
+		var keyed bool
+		dst, keyed = key(dst, t.keys[g])
 		keyEnd := len(dst)
-		if keyStart == keyEnd && nilEmpty {
+		if !keyed {
+			dst = dst[:keyStart]
 			keyStart, keyEnd = -1, -1
 		}
 		first := len(pieces)
 		var err error
-		dst, pieces, err = appendResources(dst, pieces, t.tmp, limit, keyStart, keyEnd, name)
+		dst, pieces, err = AppendResources(dst, pieces, t.tmp, sig, limit, keyStart, keyEnd)
 		if err != nil {
 			return dst, pieces, err
 		}
-		if topic != nil {
+		if dest != nil {
 			// The Collector picks a piece's topic from its first
 			// resource with the attribute: the trace's, not each split
 			// part's, so that a trace stays on one topic.
-			tp := topic(t.tmp)
+			d := dest(t.tmp)
 			for i := first; i < len(pieces); i++ {
-				pieces[i].topic = tp
+				pieces[i].Dest = d
 			}
 		}
 	}
@@ -106,68 +152,71 @@ func (t *traceSplitter) appendByTrace(dst []byte, pieces []piece, msg []byte, li
 // parse indexes msg's resources, scopes and spans and assigns each span to
 // a group, then orders the spans by group (a stable counting sort, so each
 // group keeps the request's order).
-func (t *traceSplitter) parse(msg []byte, idField int) error {
+func (t *TraceSplitter) parse(msg []byte) error {
 	t.rs, t.ss, t.spans, t.hdrs = t.rs[:0], t.ss[:0], t.spans[:0], t.hdrs[:0]
 	t.keys = t.keys[:0]
 	if t.ids == nil {
 		t.ids = make(map[[16]byte]int32)
 	}
 	clear(t.ids)
+	sh := &t.shape
+	var f otlppb.Field
 	for b := msg; len(b) > 0; {
-		num, _, rsBody, rest, err := nextField(b)
-		if err != nil {
+		var err error
+		if b, err = f.Read(b); err != nil {
 			return fmt.Errorf("cannot split request by trace id: %w", err)
 		}
-		b = rest
-		if num != 1 {
+		if f.FieldNum != sh.resources {
 			continue
 		}
-		if rsBody == nil {
-			return fmt.Errorf("cannot split request by trace id: resource_spans is not length-delimited")
+		rsBody, ok := f.MessageData()
+		if !ok {
+			return fmt.Errorf("cannot split request by trace id: %s is not length-delimited", sh.resourcesName)
 		}
 		rsIdx := int32(len(t.rs))
 		// Two passes over the resource: its own fields first, so that they
 		// are one run of hdrs, then its scopes, which add theirs.
 		rs := msgRef{hdrStart: int32(len(t.hdrs))}
 		for rb := rsBody; len(rb) > 0; {
-			num, raw, ssBody, rest, err := nextField(rb)
+			raw, rest, err := readRaw(&f, rb)
 			if err != nil {
-				return fmt.Errorf("cannot split resource_spans[%d] by trace id: %w", rsIdx, err)
+				return fmt.Errorf("cannot split %s[%d] by trace id: %w", sh.resourcesName, rsIdx, err)
 			}
 			rb = rest
-			if num != 2 {
+			if f.FieldNum != sh.scopes {
 				rs.hdr += len(raw)
 				t.hdrs = append(t.hdrs, raw)
-			} else if ssBody == nil {
-				return fmt.Errorf("cannot split resource_spans[%d] by trace id: scope_spans is not length-delimited", rsIdx)
+			} else if _, ok := f.MessageData(); !ok {
+				return fmt.Errorf("cannot split %s[%d] by trace id: %s is not length-delimited", sh.resourcesName, rsIdx, sh.scopesName)
 			}
 		}
 		rs.hdrEnd = int32(len(t.hdrs))
 		t.rs = append(t.rs, rs)
 		for rb := rsBody; len(rb) > 0; {
-			num, _, ssBody, rest, _ := nextField(rb)
-			rb = rest
-			if num != 2 {
+			rb, _ = f.Read(rb)
+			if f.FieldNum != sh.scopes {
 				continue
 			}
+			ssBody, _ := f.MessageData()
 			ssIdx := int32(len(t.ss))
 			t.ss = append(t.ss, msgRef{hdrStart: int32(len(t.hdrs)), hdrEnd: int32(len(t.hdrs)), parent: rsIdx})
 			for sb := ssBody; len(sb) > 0; {
-				num, raw, span, rest, err := nextField(sb)
+				raw, rest, err := readRaw(&f, sb)
 				if err != nil {
-					return fmt.Errorf("cannot split scope_spans[%d] by trace id: %w", ssIdx, err)
+					return fmt.Errorf("cannot split %s[%d] by trace id: %w", sh.scopesName, ssIdx, err)
 				}
 				sb = rest
-				if num != 2 {
+				if f.FieldNum != sh.items {
 					t.ss[ssIdx].hdr += len(raw)
 					t.hdrs = append(t.hdrs, raw)
 					t.ss[ssIdx].hdrEnd = int32(len(t.hdrs))
 					continue
 				}
-				if span == nil {
-					return fmt.Errorf("cannot split scope_spans[%d] by trace id: spans is not length-delimited", ssIdx)
+				span, ok := f.MessageData()
+				if !ok {
+					return fmt.Errorf("cannot split %s[%d] by trace id: %s is not length-delimited", sh.scopesName, ssIdx, sh.itemsName)
 				}
-				id, err := traceID(span, idField)
+				id, err := traceID(span, sh.traceID)
 				if err != nil {
 					return fmt.Errorf("cannot split span by trace id: %w", err)
 				}
@@ -209,17 +258,16 @@ func (t *traceSplitter) parse(msg []byte, idField int) error {
 
 // traceID returns the trace_id (field idField) of an encoded Span or
 // LogRecord; all zero if it is absent or not 16 bytes.
-func traceID(item []byte, idField int) (id [16]byte, err error) {
+func traceID(item []byte, idField uint32) (id [16]byte, err error) {
+	var f otlppb.Field
 	for b := item; len(b) > 0; {
-		num, _, v, rest, err := nextField(b)
-		if err != nil {
+		if b, err = f.Read(b); err != nil {
 			return id, err
 		}
-		b = rest
-		if num == idField {
+		if f.FieldNum == idField {
 			// Last one wins for a repeated non-repeated field.
 			id = [16]byte{}
-			if len(v) == 16 {
+			if v, _ := f.Bytes(); len(v) == 16 {
 				copy(id[:], v)
 			}
 		}
@@ -230,7 +278,7 @@ func traceID(item []byte, idField int) (id [16]byte, err error) {
 // appendGroup appends one ResourceSpans per run of spans sharing a resource
 // (and one ScopeSpans per run sharing a scope) for the spans list, which is
 // in request order.
-func (t *traceSplitter) appendGroup(dst []byte, list []int32) []byte {
+func (t *TraceSplitter) appendGroup(dst []byte, list []int32) []byte {
 	for i := 0; i < len(list); {
 		rs := t.ss[t.spans[list[i]].ss].parent
 		j := i
@@ -244,12 +292,12 @@ func (t *traceSplitter) appendGroup(dst []byte, list []int32) []byte {
 			rsLen += lenFieldSize(size)
 			k += n
 		}
-		dst = appendLenField(dst, 1, rsLen)
+		dst = appendLenField(dst, t.shape.resources, rsLen)
 		dst = t.appendHdr(dst, t.rs[rs])
 		for k := i; k < j; {
 			n, size := t.scopeRun(list[k:j])
 			ss := t.spans[list[k]].ss
-			dst = appendLenField(dst, 2, size)
+			dst = appendLenField(dst, t.shape.scopes, size)
 			dst = t.appendHdr(dst, t.ss[ss])
 			for _, s := range list[k : k+n] {
 				dst = append(dst, t.spans[s].raw...)
@@ -263,7 +311,7 @@ func (t *traceSplitter) appendGroup(dst []byte, list []int32) []byte {
 
 // scopeRun returns how many leading spans of list share a ScopeSpans and
 // the encoded size of that ScopeSpans holding only them.
-func (t *traceSplitter) scopeRun(list []int32) (n, size int) {
+func (t *TraceSplitter) scopeRun(list []int32) (n, size int) {
 	ss := t.spans[list[0]].ss
 	size = t.ss[ss].hdr
 	for n < len(list) && t.spans[list[n]].ss == ss {
@@ -273,9 +321,31 @@ func (t *traceSplitter) scopeRun(list []int32) (n, size int) {
 	return n, size
 }
 
-func (t *traceSplitter) appendHdr(dst []byte, m msgRef) []byte {
+func (t *TraceSplitter) appendHdr(dst []byte, m msgRef) []byte {
 	for _, raw := range t.hdrs[m.hdrStart:m.hdrEnd] {
 		dst = append(dst, raw...)
 	}
 	return dst
+}
+
+// appendLenField appends the tag and length of a length-delimited field;
+// the caller appends its n bytes of value.
+func appendLenField(dst []byte, num uint32, n int) []byte {
+	dst = binary.AppendUvarint(dst, uint64(num)<<3|otlppb.WireLen)
+	return binary.AppendUvarint(dst, uint64(n))
+}
+
+// lenFieldSize is the encoded size of a length-delimited field of a number
+// under 16 (a one-byte tag) with an n-byte value.
+func lenFieldSize(n int) int {
+	return 1 + uvarintSize(uint64(n)) + n
+}
+
+func uvarintSize(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }

@@ -1,10 +1,24 @@
 package kafka
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"testing"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
+
+// Test message builders: just enough protobuf to lay out attributes.
+
+func lenf(num uint32, parts ...[]byte) []byte {
+	body := bytes.Join(parts, nil)
+	b := binary.AppendUvarint(nil, uint64(num)<<3|otlppb.WireLen)
+	b = binary.AppendUvarint(b, uint64(len(body)))
+	return append(b, body...)
+}
+
+func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 // TestXXH64 checks xxh64 against the reference implementation's values
 // (xxHash's sanity tests, seed 0), over every tail length path.

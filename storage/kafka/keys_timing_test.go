@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 // BenchmarkResourceKey hashes the attributes of every resource of a real
@@ -21,7 +23,7 @@ func BenchmarkResourceKey(b *testing.B) {
 	b.SetBytes(int64(len(msg)))
 	b.ReportAllocs()
 	for b.Loop() {
-		dst, pieces, err = appendPerResource(dst[:0], pieces[:0], msg, len(msg), &h, true, nil, "resource_metrics")
+		dst, pieces, err = appendPerResource(dst[:0], pieces[:0], msg, storage.Metrics, len(msg), &h, true, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
