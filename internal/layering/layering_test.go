@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"storage":             {"otlp"},
 	"otlpdecode":          {"otlp", "otlppb"},
 	"otlpdecode/otlpview": {"otlppb"},
-	"otlpjson":            {"otlp", "internal/quote", "otlpdecode" /* its field reader: issue 22, one reader */},
+	"otlpjson":            {"otlp", "internal/quote", "otlppb"},
 
 	// The wire and the sinks.
 	"grpcwire":           {"compression", "internal/quote"},
