@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"handler": {"compression", "grpcwire", "internal/connstate", "internal/quote", "internal/redact", "otlp", "otlpdecode", "otlpjson", "storage"},
 
 	// Clients and forwarding, above the log.
-	"otlpclient": {"compression", "grpcwire", "otlp", "otlpjson", "storage" /* a context key: issue 22 moves it down */},
+	"otlpclient": {"compression", "grpcwire", "otlp", "otlpjson", "otlppb", "storage" /* a context key: issue 22 moves it down */},
 	"forward":    {"compression", "grpcwire", "internal/redact", "internal/wait", "otlp", "otlpclient", "storage", "storage/deadletter", "storage/disk"},
 
 	// Kafka: the sink, and the source that stores through the handler
