@@ -110,6 +110,7 @@ func TestAppendResources(t *testing.T) {
 	r := func(n int) []byte { return rwResource(string(bytes.Repeat([]byte{'r'}, n))) }
 	r1, r2, r3 := r(100), r(200), r(300)
 	unknown := rwVarint(rwUnknownField, 7)
+	group := []byte{rwUnknownField<<3 | otlppb.WireStartGroup, 1 << 3, 1, rwUnknownField<<3 | otlppb.WireEndGroup}
 	tests := []struct {
 		name    string
 		msg     []byte
@@ -124,6 +125,10 @@ func TestAppendResources(t *testing.T) {
 		{name: "greedy packing", msg: rwCat(r1, r2, r1, r1), limit: len(r1) + len(r2), want: [][]byte{rwCat(r1, r2), rwCat(r1, r1)}},
 		{name: "unknown fields repeated in every piece", msg: rwCat(r1, unknown, r2), limit: len(r2) + len(unknown),
 			want: [][]byte{rwCat(unknown, r1), rwCat(unknown, r2)}},
+		// A group (deprecated, skipped by Check and by protobuf-go as an
+		// unknown field) is carried like one.
+		{name: "group repeated in every piece", msg: rwCat(r1, group, r2), limit: len(r2) + len(group),
+			want: [][]byte{rwCat(group, r1), rwCat(group, r2)}},
 		{name: "one resource too large", msg: rwCat(r1, r3), limit: len(r3) - 1, wantErr: ErrTooLarge},
 		{name: "only unknown fields, too large", msg: bytes.Repeat(unknown, 10), limit: 5, wantErr: ErrTooLarge},
 		{name: "truncated", msg: rwCat(r1, r2)[:len(r1)+10], limit: len(r1), wantErr: errMalformed},

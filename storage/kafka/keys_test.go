@@ -140,3 +140,29 @@ func TestResourceKey(t *testing.T) {
 		t.Errorf("resource without attributes keyed %x (%v), want 16 zero bytes", empty, err)
 	}
 }
+
+// TestResourceKeyWrongWireType: an AnyValue member sent with another wire
+// type than its own is ignored by the key, as every walk of the receiver
+// (otlppb.Field) and protobuf-go ignore it (an unknown field), so the value
+// hashes as the members that remain: here none, the empty value.
+func TestResourceKeyWrongWireType(t *testing.T) {
+	kv := func(k string, v []byte) []byte { return lenf(1, lenf(1, []byte(k)), lenf(2, v)) }
+	var h attrHasher
+	empty, err := h.resourceKey(nil, lenf(1, lenf(1, lenf(1, []byte("a")))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := make([]byte, 9)
+	fixed[0] = otlppb.AnyValueBoolValue<<3 | otlppb.WireI64
+	for name, value := range map[string][]byte{
+		"bool_value as fixed64":  fixed,
+		"int_value as bytes":     lenf(otlppb.AnyValueIntValue, []byte{1}),
+		"string_value as varint": {otlppb.AnyValueStringValue<<3 | otlppb.WireVarint, 1},
+		"kvlist_value as varint": {otlppb.AnyValueKvlistValue<<3 | otlppb.WireVarint, 0},
+	} {
+		got, err := h.resourceKey(nil, lenf(1, kv("a", value)))
+		if err != nil || !bytes.Equal(got, empty) {
+			t.Errorf("%s: key %x (%v), want the empty value's %x", name, got, err, empty)
+		}
+	}
+}
