@@ -35,17 +35,16 @@ type Piece struct {
 }
 
 // resources names the repeated resource field of each signal's export
-// request (ExportTraceServiceRequest shares TracesData's fields, and so
-// on), which the rewrites cut between: its number and its name, for
-// errors.
+// request (which shares its fields with TracesData, MetricsData...), which
+// the rewrites cut between: its number and its name, for errors.
 var resources = [otlp.MaxSignal + 1]struct {
 	num  uint32
 	name string
 }{
-	otlp.Traces:   {otlppb.TracesDataResourceSpans, "resource_spans"},
-	otlp.Metrics:  {otlppb.MetricsDataResourceMetrics, "resource_metrics"},
-	otlp.Logs:     {otlppb.LogsDataResourceLogs, "resource_logs"},
-	otlp.Profiles: {otlppb.ProfilesDataResourceProfiles, "resource_profiles"},
+	otlp.Traces:   {otlppb.ExportTraceServiceRequestResourceSpans, "resource_spans"},
+	otlp.Metrics:  {otlppb.ExportMetricsServiceRequestResourceMetrics, "resource_metrics"},
+	otlp.Logs:     {otlppb.ExportLogsServiceRequestResourceLogs, "resource_logs"},
+	otlp.Profiles: {otlppb.ExportProfilesServiceRequestResourceProfiles, "resource_profiles"},
 }
 
 // resourcesOf returns sig's resource field and its name; ok is false for
@@ -161,9 +160,8 @@ func appendCommon(dst, msg []byte, field uint32) []byte {
 }
 
 // AppendPerResource appends msg, an export request of signal sig, to dst
-// as one piece per resource (the
-// OpenTelemetry Collector's kafkaexporter split for
-// partition_metrics_by_resource_attributes,
+// as one piece per resource (the OpenTelemetry Collector's kafkaexporter
+// split for partition_metrics_by_resource_attributes,
 // partition_logs_by_resource_attributes and topic_from_attribute). With
 // key, each piece is keyed by what key appends to dst for its resource (rs:
 // the ResourceSpans, ResourceMetrics... message, without its tag); with
