@@ -97,6 +97,16 @@ func (f *Field) Fixed64() (uint64, bool) {
 	return f.value, f.wire == WireI64
 }
 
+// Double returns a double field's value.
+func (f *Field) Double() (float64, bool) {
+	return math.Float64frombits(f.value), f.wire == WireI64
+}
+
+// Sfixed64 returns an sfixed64 field's value.
+func (f *Field) Sfixed64() (int64, bool) {
+	return int64(f.value), f.wire == WireI64
+}
+
 // Fixed32 returns a fixed32 (or float) field's value.
 func (f *Field) Fixed32() (uint32, bool) {
 	return uint32(f.value), f.wire == WireI32

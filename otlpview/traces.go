@@ -1,8 +1,6 @@
 package otlpview
 
 import (
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -84,10 +82,10 @@ type Status struct {
 // decode merges a Status occurrence into st: Status has only scalars, so
 // decoding every occurrence into the same struct is protobuf's merge.
 func (st *Status) decode(src []byte) error {
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -113,11 +111,11 @@ func (s *Span) decode(src []byte) error {
 	// walk's time (bench/ profiles).
 	orig := src
 	var attrs, events, links fieldSpan
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		start := len(orig) - len(src)
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -224,10 +222,10 @@ type Event struct {
 
 func (e *Event) decode(src []byte) error {
 	*e = Event{Attributes: KeyValues{src: src, field: 3}}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -294,10 +292,10 @@ type Link struct {
 
 func (l *Link) decode(src []byte) error {
 	*l = Link{Attributes: KeyValues{src: src, field: 4}}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -373,6 +371,9 @@ type TracesDecoder struct {
 // The views passed to fn are valid only until fn returns. Decode stops at
 // the first error fn returns and returns that error unchanged; other errors
 // name the position of the malformed message.
+// It is kept out of line: see decodeRequest.
+//
+//go:noinline
 func (d *TracesDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, span *Span) error) error {
 	return decodeRequest(&d.c, &d.span, &traceLevels, src, fn)
 }

@@ -1,8 +1,6 @@
 package otlpview
 
 import (
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -132,10 +130,10 @@ func (m *Metric) decode(src []byte) error {
 		bufs = new(pointBufs)
 	}
 	*m = Metric{Metadata: KeyValues{src: src, field: 12}, bufs: bufs}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -183,7 +181,7 @@ func (m *Metric) decode(src []byte) error {
 	src = m.data
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return at(err, metricFieldNames[m.Type], -1)
 		}
 		switch fc.FieldNum {
@@ -269,10 +267,10 @@ func (p *NumberDataPoint) decode(src []byte) error {
 		Attributes: KeyValues{src: src, field: 7},
 		Exemplars:  Exemplars{src: src, field: 5},
 	}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -358,10 +356,10 @@ func (p *HistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
 	}
 	counts, bounds := bufs.counts[:0], bufs.bounds[:0]
 	defer func() { bufs.counts, bufs.bounds = counts, bounds }()
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -477,10 +475,10 @@ type Buckets struct {
 // merge decodes a Buckets occurrence into b, appending to its counts:
 // that is protobuf's merge of a repeated singular message.
 func (b *Buckets) merge(src []byte) error {
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -505,10 +503,10 @@ func (p *ExponentialHistogramDataPoint) decode(src []byte, bufs *pointBufs) erro
 		Negative:   Buckets{BucketCounts: bufs.negCounts[:0]},
 	}
 	defer func() { bufs.counts, bufs.negCounts = p.Positive.BucketCounts, p.Negative.BucketCounts }()
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -613,10 +611,10 @@ func (p *SummaryDataPoint) decode(src []byte) error {
 		Attributes:     KeyValues{src: src, field: 7},
 		QuantileValues: QuantileValues{src: src},
 	}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -673,10 +671,10 @@ type ValueAtQuantile struct {
 
 func (q *ValueAtQuantile) decode(src []byte) error {
 	*q = ValueAtQuantile{}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -744,10 +742,10 @@ type Exemplar struct {
 
 func (e *Exemplar) decode(src []byte) error {
 	*e = Exemplar{FilteredAttributes: KeyValues{src: src, field: 7}}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -818,6 +816,9 @@ type MetricsDecoder struct {
 // unpacked bucket counts and bounds are valid until the data point
 // iterator moves, and only one data point iterator of a MetricsDecoder may
 // be in use at a time.
+// It is kept out of line: see decodeRequest.
+//
+//go:noinline
 func (d *MetricsDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, m *Metric) error) error {
 	d.metric.bufs = &d.bufs
 	return decodeRequest(&d.c, &d.metric, &metricLevels, src, fn)

@@ -3,8 +3,6 @@ package otlpview
 import (
 	"math"
 
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -123,10 +121,10 @@ func (v *AnyValue) decode(src []byte) error {
 //	  }
 //	}
 func (v *AnyValue) merge(src []byte) error {
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -188,10 +186,10 @@ type KeyValue struct {
 func (kv *KeyValue) decode(src []byte) error {
 	kv.Key = ""
 	kv.Value = AnyValue{}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -221,10 +219,10 @@ type rawIter struct {
 }
 
 func (it *rawIter) next() ([]byte, bool) {
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(it.src) > 0 {
 		var err error
-		if it.src, err = otlppb.NextField(&fc, it.src); err != nil {
+		if it.src, err = fc.Read(it.src); err != nil {
 			it.fail(err)
 			return nil, false
 		}

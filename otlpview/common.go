@@ -3,8 +3,6 @@ package otlpview
 import (
 	"errors"
 
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -30,10 +28,10 @@ func (r *Resource) decode(src []byte) error {
 		Attributes: KeyValues{src: src, field: 1},
 		EntityRefs: EntityRefs{src: src},
 	}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		if fc.FieldNum == 2 {
@@ -65,10 +63,10 @@ func (e *EntityRef) decode(src []byte) error {
 		IDKeys:          Strings{src: src, field: 3},
 		DescriptionKeys: Strings{src: src, field: 4},
 	}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -131,10 +129,10 @@ type Scope struct {
 
 func (s *Scope) decode(src []byte) error {
 	*s = Scope{Attributes: KeyValues{src: src, field: 3}}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -172,9 +170,9 @@ type containers struct {
 // strNum (last wins). The first occurrence is returned without copying.
 func singular(src []byte, num, strNum uint32, buf *[]byte) (msg []byte, str string, err error) {
 	n := 0
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return nil, "", err
 		}
 		switch fc.FieldNum {
@@ -247,9 +245,9 @@ func (c *containers) scopeHeader(src []byte) error {
 // nextMessage returns the payload of the next occurrence of the
 // length-delimited field num of src and the rest of src; ok is false at the
 // end of src. It is the loop step of every container level of Decode.
-func nextMessage(fc *easyproto.FieldContext, src []byte, num uint32) (data, tail []byte, ok bool, err error) {
+func nextMessage(fc *otlppb.Field, src []byte, num uint32) (data, tail []byte, ok bool, err error) {
 	for len(src) > 0 {
-		if src, err = otlppb.NextField(fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return nil, src, false, err
 		}
 		if fc.FieldNum != num {
@@ -279,8 +277,14 @@ type itemView[T any] interface {
 //
 // ExportMetricsServiceRequest and ExportLogsServiceRequest have the same
 // layout.
+//
+// The Decode methods that call it are kept out of line (go:noinline), so
+// that this generic walk is instantiated, and its escape analysis made, in
+// this package: inlined into a caller in another package, the walk made
+// the caller's callback escape, two allocations per Decode
+// (TestZeroAllocs, since the tests walk from internal/viewwalk).
 func decodeRequest[T any, PT itemView[T]](c *containers, item PT, names *levelNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for rs := 0; ; rs++ {
 		data, tail, ok, err := nextMessage(&fc, src, 1)
 		if err != nil {
@@ -306,7 +310,7 @@ func decodeResource[T any, PT itemView[T]](c *containers, item PT, names *levelN
 	if err := c.resourceHeader(src); err != nil {
 		return err
 	}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for ss := 0; ; ss++ {
 		data, tail, ok, err := nextMessage(&fc, src, 2)
 		if err != nil {
@@ -328,7 +332,7 @@ func decodeScope[T any, PT itemView[T]](c *containers, item PT, names *levelName
 	if err := c.scopeHeader(src); err != nil {
 		return err
 	}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for i := 0; ; i++ {
 		data, tail, ok, err := nextMessage(&fc, src, 2)
 		if err != nil {

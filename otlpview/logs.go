@@ -1,8 +1,6 @@
 package otlpview
 
 import (
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -42,10 +40,10 @@ type LogRecord struct {
 
 func (r *LogRecord) decode(src []byte) error {
 	*r = LogRecord{Attributes: KeyValues{src: src, field: 6}}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
@@ -107,6 +105,9 @@ type LogsDecoder struct {
 // Decode calls fn for every log record of src, in wire order, with the
 // record's resource and scope. The contract is that of
 // TracesDecoder.Decode.
+// It is kept out of line: see decodeRequest.
+//
+//go:noinline
 func (d *LogsDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, rec *LogRecord) error) error {
 	return decodeRequest(&d.c, &d.rec, &logLevels, src, fn)
 }
