@@ -25,7 +25,7 @@ type Resource struct {
 
 func (r *Resource) decode(src []byte) error {
 	*r = Resource{
-		Attributes: KeyValues{src: src, field: 1},
+		Attributes: KeyValues{src: src, field: otlppb.ResourceAttributes},
 		EntityRefs: EntityRefs{src: src},
 	}
 	var fc otlppb.Field
@@ -34,7 +34,7 @@ func (r *Resource) decode(src []byte) error {
 		if src, err = fc.Read(src); err != nil {
 			return err
 		}
-		if fc.FieldNum == 2 {
+		if fc.FieldNum == otlppb.ResourceDroppedAttributesCount {
 			if n, ok := readUint32(&fc); ok {
 				r.DroppedAttributesCount = n
 			}
@@ -60,8 +60,8 @@ type EntityRef struct {
 
 func (e *EntityRef) decode(src []byte) error {
 	*e = EntityRef{
-		IDKeys:          Strings{src: src, field: 3},
-		DescriptionKeys: Strings{src: src, field: 4},
+		IDKeys:          Strings{src: src, field: otlppb.EntityRefIDKeys},
+		DescriptionKeys: Strings{src: src, field: otlppb.EntityRefDescriptionKeys},
 	}
 	var fc otlppb.Field
 	for len(src) > 0 {
@@ -70,11 +70,11 @@ func (e *EntityRef) decode(src []byte) error {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.EntityRefSchemaURL:
 			if s, ok := fc.String(); ok {
 				e.SchemaURL = s
 			}
-		case 2:
+		case otlppb.EntityRefType:
 			if s, ok := fc.String(); ok {
 				e.Type = s
 			}
@@ -90,7 +90,7 @@ type EntityRefs struct {
 
 // Iter returns an iterator over the entity references.
 func (es EntityRefs) Iter() EntityRefIter {
-	return EntityRefIter{rawIter: rawIter{src: es.src, field: 3}}
+	return EntityRefIter{rawIter: rawIter{src: es.src, field: otlppb.ResourceEntityRefs}}
 }
 
 // EntityRefIter iterates over EntityRefs.
@@ -128,7 +128,7 @@ type Scope struct {
 }
 
 func (s *Scope) decode(src []byte) error {
-	*s = Scope{Attributes: KeyValues{src: src, field: 3}}
+	*s = Scope{Attributes: KeyValues{src: src, field: otlppb.InstrumentationScopeAttributes}}
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
@@ -136,15 +136,15 @@ func (s *Scope) decode(src []byte) error {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.InstrumentationScopeName:
 			if v, ok := fc.String(); ok {
 				s.Name = v
 			}
-		case 2:
+		case otlppb.InstrumentationScopeVersion:
 			if v, ok := fc.String(); ok {
 				s.Version = v
 			}
-		case 4:
+		case otlppb.InstrumentationScopeDroppedAttributesCount:
 			if n, ok := readUint32(&fc); ok {
 				s.DroppedAttributesCount = n
 			}
@@ -211,7 +211,7 @@ func singular(src []byte, num, strNum uint32, buf *[]byte) (msg []byte, str stri
 //	  string schema_url = 3;
 //	}
 func (c *containers) resourceHeader(src []byte) error {
-	msg, schemaURL, err := singular(src, 1, 3, &c.resBuf)
+	msg, schemaURL, err := singular(src, otlppb.ResourceSpansResource, otlppb.ResourceSpansSchemaURL, &c.resBuf)
 	if err != nil {
 		return err
 	}
@@ -231,7 +231,7 @@ func (c *containers) resourceHeader(src []byte) error {
 //	  string schema_url = 3;
 //	}
 func (c *containers) scopeHeader(src []byte) error {
-	msg, schemaURL, err := singular(src, 1, 3, &c.scopeBuf)
+	msg, schemaURL, err := singular(src, otlppb.ScopeSpansScope, otlppb.ScopeSpansSchemaURL, &c.scopeBuf)
 	if err != nil {
 		return err
 	}
@@ -286,7 +286,7 @@ type itemView[T any] interface {
 func decodeRequest[T any, PT itemView[T]](c *containers, item PT, names *levelNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
 	var fc otlppb.Field
 	for rs := 0; ; rs++ {
-		data, tail, ok, err := nextMessage(&fc, src, 1)
+		data, tail, ok, err := nextMessage(&fc, src, otlppb.ExportTraceServiceRequestResourceSpans) // resource_spans, resource_metrics...
 		if err != nil {
 			return otlppb.ErrorAt(err, "", -1)
 		}
@@ -312,7 +312,7 @@ func decodeResource[T any, PT itemView[T]](c *containers, item PT, names *levelN
 	}
 	var fc otlppb.Field
 	for ss := 0; ; ss++ {
-		data, tail, ok, err := nextMessage(&fc, src, 2)
+		data, tail, ok, err := nextMessage(&fc, src, otlppb.ResourceSpansScopeSpans) // scope_spans, scope_metrics...
 		if err != nil {
 			return err
 		}
@@ -334,7 +334,7 @@ func decodeScope[T any, PT itemView[T]](c *containers, item PT, names *levelName
 	}
 	var fc otlppb.Field
 	for i := 0; ; i++ {
-		data, tail, ok, err := nextMessage(&fc, src, 2)
+		data, tail, ok, err := nextMessage(&fc, src, otlppb.ScopeSpansSpans) // spans, metrics, log_records
 		if err != nil {
 			return err
 		}
