@@ -23,6 +23,8 @@ import (
 	profilespb "go.opentelemetry.io/proto/otlp/profiles/v1development"
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // otlppbName is otlppb's name for field f of the message whose name,
@@ -129,5 +131,46 @@ func TestOTLPPBFieldNumbers(t *testing.T) {
 	}
 	if len(got) < 150 {
 		t.Fatalf("read only %d constants from ../otlppb/schema.go", len(got))
+	}
+}
+
+// TestOTLPPBPointRoles holds otlppb.PointRoleOf, the table the walks of
+// data points switch on, to the descriptors of the four data point
+// messages: every declared field has the role its name says, and every
+// other number has none.
+func TestOTLPPBPointRoles(t *testing.T) {
+	roles := map[string]otlppb.PointRole{
+		"attributes": otlppb.PointAttributes, "start_time_unix_nano": otlppb.PointStartTimeUnixNano,
+		"time_unix_nano": otlppb.PointTimeUnixNano, "count": otlppb.PointCount, "sum": otlppb.PointSum,
+		"as_double": otlppb.PointAsDouble, "as_int": otlppb.PointAsInt, "exemplars": otlppb.PointExemplars,
+		"flags": otlppb.PointFlags, "min": otlppb.PointMin, "max": otlppb.PointMax,
+		"bucket_counts": otlppb.PointBucketCounts, "explicit_bounds": otlppb.PointExplicitBounds,
+		"scale": otlppb.PointScale, "zero_count": otlppb.PointZeroCount, "positive": otlppb.PointPositive,
+		"negative": otlppb.PointNegative, "zero_threshold": otlppb.PointZeroThreshold,
+		"quantile_values": otlppb.PointQuantileValues,
+	}
+	for _, k := range []struct {
+		kind otlppb.PointKind
+		msg  protoreflect.MessageDescriptor
+	}{
+		{otlppb.MetricGauge, (&metricspb.NumberDataPoint{}).ProtoReflect().Descriptor()},
+		{otlppb.MetricSum, (&metricspb.NumberDataPoint{}).ProtoReflect().Descriptor()},
+		{otlppb.MetricHistogram, (&metricspb.HistogramDataPoint{}).ProtoReflect().Descriptor()},
+		{otlppb.MetricExponentialHistogram, (&metricspb.ExponentialHistogramDataPoint{}).ProtoReflect().Descriptor()},
+		{otlppb.MetricSummary, (&metricspb.SummaryDataPoint{}).ProtoReflect().Descriptor()},
+	} {
+		for num := range uint32(64) {
+			f := k.msg.Fields().ByNumber(protoreflect.FieldNumber(num))
+			want := otlppb.PointUnknown
+			if f != nil {
+				var ok bool
+				if want, ok = roles[string(f.Name())]; !ok {
+					t.Fatalf("%s has no role in the test's table", f.FullName())
+				}
+			}
+			if got := otlppb.PointRoleOf(k.kind, num); got != want {
+				t.Errorf("PointRoleOf(%d, %d) = %d, want %d (%s)", k.kind, num, got, want, k.msg.FullName())
+			}
+		}
 	}
 }

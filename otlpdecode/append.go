@@ -98,9 +98,9 @@ func (c *checker) appendValid(dst, src []byte, names *signalNames, item itemAppe
 type level uint8
 
 const (
-	levelRequest  level = iota // Export*ServiceRequest: resource_* = 1
-	levelResource              // Resource*: scope_* = 2
-	levelScope                 // Scope*: the items = 2
+	levelRequest  level = iota // Export*ServiceRequest: resource_* (requestResources)
+	levelResource              // Resource*: scope_* (resourceScopes)
+	levelScope                 // Scope*: the items (scopeItemsField)
 )
 
 // appendElems copies the fields of src, a message of level lvl, to dst
@@ -108,12 +108,12 @@ const (
 // re-encoded without their rejected items, or dropped. On error it
 // returns what it appended before the failing element.
 func (c *checker) appendElems(dst, src []byte, lvl level, names *signalNames, item itemAppendFunc) ([]byte, error) {
-	num, name := uint32(2), names.scopes
+	num, name := uint32(resourceScopes), names.scopes
 	switch lvl {
 	case levelRequest:
-		num, name = 1, names.resources
+		num, name = requestResources, names.resources
 	case levelScope:
-		name = names.items
+		num, name = scopeItemsField, names.items
 	}
 	var fc otlppb.Field
 	for i := 0; len(src) > 0; {
@@ -164,7 +164,7 @@ func (c *checker) containerReason(src []byte, check func(*checker, []byte) (reas
 			return reason{}, err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case resourceResource: // scopeScope
 			if data, ok := fc.MessageData(); ok {
 				sub, err := check(c, data)
 				if err != nil {
@@ -174,7 +174,7 @@ func (c *checker) containerReason(src []byte, check func(*checker, []byte) (reas
 					r = sub
 				}
 			}
-		case 3:
+		case resourceSchema: // scopeSchema
 			if c.badString(&fc) && !r.bad() {
 				r = utf8Reason("schema_url", -1)
 			}
@@ -220,11 +220,11 @@ func appendValidMetric(c *checker, dst, src []byte) ([]byte, bool, error) {
 		raw := rawField(src, tail)
 		src = tail
 		switch fc.FieldNum {
-		case 1, 2, 3:
+		case otlppb.MetricName, otlppb.MetricDescription, otlppb.MetricUnit:
 			if c.badString(&fc) {
 				r = utf8Reason("name", -1)
 			}
-		case 12:
+		case otlppb.MetricMetadata:
 			if err := c.attribute(&fc, "metadata", &nMeta, &r); err != nil {
 				return dst[:orig], false, err
 			}
@@ -261,21 +261,11 @@ func (c *checker) appendMetricData(dst, src []byte, kind uint32) ([]byte, error)
 		raw := rawField(src, tail)
 		src = tail
 		data, ok := fc.MessageData()
-		if fc.FieldNum != 1 || !ok {
+		if fc.FieldNum != otlppb.GaugeDataPoints || !ok { // data_points, in all five kinds
 			dst = append(dst, raw...)
 			continue
 		}
-		var r reason
-		switch kind {
-		case metricGauge, metricSum:
-			r, err = c.numberDataPoint(data)
-		case metricHistogram:
-			r, err = c.histogramDataPoint(data)
-		case metricExponentialHistogram:
-			r, err = c.exponentialHistogramDataPoint(data)
-		case metricSummary:
-			r, err = c.summaryDataPoint(data)
-		}
+		r, err := c.dataPoint(data, kind)
 		if err != nil {
 			return dst, at(err, "data_points", i)
 		}

@@ -313,11 +313,11 @@ func (c *checker) anyValue(src []byte, depth int) (verdict, error) {
 			}
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.AnyValueStringValue:
 			if c.badString(&fc) && v == verdictOK {
 				v = verdictUTF8
 			}
-		case 5:
+		case otlppb.AnyValueArrayValue:
 			if data, ok := fc.MessageData(); ok {
 				sub, err := c.arrayValue(data, depth)
 				if err != nil {
@@ -325,7 +325,7 @@ func (c *checker) anyValue(src []byte, depth int) (verdict, error) {
 				}
 				v = cmp.Or(v, sub)
 			}
-		case 6:
+		case otlppb.AnyValueKvlistValue:
 			if data, ok := fc.MessageData(); ok {
 				sub, err := c.keyValueList(data, depth)
 				if err != nil {
@@ -333,12 +333,24 @@ func (c *checker) anyValue(src []byte, depth int) (verdict, error) {
 				}
 				v = cmp.Or(v, sub)
 			}
-		case 8:
+		case otlppb.AnyValueStringValueStrindex:
 			v = cmp.Or(v, c.strindex(&fc, verdictValueStrindex))
 		}
 	}
 	return v, nil
 }
+
+// One-byte tags (field number << 3 | wire type) the fast paths of
+// scalarValue and keyValue compare whole.
+const (
+	tagStringValue = otlppb.AnyValueStringValue<<3 | otlppb.WireLen  // 0x0a
+	tagBoolValue   = otlppb.AnyValueBoolValue<<3 | otlppb.WireVarint // 0x10
+	tagIntValue    = otlppb.AnyValueIntValue<<3 | otlppb.WireVarint  // 0x18
+	tagDoubleValue = otlppb.AnyValueDoubleValue<<3 | otlppb.WireI64  // 0x21
+	tagBytesValue  = otlppb.AnyValueBytesValue<<3 | otlppb.WireLen   // 0x3a
+	tagKey         = otlppb.KeyValueKey<<3 | otlppb.WireLen          // 0x0a
+	tagValue       = otlppb.KeyValueValue<<3 | otlppb.WireLen        // 0x12
+)
 
 // scalarValue checks an AnyValue made of a single scalar field (or of
 // nothing) in its shortest encoding; ok is false for any other shape,
@@ -348,19 +360,19 @@ func (c *checker) scalarValue(v []byte) (valid, ok bool) {
 		return true, true
 	}
 	switch v[0] {
-	case 0x0a: // string_value
+	case tagStringValue:
 		if len(v) >= 2 && v[1] < 0x80 && int(v[1])+2 == len(v) {
 			return !c.utf8 || validUTF8(v[2:]), true
 		}
-	case 0x3a: // bytes_value
+	case tagBytesValue:
 		if len(v) >= 2 && v[1] < 0x80 && int(v[1])+2 == len(v) {
 			return true, true
 		}
-	case 0x10, 0x18: // bool_value, int_value
+	case tagBoolValue, tagIntValue:
 		if _, n := binary.Uvarint(v[1:]); n > 0 && 1+n == len(v) {
 			return true, true
 		}
-	case 0x21: // double_value
+	case tagDoubleValue:
 		return true, len(v) == 9
 	}
 	return false, false
@@ -383,7 +395,7 @@ func (c *checker) arrayValue(src []byte, depth int) (verdict, error) {
 				return verdictOK, err
 			}
 		}
-		if fc.FieldNum != 1 {
+		if fc.FieldNum != otlppb.ArrayValueValues {
 			continue
 		}
 		if data, ok := fc.MessageData(); ok {
@@ -415,7 +427,7 @@ func (c *checker) keyValueList(src []byte, depth int) (verdict, error) {
 				return verdictOK, err
 			}
 		}
-		if fc.FieldNum != 1 {
+		if fc.FieldNum != otlppb.KeyValueListValues {
 			continue
 		}
 		if data, ok := fc.MessageData(); ok {
@@ -449,11 +461,11 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 		if 4+n <= len(src) && src[3+n] < 0x80 && 4+n+int(src[3+n]) == len(src) {
 			first, second := src[2:2+n], src[4+n:]
 			switch {
-			case src[0] == 0x0a && src[2+n] == 0x12: // key = 1, value = 2
+			case src[0] == tagKey && src[2+n] == tagValue:
 				if valid, ok := c.scalarValue(second); ok {
 					return utf8Verdict(valid && (!c.utf8 || validUTF8(first))), nil
 				}
-			case src[0] == 0x12 && src[2+n] == 0x0a: // value = 2, key = 1
+			case src[0] == tagValue && src[2+n] == tagKey:
 				if valid, ok := c.scalarValue(first); ok {
 					return utf8Verdict(valid && (!c.utf8 || validUTF8(second))), nil
 				}
@@ -474,14 +486,14 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 			}
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.KeyValueKey:
 			if s, ok := fc.String(); ok {
 				keySet = s != ""
 				if c.utf8 && !validUTF8String(s) && v == verdictOK {
 					v = verdictUTF8
 				}
 			}
-		case 2:
+		case otlppb.KeyValueValue:
 			if data, ok := fc.MessageData(); ok {
 				sub, err := c.anyValue(data, depth)
 				if err != nil {
@@ -489,7 +501,7 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 				}
 				v = cmp.Or(v, sub)
 			}
-		case 3:
+		case otlppb.KeyValueKeyStrindex:
 			if x, ok := fc.Uint64(); ok {
 				strindexSet = x != 0
 				v = cmp.Or(v, c.strindex(&fc, verdictKeyStrindex))
@@ -538,11 +550,11 @@ func (c *checker) resource(src []byte) (reason, error) {
 			return r, err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.ResourceAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
 			}
-		case 3:
+		case otlppb.ResourceEntityRefs:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -575,13 +587,13 @@ func (c *checker) entityRef(src []byte) (reason, error) {
 			return r, err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.EntityRefSchemaURL:
 			c.stringField(&fc, "schema_url", &r)
-		case 2:
+		case otlppb.EntityRefType:
 			c.stringField(&fc, "type", &r)
-		case 3:
+		case otlppb.EntityRefIDKeys:
 			c.stringField(&fc, "id_keys", &r)
-		case 4:
+		case otlppb.EntityRefDescriptionKeys:
 			c.stringField(&fc, "description_keys", &r)
 		}
 	}
@@ -606,11 +618,11 @@ func (c *checker) scope(src []byte) (reason, error) {
 			return r, err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.InstrumentationScopeName:
 			c.stringField(&fc, "name", &r)
-		case 2:
+		case otlppb.InstrumentationScopeVersion:
 			c.stringField(&fc, "version", &r)
-		case 3:
+		case otlppb.InstrumentationScopeAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
 			}
@@ -742,6 +754,20 @@ func (p *itemPos) format(n *signalNames) string {
 	return s
 }
 
+// The four signals share the layout of their request, Resource* and
+// Scope* messages, which the walks below read for all of them; they name
+// the fields with the traces' names (TestSharedLayout holds the other
+// signals' numbers equal).
+const (
+	requestResources = otlppb.ExportTraceServiceRequestResourceSpans // resource_spans, resource_metrics...
+	resourceResource = otlppb.ResourceSpansResource
+	resourceScopes   = otlppb.ResourceSpansScopeSpans // scope_spans, scope_metrics...
+	resourceSchema   = otlppb.ResourceSpansSchemaURL
+	scopeScope       = otlppb.ScopeSpansScope
+	scopeItemsField  = otlppb.ScopeSpansSpans // spans, metrics, log_records, profiles
+	scopeSchema      = otlppb.ScopeSpansSchemaURL
+)
+
 // check walks an Export*ServiceRequest; the four request messages share
 // this layout, ExportProfilesServiceRequest adding its dictionary in field
 // 2, which this walk skips (CheckProfiles reads it first, loadDictionary):
@@ -757,7 +783,7 @@ func (c *checker) check(src []byte, names *signalNames, item signal) (Result, er
 		if src, err = fc.Read(src); err != nil {
 			return Result{}, topLevel(err)
 		}
-		if fc.FieldNum != 1 {
+		if fc.FieldNum != requestResources {
 			continue
 		}
 		data, ok := fc.MessageData()
@@ -803,7 +829,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case resourceResource:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -813,7 +839,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 				return at(err, "resource", -1)
 			}
 			resReason.note(&r, "resource", -1)
-		case 2:
+		case resourceScopes:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -824,7 +850,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 			}
 			t.add(&st)
 			ss++
-		case 3:
+		case resourceSchema:
 			c.stringField(&fc, "schema_url", &resReason)
 		}
 	}
@@ -851,7 +877,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case scopeScope:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -861,7 +887,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 				return at(err, "scope", -1)
 			}
 			scopeReason.note(&r, "scope", -1)
-		case 2:
+		case scopeItemsField:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -884,7 +910,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 				t.rejectedSamples += it.samples
 			}
 			idx++
-		case 3:
+		case scopeSchema:
 			c.stringField(&fc, "schema_url", &scopeReason)
 		}
 	}

@@ -51,9 +51,9 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 			}
 		}
 		switch fc.FieldNum {
-		case 3:
+		case otlppb.LogRecordSeverityText:
 			c.stringField(&fc, "severity_text", &r)
-		case 5:
+		case otlppb.LogRecordBody:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -65,19 +65,19 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 			if v != verdictOK && !r.bad() {
 				r = v.reason("body", -1)
 			}
-		case 6:
+		case otlppb.LogRecordAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
 			}
-		case 9:
+		case otlppb.LogRecordTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = len(b)
 			}
-		case 10:
+		case otlppb.LogRecordSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = len(b)
 			}
-		case 12:
+		case otlppb.LogRecordEventName:
 			c.stringField(&fc, "event_name", &r)
 		}
 	}

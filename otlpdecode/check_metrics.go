@@ -28,11 +28,11 @@ func CheckMetrics(src []byte, opts *Options) (Result, error) {
 
 // metric data oneof field numbers and their names in positions.
 const (
-	metricGauge                = 5
-	metricSum                  = 7
-	metricHistogram            = 9
-	metricExponentialHistogram = 10
-	metricSummary              = 11
+	metricGauge                = otlppb.MetricGauge
+	metricSum                  = otlppb.MetricSum
+	metricHistogram            = otlppb.MetricHistogram
+	metricExponentialHistogram = otlppb.MetricExponentialHistogram
+	metricSummary              = otlppb.MetricSummary
 )
 
 func metricKindName(field uint32) string {
@@ -78,11 +78,11 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.MetricName:
 			c.stringField(&fc, "name", &r)
-		case 2:
+		case otlppb.MetricDescription:
 			c.stringField(&fc, "description", &r)
-		case 3:
+		case otlppb.MetricUnit:
 			c.stringField(&fc, "unit", &r)
 		case metricGauge, metricSum, metricHistogram, metricExponentialHistogram, metricSummary:
 			data, ok := fc.MessageData()
@@ -97,7 +97,7 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 			if err := c.metricData(data, kind, t); err != nil {
 				return at(err, t.kind, -1)
 			}
-		case 12:
+		case otlppb.MetricMetadata:
 			if err := c.attribute(&fc, "metadata", &nMeta, &r); err != nil {
 				return err
 			}
@@ -137,24 +137,14 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
 		if src, err = fc.Read(src); err != nil {
 			return err
 		}
-		if fc.FieldNum != 1 {
+		if fc.FieldNum != otlppb.GaugeDataPoints { // data_points, in all five kinds
 			continue
 		}
 		data, ok := fc.MessageData()
 		if !ok {
 			continue
 		}
-		var r reason
-		switch kind {
-		case metricGauge, metricSum:
-			r, err = c.numberDataPoint(data)
-		case metricHistogram:
-			r, err = c.histogramDataPoint(data)
-		case metricExponentialHistogram:
-			r, err = c.exponentialHistogramDataPoint(data)
-		case metricSummary:
-			r, err = c.summaryDataPoint(data)
-		}
+		r, err := c.dataPoint(data, kind)
 		if err != nil {
 			return at(err, "data_points", t.items)
 		}
@@ -169,7 +159,9 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
 	return nil
 }
 
-// numberDataPoint checks a NumberDataPoint.
+// dataPoint checks a data point of kind (the Metric field of its
+// container: otlppb.MetricGauge...); the four data point messages are
+// walked as one, by the role otlppb.PointRoleOf gives each field.
 //
 //	message NumberDataPoint {
 //	  reserved 1;
@@ -183,37 +175,6 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
 //	  repeated Exemplar exemplars = 5;
 //	  uint32 flags = 8;
 //	}
-func (c *checker) numberDataPoint(src []byte) (reason, error) {
-	var r reason
-	nAttrs, nEx := 0, 0
-	var fc otlppb.Field
-	for len(src) > 0 {
-		var ok bool
-		if src, ok = otlppb.SkipScalar(src); ok {
-			continue // a scalar field: none is inspected here
-		}
-		if src, ok = fc.ReadShort(src); !ok {
-			var err error
-			if src, err = fc.Read(src); err != nil {
-				return r, err
-			}
-		}
-		switch fc.FieldNum {
-		case 7:
-			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
-				return r, err
-			}
-		case 5:
-			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
-				return r, err
-			}
-		}
-	}
-	return r, nil
-}
-
-// histogramDataPoint checks a HistogramDataPoint.
-//
 //	message HistogramDataPoint {
 //	  reserved 1;
 //	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 9;
@@ -228,42 +189,103 @@ func (c *checker) numberDataPoint(src []byte) (reason, error) {
 //	  optional double min = 11;
 //	  optional double max = 12;
 //	}
-func (c *checker) histogramDataPoint(src []byte) (reason, error) {
+//	message ExponentialHistogramDataPoint {
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 1;
+//	  fixed64 start_time_unix_nano = 2;
+//	  fixed64 time_unix_nano = 3;
+//	  fixed64 count = 4;
+//	  optional double sum = 5;
+//	  sint32 scale = 6;
+//	  fixed64 zero_count = 7;
+//	  Buckets positive = 8;
+//	  Buckets negative = 9;
+//	  message Buckets {
+//	    sint32 offset = 1;
+//	    repeated uint64 bucket_counts = 2;
+//	  }
+//	  uint32 flags = 10;
+//	  repeated Exemplar exemplars = 11;
+//	  optional double min = 12;
+//	  optional double max = 13;
+//	  double zero_threshold = 14;
+//	}
+//	message SummaryDataPoint {
+//	  reserved 1;
+//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 7;
+//	  fixed64 start_time_unix_nano = 2;
+//	  fixed64 time_unix_nano = 3;
+//	  fixed64 count = 4;
+//	  double sum = 5;
+//	  message ValueAtQuantile {
+//	    double quantile = 1;
+//	    double value = 2;
+//	  }
+//	  repeated ValueAtQuantile quantile_values = 6;
+//	  uint32 flags = 8;
+//	}
+func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 	var r reason
-	nAttrs, nEx := 0, 0
-	// Element counts of bucket_counts and explicit_bounds, which arrive
-	// packed (possibly in several runs) or one fixed64/double per field.
+	nAttrs, nEx, nQ := 0, 0, 0
+	// Element counts of a histogram's bucket_counts and explicit_bounds,
+	// which arrive packed (possibly in several runs) or one fixed64/double
+	// per field: a histogram's fixed64 fields are not skipped unread.
 	nCounts, nBounds := 0, 0
+	histogram := kind == otlppb.MetricHistogram
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
+		if !histogram {
+			if src, ok = otlppb.SkipScalar(src); ok {
+				continue // a scalar field: none is inspected here
+			}
+		}
 		if src, ok = fc.ReadShort(src); !ok {
 			var err error
 			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}
-		switch fc.FieldNum {
-		case 9:
+		switch otlppb.PointRoleOf(kind, fc.FieldNum) {
+		case otlppb.PointAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
 			}
-		case 6:
+		case otlppb.PointExemplars:
+			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
+				return r, err
+			}
+		case otlppb.PointBucketCounts:
 			n, err := countFixed64(&fc)
 			if err != nil {
 				return r, err
 			}
 			nCounts += n
-		case 7:
+		case otlppb.PointExplicitBounds:
 			n, err := countFixed64(&fc)
 			if err != nil {
 				return r, err
 			}
 			nBounds += n
-		case 8:
-			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
-				return r, err
+		case otlppb.PointPositive, otlppb.PointNegative:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
 			}
+			if err := checkBuckets(data); err != nil {
+				if fc.FieldNum == otlppb.ExponentialHistogramDataPointPositive {
+					return r, at(err, "positive", -1)
+				}
+				return r, at(err, "negative", -1)
+			}
+		case otlppb.PointQuantileValues:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			if err := checkFields(data); err != nil {
+				return r, at(err, "quantile_values", nQ)
+			}
+			nQ++
 		}
 	}
 	// The bucket layout comes first, like ids elsewhere: a point whose
@@ -289,68 +311,6 @@ func countFixed64(fc *otlppb.Field) (int, error) {
 	return len(data) / 8, nil
 }
 
-// exponentialHistogramDataPoint checks an ExponentialHistogramDataPoint.
-//
-//	message ExponentialHistogramDataPoint {
-//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 1;
-//	  fixed64 start_time_unix_nano = 2;
-//	  fixed64 time_unix_nano = 3;
-//	  fixed64 count = 4;
-//	  optional double sum = 5;
-//	  sint32 scale = 6;
-//	  fixed64 zero_count = 7;
-//	  Buckets positive = 8;
-//	  Buckets negative = 9;
-//	  message Buckets {
-//	    sint32 offset = 1;
-//	    repeated uint64 bucket_counts = 2;
-//	  }
-//	  uint32 flags = 10;
-//	  repeated Exemplar exemplars = 11;
-//	  optional double min = 12;
-//	  optional double max = 13;
-//	  double zero_threshold = 14;
-//	}
-func (c *checker) exponentialHistogramDataPoint(src []byte) (reason, error) {
-	var r reason
-	nAttrs, nEx := 0, 0
-	var fc otlppb.Field
-	for len(src) > 0 {
-		var ok bool
-		if src, ok = otlppb.SkipScalar(src); ok {
-			continue // a scalar field: none is inspected here
-		}
-		if src, ok = fc.ReadShort(src); !ok {
-			var err error
-			if src, err = fc.Read(src); err != nil {
-				return r, err
-			}
-		}
-		switch fc.FieldNum {
-		case 1:
-			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
-				return r, err
-			}
-		case 8, 9:
-			data, ok := fc.MessageData()
-			if !ok {
-				continue
-			}
-			if err := checkBuckets(data); err != nil {
-				if fc.FieldNum == 8 {
-					return r, at(err, "positive", -1)
-				}
-				return r, at(err, "negative", -1)
-			}
-		case 11:
-			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
-				return r, err
-			}
-		}
-	}
-	return r, nil
-}
-
 // checkBuckets checks the structure of ExponentialHistogramDataPoint.Buckets
 // (definition above).
 func checkBuckets(src []byte) error {
@@ -363,63 +323,13 @@ func checkBuckets(src []byte) error {
 				return err
 			}
 		}
-		if fc.FieldNum == 2 {
+		if fc.FieldNum == otlppb.ExponentialHistogramDataPointBucketsBucketCounts {
 			if err := fc.CheckPackedVarints(); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
-}
-
-// summaryDataPoint checks a SummaryDataPoint.
-//
-//	message SummaryDataPoint {
-//	  reserved 1;
-//	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 7;
-//	  fixed64 start_time_unix_nano = 2;
-//	  fixed64 time_unix_nano = 3;
-//	  fixed64 count = 4;
-//	  double sum = 5;
-//	  message ValueAtQuantile {
-//	    double quantile = 1;
-//	    double value = 2;
-//	  }
-//	  repeated ValueAtQuantile quantile_values = 6;
-//	  uint32 flags = 8;
-//	}
-func (c *checker) summaryDataPoint(src []byte) (reason, error) {
-	var r reason
-	nAttrs, nQ := 0, 0
-	var fc otlppb.Field
-	for len(src) > 0 {
-		var ok bool
-		if src, ok = otlppb.SkipScalar(src); ok {
-			continue // a scalar field: none is inspected here
-		}
-		if src, ok = fc.ReadShort(src); !ok {
-			var err error
-			if src, err = fc.Read(src); err != nil {
-				return r, err
-			}
-		}
-		switch fc.FieldNum {
-		case 7:
-			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
-				return r, err
-			}
-		case 6:
-			data, ok := fc.MessageData()
-			if !ok {
-				continue
-			}
-			if err := checkFields(data); err != nil {
-				return r, at(err, "quantile_values", nQ)
-			}
-			nQ++
-		}
-	}
-	return r, nil
 }
 
 // checkFields checks that src is a well-formed message, for messages made
@@ -488,15 +398,15 @@ func (c *checker) exemplar(src []byte) (reason, error) {
 			}
 		}
 		switch fc.FieldNum {
-		case 7:
+		case otlppb.ExemplarFilteredAttributes:
 			if err := c.attribute(&fc, "filtered_attributes", &nAttrs, &r); err != nil {
 				return r, err
 			}
-		case 4:
+		case otlppb.ExemplarSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = len(b)
 			}
-		case 5:
+		case otlppb.ExemplarTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = len(b)
 			}

@@ -86,13 +86,13 @@ func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
 
 // The tables of ProfilesDictionary, by field number.
 const (
-	tableMapping   = 1
-	tableLocation  = 2
-	tableFunction  = 3
-	tableLink      = 4
-	tableString    = 5
-	tableAttribute = 6
-	tableStack     = 7
+	tableMapping   = otlppb.ProfilesDictionaryMappingTable
+	tableLocation  = otlppb.ProfilesDictionaryLocationTable
+	tableFunction  = otlppb.ProfilesDictionaryFunctionTable
+	tableLink      = otlppb.ProfilesDictionaryLinkTable
+	tableString    = otlppb.ProfilesDictionaryStringTable
+	tableAttribute = otlppb.ProfilesDictionaryAttributeTable
+	tableStack     = otlppb.ProfilesDictionaryStackTable
 	numTables      = 8 // field numbers 1..7
 )
 
@@ -335,7 +335,7 @@ func (c *checker) loadDictionary(src []byte) error {
 		if rest, err = f.Read(rest); err != nil {
 			return topLevel(err)
 		}
-		if data, ok := f.MessageData(); ok && f.FieldNum == 2 {
+		if data, ok := f.MessageData(); ok && f.FieldNum == otlppb.ExportProfilesServiceRequestDictionary {
 			if err := c.countTables(data); err != nil {
 				return topLevel(at(err, "dictionary", -1))
 			}
@@ -344,7 +344,7 @@ func (c *checker) loadDictionary(src []byte) error {
 	var seen [numTables]int // entries checked so far, by table
 	for rest := src; len(rest) > 0; {
 		rest, _ = f.Read(rest) // read without error above
-		if data, ok := f.MessageData(); ok && f.FieldNum == 2 {
+		if data, ok := f.MessageData(); ok && f.FieldNum == otlppb.ExportProfilesServiceRequestDictionary {
 			if err := c.checkDictionary(data, &seen); err != nil {
 				return topLevel(at(err, "dictionary", -1))
 			}
@@ -363,20 +363,14 @@ func (c *checker) loadDictionary(src []byte) error {
 func (c *checker) countTables(src []byte) error {
 	var f otlppb.Field
 	for len(src) > 0 {
-		// What encoders write: a one-byte tag of a known field number
-		// and a length below 128, read here without a call.
-		if len(src) >= 2 && src[0]&7 == otlppb.WireLen && src[0] >= 1<<3 && src[0] < 0x80 && src[1] < 0x80 {
-			if n := 2 + int(src[1]); n <= len(src) {
-				if num := src[0] >> 3; num < numTables {
-					c.dict.len[num]++
-				}
-				src = src[n:]
-				continue
+		// What encoders write, a one-byte tag and a length below 128, is
+		// read inline.
+		var ok bool
+		if src, ok = f.ReadShort(src); !ok {
+			var err error
+			if src, err = f.Read(src); err != nil {
+				return err
 			}
-		}
-		var err error
-		if src, err = f.Read(src); err != nil {
-			return err
 		}
 		if _, ok := f.MessageData(); ok && f.FieldNum < numTables {
 			c.dict.len[f.FieldNum]++
@@ -417,23 +411,19 @@ func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
 	var f otlppb.Field
 	for len(src) > 0 {
 		var err error
-		var table uint32
-		var data []byte
-		// Most entries are short: a one-byte tag and length, read here
-		// without a call.
-		if len(src) >= 2 && src[0]&7 == otlppb.WireLen && src[0] >= 1<<3 && src[0] < 0x80 && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
-			n := 2 + int(src[1])
-			table, data, src = uint32(src[0]>>3), src[2:n], src[n:]
-		} else {
+		// Most entries are short: a one-byte tag and length, read
+		// inline.
+		var ok bool
+		if src, ok = f.ReadShort(src); !ok {
 			if src, err = f.Read(src); err != nil {
 				return err
 			}
-			var ok bool
-			if data, ok = f.MessageData(); !ok {
-				continue
-			}
-			table = f.FieldNum
 		}
+		data, ok := f.MessageData()
+		if !ok {
+			continue
+		}
+		table := f.FieldNum
 		if table >= numTables || table == 0 {
 			continue
 		}
@@ -510,12 +500,12 @@ func (c *checker) mapping(src []byte, r *reason) (zero bool, err error) {
 			return false, err
 		}
 		switch f.FieldNum {
-		case 1, 2, 3:
+		case otlppb.MappingMemoryStart, otlppb.MappingMemoryLimit, otlppb.MappingFileOffset:
 			zero = zero && varintZero(&f)
-		case 4:
+		case otlppb.MappingFilenameStrindex:
 			zero = zero && varintZero(&f)
 			c.index(&f, "filename_strindex", tableString, r)
-		case 5:
+		case otlppb.MappingAttributeIndices:
 			zero = zero && emptyRepeated(&f)
 			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
 				return false, err
@@ -561,31 +551,20 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 	var f otlppb.Field
 	for len(src) > 0 {
 		// A line with a one-byte length, the commonest field, is read
-		// here without a call.
-		if len(src) >= 2 && src[0] == 3<<3|otlppb.WireLen && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
-			n := 2 + int(src[1])
-			zero = false
-			wasBad := r.bad()
-			if err := c.line(src[2:n], r); err != nil {
-				return false, at(err, "lines", nLines)
+		// inline.
+		var ok bool
+		if src, ok = f.ReadShort(src); !ok {
+			if src, err = f.Read(src); err != nil {
+				return false, err
 			}
-			if !wasBad && r.bad() {
-				*r = r.in("lines", nLines)
-			}
-			nLines++
-			src = src[n:]
-			continue
-		}
-		if src, err = f.Read(src); err != nil {
-			return false, err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.LocationMappingIndex:
 			zero = zero && varintZero(&f)
 			c.index(&f, "mapping_index", tableMapping, r)
-		case 2:
+		case otlppb.LocationAddress:
 			zero = zero && varintZero(&f)
-		case 3:
+		case otlppb.LocationLines:
 			data, ok := f.MessageData()
 			if !ok {
 				continue
@@ -599,7 +578,7 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 				*r = r.in("lines", nLines)
 			}
 			nLines++
-		case 4:
+		case otlppb.LocationAttributeIndices:
 			zero = zero && emptyRepeated(&f)
 			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
 				return false, err
@@ -620,38 +599,22 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 // line and column are "1-based, 0 means unset": a negative one is no
 // position in a source file.
 func (c *checker) line(src []byte, r *reason) error {
-	functions := uint64(c.dict.len[tableFunction])
 	var f otlppb.Field
 	for len(src) > 0 {
-		// A line is a few small varints, read here without a call: a
-		// known one-byte tag and a value of one or two bytes, which is
-		// neither negative nor above 2^14 (the exact check of a
-		// function_index runs only when it is not obviously valid).
-		if len(src) >= 2 && src[0] >= 0x08 && src[0] <= 0x18 && src[0]&7 == otlppb.WireVarint {
-			v, k := uint64(src[1]), 2
-			if v >= 0x80 {
-				if len(src) < 3 || src[2] >= 0x80 {
-					goto general
-				}
-				v, k = v&0x7f|uint64(src[2])<<7, 3
+		// A line is a few small varints, read inline.
+		var ok bool
+		if src, ok = f.ReadSmallVarint(src); !ok {
+			var err error
+			if src, err = f.Read(src); err != nil {
+				return err
 			}
-			if src[0] == 0x08 && v >= functions && v != 0 {
-				c.badIndex("function_index", -1, v, tableFunction, r)
-			}
-			src = src[k:]
-			continue
-		}
-	general:
-		var err error
-		if src, err = f.Read(src); err != nil {
-			return err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.LineFunctionIndex:
 			c.index(&f, "function_index", tableFunction, r)
-		case 2:
+		case otlppb.LineLine:
 			negative(&f, "line", r)
-		case 3:
+		case otlppb.LineColumn:
 			negative(&f, "column", r)
 		}
 	}
@@ -689,13 +652,14 @@ func (c *checker) function(src []byte, r *reason) (zero, named bool, err error) 
 			return false, false, err
 		}
 		switch f.FieldNum {
-		case 1, 2, 3:
+		case otlppb.FunctionNameStrindex, otlppb.FunctionSystemNameStrindex, otlppb.FunctionFilenameStrindex:
+			i := f.FieldNum - otlppb.FunctionNameStrindex // the three are consecutive
 			if v, ok := f.Uint64(); ok {
-				names[f.FieldNum-1] = v != 0
+				names[i] = v != 0
 			}
 			zero = zero && varintZero(&f)
-			c.index(&f, functionNames[f.FieldNum-1], tableString, r)
-		case 4:
+			c.index(&f, functionNames[i], tableString, r)
+		case otlppb.FunctionStartLine:
 			zero = zero && varintZero(&f)
 			negative(&f, "start_line", r)
 		}
@@ -726,11 +690,11 @@ func profileLink(src []byte, idx int, r *reason) (zero bool, err error) {
 			return false, err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.LinkTraceID:
 			if b, ok := f.MessageData(); ok {
 				traceID = b
 			}
-		case 2:
+		case otlppb.LinkSpanID:
 			if b, ok := f.MessageData(); ok {
 				spanID = b
 			}
@@ -765,10 +729,10 @@ func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) 
 			return false, err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.KeyValueAndUnitKeyStrindex:
 			zero = zero && varintZero(&f)
 			c.index(&f, "key_strindex", tableString, r)
-		case 2:
+		case otlppb.KeyValueAndUnitValue:
 			data, ok := f.MessageData()
 			if !ok {
 				continue
@@ -781,7 +745,7 @@ func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) 
 			if v != verdictOK && !r.bad() {
 				*r = v.reason("value", -1)
 			}
-		case 3:
+		case otlppb.KeyValueAndUnitUnitStrindex:
 			zero = zero && varintZero(&f)
 			c.index(&f, "unit_strindex", tableString, r)
 		}
@@ -803,7 +767,7 @@ func (c *checker) stack(src []byte, r *reason) (zero bool, err error) {
 		if src, err = f.Read(src); err != nil {
 			return false, err
 		}
-		if f.FieldNum == 1 {
+		if f.FieldNum == otlppb.StackLocationIndices {
 			zero = zero && emptyRepeated(&f)
 			if err := c.indices(&f, "location_indices", tableLocation, &n, r); err != nil {
 				return false, err
@@ -840,13 +804,13 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 			return r, 0, err
 		}
 		switch f.FieldNum {
-		case 1, 5:
+		case otlppb.ProfileSampleType, otlppb.ProfilePeriodType:
 			data, ok := f.MessageData()
 			if !ok {
 				continue
 			}
 			name := "sample_type"
-			if f.FieldNum == 5 {
+			if f.FieldNum == otlppb.ProfilePeriodType {
 				name = "period_type"
 			}
 			wasBad := r.bad()
@@ -856,7 +820,7 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 			if !wasBad && r.bad() {
 				r = r.in(name, -1)
 			}
-		case 2:
+		case otlppb.ProfileSamples:
 			data, ok := f.MessageData()
 			if !ok {
 				continue
@@ -869,22 +833,22 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 				r = r.in("samples", nSamples)
 			}
 			nSamples++
-		case 7:
+		case otlppb.ProfileProfileID:
 			if b, ok := f.MessageData(); ok {
 				profileID = b
 			}
-		case 9:
+		case otlppb.ProfileOriginalPayloadFormat:
 			if b, ok := f.MessageData(); ok {
 				formatSet = len(b) > 0
 				if c.utf8 && !validUTF8(b) && !r.bad() {
 					r = utf8Reason("original_payload_format", -1)
 				}
 			}
-		case 10:
+		case otlppb.ProfileOriginalPayload:
 			if b, ok := f.MessageData(); ok {
 				payloadSet = len(b) > 0
 			}
-		case 11:
+		case otlppb.ProfileAttributeIndices:
 			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, &r); err != nil {
 				return r, 0, err
 			}
@@ -922,9 +886,9 @@ func (c *checker) valueType(src []byte, r *reason) error {
 			return err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.ValueTypeTypeStrindex:
 			c.index(&f, "type_strindex", tableString, r)
-		case 2:
+		case otlppb.ValueTypeUnitStrindex:
 			c.index(&f, "unit_strindex", tableString, r)
 		}
 	}
@@ -954,25 +918,25 @@ func (c *checker) sample(src []byte, r *reason) error {
 			return err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.SampleStackIndex:
 			if v, ok := f.Uint64(); ok {
 				stack = v
 			}
-		case 2:
+		case otlppb.SampleAttributeIndices:
 			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
 				return err
 			}
-		case 3:
+		case otlppb.SampleLinkIndex:
 			if v, ok := f.Uint64(); ok {
 				link = v
 			}
-		case 4:
+		case otlppb.SampleValues:
 			n, err := countVarints(&f)
 			if err != nil {
 				return err
 			}
 			nValues += n
-		case 5:
+		case otlppb.SampleTimestampsUnixNano:
 			n, err := countFixed64s(&f)
 			if err != nil {
 				return err

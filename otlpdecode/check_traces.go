@@ -71,23 +71,23 @@ func (c *checker) span(src []byte) (reason, error) {
 			}
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.SpanTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = b
 			}
-		case 2:
+		case otlppb.SpanSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = b
 			}
-		case 3:
+		case otlppb.SpanTraceState:
 			c.stringField(&fc, "trace_state", &r)
-		case 4:
+		case otlppb.SpanParentSpanID:
 			if b, ok := fc.Bytes(); ok {
 				parentID = len(b)
 			}
-		case 5:
+		case otlppb.SpanName:
 			c.stringField(&fc, "name", &r)
-		case 9:
+		case otlppb.SpanAttributes:
 			// c.attribute by hand: this is the hottest loop of the receiver.
 			data, ok := fc.MessageData()
 			if !ok {
@@ -101,7 +101,7 @@ func (c *checker) span(src []byte) (reason, error) {
 				r = v.reason("attributes", nAttrs)
 			}
 			nAttrs++
-		case 11:
+		case otlppb.SpanEvents:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -110,7 +110,7 @@ func (c *checker) span(src []byte) (reason, error) {
 				return r, at(err, "events", nEvents)
 			}
 			nEvents++
-		case 13:
+		case otlppb.SpanLinks:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -119,7 +119,7 @@ func (c *checker) span(src []byte) (reason, error) {
 				return r, at(err, "links", nLinks)
 			}
 			nLinks++
-		case 15:
+		case otlppb.SpanStatus:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -179,11 +179,11 @@ func (c *checker) event(src []byte, idx int, r *reason) error {
 			}
 		}
 		switch fc.FieldNum {
-		case 2:
+		case otlppb.SpanEventName:
 			if c.badString(&fc) {
 				r.noteIn(utf8Reason("name", -1), "events", idx)
 			}
-		case 3:
+		case otlppb.SpanEventAttributes:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -231,19 +231,19 @@ func (c *checker) link(src []byte, idx int, r *reason) error {
 			}
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.SpanLinkTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = len(b)
 			}
-		case 2:
+		case otlppb.SpanLinkSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = len(b)
 			}
-		case 3:
+		case otlppb.SpanLinkTraceState:
 			if c.badString(&fc) && !sub.bad() {
 				sub = utf8Reason("trace_state", -1)
 			}
-		case 4:
+		case otlppb.SpanLinkAttributes:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -290,7 +290,7 @@ func (c *checker) status(src []byte, r *reason) error {
 				return err
 			}
 		}
-		if fc.FieldNum == 2 && c.badString(&fc) {
+		if fc.FieldNum == otlppb.StatusMessage && c.badString(&fc) {
 			r.noteIn(utf8Reason("message", -1), "status", -1)
 		}
 	}

@@ -97,6 +97,16 @@ func (f *Field) Fixed64() (uint64, bool) {
 	return f.value, f.wire == WireI64
 }
 
+// Double returns a double field's value.
+func (f *Field) Double() (float64, bool) {
+	return math.Float64frombits(f.value), f.wire == WireI64
+}
+
+// Sfixed64 returns an sfixed64 field's value.
+func (f *Field) Sfixed64() (int64, bool) {
+	return int64(f.value), f.wire == WireI64
+}
+
 // Fixed32 returns a fixed32 (or float) field's value.
 func (f *Field) Fixed32() (uint32, bool) {
 	return uint32(f.value), f.wire == WireI32
@@ -119,6 +129,26 @@ func (f *Field) ReadShort(src []byte) ([]byte, bool) {
 		}
 	}
 	return src, false
+}
+
+// ReadSmallVarint reads a varint field with a one-byte tag and a value
+// below 2^14 (one or two bytes), the shape of most indices of a profile,
+// into f and returns the rest of src; ok is false (and src is returned
+// whole) for any other field, which the caller then reads with Read. It
+// inlines.
+func (f *Field) ReadSmallVarint(src []byte) ([]byte, bool) {
+	// The tag byte has no continuation bit, wire type VARINT and a field
+	// number other than 0; the value's second byte, if any, ends it. A
+	// field that ends the message in two bytes is left to Read: asking
+	// for three keeps this inlinable.
+	if len(src) < 3 || src[0]&0x87 != WireVarint || src[0] == 0 || src[1]&src[2] >= 0x80 {
+		return src, false
+	}
+	// Branch-free: two is 1 when the value takes two bytes.
+	two := uint64(src[1] >> 7)
+	f.FieldNum, f.wire = uint32(src[0]>>3), WireVarint
+	f.value = uint64(src[1]&0x7f) | uint64(src[2])<<7&-two
+	return src[2+two:], true
 }
 
 // SkipScalar skips a field the caller never inspects when it is a

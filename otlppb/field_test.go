@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzNextField holds the field reader (Field.Read and its fast paths
-// ReadShort and SkipScalar) to NextField, the easyproto-based reader: on every input they read the same
+// ReadShort, ReadSmallVarint and SkipScalar) to NextField, the easyproto-based reader: on every input they read the same
 // fields, with the same values, to the same tail, and fail together. Its
 // seeds are the golden payloads and testdata/fuzz/FuzzNextField: real
 // requests and the edge cases of the wire format (truncated fields, field
@@ -45,6 +45,17 @@ func FuzzNextField(f *testing.F) {
 				}
 			} else if !bytes.Equal(tail, got) {
 				t.Fatalf("at byte %d: SkipScalar moved without skipping", len(src)-len(want))
+			}
+			// ReadSmallVarint reads exactly the field Read reads, or
+			// nothing.
+			var small Field
+			if tail, ok := small.ReadSmallVarint(got); ok {
+				if len(tail) != len(gotTail) || small.FieldNum != f.FieldNum {
+					t.Fatalf("at byte %d: ReadSmallVarint read field %d to %d bytes left, Read field %d to %d", len(src)-len(want), small.FieldNum, len(tail), f.FieldNum, len(gotTail))
+				}
+				checkSameValue(t, &small, &fc)
+			} else if !bytes.Equal(tail, got) {
+				t.Fatalf("at byte %d: ReadSmallVarint moved without reading", len(src)-len(want))
 			}
 			// ReadShort reads exactly the field Read reads, or nothing.
 			var short Field

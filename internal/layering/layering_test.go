@@ -26,11 +26,11 @@ var allowed = map[string][]string{
 	"otlppb":             nil, // the protobuf field reader and the OTLP field numbers, under every walk
 
 	// Codecs and the storage contract.
-	"compression":         {"internal/quote"},
-	"storage":             {"otlp"},
-	"otlpdecode":          {"otlp", "otlppb"},
-	"otlpdecode/otlpview": {"otlppb"},
-	"otlpjson":            {"otlp", "internal/quote", "otlppb"},
+	"compression": {"internal/quote"},
+	"storage":     {"otlp"},
+	"otlpdecode":  {"otlp", "otlppb"},
+	"otlpview":    {"otlppb"},
+	"otlpjson":    {"otlp", "internal/quote", "otlppb"},
 
 	// The wire and the sinks.
 	"grpcwire":           {"compression", "internal/quote"},
@@ -55,6 +55,7 @@ var allowed = map[string][]string{
 	"internal/hostiledest": {"compression", "internal/pipenet", "otlp"},
 	"internal/pipenet":     nil,
 	"internal/pbtest":      nil,
+	"internal/viewwalk":    {"otlpview"},
 	"internal/layering":    nil,
 }
 

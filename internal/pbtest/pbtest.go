@@ -1,5 +1,5 @@
 // Package pbtest builds protobuf wire bytes and reads the repository's
-// golden OTLP payloads for the tests of otlpdecode and otlpdecode/otlpview.
+// golden OTLP payloads for the tests of otlppb, otlpdecode and otlpview.
 // Core packages cannot use the generated OTLP types (the tests that do live
 // in the interop module), so their tests write requests field by field.
 package pbtest

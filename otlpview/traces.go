@@ -1,8 +1,6 @@
 package otlpview
 
 import (
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -84,18 +82,18 @@ type Status struct {
 // decode merges a Status occurrence into st: Status has only scalars, so
 // decoding every occurrence into the same struct is protobuf's merge.
 func (st *Status) decode(src []byte) error {
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 2:
+		case otlppb.StatusMessage:
 			if s, ok := fc.String(); ok {
 				st.Message = s
 			}
-		case 3:
+		case otlppb.StatusCode:
 			if n, ok := readInt32(&fc); ok {
 				st.Code = StatusCode(n)
 			}
@@ -113,77 +111,77 @@ func (s *Span) decode(src []byte) error {
 	// walk's time (bench/ profiles).
 	orig := src
 	var attrs, events, links fieldSpan
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		start := len(orig) - len(src)
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 9:
+		case otlppb.SpanAttributes:
 			attrs.add(start, len(orig)-len(src))
-		case 11:
+		case otlppb.SpanEvents:
 			events.add(start, len(orig)-len(src))
-		case 13:
+		case otlppb.SpanLinks:
 			links.add(start, len(orig)-len(src))
-		case 1:
+		case otlppb.SpanTraceID:
 			if b, ok := fc.Bytes(); ok {
 				s.TraceID = b
 			}
-		case 2:
+		case otlppb.SpanSpanID:
 			if b, ok := fc.Bytes(); ok {
 				s.SpanID = b
 			}
-		case 3:
+		case otlppb.SpanTraceState:
 			if v, ok := fc.String(); ok {
 				s.TraceState = v
 			}
-		case 4:
+		case otlppb.SpanParentSpanID:
 			if b, ok := fc.Bytes(); ok {
 				s.ParentSpanID = b
 			}
-		case 5:
+		case otlppb.SpanName:
 			if v, ok := fc.String(); ok {
 				s.Name = v
 			}
-		case 6:
+		case otlppb.SpanKind:
 			if n, ok := readInt32(&fc); ok {
 				s.Kind = SpanKind(n)
 			}
-		case 7:
+		case otlppb.SpanStartTimeUnixNano:
 			if n, ok := fc.Fixed64(); ok {
 				s.StartTimeUnixNano = n
 			}
-		case 8:
+		case otlppb.SpanEndTimeUnixNano:
 			if n, ok := fc.Fixed64(); ok {
 				s.EndTimeUnixNano = n
 			}
-		case 10:
+		case otlppb.SpanDroppedAttributesCount:
 			if n, ok := readUint32(&fc); ok {
 				s.DroppedAttributesCount = n
 			}
-		case 12:
+		case otlppb.SpanDroppedEventsCount:
 			if n, ok := readUint32(&fc); ok {
 				s.DroppedEventsCount = n
 			}
-		case 14:
+		case otlppb.SpanDroppedLinksCount:
 			if n, ok := readUint32(&fc); ok {
 				s.DroppedLinksCount = n
 			}
-		case 15:
+		case otlppb.SpanStatus:
 			if data, ok := fc.MessageData(); ok {
 				if err := s.Status.decode(data); err != nil {
 					return at(err, "status", -1)
 				}
 			}
-		case 16:
+		case otlppb.SpanFlags:
 			if n, ok := fc.Fixed32(); ok {
 				s.Flags = n
 			}
 		}
 	}
-	s.Attributes = KeyValues{src: attrs.of(orig), field: 9}
+	s.Attributes = KeyValues{src: attrs.of(orig), field: otlppb.SpanAttributes}
 	s.Events = Events{src: events.of(orig)}
 	s.Links = Links{src: links.of(orig)}
 	return nil
@@ -223,23 +221,23 @@ type Event struct {
 }
 
 func (e *Event) decode(src []byte) error {
-	*e = Event{Attributes: KeyValues{src: src, field: 3}}
-	var fc easyproto.FieldContext
+	*e = Event{Attributes: KeyValues{src: src, field: otlppb.SpanEventAttributes}}
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.SpanEventTimeUnixNano:
 			if n, ok := fc.Fixed64(); ok {
 				e.TimeUnixNano = n
 			}
-		case 2:
+		case otlppb.SpanEventName:
 			if v, ok := fc.String(); ok {
 				e.Name = v
 			}
-		case 4:
+		case otlppb.SpanEventDroppedAttributesCount:
 			if n, ok := readUint32(&fc); ok {
 				e.DroppedAttributesCount = n
 			}
@@ -255,7 +253,7 @@ type Events struct {
 
 // Iter returns an iterator over the events.
 func (es Events) Iter() EventIter {
-	return EventIter{rawIter: rawIter{src: es.src, field: 11}}
+	return EventIter{rawIter: rawIter{src: es.src, field: otlppb.SpanEvents}}
 }
 
 // EventIter iterates over Events.
@@ -293,31 +291,31 @@ type Link struct {
 }
 
 func (l *Link) decode(src []byte) error {
-	*l = Link{Attributes: KeyValues{src: src, field: 4}}
-	var fc easyproto.FieldContext
+	*l = Link{Attributes: KeyValues{src: src, field: otlppb.SpanLinkAttributes}}
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.SpanLinkTraceID:
 			if b, ok := fc.Bytes(); ok {
 				l.TraceID = b
 			}
-		case 2:
+		case otlppb.SpanLinkSpanID:
 			if b, ok := fc.Bytes(); ok {
 				l.SpanID = b
 			}
-		case 3:
+		case otlppb.SpanLinkTraceState:
 			if v, ok := fc.String(); ok {
 				l.TraceState = v
 			}
-		case 5:
+		case otlppb.SpanLinkDroppedAttributesCount:
 			if n, ok := readUint32(&fc); ok {
 				l.DroppedAttributesCount = n
 			}
-		case 6:
+		case otlppb.SpanLinkFlags:
 			if n, ok := fc.Fixed32(); ok {
 				l.Flags = n
 			}
@@ -333,7 +331,7 @@ type Links struct {
 
 // Iter returns an iterator over the links.
 func (ls Links) Iter() LinkIter {
-	return LinkIter{rawIter: rawIter{src: ls.src, field: 13}}
+	return LinkIter{rawIter: rawIter{src: ls.src, field: otlppb.SpanLinks}}
 }
 
 // LinkIter iterates over Links.
@@ -373,6 +371,9 @@ type TracesDecoder struct {
 // The views passed to fn are valid only until fn returns. Decode stops at
 // the first error fn returns and returns that error unchanged; other errors
 // name the position of the malformed message.
+// It is kept out of line: see decodeRequest.
+//
+//go:noinline
 func (d *TracesDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, span *Span) error) error {
 	return decodeRequest(&d.c, &d.span, &traceLevels, src, fn)
 }

@@ -1,24 +1,26 @@
-package otlpview
+package otlpview_test
 
 import (
 	"testing"
 
 	"github.com/otlp-lite/otlp-lite/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/viewwalk"
+	. "github.com/otlp-lite/otlp-lite/otlpview"
 )
 
 // TestZeroAllocs proves that a steady-state Decode with every iterator
 // walked allocates nothing (the decoder reused, so that its buffers have
 // grown once).
 func TestZeroAllocs(t *testing.T) {
-	var d decoders
+	var d viewwalk.Decoders
 	for _, tt := range []struct {
 		file string
 		walk func([]byte) error
 	}{
-		{"traces_500x10.pb", d.walkTraces},
-		{"traces_all_fields.pb", d.walkTraces},
-		{"metrics_all_kinds.pb", d.walkMetrics},
-		{"logs_all_fields.pb", d.walkLogs},
+		{"traces_500x10.pb", d.Traces},
+		{"traces_all_fields.pb", d.Traces},
+		{"metrics_all_kinds.pb", d.Metrics},
+		{"logs_all_fields.pb", d.Logs},
 	} {
 		src := pbtest.Golden(t, tt.file)
 		run := func() {
@@ -50,7 +52,7 @@ func TestDecodeStopsAtCallbackError(t *testing.T) {
 		t.Fatalf("Decode returned %v after %d spans, want the callback's error after 3", err, n)
 	}
 	// The decoder is reusable after an error.
-	if spans, _, err := walkTraces(&d, pbtest.Golden(t, "traces_500x10.pb")); err != nil || spans != 500 {
+	if spans, _, err := viewwalk.Traces(&d, pbtest.Golden(t, "traces_500x10.pb")); err != nil || spans != 500 {
 		t.Fatalf("reuse: %d spans, %v", spans, err)
 	}
 	var md MetricsDecoder

@@ -1,9 +1,11 @@
-package otlpview
+package otlpview_test
 
 import (
 	"testing"
 
 	"github.com/otlp-lite/otlp-lite/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/viewwalk"
+	. "github.com/otlp-lite/otlp-lite/otlpview"
 )
 
 // The benchmarks report ns/item (span, data point, log record) besides
@@ -22,7 +24,7 @@ func BenchmarkTracesDecoder(b *testing.B) {
 	})
 	b.Run("500x10/attributes", func(b *testing.B) {
 		pbtest.BenchItems(b, src, 500, func() {
-			if _, _, err := walkTraces(&d, src); err != nil {
+			if _, _, err := viewwalk.Traces(&d, src); err != nil {
 				b.Fatal(err)
 			}
 		})
@@ -33,7 +35,7 @@ func BenchmarkMetricsDecoder(b *testing.B) {
 	src := pbtest.Golden(b, "metrics_all_kinds.pb")
 	var d MetricsDecoder
 	pbtest.BenchItems(b, src, 14, func() {
-		if _, err := walkMetrics(&d, src); err != nil {
+		if _, err := viewwalk.Metrics(&d, src); err != nil {
 			b.Fatal(err)
 		}
 	})
@@ -43,7 +45,7 @@ func BenchmarkLogsDecoder(b *testing.B) {
 	src := pbtest.Golden(b, "logs_all_fields.pb")
 	var d LogsDecoder
 	pbtest.BenchItems(b, src, 14, func() {
-		if _, err := walkLogs(&d, src); err != nil {
+		if _, err := viewwalk.Logs(&d, src); err != nil {
 			b.Fatal(err)
 		}
 	})

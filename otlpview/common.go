@@ -3,8 +3,6 @@ package otlpview
 import (
 	"errors"
 
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -27,16 +25,16 @@ type Resource struct {
 
 func (r *Resource) decode(src []byte) error {
 	*r = Resource{
-		Attributes: KeyValues{src: src, field: 1},
+		Attributes: KeyValues{src: src, field: otlppb.ResourceAttributes},
 		EntityRefs: EntityRefs{src: src},
 	}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
-		if fc.FieldNum == 2 {
+		if fc.FieldNum == otlppb.ResourceDroppedAttributesCount {
 			if n, ok := readUint32(&fc); ok {
 				r.DroppedAttributesCount = n
 			}
@@ -62,21 +60,21 @@ type EntityRef struct {
 
 func (e *EntityRef) decode(src []byte) error {
 	*e = EntityRef{
-		IDKeys:          Strings{src: src, field: 3},
-		DescriptionKeys: Strings{src: src, field: 4},
+		IDKeys:          Strings{src: src, field: otlppb.EntityRefIDKeys},
+		DescriptionKeys: Strings{src: src, field: otlppb.EntityRefDescriptionKeys},
 	}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.EntityRefSchemaURL:
 			if s, ok := fc.String(); ok {
 				e.SchemaURL = s
 			}
-		case 2:
+		case otlppb.EntityRefType:
 			if s, ok := fc.String(); ok {
 				e.Type = s
 			}
@@ -92,7 +90,7 @@ type EntityRefs struct {
 
 // Iter returns an iterator over the entity references.
 func (es EntityRefs) Iter() EntityRefIter {
-	return EntityRefIter{rawIter: rawIter{src: es.src, field: 3}}
+	return EntityRefIter{rawIter: rawIter{src: es.src, field: otlppb.ResourceEntityRefs}}
 }
 
 // EntityRefIter iterates over EntityRefs.
@@ -130,23 +128,23 @@ type Scope struct {
 }
 
 func (s *Scope) decode(src []byte) error {
-	*s = Scope{Attributes: KeyValues{src: src, field: 3}}
-	var fc easyproto.FieldContext
+	*s = Scope{Attributes: KeyValues{src: src, field: otlppb.InstrumentationScopeAttributes}}
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.InstrumentationScopeName:
 			if v, ok := fc.String(); ok {
 				s.Name = v
 			}
-		case 2:
+		case otlppb.InstrumentationScopeVersion:
 			if v, ok := fc.String(); ok {
 				s.Version = v
 			}
-		case 4:
+		case otlppb.InstrumentationScopeDroppedAttributesCount:
 			if n, ok := readUint32(&fc); ok {
 				s.DroppedAttributesCount = n
 			}
@@ -172,9 +170,9 @@ type containers struct {
 // strNum (last wins). The first occurrence is returned without copying.
 func singular(src []byte, num, strNum uint32, buf *[]byte) (msg []byte, str string, err error) {
 	n := 0
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return nil, "", err
 		}
 		switch fc.FieldNum {
@@ -213,7 +211,7 @@ func singular(src []byte, num, strNum uint32, buf *[]byte) (msg []byte, str stri
 //	  string schema_url = 3;
 //	}
 func (c *containers) resourceHeader(src []byte) error {
-	msg, schemaURL, err := singular(src, 1, 3, &c.resBuf)
+	msg, schemaURL, err := singular(src, otlppb.ResourceSpansResource, otlppb.ResourceSpansSchemaURL, &c.resBuf)
 	if err != nil {
 		return err
 	}
@@ -233,7 +231,7 @@ func (c *containers) resourceHeader(src []byte) error {
 //	  string schema_url = 3;
 //	}
 func (c *containers) scopeHeader(src []byte) error {
-	msg, schemaURL, err := singular(src, 1, 3, &c.scopeBuf)
+	msg, schemaURL, err := singular(src, otlppb.ScopeSpansScope, otlppb.ScopeSpansSchemaURL, &c.scopeBuf)
 	if err != nil {
 		return err
 	}
@@ -247,9 +245,9 @@ func (c *containers) scopeHeader(src []byte) error {
 // nextMessage returns the payload of the next occurrence of the
 // length-delimited field num of src and the rest of src; ok is false at the
 // end of src. It is the loop step of every container level of Decode.
-func nextMessage(fc *easyproto.FieldContext, src []byte, num uint32) (data, tail []byte, ok bool, err error) {
+func nextMessage(fc *otlppb.Field, src []byte, num uint32) (data, tail []byte, ok bool, err error) {
 	for len(src) > 0 {
-		if src, err = otlppb.NextField(fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return nil, src, false, err
 		}
 		if fc.FieldNum != num {
@@ -279,10 +277,16 @@ type itemView[T any] interface {
 //
 // ExportMetricsServiceRequest and ExportLogsServiceRequest have the same
 // layout.
+//
+// The Decode methods that call it are kept out of line (go:noinline), so
+// that this generic walk is instantiated, and its escape analysis made, in
+// this package: inlined into a caller in another package, the walk made
+// the caller's callback escape, two allocations per Decode
+// (TestZeroAllocs, since the tests walk from internal/viewwalk).
 func decodeRequest[T any, PT itemView[T]](c *containers, item PT, names *levelNames, src []byte, fn func(*Resource, *Scope, PT) error) error {
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for rs := 0; ; rs++ {
-		data, tail, ok, err := nextMessage(&fc, src, 1)
+		data, tail, ok, err := nextMessage(&fc, src, otlppb.ExportTraceServiceRequestResourceSpans) // resource_spans, resource_metrics...
 		if err != nil {
 			return otlppb.ErrorAt(err, "", -1)
 		}
@@ -306,9 +310,9 @@ func decodeResource[T any, PT itemView[T]](c *containers, item PT, names *levelN
 	if err := c.resourceHeader(src); err != nil {
 		return err
 	}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for ss := 0; ; ss++ {
-		data, tail, ok, err := nextMessage(&fc, src, 2)
+		data, tail, ok, err := nextMessage(&fc, src, otlppb.ResourceSpansScopeSpans) // scope_spans, scope_metrics...
 		if err != nil {
 			return err
 		}
@@ -328,9 +332,9 @@ func decodeScope[T any, PT itemView[T]](c *containers, item PT, names *levelName
 	if err := c.scopeHeader(src); err != nil {
 		return err
 	}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for i := 0; ; i++ {
-		data, tail, ok, err := nextMessage(&fc, src, 2)
+		data, tail, ok, err := nextMessage(&fc, src, otlppb.ScopeSpansSpans) // spans, metrics, log_records
 		if err != nil {
 			return err
 		}

@@ -1,10 +1,12 @@
-package otlpview
+package otlpview_test
 
 import (
 	"testing"
 
 	"github.com/otlp-lite/otlp-lite/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/viewwalk"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	. "github.com/otlp-lite/otlp-lite/otlpview"
 )
 
 // The fuzz targets run the decoders with every iterator walked on any
@@ -22,7 +24,7 @@ func FuzzDecodeTraces(f *testing.F) {
 	pbtest.GoldenSeeds(f, "traces")
 	var d TracesDecoder
 	f.Fuzz(func(t *testing.T, src []byte, _ bool) {
-		_, _, err := walkTraces(&d, src)
+		_, _, err := viewwalk.Traces(&d, src)
 		decodesWhatCheckAccepts(t, src, err, otlpdecode.CheckTraces)
 	})
 }
@@ -31,7 +33,7 @@ func FuzzDecodeMetrics(f *testing.F) {
 	pbtest.GoldenSeeds(f, "metrics")
 	var d MetricsDecoder
 	f.Fuzz(func(t *testing.T, src []byte, _ bool) {
-		_, err := walkMetrics(&d, src)
+		_, err := viewwalk.Metrics(&d, src)
 		decodesWhatCheckAccepts(t, src, err, otlpdecode.CheckMetrics)
 	})
 }
@@ -40,7 +42,7 @@ func FuzzDecodeLogs(f *testing.F) {
 	pbtest.GoldenSeeds(f, "logs")
 	var d LogsDecoder
 	f.Fuzz(func(t *testing.T, src []byte, _ bool) {
-		_, err := walkLogs(&d, src)
+		_, err := viewwalk.Logs(&d, src)
 		decodesWhatCheckAccepts(t, src, err, otlpdecode.CheckLogs)
 	})
 }

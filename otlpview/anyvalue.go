@@ -3,8 +3,6 @@ package otlpview
 import (
 	"math"
 
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -95,7 +93,7 @@ func (v *AnyValue) KVList() KeyValues {
 	if v.kind != KindKVList {
 		return KeyValues{}
 	}
-	return KeyValues{src: v.data, field: 1}
+	return KeyValues{src: v.data, field: otlppb.KeyValueListValues}
 }
 
 // decode sets v from an AnyValue message.
@@ -123,45 +121,45 @@ func (v *AnyValue) decode(src []byte) error {
 //	  }
 //	}
 func (v *AnyValue) merge(src []byte) error {
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.AnyValueStringValue:
 			if b, ok := fc.Bytes(); ok {
 				*v = AnyValue{kind: KindString, data: b}
 			}
-		case 2:
+		case otlppb.AnyValueBoolValue:
 			if b, ok := readBool(&fc); ok {
 				*v = AnyValue{kind: KindBool}
 				if b {
 					v.num = 1
 				}
 			}
-		case 3:
+		case otlppb.AnyValueIntValue:
 			if n, ok := fc.Uint64(); ok {
 				*v = AnyValue{kind: KindInt, num: n}
 			}
-		case 4:
+		case otlppb.AnyValueDoubleValue:
 			if n, ok := fc.Fixed64(); ok {
 				*v = AnyValue{kind: KindDouble, num: n}
 			}
-		case 5:
+		case otlppb.AnyValueArrayValue:
 			if b, ok := fc.MessageData(); ok {
 				*v = AnyValue{kind: KindArray, data: b}
 			}
-		case 6:
+		case otlppb.AnyValueKvlistValue:
 			if b, ok := fc.MessageData(); ok {
 				*v = AnyValue{kind: KindKVList, data: b}
 			}
-		case 7:
+		case otlppb.AnyValueBytesValue:
 			if b, ok := fc.Bytes(); ok {
 				*v = AnyValue{kind: KindBytes, data: b}
 			}
-		case 8:
+		case otlppb.AnyValueStringValueStrindex:
 			if _, ok := fc.Uint64(); ok {
 				*v = AnyValue{}
 			}
@@ -188,18 +186,18 @@ type KeyValue struct {
 func (kv *KeyValue) decode(src []byte) error {
 	kv.Key = ""
 	kv.Value = AnyValue{}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.KeyValueKey:
 			if s, ok := fc.String(); ok {
 				kv.Key = s
 			}
-		case 2:
+		case otlppb.KeyValueValue:
 			if data, ok := fc.MessageData(); ok {
 				if err := kv.Value.merge(data); err != nil {
 					return at(err, "value", -1)
@@ -221,10 +219,10 @@ type rawIter struct {
 }
 
 func (it *rawIter) next() ([]byte, bool) {
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(it.src) > 0 {
 		var err error
-		if it.src, err = otlppb.NextField(&fc, it.src); err != nil {
+		if it.src, err = fc.Read(it.src); err != nil {
 			it.fail(err)
 			return nil, false
 		}
@@ -344,12 +342,12 @@ type Values struct {
 
 // Iter returns an iterator over the elements.
 func (vs Values) Iter() ValueIter {
-	return ValueIter{rawIter: rawIter{src: vs.src, field: 1}}
+	return ValueIter{rawIter: rawIter{src: vs.src, field: otlppb.ArrayValueValues}}
 }
 
 // Len counts the elements.
 func (vs Values) Len() int {
-	return rawIter{src: vs.src, field: 1}.count()
+	return rawIter{src: vs.src, field: otlppb.ArrayValueValues}.count()
 }
 
 // ValueIter iterates over Values.

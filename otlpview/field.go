@@ -6,8 +6,6 @@ import (
 	"math"
 	"unsafe"
 
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -18,34 +16,34 @@ import (
 // readInt32 reads an int32 or enum field. protobuf encodes negative int32 as
 // 10-byte varints of the sign-extended value and decoders truncate to 32
 // bits, which easyproto's Int32/Enum refuse to do.
-func readInt32(fc *easyproto.FieldContext) (int32, bool) {
+func readInt32(fc *otlppb.Field) (int32, bool) {
 	u, ok := fc.Uint64()
 	return int32(u), ok
 }
 
 // readUint32 reads a uint32 field, truncating like protobuf-go.
-func readUint32(fc *easyproto.FieldContext) (uint32, bool) {
+func readUint32(fc *otlppb.Field) (uint32, bool) {
 	u, ok := fc.Uint64()
 	return uint32(u), ok
 }
 
 // readSint32 reads a zigzag-encoded sint32, truncating to 32 bits first like
 // protobuf-go.
-func readSint32(fc *easyproto.FieldContext) (int32, bool) {
+func readSint32(fc *otlppb.Field) (int32, bool) {
 	u, ok := fc.Uint64()
 	v := uint32(u)
 	return int32(v>>1) ^ -int32(v&1), ok
 }
 
 // readBool reads a bool: any non-zero varint is true.
-func readBool(fc *easyproto.FieldContext) (bool, bool) {
+func readBool(fc *otlppb.Field) (bool, bool) {
 	u, ok := fc.Uint64()
 	return u != 0, ok
 }
 
 // appendFixed64s appends the values of a repeated fixed64/double field in
 // either encoding. Non-matching wire types are ignored (unknown field).
-func appendFixed64s(dst []uint64, fc *easyproto.FieldContext) ([]uint64, error) {
+func appendFixed64s(dst []uint64, fc *otlppb.Field) ([]uint64, error) {
 	if v, ok := fc.Fixed64(); ok {
 		return append(dst, v), nil
 	}
@@ -64,7 +62,7 @@ func appendFixed64s(dst []uint64, fc *easyproto.FieldContext) ([]uint64, error) 
 }
 
 // appendDoubles is appendFixed64s for double fields.
-func appendDoubles(dst []float64, fc *easyproto.FieldContext) ([]float64, error) {
+func appendDoubles(dst []float64, fc *otlppb.Field) ([]float64, error) {
 	if v, ok := fc.Double(); ok {
 		return append(dst, v), nil
 	}
@@ -84,7 +82,7 @@ func appendDoubles(dst []float64, fc *easyproto.FieldContext) ([]float64, error)
 
 // appendVarints appends the values of a repeated uint64 field in either
 // encoding.
-func appendVarints(dst []uint64, fc *easyproto.FieldContext) ([]uint64, error) {
+func appendVarints(dst []uint64, fc *otlppb.Field) ([]uint64, error) {
 	if v, ok := fc.Uint64(); ok {
 		return append(dst, v), nil
 	}

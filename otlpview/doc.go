@@ -10,11 +10,12 @@
 // The package is named for what it holds, views of OTLP messages, with the
 // otlp prefix of its siblings otlpdecode and otlpjson (a bare "view" would
 // say nothing of what is viewed and clash with local variables of that
-// name). It sits under otlpdecode because it reads with otlpdecode's field
-// reader (otlpdecode.NextField) and reports errors that
-// otlppb.ErrorPosition splits. The receiver does not use it: it
-// validates with otlpdecode and stores the bytes as they came; views are
-// for programs that embed the receiver or read its store, and for tests.
+// name). It reads with otlppb's field reader, the one every walk of the
+// module uses, names fields with otlppb's constants, and reports errors
+// that otlppb.ErrorPosition splits. The receiver hands views of each item
+// it validates to an embedder's otlpdecode.Visitor (the decoded-item
+// path); the decoders here are for programs that read the receiver's
+// store, and for tests.
 //
 // Views read what otlpdecode.Check* accepts: a request that passed Check
 // never makes a decoder or an iterator fail. They do not apply Check's

@@ -1,8 +1,6 @@
 package otlpview
 
 import (
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -34,15 +32,15 @@ func (t MetricType) String() string {
 // Metric), MetricTypeEmpty for other fields.
 func metricTypeOf(field uint32) MetricType {
 	switch field {
-	case 5:
+	case otlppb.MetricGauge:
 		return MetricTypeGauge
-	case 7:
+	case otlppb.MetricSum:
 		return MetricTypeSum
-	case 9:
+	case otlppb.MetricHistogram:
 		return MetricTypeHistogram
-	case 10:
+	case otlppb.MetricExponentialHistogram:
 		return MetricTypeExponentialHistogram
-	case 11:
+	case otlppb.MetricSummary:
 		return MetricTypeSummary
 	}
 	return MetricTypeEmpty
@@ -131,27 +129,27 @@ func (m *Metric) decode(src []byte) error {
 	if bufs == nil {
 		bufs = new(pointBufs)
 	}
-	*m = Metric{Metadata: KeyValues{src: src, field: 12}, bufs: bufs}
-	var fc easyproto.FieldContext
+	*m = Metric{Metadata: KeyValues{src: src, field: otlppb.MetricMetadata}, bufs: bufs}
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.MetricName:
 			if v, ok := fc.String(); ok {
 				m.Name = v
 			}
-		case 2:
+		case otlppb.MetricDescription:
 			if v, ok := fc.String(); ok {
 				m.Description = v
 			}
-		case 3:
+		case otlppb.MetricUnit:
 			if v, ok := fc.String(); ok {
 				m.Unit = v
 			}
-		case 5, 7, 9, 10, 11: // the data oneof
+		case otlppb.MetricGauge, otlppb.MetricSum, otlppb.MetricHistogram, otlppb.MetricExponentialHistogram, otlppb.MetricSummary: // the data oneof
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -183,17 +181,17 @@ func (m *Metric) decode(src []byte) error {
 	src = m.data
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return at(err, metricFieldNames[m.Type], -1)
 		}
 		switch fc.FieldNum {
-		case 2:
+		case otlppb.SumAggregationTemporality: // = Histogram's, ExponentialHistogram's
 			if m.Type == MetricTypeSum || m.Type == MetricTypeHistogram || m.Type == MetricTypeExponentialHistogram {
 				if n, ok := readInt32(&fc); ok {
 					m.AggregationTemporality = AggregationTemporality(n)
 				}
 			}
-		case 3:
+		case otlppb.SumIsMonotonic:
 			if m.Type == MetricTypeSum {
 				if b, ok := readBool(&fc); ok {
 					m.IsMonotonic = b
@@ -215,7 +213,7 @@ func (m *Metric) points(t MetricType) rawIter {
 	if m.Type != t && !(t == MetricTypeGauge && m.Type == MetricTypeSum) {
 		return rawIter{}
 	}
-	return rawIter{src: m.data, field: 1}
+	return rawIter{src: m.data, field: otlppb.GaugeDataPoints} // data_points of all five
 }
 
 // NumberDataPoints iterates over the data points of a Gauge or a Sum.
@@ -265,40 +263,19 @@ type NumberDataPoint struct {
 }
 
 func (p *NumberDataPoint) decode(src []byte) error {
+	var v pointValues
+	err := v.decode(src, otlppb.MetricGauge)
 	*p = NumberDataPoint{
-		Attributes: KeyValues{src: src, field: 7},
-		Exemplars:  Exemplars{src: src, field: 5},
+		Attributes:        KeyValues{src: src, field: otlppb.NumberDataPointAttributes},
+		StartTimeUnixNano: v.startTime,
+		TimeUnixNano:      v.time,
+		ValueType:         v.valueType,
+		AsDouble:          v.asDouble,
+		AsInt:             v.asInt,
+		Exemplars:         Exemplars{src: src, field: otlppb.NumberDataPointExemplars},
+		Flags:             v.flags,
 	}
-	var fc easyproto.FieldContext
-	for len(src) > 0 {
-		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
-			return err
-		}
-		switch fc.FieldNum {
-		case 2:
-			if n, ok := fc.Fixed64(); ok {
-				p.StartTimeUnixNano = n
-			}
-		case 3:
-			if n, ok := fc.Fixed64(); ok {
-				p.TimeUnixNano = n
-			}
-		case 4:
-			if v, ok := fc.Double(); ok {
-				p.ValueType, p.AsDouble, p.AsInt = NumberTypeDouble, v, 0
-			}
-		case 6:
-			if v, ok := fc.Sfixed64(); ok {
-				p.ValueType, p.AsDouble, p.AsInt = NumberTypeInt, 0, v
-			}
-		case 8:
-			if n, ok := readUint32(&fc); ok {
-				p.Flags = n
-			}
-		}
-	}
-	return nil
+	return err
 }
 
 // NumberDataPointIter iterates over the data points of a Gauge or Sum.
@@ -352,59 +329,26 @@ type HistogramDataPoint struct {
 }
 
 func (p *HistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
+	v := pointValues{counts: bufs.counts[:0], bounds: bufs.bounds[:0]}
+	err := v.decode(src, otlppb.MetricHistogram)
+	bufs.counts, bufs.bounds = v.counts, v.bounds
 	*p = HistogramDataPoint{
-		Attributes: KeyValues{src: src, field: 9},
-		Exemplars:  Exemplars{src: src, field: 8},
+		Attributes:        KeyValues{src: src, field: otlppb.HistogramDataPointAttributes},
+		StartTimeUnixNano: v.startTime,
+		TimeUnixNano:      v.time,
+		Count:             v.count,
+		Sum:               v.sum,
+		HasSum:            v.hasSum,
+		BucketCounts:      v.counts,
+		ExplicitBounds:    v.bounds,
+		Exemplars:         Exemplars{src: src, field: otlppb.HistogramDataPointExemplars},
+		Flags:             v.flags,
+		Min:               v.min,
+		HasMin:            v.hasMin,
+		Max:               v.max,
+		HasMax:            v.hasMax,
 	}
-	counts, bounds := bufs.counts[:0], bufs.bounds[:0]
-	defer func() { bufs.counts, bufs.bounds = counts, bounds }()
-	var fc easyproto.FieldContext
-	for len(src) > 0 {
-		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
-			return err
-		}
-		switch fc.FieldNum {
-		case 2:
-			if n, ok := fc.Fixed64(); ok {
-				p.StartTimeUnixNano = n
-			}
-		case 3:
-			if n, ok := fc.Fixed64(); ok {
-				p.TimeUnixNano = n
-			}
-		case 4:
-			if n, ok := fc.Fixed64(); ok {
-				p.Count = n
-			}
-		case 5:
-			if v, ok := fc.Double(); ok {
-				p.Sum, p.HasSum = v, true
-			}
-		case 6:
-			if counts, err = appendFixed64s(counts, &fc); err != nil {
-				return at(err, "bucket_counts", -1)
-			}
-		case 7:
-			if bounds, err = appendDoubles(bounds, &fc); err != nil {
-				return at(err, "explicit_bounds", -1)
-			}
-		case 10:
-			if n, ok := readUint32(&fc); ok {
-				p.Flags = n
-			}
-		case 11:
-			if v, ok := fc.Double(); ok {
-				p.Min, p.HasMin = v, true
-			}
-		case 12:
-			if v, ok := fc.Double(); ok {
-				p.Max, p.HasMax = v, true
-			}
-		}
-	}
-	p.BucketCounts, p.ExplicitBounds = counts, bounds
-	return nil
+	return err
 }
 
 // HistogramDataPointIter iterates over the data points of a Histogram.
@@ -477,18 +421,18 @@ type Buckets struct {
 // merge decodes a Buckets occurrence into b, appending to its counts:
 // that is protobuf's merge of a repeated singular message.
 func (b *Buckets) merge(src []byte) error {
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.ExponentialHistogramDataPointBucketsOffset:
 			if n, ok := readSint32(&fc); ok {
 				b.Offset = n
 			}
-		case 2:
+		case otlppb.ExponentialHistogramDataPointBucketsBucketCounts:
 			if b.BucketCounts, err = appendVarints(b.BucketCounts, &fc); err != nil {
 				return at(err, "bucket_counts", -1)
 			}
@@ -498,75 +442,32 @@ func (b *Buckets) merge(src []byte) error {
 }
 
 func (p *ExponentialHistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
+	v := pointValues{
+		positive: Buckets{BucketCounts: bufs.counts[:0]},
+		negative: Buckets{BucketCounts: bufs.negCounts[:0]},
+	}
+	err := v.decode(src, otlppb.MetricExponentialHistogram)
+	bufs.counts, bufs.negCounts = v.positive.BucketCounts, v.negative.BucketCounts
 	*p = ExponentialHistogramDataPoint{
-		Attributes: KeyValues{src: src, field: 1},
-		Exemplars:  Exemplars{src: src, field: 11},
-		Positive:   Buckets{BucketCounts: bufs.counts[:0]},
-		Negative:   Buckets{BucketCounts: bufs.negCounts[:0]},
+		Attributes:        KeyValues{src: src, field: otlppb.ExponentialHistogramDataPointAttributes},
+		StartTimeUnixNano: v.startTime,
+		TimeUnixNano:      v.time,
+		Count:             v.count,
+		Sum:               v.sum,
+		HasSum:            v.hasSum,
+		Scale:             v.scale,
+		ZeroCount:         v.zeroCount,
+		Positive:          v.positive,
+		Negative:          v.negative,
+		Flags:             v.flags,
+		Exemplars:         Exemplars{src: src, field: otlppb.ExponentialHistogramDataPointExemplars},
+		Min:               v.min,
+		HasMin:            v.hasMin,
+		Max:               v.max,
+		HasMax:            v.hasMax,
+		ZeroThreshold:     v.zeroThreshold,
 	}
-	defer func() { bufs.counts, bufs.negCounts = p.Positive.BucketCounts, p.Negative.BucketCounts }()
-	var fc easyproto.FieldContext
-	for len(src) > 0 {
-		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
-			return err
-		}
-		switch fc.FieldNum {
-		case 2:
-			if n, ok := fc.Fixed64(); ok {
-				p.StartTimeUnixNano = n
-			}
-		case 3:
-			if n, ok := fc.Fixed64(); ok {
-				p.TimeUnixNano = n
-			}
-		case 4:
-			if n, ok := fc.Fixed64(); ok {
-				p.Count = n
-			}
-		case 5:
-			if v, ok := fc.Double(); ok {
-				p.Sum, p.HasSum = v, true
-			}
-		case 6:
-			if n, ok := readSint32(&fc); ok {
-				p.Scale = n
-			}
-		case 7:
-			if n, ok := fc.Fixed64(); ok {
-				p.ZeroCount = n
-			}
-		case 8:
-			if data, ok := fc.MessageData(); ok {
-				if err := p.Positive.merge(data); err != nil {
-					return at(err, "positive", -1)
-				}
-			}
-		case 9:
-			if data, ok := fc.MessageData(); ok {
-				if err := p.Negative.merge(data); err != nil {
-					return at(err, "negative", -1)
-				}
-			}
-		case 10:
-			if n, ok := readUint32(&fc); ok {
-				p.Flags = n
-			}
-		case 12:
-			if v, ok := fc.Double(); ok {
-				p.Min, p.HasMin = v, true
-			}
-		case 13:
-			if v, ok := fc.Double(); ok {
-				p.Max, p.HasMax = v, true
-			}
-		case 14:
-			if v, ok := fc.Double(); ok {
-				p.ZeroThreshold = v
-			}
-		}
-	}
-	return nil
+	return err
 }
 
 // ExponentialHistogramDataPointIter iterates over the data points of an
@@ -609,36 +510,118 @@ type SummaryDataPoint struct {
 }
 
 func (p *SummaryDataPoint) decode(src []byte) error {
+	var v pointValues
+	err := v.decode(src, otlppb.MetricSummary)
 	*p = SummaryDataPoint{
-		Attributes:     KeyValues{src: src, field: 7},
-		QuantileValues: QuantileValues{src: src},
+		Attributes:        KeyValues{src: src, field: otlppb.SummaryDataPointAttributes},
+		StartTimeUnixNano: v.startTime,
+		TimeUnixNano:      v.time,
+		Count:             v.count,
+		Sum:               v.sum,
+		QuantileValues:    QuantileValues{src: src},
+		Flags:             v.flags,
 	}
-	var fc easyproto.FieldContext
+	return err
+}
+
+// pointValues is what the walk of a data point reads, for any of the four
+// kinds; each kind's view takes its own fields from it.
+type pointValues struct {
+	startTime, time, count, zeroCount uint64
+	sum, min, max, zeroThreshold      float64
+	asDouble                          float64
+	asInt                             int64
+	hasSum, hasMin, hasMax            bool
+	valueType                         NumberType
+	flags                             uint32
+	scale                             int32
+	counts                            []uint64  // HistogramDataPoint.bucket_counts
+	bounds                            []float64 // HistogramDataPoint.explicit_bounds
+	positive, negative                Buckets
+}
+
+// decode reads a data point of kind (the Metric field of its container,
+// otlppb.MetricGauge...) into v: the four data point messages are walked
+// as one, by the role otlppb.PointRoleOf gives each field (their
+// declarations are pasted above their views). Attributes, exemplars and
+// quantile values are left to the views' lazy iterators. The last
+// occurrence of a scalar wins; repeated scalars and Buckets are appended
+// to, as protobuf merges them.
+func (v *pointValues) decode(src []byte, kind otlppb.PointKind) error {
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
-		switch fc.FieldNum {
-		case 2:
+		switch otlppb.PointRoleOf(kind, fc.FieldNum) {
+		case otlppb.PointStartTimeUnixNano:
 			if n, ok := fc.Fixed64(); ok {
-				p.StartTimeUnixNano = n
+				v.startTime = n
 			}
-		case 3:
+		case otlppb.PointTimeUnixNano:
 			if n, ok := fc.Fixed64(); ok {
-				p.TimeUnixNano = n
+				v.time = n
 			}
-		case 4:
+		case otlppb.PointCount:
 			if n, ok := fc.Fixed64(); ok {
-				p.Count = n
+				v.count = n
 			}
-		case 5:
-			if v, ok := fc.Double(); ok {
-				p.Sum = v
+		case otlppb.PointSum:
+			if x, ok := fc.Double(); ok {
+				v.sum, v.hasSum = x, true
 			}
-		case 8:
+		case otlppb.PointAsDouble:
+			if x, ok := fc.Double(); ok {
+				v.valueType, v.asDouble, v.asInt = NumberTypeDouble, x, 0
+			}
+		case otlppb.PointAsInt:
+			if x, ok := fc.Sfixed64(); ok {
+				v.valueType, v.asDouble, v.asInt = NumberTypeInt, 0, x
+			}
+		case otlppb.PointFlags:
 			if n, ok := readUint32(&fc); ok {
-				p.Flags = n
+				v.flags = n
+			}
+		case otlppb.PointMin:
+			if x, ok := fc.Double(); ok {
+				v.min, v.hasMin = x, true
+			}
+		case otlppb.PointMax:
+			if x, ok := fc.Double(); ok {
+				v.max, v.hasMax = x, true
+			}
+		case otlppb.PointBucketCounts:
+			if v.counts, err = appendFixed64s(v.counts, &fc); err != nil {
+				return at(err, "bucket_counts", -1)
+			}
+		case otlppb.PointExplicitBounds:
+			if v.bounds, err = appendDoubles(v.bounds, &fc); err != nil {
+				return at(err, "explicit_bounds", -1)
+			}
+		case otlppb.PointScale:
+			if n, ok := readSint32(&fc); ok {
+				v.scale = n
+			}
+		case otlppb.PointZeroCount:
+			if n, ok := fc.Fixed64(); ok {
+				v.zeroCount = n
+			}
+		case otlppb.PointZeroThreshold:
+			if x, ok := fc.Double(); ok {
+				v.zeroThreshold = x
+			}
+		case otlppb.PointPositive:
+			if data, ok := fc.MessageData(); ok {
+				if err := v.positive.merge(data); err != nil {
+					return at(err, "positive", -1)
+				}
+			}
+		case otlppb.PointNegative:
+			if data, ok := fc.MessageData(); ok {
+				if err := v.negative.merge(data); err != nil {
+					return at(err, "negative", -1)
+				}
 			}
 		}
 	}
@@ -673,18 +656,18 @@ type ValueAtQuantile struct {
 
 func (q *ValueAtQuantile) decode(src []byte) error {
 	*q = ValueAtQuantile{}
-	var fc easyproto.FieldContext
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.SummaryDataPointValueAtQuantileQuantile:
 			if v, ok := fc.Double(); ok {
 				q.Quantile = v
 			}
-		case 2:
+		case otlppb.SummaryDataPointValueAtQuantileValue:
 			if v, ok := fc.Double(); ok {
 				q.Value = v
 			}
@@ -701,7 +684,7 @@ type QuantileValues struct {
 
 // Iter returns an iterator over the quantiles.
 func (qs QuantileValues) Iter() QuantileIter {
-	return QuantileIter{rawIter: rawIter{src: qs.src, field: 6}}
+	return QuantileIter{rawIter: rawIter{src: qs.src, field: otlppb.SummaryDataPointQuantileValues}}
 }
 
 // QuantileIter iterates over QuantileValues.
@@ -743,31 +726,31 @@ type Exemplar struct {
 }
 
 func (e *Exemplar) decode(src []byte) error {
-	*e = Exemplar{FilteredAttributes: KeyValues{src: src, field: 7}}
-	var fc easyproto.FieldContext
+	*e = Exemplar{FilteredAttributes: KeyValues{src: src, field: otlppb.ExemplarFilteredAttributes}}
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 2:
+		case otlppb.ExemplarTimeUnixNano:
 			if n, ok := fc.Fixed64(); ok {
 				e.TimeUnixNano = n
 			}
-		case 3:
+		case otlppb.ExemplarAsDouble:
 			if v, ok := fc.Double(); ok {
 				e.ValueType, e.AsDouble, e.AsInt = NumberTypeDouble, v, 0
 			}
-		case 4:
+		case otlppb.ExemplarSpanID:
 			if b, ok := fc.Bytes(); ok {
 				e.SpanID = b
 			}
-		case 5:
+		case otlppb.ExemplarTraceID:
 			if b, ok := fc.Bytes(); ok {
 				e.TraceID = b
 			}
-		case 6:
+		case otlppb.ExemplarAsInt:
 			if v, ok := fc.Sfixed64(); ok {
 				e.ValueType, e.AsDouble, e.AsInt = NumberTypeInt, 0, v
 			}
@@ -818,6 +801,9 @@ type MetricsDecoder struct {
 // unpacked bucket counts and bounds are valid until the data point
 // iterator moves, and only one data point iterator of a MetricsDecoder may
 // be in use at a time.
+// It is kept out of line: see decodeRequest.
+//
+//go:noinline
 func (d *MetricsDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, m *Metric) error) error {
 	d.metric.bufs = &d.bufs
 	return decodeRequest(&d.c, &d.metric, &metricLevels, src, fn)

@@ -1,13 +1,18 @@
-package otlpview
+package otlpview_test
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/otlp-lite/otlp-lite/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/viewwalk"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/otlppb"
+	. "github.com/otlp-lite/otlp-lite/otlpview"
 )
+
+// pb is short for pbtest's builder, which the tests write requests with.
+type pb = pbtest.PB
 
 // decodesWhatCheckAccepts fails t if walking src failed with walkErr while
 // check accepts src: a request the receiver validated and stored must be
@@ -27,17 +32,17 @@ func decodesWhatCheckAccepts(t *testing.T, src []byte, walkErr error, check func
 // mutates single bytes; the walks must not panic and must accept what
 // Check accepts.
 func TestTruncationNeverPanics(t *testing.T) {
-	var d decoders // reused after errors, too
+	var d viewwalk.Decoders // reused after errors, too
 	for _, tt := range []struct {
 		file   string
 		walk   func([]byte) error
 		check  func([]byte, *otlpdecode.Options) (otlpdecode.Result, error)
 		stride int
 	}{
-		{"traces_all_fields.pb", d.walkTraces, otlpdecode.CheckTraces, 3},
-		{"traces_500x10.pb", d.walkTraces, otlpdecode.CheckTraces, 1009},
-		{"metrics_all_kinds.pb", d.walkMetrics, otlpdecode.CheckMetrics, 1},
-		{"logs_all_fields.pb", d.walkLogs, otlpdecode.CheckLogs, 1},
+		{"traces_all_fields.pb", d.Traces, otlpdecode.CheckTraces, 3},
+		{"traces_500x10.pb", d.Traces, otlpdecode.CheckTraces, 1009},
+		{"metrics_all_kinds.pb", d.Metrics, otlpdecode.CheckMetrics, 1},
+		{"logs_all_fields.pb", d.Logs, otlpdecode.CheckLogs, 1},
 	} {
 		src := pbtest.Golden(t, tt.file)
 		if pbtest.RaceEnabled {
@@ -63,8 +68,8 @@ func TestTruncationNeverPanics(t *testing.T) {
 // iterator walks. otlppb.ErrorPosition splits both.
 func TestErrors(t *testing.T) {
 	span, request := pbtest.Span, pbtest.Request
-	var d decoders
-	traces, metrics, logs := d.walkTraces, d.walkMetrics, d.walkLogs
+	var d viewwalk.Decoders
+	traces, metrics, logs := d.Traces, d.Metrics, d.Logs
 	truncated := pb{0x08} // a varint field without its value
 	histogram := func(point pb) pb { return pb{}.Msg(9, pb{}.Msg(1, point)) }
 	tests := []struct {
@@ -111,7 +116,7 @@ func TestUnknownFieldsAndGroupsSkipped(t *testing.T) {
 	group := pb{}.Tag(100, 3).Varint(1, 1).Tag(101, 3).Tag(101, 4).Tag(100, 4)
 	sp := pbtest.Span(16, 8, group.Varint(99, 1).Str(98, "x").Fixed32(97, 1).Fixed64(96, 1))
 	var d TracesDecoder
-	n, attrs, err := walkTraces(&d, pbtest.Request(nil, nil, []pb{sp}).Append(group))
+	n, attrs, err := viewwalk.Traces(&d, pbtest.Request(nil, nil, []pb{sp}).Append(group))
 	if err != nil || n != 1 || attrs != 2 {
 		t.Fatalf("Decode: %d spans, %d attributes, %v", n, attrs, err)
 	}

@@ -1,8 +1,6 @@
 package otlpview
 
 import (
-	"github.com/VictoriaMetrics/easyproto"
-
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -41,53 +39,53 @@ type LogRecord struct {
 }
 
 func (r *LogRecord) decode(src []byte) error {
-	*r = LogRecord{Attributes: KeyValues{src: src, field: 6}}
-	var fc easyproto.FieldContext
+	*r = LogRecord{Attributes: KeyValues{src: src, field: otlppb.LogRecordAttributes}}
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = otlppb.NextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.LogRecordTimeUnixNano:
 			if n, ok := fc.Fixed64(); ok {
 				r.TimeUnixNano = n
 			}
-		case 2:
+		case otlppb.LogRecordSeverityNumber:
 			if n, ok := readInt32(&fc); ok {
 				r.SeverityNumber = SeverityNumber(n)
 			}
-		case 3:
+		case otlppb.LogRecordSeverityText:
 			if v, ok := fc.String(); ok {
 				r.SeverityText = v
 			}
-		case 5:
+		case otlppb.LogRecordBody:
 			if data, ok := fc.MessageData(); ok {
 				if err := r.Body.merge(data); err != nil {
 					return at(err, "body", -1)
 				}
 			}
-		case 7:
+		case otlppb.LogRecordDroppedAttributesCount:
 			if n, ok := readUint32(&fc); ok {
 				r.DroppedAttributesCount = n
 			}
-		case 8:
+		case otlppb.LogRecordFlags:
 			if n, ok := fc.Fixed32(); ok {
 				r.Flags = n
 			}
-		case 9:
+		case otlppb.LogRecordTraceID:
 			if b, ok := fc.Bytes(); ok {
 				r.TraceID = b
 			}
-		case 10:
+		case otlppb.LogRecordSpanID:
 			if b, ok := fc.Bytes(); ok {
 				r.SpanID = b
 			}
-		case 11:
+		case otlppb.LogRecordObservedTimeUnixNano:
 			if n, ok := fc.Fixed64(); ok {
 				r.ObservedTimeUnixNano = n
 			}
-		case 12:
+		case otlppb.LogRecordEventName:
 			if v, ok := fc.String(); ok {
 				r.EventName = v
 			}
@@ -107,6 +105,9 @@ type LogsDecoder struct {
 // Decode calls fn for every log record of src, in wire order, with the
 // record's resource and scope. The contract is that of
 // TracesDecoder.Decode.
+// It is kept out of line: see decodeRequest.
+//
+//go:noinline
 func (d *LogsDecoder) Decode(src []byte, fn func(res *Resource, scope *Scope, rec *LogRecord) error) error {
 	return decodeRequest(&d.c, &d.rec, &logLevels, src, fn)
 }
