@@ -27,10 +27,14 @@ type checker struct {
 	// ignoredStrindex counts the *_strindex fields met in a request of
 	// another signal (Result.IgnoredStrindex).
 	ignoredStrindex int
+
+	// visit is the request's Visit when a Visitor gets its items, nil
+	// otherwise (see visit.go).
+	visit *Visit
 }
 
 func newChecker(opts *Options) checker {
-	return checker{utf8: opts.validateUTF8(), maxDepth: opts.maxDepth()}
+	return checker{utf8: opts.validateUTF8(), maxDepth: opts.maxDepth(), visit: opts.visit()}
 }
 
 // badString reports whether a string field is invalid UTF-8 while
@@ -94,6 +98,7 @@ const (
 	reasonIndex                     // "is <got>, out of range of <want> (<n> entries)"
 	reasonText                      // "<want>"
 	reasonCounts                    // "has <got> elements and timestamps_unix_nano <n>: ..."
+	reasonVisitor                   // "<want>": the Visitor's error, without the path
 )
 
 type pathElem struct {
@@ -158,6 +163,9 @@ func (r reason) in(name string, idx int) reason {
 }
 
 func (r reason) String() string {
+	if r.kind == reasonVisitor {
+		return r.want
+	}
 	var b []byte
 	for i, e := range r.path {
 		if e.name == "" {
@@ -776,6 +784,9 @@ const (
 //	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
 //	}
 func (c *checker) check(src []byte, names *signalNames, item signal) (Result, error) {
+	if c.visit != nil {
+		c.visit.begin()
+	}
 	var total tally
 	var fc otlppb.Field
 	for rs := 0; len(src) > 0; {
@@ -822,6 +833,14 @@ func (c *checker) check(src []byte, names *signalNames, item signal) (Result, er
 // is applied after the walk.
 func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item signal, t *tally) error {
 	var resReason reason
+	visiting := c.visit != nil
+	if visiting {
+		r, err := c.visitHeader(src, false)
+		if err != nil {
+			return err
+		}
+		resReason = r
+	}
 	var fc otlppb.Field
 	for ss := 0; len(src) > 0; {
 		var err error
@@ -831,7 +850,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 		switch fc.FieldNum {
 		case resourceResource:
 			data, ok := fc.MessageData()
-			if !ok {
+			if !ok || visiting {
 				continue
 			}
 			r, err := c.resource(data)
@@ -851,7 +870,9 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 			t.add(&st)
 			ss++
 		case resourceSchema:
-			c.stringField(&fc, "schema_url", &resReason)
+			if !visiting {
+				c.stringField(&fc, "schema_url", &resReason)
+			}
 		}
 	}
 	if resReason.bad() {
@@ -870,6 +891,14 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 //	}
 func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item signal, t *tally) error {
 	var scopeReason reason
+	visiting := c.visit != nil
+	if visiting {
+		r, err := c.visitHeader(src, true)
+		if err != nil {
+			return err
+		}
+		scopeReason = r
+	}
 	var fc otlppb.Field
 	for idx := 0; len(src) > 0; {
 		var err error
@@ -879,7 +908,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 		switch fc.FieldNum {
 		case scopeScope:
 			data, ok := fc.MessageData()
-			if !ok {
+			if !ok || visiting {
 				continue
 			}
 			r, err := c.scope(data)
@@ -893,8 +922,15 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 				continue
 			}
 			var it itemTally
+			n := 0
+			if visiting && item != signalMetrics {
+				n = c.visit.item() // metrics count their data points
+			}
 			if err := c.item(item, data, &it); err != nil {
 				return at(err, names.items, idx)
+			}
+			if visiting && item != signalMetrics && it.rejected == 0 {
+				c.visitItem(item, data, n, &it)
 			}
 			if it.items > 0 && t.items == 0 {
 				t.firstItem = itemPos{rs: rs, ss: ss, idx: idx, kind: it.kind}
@@ -911,7 +947,9 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 			}
 			idx++
 		case scopeSchema:
-			c.stringField(&fc, "schema_url", &scopeReason)
+			if !visiting {
+				c.stringField(&fc, "schema_url", &scopeReason)
+			}
 		}
 	}
 	if scopeReason.bad() {

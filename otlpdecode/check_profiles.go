@@ -63,6 +63,11 @@ func CheckProfiles(src []byte, opts *Options) (Result, error) {
 	if err := c.loadDictionary(src); err != nil {
 		return Result{}, err
 	}
+	if c.visit != nil && !c.dict.bad.bad() {
+		if _, err := c.visit.views.Dictionary(src); err != nil {
+			return Result{}, err
+		}
+	}
 	return c.check(src, &profileNames, signalProfiles)
 }
 
@@ -80,8 +85,9 @@ func AppendValidProfiles(dst, src []byte, opts *Options) ([]byte, error) {
 }
 
 func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
+	n := c.countItem()
 	r, _, err := c.profile(src)
-	return keepValid(dst, src, &r, err)
+	return c.keepValid(dst, src, n, &r, err)
 }
 
 // The tables of ProfilesDictionary, by field number.
