@@ -662,6 +662,12 @@ const (
 	signalMetrics  = otlp.Metrics
 	signalLogs     = otlp.Logs
 	signalProfiles = otlp.Profiles
+
+	// signalVisited marks the signal of a walk whose items go to a
+	// Visitor (see visitedItem): the walk's one test of that is the
+	// default case of item's switch, so that the unvisited walk costs
+	// what it did before visitors.
+	signalVisited otlp.Signal = 0x80
 )
 
 // item checks one element of the item field of a Scope* message.
@@ -676,9 +682,11 @@ func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 		r, samples, err := c.profile(src)
 		t.samples = samples
 		return t.single(&r, err)
-	default: // signalLogs
+	case signalLogs:
 		r, err := c.logRecord(src)
 		return t.single(&r, err)
+	default: // | signalVisited
+		return c.visitedItem(sig&^signalVisited, src, t)
 	}
 }
 
@@ -786,6 +794,7 @@ const (
 func (c *checker) check(src []byte, names *signalNames, item signal) (Result, error) {
 	if c.visit != nil {
 		c.visit.begin()
+		item |= signalVisited
 	}
 	var total tally
 	var fc otlppb.Field
@@ -922,15 +931,8 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 				continue
 			}
 			var it itemTally
-			n := 0
-			if visiting && item != signalMetrics {
-				n = c.visit.item() // metrics count their data points
-			}
 			if err := c.item(item, data, &it); err != nil {
 				return at(err, names.items, idx)
-			}
-			if visiting && item != signalMetrics && it.rejected == 0 {
-				c.visitItem(item, data, n, &it)
 			}
 			if it.items > 0 && t.items == 0 {
 				t.firstItem = itemPos{rs: rs, ss: ss, idx: idx, kind: it.kind}

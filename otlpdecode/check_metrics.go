@@ -248,6 +248,7 @@ func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 	// per field: a histogram's fixed64 fields are not skipped unread.
 	nCounts, nBounds := 0, 0
 	histogram := kind == otlppb.MetricHistogram
+	roles := otlppb.PointRolesOf(kind)
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
@@ -262,7 +263,7 @@ func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 				return r, err
 			}
 		}
-		switch otlppb.PointRoleOf(kind, fc.FieldNum) {
+		switch roles.Of(fc.FieldNum) {
 		case otlppb.PointAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err

@@ -159,6 +159,21 @@ func (c *checker) visitHeader(src []byte, scope bool) (reason, error) {
 	return r, nil
 }
 
+// visitedItem is checker.item with a visitor: it checks the element src
+// of the item field of a Scope* message and hands what the rules accept
+// to the visitor.
+func (c *checker) visitedItem(sig signal, src []byte, t *itemTally) error {
+	if sig == signalMetrics {
+		return c.item(sig, src, t) // visits its data points
+	}
+	n := c.visit.item()
+	if err := c.item(sig, src, t); err != nil || t.rejected > 0 {
+		return err
+	}
+	c.visitItem(sig, src, n, t)
+	return nil
+}
+
 // visitItem hands the single item src (a span, log record or profile),
 // found valid, to the visitor, and tallies a rejection in t.
 func (c *checker) visitItem(sig signal, src []byte, n int, t *itemTally) {
