@@ -844,11 +844,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 	var resReason reason
 	visiting := c.visit != nil
 	if visiting {
-		r, err := c.visitHeader(src, false)
-		if err != nil {
-			return err
-		}
-		resReason = r
+		resReason, visiting = c.visitHeader(src, false)
 	}
 	var fc otlppb.Field
 	for ss := 0; len(src) > 0; {
@@ -902,11 +898,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 	var scopeReason reason
 	visiting := c.visit != nil
 	if visiting {
-		r, err := c.visitHeader(src, true)
-		if err != nil {
-			return err
-		}
-		scopeReason = r
+		scopeReason, visiting = c.visitHeader(src, true)
 	}
 	var fc otlppb.Field
 	for idx := 0; len(src) > 0; {

@@ -28,6 +28,12 @@ import (
 // must copy what it keeps (strings.Clone, bytes.Clone, or by encoding it
 // into its own buffers). visittest.Check holds an engine to this.
 //
+// When Check* returns an error the request is refused as a whole (it is
+// malformed), even though the visitor may have been handed some of its
+// items before the walk met the malformed part: an engine that stores as
+// it visits must drop what it stored for a request whose Check* failed
+// (or hold it until Check* returns).
+//
 // A Visitor is shared by concurrent requests: its functions must be safe
 // for concurrent use.
 type Visitor struct {
@@ -106,21 +112,34 @@ func (v *Visit) verdict(n int, err error) reason {
 
 // visitHeader checks, before the items of a Resource* (scope false) or
 // Scope* message src, what makes them all rejected (the resource or scope,
-// the schema_url), and decodes the view the visitor gets. The walk after
-// it skips those fields. It is the visiting form of the checks of
+// the schema_url), and decodes the view the visitor gets; the walk after
+// it then skips those fields. It is the visiting form of the checks of
 // resourceItems and scopeItems, which meet the fields in wire order,
 // where the header may follow the items.
-func (c *checker) visitHeader(src []byte, scope bool) (reason, error) {
-	var r reason
+//
+// ok is false when src is malformed: then no item of src is visited, and
+// the walk checks the header fields itself, in wire order, so that it
+// reports the error the unvisited walk reports.
+func (c *checker) visitHeader(src []byte, scope bool) (r reason, ok bool) {
+	v := c.visit
+	if scope {
+		v.scope = nil
+	} else {
+		v.res, v.scope = nil, nil
+	}
 	name := "resource"
 	if scope {
 		name = "scope"
 	}
+	// The walk checks the fields again when this one fails: the strindex
+	// count is its.
+	saved := c.ignoredStrindex
 	var fc otlppb.Field
 	for rest := src; len(rest) > 0; {
 		var err error
 		if rest, err = fc.Read(rest); err != nil {
-			return r, err
+			c.ignoredStrindex = saved
+			return reason{}, false
 		}
 		switch fc.FieldNum {
 		case resourceResource: // = scopeScope (TestSharedLayout)
@@ -137,26 +156,25 @@ func (c *checker) visitHeader(src []byte, scope bool) (reason, error) {
 				sub, err = c.resource(data)
 			}
 			if err != nil {
-				return r, at(err, name, -1)
+				c.ignoredStrindex = saved
+				return reason{}, false
 			}
 			r.note(&sub, name, -1)
 		case resourceSchema: // = scopeSchema
 			c.stringField(&fc, "schema_url", &r)
 		}
 	}
-	v := c.visit
+	if r.bad() {
+		return r, true // its items are rejected, not visited
+	}
 	if scope {
-		v.scope = nil
-		if s, err := v.views.Scope(src); err == nil && !r.bad() && v.res != nil {
+		if s, err := v.views.Scope(src); err == nil && v.res != nil {
 			v.scope = s
 		}
-	} else {
-		v.res = nil
-		if res, err := v.views.Resource(src); err == nil && !r.bad() {
-			v.res = res
-		}
+	} else if res, err := v.views.Resource(src); err == nil {
+		v.res = res
 	}
-	return r, nil
+	return r, true
 }
 
 // visitedItem is checker.item with a visitor: it checks the element src
