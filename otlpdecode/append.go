@@ -45,22 +45,40 @@ func AppendValidLogs(dst, src []byte, opts *Options) ([]byte, error) {
 type itemAppendFunc func(c *checker, dst, src []byte) (out []byte, keep bool, err error)
 
 func keepSpan(c *checker, dst, src []byte) ([]byte, bool, error) {
+	n := c.countItem()
 	r, err := c.span(src)
-	return keepValid(dst, src, &r, err)
+	return c.keepValid(dst, src, n, &r, err)
 }
 
 func keepLogRecord(c *checker, dst, src []byte) ([]byte, bool, error) {
+	n := c.countItem()
 	r, err := c.logRecord(src)
-	return keepValid(dst, src, &r, err)
+	return c.keepValid(dst, src, n, &r, err)
 }
 
-// keepValid appends the item src if its check found it valid (r is a
-// pointer for the same reason as in itemTally.single).
-func keepValid(dst, src []byte, r *reason, err error) ([]byte, bool, error) {
-	if err != nil || r.bad() {
+// keepValid appends the item src, of ordinal n (countItem), if its check
+// found it valid (r is a pointer for the same reason as in
+// itemTally.single) and the request's visitor did not reject it.
+func (c *checker) keepValid(dst, src []byte, n int, r *reason, err error) ([]byte, bool, error) {
+	if err != nil || r.bad() || c.visitorRejected(n) {
 		return dst, false, err
 	}
 	return append(dst, src...), true, nil
+}
+
+// countItem counts an item the way the visited check did, when the
+// request has a Visit, and returns its ordinal.
+func (c *checker) countItem() int {
+	if c.visit == nil {
+		return 0
+	}
+	return c.visit.item()
+}
+
+// visitorRejected reports whether the request's visitor rejected the item
+// of ordinal n.
+func (c *checker) visitorRejected(n int) bool {
+	return c.visit != nil && c.visit.skip(n)
 }
 
 // rawField returns the encoded bytes of the field Read just read:
@@ -87,6 +105,9 @@ func wrapField(dst []byte, start int, num uint32) []byte {
 func (c *checker) appendValid(dst, src []byte, names *signalNames, item itemAppendFunc) ([]byte, error) {
 	// The output is at most as long as src: grow dst once.
 	dst = slices.Grow(dst, len(src))
+	if c.visit != nil {
+		c.visit.replay()
+	}
 	dst, err := c.appendElems(dst, src, levelRequest, names, item)
 	if err != nil {
 		return dst, topLevel(err)
@@ -265,11 +286,12 @@ func (c *checker) appendMetricData(dst, src []byte, kind uint32) ([]byte, error)
 			dst = append(dst, raw...)
 			continue
 		}
+		n := c.countItem()
 		r, err := c.dataPoint(data, kind)
 		if err != nil {
 			return dst, at(err, "data_points", i)
 		}
-		if !r.bad() {
+		if !r.bad() && !c.visitorRejected(n) {
 			dst = append(dst, raw...)
 		}
 		i++

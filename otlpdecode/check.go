@@ -27,10 +27,14 @@ type checker struct {
 	// ignoredStrindex counts the *_strindex fields met in a request of
 	// another signal (Result.IgnoredStrindex).
 	ignoredStrindex int
+
+	// visit is the request's Visit when a Visitor gets its items, nil
+	// otherwise (see visit.go).
+	visit *Visit
 }
 
 func newChecker(opts *Options) checker {
-	return checker{utf8: opts.validateUTF8(), maxDepth: opts.maxDepth()}
+	return checker{utf8: opts.validateUTF8(), maxDepth: opts.maxDepth(), visit: opts.visit()}
 }
 
 // badString reports whether a string field is invalid UTF-8 while
@@ -94,6 +98,7 @@ const (
 	reasonIndex                     // "is <got>, out of range of <want> (<n> entries)"
 	reasonText                      // "<want>"
 	reasonCounts                    // "has <got> elements and timestamps_unix_nano <n>: ..."
+	reasonVisitor                   // "<want>": the Visitor's error, without the path
 )
 
 type pathElem struct {
@@ -158,6 +163,9 @@ func (r reason) in(name string, idx int) reason {
 }
 
 func (r reason) String() string {
+	if r.kind == reasonVisitor {
+		return r.want
+	}
 	var b []byte
 	for i, e := range r.path {
 		if e.name == "" {
@@ -654,6 +662,12 @@ const (
 	signalMetrics  = otlp.Metrics
 	signalLogs     = otlp.Logs
 	signalProfiles = otlp.Profiles
+
+	// signalVisited marks the signal of a walk whose items go to a
+	// Visitor (see visitedItem): the walk's one test of that is the
+	// default case of item's switch, so that the unvisited walk costs
+	// what it did before visitors.
+	signalVisited otlp.Signal = 0x80
 )
 
 // item checks one element of the item field of a Scope* message.
@@ -668,9 +682,11 @@ func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 		r, samples, err := c.profile(src)
 		t.samples = samples
 		return t.single(&r, err)
-	default: // signalLogs
+	case signalLogs:
 		r, err := c.logRecord(src)
 		return t.single(&r, err)
+	default: // | signalVisited
+		return c.visitedItem(sig&^signalVisited, src, t)
 	}
 }
 
@@ -776,6 +792,10 @@ const (
 //	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
 //	}
 func (c *checker) check(src []byte, names *signalNames, item signal) (Result, error) {
+	if c.visit != nil {
+		c.visit.begin()
+		item |= signalVisited
+	}
 	var total tally
 	var fc otlppb.Field
 	for rs := 0; len(src) > 0; {
@@ -822,6 +842,10 @@ func (c *checker) check(src []byte, names *signalNames, item signal) (Result, er
 // is applied after the walk.
 func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item signal, t *tally) error {
 	var resReason reason
+	visiting := c.visit != nil
+	if visiting {
+		resReason, visiting = c.visitHeader(src, false)
+	}
 	var fc otlppb.Field
 	for ss := 0; len(src) > 0; {
 		var err error
@@ -831,7 +855,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 		switch fc.FieldNum {
 		case resourceResource:
 			data, ok := fc.MessageData()
-			if !ok {
+			if !ok || visiting {
 				continue
 			}
 			r, err := c.resource(data)
@@ -851,7 +875,9 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 			t.add(&st)
 			ss++
 		case resourceSchema:
-			c.stringField(&fc, "schema_url", &resReason)
+			if !visiting {
+				c.stringField(&fc, "schema_url", &resReason)
+			}
 		}
 	}
 	if resReason.bad() {
@@ -870,6 +896,10 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 //	}
 func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item signal, t *tally) error {
 	var scopeReason reason
+	visiting := c.visit != nil
+	if visiting {
+		scopeReason, visiting = c.visitHeader(src, true)
+	}
 	var fc otlppb.Field
 	for idx := 0; len(src) > 0; {
 		var err error
@@ -879,7 +909,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 		switch fc.FieldNum {
 		case scopeScope:
 			data, ok := fc.MessageData()
-			if !ok {
+			if !ok || visiting {
 				continue
 			}
 			r, err := c.scope(data)
@@ -911,7 +941,9 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 			}
 			idx++
 		case scopeSchema:
-			c.stringField(&fc, "schema_url", &scopeReason)
+			if !visiting {
+				c.stringField(&fc, "schema_url", &scopeReason)
+			}
 		}
 	}
 	if scopeReason.bad() {

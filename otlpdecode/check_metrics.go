@@ -1,6 +1,9 @@
 package otlpdecode
 
-import "github.com/otlp-lite/otlp-lite/otlppb"
+import (
+	"github.com/otlp-lite/otlp-lite/otlppb"
+	"github.com/otlp-lite/otlp-lite/otlpview"
+)
 
 // CheckMetrics walks an ExportMetricsServiceRequest (same wire format as
 // MetricsData) and validates every data point of the five kinds (gauge,
@@ -71,6 +74,10 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 	var r reason
 	nMeta := 0
 	var kind uint32
+	var m *otlpview.Metric // the view of a visited metric
+	if c.visit != nil {
+		m = c.visitMetric(src)
+	}
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
@@ -94,7 +101,7 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 				kind = fc.FieldNum
 				*t = itemTally{kind: metricKindName(kind)}
 			}
-			if err := c.metricData(data, kind, t); err != nil {
+			if err := c.metricData(data, kind, t, m); err != nil {
 				return at(err, t.kind, -1)
 			}
 		case otlppb.MetricMetadata:
@@ -130,7 +137,10 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 //	  AggregationTemporality aggregation_temporality = 2;
 //	}
 //	message Summary { repeated SummaryDataPoint data_points = 1; }
-func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
+//
+// m is the view of the metric when its points are visited (see
+// visitMetric), nil otherwise.
+func (c *checker) metricData(src []byte, kind uint32, t *itemTally, m *otlpview.Metric) error {
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
@@ -144,9 +154,16 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
 		if !ok {
 			continue
 		}
+		n := 0
+		if c.visit != nil {
+			n = c.visit.item()
+		}
 		r, err := c.dataPoint(data, kind)
 		if err != nil {
 			return at(err, "data_points", t.items)
+		}
+		if m != nil && !r.bad() {
+			r = c.visitPoint(m, kind, data, n)
 		}
 		if r.bad() {
 			if t.rejected == 0 {
@@ -231,6 +248,7 @@ func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 	// per field: a histogram's fixed64 fields are not skipped unread.
 	nCounts, nBounds := 0, 0
 	histogram := kind == otlppb.MetricHistogram
+	roles := otlppb.PointRolesOf(kind)
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
@@ -245,7 +263,7 @@ func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 				return r, err
 			}
 		}
-		switch otlppb.PointRoleOf(kind, fc.FieldNum) {
+		switch roles.Of(fc.FieldNum) {
 		case otlppb.PointAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err

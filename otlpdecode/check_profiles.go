@@ -63,6 +63,11 @@ func CheckProfiles(src []byte, opts *Options) (Result, error) {
 	if err := c.loadDictionary(src); err != nil {
 		return Result{}, err
 	}
+	if c.visit != nil && !c.dict.bad.bad() {
+		if _, err := c.visit.views.Dictionary(src); err != nil {
+			return Result{}, err
+		}
+	}
 	return c.check(src, &profileNames, signalProfiles)
 }
 
@@ -80,8 +85,9 @@ func AppendValidProfiles(dst, src []byte, opts *Options) ([]byte, error) {
 }
 
 func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
+	n := c.countItem()
 	r, _, err := c.profile(src)
-	return keepValid(dst, src, &r, err)
+	return c.keepValid(dst, src, n, &r, err)
 }
 
 // The tables of ProfilesDictionary, by field number.
@@ -365,12 +371,16 @@ func (c *checker) countTables(src []byte) error {
 	for len(src) > 0 {
 		// What encoders write, a one-byte tag and a length below 128, is
 		// read inline.
-		var ok bool
-		if src, ok = f.ReadShort(src); !ok {
-			var err error
-			if src, err = f.Read(src); err != nil {
-				return err
+		if num, end, ok := otlppb.ShortLen(src); ok {
+			if num < numTables {
+				c.dict.len[num]++
 			}
+			src = src[end:]
+			continue
+		}
+		var err error
+		if src, err = f.Read(src); err != nil {
+			return err
 		}
 		if _, ok := f.MessageData(); ok && f.FieldNum < numTables {
 			c.dict.len[f.FieldNum]++
@@ -413,17 +423,19 @@ func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
 		var err error
 		// Most entries are short: a one-byte tag and length, read
 		// inline.
-		var ok bool
-		if src, ok = f.ReadShort(src); !ok {
+		var data []byte
+		table, end, ok := otlppb.ShortLen(src)
+		if ok {
+			data, src = src[2:end], src[end:]
+		} else {
 			if src, err = f.Read(src); err != nil {
 				return err
 			}
+			if data, ok = f.MessageData(); !ok {
+				continue
+			}
+			table = f.FieldNum
 		}
-		data, ok := f.MessageData()
-		if !ok {
-			continue
-		}
-		table := f.FieldNum
 		if table >= numTables || table == 0 {
 			continue
 		}
@@ -536,6 +548,11 @@ func emptyRepeated(f *otlppb.Field) bool {
 	return true
 }
 
+// tagLines is the one-byte tag of Location.lines, which location's fast
+// path compares first: most of a location's other fields are not
+// length-delimited.
+const tagLines = otlppb.LocationLines<<3 | otlppb.WireLen
+
 // location checks a Location of the dictionary; zero reports whether it is
 // Location{}.
 //
@@ -552,11 +569,21 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 	for len(src) > 0 {
 		// A line with a one-byte length, the commonest field, is read
 		// inline.
-		var ok bool
-		if src, ok = f.ReadShort(src); !ok {
-			if src, err = f.Read(src); err != nil {
-				return false, err
+		if _, end, ok := otlppb.ShortLen(src); ok && src[0] == tagLines {
+			zero = false
+			wasBad := r.bad()
+			if err := c.line(src[2:end], r); err != nil {
+				return false, at(err, "lines", nLines)
 			}
+			if !wasBad && r.bad() {
+				*r = r.in("lines", nLines)
+			}
+			nLines++
+			src = src[end:]
+			continue
+		}
+		if src, err = f.Read(src); err != nil {
+			return false, err
 		}
 		switch f.FieldNum {
 		case otlppb.LocationMappingIndex:
@@ -599,15 +626,22 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 // line and column are "1-based, 0 means unset": a negative one is no
 // position in a source file.
 func (c *checker) line(src []byte, r *reason) error {
+	functions := uint64(c.dict.len[tableFunction])
 	var f otlppb.Field
 	for len(src) > 0 {
-		// A line is a few small varints, read inline.
-		var ok bool
-		if src, ok = f.ReadSmallVarint(src); !ok {
-			var err error
-			if src, err = f.Read(src); err != nil {
-				return err
+		// A line is a few small varints, read inline: a value below
+		// 2^14 is not negative, and the exact check of a function_index
+		// runs only when it is not obviously valid.
+		if num, v, n, ok := otlppb.SmallVarint(src); ok {
+			if num == otlppb.LineFunctionIndex && v >= functions && v != 0 {
+				c.badIndex("function_index", -1, v, tableFunction, r)
 			}
+			src = src[n:]
+			continue
+		}
+		var err error
+		if src, err = f.Read(src); err != nil {
+			return err
 		}
 		switch f.FieldNum {
 		case otlppb.LineFunctionIndex:

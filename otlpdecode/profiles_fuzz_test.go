@@ -37,6 +37,7 @@ func FuzzCheckProfiles(f *testing.F) {
 	f.Add([]byte(request(pb{}.Msg(1, pb{}.Varint(3, 2).Msg(2, pb{}.Varint(8, 9))), nil, []pb{profile(nil)}).Msg(2, testDict)), false)
 	f.Fuzz(func(t *testing.T, src []byte, utf8 bool) {
 		consistency(t, signalProfiles, src, &Options{ValidateUTF8: utf8, MaxAnyValueDepth: 4})
+		visitedConsistency(t, signalProfiles, src, Options{ValidateUTF8: utf8, MaxAnyValueDepth: 4}, 3)
 	})
 }
 

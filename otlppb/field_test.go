@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzNextField holds the field reader (Field.Read and its fast paths
-// ReadShort, ReadSmallVarint and SkipScalar) to NextField, the easyproto-based reader: on every input they read the same
+// ReadShort, ShortLen, SmallVarint and SkipScalar) to NextField, the easyproto-based reader: on every input they read the same
 // fields, with the same values, to the same tail, and fail together. Its
 // seeds are the golden payloads and testdata/fuzz/FuzzNextField: real
 // requests and the edge cases of the wire format (truncated fields, field
@@ -46,16 +46,17 @@ func FuzzNextField(f *testing.F) {
 			} else if !bytes.Equal(tail, got) {
 				t.Fatalf("at byte %d: SkipScalar moved without skipping", len(src)-len(want))
 			}
-			// ReadSmallVarint reads exactly the field Read reads, or
-			// nothing.
-			var small Field
-			if tail, ok := small.ReadSmallVarint(got); ok {
-				if len(tail) != len(gotTail) || small.FieldNum != f.FieldNum {
-					t.Fatalf("at byte %d: ReadSmallVarint read field %d to %d bytes left, Read field %d to %d", len(src)-len(want), small.FieldNum, len(tail), f.FieldNum, len(gotTail))
+			// SmallVarint and ShortLen read exactly the field Read
+			// reads, or nothing.
+			if num, v, n, ok := SmallVarint(got); ok {
+				if w, _ := fc.Uint64(); n != len(got)-len(gotTail) || num != f.FieldNum || v != w || f.wire != WireVarint {
+					t.Fatalf("at byte %d: SmallVarint read field %d = %d in %d bytes, Read field %d in %d", len(src)-len(want), num, v, n, f.FieldNum, len(got)-len(gotTail))
 				}
-				checkSameValue(t, &small, &fc)
-			} else if !bytes.Equal(tail, got) {
-				t.Fatalf("at byte %d: ReadSmallVarint moved without reading", len(src)-len(want))
+			}
+			if num, end, ok := ShortLen(got); ok {
+				if w, _ := fc.MessageData(); end != len(got)-len(gotTail) || num != f.FieldNum || !bytes.Equal(got[2:end], w) || f.wire != WireLen {
+					t.Fatalf("at byte %d: ShortLen read field %d to byte %d, Read field %d to %d", len(src)-len(want), num, end, f.FieldNum, len(got)-len(gotTail))
+				}
 			}
 			// ReadShort reads exactly the field Read reads, or nothing.
 			var short Field

@@ -47,16 +47,36 @@ const (
 const pointFieldLimit = 15
 
 // PointRoleOf returns the role of field num of a data point of kind k
-// (PointUnknown for an unknown field or kind). It inlines to a bounds
-// check and a table load.
+// (PointUnknown for an unknown field or kind).
 func PointRoleOf(k PointKind, num uint32) PointRole {
-	if k >= uint32(len(pointRoles)) || num >= pointFieldLimit {
-		return PointUnknown
-	}
-	return pointRoles[k][num]
+	return PointRolesOf(k).Of(num)
 }
 
-var numberPointRoles = [pointFieldLimit]PointRole{
+// PointRoles are the roles of the fields of one kind of data point, by
+// field number.
+type PointRoles [pointFieldLimit]PointRole
+
+// PointRolesOf returns the roles of the fields of kind k, for a walk that
+// looks up every field of a data point (an unknown kind has none).
+func PointRolesOf(k PointKind) *PointRoles {
+	if k >= uint32(len(pointRoles)) {
+		return &noPointRoles
+	}
+	return &pointRoles[k]
+}
+
+// Of returns the role of field num. It inlines to a bounds check and a
+// load.
+func (r *PointRoles) Of(num uint32) PointRole {
+	if num >= pointFieldLimit {
+		return PointUnknown
+	}
+	return r[num]
+}
+
+var noPointRoles PointRoles
+
+var numberPointRoles = PointRoles{
 	NumberDataPointAttributes:        PointAttributes,
 	NumberDataPointStartTimeUnixNano: PointStartTimeUnixNano,
 	NumberDataPointTimeUnixNano:      PointTimeUnixNano,
@@ -68,7 +88,7 @@ var numberPointRoles = [pointFieldLimit]PointRole{
 
 // pointRoles is indexed by PointKind (the Metric field number of the
 // kind's container), then by field number.
-var pointRoles = [MetricSummary + 1][pointFieldLimit]PointRole{
+var pointRoles = [MetricSummary + 1]PointRoles{
 	MetricGauge: numberPointRoles,
 	MetricSum:   numberPointRoles,
 	MetricHistogram: {

@@ -123,9 +123,12 @@ func (v *AnyValue) decode(src []byte) error {
 func (v *AnyValue) merge(src []byte) error {
 	var fc otlppb.Field
 	for len(src) > 0 {
-		var err error
-		if src, err = fc.Read(src); err != nil {
-			return err
+		var ok bool
+		if src, ok = fc.ReadShort(src); !ok {
+			var err error
+			if src, err = fc.Read(src); err != nil {
+				return err
+			}
 		}
 		switch fc.FieldNum {
 		case otlppb.AnyValueStringValue:
@@ -188,9 +191,12 @@ func (kv *KeyValue) decode(src []byte) error {
 	kv.Value = AnyValue{}
 	var fc otlppb.Field
 	for len(src) > 0 {
-		var err error
-		if src, err = fc.Read(src); err != nil {
-			return err
+		var ok bool
+		if src, ok = fc.ReadShort(src); !ok {
+			var err error
+			if src, err = fc.Read(src); err != nil {
+				return err
+			}
 		}
 		switch fc.FieldNum {
 		case otlppb.KeyValueKey:
@@ -221,10 +227,13 @@ type rawIter struct {
 func (it *rawIter) next() ([]byte, bool) {
 	var fc otlppb.Field
 	for len(it.src) > 0 {
-		var err error
-		if it.src, err = fc.Read(it.src); err != nil {
-			it.fail(err)
-			return nil, false
+		var ok bool
+		if it.src, ok = fc.ReadShort(it.src); !ok {
+			var err error
+			if it.src, err = fc.Read(it.src); err != nil {
+				it.fail(err)
+				return nil, false
+			}
 		}
 		if fc.FieldNum != it.field {
 			continue

@@ -122,13 +122,26 @@ func at(err error, name string, idx int) error {
 type levelNames [3]string
 
 var (
-	traceLevels  = levelNames{"resource_spans", "scope_spans", "spans"}
-	metricLevels = levelNames{"resource_metrics", "scope_metrics", "metrics"}
-	logLevels    = levelNames{"resource_logs", "scope_logs", "log_records"}
+	traceLevels   = levelNames{"resource_spans", "scope_spans", "spans"}
+	metricLevels  = levelNames{"resource_metrics", "scope_metrics", "metrics"}
+	logLevels     = levelNames{"resource_logs", "scope_logs", "log_records"}
+	profileLevels = levelNames{"resource_profiles", "scope_profiles", "profiles"}
 )
 
 // bytesToString returns a string aliasing b, as easyproto's String does, so
 // that views do not copy.
 func bytesToString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// stringToBytes returns the bytes of s without copying; they must not be
+// modified.
+func stringToBytes(s string) []byte {
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
+// int64s returns v as int64s without copying: protobuf's int64 is the
+// varint of the two's complement, which is what appendVarints read.
+func int64s(v []uint64) []int64 {
+	return unsafe.Slice((*int64)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
 }

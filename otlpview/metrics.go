@@ -548,13 +548,14 @@ type pointValues struct {
 // occurrence of a scalar wins; repeated scalars and Buckets are appended
 // to, as protobuf merges them.
 func (v *pointValues) decode(src []byte, kind otlppb.PointKind) error {
+	roles := otlppb.PointRolesOf(kind)
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
 		if src, err = fc.Read(src); err != nil {
 			return err
 		}
-		switch otlppb.PointRoleOf(kind, fc.FieldNum) {
+		switch roles.Of(fc.FieldNum) {
 		case otlppb.PointStartTimeUnixNano:
 			if n, ok := fc.Fixed64(); ok {
 				v.startTime = n

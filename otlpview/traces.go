@@ -114,9 +114,12 @@ func (s *Span) decode(src []byte) error {
 	var fc otlppb.Field
 	for len(src) > 0 {
 		start := len(orig) - len(src)
-		var err error
-		if src, err = fc.Read(src); err != nil {
-			return err
+		var ok bool
+		if src, ok = fc.ReadShort(src); !ok { // most of a span's fields, inline
+			var err error
+			if src, err = fc.Read(src); err != nil {
+				return err
+			}
 		}
 		switch fc.FieldNum {
 		case otlppb.SpanAttributes:

@@ -26,11 +26,12 @@ var allowed = map[string][]string{
 	"otlppb":             nil, // the protobuf field reader and the OTLP field numbers, under every walk
 
 	// Codecs and the storage contract.
-	"compression": {"internal/quote"},
-	"storage":     {"otlp"},
-	"otlpdecode":  {"otlp", "otlppb"},
-	"otlpview":    {"otlppb"},
-	"otlpjson":    {"otlp", "internal/quote", "otlppb"},
+	"compression":          {"internal/quote"},
+	"storage":              {"otlp"},
+	"otlpdecode":           {"otlp", "otlppb", "otlpview" /* the views its Visitor gets */},
+	"otlpdecode/visittest": {"otlp", "otlpdecode"},
+	"otlpview":             {"otlppb"},
+	"otlpjson":             {"otlp", "internal/quote", "otlppb"},
 
 	// The wire and the sinks.
 	"grpcwire":           {"compression", "internal/quote"},
