@@ -83,13 +83,13 @@ interop: $(PYTHON)
 # decoders against the collector's pdata, and the side-by-side server run
 # against the grpc-go + pdata baseline (BENCHMARKS.md explains each).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./otlpdecode/ ./otlpdecode/otlpview/ ./otlpjson/ ./handler/ ./storage/disk/ | tee bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./otlpdecode/ ./otlppb/ ./otlpview/ ./otlpjson/ ./handler/ ./storage/disk/ | tee bench.txt
 	cd bench && $(GO) test -run '^$$' -bench . -benchmem -count 6 . | tee ../bench-baseline.txt
 	cd bench && $(GO) run ./cmd/sidebyside
 
 # Every fuzz target for FUZZTIME each (go test -fuzz takes one target at a time).
 fuzz:
-	@set -e; for pkg in ./compression ./grpcwire ./handler ./kafkasource ./otlpdecode ./otlpdecode/otlpview ./otlpjson ./otlp ./otlpclient ./storage/disk ./storage/kafka ./forward; do \
+	@set -e; for pkg in ./compression ./grpcwire ./handler ./kafkasource ./otlppb ./otlpdecode ./otlpview ./otlpjson ./otlp ./otlpclient ./storage/disk ./storage/kafka ./forward; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg; \
 	  done; \

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode/otlpview"
+	"github.com/otlp-lite/otlp-lite/otlpview"
 )
 
 // The walks below read every field of every item, so that the visitor

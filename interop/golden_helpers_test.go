@@ -17,7 +17,7 @@ import (
 	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode/otlpview"
+	"github.com/otlp-lite/otlp-lite/otlpview"
 )
 
 func gStr(s string) *commonpb.AnyValue {

@@ -32,7 +32,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
-	"github.com/otlp-lite/otlp-lite/otlpdecode/otlpview"
+	"github.com/otlp-lite/otlp-lite/otlpview"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the payload files of ../testdata/otlp (TestWriteGoldenPayloads)")

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // SpanGenerator makes synthetic trace batches shaped like the benchmark of
@@ -73,15 +75,15 @@ func (g *SpanGenerator) randString(lo, hi int) []byte {
 //	message AnyValue { oneof value { string string_value = 1; int64 int_value = 3; } }
 func (g *SpanGenerator) AppendBatch(dst []byte) []byte {
 	m := g.mp.Get()
-	rs := m.MessageMarshaler().AppendMessage(1)
-	res := rs.AppendMessage(1)
-	kv := res.AppendMessage(1)
-	kv.AppendString(1, "service.name")
-	kv.AppendMessage(2).AppendString(1, "otlp-lite-loadgen")
-	ss := rs.AppendMessage(2)
-	scope := ss.AppendMessage(1)
-	scope.AppendString(1, "otlp-lite/loadgen")
-	scope.AppendString(2, "1")
+	rs := m.MessageMarshaler().AppendMessage(otlppb.ExportTraceServiceRequestResourceSpans)
+	res := rs.AppendMessage(otlppb.ResourceSpansResource)
+	kv := res.AppendMessage(otlppb.ResourceAttributes)
+	kv.AppendString(otlppb.KeyValueKey, "service.name")
+	kv.AppendMessage(otlppb.KeyValueValue).AppendString(otlppb.AnyValueStringValue, "otlp-lite-loadgen")
+	ss := rs.AppendMessage(otlppb.ResourceSpansScopeSpans)
+	scope := ss.AppendMessage(otlppb.ScopeSpansScope)
+	scope.AppendString(otlppb.InstrumentationScopeName, "otlp-lite/loadgen")
+	scope.AppendString(otlppb.InstrumentationScopeVersion, "1")
 
 	var spanID [8]byte
 	for range g.SpansPerBatch {
@@ -93,25 +95,26 @@ func (g *SpanGenerator) AppendBatch(dst []byte) []byte {
 		}
 		binary.BigEndian.PutUint64(spanID[:], g.rng.Uint64()|1) // never the invalid all-zero id
 		g.now += 1_000_000
-		sp := ss.AppendMessage(2)
-		sp.AppendBytes(1, g.traceID[:])
-		sp.AppendBytes(2, spanID[:])
-		sp.AppendString(5, "load-generator-span")
-		sp.AppendInt32(6, 3) // SPAN_KIND_CLIENT
-		sp.AppendFixed64(7, g.now)
-		sp.AppendFixed64(8, g.now+uint64(g.rng.IntN(1_000_000)))
+		sp := ss.AppendMessage(otlppb.ScopeSpansSpans)
+		sp.AppendBytes(otlppb.SpanTraceID, g.traceID[:])
+		sp.AppendBytes(otlppb.SpanSpanID, spanID[:])
+		sp.AppendString(otlppb.SpanName, "load-generator-span")
+		sp.AppendInt32(otlppb.SpanKind, 3) // SPAN_KIND_CLIENT
+		sp.AppendFixed64(otlppb.SpanStartTimeUnixNano, g.now)
+		sp.AppendFixed64(otlppb.SpanEndTimeUnixNano, g.now+uint64(g.rng.IntN(1_000_000)))
 		for i := range g.Attrs {
-			a := sp.AppendMessage(9)
+			a := sp.AppendMessage(otlppb.SpanAttributes)
 			switch i {
 			case 0:
-				a.AppendString(1, "load_generator.span_seq_num")
-				a.AppendMessage(2).AppendInt64(3, int64(g.seq))
+				a.AppendString(otlppb.KeyValueKey, "load_generator.span_seq_num")
+				a.AppendMessage(otlppb.KeyValueValue).AppendInt64(otlppb.AnyValueIntValue, int64(g.seq))
 			case 1:
-				a.AppendString(1, "load_generator.trace_seq_num")
-				a.AppendMessage(2).AppendInt64(3, int64(g.trace))
+				a.AppendString(otlppb.KeyValueKey, "load_generator.trace_seq_num")
+				a.AppendMessage(otlppb.KeyValueValue).AppendInt64(otlppb.AnyValueIntValue, int64(g.trace))
 			default:
-				a.AppendBytes(1, g.randString(1, 50))
-				a.AppendMessage(2).AppendBytes(1, g.randString(1, 20))
+				// A string and a bytes field have the same encoding.
+				a.AppendBytes(otlppb.KeyValueKey, g.randString(1, 50))
+				a.AppendMessage(otlppb.KeyValueValue).AppendBytes(otlppb.AnyValueStringValue, g.randString(1, 20))
 			}
 		}
 	}

@@ -3,6 +3,8 @@ package otlpdecode
 import (
 	"encoding/binary"
 	"slices"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // AppendValidTraces appends to dst the protobuf encoding of src without its
@@ -43,25 +45,43 @@ func AppendValidLogs(dst, src []byte, opts *Options) ([]byte, error) {
 type itemAppendFunc func(c *checker, dst, src []byte) (out []byte, keep bool, err error)
 
 func keepSpan(c *checker, dst, src []byte) ([]byte, bool, error) {
+	n := c.countItem()
 	r, err := c.span(src)
-	return keepValid(dst, src, &r, err)
+	return c.keepValid(dst, src, n, &r, err)
 }
 
 func keepLogRecord(c *checker, dst, src []byte) ([]byte, bool, error) {
+	n := c.countItem()
 	r, err := c.logRecord(src)
-	return keepValid(dst, src, &r, err)
+	return c.keepValid(dst, src, n, &r, err)
 }
 
-// keepValid appends the item src if its check found it valid (r is a
-// pointer for the same reason as in itemTally.single).
-func keepValid(dst, src []byte, r *reason, err error) ([]byte, bool, error) {
-	if err != nil || r.bad() {
+// keepValid appends the item src, of ordinal n (countItem), if its check
+// found it valid (r is a pointer for the same reason as in
+// itemTally.single) and the request's visitor did not reject it.
+func (c *checker) keepValid(dst, src []byte, n int, r *reason, err error) ([]byte, bool, error) {
+	if err != nil || r.bad() || c.visitorRejected(n) {
 		return dst, false, err
 	}
 	return append(dst, src...), true, nil
 }
 
-// rawField returns the encoded bytes of the field nextField just read:
+// countItem counts an item the way the visited check did, when the
+// request has a Visit, and returns its ordinal.
+func (c *checker) countItem() int {
+	if c.visit == nil {
+		return 0
+	}
+	return c.visit.item()
+}
+
+// visitorRejected reports whether the request's visitor rejected the item
+// of ordinal n.
+func (c *checker) visitorRejected(n int) bool {
+	return c.visit != nil && c.visit.skip(n)
+}
+
+// rawField returns the encoded bytes of the field Read just read:
 // src before the call, tail after.
 func rawField(src, tail []byte) []byte {
 	return src[:len(src)-len(tail)]
@@ -71,7 +91,7 @@ func rawField(src, tail []byte) []byte {
 // built in place, into the field itself by inserting its tag and length.
 func wrapField(dst []byte, start int, num uint32) []byte {
 	var hdr [2 * binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(hdr[:], uint64(num)<<3|wireLen)
+	n := binary.PutUvarint(hdr[:], uint64(num)<<3|otlppb.WireLen)
 	n += binary.PutUvarint(hdr[n:], uint64(len(dst)-start))
 	size := len(dst) - start
 	dst = append(dst, hdr[:n]...)
@@ -85,6 +105,9 @@ func wrapField(dst []byte, start int, num uint32) []byte {
 func (c *checker) appendValid(dst, src []byte, names *signalNames, item itemAppendFunc) ([]byte, error) {
 	// The output is at most as long as src: grow dst once.
 	dst = slices.Grow(dst, len(src))
+	if c.visit != nil {
+		c.visit.replay()
+	}
 	dst, err := c.appendElems(dst, src, levelRequest, names, item)
 	if err != nil {
 		return dst, topLevel(err)
@@ -96,9 +119,9 @@ func (c *checker) appendValid(dst, src []byte, names *signalNames, item itemAppe
 type level uint8
 
 const (
-	levelRequest  level = iota // Export*ServiceRequest: resource_* = 1
-	levelResource              // Resource*: scope_* = 2
-	levelScope                 // Scope*: the items = 2
+	levelRequest  level = iota // Export*ServiceRequest: resource_* (requestResources)
+	levelResource              // Resource*: scope_* (resourceScopes)
+	levelScope                 // Scope*: the items (scopeItemsField)
 )
 
 // appendElems copies the fields of src, a message of level lvl, to dst
@@ -106,16 +129,16 @@ const (
 // re-encoded without their rejected items, or dropped. On error it
 // returns what it appended before the failing element.
 func (c *checker) appendElems(dst, src []byte, lvl level, names *signalNames, item itemAppendFunc) ([]byte, error) {
-	num, name := uint32(2), names.scopes
+	num, name := uint32(resourceScopes), names.scopes
 	switch lvl {
 	case levelRequest:
-		num, name = 1, names.resources
+		num, name = requestResources, names.resources
 	case levelScope:
-		name = names.items
+		num, name = scopeItemsField, names.items
 	}
-	var fc wireField
+	var fc otlppb.Field
 	for i := 0; len(src) > 0; {
-		tail, err := nextField(&fc, src)
+		tail, err := fc.Read(src)
 		if err != nil {
 			return dst, err
 		}
@@ -155,14 +178,14 @@ func (c *checker) appendElems(dst, src []byte, lvl level, names *signalNames, it
 // malformed field further on refuses the request, as it does in Check.
 func (c *checker) containerReason(src []byte, check func(*checker, []byte) (reason, error)) (reason, error) {
 	var r reason
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return reason{}, err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case resourceResource: // scopeScope
 			if data, ok := fc.MessageData(); ok {
 				sub, err := check(c, data)
 				if err != nil {
@@ -172,7 +195,7 @@ func (c *checker) containerReason(src []byte, check func(*checker, []byte) (reas
 					r = sub
 				}
 			}
-		case 3:
+		case resourceSchema: // scopeSchema
 			if c.badString(&fc) && !r.bad() {
 				r = utf8Reason("schema_url", -1)
 			}
@@ -209,20 +232,20 @@ func appendValidMetric(c *checker, dst, src []byte) ([]byte, bool, error) {
 	orig := len(dst)
 	var r reason
 	nMeta := 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
-		tail, err := nextField(&fc, src)
+		tail, err := fc.Read(src)
 		if err != nil {
 			return dst[:orig], false, err
 		}
 		raw := rawField(src, tail)
 		src = tail
 		switch fc.FieldNum {
-		case 1, 2, 3:
+		case otlppb.MetricName, otlppb.MetricDescription, otlppb.MetricUnit:
 			if c.badString(&fc) {
 				r = utf8Reason("name", -1)
 			}
-		case 12:
+		case otlppb.MetricMetadata:
 			if err := c.attribute(&fc, "metadata", &nMeta, &r); err != nil {
 				return dst[:orig], false, err
 			}
@@ -250,34 +273,25 @@ func appendValidMetric(c *checker, dst, src []byte) ([]byte, bool, error) {
 // or Summary without its rejected data points (layouts at
 // checker.metricData).
 func (c *checker) appendMetricData(dst, src []byte, kind uint32) ([]byte, error) {
-	var fc wireField
+	var fc otlppb.Field
 	for i := 0; len(src) > 0; {
-		tail, err := nextField(&fc, src)
+		tail, err := fc.Read(src)
 		if err != nil {
 			return dst, err
 		}
 		raw := rawField(src, tail)
 		src = tail
 		data, ok := fc.MessageData()
-		if fc.FieldNum != 1 || !ok {
+		if fc.FieldNum != otlppb.GaugeDataPoints || !ok { // data_points, in all five kinds
 			dst = append(dst, raw...)
 			continue
 		}
-		var r reason
-		switch kind {
-		case metricGauge, metricSum:
-			r, err = c.numberDataPoint(data)
-		case metricHistogram:
-			r, err = c.histogramDataPoint(data)
-		case metricExponentialHistogram:
-			r, err = c.exponentialHistogramDataPoint(data)
-		case metricSummary:
-			r, err = c.summaryDataPoint(data)
-		}
+		n := c.countItem()
+		r, err := c.dataPoint(data, kind)
 		if err != nil {
 			return dst, at(err, "data_points", i)
 		}
-		if !r.bad() {
+		if !r.bad() && !c.visitorRejected(n) {
 			dst = append(dst, raw...)
 		}
 		i++

@@ -3,6 +3,8 @@ package otlpdecode
 import (
 	"bytes"
 	"testing"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // items returns the payloads of every item (field 2 of the Scope*
@@ -22,10 +24,10 @@ func items(t *testing.T, src []byte) [][]byte {
 func messages(t *testing.T, src []byte, num uint32) [][]byte {
 	t.Helper()
 	var out [][]byte
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			t.Fatal(err)
 		}
 		if data, ok := fc.MessageData(); ok && fc.FieldNum == num {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // checker walks a request for the Check* functions. It holds no buffers:
@@ -26,19 +27,23 @@ type checker struct {
 	// ignoredStrindex counts the *_strindex fields met in a request of
 	// another signal (Result.IgnoredStrindex).
 	ignoredStrindex int
+
+	// visit is the request's Visit when a Visitor gets its items, nil
+	// otherwise (see visit.go).
+	visit *Visit
 }
 
 func newChecker(opts *Options) checker {
-	return checker{utf8: opts.validateUTF8(), maxDepth: opts.maxDepth()}
+	return checker{utf8: opts.validateUTF8(), maxDepth: opts.maxDepth(), visit: opts.visit()}
 }
 
 // badString reports whether a string field is invalid UTF-8 while
 // ValidateUTF8 is on. It inlines to a flag test when it is off.
-func (c *checker) badString(fc *wireField) bool {
+func (c *checker) badString(fc *otlppb.Field) bool {
 	return c.utf8 && badUTF8String(fc)
 }
 
-func badUTF8String(fc *wireField) bool {
+func badUTF8String(fc *otlppb.Field) bool {
 	s, ok := fc.String()
 	return ok && !validUTF8String(s)
 }
@@ -47,13 +52,13 @@ func badUTF8String(fc *wireField) bool {
 // UTF-8 (with ValidateUTF8), unless *r already holds a reason: the first
 // one found is kept. Like badString, it inlines to a flag test when
 // ValidateUTF8 is off.
-func (c *checker) stringField(fc *wireField, name string, r *reason) {
+func (c *checker) stringField(fc *otlppb.Field, name string, r *reason) {
 	if c.utf8 {
 		utf8Field(fc, name, r)
 	}
 }
 
-func utf8Field(fc *wireField, name string, r *reason) {
+func utf8Field(fc *otlppb.Field, name string, r *reason) {
 	if s, ok := fc.String(); ok && !validUTF8String(s) && !r.bad() {
 		*r = utf8Reason(name, -1)
 	}
@@ -93,6 +98,7 @@ const (
 	reasonIndex                     // "is <got>, out of range of <want> (<n> entries)"
 	reasonText                      // "<want>"
 	reasonCounts                    // "has <got> elements and timestamps_unix_nano <n>: ..."
+	reasonVisitor                   // "<want>": the Visitor's error, without the path
 )
 
 type pathElem struct {
@@ -157,6 +163,9 @@ func (r reason) in(name string, idx int) reason {
 }
 
 func (r reason) String() string {
+	if r.kind == reasonVisitor {
+		return r.want
+	}
 	var b []byte
 	for i, e := range r.path {
 		if e.name == "" {
@@ -265,7 +274,7 @@ func (v verdict) reason(name string, idx int) reason {
 //     empty": such a field never rejects anything; it is counted in
 //     Result.IgnoredStrindex for the caller to log, and the data is kept
 //     verbatim (a later reader applies the same rule).
-func (c *checker) strindex(fc *wireField, bad verdict) verdict {
+func (c *checker) strindex(fc *otlppb.Field, bad verdict) verdict {
 	v, ok := fc.Uint64()
 	if !ok {
 		return verdictOK // not a varint: an unknown field
@@ -302,21 +311,21 @@ func (c *checker) anyValue(src []byte, depth int) (verdict, error) {
 		return verdictOK, fmt.Errorf("%w (%d)", errDepth, c.maxDepth)
 	}
 	var v verdict
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return verdictOK, err
 			}
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.AnyValueStringValue:
 			if c.badString(&fc) && v == verdictOK {
 				v = verdictUTF8
 			}
-		case 5:
+		case otlppb.AnyValueArrayValue:
 			if data, ok := fc.MessageData(); ok {
 				sub, err := c.arrayValue(data, depth)
 				if err != nil {
@@ -324,7 +333,7 @@ func (c *checker) anyValue(src []byte, depth int) (verdict, error) {
 				}
 				v = cmp.Or(v, sub)
 			}
-		case 6:
+		case otlppb.AnyValueKvlistValue:
 			if data, ok := fc.MessageData(); ok {
 				sub, err := c.keyValueList(data, depth)
 				if err != nil {
@@ -332,12 +341,24 @@ func (c *checker) anyValue(src []byte, depth int) (verdict, error) {
 				}
 				v = cmp.Or(v, sub)
 			}
-		case 8:
+		case otlppb.AnyValueStringValueStrindex:
 			v = cmp.Or(v, c.strindex(&fc, verdictValueStrindex))
 		}
 	}
 	return v, nil
 }
+
+// One-byte tags (field number << 3 | wire type) the fast paths of
+// scalarValue and keyValue compare whole.
+const (
+	tagStringValue = otlppb.AnyValueStringValue<<3 | otlppb.WireLen  // 0x0a
+	tagBoolValue   = otlppb.AnyValueBoolValue<<3 | otlppb.WireVarint // 0x10
+	tagIntValue    = otlppb.AnyValueIntValue<<3 | otlppb.WireVarint  // 0x18
+	tagDoubleValue = otlppb.AnyValueDoubleValue<<3 | otlppb.WireI64  // 0x21
+	tagBytesValue  = otlppb.AnyValueBytesValue<<3 | otlppb.WireLen   // 0x3a
+	tagKey         = otlppb.KeyValueKey<<3 | otlppb.WireLen          // 0x0a
+	tagValue       = otlppb.KeyValueValue<<3 | otlppb.WireLen        // 0x12
+)
 
 // scalarValue checks an AnyValue made of a single scalar field (or of
 // nothing) in its shortest encoding; ok is false for any other shape,
@@ -347,19 +368,19 @@ func (c *checker) scalarValue(v []byte) (valid, ok bool) {
 		return true, true
 	}
 	switch v[0] {
-	case 0x0a: // string_value
+	case tagStringValue:
 		if len(v) >= 2 && v[1] < 0x80 && int(v[1])+2 == len(v) {
 			return !c.utf8 || validUTF8(v[2:]), true
 		}
-	case 0x3a: // bytes_value
+	case tagBytesValue:
 		if len(v) >= 2 && v[1] < 0x80 && int(v[1])+2 == len(v) {
 			return true, true
 		}
-	case 0x10, 0x18: // bool_value, int_value
+	case tagBoolValue, tagIntValue:
 		if _, n := binary.Uvarint(v[1:]); n > 0 && 1+n == len(v) {
 			return true, true
 		}
-	case 0x21: // double_value
+	case tagDoubleValue:
 		return true, len(v) == 9
 	}
 	return false, false
@@ -373,16 +394,16 @@ func (c *checker) scalarValue(v []byte) (valid, ok bool) {
 //	}
 func (c *checker) arrayValue(src []byte, depth int) (verdict, error) {
 	var v verdict
-	var fc wireField
+	var fc otlppb.Field
 	for i := 0; len(src) > 0; {
 		var ok bool
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return verdictOK, err
 			}
 		}
-		if fc.FieldNum != 1 {
+		if fc.FieldNum != otlppb.ArrayValueValues {
 			continue
 		}
 		if data, ok := fc.MessageData(); ok {
@@ -405,16 +426,16 @@ func (c *checker) arrayValue(src []byte, depth int) (verdict, error) {
 //	}
 func (c *checker) keyValueList(src []byte, depth int) (verdict, error) {
 	var v verdict
-	var fc wireField
+	var fc otlppb.Field
 	for i := 0; len(src) > 0; {
 		var ok bool
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return verdictOK, err
 			}
 		}
-		if fc.FieldNum != 1 {
+		if fc.FieldNum != otlppb.KeyValueListValues {
 			continue
 		}
 		if data, ok := fc.MessageData(); ok {
@@ -448,11 +469,11 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 		if 4+n <= len(src) && src[3+n] < 0x80 && 4+n+int(src[3+n]) == len(src) {
 			first, second := src[2:2+n], src[4+n:]
 			switch {
-			case src[0] == 0x0a && src[2+n] == 0x12: // key = 1, value = 2
+			case src[0] == tagKey && src[2+n] == tagValue:
 				if valid, ok := c.scalarValue(second); ok {
 					return utf8Verdict(valid && (!c.utf8 || validUTF8(first))), nil
 				}
-			case src[0] == 0x12 && src[2+n] == 0x0a: // value = 2, key = 1
+			case src[0] == tagValue && src[2+n] == tagKey:
 				if valid, ok := c.scalarValue(first); ok {
 					return utf8Verdict(valid && (!c.utf8 || validUTF8(second))), nil
 				}
@@ -463,24 +484,24 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 	// In profiles, key and key_strindex exclude each other; the last
 	// occurrence of each counts.
 	keySet, strindexSet := false, false
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return verdictOK, err
 			}
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.KeyValueKey:
 			if s, ok := fc.String(); ok {
 				keySet = s != ""
 				if c.utf8 && !validUTF8String(s) && v == verdictOK {
 					v = verdictUTF8
 				}
 			}
-		case 2:
+		case otlppb.KeyValueValue:
 			if data, ok := fc.MessageData(); ok {
 				sub, err := c.anyValue(data, depth)
 				if err != nil {
@@ -488,7 +509,7 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 				}
 				v = cmp.Or(v, sub)
 			}
-		case 3:
+		case otlppb.KeyValueKeyStrindex:
 			if x, ok := fc.Uint64(); ok {
 				strindexSet = x != 0
 				v = cmp.Or(v, c.strindex(&fc, verdictKeyStrindex))
@@ -503,7 +524,7 @@ func (c *checker) keyValue(src []byte, depth int) (verdict, error) {
 
 // attribute checks element idx of a repeated KeyValue field named field and
 // folds its verdict into r.
-func (c *checker) attribute(fc *wireField, field string, idx *int, r *reason) error {
+func (c *checker) attribute(fc *otlppb.Field, field string, idx *int, r *reason) error {
 	data, ok := fc.MessageData()
 	if !ok {
 		return nil
@@ -529,19 +550,19 @@ func (c *checker) attribute(fc *wireField, field string, idx *int, r *reason) er
 //	}
 func (c *checker) resource(src []byte) (reason, error) {
 	var r reason
-	var fc wireField
+	var fc otlppb.Field
 	nAttrs, nRefs := 0, 0
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return r, err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.ResourceAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
 			}
-		case 3:
+		case otlppb.ResourceEntityRefs:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -567,20 +588,20 @@ func (c *checker) resource(src []byte) (reason, error) {
 //	}
 func (c *checker) entityRef(src []byte) (reason, error) {
 	var r reason
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return r, err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.EntityRefSchemaURL:
 			c.stringField(&fc, "schema_url", &r)
-		case 2:
+		case otlppb.EntityRefType:
 			c.stringField(&fc, "type", &r)
-		case 3:
+		case otlppb.EntityRefIDKeys:
 			c.stringField(&fc, "id_keys", &r)
-		case 4:
+		case otlppb.EntityRefDescriptionKeys:
 			c.stringField(&fc, "description_keys", &r)
 		}
 	}
@@ -597,19 +618,19 @@ func (c *checker) entityRef(src []byte) (reason, error) {
 //	}
 func (c *checker) scope(src []byte) (reason, error) {
 	var r reason
-	var fc wireField
+	var fc otlppb.Field
 	nAttrs := 0
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return r, err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.InstrumentationScopeName:
 			c.stringField(&fc, "name", &r)
-		case 2:
+		case otlppb.InstrumentationScopeVersion:
 			c.stringField(&fc, "version", &r)
-		case 3:
+		case otlppb.InstrumentationScopeAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
 			}
@@ -641,6 +662,12 @@ const (
 	signalMetrics  = otlp.Metrics
 	signalLogs     = otlp.Logs
 	signalProfiles = otlp.Profiles
+
+	// signalVisited marks the signal of a walk whose items go to a
+	// Visitor (see visitedItem): the walk's one test of that is the
+	// default case of item's switch, so that the unvisited walk costs
+	// what it did before visitors.
+	signalVisited otlp.Signal = 0x80
 )
 
 // item checks one element of the item field of a Scope* message.
@@ -655,9 +682,11 @@ func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 		r, samples, err := c.profile(src)
 		t.samples = samples
 		return t.single(&r, err)
-	default: // signalLogs
+	case signalLogs:
 		r, err := c.logRecord(src)
 		return t.single(&r, err)
+	default: // | signalVisited
+		return c.visitedItem(sig&^signalVisited, src, t)
 	}
 }
 
@@ -741,6 +770,20 @@ func (p *itemPos) format(n *signalNames) string {
 	return s
 }
 
+// The four signals share the layout of their request, Resource* and
+// Scope* messages, which the walks below read for all of them; they name
+// the fields with the traces' names (TestSharedLayout holds the other
+// signals' numbers equal).
+const (
+	requestResources = otlppb.ExportTraceServiceRequestResourceSpans // resource_spans, resource_metrics...
+	resourceResource = otlppb.ResourceSpansResource
+	resourceScopes   = otlppb.ResourceSpansScopeSpans // scope_spans, scope_metrics...
+	resourceSchema   = otlppb.ResourceSpansSchemaURL
+	scopeScope       = otlppb.ScopeSpansScope
+	scopeItemsField  = otlppb.ScopeSpansSpans // spans, metrics, log_records, profiles
+	scopeSchema      = otlppb.ScopeSpansSchemaURL
+)
+
 // check walks an Export*ServiceRequest; the four request messages share
 // this layout, ExportProfilesServiceRequest adding its dictionary in field
 // 2, which this walk skips (CheckProfiles reads it first, loadDictionary):
@@ -749,14 +792,18 @@ func (p *itemPos) format(n *signalNames) string {
 //	  repeated opentelemetry.proto.trace.v1.ResourceSpans resource_spans = 1;
 //	}
 func (c *checker) check(src []byte, names *signalNames, item signal) (Result, error) {
+	if c.visit != nil {
+		c.visit.begin()
+		item |= signalVisited
+	}
 	var total tally
-	var fc wireField
+	var fc otlppb.Field
 	for rs := 0; len(src) > 0; {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return Result{}, topLevel(err)
 		}
-		if fc.FieldNum != 1 {
+		if fc.FieldNum != requestResources {
 			continue
 		}
 		data, ok := fc.MessageData()
@@ -795,16 +842,20 @@ func (c *checker) check(src []byte, names *signalNames, item signal) (Result, er
 // is applied after the walk.
 func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item signal, t *tally) error {
 	var resReason reason
-	var fc wireField
+	visiting := c.visit != nil
+	if visiting {
+		resReason, visiting = c.visitHeader(src, false)
+	}
+	var fc otlppb.Field
 	for ss := 0; len(src) > 0; {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case resourceResource:
 			data, ok := fc.MessageData()
-			if !ok {
+			if !ok || visiting {
 				continue
 			}
 			r, err := c.resource(data)
@@ -812,7 +863,7 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 				return at(err, "resource", -1)
 			}
 			resReason.note(&r, "resource", -1)
-		case 2:
+		case resourceScopes:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -823,8 +874,10 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 			}
 			t.add(&st)
 			ss++
-		case 3:
-			c.stringField(&fc, "schema_url", &resReason)
+		case resourceSchema:
+			if !visiting {
+				c.stringField(&fc, "schema_url", &resReason)
+			}
 		}
 	}
 	if resReason.bad() {
@@ -843,16 +896,20 @@ func (c *checker) resourceItems(src []byte, rs int, names *signalNames, item sig
 //	}
 func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item signal, t *tally) error {
 	var scopeReason reason
-	var fc wireField
+	visiting := c.visit != nil
+	if visiting {
+		scopeReason, visiting = c.visitHeader(src, true)
+	}
+	var fc otlppb.Field
 	for idx := 0; len(src) > 0; {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case scopeScope:
 			data, ok := fc.MessageData()
-			if !ok {
+			if !ok || visiting {
 				continue
 			}
 			r, err := c.scope(data)
@@ -860,7 +917,7 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 				return at(err, "scope", -1)
 			}
 			scopeReason.note(&r, "scope", -1)
-		case 2:
+		case scopeItemsField:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -883,8 +940,10 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 				t.rejectedSamples += it.samples
 			}
 			idx++
-		case 3:
-			c.stringField(&fc, "schema_url", &scopeReason)
+		case scopeSchema:
+			if !visiting {
+				c.stringField(&fc, "schema_url", &scopeReason)
+			}
 		}
 	}
 	if scopeReason.bad() {

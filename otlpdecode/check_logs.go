@@ -1,6 +1,6 @@
 package otlpdecode
 
-import ()
+import "github.com/otlp-lite/otlp-lite/otlppb"
 
 // CheckLogs walks an ExportLogsServiceRequest (same wire format as
 // LogsData) and validates every log record.
@@ -38,22 +38,22 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 	var r reason
 	traceID, spanID := 0, 0
 	nAttrs := 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue // a scalar field: none is inspected here
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}
 		switch fc.FieldNum {
-		case 3:
+		case otlppb.LogRecordSeverityText:
 			c.stringField(&fc, "severity_text", &r)
-		case 5:
+		case otlppb.LogRecordBody:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -65,19 +65,19 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 			if v != verdictOK && !r.bad() {
 				r = v.reason("body", -1)
 			}
-		case 6:
+		case otlppb.LogRecordAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
 			}
-		case 9:
+		case otlppb.LogRecordTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = len(b)
 			}
-		case 10:
+		case otlppb.LogRecordSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = len(b)
 			}
-		case 12:
+		case otlppb.LogRecordEventName:
 			c.stringField(&fc, "event_name", &r)
 		}
 	}

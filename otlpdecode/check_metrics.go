@@ -1,6 +1,9 @@
 package otlpdecode
 
-import ()
+import (
+	"github.com/otlp-lite/otlp-lite/otlppb"
+	"github.com/otlp-lite/otlp-lite/otlpview"
+)
 
 // CheckMetrics walks an ExportMetricsServiceRequest (same wire format as
 // MetricsData) and validates every data point of the five kinds (gauge,
@@ -28,11 +31,11 @@ func CheckMetrics(src []byte, opts *Options) (Result, error) {
 
 // metric data oneof field numbers and their names in positions.
 const (
-	metricGauge                = 5
-	metricSum                  = 7
-	metricHistogram            = 9
-	metricExponentialHistogram = 10
-	metricSummary              = 11
+	metricGauge                = otlppb.MetricGauge
+	metricSum                  = otlppb.MetricSum
+	metricHistogram            = otlppb.MetricHistogram
+	metricExponentialHistogram = otlppb.MetricExponentialHistogram
+	metricSummary              = otlppb.MetricSummary
 )
 
 func metricKindName(field uint32) string {
@@ -71,18 +74,22 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 	var r reason
 	nMeta := 0
 	var kind uint32
-	var fc wireField
+	var m *otlpview.Metric // the view of a visited metric
+	if c.visit != nil {
+		m = c.visitMetric(src)
+	}
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.MetricName:
 			c.stringField(&fc, "name", &r)
-		case 2:
+		case otlppb.MetricDescription:
 			c.stringField(&fc, "description", &r)
-		case 3:
+		case otlppb.MetricUnit:
 			c.stringField(&fc, "unit", &r)
 		case metricGauge, metricSum, metricHistogram, metricExponentialHistogram, metricSummary:
 			data, ok := fc.MessageData()
@@ -94,10 +101,10 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 				kind = fc.FieldNum
 				*t = itemTally{kind: metricKindName(kind)}
 			}
-			if err := c.metricData(data, kind, t); err != nil {
+			if err := c.metricData(data, kind, t, m); err != nil {
 				return at(err, t.kind, -1)
 			}
-		case 12:
+		case otlppb.MetricMetadata:
 			if err := c.attribute(&fc, "metadata", &nMeta, &r); err != nil {
 				return err
 			}
@@ -130,33 +137,33 @@ func checkMetricItem(c *checker, src []byte, t *itemTally) error {
 //	  AggregationTemporality aggregation_temporality = 2;
 //	}
 //	message Summary { repeated SummaryDataPoint data_points = 1; }
-func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
-	var fc wireField
+//
+// m is the view of the metric when its points are visited (see
+// visitMetric), nil otherwise.
+func (c *checker) metricData(src []byte, kind uint32, t *itemTally, m *otlpview.Metric) error {
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&fc, src); err != nil {
+		if src, err = fc.Read(src); err != nil {
 			return err
 		}
-		if fc.FieldNum != 1 {
+		if fc.FieldNum != otlppb.GaugeDataPoints { // data_points, in all five kinds
 			continue
 		}
 		data, ok := fc.MessageData()
 		if !ok {
 			continue
 		}
-		var r reason
-		switch kind {
-		case metricGauge, metricSum:
-			r, err = c.numberDataPoint(data)
-		case metricHistogram:
-			r, err = c.histogramDataPoint(data)
-		case metricExponentialHistogram:
-			r, err = c.exponentialHistogramDataPoint(data)
-		case metricSummary:
-			r, err = c.summaryDataPoint(data)
+		n := 0
+		if c.visit != nil {
+			n = c.visit.item()
 		}
+		r, err := c.dataPoint(data, kind)
 		if err != nil {
 			return at(err, "data_points", t.items)
+		}
+		if m != nil && !r.bad() {
+			r = c.visitPoint(m, kind, data, n)
 		}
 		if r.bad() {
 			if t.rejected == 0 {
@@ -169,7 +176,9 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
 	return nil
 }
 
-// numberDataPoint checks a NumberDataPoint.
+// dataPoint checks a data point of kind (the Metric field of its
+// container: otlppb.MetricGauge...); the four data point messages are
+// walked as one, by the role otlppb.PointRoleOf gives each field.
 //
 //	message NumberDataPoint {
 //	  reserved 1;
@@ -183,37 +192,6 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally) error {
 //	  repeated Exemplar exemplars = 5;
 //	  uint32 flags = 8;
 //	}
-func (c *checker) numberDataPoint(src []byte) (reason, error) {
-	var r reason
-	nAttrs, nEx := 0, 0
-	var fc wireField
-	for len(src) > 0 {
-		var ok bool
-		if src, ok = skipScalar(src); ok {
-			continue // a scalar field: none is inspected here
-		}
-		if src, ok = fc.readShort(src); !ok {
-			var err error
-			if src, err = nextField(&fc, src); err != nil {
-				return r, err
-			}
-		}
-		switch fc.FieldNum {
-		case 7:
-			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
-				return r, err
-			}
-		case 5:
-			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
-				return r, err
-			}
-		}
-	}
-	return r, nil
-}
-
-// histogramDataPoint checks a HistogramDataPoint.
-//
 //	message HistogramDataPoint {
 //	  reserved 1;
 //	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 9;
@@ -228,69 +206,6 @@ func (c *checker) numberDataPoint(src []byte) (reason, error) {
 //	  optional double min = 11;
 //	  optional double max = 12;
 //	}
-func (c *checker) histogramDataPoint(src []byte) (reason, error) {
-	var r reason
-	nAttrs, nEx := 0, 0
-	// Element counts of bucket_counts and explicit_bounds, which arrive
-	// packed (possibly in several runs) or one fixed64/double per field.
-	nCounts, nBounds := 0, 0
-	var fc wireField
-	for len(src) > 0 {
-		var ok bool
-		if src, ok = fc.readShort(src); !ok {
-			var err error
-			if src, err = nextField(&fc, src); err != nil {
-				return r, err
-			}
-		}
-		switch fc.FieldNum {
-		case 9:
-			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
-				return r, err
-			}
-		case 6:
-			n, err := countFixed64(&fc)
-			if err != nil {
-				return r, err
-			}
-			nCounts += n
-		case 7:
-			n, err := countFixed64(&fc)
-			if err != nil {
-				return r, err
-			}
-			nBounds += n
-		case 8:
-			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
-				return r, err
-			}
-		}
-	}
-	// The bucket layout comes first, like ids elsewhere: a point whose
-	// buckets do not match its bounds cannot be interpreted at all.
-	if nCounts != 0 && nCounts != nBounds+1 {
-		return bucketsReason(nCounts, nBounds), nil
-	}
-	return r, nil
-}
-
-// countFixed64 returns how many elements of a repeated fixed64 or double
-// field fc holds: one for an unpacked element (wire type I64), len/8 for a
-// packed run (wire type LEN), whose length must be a multiple of 8, and 0
-// for any other wire type, which makes the field unknown.
-func countFixed64(fc *wireField) (int, error) {
-	if _, ok := fc.Fixed64(); ok {
-		return 1, nil
-	}
-	if err := checkPackedFixed(fc, 8); err != nil {
-		return 0, err
-	}
-	data, _ := fc.MessageData()
-	return len(data) / 8, nil
-}
-
-// exponentialHistogramDataPoint checks an ExponentialHistogramDataPoint.
-//
 //	message ExponentialHistogramDataPoint {
 //	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 1;
 //	  fixed64 start_time_unix_nano = 2;
@@ -311,69 +226,6 @@ func countFixed64(fc *wireField) (int, error) {
 //	  optional double max = 13;
 //	  double zero_threshold = 14;
 //	}
-func (c *checker) exponentialHistogramDataPoint(src []byte) (reason, error) {
-	var r reason
-	nAttrs, nEx := 0, 0
-	var fc wireField
-	for len(src) > 0 {
-		var ok bool
-		if src, ok = skipScalar(src); ok {
-			continue // a scalar field: none is inspected here
-		}
-		if src, ok = fc.readShort(src); !ok {
-			var err error
-			if src, err = nextField(&fc, src); err != nil {
-				return r, err
-			}
-		}
-		switch fc.FieldNum {
-		case 1:
-			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
-				return r, err
-			}
-		case 8, 9:
-			data, ok := fc.MessageData()
-			if !ok {
-				continue
-			}
-			if err := checkBuckets(data); err != nil {
-				if fc.FieldNum == 8 {
-					return r, at(err, "positive", -1)
-				}
-				return r, at(err, "negative", -1)
-			}
-		case 11:
-			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
-				return r, err
-			}
-		}
-	}
-	return r, nil
-}
-
-// checkBuckets checks the structure of ExponentialHistogramDataPoint.Buckets
-// (definition above).
-func checkBuckets(src []byte) error {
-	var fc wireField
-	for len(src) > 0 {
-		var ok bool
-		if src, ok = fc.readShort(src); !ok {
-			var err error
-			if src, err = nextField(&fc, src); err != nil {
-				return err
-			}
-		}
-		if fc.FieldNum == 2 {
-			if err := checkPackedVarints(&fc); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-// summaryDataPoint checks a SummaryDataPoint.
-//
 //	message SummaryDataPoint {
 //	  reserved 1;
 //	  repeated opentelemetry.proto.common.v1.KeyValue attributes = 7;
@@ -388,27 +240,62 @@ func checkBuckets(src []byte) error {
 //	  repeated ValueAtQuantile quantile_values = 6;
 //	  uint32 flags = 8;
 //	}
-func (c *checker) summaryDataPoint(src []byte) (reason, error) {
+func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 	var r reason
-	nAttrs, nQ := 0, 0
-	var fc wireField
+	nAttrs, nEx, nQ := 0, 0, 0
+	// Element counts of a histogram's bucket_counts and explicit_bounds,
+	// which arrive packed (possibly in several runs) or one fixed64/double
+	// per field: a histogram's fixed64 fields are not skipped unread.
+	nCounts, nBounds := 0, 0
+	histogram := kind == otlppb.MetricHistogram
+	roles := otlppb.PointRolesOf(kind)
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
-			continue // a scalar field: none is inspected here
+		if !histogram {
+			if src, ok = otlppb.SkipScalar(src); ok {
+				continue // a scalar field: none is inspected here
+			}
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}
-		switch fc.FieldNum {
-		case 7:
+		switch roles.Of(fc.FieldNum) {
+		case otlppb.PointAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
 			}
-		case 6:
+		case otlppb.PointExemplars:
+			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
+				return r, err
+			}
+		case otlppb.PointBucketCounts:
+			n, err := countFixed64(&fc)
+			if err != nil {
+				return r, err
+			}
+			nCounts += n
+		case otlppb.PointExplicitBounds:
+			n, err := countFixed64(&fc)
+			if err != nil {
+				return r, err
+			}
+			nBounds += n
+		case otlppb.PointPositive, otlppb.PointNegative:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			if err := checkBuckets(data); err != nil {
+				if fc.FieldNum == otlppb.ExponentialHistogramDataPointPositive {
+					return r, at(err, "positive", -1)
+				}
+				return r, at(err, "negative", -1)
+			}
+		case otlppb.PointQuantileValues:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -419,21 +306,62 @@ func (c *checker) summaryDataPoint(src []byte) (reason, error) {
 			nQ++
 		}
 	}
+	// The bucket layout comes first, like ids elsewhere: a point whose
+	// buckets do not match its bounds cannot be interpreted at all.
+	if nCounts != 0 && nCounts != nBounds+1 {
+		return bucketsReason(nCounts, nBounds), nil
+	}
 	return r, nil
+}
+
+// countFixed64 returns how many elements of a repeated fixed64 or double
+// field fc holds: one for an unpacked element (wire type I64), len/8 for a
+// packed run (wire type LEN), whose length must be a multiple of 8, and 0
+// for any other wire type, which makes the field unknown.
+func countFixed64(fc *otlppb.Field) (int, error) {
+	if _, ok := fc.Fixed64(); ok {
+		return 1, nil
+	}
+	if err := fc.CheckPackedFixed(8); err != nil {
+		return 0, err
+	}
+	data, _ := fc.MessageData()
+	return len(data) / 8, nil
+}
+
+// checkBuckets checks the structure of ExponentialHistogramDataPoint.Buckets
+// (definition above).
+func checkBuckets(src []byte) error {
+	var fc otlppb.Field
+	for len(src) > 0 {
+		var ok bool
+		if src, ok = fc.ReadShort(src); !ok {
+			var err error
+			if src, err = fc.Read(src); err != nil {
+				return err
+			}
+		}
+		if fc.FieldNum == otlppb.ExponentialHistogramDataPointBucketsBucketCounts {
+			if err := fc.CheckPackedVarints(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkFields checks that src is a well-formed message, for messages made
 // of scalars only.
 func checkFields(src []byte) error {
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue // a scalar field: none is inspected here
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return err
 			}
 		}
@@ -443,7 +371,7 @@ func checkFields(src []byte) error {
 
 // exemplarField checks element *idx of a repeated Exemplar field and folds
 // its verdict into r.
-func (c *checker) exemplarField(fc *wireField, idx *int, r *reason) error {
+func (c *checker) exemplarField(fc *otlppb.Field, idx *int, r *reason) error {
 	data, ok := fc.MessageData()
 	if !ok {
 		return nil
@@ -475,28 +403,28 @@ func (c *checker) exemplar(src []byte) (reason, error) {
 	var r reason
 	traceID, spanID := 0, 0
 	nAttrs := 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue // a scalar field: none is inspected here
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}
 		switch fc.FieldNum {
-		case 7:
+		case otlppb.ExemplarFilteredAttributes:
 			if err := c.attribute(&fc, "filtered_attributes", &nAttrs, &r); err != nil {
 				return r, err
 			}
-		case 4:
+		case otlppb.ExemplarSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = len(b)
 			}
-		case 5:
+		case otlppb.ExemplarTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = len(b)
 			}

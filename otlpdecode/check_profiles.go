@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // The rules below are those of opentelemetry-proto v1.11.0,
@@ -61,6 +63,11 @@ func CheckProfiles(src []byte, opts *Options) (Result, error) {
 	if err := c.loadDictionary(src); err != nil {
 		return Result{}, err
 	}
+	if c.visit != nil && !c.dict.bad.bad() {
+		if _, err := c.visit.views.Dictionary(src); err != nil {
+			return Result{}, err
+		}
+	}
 	return c.check(src, &profileNames, signalProfiles)
 }
 
@@ -78,19 +85,20 @@ func AppendValidProfiles(dst, src []byte, opts *Options) ([]byte, error) {
 }
 
 func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
+	n := c.countItem()
 	r, _, err := c.profile(src)
-	return keepValid(dst, src, &r, err)
+	return c.keepValid(dst, src, n, &r, err)
 }
 
 // The tables of ProfilesDictionary, by field number.
 const (
-	tableMapping   = 1
-	tableLocation  = 2
-	tableFunction  = 3
-	tableLink      = 4
-	tableString    = 5
-	tableAttribute = 6
-	tableStack     = 7
+	tableMapping   = otlppb.ProfilesDictionaryMappingTable
+	tableLocation  = otlppb.ProfilesDictionaryLocationTable
+	tableFunction  = otlppb.ProfilesDictionaryFunctionTable
+	tableLink      = otlppb.ProfilesDictionaryLinkTable
+	tableString    = otlppb.ProfilesDictionaryStringTable
+	tableAttribute = otlppb.ProfilesDictionaryAttributeTable
+	tableStack     = otlppb.ProfilesDictionaryStackTable
 	numTables      = 8 // field numbers 1..7
 )
 
@@ -133,7 +141,7 @@ func (c *checker) indexReason(field string, idx int, v uint64, table int) reason
 
 // index checks the int32 index field fc into table and records in *r the
 // first bad one.
-func (c *checker) index(f *wireField, field string, table int, r *reason) {
+func (c *checker) index(f *otlppb.Field, field string, table int, r *reason) {
 	if v, ok := f.Uint64(); ok && !inRange(v, c.dict.len[table]) {
 		c.badIndex(field, -1, v, table, r)
 	}
@@ -142,7 +150,7 @@ func (c *checker) index(f *wireField, field string, table int, r *reason) {
 // indices checks an occurrence of a repeated int32 field of indices into
 // table (one varint, or a packed run, which protobuf parsers must both
 // accept); *n counts the elements across occurrences, for positions.
-func (c *checker) indices(f *wireField, field string, table int, n *int, r *reason) error {
+func (c *checker) indices(f *otlppb.Field, field string, table int, n *int, r *reason) error {
 	size := c.dict.len[table]
 	if v, ok := f.Uint64(); ok {
 		if !inRange(v, size) {
@@ -239,8 +247,8 @@ func (c *checker) badIndex(field string, idx int, v uint64, table int, r *reason
 
 // countFixed64s returns how many elements an occurrence of a repeated
 // fixed64 field holds (one fixed64, or a packed run).
-func countFixed64s(f *wireField) (int, error) {
-	if f.wire == wireI64 {
+func countFixed64s(f *otlppb.Field) (int, error) {
+	if f.WireType() == otlppb.WireI64 {
 		return 1, nil
 	}
 	data, ok := f.MessageData()
@@ -255,7 +263,7 @@ func countFixed64s(f *wireField) (int, error) {
 
 // countVarints returns how many elements an occurrence of a repeated
 // varint field holds (one varint, or a packed run).
-func countVarints(f *wireField) (int, error) {
+func countVarints(f *otlppb.Field) (int, error) {
 	if _, ok := f.Uint64(); ok {
 		return 1, nil
 	}
@@ -327,13 +335,13 @@ func countShortVarints(data []byte) (n int, ok bool) {
 // their tables are concatenated, and indices count across them.
 func (c *checker) loadDictionary(src []byte) error {
 	c.profiles = true
-	var f wireField
+	var f otlppb.Field
 	for rest := src; len(rest) > 0; {
 		var err error
-		if rest, err = nextField(&f, rest); err != nil {
+		if rest, err = f.Read(rest); err != nil {
 			return topLevel(err)
 		}
-		if data, ok := f.MessageData(); ok && f.FieldNum == 2 {
+		if data, ok := f.MessageData(); ok && f.FieldNum == otlppb.ExportProfilesServiceRequestDictionary {
 			if err := c.countTables(data); err != nil {
 				return topLevel(at(err, "dictionary", -1))
 			}
@@ -341,8 +349,8 @@ func (c *checker) loadDictionary(src []byte) error {
 	}
 	var seen [numTables]int // entries checked so far, by table
 	for rest := src; len(rest) > 0; {
-		rest, _ = nextField(&f, rest) // read without error above
-		if data, ok := f.MessageData(); ok && f.FieldNum == 2 {
+		rest, _ = f.Read(rest) // read without error above
+		if data, ok := f.MessageData(); ok && f.FieldNum == otlppb.ExportProfilesServiceRequestDictionary {
 			if err := c.checkDictionary(data, &seen); err != nil {
 				return topLevel(at(err, "dictionary", -1))
 			}
@@ -359,21 +367,19 @@ func (c *checker) loadDictionary(src []byte) error {
 // c.dict.len. Every table holds messages or strings, so an entry with
 // another wire type is an unknown field, as in protobuf-go.
 func (c *checker) countTables(src []byte) error {
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		// What encoders write: a one-byte tag of a known field number
-		// and a length below 128, read here without a call.
-		if len(src) >= 2 && src[0]&7 == wireLen && src[0] >= 1<<3 && src[0] < 0x80 && src[1] < 0x80 {
-			if n := 2 + int(src[1]); n <= len(src) {
-				if num := src[0] >> 3; num < numTables {
-					c.dict.len[num]++
-				}
-				src = src[n:]
-				continue
+		// What encoders write, a one-byte tag and a length below 128, is
+		// read inline.
+		if num, end, ok := otlppb.ShortLen(src); ok {
+			if num < numTables {
+				c.dict.len[num]++
 			}
+			src = src[end:]
+			continue
 		}
 		var err error
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return err
 		}
 		if _, ok := f.MessageData(); ok && f.FieldNum < numTables {
@@ -412,21 +418,19 @@ func (c *checker) countTables(src []byte) error {
 // each.
 func (c *checker) checkDictionary(src []byte, seen *[numTables]int) error {
 	var r reason // what the current entry breaks, relative to it
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
 		var err error
-		var table uint32
+		// Most entries are short: a one-byte tag and length, read
+		// inline.
 		var data []byte
-		// Most entries are short: a one-byte tag and length, read here
-		// without a call.
-		if len(src) >= 2 && src[0]&7 == wireLen && src[0] >= 1<<3 && src[0] < 0x80 && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
-			n := 2 + int(src[1])
-			table, data, src = uint32(src[0]>>3), src[2:n], src[n:]
+		table, end, ok := otlppb.ShortLen(src)
+		if ok {
+			data, src = src[2:end], src[end:]
 		} else {
-			if src, err = nextField(&f, src); err != nil {
+			if src, err = f.Read(src); err != nil {
 				return err
 			}
-			var ok bool
 			if data, ok = f.MessageData(); !ok {
 				continue
 			}
@@ -502,18 +506,18 @@ func (c *checker) noteDict(r *reason, name string, idx int) {
 func (c *checker) mapping(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	nAttrs := 0
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
-		case 1, 2, 3:
+		case otlppb.MappingMemoryStart, otlppb.MappingMemoryLimit, otlppb.MappingFileOffset:
 			zero = zero && varintZero(&f)
-		case 4:
+		case otlppb.MappingFilenameStrindex:
 			zero = zero && varintZero(&f)
 			c.index(&f, "filename_strindex", tableString, r)
-		case 5:
+		case otlppb.MappingAttributeIndices:
 			zero = zero && emptyRepeated(&f)
 			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
 				return false, err
@@ -525,7 +529,7 @@ func (c *checker) mapping(src []byte, r *reason) (zero bool, err error) {
 
 // varintZero reports whether f is not a varint set to something other
 // than 0 (a field of another wire type is unknown, and does not count).
-func varintZero(f *wireField) bool {
+func varintZero(f *otlppb.Field) bool {
 	v, ok := f.Uint64()
 	return !ok || v == 0
 }
@@ -533,15 +537,21 @@ func varintZero(f *wireField) bool {
 // emptyRepeated reports whether an occurrence of a repeated int32 field
 // adds no element: an empty packed run, or a field of another wire type
 // than varint or LEN, which is unknown.
-func emptyRepeated(f *wireField) bool {
-	switch f.wire {
-	case wireVarint:
+func emptyRepeated(f *otlppb.Field) bool {
+	switch f.WireType() {
+	case otlppb.WireVarint:
 		return false
-	case wireLen:
-		return len(f.data) == 0
+	case otlppb.WireLen:
+		data, _ := f.MessageData()
+		return len(data) == 0
 	}
 	return true
 }
+
+// tagLines is the one-byte tag of Location.lines, which location's fast
+// path compares first: most of a location's other fields are not
+// length-delimited.
+const tagLines = otlppb.LocationLines<<3 | otlppb.WireLen
 
 // location checks a Location of the dictionary; zero reports whether it is
 // Location{}.
@@ -555,34 +565,33 @@ func emptyRepeated(f *wireField) bool {
 func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	nLines, nAttrs := 0, 0
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
 		// A line with a one-byte length, the commonest field, is read
-		// here without a call.
-		if len(src) >= 2 && src[0] == 3<<3|wireLen && src[1] < 0x80 && 2+int(src[1]) <= len(src) {
-			n := 2 + int(src[1])
+		// inline.
+		if _, end, ok := otlppb.ShortLen(src); ok && src[0] == tagLines {
 			zero = false
 			wasBad := r.bad()
-			if err := c.line(src[2:n], r); err != nil {
+			if err := c.line(src[2:end], r); err != nil {
 				return false, at(err, "lines", nLines)
 			}
 			if !wasBad && r.bad() {
 				*r = r.in("lines", nLines)
 			}
 			nLines++
-			src = src[n:]
+			src = src[end:]
 			continue
 		}
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.LocationMappingIndex:
 			zero = zero && varintZero(&f)
 			c.index(&f, "mapping_index", tableMapping, r)
-		case 2:
+		case otlppb.LocationAddress:
 			zero = zero && varintZero(&f)
-		case 3:
+		case otlppb.LocationLines:
 			data, ok := f.MessageData()
 			if !ok {
 				continue
@@ -596,7 +605,7 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 				*r = r.in("lines", nLines)
 			}
 			nLines++
-		case 4:
+		case otlppb.LocationAttributeIndices:
 			zero = zero && emptyRepeated(&f)
 			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
 				return false, err
@@ -618,37 +627,28 @@ func (c *checker) location(src []byte, r *reason) (zero bool, err error) {
 // position in a source file.
 func (c *checker) line(src []byte, r *reason) error {
 	functions := uint64(c.dict.len[tableFunction])
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		// A line is a few small varints, read here without a call: a
-		// known one-byte tag and a value of one or two bytes, which is
-		// neither negative nor above 2^14 (the exact check of a
-		// function_index runs only when it is not obviously valid).
-		if len(src) >= 2 && src[0] >= 0x08 && src[0] <= 0x18 && src[0]&7 == wireVarint {
-			v, k := uint64(src[1]), 2
-			if v >= 0x80 {
-				if len(src) < 3 || src[2] >= 0x80 {
-					goto general
-				}
-				v, k = v&0x7f|uint64(src[2])<<7, 3
-			}
-			if src[0] == 0x08 && v >= functions && v != 0 {
+		// A line is a few small varints, read inline: a value below
+		// 2^14 is not negative, and the exact check of a function_index
+		// runs only when it is not obviously valid.
+		if num, v, n, ok := otlppb.SmallVarint(src); ok {
+			if num == otlppb.LineFunctionIndex && v >= functions && v != 0 {
 				c.badIndex("function_index", -1, v, tableFunction, r)
 			}
-			src = src[k:]
+			src = src[n:]
 			continue
 		}
-	general:
 		var err error
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.LineFunctionIndex:
 			c.index(&f, "function_index", tableFunction, r)
-		case 2:
+		case otlppb.LineLine:
 			negative(&f, "line", r)
-		case 3:
+		case otlppb.LineColumn:
 			negative(&f, "column", r)
 		}
 	}
@@ -657,7 +657,7 @@ func (c *checker) line(src []byte, r *reason) error {
 
 // negative records in *r that the int64 field f, a 1-based line or
 // column number, is negative.
-func negative(f *wireField, field string, r *reason) {
+func negative(f *otlppb.Field, field string, r *reason) {
 	if v, ok := f.Uint64(); ok && int64(v) < 0 && !r.bad() {
 		*r = textReason(field, -1, "is negative (profiles.proto: 1-based, 0 means unset)")
 	}
@@ -680,19 +680,20 @@ func (c *checker) function(src []byte, r *reason) (zero, named bool, err error) 
 	// Last occurrence wins for each of the three names.
 	var names [3]bool
 	zero = true
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, false, err
 		}
 		switch f.FieldNum {
-		case 1, 2, 3:
+		case otlppb.FunctionNameStrindex, otlppb.FunctionSystemNameStrindex, otlppb.FunctionFilenameStrindex:
+			i := f.FieldNum - otlppb.FunctionNameStrindex // the three are consecutive
 			if v, ok := f.Uint64(); ok {
-				names[f.FieldNum-1] = v != 0
+				names[i] = v != 0
 			}
 			zero = zero && varintZero(&f)
-			c.index(&f, functionNames[f.FieldNum-1], tableString, r)
-		case 4:
+			c.index(&f, functionNames[i], tableString, r)
+		case otlppb.FunctionStartLine:
 			zero = zero && varintZero(&f)
 			negative(&f, "start_line", r)
 		}
@@ -717,17 +718,17 @@ var functionNames = [3]string{"name_strindex", "system_name_strindex", "filename
 // span's links (CheckTraces).
 func profileLink(src []byte, idx int, r *reason) (zero bool, err error) {
 	var traceID, spanID []byte
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.LinkTraceID:
 			if b, ok := f.MessageData(); ok {
 				traceID = b
 			}
-		case 2:
+		case otlppb.LinkSpanID:
 			if b, ok := f.MessageData(); ok {
 				spanID = b
 			}
@@ -756,16 +757,16 @@ func profileLink(src []byte, idx int, r *reason) (zero bool, err error) {
 //	}
 func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) {
 	zero = true
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.KeyValueAndUnitKeyStrindex:
 			zero = zero && varintZero(&f)
 			c.index(&f, "key_strindex", tableString, r)
-		case 2:
+		case otlppb.KeyValueAndUnitValue:
 			data, ok := f.MessageData()
 			if !ok {
 				continue
@@ -778,7 +779,7 @@ func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) 
 			if v != verdictOK && !r.bad() {
 				*r = v.reason("value", -1)
 			}
-		case 3:
+		case otlppb.KeyValueAndUnitUnitStrindex:
 			zero = zero && varintZero(&f)
 			c.index(&f, "unit_strindex", tableString, r)
 		}
@@ -795,12 +796,12 @@ func (c *checker) keyValueAndUnit(src []byte, r *reason) (zero bool, err error) 
 func (c *checker) stack(src []byte, r *reason) (zero bool, err error) {
 	zero = true
 	n := 0
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return false, err
 		}
-		if f.FieldNum == 1 {
+		if f.FieldNum == otlppb.StackLocationIndices {
 			zero = zero && emptyRepeated(&f)
 			if err := c.indices(&f, "location_indices", tableLocation, &n, r); err != nil {
 				return false, err
@@ -831,19 +832,19 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 	var profileID []byte
 	formatSet, payloadSet := false, false
 	nSamples, nAttrs := 0, 0
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return r, 0, err
 		}
 		switch f.FieldNum {
-		case 1, 5:
+		case otlppb.ProfileSampleType, otlppb.ProfilePeriodType:
 			data, ok := f.MessageData()
 			if !ok {
 				continue
 			}
 			name := "sample_type"
-			if f.FieldNum == 5 {
+			if f.FieldNum == otlppb.ProfilePeriodType {
 				name = "period_type"
 			}
 			wasBad := r.bad()
@@ -853,7 +854,7 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 			if !wasBad && r.bad() {
 				r = r.in(name, -1)
 			}
-		case 2:
+		case otlppb.ProfileSamples:
 			data, ok := f.MessageData()
 			if !ok {
 				continue
@@ -866,22 +867,22 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 				r = r.in("samples", nSamples)
 			}
 			nSamples++
-		case 7:
+		case otlppb.ProfileProfileID:
 			if b, ok := f.MessageData(); ok {
 				profileID = b
 			}
-		case 9:
+		case otlppb.ProfileOriginalPayloadFormat:
 			if b, ok := f.MessageData(); ok {
 				formatSet = len(b) > 0
 				if c.utf8 && !validUTF8(b) && !r.bad() {
 					r = utf8Reason("original_payload_format", -1)
 				}
 			}
-		case 10:
+		case otlppb.ProfileOriginalPayload:
 			if b, ok := f.MessageData(); ok {
 				payloadSet = len(b) > 0
 			}
-		case 11:
+		case otlppb.ProfileAttributeIndices:
 			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, &r); err != nil {
 				return r, 0, err
 			}
@@ -912,16 +913,16 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 //	  int32 unit_strindex = 2;
 //	}
 func (c *checker) valueType(src []byte, r *reason) error {
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.ValueTypeTypeStrindex:
 			c.index(&f, "type_strindex", tableString, r)
-		case 2:
+		case otlppb.ValueTypeUnitStrindex:
 			c.index(&f, "unit_strindex", tableString, r)
 		}
 	}
@@ -944,32 +945,32 @@ func (c *checker) sample(src []byte, r *reason) error {
 	// after the walk.
 	var stack, link uint64
 	nAttrs, nValues, nTimes := 0, 0, 0
-	var f wireField
+	var f otlppb.Field
 	for len(src) > 0 {
 		var err error
-		if src, err = nextField(&f, src); err != nil {
+		if src, err = f.Read(src); err != nil {
 			return err
 		}
 		switch f.FieldNum {
-		case 1:
+		case otlppb.SampleStackIndex:
 			if v, ok := f.Uint64(); ok {
 				stack = v
 			}
-		case 2:
+		case otlppb.SampleAttributeIndices:
 			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, r); err != nil {
 				return err
 			}
-		case 3:
+		case otlppb.SampleLinkIndex:
 			if v, ok := f.Uint64(); ok {
 				link = v
 			}
-		case 4:
+		case otlppb.SampleValues:
 			n, err := countVarints(&f)
 			if err != nil {
 				return err
 			}
 			nValues += n
-		case 5:
+		case otlppb.SampleTimestampsUnixNano:
 			n, err := countFixed64s(&f)
 			if err != nil {
 				return err

@@ -494,7 +494,7 @@ func TestIndicesPacked(t *testing.T) {
 		}
 		c := checker{profiles: true}
 		c.dict.len[tableLocation] = size
-		f := wireField{FieldNum: 1, wire: wireLen, data: run}
+		f := lenField(t, 1, run)
 		var r reason
 		n := 3 // elements of earlier occurrences
 		if err := c.indices(&f, "location_indices", tableLocation, &n, &r); err != nil {

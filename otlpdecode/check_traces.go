@@ -2,6 +2,8 @@ package otlpdecode
 
 import (
 	"encoding/binary"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // CheckTraces walks an ExportTraceServiceRequest (same wire format as
@@ -56,36 +58,36 @@ func (c *checker) span(src []byte) (reason, error) {
 	var traceID, spanID []byte
 	parentID := 0
 	nAttrs, nEvents, nLinks := 0, 0, 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue
 		}
-		if src, ok = fc.readShort(src); !ok {
-			if src, err = nextField(&fc, src); err != nil {
+		if src, ok = fc.ReadShort(src); !ok {
+			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.SpanTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = b
 			}
-		case 2:
+		case otlppb.SpanSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = b
 			}
-		case 3:
+		case otlppb.SpanTraceState:
 			c.stringField(&fc, "trace_state", &r)
-		case 4:
+		case otlppb.SpanParentSpanID:
 			if b, ok := fc.Bytes(); ok {
 				parentID = len(b)
 			}
-		case 5:
+		case otlppb.SpanName:
 			c.stringField(&fc, "name", &r)
-		case 9:
+		case otlppb.SpanAttributes:
 			// c.attribute by hand: this is the hottest loop of the receiver.
 			data, ok := fc.MessageData()
 			if !ok {
@@ -99,7 +101,7 @@ func (c *checker) span(src []byte) (reason, error) {
 				r = v.reason("attributes", nAttrs)
 			}
 			nAttrs++
-		case 11:
+		case otlppb.SpanEvents:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -108,7 +110,7 @@ func (c *checker) span(src []byte) (reason, error) {
 				return r, at(err, "events", nEvents)
 			}
 			nEvents++
-		case 13:
+		case otlppb.SpanLinks:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -117,7 +119,7 @@ func (c *checker) span(src []byte) (reason, error) {
 				return r, at(err, "links", nLinks)
 			}
 			nLinks++
-		case 15:
+		case otlppb.SpanStatus:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -164,24 +166,24 @@ func zeroID16(b []byte) bool {
 //	}
 func (c *checker) event(src []byte, idx int, r *reason) error {
 	nAttrs := 0
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return err
 			}
 		}
 		switch fc.FieldNum {
-		case 2:
+		case otlppb.SpanEventName:
 			if c.badString(&fc) {
 				r.noteIn(utf8Reason("name", -1), "events", idx)
 			}
-		case 3:
+		case otlppb.SpanEventAttributes:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -216,32 +218,32 @@ func (c *checker) link(src []byte, idx int, r *reason) error {
 	// A bad string or attribute is recorded after the walk: an id of the
 	// wrong length is the reason given first, wherever it is.
 	var sub reason
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return err
 			}
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.SpanLinkTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = len(b)
 			}
-		case 2:
+		case otlppb.SpanLinkSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = len(b)
 			}
-		case 3:
+		case otlppb.SpanLinkTraceState:
 			if c.badString(&fc) && !sub.bad() {
 				sub = utf8Reason("trace_state", -1)
 			}
-		case 4:
+		case otlppb.SpanLinkAttributes:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -276,19 +278,19 @@ func (c *checker) link(src []byte, idx int, r *reason) error {
 //	  StatusCode code = 3;
 //	}
 func (c *checker) status(src []byte, r *reason) error {
-	var fc wireField
+	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = skipScalar(src); ok {
+		if src, ok = otlppb.SkipScalar(src); ok {
 			continue
 		}
-		if src, ok = fc.readShort(src); !ok {
+		if src, ok = fc.ReadShort(src); !ok {
 			var err error
-			if src, err = nextField(&fc, src); err != nil {
+			if src, err = fc.Read(src); err != nil {
 				return err
 			}
 		}
-		if fc.FieldNum == 2 && c.badString(&fc) {
+		if fc.FieldNum == otlppb.StatusMessage && c.badString(&fc) {
 			r.noteIn(utf8Reason("message", -1), "status", -1)
 		}
 	}

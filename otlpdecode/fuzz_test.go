@@ -3,11 +3,12 @@ package otlpdecode
 import (
 	"testing"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 )
 
 // The fuzz targets check that Check and AppendValid agree on every input
-// (see consistency) and never panic; otlpview's fuzz targets hold its
+// (see consistency), with a Visitor too (visitedConsistency: the views of
+// every item Check accepts read in full), and never panic; otlpview's fuzz targets hold its
 // decoders to what Check accepts. Run each briefly, e.g.
 //
 //	go test -run '^$' -fuzz '^FuzzCheckTraces$' -fuzztime 20s -fuzzminimizetime 1s
@@ -24,6 +25,7 @@ func FuzzCheckTraces(f *testing.F) {
 	pbtest.GoldenSeeds(f, "traces")
 	f.Fuzz(func(t *testing.T, src []byte, utf8 bool) {
 		consistency(t, signalTraces, src, &Options{ValidateUTF8: utf8, MaxAnyValueDepth: 4})
+		visitedConsistency(t, signalTraces, src, Options{ValidateUTF8: utf8, MaxAnyValueDepth: 4}, 3)
 	})
 }
 
@@ -31,6 +33,7 @@ func FuzzCheckMetrics(f *testing.F) {
 	pbtest.GoldenSeeds(f, "metrics")
 	f.Fuzz(func(t *testing.T, src []byte, utf8 bool) {
 		consistency(t, signalMetrics, src, &Options{ValidateUTF8: utf8, MaxAnyValueDepth: 4})
+		visitedConsistency(t, signalMetrics, src, Options{ValidateUTF8: utf8, MaxAnyValueDepth: 4}, 3)
 	})
 }
 
@@ -38,5 +41,6 @@ func FuzzCheckLogs(f *testing.F) {
 	pbtest.GoldenSeeds(f, "logs")
 	f.Fuzz(func(t *testing.T, src []byte, utf8 bool) {
 		consistency(t, signalLogs, src, &Options{ValidateUTF8: utf8, MaxAnyValueDepth: 4})
+		visitedConsistency(t, signalLogs, src, Options{ValidateUTF8: utf8, MaxAnyValueDepth: 4}, 3)
 	})
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 )
 
 // consistency runs both entry points on src and checks they agree: a

@@ -35,6 +35,20 @@ type Options struct {
 	// (protobuf-go's recursion limit) mean 10000. A request nested deeper
 	// is refused as a whole (an error, not a rejected item).
 	MaxAnyValueDepth int
+
+	// Visit, when set (with its Visitor), hands every item the Check*
+	// call validates to the visitor, and makes the AppendValid* call of
+	// the same request remove the items it rejected too; it belongs to
+	// one request at a time. nil (the default) is plain validation.
+	Visit *Visit
+}
+
+// visit returns the request's Visit, or nil when there is no visitor.
+func (o *Options) visit() *Visit {
+	if o == nil || o.Visit == nil || o.Visit.Visitor == nil {
+		return nil
+	}
+	return o.Visit
 }
 
 func (o *Options) validateUTF8() bool {

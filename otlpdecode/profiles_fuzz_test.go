@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 )
 
 // profileSeed reads one of the profiles payloads of testdata/profiles,
@@ -37,6 +37,7 @@ func FuzzCheckProfiles(f *testing.F) {
 	f.Add([]byte(request(pb{}.Msg(1, pb{}.Varint(3, 2).Msg(2, pb{}.Varint(8, 9))), nil, []pb{profile(nil)}).Msg(2, testDict)), false)
 	f.Fuzz(func(t *testing.T, src []byte, utf8 bool) {
 		consistency(t, signalProfiles, src, &Options{ValidateUTF8: utf8, MaxAnyValueDepth: 4})
+		visitedConsistency(t, signalProfiles, src, Options{ValidateUTF8: utf8, MaxAnyValueDepth: 4}, 3)
 	})
 }
 
@@ -175,7 +176,7 @@ func FuzzProfilesPacked(f *testing.F) {
 		}
 		c := checker{profiles: true}
 		c.dict.len[tableLocation] = int(size)
-		fld := wireField{FieldNum: 1, wire: wireLen, data: run}
+		fld := lenField(t, 1, run)
 		var r reason
 		n := 0
 		err := c.indices(&fld, "location_indices", tableLocation, &n, &r)

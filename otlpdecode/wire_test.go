@@ -1,7 +1,10 @@
 package otlpdecode
 
 import (
-	"github.com/otlp-lite/otlp-lite/otlpdecode/internal/pbtest"
+	"testing"
+
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // The tests write requests with pbtest's builders; these short names keep
@@ -16,3 +19,13 @@ var (
 	request = pbtest.Request
 	golden  = pbtest.Golden
 )
+
+// lenField is the length-delimited field num holding data, as read.
+func lenField(t testing.TB, num int, data []byte) otlppb.Field {
+	t.Helper()
+	var f otlppb.Field
+	if _, err := f.Read(pb{}.Msg(num, data)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}

@@ -3,6 +3,8 @@ package otlpjson
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // Attributes are most of an OTLP/JSON request: a span of the benchmark
@@ -85,7 +87,7 @@ func (d *decoder) keyValueMembers() bool {
 	// does. The appends go through a local slice, kept in registers.
 	dst := d.dst
 	if len(key) > 0 {
-		dst = append(dst, 1<<3|byte(wtLen))
+		dst = append(dst, otlppb.KeyValueKey<<3|byte(wtLen))
 		dst = binary.AppendUvarint(dst, uint64(len(key)))
 		dst = append(dst, key...)
 	}
@@ -108,7 +110,7 @@ func (d *decoder) keyValueMembers() bool {
 		return false
 	}
 	// The tag of the value and one byte for its length (beginLen).
-	d.dst = append(dst, 2<<3|byte(wtLen), 0)
+	d.dst = append(dst, otlppb.KeyValueValue<<3|byte(wtLen), 0)
 	start := len(d.dst)
 	d.pos = i
 	if !d.anyValueMembers() {
@@ -159,43 +161,43 @@ func (d *decoder) anyValueMembers() bool {
 	i := skipWSAt(src, d.pos+1) // after '{'
 	// The common members, stringValue and intValue, compact or not, have
 	// their own cases; member is their field number.
-	member, ok := 0, true
+	member, ok := uint32(0), true
 	switch {
 	case len(src)-i >= len(qStringValueColon) && string(src[i:i+len(qStringValueColon)]) == qStringValueColon:
-		i, member = skipWSAt(src, i+len(qStringValueColon)), 1
+		i, member = skipWSAt(src, i+len(qStringValueColon)), otlppb.AnyValueStringValue
 	case len(src)-i >= len(qIntValueColon) && string(src[i:i+len(qIntValueColon)]) == qIntValueColon:
-		i, member = skipWSAt(src, i+len(qIntValueColon)), 3
+		i, member = skipWSAt(src, i+len(qIntValueColon)), otlppb.AnyValueIntValue
 	case len(src)-i >= len(qStringValue) && string(src[i:i+len(qStringValue)]) == qStringValue:
 		i, ok = colonAt(src, i+len(qStringValue))
-		member = 1
+		member = otlppb.AnyValueStringValue
 	case len(src)-i >= len(qIntValue) && string(src[i:i+len(qIntValue)]) == qIntValue:
 		i, ok = colonAt(src, i+len(qIntValue))
-		member = 3
+		member = otlppb.AnyValueIntValue
 	}
 	if !ok {
 		return false
 	}
 	switch member {
-	case 1:
+	case otlppb.AnyValueStringValue:
 		// A oneof member: written even when empty.
 		var s []byte
 		if s, i, ok = d.stringAt(i); !ok || len(s) > d.limitEnd-len(d.dst) {
 			return false
 		}
-		dst := append(d.dst, 1<<3|byte(wtLen))
+		dst := append(d.dst, otlppb.AnyValueStringValue<<3|byte(wtLen))
 		dst = binary.AppendUvarint(dst, uint64(len(s)))
 		d.dst = append(dst, s...)
 		d.pos = i
-	case 3:
+	case otlppb.AnyValueIntValue:
 		// proto3 JSON writes int64 as a string of digits; other forms
 		// (numbers, signs, exponents) and errors are decodeValue's.
 		if v, end, ok := quotedDigits(src, i); ok && v <= math.MaxInt64 {
-			d.dst = binary.AppendUvarint(append(d.dst, 3<<3|byte(wtVarint)), v)
+			d.dst = binary.AppendUvarint(append(d.dst, otlppb.AnyValueIntValue<<3|byte(wtVarint)), v)
 			d.pos = end
 			break
 		}
 		d.pos = i
-		if d.peek() == 'n' || d.decodeValue(&schema[mAnyValue].fields[2], false) != nil {
+		if d.peek() == 'n' || d.decodeValue(&schema[mAnyValue].fields[schema[mAnyValue].fieldIndex(otlppb.AnyValueIntValue)], false) != nil {
 			return false
 		}
 	default:

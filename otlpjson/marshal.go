@@ -12,7 +12,7 @@ import (
 
 	"github.com/VictoriaMetrics/easyproto"
 
-	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // Marshal appends to dst the OTLP/JSON encoding of the protobuf message src
@@ -172,11 +172,12 @@ func (e *encoder) encodeMessage(m *message, lo, hi int) error {
 		for ; len(tail) > 0; ord++ {
 			fieldOff := int(sp.end) - len(tail)
 			var err error
-			// otlpdecode's field reader, so that everything the
-			// receiver accepts and stores can be exported: it skips
-			// groups (deprecated but valid protobuf; protobuf-go keeps
-			// them as unknown fields, which JSON does not show).
-			tail, err = otlpdecode.NextField(&fc, tail)
+			// The one field reader of the module (otlppb), so that
+			// everything the receiver accepts and stores can be
+			// exported: it skips groups (deprecated but valid
+			// protobuf; protobuf-go keeps them as unknown fields,
+			// which JSON does not show).
+			tail, err = otlppb.NextField(&fc, tail)
 			if err != nil {
 				return e.errorf(fieldOff, "cannot read %s field: %s", m.name, err)
 			}

@@ -3,7 +3,10 @@ package otlpjson
 // This file holds the single schema table that drives both Marshal and Unmarshal
 // (the types and the lookup code are in schema.go).
 //
-// Field numbers, names and kinds are copied from the generated OTLP v1.11.1 Go
+// The field numbers of the OTLP messages are otlppb's, named once for every
+// walk of the module (google.rpc.Status and google.protobuf.Any, which are
+// not OTLP, keep theirs here). Numbers, names and kinds are those of the
+// generated OTLP v1.11.1 Go
 // types (go.opentelemetry.io/proto/otlp@v1.11.1, */v1/*.pb.go; the profiles
 // messages from its v1development modules at v0.4.0, which are generated from
 // opentelemetry-proto v1.11.0) and from
@@ -13,6 +16,8 @@ package otlpjson
 // interop's TestOTLPJSONSchema walks the descriptors of the generated types
 // (and google.rpc.Status) and fails on any message or field this table lacks
 // or has with another number, kind, cardinality or declaration order.
+
+import "github.com/otlp-lite/otlp-lite/otlppb"
 
 const (
 	mNone msgID = iota
@@ -157,26 +162,26 @@ var schema = [numMessages]message{
 	//   }
 	// }
 	mAnyValue: {pkg: pkgCommon, name: "AnyValue", fields: []field{
-		{num: 1, name: "stringValue", alias: "string_value", kind: kString, flags: one},
-		{num: 2, name: "boolValue", alias: "bool_value", kind: kBool, flags: one},
-		{num: 3, name: "intValue", alias: "int_value", kind: kInt64, flags: one},
-		{num: 4, name: "doubleValue", alias: "double_value", kind: kDouble, flags: one},
-		{num: 5, name: "arrayValue", alias: "array_value", kind: kMessage, flags: one, msg: mArrayValue},
-		{num: 6, name: "kvlistValue", alias: "kvlist_value", kind: kMessage, flags: one, msg: mKeyValueList},
-		{num: 7, name: "bytesValue", alias: "bytes_value", kind: kBytes, flags: one},
-		{num: 8, name: "stringValueStrindex", alias: "string_value_strindex", kind: kInt32, flags: one},
+		{num: otlppb.AnyValueStringValue, name: "stringValue", alias: "string_value", kind: kString, flags: one},
+		{num: otlppb.AnyValueBoolValue, name: "boolValue", alias: "bool_value", kind: kBool, flags: one},
+		{num: otlppb.AnyValueIntValue, name: "intValue", alias: "int_value", kind: kInt64, flags: one},
+		{num: otlppb.AnyValueDoubleValue, name: "doubleValue", alias: "double_value", kind: kDouble, flags: one},
+		{num: otlppb.AnyValueArrayValue, name: "arrayValue", alias: "array_value", kind: kMessage, flags: one, msg: mArrayValue},
+		{num: otlppb.AnyValueKvlistValue, name: "kvlistValue", alias: "kvlist_value", kind: kMessage, flags: one, msg: mKeyValueList},
+		{num: otlppb.AnyValueBytesValue, name: "bytesValue", alias: "bytes_value", kind: kBytes, flags: one},
+		{num: otlppb.AnyValueStringValueStrindex, name: "stringValueStrindex", alias: "string_value_strindex", kind: kInt32, flags: one},
 	}},
 	// message ArrayValue {
 	//   repeated AnyValue values = 1;
 	// }
 	mArrayValue: {pkg: pkgCommon, name: "ArrayValue", fields: []field{
-		{num: 1, name: "values", alias: "values", kind: kMessage, flags: rep, msg: mAnyValue},
+		{num: otlppb.ArrayValueValues, name: "values", alias: "values", kind: kMessage, flags: rep, msg: mAnyValue},
 	}},
 	// message KeyValueList {
 	//   repeated KeyValue values = 1;
 	// }
 	mKeyValueList: {pkg: pkgCommon, name: "KeyValueList", fields: []field{
-		{num: 1, name: "values", alias: "values", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.KeyValueListValues, name: "values", alias: "values", kind: kMessage, flags: rep, msg: mKeyValue},
 	}},
 	// message KeyValue {
 	//   string key = 1;
@@ -184,9 +189,9 @@ var schema = [numMessages]message{
 	//   int32 key_strindex = 3;
 	// }
 	mKeyValue: {pkg: pkgCommon, name: "KeyValue", fields: []field{
-		{num: 1, name: "key", alias: "key", kind: kString},
-		{num: 2, name: "value", alias: "value", kind: kMessage, msg: mAnyValue},
-		{num: 3, name: "keyStrindex", alias: "key_strindex", kind: kInt32},
+		{num: otlppb.KeyValueKey, name: "key", alias: "key", kind: kString},
+		{num: otlppb.KeyValueValue, name: "value", alias: "value", kind: kMessage, msg: mAnyValue},
+		{num: otlppb.KeyValueKeyStrindex, name: "keyStrindex", alias: "key_strindex", kind: kInt32},
 	}},
 	// message InstrumentationScope {
 	//   string name = 1;
@@ -195,10 +200,10 @@ var schema = [numMessages]message{
 	//   uint32 dropped_attributes_count = 4;
 	// }
 	mInstrumentationScope: {pkg: pkgCommon, name: "InstrumentationScope", fields: []field{
-		{num: 1, name: "name", alias: "name", kind: kString},
-		{num: 2, name: "version", alias: "version", kind: kString},
-		{num: 3, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
-		{num: 4, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: otlppb.InstrumentationScopeName, name: "name", alias: "name", kind: kString},
+		{num: otlppb.InstrumentationScopeVersion, name: "version", alias: "version", kind: kString},
+		{num: otlppb.InstrumentationScopeAttributes, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.InstrumentationScopeDroppedAttributesCount, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
 	}},
 	// message EntityRef {
 	//   string schema_url = 1;
@@ -207,10 +212,10 @@ var schema = [numMessages]message{
 	//   repeated string description_keys = 4;
 	// }
 	mEntityRef: {pkg: pkgCommon, name: "EntityRef", fields: []field{
-		{num: 1, name: "schemaUrl", alias: "schema_url", kind: kString},
-		{num: 2, name: "type", alias: "type", kind: kString},
-		{num: 3, name: "idKeys", alias: "id_keys", kind: kString, flags: rep},
-		{num: 4, name: "descriptionKeys", alias: "description_keys", kind: kString, flags: rep},
+		{num: otlppb.EntityRefSchemaURL, name: "schemaUrl", alias: "schema_url", kind: kString},
+		{num: otlppb.EntityRefType, name: "type", alias: "type", kind: kString},
+		{num: otlppb.EntityRefIDKeys, name: "idKeys", alias: "id_keys", kind: kString, flags: rep},
+		{num: otlppb.EntityRefDescriptionKeys, name: "descriptionKeys", alias: "description_keys", kind: kString, flags: rep},
 	}},
 
 	// message Resource {
@@ -219,9 +224,9 @@ var schema = [numMessages]message{
 	//   repeated opentelemetry.proto.common.v1.EntityRef entity_refs = 3;
 	// }
 	mResource: {pkg: pkgResource, name: "Resource", fields: []field{
-		{num: 1, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
-		{num: 2, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
-		{num: 3, name: "entityRefs", alias: "entity_refs", kind: kMessage, flags: rep, msg: mEntityRef},
+		{num: otlppb.ResourceAttributes, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.ResourceDroppedAttributesCount, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: otlppb.ResourceEntityRefs, name: "entityRefs", alias: "entity_refs", kind: kMessage, flags: rep, msg: mEntityRef},
 	}},
 
 	// message TracesData {
@@ -229,7 +234,7 @@ var schema = [numMessages]message{
 	// }
 	// ExportTraceServiceRequest has the same fields.
 	mTracesData: {pkg: pkgTrace, name: "TracesData", fields: []field{
-		{num: 1, name: "resourceSpans", alias: "resource_spans", kind: kMessage, flags: rep, msg: mResourceSpans},
+		{num: otlppb.TracesDataResourceSpans, name: "resourceSpans", alias: "resource_spans", kind: kMessage, flags: rep, msg: mResourceSpans},
 	}},
 	// message ResourceSpans {
 	//   reserved 1000;
@@ -238,9 +243,9 @@ var schema = [numMessages]message{
 	//   string schema_url = 3;
 	// }
 	mResourceSpans: {pkg: pkgTrace, name: "ResourceSpans", fields: []field{
-		{num: 1, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
-		{num: 2, name: "scopeSpans", alias: "scope_spans", kind: kMessage, flags: rep, msg: mScopeSpans},
-		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+		{num: otlppb.ResourceSpansResource, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
+		{num: otlppb.ResourceSpansScopeSpans, name: "scopeSpans", alias: "scope_spans", kind: kMessage, flags: rep, msg: mScopeSpans},
+		{num: otlppb.ResourceSpansSchemaURL, name: "schemaUrl", alias: "schema_url", kind: kString},
 	}},
 	// message ScopeSpans {
 	//   opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
@@ -248,9 +253,9 @@ var schema = [numMessages]message{
 	//   string schema_url = 3;
 	// }
 	mScopeSpans: {pkg: pkgTrace, name: "ScopeSpans", fields: []field{
-		{num: 1, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
-		{num: 2, name: "spans", alias: "spans", kind: kMessage, flags: rep, msg: mSpan},
-		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+		{num: otlppb.ScopeSpansScope, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
+		{num: otlppb.ScopeSpansSpans, name: "spans", alias: "spans", kind: kMessage, flags: rep, msg: mSpan},
+		{num: otlppb.ScopeSpansSchemaURL, name: "schemaUrl", alias: "schema_url", kind: kString},
 	}},
 	// message Span {
 	//   bytes trace_id = 1;
@@ -270,23 +275,23 @@ var schema = [numMessages]message{
 	//   uint32 dropped_links_count = 14;
 	//   Status status = 15;
 	// }
-	mSpan: {pkg: pkgTrace, name: "Span", order: []uint32{1, 2, 3, 4, 16, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}, fields: []field{
-		{num: 1, name: "traceId", alias: "trace_id", kind: kHexID},
-		{num: 2, name: "spanId", alias: "span_id", kind: kHexID},
-		{num: 3, name: "traceState", alias: "trace_state", kind: kString},
-		{num: 4, name: "parentSpanId", alias: "parent_span_id", kind: kHexID},
-		{num: 5, name: "name", alias: "name", kind: kString},
-		{num: 6, name: "kind", alias: "kind", kind: kEnum, enum: enumSpanKind},
-		{num: 7, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
-		{num: 8, name: "endTimeUnixNano", alias: "end_time_unix_nano", kind: kFixed64},
-		{num: 9, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
-		{num: 10, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
-		{num: 11, name: "events", alias: "events", kind: kMessage, flags: rep, msg: mSpanEvent},
-		{num: 12, name: "droppedEventsCount", alias: "dropped_events_count", kind: kUint32},
-		{num: 13, name: "links", alias: "links", kind: kMessage, flags: rep, msg: mSpanLink},
-		{num: 14, name: "droppedLinksCount", alias: "dropped_links_count", kind: kUint32},
-		{num: 15, name: "status", alias: "status", kind: kMessage, msg: mSpanStatus},
-		{num: 16, name: "flags", alias: "flags", kind: kFixed32},
+	mSpan: {pkg: pkgTrace, name: "Span", order: []uint32{otlppb.SpanTraceID, otlppb.SpanSpanID, otlppb.SpanTraceState, otlppb.SpanParentSpanID, otlppb.SpanFlags, otlppb.SpanName, otlppb.SpanKind, otlppb.SpanStartTimeUnixNano, otlppb.SpanEndTimeUnixNano, otlppb.SpanAttributes, otlppb.SpanDroppedAttributesCount, otlppb.SpanEvents, otlppb.SpanDroppedEventsCount, otlppb.SpanLinks, otlppb.SpanDroppedLinksCount, otlppb.SpanStatus}, fields: []field{
+		{num: otlppb.SpanTraceID, name: "traceId", alias: "trace_id", kind: kHexID},
+		{num: otlppb.SpanSpanID, name: "spanId", alias: "span_id", kind: kHexID},
+		{num: otlppb.SpanTraceState, name: "traceState", alias: "trace_state", kind: kString},
+		{num: otlppb.SpanParentSpanID, name: "parentSpanId", alias: "parent_span_id", kind: kHexID},
+		{num: otlppb.SpanName, name: "name", alias: "name", kind: kString},
+		{num: otlppb.SpanKind, name: "kind", alias: "kind", kind: kEnum, enum: enumSpanKind},
+		{num: otlppb.SpanStartTimeUnixNano, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
+		{num: otlppb.SpanEndTimeUnixNano, name: "endTimeUnixNano", alias: "end_time_unix_nano", kind: kFixed64},
+		{num: otlppb.SpanAttributes, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.SpanDroppedAttributesCount, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: otlppb.SpanEvents, name: "events", alias: "events", kind: kMessage, flags: rep, msg: mSpanEvent},
+		{num: otlppb.SpanDroppedEventsCount, name: "droppedEventsCount", alias: "dropped_events_count", kind: kUint32},
+		{num: otlppb.SpanLinks, name: "links", alias: "links", kind: kMessage, flags: rep, msg: mSpanLink},
+		{num: otlppb.SpanDroppedLinksCount, name: "droppedLinksCount", alias: "dropped_links_count", kind: kUint32},
+		{num: otlppb.SpanStatus, name: "status", alias: "status", kind: kMessage, msg: mSpanStatus},
+		{num: otlppb.SpanFlags, name: "flags", alias: "flags", kind: kFixed32},
 	}},
 	// message Span.Event {
 	//   fixed64 time_unix_nano = 1;
@@ -295,10 +300,10 @@ var schema = [numMessages]message{
 	//   uint32 dropped_attributes_count = 4;
 	// }
 	mSpanEvent: {pkg: pkgTrace, name: "Span.Event", fields: []field{
-		{num: 1, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
-		{num: 2, name: "name", alias: "name", kind: kString},
-		{num: 3, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
-		{num: 4, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: otlppb.SpanEventTimeUnixNano, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: otlppb.SpanEventName, name: "name", alias: "name", kind: kString},
+		{num: otlppb.SpanEventAttributes, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.SpanEventDroppedAttributesCount, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
 	}},
 	// message Span.Link {
 	//   bytes trace_id = 1;
@@ -309,12 +314,12 @@ var schema = [numMessages]message{
 	//   fixed32 flags = 6;
 	// }
 	mSpanLink: {pkg: pkgTrace, name: "Span.Link", fields: []field{
-		{num: 1, name: "traceId", alias: "trace_id", kind: kHexID},
-		{num: 2, name: "spanId", alias: "span_id", kind: kHexID},
-		{num: 3, name: "traceState", alias: "trace_state", kind: kString},
-		{num: 4, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
-		{num: 5, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
-		{num: 6, name: "flags", alias: "flags", kind: kFixed32},
+		{num: otlppb.SpanLinkTraceID, name: "traceId", alias: "trace_id", kind: kHexID},
+		{num: otlppb.SpanLinkSpanID, name: "spanId", alias: "span_id", kind: kHexID},
+		{num: otlppb.SpanLinkTraceState, name: "traceState", alias: "trace_state", kind: kString},
+		{num: otlppb.SpanLinkAttributes, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.SpanLinkDroppedAttributesCount, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: otlppb.SpanLinkFlags, name: "flags", alias: "flags", kind: kFixed32},
 	}},
 	// message Status {
 	//   reserved 1;
@@ -322,8 +327,8 @@ var schema = [numMessages]message{
 	//   StatusCode code = 3;
 	// }
 	mSpanStatus: {pkg: pkgTrace, name: "Status", fields: []field{
-		{num: 2, name: "message", alias: "message", kind: kString},
-		{num: 3, name: "code", alias: "code", kind: kEnum, enum: enumStatusCode},
+		{num: otlppb.StatusMessage, name: "message", alias: "message", kind: kString},
+		{num: otlppb.StatusCode, name: "code", alias: "code", kind: kEnum, enum: enumStatusCode},
 	}},
 
 	// message MetricsData {
@@ -331,7 +336,7 @@ var schema = [numMessages]message{
 	// }
 	// ExportMetricsServiceRequest has the same fields.
 	mMetricsData: {pkg: pkgMetrics, name: "MetricsData", fields: []field{
-		{num: 1, name: "resourceMetrics", alias: "resource_metrics", kind: kMessage, flags: rep, msg: mResourceMetrics},
+		{num: otlppb.MetricsDataResourceMetrics, name: "resourceMetrics", alias: "resource_metrics", kind: kMessage, flags: rep, msg: mResourceMetrics},
 	}},
 	// message ResourceMetrics {
 	//   reserved 1000;
@@ -340,9 +345,9 @@ var schema = [numMessages]message{
 	//   string schema_url = 3;
 	// }
 	mResourceMetrics: {pkg: pkgMetrics, name: "ResourceMetrics", fields: []field{
-		{num: 1, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
-		{num: 2, name: "scopeMetrics", alias: "scope_metrics", kind: kMessage, flags: rep, msg: mScopeMetrics},
-		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+		{num: otlppb.ResourceMetricsResource, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
+		{num: otlppb.ResourceMetricsScopeMetrics, name: "scopeMetrics", alias: "scope_metrics", kind: kMessage, flags: rep, msg: mScopeMetrics},
+		{num: otlppb.ResourceMetricsSchemaURL, name: "schemaUrl", alias: "schema_url", kind: kString},
 	}},
 	// message ScopeMetrics {
 	//   opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
@@ -350,9 +355,9 @@ var schema = [numMessages]message{
 	//   string schema_url = 3;
 	// }
 	mScopeMetrics: {pkg: pkgMetrics, name: "ScopeMetrics", fields: []field{
-		{num: 1, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
-		{num: 2, name: "metrics", alias: "metrics", kind: kMessage, flags: rep, msg: mMetric},
-		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+		{num: otlppb.ScopeMetricsScope, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
+		{num: otlppb.ScopeMetricsMetrics, name: "metrics", alias: "metrics", kind: kMessage, flags: rep, msg: mMetric},
+		{num: otlppb.ScopeMetricsSchemaURL, name: "schemaUrl", alias: "schema_url", kind: kString},
 	}},
 	// message Metric {
 	//   reserved 4, 6, 8;
@@ -369,21 +374,21 @@ var schema = [numMessages]message{
 	//   repeated opentelemetry.proto.common.v1.KeyValue metadata = 12;
 	// }
 	mMetric: {pkg: pkgMetrics, name: "Metric", fields: []field{
-		{num: 1, name: "name", alias: "name", kind: kString},
-		{num: 2, name: "description", alias: "description", kind: kString},
-		{num: 3, name: "unit", alias: "unit", kind: kString},
-		{num: 5, name: "gauge", alias: "gauge", kind: kMessage, flags: one, msg: mGauge},
-		{num: 7, name: "sum", alias: "sum", kind: kMessage, flags: one, msg: mSum},
-		{num: 9, name: "histogram", alias: "histogram", kind: kMessage, flags: one, msg: mHistogram},
-		{num: 10, name: "exponentialHistogram", alias: "exponential_histogram", kind: kMessage, flags: one, msg: mExponentialHistogram},
-		{num: 11, name: "summary", alias: "summary", kind: kMessage, flags: one, msg: mSummary},
-		{num: 12, name: "metadata", alias: "metadata", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.MetricName, name: "name", alias: "name", kind: kString},
+		{num: otlppb.MetricDescription, name: "description", alias: "description", kind: kString},
+		{num: otlppb.MetricUnit, name: "unit", alias: "unit", kind: kString},
+		{num: otlppb.MetricGauge, name: "gauge", alias: "gauge", kind: kMessage, flags: one, msg: mGauge},
+		{num: otlppb.MetricSum, name: "sum", alias: "sum", kind: kMessage, flags: one, msg: mSum},
+		{num: otlppb.MetricHistogram, name: "histogram", alias: "histogram", kind: kMessage, flags: one, msg: mHistogram},
+		{num: otlppb.MetricExponentialHistogram, name: "exponentialHistogram", alias: "exponential_histogram", kind: kMessage, flags: one, msg: mExponentialHistogram},
+		{num: otlppb.MetricSummary, name: "summary", alias: "summary", kind: kMessage, flags: one, msg: mSummary},
+		{num: otlppb.MetricMetadata, name: "metadata", alias: "metadata", kind: kMessage, flags: rep, msg: mKeyValue},
 	}},
 	// message Gauge {
 	//   repeated NumberDataPoint data_points = 1;
 	// }
 	mGauge: {pkg: pkgMetrics, name: "Gauge", fields: []field{
-		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mNumberDataPoint},
+		{num: otlppb.GaugeDataPoints, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mNumberDataPoint},
 	}},
 	// message Sum {
 	//   repeated NumberDataPoint data_points = 1;
@@ -391,31 +396,31 @@ var schema = [numMessages]message{
 	//   bool is_monotonic = 3;
 	// }
 	mSum: {pkg: pkgMetrics, name: "Sum", fields: []field{
-		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mNumberDataPoint},
-		{num: 2, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
-		{num: 3, name: "isMonotonic", alias: "is_monotonic", kind: kBool},
+		{num: otlppb.SumDataPoints, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mNumberDataPoint},
+		{num: otlppb.SumAggregationTemporality, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
+		{num: otlppb.SumIsMonotonic, name: "isMonotonic", alias: "is_monotonic", kind: kBool},
 	}},
 	// message Histogram {
 	//   repeated HistogramDataPoint data_points = 1;
 	//   AggregationTemporality aggregation_temporality = 2;
 	// }
 	mHistogram: {pkg: pkgMetrics, name: "Histogram", fields: []field{
-		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mHistogramDataPoint},
-		{num: 2, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
+		{num: otlppb.HistogramDataPoints, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mHistogramDataPoint},
+		{num: otlppb.HistogramAggregationTemporality, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
 	}},
 	// message ExponentialHistogram {
 	//   repeated ExponentialHistogramDataPoint data_points = 1;
 	//   AggregationTemporality aggregation_temporality = 2;
 	// }
 	mExponentialHistogram: {pkg: pkgMetrics, name: "ExponentialHistogram", fields: []field{
-		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mExponentialHistogramDataPoint},
-		{num: 2, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
+		{num: otlppb.ExponentialHistogramDataPoints, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mExponentialHistogramDataPoint},
+		{num: otlppb.ExponentialHistogramAggregationTemporality, name: "aggregationTemporality", alias: "aggregation_temporality", kind: kEnum, enum: enumAggregationTemporality},
 	}},
 	// message Summary {
 	//   repeated SummaryDataPoint data_points = 1;
 	// }
 	mSummary: {pkg: pkgMetrics, name: "Summary", fields: []field{
-		{num: 1, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mSummaryDataPoint},
+		{num: otlppb.SummaryDataPoints, name: "dataPoints", alias: "data_points", kind: kMessage, flags: rep, msg: mSummaryDataPoint},
 	}},
 	// message NumberDataPoint {
 	//   reserved 1;
@@ -429,14 +434,14 @@ var schema = [numMessages]message{
 	//   repeated Exemplar exemplars = 5;
 	//   uint32 flags = 8;
 	// }
-	mNumberDataPoint: {pkg: pkgMetrics, name: "NumberDataPoint", order: []uint32{7, 2, 3, 4, 6, 5, 8}, fields: []field{
-		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
-		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
-		{num: 4, name: "asDouble", alias: "as_double", kind: kDouble, flags: one},
-		{num: 5, name: "exemplars", alias: "exemplars", kind: kMessage, flags: rep, msg: mExemplar},
-		{num: 6, name: "asInt", alias: "as_int", kind: kSfixed64, flags: one},
-		{num: 7, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
-		{num: 8, name: "flags", alias: "flags", kind: kUint32},
+	mNumberDataPoint: {pkg: pkgMetrics, name: "NumberDataPoint", order: []uint32{otlppb.NumberDataPointAttributes, otlppb.NumberDataPointStartTimeUnixNano, otlppb.NumberDataPointTimeUnixNano, otlppb.NumberDataPointAsDouble, otlppb.NumberDataPointAsInt, otlppb.NumberDataPointExemplars, otlppb.NumberDataPointFlags}, fields: []field{
+		{num: otlppb.NumberDataPointStartTimeUnixNano, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
+		{num: otlppb.NumberDataPointTimeUnixNano, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: otlppb.NumberDataPointAsDouble, name: "asDouble", alias: "as_double", kind: kDouble, flags: one},
+		{num: otlppb.NumberDataPointExemplars, name: "exemplars", alias: "exemplars", kind: kMessage, flags: rep, msg: mExemplar},
+		{num: otlppb.NumberDataPointAsInt, name: "asInt", alias: "as_int", kind: kSfixed64, flags: one},
+		{num: otlppb.NumberDataPointAttributes, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.NumberDataPointFlags, name: "flags", alias: "flags", kind: kUint32},
 	}},
 	// message HistogramDataPoint {
 	//   reserved 1;
@@ -452,18 +457,18 @@ var schema = [numMessages]message{
 	//   optional double min = 11;
 	//   optional double max = 12;
 	// }
-	mHistogramDataPoint: {pkg: pkgMetrics, name: "HistogramDataPoint", order: []uint32{9, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12}, fields: []field{
-		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
-		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
-		{num: 4, name: "count", alias: "count", kind: kFixed64},
-		{num: 5, name: "sum", alias: "sum", kind: kDouble, flags: opt},
-		{num: 6, name: "bucketCounts", alias: "bucket_counts", kind: kFixed64, flags: rep},
-		{num: 7, name: "explicitBounds", alias: "explicit_bounds", kind: kDouble, flags: rep},
-		{num: 8, name: "exemplars", alias: "exemplars", kind: kMessage, flags: rep, msg: mExemplar},
-		{num: 9, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
-		{num: 10, name: "flags", alias: "flags", kind: kUint32},
-		{num: 11, name: "min", alias: "min", kind: kDouble, flags: opt},
-		{num: 12, name: "max", alias: "max", kind: kDouble, flags: opt},
+	mHistogramDataPoint: {pkg: pkgMetrics, name: "HistogramDataPoint", order: []uint32{otlppb.HistogramDataPointAttributes, otlppb.HistogramDataPointStartTimeUnixNano, otlppb.HistogramDataPointTimeUnixNano, otlppb.HistogramDataPointCount, otlppb.HistogramDataPointSum, otlppb.HistogramDataPointBucketCounts, otlppb.HistogramDataPointExplicitBounds, otlppb.HistogramDataPointExemplars, otlppb.HistogramDataPointFlags, otlppb.HistogramDataPointMin, otlppb.HistogramDataPointMax}, fields: []field{
+		{num: otlppb.HistogramDataPointStartTimeUnixNano, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
+		{num: otlppb.HistogramDataPointTimeUnixNano, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: otlppb.HistogramDataPointCount, name: "count", alias: "count", kind: kFixed64},
+		{num: otlppb.HistogramDataPointSum, name: "sum", alias: "sum", kind: kDouble, flags: opt},
+		{num: otlppb.HistogramDataPointBucketCounts, name: "bucketCounts", alias: "bucket_counts", kind: kFixed64, flags: rep},
+		{num: otlppb.HistogramDataPointExplicitBounds, name: "explicitBounds", alias: "explicit_bounds", kind: kDouble, flags: rep},
+		{num: otlppb.HistogramDataPointExemplars, name: "exemplars", alias: "exemplars", kind: kMessage, flags: rep, msg: mExemplar},
+		{num: otlppb.HistogramDataPointAttributes, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.HistogramDataPointFlags, name: "flags", alias: "flags", kind: kUint32},
+		{num: otlppb.HistogramDataPointMin, name: "min", alias: "min", kind: kDouble, flags: opt},
+		{num: otlppb.HistogramDataPointMax, name: "max", alias: "max", kind: kDouble, flags: opt},
 	}},
 	// message ExponentialHistogramDataPoint {
 	//   repeated opentelemetry.proto.common.v1.KeyValue attributes = 1;
@@ -482,28 +487,28 @@ var schema = [numMessages]message{
 	//   double zero_threshold = 14;
 	// }
 	mExponentialHistogramDataPoint: {pkg: pkgMetrics, name: "ExponentialHistogramDataPoint", fields: []field{
-		{num: 1, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
-		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
-		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
-		{num: 4, name: "count", alias: "count", kind: kFixed64},
-		{num: 5, name: "sum", alias: "sum", kind: kDouble, flags: opt},
-		{num: 6, name: "scale", alias: "scale", kind: kSint32},
-		{num: 7, name: "zeroCount", alias: "zero_count", kind: kFixed64},
-		{num: 8, name: "positive", alias: "positive", kind: kMessage, msg: mBuckets},
-		{num: 9, name: "negative", alias: "negative", kind: kMessage, msg: mBuckets},
-		{num: 10, name: "flags", alias: "flags", kind: kUint32},
-		{num: 11, name: "exemplars", alias: "exemplars", kind: kMessage, flags: rep, msg: mExemplar},
-		{num: 12, name: "min", alias: "min", kind: kDouble, flags: opt},
-		{num: 13, name: "max", alias: "max", kind: kDouble, flags: opt},
-		{num: 14, name: "zeroThreshold", alias: "zero_threshold", kind: kDouble},
+		{num: otlppb.ExponentialHistogramDataPointAttributes, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.ExponentialHistogramDataPointStartTimeUnixNano, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
+		{num: otlppb.ExponentialHistogramDataPointTimeUnixNano, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: otlppb.ExponentialHistogramDataPointCount, name: "count", alias: "count", kind: kFixed64},
+		{num: otlppb.ExponentialHistogramDataPointSum, name: "sum", alias: "sum", kind: kDouble, flags: opt},
+		{num: otlppb.ExponentialHistogramDataPointScale, name: "scale", alias: "scale", kind: kSint32},
+		{num: otlppb.ExponentialHistogramDataPointZeroCount, name: "zeroCount", alias: "zero_count", kind: kFixed64},
+		{num: otlppb.ExponentialHistogramDataPointPositive, name: "positive", alias: "positive", kind: kMessage, msg: mBuckets},
+		{num: otlppb.ExponentialHistogramDataPointNegative, name: "negative", alias: "negative", kind: kMessage, msg: mBuckets},
+		{num: otlppb.ExponentialHistogramDataPointFlags, name: "flags", alias: "flags", kind: kUint32},
+		{num: otlppb.ExponentialHistogramDataPointExemplars, name: "exemplars", alias: "exemplars", kind: kMessage, flags: rep, msg: mExemplar},
+		{num: otlppb.ExponentialHistogramDataPointMin, name: "min", alias: "min", kind: kDouble, flags: opt},
+		{num: otlppb.ExponentialHistogramDataPointMax, name: "max", alias: "max", kind: kDouble, flags: opt},
+		{num: otlppb.ExponentialHistogramDataPointZeroThreshold, name: "zeroThreshold", alias: "zero_threshold", kind: kDouble},
 	}},
 	// message ExponentialHistogramDataPoint.Buckets {
 	//   sint32 offset = 1;
 	//   repeated uint64 bucket_counts = 2;
 	// }
 	mBuckets: {pkg: pkgMetrics, name: "ExponentialHistogramDataPoint.Buckets", fields: []field{
-		{num: 1, name: "offset", alias: "offset", kind: kSint32},
-		{num: 2, name: "bucketCounts", alias: "bucket_counts", kind: kUint64, flags: rep},
+		{num: otlppb.ExponentialHistogramDataPointBucketsOffset, name: "offset", alias: "offset", kind: kSint32},
+		{num: otlppb.ExponentialHistogramDataPointBucketsBucketCounts, name: "bucketCounts", alias: "bucket_counts", kind: kUint64, flags: rep},
 	}},
 	// message SummaryDataPoint {
 	//   reserved 1;
@@ -515,22 +520,22 @@ var schema = [numMessages]message{
 	//   repeated ValueAtQuantile quantile_values = 6;
 	//   uint32 flags = 8;
 	// }
-	mSummaryDataPoint: {pkg: pkgMetrics, name: "SummaryDataPoint", order: []uint32{7, 2, 3, 4, 5, 6, 8}, fields: []field{
-		{num: 2, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
-		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
-		{num: 4, name: "count", alias: "count", kind: kFixed64},
-		{num: 5, name: "sum", alias: "sum", kind: kDouble},
-		{num: 6, name: "quantileValues", alias: "quantile_values", kind: kMessage, flags: rep, msg: mValueAtQuantile},
-		{num: 7, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
-		{num: 8, name: "flags", alias: "flags", kind: kUint32},
+	mSummaryDataPoint: {pkg: pkgMetrics, name: "SummaryDataPoint", order: []uint32{otlppb.SummaryDataPointAttributes, otlppb.SummaryDataPointStartTimeUnixNano, otlppb.SummaryDataPointTimeUnixNano, otlppb.SummaryDataPointCount, otlppb.SummaryDataPointSum, otlppb.SummaryDataPointQuantileValues, otlppb.SummaryDataPointFlags}, fields: []field{
+		{num: otlppb.SummaryDataPointStartTimeUnixNano, name: "startTimeUnixNano", alias: "start_time_unix_nano", kind: kFixed64},
+		{num: otlppb.SummaryDataPointTimeUnixNano, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: otlppb.SummaryDataPointCount, name: "count", alias: "count", kind: kFixed64},
+		{num: otlppb.SummaryDataPointSum, name: "sum", alias: "sum", kind: kDouble},
+		{num: otlppb.SummaryDataPointQuantileValues, name: "quantileValues", alias: "quantile_values", kind: kMessage, flags: rep, msg: mValueAtQuantile},
+		{num: otlppb.SummaryDataPointAttributes, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.SummaryDataPointFlags, name: "flags", alias: "flags", kind: kUint32},
 	}},
 	// message SummaryDataPoint.ValueAtQuantile {
 	//   double quantile = 1;
 	//   double value = 2;
 	// }
 	mValueAtQuantile: {pkg: pkgMetrics, name: "SummaryDataPoint.ValueAtQuantile", fields: []field{
-		{num: 1, name: "quantile", alias: "quantile", kind: kDouble},
-		{num: 2, name: "value", alias: "value", kind: kDouble},
+		{num: otlppb.SummaryDataPointValueAtQuantileQuantile, name: "quantile", alias: "quantile", kind: kDouble},
+		{num: otlppb.SummaryDataPointValueAtQuantileValue, name: "value", alias: "value", kind: kDouble},
 	}},
 	// message Exemplar {
 	//   reserved 1;
@@ -543,13 +548,13 @@ var schema = [numMessages]message{
 	//   bytes span_id = 4;
 	//   bytes trace_id = 5;
 	// }
-	mExemplar: {pkg: pkgMetrics, name: "Exemplar", order: []uint32{7, 2, 3, 6, 4, 5}, fields: []field{
-		{num: 2, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
-		{num: 3, name: "asDouble", alias: "as_double", kind: kDouble, flags: one},
-		{num: 4, name: "spanId", alias: "span_id", kind: kHexID},
-		{num: 5, name: "traceId", alias: "trace_id", kind: kHexID},
-		{num: 6, name: "asInt", alias: "as_int", kind: kSfixed64, flags: one},
-		{num: 7, name: "filteredAttributes", alias: "filtered_attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+	mExemplar: {pkg: pkgMetrics, name: "Exemplar", order: []uint32{otlppb.ExemplarFilteredAttributes, otlppb.ExemplarTimeUnixNano, otlppb.ExemplarAsDouble, otlppb.ExemplarAsInt, otlppb.ExemplarSpanID, otlppb.ExemplarTraceID}, fields: []field{
+		{num: otlppb.ExemplarTimeUnixNano, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: otlppb.ExemplarAsDouble, name: "asDouble", alias: "as_double", kind: kDouble, flags: one},
+		{num: otlppb.ExemplarSpanID, name: "spanId", alias: "span_id", kind: kHexID},
+		{num: otlppb.ExemplarTraceID, name: "traceId", alias: "trace_id", kind: kHexID},
+		{num: otlppb.ExemplarAsInt, name: "asInt", alias: "as_int", kind: kSfixed64, flags: one},
+		{num: otlppb.ExemplarFilteredAttributes, name: "filteredAttributes", alias: "filtered_attributes", kind: kMessage, flags: rep, msg: mKeyValue},
 	}},
 
 	// message LogsData {
@@ -557,7 +562,7 @@ var schema = [numMessages]message{
 	// }
 	// ExportLogsServiceRequest has the same fields.
 	mLogsData: {pkg: pkgLogs, name: "LogsData", fields: []field{
-		{num: 1, name: "resourceLogs", alias: "resource_logs", kind: kMessage, flags: rep, msg: mResourceLogs},
+		{num: otlppb.LogsDataResourceLogs, name: "resourceLogs", alias: "resource_logs", kind: kMessage, flags: rep, msg: mResourceLogs},
 	}},
 	// message ResourceLogs {
 	//   reserved 1000;
@@ -566,9 +571,9 @@ var schema = [numMessages]message{
 	//   string schema_url = 3;
 	// }
 	mResourceLogs: {pkg: pkgLogs, name: "ResourceLogs", fields: []field{
-		{num: 1, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
-		{num: 2, name: "scopeLogs", alias: "scope_logs", kind: kMessage, flags: rep, msg: mScopeLogs},
-		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+		{num: otlppb.ResourceLogsResource, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
+		{num: otlppb.ResourceLogsScopeLogs, name: "scopeLogs", alias: "scope_logs", kind: kMessage, flags: rep, msg: mScopeLogs},
+		{num: otlppb.ResourceLogsSchemaURL, name: "schemaUrl", alias: "schema_url", kind: kString},
 	}},
 	// message ScopeLogs {
 	//   opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
@@ -576,9 +581,9 @@ var schema = [numMessages]message{
 	//   string schema_url = 3;
 	// }
 	mScopeLogs: {pkg: pkgLogs, name: "ScopeLogs", fields: []field{
-		{num: 1, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
-		{num: 2, name: "logRecords", alias: "log_records", kind: kMessage, flags: rep, msg: mLogRecord},
-		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+		{num: otlppb.ScopeLogsScope, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
+		{num: otlppb.ScopeLogsLogRecords, name: "logRecords", alias: "log_records", kind: kMessage, flags: rep, msg: mLogRecord},
+		{num: otlppb.ScopeLogsSchemaURL, name: "schemaUrl", alias: "schema_url", kind: kString},
 	}},
 	// message LogRecord {
 	//   reserved 4;
@@ -594,18 +599,18 @@ var schema = [numMessages]message{
 	//   bytes span_id = 10;
 	//   string event_name = 12;
 	// }
-	mLogRecord: {pkg: pkgLogs, name: "LogRecord", order: []uint32{1, 11, 2, 3, 5, 6, 7, 8, 9, 10, 12}, fields: []field{
-		{num: 1, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
-		{num: 2, name: "severityNumber", alias: "severity_number", kind: kEnum, enum: enumSeverityNumber},
-		{num: 3, name: "severityText", alias: "severity_text", kind: kString},
-		{num: 5, name: "body", alias: "body", kind: kMessage, msg: mAnyValue},
-		{num: 6, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
-		{num: 7, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
-		{num: 8, name: "flags", alias: "flags", kind: kFixed32},
-		{num: 9, name: "traceId", alias: "trace_id", kind: kHexID},
-		{num: 10, name: "spanId", alias: "span_id", kind: kHexID},
-		{num: 11, name: "observedTimeUnixNano", alias: "observed_time_unix_nano", kind: kFixed64},
-		{num: 12, name: "eventName", alias: "event_name", kind: kString},
+	mLogRecord: {pkg: pkgLogs, name: "LogRecord", order: []uint32{otlppb.LogRecordTimeUnixNano, otlppb.LogRecordObservedTimeUnixNano, otlppb.LogRecordSeverityNumber, otlppb.LogRecordSeverityText, otlppb.LogRecordBody, otlppb.LogRecordAttributes, otlppb.LogRecordDroppedAttributesCount, otlppb.LogRecordFlags, otlppb.LogRecordTraceID, otlppb.LogRecordSpanID, otlppb.LogRecordEventName}, fields: []field{
+		{num: otlppb.LogRecordTimeUnixNano, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: otlppb.LogRecordSeverityNumber, name: "severityNumber", alias: "severity_number", kind: kEnum, enum: enumSeverityNumber},
+		{num: otlppb.LogRecordSeverityText, name: "severityText", alias: "severity_text", kind: kString},
+		{num: otlppb.LogRecordBody, name: "body", alias: "body", kind: kMessage, msg: mAnyValue},
+		{num: otlppb.LogRecordAttributes, name: "attributes", alias: "attributes", kind: kMessage, flags: rep, msg: mKeyValue},
+		{num: otlppb.LogRecordDroppedAttributesCount, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: otlppb.LogRecordFlags, name: "flags", alias: "flags", kind: kFixed32},
+		{num: otlppb.LogRecordTraceID, name: "traceId", alias: "trace_id", kind: kHexID},
+		{num: otlppb.LogRecordSpanID, name: "spanId", alias: "span_id", kind: kHexID},
+		{num: otlppb.LogRecordObservedTimeUnixNano, name: "observedTimeUnixNano", alias: "observed_time_unix_nano", kind: kFixed64},
+		{num: otlppb.LogRecordEventName, name: "eventName", alias: "event_name", kind: kString},
 	}},
 
 	// message ProfilesData {
@@ -614,8 +619,8 @@ var schema = [numMessages]message{
 	// }
 	// ExportProfilesServiceRequest has the same fields.
 	mProfilesData: {pkg: pkgProfiles, name: "ProfilesData", fields: []field{
-		{num: 1, name: "resourceProfiles", alias: "resource_profiles", kind: kMessage, flags: rep, msg: mResourceProfiles},
-		{num: 2, name: "dictionary", alias: "dictionary", kind: kMessage, msg: mProfilesDictionary},
+		{num: otlppb.ProfilesDataResourceProfiles, name: "resourceProfiles", alias: "resource_profiles", kind: kMessage, flags: rep, msg: mResourceProfiles},
+		{num: otlppb.ProfilesDataDictionary, name: "dictionary", alias: "dictionary", kind: kMessage, msg: mProfilesDictionary},
 	}},
 	// message ProfilesDictionary {
 	//   repeated Mapping mapping_table = 1;
@@ -627,13 +632,13 @@ var schema = [numMessages]message{
 	//   repeated Stack stack_table = 7;
 	// }
 	mProfilesDictionary: {pkg: pkgProfiles, name: "ProfilesDictionary", fields: []field{
-		{num: 1, name: "mappingTable", alias: "mapping_table", kind: kMessage, flags: rep, msg: mMapping},
-		{num: 2, name: "locationTable", alias: "location_table", kind: kMessage, flags: rep, msg: mLocation},
-		{num: 3, name: "functionTable", alias: "function_table", kind: kMessage, flags: rep, msg: mFunction},
-		{num: 4, name: "linkTable", alias: "link_table", kind: kMessage, flags: rep, msg: mProfileLink},
-		{num: 5, name: "stringTable", alias: "string_table", kind: kString, flags: rep},
-		{num: 6, name: "attributeTable", alias: "attribute_table", kind: kMessage, flags: rep, msg: mKeyValueAndUnit},
-		{num: 7, name: "stackTable", alias: "stack_table", kind: kMessage, flags: rep, msg: mStack},
+		{num: otlppb.ProfilesDictionaryMappingTable, name: "mappingTable", alias: "mapping_table", kind: kMessage, flags: rep, msg: mMapping},
+		{num: otlppb.ProfilesDictionaryLocationTable, name: "locationTable", alias: "location_table", kind: kMessage, flags: rep, msg: mLocation},
+		{num: otlppb.ProfilesDictionaryFunctionTable, name: "functionTable", alias: "function_table", kind: kMessage, flags: rep, msg: mFunction},
+		{num: otlppb.ProfilesDictionaryLinkTable, name: "linkTable", alias: "link_table", kind: kMessage, flags: rep, msg: mProfileLink},
+		{num: otlppb.ProfilesDictionaryStringTable, name: "stringTable", alias: "string_table", kind: kString, flags: rep},
+		{num: otlppb.ProfilesDictionaryAttributeTable, name: "attributeTable", alias: "attribute_table", kind: kMessage, flags: rep, msg: mKeyValueAndUnit},
+		{num: otlppb.ProfilesDictionaryStackTable, name: "stackTable", alias: "stack_table", kind: kMessage, flags: rep, msg: mStack},
 	}},
 	// message ResourceProfiles {
 	//   reserved 1000;
@@ -642,9 +647,9 @@ var schema = [numMessages]message{
 	//   string schema_url = 3;
 	// }
 	mResourceProfiles: {pkg: pkgProfiles, name: "ResourceProfiles", fields: []field{
-		{num: 1, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
-		{num: 2, name: "scopeProfiles", alias: "scope_profiles", kind: kMessage, flags: rep, msg: mScopeProfiles},
-		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+		{num: otlppb.ResourceProfilesResource, name: "resource", alias: "resource", kind: kMessage, msg: mResource},
+		{num: otlppb.ResourceProfilesScopeProfiles, name: "scopeProfiles", alias: "scope_profiles", kind: kMessage, flags: rep, msg: mScopeProfiles},
+		{num: otlppb.ResourceProfilesSchemaURL, name: "schemaUrl", alias: "schema_url", kind: kString},
 	}},
 	// message ScopeProfiles {
 	//   opentelemetry.proto.common.v1.InstrumentationScope scope = 1;
@@ -652,9 +657,9 @@ var schema = [numMessages]message{
 	//   string schema_url = 3;
 	// }
 	mScopeProfiles: {pkg: pkgProfiles, name: "ScopeProfiles", fields: []field{
-		{num: 1, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
-		{num: 2, name: "profiles", alias: "profiles", kind: kMessage, flags: rep, msg: mProfile},
-		{num: 3, name: "schemaUrl", alias: "schema_url", kind: kString},
+		{num: otlppb.ScopeProfilesScope, name: "scope", alias: "scope", kind: kMessage, msg: mInstrumentationScope},
+		{num: otlppb.ScopeProfilesProfiles, name: "profiles", alias: "profiles", kind: kMessage, flags: rep, msg: mProfile},
+		{num: otlppb.ScopeProfilesSchemaURL, name: "schemaUrl", alias: "schema_url", kind: kString},
 	}},
 	// message Profile {
 	//   ValueType sample_type = 1;
@@ -670,33 +675,33 @@ var schema = [numMessages]message{
 	//   repeated int32 attribute_indices = 11;
 	// }
 	mProfile: {pkg: pkgProfiles, name: "Profile", fields: []field{
-		{num: 1, name: "sampleType", alias: "sample_type", kind: kMessage, msg: mValueType},
-		{num: 2, name: "samples", alias: "samples", kind: kMessage, flags: rep, msg: mSample},
-		{num: 3, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
-		{num: 4, name: "durationNano", alias: "duration_nano", kind: kUint64},
-		{num: 5, name: "periodType", alias: "period_type", kind: kMessage, msg: mValueType},
-		{num: 6, name: "period", alias: "period", kind: kInt64},
-		{num: 7, name: "profileId", alias: "profile_id", kind: kProfileID},
-		{num: 8, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
-		{num: 9, name: "originalPayloadFormat", alias: "original_payload_format", kind: kString},
-		{num: 10, name: "originalPayload", alias: "original_payload", kind: kBytes},
-		{num: 11, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
+		{num: otlppb.ProfileSampleType, name: "sampleType", alias: "sample_type", kind: kMessage, msg: mValueType},
+		{num: otlppb.ProfileSamples, name: "samples", alias: "samples", kind: kMessage, flags: rep, msg: mSample},
+		{num: otlppb.ProfileTimeUnixNano, name: "timeUnixNano", alias: "time_unix_nano", kind: kFixed64},
+		{num: otlppb.ProfileDurationNano, name: "durationNano", alias: "duration_nano", kind: kUint64},
+		{num: otlppb.ProfilePeriodType, name: "periodType", alias: "period_type", kind: kMessage, msg: mValueType},
+		{num: otlppb.ProfilePeriod, name: "period", alias: "period", kind: kInt64},
+		{num: otlppb.ProfileProfileID, name: "profileId", alias: "profile_id", kind: kProfileID},
+		{num: otlppb.ProfileDroppedAttributesCount, name: "droppedAttributesCount", alias: "dropped_attributes_count", kind: kUint32},
+		{num: otlppb.ProfileOriginalPayloadFormat, name: "originalPayloadFormat", alias: "original_payload_format", kind: kString},
+		{num: otlppb.ProfileOriginalPayload, name: "originalPayload", alias: "original_payload", kind: kBytes},
+		{num: otlppb.ProfileAttributeIndices, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
 	}},
 	// message Link {
 	//   bytes trace_id = 1;
 	//   bytes span_id = 2;
 	// }
 	mProfileLink: {pkg: pkgProfiles, name: "Link", fields: []field{
-		{num: 1, name: "traceId", alias: "trace_id", kind: kHexID},
-		{num: 2, name: "spanId", alias: "span_id", kind: kHexID},
+		{num: otlppb.LinkTraceID, name: "traceId", alias: "trace_id", kind: kHexID},
+		{num: otlppb.LinkSpanID, name: "spanId", alias: "span_id", kind: kHexID},
 	}},
 	// message ValueType {
 	//   int32 type_strindex = 1;
 	//   int32 unit_strindex = 2;
 	// }
 	mValueType: {pkg: pkgProfiles, name: "ValueType", fields: []field{
-		{num: 1, name: "typeStrindex", alias: "type_strindex", kind: kInt32},
-		{num: 2, name: "unitStrindex", alias: "unit_strindex", kind: kInt32},
+		{num: otlppb.ValueTypeTypeStrindex, name: "typeStrindex", alias: "type_strindex", kind: kInt32},
+		{num: otlppb.ValueTypeUnitStrindex, name: "unitStrindex", alias: "unit_strindex", kind: kInt32},
 	}},
 	// message Sample {
 	//   int32 stack_index = 1;
@@ -706,11 +711,11 @@ var schema = [numMessages]message{
 	//   repeated fixed64 timestamps_unix_nano = 5;
 	// }
 	mSample: {pkg: pkgProfiles, name: "Sample", fields: []field{
-		{num: 1, name: "stackIndex", alias: "stack_index", kind: kInt32},
-		{num: 2, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
-		{num: 3, name: "linkIndex", alias: "link_index", kind: kInt32},
-		{num: 4, name: "values", alias: "values", kind: kInt64, flags: rep},
-		{num: 5, name: "timestampsUnixNano", alias: "timestamps_unix_nano", kind: kFixed64, flags: rep},
+		{num: otlppb.SampleStackIndex, name: "stackIndex", alias: "stack_index", kind: kInt32},
+		{num: otlppb.SampleAttributeIndices, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
+		{num: otlppb.SampleLinkIndex, name: "linkIndex", alias: "link_index", kind: kInt32},
+		{num: otlppb.SampleValues, name: "values", alias: "values", kind: kInt64, flags: rep},
+		{num: otlppb.SampleTimestampsUnixNano, name: "timestampsUnixNano", alias: "timestamps_unix_nano", kind: kFixed64, flags: rep},
 	}},
 	// message Mapping {
 	//   uint64 memory_start = 1;
@@ -720,17 +725,17 @@ var schema = [numMessages]message{
 	//   repeated int32 attribute_indices = 5;
 	// }
 	mMapping: {pkg: pkgProfiles, name: "Mapping", fields: []field{
-		{num: 1, name: "memoryStart", alias: "memory_start", kind: kUint64},
-		{num: 2, name: "memoryLimit", alias: "memory_limit", kind: kUint64},
-		{num: 3, name: "fileOffset", alias: "file_offset", kind: kUint64},
-		{num: 4, name: "filenameStrindex", alias: "filename_strindex", kind: kInt32},
-		{num: 5, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
+		{num: otlppb.MappingMemoryStart, name: "memoryStart", alias: "memory_start", kind: kUint64},
+		{num: otlppb.MappingMemoryLimit, name: "memoryLimit", alias: "memory_limit", kind: kUint64},
+		{num: otlppb.MappingFileOffset, name: "fileOffset", alias: "file_offset", kind: kUint64},
+		{num: otlppb.MappingFilenameStrindex, name: "filenameStrindex", alias: "filename_strindex", kind: kInt32},
+		{num: otlppb.MappingAttributeIndices, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
 	}},
 	// message Stack {
 	//   repeated int32 location_indices = 1;
 	// }
 	mStack: {pkg: pkgProfiles, name: "Stack", fields: []field{
-		{num: 1, name: "locationIndices", alias: "location_indices", kind: kInt32, flags: rep},
+		{num: otlppb.StackLocationIndices, name: "locationIndices", alias: "location_indices", kind: kInt32, flags: rep},
 	}},
 	// message Location {
 	//   int32 mapping_index = 1;
@@ -739,10 +744,10 @@ var schema = [numMessages]message{
 	//   repeated int32 attribute_indices = 4;
 	// }
 	mLocation: {pkg: pkgProfiles, name: "Location", fields: []field{
-		{num: 1, name: "mappingIndex", alias: "mapping_index", kind: kInt32},
-		{num: 2, name: "address", alias: "address", kind: kUint64},
-		{num: 3, name: "lines", alias: "lines", kind: kMessage, flags: rep, msg: mLine},
-		{num: 4, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
+		{num: otlppb.LocationMappingIndex, name: "mappingIndex", alias: "mapping_index", kind: kInt32},
+		{num: otlppb.LocationAddress, name: "address", alias: "address", kind: kUint64},
+		{num: otlppb.LocationLines, name: "lines", alias: "lines", kind: kMessage, flags: rep, msg: mLine},
+		{num: otlppb.LocationAttributeIndices, name: "attributeIndices", alias: "attribute_indices", kind: kInt32, flags: rep},
 	}},
 	// message Line {
 	//   int32 function_index = 1;
@@ -750,9 +755,9 @@ var schema = [numMessages]message{
 	//   int64 column = 3;
 	// }
 	mLine: {pkg: pkgProfiles, name: "Line", fields: []field{
-		{num: 1, name: "functionIndex", alias: "function_index", kind: kInt32},
-		{num: 2, name: "line", alias: "line", kind: kInt64},
-		{num: 3, name: "column", alias: "column", kind: kInt64},
+		{num: otlppb.LineFunctionIndex, name: "functionIndex", alias: "function_index", kind: kInt32},
+		{num: otlppb.LineLine, name: "line", alias: "line", kind: kInt64},
+		{num: otlppb.LineColumn, name: "column", alias: "column", kind: kInt64},
 	}},
 	// message Function {
 	//   int32 name_strindex = 1;
@@ -761,10 +766,10 @@ var schema = [numMessages]message{
 	//   int64 start_line = 4;
 	// }
 	mFunction: {pkg: pkgProfiles, name: "Function", fields: []field{
-		{num: 1, name: "nameStrindex", alias: "name_strindex", kind: kInt32},
-		{num: 2, name: "systemNameStrindex", alias: "system_name_strindex", kind: kInt32},
-		{num: 3, name: "filenameStrindex", alias: "filename_strindex", kind: kInt32},
-		{num: 4, name: "startLine", alias: "start_line", kind: kInt64},
+		{num: otlppb.FunctionNameStrindex, name: "nameStrindex", alias: "name_strindex", kind: kInt32},
+		{num: otlppb.FunctionSystemNameStrindex, name: "systemNameStrindex", alias: "system_name_strindex", kind: kInt32},
+		{num: otlppb.FunctionFilenameStrindex, name: "filenameStrindex", alias: "filename_strindex", kind: kInt32},
+		{num: otlppb.FunctionStartLine, name: "startLine", alias: "start_line", kind: kInt64},
 	}},
 	// message KeyValueAndUnit {
 	//   int32 key_strindex = 1;
@@ -772,67 +777,67 @@ var schema = [numMessages]message{
 	//   int32 unit_strindex = 3;
 	// }
 	mKeyValueAndUnit: {pkg: pkgProfiles, name: "KeyValueAndUnit", fields: []field{
-		{num: 1, name: "keyStrindex", alias: "key_strindex", kind: kInt32},
-		{num: 2, name: "value", alias: "value", kind: kMessage, msg: mAnyValue},
-		{num: 3, name: "unitStrindex", alias: "unit_strindex", kind: kInt32},
+		{num: otlppb.KeyValueAndUnitKeyStrindex, name: "keyStrindex", alias: "key_strindex", kind: kInt32},
+		{num: otlppb.KeyValueAndUnitValue, name: "value", alias: "value", kind: kMessage, msg: mAnyValue},
+		{num: otlppb.KeyValueAndUnitUnitStrindex, name: "unitStrindex", alias: "unit_strindex", kind: kInt32},
 	}},
 
 	// message ExportTraceServiceResponse {
 	//   ExportTracePartialSuccess partial_success = 1;
 	// }
 	mExportTraceServiceResponse: {pkg: pkgCollectorTrace, name: "ExportTraceServiceResponse", fields: []field{
-		{num: 1, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportTracePartialSuccess},
+		{num: otlppb.ExportTraceServiceResponsePartialSuccess, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportTracePartialSuccess},
 	}},
 	// message ExportTracePartialSuccess {
 	//   int64 rejected_spans = 1;
 	//   string error_message = 2;
 	// }
 	mExportTracePartialSuccess: {pkg: pkgCollectorTrace, name: "ExportTracePartialSuccess", fields: []field{
-		{num: 1, name: "rejectedSpans", alias: "rejected_spans", kind: kInt64},
-		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
+		{num: otlppb.ExportTracePartialSuccessRejectedSpans, name: "rejectedSpans", alias: "rejected_spans", kind: kInt64},
+		{num: otlppb.ExportTracePartialSuccessErrorMessage, name: "errorMessage", alias: "error_message", kind: kString},
 	}},
 	// message ExportMetricsServiceResponse {
 	//   ExportMetricsPartialSuccess partial_success = 1;
 	// }
 	mExportMetricsServiceResponse: {pkg: pkgCollectorMetrics, name: "ExportMetricsServiceResponse", fields: []field{
-		{num: 1, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportMetricsPartialSuccess},
+		{num: otlppb.ExportMetricsServiceResponsePartialSuccess, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportMetricsPartialSuccess},
 	}},
 	// message ExportMetricsPartialSuccess {
 	//   int64 rejected_data_points = 1;
 	//   string error_message = 2;
 	// }
 	mExportMetricsPartialSuccess: {pkg: pkgCollectorMetrics, name: "ExportMetricsPartialSuccess", fields: []field{
-		{num: 1, name: "rejectedDataPoints", alias: "rejected_data_points", kind: kInt64},
-		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
+		{num: otlppb.ExportMetricsPartialSuccessRejectedDataPoints, name: "rejectedDataPoints", alias: "rejected_data_points", kind: kInt64},
+		{num: otlppb.ExportMetricsPartialSuccessErrorMessage, name: "errorMessage", alias: "error_message", kind: kString},
 	}},
 	// message ExportLogsServiceResponse {
 	//   ExportLogsPartialSuccess partial_success = 1;
 	// }
 	mExportLogsServiceResponse: {pkg: pkgCollectorLogs, name: "ExportLogsServiceResponse", fields: []field{
-		{num: 1, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportLogsPartialSuccess},
+		{num: otlppb.ExportLogsServiceResponsePartialSuccess, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportLogsPartialSuccess},
 	}},
 	// message ExportLogsPartialSuccess {
 	//   int64 rejected_log_records = 1;
 	//   string error_message = 2;
 	// }
 	mExportLogsPartialSuccess: {pkg: pkgCollectorLogs, name: "ExportLogsPartialSuccess", fields: []field{
-		{num: 1, name: "rejectedLogRecords", alias: "rejected_log_records", kind: kInt64},
-		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
+		{num: otlppb.ExportLogsPartialSuccessRejectedLogRecords, name: "rejectedLogRecords", alias: "rejected_log_records", kind: kInt64},
+		{num: otlppb.ExportLogsPartialSuccessErrorMessage, name: "errorMessage", alias: "error_message", kind: kString},
 	}},
 
 	// message ExportProfilesServiceResponse {
 	//   ExportProfilesPartialSuccess partial_success = 1;
 	// }
 	mExportProfilesServiceResponse: {pkg: pkgCollectorProfiles, name: "ExportProfilesServiceResponse", fields: []field{
-		{num: 1, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportProfilesPartialSuccess},
+		{num: otlppb.ExportProfilesServiceResponsePartialSuccess, name: "partialSuccess", alias: "partial_success", kind: kMessage, msg: mExportProfilesPartialSuccess},
 	}},
 	// message ExportProfilesPartialSuccess {
 	//   int64 rejected_profiles = 1;
 	//   string error_message = 2;
 	// }
 	mExportProfilesPartialSuccess: {pkg: pkgCollectorProfiles, name: "ExportProfilesPartialSuccess", fields: []field{
-		{num: 1, name: "rejectedProfiles", alias: "rejected_profiles", kind: kInt64},
-		{num: 2, name: "errorMessage", alias: "error_message", kind: kString},
+		{num: otlppb.ExportProfilesPartialSuccessRejectedProfiles, name: "rejectedProfiles", alias: "rejected_profiles", kind: kInt64},
+		{num: otlppb.ExportProfilesPartialSuccessErrorMessage, name: "errorMessage", alias: "error_message", kind: kString},
 	}},
 
 	// package google.rpc;

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // The OTLP/HTTP error body is a google.rpc.Status whose details may carry a
@@ -66,7 +68,7 @@ func (e *encoder) encodeAny(src []byte, off int) (bool, error) {
 	tail := src
 	for len(tail) > 0 {
 		var err error
-		if tail, err = fc.NextField(tail); err != nil {
+		if tail, err = otlppb.NextField(&fc, tail); err != nil {
 			return false, e.errorf(off, "cannot read google.protobuf.Any field: %s", err)
 		}
 		switch fc.FieldNum {
@@ -95,7 +97,7 @@ func (e *encoder) encodeAny(src []byte, off int) (bool, error) {
 	tail = value
 	for len(tail) > 0 {
 		var err error
-		if tail, err = fc.NextField(tail); err != nil {
+		if tail, err = otlppb.NextField(&fc, tail); err != nil {
 			return false, e.errorf(off, "cannot read google.rpc.RetryInfo field: %s", err)
 		}
 		d, ok := fc.MessageData()
@@ -105,7 +107,7 @@ func (e *encoder) encodeAny(src []byte, off int) (bool, error) {
 		hasDelay = true
 		var dfc easyproto.FieldContext
 		for len(d) > 0 {
-			if d, err = dfc.NextField(d); err != nil {
+			if d, err = otlppb.NextField(&dfc, d); err != nil {
 				return false, e.errorf(off, "cannot read google.protobuf.Duration field: %s", err)
 			}
 			switch dfc.FieldNum {
@@ -449,7 +451,7 @@ func (e *encoder) encodeBadRequest(typeURL, src []byte, off int) error {
 	n := 0
 	for len(src) > 0 {
 		var err error
-		if src, err = fc.NextField(src); err != nil {
+		if src, err = otlppb.NextField(&fc, src); err != nil {
 			return e.errorf(off, "cannot read google.rpc.BadRequest field: %s", err)
 		}
 		v, ok := fc.MessageData()
@@ -465,7 +467,7 @@ func (e *encoder) encodeBadRequest(typeURL, src []byte, off int) error {
 		// Strings are scalars: the last occurrence wins.
 		var field, description []byte
 		for len(v) > 0 {
-			if v, err = vfc.NextField(v); err != nil {
+			if v, err = otlppb.NextField(&vfc, v); err != nil {
 				return e.errorf(off, "cannot read google.rpc.BadRequest.FieldViolation field: %s", err)
 			}
 			if d, ok := vfc.MessageData(); ok {

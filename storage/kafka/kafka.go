@@ -310,7 +310,7 @@ type Sink struct {
 	closed        atomic.Bool
 	inflight      sync.WaitGroup
 	batches       sync.Pool // *batch
-	splits        sync.Pool // *traceSplitter
+	splits        sync.Pool // *otlpdecode.TraceSplitter
 }
 
 var _ storage.Sink = (*Sink)(nil)

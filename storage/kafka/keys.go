@@ -30,6 +30,8 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // Partitioner hashers (the Collector's record_partitioner.sticky_key.hasher).
@@ -83,6 +85,17 @@ func Partition(hasher string, key []byte, n int) (int, error) {
 	return p.ForTopic("").Partition(&kgo.Record{Key: key}, n), nil
 }
 
+// spanKey is the Collector's key for the spans of one trace
+// (partition_traces_by_id): the hex trace id, empty for the zero id.
+func spanKey(dst []byte, id [16]byte) ([]byte, bool) { return appendHexID(dst, id), true }
+
+// logRecordKey is the Collector's key for the log records of one trace
+// (partition_logs_by_trace_id): the hex trace id, and no key at all for
+// the zero id.
+func logRecordKey(dst []byte, id [16]byte) ([]byte, bool) {
+	return appendHexID(dst, id), id != [16]byte{}
+}
+
 // appendHexID appends id as lower-case hex, or nothing when it is all zero
 // (pcommon.TraceID.IsEmpty: the Collector's key is then "").
 func appendHexID(dst []byte, id [16]byte) []byte {
@@ -98,21 +111,37 @@ func appendHexID(dst []byte, id [16]byte) []byte {
 
 // The prefixes of pdatautil's canonical serialisation of a value.
 const (
-	hashExtra       = 0xf3
-	hashKey         = 0xf4
-	hashEmpty       = 0xf5
-	hashBytes       = 0xf6
-	hashStr         = 0xf7
-	hashTrue        = 0xf8
-	hashFalse       = 0xf9
-	hashInt         = 0xfa
-	hashDouble      = 0xfb
-	hashMapStart    = 0xfc
-	hashMapEnd      = 0xfd
-	hashSliceStart  = 0xfe
-	hashSliceEnd    = 0xff
-	maxHashDepth    = 128 // deeper than the receiver's AnyValue limit
-	resourceAttrNum = 1   // Resource.attributes
+	hashExtra      = 0xf3
+	hashKey        = 0xf4
+	hashEmpty      = 0xf5
+	hashBytes      = 0xf6
+	hashStr        = 0xf7
+	hashTrue       = 0xf8
+	hashFalse      = 0xf9
+	hashInt        = 0xfa
+	hashDouble     = 0xfb
+	hashMapStart   = 0xfc
+	hashMapEnd     = 0xfd
+	hashSliceStart = 0xfe
+	hashSliceEnd   = 0xff
+	maxHashDepth   = 128 // deeper than the receiver's AnyValue limit
+)
+
+// requestResources is the repeated resource field of every export request
+// and resourceField the Resource of every ResourceX: one number for all
+// four signals, which lets one walk key and route them all (the constant
+// expressions fail to compile if another signal's number differs:
+// uint(-1) overflows).
+const (
+	requestResources = otlppb.ExportTraceServiceRequestResourceSpans
+	resourceField    = otlppb.ResourceSpansResource
+
+	_ = uint(requestResources-otlppb.ExportMetricsServiceRequestResourceMetrics) + uint(otlppb.ExportMetricsServiceRequestResourceMetrics-requestResources) +
+		uint(requestResources-otlppb.ExportLogsServiceRequestResourceLogs) + uint(otlppb.ExportLogsServiceRequestResourceLogs-requestResources) +
+		uint(requestResources-otlppb.ExportProfilesServiceRequestResourceProfiles) + uint(otlppb.ExportProfilesServiceRequestResourceProfiles-requestResources)
+	_ = uint(resourceField-otlppb.ResourceMetricsResource) + uint(otlppb.ResourceMetricsResource-resourceField) +
+		uint(resourceField-otlppb.ResourceLogsResource) + uint(otlppb.ResourceLogsResource-resourceField) +
+		uint(resourceField-otlppb.ResourceProfilesResource) + uint(otlppb.ResourceProfilesResource-resourceField)
 )
 
 var errHashDepth = errors.New("attribute values nested too deep to hash")
@@ -132,23 +161,24 @@ type keyValue struct {
 }
 
 // resourceKey appends to dst the Collector's key for the resource of a
-// ResourceSpans/ResourceMetrics/ResourceLogs message rs (its field 1, the
-// Resource, with attributes in field 1).
+// ResourceSpans/ResourceMetrics/ResourceLogs message rs (its resource, and
+// the resource's attributes).
 func (h *attrHasher) resourceKey(dst, rs []byte) ([]byte, error) {
 	h.buf, h.kvs = h.buf[:0], h.kvs[:0]
 	// A repeated message field merges (protobuf "Last One Wins" for
 	// scalars, concatenation for repeated fields): every Resource
 	// occurrence contributes its attributes.
+	var f otlppb.Field
 	for b := rs; len(b) > 0; {
-		num, _, res, rest, err := nextField(b)
-		if err != nil {
+		var err error
+		if b, err = f.Read(b); err != nil {
 			return dst, err
 		}
-		b = rest
-		if num != 1 || res == nil {
+		res, ok := f.MessageData()
+		if f.FieldNum != resourceField || !ok {
 			continue
 		}
-		if err := h.collect(res, resourceAttrNum); err != nil {
+		if err := h.collect(res, otlppb.ResourceAttributes); err != nil {
 			return dst, err
 		}
 	}
@@ -162,28 +192,29 @@ func (h *attrHasher) resourceKey(dst, rs []byte) ([]byte, error) {
 	return h.sum128(dst), nil
 }
 
-// collect appends the KeyValues of field num of msg to h.kvs.
-func (h *attrHasher) collect(msg []byte, num int) error {
+// collect appends the KeyValues of field num of msg (Resource.attributes,
+// KeyValueList.values) to h.kvs.
+func (h *attrHasher) collect(msg []byte, num uint32) error {
+	var f otlppb.Field
 	for b := msg; len(b) > 0; {
-		n, _, kv, rest, err := nextField(b)
-		if err != nil {
+		var err error
+		if b, err = f.Read(b); err != nil {
 			return err
 		}
-		b = rest
-		if n != num || kv == nil {
+		kv, ok := f.MessageData()
+		if f.FieldNum != num || !ok {
 			continue
 		}
 		var e keyValue
 		for kb := kv; len(kb) > 0; {
-			f, _, v, rest, err := nextField(kb)
-			if err != nil {
+			if kb, err = f.Read(kb); err != nil {
 				return err
 			}
-			kb = rest
+			v, ok := f.MessageData()
 			switch {
-			case f == 1 && v != nil:
+			case f.FieldNum == otlppb.KeyValueKey && ok:
 				e.key = v
-			case f == 2 && v != nil:
+			case f.FieldNum == otlppb.KeyValueValue && ok:
 				e.value, e.hasValue = v, true
 			}
 		}
@@ -226,85 +257,82 @@ func (h *attrHasher) writeMap(from, depth int) error {
 }
 
 // writeValue serialises an AnyValue as pdatautil's writeValueHash does.
-// Its oneof is the last member present (protobuf "Last One Wins").
+// Its oneof is the last member present (protobuf "Last One Wins"); a
+// member sent with another wire type than its own is ignored, as the
+// receiver's walks ignore it (otlppb.Field).
 func (h *attrHasher) writeValue(v []byte, depth int) error {
-	kind, start, end := 0, 0, 0
-	var val uint64
-	for b, off := v, 0; len(b) > 0; {
-		num, raw, body, rest, err := nextField(b)
-		if err != nil {
+	var (
+		f    otlppb.Field
+		kind uint32 // the member present; 0: none
+		body []byte // its payload, if length-delimited
+		val  uint64 // its value, if a scalar
+	)
+	for b := v; len(b) > 0; {
+		var err error
+		if b, err = f.Read(b); err != nil {
 			return err
 		}
-		if num >= 1 && num <= 7 {
-			kind = num
-			if body != nil {
-				start = off + len(raw) - len(body)
-				end = off + len(raw)
-			} else {
-				start, end = off, off+len(raw)
+		switch f.FieldNum {
+		case otlppb.AnyValueStringValue, otlppb.AnyValueArrayValue, otlppb.AnyValueKvlistValue, otlppb.AnyValueBytesValue:
+			if data, ok := f.MessageData(); ok {
+				kind, body = f.FieldNum, data
 			}
-			switch num {
-			case 2, 3: // bool, int64: varints
-				_, n := binary.Uvarint(raw)
-				val, _ = binary.Uvarint(raw[n:])
-			case 4: // double: fixed64, little-endian on the wire
-				_, n := binary.Uvarint(raw)
-				if len(raw)-n == 8 {
-					val = binary.LittleEndian.Uint64(raw[n:])
-				}
+		case otlppb.AnyValueBoolValue, otlppb.AnyValueIntValue:
+			if x, ok := f.Uint64(); ok {
+				kind, val = f.FieldNum, x
+			}
+		case otlppb.AnyValueDoubleValue: // fixed64, little-endian on the wire
+			if x, ok := f.Fixed64(); ok {
+				kind, val = f.FieldNum, x
 			}
 		}
-		off += len(raw)
-		b = rest
 	}
-	body := v[start:end]
 	switch kind {
 	case 0:
 		h.buf = append(h.buf, hashEmpty)
-	case 1:
+	case otlppb.AnyValueStringValue:
 		h.buf = append(h.buf, hashStr)
 		h.buf = append(h.buf, body...)
-	case 2:
+	case otlppb.AnyValueBoolValue:
 		if val != 0 {
 			h.buf = append(h.buf, hashTrue)
 		} else {
 			h.buf = append(h.buf, hashFalse)
 		}
-	case 3:
+	case otlppb.AnyValueIntValue:
 		h.buf = append(h.buf, hashInt)
 		h.buf = binary.LittleEndian.AppendUint64(h.buf, val)
-	case 4:
+	case otlppb.AnyValueDoubleValue:
 		h.buf = append(h.buf, hashDouble)
 		h.buf = binary.LittleEndian.AppendUint64(h.buf, val)
-	case 5: // ArrayValue{repeated AnyValue values = 1}
+	case otlppb.AnyValueArrayValue:
 		if depth >= maxHashDepth {
 			return errHashDepth
 		}
 		h.buf = append(h.buf, hashSliceStart)
 		for b := body; len(b) > 0; {
-			num, _, elem, rest, err := nextField(b)
-			if err != nil {
+			var err error
+			if b, err = f.Read(b); err != nil {
 				return err
 			}
-			b = rest
-			if num == 1 && elem != nil {
+			if elem, ok := f.MessageData(); ok && f.FieldNum == otlppb.ArrayValueValues {
 				if err := h.writeValue(elem, depth+1); err != nil {
 					return err
 				}
 			}
 		}
 		h.buf = append(h.buf, hashSliceEnd)
-	case 6: // KeyValueList{repeated KeyValue values = 1}
+	case otlppb.AnyValueKvlistValue:
 		h.buf = append(h.buf, hashMapStart)
 		from := len(h.kvs)
-		if err := h.collect(body, 1); err != nil {
+		if err := h.collect(body, otlppb.KeyValueListValues); err != nil {
 			return err
 		}
 		if err := h.writeMap(from, depth+1); err != nil {
 			return err
 		}
 		h.buf = append(h.buf, hashMapEnd)
-	case 7:
+	case otlppb.AnyValueBytesValue:
 		h.buf = append(h.buf, hashBytes)
 		h.buf = append(h.buf, body...)
 	}
@@ -391,13 +419,14 @@ func xxh64(b []byte) uint64 {
 // non-string value reads as "" through pcommon.Value.Str, so it does not
 // count). ok is false if no resource has it.
 func stringAttr(msg []byte, name string) (val []byte, ok bool) {
+	var f otlppb.Field
 	for b := msg; len(b) > 0; {
-		num, _, rs, rest, err := nextField(b)
-		if err != nil {
+		var err error
+		if b, err = f.Read(b); err != nil {
 			return nil, false
 		}
-		b = rest
-		if num != 1 || rs == nil {
+		rs, isMsg := f.MessageData()
+		if f.FieldNum != requestResources || !isMsg {
 			continue
 		}
 		if v, ok := resourceStringAttr(rs, name); ok {
@@ -411,53 +440,61 @@ func stringAttr(msg []byte, name string) (val []byte, ok bool) {
 // finds the first attribute with the name; its value counts if it is a
 // non-empty string.
 func resourceStringAttr(rs []byte, name string) ([]byte, bool) {
+	var f otlppb.Field
 	for b := rs; len(b) > 0; {
-		num, _, res, rest, err := nextField(b)
-		if err != nil {
+		var err error
+		if b, err = f.Read(b); err != nil {
 			return nil, false
 		}
-		b = rest
-		if num != 1 || res == nil {
+		res, ok := f.MessageData()
+		if f.FieldNum != resourceField || !ok {
 			continue
 		}
 		for rb := res; len(rb) > 0; {
-			num, _, kv, rest, err := nextField(rb)
-			if err != nil {
+			if rb, err = f.Read(rb); err != nil {
 				return nil, false
 			}
-			rb = rest
-			if num != resourceAttrNum || kv == nil {
+			kv, ok := f.MessageData()
+			if f.FieldNum != otlppb.ResourceAttributes || !ok {
 				continue
 			}
 			var key, value []byte
 			for kb := kv; len(kb) > 0; {
-				f, _, v, rest, err := nextField(kb)
-				if err != nil {
+				if kb, err = f.Read(kb); err != nil {
 					return nil, false
 				}
-				kb = rest
+				v, ok := f.MessageData()
 				switch {
-				case f == 1 && v != nil:
+				case f.FieldNum == otlppb.KeyValueKey && ok:
 					key = v
-				case f == 2 && v != nil:
+				case f.FieldNum == otlppb.KeyValueValue && ok:
 					value = v
 				}
 			}
 			if string(key) != name {
 				continue
 			}
-			// The first attribute with the name decides.
+			// The first attribute with the name decides: its value's
+			// oneof is the last member present (see writeValue).
 			var s []byte
 			isStr := false
 			for vb := value; len(vb) > 0; {
-				f, _, v, rest, err := nextField(vb)
-				if err != nil {
+				if vb, err = f.Read(vb); err != nil {
 					return nil, false
 				}
-				vb = rest
-				if f >= 1 && f <= 7 {
-					isStr = f == 1
-					s = v
+				switch f.FieldNum {
+				case otlppb.AnyValueStringValue, otlppb.AnyValueArrayValue, otlppb.AnyValueKvlistValue, otlppb.AnyValueBytesValue:
+					if data, ok := f.MessageData(); ok {
+						isStr, s = f.FieldNum == otlppb.AnyValueStringValue, data
+					}
+				case otlppb.AnyValueBoolValue, otlppb.AnyValueIntValue:
+					if _, ok := f.Uint64(); ok {
+						isStr = false
+					}
+				case otlppb.AnyValueDoubleValue:
+					if _, ok := f.Fixed64(); ok {
+						isStr = false
+					}
 				}
 			}
 			if isStr && len(s) > 0 {

@@ -1,10 +1,24 @@
 package kafka
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"testing"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
+
+// Test message builders: just enough protobuf to lay out attributes.
+
+func lenf(num uint32, parts ...[]byte) []byte {
+	body := bytes.Join(parts, nil)
+	b := binary.AppendUvarint(nil, uint64(num)<<3|otlppb.WireLen)
+	b = binary.AppendUvarint(b, uint64(len(body)))
+	return append(b, body...)
+}
+
+func cat(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
 
 // TestXXH64 checks xxh64 against the reference implementation's values
 // (xxHash's sanity tests, seed 0), over every tail length path.
@@ -42,24 +56,28 @@ func TestAppendHexID(t *testing.T) {
 // nested map and list (the Collector's own hashes of the same attributes
 // are compared in interop/kafka_producer_test.go).
 func TestResourceKey(t *testing.T) {
-	str := func(s string) []byte { return lenf(1, []byte(s)) }
-	kv := func(k string, v []byte) []byte { return lenf(1, lenf(1, []byte(k)), lenf(2, v)) }
+	str := func(s string) []byte { return lenf(otlppb.AnyValueStringValue, []byte(s)) }
+	pair := func(k string, v []byte) []byte {
+		return cat(lenf(otlppb.KeyValueKey, []byte(k)), lenf(otlppb.KeyValueValue, v))
+	}
+	kv := func(k string, v []byte) []byte { return lenf(otlppb.ResourceAttributes, pair(k, v)) }
 	dbl := make([]byte, 9)
-	dbl[0] = 4<<3 | 1
+	dbl[0] = otlppb.AnyValueDoubleValue<<3 | otlppb.WireI64
 	binary.LittleEndian.PutUint64(dbl[1:], 0x400921fb54442d18) // 3.141592653589793
+	intValue := func(v byte) []byte { return []byte{otlppb.AnyValueIntValue<<3 | otlppb.WireVarint, v} }
 	attrs := cat(
 		kv("z", str("last")),
 		kv("a", str("first")),
-		kv("b", []byte{2 << 3, 1}),           // bool true
-		kv("i", []byte{3 << 3, 0x7f}),        // int 127
-		kv("d", dbl),                         // double
-		kv("x", lenf(7, []byte{0xde, 0xad})), // bytes
-		kv("l", lenf(5, cat(lenf(1, str("e1")), lenf(1, []byte{3 << 3, 2})))),
-		kv("m", lenf(6, cat(lenf(1, cat(lenf(1, []byte("k2")), lenf(2, str("v2")))), lenf(1, cat(lenf(1, []byte("k1")), lenf(2, str("v1"))))))),
-		kv("a", str("shadowed")),      // Map.Get finds the first "a"
-		lenf(1, lenf(1, []byte("e"))), // no value: the empty value
+		kv("b", []byte{otlppb.AnyValueBoolValue<<3 | otlppb.WireVarint, 1}), // bool true
+		kv("i", intValue(0x7f)), // int 127
+		kv("d", dbl),            // double
+		kv("x", lenf(otlppb.AnyValueBytesValue, []byte{0xde, 0xad})), // bytes
+		kv("l", lenf(otlppb.AnyValueArrayValue, cat(lenf(otlppb.ArrayValueValues, str("e1")), lenf(otlppb.ArrayValueValues, intValue(2))))),
+		kv("m", lenf(otlppb.AnyValueKvlistValue, cat(lenf(otlppb.KeyValueListValues, pair("k2", str("v2"))), lenf(otlppb.KeyValueListValues, pair("k1", str("v1")))))),
+		kv("a", str("shadowed")), // Map.Get finds the first "a"
+		lenf(otlppb.ResourceAttributes, lenf(otlppb.KeyValueKey, []byte("e"))), // no value: the empty value
 	)
-	rs := lenf(1, attrs) // ResourceX.resource
+	rs := lenf(otlppb.ResourceSpansResource, attrs)
 	var h attrHasher
 	got, err := h.resourceKey(nil, rs)
 	if err != nil {
@@ -121,8 +139,36 @@ func TestResourceKey(t *testing.T) {
 	if hex.EncodeToString(got) != hex.EncodeToString(wantKey) {
 		t.Errorf("key %x, want %x (serialisation %q)", got, wantKey, want)
 	}
-	empty, err := h.resourceKey(nil, lenf(1))
+	empty, err := h.resourceKey(nil, lenf(otlppb.ResourceSpansResource))
 	if err != nil || len(empty) != 16 || hex.EncodeToString(empty) != "00000000000000000000000000000000" {
 		t.Errorf("resource without attributes keyed %x (%v), want 16 zero bytes", empty, err)
+	}
+}
+
+// TestResourceKeyWrongWireType: an AnyValue member sent with another wire
+// type than its own is ignored by the key, as every walk of the receiver
+// (otlppb.Field) and protobuf-go ignore it (an unknown field), so the value
+// hashes as the members that remain: here none, the empty value.
+func TestResourceKeyWrongWireType(t *testing.T) {
+	kv := func(k string, v []byte) []byte {
+		return lenf(otlppb.ResourceAttributes, lenf(otlppb.KeyValueKey, []byte(k)), lenf(otlppb.KeyValueValue, v))
+	}
+	var h attrHasher
+	empty, err := h.resourceKey(nil, lenf(otlppb.ResourceSpansResource, lenf(otlppb.ResourceAttributes, lenf(otlppb.KeyValueKey, []byte("a")))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := make([]byte, 9)
+	fixed[0] = otlppb.AnyValueBoolValue<<3 | otlppb.WireI64
+	for name, value := range map[string][]byte{
+		"bool_value as fixed64":  fixed,
+		"int_value as bytes":     lenf(otlppb.AnyValueIntValue, []byte{1}),
+		"string_value as varint": {otlppb.AnyValueStringValue<<3 | otlppb.WireVarint, 1},
+		"kvlist_value as varint": {otlppb.AnyValueKvlistValue<<3 | otlppb.WireVarint, 0},
+	} {
+		got, err := h.resourceKey(nil, lenf(otlppb.ResourceSpansResource, kv("a", value)))
+		if err != nil || !bytes.Equal(got, empty) {
+			t.Errorf("%s: key %x (%v), want the empty value's %x", name, got, err, empty)
+		}
 	}
 }

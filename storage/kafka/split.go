@@ -1,8 +1,10 @@
 package kafka
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -15,148 +17,47 @@ import (
 // It wraps storage.ErrRejected, so clients are told not to retry.
 var ErrTooLarge = fmt.Errorf("%w: resource larger than the Kafka message size limit", storage.ErrRejected)
 
-// piece is one Kafka record of a split request: key and value are byte
-// ranges of the batch buffer (offsets, because the buffer grows while the
-// pieces are appended). keyStart < 0 means no key.
-type piece struct {
-	keyStart, keyEnd int
-	start, end       int
-	topic            string // "": the signal's topic
+// piece is one Kafka record of a split request, cut by otlpdecode's
+// rewrites: key and value are byte ranges of the batch buffer; Dest is the
+// record's topic when a resource attribute names one ("": the signal's
+// topic).
+type piece = otlpdecode.Piece
+
+// The rewrites of a request into records (otlpdecode's, beside the
+// validation walk), with their ErrTooLarge made Kafka's.
+
+func appendResources(dst []byte, pieces []piece, msg []byte, sig storage.Signal, limit, keyStart, keyEnd int) ([]byte, []piece, error) {
+	dst, pieces, err := otlpdecode.AppendResources(dst, pieces, msg, sig, limit, keyStart, keyEnd)
+	return dst, pieces, splitError(err)
 }
 
-// appendResources appends msg to dst as one or more pieces of at most limit
-// bytes, each keyed by dst[keyStart:keyEnd] (keyStart < 0: no key).
-//
-// An OTLP export request is
-//
-//	message ExportTraceServiceRequest {      // ≡ TracesData
-//	  repeated ResourceSpans resource_spans = 1;
-//	}
-//
-// (ResourceMetrics, ResourceLogs likewise), and a concatenation of encoded
-// messages is the merge of the messages (protobuf encoding, "Last One
-// Wins"/"Concatenated messages"), so any run of top-level field-1 entries is
-// itself a valid request of the same type. A request over the limit is cut
-// between resources, greedily, keeping their order. Other top-level fields
-// (none in OTLP v1.11, but a newer sender may add some) are copied into
-// every piece, so no piece loses them. A single resource that does not fit
-// fails with ErrTooLarge; name ("resource_spans") says which field.
-func appendResources(dst []byte, pieces []piece, msg []byte, limit, keyStart, keyEnd int, name string) ([]byte, []piece, error) {
-	if len(msg) <= limit {
-		start := len(dst)
-		dst = append(dst, msg...)
-		return dst, append(pieces, piece{keyStart: keyStart, keyEnd: keyEnd, start: start, end: len(dst)}), nil
+// appendPerResource is otlpdecode.AppendPerResource keyed, with byAttrs,
+// by the Collector's hash of each resource's attributes (keys.go).
+func appendPerResource(dst []byte, pieces []piece, msg []byte, sig storage.Signal, limit int, h *attrHasher, byAttrs bool, topic func([]byte) string) ([]byte, []piece, error) {
+	var key func(dst, rs []byte) ([]byte, error)
+	if byAttrs {
+		key = h.resourceKey
 	}
-	// First pass: validate and measure the fields every piece repeats.
-	common := 0
-	for b := msg; len(b) > 0; {
-		num, raw, _, rest, err := nextField(b)
-		if err != nil {
-			return dst, pieces, fmt.Errorf("cannot split request: %w", err)
-		}
-		if num != 1 {
-			common += len(raw)
-		}
-		b = rest
-	}
-	start, n, idx := -1, 0, 0
-	for b := msg; len(b) > 0; idx++ {
-		num, raw, _, rest, _ := nextField(b)
-		b = rest
-		if num != 1 {
-			continue
-		}
-		if common+len(raw) > limit {
-			return dst, pieces, fmt.Errorf("cannot split request for Kafka: %s[%d] is %d bytes, over the %d-byte message limit: %w",
-				name, idx, len(raw), limit, ErrTooLarge)
-		}
-		if start >= 0 && len(dst)-start+len(raw) > limit {
-			pieces = append(pieces, piece{keyStart: keyStart, keyEnd: keyEnd, start: start, end: len(dst)})
-			start = -1
-		}
-		if start < 0 {
-			start = len(dst)
-			dst = appendCommon(dst, msg)
-			n++
-		}
-		dst = append(dst, raw...)
-	}
-	if start >= 0 {
-		pieces = append(pieces, piece{keyStart: keyStart, keyEnd: keyEnd, start: start, end: len(dst)})
-	} else if n == 0 {
-		// Over the limit with no resource at all: only unknown fields,
-		// which cannot be split.
-		return dst, pieces, fmt.Errorf("cannot split request for Kafka: %d bytes without any %s, over the %d-byte message limit: %w",
-			len(msg), name, limit, ErrTooLarge)
-	}
-	return dst, pieces, nil
+	dst, pieces, err := otlpdecode.AppendPerResource(dst, pieces, msg, sig, limit, key, topic)
+	return dst, pieces, splitError(err)
 }
 
-// appendCommon appends the top-level fields of msg other than field 1.
-func appendCommon(dst, msg []byte) []byte {
-	for b := msg; len(b) > 0; {
-		num, raw, _, rest, err := nextField(b)
-		if err != nil {
-			return dst
-		}
-		if num != 1 {
-			dst = append(dst, raw...)
-		}
-		b = rest
+// appendByTrace is t.AppendByTrace keyed as the Collector keys spans and
+// log records by trace id (keys.go).
+func appendByTrace(t *otlpdecode.TraceSplitter, dst []byte, pieces []piece, msg []byte, sig storage.Signal, limit int, topic func([]byte) string) ([]byte, []piece, error) {
+	key := spanKey
+	if sig == storage.Logs {
+		key = logRecordKey
 	}
-	return dst
+	dst, pieces, err := t.AppendByTrace(dst, pieces, msg, sig, limit, key, topic)
+	return dst, pieces, splitError(err)
 }
 
-// appendPerResource appends msg to dst as one piece per resource, the
-// Collector's split for partition_metrics_by_resource_attributes,
-// partition_logs_by_resource_attributes and topic_from_attribute: with
-// byAttrs each piece is keyed by the hash of its resource's attributes
-// (keys.go), and with topic each goes to the topic topic(piece) names.
-// A resource larger than limit fails with ErrTooLarge.
-func appendPerResource(dst []byte, pieces []piece, msg []byte, limit int, h *attrHasher, byAttrs bool, topic func([]byte) string, name string) ([]byte, []piece, error) {
-	common := 0
-	for b := msg; len(b) > 0; {
-		num, raw, _, rest, err := nextField(b)
-		if err != nil {
-			return dst, pieces, fmt.Errorf("cannot split request by resource: %w", err)
-		}
-		if num != 1 {
-			common += len(raw)
-		}
-		b = rest
+// splitError adds ErrTooLarge to the rewrites' error for a resource over
+// the record limit.
+func splitError(err error) error {
+	if errors.Is(err, otlpdecode.ErrTooLarge) {
+		return fmt.Errorf("kafka: %w: %w", err, ErrTooLarge)
 	}
-	idx := 0
-	for b := msg; len(b) > 0; {
-		num, raw, rs, rest, _ := nextField(b)
-		b = rest
-		if num != 1 {
-			continue
-		}
-		if rs == nil {
-			return dst, pieces, fmt.Errorf("cannot split request by resource: %s[%d] is not length-delimited", name, idx)
-		}
-		if common+len(raw) > limit {
-			return dst, pieces, fmt.Errorf("cannot split request for Kafka: %s[%d] is %d bytes, over the %d-byte message limit: %w",
-				name, idx, len(raw), limit, ErrTooLarge)
-		}
-		p := piece{keyStart: -1, keyEnd: -1}
-		if byAttrs {
-			p.keyStart = len(dst)
-			var err error
-			if dst, err = h.resourceKey(dst, rs); err != nil {
-				return dst, pieces, fmt.Errorf("cannot hash the attributes of %s[%d]: %w", name, idx, err)
-			}
-			p.keyEnd = len(dst)
-		}
-		p.start = len(dst)
-		dst = appendCommon(dst, msg)
-		dst = append(dst, raw...)
-		p.end = len(dst)
-		if topic != nil {
-			p.topic = topic(dst[p.start:p.end])
-		}
-		pieces = append(pieces, p)
-		idx++
-	}
-	return dst, pieces, nil
+	return err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -180,26 +181,21 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	var err error
 	switch {
 	case (signal == storage.Traces && s.byTrace) || (signal == storage.Logs && s.logsByID):
-		t, _ := s.splits.Get().(*traceSplitter)
+		t, _ := s.splits.Get().(*otlpdecode.TraceSplitter)
 		if t == nil {
-			t = new(traceSplitter)
+			t = new(otlpdecode.TraceSplitter)
 		}
-		// Span.trace_id is field 1, LogRecord.trace_id field 9.
-		idField, nilEmpty := 1, false
-		if signal == storage.Logs {
-			idField, nilEmpty = 9, true
-		}
-		b.buf, b.pieces, err = t.appendByTrace(b.buf[:0], b.pieces[:0], data, limit, idField, nilEmpty, name, topic)
+		b.buf, b.pieces, err = appendByTrace(t, b.buf[:0], b.pieces[:0], data, signal, limit, topic)
 		s.splits.Put(t)
 	case s.byAttrs[signal] || topic != nil:
 		h, _ := s.hashers.Get().(*attrHasher)
 		if h == nil {
 			h = new(attrHasher)
 		}
-		b.buf, b.pieces, err = appendPerResource(b.buf[:0], b.pieces[:0], data, limit, h, s.byAttrs[signal], topic, name)
+		b.buf, b.pieces, err = appendPerResource(b.buf[:0], b.pieces[:0], data, signal, limit, h, s.byAttrs[signal], topic)
 		s.hashers.Put(h)
 	default:
-		b.buf, b.pieces, err = appendResources(b.buf[:0], b.pieces[:0], data, limit, -1, -1, name)
+		b.buf, b.pieces, err = appendResources(b.buf[:0], b.pieces[:0], data, signal, limit, -1, -1)
 	}
 	if err == nil && s.json[signal] {
 		err = s.toJSON(b, signal, name, recLimit)
@@ -207,8 +203,8 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	if err == nil && topic != nil {
 		// The topics clients named through a resource attribute.
 		for i := range b.pieces {
-			if p := &b.pieces[i]; p.topic != "" && meta.topic == "" {
-				if p.topic, err = s.admitTopic(p.topic, "the resource attribute "+s.topicAttr); err != nil {
+			if p := &b.pieces[i]; p.Dest != "" && meta.topic == "" {
+				if p.Dest, err = s.admitTopic(p.Dest, "the resource attribute "+s.topicAttr); err != nil {
 					break
 				}
 			}
@@ -244,18 +240,18 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	}
 	for i, p := range b.pieces {
 		r := &b.recs[i]
-		*r = kgo.Record{Topic: topicOf, Value: b.buf[p.start:p.end], Headers: headers}
+		*r = kgo.Record{Topic: topicOf, Value: b.buf[p.Start:p.End], Headers: headers}
 		// The Collector's getTopic order: metadata, attribute, then
 		// the tenant's or the signal's topic.
 		switch {
 		case meta.topic != "":
 			r.Topic = meta.topic
-		case p.topic != "":
-			r.Topic = p.topic
+		case p.Dest != "":
+			r.Topic = p.Dest
 		}
 		// exportData: a partition key wins, then the metadata key.
-		if p.keyStart >= 0 {
-			r.Key = b.buf[p.keyStart:p.keyEnd]
+		if p.KeyStart >= 0 {
+			r.Key = b.buf[p.KeyStart:p.KeyEnd]
 		} else if meta.key != nil {
 			r.Key = meta.key
 		}
@@ -329,34 +325,34 @@ func (s *Sink) toJSON(b *batch, signal storage.Signal, name string, limit int) e
 		var err error
 		// Appending to b.buf while reading a range of it is safe: a
 		// reallocation leaves the old array to the source slice.
-		b.buf, err = otlpjson.Marshal(b.buf, typ, b.buf[p.start:p.end])
+		b.buf, err = otlpjson.Marshal(b.buf, typ, b.buf[p.Start:p.End])
 		if err != nil {
 			return fmt.Errorf("kafka: cannot encode %s as otlp_json: %w: %w", name, err, storage.ErrRejected)
 		}
 		if size := len(b.buf) - start; size <= limit {
-			b.pieces[i].start, b.pieces[i].end = start, len(b.buf)
+			b.pieces[i].Start, b.pieces[i].End = start, len(b.buf)
 			continue
 		} else {
 			b.buf = b.buf[:start]
-			protoLen := p.end - p.start
+			protoLen := p.End - p.Start
 			finer := min(int(int64(protoLen)*int64(limit)/int64(size))*9/10, protoLen-1)
 			first := len(b.pieces)
-			b.buf, b.pieces, err = appendResources(b.buf, b.pieces, b.buf[p.start:p.end], finer, p.keyStart, p.keyEnd, name)
+			b.buf, b.pieces, err = appendResources(b.buf, b.pieces, b.buf[p.Start:p.End], signal, finer, p.KeyStart, p.KeyEnd)
 			if err != nil {
 				return fmt.Errorf("%w (as otlp_json, about %d bytes)", err, size)
 			}
 			for j := first; j < len(b.pieces); j++ {
 				q := &b.pieces[j]
-				q.topic = p.topic
+				q.Dest = p.Dest
 				js := len(b.buf)
-				if b.buf, err = otlpjson.Marshal(b.buf, typ, b.buf[q.start:q.end]); err != nil {
+				if b.buf, err = otlpjson.Marshal(b.buf, typ, b.buf[q.Start:q.End]); err != nil {
 					return fmt.Errorf("kafka: cannot encode %s as otlp_json: %w: %w", name, err, storage.ErrRejected)
 				}
 				if len(b.buf)-js > limit {
 					return fmt.Errorf("cannot split request for Kafka: a %s is %d bytes as otlp_json, over the %d-byte message limit: %w",
 						name, len(b.buf)-js, limit, ErrTooLarge)
 				}
-				q.start, q.end = js, len(b.buf)
+				q.Start, q.End = js, len(b.buf)
 			}
 			// The first finer piece takes this one's place.
 			b.pieces[i] = b.pieces[first]
