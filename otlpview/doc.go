@@ -1,11 +1,14 @@
 // Package otlpview reads OTLP v1 protobuf requests (ExportTraceServiceRequest,
-// ExportMetricsServiceRequest, ExportLogsServiceRequest, or TracesData,
-// MetricsData and LogsData) through views: TracesDecoder, MetricsDecoder and
-// LogsDecoder visit every item of a request (Span, Metric, LogRecord) with
-// its Resource and Scope, and the repeated sub-messages of a view
-// (attributes, events, links, data points, exemplars...) are lazy iterators
-// over the raw bytes. Nothing is copied and, with a reused decoder, nothing
-// is allocated per item.
+// ExportMetricsServiceRequest, ExportLogsServiceRequest,
+// ExportProfilesServiceRequest, or the *Data messages) through views:
+// TracesDecoder, MetricsDecoder, LogsDecoder and ProfilesDecoder visit every
+// item of a request (Span, Metric, LogRecord, Profile) with its Resource
+// and Scope, and the repeated sub-messages of a view (attributes, events,
+// links, data points, exemplars, samples...) are lazy iterators over the
+// raw bytes; a profile's dictionary indices resolve to what they index
+// (Dictionary). ItemViews decodes the same views one message at a time,
+// for a walk that finds the messages itself (otlpdecode's Visitor). Nothing
+// is copied and, with a reused decoder, nothing is allocated per item.
 //
 // The package is named for what it holds, views of OTLP messages, with the
 // otlp prefix of its siblings otlpdecode and otlpjson (a bare "view" would
