@@ -17,6 +17,9 @@ import (
 //	  repeated opentelemetry.proto.common.v1.EntityRef entity_refs = 3;
 //	}
 type Resource struct {
+	// Raw is the Resource's protobuf encoding (its occurrences merged),
+	// for a store that keeps it as it came.
+	Raw                    []byte
 	Attributes             KeyValues
 	DroppedAttributesCount uint32
 	EntityRefs             EntityRefs
@@ -27,6 +30,7 @@ type Resource struct {
 
 func (r *Resource) decode(src []byte) error {
 	*r = Resource{
+		Raw:        src,
 		Attributes: KeyValues{src: src, field: 1},
 		EntityRefs: EntityRefs{src: src},
 	}
@@ -120,6 +124,9 @@ func (it *EntityRefIter) EntityRef() *EntityRef { return &it.e }
 //	  uint32 dropped_attributes_count = 4;
 //	}
 type Scope struct {
+	// Raw is the InstrumentationScope's protobuf encoding (its occurrences
+	// merged), for a store that keeps it as it came.
+	Raw                    []byte
 	Name                   string
 	Version                string
 	Attributes             KeyValues
@@ -130,7 +137,7 @@ type Scope struct {
 }
 
 func (s *Scope) decode(src []byte) error {
-	*s = Scope{Attributes: KeyValues{src: src, field: 3}}
+	*s = Scope{Raw: src, Attributes: KeyValues{src: src, field: 3}}
 	var fc easyproto.FieldContext
 	for len(src) > 0 {
 		var err error
