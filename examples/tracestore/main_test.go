@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -114,6 +117,62 @@ func TestSDKSpansReadBack(t *testing.T) {
 		if resp.StatusCode != code {
 			t.Errorf("GET %s: %s, want %d", path, resp.Status, code)
 		}
+	}
+}
+
+// TestAllFieldsReadBack stores the repo's request with every field of
+// trace.proto set (entity refs, dropped counts, a link's trace state,
+// schema URLs...) and reads each span back as sent; a request of another
+// signal is refused as not retryable, not acknowledged and dropped.
+func TestAllFieldsReadBack(t *testing.T) {
+	addr := startExample(t)
+	post := func(signal, file string) int {
+		body, err := os.ReadFile("../../testdata/otlp/" + file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Post("http://"+addr+"/v1/"+signal, "application/x-protobuf", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post("metrics", "metrics_all_kinds.pb"); code != http.StatusBadRequest {
+		t.Errorf("metrics: HTTP %d, want %d", code, http.StatusBadRequest)
+	}
+	if code := post("traces", "traces_all_fields.pb"); code != http.StatusOK {
+		t.Fatalf("traces: HTTP %d", code)
+	}
+	body, _ := os.ReadFile("../../testdata/otlp/traces_all_fields.pb")
+	var sent tracepb.TracesData // ExportTraceServiceRequest has the same fields
+	if err := proto.Unmarshal(body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, rs := range sent.ResourceSpans {
+		for _, ss := range rs.ScopeSpans {
+			for _, sp := range ss.Spans {
+				n++
+				want := &tracepb.ResourceSpans{Resource: rs.Resource, SchemaUrl: rs.SchemaUrl,
+					ScopeSpans: []*tracepb.ScopeSpans{{Scope: ss.Scope, SchemaUrl: ss.SchemaUrl, Spans: []*tracepb.Span{sp}}}}
+				found := false
+				for _, got := range getTrace(t, addr, hex.EncodeToString(sp.TraceId)).ResourceSpans {
+					if bytes.Equal(got.ScopeSpans[0].Spans[0].SpanId, sp.SpanId) {
+						found = true
+						if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+							t.Errorf("span %x read back (-sent +got):\n%s", sp.SpanId, diff)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("span %x not found in its trace", sp.SpanId)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no span in traces_all_fields.pb")
 	}
 }
 
