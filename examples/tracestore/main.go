@@ -70,8 +70,7 @@ func run(ctx context.Context, ln net.Listener, dir string) error {
 }
 
 // store is a storage.Sink keeping each span under trace id ‖ span id, as a
-// TracesData with its resource and scope (Pebble's block compression takes
-// the repetition); a retried export overwrites its spans: no doubles.
+// TracesData with its resource and scope; a retried export overwrites it.
 type store struct {
 	db      *pebble.DB
 	writers sync.Pool // of *writer, so that their buffers stop growing
@@ -83,8 +82,7 @@ type writer struct {
 	key, ss, rs, td []byte
 }
 
-// Write stores the spans of one validated request in one batch, fsynced
-// before the receiver acknowledges the request.
+// Write stores a request's spans in one batch, fsynced before the ack.
 func (s *store) Write(_ context.Context, sig storage.Signal, data []byte, _ int) error {
 	if sig != storage.Traces {
 		return storage.NotStored(fmt.Errorf("%w: this store keeps traces, not %s", storage.ErrRejected, sig))
@@ -117,8 +115,10 @@ func field[T string | []byte](dst []byte, num uint64, v T) []byte {
 	return append(binary.AppendUvarint(dst, uint64(len(v))), v...)
 }
 
+const maxTrace = 64 << 20 // bytes of spans in one answer: a query's memory is bounded
+
 // trace answers GET /api/traces/{id} with the spans of trace id (32 hex
-// digits) as OTLP/JSON TracesData.
+// digits) as OTLP/JSON TracesData: the first maxTrace bytes of them.
 func (s *store) trace(rw http.ResponseWriter, r *http.Request) {
 	id, err := hex.DecodeString(r.PathValue("id"))
 	if err != nil || len(id) != 16 {
@@ -128,7 +128,7 @@ func (s *store) trace(rw http.ResponseWriter, r *http.Request) {
 	upper := append(id, "\xff\xff\xff\xff\xff\xff\xff\xff\xff"...) // above id ‖ any 8-byte span id
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: id, UpperBound: upper})
 	var data []byte
-	for ok := err == nil && it.First(); ok; ok = it.Next() {
+	for ok := err == nil && it.First(); ok && len(data) < maxTrace; ok = it.Next() {
 		data = append(data, it.Value()...) // TracesData messages concatenate
 	}
 	if err == nil {
