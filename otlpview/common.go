@@ -15,6 +15,9 @@ import (
 //	  repeated opentelemetry.proto.common.v1.EntityRef entity_refs = 3;
 //	}
 type Resource struct {
+	// Raw is the Resource's protobuf encoding (its occurrences merged),
+	// for a store that keeps it as it came.
+	Raw                    []byte
 	Attributes             KeyValues
 	DroppedAttributesCount uint32
 	EntityRefs             EntityRefs
@@ -25,6 +28,7 @@ type Resource struct {
 
 func (r *Resource) decode(src []byte) error {
 	*r = Resource{
+		Raw:        src,
 		Attributes: KeyValues{src: src, field: otlppb.ResourceAttributes},
 		EntityRefs: EntityRefs{src: src},
 	}
@@ -118,6 +122,9 @@ func (it *EntityRefIter) EntityRef() *EntityRef { return &it.e }
 //	  uint32 dropped_attributes_count = 4;
 //	}
 type Scope struct {
+	// Raw is the InstrumentationScope's protobuf encoding (its occurrences
+	// merged), for a store that keeps it as it came.
+	Raw                    []byte
 	Name                   string
 	Version                string
 	Attributes             KeyValues
@@ -128,7 +135,7 @@ type Scope struct {
 }
 
 func (s *Scope) decode(src []byte) error {
-	*s = Scope{Attributes: KeyValues{src: src, field: otlppb.InstrumentationScopeAttributes}}
+	*s = Scope{Raw: src, Attributes: KeyValues{src: src, field: otlppb.InstrumentationScopeAttributes}}
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error

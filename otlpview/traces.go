@@ -49,6 +49,9 @@ const (
 //	  Status status = 15;
 //	}
 type Span struct {
+	// Raw is the span's protobuf encoding, for a store that keeps it as
+	// it came (it aliases the request, like the other fields).
+	Raw                    []byte
 	TraceID                []byte
 	SpanID                 []byte
 	TraceState             string
@@ -103,7 +106,7 @@ func (st *Status) decode(src []byte) error {
 }
 
 func (s *Span) decode(src []byte) error {
-	*s = Span{}
+	*s = Span{Raw: src}
 	// The lazy iterators over attributes, events and links see only the
 	// part of the span from the first to the last occurrence of their
 	// field (nothing when it is absent), so a span without events or links
