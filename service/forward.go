@@ -1,0 +1,94 @@
+package service
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/otlp-lite/otlp-lite/forward"
+	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/storage/deadletter"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
+)
+
+// checkForward checks the forwarding settings: forwarding reads the disk
+// log, so it needs it.
+func (c Config) checkForward() error {
+	if len(c.Forward.Destinations) > 0 && c.storageKind() != "disk" {
+		return fmt.Errorf("-forward needs -storage disk (it forwards from the disk log), not -storage %s", c.storageKind())
+	}
+	_, err := c.deadLetterBound(0)
+	return err
+}
+
+// deadLetterBound is the bound of each destination's dead letters (package
+// deadletter, as the Kafka source's): the -forward-dead-letter-* values,
+// the size capped at logMaxBytes (-storage-max-bytes) when that is set:
+// what a destination refused never takes more room than the log itself
+// may.
+func (c Config) deadLetterBound(logMaxBytes int64) (deadletter.Bound, error) {
+	n, err := ParseSize(c.Forward.DeadLetterMaxBytes)
+	if err != nil {
+		return deadletter.Bound{}, fmt.Errorf("bad -forward-dead-letter-max-bytes: %w", err)
+	}
+	if c.Forward.DeadLetterMaxAge < 0 {
+		return deadletter.Bound{}, fmt.Errorf("bad -forward-dead-letter-max-age %v: must not be negative", c.Forward.DeadLetterMaxAge)
+	}
+	if logMaxBytes > 0 && (n == 0 || n > logMaxBytes) {
+		n = logMaxBytes
+	}
+	return deadletter.Bound{MaxBytes: n, MaxAge: c.Forward.DeadLetterMaxAge}, nil
+}
+
+// holdForForwarding is the link between retention and forwarding, made
+// here and only here so that no embedder can leave it out: forwarding
+// cursors hold segments against -storage-max-age, and what
+// -storage-max-bytes deletes before a destination got it is counted
+// (otlplite_forward_lost_records_total). It applies with or without
+// destinations: a cursor left by an earlier run still holds its data until
+// forward-remove.
+func holdForForwarding(o *disk.Options, lost *lossCounter) {
+	o.HoldPrefix = forward.CursorPrefix
+	o.OnLoss = lost.onLoss
+}
+
+// lossCounter counts, as otlplite_forward_lost_records_total, what
+// -storage-max-bytes deleted before a destination got it. The store calls
+// it from its first retention pass, while it opens, before the metrics
+// are registered: what it reports until then is kept and added when they
+// are (summed per cursor: bounded by the number of cursors, also when the
+// receiver runs without destinations and they are never registered).
+type lossCounter struct {
+	mu    sync.Mutex
+	count func(consumer string, sig storage.Signal, records int64)
+	early map[lossKey]int64
+}
+
+type lossKey struct {
+	consumer string
+	sig      storage.Signal
+}
+
+func (l *lossCounter) onLoss(consumer string, sig storage.Signal, records int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == nil {
+		if l.early == nil {
+			l.early = map[lossKey]int64{}
+		}
+		l.early[lossKey{consumer, sig}] += records
+		return
+	}
+	l.count(consumer, sig, records)
+}
+
+func (l *lossCounter) attach(set *metrics.Set) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.count = forward.CountLoss(set)
+	for k, n := range l.early {
+		l.count(k.consumer, k.sig, n)
+	}
+	l.early = nil
+}
