@@ -18,6 +18,14 @@ func (c Config) checkForward() error {
 	if len(c.Forward.Destinations) > 0 && c.storageKind() != "disk" {
 		return fmt.Errorf("-forward needs -storage disk (it forwards from the disk log), not -storage %s", c.storageKind())
 	}
+	// A destination's name names its cursors and its dead letters.
+	for i, d := range c.Forward.Destinations {
+		for _, o := range c.Forward.Destinations[:i] {
+			if o.Name == d.Name {
+				return fmt.Errorf("bad -forward: two destinations are called %q", d.Name)
+			}
+		}
+	}
 	_, err := c.deadLetterBound(0)
 	return err
 }
@@ -91,4 +99,30 @@ func (l *lossCounter) attach(set *metrics.Set) {
 		l.count(k.consumer, k.sig, n)
 	}
 	l.early = nil
+}
+
+// RemoveDestination deletes forwarding destination name's cursors in
+// dataDir, so that they no longer hold data against retention, and returns
+// the signals it had one for (none: it had no cursor). Run it only while
+// no receiver uses dataDir (disk.LockDir): a running forwarder writes its
+// cursor again. Forwarding to name later starts anew.
+func RemoveDestination(dataDir, name string) ([]storage.Signal, error) {
+	var removed []storage.Signal
+	cursor := forward.CursorName(name)
+	for _, sig := range storage.Signals {
+		names, err := disk.ConsumerNames(dataDir, sig, cursor)
+		if err != nil {
+			return removed, err
+		}
+		for _, n := range names {
+			if n != cursor {
+				continue // another destination whose name starts alike
+			}
+			if err := disk.RemoveConsumer(dataDir, n, sig); err != nil {
+				return removed, err
+			}
+			removed = append(removed, sig)
+		}
+	}
+	return removed, nil
 }

@@ -1,7 +1,11 @@
 package service
 
 import (
+	"fmt"
+	"strings"
 	"time"
+
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
@@ -35,7 +39,7 @@ type KafkaConfig struct {
 	Encoding string
 	// Headers are added to every record (-kafka-header name=value,
 	// repeatable).
-	Headers []KafkaHeader
+	Headers KafkaHeaders
 	// PartitionerHasher is sarama_compat or murmur2
 	// (-kafka-partitioner-hasher, default sarama_compat; it belongs to the
 	// sticky_key partitioner, and is dropped with another one unless set
@@ -94,6 +98,44 @@ type KafkaConfig struct {
 
 // KafkaHeader is one -kafka-header.
 type KafkaHeader struct{ Key, Value string }
+
+// KafkaHeaders are the -kafka-header values; as a flag.Value, each Set
+// adds one.
+type KafkaHeaders []KafkaHeader
+
+// Set adds the header v, name=value. The value of a header whose name is
+// a secret (redact.Name: Authorization, X-Api-Key...) is hidden in every
+// output from now on.
+func (h *KafkaHeaders) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want name=value, got %q", redact.Value(name, v))
+	}
+	if redact.Name(name) {
+		redact.Register(value)
+	}
+	*h = append(*h, KafkaHeader{Key: name, Value: value})
+	return nil
+}
+
+// String shows the headers as given, name=value separated by spaces.
+func (h *KafkaHeaders) String() string { return h.show(false) }
+
+// Redacted shows the headers with the values of those whose names are
+// secrets hidden.
+func (h *KafkaHeaders) Redacted() string { return h.show(true) }
+
+func (h *KafkaHeaders) show(redacted bool) string {
+	var parts []string
+	for _, x := range *h {
+		v := x.Value
+		if redacted {
+			v = redact.Value(x.Key, v)
+		}
+		parts = append(parts, x.Key+"="+v)
+	}
+	return strings.Join(parts, " ")
+}
 
 // KafkaSignalConfig are one signal's Kafka sink options.
 type KafkaSignalConfig struct {

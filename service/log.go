@@ -70,12 +70,17 @@ func attrString(v slog.Value) (s string, ok bool) {
 	return "", false
 }
 
-// NewLogger returns the receiver's logger in format (text or json) at level.
+// NewLogger returns the receiver's logger in format (text or json) at level
+// (debug, info, warn or error).
 // Every value is kept on one line: an error joined from several (errors.Join
 // separates them with newlines) has its newlines replaced by "; ", so a log
 // line is never split and logfmt never shows a literal \n.
-func NewLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, error) {
-	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: func(g []string, a slog.Attr) slog.Attr { return redactAttr(oneLineAttr(g, a)) }}
+func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	l, err := Config{LogLevel: level}.level()
+	if err != nil {
+		return nil, err
+	}
+	opts := &slog.HandlerOptions{Level: l, ReplaceAttr: func(g []string, a slog.Attr) slog.Attr { return redactAttr(oneLineAttr(g, a)) }}
 	switch format {
 	case "text", "":
 		return slog.New(slog.NewTextHandler(w, opts)), nil

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 )
@@ -15,7 +14,7 @@ func TestLogFormats(t *testing.T) {
 	joined := errors.Join(errors.New("first failure"), errors.New("second failure"))
 	for _, format := range []string{"text", "json"} {
 		var buf bytes.Buffer
-		logger, err := NewLogger(&buf, format, slog.LevelInfo)
+		logger, err := NewLogger(&buf, format, "info")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,7 +48,7 @@ func TestLogFormats(t *testing.T) {
 func TestLogValueBounded(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		var buf bytes.Buffer
-		logger, err := NewLogger(&buf, format, slog.LevelInfo)
+		logger, err := NewLogger(&buf, format, "info")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -84,8 +84,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{cfg: cfg, logger: cfg.Logger, metrics: cfg.Metrics, limits: cfg.DerivedLimits(), stop: make(chan struct{})}
 	if s.logger == nil {
-		level, _ := cfg.level()
-		s.logger, _ = NewLogger(os.Stderr, cfg.LogFormat, level)
+		s.logger, _ = NewLogger(os.Stderr, cfg.LogFormat, cfg.LogLevel) // checked by Validate
 	}
 	if s.metrics == nil {
 		s.metrics = metrics.NewSet() // the receiver's own set, not the library's global one
@@ -99,6 +98,9 @@ func New(cfg Config) (*Service, error) {
 // what was opened is closed again.
 func (s *Service) Start(ctx context.Context) (err error) {
 	cfg, logger := s.cfg, s.logger
+	if cfg.Effective != nil {
+		logEffectiveConfig(logger, cfg.Effective)
+	}
 	if s.tls, err = cfg.serverTLS(func(err error) {
 		if err != nil {
 			logger.Error("cannot reload TLS certificate; keeping the old one", "err", err)
@@ -446,4 +448,24 @@ func (s *Service) statusSettings() admin.Settings {
 		st.Retention = "none: everything is kept"
 	}
 	return st
+}
+
+// logEffectiveConfig logs the configuration the receiver runs with, as the
+// command parsed it (secrets already hidden), as one info line: every
+// flag's value in the group config, and which flags came from the command
+// line and which from the environment.
+func logEffectiveConfig(logger *slog.Logger, entries []admin.ConfigEntry) {
+	var values []any
+	var fromFlags, fromEnv []string
+	for _, e := range entries {
+		values = append(values, slog.String(e.Flag, e.Value))
+		switch e.Source {
+		case "flag":
+			fromFlags = append(fromFlags, e.Flag)
+		case "env":
+			fromEnv = append(fromEnv, e.Env)
+		}
+	}
+	logger.Info("effective configuration", "set_by_flags", strings.Join(fromFlags, ","),
+		"set_by_env", strings.Join(fromEnv, ","), slog.Group("config", values...))
 }

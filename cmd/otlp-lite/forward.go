@@ -13,8 +13,6 @@ import (
 	"github.com/otlp-lite/otlp-lite/forward"
 	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/service"
-	"github.com/otlp-lite/otlp-lite/storage"
-	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
 // registerForwardFlags defines the forwarding flags (service.ForwardConfig)
@@ -55,11 +53,6 @@ func (f *forwardList) Set(v string) error {
 	if err != nil {
 		return err
 	}
-	for _, o := range *f.dests {
-		if o.Name == d.Name {
-			return fmt.Errorf("two destinations are called %q", d.Name)
-		}
-	}
 	*f.dests = append(*f.dests, d)
 	f.raw = append(f.raw, v)
 	return nil
@@ -95,26 +88,15 @@ func forwardRemove(args []string, stdout, stderr io.Writer) int {
 	defer release()
 	status := 0
 	for _, name := range fs.Args() {
-		found := false
-		for _, sig := range storage.Signals {
-			names, err := disk.ConsumerNames(*dataDir, sig, forward.CursorName(name))
-			if err != nil {
-				fmt.Fprintf(stderr, "forward-remove: %v\n", err)
-				return 1
-			}
-			for _, n := range names {
-				if n != forward.CursorName(name) {
-					continue // another destination whose name starts alike
-				}
-				if err := disk.RemoveConsumer(*dataDir, n, sig); err != nil {
-					fmt.Fprintf(stderr, "forward-remove: %v\n", err)
-					return 1
-				}
-				found = true
-				fmt.Fprintf(stdout, "removed the %s cursor of destination %s\n", sig, name)
-			}
+		removed, err := service.RemoveDestination(*dataDir, name)
+		for _, sig := range removed {
+			fmt.Fprintf(stdout, "removed the %s cursor of destination %s\n", sig, name)
 		}
-		if !found {
+		if err != nil {
+			fmt.Fprintf(stderr, "forward-remove: %v\n", err)
+			return 1
+		}
+		if len(removed) == 0 {
 			fmt.Fprintf(stderr, "forward-remove: destination %s has no cursor in %s\n", name, *dataDir)
 			status = 1
 		}

@@ -9,10 +9,8 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 
-	"github.com/otlp-lite/otlp-lite/admin"
 	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/service"
@@ -119,18 +117,11 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg.Effective, cfg.Version = sections.effective(), version
-	var level slog.Level
-	level.UnmarshalText([]byte(cfg.LogLevel)) // checked by Validate
-	logger, err := service.NewLogger(stderr, cfg.LogFormat, level)
-	if err != nil {
-		fmt.Fprintf(stderr, "otlp-lite serve: %v\n", err)
-		return 2
-	}
+	logger, _ := service.NewLogger(stderr, cfg.LogFormat, cfg.LogLevel) // checked by Validate
 	// Libraries that log through slog's default (the Kafka client) use
 	// the same handler.
 	slog.SetDefault(logger)
 	cfg.Logger = logger
-	logEffectiveConfig(logger, cfg.Effective)
 	if limit, _ := cfg.MemoryLimitBytes(); limit > 0 {
 		debug.SetMemoryLimit(limit)
 		logger.Debug("memory limit set", "bytes", limit)
@@ -173,23 +164,4 @@ func waitAndShutdown(svc *service.Service, sigc chan os.Signal, cfg service.Conf
 		failed = err
 	}
 	return failed
-}
-
-// logEffectiveConfig logs the configuration serve runs with, secrets
-// redacted, as one info line: every flag's value in the group config, and
-// which flags came from the command line and which from the environment.
-func logEffectiveConfig(logger *slog.Logger, entries []admin.ConfigEntry) {
-	var values []any
-	var fromFlags, fromEnv []string
-	for _, e := range entries {
-		values = append(values, slog.String(e.Flag, e.Value))
-		switch e.Source {
-		case "flag":
-			fromFlags = append(fromFlags, e.Flag)
-		case "env":
-			fromEnv = append(fromEnv, e.Env)
-		}
-	}
-	logger.Info("effective configuration", "set_by_flags", strings.Join(fromFlags, ","),
-		"set_by_env", strings.Join(fromEnv, ","), slog.Group("config", values...))
 }

@@ -1,23 +1,16 @@
 //go:build !nokafka
 
-// The -kafka-* flags of the Kafka sink (-storage kafka) and of the Kafka
-// source (-kafka-consume), onto service.KafkaConfig and
-// service.KafkaConsumeConfig. Build with -tags nokafka to leave the Kafka
-// client (github.com/twmb/franz-go) out of the binary:
-// storage_nokafka.go.
+// The -kafka-* flags of the Kafka sink (service.KafkaConfig) and source
+// (service.KafkaConsumeConfig); a -tags nokafka build has none.
 
 package main
 
 import (
 	"flag"
-	"fmt"
-	"strings"
 
-	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/service"
 	"github.com/otlp-lite/otlp-lite/storage"
-	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
 
 // registerKafkaFlags defines the -kafka-* flags of the sink and of how to
@@ -36,20 +29,10 @@ func registerKafkaFlags(fs *flag.FlagSet, k *service.KafkaConfig) {
 	fs.BoolVar(&k.PartitionLogsByResourceAttributes, "kafka-partition-logs-by-resource-attributes", k.PartitionLogsByResourceAttributes, "one logs record per resource, keyed by a hash of its attributes as the Collector's (partition_logs_by_resource_attributes)")
 	fs.BoolVar(&k.PartitionLogsByTraceID, "kafka-partition-logs-by-trace-id", k.PartitionLogsByTraceID, "one logs record per trace id, keyed by it in hex (partition_logs_by_trace_id); excludes -kafka-partition-logs-by-resource-attributes")
 	fs.StringVar(&k.TopicFromAttribute, "kafka-topic-from-attribute", k.TopicFromAttribute, "resource attribute whose string value names the topic of its resource's data (topic_from_attribute); without it, the signal's topic")
-	fs.Func("kafka-topic-per-tenant", "`pattern` naming each tenant's topic (see Tenants): {topic} is the signal's topic, {tenant} the tenant, e.g. {topic}_{tenant} sends team-a's spans to otlp_spans_team-a; data without a tenant goes to the topic of "+storage.DefaultTenant+"; excludes -kafka-topic-from-attribute", func(v string) error {
-		// The pattern alone is checked as it is parsed; the length of
-		// the topics it makes, against the topic flags, with the other
-		// -kafka-* values (kafka.Config.Validate).
-		if v != "" {
-			if err := kafka.CheckTopicPerTenant(v); err != nil {
-				return err
-			}
-		}
-		k.TopicPerTenant = v
-		return nil
-	})
+	// The pattern is checked with the other -kafka-* values (kafka.Config.Validate).
+	fs.StringVar(&k.TopicPerTenant, "kafka-topic-per-tenant", k.TopicPerTenant, "`pattern` naming each tenant's topic (see Tenants): {topic} is the signal's topic, {tenant} the tenant, e.g. {topic}_{tenant} sends team-a's spans to otlp_spans_team-a; data without a tenant goes to the topic of "+storage.DefaultTenant+"; excludes -kafka-topic-from-attribute")
 	fs.StringVar(&k.Encoding, "kafka-encoding", k.Encoding, "record format: otlp_proto or otlp_json (the Collector's encoding names)")
-	fs.Var((*kafkaHeaders)(&k.Headers), "kafka-header", "`name=value` header added to every record (record_headers); repeatable")
+	fs.Var(kafkaHeaders{&k.Headers}, "kafka-header", "`name=value` header added to every record (record_headers); repeatable")
 	fs.StringVar(&k.PartitionerHasher, "kafka-partitioner-hasher", k.PartitionerHasher, "hash of keyed records' partitioner: sarama_compat (FNV-1a, the Collector's default) or murmur2 (the Java client's)")
 	fs.IntVar(&k.MaxMessageBytes, "kafka-max-message-bytes", k.MaxMessageBytes, "largest Kafka record batch; larger requests are split between resources (keep it at or below the topic's max.message.bytes)")
 	fs.DurationVar(&k.ProduceTimeout, "kafka-produce-timeout", k.ProduceTimeout, "how long a request waits for Kafka's acknowledgement before the client gets a retryable refusal")
@@ -113,36 +96,6 @@ func registerKafkaConsumeFlags(s *flagSections, c *service.KafkaConsumeConfig) {
 }
 
 // kafkaHeaders is the repeatable -kafka-header flag.
-type kafkaHeaders []service.KafkaHeader
+type kafkaHeaders struct{ *service.KafkaHeaders }
 
-func (h *kafkaHeaders) String() string {
-	var parts []string
-	for _, x := range *h {
-		parts = append(parts, x.Key+"="+x.Value)
-	}
-	return strings.Join(parts, " ")
-}
-
-func (h *kafkaHeaders) Set(v string) error {
-	name, value, ok := strings.Cut(v, "=")
-	if !ok || name == "" {
-		return fmt.Errorf("want name=value, got %q", redact.Value(name, v))
-	}
-	if redact.Name(name) {
-		redact.Register(value)
-	}
-	*h = append(*h, service.KafkaHeader{Key: name, Value: value})
-	return nil
-}
-
-func (h *kafkaHeaders) repeatable() {}
-
-// Redacted shows the headers with the values of those whose names are
-// secrets (redact.Name: Authorization, X-Api-Key...) hidden.
-func (h *kafkaHeaders) Redacted() string {
-	var parts []string
-	for _, x := range *h {
-		parts = append(parts, x.Key+"="+redact.Value(x.Key, x.Value))
-	}
-	return strings.Join(parts, " ")
-}
+func (kafkaHeaders) repeatable() {}
