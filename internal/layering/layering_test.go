@@ -51,6 +51,15 @@ var allowed = map[string][]string{
 	// onto the ingest core).
 	"storage/kafka": {"handler", "internal/wait", "otlp", "otlpjson", "storage"},
 
+	// The operator's view (the admin port's pages, the offline stats of a
+	// data directory): reads a metrics set, the log and the cursors.
+	"admin": {"forward", "internal/redact", "otlp", "storage", "storage/disk"},
+
+	// The receiver composed, the top of the library: it may import every
+	// package but cmd/, and none imports it.
+	"service": {"admin", "forward", "grpcwire", "handler", "internal/redact", "otlp", "otlpclient", "otlpdecode",
+		"server", "storage", "storage/deadletter", "storage/discard", "storage/disk", "storage/kafka"},
+
 	// Test harnesses.
 	"internal/hostiledest": {"compression", "internal/pipenet", "otlp"},
 	"internal/pipenet":     nil,
