@@ -95,8 +95,15 @@ func New(cfg Config) (*Service, error) {
 // Start opens the listeners (first: a busy port is found at once), the
 // storage (with retention held by forwarding cursors), the tenancy, the
 // pipeline, forwarding and the Kafka source, then serves. On an error,
-// what was opened is closed again.
+// what was opened is closed again. ctx is checked once, before anything
+// opens; the parts run until Shutdown.
 func (s *Service) Start(ctx context.Context) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.errc != nil || s.listeners != nil {
+		return errors.New("service: Start called twice")
+	}
 	cfg, logger := s.cfg, s.logger
 	if cfg.Effective != nil {
 		logEffectiveConfig(logger, cfg.Effective)
@@ -193,7 +200,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	}
 	logger.Info("otlp-lite serving", append(attrs, "storage", cfg.storageKind(), "data_dir", cfg.DataDir,
 		"tls", s.tls != nil, "mtls", cfg.TLSClientCA != "", "auth", s.auth != nil, "version", cfg.Version)...)
-	return ctx.Err()
+	return nil
 }
 
 // openAuth loads the token file and watches it until Shutdown.
