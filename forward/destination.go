@@ -112,6 +112,12 @@ type Destination struct {
 	Backoff otlpclient.Backoff
 	// InFlight is how many records may be sent and not yet acknowledged.
 	InFlight int
+	// Uncommitted, if more than InFlight, is how many records may be read
+	// and not yet behind a committed cursor (Window): what a crash may
+	// resend. Zero means InFlight. A destination sent one record at a
+	// time (replay's unary protocols, which keep the log's order) needs
+	// more, or it would wait for a commit (two fsyncs) after each record.
+	Uncommitted int
 	// TenantHeader, if set (grpc and http only), sends each record's
 	// tenant in this header, such as X-Scope-OrgID: the tenant travels
 	// with the data to a receiver that takes it from there.
@@ -122,6 +128,14 @@ type Destination struct {
 	// Dial, if not nil, opens the connections to Endpoint instead of TCP
 	// (tests reach an in-memory destination with it).
 	Dial otlpclient.DialFunc
+	// Cursor names the destination's cursors (one per signal); empty
+	// means CursorName(Name), which a store opened with HoldPrefix
+	// CursorPrefix holds. replay names its own (-cursor).
+	Cursor string
+	// NoCursor reads the log from its oldest record without a cursor:
+	// nothing is committed and every run starts over (replay without
+	// -cursor).
+	NoCursor bool
 	// scheme is the URL's, for String.
 	scheme string
 }
@@ -466,6 +480,14 @@ func checkName(name string) error {
 		}
 	}
 	return nil
+}
+
+// cursor is the name of the destination's cursors.
+func (d *Destination) cursor() string {
+	if d.Cursor != "" {
+		return d.Cursor
+	}
+	return CursorName(d.Name)
 }
 
 // String is the destination without its query (which may carry

@@ -30,6 +30,22 @@
 //     bound the Kafka source's dead letters have too): a destination that
 //     refuses everything deletes its oldest letters, never fills the disk.
 //
+// The verdict on each failure is otlpclient.Classify's, the one
+// classification of delivery errors; the retry loop is otlpclient's.
+//
+// Forwarding refuses to start unless retention holds the log for its
+// cursors (Options.Store, opened with disk.Options.HoldPrefix =
+// CursorPrefix): without the hold, retention would delete records before
+// they are forwarded and nobody would know. A reader that accepts gaps
+// (replay reads a log a serve elsewhere keeps) says so with
+// Options.Unheld; gaps are then reported (Stats, Event Gap), never silent.
+//
+// `otlp-lite replay` is forwarding with one destination and a named cursor
+// (Destination.Cursor, or none: Destination.NoCursor), run until caught up
+// (Options.Once) and stopped by a destination that refuses the client
+// (Options.StopOnRefusal); what it prints comes from Options.Observe and
+// Forwarder.Stats.
+//
 // Only an answer that parses as the protocol's success is a delivery
 // (otlpclient): a garbage body, a stalled stream or call (the
 // destination's timeout=, streams included) are failures, retried.
@@ -55,7 +71,6 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 
-	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/internal/wait"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
@@ -90,8 +105,11 @@ const (
 	// pollEvery is how often a destination that caught up looks for new
 	// records: the forwarding latency added to an idle log.
 	pollEvery = 100 * time.Millisecond
-	// stopGrace is what Close gives records in flight to be acknowledged,
-	// so that a restart need not resend them.
+	// stopGrace is what Close (or a lane stopped by StopOnRefusal) gives
+	// records in flight to a destination that is up to be acknowledged,
+	// so that a restart need not resend them, and short enough that a
+	// stop does not hang; a destination backing off or failing gets none
+	// (lane.run).
 	stopGrace = 2 * time.Second
 )
 
@@ -130,12 +148,115 @@ type Options struct {
 	// (DeadLetterDir): past its size or age the oldest letters are
 	// deleted. Zero fields mean no limit.
 	DeadLetter deadletter.Bound
+	// Unheld accepts that Store does not hold retention for the cursors
+	// (or that there is no Store): records retention deletes before they
+	// are forwarded are then only reported, as gaps (Stats, Event Gap).
+	// Without it New refuses to start, so that nobody loses data by
+	// leaving the hold out.
+	Unheld bool
+	// Once makes each signal stop at the end of the log as it finds it,
+	// once every record read is finished (acknowledged, dead-lettered or
+	// skipped), instead of following the log: Done is closed when every
+	// signal has. What replay does without -follow.
+	Once bool
+	// StopOnRefusal makes a signal stop, the record not skipped, when the
+	// destination refuses the client (otlpclient.RefusedClient) instead
+	// of retrying it every Backoff.Max: for a run nobody watches over,
+	// such as replay. Stats.Err is then a *RefusedError.
+	StopOnRefusal bool
+	// LazyDeadLetters opens a destination's dead-letter store at its first
+	// dead letter instead of in New: a one-shot run that refuses nothing
+	// writes nothing, and one-shot runs on the same directory do not
+	// contend for the store's lock (replay). An error opening it is then a
+	// dead letter that cannot be written (retried, then counted lost).
+	LazyDeadLetters bool
+	// Observe, if not nil, is told what happens to each record (Event).
+	// It is called from many goroutines and must not block.
+	Observe func(Event)
+}
+
+// EventKind is what happened to a record.
+type EventKind int
+
+const (
+	// Delivered: the destination acknowledged the record (a partial
+	// success too: the record is then also dead-lettered).
+	Delivered EventKind = iota + 1
+	// Retried: an attempt failed and will be retried (Err).
+	Retried
+	// RefusedData: the destination refused the record for good (Err); it
+	// is dead-lettered.
+	RefusedData
+	// RefusedClient: the destination refused the client, not the record
+	// (Err): the record is retried (or the signal stops: StopOnRefusal).
+	RefusedClient
+	// Damaged: a damaged region of the log was skipped (Err).
+	Damaged
+	// Gap: retention deleted records before they were read (Err is a
+	// *disk.GapError).
+	Gap
+)
+
+// Event is what happened to one record (or region of the log).
+type Event struct {
+	Kind        EventKind
+	Destination string
+	Signal      storage.Signal
+	// Record is where the record is in the log, "segment:offset".
+	Record string
+	// Bytes and Items are the record's size and its items.
+	Bytes, Items int
+	// Latency (Delivered) is from its first attempt to its
+	// acknowledgement.
+	Latency time.Duration
+	Err     error
+}
+
+// RefusedError is why a signal stopped under Options.StopOnRefusal: the
+// destination refused the client on the record at Record, as it would
+// refuse every record; nothing was skipped.
+type RefusedError struct {
+	Record string
+	Err    error
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("the destination refused the record at %s as it would refuse every record (%v); nothing was skipped", e.Record, e.Err)
+}
+
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Stats are one destination's progress on one signal.
+type Stats struct {
+	Destination string
+	Signal      storage.Signal
+	// Sent records were acknowledged, with Items items (minus the
+	// RejectedItems that partial successes rejected).
+	Sent, Items, RejectedItems int64
+	// Failed records were refused for good, DeadLettered written to the
+	// dead-letter store, Lost neither delivered nor dead-lettered.
+	Failed, DeadLettered, Lost int64
+	Retries                    int64
+	// Damaged regions of the log were skipped.
+	Damaged int64
+	// Gaps retention made before the records were read, GapRecords the
+	// records in them, UnknownGaps how many gaps are of unknown size.
+	Gaps, GapRecords, UnknownGaps int64
+	// Unfinished records were read and are neither acknowledged nor
+	// dead-lettered: after Close, what the next run sends again.
+	Unfinished int
+	// LastError keeps records from being delivered now; nil if nothing.
+	LastError error
+	// Err is why the signal stopped before the end (a *RefusedError), or
+	// a failure to commit its cursor at the end; nil otherwise.
+	Err error
 }
 
 // Forwarder forwards the log to its destinations until Close.
 type Forwarder struct {
 	opts   Options
 	dests  []*dest
+	done   chan struct{}   // closed when every lane has ended
 	ctx    context.Context // reading: ends at Close
 	stop   context.CancelFunc
 	sendCx context.Context // sending: ends stopGrace after Close
@@ -144,11 +265,14 @@ type Forwarder struct {
 }
 
 type dest struct {
-	d     Destination
-	sink  storage.Sink // for the Sink protocol
-	dead  storage.Sink // the dead-letter store (deadletter.Open)
-	lanes []*lane
-	log   *slog.Logger
+	d    Destination
+	sink storage.Sink // for the Sink protocol
+	// dead is the dead-letter store (deadletter.Open), opened by New or,
+	// with Options.LazyDeadLetters, by the first dead letter (deadStore).
+	deadMu sync.Mutex
+	dead   storage.Sink
+	lanes  []*lane
+	log    *slog.Logger
 }
 
 // lane is one destination's forwarding of one signal.
@@ -156,10 +280,22 @@ type lane struct {
 	f    *Forwarder
 	dest *dest
 	sig  storage.Signal
-	c    *disk.Consumer
+	c    source
 	win  *Window
 	send sender
 	log  *slog.Logger
+	// readCx ends at Close or when the lane stops (abort); sendCx
+	// stopGrace after either.
+	readCx   context.Context
+	stopRead context.CancelFunc
+	sendCx   context.Context
+	kill     context.CancelFunc
+
+	mu      sync.Mutex
+	lastErr error // the failure behind the current state
+	err     error // why the lane stopped (Stats.Err)
+
+	gaps, gapRecords, unknownGaps atomic.Int64
 
 	state                                                                       atomic.Int32
 	sent, items, deadLettered, failed, rejectedItems, retries, damaged, commits *metrics.Counter
@@ -168,9 +304,29 @@ type lane struct {
 	work sync.WaitGroup
 }
 
+// source is what a lane reads: a durable cursor (*disk.Consumer), or a
+// reader from the oldest record that commits nothing (Destination.NoCursor).
+type source interface {
+	Next() (disk.Record, error)
+	Position() disk.Position
+	Committed() disk.Position
+	CommitTo(disk.Position) error
+	Close() error
+}
+
+// uncommitted reads from the oldest record and keeps no progress.
+type uncommitted struct {
+	*disk.Reader
+	pos disk.Position
+}
+
+func (u *uncommitted) Committed() disk.Position         { return u.pos }
+func (u *uncommitted) CommitTo(pos disk.Position) error { u.pos = pos; return nil }
+
 // New opens each destination's cursors (creating them at the
 // destination's Start position if new) and dead-letter store, and starts
-// forwarding.
+// forwarding. It refuses to start if opts.Store does not hold retention
+// for a cursor (disk.Store.Holds) unless opts.Unheld.
 func New(opts Options, dests []Destination) (*Forwarder, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -179,7 +335,7 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 	if set == nil {
 		set = metrics.NewSet() // counted, never exposed
 	}
-	f := &Forwarder{opts: opts}
+	f := &Forwarder{opts: opts, done: make(chan struct{})}
 	f.ctx, f.stop = context.WithCancel(context.Background())
 	f.sendCx, f.kill = context.WithCancel(context.Background())
 	names := map[string]bool{}
@@ -189,15 +345,19 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 			return nil, fmt.Errorf("two destinations are called %q", d.Name)
 		}
 		names[d.Name] = true
+		if err := checkHeld(opts, d); err != nil {
+			f.closeAll()
+			return nil, err
+		}
 		dd := &dest{d: d, log: opts.Logger.With("destination", d.Name)}
 		f.dests = append(f.dests, dd)
 		var err error
-		dead, err := deadletter.Open(DeadLetterDir(opts.DataDir, d.Name), opts.DeadLetter, dd.log)
-		if err != nil {
-			f.closeAll()
-			return nil, fmt.Errorf("cannot open the dead-letter store of destination %s: %w", d.Name, err)
+		if !opts.LazyDeadLetters {
+			if _, err := dd.deadStore(opts); err != nil {
+				f.closeAll()
+				return nil, fmt.Errorf("cannot open the dead-letter store of destination %s: %w", d.Name, err)
+			}
 		}
-		dd.dead = dead
 		if d.OpenSink != nil {
 			if dd.sink, err = d.OpenSink(dd.log); err != nil {
 				f.closeAll()
@@ -206,12 +366,16 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 		}
 		hc := httpClient(d)
 		for _, sig := range d.Signals {
-			c, err := disk.OpenConsumerAt(opts.DataDir, CursorName(d.Name), sig, d.Start)
-			if err != nil {
+			var c source
+			if d.NoCursor {
+				c = &uncommitted{Reader: disk.NewGapReader(opts.DataDir, sig)}
+			} else if c, err = disk.OpenConsumerAt(opts.DataDir, d.cursor(), sig, d.Start); err != nil {
 				f.closeAll()
 				return nil, fmt.Errorf("cannot open the %s cursor of destination %s: %w", sig, d.Name, err)
 			}
-			l := &lane{f: f, dest: dd, sig: sig, c: c, win: NewBoundedWindow(c.Committed(), d.InFlight), log: dd.log.With("signal", sig.String())}
+			l := &lane{f: f, dest: dd, sig: sig, c: c, win: NewBoundedWindow(c.Committed(), max(d.InFlight, d.Uncommitted)), log: dd.log.With("signal", sig.String())}
+			l.readCx, l.stopRead = context.WithCancel(f.ctx)
+			l.sendCx, l.kill = context.WithCancel(f.sendCx)
 			// The sender first: the gauges that register creates read it.
 			l.send = newSender(d, sig, hc, l)
 			l.register(set)
@@ -229,7 +393,44 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 		}
 		dd.log.Info("forwarding", "to", dd.d.String(), "protocol", dd.d.Protocol.String(), "signals", len(dd.lanes))
 	}
+	go func() { f.wg.Wait(); close(f.done) }()
 	return f, nil
+}
+
+// checkHeld is New's check that retention holds the log for d's cursors.
+func checkHeld(opts Options, d Destination) error {
+	if d.NoCursor || opts.Unheld {
+		return nil
+	}
+	if opts.Store == nil || !opts.Store.Holds(d.cursor()) {
+		return fmt.Errorf("cannot forward to %s: the store does not hold retention for its cursor %q, so retention could delete records before they are forwarded, unnoticed: open the store with the disk.Options forward.Hold sets (HoldPrefix forward.CursorPrefix) and pass it as Options.Store, or set Options.Unheld to accept gaps", d.Name, d.cursor())
+	}
+	return nil
+}
+
+// Done is closed when every signal of every destination has stopped: at
+// the end of the log with Options.Once, or after Close.
+func (f *Forwarder) Done() <-chan struct{} { return f.done }
+
+// Stats returns each destination's progress on each signal, in the order
+// of the destinations and their Signals.
+func (f *Forwarder) Stats() []Stats {
+	var out []Stats
+	for _, dd := range f.dests {
+		for _, l := range dd.lanes {
+			l.mu.Lock()
+			s := Stats{Destination: dd.d.Name, Signal: l.sig, Err: l.err}
+			l.mu.Unlock()
+			s.Sent, s.Items, s.RejectedItems = int64(l.sent.Get()), int64(l.items.Get()), int64(l.rejectedItems.Get())
+			s.Failed, s.DeadLettered, s.Lost = int64(l.failed.Get()), int64(l.deadLettered.Get()), int64(l.lost.Get())
+			s.Retries, s.Damaged = int64(l.retries.Get()), int64(l.damaged.Get())
+			s.Gaps, s.GapRecords, s.UnknownGaps = l.gaps.Load(), l.gapRecords.Load(), l.unknownGaps.Load()
+			s.Unfinished = l.win.Unfinished()
+			s.LastError = l.lastError()
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Close stops reading, gives the records in flight stopGrace to be
@@ -258,14 +459,28 @@ func (f *Forwarder) closeAll() error {
 		for _, l := range dd.lanes {
 			errs = append(errs, l.c.CommitTo(l.win.Position()), l.c.Close())
 		}
+		dd.deadMu.Lock()
 		if dd.dead != nil {
 			errs = append(errs, dd.dead.Close())
 		}
+		dd.deadMu.Unlock()
 		if dd.sink != nil {
 			errs = append(errs, dd.sink.Close())
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Hold sets in o what a store that is forwarded from needs, before it is
+// opened: HoldPrefix CursorPrefix, so that retention keeps what a
+// destination has not received (New checks it: disk.Store.Holds), and, if
+// set is not nil, OnLoss counting in set what the size limit deletes
+// anyway (CountLoss).
+func Hold(o *disk.Options, set *metrics.Set) {
+	o.HoldPrefix = CursorPrefix
+	if set != nil {
+		o.OnLoss = CountLoss(set)
+	}
 }
 
 // CountLoss returns the disk.Options.OnLoss of a store whose holding
@@ -283,11 +498,10 @@ func CountLoss(set *metrics.Set) func(consumer string, sig storage.Signal, recor
 	}
 }
 
-// run reads the lane's signal and sends it, until the Forwarder closes.
+// run reads the lane's signal and sends it, until the Forwarder closes
+// (or, with Options.Once, the end of the log; or the lane stops), then
+// waits for the records in flight (until sendCx ends) and commits.
 func (l *lane) run() {
-	defer l.work.Wait()
-	defer l.send.close()
-	ctx := l.f.ctx
 	// The cursor is committed by a goroutine of its own, so that its two
 	// fsyncs never hold up reading and sending, as soon as the finished
 	// run advances: one commit at a time, advances during it coalesced
@@ -297,33 +511,66 @@ func (l *lane) run() {
 	committed := make(chan struct{})
 	go func() {
 		defer close(committed)
-		l.commitLoop(ctx)
+		l.commitLoop(l.readCx)
 	}()
-	defer func() { <-committed }()
+	l.read(l.readCx)
+	if l.readCx.Err() != nil && l.currentState() != Up {
+		// Stopped while the destination backs off or refuses: what is
+		// in flight waits for a retry, not for an acknowledgement, and
+		// stopGrace would only delay the stop. The next run sends it.
+		l.kill()
+	}
+	l.send.close()
+	l.work.Wait()
+	l.stopRead()
+	<-committed
+	if err := l.c.CommitTo(l.win.Position()); err != nil {
+		l.log.Error("cannot commit the forwarding cursor", "err", err)
+		l.fail(err)
+	}
+}
+
+// read reads records and hands them to the sender until ctx ends, or the
+// end of the log with Options.Once.
+func (l *lane) read(ctx context.Context) {
 	for ctx.Err() == nil {
 		rec, err := l.c.Next()
 		if err == io.EOF {
+			if l.f.opts.Once {
+				l.drain(ctx)
+				return
+			}
 			wait.For(ctx, pollEvery)
 			continue
 		}
 		if errors.Is(err, disk.ErrCorrupt) {
 			l.damaged.Inc()
 			l.log.Error("skipped damaged data in the log", "err", err)
+			l.observe(Event{Kind: Damaged, Err: err})
 			if l.win.Room(ctx) != nil {
-				break
+				return
 			}
 			l.win.Finish(l.win.Add(l.c.Position(), time.Time{}))
 			continue
 		}
-		if errors.Is(err, disk.ErrGap) {
+		if g, ok := errors.AsType[*disk.GapError](err); ok || errors.Is(err, disk.ErrGap) {
 			// Retention deleted records before this destination got
-			// them (-storage-max-bytes beat the cursor's hold). They
-			// are counted once, where retention deletes them
-			// (CountLoss, otlplite_forward_lost_records_total); here
-			// the cursor moves past the gap, at once, like damage.
+			// them (-storage-max-bytes beat the cursor's hold, or a
+			// reader without a hold fell behind). Retention counts them
+			// once where it deletes them (CountLoss,
+			// otlplite_forward_lost_records_total); here they are
+			// reported (Stats, Event Gap) and the cursor moves past the
+			// gap, at once, like damage.
 			l.log.Error("records deleted by retention before they were forwarded", "err", err)
+			l.gaps.Add(1)
+			if g != nil && g.Records >= 0 {
+				l.gapRecords.Add(g.Records)
+			} else {
+				l.unknownGaps.Add(1)
+			}
+			l.observe(Event{Kind: Gap, Err: err})
 			if l.win.Room(ctx) != nil {
-				break
+				return
 			}
 			l.win.Finish(l.win.Add(l.c.Position(), time.Time{}))
 			continue
@@ -334,7 +581,7 @@ func (l *lane) run() {
 			continue
 		}
 		if l.win.Room(ctx) != nil {
-			break // stopped: the next run reads the record again
+			return // stopped: the next run reads the record again
 		}
 		r := &record{
 			data:   bytes.Clone(rec.Data), // kept until acknowledged
@@ -342,12 +589,50 @@ func (l *lane) run() {
 			tenant: rec.Tenant,
 			where:  fmt.Sprintf("%s:%d", rec.Segment, rec.Offset),
 			slot:   l.win.Add(l.c.Position(), rec.Time),
+			sent:   time.Now(),
 		}
 		if err := l.send.send(ctx, r); err != nil {
 			// Stopped before the record was taken: the next run sends it.
-			break
+			return
 		}
 	}
+}
+
+// drain waits until every record read is finished, or ctx ends.
+func (l *lane) drain(ctx context.Context) {
+	for l.win.Unfinished() > 0 {
+		select {
+		case <-l.win.Idle():
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// abort stops the lane for err (Stats.Err): it reads no more, and gives
+// the records in flight stopGrace.
+func (l *lane) abort(err error) {
+	l.fail(err)
+	l.stopRead()
+	time.AfterFunc(stopGrace, l.kill)
+}
+
+// fail records err as why the lane stopped, if it is the first.
+func (l *lane) fail(err error) {
+	l.mu.Lock()
+	if l.err == nil {
+		l.err = err
+	}
+	l.mu.Unlock()
+}
+
+// observe reports e, completed with the lane's names, to Options.Observe.
+func (l *lane) observe(e Event) {
+	if l.f.opts.Observe == nil {
+		return
+	}
+	e.Destination, e.Signal = l.dest.d.Name, l.sig
+	l.f.opts.Observe(e)
 }
 
 // commitLoop commits the lane's cursor each time the window's finished
@@ -387,7 +672,8 @@ type record struct {
 	tenant  string // the tenant the receiver stored it for
 	where   string // segment:offset, for logs
 	slot    *Slot
-	refused int // times the destination refused the client on it
+	sent    time.Time // when it was first sent
+	refused int       // times the destination refused the client on it
 }
 
 // ctx is parent carrying r's tenant (storage.WithTenant): a dead letter and
@@ -400,17 +686,20 @@ func (r *record) ctx(parent context.Context) context.Context {
 	return storage.WithTenant(parent, r.tenant)
 }
 
-// outcome handles what became of r: delivered, refused, or not delivered.
-// It may be called from an exporter's goroutine, so what can block (a dead
-// letter's fsync, a wait before resending) runs in a goroutine of its own.
+// outcome handles what became of r: delivered, refused, or not delivered,
+// as otlpclient.Classify says. It may be called from an exporter's
+// goroutine, so what can block (a dead letter's fsync, a wait before
+// resending) runs in a goroutine of its own.
 func (l *lane) outcome(r *record, ps otlp.PartialSuccess, err error) {
+	v := otlpclient.Classify(err)
 	switch {
-	case err == nil && ps.Rejected == 0:
+	case v == otlpclient.Delivered && ps.Rejected == 0:
 		l.sent.Inc()
 		l.items.Add(r.items)
 		l.setState(Up, nil)
+		l.observe(Event{Kind: Delivered, Record: r.where, Bytes: len(r.data), Items: r.items, Latency: time.Since(r.sent)})
 		l.win.Finish(r.slot)
-	case err == nil:
+	case v == otlpclient.Delivered:
 		// A partial success: the destination kept part of the record and
 		// said what it dropped; the record is kept whole, since which
 		// items were rejected is not said (OTLP v1.11 "Partial Success").
@@ -421,33 +710,42 @@ func (l *lane) outcome(r *record, ps otlp.PartialSuccess, err error) {
 		l.items.Add(r.items - rejected)
 		l.rejectedItems.Add(rejected)
 		l.setState(Up, nil)
+		l.observe(Event{Kind: Delivered, Record: r.where, Bytes: len(r.data), Items: r.items, Latency: time.Since(r.sent)})
 		l.spawn(func() {
 			l.deadLetter(r, fmt.Sprintf("partial success: %d items rejected: %s", ps.Rejected, ps.Message))
 		})
-	case otlpclient.RefusesClient(err):
+	case v == otlpclient.RefusedClient:
 		r.refused++
 		l.setState(Failing, err)
+		l.observe(Event{Kind: RefusedClient, Record: r.where, Bytes: len(r.data), Items: r.items, Err: err})
+		if l.f.opts.StopOnRefusal {
+			// The record stays unfinished: the cursor stops before it.
+			l.log.Error("the destination refuses the client; stopping, nothing is skipped: check its URL, headers and credentials", "record", r.where, "err", err)
+			l.abort(&RefusedError{Record: r.where, Err: err})
+			return
+		}
 		l.log.Error("the destination refuses the client; retrying the same record, nothing is skipped: check its URL, headers and credentials",
 			"record", r.where, "err", err)
 		l.spawn(func() {
-			if wait.For(l.f.sendCx, l.dest.d.Backoff.Delay(r.refused, l.dest.d.Backoff.Max)) {
+			if wait.For(l.sendCx, l.dest.d.Backoff.Delay(r.refused, l.dest.d.Backoff.Max)) {
 				l.resend(r)
 			}
 		})
-	case refusesData(err):
+	case v == otlpclient.RefusedData:
 		l.failed.Inc()
+		l.observe(Event{Kind: RefusedData, Record: r.where, Bytes: len(r.data), Items: r.items, Err: err})
 		l.spawn(func() { l.deadLetter(r, err.Error()) })
 	default:
 		// Not delivered: stopped, or a failure the exporter gave up on
 		// without a verdict on the record. Never skipped: sent again
 		// (after a wait) while the forwarder runs, by the next run
 		// otherwise.
-		if l.f.sendCx.Err() != nil {
+		if l.sendCx.Err() != nil {
 			return
 		}
 		l.setState(BackingOff, err)
 		l.spawn(func() {
-			if wait.For(l.f.sendCx, l.dest.d.Backoff.Max) {
+			if wait.For(l.sendCx, l.dest.d.Backoff.Max) {
 				l.resend(r)
 			}
 		})
@@ -463,30 +761,9 @@ func (l *lane) spawn(fn func()) {
 }
 
 func (l *lane) resend(r *record) {
-	if err := l.send.send(l.f.sendCx, r); err != nil {
+	if err := l.send.send(l.sendCx, r); err != nil {
 		return // stopped: the next run sends it
 	}
-}
-
-// refusesData reports whether err is a destination's verdict on the
-// record itself (as opposed to a failure to deliver it).
-func refusesData(err error) bool {
-	if errors.Is(err, otlpclient.ErrDropped) || errors.Is(err, otlpclient.ErrClosed) || errors.Is(err, otlpclient.ErrStreamBroken) {
-		return false
-	}
-	var (
-		re *otlpclient.RequestError
-		ae *otlpclient.AttemptError
-		he *otlpclient.HTTPError
-	)
-	switch {
-	case errors.As(err, &re), errors.As(err, &he):
-		return true
-	case errors.As(err, &ae):
-		return !ae.Retryable
-	}
-	_, isStatus := errors.AsType[*grpcwire.Status](err)
-	return isStatus
 }
 
 // deadLetter stores r in the destination's dead-letter store and finishes
@@ -495,7 +772,10 @@ func refusesData(err error) bool {
 func (l *lane) deadLetter(r *record, reason string) {
 	start := time.Now()
 	for n := 1; ; n++ {
-		err := l.dest.dead.Write(r.ctx(l.f.sendCx), l.sig, r.data, r.items)
+		dead, err := l.dest.deadStore(l.f.opts)
+		if err == nil {
+			err = dead.Write(r.ctx(l.sendCx), l.sig, r.data, r.items)
+		}
 		if err == nil {
 			break
 		}
@@ -511,7 +791,7 @@ func (l *lane) deadLetter(r *record, reason string) {
 			return
 		}
 		l.log.Error("cannot write a dead letter; the cursor waits", "record", r.where, "err", err)
-		if !wait.For(l.f.sendCx, l.dest.d.Backoff.Delay(n, 0)) {
+		if !wait.For(l.sendCx, l.dest.d.Backoff.Delay(n, 0)) {
 			return
 		}
 	}
@@ -522,14 +802,44 @@ func (l *lane) deadLetter(r *record, reason string) {
 	l.win.Finish(r.slot)
 }
 
+// deadStore returns the destination's dead-letter store, opening it if it
+// is not open yet.
+func (d *dest) deadStore(opts Options) (storage.Sink, error) {
+	d.deadMu.Lock()
+	defer d.deadMu.Unlock()
+	if d.dead == nil {
+		s, err := deadletter.Open(DeadLetterDir(opts.DataDir, d.d.Name), opts.DeadLetter, d.log)
+		if err != nil {
+			return nil, err
+		}
+		d.dead = s
+	}
+	return d.dead, nil
+}
+
 // setState records the lane's state; err is the failure that caused it.
 func (l *lane) setState(s State, err error) {
+	l.mu.Lock()
+	l.lastErr = err
+	l.mu.Unlock()
 	old := State(l.state.Swap(int32(s)))
 	if old != s && s != Up {
 		l.log.Warn("destination state", "state", s.String(), "err", err)
 	} else if old != s {
 		l.log.Info("destination state", "state", s.String())
 	}
+}
+
+// lastError is what keeps the lane's records from being delivered now:
+// the failure behind its state, or the sender's; nil if nothing.
+func (l *lane) lastError() error {
+	l.mu.Lock()
+	err := l.lastErr
+	l.mu.Unlock()
+	if err == nil && l.send != nil {
+		err = l.send.holding()
+	}
+	return err
 }
 
 // httpClient is the destination's client: one connection per endpoint,

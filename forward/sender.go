@@ -18,7 +18,7 @@ type sender interface {
 	// are in flight, and fails (without an outcome) only if ctx ends
 	// first or the sender is closed.
 	send(ctx context.Context, r *record) error
-	// close waits, until the Forwarder's send context ends, for the
+	// close waits, until the lane's send context ends, for the
 	// records in flight.
 	close()
 	// holding is the failure that keeps records from being delivered
@@ -39,6 +39,7 @@ func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) send
 		OnRetry: func(err error, _ time.Duration) {
 			l.retries.Inc()
 			l.setState(BackingOff, err)
+			l.observe(Event{Kind: Retried, Err: err})
 		},
 	}
 	switch d.Protocol {
@@ -93,7 +94,7 @@ func (s *unarySender) send(ctx context.Context, r *record) error {
 		return ctx.Err()
 	}
 	s.l.spawn(func() {
-		ps, err := s.export(r.ctx(s.l.f.sendCx), r)
+		ps, err := s.export(r.ctx(s.l.sendCx), r)
 		<-s.slots
 		s.l.outcome(r, ps, err)
 	})
@@ -129,6 +130,6 @@ func (s *streamSender) send(ctx context.Context, r *record) error {
 	return nil
 }
 
-func (s *streamSender) close() { s.exp.Close(s.l.f.sendCx) }
+func (s *streamSender) close() { s.exp.Close(s.l.sendCx) }
 
 func (s *streamSender) holding() error { return s.exp.LastError() }

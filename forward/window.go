@@ -30,6 +30,7 @@ type Window struct {
 	commit   int64         // records a commit covers, ever
 	advanced chan struct{} // a token when handled moves: a commit is due
 	freed    chan struct{} // a token when a commit frees room for Add
+	idle     chan struct{} // a token when every record added is finished
 }
 
 // Slot is one record in a Window.
@@ -39,14 +40,10 @@ type Slot struct {
 	done bool
 }
 
-// NewWindow returns a window whose records start at pos, without a limit
-// (Room never waits).
-func NewWindow(pos disk.Position) *Window { return NewBoundedWindow(pos, 0) }
-
 // NewBoundedWindow returns a window whose records start at pos and that
 // holds at most limit records not yet committed (Room); 0 means no limit.
 func NewBoundedWindow(pos disk.Position, limit int) *Window {
-	return &Window{handled: pos, limit: limit, advanced: make(chan struct{}, 1), freed: make(chan struct{}, 1)}
+	return &Window{handled: pos, limit: limit, advanced: make(chan struct{}, 1), freed: make(chan struct{}, 1), idle: make(chan struct{}, 1)}
 }
 
 // Room waits while the window holds its limit of uncommitted records; it
@@ -90,11 +87,20 @@ func (w *Window) Finish(s *Slot) {
 	}
 	w.queue = w.queue[n:]
 	w.finished += int64(n)
+	idle := len(w.queue) == 0
 	w.mu.Unlock()
 	if n > 0 {
 		signal(w.advanced)
 	}
+	if idle {
+		signal(w.idle)
+	}
 }
+
+// Idle has a token when every record added was finished since the token
+// was last taken; the token may be stale (records added since), so a
+// waiter checks Unfinished again.
+func (w *Window) Idle() <-chan struct{} { return w.idle }
 
 // Advanced has a token when Position moved since the token was last
 // taken: advances that come while a commit is under way coalesce into one

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/internal/connstate"
-	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/internal/watchfile"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // isHealthPath reports whether path is a method of the gRPC health service.
@@ -45,7 +47,7 @@ type Authenticator interface {
 //	s3cr3t-token-of-team-a tenant=team-a
 //
 // Files without tenants read as before; a field other than tenant= is an
-// error naming the line, as is a tenant name storage.CheckTenantName refuses.
+// error naming the line, as is a tenant name otlp.CheckTenantName refuses.
 type TokenFile struct {
 	path string
 	mu   sync.RWMutex
@@ -120,7 +122,7 @@ func parseTokenFile(path string, data []byte) (sums [][sha256.Size]byte, tenants
 			if tenant != "" {
 				return nil, nil, false, fmt.Errorf("token file %s, line %d: tenant= is given twice", path, n)
 			}
-			if err := storage.CheckTenantName(v); err != nil {
+			if err := otlp.CheckTenantName(v); err != nil {
 				return nil, nil, false, fmt.Errorf("token file %s, line %d: the tenant name %w", path, n, err)
 			}
 			tenant, hasTenants = v, true
@@ -162,7 +164,7 @@ func (tf *TokenFile) changed() bool {
 	tf.mu.RLock()
 	mod, size := tf.mod, tf.size
 	tf.mu.RUnlock()
-	return fileChanged(tf.path, mod, size)
+	return watchfile.Changed(tf.path, mod, size)
 }
 
 // Watch polls the file every interval until stop is closed and reloads it
@@ -171,7 +173,7 @@ func (tf *TokenFile) changed() bool {
 // previous tokens stay in force); a failure that persists (a deleted file)
 // is reported once, not at every poll.
 func (tf *TokenFile) Watch(interval time.Duration, stop <-chan struct{}, report func(tokens int, err error)) {
-	watchFile(interval, stop, tf.changed, tf.Reload, func(err error) {
+	watchfile.Watch(interval, stop, tf.changed, tf.Reload, func(err error) {
 		if report != nil {
 			n, _ := tf.Tokens()
 			report(n, err)
@@ -252,10 +254,10 @@ func (h *Handler) authenticate(w http.ResponseWriter, r *http.Request, grpc bool
 		call, early := grpcwire.StartCall(w, r, h.limits)
 		if early != nil {
 			// StartCall answered a malformed call itself.
-			h.recordRefusal(r, transportGRPC, 0, early)
+			h.recordRefusal(r, ingest.GRPC, 0, early)
 			return "", false
 		}
-		h.refuseGRPC(call, transportGRPC, st)
+		h.refuseGRPC(call, ingest.GRPC, st)
 		call.Close()
 		return "", false
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
@@ -19,11 +20,11 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	call, st := grpcwire.StartCall(w, r, h.limits)
 	if st != nil {
 		// StartCall has answered.
-		h.recordRefusal(r, transportGRPC, 0, st)
+		h.recordRefusal(r, ingest.GRPC, 0, st)
 		return
 	}
 	defer call.Close()
-	if n := h.tenantMaxRequest(r.Context()); n > 0 {
+	if n := h.p.TenantMaxRequest(r.Context()); n > 0 {
 		call.LimitMessageSize(n)
 	}
 	if h.bodyTimeout > 0 {
@@ -31,26 +32,26 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	service, method, ok := splitMethod(r.URL.Path)
 	if !ok {
-		h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.Unimplemented, "malformed method name: %q", r.URL.Path))
+		h.refuseGRPC(call, ingest.GRPC, grpcwire.Errorf(grpcwire.Unimplemented, "malformed method name: %q", r.URL.Path))
 		return
 	}
 	if sig := otlp.SignalByGRPCService(service); sig != 0 {
 		if method == "Export" {
 			if st := kindOf(sig).headerStatus(r.Header); st != nil {
-				h.refuseGRPC(call, transportGRPC, st)
+				h.refuseGRPC(call, ingest.GRPC, st)
 				return
 			}
 			h.exportUnary(call, kindOf(sig))
 			return
 		}
-		h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.Unimplemented, "unknown method %s for service %s", method, service))
+		h.refuseGRPC(call, ingest.GRPC, grpcwire.Errorf(grpcwire.Unimplemented, "unknown method %s for service %s", method, service))
 		return
 	}
 	switch service {
 	case otlp.StreamService, otlp.UnaryEnvelopeService:
 		if kind := kindOf(otlp.SignalByStreamMethod(method)); kind != nil {
 			if st := kind.headerStatus(r.Header); st != nil {
-				h.refuseGRPC(call, transportGRPC, st)
+				h.refuseGRPC(call, ingest.GRPC, st)
 				return
 			}
 			if service == otlp.StreamService {
@@ -73,10 +74,10 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	default:
-		h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.Unimplemented, "unknown service %s", service))
+		h.refuseGRPC(call, ingest.GRPC, grpcwire.Errorf(grpcwire.Unimplemented, "unknown service %s", service))
 		return
 	}
-	h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.Unimplemented, "unknown method %s for service %s", method, service))
+	h.refuseGRPC(call, ingest.GRPC, grpcwire.Errorf(grpcwire.Unimplemented, "unknown method %s for service %s", method, service))
 }
 
 // splitMethod splits "/pkg.Service/Method" into its service and method.

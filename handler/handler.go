@@ -1,19 +1,20 @@
-// Package handler turns HTTP requests into stored OTLP data. It is the
-// receiver's front door and a public API: a storage engine can mount a
-// Handler on its own http.Server with its own storage.Sink.
+// Package handler is the receiver's HTTP and gRPC transport: it turns
+// HTTP requests into calls of the one ingest pipeline (package ingest),
+// and the pipeline's answers into gRPC statuses, OTLP/HTTP responses and
+// stream acknowledgements. It is a public API: a storage engine can mount
+// a Handler on its own http.Server with its own storage.Sink.
 //
 // Reading top-down, a request goes:
 //
-//	Handler.ServeHTTP        (this file)   routes by content type and path
+//	Handler.ServeHTTP        (this file)   routes by content type and path; auth, tenant, stream bound
 //	  → serveGRPC            (grpc.go)     gRPC method routing: OTLP export or health
-//	    → exportUnary        (export.go)   read one message, then export
+//	    → exportUnary        (export.go)   read one message, then ingest.Pipeline.Export
 //	    → exportStream       (stream.go)   otlplite.v1.StreamExporter: pipelined, acked by id
 //	    → health*            (health.go)   grpc.health.v1.Health Check, Watch, List
-//	  → serveOTLPHTTP        (http.go)     OTLP/HTTP: CORS, content type, body, then export
-//	    (JSON bodies are transcoded to protobuf first, so all paths store one format)
-//	export                   (export.go)   shared by every transport:
-//	  → otlpdecode.Check*                  validation, rejected-item counts
-//	  → storage.Sink.Write                 durable before the OK
+//	  → serveOTLPHTTP        (http.go)     OTLP/HTTP: CORS, content type, body, then Export
+//	ingest.Pipeline.Export   (package ingest) shared by every transport:
+//	  admission, quotas, decompression and JSON transcoding, validation
+//	  (partial success), storage.Sink.Write, metrics, the request log
 package handler
 
 import (
@@ -22,24 +23,23 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/internal/connstate"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
-// DefaultRetryDelay is the RetryInfo delay sent when storage cannot take a
-// request. One second lets a briefly stalled disk recover without clients
-// piling up retries (OTLP v1.11 "Throttling": clients SHOULD honour it).
-const DefaultRetryDelay = time.Second
+// DefaultRetryDelay is ingest.DefaultRetryDelay.
+const DefaultRetryDelay = ingest.DefaultRetryDelay
 
-// Config configures a Handler. Sink is required.
+// Config configures a Handler and the ingest.Pipeline it builds (New).
+// Sink is required.
 type Config struct {
 	// Sink stores validated requests.
 	Sink storage.Sink
@@ -83,8 +83,11 @@ type Config struct {
 	// DefaultResponseWriteTimeout; negative disables it.
 	ResponseWriteTimeout time.Duration
 	// Tenants, when set, attributes every request to a tenant and
-	// enforces its quota (tenant.go, quota.go); nil leaves tenancy off.
+	// enforces its quota (tenant.go; ingest/quota.go); nil leaves tenancy off.
 	Tenants *TenantConfig
+	// Clock is the time the tenants' quota buckets refill by
+	// (ingest.Config.Clock); nil means time.Now.
+	Clock func() time.Time
 	// MetadataKeys names the request headers (gRPC metadata or HTTP
 	// headers, case-insensitive) whose values the sink receives as the
 	// write's client metadata (storage.MetadataFrom; metadata.go), for a
@@ -101,23 +104,18 @@ const DefaultBodyReadTimeout = 30 * time.Second
 // Handler serves the OTLP/gRPC export services and the gRPC health service.
 // It is safe for concurrent use.
 type Handler struct {
-	sink        storage.Sink
+	p           *ingest.Pipeline
 	log         *slog.Logger
 	limits      grpcwire.Limits
-	decodeOpts  otlpdecode.Options
 	retryDelay  time.Duration
 	health      healthState
 	cors        corsPolicy
 	stream      StreamConfig
-	adm         *admission
 	gate        *streamGate
 	auth        Authenticator
 	bodyTimeout time.Duration
-	checks      *checkPool
 	reg         *metrics.Set
-	m           *handlerMetrics
-	logLimit    logLimiter
-	bufPool     sync.Pool // *requestBuffers
+	m           *transportMetrics
 	// unreadLinger is unreadBodyLinger (http.go).
 	unreadLinger time.Duration
 	// writeTimeout and guards bound response writes (writeguard.go).
@@ -129,18 +127,34 @@ type Handler struct {
 	metaKeys *metadataKeys
 }
 
-// New returns a Handler for cfg. The health service reports SERVING until
-// Shutdown is called.
+// New returns a Handler for cfg, with the ingest.Pipeline it serves
+// (Pipeline) built from the same Config. The health service reports
+// SERVING until Shutdown is called.
 func New(cfg Config) *Handler {
 	if cfg.Sink == nil {
 		panic("handler.New: Config.Sink is nil")
 	}
+	var tenants *ingest.TenantsConfig
+	if cfg.Tenants != nil {
+		tenants = &ingest.TenantsConfig{Quotas: cfg.Tenants.Quotas}
+	}
+	p := ingest.New(ingest.Config{
+		Sink:           cfg.Sink,
+		Logger:         cfg.Logger,
+		MaxRecvMsgSize: cfg.MaxRecvMsgSize,
+		Decode:         cfg.Decode,
+		RetryDelay:     cfg.RetryDelay,
+		Admission:      cfg.Admission,
+		Metrics:        cfg.Metrics,
+		Tenants:        tenants,
+		Clock:          cfg.Clock,
+	})
 	h := &Handler{
-		sink:         cfg.Sink,
-		log:          cfg.Logger,
+		p:            p,
+		log:          p.Logger(),
 		limits:       grpcwire.Limits{MaxRecvMsgSize: cfg.MaxRecvMsgSize},
-		decodeOpts:   cfg.Decode,
-		retryDelay:   cfg.RetryDelay,
+		retryDelay:   p.RetryDelay(),
+		reg:          p.Metrics(),
 		cors:         newCORSPolicy(cfg.CORS, cfg.Auth != nil),
 		stream:       cfg.Stream,
 		auth:         cfg.Auth,
@@ -156,38 +170,29 @@ func New(cfg Config) *Handler {
 		h.writeTimeout = DefaultResponseWriteTimeout
 	}
 	h.stream.setDefaults()
-	h.adm = newAdmission(cfg.Admission, h.retryDelay)
 	maxStreams := cfg.Admission.MaxStreams
 	if maxStreams <= 0 {
-		maxStreams = int(max(h.adm.limit/StreamUnitCost, DefaultMaxStreams))
+		maxStreams = int(max(p.AdmissionLimit()/StreamUnitCost, DefaultMaxStreams))
 	}
-	h.gate = newStreamGate(maxStreams, h.adm.maxWait)
-	h.reg = cfg.Metrics
-	if h.reg == nil {
-		h.reg = metrics.NewSet()
-	}
-	h.m = newHandlerMetrics(h.reg, h.adm)
-	registerGateMetrics(h.reg, h.gate, h.adm)
+	h.gate = newStreamGate(maxStreams, p.AdmissionMaxWait())
+	h.m = newTransportMetrics(h.reg)
+	registerGateMetrics(h.reg, h.gate)
 	if cfg.Tenants != nil {
 		_, tenantAuth := cfg.Auth.(TenantAuthenticator)
-		h.ten = newTenancy(cfg.Tenants, tenantAuth, newTenantMetrics(h.reg))
+		h.ten = newTenancy(cfg.Tenants, tenantAuth)
 	}
-	h.checks = newCheckPool()
-	// The workers hold only the pool's channel, not h: when h becomes
-	// unreachable (an embedder dropped it), they are stopped.
-	runtime.AddCleanup(h, func(p *checkPool) { p.stop() }, h.checks)
 	h.guards = newWriteGuards(h.writeTimeout, h.m.writeTimeouts)
-	// Likewise the write watchdog.
+	// The write watchdog holds only its stop channel, not h: when h
+	// becomes unreachable (an embedder dropped it), it is stopped.
 	runtime.AddCleanup(h, func(stop chan struct{}) { close(stop) }, h.guards.stop)
-	if h.log == nil {
-		h.log = slog.Default()
-	}
-	if h.retryDelay <= 0 {
-		h.retryDelay = DefaultRetryDelay
-	}
 	h.health.init()
 	return h
 }
+
+// Pipeline returns the ingest pipeline the handler serves: an embedder
+// feeds it from other ways in (the Kafka source, a receiver of its own)
+// so that they share its admission budget, quotas and metrics.
+func (h *Handler) Pipeline() *ingest.Pipeline { return h.p }
 
 // ServeHTTP routes a request by its content type and path, so that one
 // port serves everything and a client pointed at the "wrong" OTLP port still
@@ -203,7 +208,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// client could not tell success from failure. grpc-go answers
 		// 505 the same way. The body is not read.
 		st := grpcwire.Errorf(grpcwire.Unimplemented, "gRPC requires HTTP/2: use h2c (HTTP/2 with prior knowledge) or TLS with ALPN h2, or send OTLP/HTTP to /v1/traces, /v1/metrics or /v1/logs")
-		h.recordRefusal(r, transportGRPC, http.StatusHTTPVersionNotSupported, st)
+		h.recordRefusal(r, ingest.GRPC, http.StatusHTTPVersionNotSupported, st)
 		w.Header().Set("Connection", "close")
 		http.Error(w, st.Message, http.StatusHTTPVersionNotSupported)
 		return
@@ -213,7 +218,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Every request and stream holds a unit of the process-wide stream
-	// bound while it is served (admission.go, streamGate); a refusal
+	// bound while it is served (streamgate.go); a refusal
 	// holds nothing and is not flow-controlled, so it cannot be stalled.
 	cs := connstate.FromContext(r.Context())
 	if !h.gate.acquire(r.Context(), cs) {
@@ -248,25 +253,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // RetryInfo (gRPC, Trailers-Only), 503 with Retry-After (HTTP). The body
 // is not read; net/http resets the stream after the answer.
 func (h *Handler) refuseBusyStreams(w http.ResponseWriter, r *http.Request, grpc bool) {
-	h.refuseEarly(w, r, grpc, http.StatusServiceUnavailable, h.adm.busyStatus("too many requests and streams in progress"))
+	h.refuseEarly(w, r, grpc, http.StatusServiceUnavailable, h.p.BusyStatus("too many requests and streams in progress"))
 }
 
-// registerGateMetrics exposes the stream bound (units in use and their
-// limit, refusals and waits) and the stream windows charged while parked.
-func registerGateMetrics(set *metrics.Set, g *streamGate, a *admission) {
+// registerGateMetrics exposes the stream bound: units in use and their
+// limit, refusals and waits. (The stream windows charged while parked
+// are the admission's: ingest's metrics.)
+func registerGateMetrics(set *metrics.Set, g *streamGate) {
 	set.GetOrCreateGauge("otlplite_streams_in_progress", func() float64 { return float64(g.inUse()) })
 	set.GetOrCreateGauge("otlplite_streams_limit", func() float64 { return float64(cap(g.sem)) })
-	// Stream windows charged to the waiting budget (admission.park).
-	set.GetOrCreateGauge("otlplite_admission_unread_window_bytes", func() float64 {
-		_, _, st := a.snapshot()
-		return float64(st.Parked)
-	})
 	set.RegisterMetricsWriter(func(w io.Writer) {
-		_, _, st := a.snapshot()
 		metrics.WriteCounterUint64(w, "otlplite_streams_refused_total", uint64(g.refused.Load()))
 		metrics.WriteCounterUint64(w, "otlplite_streams_waits_total", uint64(g.waited.Load()))
-		metrics.WriteCounterUint64(w, "otlplite_admission_refusals_unread_window_total", uint64(max(st.RefusedUnread, 0)))
 	})
+}
+
+// transportMetrics are the handler's own metrics, beside the pipeline's:
+// the streaming mode's and the response writes'.
+type transportMetrics struct {
+	openStreams *metrics.Gauge   // otlplite_open_streams
+	rotations   *metrics.Counter // otlplite_stream_rotations_total: streams ended by rotation (age, request count or shutdown)
+	// writeTimeouts counts responses abandoned because their client
+	// stopped reading (writeguard.go):
+	// otlplite_response_write_timeouts_total.
+	writeTimeouts *metrics.Counter
+}
+
+func newTransportMetrics(set *metrics.Set) *transportMetrics {
+	return &transportMetrics{
+		openStreams:   set.GetOrCreateGauge("otlplite_open_streams", nil),
+		rotations:     set.GetOrCreateCounter("otlplite_stream_rotations_total"),
+		writeTimeouts: set.GetOrCreateCounter("otlplite_response_write_timeouts_total"),
+	}
 }
 
 // isGRPCPath reports whether path names a service this handler serves over
@@ -295,61 +313,23 @@ func (h *Handler) Shutdown() {
 	h.health.shutdown()
 }
 
-// requestBuffers are reused across requests to keep the hot path free of
-// per-request allocations.
-type requestBuffers struct {
-	msg, scratch, filtered, resp []byte
-	// ticket is the request's charge against the admission budget.
-	ticket ticket
-	// check is the request's validation job for the check pool.
-	check checkJob
-	// rlog is the request's debug log record (requestlog.go).
-	rlog requestLog
-	// tenant is the request's tenant, nil when tenancy is off; the
-	// ticket charges its share of the budget. throttled is set when the
-	// request was refused for being over its tenant's quota.
-	tenant    *tenantState
-	throttled bool
+// getTicket returns a pipeline ticket for a request with context ctx
+// (which holds its tenant, if tenancy is on).
+func (h *Handler) getTicket(ctx context.Context) *ingest.Ticket { return h.p.Take(ctx) }
+
+// putTicket gives a ticket back: its charge released, its request log
+// line written.
+func (h *Handler) putTicket(t *ingest.Ticket) { h.p.Done(t) }
+
+// recordRefusal counts a refusal of r and logs it (ingest's
+// otlplite_refusals_total and refusal log). It is called by the refusal
+// writers only: refuseGRPC, writeHTTPError and the stream's.
+func (h *Handler) recordRefusal(r *http.Request, t ingest.Transport, httpStatus int, st *grpcwire.Status) {
+	h.p.RecordRefusal(r.Context(), t, httpStatus, st, r.URL.Path, r.RemoteAddr)
 }
 
-// maxPooledBuffer is the largest buffer returned to the pool: a rare 64 MiB
-// request should not pin 64 MiB per pooled entry afterwards.
-const maxPooledBuffer = 8 << 20
-
-// getBuffers returns pooled buffers with a fresh admission ticket, for a
-// request with context ctx (which holds its tenant, if tenancy is on).
-func (h *Handler) getBuffers(ctx context.Context) *requestBuffers {
-	b, ok := h.bufPool.Get().(*requestBuffers)
-	if !ok {
-		b = &requestBuffers{}
-	}
-	b.ticket = ticket{a: h.adm, conn: connstate.FromContext(ctx)}
-	b.tenant, b.throttled = nil, false
-	if h.ten != nil {
-		if ts := tenantOf(ctx); ts != nil {
-			b.tenant = ts
-			b.ticket.ten = ts
-			b.ticket.tenantLimit, b.ticket.tenantMaxRequest = ts.limits(h.ten.reg.quotas, h.ten.reg.now(), h.adm.limit)
-		}
-	}
-	return b
-}
-
-// putBuffers releases the request's admission charge, writes its request
-// log line (at debug level) and pools the buffers.
-func (h *Handler) putBuffers(b *requestBuffers) {
-	b.ticket.release()
-	if b.rlog.on {
-		h.writeRequestLog(&b.rlog)
-	}
-	if cap(b.msg) > maxPooledBuffer {
-		b.msg = nil
-	}
-	if cap(b.scratch) > maxPooledBuffer {
-		b.scratch = nil
-	}
-	if cap(b.filtered) > maxPooledBuffer {
-		b.filtered = nil
-	}
-	h.bufPool.Put(b)
+// refuseGRPC ends a gRPC call with st, counted and logged.
+func (h *Handler) refuseGRPC(call *grpcwire.Call, t ingest.Transport, st *grpcwire.Status) {
+	h.recordRefusal(call.Request(), t, 0, st)
+	call.WriteStatus(st)
 }

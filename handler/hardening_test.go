@@ -3,19 +3,17 @@ package handler
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
-	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
 
 // Tests of the hardening contracts that can be shown in process; the
@@ -66,7 +64,7 @@ func TestStreamBudgetReleasedBeforeAck(t *testing.T) {
 		if _, ok := s.recv(); !ok {
 			t.Fatal("stream ended")
 		}
-		if in, _, _ := h.adm.snapshot(); in != 0 {
+		if in, _ := h.p.AdmissionState(); in != 0 {
 			t.Fatalf("request %d: %d bytes of budget held after its ack arrived", id, in)
 		}
 	}
@@ -93,12 +91,13 @@ func TestStreamDeadlineExceeded(t *testing.T) {
 func TestExpiredRequestIsNotStored(t *testing.T) {
 	sink := &memSink{}
 	h := New(Config{Sink: sink, Logger: quietLogger()})
-	bufs := h.getBuffers(context.Background())
-	defer h.putBuffers(bufs)
-	bufs.msg = append(bufs.msg[:0], traceRequest(goodID)...)
+	tk := h.p.Take(context.Background())
+	defer h.p.Done(tk)
+	tk.Msg = append(tk.Msg[:0], traceRequest(goodID)...)
 	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
-	_, st := h.export(ctx, transportGRPC, kindOf(otlp.Traces), bufs)
+	_, err := h.p.Export(ctx, ingest.Request{Transport: ingest.GRPC, Signal: otlp.Traces, Body: tk.Msg, Ticket: tk})
+	st, _ := err.(*grpcwire.Status)
 	if st == nil || st.Code != grpcwire.DeadlineExceeded || !strings.Contains(st.Message, "nothing was stored") {
 		t.Fatalf("status %+v", st)
 	}
@@ -119,7 +118,7 @@ func TestHealthRequestCapped(t *testing.T) {
 	if st := statusOf(t, err); st.Code != grpcwire.ResourceExhausted {
 		t.Fatalf("oversize health request: %+v", st)
 	}
-	if in, _, _ := h.adm.snapshot(); in != 0 {
+	if in, _ := h.p.AdmissionState(); in != 0 {
 		t.Fatalf("budget held after health calls: %d", in)
 	}
 }
@@ -170,24 +169,6 @@ func TestRefusalsCountedByReason(t *testing.T) {
 	}
 }
 
-// A decoder panic fails its request with INTERNAL and leaves the worker,
-// and the process, serving.
-func TestCheckPoolRecoversPanic(t *testing.T) {
-	p := newCheckPool()
-	defer p.stop()
-	var j checkJob
-	boom := func([]byte, *otlpdecode.Options) (otlpdecode.Result, error) { panic("boom") }
-	ok := func([]byte, *otlpdecode.Options) (otlpdecode.Result, error) { return otlpdecode.Result{Items: 1}, nil }
-	for range 2 * cap(make([]int, 0, 8)) { // more jobs than workers
-		if _, err := p.run(&j, boom, nil, nil); !errors.As(err, new(*decoderPanic)) {
-			t.Fatalf("err %v, want a decoderPanic", err)
-		}
-		if res, err := p.run(&j, ok, nil, nil); err != nil || res.Items != 1 {
-			t.Fatalf("after a panic: %v %v", res, err)
-		}
-	}
-}
-
 // A partial-success message is cut to maxResponseMessage at a UTF-8
 // boundary (OTLP caps a response at 4 MiB).
 func TestTruncateMessage(t *testing.T) {
@@ -199,75 +180,9 @@ func TestTruncateMessage(t *testing.T) {
 	if short := "3 of 4 spans rejected"; truncateMessage(short) != short {
 		t.Fatal("short message changed")
 	}
-	resp := appendExportResponse(nil, exportOutcome{items: 2, rejected: 1, message: long})
+	resp := appendExportResponse(nil, ingest.Result{Items: 2, Rejected: 1, Message: long})
 	if len(resp) > maxResponseMessage+32 {
 		t.Fatalf("response of %d bytes", len(resp))
-	}
-}
-
-// Admission charges as bytes arrive, so a request may wait part way; those
-// that already hold budget go before new ones when room frees up.
-func TestAdmissionContinuingWaitersFirst(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		a := newAdmission(AdmissionConfig{RequestLimit: 100, WaitingLimit: 1000, MaxWait: time.Minute}, time.Second)
-		ctx := context.Background()
-		if st := a.acquire(ctx, 100, false); st != nil {
-			t.Fatal(st)
-		}
-		var mu sync.Mutex
-		var order []string
-		var wg sync.WaitGroup
-		wait := func(name string, continuing bool) {
-			wg.Go(func() {
-				if st := a.acquire(ctx, 60, continuing); st != nil {
-					t.Errorf("%s: %v", name, st)
-					return
-				}
-				mu.Lock()
-				order = append(order, name)
-				mu.Unlock()
-			})
-			synctest.Wait() // queued in this order
-		}
-		wait("new", false)
-		wait("continuing", true)
-		wait("newer", false)
-		a.release(100) // room for one of them
-		synctest.Wait()
-		a.release(60)
-		synctest.Wait()
-		a.release(60)
-		wg.Wait()
-		if got := strings.Join(order, ","); got != "continuing,newer,new" {
-			t.Fatalf("admitted %s, want continuing,newer,new", got)
-		}
-	})
-}
-
-// A declared size is only checked: one larger than the whole budget is
-// refused at once, as not retryable, and nothing is charged for it.
-func TestTicketDeclareChargesNothing(t *testing.T) {
-	a := newAdmission(AdmissionConfig{RequestLimit: 100}, time.Second)
-	tk := ticket{a: a}
-	if err := tk.Declare(100); err != nil {
-		t.Fatal(err)
-	}
-	if in, _, _ := a.snapshot(); in != 0 {
-		t.Fatalf("declaring charged %d", in)
-	}
-	err := tk.Declare(101)
-	if st, ok := errors.AsType[*grpcwire.Status](err); !ok || st.Code != grpcwire.ResourceExhausted || st.RetryDelay != 0 {
-		t.Fatalf("declare over the budget: %v", err)
-	}
-	if err := tk.Charge(context.Background(), 60); err != nil {
-		t.Fatal(err)
-	}
-	if err := tk.Charge(context.Background(), 41); err == nil {
-		t.Fatal("a request's own charge passed the whole budget")
-	}
-	tk.release()
-	if in, _, _ := a.snapshot(); in != 0 {
-		t.Fatalf("after release: %d", in)
 	}
 }
 

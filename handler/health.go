@@ -7,6 +7,7 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
@@ -126,14 +127,14 @@ const maxHealthRequest = 1 << 10
 // body read timeout; its size is capped at maxHealthRequest.
 func (h *Handler) readHealthRequest(call *grpcwire.Call) (service string, st *grpcwire.Status) {
 	call.LimitMessageSize(maxHealthRequest)
-	bufs := h.getBuffers(call.Context())
-	defer h.putBuffers(bufs)
-	call.SetBudget(&bufs.ticket)
-	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
+	t := h.getTicket(call.Context())
+	defer h.putTicket(t)
+	call.SetBudget(t)
+	t.Msg, t.Scratch, st = call.ReadUnary(t.Msg, t.Scratch)
 	if st != nil {
 		return "", st
 	}
-	service, _, err := easyproto.GetString(bufs.msg, 1)
+	service, _, err := easyproto.GetString(t.Msg, 1)
 	if err != nil {
 		return "", grpcwire.Errorf(grpcwire.Internal, "grpc: error unmarshalling request: %v", err)
 	}
@@ -154,12 +155,12 @@ func appendHealthResponse(dst []byte, status int32) []byte {
 func (h *Handler) healthCheck(call *grpcwire.Call) {
 	service, st := h.readHealthRequest(call)
 	if st != nil {
-		h.refuseGRPC(call, transportGRPC, st)
+		h.refuseGRPC(call, ingest.GRPC, st)
 		return
 	}
 	status, _, _ := h.health.status(service)
 	if status == servingStatusServiceUnknown {
-		h.refuseGRPC(call, transportGRPC, grpcwire.Errorf(grpcwire.NotFound, "unknown service %q: this server reports \"\" (the server as a whole) and the OTLP services", service))
+		h.refuseGRPC(call, ingest.GRPC, grpcwire.Errorf(grpcwire.NotFound, "unknown service %q: this server reports \"\" (the server as a whole) and the OTLP services", service))
 		return
 	}
 	_ = h.writeUnaryResponse(call, appendHealthResponse(nil, status))
@@ -184,13 +185,13 @@ func (h *Handler) healthWatch(call *grpcwire.Call) {
 	if !h.health.addWatch(conn) {
 		st := grpcwire.Errorf(grpcwire.ResourceExhausted, "too many health Watch streams on this connection (%d); use Check, or another connection", maxHealthWatchesPerConn)
 		st.RetryDelay = h.retryDelay
-		h.refuseGRPC(call, transportGRPC, st)
+		h.refuseGRPC(call, ingest.GRPC, st)
 		return
 	}
 	defer h.health.removeWatch(conn)
 	service, st := h.readHealthRequest(call)
 	if st != nil {
-		h.refuseGRPC(call, transportGRPC, st)
+		h.refuseGRPC(call, ingest.GRPC, st)
 		return
 	}
 	ctx := call.Context()
@@ -216,7 +217,7 @@ func (h *Handler) healthWatch(call *grpcwire.Call) {
 		case <-ctx.Done():
 			// Its grpc-timeout passed (DEADLINE_EXCEEDED) or the client
 			// went away (CANCELLED).
-			call.WriteStatus(deadlineStatus(ctx, "on the health Watch stream"))
+			call.WriteStatus(ingest.DeadlineStatus(ctx, "on the health Watch stream"))
 			return
 		}
 	}
@@ -225,7 +226,7 @@ func (h *Handler) healthWatch(call *grpcwire.Call) {
 // healthList answers List with every known service's status.
 func (h *Handler) healthList(call *grpcwire.Call) {
 	if _, st := h.readHealthRequest(call); st != nil {
-		h.refuseGRPC(call, transportGRPC, st)
+		h.refuseGRPC(call, ingest.GRPC, st)
 		return
 	}
 	m := responseMarshalers.Get()

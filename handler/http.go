@@ -13,6 +13,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/internal/quote"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
@@ -75,18 +76,6 @@ func requestEncoding(r *http.Request) httpEncoding {
 // Handler.unreadLinger holds it, so tests need not wait for it.
 const unreadBodyLinger = 5 * time.Second
 
-// httpStatusOf is the OTLP/HTTP status for a refusal st. RESOURCE_EXHAUSTED
-// means "throttled, retry later" (429) only when it carries a retry delay;
-// without one it is a request that can never fit, such as one larger than
-// the whole admission budget, and gets 413, which clients do not retry
-// (OTLP v1.11, "Failures": only 429, 502, 503 and 504 are retryable).
-func httpStatusOf(st *grpcwire.Status) int {
-	if st.Code == grpcwire.ResourceExhausted && st.RetryDelay <= 0 {
-		return http.StatusRequestEntityTooLarge
-	}
-	return st.Code.HTTPStatus()
-}
-
 // serveOTLPHTTP serves one OTLP/HTTP request.
 func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 	enc := requestEncoding(r)
@@ -133,78 +122,85 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	bufs := h.getBuffers(r.Context())
-	defer h.putBuffers(bufs)
-	h.startLog(bufs, r, transportHTTP, kind.signal)
-	bufs.rlog.json = enc.json
-	httpStatus, st := h.readHTTPBody(w, r, codec, &enc, bufs)
+	t := h.getTicket(r.Context())
+	defer h.putTicket(t)
+	h.p.StartLog(r.Context(), t, r.RemoteAddr, ingest.HTTP, kind.signal)
+	t.LogJSON(enc.json)
+	body, httpStatus, st := h.readHTTPBody(w, r, codec, &enc, t)
 	if st != nil {
-		bufs.ticket.release()
-		h.countRequest(bufs, transportHTTP, kind.signal, exportOutcome{}, st)
-		if bufs.ticket.throttled {
+		t.Release()
+		h.p.Refused(t, ingest.HTTP, kind.signal, st)
+		if t.Throttled() {
 			// Over the tenant's budget share: 429, as a rate refusal.
 			httpStatus = http.StatusTooManyRequests
 		}
-		bufs.rlog.httpStatus = httpStatus
+		t.LogHTTPStatus(httpStatus)
 		h.writeHTTPError(w, r, enc, httpStatus, st)
 		return
 	}
-	out, st := h.export(r.Context(), transportHTTP, kind, bufs)
-	// Stored (or not): the request's budget is free before the response
-	// is written, so a client that does not read it holds none.
-	bufs.ticket.release()
-	if st != nil {
-		httpStatus := httpStatusOf(st)
-		if bufs.throttled {
-			// Over the tenant's quota: 429 with Retry-After (OTLP v1.11
-			// "OTLP/HTTP Throttling"), where gRPC gets UNAVAILABLE.
+	format := ingest.Proto
+	if enc.json {
+		format = ingest.JSON
+	}
+	// Export decompresses and transcodes the body within the limits,
+	// validates and stores it, and releases the request's budget before
+	// it returns, so a client that does not read the response holds none.
+	res, err := h.p.Export(r.Context(), ingest.Request{
+		Transport: ingest.HTTP, Signal: kind.signal, Body: body,
+		Format: format, Codec: codec, Ticket: t,
+	})
+	if err != nil {
+		st := err.(*grpcwire.Status)
+		httpStatus := ingest.HTTPStatus(st)
+		if res.Throttled {
+			// Over the tenant's quota or budget share: 429 with
+			// Retry-After (OTLP v1.11 "OTLP/HTTP Throttling"), where
+			// gRPC gets UNAVAILABLE.
 			httpStatus = http.StatusTooManyRequests
+			t.LogHTTPStatus(httpStatus)
 		}
 		h.writeHTTPError(w, r, enc, httpStatus, st)
 		return
 	}
-	// bufs.scratch is free again: build the response there.
-	bufs.resp = appendExportResponse(bufs.resp[:0], out)
+	// t.Scratch is free again: build the response there.
+	t.Resp = appendExportResponse(t.Resp[:0], res)
 	if enc.json {
-		bufs.scratch, err = otlpjson.Marshal(bufs.scratch[:0], kind.jsonResponse, bufs.resp)
+		t.Scratch, err = otlpjson.Marshal(t.Scratch[:0], kind.jsonResponse, t.Resp)
 		if err != nil {
 			h.writeHTTPError(w, r, enc, http.StatusInternalServerError, grpcwire.Errorf(grpcwire.Internal, "cannot encode response: %v", err))
 			return
 		}
-		bufs.resp = append(bufs.resp[:0], bufs.scratch...)
+		t.Resp = append(t.Resp[:0], t.Scratch...)
 	}
-	h.writeHTTPBody(w, enc, http.StatusOK, bufs.resp)
+	h.writeHTTPBody(w, enc, http.StatusOK, t.Resp)
 }
 
-// readHTTPBody reads the request body into bufs.msg, decompressed and, for
-// JSON, transcoded to protobuf, so that everything after it sees one format.
-func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec compression.Codec, enc *httpEncoding, bufs *requestBuffers) (int, *grpcwire.Status) {
-	limit := h.limits.MaxRecvMsgSize
-	if limit <= 0 {
-		limit = grpcwire.DefaultMaxRecvMsgSize
-	}
-	tooLarge := func() (int, *grpcwire.Status) {
-		return http.StatusRequestEntityTooLarge, grpcwire.Errorf(grpcwire.ResourceExhausted,
-			"request body exceeds the %d-byte limit (compressed or decompressed); split the batch", limit)
-	}
+// readHTTPBody reads the request body, as sent (compressed, JSON or
+// protobuf), into one of t's buffers, charging it to t as it arrives, and
+// returns it: t.Msg for an uncompressed protobuf body, t.Scratch otherwise,
+// as ingest.Request.Body asks, so that the pipeline decompresses and
+// transcodes into t.Msg.
+func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec compression.Codec, enc *httpEncoding, t *ingest.Ticket) ([]byte, int, *grpcwire.Status) {
+	limit := h.p.MaxRecvMsgSize()
 	if r.ContentLength > int64(limit) {
-		return tooLarge()
+		return nil, http.StatusRequestEntityTooLarge, ingest.BodyTooLarge(limit)
 	}
 	// Admission: a declared length that could never be admitted is
 	// refused at once; otherwise bytes are charged as they arrive (and
 	// may wait for room), never as declared, so a lying Content-Length
-	// costs what was sent. Decompressed bytes are charged as produced.
-	if err := bufs.ticket.Declare(int(max(r.ContentLength, 0))); err != nil {
+	// costs what was sent. Decompressed bytes are charged as produced
+	// (by the pipeline).
+	if err := t.Declare(int(max(r.ContentLength, 0))); err != nil {
 		st := err.(*grpcwire.Status)
-		return httpStatusOf(st), st
+		return nil, ingest.HTTPStatus(st), st
 	}
-	if n := bufs.ticket.tenantMaxRequest; n > 0 && n < int64(limit) {
-		// The tenant's max_request_bytes bounds its decompression too.
+	if n := t.MaxRequest(); n > 0 && n < int64(limit) {
+		// The tenant's max_request_bytes bounds its body too.
 		limit = int(n)
 	}
-	raw := &bufs.scratch
+	raw := &t.Scratch
 	if codec == compression.Identity && !enc.json {
-		raw = &bufs.msg
+		raw = &t.Msg
 	}
 	var err error
 	if h.bodyTimeout > 0 {
@@ -212,76 +208,35 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		_ = rc.SetReadDeadline(time.Now().Add(h.bodyTimeout))
 		defer rc.SetReadDeadline(time.Time{})
 	}
-	ctx := r.Context()
-	charge := func(n int) error { return bufs.ticket.Charge(ctx, n) }
-	*raw, err = compression.ReadAll((*raw)[:0], r.Body, limit, charge)
+	*raw, err = compression.ReadAll((*raw)[:0], r.Body, limit, t.ChargeFunc(r.Context()))
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		return http.StatusRequestTimeout, grpcwire.Errorf(grpcwire.DeadlineExceeded,
+		return nil, http.StatusRequestTimeout, grpcwire.Errorf(grpcwire.DeadlineExceeded,
 			"request body stalled: not received within %v", h.bodyTimeout)
 	}
 	if err != nil {
 		if errors.Is(err, compression.ErrTooLarge) {
-			return tooLarge()
+			return nil, http.StatusRequestEntityTooLarge, ingest.BodyTooLarge(limit)
 		}
 		if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-			return httpStatusOf(st), st
+			return nil, ingest.HTTPStatus(st), st
 		}
 		// The connection failed mid-body: the client went away (or
 		// its network did). Nothing is wrong with what it sent, so this
 		// is CANCELLED, as grpcwire names the same failure for gRPC, and
-		// logged at debug level (refusalLevel); the status (499, nginx's
-		// "client closed request") likely reaches nobody.
+		// logged at debug level (ingest's refusalLevel); the status
+		// (499, nginx's "client closed request") likely reaches nobody.
 		st := grpcwire.Errorf(grpcwire.Canceled, "cannot read request body: %v", err)
-		return httpStatusOf(st), st
+		return nil, ingest.HTTPStatus(st), st
 	}
 	enc.bodyRead = true
-	body := *raw
-	wire := len(body)
-	if codec != compression.Identity {
-		dst := &bufs.msg
-		if enc.json {
-			dst = &bufs.filtered
-		}
-		*dst, err = compression.DecompressCharged((*dst)[:0], codec, body, limit, bufs.ticket.Grow)
-		if err != nil {
-			if errors.Is(err, compression.ErrTooLarge) {
-				return tooLarge()
-			}
-			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-				return httpStatusOf(st), st
-			}
-			return http.StatusBadRequest, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decompress %s body: %v", codec, err)
-		}
-		body = *dst
-	}
-	h.countBytes(bufs, transportHTTP, wire, len(body))
-	if enc.json {
-		// The protobuf form is the request every later step sees, held
-		// beside the JSON: it is held to the same limit (OTLP applies
-		// the limit after decompression; a transcoding is the same
-		// thing), checked while it is produced, and charged to the
-		// request's admission ticket as it grows.
-		kind := httpRoute(r.URL.Path)
-		bufs.msg, err = otlpjson.UnmarshalBounded(bufs.msg[:0], kind.jsonRequest, body, otlpjson.Bound{Max: limit, Charge: charge})
-		if err != nil {
-			if errors.Is(err, otlpjson.ErrTooLarge) {
-				return http.StatusRequestEntityTooLarge, grpcwire.Errorf(grpcwire.ResourceExhausted,
-					"request body exceeds the %d-byte limit as protobuf (the limit holds on the protobuf form of a JSON request); split the batch", limit)
-			}
-			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-				return httpStatusOf(st), st
-			}
-			return http.StatusBadRequest, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.Request, err), err)
-		}
-	}
-	return 0, nil
+	return *raw, 0, nil
 }
 
 // writeHTTPError answers with httpStatus and a google.rpc.Status body in
 // the exchange's encoding. Throttling statuses (429, 503) carry Retry-After
 // when the status has a retry delay (OTLP v1.11 "OTLP/HTTP Throttling").
 func (h *Handler) writeHTTPError(w http.ResponseWriter, r *http.Request, enc httpEncoding, httpStatus int, st *grpcwire.Status) {
-	h.recordRefusal(r, transportHTTP, httpStatus, st)
+	h.recordRefusal(r, ingest.HTTP, httpStatus, st)
 	unread := r.ProtoMajor == 1 && !enc.bodyRead && r.ContentLength != 0
 	if unread {
 		// Refused before or while reading the body: answer, then close.

@@ -6,22 +6,26 @@ import (
 	"fmt"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
-	"github.com/otlp-lite/otlp-lite/otlpjson"
 )
 
 // IngestFormat is the encoding of a body given to Ingest.
-type IngestFormat uint8
+//
+// Deprecated: use ingest.Format with Handler.Pipeline().Export.
+type IngestFormat = ingest.Format
 
 const (
 	// IngestProto is the protobuf Export*ServiceRequest (the Collector's
 	// Kafka encoding otlp_proto).
-	IngestProto IngestFormat = iota
+	IngestProto = ingest.Proto
 	// IngestJSON is its OTLP/JSON form (otlp_json).
-	IngestJSON
+	IngestJSON = ingest.JSON
 )
 
 // IngestResult is what Ingest did with a request.
+//
+// Deprecated: use ingest.Result.
 type IngestResult struct {
 	// Items is the number of items (spans, data points, log records) in
 	// the request; Rejected of them were invalid and not stored (the
@@ -38,73 +42,20 @@ type IngestResult struct {
 var ErrNotRetryable = errors.New("request cannot be stored as sent")
 
 // Ingest validates and stores one export request that did not arrive over
-// a receiver (a Kafka record, a file being replayed) exactly as a unary
-// OTLP request is: it is charged against the admission budget (waiting for
-// room as a request does), transcoded from OTLP/JSON when format says so,
-// validated, its invalid items removed, and written to the Handler's sink.
-// It is counted in the handler's metrics under transport "kafka".
+// a receiver (a Kafka record, a file being replayed) through the handler's
+// pipeline, counted under transport "kafka": it is
+// h.Pipeline().Export with no ticket (ingest.Request.Ticket), its status
+// wrapped in ErrNotRetryable when no retry can help.
 //
-// A nil error means the valid items are stored as durably as the sink
-// promises. Otherwise the error wraps ErrNotRetryable when no retry can
-// help; any other error (admission queue full, storage unavailable or
-// overloaded, ctx ended) is worth retrying later. Ingest does not retain
-// body.
+// Deprecated: use h.Pipeline().Export (kafkasource does).
 func (h *Handler) Ingest(ctx context.Context, sig otlp.Signal, body []byte, format IngestFormat) (IngestResult, error) {
-	kind := kindOf(sig)
-	if kind == nil {
-		return IngestResult{}, fmt.Errorf("cannot ingest %v: %w", sig, ErrNotRetryable)
+	res, err := h.p.Export(ctx, ingest.Request{Transport: ingest.Kafka, Signal: sig, Body: body, Format: format})
+	out := IngestResult{Items: res.Items, Rejected: res.Rejected, Message: res.Message}
+	if err == nil {
+		return out, nil
 	}
-	bufs := h.getBuffers(ctx)
-	defer h.putBuffers(bufs)
-	out, st := h.ingest(ctx, kind, bufs, body, format)
-	bufs.ticket.release()
-	h.countRequest(bufs, transportKafka, sig, out, st)
-	res := IngestResult{Items: out.items, Rejected: out.rejected, Message: out.message}
-	if st == nil {
-		return res, nil
+	if st, ok := err.(*grpcwire.Status); ok && otlp.Retryable(st) {
+		return out, st
 	}
-	if !otlp.Retryable(st) {
-		return res, fmt.Errorf("%w: %w", ErrNotRetryable, st)
-	}
-	return res, st
-}
-
-func (h *Handler) ingest(ctx context.Context, kind *signalKind, bufs *requestBuffers, body []byte, format IngestFormat) (exportOutcome, *grpcwire.Status) {
-	limit := h.limits.MaxRecvMsgSize
-	if limit <= 0 {
-		limit = grpcwire.DefaultMaxRecvMsgSize
-	}
-	if len(body) > limit {
-		return exportOutcome{}, grpcwire.Errorf(grpcwire.ResourceExhausted, "%s of %d bytes is larger than the %d-byte message limit", kind.Request, len(body), limit)
-	}
-	if err := bufs.ticket.Charge(ctx, len(body)); err != nil {
-		if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-			return exportOutcome{}, st
-		}
-		return exportOutcome{}, grpcwire.Errorf(grpcwire.Unavailable, "cannot admit %s: %v", kind.Request, err)
-	}
-	h.m.countBytes(transportKafka, len(body), len(body))
-	saved := bufs.msg
-	defer func() { bufs.msg = saved }()
-	if format == IngestJSON {
-		// The protobuf form is held too, as the HTTP path's decompressed
-		// body is: bounded by the same limit and charged as it grows
-		// (otlpjson.UnmarshalBounded), as OTLP/HTTP's JSON is.
-		var err error
-		bufs.msg, err = otlpjson.UnmarshalBounded(bufs.msg[:0], kind.jsonRequest, body, otlpjson.Bound{Max: limit, Charge: bufs.ticket.Grow})
-		saved = bufs.msg
-		if errors.Is(err, otlpjson.ErrTooLarge) {
-			return exportOutcome{}, grpcwire.Errorf(grpcwire.ResourceExhausted, "%s of %d bytes of JSON is larger than the %d-byte message limit as protobuf", kind.Request, len(body), limit)
-		}
-		if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-			return exportOutcome{}, st
-		}
-		if err != nil {
-			return exportOutcome{}, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.Request, err), err)
-		}
-	} else {
-		// Validated and stored from the caller's bytes: no copy.
-		bufs.msg = body
-	}
-	return h.validateAndStore(ctx, kind, bufs)
+	return out, fmt.Errorf("%w: %w", ErrNotRetryable, err)
 }

@@ -76,7 +76,7 @@ func TestIngest(t *testing.T) {
 				}
 			}
 			// Nothing stays charged to the admission budget.
-			if in, waiting, _ := h.adm.snapshot(); in != 0 || waiting != 0 {
+			if in, waiting := h.p.AdmissionState(); in != 0 || waiting != 0 {
 				t.Errorf("admission holds %d bytes, %d waiting", in, waiting)
 			}
 		})
@@ -95,13 +95,13 @@ func TestIngestAdmission(t *testing.T) {
 	}
 
 	h = New(Config{Sink: &memSink{}, Logger: quietLogger(), Admission: AdmissionConfig{RequestLimit: int64(len(good)), WaitingLimit: -1}})
-	var hold ticket
-	hold.a = h.adm
+	hold := h.p.Take(context.Background())
+	defer h.p.Done(hold)
 	if err := hold.Charge(context.Background(), len(good)); err != nil {
 		t.Fatal(err)
 	}
 	_, err = h.Ingest(context.Background(), otlp.Traces, good, IngestProto)
-	hold.release()
+	hold.Release()
 	if err == nil || errors.Is(err, ErrNotRetryable) || !strings.Contains(err.Error(), "overloaded") {
 		t.Fatalf("err = %v, want a retryable overload", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -186,53 +187,12 @@ func TestRequestLogLines(t *testing.T) {
 	})
 }
 
-// TestRequestLogOffCostsNothing: with debug off the request log's hooks do
-// not allocate, write nothing and leave no record in the pooled buffers.
-func TestRequestLogOffCostsNothing(t *testing.T) {
-	var logs logBuffer
-	h := New(Config{Sink: &memSink{}, Logger: jsonLogger(&logs, slog.LevelInfo)})
-	r, _ := http.NewRequest("POST", "http://x/v1/traces", nil)
-	out := exportOutcome{items: 3}
-	allocs := testing.AllocsPerRun(1000, func() {
-		bufs := h.getBuffers(context.Background())
-		h.startLog(bufs, r, transportHTTP, storage.Traces)
-		h.countBytes(bufs, transportHTTP, 10, 20)
-		h.countRequest(bufs, transportHTTP, storage.Traces, out, nil)
-		h.putBuffers(bufs)
-	})
-	if allocs != 0 {
-		t.Fatalf("%v allocations per request with debug off", allocs)
-	}
-	if logs.buf.Len() != 0 {
-		t.Fatalf("logged with debug off: %s", logs.buf.String())
-	}
-	bufs := h.getBuffers(context.Background())
-	defer h.putBuffers(bufs)
-	if bufs.rlog.on || bufs.rlog.r != nil {
-		t.Fatalf("record kept: %+v", bufs.rlog)
-	}
-}
-
 // TestRefusalLevel: what clients do in normal operation (go away, let
 // their own deadline pass) is logged at DEBUG, not WARN; a body that
 // stalls past our read timeout stays WARN, on both protocols (which also
 // pins the message prefix bodyStalled relies on).
 func TestRefusalLevel(t *testing.T) {
-	for _, tc := range []struct {
-		st   *grpcwire.Status
-		want slog.Level
-	}{
-		{grpcwire.Errorf(grpcwire.Canceled, "context canceled"), slog.LevelDebug},
-		{grpcwire.Errorf(grpcwire.DeadlineExceeded, "context deadline exceeded"), slog.LevelDebug},
-		{grpcwire.Errorf(grpcwire.DeadlineExceeded, "request body stalled: no data within the 30s read timeout"), slog.LevelWarn},
-		{grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode"), slog.LevelWarn},
-		{grpcwire.Errorf(grpcwire.Unavailable, "cannot store"), slog.LevelWarn},
-	} {
-		if got := refusalLevel(tc.st); got != tc.want {
-			t.Errorf("%v %q: level %v, want %v", tc.st.Code, tc.st.Message, got, tc.want)
-		}
-	}
-
+	// The levels of each status: ingest's TestRefusalLevelTable.
 	var logs logBuffer
 	c := startHandler(t, New(Config{Sink: &memSink{}, Logger: jsonLogger(&logs, slog.LevelWarn), BodyReadTimeout: 200 * time.Millisecond}))
 	// The client's deadline passes on a stream: not a WARN.
@@ -261,8 +221,8 @@ func TestRefusalLevel(t *testing.T) {
 	stalled := logs.waitLines(t, 2, func(l map[string]any) bool { return l["msg"] == "request refused" })
 	for _, l := range stalled {
 		checkFields(t, l, map[string]any{"level": "WARN", "reason": "deadline_exceeded"})
-		if m, _ := l["message"].(string); !strings.HasPrefix(m, stalledPrefix) {
-			t.Errorf("stall message %q does not start with %q", m, stalledPrefix)
+		if m, _ := l["message"].(string); !strings.HasPrefix(m, ingest.StalledPrefix) {
+			t.Errorf("stall message %q does not start with %q", m, ingest.StalledPrefix)
 		}
 	}
 	if n := len(logs.lines(t)); n != 2 {

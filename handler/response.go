@@ -6,6 +6,7 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
@@ -29,17 +30,17 @@ func truncateMessage(msg string) string { return grpcwire.BoundMessage(msg) }
 //	  int64 rejected_spans = 1;  // rejected_data_points, rejected_log_records, rejected_profiles
 //	  string error_message = 2;
 //	}
-func appendExportResponse(dst []byte, out exportOutcome) []byte {
-	if out.rejected == 0 && out.message == "" {
+func appendExportResponse(dst []byte, out ingest.Result) []byte {
+	if out.Rejected == 0 && out.Message == "" {
 		return dst
 	}
 	m := responseMarshalers.Get()
 	ps := m.MessageMarshaler().AppendMessage(1)
-	if out.rejected != 0 {
-		ps.AppendInt64(1, int64(out.rejected))
+	if out.Rejected != 0 {
+		ps.AppendInt64(1, int64(out.Rejected))
 	}
-	if out.message != "" {
-		ps.AppendString(2, truncateMessage(out.message))
+	if out.Message != "" {
+		ps.AppendString(2, truncateMessage(out.Message))
 	}
 	dst = m.Marshal(dst)
 	responseMarshalers.Put(m)
@@ -51,11 +52,11 @@ var responseMarshalers easyproto.MarshalerPool
 // appendStreamResponse encodes the ExportResponse for one request
 // (otlp.AppendAck): success, with the rejected items if any; or the refusal
 // st, retryable or not, a retryable one with st's delay or else retryDelay.
-func appendStreamResponse(dst []byte, id uint64, out exportOutcome, st *grpcwire.Status, retryDelay time.Duration) []byte {
+func appendStreamResponse(dst []byte, id uint64, out ingest.Result, st *grpcwire.Status, retryDelay time.Duration) []byte {
 	switch {
 	case st == nil:
-		if out.rejected > 0 {
-			return otlp.AppendAck(dst, id, otlp.Success, truncateMessage(out.message), 0, int64(out.rejected))
+		if out.Rejected > 0 {
+			return otlp.AppendAck(dst, id, otlp.Success, truncateMessage(out.Message), 0, int64(out.Rejected))
 		}
 		return otlp.AppendAck(dst, id, otlp.Success, "", 0, 0)
 	case otlp.Retryable(st):

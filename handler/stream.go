@@ -10,6 +10,7 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
@@ -91,7 +92,7 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 	case <-call.Context().Done():
 		// The client's grpc-timeout passed (DEADLINE_EXCEEDED) or it
 		// went away (CANCELLED).
-		end = deadlineStatus(call.Context(), "on the export stream")
+		end = ingest.DeadlineStatus(call.Context(), "on the export stream")
 	}
 	if rotated {
 		// Normal operation, counted in otlplite_stream_rotations_total,
@@ -105,7 +106,7 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 	s.stopAccepting()
 	s.wg.Wait()
 	if end != nil && !rotated {
-		h.recordRefusal(call.Request(), transportGRPCStream, 0, end)
+		h.recordRefusal(call.Request(), ingest.GRPCStream, 0, end)
 	}
 	// Every acknowledgement is flushed (writeAck): what net/http writes
 	// after we return is the trailers, which flow control does not hold.
@@ -160,24 +161,24 @@ func (s *exportStreamState) readLoop() {
 		if !s.takeSlot(ctx) {
 			return
 		}
-		bufs := s.h.getBuffers(ctx)
-		s.call.SetBudget(&bufs.ticket)
+		t := s.h.getTicket(ctx)
+		s.call.SetBudget(t)
 		var st *grpcwire.Status
-		bufs.msg, bufs.scratch, st = s.call.ReadMessage(bufs.msg, bufs.scratch)
+		t.Msg, t.Scratch, st = s.call.ReadMessage(t.Msg, t.Scratch)
 		// A request's duration starts when it has arrived, not while the
 		// stream waited for it.
-		s.h.startLog(bufs, s.call.Request(), transportGRPCStream, s.kind.signal)
+		s.h.p.StartLog(ctx, t, s.call.Request().RemoteAddr, ingest.GRPCStream, s.kind.signal)
 		if st != nil && s.call.Skipped() {
 			// Admission refused the request part way: consume the rest
 			// and answer FailedRetryable, keeping the stream open.
-			if s.refuse(bufs, st) {
+			if s.refuse(t, st) {
 				continue
 			}
 			s.readDone <- st
 			return
 		}
 		if st != nil {
-			s.h.putBuffers(bufs)
+			s.h.putTicket(t)
 			<-s.slots
 			if grpcwire.IsEndOfStream(st) {
 				st = nil
@@ -185,10 +186,11 @@ func (s *exportStreamState) readLoop() {
 			s.readDone <- st
 			return
 		}
-		s.h.countBytes(bufs, transportGRPCStream, s.call.LastWireSize(), len(bufs.msg))
-		id, err := unwrapStreamRequest(bufs)
+		// The bytes counted are the envelope's, as they arrived.
+		wire, size := s.call.LastWireSize(), len(t.Msg)
+		id, err := unwrapStreamRequest(t)
 		if err != nil {
-			s.h.putBuffers(bufs)
+			s.h.putTicket(t)
 			<-s.slots
 			s.readDone <- grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode stream request: %v", err)
 			return
@@ -198,13 +200,13 @@ func (s *exportStreamState) readLoop() {
 			// The stream is ending: this request is not processed and
 			// gets no response, so the client resends it.
 			s.mu.Unlock()
-			s.h.putBuffers(bufs)
+			s.h.putTicket(t)
 			<-s.slots
 			return
 		}
 		if s.inFlight[id] {
 			s.mu.Unlock()
-			s.h.putBuffers(bufs)
+			s.h.putTicket(t)
 			<-s.slots
 			s.readDone <- grpcwire.Errorf(grpcwire.InvalidArgument, "request id %d reused while still in flight: an id may be sent again only after its acknowledgement", id)
 			return
@@ -223,21 +225,21 @@ func (s *exportStreamState) readLoop() {
 		// once it is acknowledged (no goroutine is made that the bound
 		// does not count).
 		if s.h.gate.tryAcquire() {
-			go s.process(id, bufs, true)
-		} else if !s.h.adm.park() {
+			go s.process(id, t, wire, size, true)
+		} else if !s.h.p.ParkWindow() {
 			// Nor can its window wait unread: the request is dropped
 			// unacknowledged (its client resends it) with the stream.
 			s.mu.Lock()
 			delete(s.inFlight, id)
 			s.mu.Unlock()
 			s.wg.Done()
-			s.h.putBuffers(bufs)
+			s.h.putTicket(t)
 			<-s.slots
 			s.resetBusy()
 			return
 		} else {
-			s.process(id, bufs, false)
-			s.h.adm.unpark()
+			s.process(id, t, wire, size, false)
+			s.h.p.UnparkWindow()
 		}
 		if last {
 			s.rotateOne.Do(func() { close(s.rotate) })
@@ -260,11 +262,11 @@ func (s *exportStreamState) takeSlot(ctx context.Context) bool {
 		return true
 	default:
 	}
-	if !s.h.adm.park() {
+	if !s.h.p.ParkWindow() {
 		s.resetBusy()
 		return false
 	}
-	defer s.h.adm.unpark()
+	defer s.h.p.UnparkWindow()
 	select {
 	case s.slots <- struct{}{}:
 		return true
@@ -277,7 +279,7 @@ func (s *exportStreamState) takeSlot(ctx context.Context) bool {
 // refusal, for a stream whose window cannot wait unread.
 func (s *exportStreamState) resetBusy() {
 	s.call.ResetStream()
-	s.readDone <- s.h.adm.busyStatus("no room in the waiting budget for the stream's unread window")
+	s.readDone <- s.h.p.BusyStatus("no room in the waiting budget for the stream's unread window")
 }
 
 // refuse answers a request that admission refused with FailedRetryable. It
@@ -285,17 +287,17 @@ func (s *exportStreamState) resetBusy() {
 // not be consumed, or its id could not be read (compressed, or id not
 // first), in which case the stream ends with the refusal and the client
 // resends everything unacknowledged.
-func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Status) bool {
+func (s *exportStreamState) refuse(t *ingest.Ticket, refusal *grpcwire.Status) bool {
 	defer func() {
-		s.h.putBuffers(bufs)
+		s.h.putTicket(t)
 		<-s.slots
 	}()
 	// Nothing of the refused request is kept: its charge goes back now,
 	// before the rest is skipped (under the message read deadline).
-	bufs.ticket.release()
-	s.h.countRequest(bufs, transportGRPCStream, s.kind.signal, exportOutcome{}, refusal)
-	prefix, compressed, st := s.call.SkipRefusedMessage(bufs.msg)
-	bufs.msg = prefix
+	t.Release()
+	s.h.p.Refused(t, ingest.GRPCStream, s.kind.signal, refusal)
+	prefix, compressed, st := s.call.SkipRefusedMessage(t.Msg)
+	t.Msg = prefix
 	if st != nil || compressed {
 		return false
 	}
@@ -313,8 +315,8 @@ func (s *exportStreamState) refuse(bufs *requestBuffers, refusal *grpcwire.Statu
 	s.wg.Add(1)
 	s.mu.Unlock()
 	defer s.wg.Done()
-	s.h.recordRefusal(s.call.Request(), transportGRPCStream, 0, refusal)
-	return s.writeAck(id, exportOutcome{}, refusal) == nil
+	s.h.recordRefusal(s.call.Request(), ingest.GRPCStream, 0, refusal)
+	return s.writeAck(id, ingest.Result{}, refusal) == nil
 }
 
 // leadingID finds the request id in the first bytes of a stream request, if
@@ -335,15 +337,20 @@ func leadingID(prefix []byte) (uint64, bool) {
 //
 // unit says the caller took a unit of the stream bound for it, which it
 // returns.
-func (s *exportStreamState) process(id uint64, bufs *requestBuffers, unit bool) {
+func (s *exportStreamState) process(id uint64, t *ingest.Ticket, wire, size int, unit bool) {
 	defer s.wg.Done()
 	if unit {
 		defer s.h.gate.release()
 	}
-	out, st := s.h.export(s.call.Context(), transportGRPCStream, s.kind, bufs)
-	s.h.putBuffers(bufs)
-	if st != nil {
-		s.h.recordRefusal(s.call.Request(), transportGRPCStream, 0, st)
+	out, err := s.h.p.Export(s.call.Context(), ingest.Request{
+		Transport: ingest.GRPCStream, Signal: s.kind.signal, Body: t.Msg,
+		WireSize: wire, Size: size, Ticket: t,
+	})
+	s.h.putTicket(t)
+	var st *grpcwire.Status
+	if err != nil {
+		st = err.(*grpcwire.Status)
+		s.h.recordRefusal(s.call.Request(), ingest.GRPCStream, 0, st)
 	}
 	if err := s.writeAck(id, out, st); err != nil {
 		s.h.log.Debug("cannot write stream response", "peer", s.call.Request().RemoteAddr, "err", err)
@@ -360,7 +367,7 @@ func (s *exportStreamState) process(id uint64, bufs *requestBuffers, unit bool) 
 // The id leaves the in-flight set just before its acknowledgement is
 // written: the client cannot see the ack before that, so an id it resends
 // as soon as the ack arrives is always free (stream.proto allows it).
-func (s *exportStreamState) writeAck(id uint64, out exportOutcome, st *grpcwire.Status) error {
+func (s *exportStreamState) writeAck(id uint64, out ingest.Result, st *grpcwire.Status) error {
 	s.ackWriters.Add(1)
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
@@ -380,42 +387,46 @@ func (s *exportStreamState) writeAck(id uint64, out exportOutcome, st *grpcwire.
 // exportEnvelopeUnary serves UnaryExporter: the stream's envelope, one
 // request per call, answered with an ExportResponse (status OK).
 func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
-	bufs := h.getBuffers(call.Context())
-	defer h.putBuffers(bufs)
-	h.startLog(bufs, call.Request(), transportGRPC, kind.signal)
-	call.SetBudget(&bufs.ticket)
+	t := h.getTicket(call.Context())
+	defer h.putTicket(t)
+	h.p.StartLog(call.Context(), t, call.Request().RemoteAddr, ingest.GRPC, kind.signal)
+	call.SetBudget(t)
 	var st *grpcwire.Status
-	bufs.msg, bufs.scratch, st = call.ReadUnary(bufs.msg, bufs.scratch)
+	t.Msg, t.Scratch, st = call.ReadUnary(t.Msg, t.Scratch)
 	if st != nil {
-		h.countRequest(bufs, transportGRPC, kind.signal, exportOutcome{}, st)
-		h.refuseGRPC(call, transportGRPC, st)
+		h.p.Refused(t, ingest.GRPC, kind.signal, st)
+		h.refuseGRPC(call, ingest.GRPC, st)
 		return
 	}
-	id, err := unwrapStreamRequest(bufs)
+	// The bytes counted are the envelope's, as they arrived.
+	wire, size := call.LastWireSize(), len(t.Msg)
+	id, err := unwrapStreamRequest(t)
 	if err != nil {
 		st := grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode request: %v", err)
-		h.countRequest(bufs, transportGRPC, kind.signal, exportOutcome{}, st)
-		h.refuseGRPC(call, transportGRPC, st)
+		h.p.Refused(t, ingest.GRPC, kind.signal, st)
+		h.refuseGRPC(call, ingest.GRPC, st)
 		return
 	}
-	h.countBytes(bufs, transportGRPC, call.LastWireSize(), len(bufs.msg))
-	out, st := h.export(call.Context(), transportGRPC, kind, bufs)
-	bufs.ticket.release()
-	if st != nil {
+	out, err := h.p.Export(call.Context(), ingest.Request{
+		Transport: ingest.GRPC, Signal: kind.signal, Body: t.Msg,
+		WireSize: wire, Size: size, Ticket: t,
+	})
+	if err != nil {
 		// Answered in the ExportResponse, with the call itself OK.
-		h.recordRefusal(call.Request(), transportGRPC, 0, st)
+		st = err.(*grpcwire.Status)
+		h.recordRefusal(call.Request(), ingest.GRPC, 0, st)
 	}
-	bufs.resp = appendStreamResponse(bufs.resp[:0], id, out, st, h.retryDelay)
-	_ = h.writeUnaryResponse(call, bufs.resp)
+	t.Resp = appendStreamResponse(t.Resp[:0], id, out, st, h.retryDelay)
+	_ = h.writeUnaryResponse(call, t.Resp)
 }
 
-// unwrapStreamRequest turns the envelope in bufs.msg into the plain
+// unwrapStreamRequest turns the envelope in t.Msg into the plain
 // Export*ServiceRequest, in place (otlp.UnwrapEnvelope), and returns its id.
-func unwrapStreamRequest(bufs *requestBuffers) (uint64, error) {
-	id, req, err := otlp.UnwrapEnvelope(bufs.msg)
+func unwrapStreamRequest(t *ingest.Ticket) (uint64, error) {
+	id, req, err := otlp.UnwrapEnvelope(t.Msg)
 	if err != nil {
 		return 0, err
 	}
-	bufs.msg = req
+	t.Msg = req
 	return id, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -380,7 +381,7 @@ func TestStreamRotationWhileClientKeepsSending(t *testing.T) {
 func TestStreamResponseExplicitZeroRetryInfo(t *testing.T) {
 	st := grpcwire.Errorf(grpcwire.ResourceExhausted, "busy")
 	st.RetryDelay = -1
-	msg := appendStreamResponse(nil, 3, exportOutcome{}, st, 2*time.Second)
+	msg := appendStreamResponse(nil, 3, ingest.Result{}, st, 2*time.Second)
 	code, _, _ := easyproto.GetInt64(msg, 2)
 	d, ok, _ := easyproto.GetMessageData(msg, 4)
 	sec, _, _ := easyproto.GetInt64(d, 1)

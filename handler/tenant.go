@@ -1,22 +1,21 @@
 package handler
 
 import (
-	"context"
 	"crypto/x509"
 	"fmt"
-	"math"
 	"net/http"
 	"strings"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/internal/redact"
-	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // Tenancy (off unless Config.Tenants is set): every export request is
 // attributed to a tenant, taken from the first source that names one, in
 // the order the operator configured; the tenant travels to the sink in the
-// request's context (storage.TenantFrom), and its quota (quota.go) is
+// request's context (otlp.TenantFrom), and its quota (ingest/quota.go) is
 // enforced. With Config.Tenants nil the handler does exactly what it did
 // before tenants existed: one nil check per request.
 
@@ -143,7 +142,7 @@ type TenantConfig struct {
 	// empty means certificates name no tenant.
 	CertField CertField
 	// Default is the tenant of a request no source names; empty means
-	// storage.DefaultTenant. Ignored when Required.
+	// otlp.DefaultTenant. Ignored when Required.
 	Default string
 	// Required refuses a request no source names a tenant for, with
 	// UNAUTHENTICATED (HTTP 401).
@@ -160,17 +159,17 @@ type TenantAuthenticator interface {
 	AuthenticateTenant(r *http.Request) (tenant string, ok bool)
 }
 
-// tenancy is the handler's tenant machinery: identity and quotas.
+// tenancy is the handler's tenant machinery: identity. The tenants'
+// states, quotas and counters are the pipeline's (ingest.TenantsConfig).
 type tenancy struct {
 	sources  []TenantSource
 	header   string
 	cert     CertField
 	def      string
 	required bool
-	reg      *tenantRegistry
 }
 
-func newTenancy(cfg *TenantConfig, hasTenantAuth bool, m *tenantMetrics) *tenancy {
+func newTenancy(cfg *TenantConfig, hasTenantAuth bool) *tenancy {
 	t := &tenancy{sources: cfg.Sources, header: cfg.Header, cert: cfg.CertField, def: cfg.Default, required: cfg.Required}
 	if t.header == "" {
 		t.header = DefaultTenantHeader
@@ -179,7 +178,7 @@ func newTenancy(cfg *TenantConfig, hasTenantAuth bool, m *tenantMetrics) *tenanc
 		panic(fmt.Sprintf("handler.New: TenantConfig.Header %s", err))
 	}
 	if t.def == "" {
-		t.def = storage.DefaultTenant
+		t.def = otlp.DefaultTenant
 	}
 	if len(t.sources) == 0 {
 		if hasTenantAuth {
@@ -190,19 +189,7 @@ func newTenancy(cfg *TenantConfig, hasTenantAuth bool, m *tenantMetrics) *tenanc
 			t.sources = append(t.sources, TenantFromCert)
 		}
 	}
-	t.reg = newTenantRegistry(cfg.Quotas, m)
 	return t
-}
-
-// tenantCtxKey holds the request's *tenantState in its context, beside
-// the name storage.WithTenant puts there for the sink.
-type tenantCtxKey struct{}
-
-// tenantOf returns the tenant state of a request context, nil when
-// tenancy is off or the request has none (health checks).
-func tenantOf(ctx context.Context) *tenantState {
-	ts, _ := ctx.Value(tenantCtxKey{}).(*tenantState)
-	return ts
 }
 
 // identify finds the tenant of r (tokenTenant is what the bearer token
@@ -248,7 +235,7 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request, grpc bool, to
 			return r, false
 		}
 		name = t.def
-	} else if err := storage.CheckTenantName(name); err != nil {
+	} else if err := otlp.CheckTenantName(name); err != nil {
 		// INVALID_ARGUMENT (400), not UNAUTHENTICATED: the credentials
 		// may be fine, the tenant name as sent is malformed and only
 		// the client can fix it; neither is retried by OTLP clients.
@@ -260,40 +247,16 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request, grpc bool, to
 	// is the default tenant (src 0): they are known, and keep their own
 	// state whatever names a header invents. A certificate's is not: a
 	// CA may issue one per device.
-	ts := t.reg.get(name, src == TenantFromToken || src == 0)
-	ctx := r.Context()
-	if ts.known.Load() {
-		ctx = storage.WithTenant(ctx, name)
-	} else {
-		// A name the client chose: a sink bounds what it may create
-		// (the Kafka sink's topics, as -kafka-max-client-topics).
-		ctx = storage.WithClientTenant(ctx, name)
-	}
-	ctx = context.WithValue(ctx, tenantCtxKey{}, ts)
-	return r.WithContext(ctx), true
-}
-
-// tenantMaxRequest is the max_request_bytes of the tenant of ctx, 0 for
-// none. The decompressors are given it as their limit, where it is below
-// the receiver's: a small compressed body cannot make a tenant's request
-// grow past its own limit (only to be refused once it has).
-func (h *Handler) tenantMaxRequest(ctx context.Context) int {
-	if h.ten == nil || h.ten.reg.quotas == nil {
-		return 0
-	}
-	if ts := tenantOf(ctx); ts != nil {
-		if m := ts.maxRequest(h.ten.reg.quotas); m > 0 {
-			return int(min(m, math.MaxInt32))
-		}
-	}
-	return 0
+	// A name the client chose: a sink bounds what it may create (the
+	// Kafka sink's topics, as -kafka-max-client-topics).
+	return r.WithContext(h.p.WithTenant(r.Context(), name, src == TenantFromToken || src == 0)), true
 }
 
 // requestTenant returns the tenant r was attributed to, as sent (a
-// checked name: at most storage.MaxTenantNameLength bytes of A-Z a-z 0-9 . _ -,
+// checked name: at most otlp.MaxTenantNameLength bytes of A-Z a-z 0-9 . _ -,
 // safe in any log line), and whether it has one.
 func requestTenant(r *http.Request) (string, bool) {
-	return storage.TenantFrom(r.Context())
+	return otlp.TenantFrom(r.Context())
 }
 
 func (t *tenancy) sourceName(s TenantSource) string {
@@ -339,10 +302,10 @@ func (h *Handler) refuseEarly(w http.ResponseWriter, r *http.Request, grpc bool,
 	if grpc {
 		call, early := grpcwire.StartCall(w, r, h.limits)
 		if early != nil {
-			h.recordRefusal(r, transportGRPC, 0, early)
+			h.recordRefusal(r, ingest.GRPC, 0, early)
 			return
 		}
-		h.refuseGRPC(call, transportGRPC, st)
+		h.refuseGRPC(call, ingest.GRPC, st)
 		call.Close()
 		return
 	}

@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
-
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -49,11 +49,14 @@ func (s *notStoredSink) Write(context.Context, storage.Signal, []byte, int) erro
 	return storage.NotStored(fmt.Errorf("queue full: %w", storage.ErrOverloaded))
 }
 
-// fixClock stops the registry's clock, so that no bucket refills while a
-// test runs.
-func fixClock(h *Handler) {
-	now := time.Unix(1_000_000, 0)
-	h.ten.reg.now = func() time.Time { return now }
+// fixedClock is a stopped clock for the pipeline's tenant registry
+// (Config.Clock), so that no bucket refills while a test runs.
+func fixedClock() time.Time { return time.Unix(1_000_000, 0) }
+
+// frozenTenantHandler is tenantHandler with the clock stopped.
+func frozenTenantHandler(t *testing.T, sink storage.Sink, quotas string, cfg TenantConfig) (*Handler, *grpcwire.Client) {
+	t.Helper()
+	return tenantHandlerClock(t, sink, quotas, cfg, fixedClock)
 }
 
 // Finding 7: a request whose client stops waiting during the durable
@@ -64,8 +67,7 @@ func TestTenantQuotaKeptWhenStoredAfterCancel(t *testing.T) {
 	req := traceRequest(goodID, goodID, goodID, goodID)
 	sink := &lateSink{entered: make(chan struct{})}
 	// 4 items of burst, no refill while the test runs: one request.
-	h, c := tenantHandler(t, sink, "* items_per_second=1 burst_items=4\n", TenantConfig{})
-	fixClock(h)
+	h, c := frozenTenantHandler(t, sink, "* items_per_second=1 burst_items=4\n", TenantConfig{})
 	codes := map[int]int{}
 	for range 10 {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -128,8 +130,7 @@ func TestTenantQuotaKeptWhenStoredAfterCancel(t *testing.T) {
 // metrics count what was charged, in the quota's unit.
 func TestTenantQuotaRefundedWhenNothingStored(t *testing.T) {
 	req := traceRequest(goodID, goodID, goodID, goodID)
-	h, _ := tenantHandler(t, &notStoredSink{}, "* items_per_second=1 burst_items=4\n", TenantConfig{})
-	fixClock(h)
+	h, _ := frozenTenantHandler(t, &notStoredSink{}, "* items_per_second=1 burst_items=4\n", TenantConfig{})
 	for i := range 5 {
 		r := httptest.NewRequest("POST", "/v1/traces", bytes.NewReader(req))
 		r.Header.Set("Content-Type", "application/x-protobuf")
@@ -140,8 +141,7 @@ func TestTenantQuotaRefundedWhenNothingStored(t *testing.T) {
 			t.Fatalf("request %d: %d %s, want 503 (storage overloaded, refunded)", i, w.Code, w.Body)
 		}
 	}
-	ts := h.ten.reg.lookup("team-a")
-	if _, items := ts.levels(h.ten.reg.quotas, h.ten.reg.now()); items != 4 {
+	if _, items, _ := h.Pipeline().TenantLevels("team-a"); items != 4 {
 		t.Fatalf("item bucket at %v after 5 requests nothing of which was stored, want 4", items)
 	}
 	if !errors.Is(storage.NotStored(storage.ErrOverloaded), storage.ErrOverloaded) || storage.NotStored(nil) != nil {
@@ -154,8 +154,7 @@ func TestTenantQuotaRefundedWhenNothingStored(t *testing.T) {
 // rejected item's bytes are not). The tenant metrics count the same.
 func TestTenantQuotaUnits(t *testing.T) {
 	sink := &tenantSink{}
-	h, _ := tenantHandler(t, sink, "* items_per_second=1000 bytes_per_second=1MB\n", TenantConfig{})
-	fixClock(h)
+	h, _ := frozenTenantHandler(t, sink, "* items_per_second=1000 bytes_per_second=1MB\n", TenantConfig{})
 	post := func(tenant, path string, body []byte) {
 		t.Helper()
 		r := httptest.NewRequest("POST", path, bytes.NewReader(body))
@@ -176,7 +175,8 @@ func TestTenantQuotaUnits(t *testing.T) {
 	post("profiles", "/v1development/profiles", profilesRequest(3, 5))
 
 	level := func(tenant string) (bytes, items float64) {
-		return h.ten.reg.lookup(tenant).levels(h.ten.reg.quotas, h.ten.reg.now())
+		bytes, items, _ = h.Pipeline().TenantLevels(tenant)
+		return bytes, items
 	}
 	if b, i := level("spans"); i != 1000-3 || b != 1e6-float64(len(spans)) {
 		t.Errorf("spans: buckets at %v bytes, %v items; want %v and %v", b, i, 1e6-float64(len(spans)), 1000-3)
@@ -219,8 +219,7 @@ func TestTenantKnownNeverDisplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	sink := &tenantSink{}
-	h := New(Config{Sink: sink, Logger: quietLogger(), Auth: tf, Tenants: &TenantConfig{Quotas: qf, Sources: []TenantSource{TenantFromToken, TenantFromHeader}}})
-	fixClock(h)
+	h := New(Config{Sink: sink, Logger: quietLogger(), Auth: tf, Tenants: &TenantConfig{Quotas: qf, Sources: []TenantSource{TenantFromToken, TenantFromHeader}}, Clock: fixedClock})
 	do := func(token, tenant string, body []byte) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("POST", "/v1/traces", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/x-protobuf")
@@ -234,11 +233,11 @@ func TestTenantKnownNeverDisplaced(t *testing.T) {
 	}
 	// The flood: bodyless requests, each naming a new tenant (refused as
 	// undecodable, after the tenant's state was made).
-	for i := range maxTenantStates + 50 {
+	for i := range ingest.MaxTenantStates + 50 {
 		do("legacy-token", fmt.Sprintf("invented-%d", i), nil)
 	}
-	if h.ten.reg.unknown != maxTenantStates {
-		t.Fatalf("%d unknown states, want the bound %d", h.ten.reg.unknown, maxTenantStates)
+	if n := h.Pipeline().UnknownTenants(); n != ingest.MaxTenantStates {
+		t.Fatalf("%d unknown states, want the bound %d", n, ingest.MaxTenantStates)
 	}
 	ids := make([][]byte, 4000)
 	for i := range ids {
@@ -251,19 +250,20 @@ func TestTenantKnownNeverDisplaced(t *testing.T) {
 	if w := do("vip-token", "", big); w.Code != 200 {
 		t.Fatalf("vip after the flood: %d %s", w.Code, w.Body)
 	}
-	if ts := h.ten.reg.lookup("vip"); ts == nil || ts == h.ten.reg.overflow {
+	if _, _, own := h.Pipeline().TenantLevels("vip"); !own {
 		t.Fatal("vip has no state of its own")
 	}
 	// A token's tenant without a quota line of its own is known too.
 	if w := do("bound-token", "", traceRequest(goodID)); w.Code != 200 {
 		t.Fatalf("bound after the flood: %d %s", w.Code, w.Body)
 	}
-	if h.ten.reg.lookup("bound") == nil {
+	if _, _, own := h.Pipeline().TenantLevels("bound"); !own {
 		t.Fatal("a token's tenant has no state of its own")
 	}
 	// So is the default tenant, of requests that name none.
-	if w := do("legacy-token", "", traceRequest(goodID)); w.Code != 200 || h.ten.reg.lookup(storage.DefaultTenant) == nil {
-		t.Fatalf("the default tenant after the flood: %d %s, state %v", w.Code, w.Body, h.ten.reg.lookup(storage.DefaultTenant))
+	w := do("legacy-token", "", traceRequest(goodID))
+	if _, _, own := h.Pipeline().TenantLevels(otlp.DefaultTenant); w.Code != 200 || !own {
+		t.Fatalf("the default tenant after the flood: %d %s, own state %v", w.Code, w.Body, own)
 	}
 	// An unknown tenant past the bound shares the overflow state: over
 	// its rate it is told to retry (429 with Retry-After), never 413.
@@ -370,8 +370,7 @@ func TestTenantThrottlesDoNotFillTheRefusalLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := New(Config{Sink: sink, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})), Tenants: &TenantConfig{Quotas: qf}})
-	fixClock(h)
+	h := New(Config{Sink: sink, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn})), Tenants: &TenantConfig{Quotas: qf}, Clock: fixedClock})
 	post := func(tenant string, body []byte) int {
 		r := httptest.NewRequest("POST", "/v1/traces", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/x-protobuf")
@@ -431,7 +430,7 @@ func TestTenantInRequestLog(t *testing.T) {
 }
 
 // clientSink records, per tenant, whether its writes came with a tenant a
-// client chose (storage.WithClientTenant).
+// client chose (otlp.WithClientTenant).
 type clientSink struct {
 	mu     sync.Mutex
 	client map[string]bool
@@ -440,8 +439,8 @@ type clientSink struct {
 func (s *clientSink) Write(ctx context.Context, _ storage.Signal, _ []byte, _ int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tn, _ := storage.TenantFrom(ctx)
-	s.client[tn] = storage.TenantFromClient(ctx)
+	tn, _ := otlp.TenantFrom(ctx)
+	s.client[tn] = otlp.TenantFromClient(ctx)
 	return nil
 }
 
@@ -474,44 +473,8 @@ func TestTenantClientChosenReachesSink(t *testing.T) {
 			t.Fatalf("%+v: %d %s", c, w.Code, w.Body)
 		}
 	}
-	want := map[string]bool{"invented": true, "listed": false, "vip": false, storage.DefaultTenant: false}
+	want := map[string]bool{"invented": true, "listed": false, "vip": false, otlp.DefaultTenant: false}
 	if fmt.Sprint(sink.client) != fmt.Sprint(want) {
 		t.Fatalf("client-chosen per tenant %v, want %v", sink.client, want)
 	}
-}
-
-// The tenant table with the fewest bytes: one request per invented name,
-// each of the longest name allowed (150 bytes), each leaving its bucket
-// below full so that none can be forgotten. Twice maxTenantStates names
-// hold maxTenantStates states, in under 8 MB, and a known tenant still
-// gets its own.
-func TestTenantTableMemoryBound(t *testing.T) {
-	qf, err := NewQuotaFile(writeFile(t, "* items_per_second=10\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	r := newTenantRegistry(qf, newTenantMetrics(metrics.NewSet()))
-	now := time.Unix(1000, 0)
-	r.now = func() time.Time { return now }
-	for i := range 2 * maxTenantStates {
-		name := fmt.Sprintf("%0*d", storage.MaxTenantNameLength, i)
-		r.get(name, false).take(qf, now, 0, 1)
-	}
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-	if len(r.states) != maxTenantStates || r.unknown != maxTenantStates {
-		t.Fatalf("%d states, %d unknown; want %d", len(r.states), r.unknown, maxTenantStates)
-	}
-	if heap > 8<<20 {
-		t.Fatalf("the tenant table holds %d bytes", heap)
-	}
-	t.Logf("%d invented names of %d bytes: %d states, %d bytes of heap", 2*maxTenantStates, storage.MaxTenantNameLength, len(r.states), heap)
-	if ts := r.get("vip", true); ts == r.overflow {
-		t.Fatal("a known tenant was given the overflow state")
-	}
-	runtime.KeepAlive(r)
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // FuzzParseQuotas: any file parses or is refused with a line-numbered
@@ -35,7 +35,7 @@ func FuzzParseQuotas(f *testing.F) {
 			t.Fatalf("%d in order, %d tenants", len(q.Order), len(q.Tenants))
 		}
 		for name, x := range q.Tenants {
-			if err := storage.CheckTenantName(name); err != nil {
+			if err := otlp.CheckTenantName(name); err != nil {
 				t.Fatalf("tenant %q: %v", name, err)
 			}
 			check(name, x)
@@ -64,7 +64,7 @@ func FuzzParseTokenFile(f *testing.F) {
 		for _, tn := range tenants {
 			if tn != "" {
 				any = true
-				if err := storage.CheckTenantName(tn); err != nil {
+				if err := otlp.CheckTenantName(tn); err != nil {
 					t.Fatalf("tenant %q: %v", tn, err)
 				}
 			}

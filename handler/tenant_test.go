@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -19,6 +18,8 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -35,7 +36,7 @@ func (s *tenantSink) Write(ctx context.Context, _ storage.Signal, _ []byte, item
 	if s.items == nil {
 		s.items = map[string]int{}
 	}
-	tn, ok := storage.TenantFrom(ctx)
+	tn, ok := otlp.TenantFrom(ctx)
 	s.set = s.set || ok
 	s.items[tn] += items
 	return nil
@@ -95,28 +96,6 @@ func writeFile(t *testing.T, content string) string {
 	return path
 }
 
-func TestCheckTenantName(t *testing.T) {
-	for _, ok := range []string{"a", "team-a", "Team_B.prod", strings.Repeat("x", storage.MaxTenantNameLength)} {
-		if err := storage.CheckTenantName(ok); err != nil {
-			t.Errorf("%q: %v", ok, err)
-		}
-	}
-	for name, want := range map[string]string{
-		"": "is empty",
-		strings.Repeat("x", storage.MaxTenantNameLength+1): "151 bytes long",
-		"..":     "not allowed",
-		"a/b":    "byte 2 (0x2f)",
-		"a\x00b": "byte 2 (0x00)",
-		"tëam":   "byte 2 (0xc3)",
-		"a b":    "byte 2 (0x20)",
-		"~other": "byte 1 (0x7e)",
-	} {
-		if err := storage.CheckTenantName(name); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v, want %q", name, err, want)
-		}
-	}
-}
-
 func TestParseTenantSources(t *testing.T) {
 	got, err := ParseTenantSources("header, token,cert")
 	if err != nil || len(got) != 3 || got[0] != TenantFromHeader || got[1] != TenantFromToken || got[2] != TenantFromCert {
@@ -125,50 +104,6 @@ func TestParseTenantSources(t *testing.T) {
 	for _, bad := range []string{"header,header", "cookie"} {
 		if _, err := ParseTenantSources(bad); err == nil {
 			t.Errorf("%q accepted", bad)
-		}
-	}
-}
-
-func TestParseQuotas(t *testing.T) {
-	q, err := ParseQuotas([]byte(`
-# comment
-team-a bytes_per_second=10MiB burst_bytes=40MiB items_per_second=50k max_request_bytes=8MiB
-*      bytes_per_second=1MB items_per_second=1000 max_budget_share=0.25
-team-b bytes_per_second=0 burst_items=5000
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := q.Tenants["team-a"]
-	if a.BytesPerSecond != 10<<20 || a.BurstBytes != 40<<20 || a.ItemsPerSecond != 50000 || a.BurstItems != 50000 ||
-		a.MaxRequestBytes != 8<<20 || a.MaxBudgetShare != 0.25 {
-		t.Errorf("team-a %+v", a)
-	}
-	b := q.Tenants["team-b"]
-	if b.BytesPerSecond != 0 || b.BurstBytes != 0 || b.ItemsPerSecond != 1000 || b.BurstItems != 5000 {
-		t.Errorf("team-b %+v", b)
-	}
-	if d := q.Default; d.BytesPerSecond != 1e6 || d.BurstBytes != 1e6 || d.MaxBudgetShare != 0.25 {
-		t.Errorf("default %+v", d)
-	}
-	if len(q.Order) != 2 || q.Order[0] != "team-a" {
-		t.Errorf("order %v", q.Order)
-	}
-	for content, want := range map[string]string{
-		"a bytes_per_second=1MiB\na items_per_second=1\n": "line 2: a already has a quota on line 1",
-		"* bytes_per_second=1\n\n* bytes_per_second=2\n":  "line 3: * already has a quota on line 1",
-		"a rate=1\n":                                `line 1: unknown key "rate"`,
-		"a bytes_per_second\n":                      `line 1: "bytes_per_second" is not key=value`,
-		"a bytes_per_second=10XB\n":                 "line 1: bytes_per_second: \"10XB\" is not a size",
-		"a items_per_second=-1\n":                   "is negative",
-		"a max_budget_share=1.5\n":                  "want a share above 0 and at most 1",
-		"a burst_bytes=1MiB\n":                      "line 1: burst_bytes without bytes_per_second",
-		"bad/name bytes_per_second=1\n":             "line 1: the tenant name has byte 4",
-		"a items_per_second=1 items_per_second=2\n": "items_per_second is set twice",
-		"a items_per_second=NaN\n":                  "is not a number",
-	} {
-		if _, err := ParseQuotas([]byte(content)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%q: %v, want %q", content, err, want)
 		}
 	}
 }
@@ -193,69 +128,14 @@ func TestTokenFileTenants(t *testing.T) {
 	}
 }
 
-// The buckets: a request is charged both bytes and items or neither, the
-// delay is when the bucket will hold it, refills are continuous, and a
-// request larger than a bucket can ever hold is refused for good.
-func TestTenantBuckets(t *testing.T) {
-	qf, err := NewQuotaFile(writeFile(t, "a bytes_per_second=1000 burst_bytes=2000 items_per_second=10 burst_items=20\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Unix(1000, 0)
-	ts := &tenantState{name: "a", last: now}
-	if st, _ := ts.take(qf, now, 1500, 5); st != nil {
-		t.Fatalf("first take: %v", st)
-	}
-	// 500 bytes left: 1000 more need 0.5 s.
-	st, throttled := ts.take(qf, now, 1000, 5)
-	if st == nil || !throttled || st.Code != grpcwire.Unavailable || st.RetryDelay != 500*time.Millisecond {
-		t.Fatalf("second take: %v throttled=%v", st, throttled)
-	}
-	// Nothing was taken by the refusal: after exactly the delay it fits.
-	if st, _ := ts.take(qf, now.Add(500*time.Millisecond), 1000, 5); st != nil {
-		t.Fatalf("after the delay: %v", st)
-	}
-	// Items: 10 left after 0.5 s refill (15-5-... ) — ask for 20, the item
-	// bucket decides: (20-level)/10 s.
-	b, i := ts.levels(qf, now.Add(500*time.Millisecond))
-	if b != 0 || i != 15 {
-		t.Fatalf("levels %v %v, want 0 and 15", b, i)
-	}
-	st, _ = ts.take(qf, now.Add(500*time.Millisecond), 0, 20)
-	if st == nil || st.RetryDelay != 500*time.Millisecond || !strings.Contains(st.Message, "items per second") {
-		t.Fatalf("items: %v", st)
-	}
-	st, throttled = ts.take(qf, now, 10, 21)
-	if st == nil || throttled || st.Code != grpcwire.ResourceExhausted || st.RetryDelay != 0 || !strings.Contains(st.Message, "burst_items of 20") {
-		t.Fatalf("never fits: %v", st)
-	}
-	st, _ = ts.beforeDecode(qf, now, 2001)
-	if st == nil || st.Code != grpcwire.ResourceExhausted || !strings.Contains(st.Message, "burst_bytes of 2000") {
-		t.Fatalf("never fits before decode: %v", st)
-	}
-	ts.refund(1000, 5)
-	if b, _ := ts.levels(qf, now.Add(500*time.Millisecond)); b != 1000 {
-		t.Fatalf("after refund: %v", b)
-	}
-	// A reload that lowers the burst caps the level; one that lifts the
-	// limit makes the bucket unlimited.
-	os.WriteFile(qf.path, []byte("a bytes_per_second=100 burst_bytes=300\n"), 0o600)
-	if err := qf.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	if b, i := ts.levels(qf, now.Add(500*time.Millisecond)); b != 300 || !math.IsInf(i, 1) {
-		t.Fatalf("after reload: %v %v", b, i)
-	}
-	os.WriteFile(qf.path, []byte("a bytes_per_second=100 burst_bytes=\n"), 0o600)
-	if err := qf.Reload(); err == nil {
-		t.Fatal("bad reload accepted")
-	}
-	if b, _ := ts.levels(qf, now.Add(500*time.Millisecond)); b != 300 {
-		t.Fatalf("after a bad reload the old quota must stay: %v", b)
-	}
+func tenantHandler(t *testing.T, sink storage.Sink, quotas string, cfg TenantConfig) (*Handler, *grpcwire.Client) {
+	t.Helper()
+	return tenantHandlerClock(t, sink, quotas, cfg, nil)
 }
 
-func tenantHandler(t *testing.T, sink storage.Sink, quotas string, cfg TenantConfig) (*Handler, *grpcwire.Client) {
+// tenantHandlerClock is tenantHandler with the pipeline's clock (nil:
+// time.Now).
+func tenantHandlerClock(t *testing.T, sink storage.Sink, quotas string, cfg TenantConfig, clock func() time.Time) (*Handler, *grpcwire.Client) {
 	t.Helper()
 	if quotas != "" {
 		qf, err := NewQuotaFile(writeFile(t, quotas))
@@ -264,7 +144,7 @@ func tenantHandler(t *testing.T, sink storage.Sink, quotas string, cfg TenantCon
 		}
 		cfg.Quotas = qf
 	}
-	h := New(Config{Sink: sink, Logger: quietLogger(), Tenants: &cfg})
+	h := New(Config{Sink: sink, Logger: quietLogger(), Tenants: &cfg, Clock: clock})
 	return h, startHandler(t, h)
 }
 
@@ -541,7 +421,7 @@ func TestTenantBudgetShare(t *testing.T) {
 }
 
 // Metrics labels are capped: a flood of 2000 distinct tenant names (a
-// hostile header) is served, and beyond maxTenantLabels the tenants are
+// hostile header) is served, and beyond ingest.MaxTenantLabels the tenants are
 // counted under otherTenants, so the sums stay right.
 func TestTenantLabelsCapped(t *testing.T) {
 	h, c := tenantHandler(t, &tenantSink{}, "", TenantConfig{})
@@ -562,36 +442,12 @@ func TestTenantLabelsCapped(t *testing.T) {
 			sum += v
 		}
 	}
-	if labels != maxTenantLabels || sum != total {
-		t.Fatalf("%d labels, %d requests counted; want %d and %d", labels, sum, maxTenantLabels, total)
+	if labels != ingest.MaxTenantLabels || sum != total {
+		t.Fatalf("%d labels, %d requests counted; want %d and %d", labels, sum, ingest.MaxTenantLabels, total)
 	}
-	want := fmt.Sprintf(`otlplite_tenant_requests_total{tenant="~other",result="accepted"} %d`, total-(maxTenantLabels-1))
+	want := fmt.Sprintf(`otlplite_tenant_requests_total{tenant="~other",result="accepted"} %d`, total-(ingest.MaxTenantLabels-1))
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("no %s", want)
-	}
-}
-
-// Thousands of distinct names: the registry stays bounded; full states are
-// forgotten, and past the cap new names share the overflow state.
-func TestTenantRegistryBounded(t *testing.T) {
-	qf, err := NewQuotaFile(writeFile(t, "* items_per_second=10\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Unix(1000, 0)
-	r := newTenantRegistry(qf, newTenantMetrics(New(Config{Sink: &memSink{}}).Metrics()))
-	r.now = func() time.Time { return now }
-	for i := range maxTenantStates {
-		ts := r.get(fmt.Sprintf("t%d", i), false)
-		ts.take(qf, now, 0, 1) // not full: cannot be forgotten yet
-	}
-	if ts := r.get("late", false); ts != r.overflow {
-		t.Fatalf("past the cap, a new tenant got its own state")
-	}
-	// A while later every bucket is full again and unused: they can go.
-	now = now.Add(forgetIdle + time.Second)
-	if ts := r.get("later", false); ts == r.overflow || len(r.states) != 1 {
-		t.Fatalf("full states were not forgotten: %d states", len(r.states))
 	}
 }
 

@@ -21,9 +21,9 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/kafkasource"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
-	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
 
 // processUsage is the CPU time (user + system) the process has used and
@@ -139,7 +139,7 @@ func BenchmarkKafkaConsumeCPU(b *testing.B) {
 		// otlp-lite.
 		sink := &nopSink{total: total, all: make(chan struct{})}
 		h := handler.New(handler.Config{Sink: sink, Logger: quiet})
-		c, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: brokers, Group: fmt.Sprintf("bench-lite%s-%d", sfx, i), Handler: h, Logger: quiet,
+		c, err := kafkasource.NewConsumer(kafkasource.ConsumerConfig{Brokers: brokers, Group: fmt.Sprintf("bench-lite%s-%d", sfx, i), Pipeline: h.Pipeline(), Logger: quiet,
 			Topics: map[otlp.Signal]string{otlp.Traces: topic}})
 		if err != nil {
 			b.Fatal(err)

@@ -10,9 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/kafkasource"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
-	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
 
 // gateSink refuses every write as unavailable (retryable) until opened,
@@ -90,7 +90,7 @@ func TestKafkaConsumeBackpressure(t *testing.T) {
 	sink := &gateSink{seen: map[string]bool{}, changed: make(chan struct{}, 1)}
 	set := metrics.NewSet()
 	h := handler.New(handler.Config{Sink: sink, Logger: quietLogger(t)})
-	c, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: brokers, Group: "backpressure", Handler: h, Metrics: set, Logger: quietLogger(t),
+	c, err := kafkasource.NewConsumer(kafkasource.ConsumerConfig{Brokers: brokers, Group: "backpressure", Pipeline: h.Pipeline(), Metrics: set, Logger: quietLogger(t),
 		Topics: map[otlp.Signal]string{otlp.Traces: "otlp_spans"}, MaxPollRecords: maxPoll, Workers: 4})
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/kafkasource"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -39,7 +40,7 @@ import (
 // the partition keeps moving (the records after the hostile ones are
 // stored and committed).
 
-// hostileConsumer is a kafka.Consumer over a disk store and a dead-letter
+// hostileConsumer is a kafkasource.Consumer over a disk store and a dead-letter
 // store, running until stop.
 type hostileConsumer struct {
 	set       *vmetrics.Set
@@ -55,7 +56,7 @@ type hostileConsumer struct {
 
 // startHostileConsumer consumes topic as traces with the handler and
 // consumer configuration changed by hcfg and ccfg (either may be nil).
-func startHostileConsumer(t *testing.T, brokers []string, topic string, hcfg func(*handler.Config), ccfg func(*kafka.ConsumerConfig)) *hostileConsumer {
+func startHostileConsumer(t *testing.T, brokers []string, topic string, hcfg func(*handler.Config), ccfg func(*kafkasource.ConsumerConfig)) *hostileConsumer {
 	t.Helper()
 	dir := t.TempDir()
 	hc := &hostileConsumer{set: vmetrics.NewSet(), dataDir: filepath.Join(dir, "data"), deadDir: filepath.Join(dir, "dead"), log: &syncBuffer{}, ran: make(chan error, 1)}
@@ -72,12 +73,12 @@ func startHostileConsumer(t *testing.T, brokers []string, topic string, hcfg fun
 	if hcfg != nil {
 		hcfg(&h)
 	}
-	cfg := kafka.ConsumerConfig{Brokers: brokers, Handler: handler.New(h), DeadLetter: hc.dl, Metrics: hc.set, Logger: logger,
+	cfg := kafkasource.ConsumerConfig{Brokers: brokers, Pipeline: handler.New(h).Pipeline(), DeadLetter: hc.dl, Metrics: hc.set, Logger: logger,
 		Group: "hostile", Topics: map[otlp.Signal]string{otlp.Traces: topic}}
 	if ccfg != nil {
 		ccfg(&cfg)
 	}
-	c, err := kafka.NewConsumer(cfg)
+	c, err := kafkasource.NewConsumer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func compressZeros(t *testing.T, w io.WriteCloser, n int64) {
 }
 
 // bombs returns, by codec, a records section that decompresses to far
-// more than kafka.DefaultMaxBatchBytes: 4 GiB of zstd (a streamed frame,
+// more than kafkasource.DefaultMaxBatchBytes: 4 GiB of zstd (a streamed frame,
 // no content size to refuse it by), 512 MiB of gzip (deflate's ratio is
 // at most about 1:1000), 192 MiB of lz4 (1:255), and a snappy block whose
 // header claims 2 GiB.
@@ -252,7 +253,7 @@ func bigBrokers(t *testing.T) []string {
 // records on one partition. franz-go's decompressor bounds a batch at
 // 1 GiB and then stops the partition for good; the consumer's own
 // (storage/kafka/consume_decompress.go) bounds it at
-// kafka.DefaultMaxBatchBytes (64 MiB), and the consumer skips such a
+// kafkasource.DefaultMaxBatchBytes (64 MiB), and the consumer skips such a
 // batch, logging and counting it. The heap never holds more than a few
 // times the bound, every valid record is stored, and the group's offsets
 // reach the end of the partition.
@@ -286,7 +287,7 @@ func TestKafkaConsumeDecompressionBomb(t *testing.T) {
 	waitCommitted(t, brokers, "hostile", []string{topic}, 60*time.Second)
 	top := peak()
 	hc.stop(t)
-	t.Logf("heap before consuming %d MiB, peak while consuming %d MiB (batch bound %d MiB)", base>>20, top>>20, kafka.DefaultMaxBatchBytes>>20)
+	t.Logf("heap before consuming %d MiB, peak while consuming %d MiB (batch bound %d MiB)", base>>20, top>>20, kafkasource.DefaultMaxBatchBytes>>20)
 	// A batch being decompressed grows its buffer by doubling up to
 	// twice the bound before it is refused, and the buffers it outgrew
 	// are garbage not yet collected: each codec alone measured a peak of
@@ -295,7 +296,7 @@ func TestKafkaConsumeDecompressionBomb(t *testing.T) {
 	// heap grow to twice what was live at its last cycle, which may have
 	// run while a doubled buffer was live. With franz-go's bound, 1 GiB,
 	// the zstd bomb alone would take gigabytes.
-	if limit := base + 12*kafka.DefaultMaxBatchBytes; top > limit {
+	if limit := base + 12*kafkasource.DefaultMaxBatchBytes; top > limit {
 		t.Errorf("heap peaked at %d MiB while consuming the bombs, want under %d MiB", top>>20, limit>>20)
 	}
 	if got := metricValue(hc.set, `otlplite_kafka_consume_dead_letter_records_total{topic="`+topic+`"}`); got != 0 {
@@ -514,7 +515,7 @@ func TestKafkaConsumeDeadLetterFlood(t *testing.T) {
 		"-kafka-consume-topic-traces", topic, "-kafka-consume-topic-metrics", "", "-kafka-consume-topic-logs", "", "-kafka-consume-topic-profiles", "",
 		"-kafka-consume-session-timeout", "2s", "-kafka-consume-dead-letter-max-bytes", strconv.Itoa(maxBytes))
 	waitScrape(t, admin, `otlplite_kafka_consume_dead_letter_records_total{topic="`+topic+`"}`, strconv.Itoa(n))
-	waitCommitted(t, brokers, kafka.DefaultConsumerGroup, []string{topic}, 60*time.Second)
+	waitCommitted(t, brokers, kafkasource.DefaultConsumerGroup, []string{topic}, 60*time.Second)
 	elapsed := time.Since(start)
 	// Retention runs as segments fill; the last may still be written.
 	deadDir := filepath.Join(dataDir, "kafka-dead-letter")
@@ -562,7 +563,7 @@ func TestKafkaConsumeManyLargeBatches(t *testing.T) {
 	zeros = nil
 	base := liveHeap()
 	peak := heapPeak()
-	hc := startHostileConsumer(t, brokers, topic, nil, func(c *kafka.ConsumerConfig) {
+	hc := startHostileConsumer(t, brokers, topic, nil, func(c *kafkasource.ConsumerConfig) {
 		c.MaxBatchBytes, c.MaxDecompressedBytes = 32<<20, 64<<20
 		c.DeadLetter = nil // 800 MiB of zeros need not reach the disk
 	})
@@ -606,7 +607,7 @@ func TestKafkaConsumeBombAfterManyRecords(t *testing.T) {
 	bomb := bombCompressor{zb.Bytes(), kgo.CodecZstd}
 	produceTo(t, brokers, []*kgo.Record{{Topic: topic, Partition: 0, Value: randomBytes(len(bomb.bomb) + 1024)}}, kgo.WithCompressor(bomb))
 	produceTo(t, brokers, after)
-	hc := startHostileConsumer(t, brokers, topic, nil, func(c *kafka.ConsumerConfig) { c.MaxPollRecords = 3 })
+	hc := startHostileConsumer(t, brokers, topic, nil, func(c *kafkasource.ConsumerConfig) { c.MaxPollRecords = 3 })
 	hc.sink.waitItems(t, [otlp.MaxSignal + 1]int{storage.Traces: 20}, 60*time.Second)
 	waitMetric(t, hc.set, `otlplite_kafka_consume_skipped_batches_total{topic="`+topic+`"}`, 1)
 	waitCommitted(t, brokers, "hostile", []string{topic}, 60*time.Second)

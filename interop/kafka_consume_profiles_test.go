@@ -17,10 +17,10 @@ import (
 	colprofilespb "go.opentelemetry.io/proto/otlp/collector/profiles/v1development"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/kafkasource"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
-	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
 
 // collectorProfilesKafkaExporter starts the Collector's kafkaexporter for
@@ -82,7 +82,7 @@ func TestKafkaConsumeProfilesFromCollector(t *testing.T) {
 	sink := newCountingSink(store)
 	set := metrics.NewSet()
 	h := handler.New(handler.Config{Sink: sink, Metrics: set, Logger: quietLogger(t)})
-	c, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: brokers, Handler: h, Metrics: set, Logger: quietLogger(t),
+	c, err := kafkasource.NewConsumer(kafkasource.ConsumerConfig{Brokers: brokers, Pipeline: h.Pipeline(), Metrics: set, Logger: quietLogger(t),
 		Topics: map[otlp.Signal]string{otlp.Profiles: "otlp_profiles"}})
 	if err != nil {
 		t.Fatal(err)

@@ -6,9 +6,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/otlp-lite/otlp-lite/kafkasource"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
-	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
 
 // TestKafkaConsumeTopicRegex: as with the Collector's kafkareceiver, a
@@ -27,7 +27,7 @@ func TestKafkaConsumeTopicRegex(t *testing.T) {
 		}
 	}
 	produceTo(t, brokers, recs, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
-	hc := startHostileConsumer(t, brokers, "", nil, func(c *kafka.ConsumerConfig) {
+	hc := startHostileConsumer(t, brokers, "", nil, func(c *kafkasource.ConsumerConfig) {
 		// Traces from every team's topic but the private one; the plain
 		// name logs-plain is consumed as traces too (records are spans).
 		c.Topics = map[otlp.Signal]string{otlp.Traces: `^team-.*\.spans$`, otlp.Metrics: "logs-plain"}

@@ -27,6 +27,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/kafkasource"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -201,7 +202,7 @@ func TestKafkaConsumeFromCollector(t *testing.T) {
 	sink := newCountingSink(store)
 	set := metrics.NewSet()
 	h := handler.New(handler.Config{Sink: sink, Metrics: set, Logger: quietLogger(t)})
-	c, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: brokers, Handler: h, DeadLetter: dl, Metrics: set, Logger: quietLogger(t)})
+	c, err := kafkasource.NewConsumer(kafkasource.ConsumerConfig{Brokers: brokers, Pipeline: h.Pipeline(), DeadLetter: dl, Metrics: set, Logger: quietLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +254,7 @@ func TestKafkaConsumeFromCollector(t *testing.T) {
 	}
 
 	// Everything is committed: a new member of the group reads nothing.
-	committed := committedOffsets(t, brokers, kafka.DefaultConsumerGroup)
+	committed := committedOffsets(t, brokers, kafkasource.DefaultConsumerGroup)
 	for _, topic := range []string{"otlp_spans", "otlp_metrics", "otlp_logs"} {
 		if committed[topic] != endOffsets(t, brokers, topic) {
 			t.Errorf("%s: committed %d, end %d", topic, committed[topic], endOffsets(t, brokers, topic))
@@ -365,7 +366,7 @@ func TestKafkaConsumeTenant(t *testing.T) {
 	}
 	sink := newCountingSink(store)
 	h := handler.New(handler.Config{Sink: sink, Logger: quietLogger(t)})
-	c, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: brokers, Handler: h, Logger: quietLogger(t)})
+	c, err := kafkasource.NewConsumer(kafkasource.ConsumerConfig{Brokers: brokers, Pipeline: h.Pipeline(), Logger: quietLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

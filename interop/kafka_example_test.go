@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/kafkasource"
 	"github.com/otlp-lite/otlp-lite/storage"
-	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
 
 // engineSink is an embedding storage engine's own storage.Sink: here it
@@ -54,7 +54,7 @@ func Example_kafkaConsumerEmbedded() {
 	sink := &engineSink{stored: make(chan string, 1)}
 	quiet := slog.New(slog.DiscardHandler)
 	h := handler.New(handler.Config{Sink: sink, Logger: quiet})
-	c, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: brokers, Group: "engine", Handler: h, Logger: quiet})
+	c, err := kafkasource.NewConsumer(kafkasource.ConsumerConfig{Brokers: brokers, Group: "engine", Pipeline: h.Pipeline(), Logger: quiet})
 	if err != nil {
 		panic(err)
 	}

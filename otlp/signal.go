@@ -1,8 +1,9 @@
 // Package otlp holds the facts of the OTLP protocol that the receiver, the
 // client, the commands and the storage share: the signals and everything
 // named after them (services, paths, topics, item words), which failures a
-// client may retry, how a partial success is read, and otlp-lite's stream
-// envelope (proto/otlplite/v1/stream.proto).
+// client may retry, how a partial success is read, otlp-lite's stream
+// envelope (proto/otlplite/v1/stream.proto), and the tenant of a request:
+// its name rule and the context that carries it (tenant.go).
 //
 // It sits at the bottom of the module: it imports only the standard
 // library (not net/http) and easyproto, and none of the packages that use

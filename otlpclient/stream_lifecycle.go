@@ -12,7 +12,6 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
-	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // ensureStreamLocked starts opening a stream, after reopenIn, if none is
@@ -131,7 +130,7 @@ func (e *StreamExporter) streamEnded(s *stream, st *grpcwire.Status, err error) 
 	var (
 		fail      error
 		failCtr   *atomic.Uint64
-		permanent = st != nil && st.Code != grpcwire.OK && !otlp.Retryable(st)
+		permanent = st != nil && st.Code != grpcwire.OK && Classify(st) != Retryable
 		oversize  *pendingReq
 	)
 	if permanent && st.Code == grpcwire.ResourceExhausted {

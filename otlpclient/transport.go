@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/compression"
-	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // Config is what every exporter needs to reach a receiver.
@@ -233,7 +233,7 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // WithTenantHeader returns hc setting header (such as X-Scope-OrgID) on
-// each request to the tenant of its context (storage.WithTenant), for
+// each request to the tenant of its context (otlp.WithTenant), for
 // requests whose data belongs to a tenant; hc itself if header is empty.
 // Only unary requests can carry a tenant each: a stream's headers are sent
 // once for all the requests on it.
@@ -252,7 +252,7 @@ type tenantHeaderTransport struct {
 }
 
 func (t tenantHeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if tenant, ok := storage.TenantFrom(r.Context()); ok {
+	if tenant, ok := otlp.TenantFrom(r.Context()); ok {
 		// RoundTrippers must not modify the request they are given.
 		r = r.Clone(r.Context())
 		r.Header.Set(t.header, tenant)

@@ -167,15 +167,15 @@ func (c *Config) attempt(ctx context.Context, attempt func(ctx context.Context) 
 	return attempt(ctx)
 }
 
-// classify says whether an attempt's failure is retryable, and the least
-// wait the server asked for.
+// classify says whether an attempt's failure is retryable (Classify), and
+// the least wait the server asked for.
 func classify(err error) (retry bool, serverWait time.Duration) {
+	retry = Classify(err) == Retryable
 	if ae, ok := errors.AsType[*AttemptError](err); ok {
-		return ae.Retryable, max(ae.Delay, 0)
+		return retry, max(ae.Delay, 0)
 	}
 	if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-		return otlp.Retryable(st), serverDelay(st)
+		return retry, serverDelay(st)
 	}
-	// A transport error: the server may be restarting.
-	return true, 0
+	return retry, 0
 }

@@ -2,9 +2,6 @@ package service
 
 import (
 	"fmt"
-	"sync"
-
-	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/forward"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -47,58 +44,6 @@ func (c Config) deadLetterBound(logMaxBytes int64) (deadletter.Bound, error) {
 		n = logMaxBytes
 	}
 	return deadletter.Bound{MaxBytes: n, MaxAge: c.Forward.DeadLetterMaxAge}, nil
-}
-
-// holdForForwarding is the link between retention and forwarding, made
-// here and only here so that no embedder can leave it out: forwarding
-// cursors hold segments against -storage-max-age, and what
-// -storage-max-bytes deletes before a destination got it is counted
-// (otlplite_forward_lost_records_total). It applies with or without
-// destinations: a cursor left by an earlier run still holds its data until
-// forward-remove.
-func holdForForwarding(o *disk.Options, lost *lossCounter) {
-	o.HoldPrefix = forward.CursorPrefix
-	o.OnLoss = lost.onLoss
-}
-
-// lossCounter counts, as otlplite_forward_lost_records_total, what
-// -storage-max-bytes deleted before a destination got it. The store calls
-// it from its first retention pass, while it opens, before the metrics
-// are registered: what it reports until then is kept and added when they
-// are (summed per cursor: bounded by the number of cursors, also when the
-// receiver runs without destinations and they are never registered).
-type lossCounter struct {
-	mu    sync.Mutex
-	count func(consumer string, sig storage.Signal, records int64)
-	early map[lossKey]int64
-}
-
-type lossKey struct {
-	consumer string
-	sig      storage.Signal
-}
-
-func (l *lossCounter) onLoss(consumer string, sig storage.Signal, records int64) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.count == nil {
-		if l.early == nil {
-			l.early = map[lossKey]int64{}
-		}
-		l.early[lossKey{consumer, sig}] += records
-		return
-	}
-	l.count(consumer, sig, records)
-}
-
-func (l *lossCounter) attach(set *metrics.Set) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.count = forward.CountLoss(set)
-	for k, n := range l.early {
-		l.count(k.consumer, k.sig, n)
-	}
-	l.early = nil
 }
 
 // RemoveDestination deletes forwarding destination name's cursors in

@@ -21,6 +21,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/internal/redact"
+	"github.com/otlp-lite/otlp-lite/kafkasource"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -58,10 +59,10 @@ func defaultKafkaConfig() KafkaConfig {
 
 func defaultKafkaConsumeConfig() KafkaConsumeConfig {
 	c := KafkaConsumeConfig{
-		Group: kafka.DefaultConsumerGroup, Encoding: "auto", Start: "earliest",
-		MaxPollRecords: kafka.DefaultMaxPollRecords, Workers: kafka.DefaultConsumeWorkers,
+		Group: kafkasource.DefaultConsumerGroup, Encoding: "auto", Start: "earliest",
+		MaxPollRecords: kafkasource.DefaultMaxPollRecords, Workers: kafkasource.DefaultConsumeWorkers,
 		SessionTimeout: 45 * time.Second, Balancer: "cooperative-sticky",
-		FetchMaxBytes: kafka.DefaultFetchMaxBytes, FetchMaxPartitionBytes: kafka.DefaultFetchMaxBytes,
+		FetchMaxBytes: kafkasource.DefaultFetchMaxBytes, FetchMaxPartitionBytes: kafkasource.DefaultFetchMaxBytes,
 		FetchMinBytes: 1, FetchMaxWait: 5 * time.Second,
 		DeadLetter: true, DeadLetterMaxBytes: deadletter.DefaultMaxBytes, DeadLetterMaxAge: deadletter.DefaultMaxAge,
 	}
@@ -320,18 +321,18 @@ func (c Config) checkKafkaConsume() error {
 }
 
 // kafkaBatchBytes is the batch bound: MaxBatchBytes, or by default the
-// larger of kafka.DefaultMaxBatchBytes and the largest request (a batch of
+// larger of kafkasource.DefaultMaxBatchBytes and the largest request (a batch of
 // one such record is legitimate), within franz-go's 1 GiB.
 func (c Config) kafkaBatchBytes() int {
 	if c.KafkaConsume.MaxBatchBytes != 0 {
 		return c.KafkaConsume.MaxBatchBytes
 	}
-	return min(max(kafka.DefaultMaxBatchBytes, c.MaxRecvMsgSize), 1<<30)
+	return min(max(kafkasource.DefaultMaxBatchBytes, c.MaxRecvMsgSize), 1<<30)
 }
 
 // kafkaSource runs a kafka.Consumer beside the receivers.
 type kafkaSource struct {
-	c      *kafka.Consumer
+	c      *kafkasource.Consumer
 	dl     *disk.Store
 	cancel func()
 	done   chan error
@@ -344,7 +345,7 @@ func (c Config) startKafkaSource(h *handler.Handler, reg *metrics.Set, logger *s
 	if f.Brokers == "" {
 		return nil, nil
 	}
-	cfg := kafka.ConsumerConfig{
+	cfg := kafkasource.ConsumerConfig{
 		Brokers:                splitList(f.Brokers),
 		Group:                  f.Group,
 		Topics:                 map[otlp.Signal]string{},
@@ -362,7 +363,7 @@ func (c Config) startKafkaSource(h *handler.Handler, reg *metrics.Set, logger *s
 		FetchMaxWait:           f.FetchMaxWait,
 		MaxBatchBytes:          c.kafkaBatchBytes(),
 		MaxDecompressedBytes:   f.MaxDecompressedBytes, // 0: 4 × MaxBatchBytes
-		Handler:                h,
+		Pipeline:               h.Pipeline(),
 		Metrics:                reg,
 	}
 	if f.Encoding != "auto" {
@@ -383,7 +384,7 @@ func (c Config) startKafkaSource(h *handler.Handler, reg *metrics.Set, logger *s
 		}
 		cfg.DeadLetter = k.dl
 	}
-	if k.c, err = kafka.NewConsumer(cfg); err != nil {
+	if k.c, err = kafkasource.NewConsumer(cfg); err != nil {
 		k.closeDeadLetter()
 		return nil, err
 	}
@@ -393,7 +394,7 @@ func (c Config) startKafkaSource(h *handler.Handler, reg *metrics.Set, logger *s
 	pctx, pcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	err = k.c.Ping(pctx)
 	pcancel()
-	if kafka.PermanentConnError(err) {
+	if kafkasource.PermanentConnError(err) {
 		k.c.Close()
 		k.closeDeadLetter()
 		return nil, fmt.Errorf("cannot start the Kafka source (check -kafka-tls-* and -kafka-sasl-*): %w", err)

@@ -65,7 +65,6 @@ type Service struct {
 	store     *disk.Store
 	handler   *handler.Handler
 	srv       *server.Server
-	lost      lossCounter
 	fwd       *forward.Forwarder
 	kafka     *kafkaSource
 	admin     *admin.Server
@@ -238,7 +237,7 @@ func (s *Service) openAuth() error {
 
 // openSink opens the storage: the caller's Sink, or the one Storage names.
 // The disk log is opened with its retention held by forwarding cursors
-// (holdForForwarding), whether or not this run forwards.
+// (forward.Hold), whether or not this run forwards.
 func (s *Service) openSink() error {
 	cfg := s.cfg
 	var err error
@@ -250,7 +249,13 @@ func (s *Service) openSink() error {
 		if err != nil {
 			return err
 		}
-		holdForForwarding(&opts, &s.lost)
+		// The link between retention and forwarding, made here so that
+		// no embedder can leave it out: forwarding cursors hold segments
+		// against the age limit, and what the size limit deletes before a
+		// destination got it is counted. It applies with or without
+		// destinations: a cursor left by an earlier run still holds its
+		// data until forward-remove.
+		forward.Hold(&opts, s.metrics)
 		opts.Logger = s.logger
 		opts.ObserveSync = observeSync(s.metrics)
 		if s.store, err = disk.Open(cfg.DataDir, opts); err != nil {
@@ -283,7 +288,6 @@ func (s *Service) startForwarding() error {
 	if err != nil {
 		return err
 	}
-	s.lost.attach(s.metrics)
 	s.fwd, err = forward.New(forward.Options{DataDir: s.cfg.DataDir, Store: s.store, Metrics: s.metrics, Logger: s.logger, DeadLetter: bound}, dests)
 	return err
 }

@@ -2,92 +2,50 @@ package storage
 
 import (
 	"context"
-	"fmt"
+
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
-// DefaultTenant is the tenant of data stored without one: everything a
-// receiver stored with tenancy off, and records of the disk log written
-// before tenants existed. A receiver with tenancy on stores every record
-// under an explicit tenant (its -tenant-default, "default" unless set).
-const DefaultTenant = "default"
+// The tenant facts (the default tenant, the name rule, the context that
+// carries a write's tenant) are otlp's (otlp/tenant.go), the bottom of the
+// module, so that a client need not import storage to send a tenant on.
+// These names stay for the callers not yet moved to otlp.
 
-// MaxTenantNameLength bounds a tenant name. It is Grafana Mimir's limit
-// (150); a name that long still fits a Kafka topic name (249) with a prefix.
-const MaxTenantNameLength = 150
+// DefaultTenant is otlp.DefaultTenant.
+//
+// Deprecated: use otlp.DefaultTenant.
+const DefaultTenant = otlp.DefaultTenant
 
-// CheckTenantName says why name cannot be a tenant, if it cannot. Tenant
-// names become label values, Kafka record headers (and topic names), file
-// names in exports and the header replay sends on: so they are 1 to
-// MaxTenantNameLength bytes of A-Z a-z 0-9 . _ - (the characters a Kafka
-// topic allows, a subset of Mimir's), and not "." or ".." (path
-// traversal, as Mimir refuses them). The message never quotes the name: it
-// comes from a client and may be anything.
-func CheckTenantName(name string) error {
-	if name == "" {
-		return fmt.Errorf("is empty")
-	}
-	if len(name) > MaxTenantNameLength {
-		return fmt.Errorf("is %d bytes long, more than the %d allowed", len(name), MaxTenantNameLength)
-	}
-	if name == "." || name == ".." {
-		return fmt.Errorf("is %q, which is not allowed", name)
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-' {
-			continue
-		}
-		return fmt.Errorf("has byte %d (0x%02x) outside A-Z a-z 0-9 . _ -", i+1, c)
-	}
-	return nil
-}
+// MaxTenantNameLength is otlp.MaxTenantNameLength.
+//
+// Deprecated: use otlp.MaxTenantNameLength.
+const MaxTenantNameLength = otlp.MaxTenantNameLength
 
-// The tenant of a write travels in the context given to Sink.Write rather
-// than as a new argument: the Sink interface stays as it is, so every
-// existing implementation (the disk log, Kafka, discard, an embedder's own)
-// keeps compiling and working, and a sink that cares asks with TenantFrom.
-// It costs nothing when tenancy is off: no value is set, and a sink that
-// does not ask pays nothing.
+// CheckTenantName is otlp.CheckTenantName.
+//
+// Deprecated: use otlp.CheckTenantName.
+func CheckTenantName(name string) error { return otlp.CheckTenantName(name) }
 
-type tenantKey struct{}
-
-// clientTenant is the context value of WithClientTenant.
-type clientTenant string
-
-// WithTenant returns ctx carrying tenant, the name of the tenant the data
-// of the request belongs to (already validated by the receiver), one the
-// operator named: its quota line, its token, the default tenant, a record
-// already stored under it.
+// WithTenant is otlp.WithTenant.
+//
+// Deprecated: use otlp.WithTenant.
 func WithTenant(ctx context.Context, tenant string) context.Context {
-	return context.WithValue(ctx, tenantKey{}, tenant)
+	return otlp.WithTenant(ctx, tenant)
 }
 
-// WithClientTenant is WithTenant for a tenant name a client chose (a
-// request header, a certificate field) and the operator never listed.
-// A sink that creates something per tenant (the Kafka sink's topic per
-// tenant) bounds what such names may create, as it bounds every other
-// name a client may choose; it never refuses a tenant of WithTenant for
-// that.
+// WithClientTenant is otlp.WithClientTenant.
+//
+// Deprecated: use otlp.WithClientTenant.
 func WithClientTenant(ctx context.Context, tenant string) context.Context {
-	return context.WithValue(ctx, tenantKey{}, clientTenant(tenant))
+	return otlp.WithClientTenant(ctx, tenant)
 }
 
-// TenantFrom returns the tenant of the write whose context is ctx, and
-// whether the receiver set one (false when tenancy is off; the data then
-// belongs to DefaultTenant).
-func TenantFrom(ctx context.Context) (string, bool) {
-	switch t := ctx.Value(tenantKey{}).(type) {
-	case string:
-		return t, true
-	case clientTenant:
-		return string(t), true
-	}
-	return "", false
-}
+// TenantFrom is otlp.TenantFrom.
+//
+// Deprecated: use otlp.TenantFrom.
+func TenantFrom(ctx context.Context) (string, bool) { return otlp.TenantFrom(ctx) }
 
-// TenantFromClient reports whether the tenant of ctx is one a client
-// chose (WithClientTenant).
-func TenantFromClient(ctx context.Context) bool {
-	_, ok := ctx.Value(tenantKey{}).(clientTenant)
-	return ok
-}
+// TenantFromClient is otlp.TenantFromClient.
+//
+// Deprecated: use otlp.TenantFromClient.
+func TenantFromClient(ctx context.Context) bool { return otlp.TenantFromClient(ctx) }

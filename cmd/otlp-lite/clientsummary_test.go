@@ -63,7 +63,7 @@ func TestRefusalReasons(t *testing.T) {
 		reason, last string
 	}{
 		{&grpcwire.Status{Code: grpcwire.Unavailable, Message: "storage is busy"}, "gRPC UNAVAILABLE", "storage is busy"},
-		{fmt.Errorf("send: %w", errPermanent{&grpcwire.Status{Code: grpcwire.InvalidArgument, Message: "bad span"}}), "gRPC INVALID_ARGUMENT", "bad span"},
+		{fmt.Errorf("send: %w", &grpcwire.Status{Code: grpcwire.InvalidArgument, Message: "bad span"}), "gRPC INVALID_ARGUMENT", "bad span"},
 		{&otlpclient.AttemptError{Err: &otlpclient.HTTPError{StatusCode: 429, Status: "429 Too Many Requests"}, Retryable: true}, "HTTP 429", "429 Too Many Requests"},
 		{&otlpclient.HTTPError{StatusCode: 400, Status: "400 Bad Request", Message: "cannot decode"}, "HTTP 400", "cannot decode"},
 		{&otlpclient.RequestError{ID: 3, Message: "FAILED_NONE_RETRYABLE: no spans"}, "stream FAILED_NONE_RETRYABLE", "no spans"},

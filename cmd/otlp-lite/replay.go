@@ -13,36 +13,18 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/forward"
 	"github.com/otlp-lite/otlp-lite/internal/redact"
-	"github.com/otlp-lite/otlp-lite/internal/wait"
-	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
-// Replay timing. Backoff (otlpclient.Backoff, with its jitter) follows the
-// OpenTelemetry exporters' defaults (initial 5 s in the collector; shorter
-// here because replay is usually pointed at a receiver that is just
-// starting) and is capped so that a long outage is retried at least every
-// 30 s (or as late as the receiver's RetryInfo or Retry-After asks).
-//
-// When stopped, replay gives records already sent replayStopGrace to be
-// acknowledged: enough for a reachable receiver to answer, so the next run
-// need not resend what it stored, and short enough that stopping a replay
-// against a receiver that is down does not hang.
-const (
-	replayInitialBackoff = 500 * time.Millisecond
-	replayMaxBackoff     = 30 * time.Second
-	replayCommitEvery    = time.Second
-	replayProgressEvery  = 2 * time.Second
-	replayStopGrace      = time.Second
-)
+// replayProgressEvery is how often replay prints its progress.
+const replayProgressEvery = 2 * time.Second
 
 // replay re-sends stored records to an OTLP receiver:
 //
@@ -50,23 +32,33 @@ const (
 //	    [-follow] [-cursor NAME] [-signal all|traces|metrics|logs|profiles]
 //	    [-insecure | -tls-ca FILE ...] [-token-file FILE] [-header K:V] [-compression gzip|none]
 //
-// Each record is sent as one Export request, in stored order, and retried
-// until the receiver accepts it, for as long as the receiver answers with a
-// retryable failure (OTLP v1.11 "Failures": UNAVAILABLE and friends over
-// gRPC, 429/502/503/504 over HTTP), or cannot be reached, waiting as long as
-// the receiver's RetryInfo or Retry-After asks. A record the receiver
-// refuses for good (INVALID_ARGUMENT, 400, larger than its message limit) is
-// logged with its signal, segment and offset, counted as failed in the
-// summary, and skipped; the exit status is then 1.
+// replay is forwarding (package forward) with one destination: the same
+// loop, retries and backoff, verdicts on failures (otlpclient.Classify),
+// dead letters and gap reporting. Each record is sent as one Export
+// request, in stored order (one at a time over grpc and http; pipelined on
+// the stream), and retried until the receiver accepts it, for as long as
+// the receiver answers with a retryable failure (OTLP v1.11 "Failures":
+// UNAVAILABLE and friends over gRPC, 429/502/503/504 over HTTP), or cannot
+// be reached, waiting as long as the receiver's RetryInfo or Retry-After
+// asks. A record the receiver refuses for good (INVALID_ARGUMENT, 400,
+// larger than its message limit) is logged with its signal, segment and
+// offset, counted as failed in the summary, and kept in the dead-letter
+// store forward.DeadLetterDir(DIR, "replay-"+NAME) (`otlp-lite export`
+// reads it); the exit status is then 1. A receiver that refuses the client
+// rather than the record (credentials, a wrong path) stops the signal
+// before that record, nothing skipped.
 //
 // With -cursor, progress is kept in a durable named cursor in the data
-// directory (committed every second and at exit), so a restarted replay
-// continues where the last one stopped; without it, every run starts from
-// the oldest record. The cursor never passes a record that was not
-// acknowledged (or logged as refused), whatever ends the run: stopped by
-// SIGINT or SIGTERM with records left unacknowledged, replay says which,
-// prints the last send error, and exits 1. Delivery is at least once: after
-// a crash, up to a second's worth of records may be sent again.
+// directory (committed as acknowledgements arrive and at exit), so a
+// restarted replay continues where the last one stopped; without it,
+// every run starts from the oldest record. The cursor never passes a
+// record that was not acknowledged (or dead-lettered), whatever ends the
+// run: stopped by SIGINT or SIGTERM with records left unacknowledged,
+// replay says how many, prints the last send error, and exits 1. Delivery
+// is at least once: after a crash, up to forward.DefaultStreamInFlight
+// records may be sent again. A replay cursor is not one of serve's
+// forwarding cursors (forward.CursorPrefix): retention does not wait for
+// it, and records it deletes first are reported as gaps (-allow-gaps).
 //
 // The connection flags (TLS, token, headers, compression) are loadgen's
 // (clientFlags); the run ends with the same summary as loadgen's
@@ -90,7 +82,8 @@ type replayConfig struct {
 	timeout   time.Duration
 	client    clientFlags
 	rec       *clientRecorder // what the summary reports
-	// tenantHeader, when set, carries each record's tenant (tenants.go).
+	// tenantHeader, when set, carries each record's tenant
+	// (forward.Destination.TenantHeader).
 	tenantHeader string
 }
 
@@ -105,7 +98,7 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.StringVar(&cfg.cursor, "cursor", "", "name of a durable cursor: resume from where the last replay with this name stopped")
 	fs.BoolVar(&cfg.allowGaps, "allow-gaps", false, "exit 0 although retention deleted records before they were replayed (they are counted and reported either way; without it such a gap makes the exit status 1)")
 	signalName := fs.String("signal", "all", "signals to replay: all, traces, metrics, logs or profiles")
-	fs.DurationVar(&cfg.timeout, "timeout", 10*time.Second, "timeout of each export request; with -protocol stream, the longest wait for an acknowledgement while the stream acknowledges nothing, after which it is replaced")
+	fs.DurationVar(&cfg.timeout, "timeout", forward.DefaultTimeout, "timeout of each export request; with -protocol stream, the longest wait for an acknowledgement while the stream acknowledges nothing, after which it is replaced")
 	cfg.client.register(fs, true, "gzip", "none")
 	summaryJSON := summaryFlag(fs)
 	fs.StringVar(&cfg.tenantHeader, "tenant-header", "", "send each record's tenant in this header (the receiving otlp-lite's -tenant-header, such as X-Scope-OrgID); grpc and http only")
@@ -151,13 +144,14 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		cfg.signals = []storage.Signal{sig}
 	}
-	var newSender func(storage.Signal, *replayCounts) sender
+	var proto forward.Protocol
 	switch cfg.protocol {
 	case "grpc":
-		newSender = newGRPCSenders(cfg)
+		proto = forward.GRPC
 	case "http":
-		newSender = newHTTPSenders(cfg)
+		proto = forward.HTTP
 	case "stream":
+		proto = forward.Stream
 		if cfg.tenantHeader != "" {
 			// A stream carries the headers of its start: one tenant
 			// for many records.
@@ -168,161 +162,184 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "replay: unknown -protocol %q: want grpc, stream or http\n", cfg.protocol)
 		return 2
 	}
-	if newSender != nil {
-		newSender = recordedSenders(newSender, cfg.rec)
-	}
 	if st, err := os.Stat(cfg.dataDir); err != nil || !st.IsDir() {
 		fmt.Fprintf(stderr, "replay: no data directory %s\n", cfg.dataDir)
 		return 1
 	}
 
-	var counts [otlp.MaxSignal + 1]replayCounts
-	errc := make(chan error, len(cfg.signals))
-	var wg sync.WaitGroup
-	for _, sig := range cfg.signals {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if cfg.protocol == "stream" {
-				errc <- replaySignalStream(ctx, cfg, sig, &counts[sig], stderr)
-				return
-			}
-			errc <- replaySignal(ctx, cfg, sig, newSender(sig, &counts[sig]), &counts[sig], stderr)
-		}()
+	dest := replayDestination(cfg, proto)
+	var mu sync.Mutex // one line at a time on stderr
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(stderr, "replay: "+format+"\n", args...)
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	readWith := fmt.Sprintf("otlp-lite export -data-dir %s", forward.DeadLetterDir(cfg.dataDir, dest.Name))
+	f, err := forward.New(forward.Options{
+		DataDir: cfg.dataDir,
+		// A replay cursor is not held by the retention of a serve on
+		// the same directory: gaps are reported, and -allow-gaps
+		// decides the exit status.
+		Unheld:          true,
+		Once:            !cfg.follow,
+		StopOnRefusal:   true,
+		LazyDeadLetters: true,
+		Observe: func(e forward.Event) {
+			switch e.Kind {
+			case forward.Delivered:
+				cfg.rec.delivered(e.Bytes, e.Latency)
+			case forward.Retried, forward.RefusedClient:
+				cfg.rec.refusal(attemptCause(e.Err))
+			case forward.RefusedData:
+				cfg.rec.refusal(e.Err)
+				say("%s: record at %s refused for good, kept as a dead letter (%s -signal %s): %v", e.Signal, e.Record, readWith, e.Signal, e.Err)
+			case forward.Damaged:
+				say("%s: skipped damaged data: %v", e.Signal, e.Err)
+			case forward.Gap:
+				say("%s: %v: they cannot be replayed", e.Signal, e.Err)
+			}
+		},
+	}, []forward.Destination{dest})
+	if errors.Is(err, disk.ErrConsumerInUse) {
+		say("-cursor %s is in use by another process (a running serve forwarding with it, or another replay): two writers would overwrite each other's progress", cfg.cursor)
+		return 1
+	}
+	if err != nil {
+		say("%v", err)
+		return 1
+	}
 	tick := time.NewTicker(replayProgressEvery)
 	defer tick.Stop()
 	start := time.Now()
 loop:
 	for {
 		select {
-		case <-done:
+		case <-f.Done():
+			break loop
+		case <-ctx.Done():
 			break loop
 		case <-tick.C:
-			fmt.Fprintf(stderr, "replay: %s\n", progressLine(cfg.signals, counts[:], time.Since(start)))
-			printLastErrors(stderr, cfg, counts[:])
+			stats := f.Stats()
+			say("%s", progressLine(stats, time.Since(start)))
+			printLastErrors(stderr, cfg, stats)
 		}
 	}
-	close(errc)
 	status := 0
-	for err := range errc {
-		if err != nil {
-			fmt.Fprintf(stderr, "replay: %v\n", err)
-			status = 1
-		}
-	}
-	var total replayCounts
-	for _, sig := range cfg.signals {
-		total.add(&counts[sig])
-	}
-	if status != 0 || total.failed.Load() > 0 {
-		printLastErrors(stderr, cfg, counts[:])
-	}
-	if total.failed.Load() > 0 || total.damaged.Load() > 0 {
+	// Close gives what is in flight a moment, and commits the cursor.
+	if err := f.Close(); err != nil {
+		say("%v", err)
 		status = 1
 	}
-	if total.gaps.Load() > 0 && !cfg.allowGaps {
-		fmt.Fprintf(stderr, "replay: %s deleted by retention before they were replayed (exit status 1; -allow-gaps accepts such gaps)\n", gapText(total.lost.Load(), total.gaps.Load(), total.unknownGaps.Load()))
+	stats := f.Stats()
+	var total forward.Stats
+	for _, st := range stats {
+		if re, ok := errors.AsType[*forward.RefusedError](st.Err); ok {
+			say("%s: %v", st.Signal, targetRefusal(re.Record, re.Err))
+		} else if st.Err != nil {
+			say("%s: %v", st.Signal, st.Err)
+		}
+		if st.Unfinished > 0 {
+			say("%v", stoppedError(cfg, st.Signal, fmt.Sprintf("%d records not acknowledged", st.Unfinished)))
+		}
+		if st.Lost > 0 {
+			say("%s: %d records refused for good could not be kept as dead letters and are lost", st.Signal, st.Lost)
+		}
+		if st.Err != nil || st.Unfinished > 0 || st.Lost > 0 {
+			status = 1
+		}
+		total.Sent += st.Sent
+		total.Items += st.Items + st.RejectedItems
+		total.Failed += st.Failed
+		total.Damaged += st.Damaged
+		total.Gaps += st.Gaps
+		total.GapRecords += st.GapRecords
+		total.UnknownGaps += st.UnknownGaps
+	}
+	if status != 0 || total.Failed > 0 {
+		printLastErrors(stderr, cfg, stats)
+	}
+	if total.Failed > 0 || total.Damaged > 0 {
+		status = 1
+	}
+	if total.Gaps > 0 && !cfg.allowGaps {
+		say("%s deleted by retention before they were replayed (exit status 1; -allow-gaps accepts such gaps)", gapText(total.GapRecords, total.Gaps, total.UnknownGaps))
 		status = 1
 	}
 	elapsed := time.Since(start)
 	headline := fmt.Sprintf("replayed %d records (%d items) to %s in %v: %s",
-		total.records.Load(), total.items.Load(), cfg.endpoint, elapsed.Round(time.Millisecond), progressLine(cfg.signals, counts[:], 0))
-	if err := printSummary(stdout, *summaryJSON, headline, replaySummary(cfg, counts[:], elapsed)); err != nil {
-		fmt.Fprintf(stderr, "replay: %v\n", err)
+		total.Sent, total.Items, cfg.endpoint, elapsed.Round(time.Millisecond), progressLine(stats, 0))
+	if err := printSummary(stdout, *summaryJSON, headline, replaySummary(cfg, stats, elapsed)); err != nil {
+		say("%v", err)
 		status = 1
 	}
 	return status
 }
 
+// replayDestination is the one destination a replay forwards to: the
+// connection flags' endpoint, TLS, headers and compression, forwarding's
+// backoff, and replay's cursor (or none). Over grpc and http records go
+// one at a time, in the log's order, so that an interrupted replay's
+// cursor stops right after the last acknowledged record (nothing is sent
+// twice); the stream pipelines forwarding's window.
+func replayDestination(cfg replayConfig, proto forward.Protocol) forward.Destination {
+	d := forward.Destination{
+		Name:         "replay",
+		Protocol:     proto,
+		Endpoint:     cfg.endpoint,
+		TLS:          cfg.client.tls,
+		Header:       cfg.client.header,
+		Compression:  cfg.client.codec,
+		Signals:      cfg.signals,
+		Timeout:      cfg.timeout,
+		Backoff:      otlpclient.Backoff{Initial: forward.DefaultInitialBackoff, Max: forward.DefaultMaxBackoff},
+		InFlight:     1,
+		Uncommitted:  forward.DefaultStreamInFlight,
+		TenantHeader: cfg.tenantHeader,
+		Cursor:       cfg.cursor,
+		NoCursor:     cfg.cursor == "",
+	}
+	if cfg.cursor != "" {
+		d.Name = "replay-" + cfg.cursor
+	}
+	if proto == forward.Stream {
+		d.InFlight = forward.DefaultStreamInFlight
+	}
+	return d
+}
+
+// attemptCause is err without the *otlpclient.AttemptError around it.
+func attemptCause(err error) error {
+	if ae, ok := errors.AsType[*otlpclient.AttemptError](err); ok {
+		return ae.Err
+	}
+	return err
+}
+
 // replaySummary is the summary of a replay: records are its requests.
-func replaySummary(cfg replayConfig, counts []replayCounts, elapsed time.Duration) clientSummary {
+func replaySummary(cfg replayConfig, stats []forward.Stats, elapsed time.Duration) clientSummary {
 	s := clientSummary{Command: "replay", Endpoint: cfg.endpoint}
-	for _, sig := range cfg.signals {
-		c := &counts[sig]
-		s.Acknowledged += c.records.Load()
-		s.Failed += c.failed.Load()
-		s.Items += c.items.Load()
-		s.RejectedItems += c.rejected.Load()
-		s.LostRecords += c.lost.Load()
-		s.Retries += c.retries.Load()
-		if e := c.exporter.Load(); e != nil {
-			s.Retries += int64(e.Stats().Retried)
-		}
+	for _, st := range stats {
+		s.Acknowledged += st.Sent
+		s.Failed += st.Failed
+		s.Items += st.Items + st.RejectedItems // in acknowledged requests
+		s.RejectedItems += st.RejectedItems
+		s.LostRecords += st.GapRecords
+		s.Retries += st.Retries
 	}
 	s.Requests = s.Acknowledged + s.Failed
 	return cfg.rec.summary(s, elapsed)
 }
 
-// recordedSenders wraps the senders that newSender makes so that each
-// delivery (its bytes and latency) and each refusal for good is recorded
-// for the summary; retried refusals are recorded by OnRetry.
-func recordedSenders(newSender func(storage.Signal, *replayCounts) sender, rec *clientRecorder) func(storage.Signal, *replayCounts) sender {
-	return func(sig storage.Signal, counts *replayCounts) sender {
-		send := newSender(sig, counts)
-		return func(ctx context.Context, data []byte) (int64, error) {
-			sent := time.Now()
-			rejected, err := send(ctx, data)
-			switch {
-			case err == nil:
-				rec.delivered(len(data), time.Since(sent))
-			case ctx.Err() == nil: // stopped is not refused
-				rec.refusal(err)
-			}
-			return rejected, err
-		}
-	}
-}
-
-// replayCounts are one signal's progress, read by the progress line while
-// the signal's goroutine updates them.
-type replayCounts struct {
-	records, items atomic.Int64 // accepted by the receiver
-	rejected       atomic.Int64 // items the receiver reported as rejected (partial success)
-	failed         atomic.Int64 // records refused for good
-	retries        atomic.Int64
-	damaged        atomic.Int64 // damaged regions skipped
-	// Gaps retention made (disk.GapError): how many, the records in them,
-	// and how many of them have an unknown size.
-	gaps, lost, unknownGaps atomic.Int64
-	// failing is the last retryable send failure, nil once a record got
-	// through; with -protocol stream, exporter.LastError says it.
-	failing  atomic.Pointer[error]
-	exporter atomic.Pointer[otlpclient.StreamExporter]
-}
-
-func (c *replayCounts) setFailing(err error) {
-	if err == nil {
-		c.failing.Store(nil)
-		return
-	}
-	c.failing.Store(&err)
-}
-
-// lastError is what keeps the signal's records from getting through, nil
-// if nothing does.
-func (c *replayCounts) lastError() error {
-	if e := c.exporter.Load(); e != nil {
-		return e.LastError()
-	}
-	if err := c.failing.Load(); err != nil {
-		return *err
-	}
-	return nil
-}
-
 // printLastErrors prints each signal's last send failure, with what to do
 // about it when a flag is the usual cause.
-func printLastErrors(w io.Writer, cfg replayConfig, counts []replayCounts) {
+func printLastErrors(w io.Writer, cfg replayConfig, stats []forward.Stats) {
 	advice := ""
 	if cfg.client.tls == nil {
 		advice = "if the receiver uses TLS, leave out -insecure"
 	}
-	for _, sig := range cfg.signals {
-		if err := counts[sig].lastError(); err != nil {
-			fmt.Fprintf(w, "replay: %s: last error: %s\n", sig, describeSendError(err, advice))
+	for _, st := range stats {
+		if err := st.LastError; err != nil {
+			fmt.Fprintf(w, "replay: %s: last error: %s\n", st.Signal, describeSendError(attemptCause(err), advice))
 		}
 	}
 }
@@ -365,29 +382,6 @@ func describeSendError(err error, tlsAdvice string) string {
 	return err.Error()
 }
 
-func (c *replayCounts) add(o *replayCounts) {
-	c.records.Add(o.records.Load())
-	c.items.Add(o.items.Load())
-	c.rejected.Add(o.rejected.Load())
-	c.failed.Add(o.failed.Load())
-	c.retries.Add(o.retries.Load())
-	c.damaged.Add(o.damaged.Load())
-	c.gaps.Add(o.gaps.Load())
-	c.lost.Add(o.lost.Load())
-	c.unknownGaps.Add(o.unknownGaps.Load())
-}
-
-// noteGap counts a gap retention made in sig's log and says so on stderr.
-func (c *replayCounts) noteGap(w io.Writer, sig storage.Signal, g *disk.GapError) {
-	c.gaps.Add(1)
-	if g.Records < 0 {
-		c.unknownGaps.Add(1)
-	} else {
-		c.lost.Add(g.Records)
-	}
-	fmt.Fprintf(w, "replay: %s: %v: they cannot be replayed\n", sig, g)
-}
-
 // gapText says what the gaps lost: "75 records" or, with gaps of unknown
 // size, "at least 75 records".
 func gapText(lost, gaps, unknown int64) string {
@@ -401,27 +395,26 @@ func gapText(lost, gaps, unknown int64) string {
 	return s
 }
 
-func progressLine(sigs []storage.Signal, counts []replayCounts, elapsed time.Duration) string {
+func progressLine(stats []forward.Stats, elapsed time.Duration) string {
 	var b strings.Builder
-	for i, sig := range sigs {
+	for i, c := range stats {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		c := &counts[sig]
-		fmt.Fprintf(&b, "%s %d records/%d items", sig, c.records.Load(), c.items.Load())
-		if n := c.rejected.Load(); n > 0 {
+		fmt.Fprintf(&b, "%s %d records/%d items", c.Signal, c.Sent, c.Items+c.RejectedItems)
+		if n := c.RejectedItems; n > 0 {
 			fmt.Fprintf(&b, " (%d items rejected)", n)
 		}
-		if n := c.failed.Load(); n > 0 {
+		if n := c.Failed; n > 0 {
 			fmt.Fprintf(&b, " (%d records failed)", n)
 		}
-		if n := c.damaged.Load(); n > 0 {
+		if n := c.Damaged; n > 0 {
 			fmt.Fprintf(&b, " (%d damaged regions skipped)", n)
 		}
-		if n := c.gaps.Load(); n > 0 {
-			fmt.Fprintf(&b, " (%s deleted by retention before they were replayed)", gapText(c.lost.Load(), n, c.unknownGaps.Load()))
+		if n := c.Gaps; n > 0 {
+			fmt.Fprintf(&b, " (%s deleted by retention before they were replayed)", gapText(c.GapRecords, n, c.UnknownGaps))
 		}
-		if n := c.retries.Load(); n > 0 {
+		if n := c.Retries; n > 0 {
 			fmt.Fprintf(&b, " (%d retries)", n)
 		}
 	}
@@ -429,33 +422,6 @@ func progressLine(sigs []storage.Signal, counts []replayCounts, elapsed time.Dur
 		fmt.Fprintf(&b, " after %v", elapsed.Round(time.Second))
 	}
 	return b.String()
-}
-
-// replaySource reads one signal's records: a disk.Consumer with -cursor,
-// so that progress is kept, or a disk.Reader from the oldest record
-// without. Position before the first Next is where the run starts. Both
-// report records retention deleted before they were read as a
-// *disk.GapError.
-type replaySource interface {
-	Next() (disk.Record, error)
-	Position() disk.Position
-	CommitTo(disk.Position) error
-	Close() error
-}
-
-type uncommitted struct{ *disk.Reader }
-
-func (uncommitted) CommitTo(disk.Position) error { return nil }
-
-func openReplaySource(cfg replayConfig, sig storage.Signal) (replaySource, error) {
-	if cfg.cursor == "" {
-		return uncommitted{disk.NewGapReader(cfg.dataDir, sig)}, nil
-	}
-	c, err := disk.OpenConsumer(cfg.dataDir, cfg.cursor, sig)
-	if errors.Is(err, disk.ErrConsumerInUse) {
-		return nil, fmt.Errorf("%s: -cursor %s is in use by another process (a running serve forwarding with it, or another replay): two writers would overwrite each other's progress", sig, cfg.cursor)
-	}
-	return c, err
 }
 
 // stoppedError reports records a stopped run left undelivered: what is
@@ -468,177 +434,7 @@ func stoppedError(cfg replayConfig, sig storage.Signal, left string) error {
 	return fmt.Errorf("%s: stopped with %s: %s", sig, left, next)
 }
 
-func replaySignal(ctx context.Context, cfg replayConfig, sig storage.Signal, send sender, counts *replayCounts, stderr io.Writer) error {
-	src, err := openReplaySource(cfg, sig)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	// handled is the position after the last record delivered or refused
-	// for good: the cursor may go that far and no further. The source's
-	// own position is past the record being sent, which an interrupted
-	// run has not delivered.
-	handled := src.Position()
-	lastCommit := time.Now()
-	commit := func() error {
-		if err := src.CommitTo(handled); err != nil {
-			return fmt.Errorf("%s: %w", sig, err)
-		}
-		lastCommit = time.Now()
-		return nil
-	}
-	for {
-		if time.Since(lastCommit) >= replayCommitEvery {
-			if err := commit(); err != nil {
-				return err
-			}
-		}
-		rec, err := src.Next()
-		if err == io.EOF {
-			if err := commit(); err != nil {
-				return err
-			}
-			if !cfg.follow || !wait.For(ctx, followPoll) {
-				return nil
-			}
-			continue
-		}
-		if errors.Is(err, disk.ErrCorrupt) {
-			counts.damaged.Add(1)
-			fmt.Fprintf(stderr, "replay: %s: skipped damaged data: %v\n", sig, err)
-			handled = src.Position()
-			continue
-		}
-		if g, ok := errors.AsType[*disk.GapError](err); ok {
-			counts.noteGap(stderr, sig, g)
-			handled = src.Position()
-			continue
-		}
-		if err != nil {
-			return errors.Join(fmt.Errorf("%s: %w", sig, err), commit())
-		}
-		rejected, err := send(withRecordTenant(ctx, cfg, rec), rec.Data)
-		if err != nil {
-			if ctx.Err() != nil {
-				return errors.Join(stoppedError(cfg, sig, fmt.Sprintf("the record at %s:%d not accepted", rec.Segment, rec.Offset)), commit())
-			}
-			if tr, ok := errors.AsType[*errTarget](err); ok {
-				return errors.Join(fmt.Errorf("%s: %w", sig, targetRefusal(fmt.Sprintf("%s:%d", rec.Segment, rec.Offset), tr.err)), commit())
-			}
-			counts.failed.Add(1)
-			fmt.Fprintf(stderr, "replay: %s: record at %s:%d refused for good, skipped: %v\n", sig, rec.Segment, rec.Offset, err)
-			handled = src.Position()
-			continue
-		}
-		counts.setFailing(nil)
-		counts.records.Add(1)
-		counts.items.Add(int64(rec.Items))
-		counts.rejected.Add(rejected)
-		handled = src.Position()
-	}
-}
-
-// errTarget wraps a refusal of the client or the endpoint rather than of the
-// record: the target would refuse every record the same way, so replay
-// stops instead of skipping them all.
-type errTarget struct{ err error }
-
-func (e *errTarget) Error() string { return e.err.Error() }
-func (e *errTarget) Unwrap() error { return e.err }
-
 // targetRefusal is the error that stops a replay at the record at where.
 func targetRefusal(where string, err error) error {
 	return fmt.Errorf("the target refused the record at %s as it would refuse every record (%v): check -endpoint, -protocol and the target's credentials; nothing was skipped, the next run resumes there", where, err)
-}
-
-// errPermanent wraps failures that retrying cannot fix.
-type errPermanent struct{ err error }
-
-func (e errPermanent) Error() string { return e.err.Error() }
-func (e errPermanent) Unwrap() error { return e.err }
-
-// sender sends one signal's Export request until the receiver accepts it,
-// refuses it for good (errPermanent, or *errTarget when it would refuse
-// every record) or ctx ends, and returns the number of items the receiver
-// rejected (partial success). Retryable failures are retried by
-// otlpclient's loop, as replayClientConfig sets it up.
-type sender func(ctx context.Context, data []byte) (int64, error)
-
-// replayClientConfig is the otlpclient configuration of one signal's
-// records: retried until delivered or ctx ends (never dropped on a
-// timeout), each attempt bounded by -timeout, each retry counted and its
-// failure kept as the signal's last error.
-func replayClientConfig(cfg replayConfig, sig storage.Signal, counts *replayCounts) otlpclient.Config {
-	c := otlpclient.Config{
-		Endpoint:       cfg.endpoint,
-		TLS:            cfg.client.tls,
-		Compression:    cfg.client.codec,
-		Signal:         sig,
-		RequestTimeout: -1,
-		AttemptTimeout: cfg.timeout,
-		Backoff:        otlpclient.Backoff{Initial: replayInitialBackoff, Max: replayMaxBackoff},
-		OnRetry: func(err error, _ time.Duration) {
-			if ae, ok := errors.AsType[*otlpclient.AttemptError](err); ok {
-				err = ae.Err
-			}
-			counts.setFailing(err)
-			counts.retries.Add(1)
-			cfg.rec.refusal(err)
-		},
-	}
-	return c
-}
-
-// newGRPCSenders returns the OTLP/gRPC senders' constructor: an
-// otlpclient.UnaryExporter for each signal, all on one connection.
-func newGRPCSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender {
-	httpc := tenantClient(cfg, cfg.client.wrap(otlpclient.NewHTTPClient(cfg.client.tls, 0, 0)))
-	return func(sig storage.Signal, counts *replayCounts) sender {
-		ccfg := replayClientConfig(cfg, sig, counts)
-		ccfg.HTTP = httpc
-		u := otlpclient.NewUnaryExporter(ccfg)
-		return func(ctx context.Context, data []byte) (int64, error) {
-			ps, err := u.ExportResult(ctx, data)
-			if err == nil {
-				return ps.Rejected, nil
-			}
-			// Retryable failures are retried until ctx ends; what is left
-			// is the interruption or a refusal for good.
-			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-				if otlpclient.RefusesClient(st) {
-					return 0, &errTarget{st}
-				}
-				return 0, errPermanent{st}
-			}
-			return 0, err
-		}
-	}
-}
-
-// newHTTPSenders returns the OTLP/HTTP senders' constructor: an
-// otlpclient.HTTPExporter for each signal, retried by otlpclient's loop.
-func newHTTPSenders(cfg replayConfig) func(storage.Signal, *replayCounts) sender {
-	scheme := "https://"
-	if cfg.client.tls == nil {
-		scheme = "http://"
-	}
-	client := tenantClient(cfg, cfg.client.wrap(otlpclient.NewHTTP1Client(cfg.client.tls, nil)))
-	return func(sig storage.Signal, counts *replayCounts) sender {
-		ccfg := replayClientConfig(cfg, sig, counts)
-		ccfg.HTTP = client
-		h := otlpclient.NewHTTPExporter(otlpclient.HTTPConfig{Config: ccfg, URL: scheme + cfg.endpoint + sig.Info().HTTPPath})
-		return func(ctx context.Context, data []byte) (int64, error) {
-			ps, err := h.ExportResult(ctx, data)
-			if err == nil {
-				return ps.Rejected, nil
-			}
-			if ae, ok := errors.AsType[*otlpclient.AttemptError](err); ok && !ae.Retryable {
-				if otlpclient.RefusesClient(err) {
-					return 0, &errTarget{ae.Err}
-				}
-				return 0, errPermanent{ae.Err}
-			}
-			return 0, err
-		}
-	}
 }

@@ -11,7 +11,7 @@ const module = "github.com/otlp-lite/otlp-lite/"
 
 // allowed lists, for every package of the module but main, the packages of
 // the module it may import. The data flows one way: transports and sources
-// -> ingest (handler, for now) -> sinks; forwarding reads the log; shared
+// -> ingest -> sinks; forwarding reads the log; shared
 // facts (signals, paths, retry rules, quoting, redaction) sit at the bottom
 // and import nothing of the module. A new package must be placed here; an
 // import that is not listed fails the test, so an arrow against the flow is
@@ -23,6 +23,8 @@ var allowed = map[string][]string{
 	"internal/redact":    nil,
 	"internal/wait":      nil,
 	"internal/connstate": nil,
+	"internal/watchfile": nil,
+	"internal/kafkaconn": nil,
 
 	// Codecs and the storage contract.
 	"compression":                {"internal/quote"},
@@ -38,18 +40,24 @@ var allowed = map[string][]string{
 	"storage/discard":    {"otlp", "storage"},
 	"storage/deadletter": {"storage/disk"},
 
-	// Transports and the ingest core.
+	// The ingest core: every way in passes through it, down to the sink.
+	// grpcwire for its Status, the pipeline's error currency.
+	"ingest": {"compression", "grpcwire", "internal/connstate", "internal/watchfile", "otlp", "otlpdecode", "otlpjson", "storage"},
+
+	// Transports, above the ingest core.
 	"server":  {"internal/connstate"},
-	"handler": {"compression", "grpcwire", "internal/connstate", "internal/quote", "internal/redact", "otlp", "otlpdecode", "otlpjson", "storage"},
+	"handler": {"compression", "grpcwire", "ingest", "internal/connstate", "internal/quote", "internal/redact", "internal/watchfile", "otlp", "otlpdecode", "otlpjson", "storage"},
 
 	// Clients and forwarding, above the log.
-	"otlpclient": {"compression", "grpcwire", "otlp", "otlpjson", "storage" /* a context key: issue 22 moves it down */},
-	"forward":    {"compression", "grpcwire", "internal/redact", "internal/wait", "otlp", "otlpclient", "storage", "storage/deadletter", "storage/disk"},
+	"otlpclient": {"compression", "grpcwire", "otlp", "otlpjson"},
+	"forward":    {"compression", "internal/redact", "internal/wait", "otlp", "otlpclient", "storage", "storage/deadletter", "storage/disk"},
 
-	// Kafka: the sink, and the source that stores through the handler
-	// (against the flow: issue 22 moves the source beside the transports,
-	// onto the ingest core).
-	"storage/kafka": {"handler", "internal/wait", "otlp", "otlpjson", "storage"},
+	// Kafka: the sink, and the source beside the transports, storing
+	// through the ingest core; both reach the brokers through
+	// internal/kafkaconn, and the source reads the sink's record format
+	// (its encodings, its tenant header) from the sink, lower in the flow.
+	"storage/kafka": {"internal/kafkaconn", "otlp", "otlpjson", "storage"},
+	"kafkasource":   {"ingest", "internal/kafkaconn", "internal/wait", "otlp", "storage", "storage/kafka"},
 
 	// The operator's view (the admin port's pages, the offline stats of a
 	// data directory): reads a metrics set, the log and the cursors.
@@ -57,7 +65,7 @@ var allowed = map[string][]string{
 
 	// The receiver composed, the top of the library: it may import every
 	// package but cmd/, and none imports it.
-	"service": {"admin", "forward", "grpcwire", "handler", "internal/redact", "otlp", "otlpclient", "otlpdecode",
+	"service": {"admin", "forward", "grpcwire", "handler", "internal/redact", "kafkasource", "otlp", "otlpclient", "otlpdecode",
 		"server", "storage", "storage/deadletter", "storage/discard", "storage/disk", "storage/kafka"},
 
 	// Test harnesses.

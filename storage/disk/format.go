@@ -49,7 +49,7 @@ import (
 // -storage-compression affects only segments created afterwards and every
 // old segment stays readable. Version 3 adds the tenant of a record
 // (tenant.go): its records may set recordTenantFlag; a record without it
-// belongs to storage.DefaultTenant, as does every record of versions 1
+// belongs to otlp.DefaultTenant, as does every record of versions 1
 // and 2, so existing data directories open unchanged and read as the
 // default tenant. A binary older than version 3 refuses version 3
 // segments rather than misreading them.

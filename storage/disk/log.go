@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -389,8 +390,8 @@ func syncDir(dir string) error {
 // policy promises.
 func (l *signalLog) write(ctx context.Context, data []byte, items int) error {
 	now := time.Now().UnixNano()
-	tenant, _ := storage.TenantFrom(ctx)
-	if tenant == storage.DefaultTenant {
+	tenant, _ := otlp.TenantFrom(ctx)
+	if tenant == otlp.DefaultTenant {
 		// What a record without a tenant reads as: store nothing.
 		tenant = ""
 	}

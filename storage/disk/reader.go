@@ -23,7 +23,7 @@ type Record struct {
 	// is read (for Scan: until the callback returns).
 	Data []byte
 	// Tenant is the tenant the receiver stored the request for;
-	// storage.DefaultTenant for records stored without one (tenancy off,
+	// otlp.DefaultTenant for records stored without one (tenancy off,
 	// or format versions 1 and 2).
 	Tenant string
 	// Segment (the file name) and Offset say where the record is, for

@@ -167,6 +167,14 @@ func held(holds []hold, seg segInfo) bool {
 	return false
 }
 
+// Holds reports whether retention holds records for the consumer called
+// name (Options.HoldPrefix): MaxAge deletes nothing it has not committed,
+// and what MaxBytes deletes anyway is logged and reported to OnLoss. A
+// reader that must not lose data silently (package forward) checks it.
+func (s *Store) Holds(name string) bool {
+	return s.opts.HoldPrefix != "" && strings.HasPrefix(name, s.opts.HoldPrefix)
+}
+
 // holds reads the committed positions of sig's holding consumers. A cursor
 // that cannot be read holds everything: better to keep data than to delete
 // what a consumer may still need.

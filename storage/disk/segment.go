@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 const (
@@ -244,7 +244,7 @@ func (r *segmentReader) readRecord(off int64) (Record, int64, recordStatus) {
 		Time:    time.Unix(0, ts),
 		Items:   items,
 		Data:    body[recordMetaSize:],
-		Tenant:  storage.DefaultTenant,
+		Tenant:  otlp.DefaultTenant,
 		Segment: filepath.Base(r.path),
 		Offset:  off,
 	}

@@ -20,7 +20,7 @@ const recordTenantFlag = 1 << 31
 
 // maxRecordTenant is the longest tenant name a record holds: its length
 // is one byte. The receiver's names are at most 150 bytes
-// (storage.MaxTenantNameLength).
+// (otlp.MaxTenantNameLength).
 const maxRecordTenant = 255
 
 // errRecordTenant is a record whose tenant field runs past its body.
@@ -55,7 +55,7 @@ type TenantSignalStats struct {
 
 // ReadTenantStats counts the records and items of every tenant in the
 // store in dataDir, by signal; records stored without a tenant count for
-// storage.DefaultTenant. Unlike ReadStats it reads every record (the
+// otlp.DefaultTenant. Unlike ReadStats it reads every record (the
 // tenant is not in the fixed header), so it takes as long as an export
 // without output. It may run while a server writes there. Damaged
 // regions are skipped, as Scan does, and reported in the error beside

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -20,23 +21,23 @@ func TestRecordTenants(t *testing.T) {
 	dir := t.TempDir()
 	writeV1Segment(t, dir, storage.Traces, 1, "old-a", "old-b")
 	type rec struct{ tenant, data string }
-	want := []rec{{storage.DefaultTenant, "old-a"}, {storage.DefaultTenant, "old-b"}}
+	want := []rec{{otlp.DefaultTenant, "old-a"}, {otlp.DefaultTenant, "old-b"}}
 	for round, c := range []Compression{CompressionNone, CompressionZstd} {
 		s, err := Open(dir, Options{Compression: c})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, tenant := range []string{"team-a", "", "team-b", storage.DefaultTenant, "team-a", strings.Repeat("x", 150)} {
+		for i, tenant := range []string{"team-a", "", "team-b", otlp.DefaultTenant, "team-a", strings.Repeat("x", 150)} {
 			ctx := context.Background()
 			if tenant != "" {
-				ctx = storage.WithTenant(ctx, tenant)
+				ctx = otlp.WithTenant(ctx, tenant)
 			}
 			data := fmt.Sprintf("round %d record %d", round, i)
 			if err := s.Write(ctx, storage.Traces, []byte(data), 1); err != nil {
 				t.Fatal(err)
 			}
 			if tenant == "" {
-				tenant = storage.DefaultTenant
+				tenant = otlp.DefaultTenant
 			}
 			want = append(want, rec{tenant, data})
 		}
@@ -73,7 +74,7 @@ func TestRecordTenants(t *testing.T) {
 		t.Fatalf("team-a stats %+v", a)
 	}
 	// Default: the two v1 records (1 and 2 items), and two a round.
-	if d := ts[storage.DefaultTenant][storage.Traces]; d.Records != 6 || d.Items != 7 {
+	if d := ts[otlp.DefaultTenant][storage.Traces]; d.Records != 6 || d.Items != 7 {
 		t.Fatalf("default stats %+v", d)
 	}
 }
@@ -85,7 +86,7 @@ func TestRecordTenantTooLong(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ctx := storage.WithTenant(context.Background(), strings.Repeat("x", 256))
+	ctx := otlp.WithTenant(context.Background(), strings.Repeat("x", 256))
 	if err := s.Write(ctx, storage.Traces, []byte("x"), 1); err == nil {
 		t.Fatal("a 256-byte tenant was stored")
 	}

@@ -21,7 +21,8 @@
 // allow_auto_topic_creation and client_id. What it does not copy, and
 // why, is in the README's Kafka section.
 //
-// Consumer reads such records back into a storage.Sink (consume.go).
+// The Kafka source (package kafkasource) reads such records back through
+// the ingest pipeline into a storage.Sink.
 //
 // Guarantee: Write returns nil only after every record of the request is
 // acknowledged by all in-sync replicas (acks=all) through an idempotent
@@ -53,10 +54,8 @@ import (
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/sasl"
-	"github.com/twmb/franz-go/pkg/sasl/plain"
-	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/otlp-lite/otlp-lite/internal/kafkaconn"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -171,8 +170,8 @@ type Config struct {
 	TopicFromAttribute string
 
 	// TopicPerTenant, when set, is a pattern naming the topic of each
-	// write from its tenant (storage.TenantFrom; a write without one
-	// belongs to storage.DefaultTenant): "{topic}" stands for the
+	// write from its tenant (otlp.TenantFrom; a write without one
+	// belongs to otlp.DefaultTenant): "{topic}" stands for the
 	// signal's topic and "{tenant}" for the tenant, e.g.
 	// "{topic}_{tenant}" sends team-a's spans to otlp_spans_team-a. Both
 	// are required (see CheckTopicPerTenant). It excludes
@@ -233,7 +232,7 @@ type Config struct {
 	// MaxClientTopics bounds the distinct topics clients may name, through
 	// TopicFromAttribute, a signal's TopicFromMetadataKey, or with
 	// TopicPerTenant a tenant name the client chose
-	// (storage.WithClientTenant), over the life of the Sink (default
+	// (otlp.WithClientTenant), over the life of the Sink (default
 	// DefaultMaxClientTopics): with
 	// auto.create.topics.enable every new name creates a topic, and a
 	// client must not be able to create them without end. A write naming
@@ -275,13 +274,9 @@ const (
 	EncodingJSON  = "otlp_json"
 )
 
-// SASL configures SASL authentication.
-type SASL struct {
-	// Mechanism is "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512".
-	Mechanism string
-	Username  string
-	Password  string
-}
+// SASL configures SASL authentication (internal/kafkaconn, shared with
+// the Kafka source).
+type SASL = kafkaconn.SASL
 
 // Sink produces OTLP requests to Kafka. It is safe for concurrent use.
 type Sink struct {
@@ -384,8 +379,8 @@ func Open(cfg Config) (*Sink, error) {
 	opts := []kgo.Opt{
 		kgo.RecordPartitioner(part),
 		kgo.SeedBrokers(cfg.Brokers...),
-		kgo.ClientID(cmp.Or(cfg.ClientID, defaultClientID)),
-		kgo.DialTimeout(cmp.Or(max(cfg.DialTimeout, 0), defaultDialTimeout)),
+		kgo.ClientID(cmp.Or(cfg.ClientID, kafkaconn.DefaultClientID)),
+		kgo.DialTimeout(cmp.Or(max(cfg.DialTimeout, 0), kafkaconn.DefaultDialTimeout)),
 		// As the Collector (franz_client.go commonOpts): some brokers
 		// claim to support KIP-714 client metrics and then fail them.
 		kgo.DisableClientMetrics(),
@@ -426,7 +421,7 @@ func Open(cfg Config) (*Sink, error) {
 		// so a retry inside one Write never stores a record twice.
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
 	}
-	conn, err := connOpts(cfg.Logger, cfg.TLS, cfg.SASL)
+	conn, err := kafkaconn.Opts(cfg.Logger, cfg.TLS, cfg.SASL)
 	if err != nil {
 		return nil, err
 	}
@@ -466,7 +461,7 @@ func (cfg Config) Validate() error {
 		return err
 	}
 	if cfg.SASL != nil {
-		if _, err := saslMechanism(cfg.SASL); err != nil {
+		if _, err := kafkaconn.Mechanism(cfg.SASL); err != nil {
 			return err
 		}
 	}
@@ -515,8 +510,8 @@ func (s *Sink) setProducerOptions(cfg *Config) error {
 		}
 		for _, sig := range storage.Signals {
 			topic := cfg.signalTopic(sig)
-			if n := len(expandTopic(cfg.TopicPerTenant, topic, "")) + storage.MaxTenantNameLength; n > maxTopicLength {
-				return fmt.Errorf("kafka: TopicPerTenant %q: with the %s topic %q and a tenant name of %d bytes (the longest allowed), a topic would be %d bytes, more than Kafka's %d", cfg.TopicPerTenant, sig, topic, storage.MaxTenantNameLength, n, maxTopicLength)
+			if n := len(expandTopic(cfg.TopicPerTenant, topic, "")) + otlp.MaxTenantNameLength; n > maxTopicLength {
+				return fmt.Errorf("kafka: TopicPerTenant %q: with the %s topic %q and a tenant name of %d bytes (the longest allowed), a topic would be %d bytes, more than Kafka's %d", cfg.TopicPerTenant, sig, topic, otlp.MaxTenantNameLength, n, maxTopicLength)
 			}
 		}
 		if err := checkTenantTopicsApart(cfg); err != nil {
@@ -544,7 +539,7 @@ const maxTopicLength = 249
 // CheckTopicPerTenant says why pattern cannot be Config.TopicPerTenant, if
 // it cannot: it must hold "{tenant}" and "{topic}" once each, and its
 // other characters must be ones a Kafka topic allows (A-Z a-z 0-9 . _ -).
-// Tenant names are made of those same characters (storage.CheckTenantName),
+// Tenant names are made of those same characters (otlp.CheckTenantName),
 // so every tenant yields a legal topic; Open also checks that the signals'
 // topics keep tenants apart, and Write refuses tenant names with a '.'
 // (see topicFold): two tenants never share a topic.
@@ -602,20 +597,20 @@ func checkTopicTenant(tenant string) error {
 // admitTenant returns the TopicPerTenant topic of a write of signal by
 // tenant (hasTenant false: DefaultTenant), or why it is refused: a name
 // with a '.' (checkTopicTenant), or a name a client chose
-// (storage.WithClientTenant) whose topic would be one more than
+// (otlp.WithClientTenant) whose topic would be one more than
 // MaxClientTopics allows. With auto.create.topics.enable every new tenant
 // name creates topics on the brokers, so names from a header are counted
 // with every other topic a client may name; the operator's tenants are
 // not. Every refusal wraps storage.ErrRejected and storage.ErrNotStored.
 func (s *Sink) admitTenant(ctx context.Context, signal storage.Signal, tenant string, hasTenant bool) (string, error) {
 	if !hasTenant {
-		tenant = storage.DefaultTenant
+		tenant = otlp.DefaultTenant
 	}
 	if err := checkTopicTenant(tenant); err != nil {
 		return "", err
 	}
 	topic := s.tenantTopic(signal, tenant)
-	if storage.TenantFromClient(ctx) {
+	if otlp.TenantFromClient(ctx) {
 		if _, err := s.admitTopic(topic, "a tenant name a client sent"); err != nil {
 			return "", storage.NotStored(err)
 		}
@@ -689,33 +684,6 @@ func (s *Sink) tenantTopic(signal storage.Signal, tenant string) string {
 // maxTenantTopics bounds the interned TopicPerTenant topics.
 const maxTenantTopics = 1024
 
-// The client identity and dial timeout of the producer and the consumer
-// when their configuration leaves them unset.
-const (
-	defaultClientID    = "otlp-lite"
-	defaultDialTimeout = 5 * time.Second
-)
-
-// connOpts are the client options shared by the producer and the
-// consumer: logging, TLS and SASL.
-func connOpts(logger *slog.Logger, tlsCfg *tls.Config, sc *SASL) ([]kgo.Opt, error) {
-	var opts []kgo.Opt
-	if logger != nil {
-		opts = append(opts, kgo.WithLogger(slogLogger{logger.With("component", "kafka")}))
-	}
-	if tlsCfg != nil {
-		opts = append(opts, kgo.DialTLSConfig(tlsCfg.Clone()))
-	}
-	if sc != nil {
-		m, err := saslMechanism(sc)
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, kgo.SASL(m))
-	}
-	return opts, nil
-}
-
 // topicFor is the TopicFromAttribute topic of a request piece, "" for the
 // signal's own.
 func (s *Sink) topicFor(msg []byte) string {
@@ -747,21 +715,6 @@ func parseCompression(name string) (kgo.CompressionCodec, error) {
 		return kgo.ZstdCompression(), nil
 	}
 	return kgo.CompressionCodec{}, fmt.Errorf("kafka: unknown compression %q: want none, gzip, snappy, lz4 or zstd", name)
-}
-
-func saslMechanism(c *SASL) (sasl.Mechanism, error) {
-	if c.Username == "" {
-		return nil, errors.New("kafka: SASL needs a username")
-	}
-	switch c.Mechanism {
-	case "PLAIN":
-		return plain.Auth{User: c.Username, Pass: c.Password}.AsMechanism(), nil
-	case "SCRAM-SHA-256":
-		return scram.Auth{User: c.Username, Pass: c.Password}.AsSha256Mechanism(), nil
-	case "SCRAM-SHA-512":
-		return scram.Auth{User: c.Username, Pass: c.Password}.AsSha512Mechanism(), nil
-	}
-	return nil, fmt.Errorf("kafka: unknown SASL mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.Mechanism)
 }
 
 // Ping checks that a broker answers (and, with SASL, accepts the

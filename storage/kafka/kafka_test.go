@@ -20,7 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/kafkasource"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -554,9 +555,10 @@ func testBrokerRestart(t *testing.T, stopArgs ...string) {
 	}
 }
 
-// TestConsumerSASL: the consumer authenticates as the producer does (the
-// same connection code), reading back the records the SASL producer wrote
-// into a sink through a handler, and committing them.
+// TestConsumerSASL: the consumer (kafkasource) authenticates as the
+// producer does (the same connection code, internal/kafkaconn), reading
+// back the records the SASL producer wrote into a sink through an ingest
+// pipeline, and committing them.
 func TestConsumerSASL(t *testing.T) {
 	bs := brokers(t)
 	sasl := os.Getenv("OTLP_LITE_KAFKA_SASL_BROKERS")
@@ -575,8 +577,8 @@ func TestConsumerSASL(t *testing.T) {
 	}
 	sink := &countSink{done: make(chan struct{})}
 	sink.want.Store(int64(3 * want))
-	h := handler.New(handler.Config{Sink: sink})
-	c, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: []string{sasl}, SASL: auth, Group: "sasl-" + lo, Handler: h,
+	p := ingest.New(ingest.Config{Sink: sink})
+	c, err := kafkasource.NewConsumer(kafkasource.ConsumerConfig{Brokers: []string{sasl}, SASL: auth, Group: "sasl-" + lo, Pipeline: p,
 		Topics: map[otlp.Signal]string{otlp.Logs: lo}})
 	if err != nil {
 		t.Fatal(err)
@@ -595,7 +597,7 @@ func TestConsumerSASL(t *testing.T) {
 	}
 
 	// A wrong password reads nothing.
-	bad, err := kafka.NewConsumer(kafka.ConsumerConfig{Brokers: []string{sasl}, Group: "sasl-bad-" + lo, Handler: h,
+	bad, err := kafkasource.NewConsumer(kafkasource.ConsumerConfig{Brokers: []string{sasl}, Group: "sasl-bad-" + lo, Pipeline: p,
 		SASL: &kafka.SASL{Mechanism: "SCRAM-SHA-512", Username: "otlp", Password: "wrong"}, Topics: map[otlp.Signal]string{otlp.Logs: lo}})
 	if err != nil {
 		t.Fatal(err)

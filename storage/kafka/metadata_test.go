@@ -12,6 +12,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
@@ -251,7 +252,7 @@ func TestMetadataRecords(t *testing.T) {
 		{Key: "x-topic", Values: []string{fromMeta, "ignored"}},
 		{Key: "x-key", Values: []string{"k1"}},
 	}
-	ctx := storage.WithTenant(storage.WithMetadata(context.Background(), md), "t1")
+	ctx := otlp.WithTenant(storage.WithMetadata(context.Background(), md), "t1")
 	trMsg := append(payload(t, "traces_all_fields.pb"), idResource("meta-traces")...)
 	loMsg := append(payload(t, "logs_all_fields.pb"), idResource("meta-logs")...)
 	if err := s.Write(ctx, storage.Traces, trMsg, items(t, storage.Traces, trMsg)); err != nil {

@@ -8,11 +8,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
 
-// The tenant of a write (storage.WithTenant) is every record's "tenant"
+// The tenant of a write (otlp.WithTenant) is every record's "tenant"
 // header; a write without one has no header.
 func TestTenantHeader(t *testing.T) {
 	bs := brokers(t)
@@ -24,7 +25,7 @@ func TestTenantHeader(t *testing.T) {
 		msg := append(append([]byte(nil), base...), idResource(fmt.Sprintf("tenant-%d", i))...)
 		ctx := context.Background()
 		if tenant != "" {
-			ctx = storage.WithTenant(ctx, tenant)
+			ctx = otlp.WithTenant(ctx, tenant)
 		}
 		if err := s.Write(ctx, storage.Traces, msg, items(t, storage.Traces, msg)); err != nil {
 			t.Fatal(err)

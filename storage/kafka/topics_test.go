@@ -32,7 +32,7 @@ func TestTopicPerTenantInjective(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ctx := storage.WithTenant(context.Background(), "a.b")
+	ctx := otlp.WithTenant(context.Background(), "a.b")
 	err = s.Write(ctx, storage.Traces, []byte{0x0a, 0x00}, 1)
 	if !errors.Is(err, storage.ErrRejected) || !errors.Is(err, storage.ErrNotStored) || !strings.Contains(err.Error(), "cannot contain '.'") || strings.Contains(err.Error(), "a.b") {
 		t.Fatalf("tenant a.b: %v, want a refusal wrapping ErrRejected and ErrNotStored, not quoting the name", err)
@@ -98,9 +98,9 @@ func TestTopicPerTenantSignalsApart(t *testing.T) {
 
 // With a topic per tenant and auto.create.topics.enable, every new tenant
 // name a client sends creates topics on the brokers: names a client chose
-// (storage.WithClientTenant: a header) count against MaxClientTopics, as
+// (otlp.WithClientTenant: a header) count against MaxClientTopics, as
 // every other topic a client may name; the operator's tenants
-// (storage.WithTenant) never do. A refusal stores nothing.
+// (otlp.WithTenant) never do. A refusal stores nothing.
 func TestTopicPerTenantClientNamesBounded(t *testing.T) {
 	s, err := Open(Config{Brokers: []string{"127.0.0.1:1"}, TopicPerTenant: "{topic}_{tenant}", MaxClientTopics: 2})
 	if err != nil {
@@ -115,20 +115,20 @@ func TestTopicPerTenantClientNamesBounded(t *testing.T) {
 		return s.Write(ctx, storage.Traces, []byte{0x0a, 0x00}, 1)
 	}
 	for _, name := range []string{"client-1", "client-2", "client-1"} {
-		if err := write(storage.WithClientTenant(dead, name)); errors.Is(err, storage.ErrRejected) {
+		if err := write(otlp.WithClientTenant(dead, name)); errors.Is(err, storage.ErrRejected) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	err = write(storage.WithClientTenant(dead, "client-3"))
+	err = write(otlp.WithClientTenant(dead, "client-3"))
 	if !errors.Is(err, storage.ErrRejected) || !errors.Is(err, storage.ErrNotStored) || !strings.Contains(err.Error(), "-kafka-max-client-topics") {
 		t.Fatalf("a third client-named tenant: %v, want a refusal", err)
 	}
 	for i := range 5 {
-		if err := write(storage.WithTenant(dead, fmt.Sprintf("operator-%d", i))); errors.Is(err, storage.ErrRejected) {
+		if err := write(otlp.WithTenant(dead, fmt.Sprintf("operator-%d", i))); errors.Is(err, storage.ErrRejected) {
 			t.Fatalf("an operator's tenant refused: %v", err)
 		}
 	}
-	if tn, ok := storage.TenantFrom(storage.WithClientTenant(context.Background(), "x")); tn != "x" || !ok {
+	if tn, ok := otlp.TenantFrom(otlp.WithClientTenant(context.Background(), "x")); tn != "x" || !ok {
 		t.Fatalf("TenantFrom of a client tenant: %q %v", tn, ok)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -92,8 +93,8 @@ func (b *batch) unref() {
 
 // TenantHeader is the record header holding the tenant of the request a
 // record came from, when the receiver runs with tenancy on
-// (storage.TenantFrom); records without it belong to
-// storage.DefaultTenant.
+// (otlp.TenantFrom); records without it belong to
+// otlp.DefaultTenant.
 const TenantHeader = "tenant"
 
 // Write implements storage.Sink: it produces data as one record (more if it
@@ -132,7 +133,7 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	// any work: a refused topic costs no split. Without metadata options
 	// this is one context lookup.
 	headers := s.headers
-	tenant, hasTenant := storage.TenantFrom(ctx)
+	tenant, hasTenant := otlp.TenantFrom(ctx)
 	var tenantTopic string
 	if s.tenantPattern != "" {
 		var err error

@@ -1,0 +1,69 @@
+// Package kafkaconn is what the Kafka sink (storage/kafka) and the Kafka
+// source (kafkasource) share to reach the brokers: the client identity,
+// dial timeout, TLS and SASL, and the client's log in the receiver's
+// slog.
+package kafkaconn
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// SASL configures SASL authentication.
+type SASL struct {
+	// Mechanism is "PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512".
+	Mechanism string
+	Username  string
+	Password  string
+}
+
+// The client identity and dial timeout of the producer and the consumer
+// when their configuration leaves them unset.
+const (
+	DefaultClientID    = "otlp-lite"
+	DefaultDialTimeout = 5 * time.Second
+)
+
+// Opts are the client options shared by the producer and the
+// consumer: logging, TLS and SASL.
+func Opts(logger *slog.Logger, tlsCfg *tls.Config, sc *SASL) ([]kgo.Opt, error) {
+	var opts []kgo.Opt
+	if logger != nil {
+		opts = append(opts, kgo.WithLogger(slogLogger{logger.With("component", "kafka")}))
+	}
+	if tlsCfg != nil {
+		opts = append(opts, kgo.DialTLSConfig(tlsCfg.Clone()))
+	}
+	if sc != nil {
+		m, err := Mechanism(sc)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.SASL(m))
+	}
+	return opts, nil
+}
+
+// Mechanism is the franz-go mechanism of c, or why c is not valid.
+func Mechanism(c *SASL) (sasl.Mechanism, error) {
+	if c.Username == "" {
+		return nil, errors.New("kafka: SASL needs a username")
+	}
+	switch c.Mechanism {
+	case "PLAIN":
+		return plain.Auth{User: c.Username, Pass: c.Password}.AsMechanism(), nil
+	case "SCRAM-SHA-256":
+		return scram.Auth{User: c.Username, Pass: c.Password}.AsSha256Mechanism(), nil
+	case "SCRAM-SHA-512":
+		return scram.Auth{User: c.Username, Pass: c.Password}.AsSha512Mechanism(), nil
+	}
+	return nil, fmt.Errorf("kafka: unknown SASL mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", c.Mechanism)
+}

@@ -1,0 +1,28 @@
+package otlp
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCheckTenantName(t *testing.T) {
+	for _, ok := range []string{"a", "team-a", "Team_B.prod", strings.Repeat("x", MaxTenantNameLength)} {
+		if err := CheckTenantName(ok); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for name, want := range map[string]string{
+		"": "is empty",
+		strings.Repeat("x", MaxTenantNameLength+1): "151 bytes long",
+		"..":     "not allowed",
+		"a/b":    "byte 2 (0x2f)",
+		"a\x00b": "byte 2 (0x00)",
+		"tëam":   "byte 2 (0xc3)",
+		"a b":    "byte 2 (0x20)",
+		"~other": "byte 1 (0x7e)",
+	} {
+		if err := CheckTenantName(name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", name, err, want)
+		}
+	}
+}
