@@ -7,9 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/admin"
 	"github.com/otlp-lite/otlp-lite/forward"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/service"
@@ -202,5 +205,42 @@ func TestServiceForwardingHoldsRetention(t *testing.T) {
 	}
 	if n := len(records(t, dir)); n >= stored {
 		t.Fatalf("without the hold, retention kept all %d records: the test does not test the hold", n)
+	}
+}
+
+// TestServiceAdmin: the admin listener serves the status page, /metrics
+// (the disk log's series among them), /config (the Effective entries) and
+// readiness while the Service runs.
+func TestServiceAdmin(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.AdminAddr = "127.0.0.1:0"
+	cfg.Effective = []admin.ConfigEntry{{Section: "Storage", Flag: "data-dir", Env: "OTLP_LITE_DATA_DIR", Value: cfg.DataDir, Source: "flag"}}
+	svc := start(t, cfg)
+	defer shutdown(t, svc)
+	export(t, svc.GRPCAddr(), 1, 3)
+	get := func(path string) string {
+		t.Helper()
+		resp, err := http.Get("http://" + svc.AdminAddr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: HTTP %d %s", path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	if body := get("/readyz"); body != "ready\n" {
+		t.Fatalf("/readyz: %q", body)
+	}
+	if body := get("/metrics"); !strings.Contains(body, `otlplite_storage_items{signal="traces"} 3`) {
+		t.Fatalf("/metrics lacks the disk log's items:\n%.2000s", body)
+	}
+	if body := get("/config"); !strings.Contains(body, "data-dir=") {
+		t.Fatalf("/config: %q", body)
+	}
+	if body := get("/"); !strings.Contains(body, svc.GRPCAddr()) {
+		t.Fatalf("the status page does not show the OTLP listener %s", svc.GRPCAddr())
 	}
 }
