@@ -12,13 +12,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/otlp-lite/otlp-lite/admin"
 	"github.com/otlp-lite/otlp-lite/internal/redact"
+	"github.com/otlp-lite/otlp-lite/service"
 )
 
 // parseServeEnv parses args and env (name → value) as serve does.
-func parseServeEnv(t *testing.T, env map[string]string, args ...string) (serveConfig, *flagSections, error) {
+func parseServeEnv(t *testing.T, env map[string]string, args ...string) (service.Config, *flagSections, error) {
 	t.Helper()
-	var cfg serveConfig
+	cfg := service.DefaultConfig()
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	s := newFlagSections(fs)
@@ -43,11 +47,11 @@ func TestServeEnvPrecedence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.grpcAddr != "127.0.0.1:7777" || cfg.httpAddr != "127.0.0.1:9998" || cfg.disk.sync != "interval" ||
-		cfg.admission.MaxWait != 3*time.Second || !cfg.validateUTF8 || cfg.adminAddr != "localhost:8888" {
+	if cfg.GRPCAddr != "127.0.0.1:7777" || cfg.HTTPAddr != "127.0.0.1:9998" || cfg.Disk.Sync != "interval" ||
+		cfg.Admission.MaxWait != 3*time.Second || !cfg.ValidateUTF8 || cfg.AdminAddr != "localhost:8888" {
 		t.Fatalf("flag > env > default not applied: %+v", cfg)
 	}
-	got := map[string]configEntry{}
+	got := map[string]admin.ConfigEntry{}
 	for _, e := range s.effective() {
 		got[e.Flag] = e
 	}
@@ -173,7 +177,7 @@ func TestConfigHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := configHandler(s.effective())
+	h := admin.New(admin.Config{Metrics: metrics.NewSet(), Settings: admin.Settings{Effective: s.effective()}}).Handler()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/config", nil))
 	if body := rec.Body.String(); !strings.Contains(body, `storage-max-age="24h0m0s"`) || !strings.Contains(body, "# Storage") {
@@ -181,7 +185,7 @@ func TestConfigHandler(t *testing.T) {
 	}
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest("GET", "/config?format=json", nil))
-	var entries []configEntry
+	var entries []admin.ConfigEntry
 	if err := json.Unmarshal(rec.Body.Bytes(), &entries); err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -190,12 +188,7 @@ func TestDiskFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			fs := newTestFlagSet()
-			f := registerDiskFlags(fs)
-			if err := fs.Parse(tt.args); err != nil {
-				t.Fatal(err)
-			}
-			got, err := f.options()
+			got, err := parseServeFlags(t, tt.args...).Disk.Options()
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("want an error about %s, got %v", tt.wantErr, err)
@@ -212,22 +205,16 @@ func TestDiskFlags(t *testing.T) {
 	}
 }
 
-func newTestFlagSet() *flag.FlagSet {
-	fs := flag.NewFlagSet("test", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
-
 // TestDiskFlagsOpen: the flags reach the store (a zstd segment is written)
 // and bad flags keep it closed.
 func TestDiskFlagsOpen(t *testing.T) {
-	fs := newTestFlagSet()
-	f := registerDiskFlags(fs)
-	if err := fs.Parse([]string{"-storage-compression", "zstd", "-storage-sync", "none"}); err != nil {
+	cfg := parseServeFlags(t, "-storage-compression", "zstd", "-storage-sync", "none")
+	dir := t.TempDir()
+	opts, err := cfg.Disk.Options()
+	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	s, err := f.open(dir, nil, nil)
+	s, err := disk.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,8 +225,8 @@ func TestDiskFlagsOpen(t *testing.T) {
 	if err != nil || len(seg) < 16 || seg[10] != byte(disk.CompressionZstd) {
 		t.Fatalf("segment header %x, %v: want zstd", seg, err)
 	}
-	f.sync = "sometimes"
-	if _, err := f.open(t.TempDir(), nil, nil); err == nil {
+	cfg.Disk.Sync = "sometimes"
+	if _, err := cfg.Disk.Options(); err == nil {
 		t.Fatal("open accepted a bad -storage-sync")
 	}
 }

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/otlp-lite/otlp-lite/admin"
 	"github.com/otlp-lite/otlp-lite/internal/redact"
 )
 
@@ -147,20 +146,10 @@ func (s *flagSections) registerSecrets() {
 	})
 }
 
-// configEntry is one flag's effective value: what serve runs with.
-type configEntry struct {
-	Section string `json:"section"`
-	Flag    string `json:"flag"`
-	Env     string `json:"env"`
-	Value   string `json:"value"`
-	// Source is where the value came from: flag, env or default.
-	Source string `json:"source"`
-}
-
 // effective returns every flag's value and source, by section, secrets
 // redacted. Call it after parse.
-func (s *flagSections) effective() []configEntry {
-	var out []configEntry
+func (s *flagSections) effective() []admin.ConfigEntry {
+	var out []admin.ConfigEntry
 	for _, title := range s.titles {
 		s.fs.VisitAll(func(f *flag.Flag) {
 			if s.section[f.Name] != title {
@@ -171,7 +160,7 @@ func (s *flagSections) effective() []configEntry {
 			if src == "" {
 				src = "default"
 			}
-			out = append(out, configEntry{Section: title, Flag: f.Name, Env: envName(f.Name), Value: v, Source: src})
+			out = append(out, admin.ConfigEntry{Section: title, Flag: f.Name, Env: envName(f.Name), Value: v, Source: src})
 		})
 	}
 	return out
@@ -292,28 +281,4 @@ func flagError(fs *flag.FlagSet, err error) string {
 		}
 	}
 	return redact.Line(msg)
-}
-
-// configHandler serves the effective configuration on the admin port:
-// plain text, one flag per line, or JSON with ?format=json.
-func configHandler(entries []configEntry) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("format") == "json" {
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(entries)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		section := ""
-		for _, e := range entries {
-			if e.Section != section {
-				if section != "" {
-					fmt.Fprintln(w)
-				}
-				section = e.Section
-				fmt.Fprintf(w, "# %s\n", section)
-			}
-			fmt.Fprintf(w, "%s=%q\t# %s, %s\n", e.Flag, e.Value, e.Source, e.Env)
-		}
-	})
 }

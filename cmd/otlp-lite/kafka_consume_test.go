@@ -38,13 +38,6 @@ func TestKafkaConsumeValuesCheckedAtParseTime(t *testing.T) {
 			t.Errorf("serve %v: exit %d, stderr %q; want exit 2 and one line mentioning %q", tc.args, code, stderr.String(), tc.want)
 		}
 	}
-	// The batch bound follows the largest request by default.
-	for recv, want := range map[int]int{16 << 20: 64 << 20, 128 << 20: 128 << 20} {
-		f := &kafkaConsumeFlags{}
-		if got := f.batchBytes(&serveConfig{maxRecvMsgSize: recv}); got != want {
-			t.Errorf("batch bound with -grpc-max-recv-msg-size %d: %d, want %d", recv, got, want)
-		}
-	}
 	// The options a migration from the kafkareceiver sets parse.
 	_, _, err := parseServeEnv(t, nil, "-kafka-consume", "127.0.0.1:9092", "-kafka-consume-topic-traces", "^otlp_spans(_.*)?$",
 		"-kafka-consume-exclude-topics", "^otlp_spans_test$", "-kafka-consume-balancer", "range", "-kafka-consume-instance-id", "store-1",

@@ -227,7 +227,7 @@ func TestReadmeCommands(t *testing.T) {
 			case "serve":
 				cfg, _, err := parseServeEnv(t, c.env, args...)
 				if err == nil {
-					err = cfg.validate()
+					err = cfg.Validate()
 				}
 				if err != nil {
 					stderr.WriteString(err.Error())

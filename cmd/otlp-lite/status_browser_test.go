@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/admin"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 )
 
@@ -70,7 +71,7 @@ func chromium(t *testing.T, browser, url string, args ...string) []byte {
 }
 
 // scrape returns the admin listener's /metrics, parsed.
-func (s *abuseServer) scrape(t *testing.T) *exposition {
+func (s *abuseServer) scrape(t *testing.T) *admin.Exposition {
 	t.Helper()
 	resp, err := http.Get("http://" + s.adminAddr + "/metrics")
 	if err != nil {
@@ -78,7 +79,7 @@ func (s *abuseServer) scrape(t *testing.T) *exposition {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	e, err := parseExposition(b)
+	e, err := admin.ParseExposition(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,10 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if !strings.Contains(dom, `data-refreshes="`) {
 		t.Errorf("the page's script did not refresh it in the browser")
 	}
-	figs := pageFigures(t, dom)
+	figs, err := admin.PageFigures(dom)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(figs) < 80 {
 		t.Fatalf("only %d figures in the rendered page:\n%.2000s", len(figs), dom)
 	}
@@ -182,20 +186,20 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 	strict, moving := 0, 0
 	for _, f := range figs {
-		lo, hi := sumSelectors(t, before, f.sel), sumSelectors(t, after, f.sel)
-		if f.rate {
+		lo, hi := sumSelectors(t, before, f.Sel), sumSelectors(t, after, f.Sel)
+		if f.Rate {
 			// A rate is a change over the window: never negative, never
 			// more than the whole total over the window.
-			if f.value < 0 || f.value*window > hi*(1+1e-9)+1e-9 {
-				t.Errorf("rate of %s = %v/s over %v s, but the total is %v", f.sel, f.value, window, hi)
+			if f.Value < 0 || f.Value*window > hi*(1+1e-9)+1e-9 {
+				t.Errorf("rate of %s = %v/s over %v s, but the total is %v", f.Sel, f.Value, window, hi)
 			}
 			continue
 		}
 		if lo > hi {
 			lo, hi = hi, lo
 		}
-		first := strings.SplitN(f.sel, "{", 2)[0]
-		if !after.cumulative(first) && !monotonicGauge(first) {
+		first := strings.SplitN(f.Sel, "{", 2)[0]
+		if !after.Cumulative(first) && !monotonicGauge(first) {
 			// An instantaneous gauge (bytes in flight, goroutines, open
 			// connections: the browser's own is one) may be anything
 			// between two scrapes.
@@ -203,8 +207,8 @@ func TestStatusPageInBrowser(t *testing.T) {
 			continue
 		}
 		strict++
-		if f.value < lo-1e-9 || f.value > hi+1e-9 {
-			t.Errorf("%s = %v on the page, outside /metrics' %v..%v", f.sel, f.value, lo, hi)
+		if f.Value < lo-1e-9 || f.Value > hi+1e-9 {
+			t.Errorf("%s = %v on the page, outside /metrics' %v..%v", f.Sel, f.Value, lo, hi)
 		}
 	}
 	t.Logf("%d figures rendered; %d checked against /metrics, %d instantaneous gauges not; rate window %.1f s", len(figs), strict, moving, window)
@@ -257,4 +261,14 @@ func monotonicGauge(name string) bool {
 		return true
 	}
 	return false
+}
+
+// sumSelectors sums the series of e that a figure's selector list picks.
+func sumSelectors(t *testing.T, e *admin.Exposition, list string) float64 {
+	t.Helper()
+	v, err := e.Sum(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -1,13 +1,28 @@
-package main
+package service
 
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 
+	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
+
+// observeSync returns the disk store's ObserveSync for set:
+// otlplite_storage_sync_seconds, the duration of each fsync of a batch of
+// records (group commit), per signal.
+func observeSync(set *metrics.Set) func(storage.Signal, time.Duration) {
+	var bySignal [otlp.MaxSignal + 1]*metrics.PrometheusHistogram
+	for _, sig := range storage.Signals {
+		bySignal[sig] = set.GetOrCreatePrometheusHistogramExt(`otlplite_storage_sync_seconds{signal="`+sig.String()+`"}`, handler.LatencyBuckets)
+	}
+	return func(sig storage.Signal, d time.Duration) { bySignal[sig].Update(d.Seconds()) }
+}
 
 // registerDiskMetrics exposes the disk store's per-signal sizes, read from
 // Store.Stats (in memory) once per scrape, so that every series of a

@@ -1,10 +1,8 @@
-package main
+package service
 
 import (
 	"testing"
 	"time"
-
-	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
 // TestForwardDeadLetterBound: -forward-dead-letter-max-bytes and -max-age
@@ -21,20 +19,22 @@ func TestForwardDeadLetterBound(t *testing.T) {
 		{"1GiB", 0, 1 << 30},
 		{"0", 0, 0},
 	} {
-		f := &forwardFlags{deadLetterMaxBytes: c.flag, deadLetterMaxAge: time.Hour}
-		if err := f.validate(&serveConfig{storageKind: "disk"}); err != nil {
+		cfg := DefaultConfig()
+		cfg.Forward = ForwardConfig{DeadLetterMaxBytes: c.flag, DeadLetterMaxAge: time.Hour}
+		if err := cfg.checkForward(); err != nil {
 			t.Fatal(err)
 		}
-		o := disk.Options{MaxBytes: c.storage}
-		if err := f.diskOptions(nil, &o); err != nil {
+		bound, err := cfg.deadLetterBound(c.storage)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if f.deadLetter.MaxBytes != c.max || f.deadLetter.MaxAge != time.Hour {
-			t.Errorf("-forward-dead-letter-max-bytes %s with -storage-max-bytes %d: bound %+v, want %d bytes", c.flag, c.storage, f.deadLetter, c.max)
+		if bound.MaxBytes != c.max || bound.MaxAge != time.Hour {
+			t.Errorf("-forward-dead-letter-max-bytes %s with -storage-max-bytes %d: bound %+v, want %d bytes", c.flag, c.storage, bound, c.max)
 		}
 	}
-	f := &forwardFlags{deadLetterMaxBytes: "lots", deadLetterMaxAge: time.Hour}
-	if err := f.validate(&serveConfig{storageKind: "disk"}); err == nil {
+	cfg := DefaultConfig()
+	cfg.Forward.DeadLetterMaxBytes = "lots"
+	if err := cfg.Validate(); err == nil {
 		t.Error("-forward-dead-letter-max-bytes lots was accepted")
 	}
 }

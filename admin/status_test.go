@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"bytes"
@@ -8,9 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage/discard"
 )
 
@@ -74,10 +73,11 @@ func statusHandler(t *testing.T) (*statusPage, *handler.Handler, *metrics.Set) {
 		Admission: handler.AdmissionConfig{RequestLimit: 64 << 20}})
 	set.GetOrCreateGauge("otlplite_uptime_seconds", func() float64 { return 125 })
 	metrics.ExposeMetadata(true)
-	p := newStatusPage(set, statusSettings{
-		Listeners: []setting{{"otlp-grpc", "127.0.0.1:4317"}},
+	p := newStatusPage(set, Settings{
+		Listeners: []Setting{{"otlp-grpc", "127.0.0.1:4317"}},
 		Storage:   "discard",
-		Effective: []configEntry{{Section: "Listeners", Flag: "grpc-addr", Env: "OTLP_LITE_GRPC_ADDR", Value: "127.0.0.1:4317", Source: "flag"},
+		Version:   "test-version",
+		Effective: []ConfigEntry{{Section: "Listeners", Flag: "grpc-addr", Env: "OTLP_LITE_GRPC_ADDR", Value: "127.0.0.1:4317", Source: "flag"},
 			{Section: "Kafka", Flag: "kafka-sasl-password", Value: "<redacted>", Source: "env"}},
 	}, func() bool { return true })
 	return p, h, set
@@ -92,47 +92,25 @@ func postTraces(t *testing.T, h http.Handler, body []byte) int {
 	return w.Code
 }
 
-// figureRE finds the figures of a rendered page: an element's data-series
-// or data-rate, then its data-value.
-var figureRE = regexp.MustCompile(`data-(series|rate)="([^"]*)" data-value="([^"]*)"`)
-
-// pageFigure is one figure found on the page.
-type pageFigure struct {
-	rate  bool
-	sel   string // one selector, or several joined by " + "
-	value float64
-}
-
-func pageFigures(t *testing.T, html string) []pageFigure {
+// pageFigures reads the figures of a rendered page (PageFigures).
+func pageFigures(t *testing.T, html string) []PageFigure {
 	t.Helper()
-	var out []pageFigure
-	for _, m := range figureRE.FindAllStringSubmatch(html, -1) {
-		v, err := strconv.ParseFloat(m[3], 64)
-		if err != nil {
-			t.Fatalf("bad data-value %q", m[3])
-		}
-		out = append(out, pageFigure{m[1] == "rate", unescapeHTML(m[2]), v})
+	figs, err := PageFigures(html)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return figs
 }
 
-func unescapeHTML(s string) string {
-	return strings.NewReplacer("&#34;", `"`, "&quot;", `"`, "&#92;", `\`, "&amp;", "&", "&lt;", "<", "&gt;", ">", "&#43;", "+").Replace(s)
-}
-
-// sumSelectors sums the series of e that a figure's selector list picks.
+// sumSelectors sums the series of e that a figure's selector list picks
+// (Exposition.Sum).
 func sumSelectors(t *testing.T, e *exposition, list string) float64 {
 	t.Helper()
-	var total float64
-	for _, one := range strings.Split(list, " + ") {
-		s, err := parseSeries(one + " 0")
-		if err != nil {
-			t.Fatalf("bad selector %q: %v", one, err)
-		}
-		v, _ := e.sum(selector{name: s.name, match: s.labels})
-		total += v
+	v, err := (&Exposition{e}).Sum(list)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return total
+	return v
 }
 
 // TestStatusPageFigures: every figure on the page is the sum of the series
@@ -142,7 +120,7 @@ func TestStatusPageFigures(t *testing.T) {
 	p, h, set := statusHandler(t)
 	t0 := time.Now()
 	p.snapshot(t0)
-	req := tracesRequest(nil, "a", "b", "c")
+	req := otlpclient.NewSpanGenerator(3, 1, 1).AppendBatch(nil) // three spans
 	for range 30 {
 		if code := postTraces(t, h, req); code != 200 {
 			t.Fatalf("HTTP %d", code)
@@ -184,12 +162,12 @@ func TestStatusPageFigures(t *testing.T) {
 		t.Fatalf("only %d figures on the page", len(figs))
 	}
 	for _, f := range figs {
-		want := sumSelectors(t, e, f.sel)
-		if f.rate {
+		want := sumSelectors(t, e, f.Sel)
+		if f.Rate {
 			want /= 60 // everything started at zero before t0
 		}
-		if math.Abs(f.value-want) > 1e-9*math.Max(1, want) {
-			t.Errorf("%s (rate %v) on the page = %v, /metrics gives %v", f.sel, f.rate, f.value, want)
+		if math.Abs(f.Value-want) > 1e-9*math.Max(1, want) {
+			t.Errorf("%s (rate %v) on the page = %v, /metrics gives %v", f.Sel, f.Rate, f.Value, want)
 		}
 	}
 	for _, want := range []string{">invalid_argument<", "No series with a destination label", "No series with a tenant label",
@@ -231,8 +209,8 @@ func TestStatusPageGenericFamilies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range pageFigures(t, page.String()) {
-		if want := sumSelectors(t, e, f.sel); !f.rate && f.value != want {
-			t.Errorf("%s = %v on the page, %v in /metrics", f.sel, f.value, want)
+		if want := sumSelectors(t, e, f.Sel); !f.Rate && f.Value != want {
+			t.Errorf("%s = %v on the page, %v in /metrics", f.Sel, f.Value, want)
 		}
 	}
 	if !strings.Contains(page.String(), ">backing off<") {
@@ -290,7 +268,7 @@ func TestStatusPageHTTP(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &v); err != nil || ct != "application/json" {
 		t.Fatalf("status.json (%s): %v\n%.300s", ct, err, js)
 	}
-	if v["version"] != version || v["ready"] != true {
+	if v["version"] != "test-version" || v["ready"] != true {
 		t.Fatalf("status.json: %v", v)
 	}
 }
@@ -315,7 +293,7 @@ func TestFormat(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
 		{formatCount(0), "0"}, {formatCount(999), "999"}, {formatCount(1234), "1,234"}, {formatCount(12345), "12.3 k"},
 		{formatCount(2.5e6), "2.50 M"}, {formatCount(0.25), "0.2"}, {formatCount(12.7), "13"},
-		{formatBytes(512), "512 B"}, {formatBytes(1536), "1.5 KiB"}, {formatBytes(3 << 30), "3.0 GiB"},
+		{FormatBytes(512), "512 B"}, {FormatBytes(1536), "1.5 KiB"}, {FormatBytes(3 << 30), "3.0 GiB"},
 		{formatDuration(5 * time.Second), "5s"}, {formatDuration(125 * time.Second), "2m 5s"},
 		{formatDuration(26 * time.Hour), "1d 2h"}, {formatSeconds(0.0021), "2.1 ms"},
 	} {

@@ -1,10 +1,9 @@
-package main
+package service
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"strings"
 	"testing"
 )
@@ -15,7 +14,7 @@ func TestLogFormats(t *testing.T) {
 	joined := errors.Join(errors.New("first failure"), errors.New("second failure"))
 	for _, format := range []string{"text", "json"} {
 		var buf bytes.Buffer
-		logger, err := newLogger(&buf, format, slog.LevelInfo)
+		logger, err := NewLogger(&buf, format, "info")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,9 +35,8 @@ func TestLogFormats(t *testing.T) {
 			t.Fatalf("text line %q", out)
 		}
 	}
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"serve", "-log-format", "xml"}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "-log-format") {
-		t.Fatalf("serve -log-format xml: exit %d, %q", code, stderr.String())
+	if _, err := New(Config{LogFormat: "xml"}); err == nil || !strings.Contains(err.Error(), "-log-format") {
+		t.Fatalf("LogFormat xml: %v", err)
 	}
 }
 
@@ -50,7 +48,7 @@ func TestLogFormats(t *testing.T) {
 func TestLogValueBounded(t *testing.T) {
 	for _, format := range []string{"text", "json"} {
 		var buf bytes.Buffer
-		logger, err := newLogger(&buf, format, slog.LevelInfo)
+		logger, err := NewLogger(&buf, format, "info")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,10 @@
-package main
+package admin
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -240,4 +241,68 @@ func (e *exposition) values(name, key string) []string {
 		}
 	}
 	return out
+}
+
+// Exposition is a parsed Prometheus text exposition, for tests and tools
+// that compare what the status page shows with what /metrics says.
+type Exposition struct{ e *exposition }
+
+// ParseExposition parses a /metrics answer.
+func ParseExposition(data []byte) (*Exposition, error) {
+	e, err := parseExposition(data)
+	if err != nil {
+		return nil, err
+	}
+	return &Exposition{e}, nil
+}
+
+// Sum returns the sum of the series a figure's data-series names: one
+// selector, name{label="value",...}, or several joined by " + ".
+func (x *Exposition) Sum(list string) (float64, error) {
+	var total float64
+	for _, one := range strings.Split(list, " + ") {
+		s, err := parseSeries(one + " 0")
+		if err != nil {
+			return 0, fmt.Errorf("bad selector %q: %w", one, err)
+		}
+		v, _ := x.e.sum(selector{name: s.name, match: s.labels})
+		total += v
+	}
+	return total, nil
+}
+
+// Cumulative reports whether the series of name only grow (counters and
+// histograms).
+func (x *Exposition) Cumulative(name string) bool { return x.e.cumulative(name) }
+
+// figureRE finds the figures of a rendered page: an element's data-series
+// or data-rate, then its data-value.
+var figureRE = regexp.MustCompile(`data-(series|rate)="([^"]*)" data-value="([^"]*)"`)
+
+// PageFigure is one figure of a rendered status page: the series it sums
+// (Sel, a selector list as Exposition.Sum reads), whether it is their rate
+// over the window, and its exact value.
+type PageFigure struct {
+	Rate  bool
+	Sel   string
+	Value float64
+}
+
+// PageFigures reads back the figures of a rendered status page, from the
+// data-series (or data-rate) and data-value attributes every figure
+// carries.
+func PageFigures(html string) ([]PageFigure, error) {
+	var out []PageFigure
+	for _, m := range figureRE.FindAllStringSubmatch(html, -1) {
+		v, err := strconv.ParseFloat(m[3], 64)
+		if err != nil {
+			return nil, fmt.Errorf("bad data-value %q", m[3])
+		}
+		out = append(out, PageFigure{m[1] == "rate", unescapeHTML(m[2]), v})
+	}
+	return out, nil
+}
+
+func unescapeHTML(s string) string {
+	return strings.NewReplacer("&#34;", `"`, "&quot;", `"`, "&#92;", `\`, "&amp;", "&", "&lt;", "<", "&gt;", ">", "&#43;", "+").Replace(s)
 }

@@ -1,11 +1,10 @@
-package main
+package admin
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"runtime"
 	"slices"
@@ -17,7 +16,6 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/otlp"
-	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
 // The live status page, served at / on the admin listener: what an operator
@@ -44,11 +42,13 @@ const (
 	statusWindow   = time.Minute
 )
 
-// statusSettings is what the page shows of the configuration.
-type statusSettings struct {
+// Settings is what the page shows of the configuration.
+type Settings struct {
+	// Version is the receiver's version, shown on the page and in /status.json.
+	Version string `json:"-"`
 	// Listeners are the addresses served, by role (otlp-grpc, otlp-http,
 	// admin), as bound (a :0 port resolved).
-	Listeners []setting `json:"listeners"`
+	Listeners []Setting `json:"listeners"`
 	// Storage is the sink (disk, kafka, discard); for disk, DataDir, Sync
 	// and Retention say where, how durably and how long.
 	Storage   string `json:"storage"`
@@ -59,11 +59,11 @@ type statusSettings struct {
 	MaxBytes int64 `json:"max_bytes,omitempty"`
 	// Effective is the whole effective configuration, secrets redacted,
 	// as /config serves it.
-	Effective []configEntry `json:"effective,omitempty"`
+	Effective []ConfigEntry `json:"effective,omitempty"`
 }
 
-// setting is one name and value of the configuration.
-type setting struct {
+// Setting is one name and value of the configuration.
+type Setting struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 }
@@ -71,7 +71,7 @@ type setting struct {
 // statusPage renders the page from a metrics set.
 type statusPage struct {
 	set      *metrics.Set
-	settings statusSettings
+	settings Settings
 	ready    func() bool
 
 	mu    sync.Mutex
@@ -83,7 +83,7 @@ type statusSnapshot struct {
 	e  *exposition
 }
 
-func newStatusPage(set *metrics.Set, settings statusSettings, ready func() bool) *statusPage {
+func newStatusPage(set *metrics.Set, settings Settings, ready func() bool) *statusPage {
 	return &statusPage{set: set, settings: settings, ready: ready}
 }
 
@@ -169,13 +169,13 @@ type statusView struct {
 	Refusals []refusalRow `json:"refusals"`
 	// RefusalTransports are the transports with refusals: the columns of
 	// the refusals table.
-	RefusalTransports []string       `json:"refusal_transports"`
-	Admit             admissionView  `json:"admission"`
-	Conns             []namedFigure  `json:"connections"`
-	Storage           storageView    `json:"storage"`
-	Pivots            []pivot        `json:"by_label"`
-	Settings          statusSettings `json:"configuration"`
-	All               []figure       `json:"series"`
+	RefusalTransports []string      `json:"refusal_transports"`
+	Admit             admissionView `json:"admission"`
+	Conns             []namedFigure `json:"connections"`
+	Storage           storageView   `json:"storage"`
+	Pivots            []pivot       `json:"by_label"`
+	Settings          Settings      `json:"configuration"`
+	All               []figure      `json:"series"`
 }
 
 type tile struct {
@@ -259,7 +259,7 @@ type pivotRow struct {
 
 // view computes the page's figures from a fresh scrape and the ring.
 func (p *statusPage) view(now time.Time) statusView {
-	v := statusView{Version: version, GoVersion: runtime.Version(), Now: now.UTC().Format("15:04:05 UTC"), Settings: p.settings,
+	v := statusView{Version: p.settings.Version, GoVersion: runtime.Version(), Now: now.UTC().Format("15:04:05 UTC"), Settings: p.settings,
 		Ingest: []ingestRow{}, Refusals: []refusalRow{}, RefusalTransports: []string{}} // [] in JSON, not null
 	if p.ready != nil {
 		v.Ready = p.ready()
@@ -326,8 +326,8 @@ func (p *statusPage) view(now time.Time) statusView {
 	reqs := fig(sel("otlplite_requests_total"), formatCount)
 	for _, tr := range transports {
 		v.Bytes = append(v.Bytes, bytesRow{Transport: tr,
-			Wire:   fig(sel("otlplite_received_wire_bytes_total", "transport", tr), formatBytes),
-			Decomp: fig(sel("otlplite_received_bytes_total", "transport", tr), formatBytes)})
+			Wire:   fig(sel("otlplite_received_wire_bytes_total", "transport", tr), FormatBytes),
+			Decomp: fig(sel("otlplite_received_bytes_total", "transport", tr), FormatBytes)})
 	}
 
 	// Refusals by reason: the reasons that happened, on the transports
@@ -353,10 +353,10 @@ func (p *statusPage) view(now time.Time) statusView {
 
 	// Admission.
 	a := &v.Admit
-	a.InFlight = fig(sel("otlplite_admission_bytes_in_flight"), formatBytes)
-	a.Waiting = fig(sel("otlplite_admission_bytes_waiting"), formatBytes)
-	a.Limit = fig(sel("otlplite_admission_bytes_limit"), formatBytes)
-	a.WaitingLimit = fig(sel("otlplite_admission_bytes_waiting_limit"), formatBytes)
+	a.InFlight = fig(sel("otlplite_admission_bytes_in_flight"), FormatBytes)
+	a.Waiting = fig(sel("otlplite_admission_bytes_waiting"), FormatBytes)
+	a.Limit = fig(sel("otlplite_admission_bytes_limit"), FormatBytes)
+	a.WaitingLimit = fig(sel("otlplite_admission_bytes_waiting_limit"), FormatBytes)
 	if a.Limit.Value > 0 {
 		a.Pct = min(100, 100*a.InFlight.Value/a.Limit.Value)
 	}
@@ -389,14 +389,14 @@ func (p *statusPage) view(now time.Time) statusView {
 
 	// Storage.
 	s := &v.Storage
-	s.Total = fig(sel("otlplite_storage_total_bytes"), formatBytes)
+	s.Total = fig(sel("otlplite_storage_total_bytes"), FormatBytes)
 	_, s.HasDisk = cur.sum(sel("otlplite_storage_total_bytes"))
 	if p.settings.MaxBytes > 0 {
 		s.Pct = min(100, 100*s.Total.Value/float64(p.settings.MaxBytes))
 	}
 	for _, sig := range cur.values("otlplite_storage_write_seconds_count", "signal") {
 		row := storageRow{Signal: sig,
-			Bytes:       fig(sel("otlplite_storage_bytes", "signal", sig), formatBytes),
+			Bytes:       fig(sel("otlplite_storage_bytes", "signal", sig), FormatBytes),
 			Segments:    fig(sel("otlplite_storage_segments", "signal", sig), formatCount),
 			Records:     fig(sel("otlplite_storage_records", "signal", sig), formatCount),
 			Items:       fig(sel("otlplite_storage_items", "signal", sig), formatCount),
@@ -495,7 +495,7 @@ func (p *statusPage) pivot(cur *exposition, fig func(selector, func(float64) str
 			}
 			format := formatCount
 			if strings.Contains(fam, "bytes") {
-				format = formatBytes
+				format = FormatBytes
 			}
 			row.Cells = append(row.Cells, fig(sel(fam, key, r), format))
 		}
@@ -576,8 +576,8 @@ func formatCount(n float64) string {
 	return strconv.FormatFloat(n, 'f', 1, 64)
 }
 
-// formatBytes writes a byte count with binary units.
-func formatBytes(n float64) string {
+// FormatBytes writes a byte count with binary units.
+func FormatBytes(n float64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
 	i := 0
 	for math.Abs(n) >= 1024 && i < len(units)-1 {
@@ -625,64 +625,9 @@ func (p *statusPage) register(mux *http.ServeMux) {
 	mux.HandleFunc("GET /status.json", p.serveJSON)
 }
 
-// serveStatusSettings is what the page shows of serve's configuration:
-// the listeners as bound, and the storage's durability and retention.
-func serveStatusSettings(cfg *serveConfig, listeners []net.Listener, admin net.Listener, tls, auth bool) statusSettings {
-	s := statusSettings{Storage: cfg.storageKind, Effective: cfg.effective}
-	scheme := "h2c and HTTP/1.1"
-	if tls {
-		scheme = "TLS (h2 and HTTP/1.1)"
-		if cfg.tls.clientCAFile != "" {
-			scheme = "mTLS (h2 and HTTP/1.1)"
-		}
-	}
-	if auth {
-		scheme += ", bearer tokens"
-	}
-	for i, ln := range listeners {
-		name := "OTLP gRPC + HTTP"
-		if i > 0 {
-			name = "OTLP HTTP + gRPC"
-		}
-		s.Listeners = append(s.Listeners, setting{name, ln.Addr().String() + " · " + scheme})
-	}
-	if admin != nil {
-		s.Listeners = append(s.Listeners, setting{"admin", admin.Addr().String() + " · /metrics /healthz /readyz /config /status.json"})
-	}
-	if cfg.storageKind != "disk" {
-		return s
-	}
-	s.DataDir = cfg.dataDir
-	opts, err := cfg.disk.options()
-	if err != nil {
-		return s // serve refused to start with it already
-	}
-	switch opts.Sync {
-	case disk.SyncAlways:
-		s.Sync = "always: an OK means fsynced"
-	case disk.SyncInterval:
-		s.Sync = "interval: fsync every " + shortDuration(opts.SyncInterval) + " (a power loss may lose that window)"
-	default:
-		s.Sync = "none: left to the operating system"
-	}
-	var ret []string
-	if opts.MaxBytes > 0 {
-		ret = append(ret, "at most "+formatBytes(float64(opts.MaxBytes)))
-		s.MaxBytes = opts.MaxBytes
-	}
-	if opts.MaxAge > 0 {
-		ret = append(ret, "at most "+shortDuration(opts.MaxAge)+" old")
-	}
-	s.Retention = strings.Join(ret, ", ")
-	if s.Retention == "" {
-		s.Retention = "none: everything is kept"
-	}
-	return s
-}
-
-// shortDuration writes d as time.Duration does, without its zero minutes
+// ShortDuration writes d as time.Duration does, without its zero minutes
 // and seconds: 168h, not 168h0m0s.
-func shortDuration(d time.Duration) string {
+func ShortDuration(d time.Duration) string {
 	s := d.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")

@@ -5,7 +5,7 @@
 // fsynced locally, and reaches Kafka afterwards, however long the brokers
 // are away. Built only without the nokafka tag.
 
-package main
+package service
 
 import (
 	"errors"

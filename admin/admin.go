@@ -1,4 +1,4 @@
-package main
+package admin
 
 import (
 	"bytes"
@@ -15,24 +15,35 @@ import (
 	"github.com/otlp-lite/otlp-lite/internal/redact"
 )
 
-// adminServer is the operator's listener: /metrics (Prometheus text),
-// /healthz (the process is alive), /readyz (storage open and not shutting
-// down: safe to send traffic) and, with -admin-pprof, /debug/pprof/ (its
-// cmdline with the secrets of the command line hidden). It is
-// separate from the OTLP ports so that it can stay on localhost or a
-// private network while the OTLP ports face clients.
-type adminServer struct {
-	set   *metrics.Set
-	ready atomic.Bool
+// Config is what the admin listener serves.
+type Config struct {
+	// Metrics is the set /metrics and the status page read.
+	Metrics *metrics.Set
+	// Pprof serves /debug/pprof/ (flag -admin-pprof, default false).
+	Pprof bool
+	// Settings is what the status page and /config show of the
+	// configuration.
+	Settings Settings
 }
 
-// newAdminServer serves set at /metrics, followed by the process and Go
-// runtime metrics of VictoriaMetrics/metrics (process_*, go_*). It turns
-// on the library's # HELP/# TYPE lines (a process-wide switch), so that
-// scrapers know the counters and histograms for what they are.
-func newAdminServer(set *metrics.Set, withPprof bool) (*adminServer, http.Handler) {
+// Server is the admin listener's handler and the status page's ring of
+// snapshots. It reports not ready until SetReady(true).
+type Server struct {
+	set     *metrics.Set
+	ready   atomic.Bool
+	page    *statusPage
+	handler http.Handler
+}
+
+// New returns the admin handler of cfg, serving cfg.Metrics at /metrics
+// followed by the process and Go runtime metrics of VictoriaMetrics/metrics
+// (process_*, go_*). It turns on the library's # HELP/# TYPE lines (a
+// process-wide switch), so that scrapers know the counters and histograms
+// for what they are.
+func New(cfg Config) *Server {
 	metrics.ExposeMetadata(true)
-	a := &adminServer{set: set}
+	set := cfg.Metrics
+	a := &Server{set: set}
 	start := time.Now()
 	// Kept under their own names for existing dashboards; go_goroutines
 	// and the go_memstats_* series below carry the same and more.
@@ -67,15 +78,31 @@ func newAdminServer(set *metrics.Set, withPprof bool) (*adminServer, http.Handle
 		}
 		w.Write([]byte("ready\n"))
 	})
-	if withPprof {
+	if cfg.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", redactedCmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	return a, mux
+	withConfig := http.NewServeMux()
+	withConfig.Handle("GET /config", configHandler(cfg.Settings.Effective))
+	a.page = newStatusPage(set, cfg.Settings, a.ready.Load)
+	a.page.register(withConfig)
+	withConfig.Handle("/", mux)
+	a.handler = withConfig
+	return a
 }
+
+// Handler is the admin listener's handler.
+func (a *Server) Handler() http.Handler { return a.handler }
+
+// SetReady sets what /readyz and the status page report.
+func (a *Server) SetReady(ready bool) { a.ready.Store(ready) }
+
+// Run takes the status page's snapshots (for its rates over a minute) until
+// stop is closed.
+func (a *Server) Run(stop <-chan struct{}) { a.page.run(stop) }
 
 // redactedCmdline is pprof's /debug/pprof/cmdline (the command line, its
 // arguments separated by NUL bytes) with what package redact hides hidden:
