@@ -676,14 +676,14 @@ type record struct {
 	refused int       // times the destination refused the client on it
 }
 
-// ctx is parent carrying r's tenant (storage.WithTenant): a dead letter and
+// ctx is parent carrying r's tenant (otlp.WithTenant): a dead letter and
 // a Sink destination store it with the record, and Destination.TenantHeader
 // sends it.
 func (r *record) ctx(parent context.Context) context.Context {
 	if r.tenant == "" {
 		return parent
 	}
-	return storage.WithTenant(parent, r.tenant)
+	return otlp.WithTenant(parent, r.tenant)
 }
 
 // outcome handles what became of r: delivered, refused, or not delivered,

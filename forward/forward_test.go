@@ -20,6 +20,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -525,7 +526,7 @@ func TestForwardTenantHeader(t *testing.T) {
 				if n%2 == 1 {
 					tenant = "team-b"
 				}
-				if err := st.Write(storage.WithTenant(context.Background(), tenant), storage.Traces, request(n), 1); err != nil {
+				if err := st.Write(otlp.WithTenant(context.Background(), tenant), storage.Traces, request(n), 1); err != nil {
 					t.Fatal(err)
 				}
 			}

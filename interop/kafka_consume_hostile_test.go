@@ -456,10 +456,10 @@ func TestKafkaConsumeManyTenants(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	// The valid names, and no tenant (storage.DefaultTenant) for the
+	// The valid names, and no tenant (otlp.DefaultTenant) for the
 	// four bad ones.
-	if len(names) != tenants+1 || names[storage.DefaultTenant] != len(bad) {
-		t.Errorf("stored %d distinct tenants, %d records without one; want %d and %d", len(names), names[storage.DefaultTenant], tenants+1, len(bad))
+	if len(names) != tenants+1 || names[otlp.DefaultTenant] != len(bad) {
+		t.Errorf("stored %d distinct tenants, %d records without one; want %d and %d", len(names), names[otlp.DefaultTenant], tenants+1, len(bad))
 	}
 	if n := strings.Count(hc.log.String(), "invalid tenant header"); n == 0 {
 		t.Errorf("no log line about the invalid tenant headers")

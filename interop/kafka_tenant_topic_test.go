@@ -14,6 +14,7 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 	"github.com/otlp-lite/otlp-lite/storage/kafka"
@@ -70,7 +71,7 @@ func TestKafkaTopicPerTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	wantTopic := map[string]string{"team-a": base + "_team-a", "team-b": base + "_team-b", storage.DefaultTenant: base + "_" + storage.DefaultTenant}
+	wantTopic := map[string]string{"team-a": base + "_team-a", "team-b": base + "_team-b", otlp.DefaultTenant: base + "_" + otlp.DefaultTenant}
 	got := map[string]int{}
 	seen := map[[8]byte]bool{}
 	for total := 0; total < len(tenants)*spans && ctx.Err() == nil; {
@@ -99,7 +100,7 @@ func TestKafkaTopicPerTenant(t *testing.T) {
 				id := [8]byte(sp.GetSpanId())
 				sender := tenants[binary.BigEndian.Uint32(id[:4])-1]
 				if sender == "" {
-					sender = storage.DefaultTenant
+					sender = otlp.DefaultTenant
 				}
 				if sender != tenant {
 					t.Errorf("span %x sent as %s is stored under tenant %q", id, sender, tenant)
@@ -127,7 +128,7 @@ func TestKafkaTopicPerTenant(t *testing.T) {
 	store := startServer(t, storeDir, "-kafka-consume", strings.Join(brokers, ","), "-kafka-consume-group", group,
 		"-kafka-consume-topic-traces", "^"+regexp.QuoteMeta(base)+"_.*", "-kafka-consume-topic-metrics", "",
 		"-kafka-consume-topic-logs", "", "-kafka-consume-topic-profiles", "")
-	waitCommitted(t, brokers, group, []string{wantTopic["team-a"], wantTopic["team-b"], wantTopic[storage.DefaultTenant]}, 90*time.Second)
+	waitCommitted(t, brokers, group, []string{wantTopic["team-a"], wantTopic["team-b"], wantTopic[otlp.DefaultTenant]}, 90*time.Second)
 	store.stop()
 	stored := map[string]int{}
 	storedSeen := map[[8]byte]bool{}
@@ -140,7 +141,7 @@ func TestKafkaTopicPerTenant(t *testing.T) {
 			id := [8]byte(sp.GetSpanId())
 			sender := tenants[binary.BigEndian.Uint32(id[:4])-1]
 			if sender == "" {
-				sender = storage.DefaultTenant
+				sender = otlp.DefaultTenant
 			}
 			if sender != r.Tenant {
 				t.Errorf("span %x sent as %s is stored by the consumer under tenant %q", id, sender, r.Tenant)
@@ -156,7 +157,7 @@ func TestKafkaTopicPerTenant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantStored := map[string]int{"team-a": spans, "team-b": spans, storage.DefaultTenant: spans}
+	wantStored := map[string]int{"team-a": spans, "team-b": spans, otlp.DefaultTenant: spans}
 	if fmt.Sprint(stored) != fmt.Sprint(wantStored) {
 		t.Errorf("spans stored per tenant by the consumer: %v, want %v", stored, wantStored)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/forward"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/server"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/deadletter"
@@ -180,7 +181,7 @@ type TenantConfig struct {
 	// (-tenant-sources, default "token,header,cert").
 	Sources string
 	// Default is the tenant of a request no source names
-	// (-tenant-default, default storage.DefaultTenant).
+	// (-tenant-default, default otlp.DefaultTenant).
 	Default string
 	// Required refuses such a request instead (-tenant-required, default
 	// false).
@@ -227,7 +228,7 @@ func DefaultConfig() Config {
 		LogFormat:            "text",
 		Disk: DiskConfig{Sync: "always", SyncInterval: disk.DefaultSyncInterval, MaxBytes: "0", Compression: "none",
 			MaxSegmentSize: strconv.Itoa(disk.DefaultMaxSegmentSize)},
-		Tenants: TenantConfig{Sources: "token,header,cert", Default: storage.DefaultTenant},
+		Tenants: TenantConfig{Sources: "token,header,cert", Default: otlp.DefaultTenant},
 		Forward: ForwardConfig{DeadLetterMaxBytes: "1GiB", DeadLetterMaxAge: deadletter.DefaultMaxAge},
 		Kafka:   defaultKafkaConfig(),
 	}

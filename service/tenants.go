@@ -9,7 +9,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/handler"
-	"github.com/otlp-lite/otlp-lite/storage"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // quotaReloadInterval is how often the quota file is checked for changes,
@@ -43,7 +43,7 @@ func (c Config) tenancy() (*handler.TenantConfig, error) {
 			return nil, errors.New("-tenant-from-cert needs -tls-client-ca: only a certificate verified against it can name a tenant")
 		}
 	}
-	if err := storage.CheckTenantName(f.Default); err != nil {
+	if err := otlp.CheckTenantName(f.Default); err != nil {
 		return nil, fmt.Errorf("bad -tenant-default: the tenant name %w", err)
 	}
 	tokenHas := false

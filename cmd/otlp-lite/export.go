@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/internal/wait"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -51,7 +52,7 @@ func exportContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	sinceFlag := fs.String("since", "", "only records received at or after this time: RFC 3339 (2025-01-02T15:04:05Z) or a duration meaning that long ago (1h)")
 	untilFlag := fs.String("until", "", "only records received before this time (same forms as -since)")
 	follow := fs.Bool("follow", false, "after the stored records, keep printing new ones as they arrive, until interrupted (SIGINT)")
-	tenant := fs.String("tenant", "", "only records of this tenant (records stored without one belong to "+storage.DefaultTenant+")")
+	tenant := fs.String("tenant", "", "only records of this tenant (records stored without one belong to "+otlp.DefaultTenant+")")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}

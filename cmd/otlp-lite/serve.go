@@ -13,8 +13,8 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/internal/redact"
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/service"
-	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 // registerServeFlags defines serve's flags on s, section by section: each
@@ -94,7 +94,7 @@ func registerTenantFlags(s *flagSections, f *service.TenantConfig) {
 		fs.StringVar(&f.Header, "tenant-header", f.Header, "request header that names the tenant, such as "+handler.DefaultTenantHeader+" (the header Tempo, Mimir and Loki use); setting it turns tenancy on. The header is the client's word: put an authenticating proxy in front, or prefer token tenants. Headers that carry credentials (Authorization, Proxy-Authorization, Cookie, X-Api-Key: any name the secrets rule calls secret) are refused")
 		fs.StringVar(&f.FromCert, "tenant-from-cert", f.FromCert, "field of the verified mTLS client certificate (-tls-client-ca) that names the tenant: cn, san-dns or ou; setting it turns tenancy on")
 		fs.StringVar(&f.Sources, "tenant-sources", f.Sources, "order in which the tenant sources are tried; the first that names a tenant wins (token: the token file's 'TOKEN tenant=NAME' lines, which turn tenancy on); sources not configured are skipped")
-		fs.StringVar(&f.Default, "tenant-default", f.Default, "tenant of a request no source names (ignored with -tenant-required); data stored without tenancy reads as "+storage.DefaultTenant)
+		fs.StringVar(&f.Default, "tenant-default", f.Default, "tenant of a request no source names (ignored with -tenant-required); data stored without tenancy reads as "+otlp.DefaultTenant)
 		fs.BoolVar(&f.Required, "tenant-required", f.Required, "refuse a request no source names a tenant for, with UNAUTHENTICATED (HTTP 401), instead of using -tenant-default")
 		fs.StringVar(&f.QuotaFile, "tenant-quota-file", f.QuotaFile, "per-tenant quotas, re-read when it changes (a bad file keeps the quotas in force): one line per tenant, '* ...' for the others, e.g. 'team-a bytes_per_second=10MiB burst_bytes=40MiB items_per_second=50000 max_budget_share=0.25 max_request_bytes=8MiB'; over quota, clients are told when to retry (gRPC UNAVAILABLE with RetryInfo, HTTP 429 with Retry-After); see the README")
 	})

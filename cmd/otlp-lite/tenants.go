@@ -4,8 +4,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
-	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
@@ -15,7 +15,7 @@ func withRecordTenant(ctx context.Context, cfg replayConfig, rec disk.Record) co
 	if cfg.tenantHeader == "" {
 		return ctx
 	}
-	return storage.WithTenant(ctx, rec.Tenant)
+	return otlp.WithTenant(ctx, rec.Tenant)
 }
 
 // tenantClient sets cfg.tenantHeader from the tenant in each request's

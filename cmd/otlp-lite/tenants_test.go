@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -103,14 +104,14 @@ func TestTenantsEndToEnd(t *testing.T) {
 		}
 		ctx := context.Background()
 		if tenant != "" {
-			ctx = storage.WithTenant(ctx, tenant)
+			ctx = otlp.WithTenant(ctx, tenant)
 		}
 		id := fmt.Sprintf("item-%d", i)
 		if err := sendIDs(ctx, c, storage.Traces, nil, id); err != nil {
 			t.Fatal(err)
 		}
 		if tenant == "" {
-			tenant = storage.DefaultTenant
+			tenant = otlp.DefaultTenant
 		}
 		want[tenant] = append(want[tenant], id)
 	}

@@ -11,8 +11,6 @@ import (
 )
 
 // IngestFormat is the encoding of a body given to Ingest.
-//
-// Deprecated: use ingest.Format with Handler.Pipeline().Export.
 type IngestFormat = ingest.Format
 
 const (
@@ -25,7 +23,6 @@ const (
 
 // IngestResult is what Ingest did with a request.
 //
-// Deprecated: use ingest.Result.
 type IngestResult struct {
 	// Items is the number of items (spans, data points, log records) in
 	// the request; Rejected of them were invalid and not stored (the
@@ -47,7 +44,9 @@ var ErrNotRetryable = errors.New("request cannot be stored as sent")
 // h.Pipeline().Export with no ticket (ingest.Request.Ticket), its status
 // wrapped in ErrNotRetryable when no retry can help.
 //
-// Deprecated: use h.Pipeline().Export (kafkasource does).
+// It is a test helper now: a way in without HTTP calls
+// h.Pipeline().Export itself (kafkasource does); these tests go through it
+// to hold the pipeline to what the Kafka source relies on.
 func (h *Handler) Ingest(ctx context.Context, sig otlp.Signal, body []byte, format IngestFormat) (IngestResult, error) {
 	res, err := h.p.Export(ctx, ingest.Request{Transport: ingest.Kafka, Signal: sig, Body: body, Format: format})
 	out := IngestResult{Items: res.Items, Rejected: res.Rejected, Message: res.Message}
