@@ -22,7 +22,6 @@ const (
 )
 
 // IngestResult is what Ingest did with a request.
-//
 type IngestResult struct {
 	// Items is the number of items (spans, data points, log records) in
 	// the request; Rejected of them were invalid and not stored (the
