@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // Code is a gRPC status code (grpc/doc/statuscodes.md).
@@ -159,14 +161,11 @@ func (s *Status) Error() string {
 // grpc-status-details-bin.
 func (s *Status) HasDetails() bool { return s.RetryDelay != 0 || len(s.Violations) > 0 }
 
-const (
-	retryInfoTypeURL  = "type.googleapis.com/google.rpc.RetryInfo"
-	badRequestTypeURL = "type.googleapis.com/google.rpc.BadRequest"
-)
-
 var marshalerPool easyproto.MarshalerPool
 
-// AppendProto appends the google.rpc.Status encoding of s to dst:
+// AppendProto appends the google.rpc.Status encoding of s to dst (the
+// field numbers are otlppb's RPCStatus*, Any*, RetryInfo*, Duration* and
+// BadRequest*):
 //
 //	message Status {
 //	  int32 code = 1;
@@ -184,33 +183,33 @@ func (s *Status) AppendProto(dst []byte) []byte {
 	m := marshalerPool.Get()
 	mm := m.MessageMarshaler()
 	if s.Code != OK {
-		mm.AppendInt32(1, int32(s.Code))
+		mm.AppendInt32(otlppb.RPCStatusCode, int32(s.Code))
 	}
 	if s.Message != "" {
-		mm.AppendString(2, BoundMessage(s.Message))
+		mm.AppendString(otlppb.RPCStatusMessage, BoundMessage(s.Message))
 	}
 	if s.RetryDelay != 0 {
-		any := mm.AppendMessage(3)
-		any.AppendString(1, retryInfoTypeURL)
+		any := mm.AppendMessage(otlppb.RPCStatusDetails)
+		any.AppendString(otlppb.AnyTypeURL, otlppb.RetryInfoTypeURL)
 		// The Any value is itself a serialized RetryInfo message.
 		var buf [32]byte
-		any.AppendBytes(2, appendRetryInfo(buf[:0], s.RetryDelay))
+		any.AppendBytes(otlppb.AnyValue, appendRetryInfo(buf[:0], s.RetryDelay))
 	}
 	if len(s.Violations) > 0 {
-		any := mm.AppendMessage(3)
-		any.AppendString(1, badRequestTypeURL)
+		any := mm.AppendMessage(otlppb.RPCStatusDetails)
+		any.AppendString(otlppb.AnyTypeURL, otlppb.BadRequestTypeURL)
 		br := marshalerPool.Get()
 		brm := br.MessageMarshaler()
 		for _, v := range s.Violations[:min(len(s.Violations), MaxViolations)] {
-			fv := brm.AppendMessage(1)
+			fv := brm.AppendMessage(otlppb.BadRequestFieldViolations)
 			if v.Field != "" {
-				fv.AppendString(1, BoundMessage(v.Field))
+				fv.AppendString(otlppb.BadRequestFieldViolationField, BoundMessage(v.Field))
 			}
 			if v.Description != "" {
-				fv.AppendString(2, BoundMessage(v.Description))
+				fv.AppendString(otlppb.BadRequestFieldViolationDescription, BoundMessage(v.Description))
 			}
 		}
-		any.AppendBytes(2, br.Marshal(nil))
+		any.AppendBytes(otlppb.AnyValue, br.Marshal(nil))
 		marshalerPool.Put(br)
 	}
 	dst = m.Marshal(dst)
@@ -229,15 +228,15 @@ func ParseStatusProto(src []byte) (*Status, error) {
 			return nil, fmt.Errorf("cannot decode google.rpc.Status: %w", err)
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.RPCStatusCode:
 			if v, ok := fc.Int64(); ok {
 				st.Code = Code(uint32(v))
 			}
-		case 2:
+		case otlppb.RPCStatusMessage:
 			if v, ok := fc.String(); ok {
 				st.Message = v
 			}
-		case 3:
+		case otlppb.RPCStatusDetails:
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -259,26 +258,26 @@ func ParseStatusProto(src []byte) (*Status, error) {
 }
 
 func parseRetryInfoAny(src []byte) (time.Duration, bool, error) {
-	typeURL, _, err := easyproto.GetString(src, 1)
+	typeURL, _, err := easyproto.GetString(src, otlppb.AnyTypeURL)
 	if err != nil {
 		return 0, false, fmt.Errorf("cannot decode google.protobuf.Any: %w", err)
 	}
-	if typeURL != retryInfoTypeURL {
+	if typeURL != otlppb.RetryInfoTypeURL {
 		return 0, false, nil
 	}
-	value, _, err := easyproto.GetBytes(src, 2)
+	value, _, err := easyproto.GetBytes(src, otlppb.AnyValue)
 	if err != nil {
 		return 0, false, fmt.Errorf("cannot decode google.protobuf.Any: %w", err)
 	}
-	dur, _, err := easyproto.GetMessageData(value, 1)
+	dur, _, err := easyproto.GetMessageData(value, otlppb.RetryInfoRetryDelay)
 	if err != nil {
 		return 0, false, fmt.Errorf("cannot decode google.rpc.RetryInfo: %w", err)
 	}
-	sec, _, err := easyproto.GetInt64(dur, 1)
+	sec, _, err := easyproto.GetInt64(dur, otlppb.DurationSeconds)
 	if err != nil {
 		return 0, false, fmt.Errorf("cannot decode google.protobuf.Duration: %w", err)
 	}
-	ns, _, err := easyproto.GetInt64(dur, 2)
+	ns, _, err := easyproto.GetInt64(dur, otlppb.DurationNanos)
 	if err != nil {
 		return 0, false, fmt.Errorf("cannot decode google.protobuf.Duration: %w", err)
 	}
@@ -295,20 +294,17 @@ func parseRetryInfoAny(src []byte) (time.Duration, bool, error) {
 	return time.Duration(sec)*time.Second + time.Duration(int32(ns)), true, nil
 }
 
-// detailsHeaderValue returns the grpc-status-details-bin value: the
-// google.rpc.Status, base64 without padding (PROTOCOL-HTTP2.md, "-bin"
-// headers: senders SHOULD omit padding).
 // appendRetryInfo appends a serialized google.rpc.RetryInfo of delay d
 // (negative: zero).
 func appendRetryInfo(dst []byte, d time.Duration) []byte {
 	info := marshalerPool.Get()
 	d = max(d, 0)
-	dur := info.MessageMarshaler().AppendMessage(1)
+	dur := info.MessageMarshaler().AppendMessage(otlppb.RetryInfoRetryDelay)
 	if sec := int64(d / time.Second); sec != 0 {
-		dur.AppendInt64(1, sec)
+		dur.AppendInt64(otlppb.DurationSeconds, sec)
 	}
 	if ns := int32(d % time.Second); ns != 0 {
-		dur.AppendInt32(2, ns)
+		dur.AppendInt32(otlppb.DurationNanos, ns)
 	}
 	dst = info.Marshal(dst)
 	marshalerPool.Put(info)
@@ -322,6 +318,9 @@ func (s *Status) retryInfoHeaderValue() string {
 	return base64.RawStdEncoding.EncodeToString(appendRetryInfo(buf[:0], s.RetryDelay))
 }
 
+// detailsHeaderValue returns the grpc-status-details-bin value: the
+// google.rpc.Status, base64 without padding (PROTOCOL-HTTP2.md, "-bin"
+// headers: senders SHOULD omit padding).
 func (s *Status) detailsHeaderValue() string {
 	var buf [128]byte
 	return base64.RawStdEncoding.EncodeToString(s.AppendProto(buf[:0]))
@@ -388,14 +387,14 @@ func containsByte(s string, c byte) bool {
 // parseBadRequestAny appends the violations of a google.rpc.BadRequest Any
 // to st; other types are ignored.
 func parseBadRequestAny(src []byte, st *Status) error {
-	typeURL, _, err := easyproto.GetString(src, 1)
+	typeURL, _, err := easyproto.GetString(src, otlppb.AnyTypeURL)
 	if err != nil {
 		return fmt.Errorf("cannot decode google.protobuf.Any: %w", err)
 	}
-	if typeURL != badRequestTypeURL {
+	if typeURL != otlppb.BadRequestTypeURL {
 		return nil
 	}
-	value, _, err := easyproto.GetBytes(src, 2)
+	value, _, err := easyproto.GetBytes(src, otlppb.AnyValue)
 	if err != nil {
 		return fmt.Errorf("cannot decode google.protobuf.Any: %w", err)
 	}
@@ -405,14 +404,14 @@ func parseBadRequestAny(src []byte, st *Status) error {
 			return fmt.Errorf("cannot decode google.rpc.BadRequest: %w", err)
 		}
 		data, ok := fc.MessageData()
-		if fc.FieldNum != 1 || !ok {
+		if fc.FieldNum != otlppb.BadRequestFieldViolations || !ok {
 			continue
 		}
 		var v FieldViolation
-		if v.Field, _, err = easyproto.GetString(data, 1); err != nil {
+		if v.Field, _, err = easyproto.GetString(data, otlppb.BadRequestFieldViolationField); err != nil {
 			return fmt.Errorf("cannot decode google.rpc.BadRequest.FieldViolation: %w", err)
 		}
-		if v.Description, _, err = easyproto.GetString(data, 2); err != nil {
+		if v.Description, _, err = easyproto.GetString(data, otlppb.BadRequestFieldViolationDescription); err != nil {
 			return fmt.Errorf("cannot decode google.rpc.BadRequest.FieldViolation: %w", err)
 		}
 		v.Field, v.Description = strings.Clone(v.Field), strings.Clone(v.Description) // they alias src

@@ -1,7 +1,8 @@
 package interop
 
-// TestOTLPPBFieldNumbers holds otlppb's named field numbers to the
-// descriptors of the official generated OTLP types.
+// TestOTLPPBFieldNumbers and TestOTLPPBRPCFieldNumbers hold otlppb's
+// named field numbers to the descriptors of the official generated OTLP,
+// google.rpc and google.protobuf types.
 
 import (
 	"go/ast"
@@ -11,7 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	statuspb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/anypb"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	collogspb "go.opentelemetry.io/proto/otlp/collector/logs/v1"
 	colmetricspb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
@@ -65,31 +70,115 @@ func TestOTLPPBFieldNumbers(t *testing.T) {
 		collogspb.File_opentelemetry_proto_collector_logs_v1_logs_service_proto,
 		colprofilespb.File_opentelemetry_proto_collector_profiles_v1development_profiles_service_proto,
 	}
-	want := map[string]int{}     // otlppb name -> field number
-	where := map[string]string{} // otlppb name -> full field name
-	var walk func(prefix string, msgs protoreflect.MessageDescriptors)
-	walk = func(prefix string, msgs protoreflect.MessageDescriptors) {
-		for i := range msgs.Len() {
-			m := msgs.Get(i)
-			name := prefix + string(m.Name())
-			for j := range m.Fields().Len() {
-				f := m.Fields().Get(j)
-				key := otlppbName(name, f)
-				if other, dup := where[key]; dup {
-					t.Fatalf("%s and %s both map to the name %s", other, f.FullName(), key)
-				}
-				want[key], where[key] = int(f.Number()), string(f.FullName())
-			}
-			walk(name, m.Messages())
+	var msgs []otlppbMessage
+	for _, fd := range files {
+		for i := range fd.Messages().Len() {
+			msgs = append(msgs, otlppbMessage{desc: fd.Messages().Get(i)})
 		}
 	}
-	for _, fd := range files {
-		walk("", fd.Messages())
+	want, where := otlppbFields(t, msgs)
+	got, strs := otlppbConstants(t, "../otlppb/schema.go")
+	if len(strs) > 0 {
+		t.Fatalf("../otlppb/schema.go: string constants %v: it names field numbers only", strs)
+	}
+	checkOTLPPBConstants(t, got, want, where, "the OTLP v1.11 messages")
+	if len(got) < 150 {
+		t.Fatalf("read only %d constants from ../otlppb/schema.go", len(got))
+	}
+}
+
+// TestOTLPPBRPCFieldNumbers holds the constants of ../otlppb/rpc.go to the
+// descriptors of google.rpc.Status, google.protobuf.Any and Duration,
+// google.rpc.RetryInfo and BadRequest (with its FieldViolation), both
+// ways as TestOTLPPBFieldNumbers does, and its type names and URLs to
+// those protobuf-go gives the detail types.
+func TestOTLPPBRPCFieldNumbers(t *testing.T) {
+	msgs := []otlppbMessage{
+		// RPCStatus: OTLP's trace Status already has StatusCode and
+		// StatusMessage.
+		{"RPCStatus", (&statuspb.Status{}).ProtoReflect().Descriptor()},
+		{"", (&anypb.Any{}).ProtoReflect().Descriptor()},
+		{"", (&durationpb.Duration{}).ProtoReflect().Descriptor()},
+		{"", (&errdetails.RetryInfo{}).ProtoReflect().Descriptor()},
+		{"", (&errdetails.BadRequest{}).ProtoReflect().Descriptor()},
+	}
+	want, where := otlppbFields(t, msgs)
+	got, strs := otlppbConstants(t, "../otlppb/rpc.go")
+	checkOTLPPBConstants(t, got, want, where, "google.rpc.Status and its details")
+	if len(got) != 13 {
+		t.Fatalf("read %d constants from ../otlppb/rpc.go, want the 13 fields of its six messages", len(got))
 	}
 
-	got := map[string]int{}
+	retryInfo, err := anypb.New(&errdetails.RetryInfo{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	badRequest, err := anypb.New(&errdetails.BadRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string][2]string{ // constant -> its value, what protobuf-go says
+		"RetryInfoName":     {otlppb.RetryInfoName, string(retryInfo.MessageName())},
+		"BadRequestName":    {otlppb.BadRequestName, string(badRequest.MessageName())},
+		"RetryInfoTypeURL":  {otlppb.RetryInfoTypeURL, retryInfo.GetTypeUrl()},
+		"BadRequestTypeURL": {otlppb.BadRequestTypeURL, badRequest.GetTypeUrl()},
+		"TypeURLPrefix":     {otlppb.TypeURLPrefix, strings.TrimSuffix(retryInfo.GetTypeUrl(), string(retryInfo.MessageName()))},
+	}
+	for name, v := range names {
+		if v[0] != v[1] {
+			t.Errorf("otlppb.%s = %q, want %q", name, v[0], v[1])
+		}
+	}
+	for _, name := range strs {
+		if _, ok := names[name]; !ok {
+			t.Errorf("otlppb.%s: a string constant of ../otlppb/rpc.go this test does not check", name)
+		}
+	}
+}
+
+// otlppbMessage is a message whose fields otlppb names: as, when set, is
+// the name otlppb gives it in place of its own (its nested messages are
+// prefixed with it).
+type otlppbMessage struct {
+	as   string
+	desc protoreflect.MessageDescriptor
+}
+
+// otlppbFields maps otlppb's name of every field of msgs and of their
+// nested messages to the field's number and full name.
+func otlppbFields(t *testing.T, msgs []otlppbMessage) (want map[string]int, where map[string]string) {
+	want = map[string]int{}     // otlppb name -> field number
+	where = map[string]string{} // otlppb name -> full field name
+	var walk func(name string, m protoreflect.MessageDescriptor)
+	walk = func(name string, m protoreflect.MessageDescriptor) {
+		for j := range m.Fields().Len() {
+			f := m.Fields().Get(j)
+			key := otlppbName(name, f)
+			if other, dup := where[key]; dup {
+				t.Fatalf("%s and %s both map to the name %s", other, f.FullName(), key)
+			}
+			want[key], where[key] = int(f.Number()), string(f.FullName())
+		}
+		for i := range m.Messages().Len() {
+			walk(name+string(m.Messages().Get(i).Name()), m.Messages().Get(i))
+		}
+	}
+	for _, m := range msgs {
+		name := m.as
+		if name == "" {
+			name = string(m.desc.Name())
+		}
+		walk(name, m.desc)
+	}
+	return want, where
+}
+
+// otlppbConstants reads the integer constants of the Go file at path, one
+// per line with a number literal, and lists its string constants.
+func otlppbConstants(t *testing.T, path string) (ints map[string]int, strs []string) {
+	ints = map[string]int{}
 	fset := token.NewFileSet()
-	file, err := parser.ParseFile(fset, "../otlppb/schema.go", nil, 0)
+	file, err := parser.ParseFile(fset, path, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,6 +192,14 @@ func TestOTLPPBFieldNumbers(t *testing.T) {
 			if len(vs.Names) != 1 || len(vs.Values) != 1 {
 				t.Fatalf("%s: one constant per line, with its number", fset.Position(vs.Pos()))
 			}
+			if lit, ok := vs.Values[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				strs = append(strs, vs.Names[0].Name)
+				continue
+			}
+			if bin, ok := vs.Values[0].(*ast.BinaryExpr); ok && bin.Op == token.ADD {
+				strs = append(strs, vs.Names[0].Name) // a concatenation of string constants
+				continue
+			}
 			lit, ok := vs.Values[0].(*ast.BasicLit)
 			if !ok || lit.Kind != token.INT {
 				t.Fatalf("%s: %s is not a number literal", fset.Position(vs.Pos()), vs.Names[0].Name)
@@ -111,15 +208,22 @@ func TestOTLPPBFieldNumbers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got[vs.Names[0].Name] = n
+			ints[vs.Names[0].Name] = n
 		}
 	}
+	return ints, strs
+}
 
+// checkOTLPPBConstants fails for every constant of got that names no field
+// of want or has another number, and for every field of want without its
+// constant.
+func checkOTLPPBConstants(t *testing.T, got, want map[string]int, where map[string]string, what string) {
+	t.Helper()
 	for name, n := range got {
 		w, ok := want[name]
 		switch {
 		case !ok:
-			t.Errorf("otlppb.%s = %d names no field of the OTLP v1.11 messages", name, n)
+			t.Errorf("otlppb.%s = %d names no field of %s", name, n, what)
 		case n != w:
 			t.Errorf("otlppb.%s = %d, but %s is field %d", name, n, where[name], w)
 		}
@@ -128,9 +232,6 @@ func TestOTLPPBFieldNumbers(t *testing.T) {
 		if _, ok := got[name]; !ok {
 			t.Errorf("otlppb has no %s (%s = %d)", name, where[name], w)
 		}
-	}
-	if len(got) < 150 {
-		t.Fatalf("read only %d constants from ../otlppb/schema.go", len(got))
 	}
 }
 

@@ -847,9 +847,9 @@ var schema = [numMessages]message{
 	//   repeated google.protobuf.Any details = 3;
 	// }
 	mRPCStatus: {name: "google.rpc.Status", fields: []field{
-		{num: 1, name: "code", alias: "code", kind: kInt32},
-		{num: 2, name: "message", alias: "message", kind: kString},
-		{num: 3, name: "details", alias: "details", kind: kMessage, flags: rep, msg: mAny},
+		{num: otlppb.RPCStatusCode, name: "code", alias: "code", kind: kInt32},
+		{num: otlppb.RPCStatusMessage, name: "message", alias: "message", kind: kString},
+		{num: otlppb.RPCStatusDetails, name: "details", alias: "details", kind: kMessage, flags: rep, msg: mAny},
 	}},
 	// package google.protobuf;
 	// message Any {
@@ -858,7 +858,7 @@ var schema = [numMessages]message{
 	// }
 	// Transcoded by the special-case code in wellknown.go.
 	mAny: {name: "google.protobuf.Any", special: specialAny, fields: []field{
-		{num: 1, name: "typeUrl", alias: "type_url", kind: kString},
-		{num: 2, name: "value", alias: "value", kind: kBytes},
+		{num: otlppb.AnyTypeURL, name: "typeUrl", alias: "type_url", kind: kString},
+		{num: otlppb.AnyValue, name: "value", alias: "value", kind: kBytes},
 	}},
 }

@@ -19,22 +19,12 @@ import (
 //	{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"1.500s"}
 //	{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"...","description":"..."}]}
 //
-// Both are transcoded both ways; other detail types are dropped.
-
-const (
-	retryInfoName  = "google.rpc.RetryInfo"
-	badRequestName = "google.rpc.BadRequest"
-)
+// Both are transcoded both ways; other detail types are dropped. Their
+// field numbers and type names are otlppb's (rpc.go).
 
 // maxDurationSeconds bounds google.protobuf.Duration to about 10000 years, as
 // duration.proto specifies.
 const maxDurationSeconds = 315576000000
-
-// isRetryInfo reports whether the Any type URL names google.rpc.RetryInfo:
-// the message name is everything after the last '/'.
-func isRetryInfo(typeURL []byte) bool {
-	return anyTypeName(typeURL) == retryInfoName
-}
 
 // anyTypeName is the message name of an Any type URL: everything after the
 // last '/'.
@@ -72,19 +62,19 @@ func (e *encoder) encodeAny(src []byte, off int) (bool, error) {
 			return false, e.errorf(off, "cannot read google.protobuf.Any field: %s", err)
 		}
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.AnyTypeURL:
 			if d, ok := fc.MessageData(); ok {
 				typeURL = d
 			}
-		case 2:
+		case otlppb.AnyValue:
 			if d, ok := fc.MessageData(); ok {
 				value = d
 			}
 		}
 	}
 	switch anyTypeName(typeURL) {
-	case retryInfoName:
-	case badRequestName:
+	case otlppb.RetryInfoName:
+	case otlppb.BadRequestName:
 		return true, e.encodeBadRequest(typeURL, value, off)
 	default:
 		return false, nil
@@ -101,7 +91,7 @@ func (e *encoder) encodeAny(src []byte, off int) (bool, error) {
 			return false, e.errorf(off, "cannot read google.rpc.RetryInfo field: %s", err)
 		}
 		d, ok := fc.MessageData()
-		if fc.FieldNum != 1 || !ok {
+		if fc.FieldNum != otlppb.RetryInfoRetryDelay || !ok {
 			continue
 		}
 		hasDelay = true
@@ -111,11 +101,11 @@ func (e *encoder) encodeAny(src []byte, off int) (bool, error) {
 				return false, e.errorf(off, "cannot read google.protobuf.Duration field: %s", err)
 			}
 			switch dfc.FieldNum {
-			case 1:
+			case otlppb.DurationSeconds:
 				if v, ok := dfc.Int64(); ok {
 					seconds = v
 				}
-			case 2:
+			case otlppb.DurationNanos:
 				// Truncate as protobuf-go does; easyproto's Int32 rejects
 				// varints outside the int32 range instead.
 				if v, ok := dfc.Uint64(); ok {
@@ -202,8 +192,8 @@ func (d *decoder) decodeAny(f *field) error {
 	}
 	end := d.pos
 	switch anyTypeName(d.typeURL) {
-	case retryInfoName:
-	case badRequestName:
+	case otlppb.RetryInfoName:
+	case otlppb.BadRequestName:
 		return d.decodeBadRequest(f, objOff, end)
 	default:
 		return nil
@@ -228,16 +218,16 @@ func (d *decoder) decodeAny(f *field) error {
 			return d.errorf(valOff, "invalid duration")
 		}
 		// Any.value holds RetryInfo{retry_delay: Duration{seconds, nanos}}.
-		d.dst = appendTag(d.dst, 2, wtLen)
+		d.dst = appendTag(d.dst, otlppb.AnyValue, wtLen)
 		valueStart := d.beginLen()
-		d.dst = appendTag(d.dst, 1, wtLen)
+		d.dst = appendTag(d.dst, otlppb.RetryInfoRetryDelay, wtLen)
 		durStart := d.beginLen()
 		if seconds != 0 {
-			d.dst = appendTag(d.dst, 1, wtVarint)
+			d.dst = appendTag(d.dst, otlppb.DurationSeconds, wtVarint)
 			d.dst = binary.AppendUvarint(d.dst, uint64(seconds))
 		}
 		if nanos != 0 {
-			d.dst = appendTag(d.dst, 2, wtVarint)
+			d.dst = appendTag(d.dst, otlppb.DurationNanos, wtVarint)
 			d.dst = binary.AppendUvarint(d.dst, uint64(int64(nanos)))
 		}
 		d.endLen(durStart)
@@ -258,7 +248,7 @@ func (d *decoder) decodeAny(f *field) error {
 func (d *decoder) beginAny(f *field) int {
 	d.dst = appendTag(d.dst, f.num, wtLen)
 	anyStart := d.beginLen()
-	d.dst = appendTag(d.dst, 1, wtLen)
+	d.dst = appendTag(d.dst, otlppb.AnyTypeURL, wtLen)
 	d.dst = binary.AppendUvarint(d.dst, uint64(len(d.typeURL)))
 	d.dst = append(d.dst, d.typeURL...)
 	return anyStart
@@ -271,7 +261,7 @@ func (d *decoder) beginAny(f *field) int {
 func (d *decoder) decodeBadRequest(f *field, objOff, end int) error {
 	d.pos = objOff
 	anyStart := d.beginAny(f)
-	d.dst = appendTag(d.dst, 2, wtLen)
+	d.dst = appendTag(d.dst, otlppb.AnyValue, wtLen)
 	valueStart := d.beginLen()
 	err := d.eachKey(func(key []byte) error {
 		if string(key) != "fieldViolations" && string(key) != "field_violations" {
@@ -284,15 +274,15 @@ func (d *decoder) decodeBadRequest(f *field, objOff, end int) error {
 			if d.peek() != '{' {
 				return d.errorf(d.pos, "expected object")
 			}
-			d.dst = appendTag(d.dst, 1, wtLen)
+			d.dst = appendTag(d.dst, otlppb.BadRequestFieldViolations, wtLen)
 			violationStart := d.beginLen()
 			err := d.eachKey(func(key []byte) error {
 				var num uint32
 				switch string(key) {
 				case "field":
-					num = 1
+					num = otlppb.BadRequestFieldViolationField
 				case "description":
-					num = 2
+					num = otlppb.BadRequestFieldViolationDescription
 				default:
 					return d.skipValue()
 				}
@@ -455,7 +445,7 @@ func (e *encoder) encodeBadRequest(typeURL, src []byte, off int) error {
 			return e.errorf(off, "cannot read google.rpc.BadRequest field: %s", err)
 		}
 		v, ok := fc.MessageData()
-		if fc.FieldNum != 1 || !ok {
+		if fc.FieldNum != otlppb.BadRequestFieldViolations || !ok {
 			continue
 		}
 		if n == 0 {
@@ -472,9 +462,9 @@ func (e *encoder) encodeBadRequest(typeURL, src []byte, off int) error {
 			}
 			if d, ok := vfc.MessageData(); ok {
 				switch vfc.FieldNum {
-				case 1:
+				case otlppb.BadRequestFieldViolationField:
 					field = d
-				case 2:
+				case otlppb.BadRequestFieldViolationDescription:
 					description = d
 				}
 			}

@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 	"otlpjson":             {"otlp", "internal/quote", "otlppb"},
 
 	// The wire and the sinks.
-	"grpcwire":           {"compression", "internal/quote"},
+	"grpcwire":           {"compression", "internal/quote", "otlppb" /* google.rpc.Status's field numbers */},
 	"storage/disk":       {"otlp", "storage"},
 	"storage/discard":    {"otlp", "storage"},
 	"storage/deadletter": {"storage/disk"},
