@@ -34,6 +34,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/internal/pipenet"
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // Fault is one way the destination misbehaves. A fault is chosen when a
@@ -310,12 +311,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request, f Fault) {
 var garbage = bytes.Repeat([]byte{0xff}, 16)
 
 // partialResponse is an Export*ServiceResponse with a partial_success
-// (the three signals share the layout).
+// (the signals share the layout; the traces names stand for all).
 func partialResponse(rejected int64, msg string) []byte {
 	var m easyproto.Marshaler
-	ps := m.MessageMarshaler().AppendMessage(1)
-	ps.AppendInt64(1, rejected)
-	ps.AppendString(2, msg)
+	ps := m.MessageMarshaler().AppendMessage(otlppb.ExportTraceServiceResponsePartialSuccess)
+	ps.AppendInt64(otlppb.ExportTracePartialSuccessRejectedSpans, rejected)
+	ps.AppendString(otlppb.ExportTracePartialSuccessErrorMessage, msg)
 	return m.Marshal(nil)
 }
 
@@ -359,13 +360,13 @@ func frame(msg []byte) []byte {
 func retryInfoStatus(code int32, sec int64) string {
 	var m easyproto.Marshaler
 	st := m.MessageMarshaler()
-	st.AppendInt32(1, code)
-	st.AppendString(2, "come back later")
-	anyv := st.AppendMessage(3)
-	anyv.AppendString(1, "type.googleapis.com/google.rpc.RetryInfo")
+	st.AppendInt32(otlppb.RPCStatusCode, code)
+	st.AppendString(otlppb.RPCStatusMessage, "come back later")
+	anyv := st.AppendMessage(otlppb.RPCStatusDetails)
+	anyv.AppendString(otlppb.AnyTypeURL, otlppb.RetryInfoTypeURL)
 	var ri easyproto.Marshaler
-	ri.MessageMarshaler().AppendMessage(1).AppendInt64(1, sec)
-	anyv.AppendBytes(2, ri.Marshal(nil))
+	ri.MessageMarshaler().AppendMessage(otlppb.RetryInfoRetryDelay).AppendInt64(otlppb.DurationSeconds, sec)
+	anyv.AppendBytes(otlppb.AnyValue, ri.Marshal(nil))
 	return base64.RawStdEncoding.EncodeToString(m.Marshal(nil))
 }
 

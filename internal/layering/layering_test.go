@@ -70,7 +70,7 @@ var allowed = map[string][]string{
 		"server", "storage", "storage/deadletter", "storage/discard", "storage/disk", "storage/kafka"},
 
 	// Test harnesses.
-	"internal/hostiledest": {"compression", "internal/pipenet", "otlp"},
+	"internal/hostiledest": {"compression", "internal/pipenet", "otlp", "otlppb"},
 	"internal/pipenet":     nil,
 	"internal/pbtest":      nil,
 	"internal/viewwalk":    {"otlpview"},
