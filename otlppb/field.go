@@ -2,7 +2,8 @@
 // module uses (Field, with its inlinable fast paths ReadShort and
 // SkipScalar, and NextField for walks built on easyproto), the field
 // numbers of every OTLP v1.11 message the receiver walks, named once
-// (schema.go), and the position of a decoding error inside a request
+// (schema.go; rpc.go names those of the google.rpc status details the
+// transports send), and the position of a decoding error inside a request
 // (ErrorAt, ErrorPosition).
 //
 // It imports only easyproto and the standard library, so that every
