@@ -13,8 +13,8 @@ import (
 
 // BenchmarkExportGRPC500x10Sink compares, in one run, the byte sink
 // (discard) with the decoded-item sink (storage.ItemSink) at gRPC 500x10:
-// sink=items/visit=empty has a Span visitor that does nothing (the cost
-// of the views in the validation pass), visit=read one that reads every
+// sink=items-empty has a Span visitor that does nothing (the cost
+// of the views in the validation pass), items-read one that reads every
 // span's ids, name and times. The target: items at most 1.2x
 // bytes per span. Run with -count 6 and compare the sub-benchmarks with
 // benchstat -col /sink.
@@ -23,12 +23,12 @@ func BenchmarkExportGRPC500x10Sink(b *testing.B) {
 	b.Run("sink=bytes", func(b *testing.B) {
 		benchmarkExportWith(b, Config{}, nil, traceExport, "application/grpc", compression.Identity, payload, 0)
 	})
-	b.Run("sink=items/visit=empty", func(b *testing.B) {
+	b.Run("sink=items-empty", func(b *testing.B) {
 		e := &benchEngine{}
 		e.span = func(*otlpview.Resource, *otlpview.Scope, *otlpview.Span) error { return nil }
 		benchmarkExportWith(b, Config{Items: e}, nil, traceExport, "application/grpc", compression.Identity, payload, 0)
 	})
-	b.Run("sink=items/visit=read", func(b *testing.B) {
+	b.Run("sink=items-read", func(b *testing.B) {
 		e := &benchEngine{}
 		e.span = func(_ *otlpview.Resource, _ *otlpview.Scope, sp *otlpview.Span) error {
 			benchSum += uint64(sp.TraceID[0]) + uint64(sp.SpanID[7]) + uint64(len(sp.Name)) + sp.StartTimeUnixNano + sp.EndTimeUnixNano
