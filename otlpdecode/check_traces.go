@@ -75,6 +75,22 @@ func (c *checker) span(src []byte, sv *otlpview.Span) (reason, error) {
 			if src, ok = otlppb.SkipScalar(src); ok {
 				continue
 			}
+		} else if len(src) >= 9 {
+			// The view's commonest scalars, inline (the rest, and
+			// these when short of bytes, go through spanScalar).
+			switch src[0] {
+			case otlppb.SpanStartTimeUnixNano<<3 | otlppb.WireI64:
+				sv.StartTimeUnixNano, src = binary.LittleEndian.Uint64(src[1:9]), src[9:]
+				continue
+			case otlppb.SpanEndTimeUnixNano<<3 | otlppb.WireI64:
+				sv.EndTimeUnixNano, src = binary.LittleEndian.Uint64(src[1:9]), src[9:]
+				continue
+			case otlppb.SpanKind<<3 | otlppb.WireVarint:
+				if src[1] < 0x80 {
+					sv.Kind, src = otlpview.SpanKind(src[1]), src[2:]
+					continue
+				}
+			}
 		}
 		left := len(src)
 		if src, ok = fc.ReadShort(src); !ok {
