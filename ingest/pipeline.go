@@ -9,7 +9,8 @@
 //	tenant, quotas  (quota.go, tenant.go, tenant_metrics.go)
 //	decompression, OTLP/JSON transcoding, within the limits (export.go)
 //	validation with partial success (checkpool.go, otlpdecode)
-//	the sink, and its errors as statuses (export.go)
+//	the sink, and its errors as statuses (export.go): a byte storage.Sink,
+//	  or a storage.ItemSink handed the items in the validation pass
 //	refusal reasons (refuse.go), metrics (metrics.go), the request log (requestlog.go)
 //
 // The pipeline's error currency is *grpcwire.Status: a gRPC code, message,
