@@ -34,8 +34,9 @@ import (
 // it visits must drop what it stored for a request whose Check* failed
 // (or hold it until Check* returns).
 //
-// A Visitor is shared by concurrent requests: its functions must be safe
-// for concurrent use.
+// A Visitor shared by concurrent requests must have functions safe for
+// concurrent use; one that belongs to one request (a storage.ItemBatch's)
+// is called one item at a time.
 type Visitor struct {
 	Span func(res *otlpview.Resource, scope *otlpview.Scope, span *otlpview.Span) error
 	// DataPoint is called for every data point (the item of the metrics
