@@ -43,6 +43,9 @@ const DefaultRetryDelay = ingest.DefaultRetryDelay
 type Config struct {
 	// Sink stores validated requests.
 	Sink storage.Sink
+	// Items, instead of Sink, receives them as decoded items
+	// (ingest.Config.Items); one of the two is required.
+	Items storage.ItemSink
 	// Logger receives one line per refused or failed request. Nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -131,7 +134,7 @@ type Handler struct {
 // (Pipeline) built from the same Config. The health service reports
 // SERVING until Shutdown is called.
 func New(cfg Config) *Handler {
-	if cfg.Sink == nil {
+	if cfg.Sink == nil && cfg.Items == nil {
 		panic("handler.New: Config.Sink is nil")
 	}
 	var tenants *ingest.TenantsConfig
@@ -140,6 +143,7 @@ func New(cfg Config) *Handler {
 	}
 	p := ingest.New(ingest.Config{
 		Sink:           cfg.Sink,
+		Items:          cfg.Items,
 		Logger:         cfg.Logger,
 		MaxRecvMsgSize: cfg.MaxRecvMsgSize,
 		Decode:         cfg.Decode,

@@ -61,8 +61,9 @@ func benchmarkExportReads(b *testing.B, path, contentType string, codec compress
 	benchmarkExportWith(b, Config{}, nil, path, contentType, codec, payload, readSize)
 }
 
-// benchmarkExportWith is benchmarkExportReads with cfg (Sink and Logger
-// are set here) and extra request headers hdr.
+// benchmarkExportWith is benchmarkExportReads with cfg (Logger is set
+// here, and Sink, to a discard sink, unless Sink or Items is) and extra
+// request headers hdr.
 func benchmarkExportWith(b *testing.B, cfg Config, hdr map[string]string, path, contentType string, codec compression.Codec, payload []byte, readSize int) {
 	res, err := otlpdecode.CheckTraces(payload, nil)
 	if err != nil {
@@ -75,7 +76,10 @@ func benchmarkExportWith(b *testing.B, cfg Config, hdr map[string]string, path, 
 	if contentType == "application/grpc" {
 		body = frameCompressed(body, codec != compression.Identity)
 	}
-	cfg.Sink, cfg.Logger = &discard.Sink{}, slog.New(slog.NewTextHandler(io.Discard, nil))
+	if cfg.Sink == nil && cfg.Items == nil {
+		cfg.Sink = &discard.Sink{}
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := New(cfg)
 	rd := bytes.NewReader(body)
 	req, _ := http.NewRequest("POST", "http://x"+path, io.NopCloser(&frameReader{rd, readSize}))

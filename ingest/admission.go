@@ -49,6 +49,25 @@ type AdmissionConfig struct {
 	// derives it from the budget: RequestLimit / StreamUnitCost, at least
 	// DefaultMaxStreams.
 	MaxStreams int
+	// Off turns the byte budget off, for an engine that admits with its
+	// own (an ItemSink whose BeginItems or Commit refuses with
+	// storage.ErrOverloaded when its memory is full): requests are then
+	// never made to wait for room nor refused as busy or larger than
+	// the budget: RequestLimit and MaxWait bound no request's bytes
+	// (otlplite_admission_bytes_in_flight stays 0).
+	//
+	// What stays bounded without it: one message, by MaxRecvMsgSize
+	// (before and after decompression, and as protobuf for OTLP/JSON);
+	// the requests and streams served at once, by MaxStreams (derived
+	// from RequestLimit as ever when zero), each holding at most one
+	// message (export streams: at most their in-flight requests); the
+	// stream windows left unread while a stream waits, by WaitingLimit
+	// (the engine cannot see those); a tenant, by its quotas,
+	// max_request_bytes and max_budget_share (a share of RequestLimit).
+	// Memory is then at most about MaxStreams messages of
+	// MaxRecvMsgSize, far more than the budget's: the engine's
+	// admission must hold it.
+	Off bool
 }
 
 // DefaultMaxStreams is the least MaxStreams derives to: 4096, what the
@@ -88,6 +107,9 @@ type admission struct {
 	retryDelay       time.Duration
 	// window is AdmissionConfig.StreamWindow.
 	window int64
+	// off is AdmissionConfig.Off: nothing is acquired, waited for or
+	// refused for the budget (tooLarge, acquire, tryAcquire, release).
+	off bool
 
 	mu       sync.Mutex
 	inFlight int64
@@ -135,8 +157,12 @@ func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
 	if cfg.StreamWindow <= 0 {
 		cfg.StreamWindow = DefaultStreamWindow
 	}
-	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay, window: cfg.StreamWindow}
+	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay, window: cfg.StreamWindow, off: cfg.Off}
 }
+
+// tooLarge reports whether a request charged n bytes can never be
+// admitted: it is larger than the whole budget (never, when it is off).
+func (a *admission) tooLarge(n int64) bool { return !a.off && n > a.limit }
 
 // BusyStatus is the admission's retryable refusal, for a transport that
 // refuses for want of room (handler's stream bound, a stream's unread
@@ -186,7 +212,7 @@ func (a *admission) refuseTooLarge(n int64) *grpcwire.Status {
 // request already holds some of the budget, which puts it ahead of new
 // requests.
 func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpcwire.Status {
-	if n == 0 {
+	if n == 0 || a.off {
 		return nil
 	}
 	if n > a.limit {
@@ -245,6 +271,9 @@ func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpc
 
 // tryAcquire takes n bytes without waiting.
 func (a *admission) tryAcquire(n int64) *grpcwire.Status {
+	if a.off {
+		return nil
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.inFlight+n > a.limit {
@@ -258,7 +287,7 @@ func (a *admission) tryAcquire(n int64) *grpcwire.Status {
 // release returns n bytes and admits waiters that now fit: continuing ones
 // first, then new ones, newest first within each.
 func (a *admission) release(n int64) {
-	if n == 0 {
+	if n == 0 || a.off {
 		return
 	}
 	a.mu.Lock()
@@ -357,7 +386,7 @@ type charge struct {
 // budget can never be admitted and is refused at once, as too large (not
 // retryable); anything else is charged only as it arrives.
 func (t *charge) Declare(n int) error {
-	if int64(n) > t.a.limit {
+	if t.a.tooLarge(int64(n)) {
 		return t.a.refuseTooLarge(int64(n))
 	}
 	if t.tenantLimit > 0 && int64(n) > t.tenantLimit {
@@ -375,7 +404,7 @@ func (t *charge) Declare(n int) error {
 // nothing can be shed).
 func (t *charge) Charge(ctx context.Context, n int) error {
 	t.conn.NoteData(time.Now().UnixNano())
-	if total := t.held + int64(n); total > t.a.limit {
+	if total := t.held + int64(n); t.a.tooLarge(total) {
 		return t.a.refuseTooLarge(total)
 	}
 	if st := t.reserveShare(int64(n)); st != nil {
@@ -393,7 +422,7 @@ func (t *charge) Charge(ctx context.Context, n int) error {
 // the whole budget can never be admitted, however idle the server: it is
 // refused as too large (not retryable), not as busy.
 func (t *charge) Grow(n int) error {
-	if total := t.held + int64(n); total > t.a.limit {
+	if total := t.held + int64(n); t.a.tooLarge(total) {
 		return t.a.refuseTooLarge(total)
 	}
 	if st := t.reserveShare(int64(n)); st != nil {

@@ -179,15 +179,42 @@ func (p *Pipeline) validateAndStore(ctx context.Context, kind *signalKind, t *Ti
 			return Result{}, st
 		}
 	}
-	res, err := p.checks.run(&t.check, kind.check, msg, &p.decodeOpts)
+	if p.items == nil {
+		out, st, _ := p.checkAndStore(ctx, kind, t, msg, &p.decodeOpts, nil)
+		return out, st
+	}
+	// The decoded-item path (storage.ItemSink): the batch's visitor
+	// rides the validation walk, and the batch is committed where a byte
+	// sink is written, or else discarded, exactly once.
+	batch, err := p.items.BeginItems(ctx, kind.signal)
+	if err != nil {
+		return Result{}, p.storageStatus(ctx, err)
+	}
+	t.visit.Visitor = batch.Visitor()
+	t.visitOpts = p.decodeOpts
+	t.visitOpts.Visit = &t.visit
+	out, st, committed := p.checkAndStore(ctx, kind, t, msg, &t.visitOpts, batch)
+	if !committed {
+		batch.Discard()
+	}
+	t.visit.Visitor, t.visitOpts.Visit = nil, nil // the pool keeps no engine reachable
+	return out, st
+}
+
+// checkAndStore validates msg with opts and stores what it accepts: into
+// batch (Commit) when it is not nil, else into the byte sink. committed
+// reports whether batch.Commit was called.
+func (p *Pipeline) checkAndStore(ctx context.Context, kind *signalKind, t *Ticket, msg []byte, opts *otlpdecode.Options, batch storage.ItemBatch) (_ Result, _ *grpcwire.Status, committed bool) {
+	ts := t.tenant
+	res, err := p.checks.run(&t.check, kind.check, msg, opts)
 	if dp, ok := errors.AsType[*decoderPanic](err); ok {
 		// Our bug, not the client's: INTERNAL, and the stack for the
 		// report.
 		p.log.Error("decoder panicked; the request was refused", "request", kind.Request, "panic", fmt.Sprint(dp.value), "stack", string(dp.stack))
-		return Result{}, grpcwire.Errorf(grpcwire.Internal, "cannot decode %s: internal error (%v); please report it", kind.Request, dp.value)
+		return Result{}, grpcwire.Errorf(grpcwire.Internal, "cannot decode %s: internal error (%v); please report it", kind.Request, dp.value), false
 	}
 	if err != nil {
-		return Result{}, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.Request, err), err)
+		return Result{}, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.Request, err), err), false
 	}
 	out := Result{Items: res.Items, Rejected: res.Rejected, counted: res.Items, countedRejected: res.Rejected}
 	if kind.countSamples {
@@ -199,25 +226,30 @@ func (p *Pipeline) validateAndStore(ctx context.Context, kind *signalKind, t *Ti
 	data := msg
 	if res.Rejected > 0 {
 		out.Message = fmt.Sprintf("%d of %d %s rejected; first: %s", res.Rejected, res.Items, kind.Items, res.FirstRejection)
-		t.filtered, err = kind.filter(t.filtered[:0], msg, &p.decodeOpts)
-		if err != nil {
-			// Check accepted the same bytes, so this is our bug.
-			return out, grpcwire.Errorf(grpcwire.Internal, "cannot remove rejected %s: %v", kind.Items, err)
+		// An item sink needs the bytes without the rejected items only
+		// for their size, which its tenant's quota is charged (as a
+		// byte sink's tenant is): filtered then, and only then.
+		if batch == nil || ts != nil {
+			t.filtered, err = kind.filter(t.filtered[:0], msg, opts)
+			if err != nil {
+				// Check accepted the same bytes, so this is our bug.
+				return out, grpcwire.Errorf(grpcwire.Internal, "cannot remove rejected %s: %v", kind.Items, err), false
+			}
+			data = t.filtered
 		}
-		data = t.filtered
 	}
 	stored := res.Items - res.Rejected
 	if stored == 0 {
 		// An empty request, or one whose every item was rejected: nothing
 		// to store, and nothing for the client to retry.
-		return out, nil
+		return out, nil, false
 	}
 	if ctx.Err() != nil {
 		// The client has stopped waiting (its deadline passed while the
 		// request was read, waited or validated): storing it now would
 		// store data the client will resend, since it is told the
 		// request failed.
-		return out, DeadlineStatus(ctx, "before the data was stored; nothing was stored")
+		return out, DeadlineStatus(ctx, "before the data was stored; nothing was stored"), false
 	}
 	if ts != nil {
 		// Items are known only once decoded: they are charged here,
@@ -231,11 +263,16 @@ func (p *Pipeline) validateAndStore(ctx context.Context, kind *signalKind, t *Ti
 		if st != nil {
 			out.chargedItems, out.chargedBytes = 0, 0
 			t.throttled = throttled
-			return out, st
+			return out, st, false
 		}
 	}
 	start := time.Now()
-	err = p.sink.Write(ctx, kind.signal, data, stored)
+	if batch != nil {
+		committed = true
+		err = batch.Commit(ctx)
+	} else {
+		err = p.sink.Write(ctx, kind.signal, data, stored)
+	}
 	p.m.observeStorage(kind.signal, start)
 	if err != nil {
 		if ts != nil && errors.Is(err, storage.ErrNotStored) {
@@ -247,9 +284,9 @@ func (p *Pipeline) validateAndStore(ctx context.Context, kind *signalKind, t *Ti
 			ts.refund(out.chargedBytes, out.chargedItems)
 			out.chargedItems, out.chargedBytes = 0, 0
 		}
-		return out, p.storageStatus(ctx, err)
+		return out, p.storageStatus(ctx, err), committed
 	}
-	return out, nil
+	return out, nil, committed
 }
 
 // warnIgnoredStrindex logs that a traces, metrics or logs request used

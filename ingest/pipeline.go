@@ -9,7 +9,8 @@
 //	tenant, quotas  (quota.go, tenant.go, tenant_metrics.go)
 //	decompression, OTLP/JSON transcoding, within the limits (export.go)
 //	validation with partial success (checkpool.go, otlpdecode)
-//	the sink, and its errors as statuses (export.go)
+//	the sink, and its errors as statuses (export.go): a byte storage.Sink,
+//	  or a storage.ItemSink handed the items in the validation pass
 //	refusal reasons (refuse.go), metrics (metrics.go), the request log (requestlog.go)
 //
 // The pipeline's error currency is *grpcwire.Status: a gRPC code, message,
@@ -42,10 +43,20 @@ import (
 // piling up retries (OTLP v1.11 "Throttling": clients SHOULD honour it).
 const DefaultRetryDelay = time.Second
 
-// Config configures a Pipeline. Sink is required.
+// Config configures a Pipeline. Exactly one of Sink and Items is
+// required.
 type Config struct {
-	// Sink stores validated requests.
+	// Sink stores validated requests as bytes (the disk log, Kafka,
+	// discard).
 	Sink storage.Sink
+	// Items, instead of Sink, receives validated requests as decoded
+	// items, in the validation pass (storage.ItemSink): a storage
+	// engine's path. Setting both is refused (New panics): which of two
+	// sinks a request's acknowledgement waits for, and what a failure of
+	// one after the other stored means, has no answer that would not
+	// hide a loss; an engine that also wants the bytes logged writes
+	// them from its Commit.
+	Items storage.ItemSink
 	// Logger receives one line per refused or failed request (and, at
 	// debug level, one per request). Nil means slog.Default().
 	Logger *slog.Logger
@@ -88,6 +99,7 @@ type TenantsConfig struct {
 // concurrent use.
 type Pipeline struct {
 	sink       storage.Sink
+	items      storage.ItemSink
 	log        *slog.Logger
 	limit      int
 	decodeOpts otlpdecode.Options
@@ -104,11 +116,15 @@ type Pipeline struct {
 
 // New returns a Pipeline for cfg.
 func New(cfg Config) *Pipeline {
-	if cfg.Sink == nil {
+	if cfg.Sink == nil && cfg.Items == nil {
 		panic("ingest.New: Config.Sink is nil")
+	}
+	if cfg.Sink != nil && cfg.Items != nil {
+		panic("ingest.New: Config.Sink and Config.Items are both set; a pipeline stores into one")
 	}
 	p := &Pipeline{
 		sink:       cfg.Sink,
+		items:      cfg.Items,
 		log:        cfg.Logger,
 		limit:      cfg.MaxRecvMsgSize,
 		decodeOpts: cfg.Decode,
@@ -279,6 +295,12 @@ type Ticket struct {
 	c charge
 	// check is the request's validation job for the check pool.
 	check checkJob
+	// visit and visitOpts are the request's decoded-item pass when the
+	// pipeline stores into an ItemSink (Config.Items): pooled with the
+	// ticket, so that the views' buffers are reused from one request to
+	// the next and visiting allocates nothing in steady state.
+	visit     otlpdecode.Visit
+	visitOpts otlpdecode.Options
 	// rlog is the request's debug log record (requestlog.go).
 	rlog requestLog
 	// tenant is the request's tenant, nil when tenancy is off; the

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/otlp-lite/otlp-lite/otlppb"
+	"github.com/otlp-lite/otlp-lite/otlpview"
 )
 
 // CheckTraces walks an ExportTraceServiceRequest (same wire format as
@@ -52,19 +53,46 @@ func CheckTraces(src []byte, opts *Options) (Result, error) {
 //	  uint32 dropped_links_count = 14;
 //	  Status status = 15;
 //	}
-func (c *checker) span(src []byte) (reason, error) {
+//
+// sv, when not nil, is the view of the span a visitor gets
+// (otlpview.ItemViews.SpanOf): the walk fills it from what it reads, so
+// that visiting a span costs no walk of its own. nil is the plain check,
+// which then skips scalar fields unread.
+func (c *checker) span(src []byte, sv *otlpview.Span) (reason, error) {
 	var r reason
 	// Ids are checked after the walk because the last occurrence wins.
-	var traceID, spanID []byte
-	parentID := 0
+	var traceID, spanID, parentID []byte
 	nAttrs, nEvents, nLinks := 0, 0, 0
+	// The view's lists: the first and end of the last occurrence of
+	// each, as offsets from the end of the span (len of what is left).
+	var attrs, events, links listRange
+	size := len(src)
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
 		var ok bool
-		if src, ok = otlppb.SkipScalar(src); ok {
-			continue
+		if sv == nil {
+			if src, ok = otlppb.SkipScalar(src); ok {
+				continue
+			}
+		} else if len(src) >= 9 {
+			// The view's commonest scalars, inline (the rest, and
+			// these when short of bytes, go through spanScalar).
+			switch src[0] {
+			case otlppb.SpanStartTimeUnixNano<<3 | otlppb.WireI64:
+				sv.StartTimeUnixNano, src = binary.LittleEndian.Uint64(src[1:9]), src[9:]
+				continue
+			case otlppb.SpanEndTimeUnixNano<<3 | otlppb.WireI64:
+				sv.EndTimeUnixNano, src = binary.LittleEndian.Uint64(src[1:9]), src[9:]
+				continue
+			case otlppb.SpanKind<<3 | otlppb.WireVarint:
+				if src[1] < 0x80 {
+					sv.Kind, src = otlpview.SpanKind(src[1]), src[2:]
+					continue
+				}
+			}
 		}
+		left := len(src)
 		if src, ok = fc.ReadShort(src); !ok {
 			if src, err = fc.Read(src); err != nil {
 				return r, err
@@ -81,13 +109,26 @@ func (c *checker) span(src []byte) (reason, error) {
 			}
 		case otlppb.SpanTraceState:
 			c.stringField(&fc, "trace_state", &r)
+			if sv != nil {
+				if v, ok := fc.String(); ok {
+					sv.TraceState = v
+				}
+			}
 		case otlppb.SpanParentSpanID:
 			if b, ok := fc.Bytes(); ok {
-				parentID = len(b)
+				parentID = b
 			}
 		case otlppb.SpanName:
 			c.stringField(&fc, "name", &r)
+			if sv != nil {
+				if v, ok := fc.String(); ok {
+					sv.Name = v
+				}
+			}
 		case otlppb.SpanAttributes:
+			if sv != nil {
+				attrs.add(size-left, size-len(src))
+			}
 			// c.attribute by hand: this is the hottest loop of the receiver.
 			data, ok := fc.MessageData()
 			if !ok {
@@ -102,6 +143,9 @@ func (c *checker) span(src []byte) (reason, error) {
 			}
 			nAttrs++
 		case otlppb.SpanEvents:
+			if sv != nil {
+				events.add(size-left, size-len(src))
+			}
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -111,6 +155,9 @@ func (c *checker) span(src []byte) (reason, error) {
 			}
 			nEvents++
 		case otlppb.SpanLinks:
+			if sv != nil {
+				links.add(size-left, size-len(src))
+			}
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -127,6 +174,15 @@ func (c *checker) span(src []byte) (reason, error) {
 			if err := c.status(data, &r); err != nil {
 				return r, at(err, "status", -1)
 			}
+			if sv != nil {
+				sv.Status.Decode(data) // well-formed: c.status read it
+			}
+		default:
+			// The scalars, read only for a view (the plain check skips
+			// them above; a long varint comes here, unread).
+			if sv != nil {
+				spanScalar(sv, &fc)
+			}
 		}
 	}
 	// Ids come first: they make the span unusable, while UTF-8 problems
@@ -141,10 +197,68 @@ func (c *checker) span(src []byte) (reason, error) {
 		return lenReason("span_id", len(spanID), "8"), nil
 	case binary.LittleEndian.Uint64(spanID) == 0:
 		return zeroReason("span_id"), nil
-	case parentID != 0 && parentID != 8:
-		return lenReason("parent_span_id", parentID, "empty or 8"), nil
+	case len(parentID) != 0 && len(parentID) != 8:
+		return lenReason("parent_span_id", len(parentID), "empty or 8"), nil
+	}
+	if sv != nil {
+		sv.TraceID, sv.SpanID, sv.ParentSpanID = traceID, spanID, parentID
+		raw := sv.Raw
+		sv.SetLists(attrs.of(raw), events.of(raw), links.of(raw))
 	}
 	return r, nil
+}
+
+// spanScalar reads the scalar field fc of a Span into its view, as
+// otlpview does (truncating to 32 bits like protobuf-go).
+func spanScalar(sv *otlpview.Span, fc *otlppb.Field) {
+	switch fc.FieldNum {
+	case otlppb.SpanKind:
+		if n, ok := fc.Uint64(); ok {
+			sv.Kind = otlpview.SpanKind(int32(n))
+		}
+	case otlppb.SpanStartTimeUnixNano:
+		if n, ok := fc.Fixed64(); ok {
+			sv.StartTimeUnixNano = n
+		}
+	case otlppb.SpanEndTimeUnixNano:
+		if n, ok := fc.Fixed64(); ok {
+			sv.EndTimeUnixNano = n
+		}
+	case otlppb.SpanDroppedAttributesCount:
+		if n, ok := fc.Uint64(); ok {
+			sv.DroppedAttributesCount = uint32(n)
+		}
+	case otlppb.SpanDroppedEventsCount:
+		if n, ok := fc.Uint64(); ok {
+			sv.DroppedEventsCount = uint32(n)
+		}
+	case otlppb.SpanDroppedLinksCount:
+		if n, ok := fc.Uint64(); ok {
+			sv.DroppedLinksCount = uint32(n)
+		}
+	case otlppb.SpanFlags:
+		if n, ok := fc.Fixed32(); ok {
+			sv.Flags = n
+		}
+	}
+}
+
+// listRange is the byte range from the first to the end of the last
+// occurrence of a repeated field in a message (otlpview's lists).
+type listRange struct{ start, end int }
+
+func (l *listRange) add(start, end int) {
+	if l.end == 0 {
+		l.start = start
+	}
+	l.end = end
+}
+
+func (l listRange) of(msg []byte) []byte {
+	if l.end == 0 {
+		return nil
+	}
+	return msg[l.start:l.end]
 }
 
 // zeroID16 reports whether the 16-byte id b is all zeroes.

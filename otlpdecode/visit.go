@@ -34,8 +34,9 @@ import (
 // it visits must drop what it stored for a request whose Check* failed
 // (or hold it until Check* returns).
 //
-// A Visitor is shared by concurrent requests: its functions must be safe
-// for concurrent use.
+// A Visitor shared by concurrent requests must have functions safe for
+// concurrent use; one that belongs to one request (a storage.ItemBatch's)
+// is called one item at a time.
 type Visitor struct {
 	Span func(res *otlpview.Resource, scope *otlpview.Scope, span *otlpview.Span) error
 	// DataPoint is called for every data point (the item of the metrics
@@ -185,6 +186,9 @@ func (c *checker) visitedItem(sig signal, src []byte, t *itemTally) error {
 		return c.item(sig, src, t) // visits its data points
 	}
 	n := c.visit.item()
+	if sig == signalTraces {
+		return c.visitSpan(src, n, t)
+	}
 	if err := c.item(sig, src, t); err != nil || t.rejected > 0 {
 		return err
 	}
@@ -192,8 +196,29 @@ func (c *checker) visitedItem(sig signal, src []byte, t *itemTally) error {
 	return nil
 }
 
-// visitItem hands the single item src (a span, log record or profile),
-// found valid, to the visitor, and tallies a rejection in t.
+// visitSpan checks the span src of ordinal n, filling its view as it
+// reads it (checker.span), and hands it, if valid, to the visitor: a
+// span is walked once, not once to check and once for its view.
+func (c *checker) visitSpan(src []byte, n int, t *itemTally) error {
+	v := c.visit
+	f := v.Visitor.Span
+	if f == nil || v.scope == nil { // nothing to visit, or rejected already
+		r, err := c.span(src, nil)
+		return t.single(&r, err)
+	}
+	sv := v.views.SpanOf(src)
+	r, err := c.span(src, sv)
+	if err := t.single(&r, err); err != nil || t.rejected > 0 {
+		return err
+	}
+	if r := v.verdict(n, f(v.res, v.scope, sv)); r.bad() {
+		t.rejected, t.first = 1, r
+	}
+	return nil
+}
+
+// visitItem hands the single item src (a log record or profile), found
+// valid, to the visitor, and tallies a rejection in t.
 func (c *checker) visitItem(sig signal, src []byte, n int, t *itemTally) {
 	v := c.visit
 	if v.scope == nil {
@@ -201,13 +226,6 @@ func (c *checker) visitItem(sig signal, src []byte, n int, t *itemTally) {
 	}
 	var err error
 	switch sig {
-	case signalTraces:
-		if f := v.Visitor.Span; f != nil {
-			var s *otlpview.Span
-			if s, err = v.views.Span(src); err == nil {
-				err = f(v.res, v.scope, s)
-			}
-		}
 	case signalLogs:
 		if f := v.Visitor.LogRecord; f != nil {
 			var rec *otlpview.LogRecord

@@ -59,6 +59,26 @@ func (v *ItemViews) Span(src []byte) (*Span, error) {
 	return &v.span, v.span.decode(src)
 }
 
+// SpanOf is the view of the Span src for a walk that reads the span's
+// fields itself: otlpdecode's validation, which reads every field anyway,
+// fills the view as it checks, instead of a second walk by Span. The view
+// is reset to Span{Raw: src}; the walk sets the fields it reads, the last
+// occurrence of each winning as in Span, the status with Status.Decode,
+// and the lists with SetLists. It shares Span's buffer.
+func (v *ItemViews) SpanOf(src []byte) *Span {
+	v.span = Span{Raw: src}
+	return &v.span
+}
+
+// SetLists sets what Attributes, Events and Links iterate over: for each,
+// the part of s.Raw from the first occurrence of its field to the end of
+// the last (nil when the span has none), as Span finds them.
+func (s *Span) SetLists(attrs, events, links []byte) {
+	s.Attributes = KeyValues{src: attrs, field: otlppb.SpanAttributes}
+	s.Events = Events{src: events}
+	s.Links = Links{src: links}
+}
+
 // LogRecord decodes a LogRecord.
 func (v *ItemViews) LogRecord(src []byte) (*LogRecord, error) {
 	return &v.rec, v.rec.decode(src)

@@ -84,6 +84,10 @@ type Status struct {
 
 // decode merges a Status occurrence into st: Status has only scalars, so
 // decoding every occurrence into the same struct is protobuf's merge.
+// Decode decodes the Status message src into st, over what st holds
+// (a later occurrence of a field wins, as in a span's repeated status).
+func (st *Status) Decode(src []byte) error { return st.decode(src) }
+
 func (st *Status) decode(src []byte) error {
 	var fc otlppb.Field
 	for len(src) > 0 {

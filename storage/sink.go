@@ -1,5 +1,8 @@
-// Package storage defines the Sink interface that receives validated OTLP
-// requests, and the small types shared by its implementations.
+// Package storage defines the interfaces that receive validated OTLP
+// requests: Sink, which gets a request's bytes (the disk log, Kafka,
+// discard), and ItemSink, which gets its decoded items in the validation
+// pass (a storage engine embedding the receiver); and the small types
+// shared by their implementations.
 //
 // A Sink is where the receiver's acknowledgement comes from: the handler
 // answers OK to a client only after Write has returned nil, so an

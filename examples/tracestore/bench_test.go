@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -15,17 +16,22 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
+	"github.com/otlp-lite/otlp-lite/otlpview"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/discard"
 )
 
 // BenchmarkExport500 stores OTLP/HTTP requests of 500 spans (10 attributes
-// each) through the receiver (handler.ServeHTTP, no network) into this
-// example's Pebble store and, in the same run, into the repo's discard
-// sink, which keeps nothing: the ratio of their cpu-ns/span is the cost of
-// the store. Sink/* measures Write alone. cpu-ns/span is the process's user
-// and system CPU time (Pebble's background flushes and compactions
-// included, the wait for fsync not), per span.
+// each) through the receiver (handler.ServeHTTP, no network), in one run:
+// sink=items into this example's store, handed the spans in the
+// validation pass (storage.ItemSink); sink=bytes into the same Pebble
+// store as a byte sink (storage.Sink) that walks each request again with
+// otlpview, as the example did before the item sink; sink=discard into
+// the repo's discard sink, which keeps nothing. The ratios of their
+// cpu-ns/span are the cost of the store, and what the item sink saves.
+// cpu-ns/span is the process's user and system CPU time (Pebble's
+// background flushes and compactions included, the wait for fsync not),
+// per span.
 func BenchmarkExport500(b *testing.B) {
 	const spans = 500
 	gen := otlpclient.NewSpanGenerator(spans, 10, 1)
@@ -33,28 +39,26 @@ func BenchmarkExport500(b *testing.B) {
 	for i := range batches {
 		batches[i] = gen.AppendBatch(nil)
 	}
-	db, err := pebble.Open(b.TempDir(), &pebble.Options{})
-	if err != nil {
-		b.Fatal(err)
+	open := func(b *testing.B) *store {
+		db, err := pebble.Open(b.TempDir(), &pebble.Options{Logger: quietPebble{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { db.Close() })
+		return &store{db: db}
 	}
-	defer db.Close()
-	pebbleStore := &store{db: db, writers: sync.Pool{New: func() any { return new(writer) }}}
-	// views is the store's work before Pebble's: the second pass with
-	// otlpview and the records in a batch that is never committed (what a
-	// visitor in the validation pass would save is the pass, not the records).
-	views := sinkFunc(func(data []byte) error {
-		w := pebbleStore.writers.Get().(*writer)
-		defer pebbleStore.writers.Put(w)
-		w.batch = db.NewBatch()
-		defer w.batch.Close()
-		return w.dec.Decode(data, w.putSpan)
-	})
 	for _, sink := range []struct {
 		name string
-		s    storage.Sink
-	}{{"discard", &discard.Sink{}}, {"views", views}, {"pebble", pebbleStore}} {
-		b.Run("Receiver/sink="+sink.name, func(b *testing.B) {
-			h := handler.New(handler.Config{Sink: sink.s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		cfg  func(b *testing.B) handler.Config
+	}{
+		{"discard", func(*testing.B) handler.Config { return handler.Config{Sink: &discard.Sink{}} }},
+		{"bytes", func(b *testing.B) handler.Config { return handler.Config{Sink: &byteStore{s: open(b)}} }},
+		{"items", func(b *testing.B) handler.Config { return handler.Config{Items: open(b)} }},
+	} {
+		b.Run("sink="+sink.name, func(b *testing.B) {
+			cfg := sink.cfg(b)
+			cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+			h := handler.New(cfg)
 			w := &nopResponseWriter{h: http.Header{}}
 			rd := bytes.NewReader(nil)
 			req, _ := http.NewRequest("POST", "http://x/v1/traces", io.NopCloser(rd))
@@ -68,15 +72,37 @@ func BenchmarkExport500(b *testing.B) {
 				}
 			})
 		})
-		b.Run("Sink/sink="+sink.name, func(b *testing.B) {
-			measure(b, spans, len(batches[0]), func(i int) {
-				if err := sink.s.Write(context.Background(), storage.Traces, batches[i%len(batches)], spans); err != nil {
-					b.Fatal(err)
-				}
-			})
-		})
 	}
 }
+
+// byteStore is the store as a byte sink: Write walks the validated request
+// again with otlpview and hands each span to the same putSpan, in one
+// Pebble batch.
+type byteStore struct {
+	s    *store
+	decs sync.Pool // of *otlpview.TracesDecoder
+}
+
+func (bs *byteStore) Write(ctx context.Context, sig storage.Signal, data []byte, _ int) error {
+	it, err := bs.s.BeginItems(ctx, sig)
+	if err != nil {
+		return err
+	}
+	w := it.(*writer)
+	dec, _ := bs.decs.Get().(*otlpview.TracesDecoder)
+	if dec == nil {
+		dec = new(otlpview.TracesDecoder)
+	}
+	err = dec.Decode(data, w.putSpan)
+	bs.decs.Put(dec)
+	if err != nil {
+		w.Discard()
+		return fmt.Errorf("cannot store span: %w", err)
+	}
+	return w.Commit(ctx)
+}
+
+func (bs *byteStore) Close() error { return nil }
 
 // measure runs op b.N times and reports wall and CPU time per span.
 func measure(b *testing.B, spans, size int, op func(i int)) {
@@ -112,11 +138,10 @@ func (w *nopResponseWriter) Header() http.Header         { return w.h }
 func (w *nopResponseWriter) WriteHeader(status int)      { w.status = status }
 func (w *nopResponseWriter) Write(p []byte) (int, error) { return len(p), nil }
 
-// sinkFunc is a storage.Sink of traces made of a function.
-type sinkFunc func(data []byte) error
+// quietPebble keeps Pebble's informational lines out of the benchmark's
+// output, which benchstat reads.
+type quietPebble struct{}
 
-func (f sinkFunc) Write(_ context.Context, _ storage.Signal, data []byte, _ int) error {
-	return f(data)
-}
-
-func (f sinkFunc) Close() error { return nil }
+func (quietPebble) Infof(string, ...any)         {}
+func (quietPebble) Errorf(string, ...any)        {}
+func (quietPebble) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }

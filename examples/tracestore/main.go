@@ -2,11 +2,9 @@
 // traces (gRPC and HTTP on one port), keeps every span in Pebble under its
 // trace id, and answers GET /api/traces/{id} with the trace as OTLP/JSON.
 //
-// Why Pebble: the LSM tree under CockroachDB, in production for years. A
-// trace store mostly writes: an LSM turns writes into appends, its group
-// commit shares an fsync among concurrent exports, and its sorted keys make
-// a trace one prefix scan. bbolt (a B+tree, one writer at a time) and
-// Badger were the alternatives.
+// Why Pebble: CockroachDB's LSM tree, in production for years. A trace store
+// mostly writes: an LSM appends, group commit shares one fsync among exports,
+// and sorted keys make a trace one prefix scan (bbolt and Badger: README.md).
 //
 //	go run . -addr 127.0.0.1:4317 -dir ./traces
 //	curl 127.0.0.1:4317/api/traces/5b8efff798038103d269b633813fc60c
@@ -30,6 +28,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/otlp-lite/otlp-lite/handler"
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
 	"github.com/otlp-lite/otlp-lite/otlpview"
 	"github.com/otlp-lite/otlp-lite/server"
@@ -51,15 +50,14 @@ func main() {
 	}
 }
 
-// run serves OTLP and the trace API on ln, with the store in dir, until ctx
-// ends; then it waits for every Write in flight and closes the store.
+// run serves OTLP and the trace API on ln, the store in dir, until ctx ends.
 func run(ctx context.Context, ln net.Listener, dir string) error {
 	db, err := pebble.Open(dir, &pebble.Options{})
 	if err != nil {
 		return err
 	}
-	st := &store{db: db, writers: sync.Pool{New: func() any { return new(writer) }}}
-	h := handler.New(handler.Config{Sink: st})
+	st := &store{db: db}
+	h := handler.New(handler.Config{Items: st})
 	mux := http.NewServeMux()
 	mux.Handle("/", h)
 	mux.HandleFunc("GET /api/traces/{id}", st.trace)
@@ -69,38 +67,40 @@ func run(ctx context.Context, ln net.Listener, dir string) error {
 	return errors.Join(srv.Shutdown(context.Background()), db.Close())
 }
 
-// store is a storage.Sink keeping each span under trace id ‖ span id, as a
-// TracesData with its resource and scope; a retried export overwrites it.
+// store is a storage.ItemSink: each span, from the validation pass, is kept
+// under trace id ‖ span id as a TracesData; a retry overwrites it.
 type store struct {
 	db      *pebble.DB
 	writers sync.Pool // of *writer, so that their buffers stop growing
 }
 
-type writer struct {
-	dec             otlpview.TracesDecoder
+type writer struct { // a request's spans in a Pebble batch (storage.ItemBatch)
+	s               *store
+	v               otlpdecode.Visitor
 	batch           *pebble.Batch
 	key, ss, rs, td []byte
 }
 
-// Write stores a request's spans in one batch, fsynced before the ack.
-func (s *store) Write(_ context.Context, sig storage.Signal, data []byte, _ int) error {
+// BeginItems starts a request's batch; other signals are not retryable.
+func (s *store) BeginItems(_ context.Context, sig storage.Signal) (storage.ItemBatch, error) {
 	if sig != storage.Traces {
-		return storage.NotStored(fmt.Errorf("%w: this store keeps traces, not %s", storage.ErrRejected, sig))
+		return nil, storage.NotStored(fmt.Errorf("%w: this store keeps traces, not %s", storage.ErrRejected, sig))
 	}
-	w := s.writers.Get().(*writer)
-	defer s.writers.Put(w)
+	w, _ := s.writers.Get().(*writer)
+	if w == nil {
+		w = &writer{s: s}
+		w.v.Span = w.putSpan
+	}
 	w.batch = s.db.NewBatch()
-	defer w.batch.Close()
-	if err := w.dec.Decode(data, w.putSpan); err != nil {
-		return fmt.Errorf("cannot store span: %w", err)
-	}
-	return w.batch.Commit(pebble.Sync) // an error makes the client retry
+	return w, nil
 }
 
-func (s *store) Close() error { return nil } // run closes the database
+func (w *writer) Visitor() *otlpdecode.Visitor { return &w.v }
+func (w *writer) Commit(context.Context) error { defer w.Discard(); return w.batch.Commit(pebble.Sync) } // fsynced before the ack
+func (w *writer) Discard()                     { w.batch.Close(); w.s.writers.Put(w) }                   // uncommitted: stores nothing
+func (s *store) Close() error                  { return nil }                                            // run closes the database
 
-// putSpan is the store's write logic, for one span with its resource and
-// scope; the views are valid only during the call (the batch copies).
+// putSpan stores one span with its resource and scope (the batch copies).
 func (w *writer) putSpan(res *otlpview.Resource, sc *otlpview.Scope, sp *otlpview.Span) error {
 	w.ss = field(field(field(w.ss[:0], 1, sc.Raw), 3, sc.SchemaURL), 2, sp.Raw) // ScopeSpans
 	w.rs = field(field(field(w.rs[:0], 1, res.Raw), 3, res.SchemaURL), 2, w.ss) // ResourceSpans

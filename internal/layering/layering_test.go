@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 
 	// Codecs and the storage contract.
 	"compression":          {"internal/quote"},
-	"storage":              {"otlp"},
+	"storage":              {"otlp", "otlpdecode" /* the Visitor of an ItemSink's batch */},
 	"otlpdecode":           {"otlp", "otlppb", "otlpview" /* the views its Visitor gets */},
 	"otlpdecode/visittest": {"otlp", "otlpdecode"},
 	"otlpview":             {"otlppb"},
