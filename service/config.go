@@ -134,6 +134,11 @@ type Config struct {
 	// ignored): the Service writes every accepted request to it and closes
 	// it at Shutdown. Forwarding needs the disk log, so not with a Sink.
 	Sink storage.Sink
+	// Items, if set, replaces the built-in storage with an engine that
+	// takes decoded items in the validation pass (storage.ItemSink; see
+	// ingest.Config.Items); not with Sink, and not with forwarding, which
+	// reads the disk log. The Service closes it at Shutdown.
+	Items storage.ItemSink
 	// Logger receives the receiver's log; nil: NewLogger(os.Stderr,
 	// LogFormat, LogLevel).
 	Logger *slog.Logger
@@ -252,7 +257,10 @@ func (c Config) Validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" && c.LogFormat != "" {
 		return fmt.Errorf("bad -log-format %q: want text or json", c.LogFormat)
 	}
-	if c.Sink == nil {
+	if c.Sink != nil && c.Items != nil {
+		return errors.New("cannot use both Sink and Items: the acknowledgement can wait for one store")
+	}
+	if c.Sink == nil && c.Items == nil {
 		switch c.Storage {
 		case "disk", "kafka", "discard":
 		default:
@@ -360,11 +368,14 @@ func (c Config) level() (slog.Level, error) {
 	return l, nil
 }
 
-// storageKind is where data goes: "sink" for the caller's Sink, else
-// Storage.
+// storageKind is where data goes: "sink" for the caller's Sink, "items"
+// for its ItemSink, else Storage.
 func (c Config) storageKind() string {
 	if c.Sink != nil {
 		return "sink"
+	}
+	if c.Items != nil {
+		return "items"
 	}
 	return c.Storage
 }

@@ -61,7 +61,8 @@ type Service struct {
 	auth      handler.Authenticator
 	listeners []net.Listener
 	adminLn   net.Listener
-	sink      storage.Sink
+	sink      storage.Sink     // nil when the storage is an ItemSink
+	items     storage.ItemSink // Config.Items, or nil
 	store     *disk.Store
 	handler   *handler.Handler
 	srv       *server.Server
@@ -153,6 +154,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		MetadataKeys:         metadataKeys,
 		Tenants:              tenants,
 		Sink:                 s.sink,
+		Items:                s.items,
 		Logger:               logger,
 		MaxRecvMsgSize:       cfg.MaxRecvMsgSize,
 		Decode:               otlpdecode.Options{ValidateUTF8: cfg.ValidateUTF8},
@@ -235,6 +237,17 @@ func (s *Service) openAuth() error {
 	return nil
 }
 
+// closeStorage closes the storage opened by openSink, whichever it is.
+func (s *Service) closeStorage() error {
+	switch {
+	case s.items != nil:
+		return s.items.Close()
+	case s.sink != nil:
+		return s.sink.Close()
+	}
+	return nil
+}
+
 // openSink opens the storage: the caller's Sink, or the one Storage names.
 // The disk log is opened with its retention held by forwarding cursors
 // (forward.Hold), whether or not this run forwards.
@@ -244,6 +257,8 @@ func (s *Service) openSink() error {
 	switch cfg.storageKind() {
 	case "sink":
 		s.sink = cfg.Sink
+	case "items":
+		s.items = cfg.Items
 	case "disk":
 		opts, err := cfg.Disk.Options()
 		if err != nil {
@@ -301,9 +316,7 @@ func (s *Service) abandon() {
 	if s.adminLn != nil {
 		s.adminLn.Close()
 	}
-	if s.sink != nil {
-		s.sink.Close()
-	}
+	s.closeStorage()
 	close(s.stop)
 }
 
@@ -349,7 +362,7 @@ func (s *Service) doShutdown(ctx context.Context) error {
 		s.logger.Warn("requests did not finish in time; closing connections", "err", err)
 	}
 	s.stopParts(ctx)
-	if err := s.sink.Close(); err != nil {
+	if err := s.closeStorage(); err != nil {
 		return fmt.Errorf("cannot close storage: %w", err)
 	}
 	if s.adminSrv != nil {

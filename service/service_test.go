@@ -15,6 +15,8 @@ import (
 	"github.com/otlp-lite/otlp-lite/admin"
 	"github.com/otlp-lite/otlp-lite/forward"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlpview"
 	"github.com/otlp-lite/otlp-lite/service"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -133,6 +135,56 @@ func TestServiceSink(t *testing.T) {
 		t.Fatal("forwarding accepted without the disk log")
 	}
 }
+
+// TestServiceItems: an engine's ItemSink given through Config receives
+// every span in the validation pass, each request committed once, and is
+// closed at Shutdown; it cannot be combined with a Sink, nor with
+// forwarding.
+func TestServiceItems(t *testing.T) {
+	items := &countItems{}
+	cfg := testConfig(t.TempDir())
+	cfg.Items = items
+	svc := start(t, cfg)
+	if svc.Store() != nil {
+		t.Fatal("a disk log was opened beside the ItemSink")
+	}
+	export(t, svc.GRPCAddr(), 3, 7)
+	shutdown(t, svc)
+	if items.spans != 21 || items.commits != 3 || !items.closed {
+		t.Fatalf("item sink got %d spans in %d commits, closed %v; want 21 in 3, closed", items.spans, items.commits, items.closed)
+	}
+	both := cfg
+	both.Sink = &countSink{}
+	if _, err := service.New(both); err == nil {
+		t.Fatal("Sink and Items accepted together")
+	}
+	cfg.Forward.Destinations = []forward.Destination{mustParse(t, "a=grpc://127.0.0.1:1")}
+	if _, err := service.New(cfg); err == nil {
+		t.Fatal("forwarding accepted without the disk log")
+	}
+}
+
+// countItems counts the spans it is handed and the requests committed; the
+// test exports one request at a time.
+type countItems struct {
+	spans, pending, commits int
+	closed                  bool
+	v                       otlpdecode.Visitor
+}
+
+func (c *countItems) BeginItems(context.Context, storage.Signal) (storage.ItemBatch, error) {
+	c.pending = 0
+	c.v.Span = func(*otlpview.Resource, *otlpview.Scope, *otlpview.Span) error { c.pending++; return nil }
+	return c, nil
+}
+func (c *countItems) Visitor() *otlpdecode.Visitor { return &c.v }
+func (c *countItems) Commit(context.Context) error {
+	c.spans += c.pending
+	c.commits++
+	return nil
+}
+func (c *countItems) Discard()     {}
+func (c *countItems) Close() error { c.closed = true; return nil }
 
 type countSink struct {
 	items  int
