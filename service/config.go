@@ -31,7 +31,8 @@ import (
 type Config struct {
 	// GRPCAddr is the OTLP/gRPC listener, host:port (-grpc-addr, default
 	// "localhost:4317", the OTLP default port; it serves OTLP/HTTP too).
-	// Port 0 picks a free port: Service.Addrs tells which.
+	// Port 0 picks a free port: Service.GRPCAddr, HTTPAddr and AdminAddr tell
+	// which.
 	GRPCAddr string
 	// HTTPAddr is the OTLP/HTTP listener (-http-addr, default
 	// "localhost:4318"; it serves gRPC too); empty or equal to GRPCAddr:
