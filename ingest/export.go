@@ -11,6 +11,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -309,7 +310,7 @@ func (p *Pipeline) warnIgnoredStrindex(kind *signalKind, n int) {
 // is wrong there.
 func badRequest(st *grpcwire.Status, err error) *grpcwire.Status {
 	v := grpcwire.FieldViolation{Description: err.Error()}
-	if field, desc, ok := otlpdecode.ErrorPosition(err); ok {
+	if field, desc, ok := otlppb.ErrorPosition(err); ok {
 		v = grpcwire.FieldViolation{Field: field, Description: desc}
 	}
 	st.Violations = []grpcwire.FieldViolation{v}

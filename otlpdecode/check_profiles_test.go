@@ -1,6 +1,8 @@
 package otlpdecode
 
 import (
+	"github.com/otlp-lite/otlp-lite/otlppb"
+
 	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
@@ -411,9 +413,9 @@ func TestCheckProfilesErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("CheckProfiles accepted malformed protobuf")
 			}
-			field, desc, ok := ErrorPosition(err)
+			field, desc, ok := otlppb.ErrorPosition(err)
 			if ok != (tt.pos != "") || !strings.HasPrefix(field, tt.pos) {
-				t.Errorf("ErrorPosition(%q) = %q, %q, %v; want %q", err, field, desc, ok, tt.pos)
+				t.Errorf("otlppb.ErrorPosition(%q) = %q, %q, %v; want %q", err, field, desc, ok, tt.pos)
 			}
 			if _, err := AppendValidProfiles(nil, tt.src, nil); err == nil {
 				t.Error("AppendValidProfiles accepted malformed protobuf")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/otlp-lite/otlp-lite/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // consistency runs both entry points on src and checks they agree: a
@@ -87,14 +88,14 @@ func TestErrorPosition(t *testing.T) {
 	if err == nil {
 		t.Fatal("CheckTraces accepted truncated protobuf")
 	}
-	field, desc, ok := ErrorPosition(err)
+	field, desc, ok := otlppb.ErrorPosition(err)
 	if !ok || field != "resource_spans[0].scope_spans[0].spans[2].attributes[2]" || desc == "" || strings.Contains(desc, "spans[2]") {
-		t.Fatalf("ErrorPosition(%q) = %q, %q, %v", err, field, desc, ok)
+		t.Fatalf("otlppb.ErrorPosition(%q) = %q, %q, %v", err, field, desc, ok)
 	}
 	if err.Error() != "cannot decode "+field+": "+desc {
 		t.Errorf("Error() %q is not the position and the description", err)
 	}
-	if _, _, ok := ErrorPosition(errors.New("plain")); ok {
+	if _, _, ok := otlppb.ErrorPosition(errors.New("plain")); ok {
 		t.Error("ErrorPosition found a position in a plain error")
 	}
 }

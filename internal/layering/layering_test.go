@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 
 	// The ingest core: every way in passes through it, down to the sink.
 	// grpcwire for its Status, the pipeline's error currency.
-	"ingest": {"compression", "grpcwire", "internal/connstate", "internal/watchfile", "otlp", "otlpdecode", "otlpjson", "storage"},
+	"ingest": {"compression", "grpcwire", "internal/connstate", "internal/watchfile", "otlp", "otlpdecode", "otlpjson", "otlppb", "storage"},
 
 	// Transports, above the ingest core.
 	"server":  {"internal/connstate"},
