@@ -1,13 +1,13 @@
 package otlpdecode
 
 import (
-	"github.com/otlp-lite/otlp-lite/otlppb"
-
 	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // The profiles tests build requests around one small, valid dictionary:
