@@ -12,9 +12,12 @@ require (
 )
 
 require (
+	github.com/splunk/stef/go/otel v0.1.1 // indirect
+	github.com/splunk/stef/go/pkg v0.1.1 // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	modernc.org/b/v2 v2.1.10 // indirect
 )

@@ -185,10 +185,11 @@ const (
 	GRPCStream                  // otlplite.v1.StreamExporter
 	HTTP                        // OTLP/HTTP
 	Kafka                       // records read from Kafka (kafkasource)
+	STEF                        // STEFDestination/Stream (stefreceiver)
 	numTransports
 )
 
-var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka"}
+var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka", "stef"}
 
 func (t Transport) String() string {
 	if t >= numTransports {

@@ -1,0 +1,473 @@
+// Package stefreceiver is the STEF/gRPC transport: it serves
+// STEFDestination/Stream (splunk/stef go/grpc/proto/destination.proto), the
+// Collector's stefexporter's way out, on the receiver's own gRPC
+// (grpcwire) and net/http's HTTP/2, beside OTLP on the same ports.
+//
+// One gRPC stream carries one STEF byte stream. The records are decoded
+// with the schema of github.com/splunk/stef/go/otel (otelstef) straight to
+// OTLP protobuf (metrics.go; no pdata), one ExportMetricsServiceRequest
+// per STEF frame (or per MaxRequestBytes of it), and each request goes
+// through the one ingest pipeline (ingest.Pipeline.Export, transport
+// ingest.STEF): admission, quotas, validation, the sink. A request's last
+// record id is acknowledged (ack_record_id) only once the pipeline stored
+// it; items the pipeline rejected as invalid, and records that cannot be
+// decoded, are reported in bad_data_record_id_ranges so the client does
+// not send them again. A refusal the client can retry (no room, storage
+// failing) ends the stream with its status: the client reconnects and
+// re-encodes what was not acknowledged.
+//
+// What a stream can make us hold is bounded (Config): one assembled chunk
+// (MaxChunkBytes), one request being built (MaxRequestBytes), and the
+// stream's dictionaries, which the STEF reader keeps without exposing
+// their size: they hold only what the stream decoded since it began, so
+// the stream is rotated (acknowledged, then ended with UNAVAILABLE and a
+// zero RetryInfo, as the streaming mode rotates) once it has decoded
+// MaxStreamBytes. Within a record the reader bounds its own allocations
+// (pkg.RecordAllocLimit, 32 MiB) and its frames (pkg.FrameSizeLimit).
+package stefreceiver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/splunk/stef/go/otel/otelstef"
+	"github.com/splunk/stef/go/pkg"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/otlp"
+)
+
+// Path is the gRPC method this package serves.
+const Path = "/STEFDestination/Stream"
+
+// Defaults of Config.
+const (
+	// DefaultMaxDictBytes is what clients are told to keep their
+	// dictionaries under (STEFDictionaryLimits): the STEF writer's own
+	// default (pkg.DefaultMaxTotalDictSize).
+	DefaultMaxDictBytes = 4 << 20
+	// DefaultMaxChunkBytes bounds one assembled chunk (a STEF header or
+	// frame, as sent): twice the writer's default frame
+	// (pkg.DefaultMaxFrameSize), which compression only makes smaller.
+	DefaultMaxChunkBytes = 8 << 20
+	// DefaultMaxRequestBytes is the size at which a request is handed to
+	// the pipeline before its frame ends: the STEF writer's frames are
+	// about 4 MiB uncompressed, and OTLP is a few times larger.
+	DefaultMaxRequestBytes = 4 << 20
+	// DefaultMaxStreamBytes is the OTLP a stream may decode before it is
+	// rotated, which bounds its dictionaries (they hold only what it
+	// decoded); at STEF's 4-15x on metrics a stream carries 17-64 MiB of
+	// wire bytes before it rotates, about what the streaming mode's 1000
+	// requests carry.
+	DefaultMaxStreamBytes = 256 << 20
+)
+
+// Config configures a Receiver. The zero value takes the defaults.
+type Config struct {
+	MaxDictBytes    uint64
+	MaxChunkBytes   int
+	MaxRequestBytes int
+	MaxStreamBytes  int64
+	// Auth, when set, must accept a stream before it is read
+	// (handler.Authenticator is one); refused streams get
+	// UNAUTHENTICATED.
+	Auth interface{ Authenticate(*http.Request) bool }
+	// Metrics receives the receiver's own counters; nil means the
+	// pipeline's set.
+	Metrics *metrics.Set
+}
+
+// Receiver serves STEFDestination/Stream into an ingest pipeline. It is
+// safe for concurrent use.
+type Receiver struct {
+	p      *ingest.Pipeline
+	cfg    Config
+	schema []byte // the metrics schema, serialized, sent in capabilities
+	stop   chan struct{}
+	once   sync.Once
+
+	open                       *metrics.Gauge   // otlplite_stef_open_streams
+	rotations                  *metrics.Counter // otlplite_stef_stream_rotations_total
+	badRecords                 *metrics.Counter // otlplite_stef_bad_records_total
+	refusedChunk, refusedHdr   *metrics.Counter // otlplite_stef_refusals_total{reason}
+	refusedRoot, refusedDecode *metrics.Counter
+	streams                    atomic.Int64
+}
+
+// New returns a Receiver storing into p.
+func New(p *ingest.Pipeline, cfg Config) *Receiver {
+	if cfg.MaxDictBytes == 0 {
+		cfg.MaxDictBytes = DefaultMaxDictBytes
+	}
+	if cfg.MaxChunkBytes <= 0 {
+		cfg.MaxChunkBytes = DefaultMaxChunkBytes
+	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	// A request is built up to MaxRequestBytes plus one record, itself
+	// bounded by the chunk's size; the pipeline refuses more than its
+	// MaxRecvMsgSize.
+	cfg.MaxRequestBytes = min(cfg.MaxRequestBytes, p.MaxRecvMsgSize()/2)
+	if cfg.MaxStreamBytes <= 0 {
+		cfg.MaxStreamBytes = DefaultMaxStreamBytes
+	}
+	set := cfg.Metrics
+	if set == nil {
+		set = p.Metrics()
+	}
+	ws, err := otelstef.MetricsWireSchema()
+	if err != nil {
+		panic("stefreceiver: the otelstef metrics schema: " + err.Error())
+	}
+	var buf bytes.Buffer
+	if err := ws.Serialize(&buf); err != nil {
+		panic("stefreceiver: the otelstef metrics schema: " + err.Error())
+	}
+	return &Receiver{
+		p: p, cfg: cfg, schema: buf.Bytes(), stop: make(chan struct{}),
+		open:          set.GetOrCreateGauge("otlplite_stef_open_streams", nil),
+		rotations:     set.GetOrCreateCounter("otlplite_stef_stream_rotations_total"),
+		badRecords:    set.GetOrCreateCounter("otlplite_stef_bad_records_total"),
+		refusedChunk:  set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="chunk_too_large"}`),
+		refusedHdr:    set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="bad_first_message"}`),
+		refusedRoot:   set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="unsupported_root_struct"}`),
+		refusedDecode: set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="decode_error"}`),
+	}
+}
+
+// Route returns a handler that serves STEF's gRPC method with r and
+// everything else with next (the OTLP handler), so that one port serves
+// both.
+func Route(r *Receiver, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == Path && grpcwire.IsGRPCRequest(req) && req.ProtoMajor == 2 {
+			r.ServeHTTP(w, req)
+			return
+		}
+		next.ServeHTTP(w, req)
+	})
+}
+
+// Shutdown makes every stream rotate at its next frame boundary: it
+// acknowledges what it stored and ends with UNAVAILABLE.
+func (r *Receiver) Shutdown() { r.once.Do(func() { close(r.stop) }) }
+
+// ServeHTTP serves one STEFDestination/Stream call.
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	// The chunk is assembled from messages, each at most a chunk.
+	call, st := grpcwire.StartCall(w, req, grpcwire.Limits{MaxRecvMsgSize: r.cfg.MaxChunkBytes})
+	if st != nil {
+		r.p.RecordRefusal(req.Context(), ingest.STEF, 0, st, req.URL.Path, req.RemoteAddr)
+		return
+	}
+	defer call.Close()
+	if r.cfg.Auth != nil && !r.cfg.Auth.Authenticate(req) {
+		r.refuse(call, grpcwire.Errorf(grpcwire.Unauthenticated, "missing or invalid bearer token"))
+		return
+	}
+	r.open.Inc()
+	defer r.open.Dec()
+	s := &stream{r: r, call: call, ctx: call.Context()}
+	end := s.run()
+	if end != nil && end.Code != grpcwire.Unavailable {
+		r.p.RecordRefusal(req.Context(), ingest.STEF, 0, end, req.URL.Path, req.RemoteAddr)
+	}
+	call.WriteStatus(end)
+	call.Finish()
+}
+
+func (r *Receiver) refuse(call *grpcwire.Call, st *grpcwire.Status) {
+	r.p.RecordRefusal(call.Context(), ingest.STEF, 0, st, call.Request().URL.Path, call.Request().RemoteAddr)
+	call.WriteStatus(st)
+}
+
+func rotationStatus() *grpcwire.Status {
+	st := grpcwire.Errorf(grpcwire.Unavailable, "STEF stream rotated: reconnect and resend the records that were not acknowledged")
+	st.RetryDelay = -1 // RetryInfo with a zero delay
+	return st
+}
+
+// stream is one STEF stream being served.
+type stream struct {
+	r    *Receiver
+	call *grpcwire.Call
+	ctx  context.Context
+
+	// msg and scratch are the gRPC read buffers; chunk the chunk being
+	// assembled and pos how much of it the STEF reader took.
+	msg, scratch, chunk []byte
+	pos                 int
+	// srcErr is the status that ended reading (nil: none yet).
+	srcErr *grpcwire.Status
+	// wire counts the STEF bytes since the last request was handed on.
+	wire int
+
+	b       metricsBuilder
+	acked   uint64    // the last record id acknowledged
+	first   uint64    // the first record id of the request being built
+	bad     []idRange // bad records not yet reported
+	decoded int64     // OTLP bytes decoded by the stream
+	resp    []byte
+}
+
+// Read implements io.Reader for the STEF reader: the bytes of the stream's
+// chunks, assembled from its messages.
+func (s *stream) Read(p []byte) (int, error) {
+	for s.pos >= len(s.chunk) {
+		if s.srcErr != nil {
+			return 0, io.EOF
+		}
+		if err := s.nextChunk(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, s.chunk[s.pos:])
+	s.pos += n
+	return n, nil
+}
+
+var errSource = errors.New("STEF stream ended")
+
+// nextChunk reads messages until one ends a chunk.
+func (s *stream) nextChunk() error {
+	s.chunk, s.pos = s.chunk[:0], 0
+	for {
+		var st *grpcwire.Status
+		s.msg, s.scratch, st = s.call.ReadMessage(s.msg, s.scratch)
+		if st != nil {
+			if grpcwire.IsEndOfStream(st) {
+				st = nil
+			}
+			s.srcErr = st
+			if st == nil {
+				return io.EOF
+			}
+			return errSource
+		}
+		var m clientMessage
+		if err := parseClientMessage(s.msg, &m); err != nil {
+			s.srcErr = grpcwire.Errorf(grpcwire.InvalidArgument, "%v", err)
+			return errSource
+		}
+		if m.first {
+			s.srcErr = grpcwire.Errorf(grpcwire.InvalidArgument, "first_message sent twice: it must be sent once, first")
+			return errSource
+		}
+		if len(s.chunk)+len(m.stefBytes) > s.r.cfg.MaxChunkBytes {
+			s.r.refusedChunk.Inc()
+			s.srcErr = grpcwire.Errorf(grpcwire.ResourceExhausted, "STEF chunk larger than %d bytes: send is_end_of_chunk at least every frame, and frames under that size", s.r.cfg.MaxChunkBytes)
+			return errSource
+		}
+		s.chunk = append(s.chunk, m.stefBytes...)
+		s.wire += len(s.msg)
+		if m.endOfChunk {
+			return nil
+		}
+	}
+}
+
+// run serves the stream and returns its final status (nil: OK).
+func (s *stream) run() *grpcwire.Status {
+	if s.call.Context().Err() != nil {
+		return ingest.DeadlineStatus(s.ctx, "on the STEF stream")
+	}
+	// The headers go first, so that a client waiting for them before
+	// it sends (as HTTP clients do) sees the stream open.
+	s.call.WriteHeaders()
+	s.call.Flush()
+	// The first message names the root struct; it is small.
+	var st *grpcwire.Status
+	s.msg, s.scratch, st = s.call.ReadMessage(s.msg, s.scratch)
+	if st != nil {
+		if grpcwire.IsEndOfStream(st) {
+			return nil
+		}
+		return st
+	}
+	var m clientMessage
+	if err := parseClientMessage(s.msg, &m); err != nil || !m.first || m.rootStruct == "" {
+		s.r.refusedHdr.Inc()
+		return grpcwire.Errorf(grpcwire.InvalidArgument, "the first STEFClientMessage must have first_message with root_struct_name, and nothing else")
+	}
+	if m.rootStruct != otelstef.MetricsStructName {
+		s.r.refusedRoot.Inc()
+		return grpcwire.Errorf(grpcwire.Unimplemented, "STEF root struct %q is not served: only %q (metrics)", m.rootStruct, otelstef.MetricsStructName)
+	}
+	s.resp = appendCapabilities(s.resp[:0], s.r.cfg.MaxDictBytes, s.r.schema)
+	if err := s.call.WriteMessage(s.resp); err != nil {
+		return grpcwire.Errorf(grpcwire.Unavailable, "cannot write capabilities: %v", err)
+	}
+	s.call.Flush()
+	s.wire = 0
+	return s.metrics()
+}
+
+func (s *stream) metrics() *grpcwire.Status {
+	rd, err := otelstef.NewMetricsReader(s)
+	if err != nil {
+		return s.decodeFailed(0, err)
+	}
+	s.b.reset()
+	s.first = 1
+	for {
+		// Within a frame the records are there already; at its end,
+		// what was built goes to the pipeline before the stream is
+		// read again.
+		err := rd.Read(pkg.ReadOptions{TillEndOfFrame: s.first <= rd.RecordCount()})
+		if errors.Is(err, pkg.ErrEndOfFrame) {
+			if st := s.flush(rd.RecordCount()); st != nil {
+				return st
+			}
+			if st := s.rotateNow(); st != nil {
+				return st
+			}
+			continue
+		}
+		if err != nil {
+			return s.decodeFailed(rd.RecordCount(), err)
+		}
+		id := rd.RecordCount()
+		before := len(s.b.out)
+		if err := s.b.add(&rd.Record); err != nil {
+			// The record decoded but cannot be OTLP: it alone is bad.
+			s.r.badRecords.Inc()
+			s.addBad(id)
+			continue
+		}
+		s.decoded += int64(len(s.b.out) - before)
+		if len(s.b.out) >= s.r.cfg.MaxRequestBytes {
+			if st := s.flush(id); st != nil {
+				return st
+			}
+		}
+	}
+}
+
+// rotateNow ends the stream, everything read being acknowledged, when it
+// decoded MaxStreamBytes or the receiver shuts down.
+func (s *stream) rotateNow() *grpcwire.Status {
+	select {
+	case <-s.r.stop:
+	default:
+		if s.decoded < s.r.cfg.MaxStreamBytes {
+			return nil
+		}
+	}
+	s.r.rotations.Inc()
+	return rotationStatus()
+}
+
+// decodeFailed ends the stream after a record that cannot be read: the
+// reader's state is lost with it. Records before it are stored and
+// acknowledged; the failing one is reported bad. A source error (the
+// client went away, half-closed, or a refused chunk) is the stream's end
+// instead.
+func (s *stream) decodeFailed(count uint64, err error) *grpcwire.Status {
+	if s.srcErr != nil || errors.Is(err, errSource) {
+		return s.srcErr
+	}
+	if errors.Is(err, io.EOF) && count < s.first {
+		// Half-closed between frames: the stream is done.
+		return nil
+	}
+	s.r.refusedDecode.Inc()
+	// The records of the frame read so far are good; the failing one
+	// is the next id.
+	last := s.first - 1 + uint64(s.b.points)
+	if s.b.points > 0 || len(s.bad) > 0 {
+		if st := s.flush(max(last, s.lastBad())); st != nil {
+			return st
+		}
+	}
+	bad := max(s.acked, last) + 1
+	s.r.badRecords.Inc()
+	s.bad = append(s.bad, idRange{bad, bad})
+	s.resp = appendDataResponse(s.resp[:0], bad, s.bad)
+	_ = s.call.WriteMessage(s.resp)
+	s.call.Flush()
+	return grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF record %d: %v", bad, err)
+}
+
+func (s *stream) lastBad() uint64 {
+	if len(s.bad) == 0 {
+		return 0
+	}
+	return s.bad[len(s.bad)-1].to
+}
+
+func (s *stream) addBad(id uint64) {
+	if n := len(s.bad); n > 0 && s.bad[n-1].to+1 == id {
+		s.bad[n-1].to = id
+		return
+	}
+	s.bad = append(s.bad, idRange{id, id})
+}
+
+// flush hands the request built from records s.first..last to the
+// pipeline and acknowledges last once it is stored. A refusal ends the
+// stream with its status; the client resends from s.first.
+func (s *stream) flush(last uint64) *grpcwire.Status {
+	if last < s.first {
+		return nil
+	}
+	if s.b.points > 0 {
+		ctx := s.ctx
+		t := s.r.p.Take(ctx)
+		defer s.r.p.Done(t)
+		s.r.p.StartLog(ctx, t, s.call.Request().RemoteAddr, ingest.STEF, otlp.Metrics)
+		// The request is built in the ticket's buffer, swapped with the
+		// builder's, and charged before it is handed on.
+		t.Msg, s.b.out = s.b.finish(), t.Msg[:0]
+		n := len(t.Msg)
+		if err := t.Declare(n); err != nil {
+			return s.refused(t, err)
+		}
+		if err := t.Charge(ctx, n); err != nil {
+			return s.refused(t, err)
+		}
+		out, err := s.r.p.Export(ctx, ingest.Request{
+			Transport: ingest.STEF, Signal: otlp.Metrics, Body: t.Msg,
+			WireSize: s.wire, Size: n, Ticket: t,
+		})
+		s.wire = 0
+		if err != nil {
+			return err.(*grpcwire.Status)
+		}
+		if out.Rejected > 0 {
+			// OTLP's partial success does not say which items; the
+			// request's records are reported bad, which they partly are,
+			// and the valid ones are stored: none is to be sent again.
+			s.r.badRecords.Add(out.Rejected)
+			s.bad = append(s.bad, idRange{s.first, last})
+		}
+	}
+	s.b.reset()
+	s.first = last + 1
+	s.acked = last
+	s.resp = appendDataResponse(s.resp[:0], last, s.bad)
+	s.bad = s.bad[:0]
+	if err := s.call.WriteMessage(s.resp); err != nil {
+		return grpcwire.Errorf(grpcwire.Unavailable, "cannot write acknowledgement: %v", err)
+	}
+	s.call.Flush()
+	return nil
+}
+
+// refused ends the stream when admission refuses a request's charge.
+func (s *stream) refused(t *ingest.Ticket, err error) *grpcwire.Status {
+	st, ok := err.(*grpcwire.Status)
+	if !ok {
+		st = grpcwire.Errorf(grpcwire.ResourceExhausted, "%v", err)
+	}
+	s.r.p.Refused(t, ingest.STEF, otlp.Metrics, st)
+	return st
+}
+
