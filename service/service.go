@@ -39,6 +39,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/server"
+	"github.com/otlp-lite/otlp-lite/stefreceiver"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/discard"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -180,7 +181,11 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if s.kafka, err = cfg.startKafkaSource(s.handler, s.metrics, logger); err != nil {
 		return err
 	}
-	s.srv = server.New(s.handler, server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger})
+	// STEF/gRPC (STEFDestination/Stream) on the same ports, into the same
+	// pipeline; its streams rotate at shutdown with the handler's.
+	stef := stefreceiver.New(s.handler.Pipeline(), stefreceiver.Config{Auth: s.auth, Metrics: s.metrics})
+	s.srv = server.New(stefreceiver.Route(stef, s.handler), server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger,
+		OnShutdown: func() { s.handler.Shutdown(); stef.Shutdown() }})
 	s.errc = make(chan error, len(s.listeners))
 	for _, ln := range s.listeners {
 		go func() { s.errc <- s.srv.Serve(ln) }()

@@ -470,4 +470,3 @@ func (s *stream) refused(t *ingest.Ticket, err error) *grpcwire.Status {
 	s.r.p.Refused(t, ingest.STEF, otlp.Metrics, st)
 	return st
 }
-
