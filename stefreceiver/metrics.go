@@ -13,7 +13,10 @@ import (
 // here must not follow a hostile nesting down the stack.
 const maxAnyValueDepth = 64
 
-var errTooDeep = errors.New("attribute value nested too deep")
+var (
+	errTooDeep = errors.New("attribute value nested too deep")
+	errNilRef  = errors.New("record without resource, scope or metric")
+)
 
 // metricsBuilder turns a sequence of STEF Metrics records into one
 // ExportMetricsServiceRequest. Consecutive records with the same resource,
@@ -86,6 +89,11 @@ func (b *metricsBuilder) add(r *otelstef.Metrics) (err error) {
 			b.out = b.out[:start]
 		}
 	}()
+	// A dictionary reference 0 decodes to nil: not something a writer
+	// makes, and not something to follow.
+	if r.Resource() == nil || r.Scope() == nil || r.Metric() == nil {
+		return errNilRef
+	}
 	if b.rm < 0 || !b.res.IsEqual(r.Resource()) {
 		b.closeResource()
 		b.res.CopyFrom(r.Resource())

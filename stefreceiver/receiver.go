@@ -310,7 +310,15 @@ func (s *stream) run() *grpcwire.Status {
 	return s.metrics()
 }
 
-func (s *stream) metrics() *grpcwire.Status {
+func (s *stream) metrics() (end *grpcwire.Status) {
+	defer func() {
+		// The STEF library is not ours: whatever hostile input makes it
+		// do, one stream ends, not the process.
+		if v := recover(); v != nil {
+			s.r.refusedDecode.Inc()
+			end = grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF stream: the decoder failed: %v", v)
+		}
+	}()
 	rd, err := otelstef.NewMetricsReader(s)
 	if err != nil {
 		return s.decodeFailed(0, err)

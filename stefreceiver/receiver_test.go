@@ -270,3 +270,67 @@ func TestUnknownRootStruct(t *testing.T) {
 		t.Fatalf("status %q", st)
 	}
 }
+
+// The stream's dictionaries are bounded by what it decoded: past
+// MaxStreamBytes of OTLP, it acknowledges what it stored and rotates
+// (UNAVAILABLE), so a client cannot grow them forever. One frame of one
+// point is enough to reach a bound of one byte.
+func TestStreamRotatesAtDecodedBound(t *testing.T) {
+	addr, sink := serve(t, Config{MaxStreamBytes: 1})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePoints(t, w, 1, 0)
+	w.Flush()
+	if ack, _ := parseAck(t, p.recv(t)); ack != 1 {
+		t.Fatalf("ack %d, want 1", ack)
+	}
+	if st := p.status(); !strings.HasPrefix(st, "14 ") || !strings.Contains(st, "rotated") {
+		t.Fatalf("status %q, want UNAVAILABLE (rotation)", st)
+	}
+	if sink.items != 1 {
+		t.Fatalf("stored %d, want the acknowledged point", sink.items)
+	}
+}
+
+// A point the pipeline rejects (an exemplar's trace id of 3 bytes) is
+// reported in bad_data_record_id_ranges with its frame, acknowledged, and
+// the stream goes on; the valid points are stored.
+func TestRejectedPointsAreBadRanges(t *testing.T) {
+	addr, sink := serve(t, Config{})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePoints(t, w, 2, 0)
+	w.Flush()
+	if ack, bad := parseAck(t, p.recv(t)); ack != 2 || len(bad) != 0 {
+		t.Fatalf("ack %d bad %v", ack, bad)
+	}
+	writePoints(t, w, 1, 2)
+	w.Record.Point().Exemplars().EnsureLen(1)
+	w.Record.Point().Exemplars().At(0).SetTraceID(pkg.Bytes("abc"))
+	w.Record.Point().Exemplars().At(0).Value().SetInt64(1)
+	if err := w.Write(); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	ack, bad := parseAck(t, p.recv(t))
+	if ack != 4 || len(bad) != 1 || bad[0] != (idRange{3, 4}) {
+		t.Fatalf("ack %d bad %v, want ack 4 and bad 3-4", ack, bad)
+	}
+	p.w.Close()
+	if st := p.status(); st != "0 " {
+		t.Fatalf("status %q", st)
+	}
+	if sink.items != 3 {
+		t.Fatalf("stored %d points, want the 3 valid ones", sink.items)
+	}
+}
