@@ -59,7 +59,6 @@ func (b *metricsBuilder) closeScope() {
 	if b.sm < 0 {
 		return
 	}
-	b.out = appendStringNonEmpty(b.out, 3, b.scope.SchemaURL())
 	b.out = endLen(b.out, b.sm)
 	b.sm = -1
 }
@@ -69,7 +68,6 @@ func (b *metricsBuilder) closeResource() {
 	if b.rm < 0 {
 		return
 	}
-	b.out = appendStringNonEmpty(b.out, 3, b.res.SchemaURL())
 	b.out = endLen(b.out, b.rm)
 	b.rm = -1
 }
@@ -82,11 +80,14 @@ func (b *metricsBuilder) finish() []byte {
 
 // add appends the record r.
 func (b *metricsBuilder) add(r *otelstef.Metrics) (err error) {
-	start := len(b.out)
+	start, rm0, sm0, m0, data0 := len(b.out), b.rm, b.sm, b.m, b.data
 	defer func() {
 		if err != nil {
-			// Nothing of a bad record stays.
-			b.out = b.out[:start]
+			// Nothing of a bad record stays: the containers open before
+			// it are closed (their lengths written again), and the next
+			// record opens its own.
+			b.out, b.rm, b.sm, b.m, b.data = b.out[:start], rm0, sm0, m0, data0
+			b.closeResource()
 		}
 	}()
 	// A dictionary reference 0 decodes to nil: not something a writer
@@ -98,32 +99,21 @@ func (b *metricsBuilder) add(r *otelstef.Metrics) (err error) {
 		b.closeResource()
 		b.res.CopyFrom(r.Resource())
 		b.out, b.rm = appendLen(b.out, 1) // ResourceMetrics
-		at := 0
-		b.out, at = appendLen(b.out, 1) // Resource
-		if b.out, err = appendAttributes(b.out, 1, r.Resource().Attributes()); err != nil {
-			return fmt.Errorf("cannot decode resource: %w", err)
+		// schema_url (3) before scope_metrics (2): the order of fields
+		// is free, and the container is then closed by its length alone.
+		b.out = appendStringNonEmpty(b.out, 3, r.Resource().SchemaURL())
+		if b.out, err = appendResource(b.out, r.Resource()); err != nil {
+			return err
 		}
-		if n := r.Resource().DroppedAttributesCount(); n > 0 {
-			b.out = appendVarintField(b.out, 2, n)
-		}
-		b.out = endLen(b.out, at)
 	}
 	if b.sm < 0 || !b.scope.IsEqual(r.Scope()) {
 		b.closeScope()
 		b.scope.CopyFrom(r.Scope())
-		s := r.Scope()
 		b.out, b.sm = appendLen(b.out, 2) // ScopeMetrics
-		at := 0
-		b.out, at = appendLen(b.out, 1) // InstrumentationScope
-		b.out = appendStringNonEmpty(b.out, 1, s.Name())
-		b.out = appendStringNonEmpty(b.out, 2, s.Version())
-		if b.out, err = appendAttributes(b.out, 3, s.Attributes()); err != nil {
-			return fmt.Errorf("cannot decode scope: %w", err)
+		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
+		if b.out, err = appendScope(b.out, r.Scope()); err != nil {
+			return err
 		}
-		if n := s.DroppedAttributesCount(); n > 0 {
-			b.out = appendVarintField(b.out, 4, n)
-		}
-		b.out = endLen(b.out, at)
 	}
 	m := r.Metric()
 	if b.m < 0 || !b.met.IsEqual(m) {
@@ -156,6 +146,34 @@ func (b *metricsBuilder) add(r *otelstef.Metrics) (err error) {
 	}
 	b.points++
 	return nil
+}
+
+// appendResource appends res as field 1 (resource) of a Resource*.
+func appendResource(b []byte, res *otelstef.Resource) (_ []byte, err error) {
+	at := 0
+	b, at = appendLen(b, 1)
+	if b, err = appendAttributes(b, 1, res.Attributes()); err != nil {
+		return b, fmt.Errorf("cannot decode resource: %w", err)
+	}
+	if n := res.DroppedAttributesCount(); n > 0 {
+		b = appendVarintField(b, 2, n)
+	}
+	return endLen(b, at), nil
+}
+
+// appendScope appends s as field 1 (scope) of a Scope*.
+func appendScope(b []byte, s *otelstef.Scope) (_ []byte, err error) {
+	at := 0
+	b, at = appendLen(b, 1)
+	b = appendStringNonEmpty(b, 1, s.Name())
+	b = appendStringNonEmpty(b, 2, s.Version())
+	if b, err = appendAttributes(b, 3, s.Attributes()); err != nil {
+		return b, fmt.Errorf("cannot decode scope: %w", err)
+	}
+	if n := s.DroppedAttributesCount(); n > 0 {
+		b = appendVarintField(b, 4, n)
+	}
+	return endLen(b, at), nil
 }
 
 // dataField is the Metric field of a metric type's data.
