@@ -9,24 +9,37 @@ import (
 
 // DecodeMetrics decodes a whole STEF metrics byte stream (its header and
 // frames, as a file or one gRPC stream's stef_bytes carry it) into one
-// ExportMetricsServiceRequest appended to dst, at most maxBytes of it; it
-// returns the request and how many records it read. It is the stream's
-// decoder without the stream, for tools and the fuzz target.
+// ExportMetricsServiceRequest appended to dst, stopping once it is
+// maxBytes or more; it returns the request and how many records it read.
+// It is the stream's decoder without the stream, for tools and the fuzz
+// targets.
 func DecodeMetrics(dst []byte, src io.Reader, maxBytes int) ([]byte, uint64, error) {
 	rd, err := otelstef.NewMetricsReader(src)
 	if err != nil {
 		return dst, 0, err
 	}
-	var b metricsBuilder
-	b.reset()
-	b.out = dst
-	for len(b.out) < maxBytes {
+	return decodeAll(rd, &metricsBuilder{rec: &rd.Record}, dst, maxBytes)
+}
+
+// DecodeSpans is DecodeMetrics for a STEF spans stream: one
+// ExportTraceServiceRequest.
+func DecodeSpans(dst []byte, src io.Reader, maxBytes int) ([]byte, uint64, error) {
+	rd, err := otelstef.NewSpansReader(src)
+	if err != nil {
+		return dst, 0, err
+	}
+	return decodeAll(rd, &spansBuilder{rec: &rd.Record}, dst, maxBytes)
+}
+
+func decodeAll(rd recordReader, b builder, dst []byte, maxBytes int) ([]byte, uint64, error) {
+	b.reset(dst)
+	for b.size() < maxBytes {
 		if err := rd.Read(pkg.ReadOptions{}); err == io.EOF {
 			break
 		} else if err != nil {
 			return b.finish(), rd.RecordCount(), err
 		}
-		if err := b.add(&rd.Record); err != nil {
+		if err := b.add(); err != nil {
 			return b.finish(), rd.RecordCount(), err
 		}
 	}

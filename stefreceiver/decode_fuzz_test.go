@@ -24,3 +24,18 @@ func FuzzDecodeMetrics(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeSpans is FuzzDecodeMetrics for spans.
+func FuzzDecodeSpans(f *testing.F) {
+	f.Add([]byte("STEF"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const limit = 1 << 20
+		out, _, _ := DecodeSpans(nil, bytes.NewReader(data), limit)
+		if len(out) > limit+64<<10 {
+			t.Fatalf("wrote %d bytes past the %d bound", len(out), limit)
+		}
+		if _, err := otlpdecode.CheckTraces(out, &otlpdecode.Options{}); err != nil {
+			t.Fatalf("wrote malformed OTLP: %v", err)
+		}
+	})
+}

@@ -28,7 +28,8 @@ var (
 // What STEF does not carry is not written: data point flags, and the
 // Metric's type-specific fields not in its schema.
 type metricsBuilder struct {
-	out []byte // the request so far: closed ResourceMetrics
+	rec *otelstef.Metrics // the reader's record, which add appends
+	out []byte            // the request so far: closed ResourceMetrics
 	// Open containers, as offsets into out (appendLen), -1 when none.
 	rm, sm, m, data int
 	// The resource, scope and metric of the open containers.
@@ -39,8 +40,8 @@ type metricsBuilder struct {
 	points int
 }
 
-func (b *metricsBuilder) reset() {
-	b.out = b.out[:0]
+func (b *metricsBuilder) reset(buf []byte) {
+	b.out = buf[:0]
 	b.rm, b.sm, b.m, b.data = -1, -1, -1, -1
 	b.points = 0
 }
@@ -78,8 +79,12 @@ func (b *metricsBuilder) finish() []byte {
 	return b.out
 }
 
-// add appends the record r.
-func (b *metricsBuilder) add(r *otelstef.Metrics) (err error) {
+func (b *metricsBuilder) items() int { return b.points }
+func (b *metricsBuilder) size() int  { return len(b.out) }
+
+// add appends the reader's record.
+func (b *metricsBuilder) add() (err error) {
+	r := b.rec
 	start, rm0, sm0, m0, data0 := len(b.out), b.rm, b.sm, b.m, b.data
 	defer func() {
 		if err != nil {

@@ -69,3 +69,7 @@ func endLen(b []byte, at int) []byte {
 func appendFixed64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }
 
 func float64bits(f float64) uint64 { return math.Float64bits(f) }
+
+func appendFixed32Field(b []byte, field int, v uint32) []byte {
+	return binary.LittleEndian.AppendUint32(appendTag(b, field, 5), v)
+}

@@ -38,6 +38,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/splunk/stef/go/otel/otelstef"
 	"github.com/splunk/stef/go/pkg"
+	"github.com/splunk/stef/go/pkg/schema"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/ingest"
@@ -87,11 +88,12 @@ type Config struct {
 // Receiver serves STEFDestination/Stream into an ingest pipeline. It is
 // safe for concurrent use.
 type Receiver struct {
-	p      *ingest.Pipeline
-	cfg    Config
-	schema []byte // the metrics schema, serialized, sent in capabilities
-	stop   chan struct{}
-	once   sync.Once
+	p   *ingest.Pipeline
+	cfg Config
+	// The schemas served, serialized, as sent in capabilities.
+	metricsSchema, spansSchema []byte
+	stop                       chan struct{}
+	once                       sync.Once
 
 	open                       *metrics.Gauge   // otlplite_stef_open_streams
 	rotations                  *metrics.Counter // otlplite_stef_stream_rotations_total
@@ -123,16 +125,10 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 	if set == nil {
 		set = p.Metrics()
 	}
-	ws, err := otelstef.MetricsWireSchema()
-	if err != nil {
-		panic("stefreceiver: the otelstef metrics schema: " + err.Error())
-	}
-	var buf bytes.Buffer
-	if err := ws.Serialize(&buf); err != nil {
-		panic("stefreceiver: the otelstef metrics schema: " + err.Error())
-	}
 	return &Receiver{
-		p: p, cfg: cfg, schema: buf.Bytes(), stop: make(chan struct{}),
+		p: p, cfg: cfg, stop: make(chan struct{}),
+		metricsSchema: serializeSchema(otelstef.MetricsWireSchema),
+		spansSchema:   serializeSchema(otelstef.SpansWireSchema),
 		open:          set.GetOrCreateGauge("otlplite_stef_open_streams", nil),
 		rotations:     set.GetOrCreateCounter("otlplite_stef_stream_rotations_total"),
 		badRecords:    set.GetOrCreateCounter("otlplite_stef_bad_records_total"),
@@ -210,7 +206,8 @@ type stream struct {
 	// wire counts the STEF bytes since the last request was handed on.
 	wire int
 
-	b       metricsBuilder
+	sig     otlp.Signal
+	b       builder
 	acked   uint64    // the last record id acknowledged
 	first   uint64    // the first record id of the request being built
 	bad     []idRange // bad records not yet reported
@@ -297,20 +294,60 @@ func (s *stream) run() *grpcwire.Status {
 		s.r.refusedHdr.Inc()
 		return grpcwire.Errorf(grpcwire.InvalidArgument, "the first STEFClientMessage must have first_message with root_struct_name, and nothing else")
 	}
-	if m.rootStruct != otelstef.MetricsStructName {
+	var schema []byte
+	switch m.rootStruct {
+	case otelstef.MetricsStructName:
+		s.sig, schema = otlp.Metrics, s.r.metricsSchema
+	case otelstef.SpansStructName:
+		s.sig, schema = otlp.Traces, s.r.spansSchema
+	default:
 		s.r.refusedRoot.Inc()
-		return grpcwire.Errorf(grpcwire.Unimplemented, "STEF root struct %q is not served: only %q (metrics)", m.rootStruct, otelstef.MetricsStructName)
+		return grpcwire.Errorf(grpcwire.Unimplemented, "STEF root struct %q is not served: only %q (metrics) and %q (traces)", m.rootStruct, otelstef.MetricsStructName, otelstef.SpansStructName)
 	}
-	s.resp = appendCapabilities(s.resp[:0], s.r.cfg.MaxDictBytes, s.r.schema)
+	s.resp = appendCapabilities(s.resp[:0], s.r.cfg.MaxDictBytes, schema)
 	if err := s.call.WriteMessage(s.resp); err != nil {
 		return grpcwire.Errorf(grpcwire.Unavailable, "cannot write capabilities: %v", err)
 	}
 	s.call.Flush()
 	s.wire = 0
-	return s.metrics()
+	return s.records()
 }
 
-func (s *stream) metrics() (end *grpcwire.Status) {
+// recordReader is what records() needs of a generated STEF reader.
+type recordReader interface {
+	Read(pkg.ReadOptions) error
+	RecordCount() uint64
+}
+
+// builder is what records() needs of a signal's OTLP builder: reset
+// starts a request in buf, add appends the reader's current record.
+type builder interface {
+	reset(buf []byte)
+	add() error
+	finish() []byte
+	items() int
+	size() int
+}
+
+// open returns the reader of the stream's signal and its builder.
+func (s *stream) open() (recordReader, builder, error) {
+	if s.sig == otlp.Traces {
+		rd, err := otelstef.NewSpansReader(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		return rd, &spansBuilder{rec: &rd.Record}, nil
+	}
+	rd, err := otelstef.NewMetricsReader(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rd, &metricsBuilder{rec: &rd.Record}, nil
+}
+
+// records reads the stream's records, hands them to the pipeline a frame
+// at a time, and returns the stream's final status.
+func (s *stream) records() (end *grpcwire.Status) {
 	defer func() {
 		// The STEF library is not ours: whatever hostile input makes it
 		// do, one stream ends, not the process.
@@ -319,11 +356,12 @@ func (s *stream) metrics() (end *grpcwire.Status) {
 			end = grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF stream: the decoder failed: %v", v)
 		}
 	}()
-	rd, err := otelstef.NewMetricsReader(s)
+	rd, b, err := s.open()
 	if err != nil {
 		return s.decodeFailed(0, err)
 	}
-	s.b.reset()
+	s.b = b
+	s.b.reset(nil)
 	s.first = 1
 	for {
 		// Within a frame the records are there already; at its end,
@@ -343,15 +381,15 @@ func (s *stream) metrics() (end *grpcwire.Status) {
 			return s.decodeFailed(rd.RecordCount(), err)
 		}
 		id := rd.RecordCount()
-		before := len(s.b.out)
-		if err := s.b.add(&rd.Record); err != nil {
+		before := s.b.size()
+		if err := s.b.add(); err != nil {
 			// The record decoded but cannot be OTLP: it alone is bad.
 			s.r.badRecords.Inc()
 			s.addBad(id)
 			continue
 		}
-		s.decoded += int64(len(s.b.out) - before)
-		if len(s.b.out) >= s.r.cfg.MaxRequestBytes {
+		s.decoded += int64(s.b.size() - before)
+		if s.b.size() >= s.r.cfg.MaxRequestBytes {
 			if st := s.flush(id); st != nil {
 				return st
 			}
@@ -389,8 +427,11 @@ func (s *stream) decodeFailed(count uint64, err error) *grpcwire.Status {
 	s.r.refusedDecode.Inc()
 	// The records of the frame read so far are good; the failing one
 	// is the next id.
-	last := s.first - 1 + uint64(s.b.points)
-	if s.b.points > 0 || len(s.bad) > 0 {
+	last := s.first - 1
+	if s.b != nil {
+		last += uint64(s.b.items())
+	}
+	if last >= s.first || len(s.bad) > 0 {
 		if st := s.flush(max(last, s.lastBad())); st != nil {
 			return st
 		}
@@ -426,14 +467,16 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 	if last < s.first {
 		return nil
 	}
-	if s.b.points > 0 {
+	if s.b.items() > 0 {
 		ctx := s.ctx
 		t := s.r.p.Take(ctx)
 		defer s.r.p.Done(t)
-		s.r.p.StartLog(ctx, t, s.call.Request().RemoteAddr, ingest.STEF, otlp.Metrics)
+		s.r.p.StartLog(ctx, t, s.call.Request().RemoteAddr, ingest.STEF, s.sig)
 		// The request is built in the ticket's buffer, swapped with the
 		// builder's, and charged before it is handed on.
-		t.Msg, s.b.out = s.b.finish(), t.Msg[:0]
+		buf := t.Msg
+		t.Msg = s.b.finish()
+		s.b.reset(buf)
 		n := len(t.Msg)
 		if err := t.Declare(n); err != nil {
 			return s.refused(t, err)
@@ -442,7 +485,7 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 			return s.refused(t, err)
 		}
 		out, err := s.r.p.Export(ctx, ingest.Request{
-			Transport: ingest.STEF, Signal: otlp.Metrics, Body: t.Msg,
+			Transport: ingest.STEF, Signal: s.sig, Body: t.Msg,
 			WireSize: s.wire, Size: n, Ticket: t,
 		})
 		s.wire = 0
@@ -457,7 +500,7 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 			s.bad = append(s.bad, idRange{s.first, last})
 		}
 	}
-	s.b.reset()
+	s.b.reset(s.b.finish())
 	s.first = last + 1
 	s.acked = last
 	s.resp = appendDataResponse(s.resp[:0], last, s.bad)
@@ -475,6 +518,19 @@ func (s *stream) refused(t *ingest.Ticket, err error) *grpcwire.Status {
 	if !ok {
 		st = grpcwire.Errorf(grpcwire.ResourceExhausted, "%v", err)
 	}
-	s.r.p.Refused(t, ingest.STEF, otlp.Metrics, st)
+	s.r.p.Refused(t, ingest.STEF, s.sig, st)
 	return st
+}
+
+// serializeSchema returns a generated schema in its wire form.
+func serializeSchema(f func() (schema.WireSchema, error)) []byte {
+	ws, err := f()
+	if err != nil {
+		panic("stefreceiver: the otelstef schema: " + err.Error())
+	}
+	var buf bytes.Buffer
+	if err := ws.Serialize(&buf); err != nil {
+		panic("stefreceiver: the otelstef schema: " + err.Error())
+	}
+	return buf.Bytes()
 }

@@ -24,14 +24,13 @@ type memSink struct {
 	mu     sync.Mutex
 	items  int
 	writes [][]byte
+	sigs   []storage.Signal
 }
 
 func (s *memSink) Write(_ context.Context, sig storage.Signal, data []byte, items int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sig != otlp.Metrics {
-		panic("signal")
-	}
+	s.sigs = append(s.sigs, sig)
 	s.items += items
 	s.writes = append(s.writes, append([]byte(nil), data...))
 	return nil
@@ -260,11 +259,11 @@ func TestGarbageIsInvalidArgument(t *testing.T) {
 	}
 }
 
-// Spans are not served by this version: UNIMPLEMENTED, named.
+// A root struct other than Metrics and Spans: UNIMPLEMENTED, named.
 func TestUnknownRootStruct(t *testing.T) {
 	addr, _ := serve(t, Config{})
 	p := dial(t, addr)
-	p.sendFirst(t, "Spans")
+	p.sendFirst(t, "Logs")
 	p.w.Close()
 	if st := p.status(); !strings.HasPrefix(st, "12 ") {
 		t.Fatalf("status %q", st)
@@ -332,5 +331,58 @@ func TestRejectedPointsAreBadRanges(t *testing.T) {
 	}
 	if sink.items != 3 {
 		t.Fatalf("stored %d points, want the 3 valid ones", sink.items)
+	}
+}
+
+// Spans, with the library's writer: every span stored as a trace request,
+// its ids, events, links and status kept.
+func TestSpansStored(t *testing.T) {
+	addr, sink := serve(t, Config{})
+	p := dial(t, addr)
+	p.sendFirst(t, "Spans")
+	p.recv(t)
+	w, err := otelstef.NewSpansWriter(chunkSender{t, p}, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		r := &w.Record
+		r.Resource().Attributes().EnsureLen(1)
+		r.Resource().Attributes().SetKey(0, "service.name")
+		r.Resource().Attributes().Value(0).SetString("checkout")
+		r.Scope().SetName("tracer")
+		s := r.Span()
+		s.SetTraceID(pkg.Bytes("0123456789abcdef"))
+		s.SetSpanID(pkg.Bytes(string([]byte{1, 2, 3, 4, 5, 6, 7, byte(i)})))
+		s.SetName("GET /cart")
+		s.SetKind(otelstef.SpanKindServer)
+		s.SetStartTimeUnixNano(10)
+		s.SetEndTimeUnixNano(20)
+		s.Events().EnsureLen(1)
+		s.Events().At(0).SetName("retry")
+		s.Links().EnsureLen(1)
+		s.Links().At(0).SetTraceID(pkg.Bytes("fedcba9876543210"))
+		s.Links().At(0).SetSpanID(pkg.Bytes("abcdefgh"))
+		s.Status().SetCode(2)
+		s.Status().SetMessage("boom")
+		if err := w.Write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	if ack, bad := parseAck(t, p.recv(t)); ack != 5 || len(bad) != 0 {
+		t.Fatalf("ack %d bad %v", ack, bad)
+	}
+	p.w.Close()
+	if st := p.status(); st != "0 " {
+		t.Fatalf("status %q", st)
+	}
+	if sink.items != 5 || len(sink.sigs) != 1 || sink.sigs[0] != otlp.Traces {
+		t.Fatalf("stored %d items as %v", sink.items, sink.sigs)
+	}
+	for _, want := range []string{"GET /cart", "retry", "boom", "fedcba9876543210", "checkout"} {
+		if !strings.Contains(string(sink.writes[0]), want) {
+			t.Errorf("stored request lacks %q", want)
+		}
 	}
 }
