@@ -172,6 +172,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.open.Inc()
 	defer r.open.Dec()
 	s := &stream{r: r, call: call, ctx: call.Context()}
+	defer s.releaseChunk()
 	end := s.run()
 	if end != nil && end.Code != grpcwire.Unavailable {
 		r.p.RecordRefusal(req.Context(), ingest.STEF, 0, end, req.URL.Path, req.RemoteAddr)
@@ -201,6 +202,10 @@ type stream struct {
 	// assembled and pos how much of it the STEF reader took.
 	msg, scratch, chunk []byte
 	pos                 int
+	// chunkTicket charges the chunk being assembled and read to the
+	// admission budget as its bytes arrive (grpcwire.Call.SetBudget),
+	// until the next chunk replaces it.
+	chunkTicket *ingest.Ticket
 	// srcErr is the status that ended reading (nil: none yet).
 	srcErr *grpcwire.Status
 	// wire counts the STEF bytes since the last request was handed on.
@@ -236,6 +241,9 @@ var errSource = errors.New("STEF stream ended")
 // nextChunk reads messages until one ends a chunk.
 func (s *stream) nextChunk() error {
 	s.chunk, s.pos = s.chunk[:0], 0
+	s.releaseChunk()
+	s.chunkTicket = s.r.p.Take(s.ctx)
+	s.call.SetBudget(s.chunkTicket)
 	for {
 		var st *grpcwire.Status
 		s.msg, s.scratch, st = s.call.ReadMessage(s.msg, s.scratch)
@@ -533,4 +541,14 @@ func serializeSchema(f func() (schema.WireSchema, error)) []byte {
 		panic("stefreceiver: the otelstef schema: " + err.Error())
 	}
 	return buf.Bytes()
+}
+
+// releaseChunk gives the chunk's ticket back: its charge, and the request
+// log line the chunk had none of.
+func (s *stream) releaseChunk() {
+	if s.chunkTicket != nil {
+		s.call.SetBudget(nil)
+		s.r.p.Done(s.chunkTicket)
+		s.chunkTicket = nil
+	}
 }

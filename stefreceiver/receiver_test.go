@@ -40,9 +40,13 @@ func (s *memSink) Close() error { return nil }
 
 // serve starts a receiver on h2c on a free port and returns its address.
 func serve(t *testing.T, cfg Config) (string, *memSink) {
+	return serveAdm(t, cfg, ingest.AdmissionConfig{})
+}
+
+func serveAdm(t *testing.T, cfg Config, adm ingest.AdmissionConfig) (string, *memSink) {
 	t.Helper()
 	sink := &memSink{}
-	p := ingest.New(ingest.Config{Sink: sink})
+	p := ingest.New(ingest.Config{Sink: sink, Admission: adm})
 	r := New(p, cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -384,5 +388,23 @@ func TestSpansStored(t *testing.T) {
 		if !strings.Contains(string(sink.writes[0]), want) {
 			t.Errorf("stored request lacks %q", want)
 		}
+	}
+}
+
+// The chunk being assembled is charged to the admission budget as it
+// arrives: a chunk larger than the whole budget is refused at its first
+// message's declared size, retryable, nothing stored.
+func TestChunkChargedToAdmission(t *testing.T) {
+	addr, sink := serveAdm(t, Config{}, ingest.AdmissionConfig{RequestLimit: 4 << 10})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	p.send(t, appendBytesField(nil, 2, make([]byte, 8<<10)))
+	st := p.status()
+	if !strings.HasPrefix(st, "8 ") && !strings.HasPrefix(st, "14 ") {
+		t.Fatalf("status %q, want RESOURCE_EXHAUSTED or UNAVAILABLE", st)
+	}
+	if sink.items != 0 {
+		t.Fatal("stored")
 	}
 }
