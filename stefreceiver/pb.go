@@ -49,21 +49,23 @@ func appendDoubleField(b []byte, field int, v float64) []byte {
 func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 
 // appendLen starts a length-delimited field whose content is then appended
-// by the caller; endLen fills in its length. The length takes a fixed 5
-// bytes (a padded varint), so nothing moves: 4 GiB is beyond any bound.
+// by the caller; endLen fills in its length. Five bytes are kept for the
+// length (a varint of up to 4 GiB, beyond any bound), and endLen moves the
+// content back over those the length does not need, so what is stored is
+// the minimal encoding. Only the container being closed moves: the open
+// ones hold offsets before it, which do not change.
 func appendLen(b []byte, field int) ([]byte, int) {
 	b = appendTag(b, field, 2)
-	return append(b, 0x80, 0x80, 0x80, 0x80, 0), len(b)
+	return append(b, 0, 0, 0, 0, 0), len(b)
 }
 
 func endLen(b []byte, at int) []byte {
-	n := uint32(len(b) - at - 5)
-	b[at] = byte(n) | 0x80
-	b[at+1] = byte(n>>7) | 0x80
-	b[at+2] = byte(n>>14) | 0x80
-	b[at+3] = byte(n>>21) | 0x80
-	b[at+4] = byte(n >> 28)
-	return b
+	n := uint64(len(b) - at - 5)
+	var tmp [binary.MaxVarintLen64]byte
+	k := binary.PutUvarint(tmp[:], n)
+	copy(b[at:], tmp[:k])
+	copy(b[at+k:], b[at+5:])
+	return b[:len(b)-(5-k)]
 }
 
 func appendFixed64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }

@@ -193,6 +193,8 @@ func TestStefExporterEveryPointStored(t *testing.T) {
 	if err := exp.Shutdown(sctx); err != nil {
 		t.Fatalf("exporter shutdown (draining its queue): %v", err)
 	}
+	var prom strings.Builder
+	svc.Metrics().WritePrometheus(&prom)
 	if err := svc.Shutdown(sctx); err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +233,11 @@ func TestStefExporterEveryPointStored(t *testing.T) {
 		t.Errorf("sent %d data points in %d requests, stored %d", sent, len(reqs), got)
 	}
 	t.Logf("%d data points in %d requests sent with stefexporter, stored in %d requests (%s)", sent, len(reqs), requests, filepath.Base(dataset))
+	for _, line := range strings.Split(prom.String(), "\n") {
+		if strings.Contains(line, `transport="stef"`) && strings.Contains(line, "bytes_total") {
+			t.Log(line)
+		}
+	}
 }
 
 type nopHost struct{}
