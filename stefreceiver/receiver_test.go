@@ -171,7 +171,7 @@ func (c chunkSender) WriteChunk(header, content []byte) error {
 	return nil
 }
 
-func writePoints(t *testing.T, w *otelstef.MetricsWriter, n, from int) {
+func writePoints(t testing.TB, w *otelstef.MetricsWriter, n, from int) {
 	for i := range n {
 		r := &w.Record
 		r.Resource().SetSchemaURL("https://opentelemetry.io/schemas/1.26.0")
