@@ -7,13 +7,13 @@ require (
 	github.com/VictoriaMetrics/metrics v1.44.0
 	github.com/klauspost/compress v1.20.3
 	github.com/pierrec/lz4/v4 v4.1.33
+	github.com/splunk/stef/go/otel v0.1.1
+	github.com/splunk/stef/go/pkg v0.1.1
 	github.com/twmb/franz-go v1.22.2
 	golang.org/x/net v0.62.0
 )
 
 require (
-	github.com/splunk/stef/go/otel v0.1.1 // indirect
-	github.com/splunk/stef/go/pkg v0.1.1 // indirect
 	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect
