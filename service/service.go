@@ -71,6 +71,7 @@ type Service struct {
 	adminSrv  *http.Server
 	errc      chan error
 
+	started  bool // Start was called past its context check: never again
 	shutdown sync.Once
 	err      error
 }
@@ -100,9 +101,12 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if s.errc != nil || s.listeners != nil {
+	if s.started {
+		// A failed Start closed what it opened, its stop channel too: a
+		// Service is started once; make a new one with New to try again.
 		return errors.New("service: Start called twice")
 	}
+	s.started = true
 	cfg, logger := s.cfg, s.logger
 	if cfg.Effective != nil {
 		logEffectiveConfig(logger, cfg.Effective)
@@ -332,15 +336,17 @@ func (s *Service) stopParts(ctx context.Context) {
 // closed), so that every acknowledged request is written; then the Kafka
 // source and forwarding stop, and the storage is synced and closed.
 // Later calls return the first one's result.
+// A Shutdown before Start succeeded is refused without latching: the
+// Shutdown after a later Start still stops the receiver.
 func (s *Service) Shutdown(ctx context.Context) error {
+	if s.srv == nil {
+		return errors.New("service: Shutdown before Start succeeded")
+	}
 	s.shutdown.Do(func() { s.err = s.doShutdown(ctx) })
 	return s.err
 }
 
 func (s *Service) doShutdown(ctx context.Context) error {
-	if s.srv == nil {
-		return errors.New("service: Shutdown before Start succeeded")
-	}
 	defer close(s.stop)
 	if s.admin != nil {
 		s.admin.SetReady(false)
