@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -199,4 +200,28 @@ func TestReviewForwardWithSinkMessage(t *testing.T) {
 	if strings.Contains(err.Error(), "-storage sink") {
 		t.Errorf("error %q names a -storage value that does not exist", err)
 	}
+}
+
+// closeFailSink is a Sink whose Close fails.
+type closeFailSink struct{ countSink }
+
+func (s *closeFailSink) Close() error { return errors.New("flush failed") }
+
+// TestReviewShutdownSinkCloseFails: when the storage cannot be closed,
+// Shutdown reports it and still releases the admin listener: a library
+// outlives its receiver, and its port must not stay held.
+func TestReviewShutdownSinkCloseFails(t *testing.T) {
+	cfg := testConfig(t.TempDir())
+	cfg.Sink = &closeFailSink{}
+	cfg.AdminAddr = "127.0.0.1:0"
+	svc := start(t, cfg)
+	admin := svc.AdminAddr()
+	if err := svc.Shutdown(context.Background()); err == nil || !strings.Contains(err.Error(), "flush failed") {
+		t.Fatalf("Shutdown = %v, want the sink's Close error", err)
+	}
+	ln, err := net.Listen("tcp", admin)
+	if err != nil {
+		t.Fatalf("the admin port is still held after Shutdown: %v", err)
+	}
+	ln.Close()
 }
