@@ -225,3 +225,24 @@ func TestReviewShutdownSinkCloseFails(t *testing.T) {
 	}
 	ln.Close()
 }
+
+// TestReviewShutdownRightAfterStart: a Shutdown right after Start frees
+// the ports when it returns, although the listeners' Serve goroutines may
+// not have taken them yet (http.Server.Serve after Shutdown closes its
+// listener only when it runs).
+func TestReviewShutdownRightAfterStart(t *testing.T) {
+	for range 20 {
+		cfg := testConfig(t.TempDir())
+		cfg.AdminAddr = "127.0.0.1:0"
+		svc := start(t, cfg)
+		addrs := []string{svc.GRPCAddr(), svc.AdminAddr()}
+		shutdown(t, svc)
+		for _, a := range addrs {
+			ln, err := net.Listen("tcp", a)
+			if err != nil {
+				t.Fatalf("a port is still held after Shutdown: %v", err)
+			}
+			ln.Close()
+		}
+	}
+}
