@@ -354,12 +354,23 @@ func (s *Service) doShutdown(ctx context.Context) error {
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.logger.Warn("requests did not finish in time; closing connections", "err", err)
 	}
-	s.stopParts(ctx)
-	if err := s.sink.Close(); err != nil {
-		return fmt.Errorf("cannot close storage: %w", err)
+	// A listener whose Serve goroutine had not yet started is closed by
+	// it only when it runs: closed here, the ports are free on return.
+	for _, l := range s.listeners {
+		l.Close()
 	}
+	s.stopParts(ctx)
+	err := s.sink.Close()
+	// The admin listener serves /metrics until the storage is closed, and
+	// is released even when that fails: the caller's process goes on.
 	if s.adminSrv != nil {
 		s.adminSrv.Close()
+		// Closed here too: Serve, on its own goroutine, may not have
+		// taken the listener yet, and would close it only later.
+		s.adminLn.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("cannot close storage: %w", err)
 	}
 	s.logger.Info("stopped")
 	return nil
