@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/otlp-lite/otlp-lite/forward"
 	"github.com/otlp-lite/otlp-lite/service"
 )
@@ -245,4 +247,35 @@ func TestReviewShutdownRightAfterStart(t *testing.T) {
 			ln.Close()
 		}
 	}
+}
+
+// TestReviewRetryWithSharedMetrics: an embedder whose Start failed (a busy
+// admin port) makes a new Service with the same Config, its own metrics
+// set included, and starts it: the failed Start's metrics must not make
+// the second one panic ("metric already registered").
+func TestReviewRetryWithSharedMetrics(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t.TempDir())
+	cfg.Metrics = metrics.NewSet()
+	cfg.AuthTokenFile = tokenFile(t)
+	cfg.AdminAddr = busy.Addr().String()
+	svc, err := service.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(context.Background()); err == nil {
+		t.Fatal("Start on a busy admin port succeeded")
+	}
+	busy.Close()
+	cfg.AdminAddr = "127.0.0.1:0"
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("the second Service's Start panicked: %v", p)
+		}
+	}()
+	svc = start(t, cfg)
+	shutdown(t, svc)
 }
