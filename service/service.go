@@ -72,6 +72,10 @@ type Service struct {
 	errc      chan error
 
 	started  bool // Start was called past its context check: never again
+	// preStart holds the names in the metrics set before Start: what a
+	// failed Start registered beyond them is unregistered again, so that
+	// a new Service on the same Config.Metrics can start.
+	preStart map[string]bool
 	shutdown sync.Once
 	err      error
 }
@@ -107,6 +111,10 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		return errors.New("service: Start called twice")
 	}
 	s.started = true
+	s.preStart = make(map[string]bool)
+	for _, name := range s.metrics.ListMetricNames() {
+		s.preStart[name] = true
+	}
 	cfg, logger := s.cfg, s.logger
 	if cfg.Effective != nil {
 		logEffectiveConfig(logger, cfg.Effective)
@@ -309,6 +317,11 @@ func (s *Service) abandon() {
 		s.sink.Close()
 	}
 	close(s.stop)
+	for _, name := range s.metrics.ListMetricNames() {
+		if !s.preStart[name] {
+			s.metrics.UnregisterMetric(name)
+		}
+	}
 }
 
 // stopParts stops the Kafka source, then forwarding: the reverse of their
