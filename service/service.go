@@ -71,7 +71,7 @@ type Service struct {
 	adminSrv  *http.Server
 	errc      chan error
 
-	started  bool // Start was called past its context check: never again
+	started bool // Start was called past its context check: never again
 	// preStart holds the names in the metrics set before Start: what a
 	// failed Start registered beyond them is unregistered again, so that
 	// a new Service on the same Config.Metrics can start.
