@@ -144,7 +144,9 @@ type Config struct {
 	// LogFormat, LogLevel).
 	Logger *slog.Logger
 	// Metrics is the set every part registers its metrics in; nil: a new
-	// set (Service.Metrics).
+	// set (Service.Metrics). It holds one Service's metrics: a Service
+	// that ran needs a new set to run again (a failed Start leaves the
+	// set as it found it).
 	Metrics *metrics.Set
 	// Version is shown on the status page and in the "serving" log line.
 	Version string
