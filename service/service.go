@@ -328,7 +328,11 @@ func (s *Service) abandon() {
 	if s.adminLn != nil {
 		s.adminLn.Close()
 	}
-	s.closeStorage()
+	// The storage the Service opened is closed; a caller's Sink or Items
+	// stays the caller's until a Start succeeds (it may retry with it).
+	if s.cfg.Sink == nil && s.cfg.Items == nil {
+		s.closeStorage()
+	}
 	close(s.stop)
 	for _, name := range s.metrics.ListMetricNames() {
 		if !s.preStart[name] {

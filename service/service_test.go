@@ -296,3 +296,29 @@ func TestServiceAdmin(t *testing.T) {
 		t.Fatalf("the status page does not show the OTLP listener %s", svc.GRPCAddr())
 	}
 }
+
+// TestServiceFailedStartLeavesCallersSink: a Start that fails after the
+// storage would be open (here at the admin listener) leaves the caller's
+// Sink open: it is still the caller's, who may start again with it.
+func TestServiceFailedStartLeavesCallersSink(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	sink := &countSink{}
+	cfg := testConfig(t.TempDir())
+	cfg.Sink = sink
+	cfg.AdminAddr = busy.Addr().String()
+	svc, err := service.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(context.Background()); err == nil {
+		svc.Shutdown(context.Background())
+		t.Fatal("Start succeeded on an admin address in use")
+	}
+	if sink.closed {
+		t.Fatal("a failed Start closed the caller's Sink")
+	}
+}
