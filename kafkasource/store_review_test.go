@@ -15,10 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/internal/kafkaconn"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/storage"
-	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
 
 // reviewSink fails its first fails writes with failWith, then stores;
@@ -83,7 +83,7 @@ func TestReviewStoreRecordClassification(t *testing.T) {
 			pset, cset := metrics.NewSet(), metrics.NewSet()
 			rec := &kgo.Record{Topic: otlp.Traces.Info().KafkaTopic, Value: tc.value}
 			if tc.tenant != "" {
-				rec.Headers = []kgo.RecordHeader{{Key: kafka.TenantHeader, Value: []byte(tc.tenant)}}
+				rec.Headers = []kgo.RecordHeader{{Key: kafkaconn.TenantHeader, Value: []byte(tc.tenant)}}
 			}
 			// Not in a synctest bubble: the pipeline's check workers live
 			// until it is collected (runtime.AddCleanup), which a bubble
