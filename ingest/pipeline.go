@@ -185,10 +185,14 @@ const (
 	GRPCStream                  // otlplite.v1.StreamExporter
 	HTTP                        // OTLP/HTTP
 	Kafka                       // records read from Kafka (kafkasource)
+	// Embedded is an embedder's own way in (a queue, a file, a protocol
+	// of its own), labelled "embedded", so that its requests are not
+	// counted as another transport's.
+	Embedded
 	numTransports
 )
 
-var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka"}
+var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka", "embedded"}
 
 func (t Transport) String() string {
 	if t >= numTransports {
