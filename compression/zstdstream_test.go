@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-
 )
 
 func streamMessages(n int) [][]byte {
@@ -171,4 +170,3 @@ func FuzzStreamDecoder(f *testing.F) {
 		}
 	})
 }
-
