@@ -18,9 +18,13 @@ import (
 //
 // A stream message (the gRPC message's payload, its compressed flag 0) is
 //
-//	uvarint(len(plain)) || the zstd bytes the encoder wrote for plain
+//	0x00 || uvarint(len(plain)) || the zstd bytes the encoder wrote for plain
 //
-// The plain length comes first so that the receiver can bound and charge
+// The zero byte marks it: no protobuf message starts with one (a tag of
+// field number 0 is invalid), so a receiver tells a stream message from a
+// plain one (IsStreamMessage), and a sender may send plain messages until
+// it knows the receiver accepts stream messages. The plain length comes
+// first so that the receiver can bound and charge
 // the message before it decodes any of it, and knows where the message
 // ends in the decoded stream without reading past it.
 
@@ -95,6 +99,7 @@ func NewStreamEncoder(window int) (*StreamEncoder, error) {
 // is called the message must be sent: the decoder's state follows the
 // encoder's, message by message.
 func (e *StreamEncoder) AppendMessage(dst, plain []byte) ([]byte, error) {
+	dst = append(dst, streamMarker)
 	dst = binary.AppendUvarint(dst, uint64(len(plain)))
 	e.out.b = dst
 	if _, err := e.enc.Write(plain); err != nil {
@@ -107,6 +112,13 @@ func (e *StreamEncoder) AppendMessage(dst, plain []byte) ([]byte, error) {
 	e.out.b = nil
 	return dst, nil
 }
+
+// streamMarker is a stream message's first byte.
+const streamMarker = 0
+
+// IsStreamMessage reports whether msg is a stream message (its first byte
+// is the marker), rather than a plain protobuf message.
+func IsStreamMessage(msg []byte) bool { return len(msg) > 0 && msg[0] == streamMarker }
 
 // Close releases the encoder.
 func (e *StreamEncoder) Close() { e.enc.Reset(nil) }
@@ -164,6 +176,11 @@ func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int)
 	if d.err != nil {
 		return dst, d.err
 	}
+	if !IsStreamMessage(msg) {
+		d.err = fmt.Errorf("%w: not a stream message", ErrStreamCorrupt)
+		return dst, d.err
+	}
+	msg = msg[1:]
 	n, k := binary.Uvarint(msg)
 	if k <= 0 {
 		d.err = fmt.Errorf("%w: bad message length", ErrStreamCorrupt)

@@ -67,10 +67,11 @@ func TestStreamDecoderRefuses(t *testing.T) {
 	bigEnc, _ := NewStreamEncoder(8 << 20)
 	wBig, _ := bigEnc.AppendMessage(nil, msgs[0])
 	// A frame header declaring a 2 GiB window, then nothing.
-	hugeWindow := binary.AppendUvarint(nil, 100)
+	hugeWindow := binary.AppendUvarint([]byte{0}, 100)
 	hugeWindow = append(hugeWindow, 0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xa8) // window descriptor: 2^(10+21)
-	bomb := binary.AppendUvarint(nil, 64<<20)
-	bomb = append(bomb, w0[1:]...)
+	_, k := binary.Uvarint(w0[1:])
+	bomb := binary.AppendUvarint([]byte{0}, 64<<20)
+	bomb = append(bomb, w0[1+k:]...)
 	for _, tc := range []struct {
 		name  string
 		msgs  [][]byte
@@ -80,12 +81,13 @@ func TestStreamDecoderRefuses(t *testing.T) {
 		{"window larger than negotiated", [][]byte{wBig}, 1 << 20, ErrStreamWindow},
 		{"huge window declared", [][]byte{hugeWindow}, 1 << 20, ErrStreamWindow},
 		{"declared length above the limit", [][]byte{bomb}, 4 << 20, ErrTooLarge},
-		{"garbage", [][]byte{append([]byte{10}, "not zstd at all"...)}, 1 << 20, ErrStreamCorrupt},
+		{"garbage", [][]byte{append([]byte{0, 10}, "not zstd at all"...)}, 1 << 20, ErrStreamCorrupt},
 		{"message cut short", [][]byte{w0[:len(w0)-3]}, 1 << 20, ErrStreamCorrupt},
 		{"bytes past the end", [][]byte{append(append([]byte{}, w0...), 1, 2, 3)}, 1 << 20, ErrStreamCorrupt},
 		{"message out of order", [][]byte{w1}, 1 << 20, ErrStreamCorrupt},
-		{"garbage mid-stream", [][]byte{w0, append([]byte{5}, 1, 2, 3, 4, 5, 6)}, 1 << 20, ErrStreamCorrupt},
-		{"no length", [][]byte{{0x80}}, 1 << 20, ErrStreamCorrupt},
+		{"garbage mid-stream", [][]byte{w0, append([]byte{0, 5}, 1, 2, 3, 4, 5, 6)}, 1 << 20, ErrStreamCorrupt},
+		{"no length", [][]byte{{0, 0x80}}, 1 << 20, ErrStreamCorrupt},
+		{"no marker", [][]byte{w0[1:]}, 1 << 20, ErrStreamCorrupt},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dec, _ := NewStreamDecoder(DefaultStreamWindow)

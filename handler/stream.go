@@ -9,6 +9,7 @@ import (
 
 	"github.com/VictoriaMetrics/easyproto"
 
+	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
@@ -210,7 +211,7 @@ func (s *exportStreamState) readLoop() {
 		}
 		// The bytes counted are the envelope's, as they arrived.
 		wire := s.call.LastWireSize()
-		if s.codec != nil {
+		if s.codec != nil && compression.IsStreamMessage(t.Msg) {
 			if st := s.codec.decode(s.h, t); st != nil {
 				s.h.putTicket(t)
 				<-s.slots
@@ -329,10 +330,10 @@ func (s *exportStreamState) refuse(t *ingest.Ticket, refusal *grpcwire.Status) b
 	s.h.p.Refused(t, ingest.GRPCStream, s.kind.signal, refusal)
 	prefix, compressed, st := s.call.SkipRefusedMessage(t.Msg)
 	t.Msg = prefix
-	if st != nil || compressed || s.codec != nil {
-		// With stateful compression the decoder cannot skip a message:
-		// the stream ends with the refusal, and the client's next
-		// stream starts a new state.
+	if st != nil || compressed || s.codec != nil && compression.IsStreamMessage(prefix) {
+		// The decoder cannot skip a stream message: the stream ends
+		// with the refusal, and the client's next stream starts a new
+		// state.
 		return false
 	}
 	id, ok := leadingID(prefix)

@@ -40,6 +40,15 @@ type StreamConfig struct {
 	// (a forwarder keeps such a request aside). Off, it is counted in
 	// Stats().Rejected only.
 	ReportPartial bool
+	// DisableStreamCompression stops the exporter from offering stateful
+	// compression (docs/streaming.md, "Stateful compression"): by default
+	// each stream offers it, and when the server accepts, one zstd
+	// encoder compresses all of the stream's messages, each flushed as it
+	// is sent, instead of compressing each message alone with
+	// Compression. (Compression still applies to streams whose server
+	// does not accept, and to the messages a stream sends before its
+	// response headers arrive: nothing waits for them.)
+	DisableStreamCompression bool
 }
 
 // PartialError is a request the server stored in part: Rejected of its
