@@ -194,10 +194,11 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 		exps := make([]*otlpclient.StreamExporter, o.concurrency)
 		for i := range exps {
 			exps[i] = otlpclient.NewStreamExporter(otlpclient.StreamConfig{
-				Config:            cfg,
-				MaxPending:        o.maxPending,
-				RebalanceRequests: o.rebalanceRequests,
-				RebalanceTimeout:  o.rebalanceTimeout,
+				Config:                   cfg,
+				MaxPending:               o.maxPending,
+				RebalanceRequests:        o.rebalanceRequests,
+				RebalanceTimeout:         o.rebalanceTimeout,
+				DisableStreamCompression: !o.client.streamCompression,
 			})
 		}
 		stats = func() otlpclient.Stats {
