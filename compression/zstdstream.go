@@ -79,14 +79,22 @@ func (w *sliceWriter) Write(p []byte) (int, error) {
 }
 
 // NewStreamEncoder returns an encoder whose window is window bytes (a power
-// of two between MinStreamWindow and MaxStreamWindow).
+// of two between MinStreamWindow and MaxStreamWindow), at zstd's default
+// level.
 func NewStreamEncoder(window int) (*StreamEncoder, error) {
+	return NewStreamEncoderLevel(window, 3)
+}
+
+// NewStreamEncoderLevel is NewStreamEncoder at a zstd level (1 to 22,
+// mapped to klauspost/compress's four levels by zstd.EncoderLevelFromZstd).
+// The decoder is the same for every level.
+func NewStreamEncoderLevel(window, level int) (*StreamEncoder, error) {
 	e := &StreamEncoder{}
 	enc, err := zstd.NewWriter(&e.out,
 		zstd.WithEncoderConcurrency(1),
 		zstd.WithWindowSize(window),
 		zstd.WithEncoderCRC(false), // the frame never ends; gRPC runs over TCP/TLS
-		zstd.WithEncoderLevel(zstd.SpeedDefault),
+		zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(level)),
 		zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		return nil, err

@@ -60,13 +60,14 @@ func (a *answerSpy) Flush() { a.ResponseWriter.(http.Flusher).Flush() }
 func (a *answerSpy) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // TestStreamCompressionMixedVersions: a new client and a new server use
-// stateful compression on every stream (rotated every 9 requests, each new
-// stream a new state) and send a fraction of the bytes; a new client with
+// stateful compression on every stream (rotated every 30 requests, each new
+// stream a new state; the messages sent before the server's answer arrives
+// are compressed alone) and send at most half the bytes; a new client with
 // a server that does not know the offer, or has it off, and an old client
 // (no offer) with a new server, compress each message alone as before.
 // Every request is acknowledged and stored exactly once in every case.
 func TestStreamCompressionMixedVersions(t *testing.T) {
-	const n = 90
+	const n, perStream = 90, 30
 	sent := map[string]int64{}
 	for _, tc := range []struct {
 		name       string
@@ -82,7 +83,7 @@ func TestStreamCompressionMixedVersions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sink := newCountSink()
-			tc.server.MaxRequests = 9
+			tc.server.MaxRequests = perStream
 			bc := &bodyCounter{h: newHandler(sink, tc.server), stripOffer: tc.stripOffer}
 			addr := startServer(t, bc)
 			e := NewStreamExporter(StreamConfig{Config: Config{Endpoint: addr}, MaxPending: 4, DisableStreamCompression: tc.oldClient})
@@ -100,7 +101,7 @@ func TestStreamCompressionMixedVersions(t *testing.T) {
 				}
 			}
 			streams := int32(e.Stats().Streams)
-			if streams < n/9 {
+			if streams < n/perStream {
 				t.Fatalf("%d streams: the server did not rotate", streams)
 			}
 			if acc := bc.accepted.Load(); tc.stateful && acc != streams || !tc.stateful && acc != 0 {
