@@ -183,7 +183,7 @@ func cut(records [][]byte, metrics bool, items int) ([][]byte, int) {
 	var cur []byte // the request being built
 	count, total := 0, 0
 	var resHead, scopeHead []byte // a resource's and scope's other fields
-	var leaves []byte              // the current scope's leaves in cur
+	var leaves []byte             // the current scope's leaves in cur
 	flushScope := func() {
 		if len(leaves) == 0 {
 			return
