@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 )
 
@@ -171,4 +172,40 @@ func FuzzStreamDecoder(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStreamDecoderCost holds StreamDecoderCost to what a decoder with the
+// default window holds once a stream has filled its window: the heap it
+// keeps live after a garbage collection.
+func TestStreamDecoderCost(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation sizes")
+	}
+	enc, _ := NewStreamEncoder(DefaultStreamWindow)
+	var wire [][]byte
+	for _, m := range streamMessages(60) { // 60 × 15 KB: past the window
+		w, _ := enc.AppendMessage(nil, m)
+		wire = append(wire, w)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	dec, _ := NewStreamDecoder(DefaultStreamWindow)
+	var out []byte
+	for _, w := range wire {
+		var err error
+		if out, err = dec.DecodeMessage(out[:0], w, 1<<20, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out = nil
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	runtime.KeepAlive(dec)
+	t.Logf("a stream decoder with a %d-byte window holds %d bytes (StreamDecoderCost %d)", DefaultStreamWindow, held, StreamDecoderCost(DefaultStreamWindow))
+	if held > StreamDecoderCost(DefaultStreamWindow) {
+		t.Fatalf("the decoder holds %d bytes, more than the %d charged", held, StreamDecoderCost(DefaultStreamWindow))
+	}
+	dec.Close()
 }
