@@ -49,6 +49,12 @@ type StreamConfig struct {
 	// does not accept, and to the messages a stream sends before its
 	// response headers arrive: nothing waits for them.)
 	DisableStreamCompression bool
+	// StreamCompressionLevel is the zstd level of the stateful encoder
+	// (compression.NewStreamEncoderLevel): zero means 3, zstd's default.
+	// 7 sends 8-16 % fewer bytes on real data at about 1.8 times the
+	// client's compression CPU (docs/streaming.md); the server's cost is
+	// the same.
+	StreamCompressionLevel int
 }
 
 // PartialError is a request the server stored in part: Rejected of its

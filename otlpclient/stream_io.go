@@ -221,7 +221,11 @@ func (s *stream) negotiate(resp *http.Response) {
 		return
 	}
 	w = 1 << (bits.Len(uint(w)) - 1)
-	if enc, err := compression.NewStreamEncoder(w); err == nil {
+	level := s.e.cfg.StreamCompressionLevel
+	if level <= 0 {
+		level = 3
+	}
+	if enc, err := compression.NewStreamEncoderLevel(w, level); err == nil {
 		s.enc.Store(enc)
 	}
 }

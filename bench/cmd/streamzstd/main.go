@@ -42,9 +42,10 @@ func main() {
 	rounds := flag.Int("rounds", 5, "decompression rounds for the CPU figure")
 	level := flag.Int("level", 3, "zstd level of the stream's encoder (1-22; klauspost/compress has four: 1, 3, 7-8, 9+)")
 	window := flag.Int("window", compression.DefaultStreamWindow, "the stream's window")
+	byResource := flag.Bool("by-resource", false, "also end a request at the end of each resource, as an SDK sends one process's items (then -items bounds a request)")
 	flag.Parse()
 	metrics := strings.Contains(filepath.Base(*file), "metrics")
-	reqs, total := cut(readRecords(*file), metrics, *items)
+	reqs, total := cut(readRecords(*file), metrics, *items, *byResource)
 	plain := 0
 	for _, r := range reqs {
 		plain += len(r)
@@ -125,7 +126,7 @@ func main() {
 		dec.Close()
 	})
 	n := float64(total)
-	fmt.Printf("%s: %d requests of about %d items (%d items, %.1f MB plain, %.0f B/item)\n",
+	fmt.Printf("%s: %d requests of at most about %d items (%d items, %.1f MB plain, %.0f B/item)\n",
 		filepath.Base(*file), len(reqs), *items, total, float64(plain)/1e6, float64(plain)/n)
 	per1 := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / n / float64(*rounds) }
 	fmt.Printf("| encoding | bytes/item | vs per-message zstd | server CPU ns/item (decompress) | client CPU ns/item (compress) |\n|---|---|---|---|---|\n")
@@ -178,7 +179,7 @@ func readRecords(path string) [][]byte {
 // cut splits TracesData or MetricsData messages (field 1: resources; a
 // resource's field 2: scopes; a scope's field 2: spans or metrics) into
 // export requests (the same fields) of about items items, in order.
-func cut(records [][]byte, metrics bool, items int) ([][]byte, int) {
+func cut(records [][]byte, metrics bool, items int, byResource bool) ([][]byte, int) {
 	var reqs [][]byte
 	var cur []byte // the request being built
 	count, total := 0, 0
@@ -237,6 +238,9 @@ func cut(records [][]byte, metrics bool, items int) ([][]byte, int) {
 					}
 				}
 				flushScope()
+			}
+			if byResource {
+				flushReq()
 			}
 		}
 	}
