@@ -350,7 +350,10 @@ func TestStreamMemoryBoundStalledSink(t *testing.T) {
 	const maxPending = 40
 	// Each message compressed alone: flow control bounds bytes, and
 	// stateful compression makes these repetitive requests a few hundred
-	// bytes each (TestStreamCompressionMemoryBound holds that case).
+	// bytes each, so all of MaxPending fit in the window. (The server's
+	// side of that case, MaxInFlight decoded requests each charged to
+	// admission, is handler's TestStreamZstdHostile and compression's
+	// TestStreamBombCharged.)
 	e := NewStreamExporter(StreamConfig{Config: Config{Endpoint: addr}, MaxPending: maxPending, DisableStreamCompression: true})
 	o := newOutcomes()
 	big := make([][]byte, 60)
