@@ -70,6 +70,10 @@ func TestStreamDecoderRefuses(t *testing.T) {
 	// A frame header declaring a 2 GiB window, then nothing.
 	hugeWindow := binary.AppendUvarint([]byte{0}, 100)
 	hugeWindow = append(hugeWindow, 0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xa8) // window descriptor: 2^(10+21)
+	// A single-segment frame declaring 1 GiB of content (its window).
+	hugeFrame := binary.AppendUvarint([]byte{0}, 100)
+	hugeFrame = append(hugeFrame, 0x28, 0xb5, 0x2f, 0xfd, 0xe0)
+	hugeFrame = binary.LittleEndian.AppendUint64(hugeFrame, 1<<30)
 	_, k := binary.Uvarint(w0[1:])
 	bomb := binary.AppendUvarint([]byte{0}, 64<<20)
 	bomb = append(bomb, w0[1+k:]...)
@@ -81,6 +85,7 @@ func TestStreamDecoderRefuses(t *testing.T) {
 	}{
 		{"window larger than negotiated", [][]byte{wBig}, 1 << 20, ErrStreamWindow},
 		{"huge window declared", [][]byte{hugeWindow}, 1 << 20, ErrStreamWindow},
+		{"huge frame declared", [][]byte{hugeFrame}, 1 << 20, ErrStreamWindow},
 		{"declared length above the limit", [][]byte{bomb}, 4 << 20, ErrTooLarge},
 		{"garbage", [][]byte{append([]byte{0, 10}, "not zstd at all"...)}, 1 << 20, ErrStreamCorrupt},
 		{"message cut short", [][]byte{w0[:len(w0)-3]}, 1 << 20, ErrStreamCorrupt},
@@ -208,4 +213,29 @@ func TestStreamDecoderCost(t *testing.T) {
 		t.Fatalf("the decoder holds %d bytes, more than the %d charged", held, StreamDecoderCost(DefaultStreamWindow))
 	}
 	dec.Close()
+}
+
+// TestStreamHugeDeclarationsAllocateLittle: a frame declaring a 2 TiB
+// window or 1 GiB of content is refused before anything of that size is
+// allocated.
+func TestStreamHugeDeclarationsAllocateLittle(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation sizes")
+	}
+	hugeWindow := append(binary.AppendUvarint([]byte{0}, 100), 0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xf8)
+	hugeFrame := binary.LittleEndian.AppendUint64(append(binary.AppendUvarint([]byte{0}, 100), 0x28, 0xb5, 0x2f, 0xfd, 0xe0), 1<<30)
+	for _, msg := range [][]byte{hugeWindow, hugeFrame} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		dec, _ := NewStreamDecoder(DefaultStreamWindow)
+		_, err := dec.DecodeMessage(nil, msg, 1<<20, nil)
+		dec.Close()
+		runtime.ReadMemStats(&after)
+		if !errors.Is(err, ErrStreamWindow) {
+			t.Fatalf("got %v", err)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 256<<10 {
+			t.Fatalf("refusing %x allocated %d bytes", msg, n)
+		}
+	}
 }
