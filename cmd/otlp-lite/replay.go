@@ -283,22 +283,22 @@ loop:
 // twice); the stream pipelines forwarding's window.
 func replayDestination(cfg replayConfig, proto forward.Protocol) forward.Destination {
 	d := forward.Destination{
-		Name:                     "replay",
-		Protocol:                 proto,
-		Endpoint:                 cfg.endpoint,
-		TLS:                      cfg.client.tls,
-		Header:                   cfg.client.header,
-		Compression:              cfg.client.codec,
-		DisableStreamCompression: !cfg.client.streamCompression,
-		Signals:                  cfg.signals,
-		Timeout:                  cfg.timeout,
-		Backoff:                  otlpclient.Backoff{Initial: forward.DefaultInitialBackoff, Max: forward.DefaultMaxBackoff},
-		InFlight:                 1,
-		Uncommitted:              forward.DefaultStreamInFlight,
-		TenantHeader:             cfg.tenantHeader,
-		Cursor:                   cfg.cursor,
-		NoCursor:                 cfg.cursor == "",
+		Name:         "replay",
+		Protocol:     proto,
+		Endpoint:     cfg.endpoint,
+		TLS:          cfg.client.tls,
+		Header:       cfg.client.header,
+		Compression:  cfg.client.codec,
+		Signals:      cfg.signals,
+		Timeout:      cfg.timeout,
+		Backoff:      otlpclient.Backoff{Initial: forward.DefaultInitialBackoff, Max: forward.DefaultMaxBackoff},
+		InFlight:     1,
+		Uncommitted:  forward.DefaultStreamInFlight,
+		TenantHeader: cfg.tenantHeader,
+		Cursor:       cfg.cursor,
+		NoCursor:     cfg.cursor == "",
 	}
+	d.DisableStreamCompression = !cfg.client.streamCompression
 	if cfg.cursor != "" {
 		d.Name = "replay-" + cfg.cursor
 	}
