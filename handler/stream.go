@@ -359,7 +359,7 @@ func (s *exportStreamState) refuse(t *ingest.Ticket, refusal *grpcwire.Status) b
 // number order). The bytes may end anywhere after it.
 func leadingID(prefix []byte) (uint64, bool) {
 	var fc easyproto.FieldContext
-	if _, err := fc.NextField(prefix); err != nil || fc.FieldNum != 1 {
+	if _, err := fc.NextField(prefix); err != nil || fc.FieldNum != otlp.EnvelopeID {
 		return 0, false
 	}
 	return fc.Uint64()
