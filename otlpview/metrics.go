@@ -265,6 +265,12 @@ type NumberDataPoint struct {
 func (p *NumberDataPoint) decode(src []byte) error {
 	var v pointValues
 	err := v.decode(src, otlppb.MetricGauge)
+	p.set(src, &v)
+	return err
+}
+
+// set makes p the view of the point src, from its values v.
+func (p *NumberDataPoint) set(src []byte, v *pointValues) {
 	*p = NumberDataPoint{
 		Attributes:        KeyValues{src: src, field: otlppb.NumberDataPointAttributes},
 		StartTimeUnixNano: v.startTime,
@@ -275,7 +281,6 @@ func (p *NumberDataPoint) decode(src []byte) error {
 		Exemplars:         Exemplars{src: src, field: otlppb.NumberDataPointExemplars},
 		Flags:             v.flags,
 	}
-	return err
 }
 
 // NumberDataPointIter iterates over the data points of a Gauge or Sum.
@@ -329,9 +334,16 @@ type HistogramDataPoint struct {
 }
 
 func (p *HistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
-	v := pointValues{counts: bufs.counts[:0], bounds: bufs.bounds[:0]}
+	var v pointValues
+	v.start(otlppb.MetricHistogram, bufs)
 	err := v.decode(src, otlppb.MetricHistogram)
-	bufs.counts, bufs.bounds = v.counts, v.bounds
+	v.keep(otlppb.MetricHistogram, bufs)
+	p.set(src, &v)
+	return err
+}
+
+// set makes p the view of the point src, from its values v.
+func (p *HistogramDataPoint) set(src []byte, v *pointValues) {
 	*p = HistogramDataPoint{
 		Attributes:        KeyValues{src: src, field: otlppb.HistogramDataPointAttributes},
 		StartTimeUnixNano: v.startTime,
@@ -348,7 +360,6 @@ func (p *HistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
 		Max:               v.max,
 		HasMax:            v.hasMax,
 	}
-	return err
 }
 
 // HistogramDataPointIter iterates over the data points of a Histogram.
@@ -442,12 +453,16 @@ func (b *Buckets) merge(src []byte) error {
 }
 
 func (p *ExponentialHistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
-	v := pointValues{
-		positive: Buckets{BucketCounts: bufs.counts[:0]},
-		negative: Buckets{BucketCounts: bufs.negCounts[:0]},
-	}
+	var v pointValues
+	v.start(otlppb.MetricExponentialHistogram, bufs)
 	err := v.decode(src, otlppb.MetricExponentialHistogram)
-	bufs.counts, bufs.negCounts = v.positive.BucketCounts, v.negative.BucketCounts
+	v.keep(otlppb.MetricExponentialHistogram, bufs)
+	p.set(src, &v)
+	return err
+}
+
+// set makes p the view of the point src, from its values v.
+func (p *ExponentialHistogramDataPoint) set(src []byte, v *pointValues) {
 	*p = ExponentialHistogramDataPoint{
 		Attributes:        KeyValues{src: src, field: otlppb.ExponentialHistogramDataPointAttributes},
 		StartTimeUnixNano: v.startTime,
@@ -467,7 +482,6 @@ func (p *ExponentialHistogramDataPoint) decode(src []byte, bufs *pointBufs) erro
 		HasMax:            v.hasMax,
 		ZeroThreshold:     v.zeroThreshold,
 	}
-	return err
 }
 
 // ExponentialHistogramDataPointIter iterates over the data points of an
@@ -512,6 +526,12 @@ type SummaryDataPoint struct {
 func (p *SummaryDataPoint) decode(src []byte) error {
 	var v pointValues
 	err := v.decode(src, otlppb.MetricSummary)
+	p.set(src, &v)
+	return err
+}
+
+// set makes p the view of the point src, from its values v.
+func (p *SummaryDataPoint) set(src []byte, v *pointValues) {
 	*p = SummaryDataPoint{
 		Attributes:        KeyValues{src: src, field: otlppb.SummaryDataPointAttributes},
 		StartTimeUnixNano: v.startTime,
@@ -521,7 +541,6 @@ func (p *SummaryDataPoint) decode(src []byte) error {
 		QuantileValues:    QuantileValues{src: src},
 		Flags:             v.flags,
 	}
-	return err
 }
 
 // pointValues is what the walk of a data point reads, for any of the four
@@ -555,74 +574,104 @@ func (v *pointValues) decode(src []byte, kind otlppb.PointKind) error {
 		if src, err = fc.Read(src); err != nil {
 			return err
 		}
-		switch roles.Of(fc.FieldNum) {
-		case otlppb.PointStartTimeUnixNano:
-			if n, ok := fc.Fixed64(); ok {
-				v.startTime = n
+		if err := v.field(roles.Of(fc.FieldNum), &fc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start readies v for a point of kind, its repeated scalars unpacked into
+// bufs.
+func (v *pointValues) start(kind otlppb.PointKind, bufs *pointBufs) {
+	switch kind {
+	case otlppb.MetricHistogram:
+		v.counts, v.bounds = bufs.counts[:0], bufs.bounds[:0]
+	case otlppb.MetricExponentialHistogram:
+		v.positive.BucketCounts, v.negative.BucketCounts = bufs.counts[:0], bufs.negCounts[:0]
+	}
+}
+
+// keep gives bufs back what v grew them into, for the next point.
+func (v *pointValues) keep(kind otlppb.PointKind, bufs *pointBufs) {
+	switch kind {
+	case otlppb.MetricHistogram:
+		bufs.counts, bufs.bounds = v.counts, v.bounds
+	case otlppb.MetricExponentialHistogram:
+		bufs.counts, bufs.negCounts = v.positive.BucketCounts, v.negative.BucketCounts
+	}
+}
+
+// field reads the field fc of a data point, whose role in the point's
+// kind is role, into v.
+func (v *pointValues) field(role otlppb.PointRole, fc *otlppb.Field) (err error) {
+	switch role {
+	case otlppb.PointStartTimeUnixNano:
+		if n, ok := fc.Fixed64(); ok {
+			v.startTime = n
+		}
+	case otlppb.PointTimeUnixNano:
+		if n, ok := fc.Fixed64(); ok {
+			v.time = n
+		}
+	case otlppb.PointCount:
+		if n, ok := fc.Fixed64(); ok {
+			v.count = n
+		}
+	case otlppb.PointSum:
+		if x, ok := fc.Double(); ok {
+			v.sum, v.hasSum = x, true
+		}
+	case otlppb.PointAsDouble:
+		if x, ok := fc.Double(); ok {
+			v.valueType, v.asDouble, v.asInt = NumberTypeDouble, x, 0
+		}
+	case otlppb.PointAsInt:
+		if x, ok := fc.Sfixed64(); ok {
+			v.valueType, v.asDouble, v.asInt = NumberTypeInt, 0, x
+		}
+	case otlppb.PointFlags:
+		if n, ok := readUint32(fc); ok {
+			v.flags = n
+		}
+	case otlppb.PointMin:
+		if x, ok := fc.Double(); ok {
+			v.min, v.hasMin = x, true
+		}
+	case otlppb.PointMax:
+		if x, ok := fc.Double(); ok {
+			v.max, v.hasMax = x, true
+		}
+	case otlppb.PointBucketCounts:
+		if v.counts, err = appendFixed64s(v.counts, fc); err != nil {
+			return at(err, "bucket_counts", -1)
+		}
+	case otlppb.PointExplicitBounds:
+		if v.bounds, err = appendDoubles(v.bounds, fc); err != nil {
+			return at(err, "explicit_bounds", -1)
+		}
+	case otlppb.PointScale:
+		if n, ok := readSint32(fc); ok {
+			v.scale = n
+		}
+	case otlppb.PointZeroCount:
+		if n, ok := fc.Fixed64(); ok {
+			v.zeroCount = n
+		}
+	case otlppb.PointZeroThreshold:
+		if x, ok := fc.Double(); ok {
+			v.zeroThreshold = x
+		}
+	case otlppb.PointPositive:
+		if data, ok := fc.MessageData(); ok {
+			if err := v.positive.merge(data); err != nil {
+				return at(err, "positive", -1)
 			}
-		case otlppb.PointTimeUnixNano:
-			if n, ok := fc.Fixed64(); ok {
-				v.time = n
-			}
-		case otlppb.PointCount:
-			if n, ok := fc.Fixed64(); ok {
-				v.count = n
-			}
-		case otlppb.PointSum:
-			if x, ok := fc.Double(); ok {
-				v.sum, v.hasSum = x, true
-			}
-		case otlppb.PointAsDouble:
-			if x, ok := fc.Double(); ok {
-				v.valueType, v.asDouble, v.asInt = NumberTypeDouble, x, 0
-			}
-		case otlppb.PointAsInt:
-			if x, ok := fc.Sfixed64(); ok {
-				v.valueType, v.asDouble, v.asInt = NumberTypeInt, 0, x
-			}
-		case otlppb.PointFlags:
-			if n, ok := readUint32(&fc); ok {
-				v.flags = n
-			}
-		case otlppb.PointMin:
-			if x, ok := fc.Double(); ok {
-				v.min, v.hasMin = x, true
-			}
-		case otlppb.PointMax:
-			if x, ok := fc.Double(); ok {
-				v.max, v.hasMax = x, true
-			}
-		case otlppb.PointBucketCounts:
-			if v.counts, err = appendFixed64s(v.counts, &fc); err != nil {
-				return at(err, "bucket_counts", -1)
-			}
-		case otlppb.PointExplicitBounds:
-			if v.bounds, err = appendDoubles(v.bounds, &fc); err != nil {
-				return at(err, "explicit_bounds", -1)
-			}
-		case otlppb.PointScale:
-			if n, ok := readSint32(&fc); ok {
-				v.scale = n
-			}
-		case otlppb.PointZeroCount:
-			if n, ok := fc.Fixed64(); ok {
-				v.zeroCount = n
-			}
-		case otlppb.PointZeroThreshold:
-			if x, ok := fc.Double(); ok {
-				v.zeroThreshold = x
-			}
-		case otlppb.PointPositive:
-			if data, ok := fc.MessageData(); ok {
-				if err := v.positive.merge(data); err != nil {
-					return at(err, "positive", -1)
-				}
-			}
-		case otlppb.PointNegative:
-			if data, ok := fc.MessageData(); ok {
-				if err := v.negative.merge(data); err != nil {
-					return at(err, "negative", -1)
-				}
+		}
+	case otlppb.PointNegative:
+		if data, ok := fc.MessageData(); ok {
+			if err := v.negative.merge(data); err != nil {
+				return at(err, "negative", -1)
 			}
 		}
 	}
