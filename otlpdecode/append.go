@@ -52,7 +52,7 @@ func keepSpan(c *checker, dst, src []byte) ([]byte, bool, error) {
 
 func keepLogRecord(c *checker, dst, src []byte) ([]byte, bool, error) {
 	n := c.countItem()
-	r, err := c.logRecord(src)
+	r, err := c.logRecord(src, nil)
 	return c.keepValid(dst, src, n, &r, err)
 }
 
@@ -287,7 +287,7 @@ func (c *checker) appendMetricData(dst, src []byte, kind uint32) ([]byte, error)
 			continue
 		}
 		n := c.countItem()
-		r, err := c.dataPoint(data, kind)
+		r, err := c.dataPoint(data, kind, nil)
 		if err != nil {
 			return dst, at(err, "data_points", i)
 		}

@@ -679,11 +679,11 @@ func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 	case signalMetrics:
 		return checkMetricItem(c, src, t)
 	case signalProfiles:
-		r, samples, err := c.profile(src)
+		r, samples, err := c.profile(src, nil)
 		t.samples = samples
 		return t.single(&r, err)
 	case signalLogs:
-		r, err := c.logRecord(src)
+		r, err := c.logRecord(src, nil)
 		return t.single(&r, err)
 	default: // | signalVisited
 		return c.visitedItem(sig&^signalVisited, src, t)

@@ -1,6 +1,9 @@
 package otlpdecode
 
-import "github.com/otlp-lite/otlp-lite/otlppb"
+import (
+	"github.com/otlp-lite/otlp-lite/otlppb"
+	"github.com/otlp-lite/otlp-lite/otlpview"
+)
 
 // CheckLogs walks an ExportLogsServiceRequest (same wire format as
 // LogsData) and validates every log record.
@@ -34,21 +37,32 @@ func CheckLogs(src []byte, opts *Options) (Result, error) {
 //	  bytes span_id = 10;
 //	  string event_name = 12;
 //	}
-func (c *checker) logRecord(src []byte) (reason, error) {
+//
+// rv, when not nil, is the view of the record a visitor gets
+// (otlpview.ItemViews.LogRecordOf): the walk hands it every field it
+// reads, so that visiting a record costs no walk of its own. nil is the
+// plain check, which then skips scalar fields unread.
+func (c *checker) logRecord(src []byte, rv *otlpview.LogRecord) (reason, error) {
 	var r reason
 	traceID, spanID := 0, 0
 	nAttrs := 0
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if src, ok = otlppb.SkipScalar(src); ok {
-			continue // a scalar field: none is inspected here
+		if rv == nil {
+			if src, ok = otlppb.SkipScalar(src); ok {
+				continue // a scalar field: none is inspected here
+			}
 		}
 		if src, ok = fc.ReadShort(src); !ok {
 			var err error
 			if src, err = fc.Read(src); err != nil {
 				return r, err
 			}
+		}
+		if rv != nil {
+			// Its one error, a malformed body, is c.anyValue's below.
+			_ = rv.ReadField(&fc)
 		}
 		switch fc.FieldNum {
 		case otlppb.LogRecordSeverityText:

@@ -155,15 +155,19 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally, m *otlpview.
 			continue
 		}
 		n := 0
+		var pr *otlpview.PointReader // the view of a visited point
 		if c.visit != nil {
 			n = c.visit.item()
+			if m != nil {
+				pr = c.visit.views.DataPointOf(kind, data)
+			}
 		}
-		r, err := c.dataPoint(data, kind)
+		r, err := c.dataPoint(data, kind, pr)
 		if err != nil {
 			return at(err, "data_points", t.items)
 		}
-		if m != nil && !r.bad() {
-			r = c.visitPoint(m, kind, data, n)
+		if pr != nil && !r.bad() {
+			r = c.visitPoint(m, pr, n)
 		}
 		if r.bad() {
 			if t.rejected == 0 {
@@ -240,7 +244,12 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally, m *otlpview.
 //	  repeated ValueAtQuantile quantile_values = 6;
 //	  uint32 flags = 8;
 //	}
-func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
+//
+// pr, when not nil, fills the view of the point a visitor gets
+// (otlpview.ItemViews.DataPointOf): the walk hands it every field it
+// reads, so that visiting a point costs no walk of its own. nil is the
+// plain check, which then skips scalar fields unread.
+func (c *checker) dataPoint(src []byte, kind otlppb.PointKind, pr *otlpview.PointReader) (reason, error) {
 	var r reason
 	nAttrs, nEx, nQ := 0, 0, 0
 	// Element counts of a histogram's bucket_counts and explicit_bounds,
@@ -252,7 +261,7 @@ func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if !histogram {
+		if !histogram && pr == nil {
 			if src, ok = otlppb.SkipScalar(src); ok {
 				continue // a scalar field: none is inspected here
 			}
@@ -263,7 +272,11 @@ func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 				return r, err
 			}
 		}
-		switch roles.Of(fc.FieldNum) {
+		role := roles.Of(fc.FieldNum)
+		if pr != nil {
+			pr.ReadField(role, &fc)
+		}
+		switch role {
 		case otlppb.PointAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err

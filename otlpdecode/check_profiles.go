@@ -7,6 +7,7 @@ import (
 	"math/bits"
 
 	"github.com/otlp-lite/otlp-lite/otlppb"
+	"github.com/otlp-lite/otlp-lite/otlpview"
 )
 
 // The rules below are those of opentelemetry-proto v1.11.0,
@@ -86,7 +87,7 @@ func AppendValidProfiles(dst, src []byte, opts *Options) ([]byte, error) {
 
 func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
 	n := c.countItem()
-	r, _, err := c.profile(src)
+	r, _, err := c.profile(src, nil)
 	return c.keepValid(dst, src, n, &r, err)
 }
 
@@ -828,7 +829,11 @@ func (c *checker) stack(src []byte, r *reason) (zero bool, err error) {
 //	}
 //
 // samples is the number of samples of the profile.
-func (c *checker) profile(src []byte) (r reason, samples int, err error) {
+//
+// pv, when not nil, is the view of the profile a visitor gets
+// (otlpview.ItemViews.ProfileOf): the walk hands it every field it reads,
+// so that visiting a profile costs no walk of its own.
+func (c *checker) profile(src []byte, pv *otlpview.Profile) (r reason, samples int, err error) {
 	var profileID []byte
 	formatSet, payloadSet := false, false
 	nSamples, nAttrs := 0, 0
@@ -836,6 +841,10 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 	for len(src) > 0 {
 		if src, err = f.Read(src); err != nil {
 			return r, 0, err
+		}
+		if pv != nil {
+			// Its one error, a malformed ValueType, is c.valueType's below.
+			_ = pv.ReadField(&f)
 		}
 		switch f.FieldNum {
 		case otlppb.ProfileSampleType, otlppb.ProfilePeriodType:

@@ -180,67 +180,59 @@ func (c *checker) visitHeader(src []byte, scope bool) (r reason, ok bool) {
 
 // visitedItem is checker.item with a visitor: it checks the element src
 // of the item field of a Scope* message and hands what the rules accept
-// to the visitor.
+// to the visitor. The item's view is filled by the check as it reads the
+// item (checker.span, logRecord, profile, dataPoint with a view): an item
+// is walked once, not once to check and once for its view.
 func (c *checker) visitedItem(sig signal, src []byte, t *itemTally) error {
 	if sig == signalMetrics {
 		return c.item(sig, src, t) // visits its data points
 	}
-	n := c.visit.item()
-	if sig == signalTraces {
-		return c.visitSpan(src, n, t)
-	}
-	if err := c.item(sig, src, t); err != nil || t.rejected > 0 {
-		return err
-	}
-	c.visitItem(sig, src, n, t)
-	return nil
-}
-
-// visitSpan checks the span src of ordinal n, filling its view as it
-// reads it (checker.span), and hands it, if valid, to the visitor: a
-// span is walked once, not once to check and once for its view.
-func (c *checker) visitSpan(src []byte, n int, t *itemTally) error {
 	v := c.visit
-	f := v.Visitor.Span
-	if f == nil || v.scope == nil { // nothing to visit, or rejected already
-		r, err := c.span(src, nil)
-		return t.single(&r, err)
-	}
-	sv := v.views.SpanOf(src)
-	r, err := c.span(src, sv)
-	if err := t.single(&r, err); err != nil || t.rejected > 0 {
-		return err
-	}
-	if r := v.verdict(n, f(v.res, v.scope, sv)); r.bad() {
-		t.rejected, t.first = 1, r
-	}
-	return nil
-}
-
-// visitItem hands the single item src (a log record or profile), found
-// valid, to the visitor, and tallies a rejection in t.
-func (c *checker) visitItem(sig signal, src []byte, n int, t *itemTally) {
-	v := c.visit
-	if v.scope == nil {
-		return // under an invalid resource or scope: rejected already
-	}
-	var err error
+	n := v.item()
 	switch sig {
+	case signalTraces:
+		f := v.Visitor.Span
+		if f == nil || v.scope == nil { // nothing to visit, or rejected already
+			r, err := c.span(src, nil)
+			return t.single(&r, err)
+		}
+		sv := v.views.SpanOf(src)
+		r, err := c.span(src, sv)
+		if err := t.single(&r, err); err != nil || t.rejected > 0 {
+			return err
+		}
+		v.tally(n, f(v.res, v.scope, sv), t)
 	case signalLogs:
-		if f := v.Visitor.LogRecord; f != nil {
-			var rec *otlpview.LogRecord
-			if rec, err = v.views.LogRecord(src); err == nil {
-				err = f(v.res, v.scope, rec)
-			}
+		f := v.Visitor.LogRecord
+		if f == nil || v.scope == nil {
+			r, err := c.logRecord(src, nil)
+			return t.single(&r, err)
 		}
+		rv := v.views.LogRecordOf(src)
+		r, err := c.logRecord(src, rv)
+		if err := t.single(&r, err); err != nil || t.rejected > 0 {
+			return err
+		}
+		v.tally(n, f(v.res, v.scope, rv), t)
 	case signalProfiles:
-		if f := v.Visitor.Profile; f != nil {
-			var p *otlpview.Profile
-			if p, err = v.views.Profile(src); err == nil {
-				err = f(v.res, v.scope, p)
-			}
+		f := v.Visitor.Profile
+		var pv *otlpview.Profile
+		if f != nil && v.scope != nil {
+			pv = v.views.ProfileOf(src)
 		}
+		r, samples, err := c.profile(src, pv)
+		t.samples = samples
+		if err := t.single(&r, err); err != nil || t.rejected > 0 || pv == nil {
+			return err
+		}
+		v.tally(n, f(v.res, v.scope, pv), t)
 	}
+	return nil
+}
+
+// tally records the visitor's answer err for the valid item of ordinal n
+// in t.
+func (v *Visit) tally(n int, err error, t *itemTally) {
 	if r := v.verdict(n, err); r.bad() {
 		t.rejected, t.first = 1, r
 	}
@@ -284,11 +276,11 @@ func (c *checker) visitMetric(src []byte) *otlpview.Metric {
 	return m
 }
 
-// visitPoint hands the data point src of kind, found valid, to the
-// visitor and returns the reason it rejects it for, if it does.
-func (c *checker) visitPoint(m *otlpview.Metric, kind otlppb.PointKind, src []byte, n int) reason {
+// visitPoint hands the data point the check read into pr, found valid,
+// to the visitor and returns the reason it rejects it for, if it does.
+func (c *checker) visitPoint(m *otlpview.Metric, pr *otlpview.PointReader, n int) reason {
 	v := c.visit
-	p, err := v.views.DataPoint(kind, src)
+	p, err := pr.DataPoint()
 	if err == nil {
 		err = v.Visitor.DataPoint(v.res, v.scope, m, p)
 	}
