@@ -287,7 +287,7 @@ func (c *checker) appendMetricData(dst, src []byte, kind uint32) ([]byte, error)
 			continue
 		}
 		n := c.countItem()
-		r, err := c.dataPoint(data, kind, nil)
+		r, err := c.dataPoint(data, kind)
 		if err != nil {
 			return dst, at(err, "data_points", i)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlppb"
+	"github.com/otlp-lite/otlp-lite/otlpview"
 )
 
 // checker walks a request for the Check* functions. It holds no buffers:
@@ -31,6 +32,11 @@ type checker struct {
 	// visit is the request's Visit when a Visitor gets its items, nil
 	// otherwise (see visit.go).
 	visit *Visit
+	// pointView, while dataPoint checks a visited point, fills the
+	// point's view from what it reads; nil otherwise. A field, not a
+	// parameter: dataPoint's loop then keeps its registers, and the plain
+	// check its instructions.
+	pointView *otlpview.PointReader
 }
 
 func newChecker(opts *Options) checker {

@@ -60,14 +60,24 @@ func (c *checker) logRecord(src []byte, rv *otlpview.LogRecord) (reason, error) 
 				return r, err
 			}
 		}
-		if rv != nil {
-			// Its one error, a malformed body, is c.anyValue's below.
-			_ = rv.ReadField(&fc)
-		}
+		// With a view to fill (rv), no scalar is skipped either: they
+		// come to the default case, which hands them to rv. The
+		// attributes are the view's lazy iterator, not read into it.
 		switch fc.FieldNum {
+		default:
+			if rv != nil {
+				_ = rv.ReadField(&fc)
+			}
 		case otlppb.LogRecordSeverityText:
 			c.stringField(&fc, "severity_text", &r)
+			if rv != nil {
+				_ = rv.ReadField(&fc)
+			}
 		case otlppb.LogRecordBody:
+			if rv != nil {
+				// Its one error, a malformed body, is c.anyValue's below.
+				_ = rv.ReadField(&fc)
+			}
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -86,13 +96,22 @@ func (c *checker) logRecord(src []byte, rv *otlpview.LogRecord) (reason, error) 
 		case otlppb.LogRecordTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = len(b)
+				if rv != nil {
+					rv.TraceID = b
+				}
 			}
 		case otlppb.LogRecordSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = len(b)
+				if rv != nil {
+					rv.SpanID = b
+				}
 			}
 		case otlppb.LogRecordEventName:
 			c.stringField(&fc, "event_name", &r)
+			if rv != nil {
+				_ = rv.ReadField(&fc)
+			}
 		}
 	}
 	switch {

@@ -162,7 +162,9 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally, m *otlpview.
 				pr = c.visit.views.DataPointOf(kind, data)
 			}
 		}
-		r, err := c.dataPoint(data, kind, pr)
+		c.pointView = pr
+		r, err := c.dataPoint(data, kind)
+		c.pointView = nil
 		if err != nil {
 			return at(err, "data_points", t.items)
 		}
@@ -245,23 +247,26 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally, m *otlpview.
 //	  uint32 flags = 8;
 //	}
 //
-// pr, when not nil, fills the view of the point a visitor gets
+// c.pointView, when not nil, fills the view of the point a visitor gets
 // (otlpview.ItemViews.DataPointOf): the walk hands it every field it
 // reads, so that visiting a point costs no walk of its own. nil is the
 // plain check, which then skips scalar fields unread.
-func (c *checker) dataPoint(src []byte, kind otlppb.PointKind, pr *otlpview.PointReader) (reason, error) {
+func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 	var r reason
 	nAttrs, nEx, nQ := 0, 0, 0
 	// Element counts of a histogram's bucket_counts and explicit_bounds,
 	// which arrive packed (possibly in several runs) or one fixed64/double
 	// per field: a histogram's fixed64 fields are not skipped unread.
 	nCounts, nBounds := 0, 0
-	histogram := kind == otlppb.MetricHistogram
+	// With a view to fill, no scalar is skipped either: they come
+	// to the default case, which hands them to the view. Attributes, exemplars
+	// and quantile values are the view's lazy iterators, not read into it.
+	skipScalars := kind != otlppb.MetricHistogram && c.pointView == nil
 	roles := otlppb.PointRolesOf(kind)
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if !histogram && pr == nil {
+		if skipScalars {
 			if src, ok = otlppb.SkipScalar(src); ok {
 				continue // a scalar field: none is inspected here
 			}
@@ -272,11 +277,11 @@ func (c *checker) dataPoint(src []byte, kind otlppb.PointKind, pr *otlpview.Poin
 				return r, err
 			}
 		}
-		role := roles.Of(fc.FieldNum)
-		if pr != nil {
-			pr.ReadField(role, &fc)
-		}
-		switch role {
+		switch role := roles.Of(fc.FieldNum); role {
+		default:
+			if c.pointView != nil {
+				c.pointView.ReadField(role, &fc)
+			}
 		case otlppb.PointAttributes:
 			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
 				return r, err
@@ -286,18 +291,27 @@ func (c *checker) dataPoint(src []byte, kind otlppb.PointKind, pr *otlpview.Poin
 				return r, err
 			}
 		case otlppb.PointBucketCounts:
+			if c.pointView != nil {
+				c.pointView.ReadField(role, &fc)
+			}
 			n, err := countFixed64(&fc)
 			if err != nil {
 				return r, err
 			}
 			nCounts += n
 		case otlppb.PointExplicitBounds:
+			if c.pointView != nil {
+				c.pointView.ReadField(role, &fc)
+			}
 			n, err := countFixed64(&fc)
 			if err != nil {
 				return r, err
 			}
 			nBounds += n
 		case otlppb.PointPositive, otlppb.PointNegative:
+			if c.pointView != nil {
+				c.pointView.ReadField(role, &fc)
+			}
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
