@@ -1,6 +1,8 @@
 package otlpview
 
 import (
+	"math"
+
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -605,42 +607,14 @@ func (v *pointValues) keep(kind otlppb.PointKind, bufs *pointBufs) {
 // field reads the field fc of a data point, whose role in the point's
 // kind is role, into v.
 func (v *pointValues) field(role otlppb.PointRole, fc *otlppb.Field) (err error) {
+	if n, ok := fc.Fixed64(); ok {
+		v.fixed64(role, n)
+		return nil
+	}
 	switch role {
-	case otlppb.PointStartTimeUnixNano:
-		if n, ok := fc.Fixed64(); ok {
-			v.startTime = n
-		}
-	case otlppb.PointTimeUnixNano:
-		if n, ok := fc.Fixed64(); ok {
-			v.time = n
-		}
-	case otlppb.PointCount:
-		if n, ok := fc.Fixed64(); ok {
-			v.count = n
-		}
-	case otlppb.PointSum:
-		if x, ok := fc.Double(); ok {
-			v.sum, v.hasSum = x, true
-		}
-	case otlppb.PointAsDouble:
-		if x, ok := fc.Double(); ok {
-			v.valueType, v.asDouble, v.asInt = NumberTypeDouble, x, 0
-		}
-	case otlppb.PointAsInt:
-		if x, ok := fc.Sfixed64(); ok {
-			v.valueType, v.asDouble, v.asInt = NumberTypeInt, 0, x
-		}
 	case otlppb.PointFlags:
 		if n, ok := readUint32(fc); ok {
 			v.flags = n
-		}
-	case otlppb.PointMin:
-		if x, ok := fc.Double(); ok {
-			v.min, v.hasMin = x, true
-		}
-	case otlppb.PointMax:
-		if x, ok := fc.Double(); ok {
-			v.max, v.hasMax = x, true
 		}
 	case otlppb.PointBucketCounts:
 		if v.counts, err = appendFixed64s(v.counts, fc); err != nil {
@@ -653,14 +627,6 @@ func (v *pointValues) field(role otlppb.PointRole, fc *otlppb.Field) (err error)
 	case otlppb.PointScale:
 		if n, ok := readSint32(fc); ok {
 			v.scale = n
-		}
-	case otlppb.PointZeroCount:
-		if n, ok := fc.Fixed64(); ok {
-			v.zeroCount = n
-		}
-	case otlppb.PointZeroThreshold:
-		if x, ok := fc.Double(); ok {
-			v.zeroThreshold = x
 		}
 	case otlppb.PointPositive:
 		if data, ok := fc.MessageData(); ok {
@@ -676,6 +642,38 @@ func (v *pointValues) field(role otlppb.PointRole, fc *otlppb.Field) (err error)
 		}
 	}
 	return nil
+}
+
+// fixed64 reads the value x of a field of wire type I64, whose role in
+// the point's kind is role, into v; the roles of another wire type
+// ignore it (an unknown field, as in protobuf).
+func (v *pointValues) fixed64(role otlppb.PointRole, x uint64) {
+	switch role {
+	case otlppb.PointStartTimeUnixNano:
+		v.startTime = x
+	case otlppb.PointTimeUnixNano:
+		v.time = x
+	case otlppb.PointCount:
+		v.count = x
+	case otlppb.PointSum:
+		v.sum, v.hasSum = math.Float64frombits(x), true
+	case otlppb.PointAsDouble:
+		v.valueType, v.asDouble, v.asInt = NumberTypeDouble, math.Float64frombits(x), 0
+	case otlppb.PointAsInt:
+		v.valueType, v.asDouble, v.asInt = NumberTypeInt, 0, int64(x)
+	case otlppb.PointMin:
+		v.min, v.hasMin = math.Float64frombits(x), true
+	case otlppb.PointMax:
+		v.max, v.hasMax = math.Float64frombits(x), true
+	case otlppb.PointZeroCount:
+		v.zeroCount = x
+	case otlppb.PointZeroThreshold:
+		v.zeroThreshold = math.Float64frombits(x)
+	case otlppb.PointBucketCounts: // one element, unpacked
+		v.counts = append(v.counts, x)
+	case otlppb.PointExplicitBounds:
+		v.bounds = append(v.bounds, math.Float64frombits(x))
+	}
 }
 
 // SummaryDataPointIter iterates over the data points of a Summary.
