@@ -161,10 +161,9 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally, m *otlpview.
 			if m != nil {
 				pr = c.visit.views.DataPointOf(kind, data)
 			}
+			c.pointView = pr
 		}
-		c.pointView = pr
 		r, err := c.dataPoint(data, kind)
-		c.pointView = nil
 		if err != nil {
 			return at(err, "data_points", t.items)
 		}
