@@ -70,7 +70,8 @@ func (v *ItemViews) Span(src []byte) (*Span, error) {
 // occurrence of each winning as in Span, the status with Status.Decode,
 // and the lists with SetLists. It shares Span's buffer.
 func (v *ItemViews) SpanOf(src []byte) *Span {
-	v.span = Span{Raw: src}
+	v.span = Span{} // in place: see LogRecord.reset
+	v.span.Raw = src
 	return &v.span
 }
 
@@ -141,8 +142,9 @@ type PointReader struct {
 // DataPoint), for a walk that reads the point's fields itself. The
 // PointReader, and the view it makes, share DataPoint's buffers.
 func (v *ItemViews) DataPointOf(kind otlppb.PointKind, src []byte) *PointReader {
-	pr := &v.reader
-	*pr = PointReader{views: v, kind: kind, src: src}
+	pr := &v.reader // set in place: see LogRecord.reset
+	pr.views, pr.kind, pr.src, pr.err = v, kind, src, nil
+	pr.vals = pointValues{}
 	pr.vals.start(kind, &v.bufs)
 	return pr
 }
@@ -162,7 +164,8 @@ func (pr *PointReader) ReadField(role otlppb.PointRole, fc *otlppb.Field) {
 func (pr *PointReader) DataPoint() (*DataPoint, error) {
 	v := pr.views
 	pr.vals.keep(pr.kind, &v.bufs)
-	v.point = DataPoint{Raw: pr.src}
+	v.point = DataPoint{}
+	v.point.Raw = pr.src
 	switch pr.kind {
 	case otlppb.MetricGauge, otlppb.MetricSum:
 		v.number.set(pr.src, &pr.vals)

@@ -57,8 +57,13 @@ func (r *LogRecord) decode(src []byte) error {
 }
 
 // reset empties r for the record src.
+// It clears r in place, then sets what is not zero: a composite literal
+// assigned whole is built on the stack and copied, twice the stores
+// (7% of a visited logs walk, pprof).
 func (r *LogRecord) reset(src []byte) {
-	*r = LogRecord{Raw: src, Attributes: KeyValues{src: src, field: otlppb.LogRecordAttributes}}
+	*r = LogRecord{}
+	r.Raw = src
+	r.Attributes = KeyValues{src: src, field: otlppb.LogRecordAttributes}
 }
 
 // ReadField reads the field fc of the record r.Raw into r, as decoding the

@@ -273,16 +273,15 @@ func (p *NumberDataPoint) decode(src []byte) error {
 
 // set makes p the view of the point src, from its values v.
 func (p *NumberDataPoint) set(src []byte, v *pointValues) {
-	*p = NumberDataPoint{
-		Attributes:        KeyValues{src: src, field: otlppb.NumberDataPointAttributes},
-		StartTimeUnixNano: v.startTime,
-		TimeUnixNano:      v.time,
-		ValueType:         v.valueType,
-		AsDouble:          v.asDouble,
-		AsInt:             v.asInt,
-		Exemplars:         Exemplars{src: src, field: otlppb.NumberDataPointExemplars},
-		Flags:             v.flags,
-	}
+	// Field by field, in place: see LogRecord.reset.
+	p.Attributes = KeyValues{src: src, field: otlppb.NumberDataPointAttributes}
+	p.StartTimeUnixNano = v.startTime
+	p.TimeUnixNano = v.time
+	p.ValueType = v.valueType
+	p.AsDouble = v.asDouble
+	p.AsInt = v.asInt
+	p.Exemplars = Exemplars{src: src, field: otlppb.NumberDataPointExemplars}
+	p.Flags = v.flags
 }
 
 // NumberDataPointIter iterates over the data points of a Gauge or Sum.
@@ -346,22 +345,21 @@ func (p *HistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
 
 // set makes p the view of the point src, from its values v.
 func (p *HistogramDataPoint) set(src []byte, v *pointValues) {
-	*p = HistogramDataPoint{
-		Attributes:        KeyValues{src: src, field: otlppb.HistogramDataPointAttributes},
-		StartTimeUnixNano: v.startTime,
-		TimeUnixNano:      v.time,
-		Count:             v.count,
-		Sum:               v.sum,
-		HasSum:            v.hasSum,
-		BucketCounts:      v.counts,
-		ExplicitBounds:    v.bounds,
-		Exemplars:         Exemplars{src: src, field: otlppb.HistogramDataPointExemplars},
-		Flags:             v.flags,
-		Min:               v.min,
-		HasMin:            v.hasMin,
-		Max:               v.max,
-		HasMax:            v.hasMax,
-	}
+	// Field by field, in place: see LogRecord.reset.
+	p.Attributes = KeyValues{src: src, field: otlppb.HistogramDataPointAttributes}
+	p.StartTimeUnixNano = v.startTime
+	p.TimeUnixNano = v.time
+	p.Count = v.count
+	p.Sum = v.sum
+	p.HasSum = v.hasSum
+	p.BucketCounts = v.counts
+	p.ExplicitBounds = v.bounds
+	p.Exemplars = Exemplars{src: src, field: otlppb.HistogramDataPointExemplars}
+	p.Flags = v.flags
+	p.Min = v.min
+	p.HasMin = v.hasMin
+	p.Max = v.max
+	p.HasMax = v.hasMax
 }
 
 // HistogramDataPointIter iterates over the data points of a Histogram.
@@ -465,25 +463,24 @@ func (p *ExponentialHistogramDataPoint) decode(src []byte, bufs *pointBufs) erro
 
 // set makes p the view of the point src, from its values v.
 func (p *ExponentialHistogramDataPoint) set(src []byte, v *pointValues) {
-	*p = ExponentialHistogramDataPoint{
-		Attributes:        KeyValues{src: src, field: otlppb.ExponentialHistogramDataPointAttributes},
-		StartTimeUnixNano: v.startTime,
-		TimeUnixNano:      v.time,
-		Count:             v.count,
-		Sum:               v.sum,
-		HasSum:            v.hasSum,
-		Scale:             v.scale,
-		ZeroCount:         v.zeroCount,
-		Positive:          v.positive,
-		Negative:          v.negative,
-		Flags:             v.flags,
-		Exemplars:         Exemplars{src: src, field: otlppb.ExponentialHistogramDataPointExemplars},
-		Min:               v.min,
-		HasMin:            v.hasMin,
-		Max:               v.max,
-		HasMax:            v.hasMax,
-		ZeroThreshold:     v.zeroThreshold,
-	}
+	// Field by field, in place: see LogRecord.reset.
+	p.Attributes = KeyValues{src: src, field: otlppb.ExponentialHistogramDataPointAttributes}
+	p.StartTimeUnixNano = v.startTime
+	p.TimeUnixNano = v.time
+	p.Count = v.count
+	p.Sum = v.sum
+	p.HasSum = v.hasSum
+	p.Scale = v.scale
+	p.ZeroCount = v.zeroCount
+	p.Positive = v.positive
+	p.Negative = v.negative
+	p.Flags = v.flags
+	p.Exemplars = Exemplars{src: src, field: otlppb.ExponentialHistogramDataPointExemplars}
+	p.Min = v.min
+	p.HasMin = v.hasMin
+	p.Max = v.max
+	p.HasMax = v.hasMax
+	p.ZeroThreshold = v.zeroThreshold
 }
 
 // ExponentialHistogramDataPointIter iterates over the data points of an
@@ -534,15 +531,14 @@ func (p *SummaryDataPoint) decode(src []byte) error {
 
 // set makes p the view of the point src, from its values v.
 func (p *SummaryDataPoint) set(src []byte, v *pointValues) {
-	*p = SummaryDataPoint{
-		Attributes:        KeyValues{src: src, field: otlppb.SummaryDataPointAttributes},
-		StartTimeUnixNano: v.startTime,
-		TimeUnixNano:      v.time,
-		Count:             v.count,
-		Sum:               v.sum,
-		QuantileValues:    QuantileValues{src: src},
-		Flags:             v.flags,
-	}
+	// Field by field, in place: see LogRecord.reset.
+	p.Attributes = KeyValues{src: src, field: otlppb.SummaryDataPointAttributes}
+	p.StartTimeUnixNano = v.startTime
+	p.TimeUnixNano = v.time
+	p.Count = v.count
+	p.Sum = v.sum
+	p.QuantileValues = QuantileValues{src: src}
+	p.Flags = v.flags
 }
 
 // pointValues is what the walk of a data point reads, for any of the four

@@ -681,12 +681,11 @@ func (p *Profile) decode(src []byte) error {
 func (p *Profile) reset(src []byte) {
 	d := p.Dictionary
 	bufs := p.Samples.bufs
-	*p = Profile{
-		Raw:        src,
-		Attributes: Attributes{src: src, field: otlppb.ProfileAttributeIndices, dict: d},
-		Samples:    Samples{src: src, dict: d, bufs: bufs},
-		Dictionary: d,
-	}
+	*p = Profile{} // in place: see LogRecord.reset
+	p.Raw = src
+	p.Attributes = Attributes{src: src, field: otlppb.ProfileAttributeIndices, dict: d}
+	p.Samples = Samples{src: src, dict: d, bufs: bufs}
+	p.Dictionary = d
 }
 
 // ReadField reads the field fc of the profile p.Raw into p, as decoding
