@@ -52,7 +52,7 @@ func keepSpan(c *checker, dst, src []byte) ([]byte, bool, error) {
 
 func keepLogRecord(c *checker, dst, src []byte) ([]byte, bool, error) {
 	n := c.countItem()
-	r, err := c.logRecord(src, nil)
+	r, err := c.logRecord(src)
 	return c.keepValid(dst, src, n, &r, err)
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlppb"
-	"github.com/otlp-lite/otlp-lite/otlpview"
 )
 
 // checker walks a request for the Check* functions. It holds no buffers:
@@ -32,11 +31,6 @@ type checker struct {
 	// visit is the request's Visit when a Visitor gets its items, nil
 	// otherwise (see visit.go).
 	visit *Visit
-	// pointView, while dataPoint checks a visited point, fills the
-	// point's view from what it reads; nil otherwise. A field, not a
-	// parameter: dataPoint's loop then keeps its registers, and the plain
-	// check its instructions.
-	pointView *otlpview.PointReader
 }
 
 func newChecker(opts *Options) checker {
@@ -689,7 +683,7 @@ func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 		t.samples = samples
 		return t.single(&r, err)
 	case signalLogs:
-		r, err := c.logRecord(src, nil)
+		r, err := c.logRecord(src)
 		return t.single(&r, err)
 	default: // | signalVisited
 		return c.visitedItem(sig&^signalVisited, src, t)

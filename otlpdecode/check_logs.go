@@ -1,6 +1,8 @@
 package otlpdecode
 
 import (
+	"encoding/binary"
+
 	"github.com/otlp-lite/otlp-lite/otlppb"
 	"github.com/otlp-lite/otlp-lite/otlpview"
 )
@@ -37,22 +39,15 @@ func CheckLogs(src []byte, opts *Options) (Result, error) {
 //	  bytes span_id = 10;
 //	  string event_name = 12;
 //	}
-//
-// rv, when not nil, is the view of the record a visitor gets
-// (otlpview.ItemViews.LogRecordOf): the walk hands it every field it
-// reads, so that visiting a record costs no walk of its own. nil is the
-// plain check, which then skips scalar fields unread.
-func (c *checker) logRecord(src []byte, rv *otlpview.LogRecord) (reason, error) {
+func (c *checker) logRecord(src []byte) (reason, error) {
 	var r reason
 	traceID, spanID := 0, 0
 	nAttrs := 0
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
-		if rv == nil {
-			if src, ok = otlppb.SkipScalar(src); ok {
-				continue // a scalar field: none is inspected here
-			}
+		if src, ok = otlppb.SkipScalar(src); ok {
+			continue // a scalar field: none is inspected here
 		}
 		if src, ok = fc.ReadShort(src); !ok {
 			var err error
@@ -60,24 +55,10 @@ func (c *checker) logRecord(src []byte, rv *otlpview.LogRecord) (reason, error) 
 				return r, err
 			}
 		}
-		// With a view to fill (rv), no scalar is skipped either: they
-		// come to the default case, which hands them to rv. The
-		// attributes are the view's lazy iterator, not read into it.
 		switch fc.FieldNum {
-		default:
-			if rv != nil {
-				_ = rv.ReadField(&fc)
-			}
 		case otlppb.LogRecordSeverityText:
 			c.stringField(&fc, "severity_text", &r)
-			if rv != nil {
-				_ = rv.ReadField(&fc)
-			}
 		case otlppb.LogRecordBody:
-			if rv != nil {
-				// Its one error, a malformed body, is c.anyValue's below.
-				_ = rv.ReadField(&fc)
-			}
 			data, ok := fc.MessageData()
 			if !ok {
 				continue
@@ -96,22 +77,97 @@ func (c *checker) logRecord(src []byte, rv *otlpview.LogRecord) (reason, error) 
 		case otlppb.LogRecordTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = len(b)
-				if rv != nil {
-					rv.TraceID = b
-				}
 			}
 		case otlppb.LogRecordSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = len(b)
-				if rv != nil {
-					rv.SpanID = b
-				}
 			}
 		case otlppb.LogRecordEventName:
 			c.stringField(&fc, "event_name", &r)
-			if rv != nil {
-				_ = rv.ReadField(&fc)
+		}
+	}
+	switch {
+	case traceID != 0 && traceID != 16:
+		return lenReason("trace_id", traceID, "empty or 16"), nil
+	case spanID != 0 && spanID != 8:
+		return lenReason("span_id", spanID, "empty or 8"), nil
+	}
+	return r, nil
+}
+
+// logRecordView is logRecord for a record a visitor gets: the same checks,
+// in the same order, and the walk fills the record's view rv
+// (otlpview.ItemViews.LogRecordOf) from what it reads, so that visiting a
+// record costs no walk of its own. It is logRecord's twin rather than
+// logRecord with a view argument: the view's bookkeeping in the shared
+// loop cost the plain check instructions (as checker.span's did).
+// TestVisitedItemIsItsView and the fuzz targets hold the two to the same
+// verdicts and rv to otlpview's own decoding.
+func (c *checker) logRecordView(src []byte, rv *otlpview.LogRecord) (reason, error) {
+	var r reason
+	traceID, spanID := 0, 0
+	nAttrs := 0
+	var fc otlppb.Field
+	for len(src) > 0 {
+		if len(src) >= 9 {
+			// The view's commonest scalars, inline (the rest, and these
+			// when short of bytes, go through ReadField below).
+			switch src[0] {
+			case otlppb.LogRecordTimeUnixNano<<3 | otlppb.WireI64:
+				rv.TimeUnixNano, src = binary.LittleEndian.Uint64(src[1:9]), src[9:]
+				continue
+			case otlppb.LogRecordObservedTimeUnixNano<<3 | otlppb.WireI64:
+				rv.ObservedTimeUnixNano, src = binary.LittleEndian.Uint64(src[1:9]), src[9:]
+				continue
+			case otlppb.LogRecordSeverityNumber<<3 | otlppb.WireVarint:
+				if src[1] < 0x80 {
+					rv.SeverityNumber, src = otlpview.SeverityNumber(src[1]), src[2:]
+					continue
+				}
 			}
+		}
+		var ok bool
+		if src, ok = fc.ReadShort(src); !ok {
+			var err error
+			if src, err = fc.Read(src); err != nil {
+				return r, err
+			}
+		}
+		switch fc.FieldNum {
+		default: // the other scalars
+			_ = rv.ReadField(&fc)
+		case otlppb.LogRecordSeverityText:
+			c.stringField(&fc, "severity_text", &r)
+			_ = rv.ReadField(&fc)
+		case otlppb.LogRecordBody:
+			// ReadField's one error, a malformed body, is c.anyValue's.
+			_ = rv.ReadField(&fc)
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			v, err := c.anyValue(data, 1)
+			if err != nil {
+				return r, at(err, "body", -1)
+			}
+			if v != verdictOK && !r.bad() {
+				r = v.reason("body", -1)
+			}
+		case otlppb.LogRecordAttributes: // the view's lazy iterator
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		case otlppb.LogRecordTraceID:
+			if b, ok := fc.Bytes(); ok {
+				traceID, rv.TraceID = len(b), b
+			}
+		case otlppb.LogRecordSpanID:
+			if b, ok := fc.Bytes(); ok {
+				spanID, rv.SpanID = len(b), b
+			}
+		case otlppb.LogRecordEventName:
+			c.stringField(&fc, "event_name", &r)
+			_ = rv.ReadField(&fc)
 		}
 	}
 	switch {
