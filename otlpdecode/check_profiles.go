@@ -842,12 +842,19 @@ func (c *checker) profile(src []byte, pv *otlpview.Profile) (r reason, samples i
 		if src, err = f.Read(src); err != nil {
 			return r, 0, err
 		}
-		if pv != nil {
-			// Its one error, a malformed ValueType, is c.valueType's below.
-			_ = pv.ReadField(&f)
-		}
+		// A view (pv) gets every field it reads in its case, not in
+		// samples' (its lazy iterator, as attribute_indices): the plain
+		// walk's test of pv is not made once per sample.
 		switch f.FieldNum {
+		default: // the scalars
+			if pv != nil {
+				_ = pv.ReadField(&f)
+			}
 		case otlppb.ProfileSampleType, otlppb.ProfilePeriodType:
+			if pv != nil {
+				// Its one error, a malformed ValueType, is c.valueType's.
+				_ = pv.ReadField(&f)
+			}
 			data, ok := f.MessageData()
 			if !ok {
 				continue
@@ -879,8 +886,14 @@ func (c *checker) profile(src []byte, pv *otlpview.Profile) (r reason, samples i
 		case otlppb.ProfileProfileID:
 			if b, ok := f.MessageData(); ok {
 				profileID = b
+				if pv != nil {
+					pv.ProfileID = b
+				}
 			}
 		case otlppb.ProfileOriginalPayloadFormat:
+			if pv != nil {
+				_ = pv.ReadField(&f)
+			}
 			if b, ok := f.MessageData(); ok {
 				formatSet = len(b) > 0
 				if c.utf8 && !validUTF8(b) && !r.bad() {
@@ -890,6 +903,9 @@ func (c *checker) profile(src []byte, pv *otlpview.Profile) (r reason, samples i
 		case otlppb.ProfileOriginalPayload:
 			if b, ok := f.MessageData(); ok {
 				payloadSet = len(b) > 0
+				if pv != nil {
+					pv.OriginalPayload = b
+				}
 			}
 		case otlppb.ProfileAttributeIndices:
 			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, &r); err != nil {
