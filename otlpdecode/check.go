@@ -679,7 +679,7 @@ func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 	case signalMetrics:
 		return checkMetricItem(c, src, t)
 	case signalProfiles:
-		r, samples, err := c.profile(src)
+		r, samples, err := c.profile(src, nil)
 		t.samples = samples
 		return t.single(&r, err)
 	case signalLogs:
