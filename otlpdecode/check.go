@@ -674,7 +674,7 @@ const (
 func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 	switch sig {
 	case signalTraces:
-		r, err := c.span(src, nil)
+		r, err := c.span(src)
 		return t.single(&r, err)
 	case signalMetrics:
 		return checkMetricItem(c, src, t)

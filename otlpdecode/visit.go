@@ -198,17 +198,17 @@ func (c *checker) visitedItem(sig signal, src []byte, t *itemTally) error {
 }
 
 // visitSpan checks the span src of ordinal n, filling its view as it
-// reads it (checker.span), and hands it, if valid, to the visitor: a
+// reads it (checker.spanView), and hands it, if valid, to the visitor: a
 // span is walked once, not once to check and once for its view.
 func (c *checker) visitSpan(src []byte, n int, t *itemTally) error {
 	v := c.visit
 	f := v.Visitor.Span
 	if f == nil || v.scope == nil { // nothing to visit, or rejected already
-		r, err := c.span(src, nil)
+		r, err := c.span(src)
 		return t.single(&r, err)
 	}
 	sv := v.views.SpanOf(src)
-	r, err := c.span(src, sv)
+	r, err := c.spanView(src, sv)
 	if err := t.single(&r, err); err != nil || t.rejected > 0 {
 		return err
 	}
