@@ -95,6 +95,10 @@ type Destination struct {
 	// stream mode).
 	Header      http.Header
 	Compression compression.Codec
+	// DisableStreamCompression stops a stream destination from offering
+	// stateful compression (otlpclient.StreamConfig; query
+	// stream-compression=none).
+	DisableStreamCompression bool
 	// JSON (HTTP only) sends OTLP/JSON bodies instead of protobuf.
 	JSON bool
 	// Signals are the signals forwarded.
@@ -288,6 +292,18 @@ func parseURL(name, raw string) (Destination, error) {
 				d.Compression = compression.Identity
 			default:
 				return Destination{}, fmt.Errorf("compression=%s: want gzip, zstd or none", v)
+			}
+		case "stream-compression":
+			if d.Protocol != Stream {
+				return Destination{}, fmt.Errorf("stream-compression=%s is only for stream:// and streams://", v)
+			}
+			switch v {
+			case "zstd":
+				d.DisableStreamCompression = false
+			case "none":
+				d.DisableStreamCompression = true
+			default:
+				return Destination{}, fmt.Errorf("stream-compression=%s: want zstd (stateful, when the server accepts it) or none", v)
 			}
 		case "tenant-header":
 			if v == "" || strings.ContainsAny(v, " \t\r\n:") {

@@ -236,6 +236,10 @@ func acceptableContentType(ct string) bool {
 // deadline if the client sent one.
 func (c *Call) Context() context.Context { return c.ctx }
 
+// Header returns the response headers, which a handler may add to before
+// WriteHeaders.
+func (c *Call) Header() http.Header { return c.w.Header() }
+
 // Request returns the underlying HTTP request.
 func (c *Call) Request() *http.Request { return c.r }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // maxResponseMessage bounds the error_message of a response. OTLP v1.11
@@ -35,12 +36,14 @@ func appendExportResponse(dst []byte, out ingest.Result) []byte {
 		return dst
 	}
 	m := responseMarshalers.Get()
-	ps := m.MessageMarshaler().AppendMessage(1)
+	// The numbers are the same in every signal's response: the traces
+	// names stand for all four.
+	ps := m.MessageMarshaler().AppendMessage(otlppb.ExportTraceServiceResponsePartialSuccess)
 	if out.Rejected != 0 {
-		ps.AppendInt64(1, int64(out.Rejected))
+		ps.AppendInt64(otlppb.ExportTracePartialSuccessRejectedSpans, int64(out.Rejected))
 	}
 	if out.Message != "" {
-		ps.AppendString(2, truncateMessage(out.Message))
+		ps.AppendString(otlppb.ExportTracePartialSuccessErrorMessage, truncateMessage(out.Message))
 	}
 	dst = m.Marshal(dst)
 	responseMarshalers.Put(m)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/VictoriaMetrics/easyproto"
 
+	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
@@ -37,6 +38,14 @@ type StreamConfig struct {
 	// Negative disables the bound.
 	MaxAge      time.Duration
 	MaxRequests int
+	// CompressionWindow is the largest zstd window a stream with
+	// stateful compression may use (streamzstd.go), a power of two: the
+	// server's decoder holds about compression.StreamDecoderCost of it
+	// per such stream, charged to the admission budget. Zero means
+	// DefaultStreamCompressionWindow; negative turns stateful
+	// compression off (clients then compress each message alone). It is
+	// rounded down to a power of two within compression's bounds.
+	CompressionWindow int
 }
 
 func (c *StreamConfig) setDefaults() {
@@ -48,6 +57,12 @@ func (c *StreamConfig) setDefaults() {
 	}
 	if c.MaxRequests == 0 {
 		c.MaxRequests = DefaultStreamMaxRequests
+	}
+	if c.CompressionWindow == 0 {
+		c.CompressionWindow = DefaultStreamCompressionWindow
+	}
+	if c.CompressionWindow > 0 {
+		c.CompressionWindow = streamWindowOf(c.CompressionWindow)
 	}
 }
 
@@ -61,6 +76,8 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 		readDone: make(chan *grpcwire.Status, 1),
 		rotate:   make(chan struct{}),
 	}
+	// The decoder is the read loop's, which closes it.
+	s.codec = h.negotiateStreamCompression(call)
 	call.WriteHeaders()
 	call.Flush()
 	h.m.openStreams.Add(1)
@@ -143,6 +160,9 @@ type exportStreamState struct {
 	readDone  chan *grpcwire.Status // the read loop's end: nil on half-close
 	rotate    chan struct{}         // closed when MaxRequests is reached
 	rotateOne sync.Once
+	// codec is the stream's stateful decompressor, nil when the stream
+	// compresses each message alone; used by the read loop only.
+	codec *streamCodec
 }
 
 func (s *exportStreamState) stopAccepting() {
@@ -157,6 +177,9 @@ func (s *exportStreamState) stopAccepting() {
 // and HTTP/2 flow control stops the client.
 func (s *exportStreamState) readLoop() {
 	ctx := s.call.Context()
+	if s.codec != nil {
+		defer s.codec.close(s.h)
+	}
 	for {
 		if !s.takeSlot(ctx) {
 			return
@@ -187,7 +210,16 @@ func (s *exportStreamState) readLoop() {
 			return
 		}
 		// The bytes counted are the envelope's, as they arrived.
-		wire, size := s.call.LastWireSize(), len(t.Msg)
+		wire := s.call.LastWireSize()
+		if s.codec != nil && compression.IsStreamMessage(t.Msg) {
+			if st := s.codec.decode(s.h, t); st != nil {
+				s.h.putTicket(t)
+				<-s.slots
+				s.readDone <- st
+				return
+			}
+		}
+		size := len(t.Msg)
 		id, err := unwrapStreamRequest(t)
 		if err != nil {
 			s.h.putTicket(t)
@@ -298,7 +330,10 @@ func (s *exportStreamState) refuse(t *ingest.Ticket, refusal *grpcwire.Status) b
 	s.h.p.Refused(t, ingest.GRPCStream, s.kind.signal, refusal)
 	prefix, compressed, st := s.call.SkipRefusedMessage(t.Msg)
 	t.Msg = prefix
-	if st != nil || compressed {
+	if st != nil || compressed || s.codec != nil && compression.IsStreamMessage(prefix) {
+		// The decoder cannot skip a stream message: the stream ends
+		// with the refusal, and the client's next stream starts a new
+		// state.
 		return false
 	}
 	id, ok := leadingID(prefix)
@@ -324,7 +359,7 @@ func (s *exportStreamState) refuse(t *ingest.Ticket, refusal *grpcwire.Status) b
 // number order). The bytes may end anywhere after it.
 func leadingID(prefix []byte) (uint64, bool) {
 	var fc easyproto.FieldContext
-	if _, err := fc.NextField(prefix); err != nil || fc.FieldNum != 1 {
+	if _, err := fc.NextField(prefix); err != nil || fc.FieldNum != otlp.EnvelopeID {
 		return 0, false
 	}
 	return fc.Uint64()

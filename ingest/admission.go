@@ -118,6 +118,8 @@ type admission struct {
 	// continuingWaiters counts the waiters with continuing set.
 	continuingWaiters int
 	stats             admissionStats
+	// state is the stream state held (holdState), part of inFlight.
+	state int64
 }
 
 type admissionWaiter struct {

@@ -22,7 +22,7 @@ func ExamplePipeline_Export() {
 		"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174",
 		"name":"checkout","startTimeUnixNano":"1","endTimeUnixNano":"2"}]}]}]}`)
 	res, err := p.Export(context.Background(), ingest.Request{
-		Transport: ingest.Kafka, Signal: otlp.Traces, Body: body, Format: ingest.JSON,
+		Transport: ingest.Embedded, Signal: otlp.Traces, Body: body, Format: ingest.JSON,
 	})
 	if err != nil {
 		// A *grpcwire.Status: otlp.Retryable says whether to retry.

@@ -47,11 +47,12 @@ func (p *Pipeline) Export(ctx context.Context, req Request) (Result, error) {
 		t = p.Take(ctx)
 		defer p.Done(t)
 	}
-	res, st := p.export(ctx, kind, t, &req, own)
+	var res Result
+	st := p.export(ctx, kind, t, &req, own, &res)
 	// Stored (or not): the request's budget is free before the response
 	// is written, so a client that does not read it holds none.
 	t.c.release()
-	p.countRequest(t, req.Transport, req.Signal, res, st)
+	p.countRequest(t, req.Transport, req.Signal, &res, st)
 	if st != nil {
 		res.Throttled = t.Throttled()
 		return res, st
@@ -67,23 +68,26 @@ func (p *Pipeline) Refused(t *Ticket, tr Transport, sig otlp.Signal, st *grpcwir
 	if kindOf(sig) == nil || tr >= numTransports {
 		return
 	}
-	p.countRequest(t, tr, sig, Result{}, st)
+	p.countRequest(t, tr, sig, &Result{}, st)
 }
 
 // export brings req.Body to validated protobuf in t's buffers and stores
-// it. own says Export took t itself (Request.Ticket was nil).
-func (p *Pipeline) export(ctx context.Context, kind *signalKind, t *Ticket, req *Request, own bool) (Result, *grpcwire.Status) {
+// it, recording what it did in *out, which is zero when it is called.
+// own says Export took t itself (Request.Ticket was nil). The result is
+// written through out rather than returned, here and below, so that it
+// is not copied at each of the calls between Export and the check.
+func (p *Pipeline) export(ctx context.Context, kind *signalKind, t *Ticket, req *Request, own bool, out *Result) *grpcwire.Status {
 	body := req.Body
 	limit := p.limit
 	if own {
 		if len(body) > limit {
-			return Result{}, grpcwire.Errorf(grpcwire.ResourceExhausted, "%s of %d bytes is larger than the %d-byte message limit", kind.Request, len(body), limit)
+			return grpcwire.Errorf(grpcwire.ResourceExhausted, "%s of %d bytes is larger than the %d-byte message limit", kind.Request, len(body), limit)
 		}
 		if err := t.c.Charge(ctx, len(body)); err != nil {
 			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-				return Result{}, st
+				return st
 			}
-			return Result{}, grpcwire.Errorf(grpcwire.Unavailable, "cannot admit %s: %v", kind.Request, err)
+			return grpcwire.Errorf(grpcwire.Unavailable, "cannot admit %s: %v", kind.Request, err)
 		}
 	} else if n := t.c.tenantMaxRequest; n > 0 && n < int64(limit) {
 		// The tenant's max_request_bytes bounds its decompression too.
@@ -102,12 +106,12 @@ func (p *Pipeline) export(ctx context.Context, kind *signalKind, t *Ticket, req 
 		*dst, err = compression.DecompressCharged((*dst)[:0], req.Codec, body, limit, t.c.Grow)
 		if err != nil {
 			if errors.Is(err, compression.ErrTooLarge) {
-				return Result{}, BodyTooLarge(limit)
+				return BodyTooLarge(limit)
 			}
 			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-				return Result{}, st
+				return st
 			}
-			return Result{}, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decompress %s body: %v", req.Codec, err)
+			return grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decompress %s body: %v", req.Codec, err)
 		}
 		body = *dst
 	}
@@ -133,19 +137,19 @@ func (p *Pipeline) export(ctx context.Context, kind *signalKind, t *Ticket, req 
 		if err != nil {
 			if errors.Is(err, otlpjson.ErrTooLarge) {
 				if own {
-					return Result{}, grpcwire.Errorf(grpcwire.ResourceExhausted, "%s of %d bytes of JSON is larger than the %d-byte message limit as protobuf", kind.Request, len(body), limit)
+					return grpcwire.Errorf(grpcwire.ResourceExhausted, "%s of %d bytes of JSON is larger than the %d-byte message limit as protobuf", kind.Request, len(body), limit)
 				}
-				return Result{}, grpcwire.Errorf(grpcwire.ResourceExhausted,
+				return grpcwire.Errorf(grpcwire.ResourceExhausted,
 					"request body exceeds the %d-byte limit as protobuf (the limit holds on the protobuf form of a JSON request); split the batch", limit)
 			}
 			if st, ok := errors.AsType[*grpcwire.Status](err); ok {
-				return Result{}, st
+				return st
 			}
-			return Result{}, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.Request, err), err)
+			return badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.Request, err), err)
 		}
 		body = t.Msg
 	}
-	return p.validateAndStore(ctx, kind, t, body)
+	return p.validateAndStore(ctx, kind, t, body, out)
 }
 
 // BodyTooLarge is the refusal of a request body over limit bytes,
@@ -157,7 +161,7 @@ func BodyTooLarge(limit int) *grpcwire.Status {
 
 // countTenant counts a request's outcome for its tenant, if tenancy is on.
 // countRequest calls it, so every path that counts a request counts it.
-func (p *Pipeline) countTenant(t *Ticket, out Result, st *grpcwire.Status) {
+func (p *Pipeline) countTenant(t *Ticket, out *Result, st *grpcwire.Status) {
 	if t.tenant != nil {
 		t.tenant.m.Load().count(st, t.throttled || t.c.throttled, out.chargedItems, out.chargedBytes)
 		if t.rlog.on {
@@ -168,7 +172,7 @@ func (p *Pipeline) countTenant(t *Ticket, out Result, st *grpcwire.Status) {
 	}
 }
 
-func (p *Pipeline) validateAndStore(ctx context.Context, kind *signalKind, t *Ticket, msg []byte) (Result, *grpcwire.Status) {
+func (p *Pipeline) validateAndStore(ctx context.Context, kind *signalKind, t *Ticket, msg []byte, out *Result) *grpcwire.Status {
 	ts := t.tenant
 	if ts != nil {
 		// Bytes are known before decoding: a request the tenant's byte
@@ -177,47 +181,48 @@ func (p *Pipeline) validateAndStore(ctx context.Context, kind *signalKind, t *Ti
 		st, throttled := ts.beforeDecode(p.ten.quotas, p.ten.now(), len(msg))
 		if st != nil {
 			t.throttled = throttled
-			return Result{}, st
+			return st
 		}
 	}
 	if p.items == nil {
-		out, st, _ := p.checkAndStore(ctx, kind, t, msg, &p.decodeOpts, nil)
-		return out, st
+		st, _ := p.checkAndStore(ctx, kind, t, msg, &p.decodeOpts, nil, out)
+		return st
 	}
 	// The decoded-item path (storage.ItemSink): the batch's visitor
 	// rides the validation walk, and the batch is committed where a byte
 	// sink is written, or else discarded, exactly once.
 	batch, err := p.items.BeginItems(ctx, kind.signal)
 	if err != nil {
-		return Result{}, p.storageStatus(ctx, err)
+		return p.storageStatus(ctx, err)
 	}
 	t.visit.Visitor = batch.Visitor()
 	t.visitOpts = p.decodeOpts
 	t.visitOpts.Visit = &t.visit
-	out, st, committed := p.checkAndStore(ctx, kind, t, msg, &t.visitOpts, batch)
+	st, committed := p.checkAndStore(ctx, kind, t, msg, &t.visitOpts, batch, out)
 	if !committed {
 		batch.Discard()
 	}
 	t.visit.Visitor, t.visitOpts.Visit = nil, nil // the pool keeps no engine reachable
-	return out, st
+	return st
 }
 
 // checkAndStore validates msg with opts and stores what it accepts: into
-// batch (Commit) when it is not nil, else into the byte sink. committed
-// reports whether batch.Commit was called.
-func (p *Pipeline) checkAndStore(ctx context.Context, kind *signalKind, t *Ticket, msg []byte, opts *otlpdecode.Options, batch storage.ItemBatch) (_ Result, _ *grpcwire.Status, committed bool) {
+// batch (Commit) when it is not nil, else into the byte sink, recording
+// what it did in *out (zero when it is called). committed reports whether
+// batch.Commit was called.
+func (p *Pipeline) checkAndStore(ctx context.Context, kind *signalKind, t *Ticket, msg []byte, opts *otlpdecode.Options, batch storage.ItemBatch, out *Result) (_ *grpcwire.Status, committed bool) {
 	ts := t.tenant
 	res, err := p.checks.run(&t.check, kind.check, msg, opts)
-	if dp, ok := errors.AsType[*decoderPanic](err); ok {
-		// Our bug, not the client's: INTERNAL, and the stack for the
-		// report.
-		p.log.Error("decoder panicked; the request was refused", "request", kind.Request, "panic", fmt.Sprint(dp.value), "stack", string(dp.stack))
-		return Result{}, grpcwire.Errorf(grpcwire.Internal, "cannot decode %s: internal error (%v); please report it", kind.Request, dp.value), false
-	}
 	if err != nil {
-		return Result{}, badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.Request, err), err), false
+		if dp, ok := errors.AsType[*decoderPanic](err); ok {
+			// Our bug, not the client's: INTERNAL, and the stack for
+			// the report.
+			p.log.Error("decoder panicked; the request was refused", "request", kind.Request, "panic", fmt.Sprint(dp.value), "stack", string(dp.stack))
+			return grpcwire.Errorf(grpcwire.Internal, "cannot decode %s: internal error (%v); please report it", kind.Request, dp.value), false
+		}
+		return badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s: %v", kind.Request, err), err), false
 	}
-	out := Result{Items: res.Items, Rejected: res.Rejected, counted: res.Items, countedRejected: res.Rejected}
+	*out = Result{Items: res.Items, Rejected: res.Rejected, counted: res.Items, countedRejected: res.Rejected}
 	if kind.countSamples {
 		out.counted, out.countedRejected = res.Samples, res.RejectedSamples
 	}
@@ -234,7 +239,7 @@ func (p *Pipeline) checkAndStore(ctx context.Context, kind *signalKind, t *Ticke
 			t.filtered, err = kind.filter(t.filtered[:0], msg, opts)
 			if err != nil {
 				// Check accepted the same bytes, so this is our bug.
-				return out, grpcwire.Errorf(grpcwire.Internal, "cannot remove rejected %s: %v", kind.Items, err), false
+				return grpcwire.Errorf(grpcwire.Internal, "cannot remove rejected %s: %v", kind.Items, err), false
 			}
 			data = t.filtered
 		}
@@ -243,14 +248,14 @@ func (p *Pipeline) checkAndStore(ctx context.Context, kind *signalKind, t *Ticke
 	if stored == 0 {
 		// An empty request, or one whose every item was rejected: nothing
 		// to store, and nothing for the client to retry.
-		return out, nil, false
+		return nil, false
 	}
 	if ctx.Err() != nil {
 		// The client has stopped waiting (its deadline passed while the
 		// request was read, waited or validated): storing it now would
 		// store data the client will resend, since it is told the
 		// request failed.
-		return out, DeadlineStatus(ctx, "before the data was stored; nothing was stored"), false
+		return DeadlineStatus(ctx, "before the data was stored; nothing was stored"), false
 	}
 	if ts != nil {
 		// Items are known only once decoded: they are charged here,
@@ -264,7 +269,7 @@ func (p *Pipeline) checkAndStore(ctx context.Context, kind *signalKind, t *Ticke
 		if st != nil {
 			out.chargedItems, out.chargedBytes = 0, 0
 			t.throttled = throttled
-			return out, st, false
+			return st, false
 		}
 	}
 	start := time.Now()
@@ -285,9 +290,9 @@ func (p *Pipeline) checkAndStore(ctx context.Context, kind *signalKind, t *Ticke
 			ts.refund(out.chargedBytes, out.chargedItems)
 			out.chargedItems, out.chargedBytes = 0, 0
 		}
-		return out, p.storageStatus(ctx, err), committed
+		return p.storageStatus(ctx, err), committed
 	}
-	return out, nil, committed
+	return nil, committed
 }
 
 // warnIgnoredStrindex logs that a traces, metrics or logs request used

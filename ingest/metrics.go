@@ -133,7 +133,7 @@ func newPipelineMetrics(set *metrics.Set, adm *admission) *pipelineMetrics {
 }
 
 // countRequest records one export request's outcome.
-func (m *pipelineMetrics) countRequest(t Transport, sig otlp.Signal, out Result, st *grpcwire.Status) {
+func (m *pipelineMetrics) countRequest(t Transport, sig otlp.Signal, out *Result, st *grpcwire.Status) {
 	code := grpcwire.OK
 	if st != nil {
 		code = st.Code

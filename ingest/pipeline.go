@@ -186,10 +186,14 @@ const (
 	HTTP                        // OTLP/HTTP
 	Kafka                       // records read from Kafka (kafkasource)
 	STEF                        // STEFDestination/Stream (stefreceiver)
+	// Embedded is an embedder's own way in (a queue, a file, a protocol
+	// of its own), labelled "embedded", so that its requests are not
+	// counted as another transport's.
+	Embedded
 	numTransports
 )
 
-var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka", "stef"}
+var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka", "stef", "embedded"}
 
 func (t Transport) String() string {
 	if t >= numTransports {

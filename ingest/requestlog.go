@@ -78,12 +78,13 @@ func (p *Pipeline) countBytes(t *Ticket, tr Transport, wire, decompressed int) {
 }
 
 // countRequest counts one export request's outcome in the metrics and
-// records it in its request log, which Done then writes.
-func (p *Pipeline) countRequest(t *Ticket, tr Transport, sig otlp.Signal, out Result, st *grpcwire.Status) {
+// records it in its request log, which Done then writes. out is read, not
+// kept.
+func (p *Pipeline) countRequest(t *Ticket, tr Transport, sig otlp.Signal, out *Result, st *grpcwire.Status) {
 	p.m.countRequest(tr, sig, out, st)
 	p.countTenant(t, out, st)
 	if t.rlog.on {
-		t.rlog.done, t.rlog.out, t.rlog.st = true, out, st
+		t.rlog.done, t.rlog.out, t.rlog.st = true, *out, st
 	}
 }
 

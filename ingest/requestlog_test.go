@@ -27,7 +27,7 @@ func TestRequestLogOffCostsNothing(t *testing.T) {
 		t := p.Take(ctx)
 		p.StartLog(ctx, t, "10.0.0.7:51234", HTTP, otlp.Traces)
 		p.countBytes(t, HTTP, 10, 20)
-		p.countRequest(t, HTTP, otlp.Traces, out, nil)
+		p.countRequest(t, HTTP, otlp.Traces, &out, nil)
 		p.Done(t)
 	})
 	if allocs != 0 {

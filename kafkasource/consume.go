@@ -29,7 +29,6 @@ import (
 	"github.com/otlp-lite/otlp-lite/internal/wait"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
-	"github.com/otlp-lite/otlp-lite/storage/kafka"
 )
 
 // Consumer defaults.
@@ -103,8 +102,8 @@ type ConsumerConfig struct {
 	// Encoding is the record format: "" detects it per record (OTLP/JSON
 	// when its first byte other than JSON white space is '{', which
 	// cannot begin an OTLP protobuf request: it would be field 15 with
-	// the deprecated group wire type), kafka.EncodingProto or
-	// kafka.EncodingJSON
+	// the deprecated group wire type), kafkaconn.EncodingProto or
+	// kafkaconn.EncodingJSON
 	// (the Collector kafkareceiver's encoding option).
 	Encoding string
 
@@ -161,7 +160,7 @@ type ConsumerConfig struct {
 
 	// TLS, SASL, ClientID, DialTimeout: as in the sink's kafka.Config.
 	TLS         *tls.Config
-	SASL        *kafka.SASL
+	SASL        *kafkaconn.SASL
 	ClientID    string
 	DialTimeout time.Duration
 
@@ -294,9 +293,9 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	}
 	switch cfg.Encoding {
 	case "":
-	case kafka.EncodingProto:
+	case kafkaconn.EncodingProto:
 		c.format = 1
-	case kafka.EncodingJSON:
+	case kafkaconn.EncodingJSON:
 		c.format = 2
 	default:
 		return nil, fmt.Errorf("kafka: unknown encoding %q: want otlp_proto or otlp_json (or empty: detect per record)", cfg.Encoding)
@@ -605,7 +604,7 @@ func (c *Consumer) warn(msg string, attrs ...any) {
 // ignored (the record belongs to otlp.DefaultTenant) and logged.
 func (c *Consumer) withTenant(ctx context.Context, r *kgo.Record) context.Context {
 	for _, h := range r.Headers {
-		if h.Key != kafka.TenantHeader {
+		if h.Key != kafkaconn.TenantHeader {
 			continue
 		}
 		if err := otlp.CheckTenantName(string(h.Value)); err != nil {

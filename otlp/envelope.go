@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // The stream envelope of otlp-lite's StreamService and UnaryEnvelopeService
@@ -14,6 +16,20 @@ import (
 // Export*ServiceRequest with AppendEnvelope and reads the answers with
 // ParseAck; a server unwraps the request with UnwrapEnvelope and answers
 // with AppendAck.
+
+// The field numbers of the streaming mode's messages
+// (proto/otlplite/v1/stream.proto), named once. An ExportRequest envelope
+// is its Export*ServiceRequest with every top-level field moved up by
+// envelopeShift, so that field 1 is free for the id.
+const (
+	EnvelopeID    = 1 // uint64 id, of an ExportRequest and of its ExportResponse
+	envelopeShift = 1 // OTLP's top-level field n is the envelope's field n+1
+
+	ackCode       = 2 // ResultCode code
+	ackMessage    = 3 // string message
+	ackRetryDelay = 4 // google.protobuf.Duration retry_delay
+	ackRejected   = 5 // int64 rejected_items
+)
 
 // AppendEnvelope appends the stream envelope of an OTLP export request to
 // dst: req is a serialized ExportTraceServiceRequest (or the metrics, logs
@@ -45,7 +61,7 @@ import (
 func AppendEnvelope(dst []byte, id uint64, req []byte) ([]byte, error) {
 	start := len(dst)
 	if id != 0 {
-		dst = append(dst, 0x08) // field 1, varint
+		dst = append(dst, EnvelopeID<<3|0) // varint
 		dst = binary.AppendUvarint(dst, id)
 	}
 	var fc easyproto.FieldContext
@@ -54,10 +70,12 @@ func AppendEnvelope(dst []byte, id uint64, req []byte) ([]byte, error) {
 		if err != nil {
 			return dst[:start], fmt.Errorf("cannot wrap export request: %w", err)
 		}
-		if fc.FieldNum == 1 || fc.FieldNum == 2 {
+		// The numbers are the same in every signal: the traces and
+		// profiles names stand for all.
+		if fc.FieldNum == otlppb.ExportTraceServiceRequestResourceSpans || fc.FieldNum == otlppb.ExportProfilesServiceRequestDictionary {
 			data, ok := fc.MessageData()
 			if !ok {
-				if fc.FieldNum == 2 {
+				if fc.FieldNum == otlppb.ExportProfilesServiceRequestDictionary {
 					// Not the dictionary (wrong wire type): an unknown
 					// field to protobuf, dropped like the others.
 					src = tail
@@ -65,7 +83,7 @@ func AppendEnvelope(dst []byte, id uint64, req []byte) ([]byte, error) {
 				}
 				return dst[:start], errors.New("cannot wrap export request: field 1 is not a message")
 			}
-			dst = append(dst, byte(fc.FieldNum+1)<<3|2) // field n+1, LEN
+			dst = append(dst, byte(fc.FieldNum+envelopeShift)<<3|2) // LEN
 			dst = binary.AppendUvarint(dst, uint64(len(data)))
 			dst = append(dst, data...)
 		}
@@ -83,7 +101,7 @@ func CheckExportRequest(req []byte) error {
 		if err != nil {
 			return fmt.Errorf("cannot wrap export request: %w", err)
 		}
-		if fc.FieldNum == 1 {
+		if fc.FieldNum == otlppb.ExportTraceServiceRequestResourceSpans {
 			if _, ok := fc.MessageData(); !ok {
 				return errors.New("cannot wrap export request: field 1 is not a message")
 			}
@@ -109,16 +127,16 @@ func UnwrapEnvelope(msg []byte) (id uint64, req []byte, err error) {
 			return 0, nil, err
 		}
 		switch fc.FieldNum {
-		case 1:
+		case EnvelopeID:
 			if v, ok := fc.Uint64(); ok {
 				id = v
 			}
-		case 2, 3:
+		case otlppb.ExportTraceServiceRequestResourceSpans + envelopeShift, otlppb.ExportProfilesServiceRequestDictionary + envelopeShift:
 			if data, ok := fc.MessageData(); ok {
 				// Field n-1, wire type LEN, then the length and the data,
 				// moved down to the write position.
 				dataStart := len(msg) - len(tail) - len(data)
-				w = writeLenField(msg, w, byte(fc.FieldNum-1)<<3|2, dataStart, len(data))
+				w = writeLenField(msg, w, byte(fc.FieldNum-envelopeShift)<<3|2, dataStart, len(data))
 			}
 		}
 		rest = tail
@@ -203,26 +221,26 @@ func AppendAck(dst []byte, id uint64, code ResultCode, message string, retryDela
 	m := ackMarshalers.Get()
 	mm := m.MessageMarshaler()
 	if id != 0 {
-		mm.AppendUint64(1, id)
+		mm.AppendUint64(EnvelopeID, id)
 	}
 	if code != Success {
-		mm.AppendInt32(2, int32(code))
+		mm.AppendInt32(ackCode, int32(code))
 	}
 	if message != "" {
-		mm.AppendString(3, message)
+		mm.AppendString(ackMessage, message)
 	}
 	if code == FailedRetryable {
 		d := max(retryDelay, 0)
-		dur := mm.AppendMessage(4)
+		dur := mm.AppendMessage(ackRetryDelay)
 		if sec := int64(d / time.Second); sec != 0 {
-			dur.AppendInt64(1, sec)
+			dur.AppendInt64(otlppb.DurationSeconds, sec)
 		}
 		if ns := int32(d % time.Second); ns != 0 {
-			dur.AppendInt32(2, ns)
+			dur.AppendInt32(otlppb.DurationNanos, ns)
 		}
 	}
 	if rejected != 0 {
-		mm.AppendInt64(5, rejected)
+		mm.AppendInt64(ackRejected, rejected)
 	}
 	dst = m.Marshal(dst)
 	ackMarshalers.Put(m)
@@ -243,15 +261,15 @@ func ParseAck(src []byte, a *Ack) error {
 		}
 		ok := true
 		switch fc.FieldNum {
-		case 1:
+		case EnvelopeID:
 			a.ID, ok = fc.Uint64()
-		case 2:
+		case ackCode:
 			var c int32
 			c, ok = fc.Int32()
 			a.Code = ResultCode(c)
-		case 3:
+		case ackMessage:
 			a.Message, ok = fc.MessageData() // bytes of a string field
-		case 4:
+		case ackRetryDelay:
 			var data []byte
 			if data, ok = fc.MessageData(); ok {
 				a.RetryDelay, err = parseDuration(data)
@@ -260,7 +278,7 @@ func ParseAck(src []byte, a *Ack) error {
 				}
 				a.HasRetryDelay = true
 			}
-		case 5:
+		case ackRejected:
 			a.Rejected, ok = fc.Int64()
 		}
 		if !ok {
@@ -283,9 +301,9 @@ func parseDuration(src []byte) (time.Duration, error) {
 		}
 		ok := true
 		switch fc.FieldNum {
-		case 1:
+		case otlppb.DurationSeconds:
 			sec, ok = fc.Int64()
-		case 2:
+		case otlppb.DurationNanos:
 			var n int32
 			n, ok = fc.Int32()
 			ns = int64(n)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // PartialSuccess is the partial_success of an Export*ServiceResponse: the
@@ -40,7 +42,7 @@ func ParsePartialSuccess(resp []byte) (PartialSuccess, error) {
 		if resp, err = fc.NextField(resp); err != nil {
 			return PartialSuccess{}, fmt.Errorf("cannot decode export response: %w", err)
 		}
-		if fc.FieldNum != 1 {
+		if fc.FieldNum != otlppb.ExportTraceServiceResponsePartialSuccess { // the same number in every signal's response
 			continue
 		}
 		data, ok := fc.MessageData()
@@ -53,9 +55,9 @@ func ParsePartialSuccess(resp []byte) (PartialSuccess, error) {
 			}
 			ok := true
 			switch fc.FieldNum {
-			case 1:
+			case otlppb.ExportTracePartialSuccessRejectedSpans: // rejected_data_points, _log_records, _profiles
 				ps.Rejected, ok = fc.Int64()
-			case 2:
+			case otlppb.ExportTracePartialSuccessErrorMessage:
 				ps.Message, ok = fc.String()
 			}
 			if !ok {

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net/http"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // stream is one StreamExporter call: its writer goroutine (writeLoop)
@@ -34,6 +37,12 @@ type stream struct {
 	// stalled the failure stallLoop ended it with (under e.mu).
 	lastAck time.Time
 	stalled error
+	// enc is the stream's stateful encoder, set by readLoop when the
+	// response headers say the server accepts stateful compression; the
+	// writer takes it for the next message it frames and every one after
+	// (the messages before it are compressed alone: a server tells the
+	// two apart by their first byte).
+	enc atomic.Pointer[compression.StreamEncoder]
 }
 
 // writeLoop sends queued requests while s is the current stream, then
@@ -41,6 +50,12 @@ type stream struct {
 func (s *stream) writeLoop() {
 	e := s.e
 	defer s.pw.Close() // half-close: the server acknowledges the rest and ends with OK
+	var enc *compression.StreamEncoder
+	defer func() {
+		if enc != nil {
+			enc.Close()
+		}
+	}()
 	var frame, scratch []byte
 	for {
 		e.mu.Lock()
@@ -75,11 +90,18 @@ func (s *stream) writeLoop() {
 		e.mu.Unlock()
 
 		var err error
-		frame, scratch, err = appendFrame(frame[:0], scratch, e.cfg.Compression, id, payload)
+		if enc == nil {
+			enc = s.enc.Load()
+		}
+		if enc != nil {
+			frame, scratch, err = appendStatefulFrame(frame[:0], scratch, enc, id, payload)
+		} else {
+			frame, scratch, err = appendFrame(frame[:0], scratch, e.cfg.Compression, id, payload)
+		}
 		e.mu.Lock()
 		if err == nil {
 			p.wire, p.size = len(frame)-5, len(frame)-5
-			if e.cfg.Compression != compression.Identity {
+			if enc != nil || e.cfg.Compression != compression.Identity {
 				p.size = len(scratch) // the envelope, before compression
 			}
 		}
@@ -90,15 +112,31 @@ func (s *stream) writeLoop() {
 			perr := p.err
 			e.mu.Unlock()
 			e.complete(p, perr)
+			if enc != nil && err == nil {
+				// The encoder's state has the message: the server's
+				// must have it too, so it is sent all the same (its
+				// acknowledgement finds nothing pending).
+				if _, err := s.pw.Write(frame); err != nil {
+					return
+				}
+			}
 			continue
 		case err != nil:
 			// Send checked the request, so only compression can fail here
 			// (in reqWritingLost too: p leaves the queue).
 			e.forgetLocked(p)
 			p.state = reqFinished
+			if enc != nil {
+				// The encoder's state is lost with it: new requests go
+				// to a new stream, and this one half-closes.
+				e.retireLocked(s)
+			}
 			e.mu.Unlock()
 			e.c.failed.Add(1)
 			e.complete(p, &RequestError{ID: id, Message: err.Error()})
+			if enc != nil {
+				return
+			}
 			continue
 		case p.state == reqWritingLost:
 			// s ended while p was being copied, and streamEnded put p
@@ -148,6 +186,50 @@ func appendFrame(dst, scratch []byte, codec compression.Codec, id uint64, payloa
 	return dst, scratch, nil
 }
 
+// appendStatefulFrame appends the gRPC length-prefixed message carrying the
+// envelope of payload with id, compressed by the stream's encoder
+// (compressed flag 0: the message is the stream's own framing,
+// compression.StreamEncoder).
+func appendStatefulFrame(dst, scratch []byte, enc *compression.StreamEncoder, id uint64, payload []byte) ([]byte, []byte, error) {
+	dst = append(dst, 0, 0, 0, 0, 0)
+	scratch, err := AppendEnvelope(scratch[:0], id, payload)
+	if err == nil {
+		dst, err = enc.AppendMessage(dst, scratch)
+	}
+	if err != nil {
+		return dst[:0], scratch, err
+	}
+	n := len(dst) - 5
+	dst[1], dst[2], dst[3], dst[4] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	return dst, scratch, nil
+}
+
+// negotiate reads the server's answer to the stream's offer of stateful
+// compression from its response headers, and sets s.enc when it accepted.
+func (s *stream) negotiate(resp *http.Response) {
+	if s.e.cfg.DisableStreamCompression || resp.StatusCode != http.StatusOK {
+		return
+	}
+	w := otlp.AcceptedStreamZstd(resp.Header.Get(otlp.StreamCompressionHeader))
+	if w <= 0 {
+		return
+	}
+	// The server's window bounds ours; ours is at most the default,
+	// which keeps nearly all of the gain.
+	w = min(w, compression.DefaultStreamWindow)
+	if w < compression.MinStreamWindow {
+		return
+	}
+	w = 1 << (bits.Len(uint(w)) - 1)
+	level := s.e.cfg.StreamCompressionLevel
+	if level <= 0 {
+		level = 3
+	}
+	if enc, err := compression.NewStreamEncoderLevel(w, level); err == nil {
+		s.enc.Store(enc)
+	}
+}
+
 // readLoop makes the call and reads acknowledgements until the stream
 // ends, then hands the stream's end to streamEnded.
 func (s *stream) readLoop(req *http.Request) {
@@ -158,6 +240,7 @@ func (s *stream) readLoop(req *http.Request) {
 		return
 	}
 	defer resp.Body.Close()
+	s.negotiate(resp)
 	if resp.StatusCode != http.StatusOK {
 		st := grpcwire.StatusFromHeader(resp.Header)
 		if st == nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // ensureStreamLocked starts opening a stream, after reopenIn, if none is
@@ -53,6 +54,9 @@ func (e *StreamExporter) open(delay time.Duration) {
 	req.Header.Set("Grpc-Accept-Encoding", compression.Supported)
 	if e.cfg.Compression != compression.Identity {
 		req.Header.Set("Grpc-Encoding", e.cfg.Compression.String())
+	}
+	if !e.cfg.DisableStreamCompression {
+		req.Header.Set(otlp.StreamCompressionHeader, otlp.StreamZstd)
 	}
 
 	e.mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/compression"
 )
 
 // wireLog wraps a handler and records, per stream call, the request ids the
@@ -44,11 +46,14 @@ func (w *wireLog) snapshot() [][]uint64 {
 	return out
 }
 
-// frameSpy passes reads through and parses the uncompressed frames it sees.
+// frameSpy passes reads through and parses the uncompressed frames it sees,
+// and the stream messages of stateful compression, which it decodes with a
+// decoder of its own.
 type frameSpy struct {
 	io.ReadCloser
 	buf    []byte
 	record func(id uint64)
+	dec    *compression.StreamDecoder
 }
 
 func (f *frameSpy) Read(p []byte) (int, error) {
@@ -59,7 +64,14 @@ func (f *frameSpy) Read(p []byte) (int, error) {
 		if len(f.buf) < 5+size {
 			break
 		}
-		id, _, _ := easyproto.GetUint64(f.buf[5:5+size], 1)
+		msg := f.buf[5 : 5+size]
+		if compression.IsStreamMessage(msg) {
+			if f.dec == nil {
+				f.dec, _ = compression.NewStreamDecoder(compression.MaxStreamWindow)
+			}
+			msg, _ = f.dec.DecodeMessage(nil, msg, 64<<20, nil)
+		}
+		id, _, _ := easyproto.GetUint64(msg, 1)
 		f.record(id)
 		f.buf = f.buf[5+size:]
 	}

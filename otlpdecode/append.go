@@ -46,7 +46,7 @@ type itemAppendFunc func(c *checker, dst, src []byte) (out []byte, keep bool, er
 
 func keepSpan(c *checker, dst, src []byte) ([]byte, bool, error) {
 	n := c.countItem()
-	r, err := c.span(src, nil)
+	r, err := c.span(src)
 	return c.keepValid(dst, src, n, &r, err)
 }
 

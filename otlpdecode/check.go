@@ -674,12 +674,12 @@ const (
 func (c *checker) item(sig signal, src []byte, t *itemTally) error {
 	switch sig {
 	case signalTraces:
-		r, err := c.span(src, nil)
+		r, err := c.span(src)
 		return t.single(&r, err)
 	case signalMetrics:
 		return checkMetricItem(c, src, t)
 	case signalProfiles:
-		r, samples, err := c.profile(src)
+		r, samples, err := c.profile(src, nil)
 		t.samples = samples
 		return t.single(&r, err)
 	case signalLogs:

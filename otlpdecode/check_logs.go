@@ -1,6 +1,11 @@
 package otlpdecode
 
-import "github.com/otlp-lite/otlp-lite/otlppb"
+import (
+	"encoding/binary"
+
+	"github.com/otlp-lite/otlp-lite/otlppb"
+	"github.com/otlp-lite/otlp-lite/otlpview"
+)
 
 // CheckLogs walks an ExportLogsServiceRequest (same wire format as
 // LogsData) and validates every log record.
@@ -79,6 +84,90 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 			}
 		case otlppb.LogRecordEventName:
 			c.stringField(&fc, "event_name", &r)
+		}
+	}
+	switch {
+	case traceID != 0 && traceID != 16:
+		return lenReason("trace_id", traceID, "empty or 16"), nil
+	case spanID != 0 && spanID != 8:
+		return lenReason("span_id", spanID, "empty or 8"), nil
+	}
+	return r, nil
+}
+
+// logRecordView is logRecord for a record a visitor gets: the same checks,
+// in the same order, and the walk fills the record's view rv
+// (otlpview.ItemViews.LogRecordOf) from what it reads, so that visiting a
+// record costs no walk of its own. It is logRecord's twin rather than
+// logRecord with a view argument: the view's bookkeeping in the shared
+// loop cost the plain check instructions (as checker.span's did).
+// TestVisitedItemIsItsView and the fuzz targets hold the two to the same
+// verdicts and rv to otlpview's own decoding.
+func (c *checker) logRecordView(src []byte, rv *otlpview.LogRecord) (reason, error) {
+	var r reason
+	traceID, spanID := 0, 0
+	nAttrs := 0
+	var fc otlppb.Field
+	for len(src) > 0 {
+		if len(src) >= 9 {
+			// The view's commonest scalars, inline (the rest, and these
+			// when short of bytes, go through ReadField below).
+			switch src[0] {
+			case otlppb.LogRecordTimeUnixNano<<3 | otlppb.WireI64:
+				rv.TimeUnixNano, src = binary.LittleEndian.Uint64(src[1:9]), src[9:]
+				continue
+			case otlppb.LogRecordObservedTimeUnixNano<<3 | otlppb.WireI64:
+				rv.ObservedTimeUnixNano, src = binary.LittleEndian.Uint64(src[1:9]), src[9:]
+				continue
+			case otlppb.LogRecordSeverityNumber<<3 | otlppb.WireVarint:
+				if src[1] < 0x80 {
+					rv.SeverityNumber, src = otlpview.SeverityNumber(src[1]), src[2:]
+					continue
+				}
+			}
+		}
+		var ok bool
+		if src, ok = fc.ReadShort(src); !ok {
+			var err error
+			if src, err = fc.Read(src); err != nil {
+				return r, err
+			}
+		}
+		switch fc.FieldNum {
+		default: // the other scalars
+			_ = rv.ReadField(&fc)
+		case otlppb.LogRecordSeverityText:
+			c.stringField(&fc, "severity_text", &r)
+			_ = rv.ReadField(&fc)
+		case otlppb.LogRecordBody:
+			// ReadField's one error, a malformed body, is c.anyValue's.
+			_ = rv.ReadField(&fc)
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			v, err := c.anyValue(data, 1)
+			if err != nil {
+				return r, at(err, "body", -1)
+			}
+			if v != verdictOK && !r.bad() {
+				r = v.reason("body", -1)
+			}
+		case otlppb.LogRecordAttributes: // the view's lazy iterator
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		case otlppb.LogRecordTraceID:
+			if b, ok := fc.Bytes(); ok {
+				traceID, rv.TraceID = len(b), b
+			}
+		case otlppb.LogRecordSpanID:
+			if b, ok := fc.Bytes(); ok {
+				spanID, rv.SpanID = len(b), b
+			}
+		case otlppb.LogRecordEventName:
+			c.stringField(&fc, "event_name", &r)
+			_ = rv.ReadField(&fc)
 		}
 	}
 	switch {

@@ -1,6 +1,8 @@
 package otlpdecode
 
 import (
+	"encoding/binary"
+
 	"github.com/otlp-lite/otlp-lite/otlppb"
 	"github.com/otlp-lite/otlp-lite/otlpview"
 )
@@ -157,13 +159,26 @@ func (c *checker) metricData(src []byte, kind uint32, t *itemTally, m *otlpview.
 		n := 0
 		if c.visit != nil {
 			n = c.visit.item()
+			if m != nil {
+				// Visited: its own walk (dataPointView), the tally
+				// below repeated, so that the plain one stays as it was.
+				r, err := c.visitPoint(m, kind, data, n)
+				if err != nil {
+					return at(err, "data_points", t.items)
+				}
+				if r.bad() {
+					if t.rejected == 0 {
+						t.first, t.point = r, t.items
+					}
+					t.rejected++
+				}
+				t.items++
+				continue
+			}
 		}
 		r, err := c.dataPoint(data, kind)
 		if err != nil {
 			return at(err, "data_points", t.items)
-		}
-		if m != nil && !r.bad() {
-			r = c.visitPoint(m, kind, data, n)
 		}
 		if r.bad() {
 			if t.rejected == 0 {
@@ -308,6 +323,91 @@ func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 	}
 	// The bucket layout comes first, like ids elsewhere: a point whose
 	// buckets do not match its bounds cannot be interpreted at all.
+	if nCounts != 0 && nCounts != nBounds+1 {
+		return bucketsReason(nCounts, nBounds), nil
+	}
+	return r, nil
+}
+
+// dataPointView is dataPoint for a point a visitor gets: the same checks,
+// in the same order, and the walk hands every field it reads to pr
+// (otlpview.ItemViews.DataPointOf), which fills the point's view, so that
+// visiting a point costs no walk of its own. It is dataPoint's twin
+// rather than dataPoint with a view argument, as logRecordView is
+// logRecord's: attributes, exemplars and quantile values are the view's
+// lazy iterators, not read into it.
+func (c *checker) dataPointView(src []byte, kind otlppb.PointKind, pr *otlpview.PointReader) (reason, error) {
+	var r reason
+	nAttrs, nEx, nQ := 0, 0, 0
+	nCounts, nBounds := 0, 0
+	roles := otlppb.PointRolesOf(kind)
+	var fc otlppb.Field
+	for len(src) > 0 {
+		if len(src) >= 9 && src[0]&0x87 == otlppb.WireI64 && src[0] >= 8 {
+			// The view's commonest fields (times, value, count, sum),
+			// inline; a histogram's unpacked bucket_counts and
+			// explicit_bounds go below, which counts them.
+			if role := roles.Of(uint32(src[0] >> 3)); role != otlppb.PointBucketCounts && role != otlppb.PointExplicitBounds {
+				pr.ReadFixed64(role, binary.LittleEndian.Uint64(src[1:9]))
+				src = src[9:]
+				continue
+			}
+		}
+		var ok bool
+		if src, ok = fc.ReadShort(src); !ok {
+			var err error
+			if src, err = fc.Read(src); err != nil {
+				return r, err
+			}
+		}
+		switch role := roles.Of(fc.FieldNum); role {
+		default: // the other scalars
+			pr.ReadField(role, &fc)
+		case otlppb.PointAttributes:
+			if err := c.attribute(&fc, "attributes", &nAttrs, &r); err != nil {
+				return r, err
+			}
+		case otlppb.PointExemplars:
+			if err := c.exemplarField(&fc, &nEx, &r); err != nil {
+				return r, err
+			}
+		case otlppb.PointBucketCounts:
+			pr.ReadField(role, &fc)
+			n, err := countFixed64(&fc)
+			if err != nil {
+				return r, err
+			}
+			nCounts += n
+		case otlppb.PointExplicitBounds:
+			pr.ReadField(role, &fc)
+			n, err := countFixed64(&fc)
+			if err != nil {
+				return r, err
+			}
+			nBounds += n
+		case otlppb.PointPositive, otlppb.PointNegative:
+			pr.ReadField(role, &fc)
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			if err := checkBuckets(data); err != nil {
+				if fc.FieldNum == otlppb.ExponentialHistogramDataPointPositive {
+					return r, at(err, "positive", -1)
+				}
+				return r, at(err, "negative", -1)
+			}
+		case otlppb.PointQuantileValues:
+			data, ok := fc.MessageData()
+			if !ok {
+				continue
+			}
+			if err := checkFields(data); err != nil {
+				return r, at(err, "quantile_values", nQ)
+			}
+			nQ++
+		}
+	}
 	if nCounts != 0 && nCounts != nBounds+1 {
 		return bucketsReason(nCounts, nBounds), nil
 	}

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 
 	"github.com/otlp-lite/otlp-lite/otlppb"
+	"github.com/otlp-lite/otlp-lite/otlpview"
 )
 
 // The rules below are those of opentelemetry-proto v1.11.0,
@@ -86,7 +87,7 @@ func AppendValidProfiles(dst, src []byte, opts *Options) ([]byte, error) {
 
 func keepProfile(c *checker, dst, src []byte) ([]byte, bool, error) {
 	n := c.countItem()
-	r, _, err := c.profile(src)
+	r, _, err := c.profile(src, nil)
 	return c.keepValid(dst, src, n, &r, err)
 }
 
@@ -828,7 +829,11 @@ func (c *checker) stack(src []byte, r *reason) (zero bool, err error) {
 //	}
 //
 // samples is the number of samples of the profile.
-func (c *checker) profile(src []byte) (r reason, samples int, err error) {
+//
+// pv, when not nil, is the view of the profile a visitor gets
+// (otlpview.ItemViews.ProfileOf): the walk hands it every field it reads,
+// so that visiting a profile costs no walk of its own.
+func (c *checker) profile(src []byte, pv *otlpview.Profile) (r reason, samples int, err error) {
 	var profileID []byte
 	formatSet, payloadSet := false, false
 	nSamples, nAttrs := 0, 0
@@ -837,8 +842,19 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 		if src, err = f.Read(src); err != nil {
 			return r, 0, err
 		}
+		// A view (pv) gets every field it reads in its case, not in
+		// samples' (its lazy iterator, as attribute_indices): the plain
+		// walk's test of pv is not made once per sample.
 		switch f.FieldNum {
+		default: // the scalars
+			if pv != nil {
+				_ = pv.ReadField(&f)
+			}
 		case otlppb.ProfileSampleType, otlppb.ProfilePeriodType:
+			if pv != nil {
+				// Its one error, a malformed ValueType, is c.valueType's.
+				_ = pv.ReadField(&f)
+			}
 			data, ok := f.MessageData()
 			if !ok {
 				continue
@@ -870,8 +886,14 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 		case otlppb.ProfileProfileID:
 			if b, ok := f.MessageData(); ok {
 				profileID = b
+				if pv != nil {
+					pv.ProfileID = b
+				}
 			}
 		case otlppb.ProfileOriginalPayloadFormat:
+			if pv != nil {
+				_ = pv.ReadField(&f)
+			}
 			if b, ok := f.MessageData(); ok {
 				formatSet = len(b) > 0
 				if c.utf8 && !validUTF8(b) && !r.bad() {
@@ -881,6 +903,9 @@ func (c *checker) profile(src []byte) (r reason, samples int, err error) {
 		case otlppb.ProfileOriginalPayload:
 			if b, ok := f.MessageData(); ok {
 				payloadSet = len(b) > 0
+				if pv != nil {
+					pv.OriginalPayload = b
+				}
 			}
 		case otlppb.ProfileAttributeIndices:
 			if err := c.indices(&f, "attribute_indices", tableAttribute, &nAttrs, &r); err != nil {

@@ -180,34 +180,35 @@ func (c *checker) visitHeader(src []byte, scope bool) (r reason, ok bool) {
 
 // visitedItem is checker.item with a visitor: it checks the element src
 // of the item field of a Scope* message and hands what the rules accept
-// to the visitor.
+// to the visitor. The item's view is filled by the check as it reads the
+// item (spanView, logRecordView, dataPointView, profile with a view): an
+// item is walked once, not once to check and once for its view.
 func (c *checker) visitedItem(sig signal, src []byte, t *itemTally) error {
 	if sig == signalMetrics {
 		return c.item(sig, src, t) // visits its data points
 	}
 	n := c.visit.item()
-	if sig == signalTraces {
+	switch sig {
+	case signalTraces:
 		return c.visitSpan(src, n, t)
+	case signalLogs:
+		return c.visitLogRecord(src, n, t)
 	}
-	if err := c.item(sig, src, t); err != nil || t.rejected > 0 {
-		return err
-	}
-	c.visitItem(sig, src, n, t)
-	return nil
+	return c.visitProfile(src, n, t)
 }
 
 // visitSpan checks the span src of ordinal n, filling its view as it
-// reads it (checker.span), and hands it, if valid, to the visitor: a
+// reads it (checker.spanView), and hands it, if valid, to the visitor: a
 // span is walked once, not once to check and once for its view.
 func (c *checker) visitSpan(src []byte, n int, t *itemTally) error {
 	v := c.visit
 	f := v.Visitor.Span
 	if f == nil || v.scope == nil { // nothing to visit, or rejected already
-		r, err := c.span(src, nil)
+		r, err := c.span(src)
 		return t.single(&r, err)
 	}
 	sv := v.views.SpanOf(src)
-	r, err := c.span(src, sv)
+	r, err := c.spanView(src, sv)
 	if err := t.single(&r, err); err != nil || t.rejected > 0 {
 		return err
 	}
@@ -217,33 +218,43 @@ func (c *checker) visitSpan(src []byte, n int, t *itemTally) error {
 	return nil
 }
 
-// visitItem hands the single item src (a log record or profile), found
-// valid, to the visitor, and tallies a rejection in t.
-func (c *checker) visitItem(sig signal, src []byte, n int, t *itemTally) {
+// visitLogRecord is visitSpan for the log record src (logRecordView).
+func (c *checker) visitLogRecord(src []byte, n int, t *itemTally) error {
 	v := c.visit
-	if v.scope == nil {
-		return // under an invalid resource or scope: rejected already
+	f := v.Visitor.LogRecord
+	if f == nil || v.scope == nil { // nothing to visit, or rejected already
+		r, err := c.logRecord(src)
+		return t.single(&r, err)
 	}
-	var err error
-	switch sig {
-	case signalLogs:
-		if f := v.Visitor.LogRecord; f != nil {
-			var rec *otlpview.LogRecord
-			if rec, err = v.views.LogRecord(src); err == nil {
-				err = f(v.res, v.scope, rec)
-			}
-		}
-	case signalProfiles:
-		if f := v.Visitor.Profile; f != nil {
-			var p *otlpview.Profile
-			if p, err = v.views.Profile(src); err == nil {
-				err = f(v.res, v.scope, p)
-			}
-		}
+	rv := v.views.LogRecordOf(src)
+	r, err := c.logRecordView(src, rv)
+	if err := t.single(&r, err); err != nil || t.rejected > 0 {
+		return err
 	}
-	if r := v.verdict(n, err); r.bad() {
+	if r := v.verdict(n, f(v.res, v.scope, rv)); r.bad() {
 		t.rejected, t.first = 1, r
 	}
+	return nil
+}
+
+// visitProfile is visitSpan for the profile src (checker.profile with a
+// view).
+func (c *checker) visitProfile(src []byte, n int, t *itemTally) error {
+	v := c.visit
+	f := v.Visitor.Profile
+	var pv *otlpview.Profile
+	if f != nil && v.scope != nil {
+		pv = v.views.ProfileOf(src)
+	}
+	r, samples, err := c.profile(src, pv)
+	t.samples = samples
+	if err := t.single(&r, err); err != nil || t.rejected > 0 || pv == nil {
+		return err
+	}
+	if r := v.verdict(n, f(v.res, v.scope, pv)); r.bad() {
+		t.rejected, t.first = 1, r
+	}
+	return nil
 }
 
 // visitMetric prepares the visit of the data points of the Metric src:
@@ -284,13 +295,20 @@ func (c *checker) visitMetric(src []byte) *otlpview.Metric {
 	return m
 }
 
-// visitPoint hands the data point src of kind, found valid, to the
-// visitor and returns the reason it rejects it for, if it does.
-func (c *checker) visitPoint(m *otlpview.Metric, kind otlppb.PointKind, src []byte, n int) reason {
+// visitPoint checks the data point src of kind and ordinal n, filling
+// its view as it reads it (dataPointView), and hands it, if valid, to the
+// visitor, with its metric m; it returns the reason the rules or the
+// visitor reject it for, if they do.
+func (c *checker) visitPoint(m *otlpview.Metric, kind otlppb.PointKind, src []byte, n int) (reason, error) {
 	v := c.visit
-	p, err := v.views.DataPoint(kind, src)
+	pr := v.views.DataPointOf(kind, src)
+	r, err := c.dataPointView(src, kind, pr)
+	if err != nil || r.bad() {
+		return r, err
+	}
+	p, err := pr.DataPoint()
 	if err == nil {
 		err = v.Visitor.DataPoint(v.res, v.scope, m, p)
 	}
-	return v.verdict(n, err)
+	return v.verdict(n, err), nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // TestVisitedSpanIsItsView: the span view the check fills as it walks
-// (checker.span with a view) is the view otlpview decodes from the span's
+// (checker.spanView) is the view otlpview decodes from the span's
 // bytes, field for field, lists included: for the golden payloads and for
 // spans with every field twice, fields of the wrong wire type, long
 // varints and a repeated status.

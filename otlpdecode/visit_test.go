@@ -25,6 +25,13 @@ type testVisitor struct {
 	// collect is set.
 	collect bool
 	spanIDs []string
+	// compare holds every view handed to the visitor equal to otlpview's
+	// own decoding of the item's bytes (sameView), before it is read; req
+	// is the request, whose dictionary profiles resolve against.
+	compare bool
+	req     []byte
+	views   otlpview.ItemViews
+	dict    bool // views holds req's dictionary
 }
 
 func (tv *testVisitor) verdict(err error) error {
@@ -51,6 +58,7 @@ func (tv *testVisitor) header(res *otlpview.Resource, scope *otlpview.Scope) {
 func (tv *testVisitor) visitor() *Visitor {
 	return &Visitor{
 		Span: func(res *otlpview.Resource, scope *otlpview.Scope, s *otlpview.Span) error {
+			tv.sameSpan(s)
 			tv.header(res, scope)
 			err := tv.verdict(tv.sink.Span(s))
 			if err == nil && tv.collect {
@@ -59,14 +67,17 @@ func (tv *testVisitor) visitor() *Visitor {
 			return err
 		},
 		DataPoint: func(res *otlpview.Resource, scope *otlpview.Scope, m *otlpview.Metric, p *otlpview.DataPoint) error {
+			tv.samePoint(m, p)
 			tv.header(res, scope)
 			return tv.verdict(tv.sink.DataPoint(m, p))
 		},
 		LogRecord: func(res *otlpview.Resource, scope *otlpview.Scope, r *otlpview.LogRecord) error {
+			tv.sameRecord(r)
 			tv.header(res, scope)
 			return tv.verdict(tv.sink.LogRecord(r))
 		},
 		Profile: func(res *otlpview.Resource, scope *otlpview.Scope, p *otlpview.Profile) error {
+			tv.sameProfile(p)
 			tv.header(res, scope)
 			return tv.verdict(tv.sink.Profile(p))
 		},
@@ -94,7 +105,7 @@ func visitedConsistency(t *testing.T, sig signal, src []byte, opts Options, reje
 	t.Helper()
 	check, filter := checkAndFilter(sig)
 	plain, plainErr := check(src, &opts)
-	tv := &testVisitor{t: t, reject: reject}
+	tv := &testVisitor{t: t, reject: reject, compare: true, req: src}
 	opts.Visit = &Visit{Visitor: tv.visitor()}
 	res, err := check(src, &opts)
 	if (err == nil) != (plainErr == nil) || (err != nil && err.Error() != plainErr.Error()) {

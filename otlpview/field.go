@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	"github.com/otlp-lite/otlp-lite/otlppb"
@@ -54,6 +55,7 @@ func appendFixed64s(dst []uint64, fc *otlppb.Field) ([]uint64, error) {
 	if len(data)%8 != 0 {
 		return dst, fmt.Errorf("packed field #%d is %d bytes, not a multiple of 8", fc.FieldNum, len(data))
 	}
+	dst = slices.Grow(dst, len(data)/8)
 	for len(data) >= 8 {
 		dst = append(dst, binary.LittleEndian.Uint64(data))
 		data = data[8:]
@@ -73,6 +75,7 @@ func appendDoubles(dst []float64, fc *otlppb.Field) ([]float64, error) {
 	if len(data)%8 != 0 {
 		return dst, fmt.Errorf("packed field #%d is %d bytes, not a multiple of 8", fc.FieldNum, len(data))
 	}
+	dst = slices.Grow(dst, len(data)/8)
 	for len(data) >= 8 {
 		dst = append(dst, math.Float64frombits(binary.LittleEndian.Uint64(data)))
 		data = data[8:]

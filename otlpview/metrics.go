@@ -1,6 +1,8 @@
 package otlpview
 
 import (
+	"math"
+
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -265,17 +267,21 @@ type NumberDataPoint struct {
 func (p *NumberDataPoint) decode(src []byte) error {
 	var v pointValues
 	err := v.decode(src, otlppb.MetricGauge)
-	*p = NumberDataPoint{
-		Attributes:        KeyValues{src: src, field: otlppb.NumberDataPointAttributes},
-		StartTimeUnixNano: v.startTime,
-		TimeUnixNano:      v.time,
-		ValueType:         v.valueType,
-		AsDouble:          v.asDouble,
-		AsInt:             v.asInt,
-		Exemplars:         Exemplars{src: src, field: otlppb.NumberDataPointExemplars},
-		Flags:             v.flags,
-	}
+	p.set(src, &v)
 	return err
+}
+
+// set makes p the view of the point src, from its values v.
+func (p *NumberDataPoint) set(src []byte, v *pointValues) {
+	// Field by field, in place: see LogRecord.reset.
+	p.Attributes = KeyValues{src: src, field: otlppb.NumberDataPointAttributes}
+	p.StartTimeUnixNano = v.startTime
+	p.TimeUnixNano = v.time
+	p.ValueType = v.valueType
+	p.AsDouble = v.asDouble
+	p.AsInt = v.asInt
+	p.Exemplars = Exemplars{src: src, field: otlppb.NumberDataPointExemplars}
+	p.Flags = v.flags
 }
 
 // NumberDataPointIter iterates over the data points of a Gauge or Sum.
@@ -329,26 +335,31 @@ type HistogramDataPoint struct {
 }
 
 func (p *HistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
-	v := pointValues{counts: bufs.counts[:0], bounds: bufs.bounds[:0]}
+	var v pointValues
+	v.start(otlppb.MetricHistogram, bufs)
 	err := v.decode(src, otlppb.MetricHistogram)
-	bufs.counts, bufs.bounds = v.counts, v.bounds
-	*p = HistogramDataPoint{
-		Attributes:        KeyValues{src: src, field: otlppb.HistogramDataPointAttributes},
-		StartTimeUnixNano: v.startTime,
-		TimeUnixNano:      v.time,
-		Count:             v.count,
-		Sum:               v.sum,
-		HasSum:            v.hasSum,
-		BucketCounts:      v.counts,
-		ExplicitBounds:    v.bounds,
-		Exemplars:         Exemplars{src: src, field: otlppb.HistogramDataPointExemplars},
-		Flags:             v.flags,
-		Min:               v.min,
-		HasMin:            v.hasMin,
-		Max:               v.max,
-		HasMax:            v.hasMax,
-	}
+	v.keep(otlppb.MetricHistogram, bufs)
+	p.set(src, &v)
 	return err
+}
+
+// set makes p the view of the point src, from its values v.
+func (p *HistogramDataPoint) set(src []byte, v *pointValues) {
+	// Field by field, in place: see LogRecord.reset.
+	p.Attributes = KeyValues{src: src, field: otlppb.HistogramDataPointAttributes}
+	p.StartTimeUnixNano = v.startTime
+	p.TimeUnixNano = v.time
+	p.Count = v.count
+	p.Sum = v.sum
+	p.HasSum = v.hasSum
+	p.BucketCounts = v.counts
+	p.ExplicitBounds = v.bounds
+	p.Exemplars = Exemplars{src: src, field: otlppb.HistogramDataPointExemplars}
+	p.Flags = v.flags
+	p.Min = v.min
+	p.HasMin = v.hasMin
+	p.Max = v.max
+	p.HasMax = v.hasMax
 }
 
 // HistogramDataPointIter iterates over the data points of a Histogram.
@@ -442,32 +453,34 @@ func (b *Buckets) merge(src []byte) error {
 }
 
 func (p *ExponentialHistogramDataPoint) decode(src []byte, bufs *pointBufs) error {
-	v := pointValues{
-		positive: Buckets{BucketCounts: bufs.counts[:0]},
-		negative: Buckets{BucketCounts: bufs.negCounts[:0]},
-	}
+	var v pointValues
+	v.start(otlppb.MetricExponentialHistogram, bufs)
 	err := v.decode(src, otlppb.MetricExponentialHistogram)
-	bufs.counts, bufs.negCounts = v.positive.BucketCounts, v.negative.BucketCounts
-	*p = ExponentialHistogramDataPoint{
-		Attributes:        KeyValues{src: src, field: otlppb.ExponentialHistogramDataPointAttributes},
-		StartTimeUnixNano: v.startTime,
-		TimeUnixNano:      v.time,
-		Count:             v.count,
-		Sum:               v.sum,
-		HasSum:            v.hasSum,
-		Scale:             v.scale,
-		ZeroCount:         v.zeroCount,
-		Positive:          v.positive,
-		Negative:          v.negative,
-		Flags:             v.flags,
-		Exemplars:         Exemplars{src: src, field: otlppb.ExponentialHistogramDataPointExemplars},
-		Min:               v.min,
-		HasMin:            v.hasMin,
-		Max:               v.max,
-		HasMax:            v.hasMax,
-		ZeroThreshold:     v.zeroThreshold,
-	}
+	v.keep(otlppb.MetricExponentialHistogram, bufs)
+	p.set(src, &v)
 	return err
+}
+
+// set makes p the view of the point src, from its values v.
+func (p *ExponentialHistogramDataPoint) set(src []byte, v *pointValues) {
+	// Field by field, in place: see LogRecord.reset.
+	p.Attributes = KeyValues{src: src, field: otlppb.ExponentialHistogramDataPointAttributes}
+	p.StartTimeUnixNano = v.startTime
+	p.TimeUnixNano = v.time
+	p.Count = v.count
+	p.Sum = v.sum
+	p.HasSum = v.hasSum
+	p.Scale = v.scale
+	p.ZeroCount = v.zeroCount
+	p.Positive = v.positive
+	p.Negative = v.negative
+	p.Flags = v.flags
+	p.Exemplars = Exemplars{src: src, field: otlppb.ExponentialHistogramDataPointExemplars}
+	p.Min = v.min
+	p.HasMin = v.hasMin
+	p.Max = v.max
+	p.HasMax = v.hasMax
+	p.ZeroThreshold = v.zeroThreshold
 }
 
 // ExponentialHistogramDataPointIter iterates over the data points of an
@@ -512,16 +525,20 @@ type SummaryDataPoint struct {
 func (p *SummaryDataPoint) decode(src []byte) error {
 	var v pointValues
 	err := v.decode(src, otlppb.MetricSummary)
-	*p = SummaryDataPoint{
-		Attributes:        KeyValues{src: src, field: otlppb.SummaryDataPointAttributes},
-		StartTimeUnixNano: v.startTime,
-		TimeUnixNano:      v.time,
-		Count:             v.count,
-		Sum:               v.sum,
-		QuantileValues:    QuantileValues{src: src},
-		Flags:             v.flags,
-	}
+	p.set(src, &v)
 	return err
+}
+
+// set makes p the view of the point src, from its values v.
+func (p *SummaryDataPoint) set(src []byte, v *pointValues) {
+	// Field by field, in place: see LogRecord.reset.
+	p.Attributes = KeyValues{src: src, field: otlppb.SummaryDataPointAttributes}
+	p.StartTimeUnixNano = v.startTime
+	p.TimeUnixNano = v.time
+	p.Count = v.count
+	p.Sum = v.sum
+	p.QuantileValues = QuantileValues{src: src}
+	p.Flags = v.flags
 }
 
 // pointValues is what the walk of a data point reads, for any of the four
@@ -555,78 +572,104 @@ func (v *pointValues) decode(src []byte, kind otlppb.PointKind) error {
 		if src, err = fc.Read(src); err != nil {
 			return err
 		}
-		switch roles.Of(fc.FieldNum) {
-		case otlppb.PointStartTimeUnixNano:
-			if n, ok := fc.Fixed64(); ok {
-				v.startTime = n
+		if err := v.field(roles.Of(fc.FieldNum), &fc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start readies v for a point of kind, its repeated scalars unpacked into
+// bufs.
+func (v *pointValues) start(kind otlppb.PointKind, bufs *pointBufs) {
+	switch kind {
+	case otlppb.MetricHistogram:
+		v.counts, v.bounds = bufs.counts[:0], bufs.bounds[:0]
+	case otlppb.MetricExponentialHistogram:
+		v.positive.BucketCounts, v.negative.BucketCounts = bufs.counts[:0], bufs.negCounts[:0]
+	}
+}
+
+// keep gives bufs back what v grew them into, for the next point.
+func (v *pointValues) keep(kind otlppb.PointKind, bufs *pointBufs) {
+	switch kind {
+	case otlppb.MetricHistogram:
+		bufs.counts, bufs.bounds = v.counts, v.bounds
+	case otlppb.MetricExponentialHistogram:
+		bufs.counts, bufs.negCounts = v.positive.BucketCounts, v.negative.BucketCounts
+	}
+}
+
+// field reads the field fc of a data point, whose role in the point's
+// kind is role, into v.
+func (v *pointValues) field(role otlppb.PointRole, fc *otlppb.Field) (err error) {
+	if n, ok := fc.Fixed64(); ok {
+		v.fixed64(role, n)
+		return nil
+	}
+	switch role {
+	case otlppb.PointFlags:
+		if n, ok := readUint32(fc); ok {
+			v.flags = n
+		}
+	case otlppb.PointBucketCounts:
+		if v.counts, err = appendFixed64s(v.counts, fc); err != nil {
+			return at(err, "bucket_counts", -1)
+		}
+	case otlppb.PointExplicitBounds:
+		if v.bounds, err = appendDoubles(v.bounds, fc); err != nil {
+			return at(err, "explicit_bounds", -1)
+		}
+	case otlppb.PointScale:
+		if n, ok := readSint32(fc); ok {
+			v.scale = n
+		}
+	case otlppb.PointPositive:
+		if data, ok := fc.MessageData(); ok {
+			if err := v.positive.merge(data); err != nil {
+				return at(err, "positive", -1)
 			}
-		case otlppb.PointTimeUnixNano:
-			if n, ok := fc.Fixed64(); ok {
-				v.time = n
-			}
-		case otlppb.PointCount:
-			if n, ok := fc.Fixed64(); ok {
-				v.count = n
-			}
-		case otlppb.PointSum:
-			if x, ok := fc.Double(); ok {
-				v.sum, v.hasSum = x, true
-			}
-		case otlppb.PointAsDouble:
-			if x, ok := fc.Double(); ok {
-				v.valueType, v.asDouble, v.asInt = NumberTypeDouble, x, 0
-			}
-		case otlppb.PointAsInt:
-			if x, ok := fc.Sfixed64(); ok {
-				v.valueType, v.asDouble, v.asInt = NumberTypeInt, 0, x
-			}
-		case otlppb.PointFlags:
-			if n, ok := readUint32(&fc); ok {
-				v.flags = n
-			}
-		case otlppb.PointMin:
-			if x, ok := fc.Double(); ok {
-				v.min, v.hasMin = x, true
-			}
-		case otlppb.PointMax:
-			if x, ok := fc.Double(); ok {
-				v.max, v.hasMax = x, true
-			}
-		case otlppb.PointBucketCounts:
-			if v.counts, err = appendFixed64s(v.counts, &fc); err != nil {
-				return at(err, "bucket_counts", -1)
-			}
-		case otlppb.PointExplicitBounds:
-			if v.bounds, err = appendDoubles(v.bounds, &fc); err != nil {
-				return at(err, "explicit_bounds", -1)
-			}
-		case otlppb.PointScale:
-			if n, ok := readSint32(&fc); ok {
-				v.scale = n
-			}
-		case otlppb.PointZeroCount:
-			if n, ok := fc.Fixed64(); ok {
-				v.zeroCount = n
-			}
-		case otlppb.PointZeroThreshold:
-			if x, ok := fc.Double(); ok {
-				v.zeroThreshold = x
-			}
-		case otlppb.PointPositive:
-			if data, ok := fc.MessageData(); ok {
-				if err := v.positive.merge(data); err != nil {
-					return at(err, "positive", -1)
-				}
-			}
-		case otlppb.PointNegative:
-			if data, ok := fc.MessageData(); ok {
-				if err := v.negative.merge(data); err != nil {
-					return at(err, "negative", -1)
-				}
+		}
+	case otlppb.PointNegative:
+		if data, ok := fc.MessageData(); ok {
+			if err := v.negative.merge(data); err != nil {
+				return at(err, "negative", -1)
 			}
 		}
 	}
 	return nil
+}
+
+// fixed64 reads the value x of a field of wire type I64, whose role in
+// the point's kind is role, into v; the roles of another wire type
+// ignore it (an unknown field, as in protobuf).
+func (v *pointValues) fixed64(role otlppb.PointRole, x uint64) {
+	switch role {
+	case otlppb.PointStartTimeUnixNano:
+		v.startTime = x
+	case otlppb.PointTimeUnixNano:
+		v.time = x
+	case otlppb.PointCount:
+		v.count = x
+	case otlppb.PointSum:
+		v.sum, v.hasSum = math.Float64frombits(x), true
+	case otlppb.PointAsDouble:
+		v.valueType, v.asDouble, v.asInt = NumberTypeDouble, math.Float64frombits(x), 0
+	case otlppb.PointAsInt:
+		v.valueType, v.asDouble, v.asInt = NumberTypeInt, 0, int64(x)
+	case otlppb.PointMin:
+		v.min, v.hasMin = math.Float64frombits(x), true
+	case otlppb.PointMax:
+		v.max, v.hasMax = math.Float64frombits(x), true
+	case otlppb.PointZeroCount:
+		v.zeroCount = x
+	case otlppb.PointZeroThreshold:
+		v.zeroThreshold = math.Float64frombits(x)
+	case otlppb.PointBucketCounts: // one element, unpacked
+		v.counts = append(v.counts, x)
+	case otlppb.PointExplicitBounds:
+		v.bounds = append(v.bounds, math.Float64frombits(x))
+	}
 }
 
 // SummaryDataPointIter iterates over the data points of a Summary.

@@ -640,6 +640,9 @@ func (vt *ValueType) decode(src []byte, d *Dictionary) error {
 //	  repeated int32 attribute_indices = 11;
 //	}
 type Profile struct {
+	// Raw is the profile's protobuf encoding, as it came (it aliases the
+	// request).
+	Raw []byte
 	// SampleType is what every sample's values measure (v1.11: one
 	// sample type per profile).
 	SampleType             ValueType
@@ -659,60 +662,80 @@ type Profile struct {
 }
 
 func (p *Profile) decode(src []byte) error {
-	d := p.Dictionary
-	bufs := p.Samples.bufs
-	*p = Profile{
-		Attributes: Attributes{src: src, field: otlppb.ProfileAttributeIndices, dict: d},
-		Samples:    Samples{src: src, dict: d, bufs: bufs},
-		Dictionary: d,
-	}
+	p.reset(src)
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var err error
 		if src, err = fc.Read(src); err != nil {
 			return err
 		}
-		switch fc.FieldNum {
-		case otlppb.ProfileSampleType, otlppb.ProfilePeriodType:
-			data, ok := fc.MessageData()
-			if !ok {
-				continue
-			}
-			vt, name := &p.SampleType, "sample_type"
-			if fc.FieldNum == otlppb.ProfilePeriodType {
-				vt, name = &p.PeriodType, "period_type"
-			}
-			if err := vt.decode(data, d); err != nil {
-				return at(err, name, -1)
-			}
-		case otlppb.ProfileTimeUnixNano:
-			if n, ok := fc.Fixed64(); ok {
-				p.TimeUnixNano = n
-			}
-		case otlppb.ProfileDurationNano:
-			if n, ok := fc.Uint64(); ok {
-				p.DurationNano = n
-			}
-		case otlppb.ProfilePeriod:
-			if n, ok := fc.Uint64(); ok {
-				p.Period = int64(n)
-			}
-		case otlppb.ProfileProfileID:
-			if b, ok := fc.Bytes(); ok {
-				p.ProfileID = b
-			}
-		case otlppb.ProfileDroppedAttributesCount:
-			if n, ok := readUint32(&fc); ok {
-				p.DroppedAttributesCount = n
-			}
-		case otlppb.ProfileOriginalPayloadFormat:
-			if s, ok := fc.String(); ok {
-				p.OriginalPayloadFormat = s
-			}
-		case otlppb.ProfileOriginalPayload:
-			if b, ok := fc.Bytes(); ok {
-				p.OriginalPayload = b
-			}
+		if err := p.ReadField(&fc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reset empties p for the profile src, keeping its dictionary and
+// buffers.
+func (p *Profile) reset(src []byte) {
+	d := p.Dictionary
+	bufs := p.Samples.bufs
+	*p = Profile{} // in place: see LogRecord.reset
+	p.Raw = src
+	p.Attributes = Attributes{src: src, field: otlppb.ProfileAttributeIndices, dict: d}
+	p.Samples = Samples{src: src, dict: d, bufs: bufs}
+	p.Dictionary = d
+}
+
+// ReadField reads the field fc of the profile p.Raw into p, as decoding
+// the profile does (the last occurrence of a field wins): for a walk that
+// reads the profile's fields itself and fills the view as it goes
+// (otlpdecode's validation, from ItemViews.ProfileOf), instead of a second
+// walk. Every field of the profile goes through it, in wire order. Its
+// error is a malformed sample_type or period_type.
+func (p *Profile) ReadField(fc *otlppb.Field) error {
+	d := p.Dictionary
+	switch fc.FieldNum {
+	case otlppb.ProfileSampleType, otlppb.ProfilePeriodType:
+		data, ok := fc.MessageData()
+		if !ok {
+			return nil
+		}
+		vt, name := &p.SampleType, "sample_type"
+		if fc.FieldNum == otlppb.ProfilePeriodType {
+			vt, name = &p.PeriodType, "period_type"
+		}
+		if err := vt.decode(data, d); err != nil {
+			return at(err, name, -1)
+		}
+	case otlppb.ProfileTimeUnixNano:
+		if n, ok := fc.Fixed64(); ok {
+			p.TimeUnixNano = n
+		}
+	case otlppb.ProfileDurationNano:
+		if n, ok := fc.Uint64(); ok {
+			p.DurationNano = n
+		}
+	case otlppb.ProfilePeriod:
+		if n, ok := fc.Uint64(); ok {
+			p.Period = int64(n)
+		}
+	case otlppb.ProfileProfileID:
+		if b, ok := fc.Bytes(); ok {
+			p.ProfileID = b
+		}
+	case otlppb.ProfileDroppedAttributesCount:
+		if n, ok := readUint32(fc); ok {
+			p.DroppedAttributesCount = n
+		}
+	case otlppb.ProfileOriginalPayloadFormat:
+		if s, ok := fc.String(); ok {
+			p.OriginalPayloadFormat = s
+		}
+	case otlppb.ProfileOriginalPayload:
+		if b, ok := fc.Bytes(); ok {
+			p.OriginalPayload = b
 		}
 	}
 	return nil

@@ -133,18 +133,22 @@ type Config struct {
 
 	// Sink, if set, replaces the built-in storage (Storage is then
 	// ignored): the Service writes every accepted request to it and closes
-	// it at Shutdown. Forwarding needs the disk log, so not with a Sink.
+	// it at Shutdown (a Start that fails leaves it open: it is still the
+	// caller's). Forwarding needs the disk log, so not with a Sink.
 	Sink storage.Sink
 	// Items, if set, replaces the built-in storage with an engine that
 	// takes decoded items in the validation pass (storage.ItemSink; see
 	// ingest.Config.Items); not with Sink, and not with forwarding, which
-	// reads the disk log. The Service closes it at Shutdown.
+	// reads the disk log. The Service closes it at Shutdown, not after a
+	// failed Start.
 	Items storage.ItemSink
 	// Logger receives the receiver's log; nil: NewLogger(os.Stderr,
 	// LogFormat, LogLevel).
 	Logger *slog.Logger
 	// Metrics is the set every part registers its metrics in; nil: a new
-	// set (Service.Metrics).
+	// set (Service.Metrics). It holds one Service's metrics: a Service
+	// that ran needs a new set to run again (a failed Start leaves the
+	// set as it found it).
 	Metrics *metrics.Set
 	// Version is shown on the status page and in the "serving" log line.
 	Version string

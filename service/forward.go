@@ -1,6 +1,7 @@
 package service
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/otlp-lite/otlp-lite/forward"
@@ -12,6 +13,9 @@ import (
 // checkForward checks the forwarding settings: forwarding reads the disk
 // log, so it needs it.
 func (c Config) checkForward() error {
+	if len(c.Forward.Destinations) > 0 && c.Sink != nil {
+		return errors.New("forwarding reads the disk log: Config.Forward.Destinations needs Config.Sink nil and Storage \"disk\"")
+	}
 	if len(c.Forward.Destinations) > 0 && c.storageKind() != "disk" {
 		return fmt.Errorf("-forward needs -storage disk (it forwards from the disk log), not -storage %s", c.storageKind())
 	}

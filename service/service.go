@@ -73,6 +73,11 @@ type Service struct {
 	adminSrv  *http.Server
 	errc      chan error
 
+	started bool // Start was called past its context check: never again
+	// preStart holds the names in the metrics set before Start: what a
+	// failed Start registered beyond them is unregistered again, so that
+	// a new Service on the same Config.Metrics can start.
+	preStart map[string]bool
 	shutdown sync.Once
 	err      error
 }
@@ -102,8 +107,15 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if s.errc != nil || s.listeners != nil {
+	if s.started {
+		// A failed Start closed what it opened, its stop channel too: a
+		// Service is started once; make a new one with New to try again.
 		return errors.New("service: Start called twice")
+	}
+	s.started = true
+	s.preStart = make(map[string]bool)
+	for _, name := range s.metrics.ListMetricNames() {
+		s.preStart[name] = true
 	}
 	cfg, logger := s.cfg, s.logger
 	if cfg.Effective != nil {
@@ -321,8 +333,17 @@ func (s *Service) abandon() {
 	if s.adminLn != nil {
 		s.adminLn.Close()
 	}
-	s.closeStorage()
+	// The storage the Service opened is closed; a caller's Sink or Items
+	// stays the caller's until a Start succeeds (it may retry with it).
+	if s.cfg.Sink == nil && s.cfg.Items == nil {
+		s.closeStorage()
+	}
 	close(s.stop)
+	for _, name := range s.metrics.ListMetricNames() {
+		if !s.preStart[name] {
+			s.metrics.UnregisterMetric(name)
+		}
+	}
 }
 
 // stopParts stops the Kafka source, then forwarding: the reverse of their
@@ -350,15 +371,17 @@ func (s *Service) stopParts(ctx context.Context) {
 // closed), so that every acknowledged request is written; then the Kafka
 // source and forwarding stop, and the storage is synced and closed.
 // Later calls return the first one's result.
+// A Shutdown before Start succeeded is refused without latching: the
+// Shutdown after a later Start still stops the receiver.
 func (s *Service) Shutdown(ctx context.Context) error {
+	if s.srv == nil {
+		return errors.New("service: Shutdown before Start succeeded")
+	}
 	s.shutdown.Do(func() { s.err = s.doShutdown(ctx) })
 	return s.err
 }
 
 func (s *Service) doShutdown(ctx context.Context) error {
-	if s.srv == nil {
-		return errors.New("service: Shutdown before Start succeeded")
-	}
 	defer close(s.stop)
 	if s.admin != nil {
 		s.admin.SetReady(false)
@@ -366,12 +389,23 @@ func (s *Service) doShutdown(ctx context.Context) error {
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.logger.Warn("requests did not finish in time; closing connections", "err", err)
 	}
-	s.stopParts(ctx)
-	if err := s.closeStorage(); err != nil {
-		return fmt.Errorf("cannot close storage: %w", err)
+	// A listener whose Serve goroutine had not yet started is closed by
+	// it only when it runs: closed here, the ports are free on return.
+	for _, l := range s.listeners {
+		l.Close()
 	}
+	s.stopParts(ctx)
+	err := s.closeStorage()
+	// The admin listener serves /metrics until the storage is closed, and
+	// is released even when that fails: the caller's process goes on.
 	if s.adminSrv != nil {
 		s.adminSrv.Close()
+		// Closed here too: Serve, on its own goroutine, may not have
+		// taken the listener yet, and would close it only later.
+		s.adminLn.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("cannot close storage: %w", err)
 	}
 	s.logger.Info("stopped")
 	return nil

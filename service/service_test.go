@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -294,5 +296,34 @@ func TestServiceAdmin(t *testing.T) {
 	}
 	if body := get("/"); !strings.Contains(body, svc.GRPCAddr()) {
 		t.Fatalf("the status page does not show the OTLP listener %s", svc.GRPCAddr())
+	}
+}
+
+// TestServiceFailedStartLeavesCallersSink: a Start that fails after the
+// storage is open (here at the tenant quota file, removed after New) leaves
+// the caller's Sink open: it is still the caller's, who may start again
+// with it.
+func TestServiceFailedStartLeavesCallersSink(t *testing.T) {
+	sink := &countSink{}
+	cfg := testConfig(t.TempDir())
+	cfg.Sink = sink
+	cfg.Tenants.Header = "X-Scope-OrgID"
+	cfg.Tenants.QuotaFile = filepath.Join(t.TempDir(), "quotas")
+	if err := os.WriteFile(cfg.Tenants.QuotaFile, []byte("* items_per_second=100000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(cfg.Tenants.QuotaFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Start(context.Background()); err == nil {
+		svc.Shutdown(context.Background())
+		t.Fatal("Start succeeded without its quota file")
+	}
+	if sink.closed {
+		t.Fatal("a failed Start closed the caller's Sink")
 	}
 }

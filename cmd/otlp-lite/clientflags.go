@@ -38,6 +38,8 @@ type clientFlags struct {
 	token, tokenFile          string
 	headers                   headerFlag
 	compression               string
+	// streamCompression offers stateful compression on streams.
+	streamCompression bool
 
 	// Set by check.
 	explicit map[string]bool // the flags given on the command line
@@ -70,6 +72,7 @@ func (c *clientFlags) register(fs *flag.FlagSet, tlsDefault bool, codecs ...stri
 	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token: its first line that is not blank or a # comment, so serve's -auth-token-file can be used as is")
 	fs.Var(&c.headers, "header", "extra request header NAME:VALUE, repeatable (a tenant or routing header, say)")
 	fs.StringVar(&c.compression, "compression", codecs[0], "request compression: "+strings.Join(codecs, ", "))
+	fs.BoolVar(&c.streamCompression, "stream-compression", true, "on a stream, offer stateful zstd (one compressor for the stream's life), used when the server accepts it; false compresses each message alone with -compression")
 }
 
 // check validates the flags once fs is parsed and prepares the TLS

@@ -193,12 +193,14 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 	case "stream":
 		exps := make([]*otlpclient.StreamExporter, o.concurrency)
 		for i := range exps {
-			exps[i] = otlpclient.NewStreamExporter(otlpclient.StreamConfig{
+			sc := otlpclient.StreamConfig{
 				Config:            cfg,
 				MaxPending:        o.maxPending,
 				RebalanceRequests: o.rebalanceRequests,
 				RebalanceTimeout:  o.rebalanceTimeout,
-			})
+			}
+			sc.DisableStreamCompression = !o.client.streamCompression
+			exps[i] = otlpclient.NewStreamExporter(sc)
 		}
 		stats = func() otlpclient.Stats {
 			var s otlpclient.Stats

@@ -298,6 +298,7 @@ func replayDestination(cfg replayConfig, proto forward.Protocol) forward.Destina
 		Cursor:       cfg.cursor,
 		NoCursor:     cfg.cursor == "",
 	}
+	d.DisableStreamCompression = !cfg.client.streamCompression
 	if cfg.cursor != "" {
 		d.Name = "replay-" + cfg.cursor
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
+	pb "github.com/otlp-lite/otlp-lite/otlppb"
 	"github.com/otlp-lite/otlp-lite/otlpview"
 	"github.com/otlp-lite/otlp-lite/server"
 	"github.com/otlp-lite/otlp-lite/storage"
@@ -41,11 +42,9 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ln, err := net.Listen("tcp", *addr)
-	if err == nil {
-		err = run(ctx, ln, *dir)
-	}
-	if err != nil {
+	if ln, err := net.Listen("tcp", *addr); err != nil {
+		log.Fatal(err)
+	} else if err := run(ctx, ln, *dir); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -102,9 +101,9 @@ func (s *store) Close() error                  { return nil }                   
 
 // putSpan stores one span with its resource and scope (the batch copies).
 func (w *writer) putSpan(res *otlpview.Resource, sc *otlpview.Scope, sp *otlpview.Span) error {
-	w.ss = field(field(field(w.ss[:0], 1, sc.Raw), 3, sc.SchemaURL), 2, sp.Raw) // ScopeSpans
-	w.rs = field(field(field(w.rs[:0], 1, res.Raw), 3, res.SchemaURL), 2, w.ss) // ResourceSpans
-	w.td = field(w.td[:0], 1, w.rs)                                             // TracesData
+	w.ss = field(field(field(w.ss[:0], pb.ScopeSpansScope, sc.Raw), pb.ScopeSpansSchemaURL, sc.SchemaURL), pb.ScopeSpansSpans, sp.Raw)
+	w.rs = field(field(field(w.rs[:0], pb.ResourceSpansResource, res.Raw), pb.ResourceSpansSchemaURL, res.SchemaURL), pb.ResourceSpansScopeSpans, w.ss)
+	w.td = field(w.td[:0], pb.TracesDataResourceSpans, w.rs)
 	w.key = append(append(w.key[:0], sp.TraceID...), sp.SpanID...)
 	return w.batch.Set(w.key, w.td, nil)
 }

@@ -1,7 +1,9 @@
 // Package kafkaconn is what the Kafka sink (storage/kafka) and the Kafka
-// source (kafkasource) share to reach the brokers: the client identity,
+// source (kafkasource) share: to reach the brokers, the client identity,
 // dial timeout, TLS and SASL, and the client's log in the receiver's
-// slog.
+// slog; and the names of the record format both speak (the encodings and
+// the tenant header), so that the source, a way in, need not import the
+// sink.
 package kafkaconn
 
 import (
@@ -16,6 +18,18 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
+
+// Encodings of a record's value, the Collector's names: the protobuf
+// Export*ServiceRequest, or its OTLP/JSON form.
+const (
+	EncodingProto = "otlp_proto"
+	EncodingJSON  = "otlp_json"
+)
+
+// TenantHeader is the record header holding the tenant of the request a
+// record came from, when the receiver runs with tenancy on
+// (otlp.TenantFrom); records without it belong to otlp.DefaultTenant.
+const TenantHeader = "tenant"
 
 // SASL configures SASL authentication.
 type SASL struct {

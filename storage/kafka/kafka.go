@@ -268,10 +268,11 @@ type Header struct {
 	Key, Value string
 }
 
-// Encodings of Config.Encoding, the Collector's names.
+// Encodings of Config.Encoding, the Collector's names (internal/kafkaconn,
+// shared with the Kafka source).
 const (
-	EncodingProto = "otlp_proto"
-	EncodingJSON  = "otlp_json"
+	EncodingProto = kafkaconn.EncodingProto
+	EncodingJSON  = kafkaconn.EncodingJSON
 )
 
 // SASL configures SASL authentication (internal/kafkaconn, shared with

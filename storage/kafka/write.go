@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/otlp-lite/otlp-lite/internal/kafkaconn"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
@@ -94,9 +95,8 @@ func (b *batch) unref() {
 
 // TenantHeader is the record header holding the tenant of the request a
 // record came from, when the receiver runs with tenancy on
-// (otlp.TenantFrom); records without it belong to
-// otlp.DefaultTenant.
-const TenantHeader = "tenant"
+// (internal/kafkaconn, shared with the Kafka source).
+const TenantHeader = kafkaconn.TenantHeader
 
 // Write implements storage.Sink: it produces data as one record (more if it
 // is over the message limit, or with PartitionTracesByID one per trace) to the
