@@ -195,8 +195,11 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	}
 	// STEF/gRPC (STEFDestination/Stream) on the same ports, into the same
 	// pipeline; its streams rotate at shutdown with the handler's.
-	stef := stefreceiver.New(s.handler.Pipeline(), stefreceiver.Config{Auth: s.auth, Metrics: s.metrics})
-	s.srv = server.New(stefreceiver.Route(stef, s.handler), server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger,
+	// STEF streams pass the handler's gates (auth, stream bound, tenant,
+	// metadata keys) like the export stream.
+	stef := stefreceiver.New(s.handler.Pipeline(), stefreceiver.Config{Metrics: s.metrics})
+	s.handler.Mount(stefreceiver.Path, stef)
+	s.srv = server.New(s.handler, server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger,
 		OnShutdown: func() { s.handler.Shutdown(); stef.Shutdown() }})
 	s.errc = make(chan error, len(s.listeners))
 	for _, ln := range s.listeners {

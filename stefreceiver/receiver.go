@@ -17,8 +17,11 @@
 // re-encodes what was not acknowledged.
 //
 // What a stream can make us hold is bounded (Config): one assembled chunk
-// (MaxChunkBytes), one request being built (MaxRequestBytes), and the
-// stream's dictionaries, which the STEF reader keeps without exposing
+// (MaxChunkBytes), one request being built (MaxRequestBytes), the STEF
+// reader's own state (its frame decoder: StateCostZstd or StateCostPlain,
+// charged to the admission budget for the stream's life with
+// ingest.Pipeline.HoldStreamState, as the export stream's stateful zstd
+// decoder is), and the stream's dictionaries, which the STEF reader keeps without exposing
 // their size: they hold only what the stream decoded since it began, so
 // the stream is rotated (acknowledged, then ended with UNAVAILABLE and a
 // zero RetryInfo, as the streaming mode rotates) once it has decoded
@@ -46,7 +49,25 @@ import (
 )
 
 // Path is the gRPC method this package serves.
+//
+// A Receiver is an http.Handler for Path only: it does no
+// authentication, tenant identification or stream bound of its own, so it
+// is mounted behind the handler's gates (handler.Handler.Mount(Path, r)),
+// which admit it exactly like the export stream.
 const Path = "/STEFDestination/Stream"
+
+// What the STEF reader holds for a stream's life once it has read the
+// stream's header, measured on the library's reader (v0.1.1) after its
+// first frame (the server's heap growth per stream, the client's writer
+// subtracted): with zstd, about 8.7 MB, nearly all of it the frame
+// decoder's (zstd.NewReader with its default window buffers); without
+// compression about 21 KB. The zstd figure is charged before the header is
+// read (the client chooses), and lowered to the plain one when the header
+// says the stream is not compressed.
+const (
+	StateCostZstd  = 9 << 20
+	StateCostPlain = 64 << 10
+)
 
 // Defaults of Config.
 const (
@@ -76,10 +97,6 @@ type Config struct {
 	MaxChunkBytes   int
 	MaxRequestBytes int
 	MaxStreamBytes  int64
-	// Auth, when set, must accept a stream before it is read
-	// (handler.Authenticator is one); refused streams get
-	// UNAUTHENTICATED.
-	Auth interface{ Authenticate(*http.Request) bool }
 	// Metrics receives the receiver's own counters; nil means the
 	// pipeline's set.
 	Metrics *metrics.Set
@@ -100,6 +117,7 @@ type Receiver struct {
 	badRecords                 *metrics.Counter // otlplite_stef_bad_records_total
 	refusedChunk, refusedHdr   *metrics.Counter // otlplite_stef_refusals_total{reason}
 	refusedRoot, refusedDecode *metrics.Counter
+	refusedState               *metrics.Counter
 	streams                    atomic.Int64
 }
 
@@ -136,20 +154,8 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 		refusedHdr:    set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="bad_first_message"}`),
 		refusedRoot:   set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="unsupported_root_struct"}`),
 		refusedDecode: set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="decode_error"}`),
+		refusedState:  set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="no_room_for_state"}`),
 	}
-}
-
-// Route returns a handler that serves STEF's gRPC method with r and
-// everything else with next (the OTLP handler), so that one port serves
-// both.
-func Route(r *Receiver, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == Path && grpcwire.IsGRPCRequest(req) && req.ProtoMajor == 2 {
-			r.ServeHTTP(w, req)
-			return
-		}
-		next.ServeHTTP(w, req)
-	})
 }
 
 // Shutdown makes every stream rotate at its next frame boundary: it
@@ -165,10 +171,6 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	defer call.Close()
-	if r.cfg.Auth != nil && !r.cfg.Auth.Authenticate(req) {
-		r.refuse(call, grpcwire.Errorf(grpcwire.Unauthenticated, "missing or invalid bearer token"))
-		return
-	}
 	r.open.Inc()
 	defer r.open.Dec()
 	s := &stream{r: r, call: call, ctx: call.Context()}
@@ -179,11 +181,6 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	call.WriteStatus(end)
 	call.Finish()
-}
-
-func (r *Receiver) refuse(call *grpcwire.Call, st *grpcwire.Status) {
-	r.p.RecordRefusal(call.Context(), ingest.STEF, 0, st, call.Request().URL.Path, call.Request().RemoteAddr)
-	call.WriteStatus(st)
 }
 
 func rotationStatus() *grpcwire.Status {
@@ -217,6 +214,7 @@ type stream struct {
 	first   uint64    // the first record id of the request being built
 	bad     []idRange // bad records not yet reported
 	decoded int64     // OTLP bytes decoded by the stream
+	state   int64     // the reader's state charged (HoldStreamState)
 	resp    []byte
 }
 
@@ -318,7 +316,28 @@ func (s *stream) run() *grpcwire.Status {
 	}
 	s.call.Flush()
 	s.wire = 0
+	// The reader's state is charged before the reader is made (it
+	// reads the header, choosing its decoder, on its first Read), and
+	// returned before the stream's status is written.
+	if !s.r.p.HoldStreamState(StateCostZstd) {
+		s.r.refusedState.Inc()
+		st := s.r.p.BusyStatus("no room for another STEF stream's decoder state")
+		req := s.call.Request()
+		s.r.p.RecordRefusal(s.ctx, ingest.STEF, 0, st, req.URL.Path, req.RemoteAddr)
+		return st
+	}
+	s.state = StateCostZstd
+	defer func() { s.r.p.ReleaseStreamState(s.state) }()
 	return s.records()
+}
+
+// lowerState lowers the stream's state charge to what its reader holds,
+// once the header says how its frames are compressed.
+func (s *stream) lowerState(h *pkg.FixedHeader) {
+	if h.Compression == pkg.CompressionNone && s.state > StateCostPlain {
+		s.r.p.ReleaseStreamState(s.state - StateCostPlain)
+		s.state = StateCostPlain
+	}
 }
 
 // recordReader is what records() needs of a generated STEF reader.
@@ -344,12 +363,14 @@ func (s *stream) open() (recordReader, builder, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		s.lowerState(rd.Header())
 		return rd, &spansBuilder{rec: &rd.Record}, nil
 	}
 	rd, err := otelstef.NewMetricsReader(s)
 	if err != nil {
 		return nil, nil, err
 	}
+	s.lowerState(rd.Header())
 	return rd, &metricsBuilder{rec: &rd.Record}, nil
 }
 

@@ -54,7 +54,7 @@ func serveAdm(t *testing.T, cfg Config, adm ingest.AdmissionConfig) (string, *me
 	}
 	var protos http.Protocols
 	protos.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: Route(r, http.NotFoundHandler()), Protocols: &protos}
+	srv := &http.Server{Handler: r, Protocols: &protos}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String(), sink
