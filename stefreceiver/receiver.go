@@ -385,13 +385,15 @@ func (s *stream) records() (end *grpcwire.Status) {
 			end = grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF stream: the decoder failed: %v", v)
 		}
 	}()
+	// Record ids start at 1, also for a stream that ends before its
+	// header (decodeFailed).
+	s.first = 1
 	rd, b, err := s.open()
 	if err != nil {
 		return s.decodeFailed(0, err)
 	}
 	s.b = b
 	s.b.reset(nil)
-	s.first = 1
 	for {
 		// Within a frame the records are there already; at its end,
 		// what was built goes to the pipeline before the stream is

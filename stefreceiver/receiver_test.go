@@ -69,7 +69,8 @@ type peer struct {
 	done chan struct{}
 }
 
-func dial(t *testing.T, addr string) *peer {
+// dial opens a STEF stream on addr with the headers kv (name, value, ...).
+func dial(t *testing.T, addr string, kv ...string) *peer {
 	t.Helper()
 	var protos http.Protocols
 	protos.SetUnencryptedHTTP2(true)
@@ -78,6 +79,9 @@ func dial(t *testing.T, addr string) *peer {
 	req, _ := http.NewRequest("POST", "http://"+addr+Path, pr)
 	req.Header.Set("Content-Type", "application/grpc")
 	req.Header.Set("TE", "trailers")
+	for i := 0; i+1 < len(kv); i += 2 {
+		req.Header.Set(kv[i], kv[i+1])
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +161,10 @@ func parseAck(t *testing.T, msg []byte) (uint64, []idRange) {
 
 func (p *peer) status() string {
 	io.Copy(io.Discard, p.br)
+	if st := p.resp.Header.Get("Grpc-Status"); st != "" {
+		// Trailers-Only: refused before the stream was served.
+		return st + " " + p.resp.Header.Get("Grpc-Message")
+	}
 	return p.resp.Trailer.Get("Grpc-Status") + " " + p.resp.Trailer.Get("Grpc-Message")
 }
 
