@@ -258,4 +258,3 @@ func grepLines(s, prefix string) string {
 	}
 	return strings.Join(out, "\n")
 }
-
