@@ -64,6 +64,12 @@ const Path = "/STEFDestination/Stream"
 // compression about 21 KB. The zstd figure is charged before the header is
 // read (the client chooses), and lowered to the plain one when the header
 // says the stream is not compressed.
+//
+// Not yet bounded: the zstd decoder (made by the library, pkg.FrameDecoder,
+// without WithDecoderMaxWindow) allocates the window a zstd frame
+// declares, so a client declaring a larger window than the writer's 8 MiB
+// makes its stream hold that much (256 MiB measured for a 256 MiB window)
+// while StateCostZstd is charged.
 const (
 	StateCostZstd  = 9 << 20
 	StateCostPlain = 64 << 10
