@@ -197,10 +197,18 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	// pipeline; its streams rotate at shutdown with the handler's.
 	// STEF streams pass the handler's gates (auth, stream bound, tenant,
 	// metadata keys) like the export stream.
-	stef := stefreceiver.New(s.handler.Pipeline(), stefreceiver.Config{Metrics: s.metrics})
-	s.handler.Mount(stefreceiver.Path, stef)
+	var stef *stefreceiver.Receiver
+	if cfg.STEF {
+		stef = stefreceiver.New(s.handler.Pipeline(), stefreceiver.Config{Metrics: s.metrics})
+		s.handler.Mount(stefreceiver.Path, stef)
+	}
 	s.srv = server.New(s.handler, server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger,
-		OnShutdown: func() { s.handler.Shutdown(); stef.Shutdown() }})
+		OnShutdown: func() {
+			s.handler.Shutdown()
+			if stef != nil {
+				stef.Shutdown()
+			}
+		}})
 	s.errc = make(chan error, len(s.listeners))
 	for _, ln := range s.listeners {
 		go func() { s.errc <- s.srv.Serve(ln) }()

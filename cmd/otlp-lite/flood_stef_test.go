@@ -54,7 +54,7 @@ func stefOpening(t *testing.T) []byte {
 // Export succeeds beside it. On the build before (STEF mounted in front of
 // the handler, its state not charged), every stream set up its reader.
 func TestFloodIdleSTEFStreams(t *testing.T) {
-	s := startAbuseServer(t)
+	s := startAbuseServer(t, "-stef")
 	s.mustServe(t)
 	f := dialFlood(t, s.addr, 10, h2Options{})
 	open := stefOpening(t)

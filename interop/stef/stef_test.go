@@ -152,6 +152,7 @@ func TestStefExporterEveryPointStored(t *testing.T) {
 	cfg := service.DefaultConfig()
 	cfg.GRPCAddr, cfg.HTTPAddr, cfg.DataDir = "127.0.0.1:0", "", dir
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg.STEF = true
 	svc, err := service.New(cfg)
 	if err != nil {
 		t.Fatal(err)
