@@ -7,6 +7,8 @@ require (
 	github.com/VictoriaMetrics/metrics v1.44.0
 	github.com/klauspost/compress v1.20.3
 	github.com/pierrec/lz4/v4 v4.1.33
+	github.com/splunk/stef/go/otel v0.1.1
+	github.com/splunk/stef/go/pkg v0.1.1
 	github.com/twmb/franz-go v1.22.2
 	golang.org/x/net v0.62.0
 )
@@ -17,4 +19,5 @@ require (
 	github.com/valyala/histogram v1.2.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	modernc.org/b/v2 v2.1.10 // indirect
 )

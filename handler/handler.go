@@ -128,6 +128,9 @@ type Handler struct {
 	ten *tenancy
 	// metaKeys is nil when no client metadata is passed to the sink.
 	metaKeys *metadataKeys
+	// mounts are the other gRPC methods served behind the same gates
+	// (Mount); nil when none.
+	mounts map[string]http.Handler
 }
 
 // New returns a Handler for cfg, with the ingest.Pipeline it serves
@@ -239,10 +242,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r = h.withClientMetadata(r)
 	}
 	if grpc {
+		if m := h.mounts[r.URL.Path]; m != nil {
+			m.ServeHTTP(w, r)
+			return
+		}
 		h.serveGRPC(w, r)
 		return
 	}
-	if isGRPCPath(r.URL.Path) {
+	if isGRPCPath(r.URL.Path) || h.mounts[r.URL.Path] != nil {
 		// grpc-go answers 415 here; we add a Status body, as OTLP/HTTP
 		// does for every error, so a human with curl learns why.
 		h.writeHTTPError(w, r, requestEncoding(r), http.StatusUnsupportedMediaType,

@@ -185,6 +185,7 @@ const (
 	GRPCStream                  // otlplite.v1.StreamExporter
 	HTTP                        // OTLP/HTTP
 	Kafka                       // records read from Kafka (kafkasource)
+	STEF                        // STEFDestination/Stream (stefreceiver)
 	// Embedded is an embedder's own way in (a queue, a file, a protocol
 	// of its own), labelled "embedded", so that its requests are not
 	// counted as another transport's.
@@ -192,7 +193,7 @@ const (
 	numTransports
 )
 
-var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka", "embedded"}
+var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka", "stef", "embedded"}
 
 func (t Transport) String() string {
 	if t >= numTransports {

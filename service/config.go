@@ -64,6 +64,13 @@ type Config struct {
 	// ValidateUTF8 refuses items with invalid UTF-8 in string fields
 	// (-validate-utf8, default false).
 	ValidateUTF8 bool
+	// STEF serves STEF/gRPC (STEFDestination/Stream, stefreceiver) on the
+	// OTLP ports (-stef, default false). Off by default while a STEF
+	// stream's memory is not wholly charged: the library's zstd decoder
+	// takes the window a frame declares, and the dictionaries grow until
+	// the stream rotates (stefreceiver.DefaultMaxStreamBytes of decoded
+	// data); turn it on for senders you trust, behind -auth-token-file.
+	STEF bool
 	// Admission is the budget of request bytes (-admission-request-limit,
 	// -admission-waiting-limit, -admission-max-wait, -max-streams; defaults
 	// handler.DefaultAdmission*). Its StreamWindow is derived from Limits.

@@ -39,6 +39,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/handler"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/server"
+	"github.com/otlp-lite/otlp-lite/stefreceiver"
 	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/discard"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
@@ -192,7 +193,22 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if s.kafka, err = cfg.startKafkaSource(s.handler, s.metrics, logger); err != nil {
 		return err
 	}
-	s.srv = server.New(s.handler, server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger})
+	// STEF/gRPC (STEFDestination/Stream) on the same ports, into the same
+	// pipeline; its streams rotate at shutdown with the handler's.
+	// STEF streams pass the handler's gates (auth, stream bound, tenant,
+	// metadata keys) like the export stream.
+	var stef *stefreceiver.Receiver
+	if cfg.STEF {
+		stef = stefreceiver.New(s.handler.Pipeline(), stefreceiver.Config{Metrics: s.metrics})
+		s.handler.Mount(stefreceiver.Path, stef)
+	}
+	s.srv = server.New(s.handler, server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger,
+		OnShutdown: func() {
+			s.handler.Shutdown()
+			if stef != nil {
+				stef.Shutdown()
+			}
+		}})
 	s.errc = make(chan error, len(s.listeners))
 	for _, ln := range s.listeners {
 		go func() { s.errc <- s.srv.Serve(ln) }()

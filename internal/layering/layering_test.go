@@ -62,6 +62,9 @@ var allowed = map[string][]string{
 	"storage/kafka": {"internal/kafkaconn", "otlp", "otlpdecode" /* the rewrites (split by resource, by trace id): codecs sit below sinks */, "otlpjson", "otlppb", "storage"},
 	"kafkasource":   {"ingest", "internal/kafkaconn", "internal/wait", "otlp", "storage"},
 
+	// STEF/gRPC, a transport beside handler.
+	"stefreceiver": {"grpcwire", "ingest", "otlp"},
+
 	// The operator's view (the admin port's pages, the offline stats of a
 	// data directory): reads a metrics set, the log and the cursors.
 	"admin": {"forward", "internal/redact", "otlp", "storage", "storage/disk"},
@@ -69,7 +72,7 @@ var allowed = map[string][]string{
 	// The receiver composed, the top of the library: it may import every
 	// package but cmd/, and none imports it.
 	"service": {"admin", "forward", "grpcwire", "handler", "internal/redact", "kafkasource", "otlp", "otlpclient", "otlpdecode",
-		"server", "storage", "storage/deadletter", "storage/discard", "storage/disk", "storage/kafka"},
+		"server", "stefreceiver", "storage", "storage/deadletter", "storage/discard", "storage/disk", "storage/kafka"},
 
 	// Test harnesses.
 	"internal/hostiledest": {"compression", "internal/pipenet", "otlp", "otlppb"},

@@ -1,0 +1,420 @@
+package stefreceiver
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/splunk/stef/go/otel/otelstef"
+)
+
+// maxAnyValueDepth bounds the nesting of an attribute value the decoder
+// writes (arrays and key-value lists in each other): the pipeline's
+// validation refuses deeper values anyway (otlpdecode), and the recursion
+// here must not follow a hostile nesting down the stack.
+const maxAnyValueDepth = 64
+
+var (
+	errTooDeep = errors.New("attribute value nested too deep")
+	errNilRef  = errors.New("record without resource, scope or metric")
+)
+
+// metricsBuilder turns a sequence of STEF Metrics records into one
+// ExportMetricsServiceRequest. Consecutive records with the same resource,
+// scope and metric share their ResourceMetrics, ScopeMetrics and Metric,
+// which is how the writers order them (sorted by resource, scope, metric).
+//
+// Records are data points: each becomes one NumberDataPoint,
+// HistogramDataPoint, ExponentialHistogramDataPoint or SummaryDataPoint.
+// What STEF does not carry is not written: data point flags, and the
+// Metric's type-specific fields not in its schema.
+type metricsBuilder struct {
+	rec *otelstef.Metrics // the reader's record, which add appends
+	out []byte            // the request so far: closed ResourceMetrics
+	// Open containers, as offsets into out (appendLen), -1 when none.
+	rm, sm, m, data int
+	// The resource, scope and metric of the open containers.
+	res   otelstef.Resource
+	scope otelstef.Scope
+	met   otelstef.Metric
+	// points counts the data points of the request.
+	points int
+}
+
+func (b *metricsBuilder) reset(buf []byte) {
+	b.out = buf[:0]
+	b.rm, b.sm, b.m, b.data = -1, -1, -1, -1
+	b.points = 0
+}
+
+func (b *metricsBuilder) closeMetric() {
+	if b.m < 0 {
+		return
+	}
+	b.out = endLen(b.out, b.data)
+	b.out = endLen(b.out, b.m)
+	b.m, b.data = -1, -1
+}
+
+func (b *metricsBuilder) closeScope() {
+	b.closeMetric()
+	if b.sm < 0 {
+		return
+	}
+	b.out = endLen(b.out, b.sm)
+	b.sm = -1
+}
+
+func (b *metricsBuilder) closeResource() {
+	b.closeScope()
+	if b.rm < 0 {
+		return
+	}
+	b.out = endLen(b.out, b.rm)
+	b.rm = -1
+}
+
+// finish closes every open container and returns the request.
+func (b *metricsBuilder) finish() []byte {
+	b.closeResource()
+	return b.out
+}
+
+func (b *metricsBuilder) items() int { return b.points }
+func (b *metricsBuilder) size() int  { return len(b.out) }
+
+// add appends the reader's record.
+func (b *metricsBuilder) add() (err error) {
+	r := b.rec
+	start, rm0, sm0, m0, data0 := len(b.out), b.rm, b.sm, b.m, b.data
+	defer func() {
+		if err != nil {
+			// Nothing of a bad record stays: the containers open before
+			// it are closed (their lengths written again), and the next
+			// record opens its own.
+			b.out, b.rm, b.sm, b.m, b.data = b.out[:start], rm0, sm0, m0, data0
+			b.closeResource()
+		}
+	}()
+	// A dictionary reference 0 decodes to nil: not something a writer
+	// makes, and not something to follow.
+	if r.Resource() == nil || r.Scope() == nil || r.Metric() == nil {
+		return errNilRef
+	}
+	if b.rm < 0 || !b.res.IsEqual(r.Resource()) {
+		b.closeResource()
+		b.res.CopyFrom(r.Resource())
+		b.out, b.rm = appendLen(b.out, 1) // ResourceMetrics
+		// schema_url (3) before scope_metrics (2): the order of fields
+		// is free, and the container is then closed by its length alone.
+		b.out = appendStringNonEmpty(b.out, 3, r.Resource().SchemaURL())
+		if b.out, err = appendResource(b.out, r.Resource()); err != nil {
+			return err
+		}
+	}
+	if b.sm < 0 || !b.scope.IsEqual(r.Scope()) {
+		b.closeScope()
+		b.scope.CopyFrom(r.Scope())
+		b.out, b.sm = appendLen(b.out, 2) // ScopeMetrics
+		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
+		if b.out, err = appendScope(b.out, r.Scope()); err != nil {
+			return err
+		}
+	}
+	m := r.Metric()
+	if b.m < 0 || !b.met.IsEqual(m) {
+		b.closeMetric()
+		b.met.CopyFrom(m)
+		b.out, b.m = appendLen(b.out, 2) // Metric
+		b.out = appendStringNonEmpty(b.out, 1, m.Name())
+		b.out = appendStringNonEmpty(b.out, 2, m.Description())
+		b.out = appendStringNonEmpty(b.out, 3, m.Unit())
+		if b.out, err = appendAttributes(b.out, 12, m.Metadata()); err != nil {
+			return fmt.Errorf("cannot decode metric: %w", err)
+		}
+		field, ok := dataField(m.Type())
+		if !ok {
+			return fmt.Errorf("cannot decode metric: unknown metric type %d", m.Type())
+		}
+		b.out, b.data = appendLen(b.out, field)
+		switch m.Type() {
+		case otelstef.MetricTypeSum:
+			b.out = appendVarintField(b.out, 2, uint64(m.AggregationTemporality()))
+			if m.Monotonic() {
+				b.out = appendVarintField(b.out, 3, 1)
+			}
+		case otelstef.MetricTypeHistogram, otelstef.MetricTypeExpHistogram:
+			b.out = appendVarintField(b.out, 2, uint64(m.AggregationTemporality()))
+		}
+	}
+	if b.out, err = appendPoint(b.out, m, r.Attributes(), r.Point()); err != nil {
+		return fmt.Errorf("cannot decode data point: %w", err)
+	}
+	b.points++
+	return nil
+}
+
+// appendResource appends res as field 1 (resource) of a Resource*.
+func appendResource(b []byte, res *otelstef.Resource) (_ []byte, err error) {
+	at := 0
+	b, at = appendLen(b, 1)
+	if b, err = appendAttributes(b, 1, res.Attributes()); err != nil {
+		return b, fmt.Errorf("cannot decode resource: %w", err)
+	}
+	if n := res.DroppedAttributesCount(); n > 0 {
+		b = appendVarintField(b, 2, n)
+	}
+	return endLen(b, at), nil
+}
+
+// appendScope appends s as field 1 (scope) of a Scope*.
+func appendScope(b []byte, s *otelstef.Scope) (_ []byte, err error) {
+	at := 0
+	b, at = appendLen(b, 1)
+	b = appendStringNonEmpty(b, 1, s.Name())
+	b = appendStringNonEmpty(b, 2, s.Version())
+	if b, err = appendAttributes(b, 3, s.Attributes()); err != nil {
+		return b, fmt.Errorf("cannot decode scope: %w", err)
+	}
+	if n := s.DroppedAttributesCount(); n > 0 {
+		b = appendVarintField(b, 4, n)
+	}
+	return endLen(b, at), nil
+}
+
+// dataField is the Metric field of a metric type's data.
+func dataField(t otelstef.MetricType) (int, bool) {
+	switch t {
+	case otelstef.MetricTypeGauge:
+		return 5, true
+	case otelstef.MetricTypeSum:
+		return 7, true
+	case otelstef.MetricTypeHistogram:
+		return 9, true
+	case otelstef.MetricTypeExpHistogram:
+		return 10, true
+	case otelstef.MetricTypeSummary:
+		return 11, true
+	}
+	return 0, false
+}
+
+// appendPoint appends the data point of a record as field 1 (data_points)
+// of the open Gauge, Sum, Histogram, ExponentialHistogram or Summary.
+func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *otelstef.Point) (_ []byte, err error) {
+	v := p.Value()
+	at := 0
+	b, at = appendLen(b, 1)
+	switch m.Type() {
+	case otelstef.MetricTypeGauge, otelstef.MetricTypeSum:
+		// NumberDataPoint
+		b = appendFixed64Field(b, 2, p.StartTimestamp())
+		b = appendFixed64Field(b, 3, p.Timestamp())
+		switch v.Type() {
+		case otelstef.PointValueTypeFloat64:
+			b = appendDoubleField(b, 4, v.Float64())
+		case otelstef.PointValueTypeInt64:
+			b = appendFixed64Field(b, 6, uint64(v.Int64()))
+		case otelstef.PointValueTypeNone:
+		default:
+			return b, fmt.Errorf("value type %d in a number metric", v.Type())
+		}
+		if b, err = appendExemplars(b, 5, p.Exemplars()); err != nil {
+			return b, err
+		}
+		if b, err = appendAttributes(b, 7, attrs); err != nil {
+			return b, err
+		}
+	case otelstef.MetricTypeHistogram:
+		if v.Type() != otelstef.PointValueTypeHistogram {
+			return b, fmt.Errorf("value type %d in a histogram", v.Type())
+		}
+		h := v.Histogram()
+		b = appendFixed64Field(b, 2, p.StartTimestamp())
+		b = appendFixed64Field(b, 3, p.Timestamp())
+		b = appendFixed64Field(b, 4, uint64(h.Count()))
+		if h.HasSum() {
+			b = appendDoubleField(b, 5, h.Sum())
+		}
+		if n := h.BucketCounts().Len(); n > 0 {
+			b = appendTag(b, 6, 2)
+			b = appendVarint(b, uint64(8*n))
+			for i := range n {
+				b = appendFixed64(b, h.BucketCounts().At(i))
+			}
+		}
+		if bounds := m.HistogramBounds(); bounds.Len() > 0 {
+			b = appendTag(b, 7, 2)
+			b = appendVarint(b, uint64(8*bounds.Len()))
+			for i := range bounds.Len() {
+				b = appendFixed64(b, float64bits(bounds.At(i)))
+			}
+		}
+		if b, err = appendExemplars(b, 8, p.Exemplars()); err != nil {
+			return b, err
+		}
+		if b, err = appendAttributes(b, 9, attrs); err != nil {
+			return b, err
+		}
+		if h.HasMin() {
+			b = appendDoubleField(b, 11, h.Min())
+		}
+		if h.HasMax() {
+			b = appendDoubleField(b, 12, h.Max())
+		}
+	case otelstef.MetricTypeExpHistogram:
+		if v.Type() != otelstef.PointValueTypeExpHistogram {
+			return b, fmt.Errorf("value type %d in an exponential histogram", v.Type())
+		}
+		h := v.ExpHistogram()
+		if b, err = appendAttributes(b, 1, attrs); err != nil {
+			return b, err
+		}
+		b = appendFixed64Field(b, 2, p.StartTimestamp())
+		b = appendFixed64Field(b, 3, p.Timestamp())
+		b = appendFixed64Field(b, 4, h.Count())
+		if h.HasSum() {
+			b = appendDoubleField(b, 5, h.Sum())
+		}
+		b = appendVarintField(b, 6, zigzag(h.Scale()))
+		b = appendFixed64Field(b, 7, h.ZeroCount())
+		b = appendBuckets(b, 8, h.PositiveBuckets())
+		b = appendBuckets(b, 9, h.NegativeBuckets())
+		if b, err = appendExemplars(b, 11, p.Exemplars()); err != nil {
+			return b, err
+		}
+		if h.HasMin() {
+			b = appendDoubleField(b, 12, h.Min())
+		}
+		if h.HasMax() {
+			b = appendDoubleField(b, 13, h.Max())
+		}
+		if z := h.ZeroThreshold(); z != 0 {
+			b = appendDoubleField(b, 14, z)
+		}
+	case otelstef.MetricTypeSummary:
+		if v.Type() != otelstef.PointValueTypeSummary {
+			return b, fmt.Errorf("value type %d in a summary", v.Type())
+		}
+		s := v.Summary()
+		b = appendFixed64Field(b, 2, p.StartTimestamp())
+		b = appendFixed64Field(b, 3, p.Timestamp())
+		b = appendFixed64Field(b, 4, s.Count())
+		b = appendDoubleField(b, 5, s.Sum())
+		q := s.QuantileValues()
+		for i := range q.Len() {
+			var qa int
+			b, qa = appendLen(b, 6)
+			b = appendDoubleField(b, 1, q.At(i).Quantile())
+			b = appendDoubleField(b, 2, q.At(i).Value())
+			b = endLen(b, qa)
+		}
+		if b, err = appendAttributes(b, 7, attrs); err != nil {
+			return b, err
+		}
+	}
+	return endLen(b, at), nil
+}
+
+func appendBuckets(b []byte, field int, bk *otelstef.ExpHistogramBuckets) []byte {
+	at := 0
+	b, at = appendLen(b, field)
+	b = appendVarintField(b, 1, zigzag(bk.Offset()))
+	if n := bk.BucketCounts().Len(); n > 0 {
+		var p int
+		b, p = appendLen(b, 2)
+		for i := range n {
+			b = appendVarint(b, bk.BucketCounts().At(i))
+		}
+		b = endLen(b, p)
+	}
+	return endLen(b, at)
+}
+
+func appendExemplars(b []byte, field int, ex *otelstef.ExemplarArray) (_ []byte, err error) {
+	for i := range ex.Len() {
+		e := ex.At(i)
+		at := 0
+		b, at = appendLen(b, field)
+		b = appendFixed64Field(b, 2, e.Timestamp())
+		switch e.Value().Type() {
+		case otelstef.ExemplarValueTypeFloat64:
+			b = appendDoubleField(b, 3, e.Value().Float64())
+		case otelstef.ExemplarValueTypeInt64:
+			b = appendFixed64Field(b, 6, uint64(e.Value().Int64()))
+		}
+		if id := e.SpanID(); len(id) > 0 {
+			b = appendStringField(b, 4, string(id))
+		}
+		if id := e.TraceID(); len(id) > 0 {
+			b = appendStringField(b, 5, string(id))
+		}
+		if b, err = appendAttributes(b, 7, e.FilteredAttributes()); err != nil {
+			return b, err
+		}
+		b = endLen(b, at)
+	}
+	return b, nil
+}
+
+// appendAttributes appends each attribute as a KeyValue in field.
+func appendAttributes(b []byte, field int, a *otelstef.Attributes) (_ []byte, err error) {
+	for i := range a.Len() {
+		at := 0
+		b, at = appendLen(b, field)
+		b = appendStringField(b, 1, a.Key(i))
+		if b, err = appendAnyValueField(b, 2, a.Value(i), 0); err != nil {
+			return b, err
+		}
+		b = endLen(b, at)
+	}
+	return b, nil
+}
+
+func appendAnyValueField(b []byte, field int, v *otelstef.AnyValue, depth int) (_ []byte, err error) {
+	if depth >= maxAnyValueDepth {
+		return b, errTooDeep
+	}
+	at := 0
+	b, at = appendLen(b, field)
+	switch v.Type() {
+	case otelstef.AnyValueTypeString:
+		b = appendStringField(b, 1, v.String())
+	case otelstef.AnyValueTypeBool:
+		x := uint64(0)
+		if v.Bool() {
+			x = 1
+		}
+		b = appendVarintField(b, 2, x)
+	case otelstef.AnyValueTypeInt64:
+		b = appendVarintField(b, 3, uint64(v.Int64()))
+	case otelstef.AnyValueTypeFloat64:
+		b = appendDoubleField(b, 4, v.Float64())
+	case otelstef.AnyValueTypeArray:
+		arr := v.Array()
+		var aa int
+		b, aa = appendLen(b, 5)
+		for i := range arr.Len() {
+			if b, err = appendAnyValueField(b, 1, arr.At(i), depth+1); err != nil {
+				return b, err
+			}
+		}
+		b = endLen(b, aa)
+	case otelstef.AnyValueTypeKVList:
+		kv := v.KVList()
+		var ka int
+		b, ka = appendLen(b, 6)
+		for i := range kv.Len() {
+			var e int
+			b, e = appendLen(b, 1)
+			b = appendStringField(b, 1, kv.Key(i))
+			if b, err = appendAnyValueField(b, 2, kv.Value(i), depth+1); err != nil {
+				return b, err
+			}
+			b = endLen(b, e)
+		}
+		b = endLen(b, ka)
+	case otelstef.AnyValueTypeBytes:
+		b = appendStringField(b, 7, string(v.Bytes()))
+	}
+	return endLen(b, at), nil
+}

@@ -1,0 +1,583 @@
+// Package stefreceiver is the STEF/gRPC transport: it serves
+// STEFDestination/Stream (splunk/stef go/grpc/proto/destination.proto), the
+// Collector's stefexporter's way out, on the receiver's own gRPC
+// (grpcwire) and net/http's HTTP/2, beside OTLP on the same ports.
+//
+// One gRPC stream carries one STEF byte stream. The records are decoded
+// with the schema of github.com/splunk/stef/go/otel (otelstef) straight to
+// OTLP protobuf (metrics.go; no pdata), one ExportMetricsServiceRequest
+// per STEF frame (or per MaxRequestBytes of it), and each request goes
+// through the one ingest pipeline (ingest.Pipeline.Export, transport
+// ingest.STEF): admission, quotas, validation, the sink. A request's last
+// record id is acknowledged (ack_record_id) only once the pipeline stored
+// it; items the pipeline rejected as invalid, and records that cannot be
+// decoded, are reported in bad_data_record_id_ranges so the client does
+// not send them again. A refusal the client can retry (no room, storage
+// failing) ends the stream with its status: the client reconnects and
+// re-encodes what was not acknowledged.
+//
+// What a stream can make us hold is bounded (Config): one assembled chunk
+// (MaxChunkBytes), one request being built (MaxRequestBytes), the STEF
+// reader's own state (its frame decoder: StateCostZstd or StateCostPlain,
+// charged to the admission budget for the stream's life with
+// ingest.Pipeline.HoldStreamState, as the export stream's stateful zstd
+// decoder is), and the stream's dictionaries, which the STEF reader keeps without exposing
+// their size: they hold only what the stream decoded since it began, so
+// the stream is rotated (acknowledged, then ended with UNAVAILABLE and a
+// zero RetryInfo, as the streaming mode rotates) once it has decoded
+// MaxStreamBytes. Within a record the reader bounds its own allocations
+// (pkg.RecordAllocLimit, 32 MiB) and its frames (pkg.FrameSizeLimit).
+package stefreceiver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/splunk/stef/go/otel/otelstef"
+	"github.com/splunk/stef/go/pkg"
+	"github.com/splunk/stef/go/pkg/schema"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/otlp"
+)
+
+// Path is the gRPC method this package serves.
+//
+// A Receiver is an http.Handler for Path only: it does no
+// authentication, tenant identification or stream bound of its own, so it
+// is mounted behind the handler's gates (handler.Handler.Mount(Path, r)),
+// which admit it exactly like the export stream.
+const Path = "/STEFDestination/Stream"
+
+// What the STEF reader holds for a stream's life once it has read the
+// stream's header, measured on the library's reader (v0.1.1) after its
+// first frame (the server's heap growth per stream, the client's writer
+// subtracted): with zstd, about 8.7 MB, nearly all of it the frame
+// decoder's (zstd.NewReader with its default window buffers); without
+// compression about 21 KB. The zstd figure is charged before the header is
+// read (the client chooses), and lowered to the plain one when the header
+// says the stream is not compressed.
+//
+// Not yet bounded: the zstd decoder (made by the library, pkg.FrameDecoder,
+// without WithDecoderMaxWindow) allocates the window a zstd frame
+// declares, so a client declaring a larger window than the writer's 8 MiB
+// makes its stream hold that much (256 MiB measured for a 256 MiB window)
+// while StateCostZstd is charged.
+const (
+	StateCostZstd  = 9 << 20
+	StateCostPlain = 64 << 10
+)
+
+// Defaults of Config.
+const (
+	// DefaultMaxDictBytes is what clients are told to keep their
+	// dictionaries under (STEFDictionaryLimits): the STEF writer's own
+	// default (pkg.DefaultMaxTotalDictSize).
+	DefaultMaxDictBytes = 4 << 20
+	// DefaultMaxChunkBytes bounds one assembled chunk (a STEF header or
+	// frame, as sent): twice the writer's default frame
+	// (pkg.DefaultMaxFrameSize), which compression only makes smaller.
+	DefaultMaxChunkBytes = 8 << 20
+	// DefaultMaxRequestBytes is the size at which a request is handed to
+	// the pipeline before its frame ends: the STEF writer's frames are
+	// about 4 MiB uncompressed, and OTLP is a few times larger.
+	DefaultMaxRequestBytes = 4 << 20
+	// DefaultMaxStreamBytes is the OTLP a stream may decode before it is
+	// rotated, which bounds its dictionaries (they hold only what it
+	// decoded); at STEF's 4-15x on metrics a stream carries 17-64 MiB of
+	// wire bytes before it rotates, about what the streaming mode's 1000
+	// requests carry.
+	DefaultMaxStreamBytes = 256 << 20
+)
+
+// Config configures a Receiver. The zero value takes the defaults.
+type Config struct {
+	MaxDictBytes    uint64
+	MaxChunkBytes   int
+	MaxRequestBytes int
+	MaxStreamBytes  int64
+	// Metrics receives the receiver's own counters; nil means the
+	// pipeline's set.
+	Metrics *metrics.Set
+}
+
+// Receiver serves STEFDestination/Stream into an ingest pipeline. It is
+// safe for concurrent use.
+type Receiver struct {
+	p   *ingest.Pipeline
+	cfg Config
+	// The schemas served, serialized, as sent in capabilities.
+	metricsSchema, spansSchema []byte
+	stop                       chan struct{}
+	once                       sync.Once
+
+	open                       *metrics.Gauge   // otlplite_stef_open_streams
+	rotations                  *metrics.Counter // otlplite_stef_stream_rotations_total
+	badRecords                 *metrics.Counter // otlplite_stef_bad_records_total
+	refusedChunk, refusedHdr   *metrics.Counter // otlplite_stef_refusals_total{reason}
+	refusedRoot, refusedDecode *metrics.Counter
+	refusedState               *metrics.Counter
+	streams                    atomic.Int64
+}
+
+// New returns a Receiver storing into p.
+func New(p *ingest.Pipeline, cfg Config) *Receiver {
+	if cfg.MaxDictBytes == 0 {
+		cfg.MaxDictBytes = DefaultMaxDictBytes
+	}
+	if cfg.MaxChunkBytes <= 0 {
+		cfg.MaxChunkBytes = DefaultMaxChunkBytes
+	}
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	// A request is built up to MaxRequestBytes plus one record, itself
+	// bounded by the chunk's size; the pipeline refuses more than its
+	// MaxRecvMsgSize.
+	cfg.MaxRequestBytes = min(cfg.MaxRequestBytes, p.MaxRecvMsgSize()/2)
+	if cfg.MaxStreamBytes <= 0 {
+		cfg.MaxStreamBytes = DefaultMaxStreamBytes
+	}
+	set := cfg.Metrics
+	if set == nil {
+		set = p.Metrics()
+	}
+	return &Receiver{
+		p: p, cfg: cfg, stop: make(chan struct{}),
+		metricsSchema: serializeSchema(otelstef.MetricsWireSchema),
+		spansSchema:   serializeSchema(otelstef.SpansWireSchema),
+		open:          set.GetOrCreateGauge("otlplite_stef_open_streams", nil),
+		rotations:     set.GetOrCreateCounter("otlplite_stef_stream_rotations_total"),
+		badRecords:    set.GetOrCreateCounter("otlplite_stef_bad_records_total"),
+		refusedChunk:  set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="chunk_too_large"}`),
+		refusedHdr:    set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="bad_first_message"}`),
+		refusedRoot:   set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="unsupported_root_struct"}`),
+		refusedDecode: set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="decode_error"}`),
+		refusedState:  set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="no_room_for_state"}`),
+	}
+}
+
+// Shutdown makes every stream rotate at its next frame boundary: it
+// acknowledges what it stored and ends with UNAVAILABLE.
+func (r *Receiver) Shutdown() { r.once.Do(func() { close(r.stop) }) }
+
+// ServeHTTP serves one STEFDestination/Stream call.
+func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	// The chunk is assembled from messages, each at most a chunk.
+	call, st := grpcwire.StartCall(w, req, grpcwire.Limits{MaxRecvMsgSize: r.cfg.MaxChunkBytes})
+	if st != nil {
+		r.p.RecordRefusal(req.Context(), ingest.STEF, 0, st, req.URL.Path, req.RemoteAddr)
+		return
+	}
+	defer call.Close()
+	r.open.Inc()
+	defer r.open.Dec()
+	s := &stream{r: r, call: call, ctx: call.Context()}
+	defer s.releaseChunk()
+	end := s.run()
+	if end != nil && end.Code != grpcwire.Unavailable {
+		r.p.RecordRefusal(req.Context(), ingest.STEF, 0, end, req.URL.Path, req.RemoteAddr)
+	}
+	call.WriteStatus(end)
+	call.Finish()
+}
+
+func rotationStatus() *grpcwire.Status {
+	st := grpcwire.Errorf(grpcwire.Unavailable, "STEF stream rotated: reconnect and resend the records that were not acknowledged")
+	st.RetryDelay = -1 // RetryInfo with a zero delay
+	return st
+}
+
+// stream is one STEF stream being served.
+type stream struct {
+	r    *Receiver
+	call *grpcwire.Call
+	ctx  context.Context
+
+	// msg and scratch are the gRPC read buffers; chunk the chunk being
+	// assembled and pos how much of it the STEF reader took.
+	msg, scratch, chunk []byte
+	pos                 int
+	// chunkTicket charges the chunk being assembled and read to the
+	// admission budget as its bytes arrive (grpcwire.Call.SetBudget),
+	// until the next chunk replaces it.
+	chunkTicket *ingest.Ticket
+	// srcErr is the status that ended reading (nil: none yet).
+	srcErr *grpcwire.Status
+	// wire counts the STEF bytes since the last request was handed on.
+	wire int
+
+	sig     otlp.Signal
+	b       builder
+	acked   uint64    // the last record id acknowledged
+	first   uint64    // the first record id of the request being built
+	bad     []idRange // bad records not yet reported
+	decoded int64     // OTLP bytes decoded by the stream
+	state   int64     // the reader's state charged (HoldStreamState)
+	resp    []byte
+}
+
+// Read implements io.Reader for the STEF reader: the bytes of the stream's
+// chunks, assembled from its messages.
+func (s *stream) Read(p []byte) (int, error) {
+	for s.pos >= len(s.chunk) {
+		if s.srcErr != nil {
+			return 0, io.EOF
+		}
+		if err := s.nextChunk(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, s.chunk[s.pos:])
+	s.pos += n
+	return n, nil
+}
+
+var errSource = errors.New("STEF stream ended")
+
+// nextChunk reads messages until one ends a chunk.
+func (s *stream) nextChunk() error {
+	s.chunk, s.pos = s.chunk[:0], 0
+	s.releaseChunk()
+	s.chunkTicket = s.r.p.Take(s.ctx)
+	s.call.SetBudget(s.chunkTicket)
+	for {
+		var st *grpcwire.Status
+		s.msg, s.scratch, st = s.call.ReadMessage(s.msg, s.scratch)
+		if st != nil {
+			if grpcwire.IsEndOfStream(st) {
+				st = nil
+			}
+			s.srcErr = st
+			if st == nil {
+				return io.EOF
+			}
+			return errSource
+		}
+		var m clientMessage
+		if err := parseClientMessage(s.msg, &m); err != nil {
+			s.srcErr = grpcwire.Errorf(grpcwire.InvalidArgument, "%v", err)
+			return errSource
+		}
+		if m.first {
+			s.srcErr = grpcwire.Errorf(grpcwire.InvalidArgument, "first_message sent twice: it must be sent once, first")
+			return errSource
+		}
+		if len(s.chunk)+len(m.stefBytes) > s.r.cfg.MaxChunkBytes {
+			s.r.refusedChunk.Inc()
+			s.srcErr = grpcwire.Errorf(grpcwire.ResourceExhausted, "STEF chunk larger than %d bytes: send is_end_of_chunk at least every frame, and frames under that size", s.r.cfg.MaxChunkBytes)
+			return errSource
+		}
+		s.chunk = append(s.chunk, m.stefBytes...)
+		s.wire += len(s.msg)
+		if m.endOfChunk {
+			return nil
+		}
+	}
+}
+
+// run serves the stream and returns its final status (nil: OK).
+func (s *stream) run() *grpcwire.Status {
+	if s.call.Context().Err() != nil {
+		return ingest.DeadlineStatus(s.ctx, "on the STEF stream")
+	}
+	// The headers go first, so that a client waiting for them before
+	// it sends (as HTTP clients do) sees the stream open.
+	s.call.WriteHeaders()
+	s.call.Flush()
+	// The first message names the root struct; it is small.
+	var st *grpcwire.Status
+	s.msg, s.scratch, st = s.call.ReadMessage(s.msg, s.scratch)
+	if st != nil {
+		if grpcwire.IsEndOfStream(st) {
+			return nil
+		}
+		return st
+	}
+	var m clientMessage
+	if err := parseClientMessage(s.msg, &m); err != nil || !m.first || m.rootStruct == "" {
+		s.r.refusedHdr.Inc()
+		return grpcwire.Errorf(grpcwire.InvalidArgument, "the first STEFClientMessage must have first_message with root_struct_name, and nothing else")
+	}
+	var schema []byte
+	switch m.rootStruct {
+	case otelstef.MetricsStructName:
+		s.sig, schema = otlp.Metrics, s.r.metricsSchema
+	case otelstef.SpansStructName:
+		s.sig, schema = otlp.Traces, s.r.spansSchema
+	default:
+		s.r.refusedRoot.Inc()
+		return grpcwire.Errorf(grpcwire.Unimplemented, "STEF root struct %q is not served: only %q (metrics) and %q (traces)", m.rootStruct, otelstef.MetricsStructName, otelstef.SpansStructName)
+	}
+	s.resp = appendCapabilities(s.resp[:0], s.r.cfg.MaxDictBytes, schema)
+	if err := s.call.WriteMessage(s.resp); err != nil {
+		return grpcwire.Errorf(grpcwire.Unavailable, "cannot write capabilities: %v", err)
+	}
+	s.call.Flush()
+	s.wire = 0
+	// The reader's state is charged before the reader is made (it
+	// reads the header, choosing its decoder, on its first Read), and
+	// returned before the stream's status is written.
+	if !s.r.p.HoldStreamState(StateCostZstd) {
+		s.r.refusedState.Inc()
+		st := s.r.p.BusyStatus("no room for another STEF stream's decoder state")
+		req := s.call.Request()
+		s.r.p.RecordRefusal(s.ctx, ingest.STEF, 0, st, req.URL.Path, req.RemoteAddr)
+		return st
+	}
+	s.state = StateCostZstd
+	defer func() { s.r.p.ReleaseStreamState(s.state) }()
+	return s.records()
+}
+
+// lowerState lowers the stream's state charge to what its reader holds,
+// once the header says how its frames are compressed.
+func (s *stream) lowerState(h *pkg.FixedHeader) {
+	if h.Compression == pkg.CompressionNone && s.state > StateCostPlain {
+		s.r.p.ReleaseStreamState(s.state - StateCostPlain)
+		s.state = StateCostPlain
+	}
+}
+
+// recordReader is what records() needs of a generated STEF reader.
+type recordReader interface {
+	Read(pkg.ReadOptions) error
+	RecordCount() uint64
+}
+
+// builder is what records() needs of a signal's OTLP builder: reset
+// starts a request in buf, add appends the reader's current record.
+type builder interface {
+	reset(buf []byte)
+	add() error
+	finish() []byte
+	items() int
+	size() int
+}
+
+// open returns the reader of the stream's signal and its builder.
+func (s *stream) open() (recordReader, builder, error) {
+	if s.sig == otlp.Traces {
+		rd, err := otelstef.NewSpansReader(s)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.lowerState(rd.Header())
+		return rd, &spansBuilder{rec: &rd.Record}, nil
+	}
+	rd, err := otelstef.NewMetricsReader(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.lowerState(rd.Header())
+	return rd, &metricsBuilder{rec: &rd.Record}, nil
+}
+
+// records reads the stream's records, hands them to the pipeline a frame
+// at a time, and returns the stream's final status.
+func (s *stream) records() (end *grpcwire.Status) {
+	defer func() {
+		// The STEF library is not ours: whatever hostile input makes it
+		// do, one stream ends, not the process.
+		if v := recover(); v != nil {
+			s.r.refusedDecode.Inc()
+			end = grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF stream: the decoder failed: %v", v)
+		}
+	}()
+	// Record ids start at 1, also for a stream that ends before its
+	// header (decodeFailed).
+	s.first = 1
+	rd, b, err := s.open()
+	if err != nil {
+		return s.decodeFailed(0, err)
+	}
+	s.b = b
+	s.b.reset(nil)
+	for {
+		// Within a frame the records are there already; at its end,
+		// what was built goes to the pipeline before the stream is
+		// read again.
+		err := rd.Read(pkg.ReadOptions{TillEndOfFrame: s.first <= rd.RecordCount()})
+		if errors.Is(err, pkg.ErrEndOfFrame) {
+			if st := s.flush(rd.RecordCount()); st != nil {
+				return st
+			}
+			if st := s.rotateNow(); st != nil {
+				return st
+			}
+			continue
+		}
+		if err != nil {
+			return s.decodeFailed(rd.RecordCount(), err)
+		}
+		id := rd.RecordCount()
+		before := s.b.size()
+		if err := s.b.add(); err != nil {
+			// The record decoded but cannot be OTLP: it alone is bad.
+			s.r.badRecords.Inc()
+			s.addBad(id)
+			continue
+		}
+		s.decoded += int64(s.b.size() - before)
+		if s.b.size() >= s.r.cfg.MaxRequestBytes {
+			if st := s.flush(id); st != nil {
+				return st
+			}
+		}
+	}
+}
+
+// rotateNow ends the stream, everything read being acknowledged, when it
+// decoded MaxStreamBytes or the receiver shuts down.
+func (s *stream) rotateNow() *grpcwire.Status {
+	select {
+	case <-s.r.stop:
+	default:
+		if s.decoded < s.r.cfg.MaxStreamBytes {
+			return nil
+		}
+	}
+	s.r.rotations.Inc()
+	return rotationStatus()
+}
+
+// decodeFailed ends the stream after a record that cannot be read: the
+// reader's state is lost with it. Records before it are stored and
+// acknowledged; the failing one is reported bad. A source error (the
+// client went away, half-closed, or a refused chunk) is the stream's end
+// instead.
+func (s *stream) decodeFailed(count uint64, err error) *grpcwire.Status {
+	if s.srcErr != nil || errors.Is(err, errSource) {
+		return s.srcErr
+	}
+	if errors.Is(err, io.EOF) && count < s.first {
+		// Half-closed between frames: the stream is done.
+		return nil
+	}
+	s.r.refusedDecode.Inc()
+	// The records of the frame read so far are good; the failing one
+	// is the next id.
+	last := s.first - 1
+	if s.b != nil {
+		last += uint64(s.b.items())
+	}
+	if last >= s.first || len(s.bad) > 0 {
+		if st := s.flush(max(last, s.lastBad())); st != nil {
+			return st
+		}
+	}
+	bad := max(s.acked, last) + 1
+	s.r.badRecords.Inc()
+	s.bad = append(s.bad, idRange{bad, bad})
+	s.resp = appendDataResponse(s.resp[:0], bad, s.bad)
+	_ = s.call.WriteMessage(s.resp)
+	s.call.Flush()
+	return grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF record %d: %v", bad, err)
+}
+
+func (s *stream) lastBad() uint64 {
+	if len(s.bad) == 0 {
+		return 0
+	}
+	return s.bad[len(s.bad)-1].to
+}
+
+func (s *stream) addBad(id uint64) {
+	if n := len(s.bad); n > 0 && s.bad[n-1].to+1 == id {
+		s.bad[n-1].to = id
+		return
+	}
+	s.bad = append(s.bad, idRange{id, id})
+}
+
+// flush hands the request built from records s.first..last to the
+// pipeline and acknowledges last once it is stored. A refusal ends the
+// stream with its status; the client resends from s.first.
+func (s *stream) flush(last uint64) *grpcwire.Status {
+	if last < s.first {
+		return nil
+	}
+	if s.b.items() > 0 {
+		ctx := s.ctx
+		t := s.r.p.Take(ctx)
+		defer s.r.p.Done(t)
+		s.r.p.StartLog(ctx, t, s.call.Request().RemoteAddr, ingest.STEF, s.sig)
+		// The request is built in the ticket's buffer, swapped with the
+		// builder's, and charged before it is handed on.
+		buf := t.Msg
+		t.Msg = s.b.finish()
+		s.b.reset(buf)
+		n := len(t.Msg)
+		if err := t.Declare(n); err != nil {
+			return s.refused(t, err)
+		}
+		if err := t.Charge(ctx, n); err != nil {
+			return s.refused(t, err)
+		}
+		out, err := s.r.p.Export(ctx, ingest.Request{
+			Transport: ingest.STEF, Signal: s.sig, Body: t.Msg,
+			WireSize: s.wire, Size: n, Ticket: t,
+		})
+		s.wire = 0
+		if err != nil {
+			return err.(*grpcwire.Status)
+		}
+		if out.Rejected > 0 {
+			// OTLP's partial success does not say which items; the
+			// request's records are reported bad, which they partly are,
+			// and the valid ones are stored: none is to be sent again.
+			s.r.badRecords.Add(out.Rejected)
+			s.bad = append(s.bad, idRange{s.first, last})
+		}
+	}
+	s.b.reset(s.b.finish())
+	s.first = last + 1
+	s.acked = last
+	s.resp = appendDataResponse(s.resp[:0], last, s.bad)
+	s.bad = s.bad[:0]
+	if err := s.call.WriteMessage(s.resp); err != nil {
+		return grpcwire.Errorf(grpcwire.Unavailable, "cannot write acknowledgement: %v", err)
+	}
+	s.call.Flush()
+	return nil
+}
+
+// refused ends the stream when admission refuses a request's charge.
+func (s *stream) refused(t *ingest.Ticket, err error) *grpcwire.Status {
+	st, ok := err.(*grpcwire.Status)
+	if !ok {
+		st = grpcwire.Errorf(grpcwire.ResourceExhausted, "%v", err)
+	}
+	s.r.p.Refused(t, ingest.STEF, s.sig, st)
+	return st
+}
+
+// serializeSchema returns a generated schema in its wire form.
+func serializeSchema(f func() (schema.WireSchema, error)) []byte {
+	ws, err := f()
+	if err != nil {
+		panic("stefreceiver: the otelstef schema: " + err.Error())
+	}
+	var buf bytes.Buffer
+	if err := ws.Serialize(&buf); err != nil {
+		panic("stefreceiver: the otelstef schema: " + err.Error())
+	}
+	return buf.Bytes()
+}
+
+// releaseChunk gives the chunk's ticket back: its charge, and the request
+// log line the chunk had none of.
+func (s *stream) releaseChunk() {
+	if s.chunkTicket != nil {
+		s.call.SetBudget(nil)
+		s.r.p.Done(s.chunkTicket)
+		s.chunkTicket = nil
+	}
+}

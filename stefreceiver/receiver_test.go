@@ -1,0 +1,426 @@
+package stefreceiver
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/VictoriaMetrics/easyproto"
+	"github.com/splunk/stef/go/otel/otelstef"
+	"github.com/splunk/stef/go/pkg"
+
+	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/storage"
+)
+
+type memSink struct {
+	mu     sync.Mutex
+	items  int
+	writes [][]byte
+	sigs   []storage.Signal
+}
+
+func (s *memSink) Write(_ context.Context, sig storage.Signal, data []byte, items int) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sigs = append(s.sigs, sig)
+	s.items += items
+	s.writes = append(s.writes, append([]byte(nil), data...))
+	return nil
+}
+
+func (s *memSink) Close() error { return nil }
+
+// serve starts a receiver on h2c on a free port and returns its address.
+func serve(t *testing.T, cfg Config) (string, *memSink) {
+	return serveAdm(t, cfg, ingest.AdmissionConfig{})
+}
+
+func serveAdm(t *testing.T, cfg Config, adm ingest.AdmissionConfig) (string, *memSink) {
+	t.Helper()
+	sink := &memSink{}
+	p := ingest.New(ingest.Config{Sink: sink, Admission: adm})
+	r := New(p, cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: r, Protocols: &protos}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String(), sink
+}
+
+// peer is a STEF/gRPC client on h2c: it writes framed STEFClientMessages
+// and reads STEFServerMessages.
+type peer struct {
+	w    *io.PipeWriter
+	resp *http.Response
+	br   *bufio.Reader
+	done chan struct{}
+}
+
+// dial opens a STEF stream on addr with the headers kv (name, value, ...).
+func dial(t *testing.T, addr string, kv ...string) *peer {
+	t.Helper()
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	c := &http.Client{Transport: &http.Transport{Protocols: &protos}}
+	pr, pw := io.Pipe()
+	req, _ := http.NewRequest("POST", "http://"+addr+Path, pr)
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("TE", "trailers")
+	for i := 0; i+1 < len(kv); i += 2 {
+		req.Header.Set(kv[i], kv[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pw.Close(); resp.Body.Close() })
+	return &peer{w: pw, resp: resp, br: bufio.NewReader(resp.Body)}
+}
+
+func (p *peer) send(t *testing.T, msg []byte) {
+	var hdr [5]byte
+	binary.BigEndian.PutUint32(hdr[1:], uint32(len(msg)))
+	if _, err := p.w.Write(append(hdr[:], msg...)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p *peer) sendFirst(t *testing.T, root string) {
+	var first []byte
+	first = appendStringField(first, 1, root)
+	p.send(t, appendBytesField(nil, 1, first))
+}
+
+func (p *peer) sendChunk(t *testing.T, b []byte) {
+	var m []byte
+	m = appendBytesField(m, 2, b)
+	m = appendVarintField(m, 3, 1)
+	p.send(t, m)
+}
+
+// recv reads a server message; nil at the end of the stream.
+func (p *peer) recv(t *testing.T) []byte {
+	var hdr [5]byte
+	if _, err := io.ReadFull(p.br, hdr[:]); err != nil {
+		return nil
+	}
+	msg := make([]byte, binary.BigEndian.Uint32(hdr[1:]))
+	if _, err := io.ReadFull(p.br, msg); err != nil {
+		t.Fatal(err)
+	}
+	return msg
+}
+
+// ack parses a data response: its ack id and bad ranges.
+func parseAck(t *testing.T, msg []byte) (uint64, []idRange) {
+	t.Helper()
+	var fc easyproto.FieldContext
+	rest, err := fc.NextField(msg)
+	if err != nil || fc.FieldNum != 2 || len(rest) != 0 {
+		t.Fatalf("not a data response: %x", msg)
+	}
+	resp, _ := fc.MessageData()
+	var ack uint64
+	var bad []idRange
+	for len(resp) > 0 {
+		resp, _ = fc.NextField(resp)
+		switch fc.FieldNum {
+		case 1:
+			ack, _ = fc.Uint64()
+		case 2:
+			r, _ := fc.MessageData()
+			var rc easyproto.FieldContext
+			var ir idRange
+			for len(r) > 0 {
+				r, _ = rc.NextField(r)
+				v, _ := rc.Uint64()
+				if rc.FieldNum == 1 {
+					ir.from = v
+				} else {
+					ir.to = v
+				}
+			}
+			bad = append(bad, ir)
+		}
+	}
+	return ack, bad
+}
+
+func (p *peer) status() string {
+	io.Copy(io.Discard, p.br)
+	if st := p.resp.Header.Get("Grpc-Status"); st != "" {
+		// Trailers-Only: refused before the stream was served.
+		return st + " " + p.resp.Header.Get("Grpc-Message")
+	}
+	return p.resp.Trailer.Get("Grpc-Status") + " " + p.resp.Trailer.Get("Grpc-Message")
+}
+
+// chunkSender hands each chunk the STEF writer makes to the peer.
+type chunkSender struct {
+	t *testing.T
+	p *peer
+}
+
+func (c chunkSender) WriteChunk(header, content []byte) error {
+	c.p.sendChunk(c.t, append(append([]byte(nil), header...), content...))
+	return nil
+}
+
+func writePoints(t testing.TB, w *otelstef.MetricsWriter, n, from int) {
+	for i := range n {
+		r := &w.Record
+		r.Resource().SetSchemaURL("https://opentelemetry.io/schemas/1.26.0")
+		r.Resource().Attributes().EnsureLen(1)
+		r.Resource().Attributes().SetKey(0, "service.name")
+		r.Resource().Attributes().Value(0).SetString("checkout")
+		r.Metric().SetName("requests")
+		r.Metric().SetType(otelstef.MetricTypeSum)
+		r.Metric().SetAggregationTemporality(otelstef.AggregationTemporalityCumulative)
+		r.Metric().SetMonotonic(true)
+		r.Attributes().EnsureLen(1)
+		r.Attributes().SetKey(0, "route")
+		r.Attributes().Value(0).SetString("/cart")
+		r.Point().SetStartTimestamp(1)
+		r.Point().SetTimestamp(uint64(2 + from + i))
+		r.Point().Value().SetInt64(int64(from + i))
+		if err := w.Write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// An honest client, the library's own writer: every point is stored, and
+// acknowledged once stored, frame by frame.
+func TestHonestStreamStoredAndAcknowledged(t *testing.T) {
+	addr, sink := serve(t, Config{})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	if caps := p.recv(t); len(caps) == 0 || caps[0] != 1<<3|2 {
+		t.Fatalf("no capabilities: %x", caps)
+	}
+	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for frame, n := range []int{3, 100, 1} {
+		writePoints(t, w, n, total)
+		total += n
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		ack, bad := parseAck(t, p.recv(t))
+		if ack != uint64(total) || len(bad) != 0 {
+			t.Fatalf("frame %d: ack %d bad %v, want ack %d", frame, ack, bad, total)
+		}
+	}
+	p.w.Close()
+	if st := p.status(); st != "0 " {
+		t.Fatalf("status %q", st)
+	}
+	if sink.items != total {
+		t.Fatalf("stored %d points, sent %d", sink.items, total)
+	}
+}
+
+// A chunk larger than MaxChunkBytes is refused as it arrives, before the
+// bytes beyond the bound are read.
+func TestChunkBound(t *testing.T) {
+	addr, sink := serve(t, Config{MaxChunkBytes: 64})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	// Messages without is_end_of_chunk: 3 x 30 bytes.
+	for range 3 {
+		p.send(t, appendBytesField(nil, 2, make([]byte, 30)))
+	}
+	if st := p.status(); !strings.HasPrefix(st, "8 ") {
+		t.Fatalf("status %q, want RESOURCE_EXHAUSTED", st)
+	}
+	if sink.items != 0 {
+		t.Fatal("stored")
+	}
+}
+
+// A stream that is not STEF: refused, nothing stored, a clear message.
+func TestGarbageIsInvalidArgument(t *testing.T) {
+	addr, sink := serve(t, Config{})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	p.sendChunk(t, []byte("not a STEF header at all"))
+	p.w.Close()
+	if st := p.status(); !strings.HasPrefix(st, "3 ") || !strings.Contains(st, "cannot decode STEF") {
+		t.Fatalf("status %q, want INVALID_ARGUMENT", st)
+	}
+	if sink.items != 0 {
+		t.Fatal("stored")
+	}
+}
+
+// A root struct other than Metrics and Spans: UNIMPLEMENTED, named.
+func TestUnknownRootStruct(t *testing.T) {
+	addr, _ := serve(t, Config{})
+	p := dial(t, addr)
+	p.sendFirst(t, "Logs")
+	p.w.Close()
+	if st := p.status(); !strings.HasPrefix(st, "12 ") {
+		t.Fatalf("status %q", st)
+	}
+}
+
+// The stream's dictionaries are bounded by what it decoded: past
+// MaxStreamBytes of OTLP, it acknowledges what it stored and rotates
+// (UNAVAILABLE), so a client cannot grow them forever. One frame of one
+// point is enough to reach a bound of one byte.
+func TestStreamRotatesAtDecodedBound(t *testing.T) {
+	addr, sink := serve(t, Config{MaxStreamBytes: 1})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePoints(t, w, 1, 0)
+	w.Flush()
+	if ack, _ := parseAck(t, p.recv(t)); ack != 1 {
+		t.Fatalf("ack %d, want 1", ack)
+	}
+	if st := p.status(); !strings.HasPrefix(st, "14 ") || !strings.Contains(st, "rotated") {
+		t.Fatalf("status %q, want UNAVAILABLE (rotation)", st)
+	}
+	if sink.items != 1 {
+		t.Fatalf("stored %d, want the acknowledged point", sink.items)
+	}
+}
+
+// A point the pipeline rejects (an exemplar's trace id of 3 bytes) is
+// reported in bad_data_record_id_ranges with its frame, acknowledged, and
+// the stream goes on; the valid points are stored.
+func TestRejectedPointsAreBadRanges(t *testing.T) {
+	addr, sink := serve(t, Config{})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePoints(t, w, 2, 0)
+	w.Flush()
+	if ack, bad := parseAck(t, p.recv(t)); ack != 2 || len(bad) != 0 {
+		t.Fatalf("ack %d bad %v", ack, bad)
+	}
+	writePoints(t, w, 1, 2)
+	w.Record.Point().Exemplars().EnsureLen(1)
+	w.Record.Point().Exemplars().At(0).SetTraceID(pkg.Bytes("abc"))
+	w.Record.Point().Exemplars().At(0).Value().SetInt64(1)
+	if err := w.Write(); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush()
+	ack, bad := parseAck(t, p.recv(t))
+	if ack != 4 || len(bad) != 1 || bad[0] != (idRange{3, 4}) {
+		t.Fatalf("ack %d bad %v, want ack 4 and bad 3-4", ack, bad)
+	}
+	p.w.Close()
+	if st := p.status(); st != "0 " {
+		t.Fatalf("status %q", st)
+	}
+	if sink.items != 3 {
+		t.Fatalf("stored %d points, want the 3 valid ones", sink.items)
+	}
+}
+
+// Spans, with the library's writer: every span stored as a trace request,
+// its ids, events, links and status kept.
+func TestSpansStored(t *testing.T) {
+	addr, sink := serve(t, Config{})
+	p := dial(t, addr)
+	p.sendFirst(t, "Spans")
+	p.recv(t)
+	w, err := otelstef.NewSpansWriter(chunkSender{t, p}, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		r := &w.Record
+		r.Resource().Attributes().EnsureLen(1)
+		r.Resource().Attributes().SetKey(0, "service.name")
+		r.Resource().Attributes().Value(0).SetString("checkout")
+		r.Scope().SetName("tracer")
+		s := r.Span()
+		s.SetTraceID(pkg.Bytes("0123456789abcdef"))
+		s.SetSpanID(pkg.Bytes(string([]byte{1, 2, 3, 4, 5, 6, 7, byte(i)})))
+		s.SetName("GET /cart")
+		s.SetKind(otelstef.SpanKindServer)
+		s.SetStartTimeUnixNano(10)
+		s.SetEndTimeUnixNano(20)
+		s.Events().EnsureLen(1)
+		s.Events().At(0).SetName("retry")
+		s.Links().EnsureLen(1)
+		s.Links().At(0).SetTraceID(pkg.Bytes("fedcba9876543210"))
+		s.Links().At(0).SetSpanID(pkg.Bytes("abcdefgh"))
+		s.Status().SetCode(2)
+		s.Status().SetMessage("boom")
+		if err := w.Write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	if ack, bad := parseAck(t, p.recv(t)); ack != 5 || len(bad) != 0 {
+		t.Fatalf("ack %d bad %v", ack, bad)
+	}
+	p.w.Close()
+	if st := p.status(); st != "0 " {
+		t.Fatalf("status %q", st)
+	}
+	if sink.items != 5 || len(sink.sigs) != 1 || sink.sigs[0] != otlp.Traces {
+		t.Fatalf("stored %d items as %v", sink.items, sink.sigs)
+	}
+	for _, want := range []string{"GET /cart", "retry", "boom", "fedcba9876543210", "checkout"} {
+		if !strings.Contains(string(sink.writes[0]), want) {
+			t.Errorf("stored request lacks %q", want)
+		}
+	}
+}
+
+// The chunk being assembled is charged to the admission budget as it
+// arrives: a chunk larger than the whole budget is refused at its first
+// message's declared size, retryable, nothing stored.
+func TestChunkChargedToAdmission(t *testing.T) {
+	// The budget holds one reader's state (at most half of it goes to
+	// stream state) and less than that again: the chunk does not fit.
+	addr, sink := serveAdm(t, Config{MaxChunkBytes: 16 << 20},
+		ingest.AdmissionConfig{RequestLimit: 2*StateCostZstd + 64<<10, MaxWait: time.Millisecond})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	msg := appendBytesField(nil, 2, make([]byte, StateCostZstd+128<<10))
+	var hdr [5]byte
+	binary.BigEndian.PutUint32(hdr[1:], uint32(len(msg)))
+	// The server may refuse before it has read the whole message.
+	p.w.Write(append(hdr[:], msg...))
+	st := p.status()
+	if !strings.HasPrefix(st, "8 ") && !strings.HasPrefix(st, "14 ") || strings.Contains(st, "decoder state") {
+		t.Fatalf("status %q, want RESOURCE_EXHAUSTED or UNAVAILABLE", st)
+	}
+	if sink.items != 0 {
+		t.Fatal("stored")
+	}
+}

@@ -1,0 +1,154 @@
+package stefreceiver
+
+import (
+	"fmt"
+
+	"github.com/splunk/stef/go/otel/otelstef"
+)
+
+// spansBuilder turns a sequence of STEF Spans records into one
+// ExportTraceServiceRequest, as metricsBuilder does for metrics: each
+// record is a span, consecutive records with the same resource and scope
+// share their ResourceSpans and ScopeSpans. STEF does not carry the
+// dropped event and link counts: they are not written.
+type spansBuilder struct {
+	rec    *otelstef.Spans
+	out    []byte
+	rm, sm int
+	res    otelstef.Resource
+	scope  otelstef.Scope
+	spans  int
+}
+
+func (b *spansBuilder) reset(buf []byte) {
+	b.out, b.rm, b.sm, b.spans = buf[:0], -1, -1, 0
+}
+
+func (b *spansBuilder) items() int { return b.spans }
+func (b *spansBuilder) size() int  { return len(b.out) }
+
+func (b *spansBuilder) closeResource() {
+	if b.sm >= 0 {
+		b.out = endLen(b.out, b.sm)
+		b.sm = -1
+	}
+	if b.rm >= 0 {
+		b.out = endLen(b.out, b.rm)
+		b.rm = -1
+	}
+}
+
+func (b *spansBuilder) finish() []byte {
+	b.closeResource()
+	return b.out
+}
+
+func (b *spansBuilder) add() (err error) {
+	r := b.rec
+	start, rm0, sm0 := len(b.out), b.rm, b.sm
+	defer func() {
+		if err != nil {
+			b.out, b.rm, b.sm = b.out[:start], rm0, sm0
+			b.closeResource()
+		}
+	}()
+	if r.Resource() == nil || r.Scope() == nil {
+		return errNilRef
+	}
+	if b.rm < 0 || !b.res.IsEqual(r.Resource()) {
+		b.closeResource()
+		b.res.CopyFrom(r.Resource())
+		b.out, b.rm = appendLen(b.out, 1) // ResourceSpans
+		b.out = appendStringNonEmpty(b.out, 3, r.Resource().SchemaURL())
+		if b.out, err = appendResource(b.out, r.Resource()); err != nil {
+			return err
+		}
+	}
+	if b.sm < 0 || !b.scope.IsEqual(r.Scope()) {
+		if b.sm >= 0 {
+			b.out = endLen(b.out, b.sm)
+		}
+		b.scope.CopyFrom(r.Scope())
+		b.out, b.sm = appendLen(b.out, 2) // ScopeSpans
+		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
+		if b.out, err = appendScope(b.out, r.Scope()); err != nil {
+			return err
+		}
+	}
+	if b.out, err = appendSpan(b.out, r.Span()); err != nil {
+		return fmt.Errorf("cannot decode span: %w", err)
+	}
+	b.spans++
+	return nil
+}
+
+// appendSpan appends s as field 2 (spans) of the open ScopeSpans.
+func appendSpan(b []byte, s *otelstef.Span) (_ []byte, err error) {
+	at := 0
+	b, at = appendLen(b, 2)
+	b = appendStringField(b, 1, string(s.TraceID()))
+	b = appendStringField(b, 2, string(s.SpanID()))
+	b = appendStringNonEmpty(b, 3, s.TraceState())
+	if id := s.ParentSpanID(); len(id) > 0 {
+		b = appendStringField(b, 4, string(id))
+	}
+	b = appendStringNonEmpty(b, 5, s.Name())
+	if k := s.Kind(); k != 0 {
+		b = appendVarintField(b, 6, uint64(k))
+	}
+	b = appendFixed64Field(b, 7, s.StartTimeUnixNano())
+	b = appendFixed64Field(b, 8, s.EndTimeUnixNano())
+	if b, err = appendAttributes(b, 9, s.Attributes()); err != nil {
+		return b, err
+	}
+	if n := s.DroppedAttributesCount(); n > 0 {
+		b = appendVarintField(b, 10, n)
+	}
+	ev := s.Events()
+	for i := range ev.Len() {
+		e := ev.At(i)
+		var ea int
+		b, ea = appendLen(b, 11)
+		b = appendFixed64Field(b, 1, e.TimeUnixNano())
+		b = appendStringNonEmpty(b, 2, e.Name())
+		if b, err = appendAttributes(b, 3, e.Attributes()); err != nil {
+			return b, err
+		}
+		if n := e.DroppedAttributesCount(); n > 0 {
+			b = appendVarintField(b, 4, n)
+		}
+		b = endLen(b, ea)
+	}
+	ln := s.Links()
+	for i := range ln.Len() {
+		l := ln.At(i)
+		var la int
+		b, la = appendLen(b, 13)
+		b = appendStringField(b, 1, string(l.TraceID()))
+		b = appendStringField(b, 2, string(l.SpanID()))
+		b = appendStringNonEmpty(b, 3, l.TraceState())
+		if b, err = appendAttributes(b, 4, l.Attributes()); err != nil {
+			return b, err
+		}
+		if n := l.DroppedAttributesCount(); n > 0 {
+			b = appendVarintField(b, 5, n)
+		}
+		if f := l.Flags(); f != 0 {
+			b = appendFixed32Field(b, 6, uint32(f))
+		}
+		b = endLen(b, la)
+	}
+	if st := s.Status(); st.Code() != 0 || st.Message() != "" {
+		var sa int
+		b, sa = appendLen(b, 15)
+		b = appendStringNonEmpty(b, 2, st.Message())
+		if c := st.Code(); c != 0 {
+			b = appendVarintField(b, 3, c)
+		}
+		b = endLen(b, sa)
+	}
+	if f := s.Flags(); f != 0 {
+		b = appendFixed32Field(b, 16, uint32(f))
+	}
+	return endLen(b, at), nil
+}
