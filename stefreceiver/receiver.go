@@ -339,8 +339,8 @@ func (s *stream) run() *grpcwire.Status {
 
 // lowerState lowers the stream's state charge to what its reader holds,
 // once the header says how its frames are compressed.
-func (s *stream) lowerState(h *pkg.FixedHeader) {
-	if h.Compression == pkg.CompressionNone && s.state > StateCostPlain {
+func (s *stream) lowerState(compressed bool) {
+	if !compressed && s.state > StateCostPlain {
 		s.r.p.ReleaseStreamState(s.state - StateCostPlain)
 		s.state = StateCostPlain
 	}
@@ -362,21 +362,24 @@ type builder interface {
 	size() int
 }
 
-// open returns the reader of the stream's signal and its builder.
+// open returns the reader of the stream's signal and its builder. The
+// reader reads the stream through unzstd, which decompresses zstd frames
+// with a bounded window.
 func (s *stream) open() (recordReader, builder, error) {
+	u := newUnzstd(s)
 	if s.sig == otlp.Traces {
-		rd, err := otelstef.NewSpansReader(s)
+		rd, err := otelstef.NewSpansReader(u)
 		if err != nil {
 			return nil, nil, err
 		}
-		s.lowerState(rd.Header())
+		s.lowerState(u.compressed)
 		return rd, &spansBuilder{rec: &rd.Record}, nil
 	}
-	rd, err := otelstef.NewMetricsReader(s)
+	rd, err := otelstef.NewMetricsReader(u)
 	if err != nil {
 		return nil, nil, err
 	}
-	s.lowerState(rd.Header())
+	s.lowerState(u.compressed)
 	return rd, &metricsBuilder{rec: &rd.Record}, nil
 }
 
