@@ -41,13 +41,18 @@ type unzstd struct {
 	hdrDone    bool
 	// out is what is to be passed on before anything else: the header,
 	// or a frame's own header.
-	out    []byte
-	frame  [1 + binary.MaxVarintLen64]byte
-	dec    *zstd.Decoder
-	in     frameInput
-	left   uint64 // decoded bytes of the current frame still to pass on
-	frames int
-	err    error
+	out   []byte
+	frame [1 + binary.MaxVarintLen64]byte
+	dec   *zstd.Decoder
+	in    frameInput
+	left  uint64 // decoded bytes of the current frame still to pass on
+	// fresh: none of the current frame's content was passed on yet;
+	// csize is its zstd data's size, prev the previous frame's declared
+	// size.
+	fresh            bool
+	csize, prev, cur uint64
+	frames           int
+	err              error
 }
 
 // frameInput gives the decoder one STEF frame's zstd data and no more.
@@ -184,10 +189,11 @@ func (u *unzstd) nextFrame() error {
 			return u.zstdError(err)
 		}
 	}
-	u.left = usize
+	u.left, u.csize, u.fresh = usize, csize, true
 	if usize == 0 && u.in.n > 0 {
 		return badFrame("STEF frame %d: its zstd data decodes to more than its declared 0 bytes", u.frames)
 	}
+	u.prev, u.cur = u.cur, usize
 	u.out = binary.AppendUvarint(append(u.frame[:0], b), usize)
 	return nil
 }
@@ -198,6 +204,15 @@ func (u *unzstd) content(p []byte) (int, error) {
 		p = p[:u.left]
 	}
 	n, err := u.dec.Read(p)
+	if u.fresh && n > 0 && u.in.n == int64(u.csize) {
+		// The writer flushes a block at each frame's end, and a block's
+		// output comes only once its input is read: output before any of
+		// this frame's input is what the previous frame's data decoded
+		// to beyond its declared size.
+		u.err = badFrame("STEF frame %d: its zstd data decodes to more than its declared %d bytes", u.frames-1, u.prev)
+		return 0, u.err
+	}
+	u.fresh = false
 	u.left -= uint64(n)
 	if err != nil && u.left > 0 {
 		u.err = u.zstdError(err)
