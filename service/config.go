@@ -65,11 +65,10 @@ type Config struct {
 	// (-validate-utf8, default false).
 	ValidateUTF8 bool
 	// STEF serves STEF/gRPC (STEFDestination/Stream, stefreceiver) on the
-	// OTLP ports (-stef, default false). Off by default while a STEF
-	// stream's memory is not wholly charged: the library's zstd decoder
-	// takes the window a frame declares, and the dictionaries grow until
-	// the stream rotates (stefreceiver.DefaultMaxStreamBytes of decoded
-	// data); turn it on for senders you trust, behind -auth-token-file.
+	// OTLP ports (-stef, default true). A STEF stream's zstd decoder is
+	// window-bounded and charged (stefreceiver.StateCostZstd); its
+	// dictionaries are bounded by the stream's rotation
+	// (stefreceiver.DefaultMaxStreamBytes of decoded data).
 	STEF bool
 	// Admission is the budget of request bytes (-admission-request-limit,
 	// -admission-waiting-limit, -admission-max-wait, -max-streams; defaults
@@ -248,6 +247,7 @@ func DefaultConfig() Config {
 		Tenants: TenantConfig{Sources: "token,header,cert", Default: otlp.DefaultTenant},
 		Forward: ForwardConfig{DeadLetterMaxBytes: "1GiB", DeadLetterMaxAge: deadletter.DefaultMaxAge},
 		Kafka:   defaultKafkaConfig(),
+		STEF:    true,
 	}
 	c.Admission = handler.AdmissionConfig{RequestLimit: handler.DefaultAdmissionRequestLimit,
 		WaitingLimit: handler.DefaultAdmissionWaitingLimit, MaxWait: handler.DefaultAdmissionMaxWait}

@@ -14,7 +14,7 @@ import (
 // It is the stream's decoder without the stream, for tools and the fuzz
 // targets.
 func DecodeMetrics(dst []byte, src io.Reader, maxBytes int) ([]byte, uint64, error) {
-	rd, err := otelstef.NewMetricsReader(src)
+	rd, err := otelstef.NewMetricsReader(newUnzstd(src))
 	if err != nil {
 		return dst, 0, err
 	}
@@ -24,7 +24,7 @@ func DecodeMetrics(dst []byte, src io.Reader, maxBytes int) ([]byte, uint64, err
 // DecodeSpans is DecodeMetrics for a STEF spans stream: one
 // ExportTraceServiceRequest.
 func DecodeSpans(dst []byte, src io.Reader, maxBytes int) ([]byte, uint64, error) {
-	rd, err := otelstef.NewSpansReader(src)
+	rd, err := otelstef.NewSpansReader(newUnzstd(src))
 	if err != nil {
 		return dst, 0, err
 	}

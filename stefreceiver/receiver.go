@@ -18,7 +18,8 @@
 //
 // What a stream can make us hold is bounded (Config): one assembled chunk
 // (MaxChunkBytes), one request being built (MaxRequestBytes), the STEF
-// reader's own state (its frame decoder: StateCostZstd or StateCostPlain,
+// reader's own state (its zstd decoder, ours and window-bounded
+// (unzstd.go), StateCostZstd, or StateCostPlain,
 // charged to the admission budget for the stream's life with
 // ingest.Pipeline.HoldStreamState, as the export stream's stateful zstd
 // decoder is), and the stream's dictionaries, which the STEF reader keeps without exposing
@@ -56,20 +57,15 @@ import (
 // which admit it exactly like the export stream.
 const Path = "/STEFDestination/Stream"
 
-// What the STEF reader holds for a stream's life once it has read the
-// stream's header, measured on the library's reader (v0.1.1) after its
-// first frame (the server's heap growth per stream, the client's writer
-// subtracted): with zstd, about 8.7 MB, nearly all of it the frame
-// decoder's (zstd.NewReader with its default window buffers); without
-// compression about 21 KB. The zstd figure is charged before the header is
-// read (the client chooses), and lowered to the plain one when the header
-// says the stream is not compressed.
-//
-// Not yet bounded: the zstd decoder (made by the library, pkg.FrameDecoder,
-// without WithDecoderMaxWindow) allocates the window a zstd frame
-// declares, so a client declaring a larger window than the writer's 8 MiB
-// makes its stream hold that much (256 MiB measured for a 256 MiB window)
-// while StateCostZstd is charged.
+// What a stream's reader holds for its life once it has read the
+// stream's header: with zstd, the window-bounded decoder (unzstd.go,
+// MaxZstdWindow) with its window full, measured at 8.8 MB
+// (TestStateCostZstdCoversDecoder; the library's own reader holds the
+// same frames uncompressed); without compression the library's reader,
+// about 21 KB. The zstd figure is charged before the header is read (the
+// client chooses), and lowered to the plain one when the header says the
+// stream is not compressed. A frame declaring a larger window than
+// MaxZstdWindow is refused before it is allocated.
 const (
 	StateCostZstd  = 9 << 20
 	StateCostPlain = 64 << 10
@@ -339,8 +335,8 @@ func (s *stream) run() *grpcwire.Status {
 
 // lowerState lowers the stream's state charge to what its reader holds,
 // once the header says how its frames are compressed.
-func (s *stream) lowerState(h *pkg.FixedHeader) {
-	if h.Compression == pkg.CompressionNone && s.state > StateCostPlain {
+func (s *stream) lowerState(compressed bool) {
+	if !compressed && s.state > StateCostPlain {
 		s.r.p.ReleaseStreamState(s.state - StateCostPlain)
 		s.state = StateCostPlain
 	}
@@ -362,21 +358,24 @@ type builder interface {
 	size() int
 }
 
-// open returns the reader of the stream's signal and its builder.
+// open returns the reader of the stream's signal and its builder. The
+// reader reads the stream through unzstd, which decompresses zstd frames
+// with a bounded window.
 func (s *stream) open() (recordReader, builder, error) {
+	u := newUnzstd(s)
 	if s.sig == otlp.Traces {
-		rd, err := otelstef.NewSpansReader(s)
+		rd, err := otelstef.NewSpansReader(u)
 		if err != nil {
 			return nil, nil, err
 		}
-		s.lowerState(rd.Header())
+		s.lowerState(u.compressed)
 		return rd, &spansBuilder{rec: &rd.Record}, nil
 	}
-	rd, err := otelstef.NewMetricsReader(s)
+	rd, err := otelstef.NewMetricsReader(u)
 	if err != nil {
 		return nil, nil, err
 	}
-	s.lowerState(rd.Header())
+	s.lowerState(u.compressed)
 	return rd, &metricsBuilder{rec: &rd.Record}, nil
 }
 

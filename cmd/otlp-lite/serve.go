@@ -42,7 +42,7 @@ func registerServeFlags(s *flagSections, cfg *service.Config) {
 	s.add("Requests and limits", func(fs *flag.FlagSet) {
 		fs.IntVar(&cfg.MaxRecvMsgSize, "grpc-max-recv-msg-size", cfg.MaxRecvMsgSize, "largest request in bytes, compressed or decompressed, for gRPC and OTLP/HTTP (OTLP recommends accepting 64 MiB)")
 		fs.BoolVar(&cfg.ValidateUTF8, "validate-utf8", cfg.ValidateUTF8, "reject items with invalid UTF-8 in string fields (proto3 requires valid UTF-8; off by default, as in the OpenTelemetry Collector)")
-		fs.BoolVar(&cfg.STEF, "stef", cfg.STEF, "also serve STEF/gRPC (STEFDestination/Stream, from the Collector's stefexporter) on the OTLP ports; experimental: a zstd STEF stream holds the window its frames declare, so only for trusted senders")
+		fs.BoolVar(&cfg.STEF, "stef", cfg.STEF, "also serve STEF/gRPC (STEFDestination/Stream, from the Collector's stefexporter) on the OTLP ports (-stef=false turns it off)")
 		fs.Int64Var(&cfg.Admission.RequestLimit, "admission-request-limit", cfg.Admission.RequestLimit, "bytes of requests (wire plus decompressed) held at once across all protocols")
 		fs.Int64Var(&cfg.Admission.WaitingLimit, "admission-waiting-limit", cfg.Admission.WaitingLimit, "bytes of requests allowed to wait for admission; beyond it requests are refused at once as retryable")
 		fs.DurationVar(&cfg.Admission.MaxWait, "admission-max-wait", cfg.Admission.MaxWait, "longest a request waits for admission (also bounded by its deadline)")

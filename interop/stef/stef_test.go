@@ -146,7 +146,15 @@ func pointKeys(md pmetric.Metrics, into map[string]int, add int) int {
 	return n
 }
 
+// TestStefExporterEveryPointStored sends with the exporter's STEF frames
+// uncompressed (its default) and zstd-compressed, decompressed by
+// stefreceiver's window-bounded decoder.
 func TestStefExporterEveryPointStored(t *testing.T) {
+	t.Run("none", func(t *testing.T) { testStefExporter(t, false) })
+	t.Run("zstd", func(t *testing.T) { testStefExporter(t, true) })
+}
+
+func testStefExporter(t *testing.T, zstd bool) {
 	reqs := loadRequests(t)
 	dir := t.TempDir()
 	cfg := service.DefaultConfig()
@@ -166,6 +174,10 @@ func TestStefExporterEveryPointStored(t *testing.T) {
 	ecfg := f.CreateDefaultConfig().(*stefexporter.Config)
 	ecfg.ClientConfig.Endpoint = svc.GRPCAddr()
 	ecfg.ClientConfig.TLS.Insecure = true
+	ecfg.ClientConfig.Compression = ""
+	if zstd {
+		ecfg.ClientConfig.Compression = "zstd"
+	}
 	// The default queue (sending_queue on, as in a Collector): the
 	// exporter sends from it; Shutdown drains it.
 	exp, err := f.CreateMetrics(ctx, exporter.Settings{
