@@ -256,6 +256,11 @@ type Request struct {
 	// MaxRecvMsgSize, charges Body (waiting for room as a request does)
 	// and gives the ticket back before it returns.
 	Ticket *Ticket
+	// IdempotencyKey names the request for exactly-once storage (see
+	// otlp.IdempotencyKeyHeader): a request whose key the tenant's window
+	// holds is not stored again and gets the first one's Result. Empty
+	// means no key: stored at least once, as before.
+	IdempotencyKey string
 }
 
 // Result is what Export did with a request.
