@@ -3,10 +3,17 @@ package stefreceiver
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/splunk/stef/go/otel/otelstef"
 	"github.com/splunk/stef/go/pkg"
+
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
 
 // BenchmarkDecodeMetrics decodes a STEF stream of 10,000 sum points
@@ -124,4 +131,64 @@ func BenchmarkDecodeMetricsSDK(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(src))/float64(n), "stef-B/point")
 	b.ReportMetric(float64(len(out))/float64(n), "otlp-B/point")
+}
+
+// The decoder's shortcuts (fastPaths) write exactly the bytes of the
+// general path: on an SDK-shaped stream with exemplars, array attributes
+// and booleans mixed in, and on the fuzz seeds (real streams).
+func TestFastPathsWriteTheSameBytes(t *testing.T) {
+	var buf pkg.MemChunkWriter
+	w, err := otelstef.NewMetricsWriter(&buf, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := writeRealistic(t, w, 6, true)
+	fast, slow := decodeBothWays(t, DecodeMetrics, buf.Bytes())
+	if !bytes.Equal(fast, slow) {
+		t.Fatalf("fast paths wrote %d bytes, the general path %d, not the same", len(fast), len(slow))
+	}
+	res, err := otlpdecode.CheckMetrics(fast, &otlpdecode.Options{})
+	if err != nil || res.Items != n || res.Rejected != 0 {
+		t.Fatalf("%d points of %d (%d rejected: %s), %v", res.Items, n, res.Rejected, res.FirstRejection, err)
+	}
+	for _, dir := range []string{"FuzzDecodeMetrics", "FuzzDecodeSpans"} {
+		decode := DecodeMetrics
+		if dir == "FuzzDecodeSpans" {
+			decode = DecodeSpans
+		}
+		seeds, _ := filepath.Glob(filepath.Join("testdata", "fuzz", dir, "*"))
+		for _, s := range seeds {
+			data := fuzzSeed(t, s)
+			fast, slow := decodeBothWays(t, decode, data)
+			if !bytes.Equal(fast, slow) {
+				t.Errorf("%s: fast paths wrote other bytes than the general path", s)
+			}
+		}
+	}
+}
+
+func decodeBothWays(t *testing.T, decode func([]byte, io.Reader, int) ([]byte, uint64, error), data []byte) (fast, slow []byte) {
+	t.Helper()
+	fast, _, _ = decode(nil, bytes.NewReader(data), 64<<20)
+	fastPaths = false
+	defer func() { fastPaths = true }()
+	slow, _, _ = decode(nil, bytes.NewReader(data), 64<<20)
+	return fast, slow
+}
+
+// fuzzSeed reads the []byte of a "go test fuzz v1" corpus file.
+func fuzzSeed(t *testing.T, path string) []byte {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lit, ok := strings.Cut(string(b), "[]byte(")
+	if !ok {
+		t.Fatalf("%s: not a []byte seed", path)
+	}
+	s, err := strconv.Unquote(strings.TrimSuffix(strings.TrimSpace(lit), ")"))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return []byte(s)
 }
