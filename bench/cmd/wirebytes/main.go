@@ -66,6 +66,7 @@ type config struct {
 	level, window, rotate, rounds int
 	half                          string
 	quick                         bool
+	extraLevel                    int
 	dict                          []byte
 }
 
@@ -79,6 +80,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 3, "decompression rounds for the CPU figures")
 	only := flag.String("only", "", "only the files whose name contains this")
 	flag.BoolVar(&cfg.quick, "quick", false, "only OTLP zstd and our stream (for tuning)")
+	flag.IntVar(&cfg.extraLevel, "extra-level", 0, "also a row of our stream at this level (0: none)")
 	flag.Parse()
 	files, err := filepath.Glob(filepath.Join(*dir, "*.zst"))
 	if err != nil || len(files) == 0 {
@@ -113,11 +115,14 @@ func table(file string, cfg config) {
 	}
 	rows := []row{
 		{name: "OTLP, each gRPC message zstd (the Collector's otlp exporter)"},
-		{name: "otlp-lite stream, stateful zstd"},
+		{name: fmt.Sprintf("otlp-lite stream, stateful zstd (level %d, %d KiB window)", levelOf(cfg), cfg.window>>10)},
 		{name: "OTel-Arrow (IPC uncompressed, gRPC zstd level 5)"},
 		{name: "OTel-Arrow (IPC zstd, gRPC zstd level 5)"},
 		{name: "STEF (no compression)"},
 		{name: "STEF (its zstd)"},
+	}
+	if cfg.extraLevel != 0 {
+		rows = append(rows, row{name: fmt.Sprintf("otlp-lite stream, stateful zstd (level %d, %d KiB window)", cfg.extraLevel, cfg.window>>10)})
 	}
 	var notes []string
 	var cpuRows []string
@@ -137,6 +142,12 @@ func table(file string, cfg config) {
 			sizes[3] = arrowBytes(reqs, metrics, true)
 			sizes[4] = stefBytes(reqs, metrics, pkg.CompressionNone)
 			sizes[5] = stefBytes(reqs, metrics, pkg.CompressionZstd)
+		}
+		if cfg.extraLevel != 0 {
+			x := cfg
+			x.level = cfg.extraLevel
+			b, _ := ourStream(reqs, x)
+			sizes = append(sizes, b)
 		}
 		for i := range rows {
 			rows[i].bytes = append(rows[i].bytes, float64(sizes[i])/float64(n))
@@ -234,6 +245,13 @@ func ourStream(reqs [][]byte, cfg config) (int, [][]byte) {
 		total += len(m) + grpcPrefix
 	}
 	return total, out
+}
+
+func levelOf(cfg config) int {
+	if cfg.level == 0 {
+		return compression.DefaultStreamLevel
+	}
+	return cfg.level
 }
 
 func newStreamEncoder(cfg config) *compression.StreamEncoder {
