@@ -57,6 +57,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds per server (alternating)")
 	zstdOn := flag.Bool("zstd", true, "the STEF writer's zstd compression")
 	repeat := flag.Int("repeat", 3, "send the dataset this many times per round")
+	batch := flag.Int("batch", 0, "cut the dataset into requests of this many points, as a batch processor sends them (0: one resource's metrics per request, as an SDK sends them)")
 	serveContrib := flag.String("serve-contrib", "", "internal: serve the contrib receiver on this address until stdin closes")
 	bin := flag.String("otlp-lite", "", "the otlp-lite binary (default: built from this tree)")
 	profile := flag.String("profile", "", "write a 10-second CPU profile of otlp-lite's first round to this file (its admin port serves /debug/pprof)")
@@ -66,6 +67,11 @@ func main() {
 		return
 	}
 	reqs, total := dataset.Cut(dataset.ReadRecords(*file), true, 1<<30, true)
+	shape := "one resource's metrics"
+	if *batch > 0 {
+		reqs, total = dataset.Cut(dataset.ReadRecords(*file), true, *batch, false)
+		shape = fmt.Sprintf("about %d points", *batch)
+	}
 	var mds []pmetric.Metrics
 	for _, r := range reqs {
 		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(r)
@@ -134,8 +140,8 @@ func main() {
 		}
 	}
 	fmt.Printf("Command: `cd bench && go run ./cmd/stefcpu %s`\n\n", strings.Join(os.Args[1:], " "))
-	fmt.Printf("%s, %d requests of one resource's metrics (%d points) sent %d times per round on one STEF stream (zstd: %v), %d rounds; server CPU per point (user+system, /proc), median:\n\n",
-		filepath.Base(*file), len(reqs), total, *repeat, *zstdOn, *rounds)
+	fmt.Printf("%s, %d requests of %s (%d points) sent %d times per round on one STEF stream (zstd: %v), %d rounds; server CPU per point (user+system, /proc), median:\n\n",
+		filepath.Base(*file), len(reqs), shape, total, *repeat, *zstdOn, *rounds)
 	fmt.Printf("| server | CPU ns/point | vs contrib |\n|---|---|---|\n")
 	base := median(samples[0])
 	for i, s := range servers {
