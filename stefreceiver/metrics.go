@@ -30,11 +30,8 @@ var (
 type metricsBuilder struct {
 	rec *otelstef.Metrics // the reader's record, which add appends
 	out []byte            // the request so far: closed ResourceMetrics
-	// Open containers, as offsets into out (appendLen), -1 when none,
-	// and their nest marks.
-	rm, sm, m, data     int
-	rmS, smS, mS, dataS int
-	nest                nest
+	// Open containers, as offsets into out (appendLen), -1 when none.
+	rm, sm, m, data int
 	// The resource, scope and metric of the open containers.
 	res   otelstef.Resource
 	scope otelstef.Scope
@@ -49,15 +46,14 @@ func (b *metricsBuilder) reset(buf []byte) {
 	b.out = outBuffer(buf, b.last)
 	b.rm, b.sm, b.m, b.data = -1, -1, -1, -1
 	b.points = 0
-	b.nest.reset()
 }
 
 func (b *metricsBuilder) closeMetric() {
 	if b.m < 0 {
 		return
 	}
-	b.out = b.nest.close(b.out, b.data, b.dataS)
-	b.out = b.nest.close(b.out, b.m, b.mS)
+	b.out = endLen(b.out, b.data)
+	b.out = endLen(b.out, b.m)
 	b.m, b.data = -1, -1
 }
 
@@ -66,7 +62,7 @@ func (b *metricsBuilder) closeScope() {
 	if b.sm < 0 {
 		return
 	}
-	b.out = b.nest.close(b.out, b.sm, b.smS)
+	b.out = endLen(b.out, b.sm)
 	b.sm = -1
 }
 
@@ -75,14 +71,13 @@ func (b *metricsBuilder) closeResource() {
 	if b.rm < 0 {
 		return
 	}
-	b.out = b.nest.close(b.out, b.rm, b.rmS)
+	b.out = endLen(b.out, b.rm)
 	b.rm = -1
 }
 
 // finish closes every open container and returns the request.
 func (b *metricsBuilder) finish() []byte {
 	b.closeResource()
-	b.out = b.nest.compact(b.out)
 	b.last = len(b.out)
 	return b.out
 }
@@ -121,7 +116,6 @@ func (b *metricsBuilder) add() (err error) {
 			closed()
 		}
 		b.res.CopyFrom(r.Resource())
-		b.rmS = b.nest.mark()
 		b.out, b.rm = appendLen(b.out, 1) // ResourceMetrics
 		// schema_url (3) before scope_metrics (2): the order of fields
 		// is free, and the container is then closed by its length alone.
@@ -136,7 +130,6 @@ func (b *metricsBuilder) add() (err error) {
 			closed()
 		}
 		b.scope.CopyFrom(r.Scope())
-		b.smS = b.nest.mark()
 		b.out, b.sm = appendLen(b.out, 2) // ScopeMetrics
 		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
 		if b.out, err = appendScope(b.out, r.Scope()); err != nil {
@@ -150,7 +143,6 @@ func (b *metricsBuilder) add() (err error) {
 			closed()
 		}
 		b.met.CopyFrom(m)
-		b.mS = b.nest.mark()
 		b.out, b.m = appendLen(b.out, 2) // Metric
 		b.out = appendStringNonEmpty(b.out, 1, m.Name())
 		b.out = appendStringNonEmpty(b.out, 2, m.Description())
@@ -162,7 +154,6 @@ func (b *metricsBuilder) add() (err error) {
 		if !ok {
 			return fmt.Errorf("cannot decode metric: unknown metric type %d", m.Type())
 		}
-		b.dataS = b.nest.mark()
 		b.out, b.data = appendLen(b.out, field)
 		switch m.Type() {
 		case otelstef.MetricTypeSum:

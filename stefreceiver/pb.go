@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/splunk/stef/go/otel/otelstef"
 )
@@ -160,69 +159,11 @@ func attributesSize(a *otelstef.Attributes) (int, bool) {
 	return n, true
 }
 
-// nest closes the large containers of a request being built (resource,
-// scope, metric and its data) without moving their content: endLen moves
-// a container's content back over the length bytes it does not need, so a
-// data point under a metric, scope and resource was moved four times (13 %
-// of otlp-lite's CPU profile receiving 8,192-point STEF requests, out of
-// cache at 2 MB; in instructions, which callgrind counts, the moves are
-// cheap and the nest's bookkeeping costs 6 % more). close writes the length
-// in place and leaves the unneeded bytes as a gap, and compact removes
-// every gap in one pass when the request is finished: the same bytes as
-// endLen's, each moved at most once. Without fastPaths, close is endLen.
-type nest struct {
-	gaps  []gap
-	saved int // the bytes of gaps
-}
-
-type gap struct{ pos, n int }
-
-func (n *nest) reset() { n.gaps, n.saved = n.gaps[:0], 0 }
-
-// mark is what close needs of the container opened now (appendLen): the
-// gap bytes before it.
-func (n *nest) mark() int { return n.saved }
-
-// close fills in the length of the container at at (appendLen), opened
-// when mark returned saved: its content less the gaps inside it.
-func (n *nest) close(b []byte, at, saved int) []byte {
-	if !fastPaths {
-		return endLen(b, at)
-	}
-	l := uint64(len(b) - at - 5 - (n.saved - saved))
-	var tmp [binary.MaxVarintLen64]byte
-	k := binary.PutUvarint(tmp[:], l)
-	copy(b[at:], tmp[:k])
-	if k < 5 {
-		n.gaps = append(n.gaps, gap{at + k, 5 - k})
-		n.saved += 5 - k
-	}
-	return b
-}
-
-// compact removes the gaps from b, once every container is closed.
-func (n *nest) compact(b []byte) []byte {
-	if len(n.gaps) == 0 {
-		return b
-	}
-	slices.SortFunc(n.gaps, func(x, y gap) int { return x.pos - y.pos })
-	w := n.gaps[0].pos
-	for i, g := range n.gaps {
-		end := len(b)
-		if i+1 < len(n.gaps) {
-			end = n.gaps[i+1].pos
-		}
-		w += copy(b[w:], b[g.pos+g.n:end])
-	}
-	n.reset()
-	return b[:w]
-}
-
 // outBuffer returns buf emptied to build the next request in, or, when it
 // holds less than the last request took, a buffer of that size: a request
-// grown from a small buffer was copied at each doubling, a third of the
-// memory moved decoding batch-sized (8,192-point) requests. It holds no
-// more than growing would (the last request is within
+// grown from a small buffer was copied at each doubling, which was most of
+// the memory moved decoding batch-sized (8,192-point) requests. It holds
+// no more than growing would (the last request is within
 // Config.MaxRequestBytes and one record).
 func outBuffer(buf []byte, last int) []byte {
 	if cap(buf) < last {

@@ -12,43 +12,35 @@ import (
 // share their ResourceSpans and ScopeSpans. STEF does not carry the
 // dropped event and link counts: they are not written.
 type spansBuilder struct {
-	rec      *otelstef.Spans
-	out      []byte
-	rm, sm   int
-	rmS, smS int // their nest marks
-	nest     nest
-	res      otelstef.Resource
-	scope    otelstef.Scope
-	spans    int
-	last     int // the size of the last request finished (outBuffer)
+	rec    *otelstef.Spans
+	out    []byte
+	rm, sm int
+	res    otelstef.Resource
+	scope  otelstef.Scope
+	spans  int
+	last   int // the size of the last request finished (outBuffer)
 }
 
 func (b *spansBuilder) reset(buf []byte) {
 	b.out, b.rm, b.sm, b.spans = outBuffer(buf, b.last), -1, -1, 0
-	b.nest.reset()
 }
 
 func (b *spansBuilder) items() int { return b.spans }
 func (b *spansBuilder) size() int  { return len(b.out) }
 
 func (b *spansBuilder) closeResource() {
-	b.closeScope()
-	if b.rm >= 0 {
-		b.out = b.nest.close(b.out, b.rm, b.rmS)
-		b.rm = -1
-	}
-}
-
-func (b *spansBuilder) closeScope() {
 	if b.sm >= 0 {
-		b.out = b.nest.close(b.out, b.sm, b.smS)
+		b.out = endLen(b.out, b.sm)
 		b.sm = -1
+	}
+	if b.rm >= 0 {
+		b.out = endLen(b.out, b.rm)
+		b.rm = -1
 	}
 }
 
 func (b *spansBuilder) finish() []byte {
 	b.closeResource()
-	b.out = b.nest.compact(b.out)
 	b.last = len(b.out)
 	return b.out
 }
@@ -76,7 +68,6 @@ func (b *spansBuilder) add() (err error) {
 			closed()
 		}
 		b.res.CopyFrom(r.Resource())
-		b.rmS = b.nest.mark()
 		b.out, b.rm = appendLen(b.out, 1) // ResourceSpans
 		b.out = appendStringNonEmpty(b.out, 3, r.Resource().SchemaURL())
 		if b.out, err = appendResource(b.out, r.Resource()); err != nil {
@@ -85,11 +76,11 @@ func (b *spansBuilder) add() (err error) {
 	}
 	if b.sm < 0 || (!fastPaths || r.IsScopeModified()) && !b.scope.IsEqual(r.Scope()) {
 		if b.sm >= 0 {
-			b.closeScope()
+			b.out = endLen(b.out, b.sm)
+			b.sm = -1
 			closed()
 		}
 		b.scope.CopyFrom(r.Scope())
-		b.smS = b.nest.mark()
 		b.out, b.sm = appendLen(b.out, 2) // ScopeSpans
 		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
 		if b.out, err = appendScope(b.out, r.Scope()); err != nil {
