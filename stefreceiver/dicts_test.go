@@ -92,7 +92,9 @@ func TestDictMeterKnowsTheReaders(t *testing.T) {
 			t.Fatalf("%s reader: %d dictionaries found, want the dozen of otelstef v0.1.1", name, len(m.dicts))
 		}
 	}
-	if newDictMeter(&struct{ state int }{}) != nil || newDictMeter(&struct{ state struct{ XDecoderDict struct{ dict int } } }{}) != nil || newDictMeter(nil) != nil {
+	if newDictMeter(&struct{ state int }{}) != nil || newDictMeter(&struct {
+		state struct{ XDecoderDict struct{ dict int } }
+	}{}) != nil || newDictMeter(nil) != nil {
 		t.Fatal("a value that is not a reader has a meter")
 	}
 }
