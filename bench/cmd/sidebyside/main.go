@@ -463,7 +463,7 @@ func run(cfg config) error {
 		printCell(cfg, r, servers)
 		results = append(results, r)
 		if cfg.profileDir != "" {
-			file := filepath.Join(cfg.profileDir, strings.ReplaceAll(c.String(), " ", "_")+".cpu.pprof")
+			file := filepath.Join(cfg.profileDir, strings.NewReplacer(" ", "_", "/", "-").Replace(c.String())+".cpu.pprof")
 			if _, err := measure(cfg, c, servers[1], bin("benchload"), file); err != nil {
 				return fmt.Errorf("%s, profile run: %w", c, err)
 			}
