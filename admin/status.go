@@ -175,7 +175,7 @@ type statusView struct {
 	// HistoryTxt is how far the charts look back, IntervalTxt their step.
 	HistoryTxt  string `json:"-"`
 	IntervalTxt string `json:"-"`
-	Error     string  `json:"error,omitempty"`
+	Error       string `json:"error,omitempty"`
 
 	Tiles    []tile       `json:"summary"`
 	Ingest   []ingestRow  `json:"ingest"`
