@@ -381,6 +381,11 @@ func (p *Pipeline) Take(ctx context.Context) *Ticket {
 	t.c = charge{a: p.adm, conn: connstate.FromContext(ctx)}
 	t.tenant, t.throttled = nil, false
 	t.start = time.Now()
+	if p.adm.reserve > 0 && isSelf(ctx) {
+		// The receiver's own telemetry: the reserve, no tenant quota.
+		t.c.reserved = true
+		return t
+	}
 	if p.ten != nil {
 		if ts := tenantOf(ctx); ts != nil {
 			t.tenant = ts
