@@ -540,14 +540,17 @@ func (s *Service) statusSettings() admin.Settings {
 }
 
 // logEffectiveConfig logs the configuration the receiver runs with, as the
-// command parsed it (secrets already hidden), as one info line: every
-// flag's value in the group config, and which flags came from the command
-// line and which from the environment.
+// command parsed it (secrets already hidden: cmd/otlp-lite shownValue,
+// through package redact), as one info line: the values that differ from
+// their defaults in the group config (the whole set is at /config), and
+// which flags came from the command line and which from the environment.
 func logEffectiveConfig(logger *slog.Logger, entries []admin.ConfigEntry) {
-	var values []any
+	values := []any{}
 	var fromFlags, fromEnv []string
 	for _, e := range entries {
-		values = append(values, slog.String(e.Flag, e.Value))
+		if e.Changed {
+			values = append(values, slog.String(e.Flag, e.Value))
+		}
 		switch e.Source {
 		case "flag":
 			fromFlags = append(fromFlags, e.Flag)
@@ -555,6 +558,6 @@ func logEffectiveConfig(logger *slog.Logger, entries []admin.ConfigEntry) {
 			fromEnv = append(fromEnv, e.Env)
 		}
 	}
-	logger.Info("effective configuration", "set_by_flags", strings.Join(fromFlags, ","),
+	logger.Info("effective configuration: the settings that differ from their defaults (all of them at /config)", "set_by_flags", strings.Join(fromFlags, ","),
 		"set_by_env", strings.Join(fromEnv, ","), slog.Group("config", values...))
 }
