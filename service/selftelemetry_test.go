@@ -256,3 +256,25 @@ func TestSelfTelemetryEndpointChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfTelemetryTenant: with tenancy on, what self-telemetry stores
+// through the pipeline is the reserved tenant _self's.
+func TestSelfTelemetryTenant(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(dir)
+	cfg.Tenants.Header = "X-Scope-OrgID"
+	cfg.SelfTelemetry = service.SelfTelemetryConfig{Endpoint: "self", Interval: 50 * time.Millisecond}
+	svc := start(t, cfg)
+	set := svc.Metrics()
+	waitFor(t, "self-telemetry stored", func() bool {
+		return metricValue(t, set, `otlplite_self_telemetry_exports_total{signal="metrics",result="ok"}`) >= 1
+	})
+	shutdown(t, svc)
+	ts, err := disk.ReadTenantStats(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts["_self"][storage.Metrics].Records == 0 || len(ts) != 1 {
+		t.Fatalf("tenants stored: %v, want _self's metrics only", ts)
+	}
+}
