@@ -25,8 +25,9 @@ import (
 // /status/history is served, between consecutive samples.
 //
 // Memory: a fixed ring of HistoryLen samples, each a few dozen float64s
-// (4 signals, at most the ~20 refusal reasons, 16 latency buckets, one
-// lag per forwarding destination): about 50 KB in all, whatever the load.
+// (4 signals, the 13 refusal reasons in a map, 15 latency buckets and
+// their bounds, one lag per forwarding destination): under 1 KB a sample,
+// under 200 KB in all, whatever the load.
 
 // HistoryLen is how many samples the ring keeps: 15 minutes of 5 s samples.
 const HistoryLen = 180
