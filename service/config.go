@@ -134,6 +134,13 @@ type Config struct {
 	LogLevel string
 	// LogFormat is text or json (-log-format, default "text").
 	LogFormat string
+	// StatusSampleInterval is how often the status page samples the
+	// metrics for its rates and charts (-status-sample-interval, default
+	// admin.DefaultHistoryInterval: charts of 15 minutes).
+	StatusSampleInterval time.Duration
+	// SelfTelemetry pushes the receiver's own metrics and warnings over
+	// OTLP (-self-telemetry-*; selftelemetry.go).
+	SelfTelemetry SelfTelemetryConfig
 
 	// Not flags.
 
@@ -248,6 +255,9 @@ func DefaultConfig() Config {
 		Forward: ForwardConfig{DeadLetterMaxBytes: "1GiB", DeadLetterMaxAge: deadletter.DefaultMaxAge},
 		Kafka:   defaultKafkaConfig(),
 		STEF:    true,
+
+		StatusSampleInterval: admin.DefaultHistoryInterval,
+		SelfTelemetry:        SelfTelemetryConfig{Interval: DefaultSelfTelemetryInterval},
 	}
 	c.Admission = handler.AdmissionConfig{RequestLimit: handler.DefaultAdmissionRequestLimit,
 		WaitingLimit: handler.DefaultAdmissionWaitingLimit, MaxWait: handler.DefaultAdmissionMaxWait}
@@ -268,6 +278,12 @@ func (c Config) Validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" && c.LogFormat != "" {
 		return fmt.Errorf("bad -log-format %q: want text or json", c.LogFormat)
+	}
+	if err := c.SelfTelemetry.validate(); err != nil {
+		return err
+	}
+	if c.StatusSampleInterval < 0 {
+		return fmt.Errorf("bad -status-sample-interval %v: want a positive duration", c.StatusSampleInterval)
 	}
 	if c.Sink != nil && c.Items != nil {
 		return errors.New("cannot use both Sink and Items: the acknowledgement can wait for one store")
@@ -430,9 +446,12 @@ func (c Config) DerivedLimits() server.Limits {
 // admission is the handler's admission config: Admission, plus the HTTP/2
 // stream window, which an export stream that waits leaves unread and which
 // is charged to the waiting budget for the wait.
-func (c Config) admission(limits server.Limits) handler.AdmissionConfig {
+func (c Config) admission(limits server.Limits, self bool) handler.AdmissionConfig {
 	a := c.Admission
 	a.StreamWindow = int64(limits.StreamWindow)
+	if self {
+		a.Reserve = selfReserve // self-telemetry into our own pipeline
+	}
 	return a
 }
 

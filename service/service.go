@@ -70,8 +70,14 @@ type Service struct {
 	fwd       *forward.Forwarder
 	kafka     *kafkaSource
 	admin     *admin.Server
-	adminSrv  *http.Server
-	errc      chan error
+	// selfLogs keeps the log's WARN and above for self-telemetry (nil
+	// when it is off).
+	selfLogs *selfLogBuffer
+	// stopSelf stops self-telemetry and waits for its push in progress
+	// (nil when it is off), before the storage closes.
+	stopSelf func()
+	adminSrv *http.Server
+	errc     chan error
 
 	started bool // Start was called past its context check: never again
 	// preStart holds the names in the metrics set before Start: what a
@@ -94,6 +100,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.metrics == nil {
 		s.metrics = metrics.NewSet() // the receiver's own set, not the library's global one
+	}
+	if cfg.SelfTelemetry.Endpoint != "" {
+		s.logger, s.selfLogs = withSelfLogs(s.logger)
 	}
 	return s, nil
 }
@@ -175,7 +184,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		BodyReadTimeout:      cfg.BodyReadTimeout,
 		ResponseWriteTimeout: cfg.ResponseWriteTimeout,
 		Stream:               cfg.Stream,
-		Admission:            cfg.admission(s.limits),
+		Admission:            cfg.admission(s.limits, cfg.SelfTelemetry.Endpoint == "self"),
 		Auth:                 s.auth,
 		Metrics:              s.metrics,
 		CORS: handler.CORSConfig{
@@ -214,11 +223,14 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		go func() { s.errc <- s.srv.Serve(ln) }()
 	}
 	if s.adminLn != nil {
-		s.admin = admin.New(admin.Config{Metrics: s.metrics, Pprof: cfg.AdminPprof, Settings: s.statusSettings()})
+		s.admin = admin.New(admin.Config{Metrics: s.metrics, Pprof: cfg.AdminPprof, Settings: s.statusSettings(), HistoryInterval: cfg.StatusSampleInterval})
 		go s.admin.Run(s.stop)
 		s.adminSrv = &http.Server{Handler: s.admin.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		go s.adminSrv.Serve(s.adminLn)
 		s.admin.SetReady(true)
+	}
+	if err := s.startSelfTelemetry(); err != nil {
+		return err
 	}
 	attrs := []any{"grpc_addr", s.GRPCAddr()}
 	if len(s.listeners) > 1 {
@@ -397,6 +409,9 @@ func (s *Service) doShutdown(ctx context.Context) error {
 	if s.admin != nil {
 		s.admin.SetReady(false)
 	}
+	if s.stopSelf != nil {
+		s.stopSelf()
+	}
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.logger.Warn("requests did not finish in time; closing connections", "err", err)
 	}
@@ -525,14 +540,17 @@ func (s *Service) statusSettings() admin.Settings {
 }
 
 // logEffectiveConfig logs the configuration the receiver runs with, as the
-// command parsed it (secrets already hidden), as one info line: every
-// flag's value in the group config, and which flags came from the command
-// line and which from the environment.
+// command parsed it (secrets already hidden: cmd/otlp-lite shownValue,
+// through package redact), as one info line: the values that differ from
+// their defaults in the group config (the whole set is at /config), and
+// which flags came from the command line and which from the environment.
 func logEffectiveConfig(logger *slog.Logger, entries []admin.ConfigEntry) {
-	var values []any
+	values := []any{}
 	var fromFlags, fromEnv []string
 	for _, e := range entries {
-		values = append(values, slog.String(e.Flag, e.Value))
+		if e.Changed {
+			values = append(values, slog.String(e.Flag, e.Value))
+		}
 		switch e.Source {
 		case "flag":
 			fromFlags = append(fromFlags, e.Flag)
@@ -540,6 +558,6 @@ func logEffectiveConfig(logger *slog.Logger, entries []admin.ConfigEntry) {
 			fromEnv = append(fromEnv, e.Env)
 		}
 	}
-	logger.Info("effective configuration", "set_by_flags", strings.Join(fromFlags, ","),
+	logger.Info("effective configuration: the settings that differ from their defaults (all of them at /config)", "set_by_flags", strings.Join(fromFlags, ","),
 		"set_by_env", strings.Join(fromEnv, ","), slog.Group("config", values...))
 }
