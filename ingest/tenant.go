@@ -84,8 +84,8 @@ func (p *Pipeline) UnknownTenants() int {
 }
 
 // SelfTenant is the tenant the receiver's own telemetry is stored under
-// when tenancy is on (WithSelf).
-const SelfTenant = "_self"
+// when tenancy is on (WithSelf); clients cannot name it (otlp.SelfTenant).
+const SelfTenant = otlp.SelfTenant
 
 // selfCtxKey marks a request as the receiver's own telemetry.
 type selfCtxKey struct{}
