@@ -88,16 +88,16 @@ func parseProxyHeader(b []byte) (proxyHeader, int, error) {
 // "PROXY UNKNOWN ...\r\n": single spaces, addresses of the family named,
 // ports in decimal.
 func parseProxyV1(b []byte) (proxyHeader, int, error) {
-	end := bytes.Index(b[:min(len(b), maxProxyV1)], []byte("\r\n"))
-	if end < 0 {
-		if len(b) >= maxProxyV1 {
-			return proxyHeader{}, 0, fmt.Errorf("%w: v1 line longer than %d bytes", errProxyBad, maxProxyV1)
-		}
-		if bytes.IndexByte(b, '\n') >= 0 {
-			return proxyHeader{}, 0, fmt.Errorf("%w: v1 line ends without CR", errProxyBad)
-		}
+	lf := bytes.IndexByte(b[:min(len(b), maxProxyV1)], '\n')
+	switch {
+	case lf < 0 && len(b) >= maxProxyV1:
+		return proxyHeader{}, 0, fmt.Errorf("%w: v1 line longer than %d bytes", errProxyBad, maxProxyV1)
+	case lf < 0:
 		return proxyHeader{}, 0, errProxyShort
+	case b[lf-1] != '\r':
+		return proxyHeader{}, 0, fmt.Errorf("%w: v1 line ends without CR", errProxyBad)
 	}
+	end := lf - 1
 	n := end + 2
 	line := b[len(proxyV1Prefix):end]
 	h := proxyHeader{version: 1}
