@@ -125,7 +125,9 @@ func listenUnix(path string, mode fs.FileMode) (net.Listener, error) {
 		return nil, err
 	}
 	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid())
-	os.Remove(tmp) // ours from an earlier run of this pid, if anything
+	if err := removeStale(tmp); err != nil { // left by an earlier run with this pid
+		return nil, err
+	}
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
 	if err != nil {
 		return nil, err
@@ -245,7 +247,7 @@ var unixConnSeq atomic.Uint64
 // client one peer in the request log and in what is counted per
 // connection (health Watch streams). So it is the process the kernel
 // says connected (SO_PEERCRED, on Linux) and a number unique to the
-// connection: "unix:pid=1234,uid=1000,conn=7" ("unix:conn=7" where the
+// connection: "unix:pid:1234,uid:1000,conn:7" ("unix:conn:7" where the
 // credentials are unknown).
 type unixPeer struct{ s string }
 
@@ -255,7 +257,7 @@ func (p unixPeer) String() string  { return p.s }
 func newUnixPeer(c *net.UnixConn) unixPeer {
 	seq := strconv.FormatUint(unixConnSeq.Add(1), 10)
 	if cred := peerCred(c); cred != "" {
-		return unixPeer{UnixPrefix + cred + ",conn=" + seq}
+		return unixPeer{UnixPrefix + cred + ",conn:" + seq}
 	}
-	return unixPeer{UnixPrefix + "conn=" + seq}
+	return unixPeer{UnixPrefix + "conn:" + seq}
 }

@@ -50,7 +50,7 @@ func TestListenUnix(t *testing.T) {
 	srv := New(peerHandler, Config{})
 	go srv.Serve(lns[0])
 	c := unixClient(path)
-	want := regexp.MustCompile(`^unix:pid=` + strconv.Itoa(os.Getpid()) + `,uid=` + strconv.Itoa(os.Getuid()) + `,conn=\d+$`)
+	want := regexp.MustCompile(`^unix:pid:` + strconv.Itoa(os.Getpid()) + `,uid:` + strconv.Itoa(os.Getuid()) + `,conn:\d+$`)
 	a, b := get(t, c, "http://unix/"), get(t, c, "http://unix/")
 	if !want.MatchString(a) || !want.MatchString(b) || a == b {
 		t.Fatalf("peers %q and %q: want two distinct %v", a, b, want)

@@ -6,7 +6,7 @@ import (
 	"syscall"
 )
 
-// peerCred returns "pid=PID,uid=UID" for the process at the other end of
+// peerCred returns "pid:PID,uid:UID" for the process at the other end of
 // c, as the kernel recorded it when it connected (SO_PEERCRED), or "".
 func peerCred(c *net.UnixConn) string {
 	raw, err := c.SyscallConn()
@@ -19,5 +19,5 @@ func peerCred(c *net.UnixConn) string {
 	}) != nil || err != nil {
 		return ""
 	}
-	return "pid=" + strconv.Itoa(int(cred.Pid)) + ",uid=" + strconv.FormatUint(uint64(cred.Uid), 10)
+	return "pid:" + strconv.Itoa(int(cred.Pid)) + ",uid:" + strconv.FormatUint(uint64(cred.Uid), 10)
 }
