@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 )
 
 // LZ4 request bodies (Content-Encoding: lz4) are LZ4 frames (the LZ4 Frame
@@ -216,7 +217,27 @@ func (d *lz4Decoder) frame(src []byte) (int, error) {
 // Matches may reach back to base (the block's start, or for linked blocks
 // the window of the frame's output before it); the block's output must
 // end by blockEnd (its frame's maximum block size).
+//
+// Output is written at o into the whole capacity of d.dst; a sequence
+// that fits below fastEnd (the capacity, the limit, the next charge step
+// and blockEnd, the nearest of them) is written without further checks;
+// one that does not goes through room, which checks, charges and grows.
 func (d *lz4Decoder) block(src []byte, base, blockEnd int) error {
+	o := len(d.dst)
+	buf := d.dst[:cap(d.dst)]
+	fastEnd := d.fastEnd(buf, blockEnd)
+	room := func(n int) error {
+		if n > blockEnd-o {
+			return fmt.Errorf("%w: output past the frame's block size", errLZ4Corrupt)
+		}
+		d.dst = buf[:o]
+		if err := d.reserve(n); err != nil {
+			return err
+		}
+		buf = d.dst[:cap(d.dst)]
+		fastEnd = d.fastEnd(buf, blockEnd)
+		return nil
+	}
 	i := 0
 	for {
 		if i >= len(src) {
@@ -236,15 +257,15 @@ func (d *lz4Decoder) block(src []byte, base, blockEnd int) error {
 		if lit > len(src)-i {
 			return fmt.Errorf("%w: literals past the block's end", errLZ4Corrupt)
 		}
-		if lit > blockEnd-len(d.dst) {
-			return fmt.Errorf("%w: output past the frame's block size", errLZ4Corrupt)
+		if lit > fastEnd-o {
+			if err := room(lit); err != nil {
+				return err
+			}
 		}
-		if err := d.reserve(lit); err != nil {
-			return err
-		}
-		d.dst = append(d.dst, src[i:i+lit]...)
+		o += copy(buf[o:o+lit], src[i:])
 		i += lit
 		if i == len(src) {
+			d.dst = buf[:o]
 			return nil // the last sequence: literals only
 		}
 		if len(src)-i < 2 {
@@ -252,11 +273,11 @@ func (d *lz4Decoder) block(src []byte, base, blockEnd int) error {
 		}
 		off := int(binary.LittleEndian.Uint16(src[i:]))
 		i += 2
-		if off == 0 || off > len(d.dst)-base {
+		if off == 0 || off > o-base {
 			return fmt.Errorf("%w: match offset %d before the start of the output", errLZ4Corrupt, off)
 		}
-		ml := int(token & 15)
-		if ml == 15 {
+		ml := int(token&15) + 4 // minmatch
+		if ml == 15+4 {
 			n, k := lz4Length(src[i:])
 			if k < 0 {
 				return fmt.Errorf("%w: match length", errLZ4Corrupt)
@@ -264,21 +285,32 @@ func (d *lz4Decoder) block(src []byte, base, blockEnd int) error {
 			ml += n
 			i += k
 		}
-		ml += 4 // minmatch
-		if ml > blockEnd-len(d.dst) {
-			return fmt.Errorf("%w: output past the frame's block size", errLZ4Corrupt)
+		if ml > fastEnd-o {
+			if err := room(ml); err != nil {
+				return err
+			}
 		}
-		if err := d.reserve(ml); err != nil {
-			return err
+		if off >= ml {
+			copy(buf[o:o+ml], buf[o-off:])
+		} else {
+			// An overlapping match repeats the off bytes before it:
+			// copy them, then the doubled run, and so on.
+			for n := 0; n < ml; {
+				n += copy(buf[o+n:o+ml], buf[o-off:o+n])
+			}
 		}
-		pos := len(d.dst)
-		d.dst = d.dst[:pos+ml]
-		// An overlapping match (off < ml) repeats the off bytes before
-		// it: copy them, then the doubled run, and so on.
-		for n := 0; n < ml; {
-			n += copy(d.dst[pos+n:pos+ml], d.dst[pos-off:pos+n])
-		}
+		o += ml
 	}
+}
+
+// fastEnd is where output at the end of buf must stop to be checked: at
+// the capacity, the limit, the next charge step or blockEnd.
+func (d *lz4Decoder) fastEnd(buf []byte, blockEnd int) int {
+	end := min(len(buf), d.start+d.limit, blockEnd)
+	if d.charge != nil {
+		end = min(end, d.charged+readChunk-1)
+	}
+	return end
 }
 
 // lz4Length reads the bytes that extend a literal or match length: each
@@ -346,30 +378,26 @@ func xxh32(b []byte, seed uint32) uint32 {
 		p4 = 668265263
 		p5 = 374761393
 	)
-	rotl := func(x uint32, r uint) uint32 { return x<<r | x>>(32-r) }
-	round := func(acc, in uint32) uint32 { return rotl(acc+in*p2, 13) * p1 }
 	n := len(b)
 	var h uint32
 	if n >= 16 {
 		v1, v2, v3, v4 := seed+p1+p2, seed+p2, seed, seed-p1
-		for len(b) >= 16 {
-			v1 = round(v1, binary.LittleEndian.Uint32(b[0:]))
-			v2 = round(v2, binary.LittleEndian.Uint32(b[4:]))
-			v3 = round(v3, binary.LittleEndian.Uint32(b[8:]))
-			v4 = round(v4, binary.LittleEndian.Uint32(b[12:]))
-			b = b[16:]
+		for ; len(b) >= 16; b = b[16:] {
+			v1 = bits.RotateLeft32(v1+binary.LittleEndian.Uint32(b[0:4])*p2, 13) * p1
+			v2 = bits.RotateLeft32(v2+binary.LittleEndian.Uint32(b[4:8])*p2, 13) * p1
+			v3 = bits.RotateLeft32(v3+binary.LittleEndian.Uint32(b[8:12])*p2, 13) * p1
+			v4 = bits.RotateLeft32(v4+binary.LittleEndian.Uint32(b[12:16])*p2, 13) * p1
 		}
-		h = rotl(v1, 1) + rotl(v2, 7) + rotl(v3, 12) + rotl(v4, 18)
+		h = bits.RotateLeft32(v1, 1) + bits.RotateLeft32(v2, 7) + bits.RotateLeft32(v3, 12) + bits.RotateLeft32(v4, 18)
 	} else {
 		h = seed + p5
 	}
 	h += uint32(n)
-	for len(b) >= 4 {
-		h = rotl(h+binary.LittleEndian.Uint32(b)*p3, 17) * p4
-		b = b[4:]
+	for ; len(b) >= 4; b = b[4:] {
+		h = bits.RotateLeft32(h+binary.LittleEndian.Uint32(b)*p3, 17) * p4
 	}
 	for _, c := range b {
-		h = rotl(h+uint32(c)*p5, 11) * p1
+		h = bits.RotateLeft32(h+uint32(c)*p5, 11) * p1
 	}
 	h ^= h >> 15
 	h *= p2

@@ -291,3 +291,35 @@ func FuzzLZ4(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLZ4 decodes the 500-span request as confighttp compresses it,
+// with this package's decoder and with pierrec's reader (what confighttp
+// decodes with).
+func BenchmarkLZ4(b *testing.B) {
+	pb := plainRequest(b)
+	wire := lz4Frame(b, pb)
+	b.Run("decoder=otlp-lite", func(b *testing.B) {
+		b.SetBytes(int64(len(pb)))
+		b.ReportAllocs()
+		var dst []byte
+		for b.Loop() {
+			var err error
+			if dst, err = Decompress(dst[:0], LZ4, wire, 64<<20); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decoder=pierrec", func(b *testing.B) {
+		b.SetBytes(int64(len(pb)))
+		b.ReportAllocs()
+		var dst []byte
+		r := lz4.NewReader(nil)
+		for b.Loop() {
+			r.Reset(bytes.NewReader(wire))
+			var err error
+			if dst, err = ReadAll(dst[:0], r, 64<<20, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
