@@ -52,6 +52,11 @@ func CheckAddr(addr string) error {
 		if a == "" {
 			return errors.New("want unix:PATH, a socket file's path")
 		}
+		if a[0] == '@' {
+			// Linux's abstract namespace has no file, so no permissions:
+			// any process of the network namespace could connect.
+			return errors.New("abstract Unix sockets (@name) are not supported: they have no permissions; give a path")
+		}
 		// sun_path is 108 bytes on Linux (104 on the BSDs) with its NUL;
 		// the temporary name adds tempSuffixLen.
 		if len(a)+tempSuffixLen > maxUnixPath {

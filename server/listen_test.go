@@ -122,7 +122,7 @@ func TestListenUnixCloseKeepsReplacement(t *testing.T) {
 func TestCheckAddr(t *testing.T) {
 	for addr, ok := range map[string]bool{
 		"localhost:4317": true, ":4317": true, "unix:/run/otlp-lite/otlp.sock": true, "unix:rel.sock": true,
-		"localhost": false, "unix:": false, "unix:/" + strings.Repeat("a", 100): false,
+		"localhost": false, "unix:": false, "unix:@otlp": false, "unix:/" + strings.Repeat("a", 100): false,
 	} {
 		if err := CheckAddr(addr); (err == nil) != ok {
 			t.Errorf("CheckAddr(%q) = %v, want ok=%v", addr, err, ok)
