@@ -264,3 +264,25 @@ func validTraces(n int) ptrace.Traces {
 	}
 	return td
 }
+
+// TestUnixSocketAfterCrash: a binary killed with SIGKILL leaves its socket
+// file; the next start takes it over (nobody answers on it), while a
+// second binary started beside a live one is refused, naming the socket.
+func TestUnixSocketAfterCrash(t *testing.T) {
+	sock := socketPath(t, "otlp.sock")
+	first := startServerAt(t, t.TempDir(), "unix://"+sock, "-grpc-addr", "unix:"+sock)
+	first.kill()
+	if fi, err := os.Lstat(sock); err != nil || fi.Mode().Type() != os.ModeSocket {
+		t.Fatalf("after SIGKILL: %v, %v; want the stale socket left behind", fi, err)
+	}
+	second := startServerAt(t, t.TempDir(), "unix://"+sock, "-grpc-addr", "unix:"+sock)
+	out, err := exec.Command(serverBin, "serve", "-grpc-addr", "unix:"+sock, "-http-addr", "", "-admin-addr", "",
+		"-data-dir", t.TempDir()).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "in use") {
+		t.Fatalf("a second server on a live socket: %v\n%s", err, out)
+	}
+	second.stop()
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Fatalf("after a clean stop: %v, want the socket removed", err)
+	}
+}
