@@ -277,3 +277,35 @@ func TestParseTrustedProxies(t *testing.T) {
 		t.Fatalf("empty list: %+v, %v; want off", p, err)
 	}
 }
+
+// A header that arrives a byte at a time (each byte its own read) is read
+// whole, and the request after it is the client's.
+func TestProxyProtocolHeaderByteByByte(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		trusted, _, _ := proxyServer(t)
+		for _, header := range [][]byte{proxyV2Inet(src6, dst6, []byte{0x04, 0, 2, 0, 0}), []byte("PROXY TCP4 203.0.113.7 10.0.0.1 51234 4317\r\n")} {
+			c, err := trusted.DialContext(context.Background(), "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() {
+				for i := range header {
+					if _, err := c.Write(header[i : i+1]); err != nil {
+						return
+					}
+				}
+				c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+			}()
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			c.Close()
+			if want := map[bool]string{true: "[2001:db8::7]:51234", false: "203.0.113.7:51234"}[header[0] == '\r']; string(b) != want {
+				t.Fatalf("peer %q, want %q", b, want)
+			}
+		}
+	})
+}
