@@ -10,7 +10,7 @@ VENV      := interop/.venv
 PYTHON    := $(VENV)/bin/python
 FUZZTIME  ?= 20s
 
-.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test browser
+.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test browser haproxy
 
 # The container image (OCI archive in bin/): docker build where an engine
 # runs, otherwise packed by scripts/image without one. It leaves Kafka out
@@ -67,6 +67,18 @@ browser:
 	    || echo "cannot install chromium: the browser test will be skipped"; \
 	fi
 
+# HAProxy, from the distribution's packages, for the PROXY protocol interop
+# test (interop/haproxy_test.go): installed as chromium is for the browser
+# test, only when missing, with apt-get, as root, without stdin; elsewhere
+# the test says why it is skipped.
+haproxy:
+	@if ! command -v haproxy >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing haproxy (Debian package) for the PROXY protocol interop test"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends haproxy; } </dev/null \
+	    || echo "cannot install haproxy: the HAProxy test will be skipped"; \
+	fi
+
 unit: browser
 	mkdir -p bin/artifacts
 	OTLP_LITE_ARTIFACTS=$(CURDIR)/bin/artifacts $(GO) test -race -count=1 ./...
@@ -79,7 +91,7 @@ $(PYTHON): interop/python/requirements.txt
 
 venv: $(PYTHON)
 
-interop: $(PYTHON)
+interop: $(PYTHON) haproxy
 	cd interop && OTLP_LITE_PYTHON=$(CURDIR)/$(PYTHON) $(GO) test -count=1 -timeout 15m ./...
 	cd interop/stef && $(GO) test -count=1 -timeout 5m ./...
 
@@ -93,7 +105,7 @@ bench:
 
 # Every fuzz target for FUZZTIME each (go test -fuzz takes one target at a time).
 fuzz:
-	@set -e; for pkg in ./compression ./grpcwire ./handler ./kafkasource ./otlppb ./otlpdecode ./otlpview ./otlpjson ./otlp ./otlpclient ./storage/disk ./storage/kafka ./forward ./stefreceiver; do \
+	@set -e; for pkg in ./compression ./server ./grpcwire ./handler ./kafkasource ./otlppb ./otlpdecode ./otlpview ./otlpjson ./otlp ./otlpclient ./storage/disk ./storage/kafka ./forward ./stefreceiver; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg; \
 	  done; \

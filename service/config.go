@@ -3,8 +3,8 @@ package service
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -38,6 +38,21 @@ type Config struct {
 	// "localhost:4318"; it serves gRPC too); empty or equal to GRPCAddr:
 	// none.
 	HTTPAddr string
+	// UnixSocketMode is the permission bits, in octal, of the socket files
+	// of unix:PATH listeners (-unix-socket-mode, default "0660": the owner
+	// and its group may connect). Every address flag takes unix:PATH.
+	UnixSocketMode string
+	// ProxyProtocolTrustedCIDRs are the comma-separated networks (and
+	// addresses, and "unix" for Unix socket peers) of the proxies whose
+	// connections must begin with a PROXY protocol header, v1 or v2, on
+	// the OTLP listeners; a header from any other peer is refused
+	// (-proxy-protocol-trusted-cidrs, default "": the protocol is off).
+	// See server.ProxyProtocol.
+	ProxyProtocolTrustedCIDRs string
+	// ProxyProtocolTimeout bounds the arrival of a trusted connection's
+	// PROXY header (-proxy-protocol-timeout, default
+	// server.DefaultProxyHeaderTimeout).
+	ProxyProtocolTimeout time.Duration
 	// CORSAllowedOrigins are the comma-separated origins allowed to send
 	// OTLP/HTTP from browsers (-cors-allowed-origins, default "": no CORS).
 	CORSAllowedOrigins string
@@ -236,6 +251,8 @@ func DefaultConfig() Config {
 		GRPCAddr:             "localhost:4317",
 		HTTPAddr:             "localhost:4318",
 		CORSMaxAge:           7200,
+		UnixSocketMode:       "0660",
+		ProxyProtocolTimeout: server.DefaultProxyHeaderTimeout,
 		DataDir:              "./otlp-data",
 		Storage:              "disk",
 		MaxRecvMsgSize:       grpcwire.DefaultMaxRecvMsgSize,
@@ -302,9 +319,15 @@ func (c Config) Validate() error {
 		if addr == "" {
 			continue
 		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return fmt.Errorf("bad -%s %q: want host:port (:4317 for every interface): %v", name, addr, err)
+		if err := server.CheckAddr(addr); err != nil {
+			return fmt.Errorf("bad -%s %q: %v", name, addr, err)
 		}
+	}
+	if _, err := c.unixSocketMode(); err != nil {
+		return err
+	}
+	if _, err := c.proxyProtocol(); err != nil {
+		return err
 	}
 	if _, err := c.Disk.Options(); err != nil {
 		return err
@@ -362,6 +385,7 @@ func (c Config) Validate() error {
 		{"retry-delay", int64(c.RetryDelay)},
 		{"body-read-timeout", int64(c.BodyReadTimeout)},
 		{"shutdown-timeout", int64(c.ShutdownTimeout)},
+		{"proxy-protocol-timeout", int64(c.ProxyProtocolTimeout)},
 		{"http2-stream-window", int64(c.Limits.StreamWindow)},
 		{"http2-conn-window", int64(c.Limits.ConnWindow)},
 		{"http2-max-frame-size", int64(c.Limits.MaxFrameSize)},
@@ -519,4 +543,30 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// unixSocketMode parses UnixSocketMode: octal permission bits.
+func (c Config) unixSocketMode() (fs.FileMode, error) {
+	m, err := strconv.ParseUint(c.UnixSocketMode, 8, 32)
+	if err != nil || m > 0o777 || m == 0 {
+		return 0, fmt.Errorf("bad -unix-socket-mode %q: want octal permission bits such as 0660", c.UnixSocketMode)
+	}
+	return fs.FileMode(m), nil
+}
+
+// listenConfig is how the listeners are opened.
+func (c Config) listenConfig() server.ListenConfig {
+	m, _ := c.unixSocketMode() // checked by Validate
+	return server.ListenConfig{UnixSocketMode: m}
+}
+
+// proxyProtocol is the PROXY protocol configuration of the OTLP
+// listeners.
+func (c Config) proxyProtocol() (server.ProxyProtocol, error) {
+	p, err := server.ParseTrustedProxies(c.ProxyProtocolTrustedCIDRs)
+	if err != nil {
+		return p, fmt.Errorf("bad -proxy-protocol-trusted-cidrs: %w", err)
+	}
+	p.HeaderTimeout = c.ProxyProtocolTimeout
+	return p, nil
 }

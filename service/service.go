@@ -151,13 +151,16 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if cfg.HTTPAddr != "" && cfg.HTTPAddr != cfg.GRPCAddr {
 		addrs = append(addrs, cfg.HTTPAddr)
 	}
-	if s.listeners, err = server.Listen(addrs...); err != nil {
+	lc := cfg.listenConfig()
+	if s.listeners, err = lc.Listen(addrs...); err != nil {
 		return err
 	}
 	if cfg.AdminAddr != "" {
-		if s.adminLn, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
-			return fmt.Errorf("cannot listen on admin address %s: %w", cfg.AdminAddr, err)
+		lns, err := lc.Listen(cfg.AdminAddr)
+		if err != nil {
+			return fmt.Errorf("admin listener: %w", err)
 		}
+		s.adminLn = lns[0]
 	}
 	if err := s.openSink(); err != nil {
 		return err
@@ -211,7 +214,8 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		stef = stefreceiver.New(s.handler.Pipeline(), stefreceiver.Config{Metrics: s.metrics})
 		s.handler.Mount(stefreceiver.Path, stef)
 	}
-	s.srv = server.New(s.handler, server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger,
+	proxy, _ := cfg.proxyProtocol() // checked by Validate
+	s.srv = server.New(s.handler, server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger, ProxyProtocol: proxy,
 		OnShutdown: func() {
 			s.handler.Shutdown()
 			if stef != nil {
@@ -443,7 +447,7 @@ func (s *Service) doShutdown(ctx context.Context) error {
 func (s *Service) Err() <-chan error { return s.errc }
 
 // GRPCAddr is the OTLP/gRPC listener's address as bound (a :0 port
-// resolved); "" before Start.
+// resolved; unix:PATH for a Unix socket); "" before Start.
 func (s *Service) GRPCAddr() string { return addr(s.listeners, 0) }
 
 // HTTPAddr is the OTLP/HTTP listener's address, or GRPCAddr when it is
@@ -460,14 +464,23 @@ func (s *Service) AdminAddr() string {
 	if s.adminLn == nil {
 		return ""
 	}
-	return s.adminLn.Addr().String()
+	return listenerAddr(s.adminLn)
 }
 
 func addr(ls []net.Listener, i int) string {
 	if i >= len(ls) {
 		return ""
 	}
-	return ls[i].Addr().String()
+	return listenerAddr(ls[i])
+}
+
+// listenerAddr is a listener's address as an address flag takes it:
+// host:port, or unix:PATH.
+func listenerAddr(ln net.Listener) string {
+	if a := ln.Addr(); a.Network() == "unix" {
+		return server.UnixPrefix + a.String()
+	}
+	return ln.Addr().String()
 }
 
 // Metrics is the set every part of the receiver registers its metrics in.
