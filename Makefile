@@ -10,7 +10,7 @@ VENV      := interop/.venv
 PYTHON    := $(VENV)/bin/python
 FUZZTIME  ?= 20s
 
-.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test browser qemu
+.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test browser image-tools
 
 # The container image: one OCI image index for linux/amd64 and linux/arm64
 # (each with its binary's CycloneDX SBOM), packed by scripts/image without
@@ -23,17 +23,19 @@ IMAGE      ?= bin/otlp-lite-image.tar
 image:
 	VERSION=$(VERSION) TAGS='$(IMAGE_TAGS)' GO=$(GO) scripts/image/build.sh $(IMAGE)
 
-# The image test runs the other architecture's binary under qemu-user:
-# Debian's qemu-user-static, installed when missing (as root, with apt-get).
-qemu:
-	@if ! command -v qemu-aarch64-static >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	  echo "installing qemu-user-static (Debian package) for the arm64 image test"; \
+# The image test runs the other architecture's binary under qemu-user and
+# reads the archive back with skopeo (containers/image, the library podman
+# and CRI-O load images with): Debian's qemu-user-static and skopeo,
+# installed when missing (as root, with apt-get), as the browser is.
+image-tools:
+	@if { ! command -v qemu-aarch64-static || ! command -v skopeo; } >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing qemu-user-static and skopeo (Debian packages) for the image test"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
-	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-user-static; } </dev/null \
-	    || echo "cannot install qemu-user-static: the arm64 image will not be run"; \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-user-static skopeo; } </dev/null \
+	    || echo "cannot install qemu-user-static and skopeo: the image test will skip what needs them"; \
 	fi
 
-image-test: image qemu
+image-test: image image-tools
 	cd scripts/image && OTLP_LITE_IMAGE=$(abspath $(IMAGE)) $(GO) test -race -count=1 ./...
 
 # A real single-node Kafka broker (KRaft) on loopback, its jars fetched from

@@ -78,8 +78,8 @@ func TestImage(t *testing.T) {
 	t.Run("index", func(t *testing.T) {
 		var got []string
 		for _, m := range a.index.Manifests {
-			if m.MediaType != types.OCIManifestSchema1 {
-				t.Errorf("manifest %s has media type %s, want %s", m.Digest, m.MediaType, types.OCIManifestSchema1)
+			if m.MediaType != types.OCIManifestSchema1 || m.ArtifactType != "" {
+				t.Errorf("manifest %s has media type %s, artifact type %q; want %s, none (an image is no artifact)", m.Digest, m.MediaType, m.ArtifactType, types.OCIManifestSchema1)
 			}
 			if m.Platform == nil {
 				t.Errorf("manifest %s has no platform", m.Digest)
@@ -99,6 +99,8 @@ func TestImage(t *testing.T) {
 			t.Errorf("index platforms %v, want %v", got, want)
 		}
 	})
+
+	t.Run("skopeo reads it", func(t *testing.T) { checkSkopeo(t, archive, a) })
 
 	for _, arch := range wantPlatforms {
 		img := a.images[arch]
@@ -282,6 +284,61 @@ func checkImage(t *testing.T, img *archiveImage) {
 			}
 		}
 	})
+}
+
+// checkSkopeo reads the archive with a third party, skopeo (the
+// containers/image library, which podman and CRI-O load images with):
+// the index it finds, each platform's image, and a copy of every blob of
+// every platform (which verifies each digest) into an OCI layout.
+func checkSkopeo(t *testing.T, archive string, a *imageArchive) {
+	skopeo, err := exec.LookPath("skopeo")
+	if err != nil {
+		t.Skip("no skopeo: `make image-test` installs Debian's skopeo when run as root with apt-get; or apt-get install skopeo")
+	}
+	tmp := t.TempDir()
+	run := func(args ...string) []byte {
+		t.Helper()
+		cmd := exec.Command(skopeo, append([]string{"--insecure-policy", "--tmpdir", tmp}, args...)...)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "HOME="+tmp)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("skopeo %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+		}
+		return out
+	}
+	ref := "oci-archive:" + archive
+	if raw := run("inspect", "--raw", ref); digestOf(raw) != a.indexDigest.String() {
+		t.Errorf("skopeo finds a manifest with digest %s, want the image index %s:\n%s", digestOf(raw), a.indexDigest, raw)
+	}
+	for _, arch := range wantPlatforms {
+		var got struct {
+			Architecture, Os string
+			Layers           []string
+		}
+		if err := json.Unmarshal(run("inspect", "--override-os", "linux", "--override-arch", arch, ref), &got); err != nil {
+			t.Fatal(err)
+		}
+		img := a.images[arch]
+		if img == nil {
+			continue
+		}
+		var want []string
+		for _, l := range img.manifest.Layers {
+			want = append(want, l.Digest.String())
+		}
+		if got.Os != "linux" || got.Architecture != arch || !slices.Equal(got.Layers, want) {
+			t.Errorf("skopeo inspect for linux/%s: %s/%s layers %v, want layers %v", arch, got.Os, got.Architecture, got.Layers, want)
+		}
+	}
+	dest := filepath.Join(t.TempDir(), "copy")
+	run("copy", "--all", "--preserve-digests", ref, "oci:"+dest+":copy")
+	var idx v1.IndexManifest
+	mustUnmarshal(t, mustRead(t, filepath.Join(dest, "index.json")), &idx)
+	if len(idx.Manifests) != 1 || idx.Manifests[0].Digest != a.indexDigest {
+		t.Errorf("skopeo copy --all wrote %v, want the index %s", idx.Manifests, a.indexDigest)
+	}
 }
 
 // elfMachine is the ELF machine of a GOARCH's binaries.

@@ -122,12 +122,21 @@ func build(w io.Writer, o options) error {
 		}
 		imgs = append(imgs, img)
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
-			Add:        img,
+			Add:        plainImage{img},
 			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: p.Arch}},
 		})
 	}
 	return writeArchive(w, idx, imgs, o)
 }
+
+// plainImage is an image whose descriptor in the index has no
+// artifactType: go-containerregistry would set it to the config's media
+// type, which OCI 1.1 defines for artifacts, not images; docker buildx
+// writes none, and containers/image before 5.29 (skopeo 1.9, Debian 12)
+// cannot copy an index holding it without rewriting it (a new digest).
+type plainImage struct{ v1.Image }
+
+func (plainImage) ArtifactType() (string, error) { return "", nil }
 
 // platformImage is the image for one platform: its layer and config.
 func platformImage(o options, p platform) (v1.Image, error) {
