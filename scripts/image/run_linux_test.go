@@ -53,8 +53,6 @@ func runContainer(t *testing.T, img *archiveImage, emu string) {
 	if dir == "" {
 		dir = "/"
 	}
-	// A literal Cmd: exec.Command would look the entrypoint up on this
-	// machine's filesystem rather than in the chroot.
 	args := append(slices.Clone(cfg.Entrypoint), cfg.Cmd...)
 	exe := cfg.Entrypoint[0]
 	// Readiness within this long: much longer under emulation (qemu-user
@@ -73,6 +71,8 @@ func runContainer(t *testing.T, img *archiveImage, emu string) {
 		args = append([]string{exe}, args...)
 		ready = 90 * time.Second
 	}
+	// A literal Cmd: exec.Command would look the entrypoint up on this
+	// machine's filesystem rather than in the chroot.
 	cmd := &exec.Cmd{
 		Path:   exe,
 		Args:   args,
@@ -164,7 +164,6 @@ func runContainer(t *testing.T, img *archiveImage, emu string) {
 	// The accepted span is in the volume, written as the image's user.
 	data := filepath.Join(root, serveSetting(cfg, "data-dir"))
 	var stored int64
-	t.Logf("stopped cleanly after SIGTERM (%s), %s written", map[bool]string{true: "native", false: "under " + filepath.Base(emu)}[emu == ""], data)
 	filepath.WalkDir(data, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -181,6 +180,11 @@ func runContainer(t *testing.T, img *archiveImage, emu string) {
 		}
 		return nil
 	})
+	how := "natively"
+	if emu != "" {
+		how = "under " + filepath.Base(emu)
+	}
+	t.Logf("ran %s: ready, one export accepted, stopped cleanly on SIGTERM, %d bytes stored", how, stored)
 	if stored == 0 {
 		t.Errorf("nothing stored under %s after an accepted export\noutput:\n%s", data, out.Bytes())
 	}
