@@ -39,7 +39,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
     go build -trimpath -buildvcs=false -tags "$TAGS" -ldflags "-s -w -X main.version=$VERSION" \
       -o /out/otlp-lite ./cmd/otlp-lite \
- && GOOS=$TARGETOS GOARCH=$TARGETARCH cyclonedx-gomod bin -json -noserial -notimestamp -version "$VERSION" \
+ && GOOS=$TARGETOS GOARCH=$TARGETARCH cyclonedx-gomod bin -json -std -noserial -notimestamp -version "$VERSION" \
       -output /out/otlp-lite.cdx.json /out/otlp-lite \
  && mkdir -m 0755 /out/data
 

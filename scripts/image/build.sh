@@ -54,7 +54,7 @@ for arch in $PLATFORMS; do
 	CGO_ENABLED=0 GOOS=linux GOARCH=$arch $GO build -trimpath -buildvcs=false -tags "$TAGS" \
 		-ldflags "-s -w -X main.version=$VERSION" -o "$dir/otlp-lite" ./cmd/otlp-lite
 	# GOOS/GOARCH name the binary's platform in the SBOM's package URLs.
-	GOOS=linux GOARCH=$arch "$stage/cyclonedx-gomod" bin -json -noserial -notimestamp -version "$VERSION" \
+	GOOS=linux GOARCH=$arch "$stage/cyclonedx-gomod" bin -json -std -noserial -notimestamp -version "$VERSION" \
 		-output "$dir/otlp-lite.cdx.json" "$dir/otlp-lite"
 	echo "linux/$arch: binary $(wc -c <"$dir/otlp-lite") bytes, SBOM $(wc -c <"$dir/otlp-lite.cdx.json") bytes"
 	set -- "$@" -platform "$arch=$dir"

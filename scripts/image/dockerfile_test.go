@@ -197,7 +197,7 @@ func TestSBOMGeneratorPinned(t *testing.T) {
 	if req == nil || arg == nil || req[1] != arg[1] {
 		t.Errorf("cyclonedx-gomod: go.mod requires %v, the Dockerfile's ARG CYCLONEDX_GOMOD_VERSION is %v", req, arg)
 	}
-	const run = "cyclonedx-gomod bin -json -noserial -notimestamp -version \"$VERSION\""
+	const run = "cyclonedx-gomod bin -json -std -noserial -notimestamp -version \"$VERSION\""
 	for _, f := range []string{"../../Dockerfile", "build.sh"} {
 		if !strings.Contains(strings.ReplaceAll(string(mustRead(t, f)), `cyclonedx-gomod" bin`, "cyclonedx-gomod bin"), run) {
 			t.Errorf("%s does not run %s", f, run)

@@ -417,8 +417,8 @@ type cdxProperty struct{ Name, Value string }
 
 // checkSBOM holds the image's SBOM to its binary: CycloneDX naming our
 // module at the image's version, exactly the modules (path and version)
-// the binary's build information names, for this platform, with the
-// binary's digest.
+// the binary's build information names and the Go standard library at its
+// version, for this platform, with the binary's digest.
 func checkSBOM(t *testing.T, img *archiveImage, bin []byte, bi *debug.BuildInfo) {
 	f := img.file(t, sbomPath)
 	var bom cycloneDX
@@ -449,7 +449,10 @@ func checkSBOM(t *testing.T, img *archiveImage, bin []byte, bi *debug.BuildInfo)
 	if props["cdx:gomod:build:env:GOARCH"] != arch || props["cdx:gomod:build:env:GOOS"] != "linux" {
 		t.Errorf("SBOM is of a %s/%s build, the image is linux/%s", props["cdx:gomod:build:env:GOOS"], props["cdx:gomod:build:env:GOARCH"], arch)
 	}
-	var want, got []string
+	// The modules, and the standard library at the binary's Go version
+	// (-std: most Go vulnerabilities are in it).
+	want := []string{"std@" + bi.GoVersion}
+	var got []string
 	for _, d := range bi.Deps {
 		if d.Replace != nil {
 			d = d.Replace
