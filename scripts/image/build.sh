@@ -45,7 +45,11 @@ if [ ! -s "$CA_BUNDLE" ]; then
 fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-$GO -C scripts/image build -o "$stage/cyclonedx-gomod" github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
+# The SBOM generator, built (once: the go command caches tools) for this
+# machine; its path, so that GOARCH below reaches it, not its build.
+cdx=github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod
+$GO -C scripts/image tool $cdx version >/dev/null
+cdx=$($GO -C scripts/image tool -n $cdx)
 set --
 for arch in $PLATFORMS; do
 	dir=$stage/$arch
@@ -54,7 +58,7 @@ for arch in $PLATFORMS; do
 	CGO_ENABLED=0 GOOS=linux GOARCH=$arch $GO build -trimpath -buildvcs=false -tags "$TAGS" \
 		-ldflags "-s -w -X main.version=$VERSION" -o "$dir/otlp-lite" ./cmd/otlp-lite
 	# GOOS/GOARCH name the binary's platform in the SBOM's package URLs.
-	GOOS=linux GOARCH=$arch "$stage/cyclonedx-gomod" bin -json -std -noserial -notimestamp -version "$VERSION" \
+	GOOS=linux GOARCH=$arch "$cdx" bin -json -std -noserial -notimestamp -version "$VERSION" \
 		-output "$dir/otlp-lite.cdx.json" "$dir/otlp-lite"
 	echo "linux/$arch: binary $(wc -c <"$dir/otlp-lite") bytes, SBOM $(wc -c <"$dir/otlp-lite.cdx.json") bytes"
 	set -- "$@" -platform "$arch=$dir"

@@ -199,7 +199,7 @@ func TestSBOMGeneratorPinned(t *testing.T) {
 	}
 	const run = "cyclonedx-gomod bin -json -std -noserial -notimestamp -version \"$VERSION\""
 	for _, f := range []string{"../../Dockerfile", "build.sh"} {
-		if !strings.Contains(strings.ReplaceAll(string(mustRead(t, f)), `cyclonedx-gomod" bin`, "cyclonedx-gomod bin"), run) {
+		if !strings.Contains(strings.ReplaceAll(string(mustRead(t, f)), `"$cdx" bin`, "cyclonedx-gomod bin"), run) {
 			t.Errorf("%s does not run %s", f, run)
 		}
 	}

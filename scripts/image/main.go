@@ -144,9 +144,23 @@ func platformImage(o options, p platform) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Compressed here, once: given an uncompressed tar, go-containerregistry
+	// compresses it again each time it reads the layer (digest, size,
+	// write), which at the best level is most of the build's time.
+	var gz bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(layerTar); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(layerTar)), nil
-	}, tarball.WithCompressionLevel(gzip.BestCompression), tarball.WithMediaType(types.OCILayer))
+		return io.NopCloser(bytes.NewReader(gz.Bytes())), nil
+	}, tarball.WithMediaType(types.OCILayer))
 	if err != nil {
 		return nil, err
 	}
