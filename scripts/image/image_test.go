@@ -380,8 +380,12 @@ func emulator(t *testing.T, arch string, static bool) string {
 		}
 		return p
 	}
-	t.Skipf("no %s emulator (%s) to run the linux/%s image: `make image-test` installs Debian's qemu-user-static when run as root with apt-get; or apt-get install qemu-user-static",
-		map[bool]string{true: "static ", false: ""}[static], strings.Join(names, ", "), arch)
+	kind := "qemu-user emulator"
+	if static {
+		kind = "static qemu-user emulator (one runs in the image's chroot)"
+	}
+	t.Skipf("no %s for linux/%s (%s): `make image-test` installs Debian's qemu-user-static when run as root with apt-get; or apt-get install qemu-user-static",
+		kind, arch, strings.Join(names, ", "))
 	return ""
 }
 
