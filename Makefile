@@ -25,10 +25,11 @@ image:
 
 # The image test runs the other architecture's binary under qemu-user and
 # reads the archive back with skopeo (containers/image, the library podman
-# and CRI-O load images with): Debian's qemu-user-static and skopeo,
-# installed when missing (as root, with apt-get), as the browser is.
+# and CRI-O load images with): Debian's qemu-user-static (Debian 13's
+# qemu-user is static too) and skopeo, installed when missing (as root,
+# with apt-get), as the browser is.
 image-tools:
-	@if { ! command -v qemu-aarch64-static || ! command -v skopeo; } >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	@if { ! { command -v qemu-aarch64-static || command -v qemu-aarch64; } || ! command -v skopeo; } >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
 	  echo "installing qemu-user-static and skopeo (Debian packages) for the image test"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-user-static skopeo; } </dev/null \
