@@ -48,6 +48,9 @@ type requestLog struct {
 	out         Result
 	st          *grpcwire.Status
 	httpStatus  int
+	// duplicate says the request's idempotency key was in the window:
+	// answered as its first request, not stored again (dedup.go).
+	duplicate bool
 }
 
 // StartLog begins the request log record of t, if debug logging is on: the
@@ -123,6 +126,9 @@ func (p *Pipeline) logRequestLine(l *requestLog) {
 		result = l.st.Code.String()
 	}
 	attrs = append(attrs, slog.String("result", result))
+	if l.duplicate {
+		attrs = append(attrs, slog.Bool("duplicate", true))
+	}
 	if l.t == HTTP {
 		status := l.httpStatus
 		if status == 0 {
