@@ -121,6 +121,11 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeHTTPError(w, r, enc, http.StatusBadRequest, st)
 		return
 	}
+	key, st := httpIdempotencyKey(r.Header)
+	if st != nil {
+		h.writeHTTPError(w, r, enc, http.StatusBadRequest, st)
+		return
+	}
 
 	t := h.getTicket(r.Context())
 	defer h.putTicket(t)
@@ -147,7 +152,7 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 	// it returns, so a client that does not read the response holds none.
 	res, err := h.p.Export(r.Context(), ingest.Request{
 		Transport: ingest.HTTP, Signal: kind.signal, Body: body,
-		Format: format, Codec: codec, Ticket: t,
+		Format: format, Codec: codec, Ticket: t, IdempotencyKey: key,
 	})
 	if err != nil {
 		st := err.(*grpcwire.Status)
