@@ -54,7 +54,7 @@ const (
 // message's bytes: the entry (about 120 bytes), its slot in the tenant's
 // map (key string header, pointer, the map's overhead at its load
 // factor), and the allocator's rounding. Measured by TestDedupEntryCost
-// (about 230 bytes per key with 36-byte keys and Go 1.26's swiss maps);
+// (about 220 bytes per key with 36-byte keys, theirs included, with Go 1.26);
 // rounded up. otlplite_dedup_window_bytes charges every key this plus its
 // key's and message's lengths.
 const dedupEntryCost = 256

@@ -81,8 +81,9 @@ type Config struct {
 	// a tenant (Pipeline.WithTenant) are charged to its quota; nil
 	// leaves it off.
 	Tenants *TenantsConfig
-	// Clock is the time the tenants' quota buckets refill by; nil means
-	// time.Now. A test freezes it so that no bucket refills while it runs.
+	// Clock is the time the tenants' quota buckets refill by, and the
+	// window of idempotency keys ages by; nil means time.Now. A test
+	// freezes it so that no bucket refills while it runs.
 	Clock func() time.Time
 	// Dedup bounds the window of idempotency keys (dedup.go); the zero
 	// value is the default window. When Sink is a storage.KeyedSink (the
@@ -162,6 +163,9 @@ func New(cfg Config) *Pipeline {
 		}
 	}
 	p.dedup = newDedupWindow(cfg.Dedup, p.reg)
+	if p.dedup != nil && cfg.Clock != nil {
+		p.dedup.now = cfg.Clock
+	}
 	if ks, ok := cfg.Sink.(storage.KeyedSink); ok && p.dedup != nil {
 		p.keyed = ks
 		if err := p.RebuildDedup(ks); err != nil {
