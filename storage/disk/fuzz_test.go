@@ -2,6 +2,7 @@ package disk
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/crc32"
 	"testing"
 	"time"
@@ -29,6 +30,14 @@ func FuzzReadSegment(f *testing.F) {
 	f.Add(append(make([]byte, 100), good...), false)
 	f.Add(appendRecord(nil, now, 1, compressPayload(nil, []byte("zstd payload"))), true)
 	f.Add(appendRecord(nil, now, 1, []byte("not a zstd frame")), true)
+	key := &storage.StoredKey{Key: "client/42", Fingerprint: 7, Rejected: 1, Message: "1 of 2 spans rejected"}
+	f.Add(appendKeyedRecord(nil, now, 1, "team-a", key, []byte("keyed")), false)
+	f.Add(appendKeyedRecord(nil, now, 1, "", key, compressPayload(nil, []byte("keyed zstd"))), true)
+	// A key block whose lengths run past the record, under a good CRC.
+	bad := appendKeyedRecord(nil, now, 1, "", key, nil)
+	bad[recordHeaderSize+recordMetaSize] = 0xff
+	binary.LittleEndian.PutUint32(bad[4:], crc32.Checksum(bad[recordHeaderSize:], castagnoli))
+	f.Add(bad, false)
 	f.Fuzz(func(t *testing.T, body []byte, zstd bool) {
 		c := CompressionNone
 		if zstd {
@@ -49,7 +58,8 @@ func FuzzReadSegment(f *testing.F) {
 			if crc32.Checksum(raw[recordHeaderSize:recordHeaderSize+n], castagnoli) != crc {
 				t.Fatalf("record at %d has a bad CRC", rec.Offset)
 			}
-			if c == CompressionNone && !bytes.Equal(rec.Data, raw[recordHeaderSize+recordMetaSize:recordHeaderSize+n]) {
+			// The payload ends the body (a tenant and a key may precede it).
+			if c == CompressionNone && !bytes.HasSuffix(raw[recordHeaderSize+recordMetaSize:recordHeaderSize+n], rec.Data) {
 				t.Fatalf("record at %d: data differs from the file", rec.Offset)
 			}
 			spans = append(spans, span{rec.Offset, int64(recordHeaderSize + n)})
