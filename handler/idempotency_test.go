@@ -2,10 +2,15 @@ package handler
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"log"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
@@ -249,5 +254,80 @@ func TestIdempotencyKeyAbsentCostsNothing(t *testing.T) {
 		}
 	}); n != 0 {
 		t.Fatalf("%v allocations without a key", n)
+	}
+}
+
+// dropEveryThird serves every request, and for every third one throws
+// the answer away and resets the stream: a proxy that loses responses.
+type dropEveryThird struct {
+	h *Handler
+	n atomic.Int64
+}
+
+func (d *dropEveryThird) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if d.n.Add(1)%3 != 0 {
+		d.h.ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	d.h.ServeHTTP(rec, r)
+	panic(http.ErrAbortHandler) // the client never sees the answer
+}
+
+// TestIdempotencyKeyLostAcknowledgement: behind a proxy that loses every
+// third answer, a client retrying each batch with its key until it is
+// answered stores every batch exactly once (without keys: every lost
+// answer is a duplicate).
+func TestIdempotencyKeyLostAcknowledgement(t *testing.T) {
+	for _, keyed := range []bool{true, false} {
+		sink := &memSink{}
+		h := New(Config{Sink: sink, Logger: quietLogger()})
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: &dropEveryThird{h: h}, Protocols: new(http.Protocols), ErrorLog: log.New(io.Discard, "", 0)}
+		srv.Protocols.SetUnencryptedHTTP2(true)
+		go srv.Serve(ln)
+		c := grpcwire.NewClient(ln.Addr().String(), nil)
+		const batches = 30
+		lost := 0
+		for i := range batches {
+			body := traceRequest([]byte{byte(i), 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+			for {
+				req, _ := http.NewRequest("POST", c.BaseURL+"/v1/traces", bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/x-protobuf")
+				if keyed {
+					req.Header.Set(otlp.IdempotencyKeyHeader, fmt.Sprintf(`"batch-%d"`, i))
+				}
+				resp, err := c.HTTP.Do(req)
+				if err != nil {
+					lost++
+					continue // the answer was lost: send it again
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Fatalf("batch %d: HTTP %d", i, resp.StatusCode)
+				}
+				break
+			}
+		}
+		srv.Close()
+		stored := map[string]int{}
+		for _, w := range sink.all() {
+			stored[string(w.data)]++
+		}
+		dups := len(sink.all()) - len(stored)
+		t.Logf("keyed %v: %d batches, %d answers lost, %d stored, %d duplicates", keyed, batches, lost, len(sink.all()), dups)
+		if len(stored) != batches || lost == 0 {
+			t.Fatalf("%d distinct batches stored of %d; %d answers lost", len(stored), batches, lost)
+		}
+		if keyed && dups != 0 {
+			t.Fatalf("%d duplicates with keys", dups)
+		}
+		if !keyed && dups != lost {
+			t.Fatalf("without keys %d duplicates, want %d (one per lost answer)", dups, lost)
+		}
 	}
 }
