@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"strings"
@@ -364,3 +365,37 @@ func TestDedupEntryCost(t *testing.T) {
 var _ storage.KeyedSink = (*disk.Store)(nil)
 
 func metricsSet() *metrics.Set { return metrics.NewSet() }
+
+// TestDedupRequestLog: the request log line of a duplicate says so.
+func TestDedupRequestLog(t *testing.T) {
+	var buf strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	p := New(Config{Sink: &countingSink{}, Logger: log})
+	ctx := context.Background()
+	for range 2 {
+		tk := p.Take(ctx)
+		p.StartLog(ctx, tk, "peer", HTTP, otlp.Traces)
+		if _, err := p.Export(ctx, Request{Transport: HTTP, Signal: otlp.Traces, Body: spans("a"), Ticket: tk, IdempotencyKey: "k"}); err != nil {
+			t.Fatal(err)
+		}
+		p.Done(tk)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], "duplicate") || !strings.Contains(lines[1], "duplicate=true") {
+		t.Fatalf("request log:\n%s", buf.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}

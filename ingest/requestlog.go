@@ -19,8 +19,10 @@ import (
 //
 // transport is the otlplite_requests_total label (grpc, grpc_stream, http),
 // so a line can be matched with its series; HTTP lines add encoding
-// (protobuf or json) and http_status. A request that is not OK adds reason
-// (the otlplite_refusals_total label) and the message its client got.
+// (protobuf or json) and http_status. A request answered from the window
+// of idempotency keys (dedup.go) adds duplicate=true. A request that is
+// not OK adds reason (the otlplite_refusals_total label) and the message
+// its client got.
 // Requests refused before their signal is known (unknown path, method,
 // content type, failed authentication) have no request line: they have the
 // rate-limited "request refused" line of refuse.go.
