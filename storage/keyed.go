@@ -17,8 +17,12 @@ type KeyedSink interface {
 	Sink
 	// WriteKeyed is Write, storing key with the record, atomically: the
 	// record is stored with its key or not at all, and nil is returned
-	// only once both are as durable as Write promises. key.Time and
-	// key.Tenant are ignored (the tenant is ctx's, as for Write).
+	// only once both are as durable as Write promises. Unlike Write, it
+	// returns only once the record's fate is known, even after ctx ended
+	// (nil: stored; an error: not stored, wrapping ErrNotStored where it
+	// can promise so), so that the window of keys knows what the sink
+	// holds. key.Time and key.Tenant are ignored (the tenant is ctx's, as
+	// for Write).
 	WriteKeyed(ctx context.Context, signal Signal, data []byte, items int, key StoredKey) error
 	// ReadKeys calls fn, in the order they were stored within each
 	// signal, with the key of every keyed record received at or after

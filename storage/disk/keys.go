@@ -116,9 +116,12 @@ func (r Record) IdempotencyKey() (storage.StoredKey, bool) {
 var _ storage.KeyedSink = (*Store)(nil)
 
 // WriteKeyed implements storage.KeyedSink: Write, with key stored in the
-// record (format version 4), in its write and fsync. A key the format
-// cannot hold (empty, longer than otlp.MaxIdempotencyKeyLen, a message
-// longer than storage.MaxStoredKeyMessage) is refused, not stored.
+// record (format version 4), in its write and fsync. It does not return
+// before its batch is written when ctx ends (at most one write and fsync
+// that are under way anyway): its answer says whether the record is
+// stored. A key the format cannot hold (empty, longer than
+// otlp.MaxIdempotencyKeyLen, a message longer than
+// storage.MaxStoredKeyMessage) is refused, not stored.
 func (s *Store) WriteKeyed(ctx context.Context, signal storage.Signal, data []byte, items int, key storage.StoredKey) error {
 	if err := checkRecordKey(&key); err != nil {
 		return storage.NotStored(err)

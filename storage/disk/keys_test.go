@@ -162,3 +162,24 @@ func truncateBy(path string, n int64) error {
 	}
 	return os.Truncate(path, st.Size()-n)
 }
+
+// TestKeyedWriteOutlivesContext: a keyed write whose context has ended
+// still says whether its record is stored (here: it is), where Write
+// would give up waiting and leave that unknown.
+func TestKeyedWriteOutlivesContext(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{Sync: SyncNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.WriteKeyed(ctx, storage.Traces, []byte("late"), 1, storage.StoredKey{Key: "late-1"}); err != nil {
+		t.Fatalf("a keyed write after its context ended: %v, want stored", err)
+	}
+	s.Close()
+	n := 0
+	if err := Scan(dir, storage.Traces, func(r Record) error { n++; return nil }); err != nil || n != 1 {
+		t.Fatalf("%d records, %v", n, err)
+	}
+}

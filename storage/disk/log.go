@@ -433,6 +433,14 @@ func (l *signalLog) writeKeyed(ctx context.Context, data []byte, items int, key 
 	case l.kick <- struct{}{}:
 	default:
 	}
+	if key != nil {
+		// A keyed record's fate must be known (storage.KeyedSink): the
+		// window of keys must not forget a key whose record the log
+		// holds. It waits for its batch past ctx's end, at most one
+		// write and fsync that are under way anyway.
+		<-b.done
+		return b.err
+	}
 	select {
 	case <-b.done:
 		return b.err
