@@ -64,6 +64,8 @@ type DedupConfig struct {
 	// Keys bounds the keys held at once, across tenants; each tenant may
 	// hold at least its share (Keys over the tenants with keys in the
 	// window): a tenant above its share loses its own oldest keys first.
+	// The tenants beyond MaxTenantStates share one partition, as they
+	// share one quota state.
 	// Zero means DefaultDedupKeys; negative turns the window off (keys
 	// are ignored, requests are stored at least once).
 	Keys int
@@ -101,9 +103,14 @@ func fingerprint(body []byte) uint64 {
 // signal (an OTLP/HTTP key names a request to one resource, /v1/traces or
 // /v1/logs; a client numbering each signal's requests apart may reuse
 // numbers across signals).
+//
+// tenant is empty but in the partition of the tenants beyond
+// MaxTenantStates (which share one quota state, and one share of the
+// window): there it tells their keys apart.
 type dedupKey struct {
-	sig otlp.Signal
-	key string
+	sig    otlp.Signal
+	tenant string
+	key    string
 }
 
 type dedupState uint8
@@ -209,8 +216,7 @@ const (
 // request now holds in flight (finish settles it); dedupDuplicate the
 // entry whose answer is replayed (read under no lock: a done entry's
 // answer does not change).
-func (w *dedupWindow) begin(tenant string, sig otlp.Signal, key string, fp uint64) (*dedupEntry, dedupOutcome) {
-	k := dedupKey{sig, key}
+func (w *dedupWindow) begin(tenant string, k dedupKey, fp uint64) (*dedupEntry, dedupOutcome) {
 	now := w.now().UnixNano()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -267,7 +273,7 @@ func (w *dedupWindow) load(k storage.StoredKey) {
 		t = &dedupTenant{name: k.Tenant, keys: map[dedupKey]*dedupEntry{}}
 		w.tenants[k.Tenant] = t
 	}
-	dk := dedupKey{k.Signal, k.Key}
+	dk := dedupKey{sig: k.Signal, key: k.Key}
 	if t.keys[dk] != nil {
 		return // stored twice (a retry after an unknown outcome): the first answers
 	}
@@ -358,11 +364,19 @@ const KeyMismatchPrefix = "idempotency key reused"
 // the window (a duplicate, with *out the first answer, and a nil status;
 // or a refusal); otherwise t holds the entry that dedupFinish settles.
 func (p *Pipeline) dedupBegin(ctx context.Context, kind *signalKind, t *Ticket, key string, msg []byte) (st *grpcwire.Status, out Result, done bool) {
+	// The window's partitions are the tenants' states: a tenant the
+	// pipeline keeps a state for has its own share; the tenants beyond
+	// MaxTenantStates (names clients invent) share the overflow state's,
+	// so that inventing names cannot take the window from the others.
 	tenant, _ := otlp.TenantFrom(ctx)
+	k := dedupKey{sig: kind.signal, key: key}
+	if ts := t.tenant; ts != nil && ts.name != tenant {
+		k.tenant, tenant = tenant, ts.name
+	}
 	if tenant == "" {
 		tenant = otlp.DefaultTenant // as the log reads a record without one
 	}
-	e, o := p.dedup.begin(tenant, kind.signal, key, fingerprint(msg))
+	e, o := p.dedup.begin(tenant, k, fingerprint(msg))
 	switch o {
 	case dedupNew:
 		t.dedup = e

@@ -264,14 +264,14 @@ func TestDedupFloodBounded(t *testing.T) {
 func TestDedupAge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		w := newDedupWindow(DedupConfig{MaxAge: time.Minute}, metrics.NewSet())
-		e, o := w.begin("t", otlp.Traces, "k", 1)
+		e, o := w.begin("t", dedupKey{sig: otlp.Traces, key: "k"}, 1)
 		w.finish(e, &Result{Items: 1}, true)
 		time.Sleep(59 * time.Second)
-		if _, o = w.begin("t", otlp.Traces, "k", 1); o != dedupDuplicate {
+		if _, o = w.begin("t", dedupKey{sig: otlp.Traces, key: "k"}, 1); o != dedupDuplicate {
 			t.Fatalf("a key within the window: %v", o)
 		}
 		time.Sleep(2 * time.Second)
-		if _, o = w.begin("t", otlp.Traces, "k", 1); o != dedupNew {
+		if _, o = w.begin("t", dedupKey{sig: otlp.Traces, key: "k"}, 1); o != dedupNew {
 			t.Fatalf("a key past the window: %v", o)
 		}
 		if keys, _ := w.size(); keys != 1 {
@@ -348,7 +348,7 @@ func TestDedupEntryCost(t *testing.T) {
 	w := newDedupWindow(DedupConfig{Keys: n}, metricsSet())
 	for i := range n {
 		key := fmt.Sprintf("%036d", i) // a UUID's length
-		e, _ := w.begin(otlp.DefaultTenant, otlp.Traces, key, uint64(i))
+		e, _ := w.begin(otlp.DefaultTenant, dedupKey{sig: otlp.Traces, key: key}, uint64(i))
 		w.finish(e, &Result{Items: 1}, true)
 	}
 	runtime.GC()
