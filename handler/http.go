@@ -263,7 +263,9 @@ func (h *Handler) writeHTTPError(w http.ResponseWriter, r *http.Request, enc htt
 			_ = rc.SetReadDeadline(time.Now().Add(h.unreadLinger))
 		}()
 	}
-	if st.RetryDelay > 0 && (httpStatus == http.StatusTooManyRequests || httpStatus == http.StatusServiceUnavailable) {
+	// 409: an idempotency key whose first request is still in flight
+	// (docs/exactly-once.md) says when to come back too.
+	if st.RetryDelay > 0 && (httpStatus == http.StatusTooManyRequests || httpStatus == http.StatusServiceUnavailable || httpStatus == http.StatusConflict) {
 		w.Header().Set("Retry-After", retryAfter(st.RetryDelay))
 	}
 	body := st.AppendProto(nil)

@@ -2,6 +2,7 @@ package handler
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"log"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 func TestParseIdempotencyKey(t *testing.T) {
@@ -329,5 +331,54 @@ func TestIdempotencyKeyLostAcknowledgement(t *testing.T) {
 		if !keyed && dups != lost {
 			t.Fatalf("without keys %d duplicates, want %d (one per lost answer)", dups, lost)
 		}
+	}
+}
+
+// holdSink blocks every Write until release is closed, telling entered.
+type holdSink struct {
+	memSink
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *holdSink) Write(ctx context.Context, sig storage.Signal, data []byte, items int) error {
+	s.entered <- struct{}{}
+	<-s.release
+	return s.memSink.Write(ctx, sig, data, items)
+}
+
+// TestIdempotencyKeyInFlightHTTP: a resend while the first request with
+// its key is still being stored is 409 with Retry-After; once the first is
+// answered, the resend gets its answer.
+func TestIdempotencyKeyInFlightHTTP(t *testing.T) {
+	sink := &holdSink{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	c := startHandler(t, New(Config{Sink: sink, Logger: quietLogger()}))
+	body := traceRequest(goodID)
+	first := make(chan int)
+	go func() {
+		code, _ := postKeyed(t, c, body, `"in-flight"`)
+		first <- code
+	}()
+	<-sink.entered
+	req, _ := http.NewRequest("POST", c.BaseURL+"/v1/traces", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set(otlp.IdempotencyKeyHeader, `"in-flight"`)
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("resend in flight: %d, Retry-After %q; want 409 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	close(sink.release)
+	if code := <-first; code != 200 {
+		t.Fatalf("first: %d", code)
+	}
+	if code, _ := postKeyed(t, c, body, `"in-flight"`); code != 200 {
+		t.Fatalf("resend after the answer: %d", code)
+	}
+	if n := len(sink.all()); n != 1 {
+		t.Fatalf("%d stored, want 1", n)
 	}
 }
