@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -43,7 +44,7 @@ import (
 
 // Window defaults: 100,000 keys hold 100 s of 1,000 keyed requests a
 // second (a resend after a lost answer or a crash comes within seconds),
-// at about 28 MiB with 36-byte keys (dedupEntryCost); ten minutes bound how
+// at about 40 MiB with 36-byte keys (dedupEntryCost); ten minutes bound how
 // long a key is remembered when requests are few.
 const (
 	DefaultDedupKeys   = 100_000
@@ -51,13 +52,15 @@ const (
 )
 
 // dedupEntryCost is what one key costs the window besides its key's and
-// message's bytes: the entry (about 120 bytes), its slot in the tenant's
-// map (key string header, pointer, the map's overhead at its load
-// factor), and the allocator's rounding. Measured by TestDedupEntryCost
-// (about 220 bytes per key with 36-byte keys, theirs included, with Go 1.26);
-// rounded up. otlplite_dedup_window_bytes charges every key this plus its
-// key's and message's lengths.
-const dedupEntryCost = 256
+// message's bytes: the entry (120 bytes, allocated in 128), its slot in
+// the tenant's map (key, pointer and control byte at the map's load
+// factor; more after a churn of deletes, which leaves the table at its
+// largest), and the allocator's rounding of the key and message. Measured
+// by TestDedupEntryCost (about 230 bytes besides a 36-byte key) and
+// TestDedupFloodHeap (about 310 besides 256-byte keys and messages, after a
+// flood five times the bound); rounded up. otlplite_dedup_window_bytes
+// charges every key this plus its key's and message's lengths.
+const dedupEntryCost = 384
 
 // DedupConfig bounds the window of idempotency keys.
 type DedupConfig struct {
@@ -352,7 +355,7 @@ func cutMessage(s string) string {
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return s[:n]
+	return strings.Clone(s[:n]) // not holding the whole message
 }
 
 // KeyMismatchPrefix begins the message of a request refused for reusing

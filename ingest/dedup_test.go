@@ -399,3 +399,33 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(b)
 }
+
+// TestDedupFloodHeap: a flood of unique keys of the longest length, with
+// the longest messages, holds the heap within MaxDedupBytes however long
+// it lasts.
+func TestDedupFloodHeap(t *testing.T) {
+	const bound = 10000
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	w := newDedupWindow(DedupConfig{Keys: bound}, metrics.NewSet())
+	prefix := strings.Repeat("f", otlp.MaxIdempotencyKeyLen-8)
+	msg := strings.Repeat("m", storage.MaxStoredKeyMessage+100)
+	for i := range 5 * bound {
+		e, o := w.begin("flood", dedupKey{sig: otlp.Traces, key: fmt.Sprintf("%s%08d", prefix, i)}, uint64(i))
+		if o != dedupNew {
+			t.Fatalf("key %d: %v", i, o)
+		}
+		// A fresh copy, as a request's message is its own.
+		w.finish(e, &Result{Items: 2, Rejected: 1, Message: strings.Clone(msg)}, true)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	heap := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	keys, charged := w.size()
+	if keys != bound || heap > MaxDedupBytes(DedupConfig{Keys: bound}) || charged > MaxDedupBytes(DedupConfig{Keys: bound}) {
+		t.Fatalf("%d keys, %d bytes of heap, %d charged; bound %d keys, %d bytes", keys, heap, charged, bound, MaxDedupBytes(DedupConfig{Keys: bound}))
+	}
+	t.Logf("%d keys of %d bytes: %d bytes of heap (%d a key), %d charged, bound %d", keys, otlp.MaxIdempotencyKeyLen, heap, heap/bound, charged, MaxDedupBytes(DedupConfig{Keys: bound}))
+	runtime.KeepAlive(w)
+}
