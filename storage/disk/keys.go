@@ -137,9 +137,13 @@ func (s *Store) WriteKeyed(ctx context.Context, signal storage.Signal, data []by
 
 // ReadKeys implements storage.KeyedSink: it reads the records of every
 // signal received at or after since, in the segments whose newest record
-// is that recent (a sequential read of what was stored since then,
-// checking CRCs, without decompressing payloads), and calls fn with each
-// record's key. Damaged records are skipped, as Scan skips them.
+// is that recent, and calls fn with each record's key. It reads the
+// records' frames, tenants and key blocks only, not their payloads (a
+// small read per record, or the segment's bytes when records are small):
+// a window of keys is rebuilt in the time it takes to read those, not the
+// whole log of its age. A segment whose frames do not walk to its end
+// (damage) is read in full instead, checking every record's CRC and
+// skipping the damaged ones, as Scan does.
 func (s *Store) ReadKeys(since time.Time, fn func(storage.StoredKey) error) error {
 	cut := since.UnixNano()
 	for _, sig := range storage.Signals {
@@ -164,10 +168,14 @@ func (s *Store) ReadKeys(since time.Time, fn func(storage.StoredKey) error) erro
 	return nil
 }
 
+// maxKeyPrefix is the most of a record's data before its payload: a
+// tenant and a key block at their longest.
+const maxKeyPrefix = 1 + maxRecordTenant + recordKeyFixed + otlp.MaxIdempotencyKeyLen + storage.MaxStoredKeyMessage
+
 // readSegmentKeys calls fn with the key of every keyed record of a
 // segment received at or after cut (Unix nanoseconds).
 func readSegmentKeys(path string, seq uint64, sig storage.Signal, cut int64, fn func(storage.StoredKey) error) error {
-	seg, err := openSegment(path, seq, uint8(sig), nil, nil, nil)
+	seg, err := openSegment(path, seq, uint8(sig), make([]byte, 64<<10), nil, nil)
 	if err != nil {
 		if errors.Is(err, errShortHeader) {
 			return nil
@@ -178,15 +186,70 @@ func readSegmentKeys(path string, seq uint64, sig storage.Signal, cut int64, fn 
 	if seg.hdr.version < 4 {
 		return nil // no keys before version 4
 	}
-	seg.keysOnly = true
-	var ferr error
-	walkSegment(seg, func(r Record) {
-		if ferr != nil || r.key == nil || r.Time.UnixNano() < cut {
-			return
+	keys, ok := walkKeys(seg, sig, cut)
+	if !ok {
+		// Damage: every record read whole, its CRC checked.
+		keys = keys[:0]
+		seg.keysOnly = true
+		walkSegment(seg, func(r Record) {
+			if r.key == nil || r.Time.UnixNano() < cut {
+				return
+			}
+			k := parseRecordKey(r.key)
+			k.Signal, k.Tenant, k.Items, k.Time = sig, r.Tenant, r.Items, r.Time
+			keys = append(keys, k)
+		})
+	}
+	for _, k := range keys {
+		if err := fn(k); err != nil {
+			return err
 		}
-		k := parseRecordKey(r.key)
-		k.Signal, k.Tenant, k.Items, k.Time = sig, r.Tenant, r.Items, r.Time
-		ferr = fn(k)
-	})
-	return ferr
+	}
+	return nil
+}
+
+// walkKeys reads the keys of seg's records from their frames, without
+// their payloads; ok is false when the frames do not walk to the end of
+// the segment or a key block is malformed.
+func walkKeys(seg *segmentReader, sig storage.Signal, cut int64) (keys []storage.StoredKey, ok bool) {
+	off := int64(segmentHeaderSize)
+	tenant := otlp.DefaultTenant
+	for off+recordHeaderSize+recordMetaSize <= seg.size {
+		h, err := seg.at(off, recordHeaderSize+recordMetaSize)
+		if err != nil {
+			return keys, false
+		}
+		bodyLen, _ := parseRecordHeader(h)
+		if bodyLen < recordMetaSize || off+recordHeaderSize+int64(bodyLen) > seg.size {
+			return keys, false
+		}
+		body := h[recordHeaderSize:]
+		ts, items := parseRecordMeta(body)
+		if recordHasKey(body) && ts >= cut {
+			hasTenant := recordHasTenant(body)
+			n := min(bodyLen-recordMetaSize, maxKeyPrefix)
+			data, err := seg.at(off+recordHeaderSize+recordMetaSize, n)
+			if err != nil {
+				return keys, false
+			}
+			k := storage.StoredKey{Signal: sig, Tenant: otlp.DefaultTenant, Items: items, Time: time.Unix(0, ts)}
+			if hasTenant {
+				name, rest, err := splitRecordTenant(data)
+				if err != nil {
+					return keys, false
+				}
+				tenant = internTenant(&tenant, name)
+				k.Tenant, data = tenant, rest
+			}
+			block, _, err := splitRecordKey(data)
+			if err != nil {
+				return keys, false
+			}
+			pk := parseRecordKey(block)
+			k.Key, k.Fingerprint, k.Rejected, k.Message = pk.Key, pk.Fingerprint, pk.Rejected, pk.Message
+			keys = append(keys, k)
+		}
+		off += recordHeaderSize + int64(bodyLen)
+	}
+	return keys, off == seg.size
 }
