@@ -3,6 +3,7 @@ package disk
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"testing"
 	"time"
@@ -85,6 +86,31 @@ func FuzzReadSegment(f *testing.F) {
 		}
 		if at != end || end > int64(len(seg)) {
 			t.Fatalf("spans end at %d, recovery at %d, segment %d", at, end, len(seg))
+		}
+		// The keys read from the frames alone (ReadKeys) are the keys of
+		// the records a full walk finds, when the frames walk to the end
+		// and nothing is damaged.
+		r2, err := newSegmentReader(bytes.NewReader(seg), size, nil, "fuzz.seg", 1, uint8(storage.Logs), nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fromFrames, ok := walkKeys(r2, storage.Logs, 0)
+		if ok && len(corrupt) == 0 && end == int64(len(seg)) {
+			var whole []string
+			r3, _ := newSegmentReader(bytes.NewReader(seg), size, nil, "fuzz.seg", 1, uint8(storage.Logs), nil, nil, nil)
+			r3.keysOnly = true
+			walkSegment(r3, func(rec Record) {
+				if k, ok := rec.IdempotencyKey(); ok && rec.Time.UnixNano() >= 0 {
+					whole = append(whole, k.Key)
+				}
+			})
+			var framed []string
+			for _, k := range fromFrames {
+				framed = append(framed, k.Key)
+			}
+			if fmt.Sprint(framed) != fmt.Sprint(whole) {
+				t.Fatalf("keys from the frames %q, from the records %q", framed, whole)
+			}
 		}
 	})
 }
