@@ -278,9 +278,12 @@ type Request struct {
 	// and gives the ticket back before it returns.
 	Ticket *Ticket
 	// IdempotencyKey names the request for exactly-once storage (see
-	// otlp.IdempotencyKeyHeader): a request whose key the tenant's window
-	// holds is not stored again and gets the first one's Result. Empty
-	// means no key: stored at least once, as before.
+	// otlp.IdempotencyKeyHeader, dedup.go, docs/exactly-once.md): a
+	// request whose key the tenant's window holds is not stored again and
+	// gets the first one's Result. Empty means no key: stored at least
+	// once, as before. At most otlp.MaxIdempotencyKeyLen bytes (a longer
+	// one is refused, INVALID_ARGUMENT). The window keeps the string: it
+	// must not alias a buffer the transport reuses.
 	IdempotencyKey string
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -177,8 +178,8 @@ const maxKeyPrefix = 1 + maxRecordTenant + recordKeyFixed + otlp.MaxIdempotencyK
 func readSegmentKeys(path string, seq uint64, sig storage.Signal, cut int64, fn func(storage.StoredKey) error) error {
 	seg, err := openSegment(path, seq, uint8(sig), make([]byte, 64<<10), nil, nil)
 	if err != nil {
-		if errors.Is(err, errShortHeader) {
-			return nil
+		if errors.Is(err, errShortHeader) || errors.Is(err, os.ErrNotExist) {
+			return nil // being created, or deleted by retention since listed
 		}
 		return fmt.Errorf("cannot read the keys of %s: %w", path, err)
 	}
