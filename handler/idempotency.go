@@ -16,11 +16,6 @@ import (
 // (ingest.Request.IdempotencyKey), whose window does the rest. A request
 // without one is served as before, at the cost of a header lookup.
 
-// maxStreamClientIDLen bounds a stream client identity so that every key
-// formed from it (otlp.StreamIdempotencyKey: the identity, "/" and up to
-// 20 digits of a request id) fits in otlp.MaxIdempotencyKeyLen.
-const maxStreamClientIDLen = otlp.MaxIdempotencyKeyLen - 21
-
 // httpIdempotencyKey reads the Idempotency-Key header field of an
 // OTLP/HTTP request ("" when there is none). Its value is a structured
 // field string (RFC 8941 sf-string: "..." with \" and \\ escapes), as the
@@ -56,7 +51,7 @@ func grpcIdempotencyKey(h http.Header) (string, *grpcwire.Status) {
 // life and across reconnects, which with each request's id forms the
 // request's key.
 func streamClientID(h http.Header) (string, *grpcwire.Status) {
-	return plainHeaderKey(h, otlp.StreamClientIDHeader, strings.ToLower(otlp.StreamClientIDHeader), maxStreamClientIDLen)
+	return plainHeaderKey(h, otlp.StreamClientIDHeader, strings.ToLower(otlp.StreamClientIDHeader), otlp.MaxStreamClientIDLen)
 }
 
 // plainHeaderKey reads a header sent as gRPC metadata: canon is its

@@ -236,7 +236,7 @@ func TestStreamClientIDKeys(t *testing.T) {
 		t.Fatalf("%d stored, want 4", n)
 	}
 	// An identity too long refuses the stream.
-	bad := openStream(t, c, "ExportTraces", otlp.StreamClientIDHeader, strings.Repeat("c", maxStreamClientIDLen+1))
+	bad := openStream(t, c, "ExportTraces", otlp.StreamClientIDHeader, strings.Repeat("c", otlp.MaxStreamClientIDLen+1))
 	bad.pw.Close()
 	if _, st := bad.finish(); st.Code != grpcwire.InvalidArgument {
 		t.Fatalf("an identity too long: %v", st)
