@@ -188,6 +188,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		ResponseWriteTimeout: cfg.ResponseWriteTimeout,
 		Stream:               cfg.Stream,
 		Admission:            cfg.admission(s.limits, cfg.SelfTelemetry.Endpoint == "self"),
+		Dedup:                cfg.dedup(),
 		Auth:                 s.auth,
 		Metrics:              s.metrics,
 		CORS: handler.CORSConfig{
