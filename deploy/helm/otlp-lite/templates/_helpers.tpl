@@ -41,10 +41,14 @@ bound (server.WindowFor, -max-streams).
 {{- $F := int64 $m.http2MaxFrameSize -}}
 {{- $S := max (div $R (mul 32 $KiB)) 4096 -}}
 {{- $w := min (max (div $R $C) (mul 256 $KiB)) (mul 4 $MiB) -}}
-{{- $heap := add (mul 2 (add $R $W)) (mul 48 $MiB) -}}
+{{- $k := .Values.kafka -}}
+{{- $kafka := 0 -}}
+{{- if $k.storage }}{{ $kafka = add $kafka (mul $k.maxBufferedMiB $MiB) }}{{ end -}}
+{{- if $k.consume }}{{ $kafka = add $kafka (mul $k.consumeMaxDecompressedMiB $MiB) (mul $k.consumeFetchMaxMiB $MiB $k.consumeClusterBrokers) }}{{ end -}}
+{{- $heap := add (mul 2 (add $R $W)) (mul 48 $MiB) $kafka -}}
 {{- $streams := mul $S (add (mul 32 $KiB) $H) -}}
 {{- $conns := mul $C (add $w $F (mul 148 $KiB)) -}}
-{{- $worst := add $R $W $streams $conns (mul 48 $MiB) -}}
+{{- $worst := add $R $W $streams $conns (mul 48 $MiB) $kafka -}}
 {{- dict "requestLimit" $R "waitingLimit" $W "heap" $heap "worst" $worst | toJson -}}
 {{- end -}}
 
@@ -101,8 +105,16 @@ value, the chart's own first, then .Values.config over them.
 {{- if .deadLetterMaxBytes }}{{ $_ := set $s "forward-dead-letter-max-bytes" .deadLetterMaxBytes }}{{ end -}}
 {{- end -}}
 {{- with $v.kafka -}}
-{{- if .storage }}{{ $_ := set $s "storage" "kafka" }}{{ $_ := set $s "kafka-brokers" .brokers }}{{ end -}}
-{{- if .consume }}{{ $_ := set $s "kafka-consume" .consume }}{{ end -}}
+{{- if .storage -}}
+{{- $_ := set $s "storage" "kafka" -}}
+{{- $_ := set $s "kafka-brokers" .brokers -}}
+{{- $_ := set $s "kafka-max-buffered-bytes" (printf "%d" (mul .maxBufferedMiB 1048576)) -}}
+{{- end -}}
+{{- if .consume -}}
+{{- $_ := set $s "kafka-consume" .consume -}}
+{{- $_ := set $s "kafka-consume-max-decompressed-bytes" (printf "%d" (mul .consumeMaxDecompressedMiB 1048576)) -}}
+{{- $_ := set $s "kafka-consume-fetch-max-bytes" (printf "%d" (mul .consumeFetchMaxMiB 1048576)) -}}
+{{- end -}}
 {{- if .tls }}{{ $_ := set $s "kafka-tls" "true" }}{{ end -}}
 {{- if .caSecret }}{{ $_ := set $s "kafka-tls-ca" "/etc/otlp-lite/kafka/ca.crt" }}{{ end -}}
 {{- if .sasl.mechanism }}{{ $_ := set $s "kafka-sasl-mechanism" .sasl.mechanism }}{{ end -}}
