@@ -589,3 +589,45 @@ func TestResourcesFollowTheAdmissionBudget(t *testing.T) {
 		t.Errorf("values.resources not taken: limit %s", lim.String())
 	}
 }
+
+// TestValuesSchema: a misspelt or misplaced key, a forwarding destination
+// without a URL, a writable extra mount, an extra variable outside
+// OTLP_LITE_* are refused when the chart is rendered (values.schema.json),
+// and the TLS set-up values.yaml shows renders and holds the invariants.
+func TestValuesSchema(t *testing.T) {
+	dir := t.TempDir()
+	for name, values := range map[string]string{
+		"typo":               "memoryModel:\n  admissionRequestLimitMb: 256\n",
+		"misplaced":          "maxConnections: 64\n",
+		"no url":             "forwarding:\n  destinations: [{name: otel}]\n",
+		"writable mount":     "extraVolumeMounts: [{name: x, mountPath: /x, readOnly: false}]\n",
+		"foreign variable":   "extraEnv: [{name: GOMEMLIMIT, value: 1GiB}]\n",
+		"bad flag name":      "config:\n  -log-format: json\n",
+		"retention too high": "persistence:\n  retentionPercent: 100\n",
+	} {
+		f := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".yaml")
+		os.WriteFile(f, []byte(values), 0o644)
+		if _, err := Render(chartDir, f); err == nil {
+			t.Errorf("%s: %q rendered", name, values)
+		} else if !strings.Contains(err.Error(), "schema") {
+			t.Errorf("%s: refused, but not by the schema: %v", name, err)
+		} else {
+			t.Logf("%s: %v", name, strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+	}
+
+	tls := filepath.Join(dir, "tls.yaml")
+	os.WriteFile(tls, []byte(`extraVolumes: [{name: tls, secret: {secretName: otlp-lite-tls}}]
+extraVolumeMounts: [{name: tls, mountPath: /etc/otlp-lite/tls, readOnly: true}]
+config: {tls-cert: /etc/otlp-lite/tls/tls.crt, tls-key: /etc/otlp-lite/tls/tls.key}
+`), 0o644)
+	rendered, err := Render(chartDir, tls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := decodeAll(t, rendered)
+	checkInvariants(t, o, serveFlags(t))
+	if env := envOf(o); env["OTLP_LITE_TLS_CERT"] != "/etc/otlp-lite/tls/tls.crt" || len(o.sts.Spec.Template.Spec.Volumes) != 1 {
+		t.Errorf("TLS values not rendered: %v", env)
+	}
+}
