@@ -10,7 +10,7 @@ VENV      := interop/.venv
 PYTHON    := $(VENV)/bin/python
 FUZZTIME  ?= 20s
 
-.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test browser deploy-test deploy-manifests systemd
+.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test browser deploy-test deploy-manifests deploy-tools
 
 # The container image (OCI archive in bin/): docker build where an engine
 # runs, otherwise packed by scripts/image without one. It leaves Kafka out
@@ -106,22 +106,23 @@ fuzz:
 # defaults and each example, every object decoded strictly, the manifests
 # compared, the rendered environment run by the real binary (with Kafka:
 # the default build) and probed, and the unit checked by systemd-analyze.
-deploy-test: build systemd
+deploy-test: build deploy-tools
 	cd deploy && OTLP_LITE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...
 
 # The plain manifests in deploy/kubernetes: the chart's default rendering.
 deploy-manifests:
 	cd deploy && $(GO) generate ./...
 
-# systemd-analyze for deploy-test, from Debian's systemd package: installed
-# only when missing, with apt-get, as root and without stdin (a fresh CI
-# machine), as the browser target does; elsewhere the test skips, saying why.
-systemd:
-	@if ! command -v systemd-analyze >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	  echo "installing systemd (Debian package) for systemd-analyze verify"; \
+# systemd-analyze (Debian's systemd package) and strace for deploy-test's
+# unit checks: installed only when missing, with apt-get, as root and
+# without stdin (a fresh CI machine), as the browser target does; elsewhere
+# those tests skip, saying why.
+deploy-tools:
+	@if { ! command -v systemd-analyze || ! command -v strace; } >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing systemd and strace (Debian packages) for the systemd unit's tests"; \
 	  export DEBIAN_FRONTEND=noninteractive; \
-	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends systemd; } </dev/null \
-	    || echo "cannot install systemd: the systemd-analyze test will be skipped"; \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends systemd strace; } </dev/null \
+	    || echo "cannot install systemd and strace: the unit's tests will be skipped"; \
 	fi
 
 # Crash consistency for longer: 500 SIGKILL rounds of the store and the server.

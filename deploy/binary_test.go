@@ -80,6 +80,9 @@ func hasKafka(t *testing.T, bin string) bool {
 	return strings.Contains(string(out), "-kafka-brokers")
 }
 
+// urlHost matches the host:port of each URL in a -forward list.
+var urlHost = regexp.MustCompile(`(://)[^/?\s]+`)
+
 // servingLine is the receiver's start-up log line with the bound addresses.
 // (http_addr is left out when it is the gRPC listener, as with two :0s).
 var servingLine = regexp.MustCompile(`msg="otlp-lite serving" grpc_addr=(\S+) .*?admin_addr=(\S+)`)
@@ -147,22 +150,56 @@ func TestChartEnvStartsTheReceiver(t *testing.T) {
 				if e.Name == "OTLP_LITE_DATA_DIR" {
 					v = filepath.Join(root, v)
 				}
+				// Peers only on loopback, where nothing listens: no name
+				// is looked up, no packet leaves the machine.
+				switch e.Name {
+				case "OTLP_LITE_FORWARD":
+					v = urlHost.ReplaceAllString(v, "${1}127.0.0.1:1")
+				case "OTLP_LITE_KAFKA_BROKERS", "OTLP_LITE_KAFKA_CONSUME":
+					brokers := strings.Split(v, ",")
+					for i := range brokers {
+						if e.Name == "OTLP_LITE_KAFKA_BROKERS" {
+							brokers[i] = fmt.Sprintf("127.0.0.%d:1", i+1)
+						} else {
+							brokers[i] = fmt.Sprintf("127.0.1.%d:1", i+1)
+						}
+					}
+					v = strings.Join(brokers, ",")
+				}
 				env = append(env, e.Name+"="+v)
 			}
 			if o.sts.Spec.Template.Spec.Containers[0].Image != "otlp-lite:dev" && !hasKafka(t, bin) {
 				t.Skipf("%s is built without Kafka (-tags nokafka): the example needs the Kafka-capable image and binary", bin)
 			}
 			grace := time.Duration(*pod.TerminationGracePeriodSeconds) * time.Second
-			runAndProbe(t, bin, env, grace)
+			token := "" // an export without a token
+			if o.configMaps["otlp-lite-tenants"] != nil {
+				token = "test-token-of-team-a"
+			} else if envOf(o)["OTLP_LITE_STORAGE"] == "kafka" {
+				token = "-" // no export: no broker here
+			}
+			runAndProbe(t, bin, env, grace, token)
 		})
 	}
 }
 
 // runAndProbe starts bin serve with exactly env, probes it as the kubelet
-// would, then stops it with SIGTERM.
-func runAndProbe(t *testing.T, bin string, env []string, grace time.Duration) {
+// would, stores one export (with token as its bearer token, if any), then
+// stops it with SIGTERM, which must end it within grace.
+func runAndProbe(t *testing.T, bin string, env []string, grace time.Duration, token string) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve")
+	runServer(t, exec.Command(bin, "serve"), env, grace, token, nil)
+}
+
+// runTraced is runAndProbe for a receiver that strace (name, with args)
+// runs; stop sends the receiver its SIGTERM.
+func runTraced(t *testing.T, name string, args, env []string, stop func() error) {
+	t.Helper()
+	runServer(t, exec.Command(name, args...), env, 30*time.Second, "", stop)
+}
+
+func runServer(t *testing.T, cmd *exec.Cmd, env []string, grace time.Duration, token string, stop func() error) {
+	t.Helper()
 	cmd.Env = env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -178,6 +215,7 @@ func runAndProbe(t *testing.T, bin string, env []string, grace time.Duration) {
 	go func() {
 		defer close(readDone)
 		sc := bufio.NewScanner(stderr)
+		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			logMu.Lock()
 			log.WriteString(sc.Text() + "\n")
@@ -221,20 +259,44 @@ func runAndProbe(t *testing.T, bin string, env []string, grace time.Duration) {
 		}
 	}
 
-	resp, err := http.Get("http://" + adminAddr + "/readyz")
-	if err != nil {
-		t.Fatalf("readiness probe: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("readiness probe: GET /readyz = %d, want 200", resp.StatusCode)
+	for _, path := range []string{"/readyz", "/metrics", "/"} {
+		resp, err := http.Get("http://" + adminAddr + path)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s on the admin port = %d, want 200", path, resp.StatusCode)
+		}
 	}
 	if status, err := grpcHealthCheck(grpcAddr); err != nil || status != 1 {
 		t.Errorf("liveness probe: Health/Check(\"\") = status %d, %v; want SERVING (1)", status, err)
 	}
+	req, _ := http.NewRequest("POST", "http://"+grpcAddr+"/v1/traces", strings.NewReader(oneSpan))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if token == "-" {
+		// no export
+	} else if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Errorf("export: %v", err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("export: %d %s", resp.StatusCode, body)
+		}
+	}
 
 	start := time.Now()
-	cmd.Process.Signal(syscall.SIGTERM)
+	if stop == nil {
+		stop = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("SIGTERM: %v", err)
+	}
 	select {
 	case <-readDone:
 	case <-time.After(grace): // the kubelet's SIGKILL
@@ -250,6 +312,11 @@ func runAndProbe(t *testing.T, bin string, env []string, grace time.Duration) {
 		t.Errorf("no graceful stop in the log:\n%s", logText())
 	}
 }
+
+// oneSpan is an OTLP/JSON export of one span.
+const oneSpan = `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"deploy-test"}}]},` +
+	`"scopeSpans":[{"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"hello",` +
+	`"kind":2,"startTimeUnixNano":"1700000000000000000","endTimeUnixNano":"1700000001000000000"}]}]}]}`
 
 // grpcHealthCheck calls grpc.health.v1.Health/Check with an empty
 // HealthCheckRequest (service "") over h2c, as the kubelet's gRPC prober

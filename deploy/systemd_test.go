@@ -6,8 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -140,7 +142,7 @@ func TestSystemdUnit(t *testing.T) {
 func TestSystemdAnalyzeVerify(t *testing.T) {
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
-		t.Skip("systemd-analyze not found: install systemd (make deploy-test does so as root with apt-get)")
+		t.Skip("systemd-analyze not found: install systemd (make deploy-test installs it as root with apt-get)")
 	}
 	unit, err := os.ReadFile(unitFile)
 	if err != nil {
@@ -170,4 +172,106 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 	if score, _ := strconv.ParseFloat(string(m[1]), 64); score > 2 {
 		t.Errorf("exposure %s %s, want at most 2.0 (it was 1.4 when the unit was written)", m[1], m[2])
 	}
+}
+
+// TestSystemdSyscallFilterCoversTheReceiver runs the receiver under strace
+// through a life like the unit's (start, an OTLP/HTTP export stored with
+// zstd segments, the status page and /metrics, a gRPC health check, a
+// SIGTERM stop) and checks that every system call it made is one the
+// unit's SystemCallFilter lines allow, as systemd-analyze expands their
+// groups: a filter that killed or refused the service in production would
+// pass systemd-analyze verify. Skipped without strace or systemd-analyze.
+func TestSystemdSyscallFilterCoversTheReceiver(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze not found: install systemd (make deploy-test installs it as root with apt-get)")
+	}
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace not found: install strace (make deploy-test installs it as root with apt-get)")
+	}
+	allowed := map[string]bool{}
+	for _, line := range unitSettings(t, unitFile)["SystemCallFilter"] {
+		deny := strings.HasPrefix(line, "~")
+		for _, name := range strings.Fields(strings.TrimPrefix(line, "~")) {
+			for _, call := range expandSyscalls(t, analyze, name, map[string]bool{}) {
+				allowed[call] = !deny
+			}
+		}
+	}
+	if len(allowed) < 100 {
+		t.Fatalf("the filter expands to %d system calls", len(allowed))
+	}
+
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "strace.txt")
+	env := []string{
+		"OTLP_LITE_DATA_DIR=" + filepath.Join(dir, "data"), "OTLP_LITE_STORAGE_COMPRESSION=zstd",
+		"OTLP_LITE_GRPC_ADDR=127.0.0.1:0", "OTLP_LITE_HTTP_ADDR=127.0.0.1:0", "OTLP_LITE_ADMIN_ADDR=127.0.0.1:0",
+	}
+	// strace follows threads (-f); the traced process is the receiver
+	// itself, whose pid starts the trace's first line.
+	var tracedPid int
+	stopTraced := func() error {
+		if tracedPid == 0 {
+			b, _ := os.ReadFile(trace)
+			first, _, _ := strings.Cut(string(b), " ")
+			tracedPid, _ = strconv.Atoi(first)
+		}
+		if tracedPid <= 0 {
+			return os.ErrNotExist
+		}
+		return syscall.Kill(tracedPid, syscall.SIGTERM)
+	}
+	runTraced(t, strace, []string{"-f", "-qq", "-o", trace, otlpLiteBinary(t), "serve"}, env, stopTraced)
+
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := regexp.MustCompile(`(?m)^\d+\s+(?:<\.\.\. )?([a-z0-9_]+)[( ]`)
+	used := map[string]bool{}
+	for _, m := range call.FindAllStringSubmatch(string(b), -1) {
+		used[m[1]] = true
+	}
+	if !used["fsync"] && !used["fdatasync"] || !used["accept4"] {
+		t.Fatalf("the trace has no fsync or accept4: it did not see the export (%d calls)", len(used))
+	}
+	var refused []string
+	for c := range used {
+		if c != "exit" && c != "exit_group" && !allowed[c] {
+			refused = append(refused, c)
+		}
+	}
+	slices.Sort(refused)
+	if len(refused) > 0 {
+		t.Errorf("the receiver calls %v, which the unit's SystemCallFilter refuses", refused)
+	}
+	t.Logf("%d distinct system calls, all allowed by the filter", len(used))
+}
+
+// expandSyscalls returns the system calls of a systemd-analyze
+// syscall-filter group (its nested groups expanded), or name itself.
+func expandSyscalls(t *testing.T, analyze, name string, seen map[string]bool) []string {
+	t.Helper()
+	if !strings.HasPrefix(name, "@") {
+		return []string{name}
+	}
+	if seen[name] {
+		return nil
+	}
+	seen[name] = true
+	out, err := exec.Command(analyze, "syscall-filter", name).Output()
+	if err != nil {
+		t.Fatalf("systemd-analyze syscall-filter %s: %v", name, err)
+	}
+	var calls []string
+	for i, line := range strings.Split(string(out), "\n") {
+		line = strings.TrimSpace(line)
+		if i == 0 || line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		calls = append(calls, expandSyscalls(t, analyze, line, seen)...)
+	}
+	return calls
 }
