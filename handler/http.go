@@ -305,7 +305,7 @@ func contentCoding(h http.Header) (compression.Codec, error) {
 			if name == "" || strings.EqualFold(name, "identity") {
 				continue
 			}
-			c, err := compression.Parse(strings.ToLower(name))
+			c, err := compression.ParseContentCoding(strings.ToLower(name))
 			if err != nil {
 				return codec, err
 			}

@@ -322,6 +322,9 @@ type Ticket struct {
 	// per pooled ticket, so handing it to a reader costs no allocation.
 	chargeCtx context.Context
 	charger   func(int) error
+	// start is when the request arrived (Take, then StartLog), for
+	// otlplite_request_duration_seconds.
+	start time.Time
 }
 
 // ChargeFunc returns Charge bound to ctx, as the func(int) error a
@@ -377,6 +380,12 @@ func (p *Pipeline) Take(ctx context.Context) *Ticket {
 	}
 	t.c = charge{a: p.adm, conn: connstate.FromContext(ctx)}
 	t.tenant, t.throttled = nil, false
+	t.start = time.Now()
+	if p.adm.reserve > 0 && isSelf(ctx) {
+		// The receiver's own telemetry: the reserve, no tenant quota.
+		t.c.reserved = true
+		return t
+	}
 	if p.ten != nil {
 		if ts := tenantOf(ctx); ts != nil {
 			t.tenant = ts

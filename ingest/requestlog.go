@@ -25,8 +25,9 @@ import (
 // content type, failed authentication) have no request line: they have the
 // rate-limited "request refused" line of refuse.go.
 //
-// Cost when debug is off: one Logger.Enabled call per request (startLog)
-// and a few stores; no clock read, no allocation (BenchmarkExport* in
+// Cost when debug is off: one Logger.Enabled call per request (startLog),
+// one clock read (the request's start, for otlplite_request_duration_seconds)
+// and a few stores; no allocation (BenchmarkExport* in
 // handler/handler_timing_test.go report allocs/op; TestRequestLogOffAllocs pins it).
 
 // requestLog is the debug record of one request, kept in its pooled
@@ -52,12 +53,14 @@ type requestLog struct {
 
 // StartLog begins the request log record of t, if debug logging is on: the
 // only cost of the request log when it is off is this Enabled check. peer
-// is the client's address; the request's duration starts now.
+// is the client's address; the request's duration (its log line's and
+// otlplite_request_duration_seconds') starts now.
 func (p *Pipeline) StartLog(ctx context.Context, t *Ticket, peer string, tr Transport, sig otlp.Signal) {
+	t.start = time.Now()
 	if !p.log.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
-	t.rlog = requestLog{on: true, t: tr, sig: sig, ctx: ctx, peer: peer, start: time.Now()}
+	t.rlog = requestLog{on: true, t: tr, sig: sig, ctx: ctx, peer: peer, start: t.start}
 }
 
 // LogJSON marks the request of t, in its request log line, as OTLP/JSON
@@ -82,6 +85,7 @@ func (p *Pipeline) countBytes(t *Ticket, tr Transport, wire, decompressed int) {
 // kept.
 func (p *Pipeline) countRequest(t *Ticket, tr Transport, sig otlp.Signal, out *Result, st *grpcwire.Status) {
 	p.m.countRequest(tr, sig, out, st)
+	p.m.observeDuration(tr, sig, t.start)
 	p.countTenant(t, out, st)
 	if t.rlog.on {
 		t.rlog.done, t.rlog.out, t.rlog.st = true, *out, st

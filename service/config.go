@@ -3,8 +3,8 @@ package service
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -38,6 +38,21 @@ type Config struct {
 	// "localhost:4318"; it serves gRPC too); empty or equal to GRPCAddr:
 	// none.
 	HTTPAddr string
+	// UnixSocketMode is the permission bits, in octal, of the socket files
+	// of unix:PATH listeners (-unix-socket-mode, default "0660": the owner
+	// and its group may connect). Every address flag takes unix:PATH.
+	UnixSocketMode string
+	// ProxyProtocolTrustedCIDRs are the comma-separated networks (and
+	// addresses, and "unix" for Unix socket peers) of the proxies whose
+	// connections must begin with a PROXY protocol header, v1 or v2, on
+	// the OTLP listeners; a header from any other peer is refused
+	// (-proxy-protocol-trusted-cidrs, default "": the protocol is off).
+	// See server.ProxyProtocol.
+	ProxyProtocolTrustedCIDRs string
+	// ProxyProtocolTimeout bounds the arrival of a trusted connection's
+	// PROXY header (-proxy-protocol-timeout, default
+	// server.DefaultProxyHeaderTimeout).
+	ProxyProtocolTimeout time.Duration
 	// CORSAllowedOrigins are the comma-separated origins allowed to send
 	// OTLP/HTTP from browsers (-cors-allowed-origins, default "": no CORS).
 	CORSAllowedOrigins string
@@ -134,6 +149,13 @@ type Config struct {
 	LogLevel string
 	// LogFormat is text or json (-log-format, default "text").
 	LogFormat string
+	// StatusSampleInterval is how often the status page samples the
+	// metrics for its rates and charts (-status-sample-interval, default
+	// admin.DefaultHistoryInterval: charts of 15 minutes).
+	StatusSampleInterval time.Duration
+	// SelfTelemetry pushes the receiver's own metrics and warnings over
+	// OTLP (-self-telemetry-*; selftelemetry.go).
+	SelfTelemetry SelfTelemetryConfig
 
 	// Not flags.
 
@@ -229,6 +251,8 @@ func DefaultConfig() Config {
 		GRPCAddr:             "localhost:4317",
 		HTTPAddr:             "localhost:4318",
 		CORSMaxAge:           7200,
+		UnixSocketMode:       "0660",
+		ProxyProtocolTimeout: server.DefaultProxyHeaderTimeout,
 		DataDir:              "./otlp-data",
 		Storage:              "disk",
 		MaxRecvMsgSize:       grpcwire.DefaultMaxRecvMsgSize,
@@ -248,6 +272,9 @@ func DefaultConfig() Config {
 		Forward: ForwardConfig{DeadLetterMaxBytes: "1GiB", DeadLetterMaxAge: deadletter.DefaultMaxAge},
 		Kafka:   defaultKafkaConfig(),
 		STEF:    true,
+
+		StatusSampleInterval: admin.DefaultHistoryInterval,
+		SelfTelemetry:        SelfTelemetryConfig{Interval: DefaultSelfTelemetryInterval},
 	}
 	c.Admission = handler.AdmissionConfig{RequestLimit: handler.DefaultAdmissionRequestLimit,
 		WaitingLimit: handler.DefaultAdmissionWaitingLimit, MaxWait: handler.DefaultAdmissionMaxWait}
@@ -269,6 +296,12 @@ func (c Config) Validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" && c.LogFormat != "" {
 		return fmt.Errorf("bad -log-format %q: want text or json", c.LogFormat)
 	}
+	if err := c.SelfTelemetry.validate(); err != nil {
+		return err
+	}
+	if c.StatusSampleInterval < 0 {
+		return fmt.Errorf("bad -status-sample-interval %v: want a positive duration", c.StatusSampleInterval)
+	}
 	if c.Sink != nil && c.Items != nil {
 		return errors.New("cannot use both Sink and Items: the acknowledgement can wait for one store")
 	}
@@ -286,9 +319,15 @@ func (c Config) Validate() error {
 		if addr == "" {
 			continue
 		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return fmt.Errorf("bad -%s %q: want host:port (:4317 for every interface): %v", name, addr, err)
+		if err := server.CheckAddr(addr); err != nil {
+			return fmt.Errorf("bad -%s %q: %v", name, addr, err)
 		}
+	}
+	if _, err := c.unixSocketMode(); err != nil {
+		return err
+	}
+	if _, err := c.proxyProtocol(); err != nil {
+		return err
 	}
 	if _, err := c.Disk.Options(); err != nil {
 		return err
@@ -346,6 +385,7 @@ func (c Config) Validate() error {
 		{"retry-delay", int64(c.RetryDelay)},
 		{"body-read-timeout", int64(c.BodyReadTimeout)},
 		{"shutdown-timeout", int64(c.ShutdownTimeout)},
+		{"proxy-protocol-timeout", int64(c.ProxyProtocolTimeout)},
 		{"http2-stream-window", int64(c.Limits.StreamWindow)},
 		{"http2-conn-window", int64(c.Limits.ConnWindow)},
 		{"http2-max-frame-size", int64(c.Limits.MaxFrameSize)},
@@ -430,9 +470,12 @@ func (c Config) DerivedLimits() server.Limits {
 // admission is the handler's admission config: Admission, plus the HTTP/2
 // stream window, which an export stream that waits leaves unread and which
 // is charged to the waiting budget for the wait.
-func (c Config) admission(limits server.Limits) handler.AdmissionConfig {
+func (c Config) admission(limits server.Limits, self bool) handler.AdmissionConfig {
 	a := c.Admission
 	a.StreamWindow = int64(limits.StreamWindow)
+	if self {
+		a.Reserve = selfReserve // self-telemetry into our own pipeline
+	}
 	return a
 }
 
@@ -500,4 +543,30 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// unixSocketMode parses UnixSocketMode: octal permission bits.
+func (c Config) unixSocketMode() (fs.FileMode, error) {
+	m, err := strconv.ParseUint(c.UnixSocketMode, 8, 32)
+	if err != nil || m > 0o777 || m == 0 {
+		return 0, fmt.Errorf("bad -unix-socket-mode %q: want octal permission bits such as 0660", c.UnixSocketMode)
+	}
+	return fs.FileMode(m), nil
+}
+
+// listenConfig is how the listeners are opened.
+func (c Config) listenConfig() server.ListenConfig {
+	m, _ := c.unixSocketMode() // checked by Validate
+	return server.ListenConfig{UnixSocketMode: m}
+}
+
+// proxyProtocol is the PROXY protocol configuration of the OTLP
+// listeners.
+func (c Config) proxyProtocol() (server.ProxyProtocol, error) {
+	p, err := server.ParseTrustedProxies(c.ProxyProtocolTrustedCIDRs)
+	if err != nil {
+		return p, fmt.Errorf("bad -proxy-protocol-trusted-cidrs: %w", err)
+	}
+	p.HeaderTimeout = c.ProxyProtocolTimeout
+	return p, nil
 }

@@ -22,8 +22,11 @@ import (
 // is that field's value (service.DefaultConfig).
 func registerServeFlags(s *flagSections, cfg *service.Config) {
 	s.add("Listeners", func(fs *flag.FlagSet) {
-		fs.StringVar(&cfg.GRPCAddr, "grpc-addr", cfg.GRPCAddr, "OTLP/gRPC address (`host:port`), the OTLP default port 4317; it serves OTLP/HTTP too")
-		fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "OTLP/HTTP address (`host:port`), the OTLP default port 4318; it serves gRPC too; empty disables it")
+		fs.StringVar(&cfg.GRPCAddr, "grpc-addr", cfg.GRPCAddr, "OTLP/gRPC address (`host:port`, or unix:PATH for a Unix socket), the OTLP default port 4317; it serves OTLP/HTTP too")
+		fs.StringVar(&cfg.HTTPAddr, "http-addr", cfg.HTTPAddr, "OTLP/HTTP address (`host:port`, or unix:PATH), the OTLP default port 4318; it serves gRPC too; empty disables it")
+		fs.StringVar(&cfg.UnixSocketMode, "unix-socket-mode", cfg.UnixSocketMode, "permission bits (octal) of the socket files of unix:PATH listeners, set before the socket appears; connecting needs write permission. A socket file left by a crashed run is replaced only if nobody answers on it; it is removed at a clean stop")
+		fs.StringVar(&cfg.ProxyProtocolTrustedCIDRs, "proxy-protocol-trusted-cidrs", cfg.ProxyProtocolTrustedCIDRs, "comma-separated networks and addresses (and unix, for Unix socket peers) of the proxies or load balancers whose connections to the OTLP listeners must begin with a PROXY protocol header (v1 or v2, before TLS); the client address it names is the one in logs; a header from any other peer is refused, never believed; empty: the PROXY protocol is off")
+		fs.DurationVar(&cfg.ProxyProtocolTimeout, "proxy-protocol-timeout", cfg.ProxyProtocolTimeout, "how long a trusted peer has to send its PROXY header")
 		fs.StringVar(&cfg.CORSAllowedOrigins, "cors-allowed-origins", cfg.CORSAllowedOrigins, "comma-separated origins allowed to send OTLP/HTTP from browsers: exact, with one wildcard (https://*.example.com), or *; empty disables CORS")
 		fs.StringVar(&cfg.CORSAllowedHeaders, "cors-allowed-headers", cfg.CORSAllowedHeaders, "comma-separated extra request headers allowed in CORS requests")
 		fs.IntVar(&cfg.CORSMaxAge, "cors-max-age", cfg.CORSMaxAge, "seconds a browser may cache a CORS preflight answer")
@@ -81,10 +84,13 @@ func registerServeFlags(s *flagSections, cfg *service.Config) {
 	registerTenantFlags(s, &cfg.Tenants)
 	s.add("Kafka (-storage kafka)", func(fs *flag.FlagSet) { registerKafkaFlags(fs, &cfg.Kafka) })
 	s.add("Observability", func(fs *flag.FlagSet) {
-		fs.StringVar(&cfg.AdminAddr, "admin-addr", cfg.AdminAddr, "operator listener (`host:port`): the status page /, /status.json, /metrics, /config, /healthz, /readyz (and /debug/pprof with -admin-pprof); empty disables it")
+		fs.StringVar(&cfg.AdminAddr, "admin-addr", cfg.AdminAddr, "operator listener (`host:port`, or unix:PATH): the status page /, /status.json, /metrics, /config, /healthz, /readyz (and /debug/pprof with -admin-pprof); empty disables it")
 		fs.BoolVar(&cfg.AdminPprof, "admin-pprof", cfg.AdminPprof, "serve /debug/pprof/ on the admin listener")
 		fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug (adds a line per request), info, warn or error")
 		fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text (logfmt, for people) or json (one JSON object per line, for log pipelines)")
+		fs.DurationVar(&cfg.StatusSampleInterval, "status-sample-interval", cfg.StatusSampleInterval, "how often the status page samples the metrics for its rates (over 12 samples) and its charts (180 samples: 15 minutes at 5s)")
+		fs.StringVar(&cfg.SelfTelemetry.Endpoint, "self-telemetry-endpoint", cfg.SelfTelemetry.Endpoint, "push the receiver's own metrics (the /metrics set) and its log records at warn and above as OTLP: http://host:port or https://... (OTLP/HTTP), grpc://host:port (OTLP/gRPC), or self (into this receiver's own pipeline, with an admission reserve of its own that user requests cannot take; tenant _self with tenancy on); empty disables it")
+		fs.DurationVar(&cfg.SelfTelemetry.Interval, "self-telemetry-interval", cfg.SelfTelemetry.Interval, "time between two self-telemetry pushes")
 	})
 	registerForwardFlags(s, &cfg.Forward)
 	registerKafkaConsumeFlags(s, &cfg.KafkaConsume)
