@@ -123,7 +123,7 @@ func serveFlags(t *testing.T) map[string]bool {
 	if start < 0 || end < start {
 		t.Fatal("docs/flags.md: no serve section")
 	}
-	row := regexp.MustCompile("(?m)^\\| `-([a-z0-9-]+)` \\| .*? \\| `(OTLP_LITE_[A-Z0-9_]+)` \\|")
+	row := regexp.MustCompile("(?m)^\\| `-([a-z0-9-]+)` \\|.*?\\| `(OTLP_LITE_[A-Z0-9_]+)` \\|")
 	flags := map[string]bool{}
 	for _, m := range row.FindAllSubmatch(b[start:end], -1) {
 		if want := "OTLP_LITE_" + strings.ToUpper(strings.ReplaceAll(string(m[1]), "-", "_")); want != string(m[2]) {
@@ -131,8 +131,8 @@ func serveFlags(t *testing.T) map[string]bool {
 		}
 		flags[string(m[2])] = true
 	}
-	if len(flags) < 50 {
-		t.Fatalf("docs/flags.md: only %d serve flags found", len(flags))
+	if rows := regexp.MustCompile("(?m)^\\| `-").FindAll(b[start:end], -1); len(flags) < 50 || len(flags) != len(rows) {
+		t.Fatalf("docs/flags.md: %d serve flags with a variable in %d rows", len(flags), len(rows))
 	}
 	return flags
 }
@@ -197,6 +197,9 @@ func memoryModel(t *testing.T, env map[string]string) (heap, worst int64) {
 	if env["OTLP_LITE_KAFKA_CONSUME"] != "" {
 		brokers := int64(3) // kafka.consumeClusterBrokers in the examples and defaults
 		k += num("OTLP_LITE_KAFKA_CONSUME_MAX_DECOMPRESSED_BYTES") + brokers*num("OTLP_LITE_KAFKA_CONSUME_FETCH_MAX_BYTES")
+	}
+	if env["OTLP_LITE_SELF_TELEMETRY_ENDPOINT"] == "self" {
+		k += 4 * MiB // service.selfReserve
 	}
 	heap = 2*(r+w) + 48*MiB + k
 	worst = r + w + s*(32*KiB+h) + c*(win+f+148*KiB) + 48*MiB + k
@@ -563,7 +566,7 @@ func firstDiffLine(a, b string) int {
 func TestResourcesFollowTheAdmissionBudget(t *testing.T) {
 	dir := t.TempDir()
 	big := filepath.Join(dir, "big.yaml")
-	os.WriteFile(big, []byte("memoryModel:\n  admissionRequestLimitMiB: 512\n  maxConnections: 64\n"), 0o644)
+	os.WriteFile(big, []byte("memoryModel:\n  admissionRequestLimitMiB: 512\n  maxConnections: 64\nconfig:\n  self-telemetry-endpoint: self\n"), 0o644)
 	rendered, err := Render(chartDir, big)
 	if err != nil {
 		t.Fatal(err)
@@ -572,10 +575,11 @@ func TestResourcesFollowTheAdmissionBudget(t *testing.T) {
 	checkInvariants(t, o, serveFlags(t))
 	c := o.sts.Spec.Template.Spec.Containers[0]
 	// 512 MiB / 64 connections = 8 MiB windows, capped at 4 MiB; 16384 streams.
-	// heap 2 × (512 + 32) + 48 = 1136 MiB; worst 512 + 32 + 16384 × 96 KiB
-	// (1536 MiB) + 64 × (4096 + 16 + 148) KiB (266.25 MiB) + 48 = 2394.25 → 2395 MiB.
-	if req, lim := c.Resources.Requests[corev1.ResourceMemory], c.Resources.Limits[corev1.ResourceMemory]; req.String() != "1136Mi" || lim.String() != "2395Mi" {
-		t.Errorf("memory request %s limit %s, want 1136Mi and 2395Mi", req.String(), lim.String())
+	// The self-telemetry reserve: 4 MiB. heap 2 × (512 + 32) + 48 + 4 =
+	// 1140 MiB; worst 512 + 32 + 16384 × 96 KiB (1536 MiB) + 64 × (4096 +
+	// 16 + 148) KiB (266.25 MiB) + 48 + 4 = 2398.25 → 2399 MiB.
+	if req, lim := c.Resources.Requests[corev1.ResourceMemory], c.Resources.Limits[corev1.ResourceMemory]; req.String() != "1140Mi" || lim.String() != "2399Mi" {
+		t.Errorf("memory request %s limit %s, want 1140Mi and 2399Mi", req.String(), lim.String())
 	}
 
 	fixed := filepath.Join(dir, "fixed.yaml")

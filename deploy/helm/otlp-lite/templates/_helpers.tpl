@@ -45,6 +45,10 @@ bound (server.WindowFor, -max-streams).
 {{- $kafka := 0 -}}
 {{- if $k.storage }}{{ $kafka = add $kafka (mul $k.maxBufferedMiB $MiB) }}{{ end -}}
 {{- if $k.consume }}{{ $kafka = add $kafka (mul $k.consumeMaxDecompressedMiB $MiB) (mul $k.consumeFetchMaxMiB $MiB $k.consumeClusterBrokers) }}{{ end -}}
+{{- if eq (toString (index .Values.config "self-telemetry-endpoint" | default "")) "self" -}}
+{{- /* the self-telemetry reserve beside the request budget (service.selfReserve) */ -}}
+{{- $kafka = add $kafka (mul 4 $MiB) -}}
+{{- end -}}
 {{- $heap := add (mul 2 (add $R $W)) (mul 48 $MiB) $kafka -}}
 {{- $streams := mul $S (add (mul 32 $KiB) $H) -}}
 {{- $conns := mul $C (add $w $F (mul 148 $KiB)) -}}
