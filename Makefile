@@ -10,7 +10,7 @@ VENV      := interop/.venv
 PYTHON    := $(VENV)/bin/python
 FUZZTIME  ?= 20s
 
-.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test browser haproxy image-tools
+.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test browser haproxy image-tools deploy-test deploy-manifests deploy-tools
 
 # The container image: one OCI image index for linux/amd64 and linux/arm64
 # (each with its binary's CycloneDX SBOM), packed by scripts/image without
@@ -58,7 +58,7 @@ run: build
 
 # Everything CI runs: lint, unit tests with the race detector, then the
 # interop suite with real OpenTelemetry clients (Go SDK, Python SDK).
-test: lint unit interop kafka-test image-test
+test: lint unit interop kafka-test image-test deploy-test
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -69,6 +69,7 @@ lint:
 	cd bench && $(GO) vet ./...
 	cd scripts/image && $(GO) vet ./...
 	cd examples/tracestore && $(GO) vet ./...
+	cd deploy && $(GO) vet ./...
 
 # The status page's browser test (cmd/otlp-lite/status_browser_test.go)
 # drives Chromium from the distribution's packages. Installed here only when
@@ -126,6 +127,31 @@ fuzz:
 	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg; \
 	  done; \
 	done
+
+# deploy/ (the Helm chart, the plain manifests rendered from it, the systemd
+# unit) is a module of its own, so Helm and k8s.io/api stay out of the
+# receiver's go.mod: the chart rendered with Helm's Go library for its
+# defaults and each example, every object decoded strictly, the manifests
+# compared, the rendered environment run by the real binary (with Kafka:
+# the default build) and probed, and the unit checked by systemd-analyze.
+deploy-test: build deploy-tools
+	cd deploy && OTLP_LITE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...
+
+# The plain manifests in deploy/kubernetes: the chart's default rendering.
+deploy-manifests:
+	cd deploy && $(GO) generate ./...
+
+# systemd-analyze (Debian's systemd package) and strace for deploy-test's
+# unit checks: installed only when missing, with apt-get, as root and
+# without stdin (a fresh CI machine), as the browser target does; elsewhere
+# those tests skip, saying why.
+deploy-tools:
+	@if { ! command -v systemd-analyze || ! command -v strace; } >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing systemd and strace (Debian packages) for the systemd unit's tests"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends systemd strace; } </dev/null \
+	    || echo "cannot install systemd and strace: the unit's tests will be skipped"; \
+	fi
 
 # Crash consistency for longer: 500 SIGKILL rounds of the store and the server.
 soak:
