@@ -10,18 +10,34 @@ VENV      := interop/.venv
 PYTHON    := $(VENV)/bin/python
 FUZZTIME  ?= 20s
 
-.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test browser
+.PHONY: build run test unit interop venv bench fuzz lint clean kafka-test soak image image-test browser haproxy image-tools deploy-test deploy-manifests deploy-tools
 
-# The container image (OCI archive in bin/): docker build where an engine
-# runs, otherwise packed by scripts/image without one. It leaves Kafka out
-# by default to stay small (10.8 MB unpacked instead of 14.6 MB); build the
-# Kafka-capable image with `make image IMAGE_TAGS=`.
+# The container image: one OCI image index for linux/amd64 and linux/arm64
+# (each with its binary's CycloneDX SBOM), packed by scripts/image without
+# any container engine into an OCI archive. It leaves Kafka out by default
+# to stay small (under 12 MB unpacked per architecture); build the Kafka-capable
+# image with `make image IMAGE_TAGS= IMAGE=bin/otlp-lite-kafka-image.tar`,
+# the OTel-Arrow one with IMAGE_TAGS='nokafka otelarrow'.
 IMAGE_TAGS ?= nokafka
+IMAGE      ?= bin/otlp-lite-image.tar
 image:
-	VERSION=$(VERSION) TAGS='$(IMAGE_TAGS)' GO=$(GO) scripts/image/build.sh bin/otlp-lite-image.tar
+	VERSION=$(VERSION) TAGS='$(IMAGE_TAGS)' GO=$(GO) scripts/image/build.sh $(IMAGE)
 
-image-test: image
-	cd scripts/image && OTLP_LITE_IMAGE=$(CURDIR)/bin/otlp-lite-image.tar $(GO) test -race -count=1 ./...
+# The image test runs the other architecture's binary under qemu-user and
+# reads the archive back with skopeo (containers/image, the library podman
+# and CRI-O load images with): Debian's qemu-user-static (Debian 13's
+# qemu-user is static too) and skopeo, installed when missing (as root,
+# with apt-get), as the browser is.
+image-tools:
+	@if { ! { command -v qemu-aarch64-static || command -v qemu-aarch64; } || ! command -v skopeo; } >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing qemu-user-static and skopeo (Debian packages) for the image test"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-user-static skopeo; } </dev/null \
+	    || echo "cannot install qemu-user-static and skopeo: the image test will skip what needs them"; \
+	fi
+
+image-test: image image-tools
+	cd scripts/image && OTLP_LITE_IMAGE=$(abspath $(IMAGE)) $(GO) test -race -count=1 ./...
 
 # A real single-node Kafka broker (KRaft) on loopback, its jars fetched from
 # Maven Central on the first run; the script always stops it.
@@ -42,7 +58,7 @@ run: build
 
 # Everything CI runs: lint, unit tests with the race detector, then the
 # interop suite with real OpenTelemetry clients (Go SDK, Python SDK).
-test: lint unit interop kafka-test image-test
+test: lint unit interop kafka-test image-test deploy-test
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -53,6 +69,7 @@ lint:
 	cd bench && $(GO) vet ./...
 	cd scripts/image && $(GO) vet ./...
 	cd examples/tracestore && $(GO) vet ./...
+	cd deploy && $(GO) vet ./...
 
 # The status page's browser test (cmd/otlp-lite/status_browser_test.go)
 # drives Chromium from the distribution's packages. Installed here only when
@@ -67,6 +84,18 @@ browser:
 	    || echo "cannot install chromium: the browser test will be skipped"; \
 	fi
 
+# HAProxy, from the distribution's packages, for the PROXY protocol interop
+# test (interop/haproxy_test.go): installed as chromium is for the browser
+# test, only when missing, with apt-get, as root, without stdin; elsewhere
+# the test says why it is skipped.
+haproxy:
+	@if ! command -v haproxy >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing haproxy (Debian package) for the PROXY protocol interop test"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends haproxy; } </dev/null \
+	    || echo "cannot install haproxy: the HAProxy test will be skipped"; \
+	fi
+
 unit: browser
 	mkdir -p bin/artifacts
 	OTLP_LITE_ARTIFACTS=$(CURDIR)/bin/artifacts $(GO) test -race -count=1 ./...
@@ -79,7 +108,7 @@ $(PYTHON): interop/python/requirements.txt
 
 venv: $(PYTHON)
 
-interop: $(PYTHON)
+interop: $(PYTHON) haproxy
 	cd interop && OTLP_LITE_PYTHON=$(CURDIR)/$(PYTHON) $(GO) test -count=1 -timeout 15m ./...
 	cd interop/stef && $(GO) test -count=1 -timeout 5m ./...
 
@@ -93,11 +122,36 @@ bench:
 
 # Every fuzz target for FUZZTIME each (go test -fuzz takes one target at a time).
 fuzz:
-	@set -e; for pkg in ./compression ./grpcwire ./handler ./kafkasource ./otlppb ./otlpdecode ./otlpview ./otlpjson ./otlp ./otlpclient ./storage/disk ./storage/kafka ./forward ./stefreceiver; do \
+	@set -e; for pkg in ./compression ./server ./grpcwire ./handler ./kafkasource ./otlppb ./otlpdecode ./otlpview ./otlpjson ./otlp ./otlpclient ./storage/disk ./storage/kafka ./forward ./stefreceiver; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg; \
 	  done; \
 	done
+
+# deploy/ (the Helm chart, the plain manifests rendered from it, the systemd
+# unit) is a module of its own, so Helm and k8s.io/api stay out of the
+# receiver's go.mod: the chart rendered with Helm's Go library for its
+# defaults and each example, every object decoded strictly, the manifests
+# compared, the rendered environment run by the real binary (with Kafka:
+# the default build) and probed, and the unit checked by systemd-analyze.
+deploy-test: build deploy-tools
+	cd deploy && OTLP_LITE_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 ./...
+
+# The plain manifests in deploy/kubernetes: the chart's default rendering.
+deploy-manifests:
+	cd deploy && $(GO) generate ./...
+
+# systemd-analyze (Debian's systemd package) and strace for deploy-test's
+# unit checks: installed only when missing, with apt-get, as root and
+# without stdin (a fresh CI machine), as the browser target does; elsewhere
+# those tests skip, saying why.
+deploy-tools:
+	@if { ! command -v systemd-analyze || ! command -v strace; } >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  echo "installing systemd and strace (Debian packages) for the systemd unit's tests"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  { apt-get update -qq && apt-get install -y -qq --no-install-recommends systemd strace; } </dev/null \
+	    || echo "cannot install systemd and strace: the unit's tests will be skipped"; \
+	fi
 
 # Crash consistency for longer: 500 SIGKILL rounds of the store and the server.
 soak:

@@ -24,6 +24,10 @@ type Config struct {
 	// Settings is what the status page and /config show of the
 	// configuration.
 	Settings Settings
+	// HistoryInterval is how often the status page samples the set, for
+	// its rates and its charts (which keep HistoryLen samples); zero
+	// means DefaultHistoryInterval, 5 s (15 minutes of charts).
+	HistoryInterval time.Duration
 }
 
 // Server is the admin listener's handler and the status page's ring of
@@ -87,7 +91,7 @@ func New(cfg Config) *Server {
 	}
 	withConfig := http.NewServeMux()
 	withConfig.Handle("GET /config", configHandler(cfg.Settings.Effective))
-	a.page = newStatusPage(set, cfg.Settings, a.ready.Load)
+	a.page = newStatusPage(set, cfg.Settings, a.ready.Load, cfg.HistoryInterval)
 	a.page.register(withConfig)
 	withConfig.Handle("/", mux)
 	a.handler = withConfig
@@ -100,8 +104,8 @@ func (a *Server) Handler() http.Handler { return a.handler }
 // SetReady sets what /readyz and the status page report.
 func (a *Server) SetReady(ready bool) { a.ready.Store(ready) }
 
-// Run takes the status page's snapshots (for its rates over a minute) until
-// stop is closed.
+// Run takes the status page's snapshots (for its rates over a minute and
+// its charts over HistoryLen samples) until stop is closed.
 func (a *Server) Run(stop <-chan struct{}) { a.page.run(stop) }
 
 // redactedCmdline is pprof's /debug/pprof/cmdline (the command line, its

@@ -15,6 +15,9 @@ type ConfigEntry struct {
 	Value   string `json:"value"`
 	// Source is where the value came from: flag, env or default.
 	Source string `json:"source"`
+	// Changed says the value differs from the flag's default (a flag set
+	// to its default is not): what the start-up log shows.
+	Changed bool `json:"changed"`
 }
 
 // configHandler serves the effective configuration on the admin port:

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/VictoriaMetrics/metrics"
 )
 
 // The status page reads the metrics set the way a scraper does: from its
@@ -305,4 +307,45 @@ func PageFigures(html string) ([]PageFigure, error) {
 
 func unescapeHTML(s string) string {
 	return strings.NewReplacer("&#34;", `"`, "&quot;", `"`, "&#92;", `\`, "&amp;", "&", "&lt;", "<", "&gt;", ">", "&#43;", "+").Replace(s)
+}
+
+// Series is one sample line of an exposition: its name, labels in the
+// order written, and value.
+type Series struct {
+	Name   string
+	Labels [][2]string
+	Value  float64
+}
+
+// Series returns every sample line, in the order written.
+func (x *Exposition) Series() []Series {
+	out := make([]Series, len(x.e.series))
+	for i := range x.e.series {
+		s := &x.e.series[i]
+		out[i] = Series{Name: s.name, Value: s.value}
+		for _, l := range s.labels {
+			out[i].Labels = append(out[i].Labels, [2]string{l.name, l.value})
+		}
+	}
+	return out
+}
+
+// Type is the type of the family of a series name: counter, gauge,
+// histogram or summary, from its # TYPE line (a histogram's _bucket, _sum
+// and _count series are of the histogram), else counter for a name ending
+// in _total and gauge for the rest.
+func (x *Exposition) Type(name string) string { return x.e.typeOf(name) }
+
+// Scrape parses what /metrics serves of set: its series, then the process
+// and Go runtime metrics, label values through package redact, as a
+// scraper would see them (the self-telemetry's source: one account).
+func Scrape(set *metrics.Set) (*Exposition, error) {
+	var b bytes.Buffer
+	set.WritePrometheus(&b)
+	metrics.WriteProcessMetrics(&b)
+	e, err := parseExposition(redactLabels(b.Bytes()))
+	if err != nil {
+		return nil, err
+	}
+	return &Exposition{e}, nil
 }

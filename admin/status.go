@@ -29,18 +29,17 @@ import (
 // each figure's element carries the series it sums (data-series, a
 // selector name{label="value",...}: the sum of the series of that name
 // with those labels) and the exact value (data-value). Rates are over the
-// last minute, from a ring of snapshots taken every statusInterval.
+// last minute, from a ring of snapshots taken every sampling interval.
 // Families are found generically: series with a "destination" label
 // (forwarding) or a "tenant" label get a table each, and every otlplite_*
 // series is listed at the end, so new families appear with no code here.
 
-// statusInterval is how often the ring takes a snapshot, and statusWindow
-// how far back rates look: a minute, as the operator's "right now", with
-// 5 s steps that cost one scrape of the set each (a few hundred series).
-const (
-	statusInterval = 5 * time.Second
-	statusWindow   = time.Minute
-)
+// The ring takes a snapshot every sampling interval (Config.HistoryInterval,
+// DefaultHistoryInterval: one scrape of the set each, a few hundred
+// series), and rates look back statusWindowSamples of them: a minute at
+// 5 s, as the operator's "right now". The same scrape is the charts'
+// sample (history.go).
+const statusWindowSamples = 12
 
 // Settings is what the page shows of the configuration.
 type Settings struct {
@@ -73,9 +72,14 @@ type statusPage struct {
 	set      *metrics.Set
 	settings Settings
 	ready    func() bool
+	// interval is the sampling interval, window how far rates look back.
+	interval, window time.Duration
 
 	mu    sync.Mutex
-	snaps []statusSnapshot // oldest first, the last statusWindow
+	snaps []statusSnapshot // oldest first, the last window
+
+	// hist is the charts' ring, sampled from the same scrapes.
+	hist history
 }
 
 type statusSnapshot struct {
@@ -83,13 +87,18 @@ type statusSnapshot struct {
 	e  *exposition
 }
 
-func newStatusPage(set *metrics.Set, settings Settings, ready func() bool) *statusPage {
-	return &statusPage{set: set, settings: settings, ready: ready}
+// newStatusPage returns the page of set, sampled every interval (zero:
+// DefaultHistoryInterval).
+func newStatusPage(set *metrics.Set, settings Settings, ready func() bool, interval time.Duration) *statusPage {
+	if interval <= 0 {
+		interval = DefaultHistoryInterval
+	}
+	return &statusPage{set: set, settings: settings, ready: ready, interval: interval, window: statusWindowSamples * interval}
 }
 
-// run takes a snapshot now and every statusInterval until stop is closed.
+// run takes a snapshot now and every interval until stop is closed.
 func (p *statusPage) run(stop <-chan struct{}) {
-	t := time.NewTicker(statusInterval)
+	t := time.NewTicker(p.interval)
 	defer t.Stop()
 	p.snapshot(time.Now())
 	for {
@@ -111,16 +120,18 @@ func (p *statusPage) scrape() (*exposition, error) {
 
 // snapshot adds the set's figures at now to the ring, dropping snapshots
 // older than the window (one is kept at or past it, so a rate always spans
-// the whole window once the process is that old).
+// the whole window once the process is that old), and the charts' sample
+// of the same scrape to theirs.
 func (p *statusPage) snapshot(now time.Time) {
 	e, err := p.scrape()
 	if err != nil {
 		return // a set we cannot parse: the page says so when rendered
 	}
+	p.hist.add(sampleOf(e, now))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.snaps = append(p.snaps, statusSnapshot{now, e})
-	for len(p.snaps) > 2 && now.Sub(p.snaps[1].at) >= statusWindow {
+	for len(p.snaps) > 2 && now.Sub(p.snaps[1].at) >= p.window {
 		p.snaps = p.snaps[1:]
 	}
 }
@@ -161,7 +172,10 @@ type statusView struct {
 	Ready     bool    `json:"ready"`
 	Window    float64 `json:"rate_window_seconds"`
 	WindowTxt string  `json:"-"`
-	Error     string  `json:"error,omitempty"`
+	// HistoryTxt is how far the charts look back, IntervalTxt their step.
+	HistoryTxt  string `json:"-"`
+	IntervalTxt string `json:"-"`
+	Error       string `json:"error,omitempty"`
 
 	Tiles    []tile       `json:"summary"`
 	Ingest   []ingestRow  `json:"ingest"`
@@ -192,6 +206,11 @@ type ingestRow struct {
 	Accepted  figure `json:"items_accepted"` // items stored
 	Refused   figure `json:"items_refused"`  // items the storage could not take (retryable)
 	Failed    figure `json:"items_rejected"` // items rejected as invalid
+	// P50 and P99 are the request latency percentiles over the window
+	// (otlplite_request_duration_seconds), nil when no request was
+	// answered in it.
+	P50 *float64 `json:"latency_p50_seconds"`
+	P99 *float64 `json:"latency_p99_seconds"`
 }
 
 type bytesRow struct {
@@ -277,6 +296,8 @@ func (p *statusPage) view(now time.Time) statusView {
 	// Rates over less than a second say little; the page shows none.
 	hasRates := window >= 1
 	v.Window = window
+	v.HistoryTxt = ShortDuration(HistoryLen * p.interval)
+	v.IntervalTxt = ShortDuration(p.interval)
 	v.WindowTxt = formatDuration(time.Duration(window * float64(time.Second)))
 	fig := func(s selector, format func(float64) string) figure {
 		f := figure{Sel: s.String()}
@@ -313,6 +334,9 @@ func (p *statusPage) view(now time.Time) statusView {
 				Accepted: fig(sel(name, "transport", tr), formatCount),
 				Refused:  fig(sel("otelcol_receiver_refused_"+sig.Info().ItemsMetric+"_total", "transport", tr), formatCount),
 				Failed:   fig(sel("otelcol_receiver_failed_"+sig.Info().ItemsMetric+"_total", "transport", tr), formatCount),
+			}
+			if hasRates {
+				row.P50, row.P99 = windowQuantiles(cur, old.e, "transport", tr, "signal", sig.String())
 			}
 			if row.Requests.Value > 0 || row.Accepted.Value > 0 {
 				v.Ingest = append(v.Ingest, row)
@@ -368,6 +392,7 @@ func (p *statusPage) view(now time.Time) statusView {
 		{"refused: budget busy", "otlplite_admission_refusals_busy_total"},
 		{"refused: larger than the budget", "otlplite_admission_refusals_too_large_total"},
 		{"refused: decompressed over budget", "otlplite_admission_refusals_decompressed_over_budget_total"},
+		{"duplicates answered from the window of idempotency keys", "otlplite_dedup_hits_total"},
 	} {
 		a.Counters = append(a.Counters, namedFigure{c.name, fig(sel(c.series), formatCount), true})
 	}
@@ -623,6 +648,7 @@ func formatDuration(d time.Duration) string {
 func (p *statusPage) register(mux *http.ServeMux) {
 	mux.Handle("GET /{$}", p)
 	mux.HandleFunc("GET /status.json", p.serveJSON)
+	mux.HandleFunc("GET /status/history", p.serveHistory)
 }
 
 // ShortDuration writes d as time.Duration does, without its zero minutes

@@ -53,6 +53,7 @@ func (statusRenderer) ExecuteTemplate(w io.Writer, name string, v statusView) er
 	case "page":
 		b.raw(statusHead)
 		writeStatusHeader(&b, &v)
+		writeCharts(&b, &v)
 		b.raw(`<main id="main">`)
 		writeStatusMain(&b, &v)
 		b.raw("</main>\n")
@@ -111,6 +112,16 @@ func (b *htmlBuf) rate(f figure) {
 		b.raw("—")
 	}
 	b.raw("</td>")
+}
+
+// quantile writes a latency percentile's cell: its exact value in
+// seconds in data-value, "—" when no request was answered in the window.
+func (b *htmlBuf) quantile(q string, v *float64) {
+	if v == nil {
+		b.raws(`<td class="num zero" data-quantile="`, q, `">—</td>`)
+		return
+	}
+	b.raws(`<td class="num" data-quantile="`, q, `" data-value="`, strconv.FormatFloat(*v, 'f', -1, 64), `">`, formatSeconds(*v), `</td>`)
 }
 
 // bar writes a fill gauge at p percent, warm from 70, hot from 90.
@@ -181,7 +192,7 @@ func writeStatusMain(b *htmlBuf, v *statusView) {
 		`<h2>Ingest <small>per signal and transport that received requests; rates over the last `, v.WindowTxt, "</small></h2>\n")
 	if len(v.Ingest) > 0 {
 		b.raw("<div class=\"scroll\"><table>\n" +
-			`<tr><th>signal</th><th>transport</th><th class="num">requests/s</th><th class="num">items/s</th><th class="num">items stored</th><th class="num">items refused (retryable)</th><th class="num">items rejected (invalid)</th><th class="num">requests</th></tr>` + "\n")
+			`<tr><th>signal</th><th>transport</th><th class="num">requests/s</th><th class="num">items/s</th><th class="num">items stored</th><th class="num">items refused (retryable)</th><th class="num">items rejected (invalid)</th><th class="num">requests</th><th class="num">latency p50</th><th class="num">latency p99</th></tr>` + "\n")
 		for _, r := range v.Ingest {
 			b.raws(`<tr><td class="key">`, r.Signal, `</td><td>`, r.Transport, `</td>`)
 			b.rate(r.Requests)
@@ -190,6 +201,8 @@ func writeStatusMain(b *htmlBuf, v *statusView) {
 			b.val(r.Refused)
 			b.val(r.Failed)
 			b.val(r.Requests)
+			b.quantile("0.5", r.P50)
+			b.quantile("0.99", r.P99)
 			b.raw("</tr>\n")
 		}
 		b.raw("</table></div>")
@@ -374,4 +387,27 @@ func writeStatusMain(b *htmlBuf, v *statusView) {
 		b.raw("</tr>\n")
 	}
 	b.raw("</table></details>\n</section>\n</div>\n")
+}
+
+// charts are the page's five charts, each drawn by its script from
+// /status/history (HistoryView's field of the same name): a figure with
+// data-chart and data-unit, its SVG written into .plot. They are outside
+// the main part, which the refresh replaces, so that they are redrawn in
+// place, not blanked.
+var charts = []struct{ key, unit, title string }{
+	{"items_per_second", "count/s", "Items stored/s by signal"},
+	{"refusals_per_second", "count/s", "Refusals/s by reason"},
+	{"admission_in_use_bytes", "bytes", "Admission budget in use"},
+	{"latency", "seconds", "Request latency p50 / p99"},
+	{"forward_lag_seconds", "seconds", "Forwarding lag by destination"},
+}
+
+func writeCharts(b *htmlBuf, v *statusView) {
+	b.raws("<div class=\"charts-outer\"><section id=\"charts\">\n"+
+		`<h2>Last `, v.HistoryTxt, ` <small>a point every `, v.IntervalTxt, `, from <a href="status/history">/status/history</a></small></h2>`+"\n<div class=\"chartgrid\">\n")
+	for _, c := range charts {
+		b.raws(`<figure class="chart" data-chart="`, c.key, `" data-unit="`, c.unit, `"><figcaption>`, c.title,
+			"</figcaption><div class=\"plot\"><p class=\"empty\">Drawn by the page's script.</p></div></figure>\n")
+	}
+	b.raw("</div>\n</section></div>\n")
 }

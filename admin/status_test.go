@@ -79,7 +79,7 @@ func statusHandler(t *testing.T) (*statusPage, *handler.Handler, *metrics.Set) {
 		Version:   "test-version",
 		Effective: []ConfigEntry{{Section: "Listeners", Flag: "grpc-addr", Env: "OTLP_LITE_GRPC_ADDR", Value: "127.0.0.1:4317", Source: "flag"},
 			{Section: "Kafka", Flag: "kafka-sasl-password", Value: "<redacted>", Source: "env"}},
-	}, func() bool { return true })
+	}, func() bool { return true }, 0)
 	return p, h, set
 }
 
@@ -276,6 +276,7 @@ func TestStatusPageHTTP(t *testing.T) {
 func TestStatusRingKeepsOneWindow(t *testing.T) {
 	p, _, _ := statusHandler(t)
 	t0 := time.Now()
+	statusInterval, statusWindow := DefaultHistoryInterval, time.Minute
 	for i := range 40 {
 		p.snapshot(t0.Add(time.Duration(i) * statusInterval))
 	}

@@ -36,6 +36,8 @@ const (
 	Zstd
 	Snappy
 	Deflate
+	// LZ4 is the LZ4 frame format (lz4.go); decompression only.
+	LZ4
 )
 
 // String returns the codec's canonical encoding name, as it appears in
@@ -52,6 +54,8 @@ func (c Codec) String() string {
 		return "snappy"
 	case Deflate:
 		return "deflate"
+	case LZ4:
+		return "lz4"
 	}
 	return fmt.Sprintf("codec(%d)", uint8(c))
 }
@@ -86,6 +90,21 @@ func Parse(name string) (Codec, error) {
 	return Identity, fmt.Errorf("%w %s (supported: %s)", ErrUnsupported, quote.String(name), Supported)
 }
 
+// ParseContentCoding is Parse for an OTLP/HTTP Content-Encoding: the
+// gRPC codecs and lz4, which the Collector's confighttp accepts (its
+// configgrpc does not, nor does grpc-go, so grpc-encoding lz4 stays
+// unsupported).
+func ParseContentCoding(name string) (Codec, error) {
+	if strings.EqualFold(strings.TrimSpace(name), "lz4") {
+		return LZ4, nil
+	}
+	c, err := Parse(name)
+	if err != nil {
+		err = fmt.Errorf("%w %s (supported: %s,lz4)", ErrUnsupported, quote.String(name), Supported)
+	}
+	return c, err
+}
+
 // Decompress appends the decompression of src to dst and returns the result.
 // It returns ErrTooLarge, without growing dst past len(dst)+limit+chunk, when
 // the output would be longer than limit bytes. For Identity it only checks the
@@ -94,7 +113,8 @@ func Parse(name string) (Codec, error) {
 // Snappy accepts both the framed format (what gRPC snappy compressors and
 // most OTLP clients send) and the raw block format; deflate accepts zlib
 // (RFC 1950, what HTTP calls deflate) and, if the zlib header is absent, raw
-// deflate (RFC 1951), as browsers do.
+// deflate (RFC 1951), as browsers do; lz4 is the LZ4 frame format, as the
+// Collector's confighttp sends it.
 func Decompress(dst []byte, c Codec, src []byte, limit int) ([]byte, error) {
 	return DecompressCharged(dst, c, src, limit, nil)
 }
@@ -128,6 +148,8 @@ func DecompressCharged(dst []byte, c Codec, src []byte, limit int, charge func(n
 		return decompressSnappy(dst, src, limit, charge)
 	case Deflate:
 		return decompressDeflate(dst, src, limit, charge)
+	case LZ4:
+		return decompressLZ4(dst, src, limit, charge)
 	}
 	return dst, fmt.Errorf("%w: %s", ErrUnsupported, c)
 }

@@ -141,6 +141,11 @@ func hostileCases(tb testing.TB) []hostileCase {
 		hostileCase{"gzip/long-header", Gzip, gzipLongHeader(tb)},
 		hostileCase{"zstd/claims-8MiB-window-60MiB-content", Zstd, zstdClaiming(60 << 20)},
 		hostileCase{"zstd/empty-frames", Zstd, zstdEmptyFrames(tb, 3000)},
+		hostileCase{"lz4/plain", LZ4, lz4Frame(tb, pb)},
+		hostileCase{"lz4/plain-small", LZ4, lz4Frame(tb, small)},
+		hostileCase{"lz4/zeros-to-limit", LZ4, lz4Frame(tb, zeros)},
+		hostileCase{"lz4/claims-60MiB-content", LZ4, append(lz4Descriptor(0x68, 0x70, 60<<20), 0, 0, 0, 0)},
+		hostileCase{"lz4/4MiB-blocks-declared-4B-sent", LZ4, append(lz4Block(lz4Descriptor(0x60, 0x70, 0), []byte{4 << 4, 'a', 'b', 'c', 'd'}, false), 0, 0, 0, 0)},
 	)
 	return cases
 }

@@ -122,7 +122,7 @@ func parseTokenFile(path string, data []byte) (sums [][sha256.Size]byte, tenants
 			if tenant != "" {
 				return nil, nil, false, fmt.Errorf("token file %s, line %d: tenant= is given twice", path, n)
 			}
-			if err := otlp.CheckTenantName(v); err != nil {
+			if err := otlp.CheckClientTenantName(v); err != nil {
 				return nil, nil, false, fmt.Errorf("token file %s, line %d: the tenant name %w", path, n, err)
 			}
 			tenant, hasTenants = v, true

@@ -235,7 +235,7 @@ func (h *Handler) identify(w http.ResponseWriter, r *http.Request, grpc bool, to
 			return r, false
 		}
 		name = t.def
-	} else if err := otlp.CheckTenantName(name); err != nil {
+	} else if err := otlp.CheckClientTenantName(name); err != nil {
 		// INVALID_ARGUMENT (400), not UNAUTHENTICATED: the credentials
 		// may be fine, the tenant name as sent is malformed and only
 		// the client can fix it; neither is retried by OTLP clients.

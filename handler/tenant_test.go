@@ -185,6 +185,7 @@ func TestTenantIdentityHeader(t *testing.T) {
 		"invalid":  {[]string{"team/a"}, 400, "tenant name from the header X-Scope-OrgID has byte 5"},
 		"too long": {[]string{strings.Repeat("a", 10000)}, 400, "is 10000 bytes long"},
 		"two":      {[]string{"a", "b"}, 400, "2 X-Scope-OrgID headers sent"},
+		"reserved": {[]string{"_self"}, 400, "reserved for the receiver's own telemetry"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r, _ := http.NewRequest("POST", c.BaseURL+"/v1/traces", bytes.NewReader(req))

@@ -68,6 +68,13 @@ type AdmissionConfig struct {
 	// MaxRecvMsgSize, far more than the budget's: the engine's
 	// admission must hold it.
 	Off bool
+	// Reserve is a budget of its own, beside RequestLimit, for the
+	// receiver's own telemetry (WithSelf), so that a pipeline whose whole
+	// budget user tenants hold cannot starve it: its requests are charged
+	// to the reserve alone, never wait (refused as busy when it is full)
+	// and user requests can never take it. Zero: none (WithSelf requests
+	// are charged as any other).
+	Reserve int64
 }
 
 // DefaultMaxStreams is the least MaxStreams derives to: 4096, what the
@@ -120,6 +127,9 @@ type admission struct {
 	stats             admissionStats
 	// state is the stream state held (holdState), part of inFlight.
 	state int64
+	// reserve is AdmissionConfig.Reserve, reserveHeld what self requests
+	// hold of it (under mu; apart from inFlight and limit).
+	reserve, reserveHeld int64
 }
 
 type admissionWaiter struct {
@@ -159,7 +169,28 @@ func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
 	if cfg.StreamWindow <= 0 {
 		cfg.StreamWindow = DefaultStreamWindow
 	}
-	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay, window: cfg.StreamWindow, off: cfg.Off}
+	return &admission{limit: cfg.RequestLimit, waitLimit: cfg.WaitingLimit, maxWait: cfg.MaxWait, retryDelay: retryDelay, window: cfg.StreamWindow, off: cfg.Off,
+		reserve: max(cfg.Reserve, 0)}
+}
+
+// acquireReserve takes n bytes of the reserve for a self request, without
+// waiting: the receiver's own telemetry is sent again at its next
+// interval, so it never queues behind anything.
+func (a *admission) acquireReserve(n int64) *grpcwire.Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reserveHeld+n > a.reserve {
+		a.stats.RefusedBusy++
+		return a.busyStatus("the self-telemetry reserve is full")
+	}
+	a.reserveHeld += n
+	return nil
+}
+
+func (a *admission) releaseReserve(n int64) {
+	a.mu.Lock()
+	a.reserveHeld -= n
+	a.mu.Unlock()
 }
 
 // tooLarge reports whether a request charged n bytes can never be
@@ -382,12 +413,20 @@ type charge struct {
 	// conn is the request's connection (nil when the server in front is
 	// not ours): Charge records on it that body bytes arrived.
 	conn *connstate.Conn
+	// reserved: a self request (WithSelf), charged to the reserve alone.
+	reserved bool
 }
 
 // Declare is Ticket.Declare: a declared size larger than the whole
 // budget can never be admitted and is refused at once, as too large (not
 // retryable); anything else is charged only as it arrives.
 func (t *charge) Declare(n int) error {
+	if t.reserved {
+		if int64(n) > t.a.reserve {
+			return grpcwire.Errorf(grpcwire.ResourceExhausted, "self-telemetry request of %d bytes is larger than its reserve of %d bytes", n, t.a.reserve)
+		}
+		return nil
+	}
 	if t.a.tooLarge(int64(n)) {
 		return t.a.refuseTooLarge(int64(n))
 	}
@@ -406,6 +445,9 @@ func (t *charge) Declare(n int) error {
 // nothing can be shed).
 func (t *charge) Charge(ctx context.Context, n int) error {
 	t.conn.NoteData(time.Now().UnixNano())
+	if t.reserved {
+		return t.chargeReserve(n)
+	}
 	if total := t.held + int64(n); t.a.tooLarge(total) {
 		return t.a.refuseTooLarge(total)
 	}
@@ -424,6 +466,9 @@ func (t *charge) Charge(ctx context.Context, n int) error {
 // the whole budget can never be admitted, however idle the server: it is
 // refused as too large (not retryable), not as busy.
 func (t *charge) Grow(n int) error {
+	if t.reserved {
+		return t.chargeReserve(n)
+	}
 	if total := t.held + int64(n); t.a.tooLarge(total) {
 		return t.a.refuseTooLarge(total)
 	}
@@ -438,7 +483,23 @@ func (t *charge) Grow(n int) error {
 	return nil
 }
 
+// chargeReserve is Charge and Grow of a self request.
+func (t *charge) chargeReserve(n int) error {
+	if st := t.a.acquireReserve(int64(n)); st != nil {
+		return st
+	}
+	t.held += int64(n)
+	return nil
+}
+
 func (t *charge) release() {
+	if t.reserved {
+		if t.held != 0 {
+			t.a.releaseReserve(t.held)
+		}
+		t.held = 0
+		return
+	}
 	t.unreserveShare(t.held)
 	t.a.release(t.held)
 	t.held = 0

@@ -14,8 +14,9 @@ import (
 )
 
 // LatencyBuckets are the `le` upper bounds, in seconds from 0.5 ms to 10 s,
-// of the receiver's latency histograms (otlplite_storage_write_seconds
-// here, otlplite_storage_sync_seconds in the binary).
+// of the receiver's latency histograms (otlplite_storage_write_seconds and
+// otlplite_request_duration_seconds here, otlplite_storage_sync_seconds in
+// the binary).
 var LatencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
 // seriesName returns a VictoriaMetrics/metrics series name: name with the
@@ -65,6 +66,11 @@ type pipelineMetrics struct {
 	// refusals counts every request not answered OK, by why (refuse.go):
 	// otlplite_refusals_total{transport,reason}, on every path.
 	refusals [numTransports][numReasons]*metrics.Counter
+	// duration: otlplite_request_duration_seconds{transport,signal}, from
+	// the request's arrival (StartLog, else Take) to its outcome
+	// (countRequest), resolved on first use of a transport and signal so
+	// that /metrics lists only the pairs that served requests.
+	duration [numTransports][otlp.MaxSignal + 1]atomic.Pointer[metrics.PrometheusHistogram]
 }
 
 func newPipelineMetrics(set *metrics.Set, adm *admission) *pipelineMetrics {
@@ -160,6 +166,22 @@ func (m *pipelineMetrics) countRequest(t Transport, sig otlp.Signal, out *Result
 	} else if otlp.Retryable(st) {
 		m.refused[t][sig].Add(stored)
 	}
+}
+
+// observeDuration records the duration of one request of transport t and
+// signal sig that started at start (zero: not known, not recorded). An
+// Update is a mutex and a bucket search: no allocation.
+func (m *pipelineMetrics) observeDuration(t Transport, sig otlp.Signal, start time.Time) {
+	if start.IsZero() {
+		return
+	}
+	p := &m.duration[t][sig]
+	h := p.Load()
+	if h == nil {
+		h = m.set.GetOrCreatePrometheusHistogramExt(seriesName("otlplite_request_duration_seconds", "transport", transportNames[t], "signal", sig.String()), LatencyBuckets)
+		p.Store(h)
+	}
+	h.Update(time.Since(start).Seconds())
 }
 
 func (m *pipelineMetrics) countBytes(t Transport, wire, decompressed int) {

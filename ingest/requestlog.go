@@ -19,14 +19,17 @@ import (
 //
 // transport is the otlplite_requests_total label (grpc, grpc_stream, http),
 // so a line can be matched with its series; HTTP lines add encoding
-// (protobuf or json) and http_status. A request that is not OK adds reason
-// (the otlplite_refusals_total label) and the message its client got.
+// (protobuf or json) and http_status. A request answered from the window
+// of idempotency keys (dedup.go) adds duplicate=true. A request that is
+// not OK adds reason (the otlplite_refusals_total label) and the message
+// its client got.
 // Requests refused before their signal is known (unknown path, method,
 // content type, failed authentication) have no request line: they have the
 // rate-limited "request refused" line of refuse.go.
 //
-// Cost when debug is off: one Logger.Enabled call per request (startLog)
-// and a few stores; no clock read, no allocation (BenchmarkExport* in
+// Cost when debug is off: one Logger.Enabled call per request (startLog),
+// one clock read (the request's start, for otlplite_request_duration_seconds)
+// and a few stores; no allocation (BenchmarkExport* in
 // handler/handler_timing_test.go report allocs/op; TestRequestLogOffAllocs pins it).
 
 // requestLog is the debug record of one request, kept in its pooled
@@ -48,16 +51,21 @@ type requestLog struct {
 	out         Result
 	st          *grpcwire.Status
 	httpStatus  int
+	// duplicate says the request's idempotency key was in the window:
+	// answered as its first request, not stored again (dedup.go).
+	duplicate bool
 }
 
 // StartLog begins the request log record of t, if debug logging is on: the
 // only cost of the request log when it is off is this Enabled check. peer
-// is the client's address; the request's duration starts now.
+// is the client's address; the request's duration (its log line's and
+// otlplite_request_duration_seconds') starts now.
 func (p *Pipeline) StartLog(ctx context.Context, t *Ticket, peer string, tr Transport, sig otlp.Signal) {
+	t.start = time.Now()
 	if !p.log.Enabled(ctx, slog.LevelDebug) {
 		return
 	}
-	t.rlog = requestLog{on: true, t: tr, sig: sig, ctx: ctx, peer: peer, start: time.Now()}
+	t.rlog = requestLog{on: true, t: tr, sig: sig, ctx: ctx, peer: peer, start: t.start}
 }
 
 // LogJSON marks the request of t, in its request log line, as OTLP/JSON
@@ -82,6 +90,7 @@ func (p *Pipeline) countBytes(t *Ticket, tr Transport, wire, decompressed int) {
 // kept.
 func (p *Pipeline) countRequest(t *Ticket, tr Transport, sig otlp.Signal, out *Result, st *grpcwire.Status) {
 	p.m.countRequest(tr, sig, out, st)
+	p.m.observeDuration(tr, sig, t.start)
 	p.countTenant(t, out, st)
 	if t.rlog.on {
 		t.rlog.done, t.rlog.out, t.rlog.st = true, *out, st
@@ -123,6 +132,9 @@ func (p *Pipeline) logRequestLine(l *requestLog) {
 		result = l.st.Code.String()
 	}
 	attrs = append(attrs, slog.String("result", result))
+	if l.duplicate {
+		attrs = append(attrs, slog.Bool("duplicate", true))
+	}
 	if l.t == HTTP {
 		status := l.httpStatus
 		if status == 0 {

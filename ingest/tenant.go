@@ -82,3 +82,25 @@ func (p *Pipeline) UnknownTenants() int {
 	defer p.ten.mu.RUnlock()
 	return p.ten.unknown
 }
+
+// SelfTenant is the tenant the receiver's own telemetry is stored under
+// when tenancy is on (WithSelf); clients cannot name it (otlp.SelfTenant).
+const SelfTenant = otlp.SelfTenant
+
+// selfCtxKey marks a request as the receiver's own telemetry.
+type selfCtxKey struct{}
+
+// WithSelf returns ctx marking its request as the receiver's own
+// telemetry (service's self-telemetry, sent into Export in process):
+// charged to AdmissionConfig.Reserve alone, which user requests cannot
+// take, so a pipeline full of user requests cannot starve it; subject to
+// no tenant quota; stored as tenant SelfTenant when tenancy is on. Only
+// code in the process can set it: no header or token leads here.
+func (p *Pipeline) WithSelf(ctx context.Context) context.Context {
+	if p.ten != nil {
+		ctx = otlp.WithTenant(ctx, SelfTenant)
+	}
+	return context.WithValue(ctx, selfCtxKey{}, true)
+}
+
+func isSelf(ctx context.Context) bool { return ctx.Value(selfCtxKey{}) != nil }

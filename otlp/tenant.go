@@ -15,6 +15,21 @@ const DefaultTenant = "default"
 // (150); a name that long still fits a Kafka topic name (249) with a prefix.
 const MaxTenantNameLength = 150
 
+// SelfTenant is the tenant a receiver's own telemetry is stored under when
+// tenancy is on (ingest.Pipeline.WithSelf). It is reserved: no client may
+// name itself so (CheckClientTenantName), so what is stored under it is
+// the receiver's own, and its reserve is not a door for anyone else.
+const SelfTenant = "_self"
+
+// CheckClientTenantName is CheckTenantName for a name a client or an
+// operator's file gives: SelfTenant is refused too.
+func CheckClientTenantName(name string) error {
+	if name == SelfTenant {
+		return fmt.Errorf("is %q, reserved for the receiver's own telemetry", name)
+	}
+	return CheckTenantName(name)
+}
+
 // CheckTenantName says why name cannot be a tenant, if it cannot. Tenant
 // names become label values, Kafka record headers (and topic names), file
 // names in exports and the header replay sends on: so they are 1 to

@@ -26,3 +26,19 @@ func TestCheckTenantName(t *testing.T) {
 		}
 	}
 }
+
+// The receiver's own tenant is a tenant, but not one a client may name.
+func TestSelfTenantIsReserved(t *testing.T) {
+	if err := CheckTenantName(SelfTenant); err != nil {
+		t.Fatalf("CheckTenantName(%q): %v", SelfTenant, err)
+	}
+	if err := CheckClientTenantName(SelfTenant); err == nil || !strings.Contains(err.Error(), "reserved") {
+		t.Fatalf("CheckClientTenantName(%q): %v, want reserved", SelfTenant, err)
+	}
+	if err := CheckClientTenantName("team-a"); err != nil {
+		t.Fatalf("CheckClientTenantName(team-a): %v", err)
+	}
+	if err := CheckClientTenantName("a/b"); err == nil {
+		t.Fatal("CheckClientTenantName(a/b): no error")
+	}
+}

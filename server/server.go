@@ -14,6 +14,8 @@
 //     Limits.MaxConnectionAge with its deadline jittered once per
 //     connection, so L7 balancers rebalance;
 //   - TLS with certificate reload and mTLS (LoadTLS);
+//   - Unix socket listeners (Listen, "unix:PATH") and the PROXY protocol
+//     from trusted proxies (Config.ProxyProtocol);
 //   - a graceful Shutdown.
 //
 // The package takes any http.Handler plus a shutdown hook (Config.OnShutdown,
@@ -38,7 +40,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,8 +52,8 @@ import (
 // Config configures a Server. The zero value serves clear text with
 // DefaultLimits.
 type Config struct {
-	// Addrs are the addresses ("host:port") ListenAndServe listens on.
-	// Serve does not use them.
+	// Addrs are the addresses ListenAndServe listens on: "host:port", or
+	// "unix:PATH" for a Unix socket (see Listen). Serve does not use them.
 	Addrs []string
 	// TLS, when set, makes every listener speak TLS, HTTP/2 negotiated by
 	// ALPN ("h2") and HTTP/1.1; it must provide a certificate
@@ -75,8 +76,14 @@ type Config struct {
 	// keeps them in a private set. The global default set is never used.
 	Metrics *metrics.Set
 	// Logger receives net/http's connection errors (failed TLS handshakes,
-	// malformed requests) at debug level. Nil means slog.Default().
+	// malformed requests) and PROXY header refusals at debug level. Nil
+	// means slog.Default().
 	Logger *slog.Logger
+	// ProxyProtocol, when it trusts any peer, makes every listener take
+	// PROXY protocol headers from those peers, and refuse them from any
+	// other (see ProxyProtocol). The zero value leaves the protocol off:
+	// a PROXY header is then bytes net/http refuses as a bad request.
+	ProxyProtocol ProxyProtocol
 }
 
 // Server serves one http.Handler on any number of listeners. Its methods
@@ -89,6 +96,7 @@ type Server struct {
 
 	conns       *connTracker
 	maxConns    int
+	proxy       *proxyAcceptor // nil: the PROXY protocol is off
 	trackerCtx  context.Context
 	stopTracker context.CancelFunc
 	startOnce   sync.Once
@@ -120,8 +128,13 @@ func New(h http.Handler, cfg Config) *Server {
 	srv := newHTTPServer(conns.wrap(h), limits, cfg.TLS != nil, conns)
 	srv.TLSConfig = cfg.TLS
 	srv.ErrorLog = slog.NewLogLogger(logger.Handler(), slog.LevelDebug)
+	var proxy *proxyAcceptor
+	if cfg.ProxyProtocol.Enabled() {
+		proxy = newProxyAcceptor(cfg.ProxyProtocol, reg, logger)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Server{
+		proxy:       proxy,
 		http:        srv,
 		tls:         cfg.TLS,
 		addrs:       cfg.Addrs,
@@ -148,7 +161,16 @@ func (s *Server) serve(ln net.Listener) error {
 	// The tracker's goroutine starts with the first listener, so a Server
 	// that never serves has none to stop.
 	s.startOnce.Do(func() { go s.conns.closeExpired(s.trackerCtx) })
+	if ul, ok := ln.(*net.UnixListener); ok {
+		// A Unix listener not from Listen: its clients get addresses
+		// of their own all the same.
+		ln = unixPeerListener{ul}
+	}
 	ln = bufferedListener{connLimitListener{ln, s.conns, s.maxConns}}
+	if s.proxy != nil {
+		// Under TLS too: the header comes before the handshake.
+		ln = proxyListener{ln, s.proxy}
+	}
 	if s.tls != nil {
 		// ServeTLS adds "h2" to the ALPN protocols.
 		return s.http.ServeTLS(ln, "", "")
@@ -178,25 +200,6 @@ func (s *Server) ListenAndServe() error {
 		go func() { errc <- s.serve(ln) }()
 	}
 	return <-errc
-}
-
-// Listen listens on TCP on every address, or returns an error and listens on
-// none. A caller that must bind before it can build its handler (otlp-lite
-// binds before opening its store, so a busy port is found at once) listens
-// first and then calls Serve for each listener.
-func Listen(addrs ...string) ([]net.Listener, error) {
-	var lns []net.Listener
-	for _, addr := range addrs {
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			for _, l := range lns {
-				l.Close()
-			}
-			return nil, fmt.Errorf("cannot listen on %s: %w", addr, err)
-		}
-		lns = append(lns, ln)
-	}
-	return lns, nil
 }
 
 // Addrs returns the addresses of the listeners served so far, in the order

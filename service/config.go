@@ -3,8 +3,8 @@ package service
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -38,6 +38,21 @@ type Config struct {
 	// "localhost:4318"; it serves gRPC too); empty or equal to GRPCAddr:
 	// none.
 	HTTPAddr string
+	// UnixSocketMode is the permission bits, in octal, of the socket files
+	// of unix:PATH listeners (-unix-socket-mode, default "0660": the owner
+	// and its group may connect). Every address flag takes unix:PATH.
+	UnixSocketMode string
+	// ProxyProtocolTrustedCIDRs are the comma-separated networks (and
+	// addresses, and "unix" for Unix socket peers) of the proxies whose
+	// connections must begin with a PROXY protocol header, v1 or v2, on
+	// the OTLP listeners; a header from any other peer is refused
+	// (-proxy-protocol-trusted-cidrs, default "": the protocol is off).
+	// See server.ProxyProtocol.
+	ProxyProtocolTrustedCIDRs string
+	// ProxyProtocolTimeout bounds the arrival of a trusted connection's
+	// PROXY header (-proxy-protocol-timeout, default
+	// server.DefaultProxyHeaderTimeout).
+	ProxyProtocolTimeout time.Duration
 	// CORSAllowedOrigins are the comma-separated origins allowed to send
 	// OTLP/HTTP from browsers (-cors-allowed-origins, default "": no CORS).
 	CORSAllowedOrigins string
@@ -74,6 +89,12 @@ type Config struct {
 	// -admission-waiting-limit, -admission-max-wait, -max-streams; defaults
 	// handler.DefaultAdmission*). Its StreamWindow is derived from Limits.
 	Admission handler.AdmissionConfig
+	// DedupKeys and DedupMaxAge bound the window of idempotency keys
+	// (-dedup-window-keys, default handler.DefaultDedupKeys, 0 turns
+	// it off; -dedup-window-age, default handler.DefaultDedupMaxAge):
+	// docs/exactly-once.md.
+	DedupKeys   int
+	DedupMaxAge time.Duration
 	// MemoryLimit is the Go heap's soft limit, bytes or like 512MiB
 	// (-memory-limit, default "auto": MemoryLimitBytes). The Service does
 	// not set it (it is the process's): the command does.
@@ -134,6 +155,13 @@ type Config struct {
 	LogLevel string
 	// LogFormat is text or json (-log-format, default "text").
 	LogFormat string
+	// StatusSampleInterval is how often the status page samples the
+	// metrics for its rates and charts (-status-sample-interval, default
+	// admin.DefaultHistoryInterval: charts of 15 minutes).
+	StatusSampleInterval time.Duration
+	// SelfTelemetry pushes the receiver's own metrics and warnings over
+	// OTLP (-self-telemetry-*; selftelemetry.go).
+	SelfTelemetry SelfTelemetryConfig
 
 	// Not flags.
 
@@ -229,6 +257,8 @@ func DefaultConfig() Config {
 		GRPCAddr:             "localhost:4317",
 		HTTPAddr:             "localhost:4318",
 		CORSMaxAge:           7200,
+		UnixSocketMode:       "0660",
+		ProxyProtocolTimeout: server.DefaultProxyHeaderTimeout,
 		DataDir:              "./otlp-data",
 		Storage:              "disk",
 		MaxRecvMsgSize:       grpcwire.DefaultMaxRecvMsgSize,
@@ -248,7 +278,11 @@ func DefaultConfig() Config {
 		Forward: ForwardConfig{DeadLetterMaxBytes: "1GiB", DeadLetterMaxAge: deadletter.DefaultMaxAge},
 		Kafka:   defaultKafkaConfig(),
 		STEF:    true,
+
+		StatusSampleInterval: admin.DefaultHistoryInterval,
+		SelfTelemetry:        SelfTelemetryConfig{Interval: DefaultSelfTelemetryInterval},
 	}
+	c.DedupKeys, c.DedupMaxAge = handler.DefaultDedupKeys, handler.DefaultDedupMaxAge
 	c.Admission = handler.AdmissionConfig{RequestLimit: handler.DefaultAdmissionRequestLimit,
 		WaitingLimit: handler.DefaultAdmissionWaitingLimit, MaxWait: handler.DefaultAdmissionMaxWait}
 	c.Stream = handler.StreamConfig{MaxInFlight: handler.DefaultStreamMaxInFlight, MaxAge: handler.DefaultStreamMaxAge,
@@ -269,6 +303,12 @@ func (c Config) Validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" && c.LogFormat != "" {
 		return fmt.Errorf("bad -log-format %q: want text or json", c.LogFormat)
 	}
+	if err := c.SelfTelemetry.validate(); err != nil {
+		return err
+	}
+	if c.StatusSampleInterval < 0 {
+		return fmt.Errorf("bad -status-sample-interval %v: want a positive duration", c.StatusSampleInterval)
+	}
 	if c.Sink != nil && c.Items != nil {
 		return errors.New("cannot use both Sink and Items: the acknowledgement can wait for one store")
 	}
@@ -286,9 +326,15 @@ func (c Config) Validate() error {
 		if addr == "" {
 			continue
 		}
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return fmt.Errorf("bad -%s %q: want host:port (:4317 for every interface): %v", name, addr, err)
+		if err := server.CheckAddr(addr); err != nil {
+			return fmt.Errorf("bad -%s %q: %v", name, addr, err)
 		}
+	}
+	if _, err := c.unixSocketMode(); err != nil {
+		return err
+	}
+	if _, err := c.proxyProtocol(); err != nil {
+		return err
 	}
 	if _, err := c.Disk.Options(); err != nil {
 		return err
@@ -336,6 +382,8 @@ func (c Config) Validate() error {
 	}{
 		{"admission-waiting-limit", c.Admission.WaitingLimit},
 		{"admission-max-wait", int64(c.Admission.MaxWait)},
+		{"dedup-window-keys", int64(c.DedupKeys)},
+		{"dedup-window-age", int64(c.DedupMaxAge)},
 		{"max-streams", int64(c.Admission.MaxStreams)},
 		{"max-connections", int64(c.Limits.MaxConnections)},
 		{"max-connection-age", int64(c.Limits.MaxConnectionAge)},
@@ -346,6 +394,7 @@ func (c Config) Validate() error {
 		{"retry-delay", int64(c.RetryDelay)},
 		{"body-read-timeout", int64(c.BodyReadTimeout)},
 		{"shutdown-timeout", int64(c.ShutdownTimeout)},
+		{"proxy-protocol-timeout", int64(c.ProxyProtocolTimeout)},
 		{"http2-stream-window", int64(c.Limits.StreamWindow)},
 		{"http2-conn-window", int64(c.Limits.ConnWindow)},
 		{"http2-max-frame-size", int64(c.Limits.MaxFrameSize)},
@@ -396,7 +445,8 @@ func (c Config) storageKind() string {
 // bounded by admission (request bytes in flight and waiting), and each
 // admitted request exists about twice (its buffers and its storage copy),
 // so the heap needs about twice the admission limits plus a margin (48 MiB)
-// for the runtime, connections and pools. Without a limit, the garbage
+// for the runtime, connections and pools, plus the window of idempotency
+// keys at its bound (handler.MaxDedupBytes, a fixed reservation). Without a limit, the garbage
 // collector lets the heap reach twice the live data before collecting. 0
 // means no limit; an explicit GOMEMLIMIT wins over the flag.
 func (c Config) MemoryLimitBytes() (int64, error) {
@@ -405,7 +455,7 @@ func (c Config) MemoryLimitBytes() (int64, error) {
 	}
 	switch c.MemoryLimit {
 	case "auto", "":
-		return 2*(c.Admission.RequestLimit+max(c.Admission.WaitingLimit, 0)) + 48<<20, nil
+		return 2*(c.Admission.RequestLimit+max(c.Admission.WaitingLimit, 0)) + 48<<20 + handler.MaxDedupBytes(c.dedup()), nil
 	case "0", "off":
 		return 0, nil
 	}
@@ -430,9 +480,12 @@ func (c Config) DerivedLimits() server.Limits {
 // admission is the handler's admission config: Admission, plus the HTTP/2
 // stream window, which an export stream that waits leaves unread and which
 // is charged to the waiting budget for the wait.
-func (c Config) admission(limits server.Limits) handler.AdmissionConfig {
+func (c Config) admission(limits server.Limits, self bool) handler.AdmissionConfig {
 	a := c.Admission
 	a.StreamWindow = int64(limits.StreamWindow)
+	if self {
+		a.Reserve = selfReserve // self-telemetry into our own pipeline
+	}
 	return a
 }
 
@@ -500,4 +553,39 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// unixSocketMode parses UnixSocketMode: octal permission bits.
+func (c Config) unixSocketMode() (fs.FileMode, error) {
+	m, err := strconv.ParseUint(c.UnixSocketMode, 8, 32)
+	if err != nil || m > 0o777 || m == 0 {
+		return 0, fmt.Errorf("bad -unix-socket-mode %q: want octal permission bits such as 0660", c.UnixSocketMode)
+	}
+	return fs.FileMode(m), nil
+}
+
+// listenConfig is how the listeners are opened.
+func (c Config) listenConfig() server.ListenConfig {
+	m, _ := c.unixSocketMode() // checked by Validate
+	return server.ListenConfig{UnixSocketMode: m}
+}
+
+// proxyProtocol is the PROXY protocol configuration of the OTLP
+// listeners.
+func (c Config) proxyProtocol() (server.ProxyProtocol, error) {
+	p, err := server.ParseTrustedProxies(c.ProxyProtocolTrustedCIDRs)
+	if err != nil {
+		return p, fmt.Errorf("bad -proxy-protocol-trusted-cidrs: %w", err)
+	}
+	p.HeaderTimeout = c.ProxyProtocolTimeout
+	return p, nil
+}
+
+// dedup is the pipeline's window of idempotency keys: DedupKeys 0 turns
+// it off.
+func (c Config) dedup() handler.DedupConfig {
+	if c.DedupKeys <= 0 {
+		return handler.DedupConfig{Keys: -1}
+	}
+	return handler.DedupConfig{Keys: c.DedupKeys, MaxAge: c.DedupMaxAge}
 }

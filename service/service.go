@@ -70,8 +70,14 @@ type Service struct {
 	fwd       *forward.Forwarder
 	kafka     *kafkaSource
 	admin     *admin.Server
-	adminSrv  *http.Server
-	errc      chan error
+	// selfLogs keeps the log's WARN and above for self-telemetry (nil
+	// when it is off).
+	selfLogs *selfLogBuffer
+	// stopSelf stops self-telemetry and waits for its push in progress
+	// (nil when it is off), before the storage closes.
+	stopSelf func()
+	adminSrv *http.Server
+	errc     chan error
 
 	started bool // Start was called past its context check: never again
 	// preStart holds the names in the metrics set before Start: what a
@@ -94,6 +100,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if s.metrics == nil {
 		s.metrics = metrics.NewSet() // the receiver's own set, not the library's global one
+	}
+	if cfg.SelfTelemetry.Endpoint != "" {
+		s.logger, s.selfLogs = withSelfLogs(s.logger)
 	}
 	return s, nil
 }
@@ -142,13 +151,16 @@ func (s *Service) Start(ctx context.Context) (err error) {
 	if cfg.HTTPAddr != "" && cfg.HTTPAddr != cfg.GRPCAddr {
 		addrs = append(addrs, cfg.HTTPAddr)
 	}
-	if s.listeners, err = server.Listen(addrs...); err != nil {
+	lc := cfg.listenConfig()
+	if s.listeners, err = lc.Listen(addrs...); err != nil {
 		return err
 	}
 	if cfg.AdminAddr != "" {
-		if s.adminLn, err = net.Listen("tcp", cfg.AdminAddr); err != nil {
-			return fmt.Errorf("cannot listen on admin address %s: %w", cfg.AdminAddr, err)
+		lns, err := lc.Listen(cfg.AdminAddr)
+		if err != nil {
+			return fmt.Errorf("admin listener: %w", err)
 		}
+		s.adminLn = lns[0]
 	}
 	if err := s.openSink(); err != nil {
 		return err
@@ -175,7 +187,8 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		BodyReadTimeout:      cfg.BodyReadTimeout,
 		ResponseWriteTimeout: cfg.ResponseWriteTimeout,
 		Stream:               cfg.Stream,
-		Admission:            cfg.admission(s.limits),
+		Admission:            cfg.admission(s.limits, cfg.SelfTelemetry.Endpoint == "self"),
+		Dedup:                cfg.dedup(),
 		Auth:                 s.auth,
 		Metrics:              s.metrics,
 		CORS: handler.CORSConfig{
@@ -202,7 +215,8 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		stef = stefreceiver.New(s.handler.Pipeline(), stefreceiver.Config{Metrics: s.metrics})
 		s.handler.Mount(stefreceiver.Path, stef)
 	}
-	s.srv = server.New(s.handler, server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger,
+	proxy, _ := cfg.proxyProtocol() // checked by Validate
+	s.srv = server.New(s.handler, server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger, ProxyProtocol: proxy,
 		OnShutdown: func() {
 			s.handler.Shutdown()
 			if stef != nil {
@@ -214,11 +228,14 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		go func() { s.errc <- s.srv.Serve(ln) }()
 	}
 	if s.adminLn != nil {
-		s.admin = admin.New(admin.Config{Metrics: s.metrics, Pprof: cfg.AdminPprof, Settings: s.statusSettings()})
+		s.admin = admin.New(admin.Config{Metrics: s.metrics, Pprof: cfg.AdminPprof, Settings: s.statusSettings(), HistoryInterval: cfg.StatusSampleInterval})
 		go s.admin.Run(s.stop)
 		s.adminSrv = &http.Server{Handler: s.admin.Handler(), ReadHeaderTimeout: 10 * time.Second}
 		go s.adminSrv.Serve(s.adminLn)
 		s.admin.SetReady(true)
+	}
+	if err := s.startSelfTelemetry(); err != nil {
+		return err
 	}
 	attrs := []any{"grpc_addr", s.GRPCAddr()}
 	if len(s.listeners) > 1 {
@@ -397,6 +414,9 @@ func (s *Service) doShutdown(ctx context.Context) error {
 	if s.admin != nil {
 		s.admin.SetReady(false)
 	}
+	if s.stopSelf != nil {
+		s.stopSelf()
+	}
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.logger.Warn("requests did not finish in time; closing connections", "err", err)
 	}
@@ -428,7 +448,7 @@ func (s *Service) doShutdown(ctx context.Context) error {
 func (s *Service) Err() <-chan error { return s.errc }
 
 // GRPCAddr is the OTLP/gRPC listener's address as bound (a :0 port
-// resolved); "" before Start.
+// resolved; unix:PATH for a Unix socket); "" before Start.
 func (s *Service) GRPCAddr() string { return addr(s.listeners, 0) }
 
 // HTTPAddr is the OTLP/HTTP listener's address, or GRPCAddr when it is
@@ -445,14 +465,23 @@ func (s *Service) AdminAddr() string {
 	if s.adminLn == nil {
 		return ""
 	}
-	return s.adminLn.Addr().String()
+	return listenerAddr(s.adminLn)
 }
 
 func addr(ls []net.Listener, i int) string {
 	if i >= len(ls) {
 		return ""
 	}
-	return ls[i].Addr().String()
+	return listenerAddr(ls[i])
+}
+
+// listenerAddr is a listener's address as an address flag takes it:
+// host:port, or unix:PATH.
+func listenerAddr(ln net.Listener) string {
+	if a := ln.Addr(); a.Network() == "unix" {
+		return server.UnixPrefix + a.String()
+	}
+	return ln.Addr().String()
 }
 
 // Metrics is the set every part of the receiver registers its metrics in.
@@ -525,14 +554,17 @@ func (s *Service) statusSettings() admin.Settings {
 }
 
 // logEffectiveConfig logs the configuration the receiver runs with, as the
-// command parsed it (secrets already hidden), as one info line: every
-// flag's value in the group config, and which flags came from the command
-// line and which from the environment.
+// command parsed it (secrets already hidden: cmd/otlp-lite shownValue,
+// through package redact), as one info line: the values that differ from
+// their defaults in the group config (the whole set is at /config), and
+// which flags came from the command line and which from the environment.
 func logEffectiveConfig(logger *slog.Logger, entries []admin.ConfigEntry) {
-	var values []any
+	values := []any{}
 	var fromFlags, fromEnv []string
 	for _, e := range entries {
-		values = append(values, slog.String(e.Flag, e.Value))
+		if e.Changed {
+			values = append(values, slog.String(e.Flag, e.Value))
+		}
 		switch e.Source {
 		case "flag":
 			fromFlags = append(fromFlags, e.Flag)
@@ -540,6 +572,6 @@ func logEffectiveConfig(logger *slog.Logger, entries []admin.ConfigEntry) {
 			fromEnv = append(fromEnv, e.Env)
 		}
 	}
-	logger.Info("effective configuration", "set_by_flags", strings.Join(fromFlags, ","),
+	logger.Info("effective configuration: the settings that differ from their defaults (all of them at /config)", "set_by_flags", strings.Join(fromFlags, ","),
 		"set_by_env", strings.Join(fromEnv, ","), slog.Group("config", values...))
 }

@@ -209,7 +209,8 @@ func TestMountedStreamBound(t *testing.T) {
 }
 
 // The reader's state is charged to the admission budget for the stream's
-// life (zstd: StateCostZstd, plain: StateCostPlain) and returned when it
+// life (zstd: StateCostZstd, plain: StateCostPlain, and its dictionaries
+// as they grow) and returned when it
 // ends; a stream that finds no room is refused UNAVAILABLE, counted.
 func TestStateCharged(t *testing.T) {
 	addr, h, _ := serveMounted(t, handler.Config{})
@@ -219,8 +220,9 @@ func TestStateCharged(t *testing.T) {
 	plain.open(t)
 	z.frame(t, newWriter(t, z, pkg.CompressionZstd), 1, 0)
 	plain.frame(t, newWriter(t, plain, pkg.CompressionNone), 1, 0)
-	if got := pl.StreamStateHeld(); got != StateCostZstd+StateCostPlain {
-		t.Fatalf("held %d, want %d (zstd) + %d (plain)", got, StateCostZstd, StateCostPlain)
+	// Each stream's dictionaries, one point's, take one DictChargeStep.
+	if got := pl.StreamStateHeld(); got != StateCostZstd+StateCostPlain+2*DictChargeStep {
+		t.Fatalf("held %d, want %d (zstd) + %d (plain) + 2 x %d (dictionaries)", got, StateCostZstd, StateCostPlain, DictChargeStep)
 	}
 	z.w.Close()
 	plain.w.Close()

@@ -22,11 +22,13 @@
 // (unzstd.go), StateCostZstd, or StateCostPlain,
 // charged to the admission budget for the stream's life with
 // ingest.Pipeline.HoldStreamState, as the export stream's stateful zstd
-// decoder is), and the stream's dictionaries, which the STEF reader keeps without exposing
-// their size: they hold only what the stream decoded since it began, so
-// the stream is rotated (acknowledged, then ended with UNAVAILABLE and a
-// zero RetryInfo, as the streaming mode rotates) once it has decoded
-// MaxStreamBytes. Within a record the reader bounds its own allocations
+// decoder is), and the stream's dictionaries, which the STEF reader keeps
+// without exposing their size: they are measured as they grow (dicts.go)
+// and charged the same way, in DictChargeStep steps; past MaxDictMemory, or
+// when the budget has no room for more, the stream is rotated
+// (acknowledged, then ended with UNAVAILABLE and a zero RetryInfo, as the
+// streaming mode rotates), which frees them. A stream is rotated too once
+// it has decoded MaxStreamBytes. Within a record the reader bounds its own allocations
 // (pkg.RecordAllocLimit, 32 MiB) and its frames (pkg.FrameSizeLimit).
 package stefreceiver
 
@@ -91,7 +93,24 @@ const (
 	// wire bytes before it rotates, about what the streaming mode's 1000
 	// requests carry.
 	DefaultMaxStreamBytes = 256 << 20
+	// DefaultMaxDictMemory is what a stream's dictionaries may hold, as
+	// the meter counts it (dicts.go), before the stream is rotated: four
+	// times what clients are told (DefaultMaxDictBytes), since the writer
+	// counts its dictionaries shallowly (a struct's own size, not its
+	// strings or nested values) and the meter deeply, so that an honest
+	// writer's dictionaries, restarted at its limit, stay under it.
+	DefaultMaxDictMemory = 4 * DefaultMaxDictBytes
 )
+
+// DictChargeStep is the step in which a stream's dictionaries are charged
+// to the budget: small beside MaxDictMemory, large enough that a growing
+// dictionary asks the budget rarely.
+const DictChargeStep = 256 << 10
+
+// dictCheckRecords is how often, in records, a frame's dictionaries are
+// measured besides at its end: a record adds at most a few entries, and a
+// check costs a dozen slice lengths when nothing was added.
+const dictCheckRecords = 64
 
 // Config configures a Receiver. The zero value takes the defaults.
 type Config struct {
@@ -99,6 +118,8 @@ type Config struct {
 	MaxChunkBytes   int
 	MaxRequestBytes int
 	MaxStreamBytes  int64
+	// MaxDictMemory bounds a stream's dictionaries (DefaultMaxDictMemory).
+	MaxDictMemory int64
 	// Metrics receives the receiver's own counters; nil means the
 	// pipeline's set.
 	Metrics *metrics.Set
@@ -120,6 +141,8 @@ type Receiver struct {
 	refusedChunk, refusedHdr   *metrics.Counter // otlplite_stef_refusals_total{reason}
 	refusedRoot, refusedDecode *metrics.Counter
 	refusedState               *metrics.Counter
+	dictRotations              *metrics.Counter // otlplite_stef_dictionary_rotations_total
+	dictBytes                  atomic.Int64     // otlplite_stef_dictionary_bytes
 	streams                    atomic.Int64
 }
 
@@ -141,11 +164,14 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 	if cfg.MaxStreamBytes <= 0 {
 		cfg.MaxStreamBytes = DefaultMaxStreamBytes
 	}
+	if cfg.MaxDictMemory <= 0 {
+		cfg.MaxDictMemory = DefaultMaxDictMemory
+	}
 	set := cfg.Metrics
 	if set == nil {
 		set = p.Metrics()
 	}
-	return &Receiver{
+	r := &Receiver{
 		p: p, cfg: cfg, stop: make(chan struct{}),
 		metricsSchema: serializeSchema(otelstef.MetricsWireSchema),
 		spansSchema:   serializeSchema(otelstef.SpansWireSchema),
@@ -157,7 +183,10 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 		refusedRoot:   set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="unsupported_root_struct"}`),
 		refusedDecode: set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="decode_error"}`),
 		refusedState:  set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="no_room_for_state"}`),
+		dictRotations: set.GetOrCreateCounter("otlplite_stef_dictionary_rotations_total"),
 	}
+	set.GetOrCreateGauge("otlplite_stef_dictionary_bytes", func() float64 { return float64(r.dictBytes.Load()) })
+	return r
 }
 
 // Shutdown makes every stream rotate at its next frame boundary: it
@@ -218,6 +247,12 @@ type stream struct {
 	decoded int64     // OTLP bytes decoded by the stream
 	state   int64     // the reader's state charged (HoldStreamState)
 	resp    []byte
+
+	// dicts measures the reader's dictionaries; dictHeld is what they
+	// hold as last measured, dictCharged its charge (part of state).
+	dicts                 *dictMeter
+	dictHeld, dictCharged int64
+	sinceCheck            int
 }
 
 // Read implements io.Reader for the STEF reader: the bytes of the stream's
@@ -329,7 +364,10 @@ func (s *stream) run() *grpcwire.Status {
 		return st
 	}
 	s.state = StateCostZstd
-	defer func() { s.r.p.ReleaseStreamState(s.state) }()
+	defer func() {
+		s.r.p.ReleaseStreamState(s.state)
+		s.r.dictBytes.Add(-s.dictHeld)
+	}()
 	return s.records()
 }
 
@@ -369,6 +407,7 @@ func (s *stream) open() (recordReader, builder, error) {
 			return nil, nil, err
 		}
 		s.lowerState(u.compressed)
+		s.dicts = newDictMeter(rd)
 		return rd, &spansBuilder{rec: &rd.Record}, nil
 	}
 	rd, err := otelstef.NewMetricsReader(u)
@@ -376,6 +415,7 @@ func (s *stream) open() (recordReader, builder, error) {
 		return nil, nil, err
 	}
 	s.lowerState(u.compressed)
+	s.dicts = newDictMeter(rd)
 	return rd, &metricsBuilder{rec: &rd.Record}, nil
 }
 
@@ -405,6 +445,12 @@ func (s *stream) records() (end *grpcwire.Status) {
 		// read again.
 		err := rd.Read(pkg.ReadOptions{TillEndOfFrame: s.first <= rd.RecordCount()})
 		if errors.Is(err, pkg.ErrEndOfFrame) {
+			// The frame's dictionaries are charged before its records
+			// are acknowledged: what a client is told is stored, its
+			// state is accounted for.
+			if st := s.chargeDicts(rd.RecordCount()); st != nil {
+				return st
+			}
 			if st := s.flush(rd.RecordCount()); st != nil {
 				return st
 			}
@@ -430,7 +476,49 @@ func (s *stream) records() (end *grpcwire.Status) {
 				return st
 			}
 		}
+		if s.sinceCheck++; s.sinceCheck >= dictCheckRecords {
+			if st := s.chargeDicts(id); st != nil {
+				return st
+			}
+		}
 	}
+}
+
+// chargeDicts measures the reader's dictionaries after record last and
+// charges what they grew by (or returns what they shrank by). Past
+// MaxDictMemory, or with no room in the budget for them, the records read
+// so far are stored and acknowledged and the stream is rotated: a new one
+// starts with empty dictionaries.
+func (s *stream) chargeDicts(last uint64) *grpcwire.Status {
+	s.sinceCheck = 0
+	if s.dicts == nil {
+		return nil
+	}
+	held := s.dicts.measure()
+	s.r.dictBytes.Add(held - s.dictHeld)
+	s.dictHeld = held
+	want := (held + DictChargeStep - 1) / DictChargeStep * DictChargeStep
+	switch {
+	case want < s.dictCharged:
+		s.r.p.ReleaseStreamState(s.dictCharged - want)
+		s.state -= s.dictCharged - want
+		s.dictCharged = want
+	case want > s.dictCharged:
+		if held <= s.r.cfg.MaxDictMemory && s.r.p.HoldStreamState(want-s.dictCharged) {
+			s.state += want - s.dictCharged
+			s.dictCharged = want
+			break
+		}
+		// Too large, or no room: what was read is stored, and the
+		// stream ends, its dictionaries with it. The client's next
+		// stream starts them anew.
+		if st := s.flush(last); st != nil {
+			return st
+		}
+		s.r.dictRotations.Inc()
+		return rotationStatus()
+	}
+	return nil
 }
 
 // rotateNow ends the stream, everything read being acknowledged, when it

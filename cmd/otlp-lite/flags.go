@@ -160,7 +160,8 @@ func (s *flagSections) effective() []admin.ConfigEntry {
 			if src == "" {
 				src = "default"
 			}
-			out = append(out, admin.ConfigEntry{Section: title, Flag: f.Name, Env: envName(f.Name), Value: v, Source: src})
+			out = append(out, admin.ConfigEntry{Section: title, Flag: f.Name, Env: envName(f.Name), Value: v, Source: src,
+				Changed: src != "default" && f.Value.String() != f.DefValue})
 		})
 	}
 	return out

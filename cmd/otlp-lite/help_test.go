@@ -10,7 +10,7 @@ import (
 // an unknown flag with one line on stderr that points at -h, exit 2.
 func TestHelpAndUnknownFlag(t *testing.T) {
 	for cmd, flagName := range map[string]string{
-		"serve": "-grpc-addr", "export": "-data-dir", "replay": "-endpoint", "loadgen": "-endpoint", "stats": "-data-dir",
+		"serve": "-grpc-addr", "export": "-data-dir", "replay": "-endpoint", "loadgen": "-endpoint", "stats": "-data-dir", "version": "-v",
 	} {
 		t.Run(cmd, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -7,7 +7,7 @@
 //	otlp-lite replay  [flags]   re-send stored data to an OTLP receiver
 //	otlp-lite stats   [flags]   summarise a data directory
 //	otlp-lite forward-remove [flags] NAME...   stop holding data for a destination
-//	otlp-lite version           print the version
+//	otlp-lite version [-v]      print the version (-v: the modules it was built with)
 package main
 
 import (
@@ -29,7 +29,7 @@ commands:
   stats     per-signal records, items, bytes, time range and segments of a data directory, and each forwarding destination's lag
   forward-remove  delete a forwarding destination's cursors, so that retention no longer keeps data for it
   loadgen   send synthetic spans to any OTLP/gRPC receiver (unary or streaming)
-  version   print the version
+  version   print the version (-v: Go version, modules and build settings it was built with)
 
 Run 'otlp-lite <command> -h' for a command's flags.
 `
@@ -61,8 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "forward-remove":
 		return forwardRemove(rest, stdout, stderr)
 	case "version", "-version", "--version":
-		printVersion(stdout)
-		return 0
+		return versionCmd(rest, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,7 +104,8 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if !ok {
 		t.Skip("no Chromium found: install Debian's chromium (`make browser` does, as root) or set OTLP_LITE_CHROMIUM")
 	}
-	srv := startAbuseServer(t, "-storage-max-bytes", "1GiB", "-storage-max-age", "168h")
+	// Samples every 200 ms: the charts have points within a second.
+	srv := startAbuseServer(t, "-storage-max-bytes", "1GiB", "-storage-max-age", "168h", "-status-sample-interval", "200ms")
 
 	// Load: gRPC and OTLP/HTTP exporters, and a trickle of refusals,
 	// until the page has been read.
@@ -162,10 +166,12 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 	pageURL := "http://" + srv.adminAddr + "/"
 	before := srv.scrape(t)
+	beforeAt := time.Now()
 	// 6 s of virtual time: the page's script refreshes it once (every
 	// 5 s), so the DOM checked is the refreshed one.
 	dom := string(chromium(t, browser, pageURL, "--virtual-time-budget=6000", "--dump-dom"))
 	after := srv.scrape(t)
+	hist := srv.history(t)
 
 	if !strings.Contains(dom, `data-refreshes="`) {
 		t.Errorf("the page's script did not refresh it in the browser")
@@ -235,6 +241,15 @@ func TestStatusPageInBrowser(t *testing.T) {
 		}
 	}
 
+	checkCharts(t, dom, hist, before, after, beforeAt)
+	// The latency percentiles of the ingest table: traces over gRPC had
+	// requests in the window.
+	if m := regexp.MustCompile(`data-quantile="0.99" data-value="([^"]+)"`).FindStringSubmatch(dom); m == nil {
+		t.Errorf("no latency p99 with a value in the ingest table")
+	} else if v, _ := strconv.ParseFloat(m[1], 64); !(v > 0 && v <= 10) {
+		t.Errorf("latency p99 %v s", v)
+	}
+
 	// The screenshot, under load too.
 	shot := filepath.Join(artifactDir(t), "status-page.png")
 	chromium(t, browser, pageURL, "--virtual-time-budget=2000", "--window-size=1400,1400", "--screenshot="+shot)
@@ -271,4 +286,97 @@ func sumSelectors(t *testing.T, e *admin.Exposition, list string) float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// history returns the admin listener's /status/history.
+func (s *abuseServer) history(t *testing.T) admin.HistoryView {
+	t.Helper()
+	resp, err := http.Get("http://" + s.adminAddr + "/status/history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v admin.HistoryView
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// chartPathRE finds a chart's line: its series name, last value and the
+// time of its last point, as the page's script writes them.
+var chartPathRE = regexp.MustCompile(`<path d="[^"]*" stroke="[^"]*" data-name="([^"]+)" data-last="([^"]*)" data-last-t="([0-9]+)"`)
+
+// checkCharts checks the charts the browser drew against /status/history
+// and /metrics: each chart is an SVG with its axis labels and a line per
+// series; the last point of items/s for traces is the history's point at
+// the same time, which is the change of the traces counter between its
+// two samples over their interval, and that counter's value lies between
+// the scrapes before and after (after only, if sampled before the first).
+func checkCharts(t *testing.T, dom string, hist admin.HistoryView, before, after *admin.Exposition, beforeAt time.Time) {
+	t.Helper()
+	charts := map[string]map[string][2]string{} // chart → series → last, last-t
+	for _, part := range strings.Split(dom, `<figure class="chart" data-chart="`)[1:] {
+		name, _, _ := strings.Cut(part, `"`)
+		body, _, _ := strings.Cut(part, "</figure>")
+		if !strings.Contains(body, "<svg") {
+			if !strings.Contains(body, `class="empty"`) {
+				t.Errorf("chart %s: no SVG and no note:\n%s", name, body)
+			}
+			continue
+		}
+		for _, want := range []string{`class="axis y"`, `class="axis x"`, ">now<", "<title>"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("chart %s lacks %s", name, want)
+			}
+		}
+		charts[name] = map[string][2]string{}
+		for _, m := range chartPathRE.FindAllStringSubmatch(body, -1) {
+			charts[name][m[1]] = [2]string{m[2], m[3]}
+		}
+	}
+	for chart, series := range map[string][]string{
+		"items_per_second":       {"traces", "metrics", "logs", "profiles"},
+		"refusals_per_second":    {"invalid_argument"},
+		"admission_in_use_bytes": {"in use"},
+		"latency":                {"p50", "p99"},
+	} {
+		for _, s := range series {
+			if _, ok := charts[chart][s]; !ok {
+				t.Errorf("chart %s has no line %s (lines: %v)", chart, s, charts[chart])
+			}
+		}
+	}
+	if !strings.Contains(dom, `data-chart="forward_lag_seconds"`) || !strings.Contains(dom, "No forwarding destinations.") {
+		t.Errorf("the forwarding lag chart does not say there is no destination")
+	}
+	if p99 := charts["latency"]["p99"][0]; p99 == "" {
+		t.Errorf("no latency p99 under load")
+	}
+	last, lastT := charts["items_per_second"]["traces"][0], charts["items_per_second"]["traces"][1]
+	drawn, err := strconv.ParseFloat(last, 64)
+	if err != nil || !(drawn > 0) {
+		t.Fatalf("last traces point drawn: %q (%v), want a rate above 0 under load", last, err)
+	}
+	ts, _ := strconv.ParseInt(lastT, 10, 64)
+	i := slices.Index(hist.T, ts)
+	if i < 1 {
+		t.Fatalf("the drawn point at %d is not in /status/history (points %d..%d)", ts, hist.T[0], hist.T[len(hist.T)-1])
+	}
+	rates, totals := hist.ItemsPerSecond["traces"], hist.Items["traces"]
+	if rates[i] != drawn {
+		t.Errorf("drawn %v/s, /status/history has %v/s", drawn, rates[i])
+	}
+	// Times are in whole milliseconds in the JSON: the interval is known
+	// to 1 ms of 200.
+	dt := float64(hist.T[i]-hist.T[i-1]) / 1000
+	if want := (totals[i] - totals[i-1]) / dt; math.Abs(want-drawn) > 0.02*want {
+		t.Errorf("drawn %v/s, but the counter went %v → %v in %v s: %v/s", drawn, totals[i-1], totals[i], dt, want)
+	}
+	sel := "otelcol_receiver_accepted_spans_total"
+	lo, hi := sumSelectors(t, before, sel), sumSelectors(t, after, sel)
+	if totals[i] > hi || time.UnixMilli(ts).After(beforeAt) && totals[i] < lo {
+		t.Errorf("%s sampled %v at %v, /metrics had %v before (%v) and %v after", sel, totals[i], time.UnixMilli(ts), lo, beforeAt, hi)
+	}
+	t.Logf("charts: %d drawn; traces %v/s at %v (sample %d of %d)", len(charts), drawn, time.UnixMilli(ts).Format("15:04:05.000"), i, len(hist.T))
 }

@@ -71,7 +71,7 @@ var allowed = map[string][]string{
 
 	// The receiver composed, the top of the library: it may import every
 	// package but cmd/, and none imports it.
-	"service": {"admin", "forward", "grpcwire", "handler", "internal/redact", "kafkasource", "otlp", "otlpclient", "otlpdecode",
+	"service": {"admin", "forward", "grpcwire", "handler", "ingest", "internal/redact", "kafkasource", "otlp", "otlpclient", "otlpdecode", "otlppb",
 		"server", "stefreceiver", "storage", "storage/deadletter", "storage/discard", "storage/disk", "storage/kafka"},
 
 	// Test harnesses.

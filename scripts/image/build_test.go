@@ -3,11 +3,14 @@ package main
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 func mustRead(t *testing.T, name string) []byte {
@@ -19,20 +22,31 @@ func mustRead(t *testing.T, name string) []byte {
 	return b
 }
 
-// buildFake builds the image from a fake binary and CA bundle.
+// buildFake builds the image, for amd64 and arm64, from fake binaries,
+// SBOMs and CA bundle.
 func buildFake(t *testing.T, created time.Time) []byte {
 	t.Helper()
 	dir := t.TempDir()
-	bin, ca := filepath.Join(dir, "otlp-lite"), filepath.Join(dir, "ca.crt")
-	if err := os.WriteFile(bin, []byte("\x7fELF fake binary"), 0o700); err != nil {
-		t.Fatal(err)
-	}
+	ca := filepath.Join(dir, "ca.crt")
 	if err := os.WriteFile(ca, []byte("certs"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	o := options{CABundle: ca, RootFS: "rootfs", Version: "v1.0.0", DefaultArch: "arm64", Created: created}
+	for _, arch := range []string{"amd64", "arm64"} {
+		out := filepath.Join(dir, arch)
+		if err := os.Mkdir(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, "otlp-lite"), []byte("\x7fELF fake "+arch+" binary"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, "otlp-lite.cdx.json"), []byte(`{"bomFormat":"CycloneDX","arch":"`+arch+`"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		o.Platforms = append(o.Platforms, platform{Arch: arch, Dir: out})
+	}
 	var buf bytes.Buffer
-	err := build(&buf, options{Binary: bin, CABundle: ca, RootFS: "rootfs", Version: "v1.0.0", Arch: "amd64", Created: created})
-	if err != nil {
+	if err := build(&buf, o); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -56,7 +70,7 @@ func TestBuildLayout(t *testing.T) {
 	if err := os.WriteFile(archive, buildFake(t, time.Unix(0, 0)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	img := readArchive(t, archive)
+	a := readArchive(t, archive)
 	type entry struct {
 		typ      byte
 		uid, gid int
@@ -65,31 +79,75 @@ func TestBuildLayout(t *testing.T) {
 	}
 	passwd := string(mustRead(t, "rootfs/etc/passwd"))
 	group := string(mustRead(t, "rootfs/etc/group"))
-	want := map[string]entry{
-		"/data":                              {tar.TypeDir, 65532, 65532, 0o755, ""},
-		"/etc":                               {tar.TypeDir, 0, 0, 0o755, ""},
-		"/etc/group":                         {tar.TypeReg, 0, 0, -1, group},
-		"/etc/passwd":                        {tar.TypeReg, 0, 0, -1, passwd},
-		"/etc/ssl":                           {tar.TypeDir, 0, 0, 0o755, ""},
-		"/etc/ssl/certs":                     {tar.TypeDir, 0, 0, 0o755, ""},
-		"/etc/ssl/certs/ca-certificates.crt": {tar.TypeReg, 0, 0, 0o644, "certs"},
-		"/otlp-lite":                         {tar.TypeReg, 0, 0, 0o755, "\x7fELF fake binary"},
-	}
-	got := map[string]entry{}
-	for p, f := range img.files {
-		e := entry{f.hdr.Typeflag, f.hdr.Uid, f.hdr.Gid, f.hdr.Mode, string(f.data)}
-		if w, ok := want[p]; ok && w.mode == -1 {
-			e.mode = -1 // a context file keeps the checkout's mode
+	for i, arch := range []string{"amd64", "arm64"} {
+		if got := a.index.Manifests[i].Platform; got == nil || got.OS != "linux" || got.Architecture != arch {
+			t.Errorf("index entry %d has platform %v, want linux/%s", i, got, arch)
 		}
-		got[p] = e
+		img := a.images[arch]
+		want := map[string]entry{
+			"/data":                              {tar.TypeDir, 65532, 65532, 0o755, ""},
+			"/etc":                               {tar.TypeDir, 0, 0, 0o755, ""},
+			"/etc/group":                         {tar.TypeReg, 0, 0, -1, group},
+			"/etc/passwd":                        {tar.TypeReg, 0, 0, -1, passwd},
+			"/etc/ssl":                           {tar.TypeDir, 0, 0, 0o755, ""},
+			"/etc/ssl/certs":                     {tar.TypeDir, 0, 0, 0o755, ""},
+			"/etc/ssl/certs/ca-certificates.crt": {tar.TypeReg, 0, 0, 0o644, "certs"},
+			"/otlp-lite":                         {tar.TypeReg, 0, 0, 0o755, "\x7fELF fake " + arch + " binary"},
+			"/usr":                               {tar.TypeDir, 0, 0, 0o755, ""},
+			"/usr/share":                         {tar.TypeDir, 0, 0, 0o755, ""},
+			"/usr/share/sbom":                    {tar.TypeDir, 0, 0, 0o755, ""},
+			sbomPath:                             {tar.TypeReg, 0, 0, 0o644, `{"bomFormat":"CycloneDX","arch":"` + arch + `"}`},
+		}
+		got := map[string]entry{}
+		for p, f := range img.files {
+			e := entry{f.hdr.Typeflag, f.hdr.Uid, f.hdr.Gid, f.hdr.Mode, string(f.data)}
+			if w, ok := want[p]; ok && w.mode == -1 {
+				e.mode = -1 // a context file keeps the checkout's mode
+			}
+			got[p] = e
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("linux/%s layer =\n%+v\nwant\n%+v", arch, got, want)
+		}
+		if !reflect.DeepEqual(img.config.Config, imageConfig("v1.0.0")) {
+			t.Errorf("config = %+v, want %+v", img.config.Config, imageConfig("v1.0.0"))
+		}
+		if img.config.Architecture != arch || img.config.OS != "linux" {
+			t.Errorf("platform %s/%s, want linux/%s", img.config.OS, img.config.Architecture, arch)
+		}
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("layer =\n%+v\nwant\n%+v", got, want)
+}
+
+// TestBuildDockerTags checks manifest.json's tags, what Docker's classic
+// store names the images it loads: every platform as VERSION-ARCH, and
+// -default-arch's as VERSION too.
+func TestBuildDockerTags(t *testing.T) {
+	dir := t.TempDir()
+	archive := filepath.Join(dir, "img.tar")
+	if err := os.WriteFile(archive, buildFake(t, time.Unix(0, 0)), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(img.config.Config, imageConfig("v1.0.0")) {
-		t.Errorf("config = %+v, want %+v", img.config.Config, imageConfig("v1.0.0"))
-	}
-	if img.config.Architecture != "amd64" || img.config.OS != "linux" {
-		t.Errorf("platform %s/%s", img.config.OS, img.config.Architecture)
+	tr := tar.NewReader(bytes.NewReader(mustRead(t, archive)))
+	for {
+		hdr, err := tr.Next()
+		if err != nil {
+			t.Fatalf("no manifest.json: %v", err)
+		}
+		if hdr.Name != "manifest.json" {
+			continue
+		}
+		var dm tarball.Manifest
+		if err := json.NewDecoder(tr).Decode(&dm); err != nil {
+			t.Fatal(err)
+		}
+		var tags [][]string
+		for _, e := range dm {
+			tags = append(tags, e.RepoTags)
+		}
+		want := [][]string{{"otlp-lite:v1.0.0-amd64"}, {"otlp-lite:v1.0.0", "otlp-lite:v1.0.0-arm64"}}
+		if !reflect.DeepEqual(tags, want) {
+			t.Errorf("manifest.json tags %q, want %q", tags, want)
+		}
+		return
 	}
 }

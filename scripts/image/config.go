@@ -7,9 +7,13 @@ import v1 "github.com/google/go-containerregistry/pkg/v1"
 
 const imageName = "otlp-lite"
 
+// sbomPath is where each platform's image holds its binary's SBOM.
+const sbomPath = "/usr/share/sbom/otlp-lite.cdx.json"
+
 // imageFile is one COPY of the final stage. Source is the Dockerfile's: a
 // path in the build context, or "build:PATH" in the build stage (build.sh
-// builds those on this machine and passes them as flags).
+// builds those on this machine: "build:/out/NAME" from the -platform
+// directory, the CA bundle from -ca-bundle).
 type imageFile struct {
 	Dest, Source string
 	Dir          bool // an empty directory
@@ -22,6 +26,10 @@ var imageFiles = []imageFile{
 	{Dest: "/etc/passwd", Source: "scripts/image/rootfs/etc/passwd"},
 	{Dest: "/etc/group", Source: "scripts/image/rootfs/etc/group"},
 	{Dest: "/otlp-lite", Source: "build:/out/otlp-lite", Mode: 0o755},
+	// The binary's CycloneDX SBOM (cyclonedx-gomod bin: the modules its
+	// build information names), where a scanner looking at the image's
+	// files finds it.
+	{Dest: sbomPath, Source: "build:/out/otlp-lite.cdx.json", Mode: 0o644},
 	{Dest: "/data", Source: "build:/out/data", Dir: true, UID: 65532, GID: 65532},
 }
 

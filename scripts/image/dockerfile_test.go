@@ -183,3 +183,24 @@ func TestDockerfileAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestSBOMGeneratorPinned holds the SBOM generator of the Dockerfile's
+// build stage to build.sh's: the same cyclonedx-gomod version (go.mod's
+// tool requirement, the Dockerfile's ARG) run with the same flags.
+func TestSBOMGeneratorPinned(t *testing.T) {
+	gomod := string(mustRead(t, "go.mod"))
+	if !strings.Contains(gomod, "\ntool github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod\n") {
+		t.Error("go.mod has no tool directive for cyclonedx-gomod, which build.sh runs")
+	}
+	req := regexp.MustCompile(`(?m)^\s*github\.com/CycloneDX/cyclonedx-gomod (v\S+)`).FindStringSubmatch(gomod)
+	arg := regexp.MustCompile(`(?m)^ARG CYCLONEDX_GOMOD_VERSION=(\S+)$`).FindStringSubmatch(string(mustRead(t, "../../Dockerfile")))
+	if req == nil || arg == nil || req[1] != arg[1] {
+		t.Errorf("cyclonedx-gomod: go.mod requires %v, the Dockerfile's ARG CYCLONEDX_GOMOD_VERSION is %v", req, arg)
+	}
+	const run = "cyclonedx-gomod bin -json -std -noserial -notimestamp -version \"$VERSION\""
+	for _, f := range []string{"../../Dockerfile", "build.sh"} {
+		if !strings.Contains(strings.ReplaceAll(string(mustRead(t, f)), `"$cdx" bin`, "cyclonedx-gomod bin"), run) {
+			t.Errorf("%s does not run %s", f, run)
+		}
+	}
+}

@@ -4,6 +4,6 @@ package main
 
 import "testing"
 
-func runContainer(t *testing.T, img *archiveImage) {
+func runContainer(t *testing.T, img *archiveImage, emu string) {
 	t.Skip("running the image without a container runtime needs Linux namespaces")
 }

@@ -86,8 +86,8 @@ func newGRPCClient(cfg config, p payload) (*grpcClient, error) {
 func (c *grpcClient) close() { c.cc.Close() }
 
 // export makes one unary OTLP/gRPC call.
-func (c *grpcClient) export() error {
-	src := c.p.body
+func (c *grpcClient) export(i int64) error {
+	src := c.p.at(i).body
 	var resp []byte
 	return c.cc.Invoke(c.ctx, c.p.grpcMethod, &src, &resp, c.opts...)
 }
@@ -112,7 +112,7 @@ func (c *grpcClient) stream(requests, window int) error {
 	}
 	free := make(chan []byte, window)
 	for range window {
-		free <- make([]byte, 0, len(c.p.body)+16)
+		free <- make([]byte, 0, c.p.maxBody()+16)
 	}
 	var mu sync.Mutex
 	pending := make(map[uint64][]byte, window)
@@ -127,7 +127,7 @@ func (c *grpcClient) stream(requests, window int) error {
 				sendErr <- ctx.Err()
 				return
 			}
-			env, err := otlpclient.AppendEnvelope(buf[:0], id, c.p.body)
+			env, err := otlpclient.AppendEnvelope(buf[:0], id, c.p.at(int64(id-1)).body)
 			if err != nil {
 				sendErr <- err
 				return

@@ -48,8 +48,8 @@ func newHTTPClient(cfg config, p payload) *httpClient {
 func (c *httpClient) close() { c.hc.CloseIdleConnections() }
 
 // export makes one POST and requires 200 (OTLP/HTTP "Full Success").
-func (c *httpClient) export() error {
-	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(c.p.body))
+func (c *httpClient) export(i int64) error {
+	req, err := http.NewRequest(http.MethodPost, c.url, bytes.NewReader(c.p.at(i).body))
 	if err != nil {
 		return err
 	}

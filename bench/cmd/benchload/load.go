@@ -36,15 +36,19 @@ func runLoad(cfg config, p payload) error {
 		return err
 	}
 	elapsed := time.Since(start)
-	n := int64(cfg.requests) * int64(p.items)
+	n := p.itemsIn(int64(cfg.requests))
+	var bytes int64
+	for i := range int64(cfg.requests) {
+		bytes += int64(len(p.at(i).body))
+	}
 	fmt.Printf("requests=%d items=%d bytes_per_request=%d seconds=%.3f items_per_second=%.0f\n",
-		cfg.requests, n, len(p.body), elapsed.Seconds(), float64(n)/elapsed.Seconds())
+		cfg.requests, n, bytes/int64(max(cfg.requests, 1)), elapsed.Seconds(), float64(n)/elapsed.Seconds())
 	return nil
 }
 
 // parallel calls export requests times from concurrency goroutines and
 // returns the first error, after which no new call starts.
-func parallel(requests, concurrency int, export func() error) error {
+func parallel(requests, concurrency int, export func(i int64) error) error {
 	var next atomic.Int64
 	var failed atomic.Bool
 	var firstErr error
@@ -52,8 +56,8 @@ func parallel(requests, concurrency int, export func() error) error {
 	var wg sync.WaitGroup
 	for range concurrency {
 		wg.Go(func() {
-			for !failed.Load() && next.Add(1) <= int64(requests) {
-				if err := export(); err != nil {
+			for i := next.Add(1); !failed.Load() && i <= int64(requests); i = next.Add(1) {
+				if err := export(i - 1); err != nil {
 					once.Do(func() { firstErr = err })
 					failed.Store(true)
 					return

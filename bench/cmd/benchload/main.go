@@ -19,6 +19,10 @@
 //     Content-Type application/x-protobuf or application/json and
 //     Content-Encoding for -compression.
 //
+// With -dataset FILE it sends real data instead (../shared/datasets): the
+// file cut into requests of about -items spans or data points, in order,
+// each sent in turn.
+//
 // With -header, every request carries the header (gRPC: the metadata), as a
 // client of a receiver with tenancy on sends its tenant.
 //
@@ -52,6 +56,7 @@ type config struct {
 	floor       bool
 	floorTime   float64
 	headers     headerList
+	dataset     string
 }
 
 // headerList is the repeatable -header flag: request headers (gRPC
@@ -93,6 +98,7 @@ func main() {
 	flag.BoolVar(&cfg.floor, "floor", false, "measure the in-process decode floor of the payload instead of sending it")
 	flag.Float64Var(&cfg.floorTime, "floor-seconds", 2, "with -floor: CPU seconds to spend measuring each of the two floors")
 	flag.Var(&cfg.headers, "header", "'Name: value' header (gRPC metadata) sent with every request, e.g. 'X-Scope-OrgID: team-a'; repeatable")
+	flag.StringVar(&cfg.dataset, "dataset", "", "send the requests cut from this dataset file (../shared/datasets, traces or metrics as -signal) in turn, of about -items items each, instead of one synthetic request")
 	flag.Parse()
 
 	p, err := newPayload(cfg)

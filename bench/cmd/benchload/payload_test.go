@@ -1,9 +1,11 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/otlp-lite/otlp-lite/bench/internal/dataset"
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/otlpjson"
 )
@@ -16,6 +18,7 @@ func TestPayloads(t *testing.T) {
 	for _, tc := range []struct {
 		protocol, compression, signal string
 		items, attrs                  int
+		dataset                       string
 		wantItems                     int
 		wantErr                       string
 	}{
@@ -28,12 +31,23 @@ func TestPayloads(t *testing.T) {
 		{protocol: "http-json", compression: "zstd", signal: "logs", items: 20, attrs: 3, wantItems: 20},
 		{protocol: "grpc-stream", compression: "gzip", signal: "traces", items: 1, wantErr: "uncompressed only"},
 		{protocol: "udp", compression: "none", signal: "traces", items: 1, wantErr: "unknown -protocol"},
-		{protocol: "grpc", compression: "lz4", signal: "traces", items: 1, wantErr: "bad -compression"},
+		{protocol: "grpc", compression: "brotli", signal: "traces", items: 1, wantErr: "bad -compression"},
+		{protocol: "grpc", compression: "none", signal: "traces", items: 512, dataset: "traces"},
+		{protocol: "http-json", compression: "gzip", signal: "metrics", items: 1000, dataset: "metrics"},
+		{protocol: "grpc", compression: "none", signal: "metrics", items: 1, dataset: "traces", wantErr: "does not hold"},
 		{protocol: "grpc", compression: "none", signal: "profiles", items: 1, wantErr: "unknown -signal"},
 	} {
-		name := tc.protocol + "/" + tc.compression + "/" + tc.signal
+		name := tc.protocol + "/" + tc.compression + "/" + tc.signal + "/" + tc.dataset
 		t.Run(name, func(t *testing.T) {
-			p, err := newPayload(config{protocol: tc.protocol, compression: tc.compression, signal: tc.signal, items: tc.items, attrs: tc.attrs})
+			cfg := config{protocol: tc.protocol, compression: tc.compression, signal: tc.signal, items: tc.items, attrs: tc.attrs}
+			if tc.dataset != "" {
+				dir := dataset.Dir()
+				if dir == "" {
+					t.Skip("no ../shared/datasets")
+				}
+				cfg.dataset = filepath.Join(dir, dataset.Files[tc.dataset])
+			}
+			p, err := newPayload(cfg)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
@@ -43,26 +57,40 @@ func TestPayloads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.items != tc.wantItems {
-				t.Fatalf("payload has %d items, want %d", p.items, tc.wantItems)
-			}
-			body := p.body
-			if p.codec != compression.Identity {
-				if body, err = compression.Decompress(nil, p.codec, body, 64<<20); err != nil {
-					t.Fatalf("cannot decompress the body: %s", err)
+			if tc.dataset != "" {
+				// About -items each, none much larger: a metric is not split.
+				if len(p.reqs) < 50 || p.reqs[0].items < tc.items || p.reqs[0].items > 2*tc.items {
+					t.Fatalf("%d requests, the first of %d items; want many of about %d", len(p.reqs), p.reqs[0].items, tc.items)
 				}
+			} else if len(p.reqs) != 1 || p.reqs[0].items != tc.wantItems {
+				t.Fatalf("payload has %d requests, the first of %d items, want one of %d", len(p.reqs), p.reqs[0].items, tc.wantItems)
 			}
-			if p.json {
-				if body, err = otlpjson.Unmarshal(nil, p.jsonType, body); err != nil {
-					t.Fatalf("cannot transcode the body: %s", err)
-				}
-			} else if string(body) != string(p.proto) {
-				t.Fatal("decompressed body differs from the protobuf request")
-			}
-			r, err := p.check(body, nil)
-			if err != nil || r.Items != p.items || r.Rejected != 0 {
-				t.Fatalf("Check: %d items, %d rejected, err %v; want %d items", r.Items, r.Rejected, err, p.items)
+			for _, req := range p.reqs {
+				checkRequest(t, p, req)
 			}
 		})
+	}
+}
+
+// checkRequest undoes a request's body as the server does and checks it.
+func checkRequest(t *testing.T, p payload, req request) {
+	t.Helper()
+	body := req.body
+	var err error
+	if p.codec != compression.Identity {
+		if body, err = compression.Decompress(nil, p.codec, body, 64<<20); err != nil {
+			t.Fatalf("cannot decompress the body: %s", err)
+		}
+	}
+	if p.json {
+		if body, err = otlpjson.Unmarshal(nil, p.jsonType, body); err != nil {
+			t.Fatalf("cannot transcode the body: %s", err)
+		}
+	} else if string(body) != string(req.proto) {
+		t.Fatal("decompressed body differs from the protobuf request")
+	}
+	r, err := p.check(body, nil)
+	if err != nil || r.Items != req.items || r.Rejected != 0 {
+		t.Fatalf("Check: %d items, %d rejected, err %v; want %d items", r.Items, r.Rejected, err, req.items)
 	}
 }

@@ -70,6 +70,7 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/bench/internal/benchnet"
+	"github.com/otlp-lite/otlp-lite/bench/internal/dataset"
 )
 
 // tenantHeader is the tenant header of -tenancy: the one Tempo, Mimir and
@@ -96,6 +97,7 @@ type config struct {
 	disk           bool
 	tenancy        bool
 	rev            string
+	datasets       string
 }
 
 // cell is one configuration measured on both servers.
@@ -106,11 +108,18 @@ type cell struct {
 	protocol    string // grpc, grpc-stream, http-proto, http-json
 	compression string // none, gzip, zstd
 	requests    int    // measured requests per round and server
+	// dataset, when set, names the real data sent instead of the
+	// synthetic shape (a key of dataset.Files): the file cut into
+	// requests of about items items, sent in turn; attrs is unused.
+	dataset string
 }
 
 func (c cell) String() string {
 	shape := fmt.Sprintf("%dx%d", c.items, c.attrs)
-	if c.signal == "metrics" {
+	switch {
+	case c.dataset != "":
+		shape = fmt.Sprintf("demo/%d", c.items)
+	case c.signal == "metrics":
 		shape = fmt.Sprintf("%dpoints", c.items)
 	}
 	s := fmt.Sprintf("%s %s %s", c.signal, shape, c.protocol)
@@ -127,29 +136,51 @@ var matrices = map[string][]cell{
 	// default: what `make bench` runs, a few minutes on 2 cores: the
 	// cells of the headline targets.
 	"default": {
-		{"traces", 500, 10, "grpc", "none", 2000},
-		{"traces", 500, 10, "grpc", "gzip", 600},
-		{"traces", 100, 4, "grpc", "none", 6000},
+		{"traces", 500, 10, "grpc", "none", 2000, ""},
+		{"traces", 500, 10, "grpc", "gzip", 600, ""},
+		{"traces", 100, 4, "grpc", "none", 6000, ""},
 	},
 	// full: the matrix of issue 6.
 	"full": {
-		{"traces", 500, 10, "grpc", "none", 2000},
-		{"traces", 500, 10, "grpc", "gzip", 600},
-		{"traces", 500, 10, "grpc", "zstd", 1000},
-		{"traces", 500, 10, "grpc-stream", "none", 2000},
-		{"traces", 500, 10, "http-proto", "none", 2000},
-		{"traces", 500, 10, "http-json", "none", 500},
-		{"traces", 100, 4, "grpc", "none", 6000},
-		{"traces", 100, 4, "grpc", "gzip", 3000},
-		{"traces", 100, 4, "grpc", "zstd", 4000},
-		{"traces", 100, 4, "grpc-stream", "none", 6000},
-		{"traces", 100, 4, "http-proto", "none", 6000},
-		{"traces", 100, 4, "http-json", "none", 2000},
-		{"metrics", 510, 3, "grpc", "none", 2000},
-		{"metrics", 510, 3, "http-proto", "none", 2000},
-		{"logs", 500, 6, "grpc", "none", 2000},
-		{"logs", 500, 6, "http-proto", "none", 2000},
+		{"traces", 500, 10, "grpc", "none", 2000, ""},
+		{"traces", 500, 10, "grpc", "gzip", 600, ""},
+		{"traces", 500, 10, "grpc", "zstd", 1000, ""},
+		{"traces", 500, 10, "grpc-stream", "none", 2000, ""},
+		{"traces", 500, 10, "http-proto", "none", 2000, ""},
+		{"traces", 500, 10, "http-json", "none", 500, ""},
+		{"traces", 100, 4, "grpc", "none", 6000, ""},
+		{"traces", 100, 4, "grpc", "gzip", 3000, ""},
+		{"traces", 100, 4, "grpc", "zstd", 4000, ""},
+		{"traces", 100, 4, "grpc-stream", "none", 6000, ""},
+		{"traces", 100, 4, "http-proto", "none", 6000, ""},
+		{"traces", 100, 4, "http-json", "none", 2000, ""},
+		{"metrics", 510, 3, "grpc", "none", 2000, ""},
+		{"metrics", 510, 3, "http-proto", "none", 2000, ""},
+		{"logs", 500, 6, "grpc", "none", 2000, ""},
+		{"logs", 500, 6, "http-proto", "none", 2000, ""},
 	},
+	// real: the demo data of ../shared/datasets (issue 26), cut as an
+	// SDK's batch processor sends it (512 spans per export) and as a
+	// Collector's batch processor does (8192), metrics about a thousand
+	// points per request; see the README of the datasets.
+	"real": realCells,
+}
+
+var realCells = []cell{
+	{"traces", 512, 0, "grpc", "none", 2000, "traces"},
+	{"traces", 512, 0, "grpc", "gzip", 600, "traces"},
+	{"traces", 512, 0, "http-proto", "none", 2000, "traces"},
+	{"traces", 8192, 0, "grpc", "zstd", 150, "traces"},
+	{"metrics", 1000, 0, "grpc", "none", 1000, "metrics"},
+	{"metrics", 1000, 0, "http-proto", "gzip", 400, "metrics"},
+}
+
+// datasetArgs are benchload's flags for a cell that sends real data.
+func datasetArgs(cfg config, c cell) []string {
+	if c.dataset == "" {
+		return nil
+	}
+	return []string{"-dataset", filepath.Join(cfg.datasets, dataset.Files[c.dataset])}
 }
 
 type server struct {
@@ -186,10 +217,12 @@ type cellResult struct {
 
 func main() {
 	var cfg config
-	flag.StringVar(&cfg.matrix, "matrix", "default", "cells to run: default (make bench), full (issue 6's matrix), or one (the cell of -signal, -items, -attrs, -protocol, -compression, -requests)")
+	flag.StringVar(&cfg.matrix, "matrix", "default", "cells to run: default (make bench), full (issue 6's matrix and the real data's), real (the real data's: ../shared/datasets), or one (the cell of -signal, -items, -attrs, -protocol, -compression, -requests)")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds per cell; each runs every server once, then the floor")
 	flag.Float64Var(&cfg.scale, "scale", 1, "multiplies the requests per round of -matrix default or full")
 	flag.StringVar(&cfg.one.signal, "signal", "traces", "with -matrix one: traces, metrics or logs")
+	flag.StringVar(&cfg.one.dataset, "dataset", "", "with -matrix one: send real data instead (traces or metrics: ../shared/datasets, cut into requests of about -items items)")
+	flag.StringVar(&cfg.datasets, "datasets", dataset.Dir(), "the datasets directory (../shared/datasets) of the cells that send real data")
 	flag.IntVar(&cfg.one.items, "items", 500, "with -matrix one: spans, data points or log records per request")
 	flag.IntVar(&cfg.one.attrs, "attrs", 10, "with -matrix one: attributes per span or log record")
 	flag.StringVar(&cfg.one.protocol, "protocol", "grpc", "with -matrix one: grpc, grpc-stream, http-proto or http-json")
@@ -215,11 +248,17 @@ func main() {
 
 func cellsOf(cfg config) ([]cell, error) {
 	if cfg.matrix == "one" {
+		if _, ok := dataset.Files[cfg.one.dataset]; cfg.one.dataset != "" && !ok {
+			return nil, fmt.Errorf("unknown -dataset %q: want traces or metrics", cfg.one.dataset)
+		}
 		return []cell{cfg.one}, nil
 	}
 	cells, ok := matrices[cfg.matrix]
 	if !ok {
-		return nil, fmt.Errorf("unknown -matrix %q: want default, full or one", cfg.matrix)
+		return nil, fmt.Errorf("unknown -matrix %q: want default, full, real or one", cfg.matrix)
+	}
+	if cfg.matrix == "full" {
+		cells = append(cells[:len(cells):len(cells)], realCells...)
 	}
 	out := make([]cell, len(cells))
 	for i, c := range cells {
@@ -424,7 +463,7 @@ func run(cfg config) error {
 		printCell(cfg, r, servers)
 		results = append(results, r)
 		if cfg.profileDir != "" {
-			file := filepath.Join(cfg.profileDir, strings.ReplaceAll(c.String(), " ", "_")+".cpu.pprof")
+			file := filepath.Join(cfg.profileDir, strings.NewReplacer(" ", "_", "/", "-").Replace(c.String())+".cpu.pprof")
 			if _, err := measure(cfg, c, servers[1], bin("benchload"), file); err != nil {
 				return fmt.Errorf("%s, profile run: %w", c, err)
 			}
@@ -488,6 +527,7 @@ func measure(cfg config, c cell, srv server, benchload, profile string) (sample,
 			"-signal", c.signal, "-items", strconv.Itoa(c.items),
 			"-attrs", strconv.Itoa(c.attrs), "-requests", strconv.Itoa(requests),
 			"-concurrency", strconv.Itoa(cfg.concurrency))
+		l.Args = append(l.Args, datasetArgs(cfg, c)...)
 		l.Args = append(l.Args, srv.loadArgs...)
 		out, err := l.CombinedOutput()
 		if err != nil {
@@ -568,10 +608,11 @@ func copyFile(from, to string) error {
 
 // measureFloor runs benchload -floor for c pinned to the servers' core.
 func measureFloor(cfg config, c cell, benchload string) (floor, error) {
-	out, err := exec.Command("taskset", "-c", cfg.serverCPU, benchload, "-floor",
+	args := []string{"-c", cfg.serverCPU, benchload, "-floor",
 		"-floor-seconds", strconv.FormatFloat(cfg.floorSeconds, 'f', -1, 64),
 		"-protocol", c.protocol, "-compression", c.compression,
-		"-signal", c.signal, "-items", strconv.Itoa(c.items), "-attrs", strconv.Itoa(c.attrs)).CombinedOutput()
+		"-signal", c.signal, "-items", strconv.Itoa(c.items), "-attrs", strconv.Itoa(c.attrs)}
+	out, err := exec.Command("taskset", append(args, datasetArgs(cfg, c)...)...).CombinedOutput()
 	if err != nil {
 		return floor{}, fmt.Errorf("benchload -floor: %w: %s", err, out)
 	}

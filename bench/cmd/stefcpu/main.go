@@ -66,15 +66,23 @@ func main() {
 		serveContribReceiver(*serveContrib)
 		return
 	}
-	reqs, total := dataset.Cut(dataset.ReadRecords(*file), true, 1<<30, true)
-	shape := "one resource's metrics"
-	if *batch > 0 {
-		reqs, total = dataset.Cut(dataset.ReadRecords(*file), true, *batch, false)
-		shape = fmt.Sprintf("about %d points", *batch)
+	records, err := dataset.Read(*file)
+	if err != nil {
+		log.Fatal(err)
 	}
+	items, byResource, shape := 1<<30, true, "one resource's metrics"
+	if *batch > 0 {
+		items, byResource, shape = *batch, false, fmt.Sprintf("about %d points", *batch)
+	}
+	reqs, err := dataset.Cut(records, true, items, byResource)
+	if err != nil {
+		log.Fatal(err)
+	}
+	total := 0
 	var mds []pmetric.Metrics
 	for _, r := range reqs {
-		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(r)
+		total += r.Items
+		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(r.Proto)
 		if err != nil {
 			log.Fatal(err)
 		}

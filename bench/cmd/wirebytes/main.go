@@ -108,7 +108,10 @@ type row struct {
 
 func table(file string, cfg config) {
 	metrics := strings.Contains(filepath.Base(file), "metrics")
-	records := dataset.ReadRecords(file)
+	records, err := dataset.Read(file)
+	if err != nil {
+		log.Fatal(err)
+	}
 	cuts := []cutting{{"SDK", 512, true}, {"batch processor", 8192, false}}
 	if metrics {
 		cuts[0] = cutting{"SDK", 1 << 30, true}
@@ -127,12 +130,17 @@ func table(file string, cfg config) {
 	var notes []string
 	var cpuRows []string
 	for _, c := range cuts {
-		reqs, _ := dataset.Cut(records, metrics, c.items, c.byResource)
-		reqs = halve(reqs, cfg.half)
+		cut, err := dataset.Cut(records, metrics, c.items, c.byResource)
+		if err != nil {
+			log.Fatal(err)
+		}
+		cut = halve(cut, cfg.half)
+		var reqs [][]byte
 		n, plain := 0, 0
-		for _, r := range reqs {
-			n += countItems(r, metrics)
-			plain += len(r)
+		for _, r := range cut {
+			reqs = append(reqs, r.Proto)
+			n += r.Items
+			plain += len(r.Proto)
 		}
 		per, perMsgs := perMessage(reqs)
 		stream, streamMsgs := ourStream(reqs, cfg)
@@ -189,7 +197,7 @@ func halfName(h string) string {
 	return "all"
 }
 
-func halve(reqs [][]byte, half string) [][]byte {
+func halve(reqs []dataset.Request, half string) []dataset.Request {
 	switch half {
 	case "first":
 		return reqs[:len(reqs)/2]
@@ -200,11 +208,6 @@ func halve(reqs [][]byte, half string) [][]byte {
 	}
 	log.Fatalf("-half %q: want all, first or second", half)
 	return nil
-}
-
-func countItems(req []byte, metrics bool) int {
-	_, n := dataset.Cut([][]byte{req}, metrics, 1<<30, false)
-	return n
 }
 
 const grpcPrefix = 5

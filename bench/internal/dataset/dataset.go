@@ -1,58 +1,105 @@
-// Package dataset reads the benchmark datasets (../shared/datasets: a
-// zstd stream of records, each a 4-byte big-endian length and a
-// TracesData or MetricsData message) and cuts them into export requests
-// as an SDK or a batch processor sends them, in order, for the commands
-// that compare wire formats (streamzstd, wirebytes).
+// Package dataset reads the real OpenTelemetry data of ../shared/datasets
+// (its README gives the format) and cuts it into export requests, so that
+// benchmarks run on data no one here tuned.
 package dataset
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
-	"log"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/VictoriaMetrics/easyproto"
 	"github.com/klauspost/compress/zstd"
 )
 
-// ReadRecords returns the records of a dataset file.
-func ReadRecords(path string) [][]byte {
+// Files are the datasets by signal, under the datasets directory.
+var Files = map[string]string{
+	"traces":  "hipstershop-oteltraces.zst",
+	"metrics": "hipstershop-otelmetrics.zst",
+}
+
+// Dir returns the datasets directory: $OTLP_LITE_DATASETS, or the first
+// shared/datasets found beside the working directory or a parent of it
+// (the checkout's ../shared/datasets), or "" if there is none.
+func Dir() string {
+	if d := os.Getenv("OTLP_LITE_DATASETS"); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, "shared", "datasets")); err == nil && fi.IsDir() {
+			return filepath.Join(d, "shared", "datasets")
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+// Read returns the records of a dataset file: a zstd stream of records,
+// each a 4-byte big-endian length and that many bytes of protobuf (an
+// OTLP TracesData or MetricsData).
+func Read(path string) ([][]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
 	defer f.Close()
 	d, err := zstd.NewReader(f)
 	if err != nil {
-		log.Fatal(err)
+		return nil, err
 	}
+	defer d.Close()
 	var out [][]byte
 	for {
 		var hdr [4]byte
 		if _, err := io.ReadFull(d, hdr[:]); err != nil {
 			if err == io.EOF {
-				return out
+				return out, nil
 			}
-			log.Fatal(err)
+			return nil, fmt.Errorf("cannot read %s: %w", filepath.Base(path), err)
 		}
-		b := make([]byte, binary.BigEndian.Uint32(hdr[:]))
+		n := binary.BigEndian.Uint32(hdr[:])
+		if n > 1<<30 {
+			return nil, fmt.Errorf("cannot read %s: a record of %d bytes", filepath.Base(path), n)
+		}
+		b := make([]byte, n)
 		if _, err := io.ReadFull(d, b); err != nil {
-			log.Fatal(err)
+			return nil, fmt.Errorf("cannot read %s: %w", filepath.Base(path), err)
 		}
 		out = append(out, b)
 	}
 }
 
+// IsMetrics reports whether a dataset file holds metrics (by its name).
+func IsMetrics(path string) bool { return strings.Contains(filepath.Base(path), "metrics") }
+
+// Request is one export request cut from a dataset.
+type Request struct {
+	// Proto is an ExportTraceServiceRequest or ExportMetricsServiceRequest
+	// (the same fields as TracesData and MetricsData).
+	Proto []byte
+	// Items is its spans or data points.
+	Items int
+}
+
 // Cut splits TracesData or MetricsData messages (field 1: resources; a
 // resource's field 2: scopes; a scope's field 2: spans or metrics) into
-// export requests (the same fields) of about items items (spans, or data
-// points with whole metrics at a time), in order; with byResource a
-// request also ends at the end of each resource, as an SDK sends one
-// process's items. It returns the requests and the number of items.
-func Cut(records [][]byte, metrics bool, items int, byResource bool) ([][]byte, int) {
-	var reqs [][]byte
+// export requests of about items items each (spans, or data points; a
+// metric is not split), in order, each resource and scope repeated with
+// its own fields in every request it spans. With byResource a request
+// also ends with each resource, as an SDK sends one process's items.
+func Cut(records [][]byte, metrics bool, items int, byResource bool) ([]Request, error) {
+	var reqs []Request
 	var cur []byte // the request being built
-	count, total := 0, 0
+	count := 0
 	var resHead, scopeHead []byte // a resource's and scope's other fields
 	var leaves []byte             // the current scope's leaves in cur
 	flushScope := func() {
@@ -67,7 +114,7 @@ func Cut(records [][]byte, metrics bool, items int, byResource bool) ([][]byte, 
 	flushReq := func() {
 		flushScope()
 		if len(cur) > 0 {
-			reqs = append(reqs, cur)
+			reqs = append(reqs, Request{Proto: cur, Items: count})
 		}
 		cur, count = nil, 0
 	}
@@ -76,33 +123,40 @@ func Cut(records [][]byte, metrics bool, items int, byResource bool) ([][]byte, 
 		for src := rec; len(src) > 0; {
 			var err error
 			if src, err = fc.NextField(src); err != nil {
-				log.Fatal(err)
+				return nil, fmt.Errorf("cannot read resource: %w", err)
 			}
 			rb, ok := fc.MessageData()
 			if fc.FieldNum != 1 || !ok {
 				continue
 			}
-			resHead = others(rb, 2)
+			if resHead, err = others(rb, 2); err != nil {
+				return nil, err
+			}
 			for rs := rb; len(rs) > 0; {
-				rs, _ = fc.NextField(rs)
+				if rs, err = fc.NextField(rs); err != nil {
+					return nil, fmt.Errorf("cannot read scope: %w", err)
+				}
 				sb, ok := fc.MessageData()
 				if fc.FieldNum != 2 || !ok {
 					continue
 				}
-				scopeHead = others(sb, 2)
+				if scopeHead, err = others(sb, 2); err != nil {
+					return nil, err
+				}
 				for ss := sb; len(ss) > 0; {
-					ss, _ = fc.NextField(ss)
+					if ss, err = fc.NextField(ss); err != nil {
+						return nil, fmt.Errorf("cannot read item: %w", err)
+					}
 					leaf, ok := fc.MessageData()
 					if fc.FieldNum != 2 || !ok {
 						continue
 					}
 					n := 1
 					if metrics {
-						n = Points(leaf)
+						n = points(leaf)
 					}
 					leaves = append(leaves, tag(2, leaf)...)
 					count += n
-					total += n
 					if count >= items {
 						flushReq()
 					}
@@ -115,29 +169,32 @@ func Cut(records [][]byte, metrics bool, items int, byResource bool) ([][]byte, 
 		}
 	}
 	flushReq()
-	return reqs, total
+	if len(reqs) == 0 {
+		return nil, errors.New("the dataset has no items")
+	}
+	return reqs, nil
 }
 
 // others returns msg's fields other than number skip, as they are.
-func others(msg []byte, skip uint32) []byte {
+func others(msg []byte, skip uint32) ([]byte, error) {
 	var out []byte
 	var fc easyproto.FieldContext
 	for src := msg; len(src) > 0; {
 		rest, err := fc.NextField(src)
 		if err != nil {
-			log.Fatal(err)
+			return nil, err
 		}
 		if fc.FieldNum != skip {
 			out = append(out, src[:len(src)-len(rest)]...)
 		}
 		src = rest
 	}
-	return out
+	return out, nil
 }
 
-// Points counts a Metric's data points: field 1 of its gauge (5), sum (7),
+// points counts a Metric's data points: field 1 of its gauge (5), sum (7),
 // histogram (9), exponential histogram (10) or summary (11).
-func Points(metric []byte) int {
+func points(metric []byte) int {
 	n := 0
 	var fc, fd easyproto.FieldContext
 	for src := metric; len(src) > 0; {

@@ -1,0 +1,3 @@
+package deploy
+
+//go:generate go run ./cmd/manifests
