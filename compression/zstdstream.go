@@ -86,7 +86,7 @@ func (w *sliceWriter) Write(p []byte) (int, error) {
 // (SDK-sized traces 0.59x per-message zstd instead of 0.64x, which puts
 // the stream under OTel-Arrow's bytes; metrics 0.21x instead of 0.24x) for
 // 1.3-1.8 times per-message zstd's compression CPU on the client (level 3:
-// 0.8-1.1 times; level 11 saves 5-8 % more for 4-6 times). The decoder,
+// 0.8-1.1 times; level 11 saves 5-16 % more for 4-6 times). The decoder,
 // and so the server's CPU, is the same for every level.
 const DefaultStreamLevel = 7
 
