@@ -26,8 +26,9 @@
 //   - OTel-Arrow: one otel-arrow arrow_record Producer across the requests
 //     (stream mode), each BatchArrowRecords message compressed alone by
 //     zstd level 5, the otel-arrow gRPC compressor's default level; with
-//     the Arrow IPC payload uncompressed (the exporter's default
-//     payload_compression: none) and with the producer's IPC zstd.
+//     the Arrow IPC payload uncompressed (payload_compression: none) and
+//     with the producer's IPC zstd (the otelarrowexporter is not served by
+//     the module proxy, so both are shown).
 //   - STEF: one splunk/stef writer across the requests, flushed at the end
 //     of each request (a frame per request; the stefexporter flushes on a
 //     timer, which can only merge frames), without and with its zstd.
