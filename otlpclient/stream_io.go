@@ -223,7 +223,7 @@ func (s *stream) negotiate(resp *http.Response) {
 	w = 1 << (bits.Len(uint(w)) - 1)
 	level := s.e.cfg.StreamCompressionLevel
 	if level <= 0 {
-		level = 3
+		level = compression.DefaultStreamLevel
 	}
 	if enc, err := compression.NewStreamEncoderLevel(w, level); err == nil {
 		s.enc.Store(enc)

@@ -38,10 +38,12 @@ type metricsBuilder struct {
 	met   otelstef.Metric
 	// points counts the data points of the request.
 	points int
+	// last is the size of the last request finished (outBuffer).
+	last int
 }
 
 func (b *metricsBuilder) reset(buf []byte) {
-	b.out = buf[:0]
+	b.out = outBuffer(buf, b.last)
 	b.rm, b.sm, b.m, b.data = -1, -1, -1, -1
 	b.points = 0
 }
@@ -76,6 +78,7 @@ func (b *metricsBuilder) closeResource() {
 // finish closes every open container and returns the request.
 func (b *metricsBuilder) finish() []byte {
 	b.closeResource()
+	b.last = len(b.out)
 	return b.out
 }
 
@@ -86,11 +89,15 @@ func (b *metricsBuilder) size() int  { return len(b.out) }
 func (b *metricsBuilder) add() (err error) {
 	r := b.rec
 	start, rm0, sm0, m0, data0 := len(b.out), b.rm, b.sm, b.m, b.data
+	// closed marks where the record's own bytes begin once it has closed
+	// the previous record's containers (a close moves bytes: the record
+	// cannot go back to before it).
+	closed := func() { start, rm0, sm0, m0, data0 = len(b.out), b.rm, b.sm, b.m, b.data }
 	defer func() {
 		if err != nil {
 			// Nothing of a bad record stays: the containers open before
-			// it are closed (their lengths written again), and the next
-			// record opens its own.
+			// it are closed (their lengths written), and the next record
+			// opens its own.
 			b.out, b.rm, b.sm, b.m, b.data = b.out[:start], rm0, sm0, m0, data0
 			b.closeResource()
 		}
@@ -100,8 +107,14 @@ func (b *metricsBuilder) add() (err error) {
 	if r.Resource() == nil || r.Scope() == nil || r.Metric() == nil {
 		return errNilRef
 	}
-	if b.rm < 0 || !b.res.IsEqual(r.Resource()) {
-		b.closeResource()
+	// A field the record did not carry (not modified) is the previous
+	// record's, which the open container was compared with or copied
+	// from: the comparison is needed only for a field it carried.
+	if b.rm < 0 || (!fastPaths || r.IsResourceModified()) && !b.res.IsEqual(r.Resource()) {
+		if b.rm >= 0 {
+			b.closeResource()
+			closed()
+		}
 		b.res.CopyFrom(r.Resource())
 		b.out, b.rm = appendLen(b.out, 1) // ResourceMetrics
 		// schema_url (3) before scope_metrics (2): the order of fields
@@ -111,8 +124,11 @@ func (b *metricsBuilder) add() (err error) {
 			return err
 		}
 	}
-	if b.sm < 0 || !b.scope.IsEqual(r.Scope()) {
-		b.closeScope()
+	if b.sm < 0 || (!fastPaths || r.IsScopeModified()) && !b.scope.IsEqual(r.Scope()) {
+		if b.sm >= 0 {
+			b.closeScope()
+			closed()
+		}
 		b.scope.CopyFrom(r.Scope())
 		b.out, b.sm = appendLen(b.out, 2) // ScopeMetrics
 		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
@@ -121,8 +137,11 @@ func (b *metricsBuilder) add() (err error) {
 		}
 	}
 	m := r.Metric()
-	if b.m < 0 || !b.met.IsEqual(m) {
-		b.closeMetric()
+	if b.m < 0 || (!fastPaths || r.IsMetricModified()) && !b.met.IsEqual(m) {
+		if b.m >= 0 {
+			b.closeMetric()
+			closed()
+		}
 		b.met.CopyFrom(m)
 		b.out, b.m = appendLen(b.out, 2) // Metric
 		b.out = appendStringNonEmpty(b.out, 1, m.Name())
@@ -202,6 +221,31 @@ func dataField(t otelstef.MetricType) (int, bool) {
 // of the open Gauge, Sum, Histogram, ExponentialHistogram or Summary.
 func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *otelstef.Point) (_ []byte, err error) {
 	v := p.Value()
+	if fastPaths && (m.Type() == otelstef.MetricTypeGauge || m.Type() == otelstef.MetricTypeSum) && p.Exemplars().Len() == 0 {
+		// A NumberDataPoint of scalar attributes, the common one, is
+		// written with its length computed first.
+		if as, ok := attributesSize(attrs); ok {
+			size := 9 + 9 + as // the two timestamps, the attributes
+			switch v.Type() {
+			case otelstef.PointValueTypeFloat64, otelstef.PointValueTypeInt64:
+				size += 9
+			case otelstef.PointValueTypeNone:
+			default:
+				return b, fmt.Errorf("value type %d in a number metric", v.Type())
+			}
+			b = appendTag(b, 1, 2)
+			b = appendVarint(b, uint64(size))
+			b = appendFixed64Field(b, 2, p.StartTimestamp())
+			b = appendFixed64Field(b, 3, p.Timestamp())
+			switch v.Type() {
+			case otelstef.PointValueTypeFloat64:
+				b = appendDoubleField(b, 4, v.Float64())
+			case otelstef.PointValueTypeInt64:
+				b = appendFixed64Field(b, 6, uint64(v.Int64()))
+			}
+			return appendAttributes(b, 7, attrs)
+		}
+	}
 	at := 0
 	b, at = appendLen(b, 1)
 	switch m.Type() {
@@ -359,6 +403,16 @@ func appendExemplars(b []byte, field int, ex *otelstef.ExemplarArray) (_ []byte,
 // appendAttributes appends each attribute as a KeyValue in field.
 func appendAttributes(b []byte, field int, a *otelstef.Attributes) (_ []byte, err error) {
 	for i := range a.Len() {
+		if vs, ok := scalarValueSize(a.Value(i)); ok && fastPaths {
+			key := a.Key(i)
+			b = appendTag(b, field, 2)
+			b = appendVarint(b, uint64(keyValueSize(len(key), vs)))
+			b = appendStringField(b, 1, key)
+			b = appendTag(b, 2, 2)
+			b = appendVarint(b, uint64(vs))
+			b = appendScalarValue(b, a.Value(i))
+			continue
+		}
 		at := 0
 		b, at = appendLen(b, field)
 		b = appendStringField(b, 1, a.Key(i))

@@ -18,10 +18,11 @@ type spansBuilder struct {
 	res    otelstef.Resource
 	scope  otelstef.Scope
 	spans  int
+	last   int // the size of the last request finished (outBuffer)
 }
 
 func (b *spansBuilder) reset(buf []byte) {
-	b.out, b.rm, b.sm, b.spans = buf[:0], -1, -1, 0
+	b.out, b.rm, b.sm, b.spans = outBuffer(buf, b.last), -1, -1, 0
 }
 
 func (b *spansBuilder) items() int { return b.spans }
@@ -40,12 +41,16 @@ func (b *spansBuilder) closeResource() {
 
 func (b *spansBuilder) finish() []byte {
 	b.closeResource()
+	b.last = len(b.out)
 	return b.out
 }
 
 func (b *spansBuilder) add() (err error) {
 	r := b.rec
 	start, rm0, sm0 := len(b.out), b.rm, b.sm
+	// As in metricsBuilder.add: once the record has closed the previous
+	// containers, it rolls back to after them.
+	closed := func() { start, rm0, sm0 = len(b.out), b.rm, b.sm }
 	defer func() {
 		if err != nil {
 			b.out, b.rm, b.sm = b.out[:start], rm0, sm0
@@ -55,8 +60,13 @@ func (b *spansBuilder) add() (err error) {
 	if r.Resource() == nil || r.Scope() == nil {
 		return errNilRef
 	}
-	if b.rm < 0 || !b.res.IsEqual(r.Resource()) {
-		b.closeResource()
+	// As in metricsBuilder.add: a field the record did not carry is the
+	// previous record's.
+	if b.rm < 0 || (!fastPaths || r.IsResourceModified()) && !b.res.IsEqual(r.Resource()) {
+		if b.rm >= 0 {
+			b.closeResource()
+			closed()
+		}
 		b.res.CopyFrom(r.Resource())
 		b.out, b.rm = appendLen(b.out, 1) // ResourceSpans
 		b.out = appendStringNonEmpty(b.out, 3, r.Resource().SchemaURL())
@@ -64,9 +74,11 @@ func (b *spansBuilder) add() (err error) {
 			return err
 		}
 	}
-	if b.sm < 0 || !b.scope.IsEqual(r.Scope()) {
+	if b.sm < 0 || (!fastPaths || r.IsScopeModified()) && !b.scope.IsEqual(r.Scope()) {
 		if b.sm >= 0 {
 			b.out = endLen(b.out, b.sm)
+			b.sm = -1
+			closed()
 		}
 		b.scope.CopyFrom(r.Scope())
 		b.out, b.sm = appendLen(b.out, 2) // ScopeSpans

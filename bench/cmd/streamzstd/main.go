@@ -40,7 +40,7 @@ func main() {
 	items := flag.Int("items", 512, "items per request (spans, or data points)")
 	rotate := flag.Int("rotate", 1000, "requests per stream (the server's -stream-max-requests)")
 	rounds := flag.Int("rounds", 5, "decompression rounds for the CPU figure")
-	level := flag.Int("level", 3, "zstd level of the stream's encoder (1-22; klauspost/compress has four: 1, 3, 7-8, 9+)")
+	level := flag.Int("level", compression.DefaultStreamLevel, "zstd level of the stream's encoder (1-22; klauspost/compress has four: 1, 3, 7-8, 9+)")
 	window := flag.Int("window", compression.DefaultStreamWindow, "the stream's window")
 	byResource := flag.Bool("by-resource", false, "also end a request at the end of each resource, as an SDK sends one process's items (then -items bounds a request)")
 	flag.Parse()

@@ -1,0 +1,343 @@
+// Command stefcpu measures the server CPU per data point of otlp-lite's
+// STEF/gRPC receiver against the Collector's own (contrib stefreceiver
+// v0.148.0, run as a library with a consumer that counts points), fed the
+// same STEF stream over gRPC in one run:
+//
+//	go run ./cmd/stefcpu -file ../../shared/datasets/hipstershop-otelmetrics.zst
+//
+// Each server runs in a process of its own (otlp-lite: the binary built
+// from this tree with -storage discard; contrib: this command with
+// -serve-contrib), so the CPU it spends is read from /proc alone, without
+// the client's. The client cuts the dataset into requests as an SDK sends
+// them (one resource's metrics per request), writes them with the STEF
+// library's writer (otelstef, with its zstd unless -zstd=false) through the
+// library's gRPC client, flushing after each request, and waits for the
+// acknowledgement of the last record. Rounds alternate between the servers;
+// the figure is the median per server.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	contribstef "github.com/open-telemetry/opentelemetry-collector-contrib/receiver/stefreceiver"
+	stefgrpc "github.com/splunk/stef/go/grpc"
+	"github.com/splunk/stef/go/grpc/stef_proto"
+	"github.com/splunk/stef/go/otel/otelstef"
+	stefmetrics "github.com/splunk/stef/go/pdata/metrics"
+	"github.com/splunk/stef/go/pkg"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/otlp-lite/otlp-lite/bench/internal/benchnet"
+	"github.com/otlp-lite/otlp-lite/bench/internal/dataset"
+)
+
+func main() {
+	file := flag.String("file", "../../shared/datasets/hipstershop-otelmetrics.zst", "metrics dataset file")
+	rounds := flag.Int("rounds", 3, "rounds per server (alternating)")
+	zstdOn := flag.Bool("zstd", true, "the STEF writer's zstd compression")
+	repeat := flag.Int("repeat", 3, "send the dataset this many times per round")
+	batch := flag.Int("batch", 0, "cut the dataset into requests of this many points, as a batch processor sends them (0: one resource's metrics per request, as an SDK sends them)")
+	serveContrib := flag.String("serve-contrib", "", "internal: serve the contrib receiver on this address until stdin closes")
+	bin := flag.String("otlp-lite", "", "the otlp-lite binary (default: built from this tree)")
+	profile := flag.String("profile", "", "write a 10-second CPU profile of otlp-lite's first round to this file (its admin port serves /debug/pprof)")
+	flag.Parse()
+	if *serveContrib != "" {
+		serveContribReceiver(*serveContrib)
+		return
+	}
+	records, err := dataset.Read(*file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	items, byResource, shape := 1<<30, true, "one resource's metrics"
+	if *batch > 0 {
+		items, byResource, shape = *batch, false, fmt.Sprintf("about %d points", *batch)
+	}
+	reqs, err := dataset.Cut(records, true, items, byResource)
+	if err != nil {
+		log.Fatal(err)
+	}
+	total := 0
+	var mds []pmetric.Metrics
+	for _, r := range reqs {
+		total += r.Items
+		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(r.Proto)
+		if err != nil {
+			log.Fatal(err)
+		}
+		mds = append(mds, md)
+	}
+	if *bin == "" {
+		dir, err := os.MkdirTemp("", "stefcpu")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(dir)
+		*bin = filepath.Join(dir, "otlp-lite")
+		cmd := exec.Command("go", "build", "-o", *bin, "./cmd/otlp-lite")
+		cmd.Dir = ".."
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			log.Fatal(err)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	comp := pkg.CompressionNone
+	if *zstdOn {
+		comp = pkg.CompressionZstd
+	}
+	servers := []struct {
+		name    string
+		args    func(addr string) []string
+		profile string
+	}{
+		{"contrib stefreceiver v0.148.0", func(addr string) []string {
+			return []string{self, "-serve-contrib", addr}
+		}, ""},
+		{"otlp-lite", func(addr string) []string {
+			return []string{*bin, "serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", adminAddr, "-admin-pprof",
+				"-storage", "discard", "-log-level", "warn"}
+		}, *profile},
+	}
+	if *profile != "" {
+		port, err := benchnet.FreePort()
+		if err != nil {
+			log.Fatal(err)
+		}
+		adminAddr = fmt.Sprintf("127.0.0.1:%d", port)
+	}
+	samples := make([][]float64, len(servers))
+	points := int64(total) * int64(*repeat)
+	for round := range *rounds {
+		for i, s := range servers {
+			prof := s.profile
+			if round > 0 {
+				prof = ""
+			}
+			us, err := measure(s.args, mds, comp, *repeat, prof)
+			if err != nil {
+				log.Fatalf("%s: %v", s.name, err)
+			}
+			nsPerPoint := us * 1e3 / float64(points)
+			samples[i] = append(samples[i], nsPerPoint)
+			log.Printf("round %d %s: %.0f ns/point", round+1, s.name, nsPerPoint)
+		}
+	}
+	fmt.Printf("Command: `cd bench && go run ./cmd/stefcpu %s`\n\n", strings.Join(os.Args[1:], " "))
+	fmt.Printf("%s, %d requests of %s (%d points) sent %d times per round on one STEF stream (zstd: %v), %d rounds; server CPU per point (user+system, /proc), median:\n\n",
+		filepath.Base(*file), len(reqs), shape, total, *repeat, *zstdOn, *rounds)
+	fmt.Printf("| server | CPU ns/point | vs contrib |\n|---|---|---|\n")
+	base := median(samples[0])
+	for i, s := range servers {
+		fmt.Printf("| %s | %.0f | %.2fx |\n", s.name, median(samples[i]), median(samples[i])/base)
+	}
+}
+
+// measure starts a server, sends the requests on one STEF stream, waits
+// for the last record's acknowledgement, and returns the server's CPU
+// microseconds from before the stream to after it.
+func measure(args func(string) []string, mds []pmetric.Metrics, comp pkg.Compression, repeat int, profile string) (float64, error) {
+	port, err := benchnet.FreePort()
+	if err != nil {
+		return 0, err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	a := args(addr)
+	cmd := exec.Command(a[0], a[1:]...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, err
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	defer func() {
+		stdin.Close()
+		cmd.Process.Signal(os.Interrupt)
+		<-exited
+	}()
+	if err := benchnet.WaitListening(addr, exited, 20*time.Second); err != nil {
+		return 0, err
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	profiled := make(chan error, 1)
+	before, err := cpuMicros(cmd.Process.Pid)
+	if err != nil {
+		return 0, err
+	}
+	if profile != "" {
+		go func() { profiled <- fetchProfile(adminAddr, 10, profile) }()
+	} else {
+		profiled <- nil
+	}
+	for range repeat {
+		if err := sendStream(ctx, conn, mds, comp); err != nil {
+			return 0, err
+		}
+	}
+	after, err := cpuMicros(cmd.Process.Pid)
+	if err != nil {
+		return 0, err
+	}
+	if err := <-profiled; err != nil {
+		return 0, err
+	}
+	return after - before, nil
+}
+
+// sendStream sends the requests on one STEF stream (a server rotates a
+// stream after its bound of decoded bytes, so each repeat has its own) and
+// waits for the last record's acknowledgement.
+func sendStream(ctx context.Context, conn *grpc.ClientConn, mds []pmetric.Metrics, comp pkg.Compression) error {
+	var acked atomic.Uint64
+	ackCh := make(chan struct{}, 1)
+	ws, err := otelstef.MetricsWireSchema()
+	if err != nil {
+		return err
+	}
+	client, err := stefgrpc.NewClient(stefgrpc.ClientSettings{
+		GrpcClient:   stef_proto.NewSTEFDestinationClient(conn),
+		ClientSchema: stefgrpc.ClientSchema{RootStructName: otelstef.MetricsStructName, WireSchema: &ws},
+		Callbacks: stefgrpc.ClientCallbacks{
+			OnAck: func(id uint64) error {
+				acked.Store(id)
+				select {
+				case ackCh <- struct{}{}:
+				default:
+				}
+				return nil
+			},
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer client.Disconnect(ctx)
+	cw, opts, err := client.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	opts.Compression = comp
+	w, err := otelstef.NewMetricsWriter(cw, opts)
+	if err != nil {
+		return err
+	}
+	conv := stefmetrics.OtlpToStefUnsorted{}
+	for _, md := range mds {
+		if err := conv.Convert(md, w); err != nil {
+			return err
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	last := w.RecordCount()
+	for acked.Load() < last {
+		select {
+		case <-ackCh:
+		case <-ctx.Done():
+			return fmt.Errorf("acknowledged %d of %d records", acked.Load(), last)
+		}
+	}
+	return nil
+}
+
+// adminAddr is otlp-lite's admin address when it is profiled.
+var adminAddr string
+
+func fetchProfile(addr string, seconds int, file string) error {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds))
+	if err != nil {
+		return fmt.Errorf("cannot profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("cannot profile: %s", resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, b, 0o644)
+}
+
+// cpuMicros reads a process's user+system CPU from /proc/PID/stat.
+func cpuMicros(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name (which may hold spaces) in parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+2:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	const clkTck = 100 // sysconf(_SC_CLK_TCK) on Linux
+	return float64(utime+stime) * 1e6 / clkTck, nil
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// serveContribReceiver runs the contrib stefreceiver with a consumer that
+// counts points, until stdin closes, then prints the count.
+func serveContribReceiver(addr string) {
+	var n atomic.Int64
+	sink, err := consumer.NewMetrics(func(_ context.Context, md pmetric.Metrics) error {
+		n.Add(int64(md.DataPointCount()))
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	f := contribstef.NewFactory()
+	cfg := f.CreateDefaultConfig().(*contribstef.Config)
+	cfg.NetAddr.Endpoint = addr
+	ctx := context.Background()
+	r, err := f.CreateMetrics(ctx, receivertest.NewNopSettings(component.MustNewType("stef")), cfg, sink)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := r.Start(ctx, componenttest.NewNopHost()); err != nil {
+		log.Fatal(err)
+	}
+	bufio.NewReader(os.Stdin).ReadString(0) // until stdin closes
+	r.Shutdown(ctx)
+	fmt.Fprintf(os.Stderr, "contrib stefreceiver: %d points\n", n.Load())
+}

@@ -1,0 +1,426 @@
+// Command wirebytes measures bytes on the wire per item for the same
+// requests in each format that carries OTLP data between a Collector and a
+// backend, on real data (../shared/datasets, the OpenTelemetry demo), and
+// the server's CPU per item to decompress our stream against per-message
+// zstd:
+//
+//	go run ./cmd/wirebytes -dir ../../shared/datasets -half second
+//
+// Each dataset file is cut, in order, into requests of two sizes: as an
+// SDK sends them (traces: one resource's spans, at most 512, the batch span
+// processor's max export batch; metrics: one resource's metrics, every
+// point of an export interval, as a periodic reader sends them) and as a
+// Collector's batch processor sends them (8192 items, across resources).
+// Items are spans, or metric data points. With -half the requests are split
+// in two halves in order: tune on the first, report on the second.
+//
+// The formats, each counted as the bytes of its gRPC messages (the 5-byte
+// gRPC prefix included, HTTP/2 framing not):
+//
+//   - OTLP, each message zstd: the Collector's otlp exporter with
+//     compression: zstd (klauspost/compress, its default level).
+//   - otlp-lite stream: the request envelopes of the streaming mode through
+//     one compression.StreamEncoder per stream (stateful zstd), with the
+//     default window and level (or -window, -level), rotated every -rotate
+//     requests as the server rotates a stream.
+//   - OTel-Arrow: one otel-arrow arrow_record Producer across the requests
+//     (stream mode), each BatchArrowRecords message compressed alone by
+//     zstd level 5, the otel-arrow gRPC compressor's default level; with
+//     the Arrow IPC payload uncompressed (payload_compression: none) and
+//     with the producer's IPC zstd (the otelarrowexporter is not served by
+//     the module proxy, so both are shown).
+//   - STEF: one splunk/stef writer across the requests, flushed at the end
+//     of each request (a frame per request; the stefexporter flushes on a
+//     timer, which can only merge frames), without and with its zstd.
+package main
+
+import (
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	arrowpb "github.com/open-telemetry/otel-arrow/go/api/experimental/arrow/v1"
+	arrowcfg "github.com/open-telemetry/otel-arrow/go/pkg/config"
+	arrowrecord "github.com/open-telemetry/otel-arrow/go/pkg/otel/arrow_record"
+	"github.com/splunk/stef/go/otel/otelstef"
+	stefmetrics "github.com/splunk/stef/go/pdata/metrics"
+	steftraces "github.com/splunk/stef/go/pdata/traces"
+	"github.com/splunk/stef/go/pkg"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/otlp-lite/otlp-lite/bench/internal/dataset"
+	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpclient"
+)
+
+type config struct {
+	level, window, rotate, rounds int
+	half                          string
+	quick                         bool
+	extraLevel                    int
+	dict                          []byte
+}
+
+func main() {
+	dir := flag.String("dir", "../../shared/datasets", "the datasets directory")
+	var cfg config
+	flag.StringVar(&cfg.half, "half", "all", "which requests: all, first (tune on it) or second (report on it)")
+	flag.IntVar(&cfg.level, "level", 0, "zstd level of our stream's encoder (0: the default, otlpclient's)")
+	flag.IntVar(&cfg.window, "window", compression.DefaultStreamWindow, "our stream's window")
+	flag.IntVar(&cfg.rotate, "rotate", 1000, "requests per stream (the server's -stream-max-requests)")
+	flag.IntVar(&cfg.rounds, "rounds", 3, "decompression rounds for the CPU figures")
+	only := flag.String("only", "", "only the files whose name contains this")
+	flag.BoolVar(&cfg.quick, "quick", false, "only OTLP zstd and our stream (for tuning)")
+	flag.IntVar(&cfg.extraLevel, "extra-level", 0, "also a row of our stream at this level (0: none)")
+	flag.Parse()
+	files, err := filepath.Glob(filepath.Join(*dir, "*.zst"))
+	if err != nil || len(files) == 0 {
+		log.Fatalf("no dataset files in %s", *dir)
+	}
+	fmt.Printf("Command: `cd bench && go run ./cmd/wirebytes %s`\n\n", strings.Join(os.Args[1:], " "))
+	for _, f := range files {
+		if !strings.Contains(filepath.Base(f), *only) {
+			continue
+		}
+		table(f, cfg)
+	}
+}
+
+type cutting struct {
+	name       string
+	items      int
+	byResource bool
+}
+
+type row struct {
+	name  string
+	bytes []float64 // per cutting: bytes per item
+}
+
+func table(file string, cfg config) {
+	metrics := strings.Contains(filepath.Base(file), "metrics")
+	records, err := dataset.Read(file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cuts := []cutting{{"SDK", 512, true}, {"batch processor", 8192, false}}
+	if metrics {
+		cuts[0] = cutting{"SDK", 1 << 30, true}
+	}
+	rows := []row{
+		{name: "OTLP, each gRPC message zstd (the Collector's otlp exporter)"},
+		{name: fmt.Sprintf("otlp-lite stream, stateful zstd (level %d, %d KiB window)", levelOf(cfg), cfg.window>>10)},
+		{name: "OTel-Arrow (IPC uncompressed, gRPC zstd level 5)"},
+		{name: "OTel-Arrow (IPC zstd, gRPC zstd level 5)"},
+		{name: "STEF (no compression)"},
+		{name: "STEF (its zstd)"},
+	}
+	if cfg.extraLevel != 0 {
+		rows = append(rows, row{name: fmt.Sprintf("otlp-lite stream, stateful zstd (level %d, %d KiB window)", cfg.extraLevel, cfg.window>>10)})
+	}
+	var notes []string
+	var cpuRows []string
+	for _, c := range cuts {
+		cut, err := dataset.Cut(records, metrics, c.items, c.byResource)
+		if err != nil {
+			log.Fatal(err)
+		}
+		cut = halve(cut, cfg.half)
+		var reqs [][]byte
+		n, plain := 0, 0
+		for _, r := range cut {
+			reqs = append(reqs, r.Proto)
+			n += r.Items
+			plain += len(r.Proto)
+		}
+		per, perMsgs := perMessage(reqs)
+		stream, streamMsgs := ourStream(reqs, cfg)
+		sizes := []int{per, stream, 0, 0, 0, 0}
+		if !cfg.quick {
+			sizes[2] = arrowBytes(reqs, metrics, false)
+			sizes[3] = arrowBytes(reqs, metrics, true)
+			sizes[4] = stefBytes(reqs, metrics, pkg.CompressionNone)
+			sizes[5] = stefBytes(reqs, metrics, pkg.CompressionZstd)
+		}
+		if cfg.extraLevel != 0 {
+			x := cfg
+			x.level = cfg.extraLevel
+			b, _ := ourStream(reqs, x)
+			sizes = append(sizes, b)
+		}
+		for i := range rows {
+			rows[i].bytes = append(rows[i].bytes, float64(sizes[i])/float64(n))
+		}
+		notes = append(notes, fmt.Sprintf("%s: %d requests, %d items, %.0f items and %.1f KB of plain OTLP per request",
+			c.name, len(reqs), n, float64(n)/float64(len(reqs)), float64(plain)/float64(len(reqs))/1e3))
+		perCPU, streamCPU := decodeCPU(perMsgs, streamMsgs, cfg)
+		f := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) / float64(cfg.rounds) }
+		cpuRows = append(cpuRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx |", c.name, f(perCPU), f(streamCPU), float64(streamCPU)/float64(perCPU)))
+	}
+	signal, item := "traces", "span"
+	if metrics {
+		signal, item = "metrics", "data point"
+	}
+	fmt.Printf("**%s** (`%s`, requests: %s)\n\n", signal, filepath.Base(file), halfName(cfg.half))
+	fmt.Printf("| format | bytes/%s, SDK-sized | vs OTLP zstd | bytes/%s, 8192 per request | vs OTLP zstd |\n|---|---|---|---|---|\n", item, item)
+	for _, r := range rows {
+		fmt.Printf("| %s | %.2f | %.2fx | %.2f | %.2fx |\n", r.name, r.bytes[0], r.bytes[0]/rows[0].bytes[0], r.bytes[1], r.bytes[1]/rows[0].bytes[1])
+	}
+	fmt.Println()
+	for _, n := range notes {
+		fmt.Printf("- %s\n", n)
+	}
+	fmt.Printf("\nServer CPU per %s to decompress (ns; our stream: the stateful decoder and the envelope):\n\n", item)
+	fmt.Printf("| requests | OTLP, each message zstd | otlp-lite stream | ratio |\n|---|---|---|---|\n")
+	for _, r := range cpuRows {
+		fmt.Println(r)
+	}
+	fmt.Println()
+}
+
+func halfName(h string) string {
+	switch h {
+	case "first":
+		return "the first half of each cutting, in order (tuned on)"
+	case "second":
+		return "the second half of each cutting, in order (not tuned on)"
+	}
+	return "all"
+}
+
+func halve(reqs []dataset.Request, half string) []dataset.Request {
+	switch half {
+	case "first":
+		return reqs[:len(reqs)/2]
+	case "second":
+		return reqs[len(reqs)/2:]
+	case "all":
+		return reqs
+	}
+	log.Fatalf("-half %q: want all, first or second", half)
+	return nil
+}
+
+const grpcPrefix = 5
+
+// perMessage compresses each request alone, as grpc-go's zstd compressor
+// of the Collector's otlp exporter does (klauspost/compress, default level).
+func perMessage(reqs [][]byte) (int, [][]byte) {
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	total := 0
+	var out [][]byte
+	for _, r := range reqs {
+		c := enc.EncodeAll(r, nil)
+		out = append(out, c)
+		total += len(c) + grpcPrefix
+	}
+	return total, out
+}
+
+// ourStream sends the requests as the streaming mode's client does with
+// stateful compression: envelopes through one StreamEncoder per stream.
+func ourStream(reqs [][]byte, cfg config) (int, [][]byte) {
+	total := 0
+	var out [][]byte
+	var enc *compression.StreamEncoder
+	for i, r := range reqs {
+		if i%cfg.rotate == 0 {
+			enc = newStreamEncoder(cfg)
+		}
+		env, err := otlpclient.AppendEnvelope(nil, uint64(i+1), r)
+		if err != nil {
+			log.Fatal(err)
+		}
+		m, err := enc.AppendMessage(nil, env)
+		if err != nil {
+			log.Fatal(err)
+		}
+		out = append(out, m)
+		total += len(m) + grpcPrefix
+	}
+	return total, out
+}
+
+func levelOf(cfg config) int {
+	if cfg.level == 0 {
+		return compression.DefaultStreamLevel
+	}
+	return cfg.level
+}
+
+func newStreamEncoder(cfg config) *compression.StreamEncoder {
+	var enc *compression.StreamEncoder
+	var err error
+	if cfg.level == 0 {
+		enc, err = compression.NewStreamEncoder(cfg.window)
+	} else {
+		enc, err = compression.NewStreamEncoderLevel(cfg.window, cfg.level)
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	return enc
+}
+
+// arrowBytes produces BatchArrowRecords with one Producer across the
+// requests and compresses each message alone with zstd level 5, as the
+// otel-arrow gRPC compressor does.
+func arrowBytes(reqs [][]byte, metrics, ipcZstd bool) int {
+	opt := arrowcfg.WithNoZstd()
+	if ipcZstd {
+		opt = arrowcfg.WithZstd()
+	}
+	p := arrowrecord.NewProducerWithOptions(opt)
+	defer p.Close()
+	enc, _ := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(5)))
+	total := 0
+	var buf []byte
+	for _, r := range reqs {
+		var bar *arrowpb.BatchArrowRecords
+		var err error
+		if metrics {
+			var md pmetric.Metrics
+			if md, err = (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(r); err == nil {
+				bar, err = p.BatchArrowRecordsFromMetrics(md)
+			}
+		} else {
+			var td ptrace.Traces
+			if td, err = (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(r); err == nil {
+				bar, err = p.BatchArrowRecordsFromTraces(td)
+			}
+		}
+		if err != nil {
+			log.Fatalf("otel-arrow producer: %v", err)
+		}
+		b, err := proto.Marshal(bar)
+		if err != nil {
+			log.Fatal(err)
+		}
+		buf = enc.EncodeAll(b, buf[:0])
+		total += len(buf) + grpcPrefix
+	}
+	return total
+}
+
+// stefBytes writes the requests with one STEF writer, flushing after each,
+// and counts each flushed chunk as one STEFDataMessage (the gRPC prefix, its
+// tef_bytes field's tag and length).
+func stefBytes(reqs [][]byte, metrics bool, c pkg.Compression) int {
+	var buf pkg.MemChunkWriter
+	opts := pkg.WriterOptions{Compression: c}
+	var flush func() error
+	var write func(r []byte) error
+	if metrics {
+		w, err := otelstef.NewMetricsWriter(&buf, opts)
+		if err != nil {
+			log.Fatal(err)
+		}
+		conv := stefmetrics.OtlpToStefUnsorted{}
+		flush = w.Flush
+		write = func(r []byte) error {
+			md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(r)
+			if err != nil {
+				return err
+			}
+			return conv.Convert(md, w)
+		}
+	} else {
+		w, err := otelstef.NewSpansWriter(&buf, opts)
+		if err != nil {
+			log.Fatal(err)
+		}
+		conv := steftraces.OtlpToStefUnsorted{}
+		flush = w.Flush
+		write = func(r []byte) error {
+			td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(r)
+			if err != nil {
+				return err
+			}
+			return conv.Convert(td, w)
+		}
+	}
+	total, seen := 0, 0
+	for _, r := range reqs {
+		if err := write(r); err != nil {
+			log.Fatalf("stef writer: %v", err)
+		}
+		if err := flush(); err != nil {
+			log.Fatal(err)
+		}
+		b := buf.Bytes()
+		chunk := len(b) - seen
+		seen = len(b)
+		total += chunk + grpcPrefix + 1 + len(binary.AppendUvarint(nil, uint64(chunk)))
+	}
+	return total
+}
+
+// decodeCPU is the CPU the server spends decompressing: per-message zstd
+// through compression.Decompress (the unary path), our stream through one
+// StreamDecoder per stream and the envelope's unwrapping.
+func decodeCPU(per, stream [][]byte, cfg config) (time.Duration, time.Duration) {
+	limit := 64 << 20
+	perCPU := cpu(cfg.rounds, func() {
+		var dst []byte
+		for _, c := range per {
+			var err error
+			if dst, err = compression.Decompress(dst[:0], compression.Zstd, c, limit); err != nil {
+				log.Fatal(err)
+			}
+		}
+	})
+	streamCPU := cpu(cfg.rounds, func() {
+		var dst []byte
+		var dec *compression.StreamDecoder
+		for i, m := range stream {
+			if i%cfg.rotate == 0 {
+				if dec != nil {
+					dec.Close()
+				}
+				dec = newStreamDecoder(cfg)
+			}
+			var err error
+			if dst, err = dec.DecodeMessage(dst[:0], m, limit, nil); err != nil {
+				log.Fatal(err)
+			}
+			if _, _, err := otlp.UnwrapEnvelope(dst); err != nil {
+				log.Fatal(err)
+			}
+		}
+		dec.Close()
+	})
+	return perCPU, streamCPU
+}
+
+func newStreamDecoder(cfg config) *compression.StreamDecoder {
+	dec, err := compression.NewStreamDecoder(cfg.window)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return dec
+}
+
+// cpu returns the process CPU time (user+system) f takes, run rounds times.
+func cpu(rounds int, f func()) time.Duration {
+	f() // warm up pools
+	var a, b syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &a)
+	for range rounds {
+		f()
+	}
+	syscall.Getrusage(syscall.RUSAGE_SELF, &b)
+	t := func(r syscall.Rusage) time.Duration {
+		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+	}
+	return t(b) - t(a)
+}
