@@ -193,6 +193,16 @@ func newDedupWindow(cfg DedupConfig, set *metrics.Set) *dedupWindow {
 	return w
 }
 
+// DedupBytes returns what the window of idempotency keys holds now (0
+// when it is off): what the memory limit adds for it (service).
+func (p *Pipeline) DedupBytes() int64 {
+	if p.dedup == nil {
+		return 0
+	}
+	_, b := p.dedup.size()
+	return b
+}
+
 // size expires what is too old and returns the keys held and their
 // bytes.
 func (w *dedupWindow) size() (int, int64) {

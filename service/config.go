@@ -445,17 +445,19 @@ func (c Config) storageKind() string {
 // bounded by admission (request bytes in flight and waiting), and each
 // admitted request exists about twice (its buffers and its storage copy),
 // so the heap needs about twice the admission limits plus a margin (48 MiB)
-// for the runtime, connections and pools, plus the window of idempotency
-// keys at its bound (handler.MaxDedupBytes, a fixed reservation). Without a limit, the garbage
-// collector lets the heap reach twice the live data before collecting. 0
-// means no limit; an explicit GOMEMLIMIT wins over the flag.
+// for the runtime, connections and pools; with "auto", Service.Start then
+// raises it by what the window of idempotency keys holds as it fills
+// (FollowMemoryLimit), rather than by the window's bound up front, which
+// would let the heap double when the window is empty. Without a limit, the
+// garbage collector lets the heap reach twice the live data before
+// collecting. 0 means no limit; an explicit GOMEMLIMIT wins over the flag.
 func (c Config) MemoryLimitBytes() (int64, error) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return 0, nil
 	}
 	switch c.MemoryLimit {
 	case "auto", "":
-		return 2*(c.Admission.RequestLimit+max(c.Admission.WaitingLimit, 0)) + 48<<20 + handler.MaxDedupBytes(c.dedup()), nil
+		return 2*(c.Admission.RequestLimit+max(c.Admission.WaitingLimit, 0)) + 48<<20, nil
 	case "0", "off":
 		return 0, nil
 	}

@@ -50,7 +50,7 @@ func registerServeFlags(s *flagSections, cfg *service.Config) {
 		fs.Int64Var(&cfg.Admission.WaitingLimit, "admission-waiting-limit", cfg.Admission.WaitingLimit, "bytes of requests allowed to wait for admission; beyond it requests are refused at once as retryable")
 		fs.DurationVar(&cfg.Admission.MaxWait, "admission-max-wait", cfg.Admission.MaxWait, "longest a request waits for admission (also bounded by its deadline)")
 		fs.IntVar(&cfg.Admission.MaxStreams, "max-streams", cfg.Admission.MaxStreams, "requests and streams served at once across all connections (each a goroutine and its buffers, about 32 KiB), export stream requests being processed included; when all are taken the quietest connection is shed for a newcomer, else it is refused as retryable; 0: the admission request limit / 32 KiB (4096 by default)")
-		fs.StringVar(&cfg.MemoryLimit, "memory-limit", cfg.MemoryLimit, "soft limit of the Go heap (bytes, or like 512MiB): the garbage collector works harder near it, so peak memory follows live data instead of doubling it; auto is twice the admission limits plus the window of idempotency keys' bound plus 48 MiB; 0 disables; the GOMEMLIMIT environment variable overrides it")
+		fs.StringVar(&cfg.MemoryLimit, "memory-limit", cfg.MemoryLimit, "soft limit of the Go heap (bytes, or like 512MiB): the garbage collector works harder near it, so peak memory follows live data instead of doubling it; auto is twice the admission limits plus 48 MiB, raised by what the window of idempotency keys holds as it fills; 0 disables; the GOMEMLIMIT environment variable overrides it")
 		fs.IntVar(&cfg.DedupKeys, "dedup-window-keys", cfg.DedupKeys, "idempotency keys remembered at once across tenants (each tenant keeps at least its share), so that a request resent with its key is answered, not stored again; each costs at most 896 bytes (about 420 with UUID keys); 0 turns the window off (keys are ignored)")
 		fs.DurationVar(&cfg.DedupMaxAge, "dedup-window-age", cfg.DedupMaxAge, "how long an idempotency key is remembered (and, with -storage disk, how much of the log is read at start to rebuild the window); a request resent later is stored again")
 		fs.DurationVar(&cfg.RetryDelay, "retry-delay", cfg.RetryDelay, "back-off sent to clients (RetryInfo, Retry-After) when storage or admission refuses a request; jittered ±25% for admission")
@@ -132,7 +132,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	// the same handler.
 	slog.SetDefault(logger)
 	cfg.Logger = logger
-	if limit, _ := cfg.MemoryLimitBytes(); limit > 0 {
+	limit, _ := cfg.MemoryLimitBytes()
+	if limit > 0 {
 		debug.SetMemoryLimit(limit)
 		logger.Debug("memory limit set", "bytes", limit)
 	}
@@ -143,7 +144,12 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		sigc := make(chan os.Signal, 2)
 		signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM)
 		if err = svc.Start(context.Background()); err == nil {
+			stop := make(chan struct{})
+			if cfg.MemoryLimit == "auto" || cfg.MemoryLimit == "" {
+				go svc.FollowMemoryLimit(limit, stop)
+			}
 			err = waitAndShutdown(svc, sigc, cfg, logger)
+			close(stop)
 		}
 	}
 	if err != nil {
