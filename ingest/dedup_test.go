@@ -429,3 +429,39 @@ func TestDedupFloodHeap(t *testing.T) {
 	t.Logf("%d keys of %d bytes: %d bytes of heap (%d a key), %d charged, bound %d", keys, otlp.MaxIdempotencyKeyLen, heap, heap/bound, charged, MaxDedupBytes(DedupConfig{Keys: bound}))
 	runtime.KeepAlive(w)
 }
+
+// TestDedupKeyFollowsTenantAcrossOverflow: a tenant named by its clients
+// may share the overflow state (past MaxTenantStates) when it sends a
+// keyed request and have a state of its own when it resends it (the
+// others were forgotten), or the reverse: its key is found either way,
+// and the request stored once.
+func TestDedupKeyFollowsTenantAcrossOverflow(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	sink := &countingSink{}
+	p := New(Config{Sink: sink, Logger: quietLog(), Tenants: &TenantsConfig{}, Clock: clock})
+	bg := context.Background()
+	for i := range MaxTenantStates {
+		p.WithTenant(bg, fmt.Sprint("t", i), false)
+	}
+	body := spans("a")
+	if _, st := exportKeyed(p, p.WithTenant(bg, "x", false), "k", body); st != nil {
+		t.Fatal(st)
+	}
+	if p.UnknownTenants() != MaxTenantStates || func() bool { _, _, ok := p.TenantLevels("x"); return ok }() {
+		t.Fatal("x was not in the overflow state")
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute) // the others idle: forgotten at the next new name
+	mu.Unlock()
+	if _, st := exportKeyed(p, p.WithTenant(bg, "x", false), "k", body); st != nil {
+		t.Fatal(st)
+	}
+	if _, _, ok := p.TenantLevels("x"); !ok {
+		t.Fatal("x has no state of its own after the sweep")
+	}
+	if w, _ := sink.count(); w != 1 {
+		t.Fatalf("%d writes of one keyed request, want 1", w)
+	}
+}
