@@ -430,6 +430,15 @@ func (p *Pipeline) dedupFinish(t *Ticket, out *Result, st *grpcwire.Status) {
 	}
 }
 
+// dedupForget forgets the entry of t's request if it is still held:
+// deferred, so that a panic does not leave it in flight.
+func (p *Pipeline) dedupForget(t *Ticket) {
+	if t.dedup != nil {
+		p.dedup.finish(t.dedup, nil, false)
+		t.dedup = nil
+	}
+}
+
 // RebuildDedup fills the window from the keys sink stores (a
 // storage.KeyedSink: the disk log), reading the records of the window's
 // age. New calls it when Config.Sink is one; an embedder that opens a

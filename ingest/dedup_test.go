@@ -465,3 +465,39 @@ func TestDedupKeyFollowsTenantAcrossOverflow(t *testing.T) {
 		t.Fatalf("%d writes of one keyed request, want 1", w)
 	}
 }
+
+// panicSink panics on its first write, as a bug would; net/http recovers
+// a handler's panic and the server goes on.
+type panicSink struct {
+	countingSink
+	panicked bool
+}
+
+func (s *panicSink) Write(ctx context.Context, sig otlp.Signal, b []byte, items int) error {
+	if !s.panicked {
+		s.panicked = true
+		panic("sink bug")
+	}
+	return s.countingSink.Write(ctx, sig, b, items)
+}
+
+// TestDedupPanicForgotten: a keyed request whose processing panics does
+// not leave its key in flight: the client's retry is processed, not
+// refused as in flight until the key ages out of the window.
+func TestDedupPanicForgotten(t *testing.T) {
+	sink := &panicSink{}
+	p := New(Config{Sink: sink, Logger: quietLog()})
+	func() {
+		defer func() { recover() }()
+		exportKeyed(p, context.Background(), "k", spans("a"))
+	}()
+	if !sink.panicked {
+		t.Fatal("the sink did not panic")
+	}
+	if _, st := exportKeyed(p, context.Background(), "k", spans("a")); st != nil {
+		t.Fatalf("retry after a panic: %v", st)
+	}
+	if w, _ := sink.count(); w != 1 {
+		t.Fatalf("%d writes, want 1", w)
+	}
+}
