@@ -153,6 +153,10 @@ type dedupWindow struct {
 	tenants map[string]*dedupTenant
 	keys    int
 	bytes   int64
+	// big is the partition insert evicts from while it is above its
+	// share; scans counts the walks of every partition that find it.
+	big   *dedupTenant
+	scans int
 
 	hits, mismatches, conflicts, evicted, expired *metrics.Counter
 }
@@ -322,15 +326,25 @@ func (w *dedupWindow) insert(t *dedupTenant, e *dedupEntry) {
 	w.bytes += e.cost()
 	for w.keys > w.maxKeys {
 		// The tenant that inserts loses its own oldest key while it holds
-		// more than its share; otherwise the tenant holding the most: a
-		// tenant within its share never loses a key to another's flood.
+		// more than its share; otherwise a tenant above its share (one
+		// is, the window being over its bound): a tenant within its share
+		// never loses a key to another's flood. That tenant is the one
+		// holding the most, found by a walk of every partition, and kept
+		// while it stays above its share: a walk per key, under the lock,
+		// would make each keyed request pay for every tenant there is.
 		victim := t
-		if len(t.keys) <= w.maxKeys/len(w.tenants) {
-			for _, o := range w.tenants {
-				if len(o.keys) > len(victim.keys) {
-					victim = o
+		if share := w.maxKeys / len(w.tenants); len(t.keys) <= share {
+			if b := w.big; b == nil || w.tenants[b.name] != b || len(b.keys) <= share {
+				w.scans++
+				b = t
+				for _, o := range w.tenants {
+					if len(o.keys) > len(b.keys) {
+						b = o
+					}
 				}
+				w.big = b
 			}
+			victim = w.big
 		}
 		w.evicted.Inc()
 		w.remove(victim.head)

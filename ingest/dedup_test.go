@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -499,5 +500,47 @@ func TestDedupPanicForgotten(t *testing.T) {
 	}
 	if w, _ := sink.count(); w != 1 {
 		t.Fatalf("%d writes, want 1", w)
+	}
+}
+
+// TestDedupManyTenantsEvictCheaply: with thousands of partitions (tenants
+// clients name), a flood of keys from tenants within their share evicts
+// the keys of a tenant above its share without walking every partition
+// for each key: such a walk, under the window's lock, cost 125 µs a
+// request at 10,000 tenants (measured), 250 times the lookup, and held up
+// every keyed request of every tenant.
+func TestDedupManyTenantsEvictCheaply(t *testing.T) {
+	const bound = 10_000
+	w := newDedupWindow(DedupConfig{Keys: bound}, metrics.NewSet())
+	names := make([]string, 1000)
+	for i := range names {
+		names[i] = fmt.Sprint("t", i)
+	}
+	n := 0
+	key := func(tenant string) dedupKey {
+		n++
+		return dedupKey{sig: otlp.Traces, tenant: tenant, key: strconv.Itoa(n)}
+	}
+	for range 3 {
+		for _, name := range names {
+			w.begin(name, key(name), 1)
+		}
+	}
+	for w.keys < bound {
+		w.begin("big", key("big"), 1)
+	}
+	big := len(w.tenants["big"].keys)
+	// Each tenant within its share (9 of 10,000 over 1,001) adds keys:
+	// each evicts one of big's.
+	for range 5 {
+		for _, name := range names {
+			w.begin(name, key(name), 1)
+		}
+	}
+	if got := len(w.tenants["big"].keys); got != big-5*len(names) {
+		t.Fatalf("big holds %d keys, want %d: the others' keys were evicted", got, big-5*len(names))
+	}
+	if w.scans > 10 {
+		t.Fatalf("%d walks of every partition for %d evictions", w.scans, 5*len(names))
 	}
 }
