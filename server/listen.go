@@ -163,10 +163,21 @@ func listenUnix(path string, mode fs.FileMode) (net.Listener, error) {
 	// another process put there since removeStale (two starts at once)
 	// is never replaced, as rename(2) would replace it.
 	if err := os.Link(tmp, path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
+		switch {
+		case errors.Is(err, fs.ErrExist):
 			return fail(fmt.Errorf("%s is in use: another process created it while this one started", path))
+		case errors.Is(err, syscall.EPERM) || errors.Is(err, errors.ErrUnsupported):
+			// A filesystem without hard links: checked again, then
+			// renamed (a socket created between the two is replaced).
+			if err := removeStale(path); err != nil {
+				return fail(err)
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				return fail(err)
+			}
+		default:
+			return fail(err)
 		}
-		return fail(err)
 	}
 	fi, err := os.Lstat(path)
 	if err != nil {
