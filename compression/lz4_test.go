@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/pierrec/lz4/v4"
@@ -274,6 +275,18 @@ func FuzzLZ4(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		const limit = 1 << 20
 		got, err := Decompress(nil, LZ4, data, limit)
+		// The charged path, after a prefix in dst (a buffer reused): the
+		// same bytes or the same refusal, every byte of output charged
+		// once, nothing before the prefix's end reached by a match.
+		var charged int
+		prefix := []byte("prefix")
+		got2, err2 := DecompressCharged(slices.Clip(prefix), LZ4, data, limit, func(n int) error { charged += n; return nil })
+		if (err == nil) != (err2 == nil) {
+			t.Fatalf("uncharged: %v; charged after a prefix: %v", err, err2)
+		}
+		if err == nil && (!bytes.Equal(got2[:len(prefix)], prefix) || !bytes.Equal(got2[len(prefix):], got) || charged != len(got)) {
+			t.Fatalf("charged after a prefix: %d bytes (%d charged), want %d", len(got2)-len(prefix), charged, len(got))
+		}
 		if err == nil {
 			if len(got) > limit {
 				t.Fatalf("output %d over the limit", len(got))

@@ -271,7 +271,15 @@ func checkInvariants(t *testing.T, o objects, flags map[string]bool) {
 	// Probes: liveness and startup on gRPC health with the empty service
 	// (the server's overall health, which our Check answers SERVING until
 	// shutdown: interop's TestHealth), readiness on /readyz of the admin port.
+	// With TLS on the OTLP listeners, or the PROXY protocol (the kubelet
+	// sends neither), both on /healthz of the admin port instead.
 	for name, p := range map[string]*corev1.Probe{"liveness": c.LivenessProbe, "startup": c.StartupProbe} {
+		if env["OTLP_LITE_TLS_CERT"] != "" || env["OTLP_LITE_PROXY_PROTOCOL_TRUSTED_CIDRS"] != "" {
+			if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" || p.HTTPGet.Port != intstr.FromString("admin") {
+				t.Errorf("%s probe %+v with TLS or PROXY on the OTLP listeners, want GET /healthz on the admin port", name, p)
+			}
+			continue
+		}
 		if p == nil || p.GRPC == nil {
 			t.Errorf("%s probe is not a gRPC probe", name)
 			continue
@@ -634,4 +642,12 @@ config: {tls-cert: /etc/otlp-lite/tls/tls.crt, tls-key: /etc/otlp-lite/tls/tls.k
 	if env := envOf(o); env["OTLP_LITE_TLS_CERT"] != "/etc/otlp-lite/tls/tls.crt" || len(o.sts.Spec.Template.Spec.Volumes) != 1 {
 		t.Errorf("TLS values not rendered: %v", env)
 	}
+
+	proxy := filepath.Join(dir, "proxy.yaml")
+	os.WriteFile(proxy, []byte("config: {proxy-protocol-trusted-cidrs: 10.0.0.0/8}\n"), 0o644)
+	rendered, err = Render(chartDir, proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInvariants(t, decodeAll(t, rendered), serveFlags(t))
 }

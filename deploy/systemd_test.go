@@ -100,6 +100,7 @@ func TestSystemdUnit(t *testing.T) {
 	for k, want := range map[string]string{
 		"DynamicUser": "yes", "ProtectSystem": "strict", "ProtectHome": "yes", "NoNewPrivileges": "yes",
 		"PrivateTmp": "yes", "CapabilityBoundingSet": "", "StateDirectory": "otlp-lite",
+		"RuntimeDirectory":        "otlp-lite", // unix: sockets in /run/otlp-lite (docs/configuration.md)
 		"RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX",
 	} {
 		if got := one(k); got != want {

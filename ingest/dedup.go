@@ -102,14 +102,11 @@ func fingerprint(body []byte) uint64 {
 	return uint64(uint32(len(body)))<<32 | uint64(crc32.ChecksumIEEE(body))
 }
 
-// dedupKey names a key in a tenant's window: a key is scoped to its
-// signal (an OTLP/HTTP key names a request to one resource, /v1/traces or
-// /v1/logs; a client numbering each signal's requests apart may reuse
-// numbers across signals).
-//
-// tenant is empty but in the partition of the tenants beyond
-// MaxTenantStates (which share one quota state, and one share of the
-// window): there it tells their keys apart.
+// dedupKey names a key in the window: a key is scoped to its tenant (the
+// name as sent: the tenants beyond MaxTenantStates share one partition)
+// and its signal (an OTLP/HTTP key names a request to one resource,
+// /v1/traces or /v1/logs; a client numbering each signal's requests apart
+// may reuse numbers across signals).
 type dedupKey struct {
 	sig    otlp.Signal
 	tenant string
@@ -156,6 +153,10 @@ type dedupWindow struct {
 	tenants map[string]*dedupTenant
 	keys    int
 	bytes   int64
+	// big is the partition insert evicts from while it is above its
+	// share; scans counts the walks of every partition that find it.
+	big   *dedupTenant
+	scans int
 
 	hits, mismatches, conflicts, evicted, expired *metrics.Counter
 }
@@ -225,21 +226,34 @@ const (
 	dedupConflict                      // the key's first request is still in flight
 )
 
-// begin looks key up in tenant's window. dedupNew returns the entry the
-// request now holds in flight (finish settles it); dedupDuplicate the
-// entry whose answer is replayed (read under no lock: a done entry's
-// answer does not change).
+// begin looks key up in tenant's window (its partition: the tenant's
+// state's name). dedupNew returns the entry the request now holds in
+// flight (finish settles it); dedupDuplicate the entry whose answer is
+// replayed (read under no lock: a done entry's answer does not change).
+//
+// A tenant's requests may fall in its own partition at one time and in
+// the overflow one at another (its state was forgotten while names
+// flooded in, or made after they were): the key is looked up in the
+// other partition too, where it would be, so that a resend is found
+// wherever its first request was kept.
 func (w *dedupWindow) begin(tenant string, k dedupKey, fp uint64) (*dedupEntry, dedupOutcome) {
 	now := w.now().UnixNano()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	t := w.tenants[tenant]
-	if t == nil {
-		t = &dedupTenant{name: tenant, keys: map[dedupKey]*dedupEntry{}}
-		w.tenants[tenant] = t
+	if t != nil {
+		w.expire(t, now-int64(w.maxAge))
 	}
-	w.expire(t, now-int64(w.maxAge))
-	if e := t.keys[k]; e != nil {
+	other := otherTenants
+	if tenant == otherTenants {
+		other = k.tenant
+	}
+	e := w.lookup(t, k)
+	if o := w.tenants[other]; e == nil && o != nil {
+		w.expire(o, now-int64(w.maxAge))
+		e = w.lookup(o, k)
+	}
+	if e != nil {
 		switch {
 		case e.fp != fp:
 			w.mismatches.Inc()
@@ -251,9 +265,20 @@ func (w *dedupWindow) begin(tenant string, k dedupKey, fp uint64) (*dedupEntry, 
 		w.hits.Inc()
 		return e, dedupDuplicate
 	}
-	e := &dedupEntry{k: k, fp: fp, at: now}
+	if t = w.tenants[tenant]; t == nil { // expire may have removed it
+		t = &dedupTenant{name: tenant, keys: map[dedupKey]*dedupEntry{}}
+		w.tenants[tenant] = t
+	}
+	e = &dedupEntry{k: k, fp: fp, at: now}
 	w.insert(t, e)
 	return e, dedupNew
+}
+
+func (w *dedupWindow) lookup(t *dedupTenant, k dedupKey) *dedupEntry {
+	if t == nil {
+		return nil
+	}
+	return t.keys[k]
 }
 
 // finish settles an entry begin returned as new: stored (or answered
@@ -286,7 +311,7 @@ func (w *dedupWindow) load(k storage.StoredKey) {
 		t = &dedupTenant{name: k.Tenant, keys: map[dedupKey]*dedupEntry{}}
 		w.tenants[k.Tenant] = t
 	}
-	dk := dedupKey{sig: k.Signal, key: k.Key}
+	dk := dedupKey{sig: k.Signal, tenant: k.Tenant, key: k.Key}
 	if t.keys[dk] != nil {
 		return // stored twice (a retry after an unknown outcome): the first answers
 	}
@@ -311,15 +336,25 @@ func (w *dedupWindow) insert(t *dedupTenant, e *dedupEntry) {
 	w.bytes += e.cost()
 	for w.keys > w.maxKeys {
 		// The tenant that inserts loses its own oldest key while it holds
-		// more than its share; otherwise the tenant holding the most: a
-		// tenant within its share never loses a key to another's flood.
+		// more than its share; otherwise a tenant above its share (one
+		// is, the window being over its bound): a tenant within its share
+		// never loses a key to another's flood. That tenant is the one
+		// holding the most, found by a walk of every partition, and kept
+		// while it stays above its share: a walk per key, under the lock,
+		// would make each keyed request pay for every tenant there is.
 		victim := t
-		if len(t.keys) <= w.maxKeys/len(w.tenants) {
-			for _, o := range w.tenants {
-				if len(o.keys) > len(victim.keys) {
-					victim = o
+		if share := w.maxKeys / len(w.tenants); len(t.keys) <= share {
+			if b := w.big; b == nil || w.tenants[b.name] != b || len(b.keys) <= share {
+				w.scans++
+				b = t
+				for _, o := range w.tenants {
+					if len(o.keys) > len(b.keys) {
+						b = o
+					}
 				}
+				w.big = b
 			}
+			victim = w.big
 		}
 		w.evicted.Inc()
 		w.remove(victim.head)
@@ -382,14 +417,18 @@ func (p *Pipeline) dedupBegin(ctx context.Context, kind *signalKind, t *Ticket, 
 	// MaxTenantStates (names clients invent) share the overflow state's,
 	// so that inventing names cannot take the window from the others.
 	tenant, _ := otlp.TenantFrom(ctx)
-	k := dedupKey{sig: kind.signal, key: key}
-	if ts := t.tenant; ts != nil && ts.name != tenant {
-		k.tenant, tenant = tenant, ts.name
-	}
 	if tenant == "" {
 		tenant = otlp.DefaultTenant // as the log reads a record without one
 	}
-	e, o := p.dedup.begin(tenant, k, fingerprint(msg))
+	part := tenant
+	if ts := t.tenant; ts != nil {
+		part = ts.name
+		if ts.name == tenant {
+			tenant = ts.name // the state's string, not one per request
+		}
+	}
+	k := dedupKey{sig: kind.signal, tenant: tenant, key: key}
+	e, o := p.dedup.begin(part, k, fingerprint(msg))
 	switch o {
 	case dedupNew:
 		t.dedup = e
@@ -411,6 +450,15 @@ func (p *Pipeline) dedupBegin(ctx context.Context, kind *signalKind, t *Ticket, 
 func (p *Pipeline) dedupFinish(t *Ticket, out *Result, st *grpcwire.Status) {
 	if t.dedup != nil {
 		p.dedup.finish(t.dedup, out, st == nil)
+		t.dedup = nil
+	}
+}
+
+// dedupForget forgets the entry of t's request if it is still held:
+// deferred, so that a panic does not leave it in flight.
+func (p *Pipeline) dedupForget(t *Ticket) {
+	if t.dedup != nil {
+		p.dedup.finish(t.dedup, nil, false)
 		t.dedup = nil
 	}
 }

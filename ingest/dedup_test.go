@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -428,4 +429,118 @@ func TestDedupFloodHeap(t *testing.T) {
 	}
 	t.Logf("%d keys of %d bytes: %d bytes of heap (%d a key), %d charged, bound %d", keys, otlp.MaxIdempotencyKeyLen, heap, heap/bound, charged, MaxDedupBytes(DedupConfig{Keys: bound}))
 	runtime.KeepAlive(w)
+}
+
+// TestDedupKeyFollowsTenantAcrossOverflow: a tenant named by its clients
+// may share the overflow state (past MaxTenantStates) when it sends a
+// keyed request and have a state of its own when it resends it (the
+// others were forgotten), or the reverse: its key is found either way,
+// and the request stored once.
+func TestDedupKeyFollowsTenantAcrossOverflow(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	sink := &countingSink{}
+	p := New(Config{Sink: sink, Logger: quietLog(), Tenants: &TenantsConfig{}, Clock: clock})
+	bg := context.Background()
+	for i := range MaxTenantStates {
+		p.WithTenant(bg, fmt.Sprint("t", i), false)
+	}
+	body := spans("a")
+	if _, st := exportKeyed(p, p.WithTenant(bg, "x", false), "k", body); st != nil {
+		t.Fatal(st)
+	}
+	if p.UnknownTenants() != MaxTenantStates || func() bool { _, _, ok := p.TenantLevels("x"); return ok }() {
+		t.Fatal("x was not in the overflow state")
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Minute) // the others idle: forgotten at the next new name
+	mu.Unlock()
+	if _, st := exportKeyed(p, p.WithTenant(bg, "x", false), "k", body); st != nil {
+		t.Fatal(st)
+	}
+	if _, _, ok := p.TenantLevels("x"); !ok {
+		t.Fatal("x has no state of its own after the sweep")
+	}
+	if w, _ := sink.count(); w != 1 {
+		t.Fatalf("%d writes of one keyed request, want 1", w)
+	}
+}
+
+// panicSink panics on its first write, as a bug would; net/http recovers
+// a handler's panic and the server goes on.
+type panicSink struct {
+	countingSink
+	panicked bool
+}
+
+func (s *panicSink) Write(ctx context.Context, sig otlp.Signal, b []byte, items int) error {
+	if !s.panicked {
+		s.panicked = true
+		panic("sink bug")
+	}
+	return s.countingSink.Write(ctx, sig, b, items)
+}
+
+// TestDedupPanicForgotten: a keyed request whose processing panics does
+// not leave its key in flight: the client's retry is processed, not
+// refused as in flight until the key ages out of the window.
+func TestDedupPanicForgotten(t *testing.T) {
+	sink := &panicSink{}
+	p := New(Config{Sink: sink, Logger: quietLog()})
+	func() {
+		defer func() { recover() }()
+		exportKeyed(p, context.Background(), "k", spans("a"))
+	}()
+	if !sink.panicked {
+		t.Fatal("the sink did not panic")
+	}
+	if _, st := exportKeyed(p, context.Background(), "k", spans("a")); st != nil {
+		t.Fatalf("retry after a panic: %v", st)
+	}
+	if w, _ := sink.count(); w != 1 {
+		t.Fatalf("%d writes, want 1", w)
+	}
+}
+
+// TestDedupManyTenantsEvictCheaply: with thousands of partitions (tenants
+// clients name), a flood of keys from tenants within their share evicts
+// the keys of a tenant above its share without walking every partition
+// for each key: such a walk, under the window's lock, cost 125 µs a
+// request at 10,000 tenants (measured), 250 times the lookup, and held up
+// every keyed request of every tenant.
+func TestDedupManyTenantsEvictCheaply(t *testing.T) {
+	const bound = 10_000
+	w := newDedupWindow(DedupConfig{Keys: bound}, metrics.NewSet())
+	names := make([]string, 1000)
+	for i := range names {
+		names[i] = fmt.Sprint("t", i)
+	}
+	n := 0
+	key := func(tenant string) dedupKey {
+		n++
+		return dedupKey{sig: otlp.Traces, tenant: tenant, key: strconv.Itoa(n)}
+	}
+	for range 3 {
+		for _, name := range names {
+			w.begin(name, key(name), 1)
+		}
+	}
+	for w.keys < bound {
+		w.begin("big", key("big"), 1)
+	}
+	big := len(w.tenants["big"].keys)
+	// Each tenant within its share (9 of 10,000 over 1,001) adds keys:
+	// each evicts one of big's.
+	for range 5 {
+		for _, name := range names {
+			w.begin(name, key(name), 1)
+		}
+	}
+	if got := len(w.tenants["big"].keys); got != big-5*len(names) {
+		t.Fatalf("big holds %d keys, want %d: the others' keys were evicted", got, big-5*len(names))
+	}
+	if w.scans > 10 {
+		t.Fatalf("%d walks of every partition for %d evictions", w.scans, 5*len(names))
+	}
 }

@@ -158,6 +158,10 @@ func (p *Pipeline) export(ctx context.Context, kind *signalKind, t *Ticket, req 
 			*out = res
 			return st
 		}
+		// A panic below (a bug; net/http recovers it and serves on)
+		// forgets the key, as a failure does: left in flight, it would
+		// refuse every retry until it aged out of the window.
+		defer p.dedupForget(t)
 		st = p.validateAndStore(ctx, kind, t, body, out)
 		p.dedupFinish(t, out, st)
 		return st

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -28,9 +29,9 @@ const DefaultUnixSocketMode fs.FileMode = 0o660
 type ListenConfig struct {
 	// UnixSocketMode is the permission bits of each Unix socket file;
 	// 0 means DefaultUnixSocketMode. The socket is given them before it
-	// appears under its name (it is bound under a temporary name in the
-	// same directory, chmod-ed, then renamed), so no client ever finds it
-	// with the process umask's permissions.
+	// appears under its name (it is bound in a new directory of mode
+	// 0700 beside it, chmod-ed, then linked under its name), so no client
+	// of another user ever finds it with the process umask's permissions.
 	UnixSocketMode fs.FileMode
 }
 
@@ -71,8 +72,8 @@ func CheckAddr(addr string) error {
 }
 
 const (
-	maxUnixPath   = 103 // 104-byte sun_path of the BSDs less its NUL: the smallest of the systems Go serves
-	tempSuffixLen = len(".tmp-") + 20
+	maxUnixPath   = 103               // 104-byte sun_path of the BSDs less its NUL: the smallest of the systems Go serves
+	tempSuffixLen = len(".tmp-") + 20 // MkdirTemp's random part (at most 10 digits) and "/s" fit
 )
 
 // Listen listens on every address, or returns an error and listens on
@@ -129,31 +130,54 @@ func listenUnix(path string, mode fs.FileMode) (net.Listener, error) {
 	if err := removeStale(path); err != nil {
 		return nil, err
 	}
-	tmp := path + ".tmp-" + strconv.Itoa(os.Getpid())
-	if err := removeStale(tmp); err != nil { // left by an earlier run with this pid
+	// The socket is bound in a directory of its own, which only this
+	// user may enter (MkdirTemp's 0700; a umask only takes bits away):
+	// bind gives it the umask's permissions, and until the chmod below no
+	// other user can reach it to connect, nor replace it with a symlink
+	// for the chmod to follow. The directory's name is random, so nobody
+	// can prepare it.
+	dir, err := os.MkdirTemp(filepath.Dir(path), filepath.Base(path)+".tmp-")
+	if err != nil {
 		return nil, err
 	}
+	defer os.Remove(dir) // empty by then: the socket is linked out, or failed
+	tmp := filepath.Join(dir, "s")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
 	if err != nil {
 		return nil, err
 	}
 	// The listener removes the file under its final name itself.
 	ln.SetUnlinkOnClose(false)
+	defer os.Remove(tmp)
 	fail := func(err error) (net.Listener, error) {
 		ln.Close()
-		os.Remove(tmp)
 		return nil, err
 	}
 	if err := os.Chmod(tmp, mode); err != nil {
 		return fail(err)
 	}
-	// Checked again just before the rename: a socket that came alive
-	// meanwhile is not replaced.
-	if err := removeStale(path); err != nil {
-		return fail(err)
+	if beforeUnixPublish != nil {
+		beforeUnixPublish(tmp)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fail(err)
+	// Published with link(2), which fails if the name exists: a socket
+	// another process put there since removeStale (two starts at once)
+	// is never replaced, as rename(2) would replace it.
+	if err := os.Link(tmp, path); err != nil {
+		switch {
+		case errors.Is(err, fs.ErrExist):
+			return fail(fmt.Errorf("%s is in use: another process created it while this one started", path))
+		case errors.Is(err, syscall.EPERM) || errors.Is(err, errors.ErrUnsupported):
+			// A filesystem without hard links: checked again, then
+			// renamed (a socket created between the two is replaced).
+			if err := removeStale(path); err != nil {
+				return fail(err)
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				return fail(err)
+			}
+		default:
+			return fail(err)
+		}
 	}
 	fi, err := os.Lstat(path)
 	if err != nil {
@@ -161,6 +185,10 @@ func listenUnix(path string, mode fs.FileMode) (net.Listener, error) {
 	}
 	return &unixListener{UnixListener: ln, path: path, file: fi, addr: &net.UnixAddr{Name: path, Net: "unix"}}, nil
 }
+
+// beforeUnixPublish, when set (tests), is called with the bound socket's
+// temporary name before it is published under its own.
+var beforeUnixPublish func(tmp string)
 
 // removeStale removes path if it is a socket nobody accepts connections
 // on; it fails if path is another kind of file or a live socket, and does
@@ -185,6 +213,11 @@ func removeStale(path string) error {
 		// EACCES (not ours to probe), a timeout (a live server with a full
 		// backlog): not provably stale.
 		return fmt.Errorf("%s exists and cannot be probed: %w", path, err)
+	}
+	// The file probed is the one removed: a socket another process has
+	// put in its place since (it took the stale one over first) stays.
+	if now, err := os.Lstat(path); err != nil || !os.SameFile(now, fi) {
+		return fmt.Errorf("%s changed while it was probed: another process is taking it over", path)
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cannot remove stale socket %s: %w", path, err)

@@ -167,3 +167,63 @@ func TestMaxConnectionsUnix(t *testing.T) {
 		t.Fatalf("shed_idle = %d, want 1", got)
 	}
 }
+
+// A socket another process starts serving at the path between Listen's
+// check and its publishing of its own socket (two starts at once, a
+// restart racing the old process) is not replaced: Listen fails as on a
+// live socket, and the other process keeps serving.
+func TestListenUnixDoesNotReplaceLiveSocket(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "race.sock")
+	var other net.Listener
+	beforeUnixPublish = func(string) {
+		var err error
+		if other, err = net.Listen("unix", path); err != nil {
+			t.Error(err)
+		}
+	}
+	defer func() { beforeUnixPublish = nil }()
+	lns, err := Listen("unix:" + path)
+	if other == nil {
+		t.Fatal("the hook did not run")
+	}
+	defer other.Close()
+	if err == nil {
+		lns[0].Close()
+		t.Fatal("Listen replaced a live socket that appeared before it published its own")
+	}
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("the other process's socket is gone: %v", err)
+	}
+	c.Close()
+}
+
+// Before its mode is set the socket is bound where only this process's
+// user can reach it (a directory of mode 0700 of its own), so no other
+// user can connect in the window the umask's permissions leave open, nor
+// put a symlink under its name for chmod to follow.
+func TestListenUnixBindsInPrivateDir(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "p.sock")
+	var tmpDir string
+	beforeUnixPublish = func(tmp string) { tmpDir = filepath.Dir(tmp) }
+	defer func() { beforeUnixPublish = nil }()
+	lns, err := Listen("unix:" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lns[0].Close()
+	if tmpDir == dir {
+		t.Fatalf("the socket is bound in %s itself, readable by whoever may enter it", dir)
+	}
+	if filepath.Dir(tmpDir) != dir {
+		t.Fatalf("bound in %s, not in a directory of %s's own", tmpDir, dir)
+	}
+	if _, err := os.Stat(tmpDir); !os.IsNotExist(err) {
+		t.Fatalf("the private directory %s is left behind: %v", tmpDir, err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("directory holds %d entries, want the socket alone", len(ents))
+	}
+}

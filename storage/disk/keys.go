@@ -142,8 +142,9 @@ func (s *Store) WriteKeyed(ctx context.Context, signal storage.Signal, data []by
 // records' frames, tenants and key blocks only, not their payloads (a
 // small read per record, or the segment's bytes when records are small):
 // a window of keys is rebuilt in the time it takes to read those, not the
-// whole log of its age. A segment whose frames do not walk to its end
-// (damage) is read in full instead, checking every record's CRC and
+// whole log of its age. The newest segment (the one a crash may have torn
+// in the middle), and a segment whose frames do not walk to its end
+// (damage), are read in full instead, checking every record's CRC and
 // skipping the damaged ones, as Scan does.
 func (s *Store) ReadKeys(since time.Time, fn func(storage.StoredKey) error) error {
 	cut := since.UnixNano()
@@ -160,8 +161,17 @@ func (s *Store) ReadKeys(since time.Time, fn func(storage.StoredKey) error) erro
 			}
 		}
 		l.statMu.Unlock()
-		for _, seq := range seqs {
-			if err := readSegmentKeys(filepath.Join(l.dir, segmentName(seq)), seq, sig, cut, fn); err != nil {
+		for i, seq := range seqs {
+			// The newest segment is read in full, every record's CRC
+			// checked: it is the one a crash may have torn in the
+			// middle (a record's frame and key on disk, its payload
+			// not, and a later record whole), damage that recovery
+			// keeps and readers skip. Its key must be skipped too:
+			// read, it would answer the never acknowledged request's
+			// resend as a duplicate, and the data would be lost. Older
+			// segments were fsynced whole before the next was begun.
+			newest := i == len(seqs)-1
+			if err := readSegmentKeys(filepath.Join(l.dir, segmentName(seq)), seq, sig, cut, newest, fn); err != nil {
 				return err
 			}
 		}
@@ -174,8 +184,9 @@ func (s *Store) ReadKeys(since time.Time, fn func(storage.StoredKey) error) erro
 const maxKeyPrefix = 1 + maxRecordTenant + recordKeyFixed + otlp.MaxIdempotencyKeyLen + storage.MaxStoredKeyMessage
 
 // readSegmentKeys calls fn with the key of every keyed record of a
-// segment received at or after cut (Unix nanoseconds).
-func readSegmentKeys(path string, seq uint64, sig storage.Signal, cut int64, fn func(storage.StoredKey) error) error {
+// segment received at or after cut (Unix nanoseconds); checkAll reads
+// every record whole and checks its CRC, as for a damaged segment.
+func readSegmentKeys(path string, seq uint64, sig storage.Signal, cut int64, checkAll bool, fn func(storage.StoredKey) error) error {
 	seg, err := openSegment(path, seq, uint8(sig), make([]byte, 64<<10), nil, nil)
 	if err != nil {
 		if errors.Is(err, errShortHeader) || errors.Is(err, os.ErrNotExist) {
@@ -187,7 +198,11 @@ func readSegmentKeys(path string, seq uint64, sig storage.Signal, cut int64, fn 
 	if seg.hdr.version < 4 {
 		return nil // no keys before version 4
 	}
-	keys, ok := walkKeys(seg, sig, cut)
+	var keys []storage.StoredKey
+	ok := false
+	if !checkAll {
+		keys, ok = walkKeys(seg, sig, cut)
+	}
 	if !ok {
 		// Damage: every record read whole, its CRC checked.
 		keys = keys[:0]
