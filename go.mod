@@ -16,6 +16,7 @@ require (
 	go.opentelemetry.io/collector/pdata v1.49.0
 	golang.org/x/net v0.62.0
 	google.golang.org/grpc v1.78.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (
@@ -53,6 +54,5 @@ require (
 	golang.org/x/tools v0.51.0 // indirect
 	golang.org/x/xerrors v0.0.0-20240903120638-7835f813f4da // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20251029180050-ab9386a59fda // indirect
-	google.golang.org/protobuf v1.36.11 // indirect
 	modernc.org/b/v2 v2.1.10 // indirect
 )

@@ -4,6 +4,7 @@ package arrowreceiver
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 )
 
@@ -44,6 +45,9 @@ func checkIPC(b []byte) error {
 		if !ok {
 			return fmt.Errorf("cannot decode Arrow IPC message at byte %d: bad Message flatbuffer", pos)
 		}
+		if err := checkMessage(b[pos : pos+int(n)]); err != nil {
+			return fmt.Errorf("cannot decode Arrow IPC message at byte %d: %w", pos, err)
+		}
 		pos += int(n)
 		if body < 0 || body > int64(len(b)-pos) {
 			return fmt.Errorf("cannot decode Arrow IPC message at byte %d: body of %d bytes in a record of %d", pos, body, len(b))
@@ -81,4 +85,219 @@ func bodyLength(fb []byte) (int64, bool) {
 		return 0, false
 	}
 	return int64(binary.LittleEndian.Uint64(fb[table+off:])), true
+}
+
+// Bounds of a schema, checked before arrow-go reads it: arrow-go makes its
+// slices of fields, children and metadata of the lengths the flatbuffer
+// declares, and recurses once per nesting level. otel-arrow's schemas have
+// a few dozen fields, nested three or four deep.
+const (
+	maxSchemaFields = 4096 // fields of a schema, every level counted
+	maxSchemaDepth  = 32   // nesting of fields
+	maxMetadata     = 256  // key-value pairs of one custom_metadata
+)
+
+// fbuf is a flatbuffer being checked: every offset followed stays inside
+// it, and every vector's declared length fits in the bytes after it.
+type fbuf struct {
+	b      []byte
+	fields int
+}
+
+var errFlatbuffer = errors.New("bad Message flatbuffer")
+
+func (f *fbuf) u32(at int64) (int64, bool) {
+	if at < 0 || at+4 > int64(len(f.b)) {
+		return 0, false
+	}
+	return int64(binary.LittleEndian.Uint32(f.b[at:])), true
+}
+
+// table returns the vtable of the table at t and its size.
+func (f *fbuf) table(t int64) (vt, vsize int64, ok bool) {
+	so, ok := f.u32(t)
+	if !ok {
+		return 0, 0, false
+	}
+	vt = t - int64(int32(so))
+	if vt < 0 || vt+4 > int64(len(f.b)) {
+		return 0, 0, false
+	}
+	vsize = int64(binary.LittleEndian.Uint16(f.b[vt:]))
+	if vsize < 4 || vt+vsize > int64(len(f.b)) {
+		return 0, 0, false
+	}
+	return vt, vsize, true
+}
+
+// field returns where field i of the table at t is, 0 when absent.
+func (f *fbuf) field(t int64, i int) (int64, bool) {
+	vt, vsize, ok := f.table(t)
+	if !ok {
+		return 0, false
+	}
+	slot := int64(4 + 2*i)
+	if slot+2 > vsize {
+		return 0, true
+	}
+	off := int64(binary.LittleEndian.Uint16(f.b[vt+slot:]))
+	if off == 0 {
+		return 0, true
+	}
+	return t + off, t+off < int64(len(f.b))
+}
+
+// ref follows the offset of field i of the table at t (a table, vector or
+// string), 0 when absent.
+func (f *fbuf) ref(t int64, i int) (int64, bool) {
+	at, ok := f.field(t, i)
+	if !ok || at == 0 {
+		return 0, ok
+	}
+	off, ok := f.u32(at)
+	if !ok || at+off >= int64(len(f.b)) {
+		return 0, false
+	}
+	return at + off, true
+}
+
+// vector returns the elements' start and count of the vector of field i,
+// its elements elem bytes each, checked to fit.
+func (f *fbuf) vector(t int64, i int, elem int64) (start, n int64, ok bool) {
+	v, ok := f.ref(t, i)
+	if !ok || v == 0 {
+		return 0, 0, ok
+	}
+	n, ok = f.u32(v)
+	if !ok || v+4+n*elem > int64(len(f.b)) {
+		return 0, 0, false
+	}
+	return v + 4, n, true
+}
+
+// tables calls each for every table of the vector of tables of field i.
+func (f *fbuf) tables(t int64, i int, max int64, each func(int64) error) error {
+	start, n, ok := f.vector(t, i, 4)
+	if !ok {
+		return errFlatbuffer
+	}
+	if n > max {
+		return fmt.Errorf("a flatbuffer vector of %d tables, more than %d", n, max)
+	}
+	for k := range n {
+		at := start + 4*k
+		off, _ := f.u32(at)
+		if at+off >= int64(len(f.b)) {
+			return errFlatbuffer
+		}
+		if err := each(at + off); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *fbuf) metadata(t int64, i int) error {
+	return f.tables(t, i, maxMetadata, func(kv int64) error {
+		for j := range 2 {
+			if _, _, ok := f.vector(kv, j, 1); !ok {
+				return errFlatbuffer
+			}
+		}
+		return nil
+	})
+}
+
+// checkMessage checks a Message flatbuffer (Arrow's format/Message.fbs,
+// Schema.fbs) where arrow-go trusts it: a Schema's fields, their children
+// and metadata (counted and nested within bounds), a record batch's
+// vectors, and the message's own metadata.
+func checkMessage(b []byte) error {
+	f := &fbuf{b: b}
+	root, ok := f.u32(0)
+	if !ok {
+		return errFlatbuffer
+	}
+	if err := f.metadata(root, 4); err != nil {
+		return err
+	}
+	at, ok := f.field(root, 1)
+	if !ok {
+		return errFlatbuffer
+	}
+	var kind byte
+	if at != 0 {
+		kind = b[at]
+	}
+	header, ok := f.ref(root, 2)
+	if !ok {
+		return errFlatbuffer
+	}
+	if header == 0 {
+		return nil
+	}
+	switch kind {
+	case 1: // Schema: endianness 0, fields 1, custom_metadata 2, features 3
+		if err := f.metadata(header, 2); err != nil {
+			return err
+		}
+		if _, _, ok := f.vector(header, 3, 8); !ok {
+			return errFlatbuffer
+		}
+		return f.tables(header, 1, maxSchemaFields, func(t int64) error { return f.checkField(t, 1) })
+	case 2: // DictionaryBatch: id 0, data 1 (a RecordBatch), isDelta 2
+		rb, ok := f.ref(header, 1)
+		if !ok {
+			return errFlatbuffer
+		}
+		if rb == 0 {
+			return nil
+		}
+		return f.checkRecordBatch(rb)
+	case 3:
+		return f.checkRecordBatch(header)
+	}
+	return nil
+}
+
+// checkField checks a Field: name 0, nullable 1, type_type 2, type 3,
+// dictionary 4, children 5, custom_metadata 6.
+func (f *fbuf) checkField(t int64, depth int) error {
+	if depth > maxSchemaDepth {
+		return fmt.Errorf("a schema nested more than %d deep", maxSchemaDepth)
+	}
+	if f.fields++; f.fields > maxSchemaFields {
+		return fmt.Errorf("a schema of more than %d fields", maxSchemaFields)
+	}
+	if _, _, ok := f.vector(t, 0, 1); !ok {
+		return errFlatbuffer
+	}
+	for _, i := range []int{3, 4} {
+		if x, ok := f.ref(t, i); !ok {
+			return errFlatbuffer
+		} else if x != 0 {
+			if _, _, ok := f.table(x); !ok {
+				return errFlatbuffer
+			}
+		}
+	}
+	if err := f.metadata(t, 6); err != nil {
+		return err
+	}
+	return f.tables(t, 5, maxSchemaFields, func(c int64) error { return f.checkField(c, depth+1) })
+}
+
+// checkRecordBatch checks a RecordBatch: length 0, nodes 1 (16-byte
+// structs), buffers 2 (16-byte structs), compression 3,
+// variadicBufferCounts 4 (int64s).
+func (f *fbuf) checkRecordBatch(t int64) error {
+	if _, _, ok := f.table(t); !ok {
+		return errFlatbuffer
+	}
+	for _, v := range [][2]int64{{1, 16}, {2, 16}, {4, 8}} {
+		if _, _, ok := f.vector(t, int(v[0]), v[1]); !ok {
+			return errFlatbuffer
+		}
+	}
+	return nil
 }
