@@ -162,6 +162,14 @@ func (d *decoder) consume(bar *arrowpb.BatchArrowRecords) (err error) {
 		if rows += rec.NumRows(); rows > d.maxRows {
 			return errRows{rows, d.maxRows}
 		}
+		for _, col := range rec.Columns() {
+			if int64(col.Len()) < rec.NumRows() {
+				return fmt.Errorf("cannot decode Arrow record: a column of %d values in a record of %d rows", col.Len(), rec.NumRows())
+			}
+			if err := validate(col.Data(), d.maxRows, 0); err != nil {
+				return fmt.Errorf("cannot decode Arrow record: %w", err)
+			}
+		}
 	}
 	return nil
 }
