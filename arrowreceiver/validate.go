@@ -55,7 +55,11 @@ func validate(d arrow.ArrayData, maxRows int64, depth int) error {
 		if err := validate(dict, maxRows, depth+1); err != nil {
 			return err
 		}
-		if err := indexesWithin(bufs[1], w.BitWidth(), off, end, int64(dict.Len())); err != nil {
+		var valid []byte
+		if bufs[0] != nil {
+			valid = bufs[0].Bytes()
+		}
+		if err := indexesWithin(bufs[1], valid, w.BitWidth(), off, end, int64(dict.Len())); err != nil {
 			return err
 		}
 	case arrow.FixedWidthDataType:
@@ -169,14 +173,19 @@ func offsetsWithin(bufs []*memory.Buffer, w int, off, end, limit int64) error {
 	return nil
 }
 
-// indexesWithin checks dictionary indexes off..end (w bits each, signed or
-// not) against the dictionary's length.
-func indexesWithin(b *memory.Buffer, w int, off, end, dictLen int64) error {
+// indexesWithin checks the dictionary indexes off..end (w bits each,
+// signed or not) of the values that are not null (valid: the validity
+// bitmap, nil when none is) against the dictionary's length. A null's
+// index is undefined (the producer writes 0 into an empty dictionary).
+func indexesWithin(b *memory.Buffer, valid []byte, w int, off, end, dictLen int64) error {
 	if end == 0 {
 		return nil
 	}
 	bs := b.Bytes()
 	for i := off; i < end; i++ {
+		if valid != nil && valid[i>>3]&(1<<(i&7)) == 0 {
+			continue
+		}
 		var x uint64
 		switch w {
 		case 8:
