@@ -74,6 +74,7 @@ unit: browser
 	mkdir -p bin/artifacts
 	OTLP_LITE_ARTIFACTS=$(CURDIR)/bin/artifacts $(GO) test -race -count=1 ./...
 	$(GO) test -race -count=1 -tags otelarrow ./arrowreceiver
+	$(GO) test -race -count=1 -tags otelarrow -run OTelArrow ./service
 	cd examples/tracestore && $(GO) test -count=1 ./...
 
 $(PYTHON): interop/python/requirements.txt
