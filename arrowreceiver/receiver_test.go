@@ -536,3 +536,34 @@ func TestWrongSignal(t *testing.T) {
 		t.Fatalf("stream ended with %v", err)
 	}
 }
+
+// TestInvalidItemsStreamLivesOn: a batch whose items the pipeline rejects
+// (spans without ids) is answered INVALID_ARGUMENT, its Arrow state being
+// whole, and the stream goes on: the next batch is stored, as the
+// Collector's receiver answers a permanent consumer error.
+func TestInvalidItemsStreamLivesOn(t *testing.T) {
+	srv := serve(t, Config{})
+	s := open(t, dial(t, srv.addr), "traces")
+	prod := arrow_record.NewProducer()
+	defer prod.Close()
+	bad := makeTraces(0, 3, 0)
+	spans := bad.ResourceSpans().At(0).ScopeSpans().At(0).Spans()
+	for i := range spans.Len() {
+		spans.At(i).SetTraceID(pcommon.TraceID{})
+	}
+	bar, err := prod.BatchArrowRecordsFromTraces(bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := exchange(t, s, bar); st.StatusCode != arrowpb.StatusCode_INVALID_ARGUMENT || !strings.Contains(st.StatusMessage, "trace_id") {
+		t.Fatalf("got %v %q, want INVALID_ARGUMENT naming trace_id", st.StatusCode, st.StatusMessage)
+	}
+	good, want := produce(t, prod, "traces", 1)
+	if st := exchange(t, s, good); st.StatusCode != arrowpb.StatusCode_OK {
+		t.Fatalf("the next batch: %v %q", st.StatusCode, st.StatusMessage)
+	}
+	sort.Strings(want)
+	if got := keys(t, "traces", srv.sink.all()); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("stored %d spans, want the good batch's %d", len(got), len(want))
+	}
+}
