@@ -74,8 +74,13 @@ func bodyLength(fb []byte) (int64, bool) {
 	}
 	vsize := int64(binary.LittleEndian.Uint16(fb[vtable:]))
 	const slot = 4 + 2*3 // the vtable's header, then field 3's offset
-	if vsize < slot+2 || vtable+slot+2 > int64(len(fb)) {
+	// Present when its slot starts within the vtable's declared size,
+	// as the flatbuffers library reads it (even an odd size).
+	if vsize <= slot {
 		return 0, true // absent: the default, 0
+	}
+	if vtable+slot+2 > int64(len(fb)) {
+		return 0, false
 	}
 	off := int64(binary.LittleEndian.Uint16(fb[vtable+slot:]))
 	if off == 0 {
@@ -102,6 +107,29 @@ const (
 type fbuf struct {
 	b      []byte
 	fields int
+	// kvs and strs count the metadata pairs and the bytes of names and
+	// metadata that arrow-go will copy into strings: a flatbuffer may
+	// point many fields at one table and many pairs at one long string
+	// (a schema of 1,240 bytes made arrow-go copy 1.8 GB of strings), so
+	// what is read is bounded, not only what is there.
+	kvs  int
+	strs int64
+}
+
+// maxStringBytes bounds the strings a schema makes: four times its
+// message, or 64 KiB for a small one.
+func (f *fbuf) maxStringBytes() int64 { return max(4*int64(len(f.b)), 64<<10) }
+
+// str checks the string of field i of the table at t and counts it.
+func (f *fbuf) str(t int64, i int) error {
+	_, n, ok := f.vector(t, i, 1)
+	if !ok {
+		return errFlatbuffer
+	}
+	if f.strs += n; f.strs > f.maxStringBytes() {
+		return fmt.Errorf("a schema whose names and metadata make more than %d bytes of strings", f.maxStringBytes())
+	}
+	return nil
 }
 
 var errFlatbuffer = errors.New("bad Message flatbuffer")
@@ -124,7 +152,7 @@ func (f *fbuf) table(t int64) (vt, vsize int64, ok bool) {
 		return 0, 0, false
 	}
 	vsize = int64(binary.LittleEndian.Uint16(f.b[vt:]))
-	if vsize < 4 || vt+vsize > int64(len(f.b)) {
+	if vsize < 4 {
 		return 0, 0, false
 	}
 	return vt, vsize, true
@@ -137,8 +165,13 @@ func (f *fbuf) field(t int64, i int) (int64, bool) {
 		return 0, false
 	}
 	slot := int64(4 + 2*i)
-	if slot+2 > vsize {
+	// Present when its slot starts within the vtable's declared size, as
+	// the flatbuffers library reads it: an odd size covers half a slot.
+	if slot >= vsize {
 		return 0, true
+	}
+	if vt+slot+2 > int64(len(f.b)) {
+		return 0, false
 	}
 	off := int64(binary.LittleEndian.Uint16(f.b[vt+slot:]))
 	if off == 0 {
@@ -199,9 +232,12 @@ func (f *fbuf) tables(t int64, i int, max int64, each func(int64) error) error {
 
 func (f *fbuf) metadata(t int64, i int) error {
 	return f.tables(t, i, maxMetadata, func(kv int64) error {
+		if f.kvs++; f.kvs > maxSchemaFields {
+			return fmt.Errorf("a schema of more than %d metadata pairs", maxSchemaFields)
+		}
 		for j := range 2 {
-			if _, _, ok := f.vector(kv, j, 1); !ok {
-				return errFlatbuffer
+			if err := f.str(kv, j); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -269,8 +305,8 @@ func (f *fbuf) checkField(t int64, depth int) error {
 	if f.fields++; f.fields > maxSchemaFields {
 		return fmt.Errorf("a schema of more than %d fields", maxSchemaFields)
 	}
-	if _, _, ok := f.vector(t, 0, 1); !ok {
-		return errFlatbuffer
+	if err := f.str(t, 0); err != nil {
+		return err
 	}
 	for _, i := range []int{3, 4} {
 		if x, ok := f.ref(t, i); !ok {
