@@ -45,12 +45,13 @@ func checkIPC(b []byte) error {
 		if !ok {
 			return fmt.Errorf("cannot decode Arrow IPC message at byte %d: bad Message flatbuffer", pos)
 		}
-		if err := checkMessage(b[pos : pos+int(n)]); err != nil {
-			return fmt.Errorf("cannot decode Arrow IPC message at byte %d: %w", pos, err)
-		}
+		meta := b[pos : pos+int(n)]
 		pos += int(n)
 		if body < 0 || body > int64(len(b)-pos) {
 			return fmt.Errorf("cannot decode Arrow IPC message at byte %d: body of %d bytes in a record of %d", pos, body, len(b))
+		}
+		if err := checkMessage(meta, b[pos:pos+int(body)]); err != nil {
+			return fmt.Errorf("cannot decode Arrow IPC message at byte %d: %w", pos-int(n), err)
 		}
 		pos += int(body)
 	}
@@ -248,7 +249,7 @@ func (f *fbuf) metadata(t int64, i int) error {
 // Schema.fbs) where arrow-go trusts it: a Schema's fields, their children
 // and metadata (counted and nested within bounds), a record batch's
 // vectors, and the message's own metadata.
-func checkMessage(b []byte) error {
+func checkMessage(b, body []byte) error {
 	f := &fbuf{b: b}
 	root, ok := f.u32(0)
 	if !ok {
@@ -289,9 +290,9 @@ func checkMessage(b []byte) error {
 		if rb == 0 {
 			return nil
 		}
-		return f.checkRecordBatch(rb)
+		return f.checkRecordBatch(rb, body)
 	case 3:
-		return f.checkRecordBatch(header)
+		return f.checkRecordBatch(header, body)
 	}
 	return nil
 }
@@ -326,7 +327,7 @@ func (f *fbuf) checkField(t int64, depth int) error {
 // checkRecordBatch checks a RecordBatch: length 0, nodes 1 (16-byte
 // structs), buffers 2 (16-byte structs), compression 3,
 // variadicBufferCounts 4 (int64s).
-func (f *fbuf) checkRecordBatch(t int64) error {
+func (f *fbuf) checkRecordBatch(t int64, body []byte) error {
 	if _, _, ok := f.table(t); !ok {
 		return errFlatbuffer
 	}
@@ -334,6 +335,128 @@ func (f *fbuf) checkRecordBatch(t int64) error {
 		if _, _, ok := f.vector(t, int(v[0]), v[1]); !ok {
 			return errFlatbuffer
 		}
+	}
+	// compression 3: a BodyCompression, codec 0 (0 LZ4_FRAME, 1 ZSTD).
+	c, ok := f.ref(t, 3)
+	if !ok {
+		return errFlatbuffer
+	}
+	if c == 0 {
+		return nil
+	}
+	at, ok := f.field(c, 0)
+	if !ok {
+		return errFlatbuffer
+	}
+	if at == 0 || f.b[at] != 1 {
+		return nil // LZ4 frames: blocks of at most 4 MiB
+	}
+	start, n, _ := f.vector(t, 2, 16)
+	for k := range n {
+		s := f.b[start+16*k:]
+		off, size := int64(binary.LittleEndian.Uint64(s)), int64(binary.LittleEndian.Uint64(s[8:]))
+		if size == 0 {
+			continue
+		}
+		if off < 0 || size < 8 || off > int64(len(body)) || size > int64(len(body))-off {
+			return fmt.Errorf("buffer of %d bytes at %d in a body of %d", size, off, len(body))
+		}
+		buf := body[off : off+size]
+		out := int64(binary.LittleEndian.Uint64(buf))
+		if out == -1 {
+			continue // stored uncompressed
+		}
+		if err := checkZstd(buf[8:], out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MaxZstdWindow bounds the window a zstd frame of a compressed Arrow
+// buffer may declare when it is not a single segment (whose window is its
+// content, at most the buffer's declared size, which the allocator
+// bounds): arrow-go's decoder (klauspost/compress, its defaults) makes a
+// history of the declared window, up to 512 MiB, outside the allocator.
+// 8 MiB is zstd's own limit for decoders that must not be forced to more
+// (RFC 8878, 3.1.1.1.2) and what its encoder uses at its default level.
+const MaxZstdWindow = 8 << 20
+
+// checkZstd walks the zstd frames of a compressed buffer that decodes to
+// out bytes and refuses a frame whose window is larger than MaxZstdWindow,
+// or a single segment larger than out.
+func checkZstd(b []byte, out int64) error {
+	for len(b) >= 5 {
+		magic := binary.LittleEndian.Uint32(b)
+		if magic&0xfffffff0 == 0x184d2a50 { // a skippable frame
+			n := int64(binary.LittleEndian.Uint32(b[4:]))
+			if n > int64(len(b))-8 {
+				return nil
+			}
+			b = b[8+n:]
+			continue
+		}
+		if magic != 0xfd2fb528 {
+			return nil // not zstd: the decoder refuses it
+		}
+		fhd := b[4]
+		pos := 5
+		single := fhd&0x20 != 0
+		var window uint64
+		if !single {
+			wd := b[pos]
+			pos++
+			base := uint64(1) << (10 + wd>>3)
+			window = base + base/8*uint64(wd&7)
+		}
+		pos += [4]int{0, 1, 2, 4}[fhd&3] // dictionary id
+		fcsLen := [4]int{0, 2, 4, 8}[fhd>>6]
+		if fcsLen == 0 && single {
+			fcsLen = 1
+		}
+		if pos+fcsLen > len(b) {
+			return nil
+		}
+		var fcs uint64
+		for i := range fcsLen {
+			fcs |= uint64(b[pos+i]) << (8 * i)
+		}
+		if fcsLen == 2 {
+			fcs += 256
+		}
+		pos += fcsLen
+		if single {
+			if fcs > uint64(max(out, 0)) {
+				return fmt.Errorf("zstd frame of %d bytes in a buffer of %d", fcs, out)
+			}
+		} else if window > MaxZstdWindow {
+			return fmt.Errorf("zstd window of %d bytes, more than %d", window, MaxZstdWindow)
+		}
+		for { // blocks: a 3-byte header, last bit, type, size
+			if pos+3 > len(b) {
+				return nil
+			}
+			h := uint32(b[pos]) | uint32(b[pos+1])<<8 | uint32(b[pos+2])<<16
+			pos += 3
+			size := int(h >> 3)
+			if h>>1&3 == 1 { // RLE: one byte
+				size = 1
+			}
+			if size > len(b)-pos {
+				return nil
+			}
+			pos += size
+			if h&1 == 1 {
+				break
+			}
+		}
+		if fhd&4 != 0 {
+			pos += 4 // checksum
+		}
+		if pos > len(b) {
+			return nil
+		}
+		b = b[pos:]
 	}
 	return nil
 }
