@@ -26,4 +26,8 @@
 // charged to the admission budget as they are allocated with
 // ingest.Pipeline.HoldStreamState), the rows a batch may decode
 // (Config.MaxBatchRows) and the OTLP it may decode to (MaxRecvMsgSize).
+// arrow-go trusts what a message declares, so before it reads a message
+// its framing, flatbuffer and zstd windows are checked (ipccheck.go), and
+// before the conversion reads the records their arrays are (validate.go):
+// what a stream declares costs at most what it sent, within its limit.
 package arrowreceiver
