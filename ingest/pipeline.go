@@ -207,6 +207,7 @@ const (
 	HTTP                        // OTLP/HTTP
 	Kafka                       // records read from Kafka (kafkasource)
 	STEF                        // STEFDestination/Stream (stefreceiver)
+	OTelArrow                   // Arrow{Traces,Metrics,Logs}Service (arrowreceiver, -tags otelarrow)
 	// Embedded is an embedder's own way in (a queue, a file, a protocol
 	// of its own), labelled "embedded", so that its requests are not
 	// counted as another transport's.
@@ -214,7 +215,7 @@ const (
 	numTransports
 )
 
-var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka", "stef", "embedded"}
+var transportNames = [numTransports]string{"grpc", "grpc_stream", "http", "kafka", "stef", "otelarrow", "embedded"}
 
 func (t Transport) String() string {
 	if t >= numTransports {

@@ -85,6 +85,9 @@ type Config struct {
 	// dictionaries are bounded by the stream's rotation
 	// (stefreceiver.DefaultMaxStreamBytes of decoded data).
 	STEF bool
+	// OTelArrow serves OTel-Arrow in builds with the tag otelarrow
+	// (otelarrow.go).
+	OTelArrow OTelArrowConfig
 	// Admission is the budget of request bytes (-admission-request-limit,
 	// -admission-waiting-limit, -admission-max-wait, -max-streams; defaults
 	// handler.DefaultAdmission*). Its StreamWindow is derived from Limits.
@@ -283,6 +286,7 @@ func DefaultConfig() Config {
 		SelfTelemetry:        SelfTelemetryConfig{Interval: DefaultSelfTelemetryInterval},
 	}
 	c.DedupKeys, c.DedupMaxAge = handler.DefaultDedupKeys, handler.DefaultDedupMaxAge
+	c.OTelArrow = OTelArrowConfig{Enabled: OTelArrowBuilt, MemoryLimit: DefaultOTelArrowMemoryLimit}
 	c.Admission = handler.AdmissionConfig{RequestLimit: handler.DefaultAdmissionRequestLimit,
 		WaitingLimit: handler.DefaultAdmissionWaitingLimit, MaxWait: handler.DefaultAdmissionMaxWait}
 	c.Stream = handler.StreamConfig{MaxInFlight: handler.DefaultStreamMaxInFlight, MaxAge: handler.DefaultStreamMaxAge,
@@ -341,6 +345,9 @@ func (c Config) Validate() error {
 	}
 	if _, err := c.MemoryLimitBytes(); err != nil {
 		return fmt.Errorf("bad -memory-limit: %w", err)
+	}
+	if err := c.OTelArrow.check(); err != nil {
+		return err
 	}
 	if err := c.checkTLS(); err != nil {
 		return err

@@ -215,12 +215,17 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		stef = stefreceiver.New(s.handler.Pipeline(), stefreceiver.Config{Metrics: s.metrics})
 		s.handler.Mount(stefreceiver.Path, stef)
 	}
+	// OTel-Arrow (-tags otelarrow) likewise.
+	stopArrow := s.mountOTelArrow()
 	proxy, _ := cfg.proxyProtocol() // checked by Validate
 	s.srv = server.New(s.handler, server.Config{TLS: s.tls, Limits: &s.limits, Metrics: s.metrics, Logger: logger, ProxyProtocol: proxy,
 		OnShutdown: func() {
 			s.handler.Shutdown()
 			if stef != nil {
 				stef.Shutdown()
+			}
+			if stopArrow != nil {
+				stopArrow()
 			}
 		}})
 	s.errc = make(chan error, len(s.listeners))

@@ -46,6 +46,10 @@ func registerServeFlags(s *flagSections, cfg *service.Config) {
 		fs.IntVar(&cfg.MaxRecvMsgSize, "grpc-max-recv-msg-size", cfg.MaxRecvMsgSize, "largest request in bytes, compressed or decompressed, for gRPC and OTLP/HTTP (OTLP recommends accepting 64 MiB)")
 		fs.BoolVar(&cfg.ValidateUTF8, "validate-utf8", cfg.ValidateUTF8, "reject items with invalid UTF-8 in string fields (proto3 requires valid UTF-8; off by default, as in the OpenTelemetry Collector)")
 		fs.BoolVar(&cfg.STEF, "stef", cfg.STEF, "also serve STEF/gRPC (STEFDestination/Stream, from the Collector's stefexporter) on the OTLP ports (-stef=false turns it off)")
+		if service.OTelArrowBuilt { // -tags otelarrow
+			fs.BoolVar(&cfg.OTelArrow.Enabled, "otelarrow", cfg.OTelArrow.Enabled, "also serve OTel-Arrow (Arrow{Traces,Metrics,Logs}Service, from the Collector's otelarrowexporter) on the OTLP ports (-otelarrow=false turns it off)")
+			fs.Int64Var(&cfg.OTelArrow.MemoryLimit, "otelarrow-memory-limit", cfg.OTelArrow.MemoryLimit, "bytes of Arrow buffers (schemas, dictionaries, one batch) one OTel-Arrow stream may hold, as otel-arrow's memory_limit_mib; charged to the admission budget as allocated; beyond it the batch gets RESOURCE_EXHAUSTED and the stream ends")
+		}
 		fs.Int64Var(&cfg.Admission.RequestLimit, "admission-request-limit", cfg.Admission.RequestLimit, "bytes of requests (wire plus decompressed) held at once across all protocols")
 		fs.Int64Var(&cfg.Admission.WaitingLimit, "admission-waiting-limit", cfg.Admission.WaitingLimit, "bytes of requests allowed to wait for admission; beyond it requests are refused at once as retryable")
 		fs.DurationVar(&cfg.Admission.MaxWait, "admission-max-wait", cfg.Admission.MaxWait, "longest a request waits for admission (also bounded by its deadline)")

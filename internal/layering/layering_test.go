@@ -64,6 +64,8 @@ var allowed = map[string][]string{
 
 	// STEF/gRPC, a transport beside handler.
 	"stefreceiver": {"grpcwire", "ingest", "otlp"},
+	// OTel-Arrow, likewise (built with -tags otelarrow).
+	"arrowreceiver": {"grpcwire", "ingest", "otlp"},
 
 	// The operator's view (the admin port's pages, the offline stats of a
 	// data directory): reads a metrics set, the log and the cursors.
@@ -71,7 +73,7 @@ var allowed = map[string][]string{
 
 	// The receiver composed, the top of the library: it may import every
 	// package but cmd/, and none imports it.
-	"service": {"admin", "forward", "grpcwire", "handler", "ingest", "internal/redact", "kafkasource", "otlp", "otlpclient", "otlpdecode", "otlppb",
+	"service": {"admin", "arrowreceiver", "forward", "grpcwire", "handler", "ingest", "internal/redact", "kafkasource", "otlp", "otlpclient", "otlpdecode", "otlppb",
 		"server", "stefreceiver", "storage", "storage/deadletter", "storage/discard", "storage/disk", "storage/kafka"},
 
 	// Test harnesses.
@@ -83,11 +85,11 @@ var allowed = map[string][]string{
 }
 
 // TestLayering checks every package's imports (not its tests') against
-// allowed, with and without the nokafka tag; and that every arrow allowed
+// allowed, with and without the nokafka tag, and with otelarrow; and that every arrow allowed
 // is used by some build, so that the list stays the map of what is.
 func TestLayering(t *testing.T) {
 	used := map[[2]string]bool{}
-	for _, tags := range []string{"", "nokafka"} {
+	for _, tags := range []string{"", "nokafka", "otelarrow"} {
 		out, err := exec.Command("go", "list", "-tags", tags, "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...").CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list: %v\n%s", err, out)

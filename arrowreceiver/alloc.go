@@ -1,0 +1,119 @@
+//go:build otelarrow
+
+package arrowreceiver
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	common "github.com/open-telemetry/otel-arrow/go/pkg/otel/common/arrow"
+
+	"github.com/otlp-lite/otlp-lite/ingest"
+)
+
+// chargeStep is the granularity of a stream's state charge: the
+// allocator takes the admission lock once per 256 KiB of Arrow buffers,
+// not once per buffer (a batch allocates thousands).
+const chargeStep = 256 << 10
+
+// budgetAllocator is a stream's Arrow allocator: otel-arrow's
+// LimitedAllocator (memory_limit_mib: at most limit bytes in use, a
+// common.LimitError beyond, which its callers recognise as
+// arrow_record.ErrConsumerMemoryLimit) whose bytes are also charged to the
+// admission budget as they are allocated (ingest.Pipeline.HoldStreamState,
+// in chargeStep steps) and returned as they are freed, so that the
+// dictionaries and buffers a stream holds cost what they are and a
+// stream that finds no room is refused (errNoRoom) before it allocates.
+// Allocate panics with either error, as LimitedAllocator does; the IPC
+// reader recovers it into its error.
+//
+// Not safe for concurrent use: one stream's decoder uses it.
+type budgetAllocator struct {
+	mem   memory.Allocator
+	p     *ingest.Pipeline
+	limit uint64
+	inuse uint64
+	held  int64 // charged with HoldStreamState
+	peak  uint64
+}
+
+// errNoRoom is the allocator's refusal when the admission budget has no
+// room for the stream's state.
+type errNoRoom struct{ want int64 }
+
+func (e errNoRoom) Error() string {
+	return fmt.Sprintf("no room in the admission budget for %d more bytes of Arrow stream state", e.want)
+}
+
+func newBudgetAllocator(p *ingest.Pipeline, limit uint64) *budgetAllocator {
+	return &budgetAllocator{mem: memory.NewGoAllocator(), p: p, limit: limit}
+}
+
+var _ memory.Allocator = (*budgetAllocator)(nil)
+
+func (a *budgetAllocator) Allocate(size int) []byte {
+	a.reserve(uint64(size))
+	b := a.mem.Allocate(size)
+	a.grew(uint64(size))
+	return b
+}
+
+func (a *budgetAllocator) Reallocate(size int, b []byte) []byte {
+	if size > len(b) {
+		a.reserve(uint64(size - len(b)))
+	}
+	out := a.mem.Reallocate(size, b)
+	if size > len(b) {
+		a.grew(uint64(size - len(b)))
+	} else {
+		a.inuse -= uint64(len(b) - size)
+		a.shrink()
+	}
+	return out
+}
+
+func (a *budgetAllocator) Free(b []byte) {
+	a.mem.Free(b)
+	a.inuse -= uint64(len(b))
+	a.shrink()
+}
+
+// reserve checks that n more bytes fit the stream's limit and are
+// charged, or panics.
+func (a *budgetAllocator) reserve(n uint64) {
+	if a.inuse+n > a.limit || a.inuse+n < a.inuse {
+		panic(common.LimitError{Request: n, Inuse: a.inuse, Limit: a.limit})
+	}
+	if need := int64(a.inuse+n) - a.held; need > 0 {
+		step := (need + chargeStep - 1) / chargeStep * chargeStep
+		if !a.p.HoldStreamState(step) {
+			panic(errNoRoom{want: step})
+		}
+		a.held += step
+	}
+}
+
+func (a *budgetAllocator) grew(n uint64) {
+	a.inuse += n
+	a.peak = max(a.peak, a.inuse)
+}
+
+// shrink returns the charge above what is in use, keeping one step of
+// slack so that a stream whose use hovers at a step's edge does not take
+// and return it at every buffer.
+func (a *budgetAllocator) shrink() {
+	keep := (int64(a.inuse) + chargeStep - 1) / chargeStep * chargeStep
+	if excess := a.held - keep - chargeStep; excess > 0 {
+		a.p.ReleaseStreamState(excess)
+		a.held -= excess
+	}
+}
+
+// release returns the whole charge (the stream ended; its readers are
+// released or dropped).
+func (a *budgetAllocator) release() {
+	if a.held > 0 {
+		a.p.ReleaseStreamState(a.held)
+		a.held = 0
+	}
+}
