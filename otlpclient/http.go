@@ -91,7 +91,10 @@ func (e *HTTPError) Error() string {
 }
 
 // ExportResult sends req, a serialized Export*ServiceRequest of the
-// configured signal, and returns the partial success of the response. A
+// configured signal, and returns the partial success of the response. The
+// export carries the idempotency key of ctx (WithIdempotencyKey), or a
+// random one with Config.IdempotencyKeys, as the Idempotency-Key header
+// (a structured-field string), the same on every attempt. A
 // refusal that is not retryable is returned as *AttemptError wrapping an
 // *HTTPError; a request given up is an error wrapping ErrDropped.
 func (h *HTTPExporter) ExportResult(ctx context.Context, req []byte) (otlp.PartialSuccess, error) {
@@ -110,14 +113,23 @@ func (h *HTTPExporter) ExportResult(ctx context.Context, req []byte) (otlp.Parti
 			return otlp.PartialSuccess{}, &AttemptError{Err: fmt.Errorf("cannot compress request: %w", err)}
 		}
 	}
+	key, err := exportKey(ctx, h.cfg.IdempotencyKeys)
+	if err != nil {
+		return otlp.PartialSuccess{}, err
+	}
+	if key != "" {
+		key = sfString(key)
+	}
 	return h.cfg.Retry(ctx, func(ctx context.Context) (otlp.PartialSuccess, error) {
-		return h.attempt(ctx, body, gz, respType)
+		return h.attempt(ctx, body, gz, respType, key)
 	})
 }
 
 // attempt is one POST. Refusals are *AttemptError saying whether they are
 // retryable; transport failures are plain errors, which the loop retries.
-func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respType otlpjson.MessageType) (otlp.PartialSuccess, error) {
+// key, if not empty, is the Idempotency-Key header's value, the same on
+// every attempt of the export.
+func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respType otlpjson.MessageType, key string) (otlp.PartialSuccess, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
 	if err != nil {
 		return otlp.PartialSuccess{}, &AttemptError{Err: err}
@@ -132,6 +144,9 @@ func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respTy
 	}
 	if gz {
 		req.Header.Set("Content-Encoding", "gzip")
+	}
+	if key != "" {
+		req.Header.Set(otlp.IdempotencyKeyHeader, key)
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
