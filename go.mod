@@ -10,11 +10,11 @@ require (
 	github.com/splunk/stef/go/otel v0.1.1
 	github.com/splunk/stef/go/pkg v0.1.1
 	github.com/twmb/franz-go v1.22.2
+	github.com/twmb/franz-go/pkg/kmsg v1.15.0
 	golang.org/x/net v0.62.0
 )
 
 require (
-	github.com/twmb/franz-go/pkg/kmsg v1.15.0 // indirect
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
