@@ -35,6 +35,7 @@ type HTTPExporter struct {
 	url    string
 	json   bool
 	header http.Header
+	auto   *autoKeys // with Config.IdempotencyKeys; nil otherwise
 }
 
 // HTTPConfig configures an HTTPExporter.
@@ -58,7 +59,11 @@ func NewHTTPExporter(cfg HTTPConfig) *HTTPExporter {
 	if client == nil {
 		client = NewHTTP1Client(cfg.TLS, cfg.DialContext)
 	}
-	return &HTTPExporter{cfg: cfg.Config, client: noRedirects(client), url: cfg.URL, json: cfg.JSON, header: cfg.Header}
+	h := &HTTPExporter{cfg: cfg.Config, client: noRedirects(client), url: cfg.URL, json: cfg.JSON, header: cfg.Header}
+	if cfg.IdempotencyKeys {
+		h.auto = newAutoKeys()
+	}
+	return h
 }
 
 // NewHTTP1Client returns the client an HTTPExporter uses by default:
@@ -113,7 +118,7 @@ func (h *HTTPExporter) ExportResult(ctx context.Context, req []byte) (otlp.Parti
 			return otlp.PartialSuccess{}, &AttemptError{Err: fmt.Errorf("cannot compress request: %w", err)}
 		}
 	}
-	key, err := exportKey(ctx, h.cfg.IdempotencyKeys)
+	key, err := exportKey(ctx, h.auto)
 	if err != nil {
 		return otlp.PartialSuccess{}, err
 	}

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
@@ -77,12 +79,26 @@ func CheckIdempotencyKey(key string) error {
 	return nil
 }
 
+// autoKeys makes the keys of Config.IdempotencyKeys: a random prefix
+// (NewIdempotencyKey) drawn once per exporter and a counter, unique as a
+// random key is, without a call to the system's random source per export.
+type autoKeys struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+func newAutoKeys() *autoKeys { return &autoKeys{prefix: NewIdempotencyKey() + "-"} }
+
+func (a *autoKeys) next() string {
+	return a.prefix + strconv.FormatUint(a.n.Add(1), 36)
+}
+
 // exportKey is the key of one export under ctx: the caller's
-// (WithIdempotencyKey), else a random one if auto, else none.
-func exportKey(ctx context.Context, auto bool) (string, error) {
+// (WithIdempotencyKey), else the next of auto if not nil, else none.
+func exportKey(ctx context.Context, auto *autoKeys) (string, error) {
 	key, ok := IdempotencyKeyFrom(ctx)
-	if !ok && auto {
-		return NewIdempotencyKey(), nil
+	if !ok && auto != nil {
+		return auto.next(), nil
 	}
 	if key == "" {
 		return "", nil
@@ -121,8 +137,16 @@ type keyTransport struct{ base http.RoundTripper }
 
 func (t keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if key, ok := IdempotencyKeyFrom(r.Context()); ok && key != "" {
-		r = r.Clone(r.Context())
-		r.Header.Set(otlp.IdempotencyKeyMetadata, key)
+		// A shallow copy with its own header map: only the map
+		// changes (Clone would also copy every value, the URL and
+		// the trailer).
+		c := *r
+		c.Header = make(http.Header, len(r.Header)+1)
+		for k, v := range r.Header {
+			c.Header[k] = v
+		}
+		c.Header[otlp.IdempotencyKeyMetadata] = []string{key}
+		r = &c
 	}
 	return t.base.RoundTrip(r)
 }

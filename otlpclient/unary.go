@@ -19,6 +19,7 @@ type UnaryExporter struct {
 	cfg    Config
 	client *grpcwire.Client
 	keyed  *grpcwire.Client // client sending each context's idempotency key
+	auto   *autoKeys        // with Config.IdempotencyKeys; nil otherwise
 	method string
 	c      counters
 }
@@ -30,7 +31,11 @@ func NewUnaryExporter(cfg Config) *UnaryExporter {
 	client := &grpcwire.Client{HTTP: hc, BaseURL: cfg.baseURL(), Encoding: cfg.Compression}
 	keyed := *client
 	keyed.HTTP = wrapTransport(hc, func(base http.RoundTripper) http.RoundTripper { return keyTransport{base: base} })
-	return &UnaryExporter{cfg: cfg, client: client, keyed: &keyed, method: signalInfo(cfg.Signal).GRPCPath}
+	u := &UnaryExporter{cfg: cfg, client: client, keyed: &keyed, method: signalInfo(cfg.Signal).GRPCPath}
+	if cfg.IdempotencyKeys {
+		u.auto = newAutoKeys()
+	}
+	return u
 }
 
 // ErrDropped is returned for a request given up before it was
@@ -60,7 +65,7 @@ func (u *UnaryExporter) Export(ctx context.Context, req []byte) error {
 // random one with Config.IdempotencyKeys, the same on every attempt.
 func (u *UnaryExporter) ExportResult(ctx context.Context, req []byte) (otlp.PartialSuccess, error) {
 	client := u.client
-	key, err := exportKey(ctx, u.cfg.IdempotencyKeys)
+	key, err := exportKey(ctx, u.auto)
 	if err != nil {
 		u.c.failed.Add(1)
 		return otlp.PartialSuccess{}, err
