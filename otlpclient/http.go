@@ -195,8 +195,12 @@ func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respTy
 	if st, err := grpcwire.ParseStatusProto(respBody); err == nil {
 		herr.Message = shortMessage(st.Message)
 	}
-	// OTLP v1.11 "Retryable Response Codes" (OTLP/HTTP).
-	if otlp.RetryableHTTPStatus(resp.StatusCode) {
+	// OTLP v1.11 "Retryable Response Codes" (OTLP/HTTP), and, for a
+	// request sent with an idempotency key, 409: the IETF draft's answer
+	// to a request whose key's first request is still being processed
+	// (otlp.IdempotencyKeyHeader), which a retry settles once that one is
+	// answered.
+	if otlp.RetryableHTTPStatus(resp.StatusCode) || resp.StatusCode == http.StatusConflict && key != "" {
 		return otlp.PartialSuccess{}, &AttemptError{Err: herr, Retryable: true, Delay: ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	}
 	return otlp.PartialSuccess{}, &AttemptError{Err: herr}

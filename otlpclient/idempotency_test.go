@@ -243,3 +243,39 @@ func TestStreamSendIDInUse(t *testing.T) {
 	closeExporter(t, e)
 	o.requireAllAcked(t, 1)
 }
+
+// TestHTTPConflictRetriedWithKey: a 409 (the first request under the key
+// still in flight) is retried when the request carries a key, and final
+// without one, as OTLP/HTTP has it.
+func TestHTTPConflictRetriedWithKey(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	addr := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		key := r.Header.Get(otlp.IdempotencyKeyHeader)
+		mu.Lock()
+		calls[key]++
+		n := calls[key]
+		mu.Unlock()
+		if n == 1 {
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusConflict)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-protobuf")
+	}))
+	h := NewHTTPExporter(HTTPConfig{Config: Config{Endpoint: addr, HTTP: NewHTTPClient(nil, 0, 0), Backoff: Backoff{Initial: time.Millisecond}, RequestTimeout: 10 * time.Second},
+		URL: "http://" + addr + "/v1/traces"})
+	if _, err := h.ExportResult(WithIdempotencyKey(context.Background(), "k1"), testRequest(1, 1)); err != nil {
+		t.Fatalf("keyed export after a 409: %v", err)
+	}
+	_, err := h.ExportResult(context.Background(), testRequest(2, 1))
+	if he, ok := errors.AsType[*HTTPError](err); !ok || he.StatusCode != http.StatusConflict {
+		t.Fatalf("export without a key answered 409: %v, want the 409 as final", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls[`"k1"`] != 2 || calls[""] != 1 {
+		t.Fatalf("attempts %v", calls)
+	}
+}
