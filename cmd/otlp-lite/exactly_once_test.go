@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -338,6 +339,56 @@ func TestExactlyOnceLostAck(t *testing.T) {
 			}
 			if dups > 0 {
 				t.Errorf("%d spans stored more than once", dups)
+			}
+		})
+	}
+}
+
+// TestExactlyOnceReplayKill: replay (with a cursor) is SIGKILLed several
+// times mid-run and run again until it finishes, then the whole log is
+// replayed once more without a cursor: each record carries the key of its
+// position in the replayed log (its identity, DATA/ID), so the target
+// stores every item exactly once, over OTLP/gRPC and the stream.
+func TestExactlyOnceReplayKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs servers")
+	}
+	src := t.TempDir()
+	ids, _ := fillSource(t, src, "rk", 300, 0)
+	for _, proto := range []string{"grpc", "stream"} {
+		t.Run(proto, func(t *testing.T) {
+			dir := t.TempDir()
+			dst := startServe(t, dir, "")
+			args := []string{"replay", "-data-dir", src, "-endpoint", dst.addr, "-insecure", "-protocol", proto, "-signal", "traces", "-cursor", "kill-" + proto}
+			kills := 0
+			for range 4 {
+				p := startCmd(t, args...)
+				time.Sleep(time.Duration(10+rand.IntN(60)) * time.Millisecond) // the kill lands at a random moment of the replay
+				p.cmd.Process.Signal(syscall.SIGKILL)
+				<-p.done
+				if !p.cmd.ProcessState.Exited() {
+					kills++
+				}
+			}
+			if code := startCmd(t, args...).exitCode(t); code != 0 {
+				t.Fatalf("the replay after the kills exited %d", code)
+			}
+			again := startCmd(t, args[:len(args)-2]...) // no cursor: everything again
+			if code := again.exitCode(t); code != 0 {
+				t.Fatalf("the second full replay exited %d:\n%s", code, again.stderr.String())
+			}
+			dst.stop(t)
+			got := storedIDs(t, dir, storage.Traces)
+			dups := 0
+			for _, id := range ids {
+				if got[id] == 0 {
+					t.Fatalf("item %s never arrived", id)
+				}
+				dups += got[id] - 1
+			}
+			t.Logf("%s: %d kills of replay, then two full runs: %d items, %d stored more than once", proto, kills, len(ids), dups)
+			if dups > 0 {
+				t.Errorf("%d items stored more than once", dups)
 			}
 		})
 	}
