@@ -368,6 +368,7 @@ func (p *statusPage) view(now time.Time) statusView {
 		{"refused: budget busy", "otlplite_admission_refusals_busy_total"},
 		{"refused: larger than the budget", "otlplite_admission_refusals_too_large_total"},
 		{"refused: decompressed over budget", "otlplite_admission_refusals_decompressed_over_budget_total"},
+		{"duplicates answered from the window of idempotency keys", "otlplite_dedup_hits_total"},
 	} {
 		a.Counters = append(a.Counters, namedFigure{c.name, fig(sel(c.series), formatCount), true})
 	}

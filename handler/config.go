@@ -33,5 +33,17 @@ func NewQuotaFile(path string) (*QuotaFile, error) { return ingest.NewQuotaFile(
 // ParseQuotas is ingest.ParseQuotas.
 func ParseQuotas(data []byte) (*Quotas, error) { return ingest.ParseQuotas(data) }
 
+// DedupConfig is ingest.DedupConfig: the window of idempotency keys.
+type DedupConfig = ingest.DedupConfig
+
+// The window's defaults (ingest's).
+const (
+	DefaultDedupKeys   = ingest.DefaultDedupKeys
+	DefaultDedupMaxAge = ingest.DefaultDedupMaxAge
+)
+
+// MaxDedupBytes is ingest.MaxDedupBytes.
+func MaxDedupBytes(cfg DedupConfig) int64 { return ingest.MaxDedupBytes(cfg) }
+
 // LatencyBuckets is ingest.LatencyBuckets.
 var LatencyBuckets = ingest.LatencyBuckets

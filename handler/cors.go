@@ -28,8 +28,9 @@ type corsPolicy struct {
 	maxAge  string
 }
 
-// baseCORSHeaders are the request headers OTLP/HTTP clients need.
-var baseCORSHeaders = []string{"content-type", "content-encoding", "accept", "accept-encoding", "x-requested-with"}
+// baseCORSHeaders are the request headers OTLP/HTTP clients need (and
+// Idempotency-Key, docs/exactly-once.md).
+var baseCORSHeaders = []string{"content-type", "content-encoding", "accept", "accept-encoding", "x-requested-with", "idempotency-key"}
 
 // newCORSPolicy returns the policy for cfg. With auth on, browsers must be
 // allowed to send the Authorization header the receiver requires.

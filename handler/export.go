@@ -16,9 +16,14 @@ import (
 // call is still OK so the client does not retry them; a request that cannot
 // be decoded at all gets INVALID_ARGUMENT (not retryable).
 func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
+	r := call.Request()
+	key, kst := grpcIdempotencyKey(r.Header)
+	if kst != nil {
+		h.refuseGRPC(call, ingest.GRPC, kst)
+		return
+	}
 	t := h.getTicket(call.Context())
 	defer h.putTicket(t)
-	r := call.Request()
 	h.p.StartLog(call.Context(), t, r.RemoteAddr, ingest.GRPC, kind.signal)
 	call.SetBudget(t)
 	var st *grpcwire.Status
@@ -33,7 +38,7 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 	// client that does not read the response holds none.
 	res, err := h.p.Export(call.Context(), ingest.Request{
 		Transport: ingest.GRPC, Signal: kind.signal, Body: t.Msg,
-		WireSize: call.LastWireSize(), Ticket: t,
+		WireSize: call.LastWireSize(), Ticket: t, IdempotencyKey: key,
 	})
 	if err != nil {
 		h.refuseGRPC(call, ingest.GRPC, err.(*grpcwire.Status))

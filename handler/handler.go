@@ -64,6 +64,9 @@ type Config struct {
 	// Admission bounds the bytes of requests held at once, across every
 	// protocol.
 	Admission AdmissionConfig
+	// Dedup bounds the pipeline's window of idempotency keys
+	// (ingest.Config.Dedup, docs/exactly-once.md).
+	Dedup DedupConfig
 	// Auth, when set, must accept a request before its body is read;
 	// refused requests get UNAUTHENTICATED or HTTP 401.
 	Auth Authenticator
@@ -152,6 +155,7 @@ func New(cfg Config) *Handler {
 		Decode:         cfg.Decode,
 		RetryDelay:     cfg.RetryDelay,
 		Admission:      cfg.Admission,
+		Dedup:          cfg.Dedup,
 		Metrics:        cfg.Metrics,
 		Tenants:        tenants,
 		Clock:          cfg.Clock,

@@ -121,6 +121,11 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeHTTPError(w, r, enc, http.StatusBadRequest, st)
 		return
 	}
+	key, st := httpIdempotencyKey(r.Header)
+	if st != nil {
+		h.writeHTTPError(w, r, enc, http.StatusBadRequest, st)
+		return
+	}
 
 	t := h.getTicket(r.Context())
 	defer h.putTicket(t)
@@ -147,7 +152,7 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 	// it returns, so a client that does not read the response holds none.
 	res, err := h.p.Export(r.Context(), ingest.Request{
 		Transport: ingest.HTTP, Signal: kind.signal, Body: body,
-		Format: format, Codec: codec, Ticket: t,
+		Format: format, Codec: codec, Ticket: t, IdempotencyKey: key,
 	})
 	if err != nil {
 		st := err.(*grpcwire.Status)
@@ -258,7 +263,9 @@ func (h *Handler) writeHTTPError(w http.ResponseWriter, r *http.Request, enc htt
 			_ = rc.SetReadDeadline(time.Now().Add(h.unreadLinger))
 		}()
 	}
-	if st.RetryDelay > 0 && (httpStatus == http.StatusTooManyRequests || httpStatus == http.StatusServiceUnavailable) {
+	// 409: an idempotency key whose first request is still in flight
+	// (docs/exactly-once.md) says when to come back too.
+	if st.RetryDelay > 0 && (httpStatus == http.StatusTooManyRequests || httpStatus == http.StatusServiceUnavailable || httpStatus == http.StatusConflict) {
 		w.Header().Set("Retry-After", retryAfter(st.RetryDelay))
 	}
 	body := st.AppendProto(nil)

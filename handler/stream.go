@@ -69,8 +69,14 @@ func (c *StreamConfig) setDefaults() {
 // exportStream serves one StreamExporter call. See stream.proto for the
 // protocol, and in particular which requests a client must resend.
 func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
+	clientID, st := streamClientID(call.Request().Header)
+	if st != nil {
+		h.refuseGRPC(call, ingest.GRPCStream, st)
+		return
+	}
 	s := &exportStreamState{
-		h: h, call: call, kind: kind,
+		clientID: clientID,
+		h:        h, call: call, kind: kind,
 		slots:    make(chan struct{}, h.stream.MaxInFlight),
 		inFlight: map[uint64]bool{},
 		readDone: make(chan *grpcwire.Status, 1),
@@ -163,6 +169,19 @@ type exportStreamState struct {
 	// codec is the stream's stateful decompressor, nil when the stream
 	// compresses each message alone; used by the read loop only.
 	codec *streamCodec
+	// clientID is the stream's client identity (StreamClientIDHeader),
+	// read once; "" when the client sends none (its requests have no
+	// key).
+	clientID string
+}
+
+// key is the idempotency key of the stream's request id, "" when the
+// stream has no client identity.
+func (s *exportStreamState) key(id uint64) string {
+	if s.clientID == "" {
+		return ""
+	}
+	return otlp.StreamIdempotencyKey(s.clientID, id)
 }
 
 func (s *exportStreamState) stopAccepting() {
@@ -379,7 +398,7 @@ func (s *exportStreamState) process(id uint64, t *ingest.Ticket, wire, size int,
 	}
 	out, err := s.h.p.Export(s.call.Context(), ingest.Request{
 		Transport: ingest.GRPCStream, Signal: s.kind.signal, Body: t.Msg,
-		WireSize: wire, Size: size, Ticket: t,
+		WireSize: wire, Size: size, Ticket: t, IdempotencyKey: s.key(id),
 	})
 	s.h.putTicket(t)
 	var st *grpcwire.Status
@@ -422,6 +441,17 @@ func (s *exportStreamState) writeAck(id uint64, out ingest.Result, st *grpcwire.
 // exportEnvelopeUnary serves UnaryExporter: the stream's envelope, one
 // request per call, answered with an ExportResponse (status OK).
 func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
+	// A key: the idempotency-key metadata, or else the stream client
+	// identity with the envelope's request id, as on a stream.
+	key, kst := grpcIdempotencyKey(call.Request().Header)
+	var clientID string
+	if kst == nil && key == "" {
+		clientID, kst = streamClientID(call.Request().Header)
+	}
+	if kst != nil {
+		h.refuseGRPC(call, ingest.GRPC, kst)
+		return
+	}
 	t := h.getTicket(call.Context())
 	defer h.putTicket(t)
 	h.p.StartLog(call.Context(), t, call.Request().RemoteAddr, ingest.GRPC, kind.signal)
@@ -442,9 +472,12 @@ func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
 		h.refuseGRPC(call, ingest.GRPC, st)
 		return
 	}
+	if clientID != "" {
+		key = otlp.StreamIdempotencyKey(clientID, id)
+	}
 	out, err := h.p.Export(call.Context(), ingest.Request{
 		Transport: ingest.GRPC, Signal: kind.signal, Body: t.Msg,
-		WireSize: wire, Size: size, Ticket: t,
+		WireSize: wire, Size: size, Ticket: t, IdempotencyKey: key,
 	})
 	if err != nil {
 		// Answered in the ExportResponse, with the call itself OK.

@@ -41,6 +41,9 @@ func (p *Pipeline) Export(ctx context.Context, req Request) (Result, error) {
 	if req.Transport >= numTransports {
 		return Result{}, grpcwire.Errorf(grpcwire.InvalidArgument, "cannot ingest %v: unknown transport %d", req.Signal, req.Transport)
 	}
+	if len(req.IdempotencyKey) > otlp.MaxIdempotencyKeyLen {
+		return Result{}, grpcwire.Errorf(grpcwire.InvalidArgument, "idempotency key of %d bytes is longer than %d bytes", len(req.IdempotencyKey), otlp.MaxIdempotencyKeyLen)
+	}
 	t := req.Ticket
 	own := t == nil
 	if own {
@@ -148,6 +151,16 @@ func (p *Pipeline) export(ctx context.Context, kind *signalKind, t *Ticket, req 
 			return badRequest(grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode %s JSON: %v", kind.Request, err), err)
 		}
 		body = t.Msg
+	}
+	if req.IdempotencyKey != "" && p.dedup != nil {
+		st, res, done := p.dedupBegin(ctx, kind, t, req.IdempotencyKey, body)
+		if done {
+			*out = res
+			return st
+		}
+		st = p.validateAndStore(ctx, kind, t, body, out)
+		p.dedupFinish(t, out, st)
+		return st
 	}
 	return p.validateAndStore(ctx, kind, t, body, out)
 }
@@ -276,6 +289,10 @@ func (p *Pipeline) checkAndStore(ctx context.Context, kind *signalKind, t *Ticke
 	if batch != nil {
 		committed = true
 		err = batch.Commit(ctx)
+	} else if t.dedup != nil && p.keyed != nil {
+		// The key in the record, in the same write (storage.KeyedSink).
+		err = p.keyed.WriteKeyed(ctx, kind.signal, data, stored, storage.StoredKey{
+			Key: t.dedup.k.key, Fingerprint: t.dedup.fp, Rejected: res.Rejected, Message: cutMessage(out.Message)})
 	} else {
 		err = p.sink.Write(ctx, kind.signal, data, stored)
 	}

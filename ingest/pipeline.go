@@ -81,9 +81,14 @@ type Config struct {
 	// a tenant (Pipeline.WithTenant) are charged to its quota; nil
 	// leaves it off.
 	Tenants *TenantsConfig
-	// Clock is the time the tenants' quota buckets refill by; nil means
-	// time.Now. A test freezes it so that no bucket refills while it runs.
+	// Clock is the time the tenants' quota buckets refill by, and the
+	// window of idempotency keys ages by; nil means time.Now. A test
+	// freezes it so that no bucket refills while it runs.
 	Clock func() time.Time
+	// Dedup bounds the window of idempotency keys (dedup.go); the zero
+	// value is the default window. When Sink is a storage.KeyedSink (the
+	// disk log), New rebuilds the window from the keys it stores.
+	Dedup DedupConfig
 }
 
 // TenantsConfig turns tenancy on in the pipeline. Who names a request's
@@ -112,6 +117,10 @@ type Pipeline struct {
 	tickets    sync.Pool // *Ticket
 	// ten is nil when tenancy is off.
 	ten *tenantRegistry
+	// dedup is the window of idempotency keys, nil when it is off; keyed
+	// is sink as a storage.KeyedSink, nil when it is not one.
+	dedup *dedupWindow
+	keyed storage.KeyedSink
 }
 
 // New returns a Pipeline for cfg.
@@ -151,6 +160,18 @@ func New(cfg Config) *Pipeline {
 		p.ten = newTenantRegistry(cfg.Tenants.Quotas, newTenantMetrics(p.reg))
 		if cfg.Clock != nil {
 			p.ten.now = cfg.Clock
+		}
+	}
+	p.dedup = newDedupWindow(cfg.Dedup, p.reg)
+	if p.dedup != nil && cfg.Clock != nil {
+		p.dedup.now = cfg.Clock
+	}
+	if ks, ok := cfg.Sink.(storage.KeyedSink); ok && p.dedup != nil {
+		p.keyed = ks
+		if err := p.RebuildDedup(ks); err != nil {
+			// The keys read before the error are in the window; a resend
+			// of the others is stored again (at least once).
+			p.log.Warn("the window of idempotency keys is rebuilt in part", "err", err)
 		}
 	}
 	p.checks = newCheckPool()
@@ -257,9 +278,12 @@ type Request struct {
 	// and gives the ticket back before it returns.
 	Ticket *Ticket
 	// IdempotencyKey names the request for exactly-once storage (see
-	// otlp.IdempotencyKeyHeader): a request whose key the tenant's window
-	// holds is not stored again and gets the first one's Result. Empty
-	// means no key: stored at least once, as before.
+	// otlp.IdempotencyKeyHeader, dedup.go, docs/exactly-once.md): a
+	// request whose key the tenant's window holds is not stored again and
+	// gets the first one's Result. Empty means no key: stored at least
+	// once, as before. At most otlp.MaxIdempotencyKeyLen bytes (a longer
+	// one is refused, INVALID_ARGUMENT). The window keeps the string: it
+	// must not alias a buffer the transport reuses.
 	IdempotencyKey string
 }
 
@@ -318,6 +342,9 @@ type Ticket struct {
 	// request was refused for being over its tenant's quota.
 	tenant    *tenantState
 	throttled bool
+	// dedup is the request's key in the window, in flight, when it has
+	// one (dedup.go).
+	dedup *dedupEntry
 	// chargeCtx and charger are ChargeFunc's: the function is made once
 	// per pooled ticket, so handing it to a reader costs no allocation.
 	chargeCtx context.Context

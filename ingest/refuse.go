@@ -35,6 +35,8 @@ const (
 	reasonDeadlineExceeded
 	reasonCanceled
 	reasonProtocol
+	reasonKeyMismatch
+	reasonKeyConflict
 	reasonOther
 	numReasons
 )
@@ -52,6 +54,8 @@ var reasonNames = [numReasons]string{
 	reasonDeadlineExceeded:     "deadline_exceeded",
 	reasonCanceled:             "canceled",
 	reasonProtocol:             "protocol_error",
+	reasonKeyMismatch:          "idempotency_key_reused",
+	reasonKeyConflict:          "idempotency_key_in_flight",
 	reasonOther:                "other",
 }
 
@@ -79,7 +83,12 @@ func reasonOf(httpStatus int, st *grpcwire.Status) refusalReason {
 	case grpcwire.Unimplemented:
 		return reasonUnimplemented
 	case grpcwire.InvalidArgument:
+		if keyMismatch(st) {
+			return reasonKeyMismatch
+		}
 		return reasonInvalidArgument
+	case grpcwire.Aborted:
+		return reasonKeyConflict // only the window of keys answers ABORTED
 	case grpcwire.ResourceExhausted:
 		if st.RetryDelay > 0 {
 			return reasonUnavailable // throttled: retry later
@@ -138,9 +147,17 @@ func (p *Pipeline) logRefusal(ctx context.Context, tr Transport, reason refusalR
 // without one it is a request that can never fit, such as one larger than
 // the whole admission budget, and gets 413, which clients do not retry
 // (OTLP v1.11, "Failures": only 429, 502, 503 and 504 are retryable).
+//
+// An idempotency key reused with another body is 422 (IETF httpapi
+// Idempotency-Key draft, "Error Scenarios"), where gRPC has
+// INVALID_ARGUMENT; a key whose first request is in flight is ABORTED,
+// 409 by gRPC's own mapping, as the draft asks.
 func HTTPStatus(st *grpcwire.Status) int {
 	if st.Code == grpcwire.ResourceExhausted && st.RetryDelay <= 0 {
 		return http.StatusRequestEntityTooLarge
+	}
+	if st.Code == grpcwire.InvalidArgument && keyMismatch(st) {
+		return http.StatusUnprocessableEntity
 	}
 	return st.Code.HTTPStatus()
 }
@@ -169,6 +186,10 @@ func refusalLevel(st *grpcwire.Status) slog.Level {
 // (grpcwire) and OTLP/HTTP's (handler's readHTTPBody); TestRefusalLevel
 // checks both.
 const StalledPrefix = "request body stalled"
+
+func keyMismatch(st *grpcwire.Status) bool {
+	return strings.HasPrefix(st.Message, KeyMismatchPrefix)
+}
 
 func bodyStalled(st *grpcwire.Status) bool {
 	return strings.HasPrefix(st.Message, StalledPrefix)

@@ -19,8 +19,10 @@ import (
 //
 // transport is the otlplite_requests_total label (grpc, grpc_stream, http),
 // so a line can be matched with its series; HTTP lines add encoding
-// (protobuf or json) and http_status. A request that is not OK adds reason
-// (the otlplite_refusals_total label) and the message its client got.
+// (protobuf or json) and http_status. A request answered from the window
+// of idempotency keys (dedup.go) adds duplicate=true. A request that is
+// not OK adds reason (the otlplite_refusals_total label) and the message
+// its client got.
 // Requests refused before their signal is known (unknown path, method,
 // content type, failed authentication) have no request line: they have the
 // rate-limited "request refused" line of refuse.go.
@@ -48,6 +50,9 @@ type requestLog struct {
 	out         Result
 	st          *grpcwire.Status
 	httpStatus  int
+	// duplicate says the request's idempotency key was in the window:
+	// answered as its first request, not stored again (dedup.go).
+	duplicate bool
 }
 
 // StartLog begins the request log record of t, if debug logging is on: the
@@ -123,6 +128,9 @@ func (p *Pipeline) logRequestLine(l *requestLog) {
 		result = l.st.Code.String()
 	}
 	attrs = append(attrs, slog.String("result", result))
+	if l.duplicate {
+		attrs = append(attrs, slog.Bool("duplicate", true))
+	}
 	if l.t == HTTP {
 		status := l.httpStatus
 		if status == 0 {

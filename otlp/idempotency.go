@@ -28,6 +28,10 @@ const (
 	// its length; 256 bytes holds any UUID, hash or "source/position"
 	// name a client derives, with room to spare.
 	MaxIdempotencyKeyLen = 256
+	// MaxStreamClientIDLen bounds a stream client identity so that every
+	// key formed from it (the identity, "/" and up to 20 digits of a
+	// request id: StreamIdempotencyKey) is within MaxIdempotencyKeyLen.
+	MaxStreamClientIDLen = MaxIdempotencyKeyLen - 21
 )
 
 // StreamIdempotencyKey is the key of a stream message: the stream client's

@@ -74,6 +74,12 @@ type Config struct {
 	// -admission-waiting-limit, -admission-max-wait, -max-streams; defaults
 	// handler.DefaultAdmission*). Its StreamWindow is derived from Limits.
 	Admission handler.AdmissionConfig
+	// DedupKeys and DedupMaxAge bound the window of idempotency keys
+	// (-dedup-window-keys, default handler.DefaultDedupKeys, 0 turns
+	// it off; -dedup-window-age, default handler.DefaultDedupMaxAge):
+	// docs/exactly-once.md.
+	DedupKeys   int
+	DedupMaxAge time.Duration
 	// MemoryLimit is the Go heap's soft limit, bytes or like 512MiB
 	// (-memory-limit, default "auto": MemoryLimitBytes). The Service does
 	// not set it (it is the process's): the command does.
@@ -249,6 +255,7 @@ func DefaultConfig() Config {
 		Kafka:   defaultKafkaConfig(),
 		STEF:    true,
 	}
+	c.DedupKeys, c.DedupMaxAge = handler.DefaultDedupKeys, handler.DefaultDedupMaxAge
 	c.Admission = handler.AdmissionConfig{RequestLimit: handler.DefaultAdmissionRequestLimit,
 		WaitingLimit: handler.DefaultAdmissionWaitingLimit, MaxWait: handler.DefaultAdmissionMaxWait}
 	c.Stream = handler.StreamConfig{MaxInFlight: handler.DefaultStreamMaxInFlight, MaxAge: handler.DefaultStreamMaxAge,
@@ -336,6 +343,8 @@ func (c Config) Validate() error {
 	}{
 		{"admission-waiting-limit", c.Admission.WaitingLimit},
 		{"admission-max-wait", int64(c.Admission.MaxWait)},
+		{"dedup-window-keys", int64(c.DedupKeys)},
+		{"dedup-window-age", int64(c.DedupMaxAge)},
 		{"max-streams", int64(c.Admission.MaxStreams)},
 		{"max-connections", int64(c.Limits.MaxConnections)},
 		{"max-connection-age", int64(c.Limits.MaxConnectionAge)},
@@ -396,7 +405,8 @@ func (c Config) storageKind() string {
 // bounded by admission (request bytes in flight and waiting), and each
 // admitted request exists about twice (its buffers and its storage copy),
 // so the heap needs about twice the admission limits plus a margin (48 MiB)
-// for the runtime, connections and pools. Without a limit, the garbage
+// for the runtime, connections and pools, plus the window of idempotency
+// keys at its bound (handler.MaxDedupBytes, a fixed reservation). Without a limit, the garbage
 // collector lets the heap reach twice the live data before collecting. 0
 // means no limit; an explicit GOMEMLIMIT wins over the flag.
 func (c Config) MemoryLimitBytes() (int64, error) {
@@ -405,7 +415,7 @@ func (c Config) MemoryLimitBytes() (int64, error) {
 	}
 	switch c.MemoryLimit {
 	case "auto", "":
-		return 2*(c.Admission.RequestLimit+max(c.Admission.WaitingLimit, 0)) + 48<<20, nil
+		return 2*(c.Admission.RequestLimit+max(c.Admission.WaitingLimit, 0)) + 48<<20 + handler.MaxDedupBytes(c.dedup()), nil
 	case "0", "off":
 		return 0, nil
 	}
@@ -500,4 +510,13 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// dedup is the pipeline's window of idempotency keys: DedupKeys 0 turns
+// it off.
+func (c Config) dedup() handler.DedupConfig {
+	if c.DedupKeys <= 0 {
+		return handler.DedupConfig{Keys: -1}
+	}
+	return handler.DedupConfig{Keys: c.DedupKeys, MaxAge: c.DedupMaxAge}
 }

@@ -176,6 +176,7 @@ func (s *Service) Start(ctx context.Context) (err error) {
 		ResponseWriteTimeout: cfg.ResponseWriteTimeout,
 		Stream:               cfg.Stream,
 		Admission:            cfg.admission(s.limits),
+		Dedup:                cfg.dedup(),
 		Auth:                 s.auth,
 		Metrics:              s.metrics,
 		CORS: handler.CORSConfig{

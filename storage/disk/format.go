@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"time"
+
+	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 // On-disk format.
@@ -36,6 +38,8 @@ import (
 //	                     says a tenant follows
 //	    tenant           (only with recordTenantFlag) length uint8, then
 //	                     that many bytes: the tenant's name (tenant.go)
+//	    key              (only with recordKeyFlag, version 4) the request's
+//	                     idempotency key and its answer (keys.go)
 //	    payload          the Export*ServiceRequest protobuf; in a zstd
 //	                     segment, one zstd frame holding it
 //
@@ -52,12 +56,15 @@ import (
 // belongs to otlp.DefaultTenant, as does every record of versions 1
 // and 2, so existing data directories open unchanged and read as the
 // default tenant. A binary older than version 3 refuses version 3
-// segments rather than misreading them.
+// segments rather than misreading them. Version 4 adds a record's
+// idempotency key (keys.go, recordKeyFlag); a binary older than version 4
+// refuses version 4 segments, and every older segment reads as before
+// (records without keys).
 const (
 	segmentHeaderSize = 16
 	recordHeaderSize  = 8
 	recordMetaSize    = 12
-	formatVersion     = 3
+	formatVersion     = 4
 	// maxRecordBody bounds what a reader will allocate for one record, so a
 	// corrupt length cannot make it reserve gigabytes. Requests are limited
 	// to 64 MiB by default; this leaves ample room for larger configured
@@ -132,7 +139,7 @@ func parseSegmentHeader(h []byte) (segmentHeader, error) {
 		if sh.compression != CompressionNone {
 			return segmentHeader{}, fmt.Errorf("segment format version 1 with compression %d is not valid", h[10])
 		}
-	case 2, 3:
+	case 2, 3, 4:
 		if sh.compression != CompressionNone && sh.compression != CompressionZstd {
 			return segmentHeader{}, fmt.Errorf("segment compression %d is not supported", h[10])
 		}
@@ -150,6 +157,12 @@ func appendRecord(dst []byte, unixNano int64, items int, payload []byte) []byte 
 
 // appendTenantRecord is appendRecord for a record of tenant ("": none).
 func appendTenantRecord(dst []byte, unixNano int64, items int, tenant string, payload []byte) []byte {
+	return appendKeyedRecord(dst, unixNano, items, tenant, nil, payload)
+}
+
+// appendKeyedRecord is appendTenantRecord for a record with an idempotency
+// key (nil: none; keys.go). items must be below recordKeyFlag.
+func appendKeyedRecord(dst []byte, unixNano int64, items int, tenant string, key *storage.StoredKey, payload []byte) []byte {
 	start := len(dst)
 	dst = append(dst, make([]byte, recordHeaderSize+recordMetaSize)...)
 	meta := uint32(items)
@@ -157,6 +170,10 @@ func appendTenantRecord(dst []byte, unixNano int64, items int, tenant string, pa
 		meta |= recordTenantFlag
 		dst = append(dst, byte(len(tenant)))
 		dst = append(dst, tenant...)
+	}
+	if key != nil {
+		meta |= recordKeyFlag
+		dst = appendRecordKey(dst, key)
 	}
 	dst = append(dst, payload...)
 	body := dst[start+recordHeaderSize:]
@@ -175,7 +192,7 @@ func parseRecordHeader(h []byte) (bodyLen int, crc uint32) {
 // parseRecordMeta returns the receive time and item count at the start of a
 // record body.
 func parseRecordMeta(body []byte) (unixNano int64, items int) {
-	return int64(binary.LittleEndian.Uint64(body[0:8])), int(binary.LittleEndian.Uint32(body[8:12]) &^ recordTenantFlag)
+	return int64(binary.LittleEndian.Uint64(body[0:8])), int(binary.LittleEndian.Uint32(body[8:12]) &^ (recordTenantFlag | recordKeyFlag))
 }
 
 // recordHasTenant reports whether the record body's meta says a tenant

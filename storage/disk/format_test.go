@@ -21,13 +21,14 @@ func TestSegmentHeader(t *testing.T) {
 		want    segmentHeader
 		wantErr bool
 	}{
-		{"v3 none", appendSegmentHeader(nil, 1, CompressionNone), segmentHeader{3, 1, CompressionNone}, false},
-		{"v3 zstd", appendSegmentHeader(nil, 2, CompressionZstd), segmentHeader{3, 2, CompressionZstd}, false},
+		{"v4 none", appendSegmentHeader(nil, 1, CompressionNone), segmentHeader{4, 1, CompressionNone}, false},
+		{"v4 zstd", appendSegmentHeader(nil, 2, CompressionZstd), segmentHeader{4, 2, CompressionZstd}, false},
+		{"v3", func() []byte { h := appendSegmentHeader(nil, 1, CompressionZstd); h[8] = 3; return h }(), segmentHeader{3, 1, CompressionZstd}, false},
 		{"v2", func() []byte { h := appendSegmentHeader(nil, 1, CompressionZstd); h[8] = 2; return h }(), segmentHeader{2, 1, CompressionZstd}, false},
 		{"v1", v1, segmentHeader{1, 3, CompressionNone}, false},
 		{"v1 with compression", func() []byte { h := bytes.Clone(v1); h[10] = 1; return h }(), segmentHeader{}, true},
 		{"unknown compression", func() []byte { h := appendSegmentHeader(nil, 1, 0); h[10] = 9; return h }(), segmentHeader{}, true},
-		{"future version", func() []byte { h := appendSegmentHeader(nil, 1, 0); h[8] = 4; return h }(), segmentHeader{}, true},
+		{"future version", func() []byte { h := appendSegmentHeader(nil, 1, 0); h[8] = 5; return h }(), segmentHeader{}, true},
 		{"bad magic", append([]byte("OTLPLOX\x00"), 2, 1, 0, 0, 0, 0, 0, 0), segmentHeader{}, true},
 		{"short", segmentMagic[:], segmentHeader{}, true},
 	}

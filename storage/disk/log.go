@@ -389,6 +389,15 @@ func syncDir(dir string) error {
 // write appends one record and returns once it is stored as the sync
 // policy promises.
 func (l *signalLog) write(ctx context.Context, data []byte, items int) error {
+	return l.writeKeyed(ctx, data, items, nil)
+}
+
+// writeKeyed is write, storing key (nil: none) in the record (keys.go).
+func (l *signalLog) writeKeyed(ctx context.Context, data []byte, items int, key *storage.StoredKey) error {
+	if items < 0 || items >= recordKeyFlag {
+		// Cannot happen (see recordKeyFlag): refused rather than misread.
+		return storage.NotStored(fmt.Errorf("cannot store a record of %d items: %w", items, storage.ErrRejected))
+	}
 	now := time.Now().UnixNano()
 	tenant, _ := otlp.TenantFrom(ctx)
 	if tenant == otlp.DefaultTenant {
@@ -414,7 +423,7 @@ func (l *signalLog) write(ctx context.Context, data []byte, items int) error {
 		return storage.NotStored(storage.ErrClosed)
 	}
 	b := l.cur
-	b.buf = appendTenantRecord(b.buf, now, items, tenant, data)
+	b.buf = appendKeyedRecord(b.buf, now, items, tenant, key, data)
 	b.add(now, items)
 	l.mu.Unlock()
 	if zbuf != nil {
@@ -423,6 +432,14 @@ func (l *signalLog) write(ctx context.Context, data []byte, items int) error {
 	select {
 	case l.kick <- struct{}{}:
 	default:
+	}
+	if key != nil {
+		// A keyed record's fate must be known (storage.KeyedSink): the
+		// window of keys must not forget a key whose record the log
+		// holds. It waits for its batch past ctx's end, at most one
+		// write and fsync that are under way anyway.
+		<-b.done
+		return b.err
 	}
 	select {
 	case <-b.done:

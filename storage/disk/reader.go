@@ -30,6 +30,9 @@ type Record struct {
 	// error messages.
 	Segment string
 	Offset  int64
+	// key is the record's idempotency key block (keys.go), nil for none;
+	// valid as long as Data.
+	key []byte
 }
 
 // Position is a place in one signal's log: a segment sequence number and a

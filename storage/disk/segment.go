@@ -92,6 +92,9 @@ type segmentReader struct {
 	reason string // why the last readRecord was not recordOK
 	// tenant is the last tenant name read (internTenant).
 	tenant string
+	// keysOnly leaves compressed payloads compressed: ReadKeys reads
+	// records for their keys only.
+	keysOnly bool
 }
 
 // errShortHeader means a segment has fewer bytes than a header: it is being
@@ -256,7 +259,15 @@ func (r *segmentReader) readRecord(off int64) (Record, int64, recordStatus) {
 		}
 		rec.Tenant, rec.Data = internTenant(&r.tenant, tenant), payload
 	}
-	if r.hdr.compression == CompressionZstd {
+	if r.hdr.version >= 4 && recordHasKey(body) {
+		block, payload, err := splitRecordKey(rec.Data)
+		if err != nil {
+			r.reason = err.Error()
+			return Record{}, off, recordBad
+		}
+		rec.key, rec.Data = block, payload
+	}
+	if r.hdr.compression == CompressionZstd && !r.keysOnly {
 		r.dbuf, err = decompressPayload(r.dbuf[:0], rec.Data)
 		if err != nil {
 			r.reason = err.Error()
