@@ -144,10 +144,12 @@ func TestIdempotencyKeyRefused(t *testing.T) {
 	if n := len(kl.snapshot()); n != 0 {
 		t.Fatalf("%d requests sent with invalid keys", n)
 	}
-	e := NewStreamExporter(StreamConfig{Config: Config{Endpoint: addr}, ClientID: "bad\x00id"})
-	defer e.Close(context.Background())
-	if err := e.Send(context.Background(), testRequest(1, 1), nil); !errors.Is(err, ErrBadIdempotencyKey) {
-		t.Fatalf("Send with an invalid ClientID: %v", err)
+	for _, id := range []string{"bad\x00id", strings.Repeat("c", otlp.MaxStreamClientIDLen+1)} {
+		e := NewStreamExporter(StreamConfig{Config: Config{Endpoint: addr}, ClientID: id})
+		if err := e.Send(context.Background(), testRequest(1, 1), nil); !errors.Is(err, ErrBadIdempotencyKey) {
+			t.Fatalf("Send with the ClientID %q: %v", id, err)
+		}
+		e.Close(context.Background())
 	}
 }
 

@@ -63,7 +63,8 @@ type StreamConfig struct {
 	// stored once by a server keeping a window of keys. A resend keeps
 	// its id; a caller whose requests must keep their ids across its own
 	// crashes gives them with SendID. Empty: no identity (a random one
-	// with Config.IdempotencyKeys). It must pass CheckIdempotencyKey.
+	// with Config.IdempotencyKeys). It must pass CheckIdempotencyKey and
+	// be at most otlp.MaxStreamClientIDLen bytes.
 	ClientID string
 }
 
@@ -194,6 +195,9 @@ func NewStreamExporter(cfg StreamConfig) *StreamExporter {
 	if cfg.ClientID != "" {
 		if err := CheckIdempotencyKey(cfg.ClientID); err != nil {
 			e.clientIDErr = fmt.Errorf("stream client id: %w", err)
+		} else if len(cfg.ClientID) > otlp.MaxStreamClientIDLen {
+			// Its keys (StreamIdempotencyKey) would be too long.
+			e.clientIDErr = fmt.Errorf("stream client id: %w: %d bytes, more than %d", ErrBadIdempotencyKey, len(cfg.ClientID), otlp.MaxStreamClientIDLen)
 		}
 	}
 	if e.timeout > 0 {
