@@ -73,7 +73,8 @@ func (k *keyRecorder) wrap(h http.Handler) http.Handler {
 // TestForwardSendsKeys: each record is sent with a key made of the log's
 // identity, the signal and its position, the same when a second run sends
 // it again (the resend after a crash); a stream names itself with the
-// log's identity and signal; NoIdempotencyKeys sends none.
+// log's identity and signal; NoIdempotencyKeys sends none. The
+// destination, an otlp-lite, stores the keyed runs' records once.
 func TestForwardSendsKeys(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
@@ -87,7 +88,7 @@ func TestForwardSendsKeys(t *testing.T) {
 	for _, scheme := range []string{"grpc://", "http://", "stream://"} {
 		t.Run(scheme, func(t *testing.T) {
 			kr := &keyRecorder{keys: map[int][]string{}}
-			_, addr := destination(t, kr.wrap)
+			sink, addr := destination(t, kr.wrap)
 			for run := range 3 {
 				d := mustParse(t, "dst="+scheme+addr+"?signals=traces")
 				d.NoCursor = true
@@ -97,6 +98,11 @@ func TestForwardSendsKeys(t *testing.T) {
 				}
 				<-f.Done()
 				f.Close()
+			}
+			// The destination (otlp-lite's handler, its window of keys on)
+			// stored the two keyed runs once, the run without keys again.
+			if distinct, total := sink.distinct(); distinct != 10 || total != 20 {
+				t.Fatalf("the destination stored %d records (%d distinct), want 20: 10 once for the two keyed runs, 10 for the run without keys", total, distinct)
 			}
 			kr.mu.Lock()
 			defer kr.mu.Unlock()
