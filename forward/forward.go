@@ -173,6 +173,14 @@ type Options struct {
 	// Observe, if not nil, is told what happens to each record (Event).
 	// It is called from many goroutines and must not block.
 	Observe func(Event)
+	// NoIdempotencyKeys sends records without idempotency keys (keys.go):
+	// by default each record carries a key derived from the log's
+	// identity (disk.LogID of DataDir, created if the directory has none)
+	// and its position, so that a destination keeping a window of keys
+	// stores a record once however often it is resent. If the identity
+	// cannot be had (a read-only directory that has none), records are
+	// sent without keys and New logs why.
+	NoIdempotencyKeys bool
 }
 
 // EventKind is what happened to a record.
@@ -255,6 +263,7 @@ type Stats struct {
 // Forwarder forwards the log to its destinations until Close.
 type Forwarder struct {
 	opts   Options
+	logID  string // the log's identity, for keys; empty: none
 	dests  []*dest
 	done   chan struct{}   // closed when every lane has ended
 	ctx    context.Context // reading: ends at Close
@@ -277,13 +286,14 @@ type dest struct {
 
 // lane is one destination's forwarding of one signal.
 type lane struct {
-	f    *Forwarder
-	dest *dest
-	sig  storage.Signal
-	c    source
-	win  *Window
-	send sender
-	log  *slog.Logger
+	f      *Forwarder
+	source string // the records' idempotency keys begin with it (sourceID); empty: no keys
+	dest   *dest
+	sig    storage.Signal
+	c      source
+	win    *Window
+	send   sender
+	log    *slog.Logger
 	// readCx ends at Close or when the lane stops (abort); sendCx
 	// stopGrace after either.
 	readCx   context.Context
@@ -336,6 +346,13 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 		set = metrics.NewSet() // counted, never exposed
 	}
 	f := &Forwarder{opts: opts, done: make(chan struct{})}
+	if !opts.NoIdempotencyKeys {
+		id, err := disk.LogID(opts.DataDir)
+		if err != nil {
+			opts.Logger.Warn("records are forwarded without idempotency keys (at least once): the log has no identity", "err", err)
+		}
+		f.logID = id
+	}
 	f.ctx, f.stop = context.WithCancel(context.Background())
 	f.sendCx, f.kill = context.WithCancel(context.Background())
 	names := map[string]bool{}
@@ -373,7 +390,7 @@ func New(opts Options, dests []Destination) (*Forwarder, error) {
 				f.closeAll()
 				return nil, fmt.Errorf("cannot open the %s cursor of destination %s: %w", sig, d.Name, err)
 			}
-			l := &lane{f: f, dest: dd, sig: sig, c: c, win: NewBoundedWindow(c.Committed(), max(d.InFlight, d.Uncommitted)), log: dd.log.With("signal", sig.String())}
+			l := &lane{f: f, dest: dd, sig: sig, c: c, source: sourceID(f.logID, sig), win: NewBoundedWindow(c.Committed(), max(d.InFlight, d.Uncommitted)), log: dd.log.With("signal", sig.String())}
 			l.readCx, l.stopRead = context.WithCancel(f.ctx)
 			l.sendCx, l.kill = context.WithCancel(f.sendCx)
 			// The sender first: the gauges that register creates read it.
@@ -583,7 +600,10 @@ func (l *lane) read(ctx context.Context) {
 		if l.win.Room(ctx) != nil {
 			return // stopped: the next run reads the record again
 		}
+		key, id := recordKey(l.source, rec.Segment, rec.Offset)
 		r := &record{
+			key:    key,
+			id:     id,
 			data:   bytes.Clone(rec.Data), // kept until acknowledged
 			items:  rec.Items,
 			tenant: rec.Tenant,
@@ -667,6 +687,8 @@ func (l *lane) commitLoop(ctx context.Context) {
 
 // record is one record on its way to a destination.
 type record struct {
+	key     string // idempotency key (keys.go); empty: none
+	id      uint64 // request id on a stream (keys.go); zero: the exporter's
 	data    []byte
 	items   int
 	tenant  string // the tenant the receiver stored it for

@@ -57,7 +57,7 @@ func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) send
 			})
 		})
 	case Stream:
-		return &streamSender{l: l, exp: otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: cfg, MaxPending: d.InFlight, ReportPartial: true, DisableStreamCompression: d.DisableStreamCompression})}
+		return &streamSender{l: l, exp: otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: cfg, MaxPending: d.InFlight, ReportPartial: true, DisableStreamCompression: d.DisableStreamCompression, ClientID: l.source})}
 	case HTTP:
 		scheme := "http://"
 		if d.TLS != nil {
@@ -94,7 +94,11 @@ func (s *unarySender) send(ctx context.Context, r *record) error {
 		return ctx.Err()
 	}
 	s.l.spawn(func() {
-		ps, err := s.export(r.ctx(s.l.sendCx), r)
+		ctx := r.ctx(s.l.sendCx)
+		if r.key != "" {
+			ctx = otlpclient.WithIdempotencyKey(ctx, r.key)
+		}
+		ps, err := s.export(ctx, r)
 		<-s.slots
 		s.l.outcome(r, ps, err)
 	})
@@ -112,13 +116,21 @@ type streamSender struct {
 }
 
 func (s *streamSender) send(ctx context.Context, r *record) error {
-	err := s.exp.Send(ctx, r.data, func(err error) {
+	done := func(err error) {
 		if pe, ok := err.(*otlpclient.PartialError); ok {
 			s.l.outcome(r, otlp.PartialSuccess{Rejected: pe.Rejected, Message: pe.Message}, nil)
 			return
 		}
 		s.l.outcome(r, otlp.PartialSuccess{}, err)
-	})
+	}
+	var err error
+	if r.id != 0 {
+		// The record's position is its id: with the stream's ClientID,
+		// the key a resend after a crash sends again (keys.go).
+		err = s.exp.SendID(ctx, r.id, r.data, done)
+	} else {
+		err = s.exp.Send(ctx, r.data, done)
+	}
 	if errors.Is(err, otlpclient.ErrClosed) || ctx.Err() != nil {
 		return err
 	}

@@ -188,6 +188,7 @@ type ConsumerConfig struct {
 // are re-read by the new owner.
 type Consumer struct {
 	cl       *kgo.Client
+	cluster  string // the cluster's id, in each record's idempotency key (idempotency.go); set by Run
 	p        *ingest.Pipeline
 	dl       storage.Sink
 	log      *slog.Logger
@@ -461,6 +462,11 @@ func (c *Consumer) Ping(ctx context.Context) error {
 // or the error that stopped it.
 func (c *Consumer) Run(ctx context.Context) error {
 	defer c.Close()
+	cluster, err := c.clusterID(ctx)
+	if err != nil {
+		return nil // ctx ended before a broker answered
+	}
+	c.cluster = cluster
 	for {
 		fs := c.cl.PollRecords(ctx, c.maxPoll)
 		if fs.IsClientClosed() {
@@ -551,7 +557,7 @@ func retryBackoff(n int) time.Duration {
 func (c *Consumer) storeRecord(ctx context.Context, r *kgo.Record) bool {
 	sig, m := c.signals[r.Topic], c.m[r.Topic]
 	ctx = c.withTenant(ctx, r)
-	req := ingest.Request{Transport: ingest.Kafka, Signal: sig, Body: r.Value, Format: ingest.Proto}
+	req := ingest.Request{Transport: ingest.Kafka, Signal: sig, Body: r.Value, Format: ingest.Proto, IdempotencyKey: recordKey(c.cluster, r)}
 	if c.format == 2 || (c.format == 0 && looksJSON(r.Value)) {
 		req.Format = ingest.JSON
 	}

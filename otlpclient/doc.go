@@ -18,6 +18,14 @@
 //     the server ends a stream because one message is over its size limit,
 //     that request alone fails and the rest are resent.
 //
+// Exports may carry idempotency keys (idempotency.go, otlp.IdempotencyKeyHeader):
+// WithIdempotencyKey names one export, Config.IdempotencyKeys gives every
+// export a key of its own, and every retry of an export sends its key
+// again, so that a receiver keeping a window of keys (otlp-lite) stores it
+// once after a lost acknowledgement. A StreamExporter names itself once
+// per stream (StreamConfig.ClientID) and each request by its id, which a
+// resend keeps and SendID lets the caller choose.
+//
 // Both run over net/http's HTTP/2 client (h2c or TLS) with no grpc-go: the
 // framing is the 5-byte gRPC length prefix and the messages are encoded with
 // easyproto. Dial adds an artificial round-trip time to a connection without

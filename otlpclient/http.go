@@ -35,6 +35,7 @@ type HTTPExporter struct {
 	url    string
 	json   bool
 	header http.Header
+	auto   *autoKeys // with Config.IdempotencyKeys; nil otherwise
 }
 
 // HTTPConfig configures an HTTPExporter.
@@ -58,7 +59,11 @@ func NewHTTPExporter(cfg HTTPConfig) *HTTPExporter {
 	if client == nil {
 		client = NewHTTP1Client(cfg.TLS, cfg.DialContext)
 	}
-	return &HTTPExporter{cfg: cfg.Config, client: noRedirects(client), url: cfg.URL, json: cfg.JSON, header: cfg.Header}
+	h := &HTTPExporter{cfg: cfg.Config, client: noRedirects(client), url: cfg.URL, json: cfg.JSON, header: cfg.Header}
+	if cfg.IdempotencyKeys {
+		h.auto = newAutoKeys()
+	}
+	return h
 }
 
 // NewHTTP1Client returns the client an HTTPExporter uses by default:
@@ -91,7 +96,10 @@ func (e *HTTPError) Error() string {
 }
 
 // ExportResult sends req, a serialized Export*ServiceRequest of the
-// configured signal, and returns the partial success of the response. A
+// configured signal, and returns the partial success of the response. The
+// export carries the idempotency key of ctx (WithIdempotencyKey), or a
+// random one with Config.IdempotencyKeys, as the Idempotency-Key header
+// (a structured-field string), the same on every attempt. A
 // refusal that is not retryable is returned as *AttemptError wrapping an
 // *HTTPError; a request given up is an error wrapping ErrDropped.
 func (h *HTTPExporter) ExportResult(ctx context.Context, req []byte) (otlp.PartialSuccess, error) {
@@ -110,14 +118,23 @@ func (h *HTTPExporter) ExportResult(ctx context.Context, req []byte) (otlp.Parti
 			return otlp.PartialSuccess{}, &AttemptError{Err: fmt.Errorf("cannot compress request: %w", err)}
 		}
 	}
+	key, err := exportKey(ctx, h.auto)
+	if err != nil {
+		return otlp.PartialSuccess{}, err
+	}
+	if key != "" {
+		key = sfString(key)
+	}
 	return h.cfg.Retry(ctx, func(ctx context.Context) (otlp.PartialSuccess, error) {
-		return h.attempt(ctx, body, gz, respType)
+		return h.attempt(ctx, body, gz, respType, key)
 	})
 }
 
 // attempt is one POST. Refusals are *AttemptError saying whether they are
 // retryable; transport failures are plain errors, which the loop retries.
-func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respType otlpjson.MessageType) (otlp.PartialSuccess, error) {
+// key, if not empty, is the Idempotency-Key header's value, the same on
+// every attempt of the export.
+func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respType otlpjson.MessageType, key string) (otlp.PartialSuccess, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url, bytes.NewReader(body))
 	if err != nil {
 		return otlp.PartialSuccess{}, &AttemptError{Err: err}
@@ -132,6 +149,9 @@ func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respTy
 	}
 	if gz {
 		req.Header.Set("Content-Encoding", "gzip")
+	}
+	if key != "" {
+		req.Header.Set(otlp.IdempotencyKeyHeader, key)
 	}
 	resp, err := h.client.Do(req)
 	if err != nil {
@@ -175,8 +195,12 @@ func (h *HTTPExporter) attempt(ctx context.Context, body []byte, gz bool, respTy
 	if st, err := grpcwire.ParseStatusProto(respBody); err == nil {
 		herr.Message = shortMessage(st.Message)
 	}
-	// OTLP v1.11 "Retryable Response Codes" (OTLP/HTTP).
-	if otlp.RetryableHTTPStatus(resp.StatusCode) {
+	// OTLP v1.11 "Retryable Response Codes" (OTLP/HTTP), and, for a
+	// request sent with an idempotency key, 409: the IETF draft's answer
+	// to a request whose key's first request is still being processed
+	// (otlp.IdempotencyKeyHeader), which a retry settles once that one is
+	// answered.
+	if otlp.RetryableHTTPStatus(resp.StatusCode) || resp.StatusCode == http.StatusConflict && key != "" {
 		return otlp.PartialSuccess{}, &AttemptError{Err: herr, Retryable: true, Delay: ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	}
 	return otlp.PartialSuccess{}, &AttemptError{Err: herr}

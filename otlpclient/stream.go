@@ -56,6 +56,17 @@ type StreamConfig struct {
 	// client's compression CPU of per-message zstd (level 3: 0.8-1.1
 	// times); the server's cost is the same at every level.
 	StreamCompressionLevel int
+	// ClientID names the client to the server for exactly-once storage
+	// (otlp.StreamClientIDHeader, sent when each stream opens): the key
+	// of each request is ClientID with the request's id
+	// (otlp.StreamIdempotencyKey), so a request resent on another stream,
+	// or by another exporter with the same ClientID after a crash, is
+	// stored once by a server keeping a window of keys. A resend keeps
+	// its id; a caller whose requests must keep their ids across its own
+	// crashes gives them with SendID. Empty: no identity (a random one
+	// with Config.IdempotencyKeys). It must pass CheckIdempotencyKey and
+	// be at most otlp.MaxStreamClientIDLen bytes.
+	ClientID string
 }
 
 // PartialError is a request the server stored in part: Rejected of its
@@ -103,6 +114,9 @@ type StreamExporter struct {
 	closeCh chan struct{} // closed when Close starts
 	c       counters
 	pool    sync.Pool // *pendingReq
+	// clientIDErr is why cfg.ClientID cannot be sent, returned by
+	// every Send.
+	clientIDErr error
 	// reporting counts requests whose done callback has not returned yet:
 	// Close waits for it, so no outcome is reported after Close returns.
 	reporting sync.WaitGroup
@@ -110,6 +124,7 @@ type StreamExporter struct {
 	mu        sync.Mutex
 	cond      *sync.Cond // queue, current or closing changed
 	nextID    uint64
+	fixedIDs  bool                   // SendID was used: an id of Send's may be taken
 	pending   map[uint64]*pendingReq // AckPending
 	queue     []*pendingReq          // waiting for a stream's writer; resends first
 	current   *stream                // the stream taking new requests
@@ -162,6 +177,9 @@ func NewStreamExporter(cfg StreamConfig) *StreamExporter {
 	if cfg.MaxPending <= 0 {
 		cfg.MaxPending = 256
 	}
+	if cfg.ClientID == "" && cfg.IdempotencyKeys {
+		cfg.ClientID = NewIdempotencyKey()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	e := &StreamExporter{
 		cfg:     cfg,
@@ -175,6 +193,14 @@ func NewStreamExporter(cfg StreamConfig) *StreamExporter {
 		pending: make(map[uint64]*pendingReq, cfg.MaxPending),
 	}
 	e.cond = sync.NewCond(&e.mu)
+	if cfg.ClientID != "" {
+		if err := CheckIdempotencyKey(cfg.ClientID); err != nil {
+			e.clientIDErr = fmt.Errorf("stream client id: %w", err)
+		} else if len(cfg.ClientID) > otlp.MaxStreamClientIDLen {
+			// Its keys (StreamIdempotencyKey) would be too long.
+			e.clientIDErr = fmt.Errorf("stream client id: %w: %d bytes, more than %d", ErrBadIdempotencyKey, len(cfg.ClientID), otlp.MaxStreamClientIDLen)
+		}
+	}
 	if e.timeout > 0 {
 		go e.expireLoop()
 	}
@@ -199,6 +225,32 @@ func NewStreamExporter(cfg StreamConfig) *StreamExporter {
 // Send returns an error, and does not call done, if req is not a valid
 // protobuf message, ctx ended, or the exporter is closed.
 func (e *StreamExporter) Send(ctx context.Context, req []byte, done func(error)) error {
+	return e.send(ctx, 0, req, done)
+}
+
+// ErrIDInUse is returned by SendID for an id that a request still waiting
+// for its acknowledgement has.
+var ErrIDInUse = errors.New("otlpclient: request id already pending")
+
+// SendID is Send with the request's id chosen by the caller instead of the
+// exporter's counter: with StreamConfig.ClientID, the request's
+// idempotency key is ClientID and id, so a caller that derives id from
+// where the data comes from (a log position) sends the same key when it
+// resends the data after a crash. id must not be zero, nor the id of a
+// request still pending (ErrIDInUse); requests given to Send afterwards
+// get ids above the largest given here.
+func (e *StreamExporter) SendID(ctx context.Context, id uint64, req []byte, done func(error)) error {
+	if id == 0 {
+		return errors.New("otlpclient: request id 0")
+	}
+	return e.send(ctx, id, req, done)
+}
+
+// send is Send and SendID: id 0 takes the next of the exporter's ids.
+func (e *StreamExporter) send(ctx context.Context, id uint64, req []byte, done func(error)) error {
+	if e.clientIDErr != nil {
+		return e.clientIDErr
+	}
 	if err := otlp.CheckExportRequest(req); err != nil {
 		return err
 	}
@@ -223,8 +275,22 @@ func (e *StreamExporter) Send(ctx context.Context, req []byte, done func(error))
 		<-e.slots
 		return ErrClosed
 	}
-	e.nextID++
-	p.id = e.nextID
+	if id == 0 {
+		e.nextID++
+		for e.fixedIDs && e.pending[e.nextID] != nil {
+			e.nextID++ // a SendID took it
+		}
+		id = e.nextID
+	} else if e.pending[id] != nil {
+		e.mu.Unlock()
+		<-e.slots
+		*p = pendingReq{}
+		e.pool.Put(p)
+		return fmt.Errorf("%w: %d", ErrIDInUse, id)
+	} else {
+		e.nextID, e.fixedIDs = max(e.nextID, id), true
+	}
+	p.id = id
 	e.pending[p.id] = p
 	e.reporting.Add(1) // under e.mu while !closing: never after Close's Wait
 	e.enqueueLocked(p, false)

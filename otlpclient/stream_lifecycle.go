@@ -58,6 +58,9 @@ func (e *StreamExporter) open(delay time.Duration) {
 	if !e.cfg.DisableStreamCompression {
 		req.Header.Set(otlp.StreamCompressionHeader, otlp.StreamZstd)
 	}
+	if e.cfg.ClientID != "" {
+		req.Header.Set(otlp.StreamClientIDHeader, e.cfg.ClientID)
+	}
 
 	e.mu.Lock()
 	e.opening = false

@@ -65,6 +65,13 @@ type Config struct {
 	// when HTTP is nil, instead of TCP (tests reach an in-memory server
 	// with it).
 	DialContext DialFunc
+	// IdempotencyKeys gives each export that has no key of its own
+	// (WithIdempotencyKey) a random one (NewIdempotencyKey), sent with
+	// every attempt of that export, so that a receiver keeping a window
+	// of keys stores it once however often a lost acknowledgement makes
+	// it retry. A StreamExporter with it and no ClientID names itself
+	// with a random identity. Off, only the caller's keys are sent.
+	IdempotencyKeys bool
 }
 
 // DialFunc opens a connection, as net.Dialer.DialContext does.

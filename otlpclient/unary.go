@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
@@ -17,6 +18,8 @@ import (
 type UnaryExporter struct {
 	cfg    Config
 	client *grpcwire.Client
+	keyed  *grpcwire.Client // client sending each context's idempotency key
+	auto   *autoKeys        // with Config.IdempotencyKeys; nil otherwise
 	method string
 	c      counters
 }
@@ -24,15 +27,15 @@ type UnaryExporter struct {
 // NewUnaryExporter returns an exporter for cfg. It does not connect until
 // the first Export.
 func NewUnaryExporter(cfg Config) *UnaryExporter {
-	return &UnaryExporter{
-		cfg: cfg,
-		client: &grpcwire.Client{
-			HTTP:     cfg.httpClient(),
-			BaseURL:  cfg.baseURL(),
-			Encoding: cfg.Compression,
-		},
-		method: signalInfo(cfg.Signal).GRPCPath,
+	hc := cfg.httpClient()
+	client := &grpcwire.Client{HTTP: hc, BaseURL: cfg.baseURL(), Encoding: cfg.Compression}
+	keyed := *client
+	keyed.HTTP = wrapTransport(hc, func(base http.RoundTripper) http.RoundTripper { return keyTransport{base: base} })
+	u := &UnaryExporter{cfg: cfg, client: client, keyed: &keyed, method: signalInfo(cfg.Signal).GRPCPath}
+	if cfg.IdempotencyKeys {
+		u.auto = newAutoKeys()
 	}
+	return u
 }
 
 // ErrDropped is returned for a request given up before it was
@@ -57,9 +60,21 @@ func (u *UnaryExporter) Export(ctx context.Context, req []byte) error {
 // ExportResult is Export that also returns the partial success of the
 // server's response: what it rejected of a request it accepted (zero when
 // it took everything, or when err is not nil).
+//
+// The export carries the idempotency key of ctx (WithIdempotencyKey), or a
+// random one with Config.IdempotencyKeys, the same on every attempt.
 func (u *UnaryExporter) ExportResult(ctx context.Context, req []byte) (otlp.PartialSuccess, error) {
+	client := u.client
+	key, err := exportKey(ctx, u.auto)
+	if err != nil {
+		u.c.failed.Add(1)
+		return otlp.PartialSuccess{}, err
+	}
+	if key != "" {
+		ctx, client = WithIdempotencyKey(ctx, key), u.keyed
+	}
 	return u.cfg.retry(ctx, &u.c, func(ctx context.Context) (otlp.PartialSuccess, error) {
-		resp, err := u.client.Invoke(ctx, u.method, req)
+		resp, err := client.Invoke(ctx, u.method, req)
 		if err != nil {
 			return otlp.PartialSuccess{}, err
 		}

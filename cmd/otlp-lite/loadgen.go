@@ -57,6 +57,7 @@ type loadgenOptions struct {
 	rebalanceRequests  int
 	rebalanceTimeout   time.Duration
 	pregenerate        int
+	idempotencyKeys    bool
 	seed               uint64
 	summaryJSON        *string
 	client             clientFlags
@@ -104,6 +105,9 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 		RequestTimeout: o.requestTimeout,
 		HTTP:           o.client.wrap(otlpclient.NewHTTPClient(o.client.tls, o.latency, o.window)),
 		OnRetry:        func(err error, _ time.Duration) { rec.refusal(err) },
+		// A random key per batch, kept across its retries; on a stream,
+		// a random client identity per stream (its requests' ids).
+		IdempotencyKeys: o.idempotencyKeys,
 	}
 
 	// Issue batch numbers until -batches or -duration (or Ctrl-C) says
@@ -339,6 +343,7 @@ func parseLoadgenFlags(args []string, stdout, stderr io.Writer) (o loadgenOption
 	fs.DurationVar(&o.requestTimeout, "request-timeout", 30*time.Second, "drop a request not acknowledged within this time, retries included")
 	fs.IntVar(&o.rebalanceRequests, "rebalance-requests", 0, "stream: half-close and replace a stream after this many requests (0: never)")
 	fs.DurationVar(&o.rebalanceTimeout, "rebalance-timeout", 0, "stream: half-close and replace a stream after this age (0: never)")
+	fs.BoolVar(&o.idempotencyKeys, "idempotency-keys", false, "send each batch with a random idempotency key, the same on its retries (a stream: a random client id), so that a receiver keeping a window of keys (otlp-lite) stores a batch once though a lost acknowledgement made it retry; off by default so that figures compare with other receivers")
 	fs.IntVar(&o.pregenerate, "pregenerate", 16, "distinct batches generated before sending and then cycled, so generation is not measured")
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed of the span generator")
 	o.summaryJSON = summaryFlag(fs)

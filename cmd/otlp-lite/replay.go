@@ -85,6 +85,8 @@ type replayConfig struct {
 	// tenantHeader, when set, carries each record's tenant
 	// (forward.Destination.TenantHeader).
 	tenantHeader string
+	// noKeys sends records without idempotency keys (-idempotency-keys=false).
+	noKeys bool
 }
 
 func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -101,10 +103,12 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.DurationVar(&cfg.timeout, "timeout", forward.DefaultTimeout, "timeout of each export request; with -protocol stream, the longest wait for an acknowledgement while the stream acknowledges nothing, after which it is replaced")
 	cfg.client.register(fs, true, "gzip", "none")
 	summaryJSON := summaryFlag(fs)
+	keys := fs.Bool("idempotency-keys", true, "send each record with an idempotency key made of the log's identity (DATA/ID) and the record's position, so that a receiver keeping a window of keys (otlp-lite) stores it once however often it is replayed, a replay interrupted and run again included; false: at least once")
 	fs.StringVar(&cfg.tenantHeader, "tenant-header", "", "send each record's tenant in this header (the receiving otlp-lite's -tenant-header, such as X-Scope-OrgID); grpc and http only")
 	if code, ok := parseFlags(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	cfg.noKeys = !*keys
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "replay: unexpected arguments %q\n", fs.Args())
 		return 2
@@ -180,10 +184,11 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// A replay cursor is not held by the retention of a serve on
 		// the same directory: gaps are reported, and -allow-gaps
 		// decides the exit status.
-		Unheld:          true,
-		Once:            !cfg.follow,
-		StopOnRefusal:   true,
-		LazyDeadLetters: true,
+		Unheld:            true,
+		Once:              !cfg.follow,
+		StopOnRefusal:     true,
+		LazyDeadLetters:   true,
+		NoIdempotencyKeys: cfg.noKeys,
 		Observe: func(e forward.Event) {
 			switch e.Kind {
 			case forward.Delivered:

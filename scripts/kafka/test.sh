@@ -9,7 +9,10 @@
 # (TestKafkaConsumerGroupKill); the kafka:// forwarder over the broker's
 # SASL listener (TestForwardKafkaSASLBroker); and those that use an in-process kfake
 # cluster whatever the broker (the Collector's kafkaexporter against
-# otlp-lite's keys and partitions, its records consumed). It stops the
+# otlp-lite's keys and partitions, its records consumed); and exactly once
+# through Kafka, serve -storage kafka → broker → serve -kafka-consume
+# SIGKILLed repeatedly, every span stored once (cmd/otlp-lite
+# TestKafkaExactlyOnceConsumerKill). It stops the
 # broker, also on failure. This is `make kafka-test`. The go test
 # flags apply to the storage/kafka run.
 #
@@ -42,6 +45,9 @@ OTLP_LITE_KAFKA_BROKERS="127.0.0.1:$port" \
 OTLP_LITE_KAFKA_SASL_BROKERS="127.0.0.1:$((port + 2))" \
 OTLP_LITE_KAFKA_DIR="$dir" \
 	go test -race -count=1 -timeout 5m "$@" ./storage/kafka/
+
+OTLP_LITE_KAFKA_BROKERS="127.0.0.1:$port" \
+	go test -count=1 -timeout 3m -run 'TestKafkaExactlyOnce' ./cmd/otlp-lite/
 
 cd "$root/interop"
 OTLP_LITE_KAFKA_BROKERS="127.0.0.1:$port" \
