@@ -204,6 +204,28 @@ func (p *Pipeline) DedupBytes() int64 {
 	return b
 }
 
+// DedupKeys calls fn with every key the window holds that begins with
+// prefix and whose request was stored (not in flight), in no order, under
+// the window's lock: fn must be quick and must not call the pipeline. A
+// source that names its records by position (the Kafka source) asks it
+// where its stored records end, so it resumes after them rather than from
+// what it last committed elsewhere.
+func (p *Pipeline) DedupKeys(prefix string, fn func(key string)) {
+	if p.dedup == nil {
+		return
+	}
+	w := p.dedup
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range w.tenants {
+		for e := t.head; e != nil; e = e.next {
+			if e.state == dedupDone && strings.HasPrefix(e.k.key, prefix) {
+				fn(e.k.key)
+			}
+		}
+	}
+}
+
 // size expires what is too old and returns the keys held and their
 // bytes.
 func (w *dedupWindow) size() (int, int64) {

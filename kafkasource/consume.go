@@ -199,6 +199,11 @@ type Consumer struct {
 	set      *metrics.Set
 	m        map[string]*topicMetrics
 	commitEr *metrics.Counter
+	// resumed counts the offsets a partition started past its committed
+	// one because the log holds them (resume.go); clusterKnown is closed
+	// once Run has set cluster.
+	resumed      *metrics.Counter
+	clusterKnown chan struct{}
 
 	// With regular expressions in Topics, the signal of a topic is found
 	// when its first records arrive (Run's goroutine only writes signals
@@ -362,6 +367,8 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		c.signals = map[string]otlp.Signal{}
 	}
 	c.commitEr = c.set.GetOrCreateCounter("otlplite_kafka_consume_commit_errors_total")
+	c.resumed = c.set.GetOrCreateCounter("otlplite_kafka_consume_resumed_offsets_total")
+	c.clusterKnown = make(chan struct{})
 	group := cfg.Group
 	if group == "" {
 		group = DefaultConsumerGroup
@@ -410,6 +417,8 @@ func NewConsumer(cfg ConsumerConfig) (*Consumer, error) {
 		// limit follows the fetch size.
 		kgo.BrokerMaxReadBytes(int32(min(max(2*fetchMax, 100<<20), 1<<30))),
 		kgo.OnPartitionsRevoked(c.dropLags),
+		// Start after what the log already holds (resume.go).
+		kgo.AdjustFetchOffsetsFn(c.resumeFromLog),
 		kgo.OnPartitionsLost(c.dropLags),
 	}
 	if regex {
@@ -467,6 +476,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 		return nil // ctx ended before a broker answered
 	}
 	c.cluster = cluster
+	close(c.clusterKnown)
 	for {
 		fs := c.cl.PollRecords(ctx, c.maxPoll)
 		if fs.IsClientClosed() {

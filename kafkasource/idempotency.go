@@ -24,10 +24,10 @@ import (
 // store would store each record twice, which is the duplicate this
 // prevents.
 //
-// Offsets committed to the group are still where a member starts: the
-// window (bounded by count and age) only catches what is read again within
-// it, which is what a crash or rebalance re-reads (at most a poll of
-// records, DefaultMaxPollRecords, per member).
+// A member starts after what the log holds (resume.go): past the
+// committed offset, the run of offsets whose keys the window holds as
+// stored. Beyond the window (bounded by count and age) the committed
+// offsets rule; what is read again within it is not stored again.
 
 // recordKey is r's idempotency key in cluster: "kafka/CLUSTER/TOPIC/
 // PARTITION/OFFSET", or, when a long topic name makes that longer than
