@@ -14,11 +14,12 @@ FUZZTIME  ?= 20s
 
 # The container image: one OCI image index for linux/amd64 and linux/arm64
 # (each with its binary's CycloneDX SBOM), packed by scripts/image without
-# any container engine into an OCI archive. It leaves Kafka out by default
-# to stay small (under 12 MB unpacked per architecture); build the Kafka-capable
-# image with `make image IMAGE_TAGS= IMAGE=bin/otlp-lite-kafka-image.tar`,
-# the OTel-Arrow one with IMAGE_TAGS='nokafka otelarrow'.
-IMAGE_TAGS ?= nokafka
+# any container engine into an OCI archive. It leaves Kafka and the
+# profiler (-admin-pprof) out by default to stay small (under 12 MB unpacked
+# per architecture); build the Kafka-capable image with `make image
+# IMAGE_TAGS= IMAGE=bin/otlp-lite-kafka-image.tar`, the OTel-Arrow one with
+# IMAGE_TAGS='nokafka otelarrow'.
+IMAGE_TAGS ?= nokafka nopprof
 IMAGE      ?= bin/otlp-lite-image.tar
 image:
 	VERSION=$(VERSION) TAGS='$(IMAGE_TAGS)' GO=$(GO) scripts/image/build.sh $(IMAGE)

@@ -3,10 +3,7 @@ package admin
 import (
 	"bytes"
 	"net/http"
-	"net/http/pprof"
-	"os"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -19,7 +16,8 @@ import (
 type Config struct {
 	// Metrics is the set /metrics and the status page read.
 	Metrics *metrics.Set
-	// Pprof serves /debug/pprof/ (flag -admin-pprof, default false).
+	// Pprof serves /debug/pprof/ (flag -admin-pprof, default false); a
+	// build with -tags nopprof has no profiler (PprofBuiltIn).
 	Pprof bool
 	// Settings is what the status page and /config show of the
 	// configuration.
@@ -83,11 +81,7 @@ func New(cfg Config) *Server {
 		w.Write([]byte("ready\n"))
 	})
 	if cfg.Pprof {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", redactedCmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		mountPprof(mux)
 	}
 	withConfig := http.NewServeMux()
 	withConfig.Handle("GET /config", configHandler(cfg.Settings.Effective))
@@ -107,16 +101,6 @@ func (a *Server) SetReady(ready bool) { a.ready.Store(ready) }
 // Run takes the status page's snapshots (for its rates over a minute and
 // its charts over HistoryLen samples) until stop is closed.
 func (a *Server) Run(stop <-chan struct{}) { a.page.run(stop) }
-
-// redactedCmdline is pprof's /debug/pprof/cmdline (the command line, its
-// arguments separated by NUL bytes) with what package redact hides hidden:
-// the values of secret flags (-kafka-sasl-password), the credentials of
-// -forward URLs, and every registered secret. pprof's own would show them.
-func redactedCmdline(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Write([]byte(strings.Join(redact.Args(os.Args), "\x00")))
-}
 
 // redactLabels hides the registered secrets (package redact) in the label
 // values of a Prometheus exposition: label values come from names clients

@@ -310,6 +310,9 @@ func (c Config) Validate() error {
 	if err := c.SelfTelemetry.validate(); err != nil {
 		return err
 	}
+	if c.AdminPprof && !admin.PprofBuiltIn {
+		return fmt.Errorf("-admin-pprof: this build has no profiler (built with -tags nopprof, as the small image is)")
+	}
 	if c.StatusSampleInterval < 0 {
 		return fmt.Errorf("bad -status-sample-interval %v: want a positive duration", c.StatusSampleInterval)
 	}

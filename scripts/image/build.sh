@@ -18,7 +18,7 @@
 # linux/amd64,linux/arm64 .` builds the same images from the Dockerfile.)
 #
 # Environment: VERSION (default: git describe), TAGS (Go build tags, default
-# nokafka; e.g. "nokafka otelarrow"), PLATFORMS (GOARCH values, default
+# "nokafka nopprof"; e.g. "nokafka otelarrow"), PLATFORMS (GOARCH values, default
 # "amd64 arm64"), CA_BUNDLE (default /etc/ssl/certs/ca-certificates.crt), GO
 # (default go), SOURCE_DATE_EPOCH (default: the last commit's time, for
 # reproducibility).
@@ -30,7 +30,7 @@ out=${1:-bin/otlp-lite-image.tar}
 case $out in /*) ;; *) out=$root/$out ;; esac
 GO=${GO:-go}
 VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
-TAGS=${TAGS-nokafka}
+TAGS=${TAGS-nokafka nopprof}
 PLATFORMS=${PLATFORMS:-amd64 arm64}
 CA_BUNDLE=${CA_BUNDLE:-/etc/ssl/certs/ca-certificates.crt}
 SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || echo 0)}

@@ -238,7 +238,7 @@ func main() {
 	flag.BoolVar(&cfg.disk, "disk", false, "also run otlp-lite with -storage disk (its default -storage-sync always) as a third server, data in a fresh temporary directory per run")
 	flag.BoolVar(&cfg.tenancy, "tenancy", false, "also run otlp-lite with tenancy on (-tenant-header "+tenantHeader+" and a quota file whose buckets never run dry) as \"otlp-lite-tenancy\", the load sending the header, and print its CPU per item against otlp-lite's (tenancy off) round by round")
 	flag.StringVar(&cfg.rev, "otlplite-rev", "", "also build otlp-lite at this git revision of its repository (git archive, default build flags) and run it as \"otlp-lite@REV\", e.g. the commit before a feature, with its CPU per item against otlp-lite's round by round")
-	flag.BoolVar(&cfg.image, "image", false, "build otlp-lite as the container image does (CGO_ENABLED=0, -trimpath, -tags nokafka, -ldflags '-s -w') instead of a default go build")
+	flag.BoolVar(&cfg.image, "image", false, "build otlp-lite as the container image does (CGO_ENABLED=0, -trimpath, -tags nokafka,nopprof, -ldflags '-s -w') instead of a default go build")
 	flag.Parse()
 	if err := run(cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "sidebyside: %s\n", err)
@@ -301,7 +301,7 @@ func run(cfg config) error {
 	}
 	if cfg.image {
 		// Dockerfile and scripts/image/build.sh.
-		builds[0].flags = []string{"-trimpath", "-buildvcs=false", "-tags", "nokafka", "-ldflags", "-s -w"}
+		builds[0].flags = []string{"-trimpath", "-buildvcs=false", "-tags", "nokafka nopprof", "-ldflags", "-s -w"}
 	}
 	if cfg.rev != "" {
 		// The revision's tree, unpacked beside the binaries, built as
