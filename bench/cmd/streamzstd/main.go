@@ -16,20 +16,17 @@
 package main
 
 import (
-	"encoding/binary"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/VictoriaMetrics/easyproto"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/otlp-lite/otlp-lite/bench/internal/cputime"
+	"github.com/otlp-lite/otlp-lite/bench/internal/dataset"
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
@@ -45,7 +42,20 @@ func main() {
 	byResource := flag.Bool("by-resource", false, "also end a request at the end of each resource, as an SDK sends one process's items (then -items bounds a request)")
 	flag.Parse()
 	metrics := strings.Contains(filepath.Base(*file), "metrics")
-	reqs, total := cut(readRecords(*file), metrics, *items, *byResource)
+	records, err := dataset.Read(*file)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cut, err := dataset.Cut(records, metrics, *items, *byResource)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var reqs [][]byte
+	total := 0
+	for _, r := range cut {
+		reqs = append(reqs, r.Proto)
+		total += r.Items
+	}
 	plain := 0
 	for _, r := range reqs {
 		plain += len(r)
@@ -77,13 +87,13 @@ func main() {
 		streamBytes += len(m) + 5
 	}
 
-	perEnc := cpu(*rounds, func() {
+	perEnc := cputime.Of(*rounds, func() {
 		var dst []byte
 		for _, r := range reqs {
 			dst = enc.EncodeAll(r, dst[:0])
 		}
 	})
-	streamEnc := cpu(*rounds, func() {
+	streamEnc := cputime.Of(*rounds, func() {
 		var dst, env []byte
 		var e *compression.StreamEncoder
 		for i, r := range reqs {
@@ -96,7 +106,7 @@ func main() {
 	})
 
 	limit := 64 << 20
-	perCPU := cpu(*rounds, func() {
+	perCPU := cputime.Of(*rounds, func() {
 		var dst []byte
 		for _, c := range per {
 			var err error
@@ -105,7 +115,7 @@ func main() {
 			}
 		}
 	})
-	streamCPU := cpu(*rounds, func() {
+	streamCPU := cputime.Of(*rounds, func() {
 		var dst []byte
 		var dec *compression.StreamDecoder
 		for i, m := range stream {
@@ -132,162 +142,4 @@ func main() {
 	fmt.Printf("| encoding | bytes/item | vs per-message zstd | server CPU ns/item (decompress) | client CPU ns/item (compress) |\n|---|---|---|---|---|\n")
 	fmt.Printf("| OTLP, each message zstd (level 3) | %.2f | 1.00x | %.0f | %.0f |\n", float64(perBytes)/n, per1(perCPU), per1(perEnc))
 	fmt.Printf("| stream, stateful zstd (level %d, %d KiB window) | %.2f | %.2fx | %.0f | %.0f |\n", *level, *window>>10, float64(streamBytes)/n, float64(streamBytes)/float64(perBytes), per1(streamCPU), per1(streamEnc))
-}
-
-// cpu returns the process CPU time (user+system) f takes, run rounds times.
-func cpu(rounds int, f func()) time.Duration {
-	f() // warm up pools
-	var a, b syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &a)
-	for range rounds {
-		f()
-	}
-	syscall.Getrusage(syscall.RUSAGE_SELF, &b)
-	t := func(r syscall.Rusage) time.Duration {
-		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-	}
-	return t(b) - t(a)
-}
-
-func readRecords(path string) [][]byte {
-	f, err := os.Open(path)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer f.Close()
-	d, err := zstd.NewReader(f)
-	if err != nil {
-		log.Fatal(err)
-	}
-	var out [][]byte
-	for {
-		var hdr [4]byte
-		if _, err := io.ReadFull(d, hdr[:]); err != nil {
-			if err == io.EOF {
-				return out
-			}
-			log.Fatal(err)
-		}
-		b := make([]byte, binary.BigEndian.Uint32(hdr[:]))
-		if _, err := io.ReadFull(d, b); err != nil {
-			log.Fatal(err)
-		}
-		out = append(out, b)
-	}
-}
-
-// cut splits TracesData or MetricsData messages (field 1: resources; a
-// resource's field 2: scopes; a scope's field 2: spans or metrics) into
-// export requests (the same fields) of about items items, in order.
-func cut(records [][]byte, metrics bool, items int, byResource bool) ([][]byte, int) {
-	var reqs [][]byte
-	var cur []byte // the request being built
-	count, total := 0, 0
-	var resHead, scopeHead []byte // a resource's and scope's other fields
-	var leaves []byte             // the current scope's leaves in cur
-	flushScope := func() {
-		if len(leaves) == 0 {
-			return
-		}
-		scope := append(append([]byte{}, scopeHead...), leaves...)
-		res := append(append([]byte{}, resHead...), tag(2, scope)...)
-		cur = append(cur, tag(1, res)...)
-		leaves = nil
-	}
-	flushReq := func() {
-		flushScope()
-		if len(cur) > 0 {
-			reqs = append(reqs, cur)
-		}
-		cur, count = nil, 0
-	}
-	var fc easyproto.FieldContext
-	for _, rec := range records {
-		for src := rec; len(src) > 0; {
-			var err error
-			if src, err = fc.NextField(src); err != nil {
-				log.Fatal(err)
-			}
-			rb, ok := fc.MessageData()
-			if fc.FieldNum != 1 || !ok {
-				continue
-			}
-			resHead = others(rb, 2)
-			for rs := rb; len(rs) > 0; {
-				rs, _ = fc.NextField(rs)
-				sb, ok := fc.MessageData()
-				if fc.FieldNum != 2 || !ok {
-					continue
-				}
-				scopeHead = others(sb, 2)
-				for ss := sb; len(ss) > 0; {
-					ss, _ = fc.NextField(ss)
-					leaf, ok := fc.MessageData()
-					if fc.FieldNum != 2 || !ok {
-						continue
-					}
-					n := 1
-					if metrics {
-						n = points(leaf)
-					}
-					leaves = append(leaves, tag(2, leaf)...)
-					count += n
-					total += n
-					if count >= items {
-						flushReq()
-					}
-				}
-				flushScope()
-			}
-			if byResource {
-				flushReq()
-			}
-		}
-	}
-	flushReq()
-	return reqs, total
-}
-
-// others returns msg's fields other than number skip, as they are.
-func others(msg []byte, skip uint32) []byte {
-	var out []byte
-	var fc easyproto.FieldContext
-	for src := msg; len(src) > 0; {
-		rest, err := fc.NextField(src)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if fc.FieldNum != skip {
-			out = append(out, src[:len(src)-len(rest)]...)
-		}
-		src = rest
-	}
-	return out
-}
-
-// points counts a Metric's data points: field 1 of its gauge (5), sum (7),
-// histogram (9), exponential histogram (10) or summary (11).
-func points(metric []byte) int {
-	n := 0
-	var fc, fd easyproto.FieldContext
-	for src := metric; len(src) > 0; {
-		src, _ = fc.NextField(src)
-		switch fc.FieldNum {
-		case 5, 7, 9, 10, 11:
-			d, _ := fc.MessageData()
-			for s := d; len(s) > 0; {
-				s, _ = fd.NextField(s)
-				if fd.FieldNum == 1 {
-					n++
-				}
-			}
-		}
-	}
-	return max(n, 1)
-}
-
-func tag(field uint64, b []byte) []byte {
-	out := binary.AppendUvarint(nil, field<<3|2)
-	out = binary.AppendUvarint(out, uint64(len(b)))
-	return append(out, b...)
 }

@@ -42,7 +42,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -57,6 +56,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/otlp-lite/otlp-lite/bench/internal/cputime"
 	"github.com/otlp-lite/otlp-lite/bench/internal/dataset"
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/otlp"
@@ -370,7 +370,7 @@ func stefBytes(reqs [][]byte, metrics bool, c pkg.Compression) int {
 // StreamDecoder per stream and the envelope's unwrapping.
 func decodeCPU(per, stream [][]byte, cfg config) (time.Duration, time.Duration) {
 	limit := 64 << 20
-	perCPU := cpu(cfg.rounds, func() {
+	perCPU := cputime.Of(cfg.rounds, func() {
 		var dst []byte
 		for _, c := range per {
 			var err error
@@ -379,7 +379,7 @@ func decodeCPU(per, stream [][]byte, cfg config) (time.Duration, time.Duration) 
 			}
 		}
 	})
-	streamCPU := cpu(cfg.rounds, func() {
+	streamCPU := cputime.Of(cfg.rounds, func() {
 		var dst []byte
 		var dec *compression.StreamDecoder
 		for i, m := range stream {
@@ -408,19 +408,4 @@ func newStreamDecoder(cfg config) *compression.StreamDecoder {
 		log.Fatal(err)
 	}
 	return dec
-}
-
-// cpu returns the process CPU time (user+system) f takes, run rounds times.
-func cpu(rounds int, f func()) time.Duration {
-	f() // warm up pools
-	var a, b syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &a)
-	for range rounds {
-		f()
-	}
-	syscall.Getrusage(syscall.RUSAGE_SELF, &b)
-	t := func(r syscall.Rusage) time.Duration {
-		return time.Duration(r.Utime.Nano() + r.Stime.Nano())
-	}
-	return t(b) - t(a)
 }
