@@ -424,3 +424,96 @@ func TestChunkChargedToAdmission(t *testing.T) {
 		t.Fatal("stored")
 	}
 }
+
+// chunkBuffer keeps the chunks the STEF writer makes, to be sent later in
+// one write.
+type chunkBuffer struct{ msgs []byte }
+
+func (c *chunkBuffer) WriteChunk(header, content []byte) error {
+	var m []byte
+	m = appendBytesField(m, 2, append(append([]byte(nil), header...), content...))
+	m = appendVarintField(m, 3, 1)
+	var hdr [5]byte
+	binary.BigEndian.PutUint32(hdr[1:], uint32(len(m)))
+	c.msgs = append(append(c.msgs, hdr[:]...), m...)
+	return nil
+}
+
+// Frames a client sent before it read an acknowledgement go to the
+// pipeline together: a burst of frames, one record each, sent in one write,
+// is stored in fewer requests than frames, every record stored once and
+// acknowledged. A frame sent alone afterwards is handed on and
+// acknowledged at once: the stream does not wait for more input (were it
+// to, the last recv would never return).
+func TestFramesSentTogetherCoalesce(t *testing.T) {
+	const frames = 64
+	// Whether the read-ahead has the next frame whole when a frame ends
+	// is a race the receiver wins nearly always; a stream in which it
+	// never does is tried again, a few times.
+	for attempt := 0; ; attempt++ {
+		addr, sink := serve(t, Config{})
+		p := dial(t, addr)
+		p.sendFirst(t, "Metrics")
+		p.recv(t)
+		var buf chunkBuffer
+		w, err := otelstef.NewMetricsWriter(&buf, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range frames {
+			writePoints(t, w, 1, i)
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := p.w.Write(buf.msgs); err != nil {
+			t.Fatal(err)
+		}
+		var acked uint64
+		acks := 0
+		for acked < frames {
+			ack, bad := parseAck(t, p.recv(t))
+			if ack <= acked || len(bad) != 0 {
+				t.Fatalf("ack %d after %d, bad %v", ack, acked, bad)
+			}
+			acked = ack
+			acks++
+		}
+		if acked != frames {
+			t.Fatalf("acknowledged %d records, sent %d", acked, frames)
+		}
+		sink.mu.Lock()
+		requests, items := len(sink.writes), sink.items
+		sink.mu.Unlock()
+		if items != frames {
+			t.Fatalf("stored %d points, sent %d", items, frames)
+		}
+		if requests != acks {
+			t.Fatalf("%d requests stored, %d acknowledgements", requests, acks)
+		}
+		// A frame alone: acknowledged without anything sent after it.
+		buf.msgs = buf.msgs[:0]
+		writePoints(t, w, 1, frames)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		p.w.Write(buf.msgs)
+		if ack, bad := parseAck(t, p.recv(t)); ack != frames+1 || len(bad) != 0 {
+			t.Fatalf("lone frame: ack %d bad %v, want %d", ack, bad, frames+1)
+		}
+		p.w.Close()
+		if st := p.status(); st != "0 " {
+			t.Fatalf("status %q", st)
+		}
+		if sink.items != frames+1 {
+			t.Fatalf("stored %d points, sent %d", sink.items, frames+1)
+		}
+		t.Logf("%d frames sent together: %d requests", frames, requests)
+		if requests < frames {
+			return
+		}
+		if attempt == 4 {
+			t.Fatalf("%d frames sent together were stored in %d requests, 5 times", frames, requests)
+		}
+	}
+}
