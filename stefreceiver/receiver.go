@@ -239,7 +239,9 @@ type stream struct {
 	// is a chunk moreInput took from it before the reader needs it.
 	chunks chan chunkIn
 	free   chan []byte
+	credit chan struct{}
 	done   chan struct{}
+	queued atomic.Int64 // bytes of the chunks in chunks
 	peeked *chunkIn
 	// ended: the input ended, with srcErr (nil: the client half-closed).
 	ended  bool
@@ -278,19 +280,44 @@ type chunkIn struct {
 	st   *grpcwire.Status
 }
 
-// readAhead assembles the stream's chunks in a goroutine of its own, one
-// ahead of the STEF reader, and hands them on in order (s.chunks,
-// unbuffered: a chunk can be taken without waiting only once it is whole).
-// That a whole chunk is waiting is what lets the reader know, without
-// blocking, that the client sent another frame before it was acknowledged
-// (moreInput), and so put it in the same request. It holds at most one
-// chunk of its own, charged to the budget by its ticket until the reader
-// is done with it; it exits after the input's end, or once the stream is
-// over (s.done) and its read, if blocked, returns as the handler ends the
-// body (grpcwire.Call.Finish makes that safe).
+// The read-ahead's bounds (readAhead): it starts a chunk only while the
+// whole chunks it assembled and the reader did not take yet hold less than
+// readAheadBytes, and no more than readAheadChunks of them. A small bound
+// beside MaxChunkBytes: it needs to hold only the few frames a client
+// sends while one is being decoded, small frames (an SDK's request is a
+// few KB of STEF) being where a request per frame costs the most.
+const (
+	readAheadBytes  = 256 << 10
+	readAheadChunks = 64
+)
+
+// maxFreeChunk is the largest chunk buffer kept for reuse (s.free, up to 8
+// of them, not charged while empty): an SDK's frames fit many times over,
+// and a large buffer is left to the garbage collector.
+const maxFreeChunk = 64 << 10
+
+// readAhead assembles the stream's chunks in a goroutine of its own, ahead
+// of the STEF reader, and hands them on in order (s.chunks). That a whole
+// chunk is waiting is what lets the reader know, without blocking, that
+// the client sent another frame before it was acknowledged (moreInput),
+// and so put it in the same request. What it holds is bounded
+// (readAheadBytes, readAheadChunks, and the chunk it assembles, at most
+// MaxChunkBytes), each chunk charged to the budget by a ticket of its own
+// until the reader is done with it. It exits after the input's end, or
+// once the stream is over (s.done), giving back what the reader did not
+// take; a read blocked then returns as the handler ends the body
+// (grpcwire.Call.Finish makes that safe).
 func (s *stream) readAhead() {
 	var msg, scratch []byte
 	for {
+		for s.queued.Load() >= readAheadBytes {
+			select {
+			case <-s.credit:
+			case <-s.done:
+				s.drain()
+				return
+			}
+		}
 		var buf []byte
 		select {
 		case buf = <-s.free:
@@ -300,13 +327,36 @@ func (s *stream) readAhead() {
 		s.call.SetBudget(t)
 		c := chunkIn{t: t}
 		c.buf, msg, scratch, c.wire, c.end, c.st = s.assemble(buf[:0], msg, scratch)
+		s.queued.Add(int64(len(c.buf)))
 		select {
 		case s.chunks <- c:
 		case <-s.done:
 			s.r.p.Done(t)
+			s.drain()
 			return
 		}
+		select {
+		case <-s.done:
+			// The stream ended as c was handed on: it may be left.
+			s.drain()
+			return
+		default:
+		}
 		if c.end {
+			return
+		}
+	}
+}
+
+// drain gives back the chunks handed on that the reader did not take.
+// Both the reader (stop) and the read-ahead call it once the stream is
+// over: each chunk is received, and given back, once.
+func (s *stream) drain() {
+	for {
+		select {
+		case c := <-s.chunks:
+			s.r.p.Done(c.t)
+		default:
 			return
 		}
 	}
@@ -378,8 +428,9 @@ func (s *stream) nextChunk() {
 
 // start starts the read-ahead.
 func (s *stream) start() {
-	s.chunks = make(chan chunkIn)
-	s.free = make(chan []byte, 1)
+	s.chunks = make(chan chunkIn, readAheadChunks)
+	s.free = make(chan []byte, 8)
+	s.credit = make(chan struct{}, 1)
 	s.done = make(chan struct{})
 	go s.readAhead()
 }
@@ -387,7 +438,7 @@ func (s *stream) start() {
 // take makes c the current chunk, giving the previous one back.
 func (s *stream) take(c *chunkIn) {
 	s.releaseChunk()
-	if s.chunk != nil {
+	if s.chunk != nil && cap(s.chunk) <= maxFreeChunk {
 		select {
 		case s.free <- s.chunk[:0]:
 		default:
@@ -395,6 +446,12 @@ func (s *stream) take(c *chunkIn) {
 	}
 	s.chunk, s.pos, s.chunkTicket = c.buf, 0, c.t
 	s.wire += c.wire
+	if s.queued.Add(-int64(len(c.buf))) < readAheadBytes {
+		select {
+		case s.credit <- struct{}{}:
+		default:
+		}
+	}
 	if c.end {
 		// A chunk the input ended in is not read.
 		s.chunk = c.buf[:0]
@@ -404,8 +461,10 @@ func (s *stream) take(c *chunkIn) {
 
 // moreInput reports whether the STEF reader can go on without waiting for
 // the client: what it read of the stream is not all consumed, or the next
-// chunk (a STEF frame, as the client sends them) is whole and waiting. It
-// never waits itself.
+// chunk (a STEF frame, as clients send them: the library's gRPC client
+// sends a chunk per frame) is whole and waiting. It never waits itself. A
+// client that cuts a frame across chunks may see its acknowledgements
+// wait for the rest of the frame it is sending.
 func (s *stream) moreInput(u *unzstd) bool {
 	if s.pos < len(s.chunk) || u.buffered() {
 		return true
@@ -811,5 +870,6 @@ func (s *stream) stop() {
 	}
 	if s.done != nil {
 		close(s.done)
+		s.drain()
 	}
 }

@@ -40,11 +40,11 @@ func (s *memSink) Write(_ context.Context, sig storage.Signal, data []byte, item
 func (s *memSink) Close() error { return nil }
 
 // serve starts a receiver on h2c on a free port and returns its address.
-func serve(t *testing.T, cfg Config) (string, *memSink) {
+func serve(t testing.TB, cfg Config) (string, *memSink) {
 	return serveAdm(t, cfg, ingest.AdmissionConfig{})
 }
 
-func serveAdm(t *testing.T, cfg Config, adm ingest.AdmissionConfig) (string, *memSink) {
+func serveAdm(t testing.TB, cfg Config, adm ingest.AdmissionConfig) (string, *memSink) {
 	t.Helper()
 	sink := &memSink{}
 	p := ingest.New(ingest.Config{Sink: sink, Admission: adm})
@@ -71,7 +71,7 @@ type peer struct {
 }
 
 // dial opens a STEF stream on addr with the headers kv (name, value, ...).
-func dial(t *testing.T, addr string, kv ...string) *peer {
+func dial(t testing.TB, addr string, kv ...string) *peer {
 	t.Helper()
 	var protos http.Protocols
 	protos.SetUnencryptedHTTP2(true)
@@ -91,7 +91,7 @@ func dial(t *testing.T, addr string, kv ...string) *peer {
 	return &peer{w: pw, resp: resp, br: bufio.NewReader(resp.Body)}
 }
 
-func (p *peer) send(t *testing.T, msg []byte) {
+func (p *peer) send(t testing.TB, msg []byte) {
 	var hdr [5]byte
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(msg)))
 	if _, err := p.w.Write(append(hdr[:], msg...)); err != nil {
@@ -99,13 +99,13 @@ func (p *peer) send(t *testing.T, msg []byte) {
 	}
 }
 
-func (p *peer) sendFirst(t *testing.T, root string) {
+func (p *peer) sendFirst(t testing.TB, root string) {
 	var first []byte
 	first = appendStringField(first, 1, root)
 	p.send(t, appendBytesField(nil, 1, first))
 }
 
-func (p *peer) sendChunk(t *testing.T, b []byte) {
+func (p *peer) sendChunk(t testing.TB, b []byte) {
 	var m []byte
 	m = appendBytesField(m, 2, b)
 	m = appendVarintField(m, 3, 1)
@@ -113,7 +113,7 @@ func (p *peer) sendChunk(t *testing.T, b []byte) {
 }
 
 // recv reads a server message; nil at the end of the stream.
-func (p *peer) recv(t *testing.T) []byte {
+func (p *peer) recv(t testing.TB) []byte {
 	var hdr [5]byte
 	if _, err := io.ReadFull(p.br, hdr[:]); err != nil {
 		return nil
@@ -126,7 +126,7 @@ func (p *peer) recv(t *testing.T) []byte {
 }
 
 // ack parses a data response: its ack id and bad ranges.
-func parseAck(t *testing.T, msg []byte) (uint64, []idRange) {
+func parseAck(t testing.TB, msg []byte) (uint64, []idRange) {
 	t.Helper()
 	var fc easyproto.FieldContext
 	rest, err := fc.NextField(msg)
