@@ -6,8 +6,10 @@
 // One gRPC stream carries one STEF byte stream. The records are decoded
 // with the schema of github.com/splunk/stef/go/otel (otelstef) straight to
 // OTLP protobuf (metrics.go; no pdata), one ExportMetricsServiceRequest
-// per STEF frame (or per MaxRequestBytes of it), and each request goes
-// through the one ingest pipeline (ingest.Pipeline.Export, transport
+// per STEF frame (or per MaxRequestBytes of it), or per run of frames the
+// client sent before it was acknowledged that arrived together (up to
+// MaxRequestBytes: a frame ending with none waiting is handed on at
+// once), and each request goes through the one ingest pipeline (ingest.Pipeline.Export, transport
 // ingest.STEF): admission, quotas, validation, the sink. A request's last
 // record id is acknowledged (ack_record_id) only once the pipeline stored
 // it; items the pipeline rejected as invalid, and records that cannot be
@@ -16,8 +18,10 @@
 // failing) ends the stream with its status: the client reconnects and
 // re-encodes what was not acknowledged.
 //
-// What a stream can make us hold is bounded (Config): one assembled chunk
-// (MaxChunkBytes), one request being built (MaxRequestBytes), the STEF
+// What a stream can make us hold is bounded (Config): the chunk being
+// read and the one being assembled ahead of it (MaxChunkBytes each), whole
+// chunks read ahead (readAheadBytes), each charged to the admission budget
+// as it arrives, one request being built (MaxRequestBytes), the STEF
 // reader's own state (its zstd decoder, ours and window-bounded
 // (unzstd.go), StateCostZstd, or StateCostPlain,
 // charged to the admission budget for the stream's life with
