@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -515,5 +516,98 @@ func TestFramesSentTogetherCoalesce(t *testing.T) {
 		if attempt == 4 {
 			t.Fatalf("%d frames sent together were stored in %d requests, 5 times", frames, requests)
 		}
+	}
+}
+
+// blockingSink holds the first write until release is closed.
+type blockingSink struct {
+	memSink
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *blockingSink) Write(ctx context.Context, sig storage.Signal, data []byte, items int) error {
+	s.once.Do(func() { <-s.release })
+	return s.memSink.Write(ctx, sig, data, items)
+}
+
+// What the read-ahead holds while the stream cannot hand a request on (its
+// sink is stuck) is bounded: whole chunks up to readAheadBytes or
+// readAheadChunks, besides the one the reader holds and the one it
+// assembles, all charged to the admission budget, and no further. Once the
+// sink takes the request, every record is stored and acknowledged.
+func TestReadAheadBounded(t *testing.T) {
+	sink := &blockingSink{release: make(chan struct{})}
+	p := ingest.New(ingest.Config{Sink: sink, Admission: ingest.AdmissionConfig{RequestLimit: 256 << 20}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: New(p, Config{}), Protocols: &protos}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	c := dial(t, ln.Addr().String())
+	c.sendFirst(t, "Metrics")
+	c.recv(t)
+	var buf chunkBuffer
+	w, err := otelstef.NewMetricsWriter(&buf, pkg.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const frames, perFrame = 400, 50
+	maxChunk, minChunk := 0, 1<<30
+	for i := range frames {
+		before := len(buf.msgs)
+		writePoints(t, w, perFrame, i*perFrame)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 { // the first carries the header too
+			maxChunk = max(maxChunk, len(buf.msgs)-before)
+			minChunk = min(minChunk, len(buf.msgs)-before)
+		}
+	}
+	full := int64(min(readAheadBytes, readAheadChunks*minChunk))
+	if int64(len(buf.msgs)) < 2*full {
+		t.Fatalf("the stream is %d bytes: too short to fill the read-ahead", len(buf.msgs))
+	}
+	sent := make(chan error, 1)
+	go func() { _, err := c.w.Write(buf.msgs); sent <- err }()
+	// Held: the read-ahead's whole chunks, the one that crossed its
+	// bound, the reader's and the stuck request's (about a frame).
+	bound := int64(readAheadBytes + 4*maxChunk)
+	for {
+		in, _ := p.AdmissionState()
+		held := in - p.StreamStateHeld()
+		if held > bound {
+			t.Fatalf("the stream holds %d bytes, bound %d", held, bound)
+		}
+		if held >= full {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(sink.release)
+	for acked := uint64(0); acked < frames*perFrame; {
+		ack, bad := parseAck(t, c.recv(t))
+		if len(bad) != 0 {
+			t.Fatalf("bad %v", bad)
+		}
+		acked = ack
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	c.w.Close()
+	if st := c.status(); st != "0 " {
+		t.Fatalf("status %q", st)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if sink.items != frames*perFrame {
+		t.Fatalf("stored %d points, sent %d", sink.items, frames*perFrame)
 	}
 }
