@@ -6,8 +6,10 @@
 // One gRPC stream carries one STEF byte stream. The records are decoded
 // with the schema of github.com/splunk/stef/go/otel (otelstef) straight to
 // OTLP protobuf (metrics.go; no pdata), one ExportMetricsServiceRequest
-// per STEF frame (or per MaxRequestBytes of it), and each request goes
-// through the one ingest pipeline (ingest.Pipeline.Export, transport
+// per STEF frame (or per MaxRequestBytes of it), or per run of frames the
+// client sent before it was acknowledged that arrived together (up to
+// MaxRequestBytes: a frame ending with none waiting is handed on at
+// once), and each request goes through the one ingest pipeline (ingest.Pipeline.Export, transport
 // ingest.STEF): admission, quotas, validation, the sink. A request's last
 // record id is acknowledged (ack_record_id) only once the pipeline stored
 // it; items the pipeline rejected as invalid, and records that cannot be
@@ -16,8 +18,10 @@
 // failing) ends the stream with its status: the client reconnects and
 // re-encodes what was not acknowledged.
 //
-// What a stream can make us hold is bounded (Config): one assembled chunk
-// (MaxChunkBytes), one request being built (MaxRequestBytes), the STEF
+// What a stream can make us hold is bounded (Config): the chunk being
+// read and the one being assembled ahead of it (MaxChunkBytes each), whole
+// chunks read ahead (readAheadBytes), each charged to the admission budget
+// as it arrives, one request being built (MaxRequestBytes), the STEF
 // reader's own state (its zstd decoder, ours and window-bounded
 // (unzstd.go), StateCostZstd, or StateCostPlain,
 // charged to the admission budget for the stream's life with
@@ -205,7 +209,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.open.Inc()
 	defer r.open.Dec()
 	s := &stream{r: r, call: call, ctx: call.Context()}
-	defer s.releaseChunk()
+	defer s.stop()
 	end := s.run()
 	if end != nil && end.Code != grpcwire.Unavailable {
 		r.p.RecordRefusal(req.Context(), ingest.STEF, 0, end, req.URL.Path, req.RemoteAddr)
@@ -226,16 +230,31 @@ type stream struct {
 	call *grpcwire.Call
 	ctx  context.Context
 
-	// msg and scratch are the gRPC read buffers; chunk the chunk being
-	// assembled and pos how much of it the STEF reader took.
+	// msg and scratch are the gRPC read buffers of the first message;
+	// chunk is the chunk being read and pos how much of it the STEF
+	// reader took.
 	msg, scratch, chunk []byte
 	pos                 int
-	// chunkTicket charges the chunk being assembled and read to the
-	// admission budget as its bytes arrive (grpcwire.Call.SetBudget),
-	// until the next chunk replaces it.
+	// chunkTicket charges the chunk being read to the admission budget
+	// (readAhead charged its bytes as they arrived), until the next chunk
+	// replaces it.
 	chunkTicket *ingest.Ticket
-	// srcErr is the status that ended reading (nil: none yet).
+	// chunks, free and done connect the read-ahead (readAhead); peeked
+	// is a chunk moreInput took from it before the reader needs it.
+	chunks chan chunkIn
+	free   chan []byte
+	credit chan struct{}
+	done   chan struct{}
+	queued atomic.Int64 // bytes of the chunks in chunks
+	peeked *chunkIn
+	// ended: the input ended, with srcErr (nil: the client half-closed).
+	ended  bool
 	srcErr *grpcwire.Status
+	// frameEnd is the last record of the frames read into the request
+	// being built, while the reader goes on to the next frame without
+	// handing it on (coalesce).
+	frameEnd uint64
+	coalesce bool
 	// wire counts the STEF bytes since the last request was handed on.
 	wire int
 
@@ -255,16 +274,139 @@ type stream struct {
 	sinceCheck            int
 }
 
+// chunkIn is one chunk assembled by the stream's read-ahead (readAhead),
+// or the end of its input (end: st nil for a half-close).
+type chunkIn struct {
+	buf  []byte
+	t    *ingest.Ticket // charges buf (grpcwire.Call.SetBudget)
+	wire int            // the gRPC message bytes it came in
+	end  bool
+	st   *grpcwire.Status
+}
+
+// The read-ahead's bounds (readAhead): it starts a chunk only while the
+// whole chunks it assembled and the reader did not take yet hold less than
+// readAheadBytes, and no more than readAheadChunks of them. A small bound
+// beside MaxChunkBytes: it needs to hold only the few frames a client
+// sends while one is being decoded, small frames (an SDK's request is a
+// few KB of STEF) being where a request per frame costs the most.
+const (
+	readAheadBytes  = 256 << 10
+	readAheadChunks = 64
+)
+
+// maxFreeChunk is the largest chunk buffer kept for reuse (s.free, up to 8
+// of them, not charged while empty): an SDK's frames fit many times over,
+// and a large buffer is left to the garbage collector.
+const maxFreeChunk = 64 << 10
+
+// readAhead assembles the stream's chunks in a goroutine of its own, ahead
+// of the STEF reader, and hands them on in order (s.chunks). That a whole
+// chunk is waiting is what lets the reader know, without blocking, that
+// the client sent another frame before it was acknowledged (moreInput),
+// and so put it in the same request. What it holds is bounded
+// (readAheadBytes, readAheadChunks, and the chunk it assembles, at most
+// MaxChunkBytes), each chunk charged to the budget by a ticket of its own
+// until the reader is done with it. It exits after the input's end, or
+// once the stream is over (s.done), giving back what the reader did not
+// take; a read blocked then returns as the handler ends the body
+// (grpcwire.Call.Finish makes that safe).
+func (s *stream) readAhead() {
+	var msg, scratch []byte
+	for {
+		for s.queued.Load() >= readAheadBytes {
+			select {
+			case <-s.credit:
+			case <-s.done:
+				s.drain()
+				return
+			}
+		}
+		var buf []byte
+		select {
+		case buf = <-s.free:
+		default:
+		}
+		t := s.r.p.Take(s.ctx)
+		s.call.SetBudget(t)
+		c := chunkIn{t: t}
+		c.buf, msg, scratch, c.wire, c.end, c.st = s.assemble(buf[:0], msg, scratch)
+		s.queued.Add(int64(len(c.buf)))
+		select {
+		case s.chunks <- c:
+		case <-s.done:
+			s.r.p.Done(t)
+			s.drain()
+			return
+		}
+		select {
+		case <-s.done:
+			// The stream ended as c was handed on: it may be left.
+			s.drain()
+			return
+		default:
+		}
+		if c.end {
+			return
+		}
+	}
+}
+
+// drain gives back the chunks handed on that the reader did not take.
+// Both the reader (stop) and the read-ahead call it once the stream is
+// over: each chunk is received, and given back, once.
+func (s *stream) drain() {
+	for {
+		select {
+		case c := <-s.chunks:
+			s.r.p.Done(c.t)
+		default:
+			return
+		}
+	}
+}
+
+// assemble reads messages until one ends a chunk, appending their bytes to
+// buf; end reports the input's end (st nil: the client half-closed).
+func (s *stream) assemble(buf, msg, scratch []byte) (chunk, msgOut, scratchOut []byte, wire int, end bool, st *grpcwire.Status) {
+	for {
+		msg, scratch, st = s.call.ReadMessage(msg, scratch)
+		if st != nil {
+			if grpcwire.IsEndOfStream(st) {
+				st = nil
+			}
+			return buf, msg, scratch, wire, true, st
+		}
+		var m clientMessage
+		if err := parseClientMessage(msg, &m); err != nil {
+			return buf, msg, scratch, wire, true, grpcwire.Errorf(grpcwire.InvalidArgument, "%v", err)
+		}
+		if m.first {
+			return buf, msg, scratch, wire, true, grpcwire.Errorf(grpcwire.InvalidArgument, "first_message sent twice: it must be sent once, first")
+		}
+		if len(buf)+len(m.stefBytes) > s.r.cfg.MaxChunkBytes {
+			s.r.refusedChunk.Inc()
+			return buf, msg, scratch, wire, true, grpcwire.Errorf(grpcwire.ResourceExhausted, "STEF chunk larger than %d bytes: send is_end_of_chunk at least every frame, and frames under that size", s.r.cfg.MaxChunkBytes)
+		}
+		buf = append(buf, m.stefBytes...)
+		wire += len(msg)
+		if m.endOfChunk {
+			return buf, msg, scratch, wire, false, nil
+		}
+	}
+}
+
 // Read implements io.Reader for the STEF reader: the bytes of the stream's
 // chunks, assembled from its messages.
 func (s *stream) Read(p []byte) (int, error) {
 	for s.pos >= len(s.chunk) {
-		if s.srcErr != nil {
+		if s.ended {
+			if s.srcErr != nil {
+				return 0, errSource
+			}
 			return 0, io.EOF
 		}
-		if err := s.nextChunk(); err != nil {
-			return 0, err
-		}
+		s.nextChunk()
 	}
 	n := copy(p, s.chunk[s.pos:])
 	s.pos += n
@@ -273,45 +415,72 @@ func (s *stream) Read(p []byte) (int, error) {
 
 var errSource = errors.New("STEF stream ended")
 
-// nextChunk reads messages until one ends a chunk.
-func (s *stream) nextChunk() error {
-	s.chunk, s.pos = s.chunk[:0], 0
+// nextChunk makes the next chunk the current one, waiting for it unless
+// moreInput took it already.
+func (s *stream) nextChunk() {
+	c := s.peeked
+	if c == nil {
+		if s.chunks == nil {
+			s.start()
+		}
+		in := <-s.chunks
+		c = &in
+	}
+	s.peeked = nil
+	s.take(c)
+}
+
+// start starts the read-ahead.
+func (s *stream) start() {
+	s.chunks = make(chan chunkIn, readAheadChunks)
+	s.free = make(chan []byte, 8)
+	s.credit = make(chan struct{}, 1)
+	s.done = make(chan struct{})
+	go s.readAhead()
+}
+
+// take makes c the current chunk, giving the previous one back.
+func (s *stream) take(c *chunkIn) {
 	s.releaseChunk()
-	s.chunkTicket = s.r.p.Take(s.ctx)
-	s.call.SetBudget(s.chunkTicket)
-	for {
-		var st *grpcwire.Status
-		s.msg, s.scratch, st = s.call.ReadMessage(s.msg, s.scratch)
-		if st != nil {
-			if grpcwire.IsEndOfStream(st) {
-				st = nil
-			}
-			s.srcErr = st
-			if st == nil {
-				return io.EOF
-			}
-			return errSource
-		}
-		var m clientMessage
-		if err := parseClientMessage(s.msg, &m); err != nil {
-			s.srcErr = grpcwire.Errorf(grpcwire.InvalidArgument, "%v", err)
-			return errSource
-		}
-		if m.first {
-			s.srcErr = grpcwire.Errorf(grpcwire.InvalidArgument, "first_message sent twice: it must be sent once, first")
-			return errSource
-		}
-		if len(s.chunk)+len(m.stefBytes) > s.r.cfg.MaxChunkBytes {
-			s.r.refusedChunk.Inc()
-			s.srcErr = grpcwire.Errorf(grpcwire.ResourceExhausted, "STEF chunk larger than %d bytes: send is_end_of_chunk at least every frame, and frames under that size", s.r.cfg.MaxChunkBytes)
-			return errSource
-		}
-		s.chunk = append(s.chunk, m.stefBytes...)
-		s.wire += len(s.msg)
-		if m.endOfChunk {
-			return nil
+	if s.chunk != nil && cap(s.chunk) <= maxFreeChunk {
+		select {
+		case s.free <- s.chunk[:0]:
+		default:
 		}
 	}
+	s.chunk, s.pos, s.chunkTicket = c.buf, 0, c.t
+	s.wire += c.wire
+	if s.queued.Add(-int64(len(c.buf))) < readAheadBytes {
+		select {
+		case s.credit <- struct{}{}:
+		default:
+		}
+	}
+	if c.end {
+		// A chunk the input ended in is not read.
+		s.chunk = c.buf[:0]
+		s.ended, s.srcErr = true, c.st
+	}
+}
+
+// moreInput reports whether the STEF reader can go on without waiting for
+// the client: what it read of the stream is not all consumed, or the next
+// chunk (a STEF frame, as clients send them: the library's gRPC client
+// sends a chunk per frame) is whole and waiting. It never waits itself. A
+// client that cuts a frame across chunks may see its acknowledgements
+// wait for the rest of the frame it is sending.
+func (s *stream) moreInput(u *unzstd) bool {
+	if s.pos < len(s.chunk) || u.buffered() {
+		return true
+	}
+	if s.peeked == nil && s.chunks != nil && !s.ended {
+		select {
+		case c := <-s.chunks:
+			s.peeked = &c
+		default:
+		}
+	}
+	return s.peeked != nil && !s.peeked.end
 }
 
 // run serves the stream and returns its final status (nil: OK).
@@ -396,27 +565,27 @@ type builder interface {
 	size() int
 }
 
-// open returns the reader of the stream's signal and its builder. The
-// reader reads the stream through unzstd, which decompresses zstd frames
+// open returns the reader of the stream's signal, its builder and the
+// unzstd it reads through. The reader reads the stream through unzstd, which decompresses zstd frames
 // with a bounded window.
-func (s *stream) open() (recordReader, builder, error) {
+func (s *stream) open() (recordReader, builder, *unzstd, error) {
 	u := newUnzstd(s)
 	if s.sig == otlp.Traces {
 		rd, err := otelstef.NewSpansReader(u)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, u, err
 		}
 		s.lowerState(u.compressed)
 		s.dicts = newDictMeter(rd)
-		return rd, &spansBuilder{rec: &rd.Record}, nil
+		return rd, &spansBuilder{rec: &rd.Record}, u, nil
 	}
 	rd, err := otelstef.NewMetricsReader(u)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, u, err
 	}
 	s.lowerState(u.compressed)
 	s.dicts = newDictMeter(rd)
-	return rd, &metricsBuilder{rec: &rd.Record}, nil
+	return rd, &metricsBuilder{rec: &rd.Record}, u, nil
 }
 
 // records reads the stream's records, hands them to the pipeline a frame
@@ -433,7 +602,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 	// Record ids start at 1, also for a stream that ends before its
 	// header (decodeFailed).
 	s.first = 1
-	rd, b, err := s.open()
+	rd, b, u, err := s.open()
 	if err != nil {
 		return s.decodeFailed(0, err)
 	}
@@ -442,14 +611,26 @@ func (s *stream) records() (end *grpcwire.Status) {
 	for {
 		// Within a frame the records are there already; at its end,
 		// what was built goes to the pipeline before the stream is
-		// read again.
-		err := rd.Read(pkg.ReadOptions{TillEndOfFrame: s.first <= rd.RecordCount()})
+		// read again, unless the next frame is there already too
+		// (coalesce).
+		err := rd.Read(pkg.ReadOptions{TillEndOfFrame: s.first <= rd.RecordCount() && !s.coalesce})
 		if errors.Is(err, pkg.ErrEndOfFrame) {
 			// The frame's dictionaries are charged before its records
 			// are acknowledged: what a client is told is stored, its
 			// state is accounted for.
 			if st := s.chargeDicts(rd.RecordCount()); st != nil {
 				return st
+			}
+			// The client sent the next frame before this one was
+			// acknowledged: it goes in the same request, up to
+			// MaxRequestBytes, so that a stream of small frames costs
+			// one request and one acknowledgement per batch of frames
+			// that arrived together, not per frame. Nothing decoded
+			// waits for input that is not there: with none waiting,
+			// the request is handed on now.
+			if s.b.size() < s.r.cfg.MaxRequestBytes && !s.rotating() && s.moreInput(u) {
+				s.frameEnd, s.coalesce = rd.RecordCount(), true
+				continue
 			}
 			if st := s.flush(rd.RecordCount()); st != nil {
 				return st
@@ -460,8 +641,17 @@ func (s *stream) records() (end *grpcwire.Status) {
 			continue
 		}
 		if err != nil {
+			if s.coalesce {
+				// The next frame cannot be read: the frames read before
+				// it are stored and acknowledged first.
+				s.coalesce = false
+				if st := s.flush(s.frameEnd); st != nil {
+					return st
+				}
+			}
 			return s.decodeFailed(rd.RecordCount(), err)
 		}
+		s.coalesce = false
 		id := rd.RecordCount()
 		before := s.b.size()
 		if err := s.b.add(); err != nil {
@@ -524,15 +714,21 @@ func (s *stream) chargeDicts(last uint64) *grpcwire.Status {
 // rotateNow ends the stream, everything read being acknowledged, when it
 // decoded MaxStreamBytes or the receiver shuts down.
 func (s *stream) rotateNow() *grpcwire.Status {
-	select {
-	case <-s.r.stop:
-	default:
-		if s.decoded < s.r.cfg.MaxStreamBytes {
-			return nil
-		}
+	if !s.rotating() {
+		return nil
 	}
 	s.r.rotations.Inc()
 	return rotationStatus()
+}
+
+// rotating reports whether the stream is to be rotated at this frame's end.
+func (s *stream) rotating() bool {
+	select {
+	case <-s.r.stop:
+		return true
+	default:
+		return s.decoded >= s.r.cfg.MaxStreamBytes
+	}
 }
 
 // decodeFailed ends the stream after a record that cannot be read: the
@@ -663,8 +859,21 @@ func serializeSchema(f func() (schema.WireSchema, error)) []byte {
 // log line the chunk had none of.
 func (s *stream) releaseChunk() {
 	if s.chunkTicket != nil {
-		s.call.SetBudget(nil)
 		s.r.p.Done(s.chunkTicket)
 		s.chunkTicket = nil
+	}
+}
+
+// stop ends the read-ahead and gives back the chunks the stream holds.
+// The read-ahead gives back its own as it exits.
+func (s *stream) stop() {
+	s.releaseChunk()
+	if s.peeked != nil {
+		s.r.p.Done(s.peeked.t)
+		s.peeked = nil
+	}
+	if s.done != nil {
+		close(s.done)
+		s.drain()
 	}
 }

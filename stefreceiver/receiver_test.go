@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -40,11 +41,11 @@ func (s *memSink) Write(_ context.Context, sig storage.Signal, data []byte, item
 func (s *memSink) Close() error { return nil }
 
 // serve starts a receiver on h2c on a free port and returns its address.
-func serve(t *testing.T, cfg Config) (string, *memSink) {
+func serve(t testing.TB, cfg Config) (string, *memSink) {
 	return serveAdm(t, cfg, ingest.AdmissionConfig{})
 }
 
-func serveAdm(t *testing.T, cfg Config, adm ingest.AdmissionConfig) (string, *memSink) {
+func serveAdm(t testing.TB, cfg Config, adm ingest.AdmissionConfig) (string, *memSink) {
 	t.Helper()
 	sink := &memSink{}
 	p := ingest.New(ingest.Config{Sink: sink, Admission: adm})
@@ -71,7 +72,7 @@ type peer struct {
 }
 
 // dial opens a STEF stream on addr with the headers kv (name, value, ...).
-func dial(t *testing.T, addr string, kv ...string) *peer {
+func dial(t testing.TB, addr string, kv ...string) *peer {
 	t.Helper()
 	var protos http.Protocols
 	protos.SetUnencryptedHTTP2(true)
@@ -91,7 +92,7 @@ func dial(t *testing.T, addr string, kv ...string) *peer {
 	return &peer{w: pw, resp: resp, br: bufio.NewReader(resp.Body)}
 }
 
-func (p *peer) send(t *testing.T, msg []byte) {
+func (p *peer) send(t testing.TB, msg []byte) {
 	var hdr [5]byte
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(msg)))
 	if _, err := p.w.Write(append(hdr[:], msg...)); err != nil {
@@ -99,13 +100,13 @@ func (p *peer) send(t *testing.T, msg []byte) {
 	}
 }
 
-func (p *peer) sendFirst(t *testing.T, root string) {
+func (p *peer) sendFirst(t testing.TB, root string) {
 	var first []byte
 	first = appendStringField(first, 1, root)
 	p.send(t, appendBytesField(nil, 1, first))
 }
 
-func (p *peer) sendChunk(t *testing.T, b []byte) {
+func (p *peer) sendChunk(t testing.TB, b []byte) {
 	var m []byte
 	m = appendBytesField(m, 2, b)
 	m = appendVarintField(m, 3, 1)
@@ -113,7 +114,7 @@ func (p *peer) sendChunk(t *testing.T, b []byte) {
 }
 
 // recv reads a server message; nil at the end of the stream.
-func (p *peer) recv(t *testing.T) []byte {
+func (p *peer) recv(t testing.TB) []byte {
 	var hdr [5]byte
 	if _, err := io.ReadFull(p.br, hdr[:]); err != nil {
 		return nil
@@ -126,7 +127,7 @@ func (p *peer) recv(t *testing.T) []byte {
 }
 
 // ack parses a data response: its ack id and bad ranges.
-func parseAck(t *testing.T, msg []byte) (uint64, []idRange) {
+func parseAck(t testing.TB, msg []byte) (uint64, []idRange) {
 	t.Helper()
 	var fc easyproto.FieldContext
 	rest, err := fc.NextField(msg)
@@ -422,5 +423,197 @@ func TestChunkChargedToAdmission(t *testing.T) {
 	}
 	if sink.items != 0 {
 		t.Fatal("stored")
+	}
+}
+
+// chunkBuffer keeps the chunks the STEF writer makes, to be sent later in
+// one write.
+type chunkBuffer struct{ msgs []byte }
+
+func (c *chunkBuffer) WriteChunk(header, content []byte) error {
+	var m []byte
+	m = appendBytesField(m, 2, append(append([]byte(nil), header...), content...))
+	m = appendVarintField(m, 3, 1)
+	var hdr [5]byte
+	binary.BigEndian.PutUint32(hdr[1:], uint32(len(m)))
+	c.msgs = append(append(c.msgs, hdr[:]...), m...)
+	return nil
+}
+
+// Frames a client sent before it read an acknowledgement go to the
+// pipeline together: a burst of frames, one record each, sent in one write,
+// is stored in fewer requests than frames, every record stored once and
+// acknowledged. A frame sent alone afterwards is handed on and
+// acknowledged at once: the stream does not wait for more input (were it
+// to, the last recv would never return).
+func TestFramesSentTogetherCoalesce(t *testing.T) {
+	const frames = 64
+	// Whether the read-ahead has the next frame whole when a frame ends
+	// is a race the receiver wins nearly always; a stream in which it
+	// never does is tried again, a few times.
+	for attempt := 0; ; attempt++ {
+		addr, sink := serve(t, Config{})
+		p := dial(t, addr)
+		p.sendFirst(t, "Metrics")
+		p.recv(t)
+		var buf chunkBuffer
+		w, err := otelstef.NewMetricsWriter(&buf, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range frames {
+			writePoints(t, w, 1, i)
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := p.w.Write(buf.msgs); err != nil {
+			t.Fatal(err)
+		}
+		var acked uint64
+		acks := 0
+		for acked < frames {
+			ack, bad := parseAck(t, p.recv(t))
+			if ack <= acked || len(bad) != 0 {
+				t.Fatalf("ack %d after %d, bad %v", ack, acked, bad)
+			}
+			acked = ack
+			acks++
+		}
+		if acked != frames {
+			t.Fatalf("acknowledged %d records, sent %d", acked, frames)
+		}
+		sink.mu.Lock()
+		requests, items := len(sink.writes), sink.items
+		sink.mu.Unlock()
+		if items != frames {
+			t.Fatalf("stored %d points, sent %d", items, frames)
+		}
+		if requests != acks {
+			t.Fatalf("%d requests stored, %d acknowledgements", requests, acks)
+		}
+		// A frame alone: acknowledged without anything sent after it.
+		buf.msgs = buf.msgs[:0]
+		writePoints(t, w, 1, frames)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		p.w.Write(buf.msgs)
+		if ack, bad := parseAck(t, p.recv(t)); ack != frames+1 || len(bad) != 0 {
+			t.Fatalf("lone frame: ack %d bad %v, want %d", ack, bad, frames+1)
+		}
+		p.w.Close()
+		if st := p.status(); st != "0 " {
+			t.Fatalf("status %q", st)
+		}
+		if sink.items != frames+1 {
+			t.Fatalf("stored %d points, sent %d", sink.items, frames+1)
+		}
+		t.Logf("%d frames sent together: %d requests", frames, requests)
+		if requests < frames {
+			return
+		}
+		if attempt == 4 {
+			t.Fatalf("%d frames sent together were stored in %d requests, 5 times", frames, requests)
+		}
+	}
+}
+
+// blockingSink holds the first write until release is closed.
+type blockingSink struct {
+	memSink
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *blockingSink) Write(ctx context.Context, sig storage.Signal, data []byte, items int) error {
+	s.once.Do(func() { <-s.release })
+	return s.memSink.Write(ctx, sig, data, items)
+}
+
+// What the read-ahead holds while the stream cannot hand a request on (its
+// sink is stuck) is bounded: whole chunks up to readAheadBytes or
+// readAheadChunks, besides the one the reader holds and the one it
+// assembles, all charged to the admission budget, and no further. Once the
+// sink takes the request, every record is stored and acknowledged.
+func TestReadAheadBounded(t *testing.T) {
+	sink := &blockingSink{release: make(chan struct{})}
+	p := ingest.New(ingest.Config{Sink: sink, Admission: ingest.AdmissionConfig{RequestLimit: 256 << 20}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: New(p, Config{}), Protocols: &protos}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	c := dial(t, ln.Addr().String())
+	c.sendFirst(t, "Metrics")
+	c.recv(t)
+	var buf chunkBuffer
+	w, err := otelstef.NewMetricsWriter(&buf, pkg.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const frames, perFrame = 400, 50
+	maxChunk, minChunk := 0, 1<<30
+	for i := range frames {
+		before := len(buf.msgs)
+		writePoints(t, w, perFrame, i*perFrame)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 { // the first carries the header too
+			maxChunk = max(maxChunk, len(buf.msgs)-before)
+			minChunk = min(minChunk, len(buf.msgs)-before)
+		}
+	}
+	full := int64(min(readAheadBytes, readAheadChunks*minChunk))
+	if int64(len(buf.msgs)) < 2*full {
+		t.Fatalf("the stream is %d bytes: too short to fill the read-ahead", len(buf.msgs))
+	}
+	sent := make(chan error, 1)
+	go func() { _, err := c.w.Write(buf.msgs); sent <- err }()
+	// Held: the read-ahead's whole chunks, the one that crossed its
+	// bound, the reader's and the stuck request's (about a frame).
+	bound := int64(readAheadBytes + 4*maxChunk)
+	for {
+		// The stream's state is charged too, and lowered once the header
+		// is read: a sample it changed during is taken again.
+		state := p.StreamStateHeld()
+		in, _ := p.AdmissionState()
+		if p.StreamStateHeld() != state {
+			continue
+		}
+		held := in - state
+		if held > bound {
+			t.Fatalf("the stream holds %d bytes, bound %d", held, bound)
+		}
+		if held >= full {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(sink.release)
+	for acked := uint64(0); acked < frames*perFrame; {
+		ack, bad := parseAck(t, c.recv(t))
+		if len(bad) != 0 {
+			t.Fatalf("bad %v", bad)
+		}
+		acked = ack
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	c.w.Close()
+	if st := c.status(); st != "0 " {
+		t.Fatalf("status %q", st)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if sink.items != frames*perFrame {
+		t.Fatalf("stored %d points, sent %d", sink.items, frames*perFrame)
 	}
 }

@@ -119,6 +119,13 @@ func (u *unzstd) Read(p []byte) (int, error) {
 	}
 }
 
+// buffered reports whether u holds input not yet passed on: bytes read
+// from its source, or a frame's header or content still to pass on. It
+// does not read.
+func (u *unzstd) buffered() bool {
+	return len(u.out) > 0 || u.left > 0 || u.src.Buffered() > 0
+}
+
 // header reads the fixed header and queues it, saying CompressionNone.
 func (u *unzstd) header() error {
 	hdr := make([]byte, len(pkg.HdrSignature))

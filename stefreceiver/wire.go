@@ -88,11 +88,13 @@ type idRange struct{ from, to uint64 }
 // appendDataResponse appends a STEFServerMessage with response (field 2):
 // ack_record_id (1), bad_data_record_id_ranges (2) {from_id 1, to_id 2}.
 func appendDataResponse(dst []byte, ack uint64, bad []idRange) []byte {
-	var resp []byte
-	resp = appendVarintField(resp, 1, ack)
+	// Built on the stack: an acknowledgement per request allocates
+	// nothing unless it reports many bad ranges.
+	var small [64]byte
+	resp := appendVarintField(small[:0], 1, ack)
 	for _, r := range bad {
-		var rr []byte
-		rr = appendVarintField(rr, 1, r.from)
+		var rb [24]byte
+		rr := appendVarintField(rb[:0], 1, r.from)
 		rr = appendVarintField(rr, 2, r.to)
 		resp = appendBytesField(resp, 2, rr)
 	}

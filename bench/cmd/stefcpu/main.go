@@ -12,7 +12,9 @@
 // them (one resource's metrics per request), writes them with the STEF
 // library's writer (otelstef, with its zstd unless -zstd=false) through the
 // library's gRPC client, flushing after each request, and waits for the
-// acknowledgement of the last record. Rounds alternate between the servers;
+// acknowledgement of the last record (with -backlog, it encodes every
+// request first and sends them at once: the server finds frames waiting).
+// Rounds alternate between the servers;
 // the figure is the median per server.
 package main
 
@@ -57,6 +59,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds per server (alternating)")
 	zstdOn := flag.Bool("zstd", true, "the STEF writer's zstd compression")
 	repeat := flag.Int("repeat", 3, "send the dataset this many times per round")
+	backlog := flag.Bool("backlog", false, "encode every request of a stream before sending any, then send them at once, as an exporter drains a queue that filled while its backend was away (the server finds frames waiting; default: each request is encoded and sent in turn, the client's pace)")
 	batch := flag.Int("batch", 0, "cut the dataset into requests of this many points, as a batch processor sends them (0: one resource's metrics per request, as an SDK sends them)")
 	serveContrib := flag.String("serve-contrib", "", "internal: serve the contrib receiver on this address until stdin closes")
 	bin := flag.String("otlp-lite", "", "the otlp-lite binary (default: built from this tree)")
@@ -138,7 +141,7 @@ func main() {
 			if round > 0 {
 				prof = ""
 			}
-			us, err := measure(s.args, mds, comp, *repeat, prof)
+			us, err := measure(s.args, mds, comp, *repeat, prof, *backlog)
 			if err != nil {
 				log.Fatalf("%s: %v", s.name, err)
 			}
@@ -148,8 +151,12 @@ func main() {
 		}
 	}
 	fmt.Printf("Command: `cd bench && go run ./cmd/stefcpu %s`\n\n", strings.Join(os.Args[1:], " "))
-	fmt.Printf("%s, %d requests of %s (%d points) sent %d times per round on one STEF stream (zstd: %v), %d rounds; server CPU per point (user+system, /proc), median:\n\n",
-		filepath.Base(*file), len(reqs), shape, total, *repeat, *zstdOn, *rounds)
+	pace := "each encoded and sent in turn"
+	if *backlog {
+		pace = "all encoded, then sent at once (a backlog)"
+	}
+	fmt.Printf("%s, %d requests of %s (%d points), %s, sent %d times per round on one STEF stream (zstd: %v), %d rounds; server CPU per point (user+system, /proc), median:\n\n",
+		filepath.Base(*file), len(reqs), shape, total, pace, *repeat, *zstdOn, *rounds)
 	fmt.Printf("| server | CPU ns/point | vs contrib |\n|---|---|---|\n")
 	base := median(samples[0])
 	for i, s := range servers {
@@ -160,7 +167,7 @@ func main() {
 // measure starts a server, sends the requests on one STEF stream, waits
 // for the last record's acknowledgement, and returns the server's CPU
 // microseconds from before the stream to after it.
-func measure(args func(string) []string, mds []pmetric.Metrics, comp pkg.Compression, repeat int, profile string) (float64, error) {
+func measure(args func(string) []string, mds []pmetric.Metrics, comp pkg.Compression, repeat int, profile string, backlog bool) (float64, error) {
 	port, err := benchnet.FreePort()
 	if err != nil {
 		return 0, err
@@ -204,7 +211,7 @@ func measure(args func(string) []string, mds []pmetric.Metrics, comp pkg.Compres
 		profiled <- nil
 	}
 	for range repeat {
-		if err := sendStream(ctx, conn, mds, comp); err != nil {
+		if err := sendStream(ctx, conn, mds, comp, backlog); err != nil {
 			return 0, err
 		}
 	}
@@ -221,7 +228,7 @@ func measure(args func(string) []string, mds []pmetric.Metrics, comp pkg.Compres
 // sendStream sends the requests on one STEF stream (a server rotates a
 // stream after its bound of decoded bytes, so each repeat has its own) and
 // waits for the last record's acknowledgement.
-func sendStream(ctx context.Context, conn *grpc.ClientConn, mds []pmetric.Metrics, comp pkg.Compression) error {
+func sendStream(ctx context.Context, conn *grpc.ClientConn, mds []pmetric.Metrics, comp pkg.Compression, backlog bool) error {
 	var acked atomic.Uint64
 	ackCh := make(chan struct{}, 1)
 	ws, err := otelstef.MetricsWireSchema()
@@ -251,7 +258,12 @@ func sendStream(ctx context.Context, conn *grpc.ClientConn, mds []pmetric.Metric
 		return err
 	}
 	opts.Compression = comp
-	w, err := otelstef.NewMetricsWriter(cw, opts)
+	dst := pkg.ChunkWriter(cw)
+	var held heldChunks
+	if backlog {
+		dst = &held
+	}
+	w, err := otelstef.NewMetricsWriter(dst, opts)
 	if err != nil {
 		return err
 	}
@@ -264,6 +276,11 @@ func sendStream(ctx context.Context, conn *grpc.ClientConn, mds []pmetric.Metric
 			return err
 		}
 	}
+	for _, c := range held {
+		if err := cw.WriteChunk(nil, c); err != nil {
+			return err
+		}
+	}
 	last := w.RecordCount()
 	for acked.Load() < last {
 		select {
@@ -272,6 +289,15 @@ func sendStream(ctx context.Context, conn *grpc.ClientConn, mds []pmetric.Metric
 			return fmt.Errorf("acknowledged %d of %d records", acked.Load(), last)
 		}
 	}
+	return nil
+}
+
+// heldChunks keeps the chunks a writer makes (-backlog), each a header or
+// a frame, to be sent later in order.
+type heldChunks [][]byte
+
+func (h *heldChunks) WriteChunk(header, content []byte) error {
+	*h = append(*h, append(append([]byte(nil), header...), content...))
 	return nil
 }
 
