@@ -212,6 +212,13 @@ func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int)
 	}
 	d.in.b = msg[k:]
 	want := len(dst) + int(n)
+	// fresh: none of this message's output is read yet. The encoder
+	// flushes a block at every message's end, so the decoder holds no
+	// output of its own between messages; output that comes before any
+	// of this message's input is read is what the previous message
+	// decoded to beyond its declared length, and the stream is corrupt
+	// (it would otherwise begin this message).
+	fresh := true
 	for len(dst) < want {
 		m := min(want-len(dst), streamChunk)
 		if grow != nil {
@@ -225,7 +232,24 @@ func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int)
 			copy(nb, dst)
 			dst = nb
 		}
-		got, err := io.ReadFull(d.dec, dst[len(dst):len(dst)+m])
+		var got int
+		var err error
+		if fresh {
+			before := len(d.in.b)
+			got, err = d.dec.Read(dst[len(dst) : len(dst)+m])
+			if got > 0 && len(d.in.b) == before && before > 0 {
+				d.err = fmt.Errorf("%w: the previous message decodes to more than its declared length", ErrStreamCorrupt)
+				return dst, d.err
+			}
+			fresh = false
+			if err == nil && got < m {
+				var more int
+				more, err = io.ReadFull(d.dec, dst[len(dst)+got:len(dst)+m])
+				got += more
+			}
+		} else {
+			got, err = io.ReadFull(d.dec, dst[len(dst):len(dst)+m])
+		}
 		dst = dst[:len(dst)+got]
 		if err != nil {
 			switch {

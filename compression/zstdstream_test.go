@@ -81,6 +81,10 @@ func TestStreamDecoderRefuses(t *testing.T) {
 	_, k := binary.Uvarint(w0[1:])
 	bomb := binary.AppendUvarint([]byte{0}, 64<<20)
 	bomb = append(bomb, w0[1+k:]...)
+	// The first message declaring 10 bytes less than it decodes to: the
+	// 10 bytes would begin the next message.
+	short := binary.AppendUvarint([]byte{0}, uint64(len(msgs[0])-10))
+	short = append(short, w0[1+k:]...)
 	for _, tc := range []struct {
 		name  string
 		msgs  [][]byte
@@ -97,6 +101,7 @@ func TestStreamDecoderRefuses(t *testing.T) {
 		{"message out of order", [][]byte{w1}, 1 << 20, ErrStreamCorrupt},
 		{"garbage mid-stream", [][]byte{w0, append([]byte{0, 5}, 1, 2, 3, 4, 5, 6)}, 1 << 20, ErrStreamCorrupt},
 		{"no length", [][]byte{{0, 0x80}}, 1 << 20, ErrStreamCorrupt},
+		{"a message decoding past its declared length", [][]byte{short, w1}, 1 << 20, ErrStreamCorrupt},
 		{"no marker", [][]byte{w0[1:]}, 1 << 20, ErrStreamCorrupt},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
