@@ -57,7 +57,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -70,16 +69,13 @@ import (
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/bench/internal/benchnet"
+	"github.com/otlp-lite/otlp-lite/bench/internal/cputime"
 	"github.com/otlp-lite/otlp-lite/bench/internal/dataset"
 )
 
 // tenantHeader is the tenant header of -tenancy: the one Tempo, Mimir and
 // Loki use, otlp-lite's handler.DefaultTenantHeader.
 const tenantHeader = "X-Scope-OrgID"
-
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat;
-// it is 100 on every Linux architecture Go supports (proc(5)).
-const clockTicks = 100
 
 type config struct {
 	matrix         string
@@ -548,7 +544,7 @@ func measure(cfg config, c cell, srv server, benchload, profile string) (sample,
 		profErr = make(chan error, 1)
 		go func() { profErr <- fetchProfile(adminAddr, cfg.profileSeconds, profile) }()
 	}
-	before, err := cpuSeconds(pid)
+	before, err := cputime.ProcessSeconds(pid)
 	if err != nil {
 		return sample{}, err
 	}
@@ -556,7 +552,7 @@ func measure(cfg config, c cell, srv server, benchload, profile string) (sample,
 	if err != nil {
 		return sample{}, err
 	}
-	after, err := cpuSeconds(pid)
+	after, err := cputime.ProcessSeconds(pid)
 	if err != nil {
 		return sample{}, err
 	}
@@ -632,41 +628,6 @@ func measureFloor(cfg config, c cell, benchload string) (floor, error) {
 		return floor{}, fmt.Errorf("cannot parse benchload -floor output %q", out)
 	}
 	return f, nil
-}
-
-// cpuSeconds returns utime+stime of pid in seconds.
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	ticks, err := parseStatCPU(b)
-	if err != nil {
-		return 0, err
-	}
-	return float64(ticks) / clockTicks, nil
-}
-
-// parseStatCPU returns utime+stime, in clock ticks, of a /proc/PID/stat
-// line (fields 14 and 15, proc(5)).
-func parseStatCPU(b []byte) (int64, error) {
-	// comm (field 2) is in parentheses and may hold spaces and
-	// parentheses: split after its last closing parenthesis, where field 3
-	// starts.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("cannot parse /proc/PID/stat: no comm field")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("cannot parse /proc/PID/stat: %d fields after comm, want at least 13", len(f))
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil || utime < 0 || stime < 0 || utime > math.MaxInt64-stime {
-		return 0, fmt.Errorf("cannot parse utime/stime of /proc/PID/stat: %q %q", f[11], f[12])
-	}
-	return utime + stime, nil
 }
 
 // memory returns, in KiB, VmHWM of /proc/PID/status and VmHWM − RssFile.

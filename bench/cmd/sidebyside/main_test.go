@@ -3,6 +3,8 @@ package main
 import (
 	"os"
 	"testing"
+
+	"github.com/otlp-lite/otlp-lite/bench/internal/cputime"
 )
 
 func TestParseStatCPU(t *testing.T) {
@@ -28,7 +30,7 @@ func TestParseStatCPU(t *testing.T) {
 		{name: "overflow", stat: "17 (a) R 1 17 17 0 -1 0 0 0 0 0 9223372036854775807 1 0", wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := parseStatCPU([]byte(tc.stat))
+			got, err := cputime.ParseStatTicks([]byte(tc.stat))
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
 			}
@@ -67,7 +69,7 @@ func TestParseVmHWM(t *testing.T) {
 // TestParseOwnProc reads this process's real /proc files, the format the
 // driver depends on.
 func TestParseOwnProc(t *testing.T) {
-	if _, err := cpuSeconds(os.Getpid()); err != nil {
+	if _, err := cputime.ProcessSeconds(os.Getpid()); err != nil {
 		t.Fatal(err)
 	}
 	hwm, anon, err := memory(os.Getpid())
@@ -92,8 +94,8 @@ func FuzzParseProc(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if n, err := parseStatCPU(b); err == nil && n < 0 {
-			t.Fatalf("parseStatCPU(%q) = %d", b, n)
+		if n, err := cputime.ParseStatTicks(b); err == nil && n < 0 {
+			t.Fatalf("cputime.ParseStatTicks(%q) = %d", b, n)
 		}
 		if n, err := parseVmHWM(b); err == nil && n < 0 {
 			t.Fatalf("parseVmHWM(%q) = %d", b, n)

@@ -20,7 +20,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -31,7 +30,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -51,6 +49,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/otlp-lite/otlp-lite/bench/internal/benchnet"
+	"github.com/otlp-lite/otlp-lite/bench/internal/cputime"
 	"github.com/otlp-lite/otlp-lite/bench/internal/dataset"
 )
 
@@ -320,19 +319,10 @@ func fetchProfile(addr string, seconds int, file string) error {
 	return os.WriteFile(file, b, 0o644)
 }
 
-// cpuMicros reads a process's user+system CPU from /proc/PID/stat.
+// cpuMicros reads a process's user+system CPU, in µs.
 func cpuMicros(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// Fields after the command name (which may hold spaces) in parentheses.
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+2:]))
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	const clkTck = 100 // sysconf(_SC_CLK_TCK) on Linux
-	return float64(utime+stime) * 1e6 / clkTck, nil
+	s, err := cputime.ProcessSeconds(pid)
+	return s * 1e6, err
 }
 
 func median(xs []float64) float64 {
