@@ -79,7 +79,7 @@ func TestLyingPrefixChargesWhatArrived(t *testing.T) {
 	if len(b.declared) != 1 || b.declared[0] != claimed || b.charged != 10 {
 		t.Fatalf("declared %v, charged %d", b.declared, b.charged)
 	}
-	if cap(msg) > minReadBuffer {
+	if cap(msg) > firstReadBuffer {
 		t.Fatalf("buffer of %d bytes for 10 that arrived", cap(msg))
 	}
 }

@@ -431,6 +431,9 @@ func (c *Call) readN(dst []byte, n int, charge bool) ([]byte, error) {
 	for len(dst) < want {
 		if len(dst) == cap(dst) {
 			next := min(max(2*cap(dst), minReadBuffer), want)
+			if cap(dst) == 0 {
+				next = min(firstReadBuffer, want)
+			}
 			nb := make([]byte, len(dst), next)
 			copy(nb, dst)
 			dst = nb
@@ -452,9 +455,18 @@ func (c *Call) readN(dst []byte, n int, charge bool) ([]byte, error) {
 	return dst, nil
 }
 
-// minReadBuffer is the first allocation for a message read into an empty
-// buffer. Small, because one byte of a lying prefix's body would otherwise
-// make us allocate it in full; pooled buffers keep what they grew to.
+// firstReadBuffer is the allocation for the first read into an empty
+// buffer, which blocks until the peer sends: a stream that declares a large
+// message, sends one byte and stalls holds this much and no more. 1 KiB
+// matches the smallest chunk net/http's HTTP/2 server buffers a request body
+// in, so a stalled stream's two buffers cost the same; measured by
+// TestHostileStalledStreamFlood (cmd/otlp-lite), where 8 KiB made it the
+// largest single cost of a stalled stream.
+const firstReadBuffer = 1 << 10
+
+// minReadBuffer is the least a buffer grows to once data has arrived. Small,
+// because one byte of a lying prefix's body would otherwise make us allocate
+// it in full; pooled buffers keep what they grew to.
 const minReadBuffer = 8 << 10
 
 // SkipRefusedMessage consumes the rest of the message that the last
