@@ -12,16 +12,16 @@ import (
 )
 
 // chargeStep is the granularity of a stream's state charge: the
-// allocator takes the admission lock once per 256 KiB of Arrow buffers,
-// not once per buffer (a batch allocates thousands).
-const chargeStep = 256 << 10
+// allocator takes the admission lock once per step of Arrow buffers, not
+// once per buffer (a batch allocates thousands).
+const chargeStep = ingest.StateChargeStep
 
 // budgetAllocator is a stream's Arrow allocator: otel-arrow's
 // LimitedAllocator (memory_limit_mib: at most limit bytes in use, a
 // common.LimitError beyond, which its callers recognise as
 // arrow_record.ErrConsumerMemoryLimit) whose bytes are also charged to the
-// admission budget as they are allocated (ingest.Pipeline.HoldStreamState,
-// in chargeStep steps) and returned as they are freed, so that the
+// admission budget as they are allocated (an ingest.StateCharge, in
+// chargeStep steps) and returned as they are freed, so that the
 // dictionaries and buffers a stream holds cost what they are and a
 // stream that finds no room is refused (errNoRoom) before it allocates.
 // Allocate panics with either error, as LimitedAllocator does; the IPC
@@ -29,12 +29,11 @@ const chargeStep = 256 << 10
 //
 // Not safe for concurrent use: one stream's decoder uses it.
 type budgetAllocator struct {
-	mem   memory.Allocator
-	p     *ingest.Pipeline
-	limit uint64
-	inuse uint64
-	held  int64 // charged with HoldStreamState
-	peak  uint64
+	mem    memory.Allocator
+	charge *ingest.StateCharge
+	limit  uint64
+	inuse  uint64
+	peak   uint64
 }
 
 // errNoRoom is the allocator's refusal when the admission budget has no
@@ -46,7 +45,7 @@ func (e errNoRoom) Error() string {
 }
 
 func newBudgetAllocator(p *ingest.Pipeline, limit uint64) *budgetAllocator {
-	return &budgetAllocator{mem: memory.NewGoAllocator(), p: p, limit: limit}
+	return &budgetAllocator{mem: memory.NewGoAllocator(), charge: p.NewStateCharge(), limit: limit}
 }
 
 var _ memory.Allocator = (*budgetAllocator)(nil)
@@ -84,12 +83,8 @@ func (a *budgetAllocator) reserve(n uint64) {
 	if a.inuse+n > a.limit || a.inuse+n < a.inuse {
 		panic(common.LimitError{Request: n, Inuse: a.inuse, Limit: a.limit})
 	}
-	if need := int64(a.inuse+n) - a.held; need > 0 {
-		step := (need + chargeStep - 1) / chargeStep * chargeStep
-		if !a.p.HoldStreamState(step) {
-			panic(errNoRoom{want: step})
-		}
-		a.held += step
+	if !a.charge.Resize(int64(a.inuse + n)) {
+		panic(errNoRoom{want: int64(a.inuse+n) - a.charge.Held()})
 	}
 }
 
@@ -98,22 +93,10 @@ func (a *budgetAllocator) grew(n uint64) {
 	a.peak = max(a.peak, a.inuse)
 }
 
-// shrink returns the charge above what is in use, keeping one step of
-// slack so that a stream whose use hovers at a step's edge does not take
-// and return it at every buffer.
-func (a *budgetAllocator) shrink() {
-	keep := (int64(a.inuse) + chargeStep - 1) / chargeStep * chargeStep
-	if excess := a.held - keep - chargeStep; excess > 0 {
-		a.p.ReleaseStreamState(excess)
-		a.held -= excess
-	}
-}
+// shrink returns the charge above what is in use (StateCharge keeps one
+// step of slack).
+func (a *budgetAllocator) shrink() { a.charge.Resize(int64(a.inuse)) }
 
 // release returns the whole charge (the stream ended; its readers are
 // released or dropped).
-func (a *budgetAllocator) release() {
-	if a.held > 0 {
-		a.p.ReleaseStreamState(a.held)
-		a.held = 0
-	}
-}
+func (a *budgetAllocator) release() { a.charge.Release() }

@@ -40,3 +40,55 @@ func (a *admission) releaseState(n int64) {
 	a.mu.Unlock()
 	a.release(n) // a no-op with the budget off
 }
+
+// StateChargeStep is the step in which a StateCharge takes and returns
+// budget: small beside any stream's bound, large enough that state growing
+// a buffer at a time (an Arrow allocator, a STEF reader's dictionaries)
+// takes the admission lock rarely.
+const StateChargeStep = 256 << 10
+
+// StateCharge is stream state whose size changes while the stream lives
+// (dictionaries, allocator buffers), charged with HoldStreamState as it
+// grows and returned as it shrinks, in StateChargeStep steps. The zero
+// value is not usable: make one with Pipeline.NewStateCharge. Not safe for
+// concurrent use: one stream's goroutine resizes it.
+type StateCharge struct {
+	p    *Pipeline
+	held int64
+}
+
+// NewStateCharge returns an empty StateCharge on p's budget.
+func (p *Pipeline) NewStateCharge() *StateCharge { return &StateCharge{p: p} }
+
+// Resize charges for n bytes held now. Growing, it takes what is missing,
+// rounded up to a step, or reports false and takes nothing when the budget
+// has no room. Shrinking, it returns what is held beyond n by more than a
+// step: one step of slack, so that state hovering at a step's edge does
+// not take and return it again and again.
+func (c *StateCharge) Resize(n int64) bool {
+	if need := n - c.held; need > 0 {
+		step := (need + StateChargeStep - 1) / StateChargeStep * StateChargeStep
+		if !c.p.HoldStreamState(step) {
+			return false
+		}
+		c.held += step
+		return true
+	}
+	keep := (max(n, 0) + StateChargeStep - 1) / StateChargeStep * StateChargeStep
+	if excess := c.held - keep - StateChargeStep; excess > 0 {
+		c.p.ReleaseStreamState(excess)
+		c.held -= excess
+	}
+	return true
+}
+
+// Held returns what c holds of the budget.
+func (c *StateCharge) Held() int64 { return c.held }
+
+// Release returns the whole charge (the stream ended).
+func (c *StateCharge) Release() {
+	if c.held > 0 {
+		c.p.ReleaseStreamState(c.held)
+		c.held = 0
+	}
+}

@@ -107,9 +107,9 @@ const (
 )
 
 // DictChargeStep is the step in which a stream's dictionaries are charged
-// to the budget: small beside MaxDictMemory, large enough that a growing
-// dictionary asks the budget rarely.
-const DictChargeStep = 256 << 10
+// to the budget (an ingest.StateCharge): small beside MaxDictMemory, large
+// enough that a growing dictionary asks the budget rarely.
+const DictChargeStep = ingest.StateChargeStep
 
 // dictCheckRecords is how often, in records, a frame's dictionaries are
 // measured besides at its end: a record adds at most a few entries, and a
@@ -268,10 +268,11 @@ type stream struct {
 	resp    []byte
 
 	// dicts measures the reader's dictionaries; dictHeld is what they
-	// hold as last measured, dictCharged its charge (part of state).
-	dicts                 *dictMeter
-	dictHeld, dictCharged int64
-	sinceCheck            int
+	// hold as last measured, dictCharge its charge to the budget.
+	dicts      *dictMeter
+	dictHeld   int64
+	dictCharge *ingest.StateCharge
+	sinceCheck int
 }
 
 // chunkIn is one chunk assembled by the stream's read-ahead (readAhead),
@@ -533,8 +534,10 @@ func (s *stream) run() *grpcwire.Status {
 		return st
 	}
 	s.state = StateCostZstd
+	s.dictCharge = s.r.p.NewStateCharge()
 	defer func() {
 		s.r.p.ReleaseStreamState(s.state)
+		s.dictCharge.Release()
 		s.r.dictBytes.Add(-s.dictHeld)
 	}()
 	return s.records()
@@ -687,28 +690,17 @@ func (s *stream) chargeDicts(last uint64) *grpcwire.Status {
 	held := s.dicts.measure()
 	s.r.dictBytes.Add(held - s.dictHeld)
 	s.dictHeld = held
-	want := (held + DictChargeStep - 1) / DictChargeStep * DictChargeStep
-	switch {
-	case want < s.dictCharged:
-		s.r.p.ReleaseStreamState(s.dictCharged - want)
-		s.state -= s.dictCharged - want
-		s.dictCharged = want
-	case want > s.dictCharged:
-		if held <= s.r.cfg.MaxDictMemory && s.r.p.HoldStreamState(want-s.dictCharged) {
-			s.state += want - s.dictCharged
-			s.dictCharged = want
-			break
-		}
-		// Too large, or no room: what was read is stored, and the
-		// stream ends, its dictionaries with it. The client's next
-		// stream starts them anew.
-		if st := s.flush(last); st != nil {
-			return st
-		}
-		s.r.dictRotations.Inc()
-		return rotationStatus()
+	if held <= s.r.cfg.MaxDictMemory && s.dictCharge.Resize(held) {
+		return nil
 	}
-	return nil
+	// Too large, or no room: what was read is stored, and the stream
+	// ends, its dictionaries with it. The client's next stream starts
+	// them anew.
+	if st := s.flush(last); st != nil {
+		return st
+	}
+	s.r.dictRotations.Inc()
+	return rotationStatus()
 }
 
 // rotateNow ends the stream, everything read being acknowledged, when it
