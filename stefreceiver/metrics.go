@@ -273,6 +273,12 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 			return b, fmt.Errorf("value type %d in a histogram", v.Type())
 		}
 		h := v.Histogram()
+		// As the pipeline's validation (otlpdecode.CheckMetrics),
+		// metrics.proto: bucket_counts has one element more than
+		// explicit_bounds, or none.
+		if n, bounds := h.BucketCounts().Len(), m.HistogramBounds().Len(); n != 0 && n != bounds+1 {
+			return b, fmt.Errorf("histogram of %d bucket counts for %d bounds, want none or %d", n, bounds, bounds+1)
+		}
 		b = appendFixed64Field(b, 2, p.StartTimestamp())
 		b = appendFixed64Field(b, 3, p.Timestamp())
 		b = appendFixed64Field(b, 4, uint64(h.Count()))
@@ -377,6 +383,14 @@ func appendBuckets(b []byte, field int, bk *otelstef.ExpHistogramBuckets) []byte
 func appendExemplars(b []byte, field int, ex *otelstef.ExemplarArray) (_ []byte, err error) {
 	for i := range ex.Len() {
 		e := ex.At(i)
+		// As the pipeline's validation (otlpdecode.CheckMetrics): an
+		// exemplar's ids are empty or of their length.
+		if n := len(e.TraceID()); n != 0 && n != 16 {
+			return b, fmt.Errorf("exemplar %d: trace_id is %d bytes, want empty or 16", i, n)
+		}
+		if n := len(e.SpanID()); n != 0 && n != 8 {
+			return b, fmt.Errorf("exemplar %d: span_id is %d bytes, want empty or 8", i, n)
+		}
 		at := 0
 		b, at = appendLen(b, field)
 		b = appendFixed64Field(b, 2, e.Timestamp())

@@ -786,7 +786,7 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		s.r.p.StartLog(ctx, t, s.call.Request().RemoteAddr, ingest.STEF, s.sig)
 		// The request is built in the ticket's buffer, swapped with the
 		// builder's, and charged before it is handed on.
-		buf := t.Msg
+		buf, items := t.Msg, s.b.items()
 		t.Msg = s.b.finish()
 		s.b.reset(buf)
 		n := len(t.Msg)
@@ -796,10 +796,14 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		if err := t.Charge(ctx, n); err != nil {
 			return s.refused(t, err)
 		}
-		out, err := s.r.p.Export(ctx, ingest.Request{
+		// The builders write well-formed OTLP and refuse, as bad
+		// records, what the pipeline's validation would reject
+		// (metrics.go, spans.go): the pipeline need not walk the
+		// request again, unless it validates more (UTF-8).
+		out, err := s.r.p.ExportValidated(ctx, ingest.Request{
 			Transport: ingest.STEF, Signal: s.sig, Body: t.Msg,
 			WireSize: s.wire, Size: n, Ticket: t,
-		})
+		}, ingest.Validated{Items: items, MaxAnyValueDepth: maxAnyValueDepth})
 		s.wire = 0
 		if err != nil {
 			return err.(*grpcwire.Status)
