@@ -38,7 +38,8 @@ type metricsBuilder struct {
 	met   otelstef.Metric
 	// points counts the data points of the request.
 	points int
-	// last is the size of the last request finished (outBuffer).
+	// last is the size of the recent requests finished (highWater,
+	// outBuffer).
 	last int
 }
 
@@ -78,7 +79,7 @@ func (b *metricsBuilder) closeResource() {
 // finish closes every open container and returns the request.
 func (b *metricsBuilder) finish() []byte {
 	b.closeResource()
-	b.last = len(b.out)
+	b.last = highWater(b.last, len(b.out))
 	return b.out
 }
 

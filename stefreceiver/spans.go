@@ -19,7 +19,7 @@ type spansBuilder struct {
 	res    otelstef.Resource
 	scope  otelstef.Scope
 	spans  int
-	last   int // the size of the last request finished (outBuffer)
+	last   int // the size of the recent requests finished (highWater, outBuffer)
 }
 
 func (b *spansBuilder) reset(buf []byte) {
@@ -42,7 +42,7 @@ func (b *spansBuilder) closeResource() {
 
 func (b *spansBuilder) finish() []byte {
 	b.closeResource()
-	b.last = len(b.out)
+	b.last = highWater(b.last, len(b.out))
 	return b.out
 }
 
