@@ -606,6 +606,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 	// header (decodeFailed).
 	s.first = 1
 	rd, b, u, err := s.open()
+	defer u.close()
 	if err != nil {
 		return s.decodeFailed(0, err)
 	}
