@@ -37,6 +37,7 @@
 package stefreceiver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -68,7 +69,7 @@ const Path = "/STEFDestination/Stream"
 // MaxZstdWindow) with its window full, measured at 8.8 MB
 // (TestStateCostZstdCoversDecoder; the library's own reader holds the
 // same frames uncompressed); without compression the library's reader,
-// about 21 KB. The zstd figure is charged before the header is read (the
+// about 21 KB. Both cover the body's read buffer (bodyBuffer) besides. The zstd figure is charged before the header is read (the
 // client chooses), and lowered to the plain one when the header says the
 // stream is not compressed. A frame declaring a larger window than
 // MaxZstdWindow is refused before it is allocated.
@@ -199,6 +200,10 @@ func (r *Receiver) Shutdown() { r.once.Do(func() { close(r.stop) }) }
 
 // ServeHTTP serves one STEFDestination/Stream call.
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	// The body is read through a buffer once the stream's state is
+	// charged (bufferedBody).
+	body := &bufferedBody{ReadCloser: req.Body}
+	req.Body = body
 	// The chunk is assembled from messages, each at most a chunk.
 	call, st := grpcwire.StartCall(w, req, grpcwire.Limits{MaxRecvMsgSize: r.cfg.MaxChunkBytes})
 	if st != nil {
@@ -208,7 +213,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	defer call.Close()
 	r.open.Inc()
 	defer r.open.Dec()
-	s := &stream{r: r, call: call, ctx: call.Context()}
+	s := &stream{r: r, call: call, ctx: call.Context(), body: body}
 	defer s.stop()
 	end := s.run()
 	if end != nil && end.Code != grpcwire.Unavailable {
@@ -216,6 +221,40 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	call.WriteStatus(end)
 	call.Finish()
+}
+
+// bodyBuffer is the buffer a stream's body is read through once its state
+// is charged (within StateCostPlain and StateCostZstd): one HTTP/2 DATA
+// frame at the default frame size, which holds the few KB an SDK-sized
+// STEF frame takes with its gRPC prefix.
+const bodyBuffer = 16 << 10
+
+// bufferedBody is a stream's request body, read through a buffer once
+// buffer is called. Each read of net/http's HTTP/2 request body tells the
+// connection's serve goroutine (a channel send, waking it) what was read;
+// grpcwire reads a message's 5-byte prefix and its body apart, so that a
+// STEF frame cost two of them; through the buffer a frame that arrived in
+// one DATA frame costs one. It is not made before the stream's state is
+// charged: a stream that stalls before its first message holds no more
+// than it did.
+type bufferedBody struct {
+	io.ReadCloser
+	br *bufio.Reader
+}
+
+func (b *bufferedBody) Read(p []byte) (int, error) {
+	if b.br != nil {
+		return b.br.Read(p)
+	}
+	return b.ReadCloser.Read(p)
+}
+
+// buffer makes the reads that follow go through the buffer. It is called
+// by the goroutine that reads the body before it hands the reading on.
+func (b *bufferedBody) buffer() {
+	if b.br == nil {
+		b.br = bufio.NewReaderSize(b.ReadCloser, bodyBuffer)
+	}
 }
 
 func rotationStatus() *grpcwire.Status {
@@ -229,6 +268,7 @@ type stream struct {
 	r    *Receiver
 	call *grpcwire.Call
 	ctx  context.Context
+	body *bufferedBody
 
 	// msg and scratch are the gRPC read buffers of the first message;
 	// chunk is the chunk being read and pos how much of it the STEF
@@ -534,6 +574,7 @@ func (s *stream) run() *grpcwire.Status {
 		return st
 	}
 	s.state = StateCostZstd
+	s.body.buffer()
 	s.dictCharge = s.r.p.NewStateCharge()
 	defer func() {
 		s.r.p.ReleaseStreamState(s.state)
