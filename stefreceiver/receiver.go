@@ -10,11 +10,16 @@
 // client sent before it was acknowledged that arrived together (up to
 // MaxRequestBytes: a frame ending with none waiting is handed on at
 // once), and each request goes through the one ingest pipeline (ingest.Pipeline.Export, transport
-// ingest.STEF): admission, quotas, validation, the sink. A request's last
-// record id is acknowledged (ack_record_id) only once the pipeline stored
-// it; items the pipeline rejected as invalid, and records that cannot be
-// decoded, are reported in bad_data_record_id_ranges so the client does
-// not send them again. A refusal the client can retry (no room, storage
+// ingest.STEF): admission, quotas, the sink. The decoder refuses what the
+// pipeline's validation would reject (metrics.go, spans.go), so the
+// requests it builds are handed on as validated
+// (ingest.Pipeline.ExportValidated; with -validate-utf8 the pipeline
+// validates them again). A request's last record id is acknowledged
+// (ack_record_id) only once the pipeline stored it; records the decoder
+// refused, items the pipeline rejected as invalid (with the rest of their
+// request: OTLP's partial success does not say which), and records that
+// cannot be decoded are reported in bad_data_record_id_ranges so the
+// client does not send them again. A refusal the client can retry (no room, storage
 // failing) ends the stream with its status: the client reconnects and
 // re-encodes what was not acknowledged.
 //
