@@ -191,16 +191,15 @@ type attrCache struct {
 	ok, reuse bool
 }
 
-// append appends attrs, of scalar values sized by attributesSize into vs,
-// as field 7, from the cache when they are the last record's, and keeps
-// them for the next.
-func (c *attrCache) append(b []byte, attrs *otelstef.Attributes, vs *valueSizes) []byte {
+// append appends attrs as field 7, of size bytes (attributesSize), from
+// the cache when they are the last record's, and keeps them for the next.
+func (c *attrCache) append(b []byte, attrs *otelstef.Attributes) []byte {
 	if c.reuse {
 		c.ok = true
 		return append(b, c.buf...)
 	}
 	start := len(b)
-	b = appendScalarAttributes(b, 7, attrs, vs)
+	b, _ = appendAttributes(b, 7, attrs) // scalar values: no error
 	c.buf = append(c.buf[:0], b[start:]...)
 	c.ok = true
 	return b
@@ -258,10 +257,9 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 	if fastPaths && (m.Type() == otelstef.MetricTypeGauge || m.Type() == otelstef.MetricTypeSum) && p.Exemplars().Len() == 0 {
 		// A NumberDataPoint of scalar attributes, the common one, is
 		// written with its length computed first.
-		var vs valueSizes
 		as, ok := len(cache.buf), cache.reuse
 		if !ok {
-			as, ok = attributesSize(attrs, &vs)
+			as, ok = attributesSize(attrs)
 		}
 		if ok {
 			size := 9 + 9 + as // the two timestamps, the attributes
@@ -282,7 +280,7 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 			case otelstef.PointValueTypeInt64:
 				b = appendFixed64Field(b, 6, uint64(v.Int64()))
 			}
-			return cache.append(b, attrs, &vs), nil
+			return cache.append(b, attrs), nil
 		}
 	}
 	at := 0

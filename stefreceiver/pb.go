@@ -145,49 +145,18 @@ func keyValueSize(keyLen, valueSize int) int {
 
 // attributesSize returns the length of a's KeyValues as a repeated field
 // numbered below 16 (a one-byte tag), and false when a value is an array
-// or a key-value list. The sizes of the first len(vs) values are stored in
-// vs for appendScalarAttributes, which then need not size them again.
-func attributesSize(a *otelstef.Attributes, vs *valueSizes) (int, bool) {
+// or a key-value list.
+func attributesSize(a *otelstef.Attributes) (int, bool) {
 	n := 0
 	for i := range a.Len() {
-		v, ok := scalarValueSize(a.Value(i))
+		vs, ok := scalarValueSize(a.Value(i))
 		if !ok {
 			return 0, false
 		}
-		if i < len(vs) {
-			vs[i] = v
-		}
-		kv := keyValueSize(len(a.Key(i)), v)
+		kv := keyValueSize(len(a.Key(i)), vs)
 		n += 1 + uvarintLen(uint64(kv)) + kv
 	}
 	return n, true
-}
-
-// valueSizes holds the sizes of the values of a point's attributes, as
-// attributesSize computed them: sixteen covers the attributes of nearly
-// every point (the rest are sized again).
-type valueSizes [16]int
-
-// appendScalarAttributes appends a's KeyValues, all scalar values, as
-// field (appendAttributes' fast path), with the value sizes attributesSize
-// stored in vs.
-func appendScalarAttributes(b []byte, field int, a *otelstef.Attributes, vs *valueSizes) []byte {
-	for i := range a.Len() {
-		var v int
-		if i < len(vs) {
-			v = vs[i]
-		} else {
-			v, _ = scalarValueSize(a.Value(i))
-		}
-		key := a.Key(i)
-		b = appendTag(b, field, 2)
-		b = appendVarint(b, uint64(keyValueSize(len(key), v)))
-		b = appendStringField(b, 1, key)
-		b = appendTag(b, 2, 2)
-		b = appendVarint(b, uint64(v))
-		b = appendScalarValue(b, a.Value(i))
-	}
-	return b
 }
 
 // outBuffer returns buf emptied to build the next request in, or, when it
