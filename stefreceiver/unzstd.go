@@ -246,7 +246,9 @@ func (u *unzstd) zstdError(err error) error {
 // tenth of the server's CPU on streams of 8,192-point frames). As the
 // request decoders of package compression, they are left to the garbage
 // collector when idle (sync.Pool); a stream in use is charged its
-// StateCostZstd whether its decoder is new or not.
+// StateCostZstd whether its decoder is new or not, so the idle ones are
+// never more than the streams the budget let decode at once (half of the
+// admission budget, HoldStreamState).
 var decoders sync.Pool // *zstd.Decoder
 
 func getDecoder() (*zstd.Decoder, error) {
