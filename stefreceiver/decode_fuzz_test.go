@@ -38,6 +38,12 @@ func FuzzDecodeMetrics(f *testing.F) {
 		// writes what needs no validation (ingest.ExportValidated):
 		// nothing the pipeline rejects, and the items it counts.
 		req, items := decodeLikeStream(false, data, limit)
+		fastPaths = false
+		slowReq, _ := decodeLikeStream(false, data, limit)
+		fastPaths = true
+		if !bytes.Equal(req, slowReq) {
+			t.Fatalf("with bad records left out, the fast paths wrote other bytes than the general path")
+		}
 		res, err := otlpdecode.CheckMetrics(req, &otlpdecode.Options{})
 		if err != nil || res.Rejected != 0 || res.Items != items {
 			t.Fatalf("validation of what the stream would store: %d items, %d rejected (%s), %v; the builder counted %d", res.Items, res.Rejected, res.FirstRejection, err, items)
@@ -67,6 +73,12 @@ func FuzzDecodeSpans(f *testing.F) {
 		// writes what needs no validation (ingest.ExportValidated):
 		// nothing the pipeline rejects, and the items it counts.
 		req, items := decodeLikeStream(true, data, limit)
+		fastPaths = false
+		slowReq, _ := decodeLikeStream(true, data, limit)
+		fastPaths = true
+		if !bytes.Equal(req, slowReq) {
+			t.Fatalf("with bad records left out, the fast paths wrote other bytes than the general path")
+		}
 		res, err := otlpdecode.CheckTraces(req, &otlpdecode.Options{})
 		if err != nil || res.Rejected != 0 || res.Items != items {
 			t.Fatalf("validation of what the stream would store: %d items, %d rejected (%s), %v; the builder counted %d", res.Items, res.Rejected, res.FirstRejection, err, items)

@@ -41,6 +41,30 @@ func (s *memSink) Write(_ context.Context, sig storage.Signal, data []byte, item
 
 func (s *memSink) Close() error { return nil }
 
+// checkStored validates what the sink stored as the pipeline would have
+// (the stream hands its requests on as validated): well-formed, nothing
+// rejected, the items counted.
+func checkStored(t *testing.T, s *memSink) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	items := 0
+	for i, w := range s.writes {
+		check := otlpdecode.CheckMetrics
+		if s.sigs[i] == otlp.Traces {
+			check = otlpdecode.CheckTraces
+		}
+		res, err := check(w, &otlpdecode.Options{})
+		if err != nil || res.Rejected != 0 {
+			t.Fatalf("stored request %d: %v, %d rejected (%s)", i, err, res.Rejected, res.FirstRejection)
+		}
+		items += res.Items
+	}
+	if items != s.items {
+		t.Fatalf("stored requests hold %d items, the sink was told %d", items, s.items)
+	}
+}
+
 // serve starts a receiver on h2c on a free port and returns its address.
 func serve(t testing.TB, cfg Config) (string, *memSink) {
 	return serveAdm(t, cfg, ingest.AdmissionConfig{})
@@ -337,6 +361,15 @@ func TestRejectedPointsAreBadRanges(t *testing.T) {
 			r.Point().Exemplars().At(0).SetTraceID(pkg.Bytes("abc"))
 			r.Point().Exemplars().At(0).Value().SetInt64(1)
 		}},
+		// The bad record closes the containers before it and opens its
+		// own: what was written of it is taken back, the request well
+		// formed (checkStored).
+		{"exemplar id, new resource and metric", ingest.Config{}, idRange{4, 4}, func(r *otelstef.Metrics) {
+			r.Resource().Attributes().Value(0).SetString("cart")
+			r.Metric().SetName("errors")
+			r.Point().Exemplars().EnsureLen(1)
+			r.Point().Exemplars().At(0).SetSpanID(pkg.Bytes("abc"))
+		}},
 		{"UTF-8", ingest.Config{Decode: otlpdecode.Options{ValidateUTF8: true}}, idRange{3, 4}, func(r *otelstef.Metrics) {
 			r.Attributes().Value(0).SetString("\xff")
 		}},
@@ -372,6 +405,7 @@ func TestRejectedPointsAreBadRanges(t *testing.T) {
 			if sink.items != 3 {
 				t.Fatalf("stored %d points, want the 3 valid ones", sink.items)
 			}
+			checkStored(t, sink)
 		})
 	}
 }
@@ -423,6 +457,7 @@ func TestBadSpansAreBadRecords(t *testing.T) {
 	if sink.items != 3 {
 		t.Fatalf("stored %d spans, want the 3 valid ones", sink.items)
 	}
+	checkStored(t, sink)
 }
 
 // Spans, with the library's writer: every span stored as a trace request,
