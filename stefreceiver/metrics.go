@@ -40,8 +40,6 @@ type metricsBuilder struct {
 	points int
 	// attrs is the last record's point attributes as written.
 	attrs attrCache
-	// lens closes the containers (levels 0-3: rm, sm, m, data).
-	lens lazyLens
 	// last is the size of the recent requests finished (highWater,
 	// outBuffer).
 	last int
@@ -51,15 +49,14 @@ func (b *metricsBuilder) reset(buf []byte) {
 	b.out = outBuffer(buf, b.last)
 	b.rm, b.sm, b.m, b.data = -1, -1, -1, -1
 	b.points = 0
-	b.lens.reset()
 }
 
 func (b *metricsBuilder) closeMetric() {
 	if b.m < 0 {
 		return
 	}
-	b.out = b.lens.close(b.out, b.data, 3)
-	b.out = b.lens.close(b.out, b.m, 2)
+	b.out = endLen(b.out, b.data)
+	b.out = endLen(b.out, b.m)
 	b.m, b.data = -1, -1
 }
 
@@ -68,7 +65,7 @@ func (b *metricsBuilder) closeScope() {
 	if b.sm < 0 {
 		return
 	}
-	b.out = b.lens.close(b.out, b.sm, 1)
+	b.out = endLen(b.out, b.sm)
 	b.sm = -1
 }
 
@@ -77,14 +74,13 @@ func (b *metricsBuilder) closeResource() {
 	if b.rm < 0 {
 		return
 	}
-	b.out = b.lens.close(b.out, b.rm, 0)
+	b.out = endLen(b.out, b.rm)
 	b.rm = -1
 }
 
 // finish closes every open container and returns the request.
 func (b *metricsBuilder) finish() []byte {
 	b.closeResource()
-	b.out = b.lens.compact(b.out)
 	b.last = highWater(b.last, len(b.out))
 	return b.out
 }
@@ -100,21 +96,16 @@ func (b *metricsBuilder) add() (err error) {
 	b.attrs.reuse = b.attrs.ok && fastPaths && !r.IsAttributesModified()
 	b.attrs.ok = false
 	start, rm0, sm0, m0, data0 := len(b.out), b.rm, b.sm, b.m, b.data
-	gaps, gapBytes := b.lens.mark()
 	// closed marks where the record's own bytes begin once it has closed
 	// the previous record's containers (a close moves bytes: the record
 	// cannot go back to before it).
-	closed := func() {
-		start, rm0, sm0, m0, data0 = len(b.out), b.rm, b.sm, b.m, b.data
-		gaps, gapBytes = b.lens.mark()
-	}
+	closed := func() { start, rm0, sm0, m0, data0 = len(b.out), b.rm, b.sm, b.m, b.data }
 	defer func() {
 		if err != nil {
 			// Nothing of a bad record stays: the containers open before
 			// it are closed (their lengths written), and the next record
 			// opens its own.
 			b.out, b.rm, b.sm, b.m, b.data = b.out[:start], rm0, sm0, m0, data0
-			b.lens.undo(gaps, gapBytes)
 			b.closeResource()
 		}
 	}()
@@ -132,7 +123,7 @@ func (b *metricsBuilder) add() (err error) {
 			closed()
 		}
 		b.res.CopyFrom(r.Resource())
-		b.out, b.rm = b.lens.open(b.out, 1, 0) // ResourceMetrics
+		b.out, b.rm = appendLen(b.out, 1) // ResourceMetrics
 		// schema_url (3) before scope_metrics (2): the order of fields
 		// is free, and the container is then closed by its length alone.
 		b.out = appendStringNonEmpty(b.out, 3, r.Resource().SchemaURL())
@@ -146,7 +137,7 @@ func (b *metricsBuilder) add() (err error) {
 			closed()
 		}
 		b.scope.CopyFrom(r.Scope())
-		b.out, b.sm = b.lens.open(b.out, 2, 1) // ScopeMetrics
+		b.out, b.sm = appendLen(b.out, 2) // ScopeMetrics
 		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
 		if b.out, err = appendScope(b.out, r.Scope()); err != nil {
 			return err
@@ -159,7 +150,7 @@ func (b *metricsBuilder) add() (err error) {
 			closed()
 		}
 		b.met.CopyFrom(m)
-		b.out, b.m = b.lens.open(b.out, 2, 2) // Metric
+		b.out, b.m = appendLen(b.out, 2) // Metric
 		b.out = appendStringNonEmpty(b.out, 1, m.Name())
 		b.out = appendStringNonEmpty(b.out, 2, m.Description())
 		b.out = appendStringNonEmpty(b.out, 3, m.Unit())
@@ -170,7 +161,7 @@ func (b *metricsBuilder) add() (err error) {
 		if !ok {
 			return fmt.Errorf("cannot decode metric: unknown metric type %d", m.Type())
 		}
-		b.out, b.data = b.lens.open(b.out, field, 3)
+		b.out, b.data = appendLen(b.out, field)
 		switch m.Type() {
 		case otelstef.MetricTypeSum:
 			b.out = appendVarintField(b.out, 2, uint64(m.AggregationTemporality()))

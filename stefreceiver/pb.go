@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
-	"slices"
 
 	"github.com/splunk/stef/go/otel/otelstef"
 )
@@ -181,68 +180,3 @@ func outBuffer(buf []byte, last int) []byte {
 // server's CPU on SDK-sized frames (stefcpu's profile), where the decay
 // keeps a large request's size for the few dozen requests after it.
 func highWater(mark, size int) int { return max(size, mark-mark/32) }
-
-// lazyLens closes a request's containers (ResourceMetrics, ScopeMetrics,
-// Metric, its data; ResourceSpans, ScopeSpans) without moving their
-// content: endLen moves a container's content back over the reserved
-// length bytes it does not need, so that each point was moved once per
-// container around it, four times, the whole request each time a
-// resource closed. Here a closed container's length is written in its
-// reserved bytes and the bytes it does not need are left as a gap; finish
-// removes every gap in one pass (compact), each byte moved once. A
-// container's length is its content less the gaps inside it (the gaps
-// made since it opened: containers nest). With fastPaths off the
-// containers are closed by endLen, which tests compare with.
-type lazyLens struct {
-	gaps []gap
-	// total is the bytes of the gaps; opened[level] what it was when
-	// the open container of that level opened.
-	total  int
-	opened [4]int
-}
-
-// gap is n bytes at at that compact removes.
-type gap struct{ at, n int }
-
-func (l *lazyLens) reset() { l.gaps, l.total = l.gaps[:0], 0 }
-
-// open starts a container of field at level (0 the outermost).
-func (l *lazyLens) open(b []byte, field, level int) ([]byte, int) {
-	l.opened[level] = l.total
-	return appendLen(b, field)
-}
-
-// close ends the container of level at at.
-func (l *lazyLens) close(b []byte, at, level int) []byte {
-	if !fastPaths {
-		return endLen(b, at)
-	}
-	n := uint64(len(b) - at - 5 - (l.total - l.opened[level]))
-	k := binary.PutUvarint(b[at:at+5], n) // n < 2^35: five bytes at most
-	if k < 5 {
-		l.gaps = append(l.gaps, gap{at + k, 5 - k})
-		l.total += 5 - k
-	}
-	return b
-}
-
-// mark and undo take back the gaps made after mark (a record that failed
-// is truncated away with its containers).
-func (l *lazyLens) mark() (int, int)  { return len(l.gaps), l.total }
-func (l *lazyLens) undo(n, total int) { l.gaps, l.total = l.gaps[:n], total }
-
-// compact removes the gaps from b, every container being closed.
-func (l *lazyLens) compact(b []byte) []byte {
-	if len(l.gaps) == 0 {
-		return b
-	}
-	slices.SortFunc(l.gaps, func(x, y gap) int { return x.at - y.at })
-	w, r := l.gaps[0].at, l.gaps[0].at
-	for _, g := range l.gaps {
-		w += copy(b[w:], b[r:g.at])
-		r = g.at + g.n
-	}
-	w += copy(b[w:], b[r:])
-	l.reset()
-	return b[:w]
-}

@@ -19,13 +19,11 @@ type spansBuilder struct {
 	res    otelstef.Resource
 	scope  otelstef.Scope
 	spans  int
-	last   int      // the size of the recent requests finished (highWater, outBuffer)
-	lens   lazyLens // closes the containers (levels 0-1: rm, sm)
+	last   int // the size of the recent requests finished (highWater, outBuffer)
 }
 
 func (b *spansBuilder) reset(buf []byte) {
 	b.out, b.rm, b.sm, b.spans = outBuffer(buf, b.last), -1, -1, 0
-	b.lens.reset()
 }
 
 func (b *spansBuilder) items() int { return b.spans }
@@ -33,18 +31,17 @@ func (b *spansBuilder) size() int  { return len(b.out) }
 
 func (b *spansBuilder) closeResource() {
 	if b.sm >= 0 {
-		b.out = b.lens.close(b.out, b.sm, 1)
+		b.out = endLen(b.out, b.sm)
 		b.sm = -1
 	}
 	if b.rm >= 0 {
-		b.out = b.lens.close(b.out, b.rm, 0)
+		b.out = endLen(b.out, b.rm)
 		b.rm = -1
 	}
 }
 
 func (b *spansBuilder) finish() []byte {
 	b.closeResource()
-	b.out = b.lens.compact(b.out)
 	b.last = highWater(b.last, len(b.out))
 	return b.out
 }
@@ -52,17 +49,12 @@ func (b *spansBuilder) finish() []byte {
 func (b *spansBuilder) add() (err error) {
 	r := b.rec
 	start, rm0, sm0 := len(b.out), b.rm, b.sm
-	gaps, gapBytes := b.lens.mark()
 	// As in metricsBuilder.add: once the record has closed the previous
 	// containers, it rolls back to after them.
-	closed := func() {
-		start, rm0, sm0 = len(b.out), b.rm, b.sm
-		gaps, gapBytes = b.lens.mark()
-	}
+	closed := func() { start, rm0, sm0 = len(b.out), b.rm, b.sm }
 	defer func() {
 		if err != nil {
 			b.out, b.rm, b.sm = b.out[:start], rm0, sm0
-			b.lens.undo(gaps, gapBytes)
 			b.closeResource()
 		}
 	}()
@@ -77,7 +69,7 @@ func (b *spansBuilder) add() (err error) {
 			closed()
 		}
 		b.res.CopyFrom(r.Resource())
-		b.out, b.rm = b.lens.open(b.out, 1, 0) // ResourceSpans
+		b.out, b.rm = appendLen(b.out, 1) // ResourceSpans
 		b.out = appendStringNonEmpty(b.out, 3, r.Resource().SchemaURL())
 		if b.out, err = appendResource(b.out, r.Resource()); err != nil {
 			return err
@@ -85,12 +77,12 @@ func (b *spansBuilder) add() (err error) {
 	}
 	if b.sm < 0 || (!fastPaths || r.IsScopeModified()) && !b.scope.IsEqual(r.Scope()) {
 		if b.sm >= 0 {
-			b.out = b.lens.close(b.out, b.sm, 1)
+			b.out = endLen(b.out, b.sm)
 			b.sm = -1
 			closed()
 		}
 		b.scope.CopyFrom(r.Scope())
-		b.out, b.sm = b.lens.open(b.out, 2, 1) // ScopeSpans
+		b.out, b.sm = appendLen(b.out, 2) // ScopeSpans
 		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
 		if b.out, err = appendScope(b.out, r.Scope()); err != nil {
 			return err
