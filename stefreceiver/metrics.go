@@ -200,10 +200,18 @@ func (c *attrCache) append(b []byte, attrs *otelstef.Attributes) []byte {
 	}
 	start := len(b)
 	b, _ = appendAttributes(b, 7, attrs) // scalar values: no error
+	if len(b)-start > maxCachedAttrs {
+		return b
+	}
 	c.buf = append(c.buf[:0], b[start:]...)
 	c.ok = true
 	return b
 }
+
+// maxCachedAttrs bounds the attributes attrCache keeps, which a stream
+// holds for its life: a point's attributes take a few hundred bytes, and
+// a record's are bounded only by its frame (MaxChunkBytes).
+const maxCachedAttrs = 4 << 10
 
 // appendResource appends res as field 1 (resource) of a Resource*.
 func appendResource(b []byte, res *otelstef.Resource) (_ []byte, err error) {
