@@ -7,17 +7,15 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	arrowpb "github.com/open-telemetry/otel-arrow/go/api/experimental/arrow/v1"
 	common "github.com/open-telemetry/otel-arrow/go/pkg/otel/common/arrow"
 	logsotlp "github.com/open-telemetry/otel-arrow/go/pkg/otel/logs/otlp"
 	metricsotlp "github.com/open-telemetry/otel-arrow/go/pkg/otel/metrics/otlp"
-	tracesarrow "github.com/open-telemetry/otel-arrow/go/pkg/otel/traces/arrow"
-	tracesotlp "github.com/open-telemetry/otel-arrow/go/pkg/otel/traces/otlp"
 	"github.com/open-telemetry/otel-arrow/go/pkg/record_message"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
@@ -36,7 +34,9 @@ type decoder struct {
 	alloc   *budgetAllocator
 	readers map[string]*ipcStream
 	recs    []*record_message.RecordMessage
-	traces  *tracesarrow.Config
+	traces  tracesEncoder
+	arecs   []arrow.Record
+	atypes  []arrowpb.ArrowPayloadType
 	maxRows int64
 	maxOTLP int
 }
@@ -51,7 +51,6 @@ func newDecoder(p *ingest.Pipeline, memLimit uint64, maxRows int64) *decoder {
 	return &decoder{
 		alloc:   newBudgetAllocator(p, memLimit),
 		readers: make(map[string]*ipcStream),
-		traces:  tracesarrow.DefaultConfig(),
 		maxRows: maxRows,
 		maxOTLP: p.MaxRecvMsgSize(),
 	}
@@ -195,25 +194,32 @@ func (d *decoder) decode(bar *arrowpb.BatchArrowRecords, sig otlp.Signal, dst []
 			err = fmt.Errorf("cannot convert Arrow records to OTLP: %v", v)
 		}
 	}()
+	switch sig {
+	case otlp.Traces:
+		// Our own encoder: the records stay d.recs (released by the
+		// deferred releaseRecords).
+		d.arecs, d.atypes = d.arecs[:0], d.atypes[:0]
+		for _, r := range d.recs {
+			d.arecs = append(d.arecs, r.Record())
+			d.atypes = append(d.atypes, r.PayloadType())
+		}
+		out, n, err := d.traces.encode(d.arecs, d.atypes, dst, d.maxOTLP)
+		clear(d.arecs)
+		if err != nil {
+			var tl errTooLarge
+			if errors.As(err, &tl) {
+				return dst, 0, errTooLarge{tl.size - len(dst), d.maxOTLP}
+			}
+			return dst, 0, fmt.Errorf("cannot convert Arrow records to OTLP: %w", err)
+		}
+		return out, n, nil
+	}
+	// Metrics and logs are still converted by otel-arrow's code to pdata,
+	// then marshaled (our own encoder does traces only so far).
 	// The conversion releases the records it is given (RelatedDataFrom).
 	recs := d.recs
 	d.recs = d.recs[:0]
 	switch sig {
-	case otlp.Traces:
-		rel, main, err := tracesotlp.RelatedDataFrom(recs, d.traces)
-		if err != nil || main == nil {
-			return dst, 0, convErr(err) // nil: no main record, nothing to store
-		}
-		td, err := tracesotlp.TracesFrom(main.Record(), rel)
-		if err != nil {
-			return dst, 0, convErr(err)
-		}
-		var m ptrace.ProtoMarshaler
-		if n := m.TracesSize(td); n > d.maxOTLP {
-			return dst, 0, errTooLarge{n, d.maxOTLP}
-		}
-		b, _ := m.MarshalTraces(td)
-		return append(dst, b...), td.SpanCount(), nil
 	case otlp.Metrics:
 		rel, main, err := metricsotlp.RelatedDataFrom(recs)
 		if err != nil || main == nil {
