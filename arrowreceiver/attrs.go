@@ -141,7 +141,7 @@ func (t *attrTable) loadKeys(n int) error {
 				t.keyID[i] = -1
 				continue
 			}
-			t.keyID[i] = int32(t.key.dict.GetValueIndex(i))
+			t.keyID[i] = int32(t.key.ix.get(i))
 		}
 		t.nKeys = t.key.dv.Len()
 	} else {

@@ -84,10 +84,52 @@ func (r *resolver) fail(name string, a arrow.Array) {
 	}
 }
 
-// dictOf returns a's dictionary array when a is dictionary-encoded.
-func dictOf(a arrow.Array) (*array.Dictionary, bool) {
-	d, ok := a.(*array.Dictionary)
-	return d, ok
+// dictIndex reads a dictionary array's indexes from their buffer (what
+// Dictionary.GetValueIndex does, without its per-row type switch);
+// validate has checked that the buffer holds them and that each is within
+// the dictionary.
+type dictIndex struct {
+	d   *array.Dictionary
+	u8  []uint8
+	u16 []uint16
+	u32 []uint32
+	u64 []uint64
+}
+
+func newDictIndex(d *array.Dictionary) dictIndex {
+	x := dictIndex{d: d}
+	data := d.Data()
+	bufs := data.Buffers()
+	if len(bufs) < 2 || bufs[1] == nil {
+		return x
+	}
+	raw := bufs[1].Bytes()
+	off, n := data.Offset(), data.Len()
+	switch d.DataType().(*arrow.DictionaryType).IndexType.ID() {
+	case arrow.UINT8, arrow.INT8:
+		x.u8 = raw[off : off+n]
+	case arrow.UINT16, arrow.INT16:
+		x.u16 = arrow.Uint16Traits.CastFromBytes(raw)[off : off+n]
+	case arrow.UINT32, arrow.INT32:
+		x.u32 = arrow.Uint32Traits.CastFromBytes(raw)[off : off+n]
+	case arrow.UINT64, arrow.INT64:
+		x.u64 = arrow.Uint64Traits.CastFromBytes(raw)[off : off+n]
+	}
+	return x
+}
+
+func (x *dictIndex) get(i int) int {
+	switch {
+	case x.u8 != nil:
+		return int(x.u8[i])
+	case x.u16 != nil:
+		return int(x.u16[i])
+	case x.u32 != nil:
+		return int(x.u32[i])
+	case x.u64 != nil:
+		return int(x.u64[i])
+	}
+	return x.d.GetValueIndex(i)
 }
 
 type u8Col struct{ a *array.Uint8 }
@@ -136,6 +178,7 @@ func (c u16Col) valid(i int) bool { return c.a != nil && c.a.IsValid(i) }
 type u32Col struct {
 	a    *array.Uint32
 	dict *array.Dictionary
+	ix   dictIndex
 	dv   *array.Uint32
 }
 
@@ -146,7 +189,7 @@ func (r *resolver) u32(name string) (c u32Col) {
 		c.a = a
 	case *array.Dictionary:
 		if dv, ok := a.Dictionary().(*array.Uint32); ok {
-			c.dict, c.dv = a, dv
+			c.dict, c.dv, c.ix = a, dv, newDictIndex(a)
 		} else {
 			r.fail(name, a)
 		}
@@ -163,10 +206,10 @@ func (c u32Col) at(i int) uint32 {
 		}
 		return c.a.Value(i)
 	}
-	if c.dict == nil || c.dict.IsNull(i) {
+	if c.dict == nil || c.ix.d.IsNull(i) {
 		return 0
 	}
-	return c.dv.Value(c.dict.GetValueIndex(i))
+	return c.dv.Value(c.ix.get(i))
 }
 
 // valid reports whether row i has a value (nullable ids; plain only, as
@@ -197,7 +240,7 @@ func (r *resolver) unsigned(name string) (c unsignedCol) {
 		c.u64 = a
 	case *array.Dictionary:
 		if dv, ok := a.Dictionary().(*array.Uint32); ok {
-			c.u32.dict, c.u32.dv = a, dv
+			c.u32.dict, c.u32.dv, c.u32.ix = a, dv, newDictIndex(a)
 		} else {
 			r.fail(name, a)
 		}
@@ -233,6 +276,7 @@ func (c *unsignedCol) at(i int) uint64 {
 type i32Col struct {
 	a    *array.Int32
 	dict *array.Dictionary
+	ix   dictIndex
 	dv   *array.Int32
 }
 
@@ -243,7 +287,7 @@ func (r *resolver) i32(name string) (c i32Col) {
 		c.a = a
 	case *array.Dictionary:
 		if dv, ok := a.Dictionary().(*array.Int32); ok {
-			c.dict, c.dv = a, dv
+			c.dict, c.dv, c.ix = a, dv, newDictIndex(a)
 		} else {
 			r.fail(name, a)
 		}
@@ -260,15 +304,16 @@ func (c i32Col) at(i int) int32 {
 		}
 		return c.a.Value(i)
 	}
-	if c.dict == nil || c.dict.IsNull(i) {
+	if c.dict == nil || c.ix.d.IsNull(i) {
 		return 0
 	}
-	return c.dv.Value(c.dict.GetValueIndex(i))
+	return c.dv.Value(c.ix.get(i))
 }
 
 type i64Col struct {
 	a    *array.Int64
 	dict *array.Dictionary
+	ix   dictIndex
 	dv   *array.Int64
 }
 
@@ -279,7 +324,7 @@ func (r *resolver) i64(name string) (c i64Col) {
 		c.a = a
 	case *array.Dictionary:
 		if dv, ok := a.Dictionary().(*array.Int64); ok {
-			c.dict, c.dv = a, dv
+			c.dict, c.dv, c.ix = a, dv, newDictIndex(a)
 		} else {
 			r.fail(name, a)
 		}
@@ -296,10 +341,10 @@ func (c i64Col) at(i int) int64 {
 		}
 		return c.a.Value(i)
 	}
-	if c.dict == nil || c.dict.IsNull(i) {
+	if c.dict == nil || c.ix.d.IsNull(i) {
 		return 0
 	}
-	return c.dv.Value(c.dict.GetValueIndex(i))
+	return c.dv.Value(c.ix.get(i))
 }
 
 type f64Col struct{ a *array.Float64 }
@@ -365,6 +410,7 @@ func (c timestampCol) at(i int) int64 {
 type durationCol struct {
 	a    *array.Duration
 	dict *array.Dictionary
+	ix   dictIndex
 	dv   *array.Duration
 }
 
@@ -375,7 +421,7 @@ func (r *resolver) duration(name string) (c durationCol) {
 		c.a = a
 	case *array.Dictionary:
 		if dv, ok := a.Dictionary().(*array.Duration); ok {
-			c.dict, c.dv = a, dv
+			c.dict, c.dv, c.ix = a, dv, newDictIndex(a)
 		} else {
 			r.fail(name, a)
 		}
@@ -392,16 +438,17 @@ func (c durationCol) at(i int) int64 {
 		}
 		return int64(c.a.Value(i))
 	}
-	if c.dict == nil || c.dict.IsNull(i) {
+	if c.dict == nil || c.ix.d.IsNull(i) {
 		return 0
 	}
-	return int64(c.dv.Value(c.dict.GetValueIndex(i)))
+	return int64(c.dv.Value(c.ix.get(i)))
 }
 
 // strCol reads a string or dictionary-of-strings column.
 type strCol struct {
 	a    *array.String
 	dict *array.Dictionary
+	ix   dictIndex
 	dv   *array.String
 }
 
@@ -412,7 +459,7 @@ func (r *resolver) str(name string) (c strCol) {
 		c.a = a
 	case *array.Dictionary:
 		if dv, ok := a.Dictionary().(*array.String); ok {
-			c.dict, c.dv = a, dv
+			c.dict, c.dv, c.ix = a, dv, newDictIndex(a)
 		} else {
 			r.fail(name, a)
 		}
@@ -429,16 +476,17 @@ func (c *strCol) at(i int) string {
 		}
 		return c.a.Value(i)
 	}
-	if c.dict == nil || c.dict.IsNull(i) {
+	if c.dict == nil || c.ix.d.IsNull(i) {
 		return ""
 	}
-	return c.dv.Value(c.dict.GetValueIndex(i))
+	return c.dv.Value(c.ix.get(i))
 }
 
 // binCol reads a binary or dictionary-of-binaries column.
 type binCol struct {
 	a    *array.Binary
 	dict *array.Dictionary
+	ix   dictIndex
 	dv   *array.Binary
 }
 
@@ -449,7 +497,7 @@ func (r *resolver) bin(name string) (c binCol) {
 		c.a = a
 	case *array.Dictionary:
 		if dv, ok := a.Dictionary().(*array.Binary); ok {
-			c.dict, c.dv = a, dv
+			c.dict, c.dv, c.ix = a, dv, newDictIndex(a)
 		} else {
 			r.fail(name, a)
 		}
@@ -467,16 +515,17 @@ func (c *binCol) at(i int) []byte {
 		}
 		return c.a.Value(i)
 	}
-	if c.dict == nil || c.dict.IsNull(i) {
+	if c.dict == nil || c.ix.d.IsNull(i) {
 		return nil
 	}
-	return c.dv.Value(c.dict.GetValueIndex(i))
+	return c.dv.Value(c.ix.get(i))
 }
 
 // fsbCol reads a fixed-size binary or dictionary of them (ids).
 type fsbCol struct {
 	a    *array.FixedSizeBinary
 	dict *array.Dictionary
+	ix   dictIndex
 	dv   *array.FixedSizeBinary
 }
 
@@ -487,7 +536,7 @@ func (r *resolver) fsb(name string) (c fsbCol) {
 		c.a = a
 	case *array.Dictionary:
 		if dv, ok := a.Dictionary().(*array.FixedSizeBinary); ok {
-			c.dict, c.dv = a, dv
+			c.dict, c.dv, c.ix = a, dv, newDictIndex(a)
 		} else {
 			r.fail(name, a)
 		}
@@ -505,10 +554,10 @@ func (c *fsbCol) at(i int) []byte {
 		}
 		return c.a.Value(i)
 	}
-	if c.dict == nil || c.dict.IsNull(i) {
+	if c.dict == nil || c.ix.d.IsNull(i) {
 		return nil
 	}
-	return c.dv.Value(c.dict.GetValueIndex(i))
+	return c.dv.Value(c.ix.get(i))
 }
 
 // structCol is a struct column; a null row has no struct (nil).
