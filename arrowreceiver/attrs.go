@@ -349,32 +349,27 @@ func (t *attrTable) appendKeyValue(b []byte, num int, r int) []byte {
 		return endLen(b, at)
 	}
 	// A scalar: its sizes are known, so it is written in one pass.
-	var vs int // the AnyValue's content size
-	var s string
-	var bs []byte
-	var u uint64
+	var v scalar
 	switch typ {
 	case vStr:
-		s = t.str.at(r)
-		vs = 1 + uvarintLen(uint64(len(s))) + len(s)
+		v.s = t.str.at(r)
 	case vInt:
-		u = uint64(t.i64.at(r))
-		vs = 1 + uvarintLen(u)
+		v.u = uint64(t.i64.at(r))
 	case vDouble:
-		u = float64bits(t.f64.at(r))
-		vs = 9
+		v.u = float64bits(t.f64.at(r))
 	case vBool:
 		if t.bl.at(r) {
-			u = 1
+			v.u = 1
 		}
-		vs = 2
 	case vBytes:
-		bs = t.bin.at(r)
-		vs = 1 + uvarintLen(uint64(len(bs))) + len(bs)
+		v.bs = t.bin.at(r)
 	default:
 		// An empty or unknown type: an empty value (the conversion
 		// ignores unknown types).
+		typ = vEmpty
 	}
+	v.typ = typ
+	vs := v.size()
 	kv := 1 + uvarintLen(uint64(vs)) + vs
 	if key != "" {
 		kv += 1 + uvarintLen(uint64(len(key))) + len(key)
@@ -382,17 +377,50 @@ func (t *attrTable) appendKeyValue(b []byte, num int, r int) []byte {
 	b = appendVarint(appendTag(b, num, 2), uint64(kv))
 	b = appendStringNonEmpty(b, 1, key)
 	b = appendVarint(appendTag(b, 2, 2), uint64(vs))
-	switch typ {
+	return v.append(b)
+}
+
+// scalar is a scalar AnyValue: its type (vStr, vInt, vDouble, vBool,
+// vBytes; anything else is empty) and value (u: an int's or a double's
+// bits, or a bool).
+type scalar struct {
+	typ uint8
+	s   string
+	bs  []byte
+	u   uint64
+}
+
+// size is the AnyValue's encoded size (without its tag and length).
+func (v *scalar) size() int {
+	switch v.typ {
 	case vStr:
-		b = appendStringField(b, 1, s)
+		return 1 + uvarintLen(uint64(len(v.s))) + len(v.s)
 	case vInt:
-		b = appendVarintField(b, 3, u)
+		return 1 + uvarintLen(v.u)
 	case vDouble:
-		b = appendFixed64Field(b, 4, u)
+		return 9
 	case vBool:
-		b = appendVarintField(b, 2, u)
+		return 2
 	case vBytes:
-		b = appendBytesField(b, 7, bs)
+		return 1 + uvarintLen(uint64(len(v.bs))) + len(v.bs)
+	}
+	return 0
+}
+
+// append writes the AnyValue's fields (string 1, bool 2, int 3, double 4,
+// bytes 7; a oneof: written even when zero).
+func (v *scalar) append(b []byte) []byte {
+	switch v.typ {
+	case vStr:
+		b = appendStringField(b, 1, v.s)
+	case vInt:
+		b = appendVarintField(b, 3, v.u)
+	case vDouble:
+		b = appendFixed64Field(b, 4, v.u)
+	case vBool:
+		b = appendVarintField(b, 2, v.u)
+	case vBytes:
+		b = appendBytesField(b, 7, v.bs)
 	}
 	return b
 }

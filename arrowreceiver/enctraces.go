@@ -42,27 +42,6 @@ type tracesEncoder struct {
 	moved         []bool // span ids whose events and links were taken
 }
 
-// OTLP field numbers of the messages written.
-const (
-	fResourceSpans = 1 // ExportTraceServiceRequest
-
-	fRSResource   = 1 // ResourceSpans
-	fRSScopeSpans = 2
-	fRSSchemaURL  = 3
-
-	fResAttrs   = 1 // Resource
-	fResDropped = 2
-
-	fSSScope     = 1 // ScopeSpans
-	fSSSpans     = 2
-	fSSSchemaURL = 3
-
-	fScopeName    = 1 // InstrumentationScope
-	fScopeVersion = 2
-	fScopeAttrs   = 3
-	fScopeDropped = 4
-)
-
 // errMultiple refuses a batch with two records of one payload type.
 type errMultiple struct{ typ arrowpb.ArrowPayloadType }
 
@@ -245,34 +224,23 @@ func grow[T any](s []T, n int) []T {
 
 // spanCols are the columns of the spans record.
 type spanCols struct {
-	id                                  u16Col
-	res, scope, status                  structCol
-	resID, resDropped                   u16Col
-	resDroppedCount                     u32Col
-	resSchemaURL                        strCol
-	scopeID                             u16Col
-	scopeName, scopeVersion             strCol
-	scopeDropped                        u32Col
-	schemaURL                           strCol
-	start                               timestampCol
-	duration                            durationCol
-	traceID, spanID, parentID           fsbCol
-	traceState, name                    strCol
-	flags                               u32Col
-	kind                                i32Col
-	dropAttrs, dropEvents, dropLinks    u32Col
-	statusCode                          i32Col
-	statusMessage                       strCol
-	hasResID, hasScopeID, hasStatusCode bool
+	id                               u16Col
+	status                           structCol
+	start                            timestampCol
+	duration                         durationCol
+	traceID, spanID, parentID        fsbCol
+	traceState, name                 strCol
+	flags                            u32Col
+	kind                             i32Col
+	dropAttrs, dropEvents, dropLinks u32Col
+	statusCode                       i32Col
+	statusMessage                    strCol
 }
 
 func spanColumns(rec arrow.Record) (c spanCols, err error) {
 	r := resolver{f: recordFields(rec)}
 	c.id = r.u16("id")
-	c.res = r.strct("resource")
-	c.scope = r.strct("scope")
 	c.status = r.strct("status")
-	c.schemaURL = r.str("schema_url")
 	c.start = r.timestamp("start_time_unix_nano")
 	c.duration = r.duration("duration_time_unix_nano")
 	c.traceID = r.fsb("trace_id")
@@ -288,26 +256,10 @@ func spanColumns(rec arrow.Record) (c spanCols, err error) {
 	if r.err != nil {
 		return c, r.err
 	}
-	rr := resolver{f: structFields(c.res.a)}
-	c.resID = rr.u16("id")
-	c.resDroppedCount = rr.u32("dropped_attributes_count")
-	c.resSchemaURL = rr.str("schema_url")
-	c.hasResID = c.resID.a != nil
-	sr := resolver{f: structFields(c.scope.a)}
-	c.scopeID = sr.u16("id")
-	c.scopeName = sr.str("name")
-	c.scopeVersion = sr.str("version")
-	c.scopeDropped = sr.u32("dropped_attributes_count")
-	c.hasScopeID = c.scopeID.a != nil
 	st := resolver{f: structFields(c.status.a)}
 	c.statusCode = st.i32("code")
 	c.statusMessage = st.str("status_message")
-	for _, err := range []error{rr.err, sr.err, st.err} {
-		if err != nil {
-			return c, err
-		}
-	}
-	return c, nil
+	return c, st.err
 }
 
 // Span fields (opentelemetry.proto.trace.v1.Span) and its messages.
@@ -355,85 +307,21 @@ func (e *tracesEncoder) encodeSpans(rec arrow.Record, ev *eventCols, lk *linkCol
 	if err != nil {
 		return b, 0, err
 	}
+	w, err := newScopeWalker(rec, &e.resAttrs, &e.scopeAttrs, limit)
+	if err != nil {
+		return b, 0, err
+	}
 	n := int(rec.NumRows())
-	var (
-		resID, scopeID, spanID uint16
-		started                bool
-		rsAt, ssAt             = -1, -1
-		rsURL, ssURL           string
-	)
-	closeScope := func() {
-		if ssAt >= 0 {
-			b = appendStringNonEmpty(b, fSSSchemaURL, ssURL)
-			b = endLen(b, ssAt)
-			ssAt = -1
-		}
-	}
-	closeResource := func() {
-		closeScope()
-		if rsAt >= 0 {
-			b = appendStringNonEmpty(b, fRSSchemaURL, rsURL)
-			b = endLen(b, rsAt)
-			rsAt = -1
-		}
-	}
+	var spanID uint16
 	for row := range n {
-		resPresent := c.res.present(row)
-		var resDelta uint16
-		if resPresent {
-			resDelta = c.resID.at(row)
-		}
-		resID += resDelta
-		newRes := !started || resDelta != 0
-		started = true
-		if newRes {
-			closeResource()
-			b, rsAt = appendLen(b, fResourceSpans)
-			var at int
-			b, at = appendLen(b, fRSResource)
-			rsURL = ""
-			if resPresent {
-				rsURL = c.resSchemaURL.at(row)
-				if c.hasResID {
-					if b, err = e.resAttrs.appendAttrs(b, fResAttrs, e.resAttrs.byDelta(uint32(resDelta)), limit); err != nil {
-						return b, 0, err
-					}
-				}
-				b = appendVarintNonZero(b, fResDropped, uint64(c.resDroppedCount.at(row)))
-			}
-			b = endLen(b, at)
-		}
-		scopePresent := c.scope.present(row)
-		var scopeDelta uint16
-		if scopePresent {
-			scopeDelta = c.scopeID.at(row)
-		}
-		scopeID += scopeDelta
-		if newRes || scopeDelta != 0 {
-			closeScope()
-			b, ssAt = appendLen(b, fRSScopeSpans)
-			var at int
-			b, at = appendLen(b, fSSScope)
-			if scopePresent {
-				b = appendStringNonEmpty(b, fScopeName, c.scopeName.at(row))
-				b = appendStringNonEmpty(b, fScopeVersion, c.scopeVersion.at(row))
-				if c.hasScopeID {
-					if b, err = e.scopeAttrs.appendAttrs(b, fScopeAttrs, e.scopeAttrs.byDelta(uint32(scopeDelta)), limit); err != nil {
-						return b, 0, err
-					}
-				}
-				b = appendVarintNonZero(b, fScopeDropped, uint64(c.scopeDropped.at(row)))
-			}
-			b = endLen(b, at)
-			ssURL = c.schemaURL.at(row)
+		if b, err = w.begin(b, row); err != nil {
+			return b, 0, err
 		}
 		if b, err = e.appendSpan(b, &c, ev, lk, row, &spanID, limit); err != nil {
 			return b, 0, err
 		}
 	}
-	closeResource()
-	_ = scopeID
-	return b, n, nil
+	return w.end(b), n, nil
 }
 
 // appendSpan writes row as a Span of the open ScopeSpans.
@@ -450,7 +338,7 @@ func (e *tracesEncoder) appendSpan(b []byte, c *spanCols, ev *eventCols, lk *lin
 	if psid != nil && len(psid) != 8 {
 		return b, errSpanIDLen
 	}
-	b, at := appendLen(b, fSSSpans)
+	b, at := appendLen(b, fScopeItems)
 	b = appendIDField(b, fSpanTraceID, tid, 16)
 	b = appendIDField(b, fSpanSpanID, sid, 8)
 	b = appendStringNonEmpty(b, fSpanTraceState, c.traceState.at(row))
