@@ -11,10 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	arrowpb "github.com/open-telemetry/otel-arrow/go/api/experimental/arrow/v1"
 	common "github.com/open-telemetry/otel-arrow/go/pkg/otel/common/arrow"
-	logsotlp "github.com/open-telemetry/otel-arrow/go/pkg/otel/logs/otlp"
 	metricsotlp "github.com/open-telemetry/otel-arrow/go/pkg/otel/metrics/otlp"
 	"github.com/open-telemetry/otel-arrow/go/pkg/record_message"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otlp-lite/otlp-lite/ingest"
@@ -35,6 +33,7 @@ type decoder struct {
 	readers map[string]*ipcStream
 	recs    []*record_message.RecordMessage
 	traces  tracesEncoder
+	logs    logsEncoder
 	arecs   []arrow.Record
 	atypes  []arrowpb.ArrowPayloadType
 	maxRows int64
@@ -194,16 +193,19 @@ func (d *decoder) decode(bar *arrowpb.BatchArrowRecords, sig otlp.Signal, dst []
 			err = fmt.Errorf("cannot convert Arrow records to OTLP: %v", v)
 		}
 	}()
-	switch sig {
-	case otlp.Traces:
-		// Our own encoder: the records stay d.recs (released by the
+	if sig == otlp.Traces || sig == otlp.Logs {
+		// Our own encoders: the records stay d.recs (released by the
 		// deferred releaseRecords).
 		d.arecs, d.atypes = d.arecs[:0], d.atypes[:0]
 		for _, r := range d.recs {
 			d.arecs = append(d.arecs, r.Record())
 			d.atypes = append(d.atypes, r.PayloadType())
 		}
-		out, n, err := d.traces.encode(d.arecs, d.atypes, dst, d.maxOTLP)
+		if sig == otlp.Traces {
+			out, items, err = d.traces.encode(d.arecs, d.atypes, dst, d.maxOTLP)
+		} else {
+			out, items, err = d.logs.encode(d.arecs, d.atypes, dst, d.maxOTLP)
+		}
 		clear(d.arecs)
 		if err != nil {
 			var tl errTooLarge
@@ -212,45 +214,27 @@ func (d *decoder) decode(bar *arrowpb.BatchArrowRecords, sig otlp.Signal, dst []
 			}
 			return dst, 0, fmt.Errorf("cannot convert Arrow records to OTLP: %w", err)
 		}
-		return out, n, nil
+		return out, items, nil
 	}
-	// Metrics and logs are still converted by otel-arrow's code to pdata,
-	// then marshaled (our own encoder does traces only so far).
+	// Metrics are still converted by otel-arrow's code to pdata, then
+	// marshaled (our own encoders do traces and logs so far).
 	// The conversion releases the records it is given (RelatedDataFrom).
 	recs := d.recs
 	d.recs = d.recs[:0]
-	switch sig {
-	case otlp.Metrics:
-		rel, main, err := metricsotlp.RelatedDataFrom(recs)
-		if err != nil || main == nil {
-			return dst, 0, convErr(err) // nil: no main record, nothing to store
-		}
-		md, err := metricsotlp.MetricsFrom(main.Record(), rel)
-		if err != nil {
-			return dst, 0, convErr(err)
-		}
-		var m pmetric.ProtoMarshaler
-		if n := m.MetricsSize(md); n > d.maxOTLP {
-			return dst, 0, errTooLarge{n, d.maxOTLP}
-		}
-		b, _ := m.MarshalMetrics(md)
-		return append(dst, b...), md.DataPointCount(), nil
-	default:
-		rel, main, err := logsotlp.RelatedDataFrom(recs)
-		if err != nil || main == nil {
-			return dst, 0, convErr(err) // nil: no main record, nothing to store
-		}
-		ld, err := logsotlp.LogsFrom(main.Record(), rel)
-		if err != nil {
-			return dst, 0, convErr(err)
-		}
-		var m plog.ProtoMarshaler
-		if n := m.LogsSize(ld); n > d.maxOTLP {
-			return dst, 0, errTooLarge{n, d.maxOTLP}
-		}
-		b, _ := m.MarshalLogs(ld)
-		return append(dst, b...), ld.LogRecordCount(), nil
+	rel, main, err := metricsotlp.RelatedDataFrom(recs)
+	if err != nil || main == nil {
+		return dst, 0, convErr(err) // nil: no main record, nothing to store
 	}
+	md, err := metricsotlp.MetricsFrom(main.Record(), rel)
+	if err != nil {
+		return dst, 0, convErr(err)
+	}
+	var m pmetric.ProtoMarshaler
+	if n := m.MetricsSize(md); n > d.maxOTLP {
+		return dst, 0, errTooLarge{n, d.maxOTLP}
+	}
+	b, _ := m.MarshalMetrics(md)
+	return append(dst, b...), md.DataPointCount(), nil
 }
 
 // convErr is a conversion's error; nil stays nil (a batch without a

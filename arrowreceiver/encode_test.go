@@ -15,9 +15,11 @@ import (
 
 	arrowpb "github.com/open-telemetry/otel-arrow/go/api/experimental/arrow/v1"
 	"github.com/open-telemetry/otel-arrow/go/pkg/otel/arrow_record"
+	logsotlp "github.com/open-telemetry/otel-arrow/go/pkg/otel/logs/otlp"
 	tracesarrow "github.com/open-telemetry/otel-arrow/go/pkg/otel/traces/arrow"
 	tracesotlp "github.com/open-telemetry/otel-arrow/go/pkg/otel/traces/otlp"
 	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"google.golang.org/protobuf/proto"
 
@@ -26,10 +28,10 @@ import (
 	"github.com/otlp-lite/otlp-lite/storage/discard"
 )
 
-// decodeTracesViaPdata is the conversion the encoder replaces, kept as
-// the reference: otel-arrow's TracesFrom to pdata, then pdata's
+// decodeViaPdata is the conversion the encoders replace, kept as the
+// reference: otel-arrow's TracesFrom or LogsFrom to pdata, then pdata's
 // marshaling.
-func (d *decoder) decodeTracesViaPdata(bar *arrowpb.BatchArrowRecords) (out []byte, items int, err error) {
+func (d *decoder) decodeViaPdata(bar *arrowpb.BatchArrowRecords, sig otlp.Signal) (out []byte, items int, err error) {
 	defer d.releaseRecords()
 	if err := d.consume(bar); err != nil {
 		return nil, 0, err
@@ -41,6 +43,19 @@ func (d *decoder) decodeTracesViaPdata(bar *arrowpb.BatchArrowRecords) (out []by
 	}()
 	recs := d.recs
 	d.recs = d.recs[:0]
+	if sig == otlp.Logs {
+		rel, main, err := logsotlp.RelatedDataFrom(recs)
+		if err != nil || main == nil {
+			return nil, 0, convErr(err)
+		}
+		ld, err := logsotlp.LogsFrom(main.Record(), rel)
+		if err != nil {
+			return nil, 0, convErr(err)
+		}
+		var m plog.ProtoMarshaler
+		b, _ := m.MarshalLogs(ld)
+		return b, ld.LogRecordCount(), nil
+	}
 	rel, main, err := tracesotlp.RelatedDataFrom(recs, tracesarrow.DefaultConfig())
 	if err != nil || main == nil {
 		return nil, 0, convErr(err)
@@ -54,20 +69,34 @@ func (d *decoder) decodeTracesViaPdata(bar *arrowpb.BatchArrowRecords) (out []by
 	return b, td.SpanCount(), nil
 }
 
-// normalTraces returns OTLP traces as pdata marshals them after reading
-// them: what the encoder writes and what pdata writes compare equal when
-// they hold the same fields (pdata writes some empty messages and fields
-// the encoder omits, and both read the same).
-func normalTraces(t testing.TB, b []byte) []byte {
+// normal returns OTLP as pdata marshals it after reading it: what the
+// encoders write and what pdata writes compare equal when they hold the
+// same fields (pdata writes some empty messages and fields the encoders
+// omit, and both read the same). json is its JSON, to show a difference.
+func normal(t testing.TB, b []byte, sig otlp.Signal) (out []byte, json string) {
 	t.Helper()
+	if sig == otlp.Logs {
+		var u plog.ProtoUnmarshaler
+		ld, err := u.UnmarshalLogs(b)
+		if err != nil {
+			t.Fatalf("the OTLP does not read: %v", err)
+		}
+		var m plog.ProtoMarshaler
+		var jm plog.JSONMarshaler
+		out, _ = m.MarshalLogs(ld)
+		j, _ := jm.MarshalLogs(ld)
+		return out, string(j)
+	}
 	var u ptrace.ProtoUnmarshaler
 	td, err := u.UnmarshalTraces(b)
 	if err != nil {
 		t.Fatalf("the OTLP does not read: %v", err)
 	}
 	var m ptrace.ProtoMarshaler
-	out, _ := m.MarshalTraces(td)
-	return out
+	var jm ptrace.JSONMarshaler
+	out, _ = m.MarshalTraces(td)
+	j, _ := jm.MarshalTraces(td)
+	return out, string(j)
 }
 
 // compareStream decodes the stream of batches with both conversions (two
@@ -75,7 +104,7 @@ func normalTraces(t testing.TB, b []byte) []byte {
 // With lenient, a batch only one of them refuses ends the comparison
 // (hostile input that otel-arrow's conversion reads in its own way);
 // otherwise every batch must convert.
-func compareStream(t testing.TB, bars []*arrowpb.BatchArrowRecords, lenient bool) (spans int) {
+func compareStream(t testing.TB, bars []*arrowpb.BatchArrowRecords, sig otlp.Signal, lenient bool) (items int) {
 	t.Helper()
 	p := ingest.New(ingest.Config{Sink: &discard.Sink{}})
 	ours := newDecoder(p, 64<<20, DefaultMaxBatchRows)
@@ -83,29 +112,25 @@ func compareStream(t testing.TB, bars []*arrowpb.BatchArrowRecords, lenient bool
 	defer ours.close()
 	defer ref.close()
 	for i, bar := range bars {
-		got, n, err := ours.decode(bar, otlp.Traces, nil)
-		want, wn, werr := ref.decodeTracesViaPdata(bar)
+		got, n, err := ours.decode(bar, sig, nil)
+		want, wn, werr := ref.decodeViaPdata(bar, sig)
 		if err != nil || werr != nil {
 			if lenient || (err != nil) == (werr != nil) {
-				return spans
+				return items
 			}
 			t.Fatalf("batch %d: ours: %v, otel-arrow's: %v", i, err, werr)
 		}
 		if n != wn {
-			t.Fatalf("batch %d: %d spans, otel-arrow's conversion %d", i, n, wn)
+			t.Fatalf("batch %d: %d items, otel-arrow's conversion %d", i, n, wn)
 		}
-		if g, w := normalTraces(t, got), normalTraces(t, want); !bytes.Equal(g, w) {
-			var u ptrace.ProtoUnmarshaler
-			gt, _ := u.UnmarshalTraces(g)
-			wt, _ := u.UnmarshalTraces(w)
-			var jm ptrace.JSONMarshaler
-			gj, _ := jm.MarshalTraces(gt)
-			wj, _ := jm.MarshalTraces(wt)
-			t.Fatalf("batch %d differs:\nours:        %s\notel-arrow's: %s", i, gj, wj)
+		g, gj := normal(t, got, sig)
+		w, wj := normal(t, want, sig)
+		if !bytes.Equal(g, w) {
+			t.Fatalf("batch %d differs:\nours:         %s\notel-arrow's: %s", i, gj, wj)
 		}
-		spans += n
+		items += n
 	}
-	return spans
+	return items
 }
 
 // randomTraces makes traces with every field of every message set or not
@@ -239,6 +264,93 @@ func randomTraces(rng *rand.Rand, spans int) ptrace.Traces {
 	return td
 }
 
+// randomLogs makes logs with every field set or not at random, bodies of
+// every type.
+func randomLogs(rng *rand.Rand, n int) plog.Logs {
+	td := randomTraces(rng, n)
+	ld := plog.NewLogs()
+	for i := range td.ResourceSpans().Len() {
+		rs := td.ResourceSpans().At(i)
+		rl := ld.ResourceLogs().AppendEmpty()
+		rs.Resource().CopyTo(rl.Resource())
+		rl.SetSchemaUrl(rs.SchemaUrl())
+		for j := range rs.ScopeSpans().Len() {
+			ss := rs.ScopeSpans().At(j)
+			sl := rl.ScopeLogs().AppendEmpty()
+			ss.Scope().CopyTo(sl.Scope())
+			sl.SetSchemaUrl(ss.SchemaUrl())
+			for k := range ss.Spans().Len() {
+				sp := ss.Spans().At(k)
+				lr := sl.LogRecords().AppendEmpty()
+				if rng.IntN(4) != 0 {
+					lr.SetTimestamp(sp.StartTimestamp())
+				}
+				lr.SetObservedTimestamp(sp.EndTimestamp())
+				if rng.IntN(3) != 0 {
+					lr.SetTraceID(sp.TraceID())
+					lr.SetSpanID(sp.SpanID())
+				}
+				lr.SetSeverityNumber(plog.SeverityNumber(rng.IntN(25)))
+				lr.SetSeverityText([]string{"", "INFO", "ERROR"}[rng.IntN(3)])
+				lr.SetFlags(plog.LogRecordFlags(rng.IntN(2)))
+				lr.SetDroppedAttributesCount(uint32(rng.IntN(2)))
+				if rng.IntN(3) == 0 {
+					lr.SetEventName(sp.Name())
+				}
+				switch rng.IntN(8) {
+				case 0:
+				case 1:
+					lr.Body().SetInt(rng.Int64N(100))
+				case 2:
+					lr.Body().SetDouble(1.25)
+				case 3:
+					lr.Body().SetBool(true)
+				case 4:
+					lr.Body().SetEmptyBytes().FromRaw([]byte(sp.Name()))
+				case 5:
+					s := lr.Body().SetEmptySlice()
+					s.AppendEmpty().SetStr("a")
+					s.AppendEmpty().SetBool(false)
+				case 6:
+					lr.Body().SetEmptyMap().PutInt("n", 3)
+				default:
+					lr.Body().SetStr(sp.Name())
+				}
+				sp.Attributes().CopyTo(lr.Attributes())
+			}
+		}
+	}
+	return ld
+}
+
+// randomLogStream produces batches of random logs with one producer.
+func randomLogStream(t testing.TB, seed uint64, batches, logs int) []*arrowpb.BatchArrowRecords {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	prod := arrow_record.NewProducer()
+	defer prod.Close()
+	var bars []*arrowpb.BatchArrowRecords
+	for range batches {
+		bar, err := prod.BatchArrowRecordsFromLogs(randomLogs(rng, 1+rng.IntN(logs)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bars = append(bars, bar)
+	}
+	return bars
+}
+
+// TestLogsEncoderMatchesPdata: on random streams the logs encoder's OTLP
+// holds what otel-arrow's conversion to pdata holds, field by field.
+func TestLogsEncoderMatchesPdata(t *testing.T) {
+	for seed := range uint64(12) {
+		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
+			if n := compareStream(t, randomLogStream(t, seed, 6, 200), otlp.Logs, false); n == 0 {
+				t.Fatal("no log records compared")
+			}
+		})
+	}
+}
+
 // randomStream produces batches of random traces with one producer (a
 // stream: dictionaries and schemas carry from batch to batch, and grow).
 func randomStream(t testing.TB, seed uint64, batches, spans int) []*arrowpb.BatchArrowRecords {
@@ -261,7 +373,7 @@ func randomStream(t testing.TB, seed uint64, batches, spans int) []*arrowpb.Batc
 func TestTracesEncoderMatchesPdata(t *testing.T) {
 	for seed := range uint64(12) {
 		t.Run(strconv.FormatUint(seed, 10), func(t *testing.T) {
-			spans := compareStream(t, randomStream(t, seed, 6, 200), false)
+			spans := compareStream(t, randomStream(t, seed, 6, 200), otlp.Traces, false)
 			if spans == 0 {
 				t.Fatal("no spans compared")
 			}
@@ -269,11 +381,21 @@ func TestTracesEncoderMatchesPdata(t *testing.T) {
 	}
 }
 
-// TestTracesEncoderTestdata compares both conversions on the checked-in
-// producer stream (testdata/traces.arrows: batches, each after its length
-// as a uvarint; see TestWriteTracesTestdata).
-func TestTracesEncoderTestdata(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("testdata", "traces.arrows"))
+// TestEncoderTestdata compares both conversions on the checked-in
+// producer streams (testdata/{traces,logs}.arrows: batches, each after its
+// length as a uvarint; see TestWriteTestdata).
+func TestEncoderTestdata(t *testing.T) {
+	for _, sig := range []otlp.Signal{otlp.Traces, otlp.Logs} {
+		t.Run(sig.String(), func(t *testing.T) { testdataStream(t, sig) })
+	}
+}
+
+func testdataStream(t *testing.T, sig otlp.Signal) {
+	name := "traces.arrows"
+	if sig == otlp.Logs {
+		name = "logs.arrows"
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,8 +412,8 @@ func TestTracesEncoderTestdata(t *testing.T) {
 		bars = append(bars, bar)
 		data = data[k+int(n):]
 	}
-	if spans := compareStream(t, bars, false); spans == 0 {
-		t.Fatal("no spans compared")
+	if n := compareStream(t, bars, sig, false); n == 0 {
+		t.Fatal("nothing compared")
 	}
 }
 
@@ -307,33 +429,41 @@ func appendStream(out []byte, bars []*arrowpb.BatchArrowRecords) []byte {
 	return out
 }
 
-// TestWriteTracesTestdata writes testdata/traces.arrows and the seeds of
-// FuzzTracesDifferential when ARROWRECEIVER_WRITE_SEEDS is set.
-func TestWriteTracesTestdata(t *testing.T) {
+// TestWriteTestdata writes testdata/{traces,logs}.arrows and the seeds
+// of FuzzEncodeDifferential when ARROWRECEIVER_WRITE_SEEDS is set.
+func TestWriteTestdata(t *testing.T) {
 	if os.Getenv("ARROWRECEIVER_WRITE_SEEDS") == "" {
-		t.Skip("set ARROWRECEIVER_WRITE_SEEDS=1 to rewrite testdata/traces.arrows")
+		t.Skip("set ARROWRECEIVER_WRITE_SEEDS=1 to rewrite testdata/{traces,logs}.arrows")
 	}
-	if err := os.WriteFile(filepath.Join("testdata", "traces.arrows"), appendStream(nil, randomStream(t, 100, 8, 60)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join("testdata", "traces.arrows"), appendStream(nil, randomStream(t, 100, 6, 50)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join("testdata", "fuzz", "FuzzTracesDifferential")
+	if err := os.WriteFile(filepath.Join("testdata", "logs.arrows"), appendStream(nil, randomLogStream(t, 100, 6, 50)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("testdata", "fuzz", "FuzzEncodeDifferential")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for seed := range uint64(3) {
-		s := appendStream(nil, randomStream(t, 200+seed, 3, 6))
-		body := fmt.Sprintf("go test fuzz v1\n[]byte(%s)\n", strconv.Quote(string(s)))
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("random-%d", seed)), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
+		for kind, s := range map[string][]byte{
+			"traces": appendStream(nil, randomStream(t, 200+seed, 3, 6)),
+			"logs":   appendStream(nil, randomLogStream(t, 200+seed, 3, 6)),
+		} {
+			body := fmt.Sprintf("go test fuzz v1\n[]byte(%s)\n", strconv.Quote(string(s)))
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("random-%s-%d", kind, seed)), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
 
-// FuzzTracesDifferential decodes a stream of batches (as FuzzDecode has
-// them) with the encoder and with otel-arrow's conversion: no panic, and
+// FuzzEncodeDifferential decodes a stream of batches (as FuzzDecode has
+// them) with our encoders and with otel-arrow's conversion: no panic, and
 // where both convert a batch, the same OTLP.
-func FuzzTracesDifferential(f *testing.F) {
+func FuzzEncodeDifferential(f *testing.F) {
 	f.Add(seedStream(f, "traces"))
+	f.Add(seedStream(f, "logs"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var bars []*arrowpb.BatchArrowRecords
 		for range fuzzBatches {
@@ -342,11 +472,19 @@ func FuzzTracesDifferential(f *testing.F) {
 				break
 			}
 			b := new(batch)
-			if err := parseBatch(data[k:k+int(n)], b); err == nil {
+			if err := parseBatch(data[k:k+int(n)], b); err == nil && len(b.bar.ArrowPayloads) > 0 {
+				if _, ok := signalOf(b.bar.ArrowPayloads[0].Type); !ok {
+					break
+				}
 				bars = append(bars, &b.bar)
 			}
 			data = data[k+int(n):]
 		}
-		compareStream(t, bars, true)
+		if len(bars) > 0 {
+			// Metrics are converted by otel-arrow's code either way.
+			if sig, _ := signalOf(bars[0].ArrowPayloads[0].Type); sig != otlp.Metrics {
+				compareStream(t, bars, sig, true)
+			}
+		}
 	})
 }
