@@ -6,7 +6,7 @@
 // same ports.
 //
 // It is built only with the build tag otelarrow: the Arrow IPC decoder
-// (github.com/apache/arrow-go) and otel-arrow's conversion to pdata
+// (github.com/apache/arrow-go) and otel-arrow's code
 // (github.com/open-telemetry/otel-arrow/go) bring pdata, protobuf and
 // grpc-go's generated types, which the default binary and the small image
 // stay without. Without the tag this package is this comment only.
@@ -14,11 +14,15 @@
 // Each batch's Arrow records are read by one Arrow IPC reader per payload
 // type and schema id, which keep the stream's schemas and dictionaries
 // between batches, as otel-arrow's record consumer (pkg/otel/arrow_record)
-// does and with the same options; the records are turned into pdata by
-// otel-arrow's own conversion (pkg/otel/{traces,metrics,logs}/otlp),
-// marshaled to OTLP protobuf, and handed to the one ingest pipeline
-// (ingest.Pipeline.Export, transport ingest.OTelArrow). A batch is answered
-// OK only once the pipeline stored it.
+// does and with the same options. Traces and logs are then written as OTLP
+// protobuf straight from the records' columns by our own encoders
+// (enctraces.go, enclogs.go: attribute tables indexed by parent id, no
+// pdata), which read every column as otel-arrow's conversion
+// (pkg/otel/{traces,logs}/otlp) reads it and are tested field by field
+// against it; metrics are still turned into pdata by otel-arrow's
+// conversion and marshaled. The OTLP is handed to the one ingest pipeline
+// (ingest.Pipeline.Export, transport ingest.OTelArrow). A batch is
+// answered OK only once the pipeline stored it.
 //
 // What a stream can make us hold is bounded: one message
 // (the pipeline's MaxRecvMsgSize, charged as it arrives), the Arrow
