@@ -34,4 +34,8 @@
 // its framing, flatbuffer and zstd windows are checked (ipccheck.go), and
 // before the conversion reads the records their arrays are (validate.go):
 // what a stream declares costs at most what it sent, within its limit.
+// Our encoders stop writing at MaxRecvMsgSize as they write (a dictionary
+// value that many rows repeat cannot make more), and their indexes are
+// proportional to the rows (an attribute table's parent ids index an
+// array while they are dense, and are sorted when they are not).
 package arrowreceiver
