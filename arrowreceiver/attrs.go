@@ -4,6 +4,7 @@ package arrowreceiver
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -232,6 +233,7 @@ type groups struct {
 	off    []int32  // dense: the rows of parent p are order[off[p]:off[p+1]]
 	sorted []uint64 // sparse: parent<<32 | row, sorted
 	dense  bool
+	taken  []bool // by slot: the parents whose rows were moved (metrics)
 }
 
 // index groups the rows by parent, keeping the record's order within a
@@ -269,6 +271,35 @@ func (t *groups) index(n int, maxP uint64) {
 	for i, s := range t.sorted {
 		t.order[i] = int32(uint32(s))
 	}
+}
+
+// slot returns a number of its own for parent p among 0..slots()-1, or -1
+// when p has no rows (to mark a parent's rows as taken).
+func (t *groups) slot(p uint32) int {
+	if t.n == 0 {
+		return -1
+	}
+	if t.dense {
+		if uint64(p)+1 >= uint64(len(t.off)) || t.off[p] == t.off[p+1] {
+			return -1
+		}
+		return int(p)
+	}
+	lo, found := slices.BinarySearchFunc(t.sorted, p, func(s uint64, p uint32) int {
+		return cmp.Compare(uint32(s>>32), p)
+	})
+	if !found {
+		return -1
+	}
+	return lo
+}
+
+// slots is the number of slots (see slot).
+func (t *groups) slots() int {
+	if t.dense {
+		return len(t.off)
+	}
+	return t.n
 }
 
 // rows returns the rows of parent p, in record order.

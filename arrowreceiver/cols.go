@@ -575,3 +575,57 @@ func (r *resolver) strct(name string) (c structCol) {
 }
 
 func (c structCol) present(i int) bool { return c.a != nil && c.a.IsValid(i) }
+
+// has reports whether row i has a value (a present column, not null).
+func (c i64Col) has(i int) bool {
+	if c.a != nil {
+		return c.a.IsValid(i)
+	}
+	return c.dict != nil && c.dict.IsValid(i)
+}
+
+// has reports whether row i has a value (a present column, not null).
+func (c f64Col) has(i int) bool { return c.a != nil && c.a.IsValid(i) }
+
+type u64Col struct{ a *array.Uint64 }
+
+func (r *resolver) u64(name string) (c u64Col) {
+	switch a := r.col(name).(type) {
+	case nil:
+	case *array.Uint64:
+		c.a = a
+	default:
+		r.fail(name, a)
+	}
+	return
+}
+
+func (c u64Col) at(i int) uint64 {
+	if c.a == nil || c.a.IsNull(i) {
+		return 0
+	}
+	return c.a.Value(i)
+}
+
+// listCol is a list column; its values are read by the caller.
+type listCol struct{ a *array.List }
+
+func (r *resolver) list(name string) (c listCol) {
+	switch a := r.col(name).(type) {
+	case nil:
+	case *array.List:
+		c.a = a
+	default:
+		r.fail(name, a)
+	}
+	return
+}
+
+// span returns the values of row i (none when absent or null).
+func (c listCol) span(i int) (start, end int) {
+	if c.a == nil || c.a.IsNull(i) {
+		return 0, 0
+	}
+	s, e := c.a.ValueOffsets(i)
+	return int(s), int(e)
+}

@@ -11,9 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	arrowpb "github.com/open-telemetry/otel-arrow/go/api/experimental/arrow/v1"
 	common "github.com/open-telemetry/otel-arrow/go/pkg/otel/common/arrow"
-	metricsotlp "github.com/open-telemetry/otel-arrow/go/pkg/otel/metrics/otlp"
 	"github.com/open-telemetry/otel-arrow/go/pkg/record_message"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
@@ -25,15 +23,16 @@ import (
 // stream's budgetAllocator. arrow_record.Consumer makes its own allocator;
 // its Consume loop is repeated here (the same reader options) so that the
 // allocator is ours, the IPC framing is checked first (checkIPC) and the
-// rows are bounded before they become pdata. The records are turned into
-// pdata by otel-arrow's own conversion, as the Consumer's
-// TracesFrom/MetricsFrom/LogsFrom do.
+// rows are bounded before they are read. The records are then written as
+// OTLP protobuf by our encoders (one per signal), which read what the
+// Consumer's TracesFrom/MetricsFrom/LogsFrom read, without pdata.
 type decoder struct {
 	alloc   *budgetAllocator
 	readers map[string]*ipcStream
 	recs    []*record_message.RecordMessage
 	traces  tracesEncoder
 	logs    logsEncoder
+	metrics metricsEncoder
 	arecs   []arrow.Record
 	atypes  []arrowpb.ArrowPayloadType
 	maxRows int64
@@ -193,57 +192,30 @@ func (d *decoder) decode(bar *arrowpb.BatchArrowRecords, sig otlp.Signal, dst []
 			err = fmt.Errorf("cannot convert Arrow records to OTLP: %v", v)
 		}
 	}()
-	if sig == otlp.Traces || sig == otlp.Logs {
-		// Our own encoders: the records stay d.recs (released by the
-		// deferred releaseRecords).
-		d.arecs, d.atypes = d.arecs[:0], d.atypes[:0]
-		for _, r := range d.recs {
-			d.arecs = append(d.arecs, r.Record())
-			d.atypes = append(d.atypes, r.PayloadType())
-		}
-		if sig == otlp.Traces {
-			out, items, err = d.traces.encode(d.arecs, d.atypes, dst, d.maxOTLP)
-		} else {
-			out, items, err = d.logs.encode(d.arecs, d.atypes, dst, d.maxOTLP)
-		}
-		clear(d.arecs)
-		if err != nil {
-			var tl errTooLarge
-			if errors.As(err, &tl) {
-				return dst, 0, errTooLarge{tl.size - len(dst), d.maxOTLP}
-			}
-			return dst, 0, fmt.Errorf("cannot convert Arrow records to OTLP: %w", err)
-		}
-		return out, items, nil
+	// Our own encoders: the records stay d.recs (released by the deferred
+	// releaseRecords).
+	d.arecs, d.atypes = d.arecs[:0], d.atypes[:0]
+	for _, r := range d.recs {
+		d.arecs = append(d.arecs, r.Record())
+		d.atypes = append(d.atypes, r.PayloadType())
 	}
-	// Metrics are still converted by otel-arrow's code to pdata, then
-	// marshaled (our own encoders do traces and logs so far).
-	// The conversion releases the records it is given (RelatedDataFrom).
-	recs := d.recs
-	d.recs = d.recs[:0]
-	rel, main, err := metricsotlp.RelatedDataFrom(recs)
-	if err != nil || main == nil {
-		return dst, 0, convErr(err) // nil: no main record, nothing to store
+	switch sig {
+	case otlp.Traces:
+		out, items, err = d.traces.encode(d.arecs, d.atypes, dst, d.maxOTLP)
+	case otlp.Logs:
+		out, items, err = d.logs.encode(d.arecs, d.atypes, dst, d.maxOTLP)
+	default:
+		out, items, err = d.metrics.encode(d.arecs, d.atypes, dst, d.maxOTLP)
 	}
-	md, err := metricsotlp.MetricsFrom(main.Record(), rel)
+	clear(d.arecs)
 	if err != nil {
-		return dst, 0, convErr(err)
+		var tl errTooLarge
+		if errors.As(err, &tl) {
+			return dst, 0, errTooLarge{tl.size - len(dst), d.maxOTLP}
+		}
+		return dst, 0, fmt.Errorf("cannot convert Arrow records to OTLP: %w", err)
 	}
-	var m pmetric.ProtoMarshaler
-	if n := m.MetricsSize(md); n > d.maxOTLP {
-		return dst, 0, errTooLarge{n, d.maxOTLP}
-	}
-	b, _ := m.MarshalMetrics(md)
-	return append(dst, b...), md.DataPointCount(), nil
-}
-
-// convErr is a conversion's error; nil stays nil (a batch without a
-// main record is empty, as arrow_record.Consumer has it).
-func convErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("cannot convert Arrow records to OTLP: %w", err)
+	return out, items, nil
 }
 
 // isLimit reports whether err is the stream's memory limit.

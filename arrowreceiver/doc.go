@@ -14,13 +14,12 @@
 // Each batch's Arrow records are read by one Arrow IPC reader per payload
 // type and schema id, which keep the stream's schemas and dictionaries
 // between batches, as otel-arrow's record consumer (pkg/otel/arrow_record)
-// does and with the same options. Traces and logs are then written as OTLP
-// protobuf straight from the records' columns by our own encoders
-// (enctraces.go, enclogs.go: attribute tables indexed by parent id, no
+// does and with the same options. The records are then written as OTLP
+// protobuf straight from their columns by our own encoders (enctraces.go,
+// enclogs.go, encmetrics.go: attribute tables indexed by parent id, no
 // pdata), which read every column as otel-arrow's conversion
-// (pkg/otel/{traces,logs}/otlp) reads it and are tested field by field
-// against it; metrics are still turned into pdata by otel-arrow's
-// conversion and marshaled. The OTLP is handed to the one ingest pipeline
+// (pkg/otel/{traces,metrics,logs}/otlp) reads it and are tested field by
+// field against it. The OTLP is handed to the one ingest pipeline
 // (ingest.Pipeline.Export, transport ingest.OTelArrow). A batch is
 // answered OK only once the pipeline stored it.
 //
