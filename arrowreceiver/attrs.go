@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/open-telemetry/otel-arrow/go/pkg/otel/common"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
@@ -61,7 +62,8 @@ type attrTable struct {
 	used   []bool // scratch of write: the keys seen in a group (by keyID)
 	last   []int32
 
-	keyIDs map[string]int32 // scratch: keys of a plain key column
+	keyIDs map[string]int32    // scratch: keys of a plain key column
+	seen   map[string]struct{} // scratch of distinct
 }
 
 // reset forgets the previous batch's record (keeping the memory).
@@ -105,11 +107,25 @@ func (t *attrTable) load(rec arrow.Record, mask uint64) error {
 	// never for maps, slices or empty values).
 	t.parent = slices.Grow(t.parent[:0], n)[:n]
 	var prev uint64
-	prevRow := -1
+	var prevV, cur scalar
+	prevKey := int32(-1)
 	maxP := uint64(0)
 	for i := range n {
-		typ := t.typ.at(i)
-		if typ == vMap || typ == vSlice {
+		cur = scalar{typ: t.typ.at(i)}
+		switch cur.typ {
+		case vStr:
+			cur.s = t.str.at(i)
+		case vInt:
+			cur.u = uint64(t.i64.at(i))
+		case vDouble:
+			cur.u = float64bits(t.f64.at(i))
+		case vBool:
+			if t.bl.at(i) {
+				cur.u = 1
+			}
+		case vBytes:
+			cur.bs = t.bin.at(i)
+		case vMap, vSlice:
 			v := pcommon.NewValueEmpty()
 			if err := common.Deserialize(t.ser.at(i), v); err != nil {
 				return fmt.Errorf("cannot decode attribute value: %w", err)
@@ -120,10 +136,10 @@ func (t *attrTable) load(rec arrow.Record, mask uint64) error {
 			t.serV[int32(i)] = v
 		}
 		p := pcol.at(i) & mask
-		if prevRow >= 0 && t.sameKeyValue(prevRow, i) {
+		if k := t.keyID[i]; k == prevKey && cur.equal(&prevV) {
 			p = (prev + p) & mask
 		}
-		prev, prevRow = p, i
+		prev, prevKey, prevV = p, t.keyID[i], cur
 		t.parent[i] = uint32(p)
 		maxP = max(maxP, p)
 	}
@@ -136,10 +152,19 @@ func (t *attrTable) load(rec arrow.Record, mask uint64) error {
 // writes), else an index of distinct keys made here.
 func (t *attrTable) loadKeys(n int) error {
 	t.keyID = slices.Grow(t.keyID[:0], n)[:n]
-	if t.key.dict != nil && distinct(t.key.dv) {
+	if t.key.dict != nil && t.distinct(t.key.dv) {
+		// A null key reads as "": the id of "" when the dictionary has
+		// it, else one of its own (nKeys).
+		null := int32(t.key.dv.Len())
+		for i := range t.key.dv.Len() {
+			if t.key.dv.Value(i) == "" {
+				null = int32(i)
+				break
+			}
+		}
 		for i := range n {
 			if t.key.dict.IsNull(i) {
-				t.keyID[i] = -1
+				t.keyID[i] = null
 				continue
 			}
 			t.keyID[i] = int32(t.key.ix.get(i))
@@ -150,6 +175,7 @@ func (t *attrTable) loadKeys(n int) error {
 			t.keyIDs = make(map[string]int32)
 		}
 		clear(t.keyIDs)
+		defer clear(t.keyIDs) // its strings alias the record's buffers
 		for i := range n {
 			k := t.key.at(i)
 			id, ok := t.keyIDs[k]
@@ -179,47 +205,39 @@ func (t *attrTable) loadKeys(n int) error {
 
 // distinct reports whether a dictionary's strings are distinct (the
 // builder's always are; one that is not is read by string, as the
-// conversion reads it).
-func distinct(dv interface {
-	Len() int
-	Value(int) string
-}) bool {
-	n := dv.Len()
-	if n < 2 {
-		return true
+// conversion reads it). One map insert per dictionary entry, in a map
+// kept from batch to batch.
+func (t *attrTable) distinct(dv *array.String) bool {
+	if t.seen == nil {
+		t.seen = make(map[string]struct{})
 	}
-	seen := make(map[string]struct{}, n)
-	for i := range n {
+	defer clear(t.seen)
+	for i := range dv.Len() {
 		s := dv.Value(i)
-		if _, ok := seen[s]; ok {
+		if _, ok := t.seen[s]; ok {
 			return false
 		}
-		seen[s] = struct{}{}
+		t.seen[s] = struct{}{}
 	}
 	return true
 }
 
-// sameKeyValue reports whether rows a and b have the same key and equal
-// values, as otel-arrow's decoder compares them.
-func (t *attrTable) sameKeyValue(a, b int) bool {
-	if t.key.at(a) != t.key.at(b) {
+// equal reports whether two values are equal as otel-arrow's parent id
+// decoder compares them (pcommon's equality for scalars, a double's by
+// ==; never for maps, slices or empty values).
+func (v *scalar) equal(w *scalar) bool {
+	if v.typ != w.typ {
 		return false
 	}
-	ta, tb := t.typ.at(a), t.typ.at(b)
-	if ta != tb {
-		return false
-	}
-	switch ta {
+	switch v.typ {
 	case vStr:
-		return t.str.at(a) == t.str.at(b)
-	case vInt:
-		return t.i64.at(a) == t.i64.at(b)
+		return v.s == w.s
+	case vInt, vBool:
+		return v.u == w.u
 	case vDouble:
-		return t.f64.at(a) == t.f64.at(b)
-	case vBool:
-		return t.bl.at(a) == t.bl.at(b)
+		return math.Float64frombits(v.u) == math.Float64frombits(w.u)
 	case vBytes:
-		return bytes.Equal(t.bin.at(a), t.bin.at(b))
+		return bytes.Equal(v.bs, w.bs)
 	}
 	return false
 }

@@ -49,7 +49,18 @@ func main() {
 	data := flag.String("datasets", "../../../shared/datasets", "the demo datasets")
 	per := flag.Int("resources", 10, "resources per request")
 	rev := flag.String("otlplite-rev", "", "also measure otlp-lite built at this git revision (e.g. main)")
+	signals := flag.String("signals", "traces,metrics,logs", "the signals measured, in order")
+	extra := flag.String("otlplite-args", "", "more arguments for otlp-lite serve (e.g. \"-admin-addr 127.0.0.1:18888 -admin-pprof\" to profile it)")
+	target := flag.String("feed", "", "only feed the -signals to a server already listening on this address, -rounds times (to profile it)")
 	flag.Parse()
+	sigList, extraArgs = strings.Split(*signals, ","), strings.Fields(*extra)
+	if *target != "" {
+		if err := feedOnly(*target, *data, *per, *rounds); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *contrib != "" {
 		if err := serveContrib(*contrib); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -101,6 +112,31 @@ func buildAt(rev, dir, bin string) error {
 	return nil
 }
 
+// feedOnly feeds the -signals to a server at addr, rounds times.
+func feedOnly(addr, data string, per, rounds int) error {
+	s, err := load(data, per)
+	if err != nil {
+		return err
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for range rounds {
+		for _, sig := range sigList {
+			one, _ := s.only(sig)
+			if err := feed(conn, one); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sigList and extraArgs are the -signals and -otlplite-args flags.
+var sigList, extraArgs []string
+
 func run(data string, per, rounds int, rev string) error {
 	s, err := load(data, per)
 	if err != nil {
@@ -129,7 +165,8 @@ func run(data string, per, rounds int, rev string) error {
 	}
 	otlplite := func(bin string) func(string) *exec.Cmd {
 		return func(addr string) *exec.Cmd {
-			return exec.Command(bin, "serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", "", "-storage", "discard", "-log-level", "warn")
+			args := []string{"serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", "", "-storage", "discard", "-log-level", "warn"}
+			return exec.Command(bin, append(args, extraArgs...)...)
 		}
 	}
 	servers := []server{
@@ -150,8 +187,10 @@ func run(data string, per, rounds int, rev string) error {
 	}
 	fmt.Printf("  %s\n", "ratio to contrib")
 	var total = make([]float64, len(servers))
-	for _, sig := range []string{"traces", "metrics", "logs"} {
+	var all int
+	for _, sig := range sigList {
 		one, items := s.only(sig)
+		all += items
 		per := make([]float64, len(servers))
 		// Servers alternate within each round, so a shift of the
 		// machine's load falls on all of them.
@@ -176,7 +215,7 @@ func run(data string, per, rounds int, rev string) error {
 		}
 		fmt.Println()
 	}
-	items := float64((s.traceItems + s.metricItems + s.logItems) * rounds)
+	items := float64(all * rounds)
 	fmt.Printf("%-8s", "all")
 	for i := range servers {
 		fmt.Printf("  %20.0f", total[i]/items)
