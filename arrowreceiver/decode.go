@@ -35,6 +35,7 @@ type decoder struct {
 	metrics metricsEncoder
 	arecs   []arrow.Record
 	atypes  []arrowpb.ArrowPayloadType
+	msgs    []ipcMsg
 	maxRows int64
 	maxOTLP int
 }
@@ -139,7 +140,25 @@ func (d *decoder) consume(bar *arrowpb.BatchArrowRecords) (err error) {
 			s = &ipcStream{buf: bytes.NewReader(nil), typ: pl.Type}
 			d.readers[cloneKey(pl.SchemaId)] = s
 		}
-		s.buf.Reset(pl.Record)
+		// zstd bodies are decompressed here (unzstd.go), into memory
+		// from the stream's allocator, freed once the reader has read it.
+		raw, rewritten, msgs, err := decompressIPC(pl.Record, d.alloc, d.msgs)
+		d.msgs = msgs
+		if err != nil {
+			return fmt.Errorf("cannot decode Arrow record: %w", err)
+		}
+		free := func() {
+			if rewritten {
+				d.alloc.Free(raw[:cap(raw)])
+				rewritten = false
+			}
+		}
+		defer free()
+		if rewritten {
+			s.buf.Reset(raw)
+		} else {
+			s.buf.Reset(pl.Record)
+		}
 		if s.rd == nil {
 			rd, err := ipc.NewReader(s.buf, ipc.WithAllocator(d.alloc), ipc.WithDictionaryDeltas(true), ipc.WithZstd())
 			if err != nil {
@@ -147,7 +166,9 @@ func (d *decoder) consume(bar *arrowpb.BatchArrowRecords) (err error) {
 			}
 			s.rd = rd
 		}
-		if !s.rd.Next() {
+		next := s.rd.Next()
+		free() // the reader copied what it read
+		if !next {
 			if err := s.rd.Err(); err != nil {
 				return fmt.Errorf("cannot decode Arrow record: %w", err)
 			}
