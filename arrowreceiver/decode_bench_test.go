@@ -45,6 +45,22 @@ func BenchmarkDecodeLogs(b *testing.B) {
 	benchDecode(b, bars, otlp.Logs, "ns/log")
 }
 
+// BenchmarkDecodeMetrics decodes a stream of producer batches (3,000
+// points each: gauges, sums, histograms) to OTLP: ns per point.
+func BenchmarkDecodeMetrics(b *testing.B) {
+	prod := arrow_record.NewProducer()
+	defer prod.Close()
+	var bars []*arrowpb.BatchArrowRecords
+	for i := range 16 {
+		bar, err := prod.BatchArrowRecordsFromMetrics(makeMetrics(i, 1000))
+		if err != nil {
+			b.Fatal(err)
+		}
+		bars = append(bars, bar)
+	}
+	benchDecode(b, bars, otlp.Metrics, "ns/point")
+}
+
 // BenchmarkDecodeRandomTraces decodes random traces (every field, events,
 // links, attributes of every type: randomTraces), 16 batches of up to
 // 400 spans: ns per span.
