@@ -64,12 +64,15 @@ type attrTable struct {
 
 	keyIDs map[string]int32    // scratch: keys of a plain key column
 	seen   map[string]struct{} // scratch of distinct
+	// The most entries each map held (their buckets stay when cleared).
+	keyIDsMax, seenMax int
 }
 
-// reset forgets the previous batch's record (keeping the memory).
+// reset forgets the previous batch's record (keeping the memory, but
+// for the map-valued attributes: pdata values).
 func (t *attrTable) reset() {
 	t.present, t.n, t.lastID = false, 0, 0
-	clear(t.serV)
+	t.serV = nil
 }
 
 // load indexes rec's rows; mask is the parent ids' width (0xffff or
@@ -186,6 +189,7 @@ func (t *attrTable) loadKeys(n int) error {
 			t.keyID[i] = id
 		}
 		t.nKeys = len(t.keyIDs)
+		t.keyIDsMax = max(t.keyIDsMax, t.nKeys)
 	}
 	// A null key is the empty string, as otel-arrow reads it: one id.
 	for i, id := range t.keyID {
@@ -212,6 +216,7 @@ func (t *attrTable) distinct(dv *array.String) bool {
 		t.seen = make(map[string]struct{})
 	}
 	defer clear(t.seen)
+	t.seenMax = max(t.seenMax, dv.Len())
 	for i := range dv.Len() {
 		s := dv.Value(i)
 		if _, ok := t.seen[s]; ok {

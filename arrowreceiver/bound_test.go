@@ -107,3 +107,42 @@ func boundBatch(prod *arrow_record.Producer, sig otlp.Signal, n int, v string) (
 	}
 	return prod.BatchArrowRecordsFromMetrics(md)
 }
+
+// TestScratchKeptBounded: the encoders' indexes a stream keeps between
+// batches are charged with its state and at most maxScratch: kept after
+// an exporter-sized batch, dropped after a batch of many rows, and the
+// charge is whole again when the stream ends.
+func TestScratchKeptBounded(t *testing.T) {
+	p := ingest.New(ingest.Config{Sink: &discard.Sink{}})
+	prod := arrow_record.NewProducer()
+	defer prod.Close()
+	d := newDecoder(p, DefaultMemoryLimit, DefaultMaxBatchRows)
+	small, err := boundBatch(prod, otlp.Traces, 100, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.decode(small, otlp.Traces, nil); err != nil {
+		t.Fatal(err)
+	}
+	kept := d.alloc.scratch
+	if kept == 0 || kept > maxScratch {
+		t.Fatalf("%d bytes of indexes kept after 100 spans", kept)
+	}
+	if held := p.StreamStateHeld(); held < int64(kept) {
+		t.Fatalf("%d bytes kept, %d charged", kept, held)
+	}
+	big, err := boundBatch(prod, otlp.Traces, 40000, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := d.decode(big, otlp.Traces, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d.alloc.scratch != 0 || d.traces.bytes() != 0 {
+		t.Fatalf("%d bytes (%d charged) of indexes kept after 40,000 spans", d.traces.bytes(), d.alloc.scratch)
+	}
+	d.close()
+	if held := p.StreamStateHeld(); held != 0 {
+		t.Fatalf("%d bytes of state held after the stream", held)
+	}
+}

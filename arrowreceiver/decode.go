@@ -204,6 +204,7 @@ func (d *decoder) releaseRecords() {
 // It returns the items decoded. An error leaves the stream's Arrow state
 // as the records read left it.
 func (d *decoder) decode(bar *arrowpb.BatchArrowRecords, sig otlp.Signal, dst []byte) (out []byte, items int, err error) {
+	defer d.keepScratch()
 	defer d.releaseRecords()
 	if err := d.consume(bar); err != nil {
 		return dst, 0, err

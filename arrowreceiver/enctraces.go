@@ -39,7 +39,6 @@ type tracesEncoder struct {
 	events, links groups
 	evAttr        []int64 // each event's attribute parent id, -1: none
 	lkAttr        []int64
-	moved         []bool // span ids whose events and links were taken
 }
 
 // errMultiple refuses a batch with two records of one payload type.
@@ -103,12 +102,6 @@ func (e *tracesEncoder) encode(recs []arrow.Record, types []arrowpb.ArrowPayload
 	if err != nil {
 		return dst, 0, err
 	}
-	if events != nil || links != nil {
-		if e.moved == nil {
-			e.moved = make([]bool, 1<<16)
-		}
-		clear(e.moved)
-	}
 	return e.encodeSpans(spans, &ev, &lk, dst, len(dst)+maxOTLP)
 }
 
@@ -160,6 +153,8 @@ func (e *tracesEncoder) loadEvents(rec arrow.Record) (c eventCols, err error) {
 		}
 	}
 	e.events.index(n, maxP)
+	e.events.taken = grow(e.events.taken, e.events.slots())
+	clear(e.events.taken)
 	return c, nil
 }
 
@@ -212,6 +207,8 @@ func (e *tracesEncoder) loadLinks(rec arrow.Record) (c linkCols, err error) {
 		}
 	}
 	e.links.index(n, maxP)
+	e.links.taken = grow(e.links.taken, e.links.slots())
+	clear(e.links.taken)
 	return c, nil
 }
 
@@ -355,10 +352,10 @@ func (e *tracesEncoder) appendSpan(b []byte, c *spanCols, ev *eventCols, lk *lin
 		if b, err = e.spanAttrs.appendAttrs(b, fSpanAttrs, e.spanAttrs.rows(uint32(id)), limit); err != nil {
 			return b, err
 		}
+		// A span id's events and links go to its first span (taken).
 		moved := false
-		if e.events.n > 0 || e.links.n > 0 {
-			moved = e.moved[id]
-			e.moved[id] = true
+		if s := e.events.slot(uint32(id)); s >= 0 {
+			moved, e.events.taken[s] = e.events.taken[s], true
 		}
 		for _, r := range e.events.rows(uint32(id)) {
 			if moved {
@@ -368,6 +365,10 @@ func (e *tracesEncoder) appendSpan(b []byte, c *spanCols, ev *eventCols, lk *lin
 			if b, err = e.appendEvent(b, ev, int(r), limit); err != nil {
 				return b, err
 			}
+		}
+		moved = false
+		if s := e.links.slot(uint32(id)); s >= 0 {
+			moved, e.links.taken[s] = e.links.taken[s], true
 		}
 		for _, r := range e.links.rows(uint32(id)) {
 			if moved {

@@ -52,6 +52,7 @@ type ipcMsg struct {
 // rewrites. rec has passed checkIPC.
 func decompressIPC(rec []byte, alloc *budgetAllocator, msgs []ipcMsg) (out []byte, ok bool, _ []ipcMsg, err error) {
 	msgs = msgs[:0]
+	defer func() { clear(msgs) }() // they alias rec
 	pos, total, any := 0, int64(0), false
 	for len(rec)-pos >= 4 {
 		n := int64(int32(binary.LittleEndian.Uint32(rec[pos:])))
