@@ -514,10 +514,11 @@ func randomMetrics(rng *rand.Rand, points int) pmetric.Metrics {
 							p.SetMin(-1)
 							p.SetMax(2)
 						}
-						// Offsets never zero and counts never empty: the
-						// producer panics on some columns it leaves out,
-						// and otel-arrow's conversion on a batch without
-						// offsets (Field(-1)); ours reads them.
+						// Counts never empty nor all zero: the producer
+						// panics on buckets of zero counts, and otel-arrow's
+						// conversion on buckets with an offset and no counts
+						// (the counts column left out: Field(-1)), which
+						// ours reads.
 						p.Positive().SetOffset(int32(1 + rng.IntN(5)))
 						for range 1 + rng.IntN(4) {
 							p.Positive().BucketCounts().Append(1 + rng.Uint64N(300))
