@@ -146,3 +146,36 @@ func TestScratchKeptBounded(t *testing.T) {
 		t.Fatalf("%d bytes of state held after the stream", held)
 	}
 }
+
+// TestExpHistogramOffsetWithoutCounts: buckets with an offset and no
+// counts (the producer then leaves the counts column out) are read; the
+// pdata conversion main used failed on them (index out of range [-1]).
+func TestExpHistogramOffsetWithoutCounts(t *testing.T) {
+	md := pmetric.NewMetrics()
+	m := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName("e")
+	dp := m.SetEmptyExponentialHistogram().DataPoints().AppendEmpty()
+	dp.SetCount(3)
+	dp.Positive().SetOffset(2)
+	prod := arrow_record.NewProducer()
+	defer prod.Close()
+	bar, err := prod.BatchArrowRecordsFromMetrics(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDecoder(ingest.New(ingest.Config{Sink: &discard.Sink{}}), DefaultMemoryLimit, DefaultMaxBatchRows)
+	defer d.close()
+	out, n, err := d.decode(bar, otlp.Metrics, nil)
+	if err != nil || n != 1 {
+		t.Fatalf("%d points, %v", n, err)
+	}
+	var u pmetric.ProtoUnmarshaler
+	got, err := u.UnmarshalMetrics(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := got.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).ExponentialHistogram().DataPoints().At(0)
+	if p.Count() != 3 || p.Positive().Offset() != 2 {
+		t.Fatalf("count %d, positive offset %d", p.Count(), p.Positive().Offset())
+	}
+}
