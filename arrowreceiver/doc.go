@@ -14,7 +14,10 @@
 // Each batch's Arrow records are read by one Arrow IPC reader per payload
 // type and schema id, which keep the stream's schemas and dictionaries
 // between batches, as otel-arrow's record consumer (pkg/otel/arrow_record)
-// does and with the same options. The records are then written as OTLP
+// does and with the same options, but for zstd-compressed bodies, which are
+// decompressed first into memory from the stream's allocator (unzstd.go:
+// one process-wide decoder, not arrow-go's decoder and goroutines per
+// record batch). The records are then written as OTLP
 // protobuf straight from their columns by our own encoders (enctraces.go,
 // enclogs.go, encmetrics.go: attribute tables indexed by parent id, no
 // pdata), which read every column as otel-arrow's conversion
