@@ -35,6 +35,7 @@ var allowed = map[string][]string{
 	"otlpdecode/visittest": {"otlp", "otlpdecode"},
 	"otlpview":             {"otlppb"},
 	"otlpjson":             {"otlp", "internal/quote", "otlppb"},
+	"otlpcolumns":          {"otlppb" /* the field numbers its schema names */},
 
 	// The wire and the sinks.
 	"grpcwire":           {"compression", "otlppb" /* google.rpc.Status's field numbers */},

@@ -1,0 +1,185 @@
+package otlpcolumns
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// The encoded form of one message:
+//
+//	0x00 || the message, untransformed
+//	0x01 || uvarint(len(message)) || uvarint(k) ||
+//	        k × (column index byte, uvarint(column length)) ||
+//	        the k columns' bytes, in the order listed
+//
+// The columns listed are the non-empty ones, in increasing index order;
+// column 0 is the structure.
+
+const (
+	flagRaw     = 0
+	flagColumns = 1
+)
+
+// maxDepth bounds the nesting the transform walks (the encoder sends a
+// deeper message untransformed; the decoder refuses a deeper structure): it
+// bounds the decoder's recursion, and so its stack, whatever the input
+// claims. 512 nodes hold the OTLP tree (at most 8 levels) with AnyValues
+// nested to the receiver's default depth (otlpdecode's 128, two nodes a
+// level) and room to spare.
+const maxDepth = 512
+
+// MaxEncodedLen is the largest encoding of a message of n bytes: the
+// encoder sends a message untransformed (n+1 bytes) when its columns would
+// be larger, so a receiver that accepts messages of n bytes accepts their
+// encodings of MaxEncodedLen(n) bytes.
+func MaxEncodedLen(n int) int { return n + n/2 + 4<<10 }
+
+// errFallback: the walk met something it cannot represent exactly (a
+// group, a field number 0, a truncated or malformed sub-message, too
+// deep): the message is sent untransformed.
+var errFallback = errors.New("not representable")
+
+// Encoder transforms the messages of one stream direction of one signal.
+// It holds its columns' buffers between messages (no allocation once they
+// have grown to a message's size). Not safe for concurrent use.
+type Encoder struct {
+	s    *schema
+	cols [maxCols][]byte
+	prev [maxCols]uint64
+}
+
+// NewEncoder returns an encoder for the envelopes of sig.
+func NewEncoder(sig Signal) *Encoder {
+	e := &Encoder{}
+	if sig < Profiles && sig > 0 {
+		e.s = &schemas[sig]
+	}
+	return e
+}
+
+// Append appends the encoding of msg to dst. It never fails: what the
+// transform cannot represent exactly is sent untransformed.
+func (e *Encoder) Append(dst, msg []byte) []byte {
+	if e.s == nil {
+		return append(append(dst, flagRaw), msg...)
+	}
+	for i := range e.s.cols {
+		e.cols[i] = e.cols[i][:0]
+		e.prev[i] = 0
+	}
+	if err := e.walk(e.s.root, msg, 0); err != nil {
+		return append(append(dst, flagRaw), msg...)
+	}
+	start := len(dst)
+	dst = append(dst, flagColumns)
+	dst = binary.AppendUvarint(dst, uint64(len(msg)))
+	k := 0
+	for i := range e.s.cols {
+		if len(e.cols[i]) > 0 {
+			k++
+		}
+	}
+	dst = binary.AppendUvarint(dst, uint64(k))
+	for i := range e.s.cols {
+		if len(e.cols[i]) > 0 {
+			dst = append(dst, byte(i))
+			dst = binary.AppendUvarint(dst, uint64(len(e.cols[i])))
+		}
+	}
+	for i := range e.s.cols {
+		dst = append(dst, e.cols[i]...)
+	}
+	if len(dst)-start > MaxEncodedLen(len(msg)) {
+		return append(append(dst[:start], flagRaw), msg...)
+	}
+	return dst
+}
+
+func zigzag(v uint64) uint64   { return v<<1 ^ uint64(int64(v)>>63) }
+func unzigzag(v uint64) uint64 { return v>>1 ^ -(v & 1) }
+
+// walk writes the fields of msg, a message of node n.
+func (e *Encoder) walk(n *node, msg []byte, depth int) error {
+	if depth > maxDepth {
+		return errFallback
+	}
+	var start uint64
+	st := e.cols[colStruct]
+	for len(msg) > 0 {
+		tag, k := binary.Uvarint(msg)
+		if k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
+			return errFallback
+		}
+		st = append(st, msg[:k]...)
+		msg = msg[k:]
+		wt := uint8(tag & 7)
+		var f field
+		if num := tag >> 3; num <= maxField {
+			f = n.f[num]
+		}
+		if f.kind != kOther && wireOf[f.kind] != wt {
+			f = field{}
+		}
+		if f.kind == kOther {
+			f.col = colOther
+		}
+		switch wt {
+		case 0:
+			_, k := binary.Uvarint(msg)
+			if k <= 0 {
+				return errFallback
+			}
+			e.cols[f.col] = append(e.cols[f.col], msg[:k]...)
+			msg = msg[k:]
+		case 1:
+			if len(msg) < 8 {
+				return errFallback
+			}
+			v := binary.LittleEndian.Uint64(msg)
+			msg = msg[8:]
+			c := e.cols[f.col]
+			switch f.kind {
+			case kTime, kStart:
+				c = binary.AppendUvarint(c, zigzag(v-e.prev[f.col]))
+				e.prev[f.col] = v
+				if f.kind == kStart {
+					start = v
+				}
+			case kEnd:
+				c = binary.AppendUvarint(c, zigzag(v-start))
+			case kDouble:
+				c = binary.BigEndian.AppendUint64(c, v^e.prev[f.col])
+				e.prev[f.col] = v
+			default:
+				c = binary.LittleEndian.AppendUint64(c, v)
+			}
+			e.cols[f.col] = c
+		case 5:
+			if len(msg) < 4 {
+				return errFallback
+			}
+			e.cols[f.col] = append(e.cols[f.col], msg[:4]...)
+			msg = msg[4:]
+		case 2:
+			l, k := binary.Uvarint(msg)
+			if k <= 0 || l > uint64(len(msg)-k) {
+				return errFallback
+			}
+			if f.kind == kMsg {
+				st = append(st, byte(k))
+				e.cols[colStruct] = st
+				if err := e.walk(f.child, msg[k:k+int(l)], depth+1); err != nil {
+					return err
+				}
+				st = append(e.cols[colStruct], 0)
+			} else {
+				e.cols[f.col] = append(e.cols[f.col], msg[:k+int(l)]...)
+			}
+			msg = msg[k+int(l):]
+		default:
+			return errFallback
+		}
+	}
+	e.cols[colStruct] = st
+	return nil
+}

@@ -1,0 +1,207 @@
+package otlpcolumns
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/otlp"
+)
+
+// envelopes returns the golden payloads of a signal wrapped as the export
+// stream wraps them.
+func envelopes(tb testing.TB, prefix string) [][]byte {
+	tb.Helper()
+	files, err := filepath.Glob(filepath.Join(pbtest.GoldenDir(tb), prefix+"*.pb"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no golden payloads for %s", prefix)
+	}
+	var out [][]byte
+	for _, f := range files {
+		env, err := otlp.AppendEnvelope(nil, 7, pbtest.Golden(tb, filepath.Base(f)))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, env)
+	}
+	return out
+}
+
+var signals = []struct {
+	name string
+	sig  Signal
+}{{"traces", Traces}, {"metrics", Metrics}, {"logs", Logs}}
+
+func roundTrip(t *testing.T, sig Signal, msg []byte) []byte {
+	t.Helper()
+	enc := NewEncoder(sig).Append(nil, msg)
+	if len(enc) > MaxEncodedLen(len(msg)) {
+		t.Fatalf("encoded %d bytes, more than MaxEncodedLen(%d) = %d", len(enc), len(msg), MaxEncodedLen(len(msg)))
+	}
+	charged := 0
+	got, err := NewDecoder(sig).Decode([]byte("x"), enc, len(msg), func(n int) error { charged += n; return nil })
+	if err != nil {
+		t.Fatalf("cannot decode: %v", err)
+	}
+	if !bytes.Equal(got[1:], msg) || got[0] != 'x' {
+		t.Fatalf("round trip changed the message (%d bytes -> %d)", len(msg), len(got)-1)
+	}
+	if charged < len(msg) || charged > len(msg)+chargeStep {
+		t.Fatalf("charged %d for %d bytes of output", charged, len(msg))
+	}
+	return enc
+}
+
+// TestRoundTripGolden: every golden payload is transformed (not sent
+// untransformed) and rebuilt byte for byte.
+func TestRoundTripGolden(t *testing.T) {
+	for _, s := range signals {
+		for i, env := range envelopes(t, s.name) {
+			enc := roundTrip(t, s.sig, env)
+			if enc[0] != flagColumns {
+				t.Errorf("%s payload %d sent untransformed", s.name, i)
+			}
+		}
+	}
+}
+
+// TestRoundTripOddities: what protobuf allows but the schema does not
+// name (unknown fields, wrong wire types, unpacked repeated fields,
+// non-minimal varints, fields out of order) still round-trips, most of it
+// transformed; what the transform cannot walk is sent untransformed.
+func TestRoundTripOddities(t *testing.T) {
+	PB := pbtest.PB{}
+	span := PB.Fixed64(8, 2000).Str(5, "late-start").Fixed64(7, 1000). // end before start
+										Varint(99, 5). // unknown field
+										Fixed32(5, 3). // name as a fixed32
+										Str(1, "0123456789abcdef")
+	nonMinimal := append(append(pbtest.PB{}, span...), 0x9a, 0x80, 0x00, 0x02, 'h', 'i') // field 3 (trace_state) with a 3-byte tag
+	attr := pbtest.StrAttr("k", "v")
+	longLen := pbtest.PB{}.Tag(9, 2).Append(pbtest.PB{0x80 | byte(len(attr)), 0x00}).Append(attr) // a 2-byte length for a short message
+	spans := pbtest.PB{}.Msg(2, nonMinimal.Append(longLen))
+	env := pbtest.PB{}.Varint(1, 3).Msg(2, pbtest.PB{}.Msg(2, spans))
+	if enc := roundTrip(t, Traces, env); enc[0] != flagColumns {
+		t.Errorf("oddities sent untransformed")
+	}
+	group := pbtest.PB{}.Varint(1, 3).Msg(2, pbtest.PB{}.Tag(5, 3).Tag(5, 4))
+	if enc := roundTrip(t, Traces, group); enc[0] != flagRaw {
+		t.Errorf("a group was transformed")
+	}
+	bad := pbtest.PB{}.Varint(1, 3).Tag(2, 2).Append(pbtest.PB{5, 1})
+	if enc := roundTrip(t, Traces, bad); enc[0] != flagRaw {
+		t.Errorf("a cut message was transformed")
+	}
+	deep := pbtest.PB{}.Str(1, "v")
+	for range maxDepth {
+		deep = pbtest.PB{}.Msg(5, pbtest.PB{}.Msg(1, deep)) // array_value.values
+	}
+	deepEnv := pbtest.PB{}.Msg(2, pbtest.PB{}.Msg(1, pbtest.PB{}.Msg(1, pbtest.PB{}.Str(1, "k").Msg(2, deep))))
+	if enc := roundTrip(t, Traces, deepEnv); enc[0] != flagRaw {
+		t.Errorf("a message nested past maxDepth was transformed")
+	}
+	for _, sig := range []Signal{Profiles, 0, 200} {
+		if enc := roundTrip(t, sig, env); enc[0] != flagRaw {
+			t.Errorf("signal %d transformed", sig)
+		}
+	}
+	roundTrip(t, Traces, nil)
+}
+
+// TestDecodeLimits: a declared length over the limit is refused before any
+// output; output never passes the declared length; a refused charge is
+// returned as it is.
+func TestDecodeLimits(t *testing.T) {
+	env := envelopes(t, "traces_500x10")[0]
+	enc := NewEncoder(Traces).Append(nil, env)
+	d := NewDecoder(Traces)
+	if _, err := d.Decode(nil, enc, len(env)-1, nil); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("limit below the length: %v, want ErrTooLarge", err)
+	}
+	if _, err := d.Decode(nil, append([]byte{flagRaw}, env...), len(env)-1, nil); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("raw over the limit: %v, want ErrTooLarge", err)
+	}
+	refuse := errors.New("no room")
+	charged := 0
+	_, err := d.Decode(nil, enc, len(env), func(n int) error {
+		if charged+n > 100<<10 {
+			return refuse
+		}
+		charged += n
+		return nil
+	})
+	if err != refuse {
+		t.Errorf("refused charge: %v, want it as it is", err)
+	}
+	// A declared length that the columns do not fill, or overflow.
+	for _, delta := range []int{-1, 1} {
+		mangled := append([]byte{flagColumns}, binary.AppendUvarint(nil, uint64(len(env)+delta))...)
+		_, k := binary.Uvarint(enc[1:])
+		mangled = append(mangled, enc[1+k:]...)
+		if _, err := d.Decode(nil, mangled, 2*len(env), nil); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("declared length %+d: %v, want ErrCorrupt", delta, err)
+		}
+	}
+	// Every prefix of the encoding is refused (never a panic).
+	for n := 0; n < len(enc); n += 1 + n/64 {
+		if _, err := d.Decode(nil, enc[:n], len(env), nil); err == nil {
+			t.Fatalf("prefix of %d bytes decoded", n)
+		}
+	}
+}
+
+func TestSchemasFit(t *testing.T) {
+	for _, s := range signals {
+		if n := schemas[s.sig].cols; n > maxCols || n < 10 {
+			t.Errorf("%s: %d columns", s.name, n)
+		}
+	}
+}
+
+// FuzzRoundTrip: any bytes, as a message of any signal, round-trip.
+func FuzzRoundTrip(f *testing.F) {
+	for _, s := range signals {
+		for _, env := range envelopes(f, s.name) {
+			if len(env) < 64<<10 {
+				f.Add(env, uint8(s.sig))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, msg []byte, sig uint8) {
+		roundTrip(t, Signal(sig%5), msg)
+	})
+}
+
+// FuzzDecode: the decoder on any bytes never panics, never writes more
+// than the limit, and never returns without an error output of another
+// length than declared.
+func FuzzDecode(f *testing.F) {
+	for _, s := range signals {
+		for _, env := range envelopes(f, s.name) {
+			if len(env) < 64<<10 {
+				f.Add(NewEncoder(s.sig).Append(nil, env), uint8(s.sig))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, src []byte, sig uint8) {
+		const limit = 1 << 16
+		charged := 0
+		out, err := NewDecoder(Signal(sig%5)).Decode(nil, src, limit, func(n int) error { charged += n; return nil })
+		if len(out) > limit {
+			t.Fatalf("%d bytes of output over the limit %d", len(out), limit)
+		}
+		if charged < len(out) {
+			t.Fatalf("charged %d for %d bytes of output", charged, len(out))
+		}
+		if err == nil && !strings.HasPrefix(string(src), "\x00") {
+			// A decoded message encodes to something that decodes to it.
+			again, err := NewDecoder(Signal(sig%5)).Decode(nil, NewEncoder(Signal(sig%5)).Append(nil, out), limit, nil)
+			if err != nil || !bytes.Equal(again, out) {
+				t.Fatalf("decoded message does not round-trip: %v", err)
+			}
+		}
+	})
+}

@@ -1,0 +1,318 @@
+package otlpcolumns
+
+import pb "github.com/otlp-lite/otlp-lite/otlppb"
+
+// Signal names the envelope a transform walks: the export stream's
+// request of one signal (otlp.UnwrapEnvelope's layout: id = 1, the
+// request's fields moved up by one).
+type Signal uint8
+
+// The signals. Profiles has no schema: its messages are always sent
+// untransformed (their dictionary tables are already columns).
+const (
+	Traces Signal = iota + 1
+	Metrics
+	Logs
+	Profiles
+)
+
+// kind is how a field's value is written to its column.
+type kind uint8
+
+const (
+	// kOther: not in the schema, or not the wire type the schema names:
+	// written by its wire type, unchanged, to the shared column colOther.
+	kOther kind = iota
+	// kMsg: a sub-message, walked with its node; its length is not
+	// written (the decoder recomputes it), only the byte count of its
+	// varint, so a non-minimal length round-trips.
+	kMsg
+	// kLen: a string, bytes or packed field: its length varint and its
+	// bytes, unchanged.
+	kLen
+	// kVarint: the varint's bytes, unchanged.
+	kVarint
+	// kFixed32, kFixed64: the value's bytes, unchanged.
+	kFixed32
+	kFixed64
+	// kTime: a fixed64 written as the zigzag varint of its difference
+	// from the column's previous value in the message (timestamps of
+	// items written in time order differ by little).
+	kTime
+	// kStart: kTime, and the value is the message's start for kEnd.
+	kStart
+	// kEnd: a fixed64 written as the zigzag varint of its difference from
+	// the message's kStart (a span's end minus its start: its duration).
+	kEnd
+	// kDouble: a double written as the XOR with the column's previous
+	// value, big-endian (values close to the previous one share their
+	// sign, exponent and high mantissa: leading zero bytes).
+	kDouble
+)
+
+// wireOf is the wire type a kind reads.
+var wireOf = [...]uint8{kMsg: 2, kLen: 2, kVarint: 0, kFixed32: 5, kFixed64: 1, kTime: 1, kStart: 1, kEnd: 1, kDouble: 1}
+
+// maxField is the largest field number the schema names (Span.flags);
+// larger numbers are kOther.
+const maxField = 16
+
+// node is a message of the schema at one place in the tree: the same
+// message type at two places (a resource's attributes and a span's) is two
+// nodes, so its values go to two columns.
+type node struct {
+	f [maxField + 1]field
+}
+
+type field struct {
+	kind  kind
+	col   uint8 // the column of a leaf
+	child *node // kMsg
+}
+
+// Columns 0 and 1 are the structure (tags, the sizes of sub-message
+// lengths, ends of sub-messages) and the values of fields the schema does
+// not name; the schema's leaves have the rest.
+const (
+	colStruct = 0
+	colOther  = 1
+)
+
+// maxCols bounds the columns of any schema: a column index is one byte,
+// and the decoder keeps its columns in a fixed array.
+const maxCols = 256
+
+type builder struct {
+	n                   int
+	nested, array, list *node // AnyValue's nested values (anyValue)
+}
+
+func (b *builder) leaf(n *node, num int, k kind) {
+	if b.n >= maxCols {
+		panic("otlpcolumns: too many columns")
+	}
+	n.f[num] = field{kind: k, col: uint8(b.n)}
+	b.n++
+}
+
+func (b *builder) leaves(n *node, k kind, nums ...int) {
+	for _, num := range nums {
+		b.leaf(n, num, k)
+	}
+}
+
+func msg(n *node, num int, child *node) { n.f[num] = field{kind: kMsg, child: child} }
+
+// anyValue is an AnyValue with its own columns. The values nested in its
+// arrays and key-value lists share one node per schema (b.nested): they
+// are rare, and the schema stays finite.
+func (b *builder) anyValue() *node {
+	n := b.anyLeaves()
+	if b.nested == nil {
+		b.nested = b.anyLeaves()
+		array := &node{}
+		msg(array, pb.ArrayValueValues, b.nested)
+		list := &node{}
+		msg(list, pb.KeyValueListValues, b.keyValue(b.nested))
+		b.array, b.list = array, list
+		msg(b.nested, pb.AnyValueArrayValue, array)
+		msg(b.nested, pb.AnyValueKvlistValue, list)
+	}
+	msg(n, pb.AnyValueArrayValue, b.array)
+	msg(n, pb.AnyValueKvlistValue, b.list)
+	return n
+}
+
+func (b *builder) anyLeaves() *node {
+	n := &node{}
+	b.leaves(n, kLen, pb.AnyValueStringValue, pb.AnyValueBytesValue)
+	b.leaves(n, kVarint, pb.AnyValueBoolValue, pb.AnyValueIntValue, pb.AnyValueStringValueStrindex)
+	b.leaf(n, pb.AnyValueDoubleValue, kDouble)
+	return n
+}
+
+func (b *builder) keyValue(value *node) *node {
+	n := &node{}
+	b.leaf(n, pb.KeyValueKey, kLen)
+	msg(n, pb.KeyValueValue, value)
+	b.leaf(n, pb.KeyValueKeyStrindex, kVarint)
+	return n
+}
+
+// attributes is a KeyValue with its own columns.
+func (b *builder) attributes() *node { return b.keyValue(b.anyValue()) }
+
+func (b *builder) resource() *node {
+	n := &node{}
+	msg(n, pb.ResourceAttributes, b.attributes())
+	b.leaf(n, pb.ResourceDroppedAttributesCount, kVarint)
+	ref := &node{}
+	b.leaves(ref, kLen, pb.EntityRefSchemaURL, pb.EntityRefType, pb.EntityRefIDKeys, pb.EntityRefDescriptionKeys)
+	msg(n, pb.ResourceEntityRefs, ref)
+	return n
+}
+
+func (b *builder) scope() *node {
+	n := &node{}
+	b.leaves(n, kLen, pb.InstrumentationScopeName, pb.InstrumentationScopeVersion)
+	msg(n, pb.InstrumentationScopeAttributes, b.attributes())
+	b.leaf(n, pb.InstrumentationScopeDroppedAttributesCount, kVarint)
+	return n
+}
+
+// envelope is the export stream's request: id = 1, and the request's
+// resource_* field, moved up to 2.
+func (b *builder) envelope(resource *node) *node {
+	n := &node{}
+	b.leaf(n, 1, kVarint)
+	msg(n, 2, resource)
+	return n
+}
+
+// outer is a Resource* or Scope* message: its resource or scope = 1, its
+// children = 2, its schema_url = 3 (the same numbers in every signal).
+func (b *builder) outer(first, children *node) *node {
+	n := &node{}
+	msg(n, 1, first)
+	msg(n, 2, children)
+	b.leaf(n, 3, kLen)
+	return n
+}
+
+func tracesSchema() (*node, int) {
+	b := &builder{n: 2}
+	span := &node{}
+	b.leaves(span, kLen, pb.SpanTraceID, pb.SpanSpanID, pb.SpanTraceState, pb.SpanParentSpanID, pb.SpanName)
+	b.leaf(span, pb.SpanFlags, kFixed32)
+	b.leaves(span, kVarint, pb.SpanKind, pb.SpanDroppedAttributesCount, pb.SpanDroppedEventsCount, pb.SpanDroppedLinksCount)
+	b.leaf(span, pb.SpanStartTimeUnixNano, kStart)
+	b.leaf(span, pb.SpanEndTimeUnixNano, kEnd)
+	msg(span, pb.SpanAttributes, b.attributes())
+	event := &node{}
+	b.leaf(event, pb.SpanEventTimeUnixNano, kTime)
+	b.leaf(event, pb.SpanEventName, kLen)
+	msg(event, pb.SpanEventAttributes, b.attributes())
+	b.leaf(event, pb.SpanEventDroppedAttributesCount, kVarint)
+	msg(span, pb.SpanEvents, event)
+	link := &node{}
+	b.leaves(link, kLen, pb.SpanLinkTraceID, pb.SpanLinkSpanID, pb.SpanLinkTraceState)
+	msg(link, pb.SpanLinkAttributes, b.attributes())
+	b.leaf(link, pb.SpanLinkDroppedAttributesCount, kVarint)
+	b.leaf(link, pb.SpanLinkFlags, kFixed32)
+	msg(span, pb.SpanLinks, link)
+	status := &node{}
+	b.leaf(status, pb.StatusMessage, kLen)
+	b.leaf(status, pb.StatusCode, kVarint)
+	msg(span, pb.SpanStatus, status)
+	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), span))), b.n
+}
+
+func (b *builder) exemplar() *node {
+	n := &node{}
+	msg(n, pb.ExemplarFilteredAttributes, b.attributes())
+	b.leaf(n, pb.ExemplarTimeUnixNano, kTime)
+	b.leaf(n, pb.ExemplarAsDouble, kDouble)
+	b.leaf(n, pb.ExemplarAsInt, kFixed64)
+	b.leaves(n, kLen, pb.ExemplarSpanID, pb.ExemplarTraceID)
+	return n
+}
+
+func (b *builder) numberPoint() *node {
+	n := &node{}
+	msg(n, pb.NumberDataPointAttributes, b.attributes())
+	b.leaves(n, kTime, pb.NumberDataPointStartTimeUnixNano, pb.NumberDataPointTimeUnixNano)
+	b.leaf(n, pb.NumberDataPointAsDouble, kDouble)
+	b.leaf(n, pb.NumberDataPointAsInt, kFixed64)
+	msg(n, pb.NumberDataPointExemplars, b.exemplar())
+	b.leaf(n, pb.NumberDataPointFlags, kVarint)
+	return n
+}
+
+func metricsSchema() (*node, int) {
+	b := &builder{n: 2}
+	metric := &node{}
+	b.leaves(metric, kLen, pb.MetricName, pb.MetricDescription, pb.MetricUnit)
+	msg(metric, pb.MetricMetadata, b.attributes())
+
+	gauge := &node{}
+	msg(gauge, pb.GaugeDataPoints, b.numberPoint())
+	msg(metric, pb.MetricGauge, gauge)
+
+	sum := &node{}
+	msg(sum, pb.SumDataPoints, b.numberPoint())
+	b.leaves(sum, kVarint, pb.SumAggregationTemporality, pb.SumIsMonotonic)
+	msg(metric, pb.MetricSum, sum)
+
+	hp := &node{}
+	msg(hp, pb.HistogramDataPointAttributes, b.attributes())
+	b.leaves(hp, kTime, pb.HistogramDataPointStartTimeUnixNano, pb.HistogramDataPointTimeUnixNano)
+	b.leaf(hp, pb.HistogramDataPointCount, kFixed64)
+	b.leaves(hp, kDouble, pb.HistogramDataPointSum, pb.HistogramDataPointMin, pb.HistogramDataPointMax)
+	b.leaves(hp, kLen, pb.HistogramDataPointBucketCounts, pb.HistogramDataPointExplicitBounds)
+	msg(hp, pb.HistogramDataPointExemplars, b.exemplar())
+	b.leaf(hp, pb.HistogramDataPointFlags, kVarint)
+	hist := &node{}
+	msg(hist, pb.HistogramDataPoints, hp)
+	b.leaf(hist, pb.HistogramAggregationTemporality, kVarint)
+	msg(metric, pb.MetricHistogram, hist)
+
+	ep := &node{}
+	msg(ep, pb.ExponentialHistogramDataPointAttributes, b.attributes())
+	b.leaves(ep, kTime, pb.ExponentialHistogramDataPointStartTimeUnixNano, pb.ExponentialHistogramDataPointTimeUnixNano)
+	b.leaves(ep, kFixed64, pb.ExponentialHistogramDataPointCount, pb.ExponentialHistogramDataPointZeroCount)
+	b.leaves(ep, kDouble, pb.ExponentialHistogramDataPointSum, pb.ExponentialHistogramDataPointMin,
+		pb.ExponentialHistogramDataPointMax, pb.ExponentialHistogramDataPointZeroThreshold)
+	b.leaves(ep, kVarint, pb.ExponentialHistogramDataPointScale, pb.ExponentialHistogramDataPointFlags)
+	for _, num := range []int{pb.ExponentialHistogramDataPointPositive, pb.ExponentialHistogramDataPointNegative} {
+		buckets := &node{}
+		b.leaf(buckets, pb.ExponentialHistogramDataPointBucketsOffset, kVarint)
+		b.leaf(buckets, pb.ExponentialHistogramDataPointBucketsBucketCounts, kLen)
+		msg(ep, num, buckets)
+	}
+	msg(ep, pb.ExponentialHistogramDataPointExemplars, b.exemplar())
+	eh := &node{}
+	msg(eh, pb.ExponentialHistogramDataPoints, ep)
+	b.leaf(eh, pb.ExponentialHistogramAggregationTemporality, kVarint)
+	msg(metric, pb.MetricExponentialHistogram, eh)
+
+	sp := &node{}
+	msg(sp, pb.SummaryDataPointAttributes, b.attributes())
+	b.leaves(sp, kTime, pb.SummaryDataPointStartTimeUnixNano, pb.SummaryDataPointTimeUnixNano)
+	b.leaf(sp, pb.SummaryDataPointCount, kFixed64)
+	b.leaf(sp, pb.SummaryDataPointSum, kDouble)
+	q := &node{}
+	b.leaves(q, kDouble, pb.SummaryDataPointValueAtQuantileQuantile, pb.SummaryDataPointValueAtQuantileValue)
+	msg(sp, pb.SummaryDataPointQuantileValues, q)
+	b.leaf(sp, pb.SummaryDataPointFlags, kVarint)
+	summary := &node{}
+	msg(summary, pb.SummaryDataPoints, sp)
+	msg(metric, pb.MetricSummary, summary)
+
+	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), metric))), b.n
+}
+
+func logsSchema() (*node, int) {
+	b := &builder{n: 2}
+	rec := &node{}
+	b.leaf(rec, pb.LogRecordTimeUnixNano, kStart)
+	b.leaf(rec, pb.LogRecordObservedTimeUnixNano, kEnd)
+	b.leaves(rec, kVarint, pb.LogRecordSeverityNumber, pb.LogRecordDroppedAttributesCount)
+	b.leaves(rec, kLen, pb.LogRecordSeverityText, pb.LogRecordTraceID, pb.LogRecordSpanID, pb.LogRecordEventName)
+	msg(rec, pb.LogRecordBody, b.anyValue())
+	msg(rec, pb.LogRecordAttributes, b.attributes())
+	b.leaf(rec, pb.LogRecordFlags, kFixed32)
+	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), rec))), b.n
+}
+
+// schema is a signal's tree and its number of columns.
+type schema struct {
+	root *node
+	cols int
+}
+
+var schemas = func() (s [Profiles + 1]schema) {
+	s[Traces].root, s[Traces].cols = tracesSchema()
+	s[Metrics].root, s[Metrics].cols = metricsSchema()
+	s[Logs].root, s[Logs].cols = logsSchema()
+	return s
+}()
