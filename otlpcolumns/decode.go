@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	pb "github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // Decoder errors.
@@ -16,9 +18,16 @@ var (
 	ErrTooLarge = errors.New("columnar message larger than the limit")
 )
 
-// chargeStep is how much output is charged at a time: the charge follows
-// the output produced, never the declared length alone.
+// chargeStep is how much output is charged at a time.
 const chargeStep = 64 << 10
+
+// maxExpansion bounds how many bytes of message an encoding's byte
+// decodes to: a reference (kRef) of two bytes (its tag in the structure
+// and a one-byte ordinal) stands for at most 24 (the tag and a value of
+// less than len(refKey)); a timestamp of two (tag, varint) for nine; a
+// sub-message's three (tag, the size of its length, its end) for at most
+// eleven. A declared length above it is a lie, refused before allocating.
+const maxExpansion = 12
 
 // Decoder rebuilds the messages an Encoder of the same signal transformed.
 // It holds no state between messages but its fixed tables. Not safe for
@@ -34,7 +43,21 @@ type Decoder struct {
 	charged int
 	grow    func(int) error
 	err     error
+	// offs are the offsets in refCol of the reference column's values
+	// (at most maxRefs+1: each value's start, then the last's end),
+	// nref the values of it taken so far (Encoder.writeRefs).
+	offs   []int32
+	refCol []byte
+	nref   int
 }
+
+// DecoderCost is the most a Decoder holds between messages, beyond its
+// output: its fixed tables and its index of the reference column.
+const DecoderCost = int64(unsafeSizeofDecoder + 4*(maxRefs+1))
+
+// unsafeSizeofDecoder is about unsafe.Sizeof(Decoder{}): the column and
+// previous-value tables (maxCols × (24 + 8)) and a few words.
+const unsafeSizeofDecoder = maxCols*32 + 256
 
 // NewDecoder returns a decoder for the envelopes of sig.
 func NewDecoder(sig Signal) *Decoder {
@@ -46,10 +69,13 @@ func NewDecoder(sig Signal) *Decoder {
 }
 
 // Decode appends to dst the message that src encodes. A declared length
-// over limit is ErrTooLarge, before any output; the output is at most
-// limit bytes, and grow, if not nil, is charged for it as it is produced
-// (64 KiB at a time), its error returned as it is. An untransformed
-// message (flag 0) is copied, under the same limit and charge.
+// over limit is ErrTooLarge, and one over maxExpansion times the encoding
+// (more than any encoding of that many bytes can decode to) ErrCorrupt,
+// before any output; grow, if not nil, is then charged for the declared
+// length (64 KiB at a time, its error returned as it is), and dst grows
+// to hold it: what is charged and allocated is bounded by the bytes that
+// arrived, never by a claim alone. An untransformed message (flag 0) is
+// copied, under the same limit and charge.
 func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]byte, error) {
 	if len(src) == 0 {
 		return dst, fmt.Errorf("%w: empty message", ErrCorrupt)
@@ -81,6 +107,9 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 	}
 	if n > uint64(limit) {
 		return dst, ErrTooLarge
+	}
+	if n > maxExpansion*uint64(len(src)) {
+		return dst, fmt.Errorf("%w: declares %d bytes from %d", ErrCorrupt, n, len(src))
 	}
 	src = src[k:]
 	ncols, k := binary.Uvarint(src)
@@ -121,10 +150,19 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 		return dst, fmt.Errorf("%w: %d bytes past the columns", ErrCorrupt, len(src))
 	}
 	d.st = d.cols[colStruct]
+	d.indexRefs()
+	if err := d.charge(int(n)); err != nil {
+		return dst, err
+	}
+	if cap(dst)-base < int(n) {
+		nb := make([]byte, base, base+int(n))
+		copy(nb, dst)
+		dst = nb
+	}
 	d.out = dst
 	d.want = base + int(n)
 	err := d.walk(d.s.root, 0)
-	dst, d.out = d.out, nil
+	dst, d.out, d.st = d.out, nil, nil
 	if err != nil {
 		return dst, err
 	}
@@ -137,6 +175,27 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 		return dst, fmt.Errorf("%w: %d bytes, declared %d", ErrCorrupt, len(dst)-base, n)
 	}
 	return dst, nil
+}
+
+// indexRefs finds the values of the reference column (a value that
+// cannot be parsed ends the index: the walk then refuses the column).
+func (d *Decoder) indexRefs() {
+	d.offs, d.nref, d.refCol = d.offs[:0], 0, nil
+	if d.s.ref == 0 {
+		return
+	}
+	col := d.cols[d.s.ref]
+	d.refCol = col
+	at := 0
+	for len(d.offs) < maxRefs && at < len(col) {
+		l, k := binary.Uvarint(col[at:])
+		if k <= 0 || l > uint64(len(col)-at-k) {
+			break
+		}
+		d.offs = append(d.offs, int32(at))
+		at += k + int(l)
+	}
+	d.offs = append(d.offs, int32(at))
 }
 
 // charge charges output up to total bytes of this message.
@@ -153,27 +212,35 @@ func (d *Decoder) charge(total int) error {
 	return nil
 }
 
-// need makes room for m more bytes of output, within the declared length,
-// charging it as it grows.
+// need checks that m more bytes of output stay within the declared length
+// (dst was grown to hold it, and charged for it, before the walk).
 func (d *Decoder) need(m int) error {
-	end := len(d.out) + m
-	if end > d.want {
+	if len(d.out)+m > d.want {
 		return fmt.Errorf("%w: output longer than declared", ErrCorrupt)
-	}
-	if end > d.charged {
-		if err := d.charge(min(d.want, max(end, d.charged+chargeStep))); err != nil {
-			return err
-		}
-	}
-	if end > cap(d.out) {
-		nb := make([]byte, len(d.out), min(d.want, max(end, 2*cap(d.out))))
-		copy(nb, d.out)
-		d.out = nb
 	}
 	return nil
 }
 
-var errCut = fmt.Errorf("%w: a column ends inside a value", ErrCorrupt)
+var (
+	errCut     = fmt.Errorf("%w: a column ends inside a value", ErrCorrupt)
+	errLong    = fmt.Errorf("%w: output longer than declared", ErrCorrupt)
+	errTag     = fmt.Errorf("%w: bad tag", ErrCorrupt)
+	errEnd     = fmt.Errorf("%w: structure ends inside a message", ErrCorrupt)
+	errTopEnd  = fmt.Errorf("%w: end of a message at the top", ErrCorrupt)
+	errSize    = fmt.Errorf("%w: bad length size", ErrCorrupt)
+	errFit     = fmt.Errorf("%w: a length does not fit its size", ErrCorrupt)
+	errRef     = fmt.Errorf("%w: a reference out of its column", ErrCorrupt)
+	errWire    = fmt.Errorf("%w: bad wire type", ErrCorrupt)
+	errTooDeep = fmt.Errorf("%w: nested deeper than %d", ErrCorrupt, maxDepth)
+)
+
+// uvarint is binary.Uvarint with a fast path for one byte.
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
+}
 
 // varintLen returns the length of the varint at the start of b, or 0.
 func varintLen(b []byte) int {
@@ -185,142 +252,207 @@ func varintLen(b []byte) int {
 	return 0
 }
 
-// take moves m bytes of column c to the output.
-func (d *Decoder) take(c uint8, m int) error {
-	col := d.cols[c]
-	if m > len(col) {
-		return errCut
-	}
-	if err := d.need(m); err != nil {
-		return err
-	}
-	d.out = append(d.out, col[:m]...)
-	d.cols[c] = col[m:]
-	return nil
-}
-
+// walk rebuilds the fields of a message of node n from the structure and
+// the columns. The output stays within d.want (dst's capacity covers it),
+// so each write is a bounds check and a copy.
 func (d *Decoder) walk(n *node, depth int) error {
 	if depth > maxDepth {
-		return fmt.Errorf("%w: nested deeper than %d", ErrCorrupt, maxDepth)
+		return errTooDeep
 	}
 	var start uint64
+	var bucket uint8
+	st, out, want := d.st, d.out, d.want
+	var err error
+loop:
 	for {
-		if len(d.st) == 0 {
+		if len(st) == 0 {
 			if depth > 0 {
-				return fmt.Errorf("%w: structure ends inside a message", ErrCorrupt)
+				err = errEnd
+				break loop
 			}
-			return nil
+			break loop
 		}
-		if d.st[0] == 0 {
-			if depth == 0 {
-				return fmt.Errorf("%w: end of a message at the top", ErrCorrupt)
+		var tag uint64
+		k := 1
+		if b := st[0]; b < 0x80 {
+			if b == 0 {
+				if depth == 0 {
+					err = errTopEnd
+					break loop
+				}
+				st = st[1:]
+				break loop
 			}
-			d.st = d.st[1:]
-			return nil
+			tag = uint64(b)
+		} else if tag, k = binary.Uvarint(st); k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
+			err = errTag
+			break loop
 		}
-		tag, k := binary.Uvarint(d.st)
-		if k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
-			return fmt.Errorf("%w: bad tag", ErrCorrupt)
+		if len(out)+k > want {
+			err = errLong
+			break loop
 		}
-		if err := d.need(k); err != nil {
-			return err
-		}
-		d.out = append(d.out, d.st[:k]...)
-		d.st = d.st[k:]
+		out = append(out, st[:k]...)
+		st = st[k:]
 		wt := uint8(tag & 7)
-		var f field
-		if num := tag >> 3; num <= maxField {
-			f = n.f[num]
+		num := tag >> 3
+		kd, col := kOther, uint8(colOther)
+		var child *node
+		if num <= maxField {
+			f := &n.f[num]
+			if f.kind != kOther && wireOf[f.kind] == wt {
+				kd, col, child = f.kind, f.col, f.child
+			}
 		}
-		if f.kind != kOther && wireOf[f.kind] != wt {
-			f = field{}
-		}
-		if f.kind == kOther {
-			f.col = colOther
-		}
-		var err error
 		switch wt {
 		case 0:
-			m := varintLen(d.cols[f.col])
+			c := d.cols[col]
+			m := varintLen(c)
 			if m == 0 {
-				return errCut
+				err = errCut
+				break loop
 			}
-			err = d.take(f.col, m)
+			if len(out)+m > want {
+				err = errLong
+				break loop
+			}
+			out = append(out, c[:m]...)
+			d.cols[col] = c[m:]
 		case 1:
 			var v uint64
-			c := d.cols[f.col]
-			switch f.kind {
+			c := d.cols[col]
+			switch kd {
 			case kTime, kStart, kEnd:
-				x, m := binary.Uvarint(c)
+				x, m := uvarint(c)
 				if m <= 0 {
-					return errCut
+					err = errCut
+					break loop
 				}
-				d.cols[f.col] = c[m:]
-				if f.kind == kEnd {
+				d.cols[col] = c[m:]
+				if kd == kEnd {
 					v = start + unzigzag(x)
 				} else {
-					v = d.prev[f.col] + unzigzag(x)
-					d.prev[f.col] = v
-					if f.kind == kStart {
+					v = d.prev[col] + unzigzag(x)
+					d.prev[col] = v
+					if kd == kStart {
 						start = v
 					}
 				}
 			case kDouble:
 				if len(c) < 8 {
-					return errCut
+					err = errCut
+					break loop
 				}
-				v = binary.BigEndian.Uint64(c) ^ d.prev[f.col]
-				d.prev[f.col] = v
-				d.cols[f.col] = c[8:]
+				v = binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.cols[col] = c[8:]
 			default:
 				if len(c) < 8 {
-					return errCut
+					err = errCut
+					break loop
 				}
 				v = binary.LittleEndian.Uint64(c)
-				d.cols[f.col] = c[8:]
+				d.cols[col] = c[8:]
 			}
-			if err = d.need(8); err == nil {
-				d.out = binary.LittleEndian.AppendUint64(d.out, v)
+			if len(out)+8 > want {
+				err = errLong
+				break loop
 			}
+			out = binary.LittleEndian.AppendUint64(out, v)
 		case 5:
-			err = d.take(f.col, 4)
+			c := d.cols[col]
+			if len(c) < 4 {
+				err = errCut
+				break loop
+			}
+			if len(out)+4 > want {
+				err = errLong
+				break loop
+			}
+			out = append(out, c[:4]...)
+			d.cols[col] = c[4:]
 		case 2:
-			if f.kind == kMsg {
-				if len(d.st) == 0 || d.st[0] == 0 || d.st[0] > binary.MaxVarintLen64 {
-					return fmt.Errorf("%w: bad length size", ErrCorrupt)
+			if kd == kMsg {
+				if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
+					err = errSize
+					break loop
 				}
-				size := int(d.st[0])
-				d.st = d.st[1:]
-				if err := d.need(size); err != nil {
+				size := int(st[0])
+				st = st[1:]
+				if len(out)+size > want {
+					err = errLong
+					break loop
+				}
+				at := len(out)
+				out = out[:at+size]
+				if n.byKey != nil && num == pb.KeyValueValue {
+					child = n.byKey[bucket]
+				}
+				d.st, d.out = st, out
+				if err = d.walk(child, depth+1); err != nil {
 					return err
 				}
-				at := len(d.out)
-				d.out = d.out[:at+size]
-				if err := d.walk(f.child, depth+1); err != nil {
-					return err
-				}
-				l := uint64(len(d.out) - at - size)
+				st, out = d.st, d.out
+				l := uint64(len(out) - at - size)
 				if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
-					return fmt.Errorf("%w: a length does not fit its size", ErrCorrupt)
+					err = errFit
+					break loop
 				}
-				b := d.out[at : at+size]
+				b := out[at : at+size]
 				for i := range size - 1 {
 					b[i] = byte(l) | 0x80
 					l >>= 7
 				}
 				b[size-1] = byte(l)
-			} else {
-				l, m := binary.Uvarint(d.cols[f.col])
-				if m <= 0 || l > uint64(len(d.cols[f.col])-m) {
-					return errCut
-				}
-				err = d.take(f.col, m+int(l))
+				continue
 			}
+			c := d.cols[col]
+			if kd == kRef {
+				v, m := uvarint(c)
+				if m <= 0 {
+					err = errCut
+					break loop
+				}
+				c = c[m:]
+				d.cols[col] = c
+				if v > 0 {
+					o := int64(d.nref) + int64(unzigzag(v-1))
+					if o < 0 || o >= int64(len(d.offs)-1) {
+						err = errRef
+						break loop
+					}
+					val := d.refCol[d.offs[o]:d.offs[o+1]]
+					if len(out)+len(val) > want {
+						err = errLong
+						break loop
+					}
+					out = append(out, val...)
+					continue
+				}
+			}
+			l, m := uvarint(c)
+			if m <= 0 || l > uint64(len(c)-m) {
+				err = errCut
+				break loop
+			}
+			e := m + int(l)
+			if len(out)+e > want {
+				err = errLong
+				break loop
+			}
+			if n.byKey != nil && num == pb.KeyValueKey && kd == kLen {
+				bucket = keyBucket(c[m:e])
+			}
+			if col == d.s.ref && col != 0 {
+				d.nref++
+			}
+			out = append(out, c[:e]...)
+			d.cols[col] = c[e:]
 		default:
-			return fmt.Errorf("%w: bad wire type %d", ErrCorrupt, wt)
-		}
-		if err != nil {
-			return err
+			err = errWire
+			break loop
 		}
 	}
+	d.st, d.out = st, out
+	return err
 }

@@ -3,6 +3,8 @@ package otlpcolumns
 import (
 	"encoding/binary"
 	"errors"
+
+	pb "github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // The encoded form of one message:
@@ -46,7 +48,28 @@ type Encoder struct {
 	s    *schema
 	cols [maxCols][]byte
 	prev [maxCols]uint64
+	// refs are the kRef fields met, in order, written once the walk has
+	// seen every value of the reference column; nref counts the values
+	// of the reference column written so far; index maps a value of the
+	// reference column (its raw length and bytes) to its ordinal.
+	refs  []pendingRef
+	nref  int
+	index map[refKey]int
 }
+
+type pendingRef struct {
+	col uint8
+	at  int    // values of the reference column before it
+	raw []byte // its length varint and bytes
+}
+
+// refKey is a value of the reference column, its raw bytes padded: the
+// ids are 8 bytes with their length, longer values are not referenced.
+type refKey [24]byte
+
+// maxRefs bounds the values of the reference column that may be
+// referenced: the decoder indexes at most that many (4 bytes each).
+const maxRefs = 1 << 16
 
 // NewEncoder returns an encoder for the envelopes of sig.
 func NewEncoder(sig Signal) *Encoder {
@@ -67,9 +90,11 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 		e.cols[i] = e.cols[i][:0]
 		e.prev[i] = 0
 	}
+	e.refs, e.nref = e.refs[:0], 0
 	if err := e.walk(e.s.root, msg, 0); err != nil {
 		return append(append(dst, flagRaw), msg...)
 	}
+	e.writeRefs()
 	start := len(dst)
 	dst = append(dst, flagColumns)
 	dst = binary.AppendUvarint(dst, uint64(len(msg)))
@@ -95,6 +120,52 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 	return dst
 }
 
+// writeRefs writes the kRef fields met by the walk: a reference to the
+// value of the reference column they repeat, or the value itself.
+func (e *Encoder) writeRefs() {
+	if len(e.refs) == 0 {
+		return
+	}
+	if e.index == nil {
+		e.index = make(map[refKey]int)
+	}
+	clear(e.index)
+	col := e.cols[e.s.ref]
+	for i := 0; len(col) > 0 && i < maxRefs; i++ {
+		l, k := binary.Uvarint(col)
+		n := k + int(l)
+		if k <= 0 || n > len(col) {
+			break // cannot happen: the walk wrote whole values
+		}
+		if key, ok := keyOf(col[:n]); ok {
+			if _, dup := e.index[key]; !dup {
+				e.index[key] = i
+			}
+		}
+		col = col[n:]
+	}
+	for _, r := range e.refs {
+		c := e.cols[r.col]
+		if key, ok := keyOf(r.raw); ok {
+			if o, found := e.index[key]; found {
+				e.cols[r.col] = binary.AppendUvarint(c, 1+zigzag(uint64(o-r.at)))
+				continue
+			}
+		}
+		e.cols[r.col] = append(append(c, 0), r.raw...)
+	}
+}
+
+func keyOf(raw []byte) (refKey, bool) {
+	var k refKey
+	if len(raw) >= len(k) || len(raw) < 2 {
+		return k, false
+	}
+	k[0] = byte(len(raw))
+	copy(k[1:], raw)
+	return k, true
+}
+
 func zigzag(v uint64) uint64   { return v<<1 ^ uint64(int64(v)>>63) }
 func unzigzag(v uint64) uint64 { return v>>1 ^ -(v & 1) }
 
@@ -104,6 +175,7 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 		return errFallback
 	}
 	var start uint64
+	var bucket uint8
 	st := e.cols[colStruct]
 	for len(msg) > 0 {
 		tag, k := binary.Uvarint(msg)
@@ -168,12 +240,24 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 			if f.kind == kMsg {
 				st = append(st, byte(k))
 				e.cols[colStruct] = st
-				if err := e.walk(f.child, msg[k:k+int(l)], depth+1); err != nil {
+				child := f.child
+				if n.byKey != nil && tag>>3 == pb.KeyValueValue {
+					child = n.byKey[bucket]
+				}
+				if err := e.walk(child, msg[k:k+int(l)], depth+1); err != nil {
 					return err
 				}
 				st = append(e.cols[colStruct], 0)
+			} else if f.kind == kRef {
+				e.refs = append(e.refs, pendingRef{col: f.col, at: e.nref, raw: msg[:k+int(l)]})
 			} else {
 				e.cols[f.col] = append(e.cols[f.col], msg[:k+int(l)]...)
+				if f.col == e.s.ref && f.col != 0 {
+					e.nref++
+				}
+				if n.byKey != nil && tag>>3 == pb.KeyValueKey && f.kind == kLen {
+					bucket = keyBucket(msg[k : k+int(l)])
+				}
 			}
 			msg = msg[k+int(l):]
 		default:

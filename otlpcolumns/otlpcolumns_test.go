@@ -205,3 +205,31 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkDecode(b *testing.B) {
+	env := envelopes(b, "traces_500x10")[0]
+	enc := NewEncoder(Traces).Append(nil, env)
+	d := NewDecoder(Traces)
+	var out []byte
+	b.SetBytes(int64(len(env)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if out, err = d.Decode(out[:0], enc, len(env), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/500, "ns/span")
+}
+
+func BenchmarkEncode(b *testing.B) {
+	env := envelopes(b, "traces_500x10")[0]
+	e := NewEncoder(Traces)
+	var out []byte
+	b.SetBytes(int64(len(env)))
+	b.ReportAllocs()
+	for b.Loop() {
+		out = e.Append(out[:0], env)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/500, "ns/span")
+}

@@ -44,6 +44,12 @@ const (
 	// kEnd: a fixed64 written as the zigzag varint of its difference from
 	// the message's kStart (a span's end minus its start: its duration).
 	kEnd
+	// kRef: a bytes field that is usually a value of the schema's
+	// reference column (a span's parent_span_id is another span's
+	// span_id in the same request): written as 1 + the zigzag of that
+	// value's ordinal in the column minus the number of its values before
+	// this field, or 0 and the field's length and bytes.
+	kRef
 	// kDouble: a double written as the XOR with the column's previous
 	// value, big-endian (values close to the previous one share their
 	// sign, exponent and high mantissa: leading zero bytes).
@@ -51,7 +57,7 @@ const (
 )
 
 // wireOf is the wire type a kind reads.
-var wireOf = [...]uint8{kMsg: 2, kLen: 2, kVarint: 0, kFixed32: 5, kFixed64: 1, kTime: 1, kStart: 1, kEnd: 1, kDouble: 1}
+var wireOf = [...]uint8{kMsg: 2, kLen: 2, kVarint: 0, kFixed32: 5, kFixed64: 1, kTime: 1, kStart: 1, kEnd: 1, kDouble: 1, kRef: 2}
 
 // maxField is the largest field number the schema names (Span.flags);
 // larger numbers are kOther.
@@ -62,6 +68,28 @@ const maxField = 16
 // nodes, so its values go to two columns.
 type node struct {
 	f [maxField + 1]field
+	// byKey, on a KeyValue node, is the AnyValue node of its value by
+	// the bucket of its key (keyBucket): the values of one key go to
+	// columns of their own (a status code beside status codes, a URL
+	// beside URLs). A value before its key goes to bucket 0.
+	byKey *[keyBuckets]*node
+}
+
+// keyBuckets is how many value columns an attribute site's strings and
+// integers are spread over, by their key's hash: enough to separate the
+// handful of keys an item type carries, few enough that the columns of
+// every site fit in maxCols.
+const keyBuckets = 8
+
+// keyBucket is the bucket of a key: FNV-1a of its length and its last
+// four bytes (where keys of one namespace, http.method and http.target,
+// differ), a few instructions whatever its length.
+func keyBucket(key []byte) uint8 {
+	h := (uint32(2166136261) ^ uint32(len(key))) * 16777619
+	for _, c := range key[max(0, len(key)-4):] {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	return uint8(h % keyBuckets)
 }
 
 type field struct {
@@ -84,6 +112,7 @@ const maxCols = 256
 
 type builder struct {
 	n                   int
+	ref                 uint8 // the reference column (kRef)
 	nested, array, list *node // AnyValue's nested values (anyValue)
 }
 
@@ -142,6 +171,22 @@ func (b *builder) keyValue(value *node) *node {
 // attributes is a KeyValue with its own columns.
 func (b *builder) attributes() *node { return b.keyValue(b.anyValue()) }
 
+// keyedAttributes is a KeyValue whose string and integer values go to
+// columns by their key (node.byKey); its other values share one column
+// each.
+func (b *builder) keyedAttributes() *node {
+	first := b.anyValue()
+	n := b.keyValue(first)
+	n.byKey = &[keyBuckets]*node{first}
+	for i := 1; i < keyBuckets; i++ {
+		v := *first
+		b.leaves(&v, kLen, pb.AnyValueStringValue)
+		b.leaves(&v, kVarint, pb.AnyValueIntValue)
+		n.byKey[i] = &v
+	}
+	return n
+}
+
 func (b *builder) resource() *node {
 	n := &node{}
 	msg(n, pb.ResourceAttributes, b.attributes())
@@ -179,15 +224,17 @@ func (b *builder) outer(first, children *node) *node {
 	return n
 }
 
-func tracesSchema() (*node, int) {
+func tracesSchema() (*node, *builder) {
 	b := &builder{n: 2}
 	span := &node{}
-	b.leaves(span, kLen, pb.SpanTraceID, pb.SpanSpanID, pb.SpanTraceState, pb.SpanParentSpanID, pb.SpanName)
+	b.leaves(span, kLen, pb.SpanTraceID, pb.SpanSpanID, pb.SpanTraceState, pb.SpanName)
+	b.leaf(span, pb.SpanParentSpanID, kRef)
+	b.ref = span.f[pb.SpanSpanID].col
 	b.leaf(span, pb.SpanFlags, kFixed32)
 	b.leaves(span, kVarint, pb.SpanKind, pb.SpanDroppedAttributesCount, pb.SpanDroppedEventsCount, pb.SpanDroppedLinksCount)
 	b.leaf(span, pb.SpanStartTimeUnixNano, kStart)
 	b.leaf(span, pb.SpanEndTimeUnixNano, kEnd)
-	msg(span, pb.SpanAttributes, b.attributes())
+	msg(span, pb.SpanAttributes, b.keyedAttributes())
 	event := &node{}
 	b.leaf(event, pb.SpanEventTimeUnixNano, kTime)
 	b.leaf(event, pb.SpanEventName, kLen)
@@ -195,7 +242,8 @@ func tracesSchema() (*node, int) {
 	b.leaf(event, pb.SpanEventDroppedAttributesCount, kVarint)
 	msg(span, pb.SpanEvents, event)
 	link := &node{}
-	b.leaves(link, kLen, pb.SpanLinkTraceID, pb.SpanLinkSpanID, pb.SpanLinkTraceState)
+	b.leaves(link, kLen, pb.SpanLinkTraceID, pb.SpanLinkTraceState)
+	b.leaf(link, pb.SpanLinkSpanID, kRef)
 	msg(link, pb.SpanLinkAttributes, b.attributes())
 	b.leaf(link, pb.SpanLinkDroppedAttributesCount, kVarint)
 	b.leaf(link, pb.SpanLinkFlags, kFixed32)
@@ -204,7 +252,7 @@ func tracesSchema() (*node, int) {
 	b.leaf(status, pb.StatusMessage, kLen)
 	b.leaf(status, pb.StatusCode, kVarint)
 	msg(span, pb.SpanStatus, status)
-	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), span))), b.n
+	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), span))), b
 }
 
 func (b *builder) exemplar() *node {
@@ -220,15 +268,16 @@ func (b *builder) exemplar() *node {
 func (b *builder) numberPoint() *node {
 	n := &node{}
 	msg(n, pb.NumberDataPointAttributes, b.attributes())
-	b.leaves(n, kTime, pb.NumberDataPointStartTimeUnixNano, pb.NumberDataPointTimeUnixNano)
-	b.leaf(n, pb.NumberDataPointAsDouble, kDouble)
+	b.leaf(n, pb.NumberDataPointStartTimeUnixNano, kTime)
+	b.leaf(n, pb.NumberDataPointTimeUnixNano, kTime)
+	b.leaf(n, pb.NumberDataPointAsDouble, kFixed64)
 	b.leaf(n, pb.NumberDataPointAsInt, kFixed64)
 	msg(n, pb.NumberDataPointExemplars, b.exemplar())
 	b.leaf(n, pb.NumberDataPointFlags, kVarint)
 	return n
 }
 
-func metricsSchema() (*node, int) {
+func metricsSchema() (*node, *builder) {
 	b := &builder{n: 2}
 	metric := &node{}
 	b.leaves(metric, kLen, pb.MetricName, pb.MetricDescription, pb.MetricUnit)
@@ -288,10 +337,10 @@ func metricsSchema() (*node, int) {
 	msg(summary, pb.SummaryDataPoints, sp)
 	msg(metric, pb.MetricSummary, summary)
 
-	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), metric))), b.n
+	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), metric))), b
 }
 
-func logsSchema() (*node, int) {
+func logsSchema() (*node, *builder) {
 	b := &builder{n: 2}
 	rec := &node{}
 	b.leaf(rec, pb.LogRecordTimeUnixNano, kStart)
@@ -299,20 +348,23 @@ func logsSchema() (*node, int) {
 	b.leaves(rec, kVarint, pb.LogRecordSeverityNumber, pb.LogRecordDroppedAttributesCount)
 	b.leaves(rec, kLen, pb.LogRecordSeverityText, pb.LogRecordTraceID, pb.LogRecordSpanID, pb.LogRecordEventName)
 	msg(rec, pb.LogRecordBody, b.anyValue())
-	msg(rec, pb.LogRecordAttributes, b.attributes())
+	msg(rec, pb.LogRecordAttributes, b.keyedAttributes())
 	b.leaf(rec, pb.LogRecordFlags, kFixed32)
-	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), rec))), b.n
+	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), rec))), b
 }
 
-// schema is a signal's tree and its number of columns.
+// schema is a signal's tree, its number of columns and its reference
+// column (kRef; 0: none).
 type schema struct {
 	root *node
 	cols int
+	ref  uint8
 }
 
 var schemas = func() (s [Profiles + 1]schema) {
-	s[Traces].root, s[Traces].cols = tracesSchema()
-	s[Metrics].root, s[Metrics].cols = metricsSchema()
-	s[Logs].root, s[Logs].cols = logsSchema()
+	for sig, f := range map[Signal]func() (*node, *builder){Traces: tracesSchema, Metrics: metricsSchema, Logs: logsSchema} {
+		root, b := f()
+		s[sig] = schema{root: root, cols: b.n, ref: b.ref}
+	}
 	return s
 }()
