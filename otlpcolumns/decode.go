@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-
-	pb "github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // Decoder errors.
@@ -186,6 +184,10 @@ func (d *Decoder) indexRefs() {
 	}
 	col := d.cols[d.s.ref]
 	d.refCol = col
+	// Each value takes at least a byte: the index never needs more.
+	if most := min(maxRefs, len(col)) + 1; cap(d.offs) < most {
+		d.offs = make([]int32, 0, most)
+	}
 	at := 0
 	for len(d.offs) < maxRefs && at < len(col) {
 		l, k := binary.Uvarint(col[at:])
@@ -385,8 +387,8 @@ loop:
 				}
 				at := len(out)
 				out = out[:at+size]
-				if n.byKey != nil && num == pb.KeyValueValue {
-					child = n.byKey[bucket]
+				if n.byCtx != nil && num == uint64(n.ctxUse) {
+					child = n.byCtx[bucket]
 				}
 				d.st, d.out = st, out
 				if err = d.walk(child, depth+1); err != nil {
@@ -440,7 +442,7 @@ loop:
 				err = errLong
 				break loop
 			}
-			if n.byKey != nil && num == pb.KeyValueKey && kd == kLen {
+			if n.byCtx != nil && num == uint64(n.ctxSet) && kd == kLen {
 				bucket = keyBucket(c[m:e])
 			}
 			if col == d.s.ref && col != 0 {

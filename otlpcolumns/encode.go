@@ -3,8 +3,6 @@ package otlpcolumns
 import (
 	"encoding/binary"
 	"errors"
-
-	pb "github.com/otlp-lite/otlp-lite/otlppb"
 )
 
 // The encoded form of one message:
@@ -95,6 +93,7 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 		return append(append(dst, flagRaw), msg...)
 	}
 	e.writeRefs()
+	clear(e.refs) // they point into msg
 	start := len(dst)
 	dst = append(dst, flagColumns)
 	dst = binary.AppendUvarint(dst, uint64(len(msg)))
@@ -241,8 +240,8 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 				st = append(st, byte(k))
 				e.cols[colStruct] = st
 				child := f.child
-				if n.byKey != nil && tag>>3 == pb.KeyValueValue {
-					child = n.byKey[bucket]
+				if n.byCtx != nil && tag>>3 == uint64(n.ctxUse) {
+					child = n.byCtx[bucket]
 				}
 				if err := e.walk(child, msg[k:k+int(l)], depth+1); err != nil {
 					return err
@@ -255,7 +254,7 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 				if f.col == e.s.ref && f.col != 0 {
 					e.nref++
 				}
-				if n.byKey != nil && tag>>3 == pb.KeyValueKey && f.kind == kLen {
+				if n.byCtx != nil && tag>>3 == uint64(n.ctxSet) && f.kind == kLen {
 					bucket = keyBucket(msg[k : k+int(l)])
 				}
 			}

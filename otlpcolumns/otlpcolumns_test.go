@@ -111,6 +111,56 @@ func TestRoundTripOddities(t *testing.T) {
 	roundTrip(t, Traces, nil)
 }
 
+// TestParentReferences: parent span ids and link span ids that are span
+// ids of the request, before or after them, are sent as references (a
+// byte or two, not nine), and the request is rebuilt exactly.
+func TestParentReferences(t *testing.T) {
+	id := func(i int) string { return string(pbtest.IDs(8, byte(i))) }
+	trace := string(pbtest.IDs(16, 1))
+	var spans pbtest.PB
+	const n = 40
+	for i := range n {
+		span := pbtest.PB{}.Str(1, trace).Str(2, id(i))
+		if i > 0 {
+			span = span.Str(4, id((i*7)%n)) // before or after it
+		}
+		span = span.Str(5, "op").Fixed64(7, uint64(1000+i)).Fixed64(8, uint64(2000+i))
+		if i%5 == 0 {
+			span = span.Msg(13, pbtest.PB{}.Str(1, trace).Str(2, id(n-1-i)))
+		}
+		spans = spans.Msg(2, span)
+	}
+	env := pbtest.PB{}.Varint(1, 9).Msg(2, pbtest.PB{}.Msg(2, spans))
+	enc := roundTrip(t, Traces, env)
+	if enc[0] != flagColumns {
+		t.Fatal("sent untransformed")
+	}
+	// Without references the parents and links alone would take 9 bytes
+	// each beyond the span ids.
+	noRefs := len(env) - (n-1+n/5)*9
+	if len(enc) > noRefs {
+		t.Errorf("encoded %d bytes, want under %d with references", len(enc), noRefs)
+	}
+}
+
+// TestDecoderHolds: the decoder's index of the reference column stays
+// within DecoderCost whatever the column claims.
+func TestDecoderHolds(t *testing.T) {
+	spans := pbtest.PB{}
+	for range 3 * maxRefs / 2 {
+		spans = spans.Msg(2, pbtest.PB{}.Str(2, "")) // empty span ids: 1 byte each in the column
+	}
+	env := pbtest.PB{}.Msg(2, pbtest.PB{}.Msg(2, spans))
+	d := NewDecoder(Traces)
+	roundTrip(t, Traces, env)
+	if _, err := d.Decode(nil, NewEncoder(Traces).Append(nil, env), len(env), nil); err != nil {
+		t.Fatal(err)
+	}
+	if held := int64(cap(d.offs)) * 4; held > DecoderCost {
+		t.Errorf("index holds %d bytes, DecoderCost is %d", held, DecoderCost)
+	}
+}
+
 // TestDecodeLimits: a declared length over the limit is refused before any
 // output; output never passes the declared length; a refused charge is
 // returned as it is.

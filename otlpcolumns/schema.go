@@ -68,11 +68,14 @@ const maxField = 16
 // nodes, so its values go to two columns.
 type node struct {
 	f [maxField + 1]field
-	// byKey, on a KeyValue node, is the AnyValue node of its value by
-	// the bucket of its key (keyBucket): the values of one key go to
-	// columns of their own (a status code beside status codes, a URL
-	// beside URLs). A value before its key goes to bucket 0.
-	byKey *[keyBuckets]*node
+	// byCtx is the node of field ctxUse by the bucket (keyBucket) of
+	// the value of string field ctxSet, met before it in the message
+	// (bucket 0 otherwise): on a KeyValue, its value's node by its key
+	// (a status code beside status codes, a URL beside URLs); on a span,
+	// its attributes' node by its name (the keys of spans of one name,
+	// which repeat, beside each other).
+	byCtx          *[keyBuckets]*node
+	ctxSet, ctxUse uint8
 }
 
 // keyBuckets is how many value columns an attribute site's strings and
@@ -81,12 +84,10 @@ type node struct {
 // every site fit in maxCols.
 const keyBuckets = 8
 
-// keyBucket is the bucket of a key: FNV-1a of its length and its last
-// four bytes (where keys of one namespace, http.method and http.target,
-// differ), a few instructions whatever its length.
+// keyBucket is the bucket of a key or name: FNV-1a of its bytes.
 func keyBucket(key []byte) uint8 {
-	h := (uint32(2166136261) ^ uint32(len(key))) * 16777619
-	for _, c := range key[max(0, len(key)-4):] {
+	h := uint32(2166136261)
+	for _, c := range key {
 		h = (h ^ uint32(c)) * 16777619
 	}
 	return uint8(h % keyBuckets)
@@ -177,14 +178,28 @@ func (b *builder) attributes() *node { return b.keyValue(b.anyValue()) }
 func (b *builder) keyedAttributes() *node {
 	first := b.anyValue()
 	n := b.keyValue(first)
-	n.byKey = &[keyBuckets]*node{first}
+	n.byCtx, n.ctxSet, n.ctxUse = &[keyBuckets]*node{first}, pb.KeyValueKey, pb.KeyValueValue
 	for i := 1; i < keyBuckets; i++ {
 		v := *first
 		b.leaves(&v, kLen, pb.AnyValueStringValue)
 		b.leaves(&v, kVarint, pb.AnyValueIntValue)
-		n.byKey[i] = &v
+		n.byCtx[i] = &v
 	}
 	return n
+}
+
+// byName makes the attributes (field use) of parent, a message with a
+// name (field set), keyed attributes whose keys go to columns by the
+// bucket of the name; their values share the columns of their keys.
+func (b *builder) byName(parent *node, set, use int) {
+	first := b.keyedAttributes()
+	parent.byCtx, parent.ctxSet, parent.ctxUse = &[keyBuckets]*node{first}, uint8(set), uint8(use)
+	msg(parent, use, first)
+	for i := 1; i < keyBuckets; i++ {
+		v := *first
+		b.leaf(&v, pb.KeyValueKey, kLen)
+		parent.byCtx[i] = &v
+	}
 }
 
 func (b *builder) resource() *node {
@@ -234,7 +249,7 @@ func tracesSchema() (*node, *builder) {
 	b.leaves(span, kVarint, pb.SpanKind, pb.SpanDroppedAttributesCount, pb.SpanDroppedEventsCount, pb.SpanDroppedLinksCount)
 	b.leaf(span, pb.SpanStartTimeUnixNano, kStart)
 	b.leaf(span, pb.SpanEndTimeUnixNano, kEnd)
-	msg(span, pb.SpanAttributes, b.keyedAttributes())
+	b.byName(span, pb.SpanName, pb.SpanAttributes)
 	event := &node{}
 	b.leaf(event, pb.SpanEventTimeUnixNano, kTime)
 	b.leaf(event, pb.SpanEventName, kLen)
