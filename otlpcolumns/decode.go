@@ -19,14 +19,6 @@ var (
 // chargeStep is how much output is charged at a time.
 const chargeStep = 64 << 10
 
-// maxExpansion bounds how many bytes of message an encoding's byte
-// decodes to: a reference (kRef) of two bytes (its tag in the structure
-// and a one-byte ordinal) stands for at most 24 (the tag and a value of
-// less than len(refKey)); a timestamp of two (tag, varint) for nine; a
-// sub-message's three (tag, the size of its length, its end) for at most
-// eleven. A declared length above it is a lie, refused before allocating.
-const maxExpansion = 12
-
 // Decoder rebuilds the messages an Encoder of the same signal transformed.
 // It holds no state between messages but its fixed tables. Not safe for
 // concurrent use.
@@ -37,21 +29,26 @@ type Decoder struct {
 	st   []byte
 	out  []byte
 	want int // the declared length
-	// charged is how much of out has been charged to grow.
-	charged int
-	grow    func(int) error
-	err     error
+	// charged is how much of out has been charged to grow (from the
+	// start of dst); lim is min(charged, cap(out)), what may be written
+	// without calling more.
+	charged, lim int
+	grow         func(int) error
+	err          error
 	// offs are the offsets in refCol of the reference column's values
 	// (at most maxRefs+1: each value's start, then the last's end),
 	// nref the values of it taken so far (Encoder.writeRefs).
 	offs   []int32
 	refCol []byte
 	nref   int
+	// sets are the series the stream has sent (series.go).
+	sets seriesTable
 }
 
 // DecoderCost is the most a Decoder holds between messages, beyond its
-// output: its fixed tables and its index of the reference column.
-const DecoderCost = int64(unsafeSizeofDecoder + 4*(maxRefs+1))
+// output: its fixed tables, its index of the reference column and its
+// series table (with append's slack: twice the bounds).
+const DecoderCost = int64(unsafeSizeofDecoder + 4*(maxRefs+1) + 2*(maxSeriesBytes+4*maxSeries))
 
 // unsafeSizeofDecoder is about unsafe.Sizeof(Decoder{}): the column and
 // previous-value tables (maxCols × (24 + 8)) and a few words.
@@ -59,7 +56,7 @@ const unsafeSizeofDecoder = maxCols*32 + 256
 
 // NewDecoder returns a decoder for the envelopes of sig.
 func NewDecoder(sig Signal) *Decoder {
-	d := &Decoder{}
+	d := &Decoder{sets: seriesTable{last: -1}}
 	if sig < Profiles && sig > 0 {
 		d.s = &schemas[sig]
 	}
@@ -67,13 +64,11 @@ func NewDecoder(sig Signal) *Decoder {
 }
 
 // Decode appends to dst the message that src encodes. A declared length
-// over limit is ErrTooLarge, and one over maxExpansion times the encoding
-// (more than any encoding of that many bytes can decode to) ErrCorrupt,
-// before any output; grow, if not nil, is then charged for the declared
-// length (64 KiB at a time, its error returned as it is), and dst grows
-// to hold it: what is charged and allocated is bounded by the bytes that
-// arrived, never by a claim alone. An untransformed message (flag 0) is
-// copied, under the same limit and charge.
+// over limit is ErrTooLarge, before any output; the output is at most the
+// declared length, and grow, if not nil, is charged for it as it is
+// produced (64 KiB at a time, never for the declared length alone), its
+// error returned as it is. An untransformed message (flag 0) is copied,
+// under the same limit and charge.
 func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]byte, error) {
 	if len(src) == 0 {
 		return dst, fmt.Errorf("%w: empty message", ErrCorrupt)
@@ -105,9 +100,6 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 	}
 	if n > uint64(limit) {
 		return dst, ErrTooLarge
-	}
-	if n > maxExpansion*uint64(len(src)) {
-		return dst, fmt.Errorf("%w: declares %d bytes from %d", ErrCorrupt, n, len(src))
 	}
 	src = src[k:]
 	ncols, k := binary.Uvarint(src)
@@ -149,16 +141,10 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 	}
 	d.st = d.cols[colStruct]
 	d.indexRefs()
-	if err := d.charge(int(n)); err != nil {
-		return dst, err
-	}
-	if cap(dst)-base < int(n) {
-		nb := make([]byte, base, base+int(n))
-		copy(nb, dst)
-		dst = nb
-	}
 	d.out = dst
 	d.want = base + int(n)
+	d.charged = base
+	d.lim = min(d.charged, cap(dst))
 	err := d.walk(d.s.root, 0)
 	dst, d.out, d.st = d.out, nil, nil
 	if err != nil {
@@ -214,13 +200,28 @@ func (d *Decoder) charge(total int) error {
 	return nil
 }
 
-// need checks that m more bytes of output stay within the declared length
-// (dst was grown to hold it, and charged for it, before the walk).
-func (d *Decoder) need(m int) error {
-	if len(d.out)+m > d.want {
-		return fmt.Errorf("%w: output longer than declared", ErrCorrupt)
+// more makes room for m more bytes of output after out, within the
+// declared length: it charges the output as it grows (a chargeStep at a
+// time, never the declared length alone: a reference to a series copies
+// bytes the message does not carry, so its size is no bound) and grows
+// out's capacity to cover the charge. It returns the new limit of what
+// may be written without calling it again.
+func (d *Decoder) more(out []byte, m int) ([]byte, int, error) {
+	end := len(out) + m
+	if end > d.want {
+		return out, 0, errLong
 	}
-	return nil
+	if end > d.charged {
+		if err := d.charge(min(d.want, max(end, d.charged+chargeStep))); err != nil {
+			return out, 0, err
+		}
+	}
+	if end > cap(out) {
+		nb := make([]byte, len(out), min(d.want, max(d.charged, 2*cap(out))))
+		copy(nb, out)
+		out = nb
+	}
+	return out, min(d.charged, cap(out)), nil
 }
 
 var (
@@ -263,10 +264,18 @@ func (d *Decoder) walk(n *node, depth int) error {
 	}
 	var start uint64
 	var bucket uint8
-	st, out, want := d.st, d.out, d.want
+	st, out, lim := d.st, d.out, d.lim
 	var err error
+	run := -1 // where the run of n.series fields being rebuilt starts in out
 loop:
 	for {
+		if run >= 0 && (len(st) == 0 || st[0] == 0 || st[0] == seriesRef || st[0] != n.series<<3|2) {
+			// The run ends (a field of another number, or a tag of
+			// more than a byte: the encoder's runs hold minimal tags
+			// only if the message's do, and any other tag ends it).
+			d.sets.add(out[run:])
+			run = -1
+		}
 		if len(st) == 0 {
 			if depth > 0 {
 				err = errEnd
@@ -285,14 +294,41 @@ loop:
 				st = st[1:]
 				break loop
 			}
+			if b == seriesRef && n.series != 0 {
+				v, m := uvarint(d.cols[n.seriesCol])
+				if m <= 0 {
+					err = errCut
+					break loop
+				}
+				d.cols[n.seriesCol] = d.cols[n.seriesCol][m:]
+				id := int64(d.sets.last) + 1 + int64(unzigzag(v))
+				if id < 0 || id >= int64(len(d.sets.offs)) {
+					err = errRef
+					break loop
+				}
+				set := d.sets.get(int(id))
+				if len(out)+len(set) > lim {
+					if out, lim, err = d.more(out, len(set)); err != nil {
+						break loop
+					}
+				}
+				out = append(out, set...)
+				d.sets.last = int(id)
+				st = st[1:]
+				continue
+			}
 			tag = uint64(b)
+			if n.series != 0 && b == n.series<<3|2 && run < 0 {
+				run = len(out)
+			}
 		} else if tag, k = binary.Uvarint(st); k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
 			err = errTag
 			break loop
 		}
-		if len(out)+k > want {
-			err = errLong
-			break loop
+		if len(out)+k > lim {
+			if out, lim, err = d.more(out, k); err != nil {
+				break loop
+			}
 		}
 		out = append(out, st[:k]...)
 		st = st[k:]
@@ -314,9 +350,10 @@ loop:
 				err = errCut
 				break loop
 			}
-			if len(out)+m > want {
-				err = errLong
-				break loop
+			if len(out)+m > lim {
+				if out, lim, err = d.more(out, m); err != nil {
+					break loop
+				}
 			}
 			out = append(out, c[:m]...)
 			d.cols[col] = c[m:]
@@ -356,9 +393,10 @@ loop:
 				v = binary.LittleEndian.Uint64(c)
 				d.cols[col] = c[8:]
 			}
-			if len(out)+8 > want {
-				err = errLong
-				break loop
+			if len(out)+8 > lim {
+				if out, lim, err = d.more(out, 8); err != nil {
+					break loop
+				}
 			}
 			out = binary.LittleEndian.AppendUint64(out, v)
 		case 5:
@@ -367,9 +405,10 @@ loop:
 				err = errCut
 				break loop
 			}
-			if len(out)+4 > want {
-				err = errLong
-				break loop
+			if len(out)+4 > lim {
+				if out, lim, err = d.more(out, 4); err != nil {
+					break loop
+				}
 			}
 			out = append(out, c[:4]...)
 			d.cols[col] = c[4:]
@@ -381,20 +420,21 @@ loop:
 				}
 				size := int(st[0])
 				st = st[1:]
-				if len(out)+size > want {
-					err = errLong
-					break loop
+				if len(out)+size > lim {
+					if out, lim, err = d.more(out, size); err != nil {
+						break loop
+					}
 				}
 				at := len(out)
 				out = out[:at+size]
 				if n.byCtx != nil && num == uint64(n.ctxUse) {
 					child = n.byCtx[bucket]
 				}
-				d.st, d.out = st, out
+				d.st, d.out, d.lim = st, out, lim
 				if err = d.walk(child, depth+1); err != nil {
 					return err
 				}
-				st, out = d.st, d.out
+				st, out, lim = d.st, d.out, d.lim
 				l := uint64(len(out) - at - size)
 				if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 					err = errFit
@@ -424,9 +464,10 @@ loop:
 						break loop
 					}
 					val := d.refCol[d.offs[o]:d.offs[o+1]]
-					if len(out)+len(val) > want {
-						err = errLong
-						break loop
+					if len(out)+len(val) > lim {
+						if out, lim, err = d.more(out, len(val)); err != nil {
+							break loop
+						}
 					}
 					out = append(out, val...)
 					continue
@@ -438,9 +479,10 @@ loop:
 				break loop
 			}
 			e := m + int(l)
-			if len(out)+e > want {
-				err = errLong
-				break loop
+			if len(out)+e > lim {
+				if out, lim, err = d.more(out, e); err != nil {
+					break loop
+				}
 			}
 			if n.byCtx != nil && num == uint64(n.ctxSet) && kd == kLen {
 				bucket = keyBucket(c[m:e])
@@ -455,6 +497,6 @@ loop:
 			break loop
 		}
 	}
-	d.st, d.out = st, out
+	d.st, d.out, d.lim = st, out, lim
 	return err
 }

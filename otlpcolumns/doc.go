@@ -29,11 +29,10 @@
 // behind a flag byte. So any bytes round-trip (FuzzRoundTrip).
 //
 // The decoder is bounded: a declared length over the caller's limit is
-// refused, and one over maxExpansion times the encoding's bytes is corrupt,
-// before anything is allocated or charged; the output is then charged to
-// the caller's budget and allocated once, so both follow the bytes that
-// arrived; its recursion is bounded by maxDepth and its index of the
-// reference column by maxRefs (DecoderCost); and anything that does not
+// refused before any output; the output is charged to the caller's budget
+// as it is produced, never for a claimed length alone; its recursion is
+// bounded by maxDepth, its index of the reference column by maxRefs and its
+// series table by maxSeriesBytes (DecoderCost); and anything that does not
 // decode to exactly the declared length, with every column consumed, is
 // ErrCorrupt.
 package otlpcolumns

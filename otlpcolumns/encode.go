@@ -53,6 +53,8 @@ type Encoder struct {
 	refs  []pendingRef
 	nref  int
 	index map[refKey]int
+	// sets are the series the stream has sent (series.go).
+	sets seriesTable
 }
 
 type pendingRef struct {
@@ -71,7 +73,7 @@ const maxRefs = 1 << 16
 
 // NewEncoder returns an encoder for the envelopes of sig.
 func NewEncoder(sig Signal) *Encoder {
-	e := &Encoder{}
+	e := &Encoder{sets: seriesTable{last: -1, index: map[string]int32{}}}
 	if sig < Profiles && sig > 0 {
 		e.s = &schemas[sig]
 	}
@@ -89,7 +91,9 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 		e.prev[i] = 0
 	}
 	e.refs, e.nref = e.refs[:0], 0
+	sets, last := len(e.sets.offs), e.sets.last
 	if err := e.walk(e.s.root, msg, 0); err != nil {
+		e.sets.truncate(sets, last)
 		return append(append(dst, flagRaw), msg...)
 	}
 	e.writeRefs()
@@ -114,6 +118,7 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 		dst = append(dst, e.cols[i]...)
 	}
 	if len(dst)-start > MaxEncodedLen(len(msg)) {
+		e.sets.truncate(sets, last)
 		return append(append(dst[:start], flagRaw), msg...)
 	}
 	return dst
@@ -175,12 +180,27 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 	}
 	var start uint64
 	var bucket uint8
+	inRun := false // the previous field was one of n.series
 	st := e.cols[colStruct]
 	for len(msg) > 0 {
+		if n.series != 0 && !inRun {
+			if r := seriesRun(msg, n.series); r > 0 {
+				if id, ok := e.sets.index[string(msg[:r])]; ok {
+					st = append(st, seriesRef)
+					e.cols[n.seriesCol] = binary.AppendUvarint(e.cols[n.seriesCol], zigzag(uint64(int64(id)-int64(e.sets.last+1))))
+					e.sets.last = int(id)
+					msg = msg[r:]
+					continue
+				}
+				// The decoder adds the run once it has rebuilt it.
+				e.sets.add(msg[:r])
+			}
+		}
 		tag, k := binary.Uvarint(msg)
 		if k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
 			return errFallback
 		}
+		inRun = n.series != 0 && k == 1 && msg[0] == n.series<<3|2
 		st = append(st, msg[:k]...)
 		msg = msg[k:]
 		wt := uint8(tag & 7)

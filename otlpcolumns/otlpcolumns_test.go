@@ -211,6 +211,52 @@ func TestSchemasFit(t *testing.T) {
 	}
 }
 
+// streamTrip sends msgs through one encoder and one decoder, as a stream
+// does, and reports the encodings' sizes.
+func streamTrip(t *testing.T, sig Signal, msgs ...[]byte) []int {
+	t.Helper()
+	e, d := NewEncoder(sig), NewDecoder(sig)
+	var sizes []int
+	for i, m := range msgs {
+		enc := e.Append(nil, m)
+		got, err := d.Decode(nil, enc, len(m), nil)
+		if err != nil {
+			t.Fatalf("message %d: cannot decode: %v", i, err)
+		}
+		if !bytes.Equal(got, m) {
+			t.Fatalf("message %d changed (%d bytes -> %d)", i, len(m), len(got))
+		}
+		sizes = append(sizes, len(enc))
+	}
+	return sizes
+}
+
+// TestSeriesAcrossMessages: the attributes of a data point the stream has
+// sent before are sent as a reference; untransformed messages between them
+// leave encoder and decoder agreeing.
+func TestSeriesAcrossMessages(t *testing.T) {
+	point := func(v uint64, attrs ...pbtest.PB) pbtest.PB {
+		p := pbtest.PB{}.Fixed64(3, 1000+v).Fixed64(6, v)
+		for _, a := range attrs {
+			p = p.Msg(7, a)
+		}
+		return p
+	}
+	req := func(v uint64) []byte {
+		var m pbtest.PB
+		for i := range 20 {
+			m = m.Msg(1, point(v+uint64(i), pbtest.StrAttr("service.name", "checkout"), pbtest.IntAttr("series", int64(i)), pbtest.StrAttr("a-long-attribute-key", "and its long value")))
+		}
+		m = pbtest.PB{}.Str(1, "requests").Msg(7, m)
+		return pbtest.PB{}.Varint(1, v).Msg(2, pbtest.PB{}.Msg(2, pbtest.PB{}.Msg(2, m)))
+	}
+	group := pbtest.PB{}.Varint(1, 3).Msg(2, pbtest.PB{}.Tag(5, 3).Tag(5, 4))
+	sizes := streamTrip(t, Metrics, req(1), group, req(2), req(3), append(req(4), 0xff), req(5))
+	if sizes[2] > sizes[0]/2 {
+		t.Errorf("the second request took %d bytes, the first %d: its series were not referenced", sizes[2], sizes[0])
+	}
+}
+
 // FuzzRoundTrip: any bytes, as a message of any signal, round-trip.
 func FuzzRoundTrip(f *testing.F) {
 	for _, s := range signals {
@@ -222,6 +268,8 @@ func FuzzRoundTrip(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, msg []byte, sig uint8) {
 		roundTrip(t, Signal(sig%5), msg)
+		// And on a stream: the same bytes again, and their halves.
+		streamTrip(t, Signal(sig%5), msg, msg[:len(msg)/2], msg, msg[len(msg)/2:], msg)
 	})
 }
 

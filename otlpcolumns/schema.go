@@ -76,6 +76,11 @@ type node struct {
 	// which repeat, beside each other).
 	byCtx          *[keyBuckets]*node
 	ctxSet, ctxUse uint8
+	// series, on a data point, is its attributes' field number: a run of
+	// them that repeats one the stream has sent before (the same
+	// series) is sent as a reference to it in column seriesCol
+	// (seriesTable).
+	series, seriesCol uint8
 }
 
 // keyBuckets is how many value columns an attribute site's strings and
@@ -280,9 +285,18 @@ func (b *builder) exemplar() *node {
 	return n
 }
 
+// seriesOf makes n's attributes (field num) deduplicated across the
+// stream (node.series).
+func (b *builder) seriesOf(n *node, num int) {
+	b.leaf(n, 0, kOther) // allocates the column; field 0 is never read
+	n.series, n.seriesCol = uint8(num), n.f[0].col
+	n.f[0] = field{}
+}
+
 func (b *builder) numberPoint() *node {
 	n := &node{}
 	msg(n, pb.NumberDataPointAttributes, b.attributes())
+	b.seriesOf(n, pb.NumberDataPointAttributes)
 	b.leaf(n, pb.NumberDataPointStartTimeUnixNano, kTime)
 	b.leaf(n, pb.NumberDataPointTimeUnixNano, kTime)
 	b.leaf(n, pb.NumberDataPointAsDouble, kFixed64)
@@ -309,6 +323,7 @@ func metricsSchema() (*node, *builder) {
 
 	hp := &node{}
 	msg(hp, pb.HistogramDataPointAttributes, b.attributes())
+	b.seriesOf(hp, pb.HistogramDataPointAttributes)
 	b.leaves(hp, kTime, pb.HistogramDataPointStartTimeUnixNano, pb.HistogramDataPointTimeUnixNano)
 	b.leaf(hp, pb.HistogramDataPointCount, kFixed64)
 	b.leaves(hp, kDouble, pb.HistogramDataPointSum, pb.HistogramDataPointMin, pb.HistogramDataPointMax)

@@ -254,6 +254,7 @@ func ourStream(reqs [][]byte, cfg config, columns bool) (int, [][]byte) {
 	for i, r := range reqs {
 		if i%cfg.rotate == 0 {
 			enc = newStreamEncoder(cfg)
+			cenc = otlpcolumns.NewEncoder(cfg.sig)
 		}
 		env, err := otlpclient.AppendEnvelope(nil, uint64(i+1), r)
 		if err != nil {
@@ -417,6 +418,7 @@ func decodeStream(stream [][]byte, cfg config, limit int, columns bool) {
 				dec.Close()
 			}
 			dec = newStreamDecoder(cfg)
+			cdec = otlpcolumns.NewDecoder(cfg.sig)
 		}
 		var err error
 		if dst, err = dec.DecodeMessage(dst[:0], m, otlpcolumns.MaxEncodedLen(limit), nil); err != nil {

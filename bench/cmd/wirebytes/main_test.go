@@ -95,6 +95,7 @@ func TestFormats(t *testing.T) {
 			t.Errorf("metrics %v: the stream took %d bytes, per-message zstd %d", metrics, stream, per)
 		}
 		var dec *compression.StreamDecoder
+		var cdec *otlpcolumns.Decoder
 		for i, m := range append(msgs, colMsgs...) {
 			columns := i >= len(msgs)
 			if columns {
@@ -102,13 +103,14 @@ func TestFormats(t *testing.T) {
 			}
 			if i%cfg.rotate == 0 {
 				dec = newStreamDecoder(cfg)
+				cdec = otlpcolumns.NewDecoder(cfg.sig)
 			}
 			env, err := dec.DecodeMessage(nil, m, otlpcolumns.MaxEncodedLen(1<<20), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if columns {
-				if env, err = otlpcolumns.NewDecoder(cfg.sig).Decode(nil, env, 1<<20, nil); err != nil {
+				if env, err = cdec.Decode(nil, env, 1<<20, nil); err != nil {
 					t.Fatal(err)
 				}
 			}

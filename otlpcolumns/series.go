@@ -1,0 +1,79 @@
+package otlpcolumns
+
+// The series table: the attribute runs of data points (node.series) that
+// the stream has sent, in the order sent, so that a run sent again (the
+// same series in the next request) costs a reference, usually to the
+// series after the previous reference (a zero in its column). Encoder and
+// decoder add the same runs in the same order, so their tables agree;
+// a message sent untransformed adds nothing (the encoder rolls back what
+// the failed walk added).
+
+// maxSeriesBytes and maxSeries bound a table: what the decoder holds for
+// the stream's life, beyond DecoderCost's fixed part. 2 MiB hold the
+// attribute runs of about 15,000 series of the demo data; a full table
+// adds nothing more (older series keep their ids; new ones are sent in
+// full).
+const (
+	maxSeriesBytes = 2 << 20
+	maxSeries      = 1 << 16
+)
+
+// seriesRef marks a reference in the structure: a tag of field 0 and wire
+// type 7, which no message has.
+const seriesRef = 0x07
+
+type seriesTable struct {
+	arena []byte
+	offs  []int32 // each run's start in arena; the last ends at len(arena)
+	last  int     // the last id referenced, -1 at first
+	// index (the encoder's) maps a run to its id.
+	index map[string]int32
+}
+
+func (t *seriesTable) get(id int) []byte {
+	end := len(t.arena)
+	if id+1 < len(t.offs) {
+		end = int(t.offs[id+1])
+	}
+	return t.arena[t.offs[id]:end]
+}
+
+// add appends a run, if the table has room; it reports whether it did.
+func (t *seriesTable) add(run []byte) bool {
+	if len(t.offs) >= maxSeries || len(t.arena)+len(run) > maxSeriesBytes {
+		return false
+	}
+	t.offs = append(t.offs, int32(len(t.arena)))
+	t.arena = append(t.arena, run...)
+	if t.index != nil {
+		t.index[string(run)] = int32(len(t.offs) - 1)
+	}
+	return true
+}
+
+// truncate drops the runs from id n on (the encoder's roll back).
+func (t *seriesTable) truncate(n, last int) {
+	for id := n; id < len(t.offs); id++ {
+		delete(t.index, string(t.get(id)))
+	}
+	if n < len(t.offs) {
+		t.arena = t.arena[:t.offs[n]]
+		t.offs = t.offs[:n]
+	}
+	t.last = last
+}
+
+// seriesRun returns the length of the run of fields num (length-delimited,
+// their tag one byte, as the decoder finds runs) at the start of msg: 0
+// when msg does not start with one.
+func seriesRun(msg []byte, num uint8) int {
+	n := 0
+	for n < len(msg) && msg[n] == num<<3|2 {
+		l, m := uvarint(msg[n+1:])
+		if m <= 0 || l > uint64(len(msg)-n-1-m) {
+			break
+		}
+		n += 1 + m + int(l)
+	}
+	return n
+}
