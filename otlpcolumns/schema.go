@@ -255,6 +255,7 @@ func tracesSchema() (*node, *builder) {
 	b.leaf(span, pb.SpanStartTimeUnixNano, kStart)
 	b.leaf(span, pb.SpanEndTimeUnixNano, kEnd)
 	b.byName(span, pb.SpanName, pb.SpanAttributes)
+	b.seriesOf(span, pb.SpanAttributes)
 	event := &node{}
 	b.leaf(event, pb.SpanEventTimeUnixNano, kTime)
 	b.leaf(event, pb.SpanEventName, kLen)
