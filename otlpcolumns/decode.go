@@ -38,9 +38,9 @@ type Decoder struct {
 	// offs are the offsets in refCol of the reference column's values
 	// (at most maxRefs+1: each value's start, then the last's end),
 	// nref the values of it taken so far (Encoder.writeRefs).
-	offs   []int32
-	refCol []byte
-	nref   int
+	offs, loffs    []int32
+	refCol, refLen []byte
+	nref           int
 	// sets are the series the stream has sent (series.go).
 	sets seriesTable
 }
@@ -164,26 +164,27 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 // indexRefs finds the values of the reference column (a value that
 // cannot be parsed ends the index: the walk then refuses the column).
 func (d *Decoder) indexRefs() {
-	d.offs, d.nref, d.refCol = d.offs[:0], 0, nil
+	d.offs, d.loffs, d.nref, d.refCol, d.refLen = d.offs[:0], d.loffs[:0], 0, nil, nil
 	if d.s.ref == 0 {
 		return
 	}
-	col := d.cols[d.s.ref]
-	d.refCol = col
-	// Each value takes at least a byte: the index never needs more.
-	if most := min(maxRefs, len(col)) + 1; cap(d.offs) < most {
-		d.offs = make([]int32, 0, most)
+	col, lens := d.cols[d.s.ref], d.cols[d.s.refLen]
+	d.refCol, d.refLen = col, lens
+	// Each value takes at least a byte of lengths: the index never
+	// needs more.
+	if most := min(maxRefs, len(lens)) + 1; cap(d.offs) < most {
+		d.offs, d.loffs = make([]int32, 0, most), make([]int32, 0, most)
 	}
-	at := 0
-	for len(d.offs) < maxRefs && at < len(col) {
-		l, k := binary.Uvarint(col[at:])
-		if k <= 0 || l > uint64(len(col)-at-k) {
+	at, lat := 0, 0
+	for len(d.offs) < maxRefs && lat < len(lens) {
+		l, k := binary.Uvarint(lens[lat:])
+		if k <= 0 || l > uint64(len(col)-at) {
 			break
 		}
-		d.offs = append(d.offs, int32(at))
-		at += k + int(l)
+		d.offs, d.loffs = append(d.offs, int32(at)), append(d.loffs, int32(lat))
+		at, lat = at+int(l), lat+k
 	}
-	d.offs = append(d.offs, int32(at))
+	d.offs, d.loffs = append(d.offs, int32(at)), append(d.loffs, int32(lat))
 }
 
 // charge charges output up to total bytes of this message.
@@ -334,12 +335,12 @@ loop:
 		st = st[k:]
 		wt := uint8(tag & 7)
 		num := tag >> 3
-		kd, col := kOther, uint8(colOther)
+		kd, col, lcol := kOther, uint8(colOther), uint8(0)
 		var child *node
 		if num <= maxField {
 			f := &n.f[num]
 			if f.kind != kOther && wireOf[f.kind] == wt {
-				kd, col, child = f.kind, f.col, f.child
+				kd, col, lcol, child = f.kind, f.col, f.lcol, f.child
 			}
 		}
 		switch wt {
@@ -463,15 +464,34 @@ loop:
 						err = errRef
 						break loop
 					}
-					val := d.refCol[d.offs[o]:d.offs[o+1]]
-					if len(out)+len(val) > lim {
-						if out, lim, err = d.more(out, len(val)); err != nil {
+					val, vlen := d.refCol[d.offs[o]:d.offs[o+1]], d.refLen[d.loffs[o]:d.loffs[o+1]]
+					if len(out)+len(vlen)+len(val) > lim {
+						if out, lim, err = d.more(out, len(vlen)+len(val)); err != nil {
 							break loop
 						}
 					}
-					out = append(out, val...)
+					out = append(append(out, vlen...), val...)
 					continue
 				}
+			}
+			if kd == kID {
+				lc := d.cols[lcol]
+				l, m := uvarint(lc)
+				if m <= 0 || l > uint64(len(c)) {
+					err = errCut
+					break loop
+				}
+				if len(out)+m+int(l) > lim {
+					if out, lim, err = d.more(out, m+int(l)); err != nil {
+						break loop
+					}
+				}
+				out = append(append(out, lc[:m]...), c[:l]...)
+				d.cols[lcol], d.cols[col] = lc[m:], c[l:]
+				if col == d.s.ref {
+					d.nref++
+				}
+				continue
 			}
 			l, m := uvarint(c)
 			if m <= 0 || l > uint64(len(c)-m) {
@@ -486,9 +506,6 @@ loop:
 			}
 			if n.byCtx != nil && num == uint64(n.ctxSet) && kd == kLen {
 				bucket = keyBucket(c[m:e])
-			}
-			if col == d.s.ref && col != 0 {
-				d.nref++
 			}
 			out = append(out, c[:e]...)
 			d.cols[col] = c[e:]

@@ -134,19 +134,20 @@ func (e *Encoder) writeRefs() {
 		e.index = make(map[refKey]int)
 	}
 	clear(e.index)
-	col := e.cols[e.s.ref]
-	for i := 0; len(col) > 0 && i < maxRefs; i++ {
-		l, k := binary.Uvarint(col)
-		n := k + int(l)
-		if k <= 0 || n > len(col) {
+	col, lens := e.cols[e.s.ref], e.cols[e.s.refLen]
+	var raw []byte
+	for i := 0; len(lens) > 0 && i < maxRefs; i++ {
+		l, k := binary.Uvarint(lens)
+		if k <= 0 || l > uint64(len(col)) {
 			break // cannot happen: the walk wrote whole values
 		}
-		if key, ok := keyOf(col[:n]); ok {
+		raw = append(append(raw[:0], lens[:k]...), col[:l]...)
+		if key, ok := keyOf(raw); ok {
 			if _, dup := e.index[key]; !dup {
 				e.index[key] = i
 			}
 		}
-		col = col[n:]
+		lens, col = lens[k:], col[l:]
 	}
 	for _, r := range e.refs {
 		c := e.cols[r.col]
@@ -269,11 +270,14 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 				st = append(e.cols[colStruct], 0)
 			} else if f.kind == kRef {
 				e.refs = append(e.refs, pendingRef{col: f.col, at: e.nref, raw: msg[:k+int(l)]})
-			} else {
-				e.cols[f.col] = append(e.cols[f.col], msg[:k+int(l)]...)
-				if f.col == e.s.ref && f.col != 0 {
+			} else if f.kind == kID {
+				e.cols[f.lcol] = append(e.cols[f.lcol], msg[:k]...)
+				e.cols[f.col] = append(e.cols[f.col], msg[k:k+int(l)]...)
+				if f.col == e.s.ref {
 					e.nref++
 				}
+			} else {
+				e.cols[f.col] = append(e.cols[f.col], msg[:k+int(l)]...)
 				if n.byCtx != nil && tag>>3 == uint64(n.ctxSet) && f.kind == kLen {
 					bucket = keyBucket(msg[k : k+int(l)])
 				}

@@ -50,6 +50,10 @@ const (
 	// value's ordinal in the column minus the number of its values before
 	// this field, or 0 and the field's length and bytes.
 	kRef
+	// kID: a bytes field whose length varint goes to column lcol and its
+	// bytes to col (ids: their constant length costs nothing there, where
+	// beside random bytes it costs a byte).
+	kID
 	// kDouble: a double written as the XOR with the column's previous
 	// value, big-endian (values close to the previous one share their
 	// sign, exponent and high mantissa: leading zero bytes).
@@ -57,7 +61,7 @@ const (
 )
 
 // wireOf is the wire type a kind reads.
-var wireOf = [...]uint8{kMsg: 2, kLen: 2, kVarint: 0, kFixed32: 5, kFixed64: 1, kTime: 1, kStart: 1, kEnd: 1, kDouble: 1, kRef: 2}
+var wireOf = [...]uint8{kMsg: 2, kLen: 2, kVarint: 0, kFixed32: 5, kFixed64: 1, kTime: 1, kStart: 1, kEnd: 1, kDouble: 1, kRef: 2, kID: 2}
 
 // maxField is the largest field number the schema names (Span.flags);
 // larger numbers are kOther.
@@ -101,6 +105,7 @@ func keyBucket(key []byte) uint8 {
 type field struct {
 	kind  kind
 	col   uint8 // the column of a leaf
+	lcol  uint8 // kID: the column of its lengths
 	child *node // kMsg
 }
 
@@ -118,7 +123,7 @@ const maxCols = 256
 
 type builder struct {
 	n                   int
-	ref                 uint8 // the reference column (kRef)
+	ref, refLen         uint8 // the reference column (kRef) and its lengths' column
 	nested, array, list *node // AnyValue's nested values (anyValue)
 }
 
@@ -247,9 +252,12 @@ func (b *builder) outer(first, children *node) *node {
 func tracesSchema() (*node, *builder) {
 	b := &builder{n: 2}
 	span := &node{}
-	b.leaves(span, kLen, pb.SpanTraceID, pb.SpanSpanID, pb.SpanTraceState, pb.SpanName)
+	b.leaves(span, kLen, pb.SpanTraceID, pb.SpanTraceState, pb.SpanName)
+	b.leaf(span, pb.SpanSpanID, kID)
+	b.leaf(span, 0, kOther) // the lengths' column
+	span.f[pb.SpanSpanID].lcol, span.f[0] = span.f[0].col, field{}
 	b.leaf(span, pb.SpanParentSpanID, kRef)
-	b.ref = span.f[pb.SpanSpanID].col
+	b.ref, b.refLen = span.f[pb.SpanSpanID].col, span.f[pb.SpanSpanID].lcol
 	b.leaf(span, pb.SpanFlags, kFixed32)
 	b.leaves(span, kVarint, pb.SpanKind, pb.SpanDroppedAttributesCount, pb.SpanDroppedEventsCount, pb.SpanDroppedLinksCount)
 	b.leaf(span, pb.SpanStartTimeUnixNano, kStart)
@@ -385,17 +393,17 @@ func logsSchema() (*node, *builder) {
 }
 
 // schema is a signal's tree, its number of columns and its reference
-// column (kRef; 0: none).
+// column (kRef, a kID column; 0: none) with its lengths' column.
 type schema struct {
-	root *node
-	cols int
-	ref  uint8
+	root        *node
+	cols        int
+	ref, refLen uint8
 }
 
 var schemas = func() (s [Profiles + 1]schema) {
 	for sig, f := range map[Signal]func() (*node, *builder){Traces: tracesSchema, Metrics: metricsSchema, Logs: logsSchema} {
 		root, b := f()
-		s[sig] = schema{root: root, cols: b.n, ref: b.ref}
+		s[sig] = schema{root: root, cols: b.n, ref: b.ref, refLen: b.refLen}
 	}
 	return s
 }()
