@@ -43,12 +43,15 @@ type Decoder struct {
 	nref           int
 	// sets are the series the stream has sent (series.go).
 	sets seriesTable
+	// starts: the start time of the span of each ordinal (recordStart).
+	starts []uint64
 }
 
 // DecoderCost is the most a Decoder holds between messages, beyond its
-// output: its fixed tables, its index of the reference column and its
-// series table (with append's slack: twice the bounds).
-const DecoderCost = int64(unsafeSizeofDecoder + 4*(maxRefs+1) + 2*(maxSeriesBytes+4*maxSeries))
+// output: its fixed tables, its index of the reference column (two offsets
+// and, with append's slack, two start times a value) and its series table
+// (with append's slack: twice the bounds).
+const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16)*(maxRefs+1) + 2*(maxSeriesBytes+4*maxSeries))
 
 // unsafeSizeofDecoder is about unsafe.Sizeof(Decoder{}): the column and
 // previous-value tables (maxCols × (24 + 8)) and a few words.
@@ -165,6 +168,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 // cannot be parsed ends the index: the walk then refuses the column).
 func (d *Decoder) indexRefs() {
 	d.offs, d.loffs, d.nref, d.refCol, d.refLen = d.offs[:0], d.loffs[:0], 0, nil, nil
+	d.starts = d.starts[:0]
 	if d.s.ref == 0 {
 		return
 	}
@@ -265,6 +269,7 @@ func (d *Decoder) walk(n *node, depth int) error {
 	}
 	var start uint64
 	var bucket uint8
+	parent := -1 // the ordinal of the parent span, when its start is known
 	st, out, lim := d.st, d.out, d.lim
 	var err error
 	run := -1 // where the run of n.series fields being rebuilt starts in out
@@ -372,10 +377,17 @@ loop:
 				if kd == kEnd {
 					v = start + unzigzag(x)
 				} else {
-					v = d.prev[col] + unzigzag(x)
+					base := d.prev[col]
+					if kd == kStart && parent >= 0 {
+						base = d.starts[parent]
+					}
+					v = base + unzigzag(x)
 					d.prev[col] = v
 					if kd == kStart {
 						start = v
+						if d.s.ref != 0 {
+							d.starts = recordStart(d.starts, d.nref, v)
+						}
 					}
 				}
 			case kDouble:
@@ -458,8 +470,12 @@ loop:
 				}
 				c = c[m:]
 				d.cols[col] = c
+				parent = -1
 				if v > 0 {
 					o := int64(d.nref) + int64(unzigzag(v-1))
+					if o >= 0 && o < int64(len(d.starts)) {
+						parent = int(o)
+					}
 					if o < 0 || o >= int64(len(d.offs)-1) {
 						err = errRef
 						break loop

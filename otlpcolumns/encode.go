@@ -55,6 +55,11 @@ type Encoder struct {
 	index map[refKey]int
 	// sets are the series the stream has sent (series.go).
 	sets seriesTable
+	// seen maps the reference column's values written so far to their
+	// first ordinal, and starts holds the start time of the span of each
+	// ordinal (parentStart).
+	seen   map[refKey]int
+	starts []uint64
 }
 
 type pendingRef struct {
@@ -90,7 +95,11 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 		e.cols[i] = e.cols[i][:0]
 		e.prev[i] = 0
 	}
-	e.refs, e.nref = e.refs[:0], 0
+	e.refs, e.nref, e.starts = e.refs[:0], 0, e.starts[:0]
+	if e.seen == nil {
+		e.seen = map[refKey]int{}
+	}
+	clear(e.seen)
 	sets, last := len(e.sets.offs), e.sets.last
 	if err := e.walk(e.s.root, msg, 0); err != nil {
 		e.sets.truncate(sets, last)
@@ -171,6 +180,24 @@ func keyOf(raw []byte) (refKey, bool) {
 	return k, true
 }
 
+// recordStart records v as the start time of the span of ordinal nref-1
+// (the last value of the reference column written: the span's own id),
+// the spans between without one at zero. A child span whose parent is
+// recorded writes its start from the parent's (it starts a little after
+// it), where the previous span's start, of another trace maybe, may be
+// far. Encoder and decoder record alike, whatever the fields' order.
+func recordStart(starts []uint64, nref int, v uint64) []uint64 {
+	r := nref - 1
+	if r < 0 || r >= maxRefs {
+		return starts
+	}
+	for len(starts) <= r {
+		starts = append(starts, 0)
+	}
+	starts[r] = v
+	return starts
+}
+
 func zigzag(v uint64) uint64   { return v<<1 ^ uint64(int64(v)>>63) }
 func unzigzag(v uint64) uint64 { return v>>1 ^ -(v & 1) }
 
@@ -181,6 +208,7 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 	}
 	var start uint64
 	var bucket uint8
+	parent := -1   // the ordinal of the parent span, when its start is known
 	inRun := false // the previous field was one of n.series
 	st := e.cols[colStruct]
 	for len(msg) > 0 {
@@ -232,10 +260,17 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 			c := e.cols[f.col]
 			switch f.kind {
 			case kTime, kStart:
-				c = binary.AppendUvarint(c, zigzag(v-e.prev[f.col]))
+				base := e.prev[f.col]
+				if f.kind == kStart && parent >= 0 {
+					base = e.starts[parent]
+				}
+				c = binary.AppendUvarint(c, zigzag(v-base))
 				e.prev[f.col] = v
 				if f.kind == kStart {
 					start = v
+					if e.s.ref != 0 {
+						e.starts = recordStart(e.starts, e.nref, v)
+					}
 				}
 			case kEnd:
 				c = binary.AppendUvarint(c, zigzag(v-start))
@@ -270,10 +305,21 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 				st = append(e.cols[colStruct], 0)
 			} else if f.kind == kRef {
 				e.refs = append(e.refs, pendingRef{col: f.col, at: e.nref, raw: msg[:k+int(l)]})
+				parent = -1
+				if key, ok := keyOf(msg[:k+int(l)]); ok {
+					if o, found := e.seen[key]; found && o < len(e.starts) {
+						parent = o
+					}
+				}
 			} else if f.kind == kID {
 				e.cols[f.lcol] = append(e.cols[f.lcol], msg[:k]...)
 				e.cols[f.col] = append(e.cols[f.col], msg[k:k+int(l)]...)
 				if f.col == e.s.ref {
+					if key, ok := keyOf(msg[:k+int(l)]); ok && e.nref < maxRefs {
+						if _, dup := e.seen[key]; !dup {
+							e.seen[key] = e.nref
+						}
+					}
 					e.nref++
 				}
 			} else {
