@@ -45,13 +45,19 @@ type Decoder struct {
 	sets seriesTable
 	// starts: the start time of the span of each ordinal (recordStart).
 	starts []uint64
+	// backs: where in the output each kBack value of the message is
+	// (its first maxRefs values), its raw length in backLen.
+	backs   []int32
+	backLen []uint8
+	nback   int // the kBack values of the message so far
 }
 
 // DecoderCost is the most a Decoder holds between messages, beyond its
 // output: its fixed tables, its index of the reference column (two offsets
-// and, with append's slack, two start times a value) and its series table
-// (with append's slack: twice the bounds).
-const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16)*(maxRefs+1) + 2*(maxSeriesBytes+4*maxSeries))
+// and, with append's slack, two start times a value), where its kBack
+// values are (five bytes, twice) and its series table (with append's
+// slack: twice the bounds).
+const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+2*5)*(maxRefs+1) + 2*(maxSeriesBytes+4*maxSeries))
 
 // unsafeSizeofDecoder is about unsafe.Sizeof(Decoder{}): the column and
 // previous-value tables (maxCols × (24 + 8)) and a few words.
@@ -168,7 +174,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 // cannot be parsed ends the index: the walk then refuses the column).
 func (d *Decoder) indexRefs() {
 	d.offs, d.loffs, d.nref, d.refCol, d.refLen = d.offs[:0], d.loffs[:0], 0, nil, nil
-	d.starts = d.starts[:0]
+	d.starts, d.backs, d.backLen, d.nback = d.starts[:0], d.backs[:0], d.backLen[:0], 0
 	if d.s.ref == 0 {
 		return
 	}
@@ -462,6 +468,56 @@ loop:
 				continue
 			}
 			c := d.cols[col]
+			if kd == kBack {
+				v, m := uvarint(c)
+				if m <= 0 {
+					err = errCut
+					break loop
+				}
+				at := len(out)
+				if v > 0 {
+					o := int64(d.nback) - int64(v)
+					if v > uint64(d.nback) || o >= int64(len(d.backs)) {
+						err = errRef
+						break loop
+					}
+					l := int(d.backLen[o])
+					if len(out)+l > lim {
+						if out, lim, err = d.more(out, l); err != nil {
+							break loop
+						}
+					}
+					p := int(d.backs[o])
+					out = append(out, out[p:p+l]...)
+					d.cols[col] = c[m:]
+				} else {
+					c = c[m:]
+					l, m := uvarint(c)
+					if m <= 0 || l > uint64(len(c)-m) {
+						err = errCut
+						break loop
+					}
+					e := m + int(l)
+					if len(out)+e > lim {
+						if out, lim, err = d.more(out, e); err != nil {
+							break loop
+						}
+					}
+					out = append(out, c[:e]...)
+					d.cols[col] = c[e:]
+				}
+				if len(d.backs) < maxRefs {
+					if raw := len(out) - at; raw < len(refKey{}) {
+						d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, uint8(raw))
+					} else {
+						// Never referenced (keyOf): a place holder keeps
+						// the ordinals the encoder's.
+						d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, 0)
+					}
+				}
+				d.nback++
+				continue
+			}
 			if kd == kRef {
 				v, m := uvarint(c)
 				if m <= 0 {

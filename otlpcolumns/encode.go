@@ -60,6 +60,10 @@ type Encoder struct {
 	// ordinal (parentStart).
 	seen   map[refKey]int
 	starts []uint64
+	// backs maps a kBack value to its last ordinal among the nback
+	// kBack values written (one kBack field per schema).
+	backs map[refKey]int
+	nback int
 }
 
 type pendingRef struct {
@@ -100,6 +104,11 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 		e.seen = map[refKey]int{}
 	}
 	clear(e.seen)
+	if e.backs == nil {
+		e.backs = map[refKey]int{}
+	}
+	clear(e.backs)
+	e.nback = 0
 	sets, last := len(e.sets.offs), e.sets.last
 	if err := e.walk(e.s.root, msg, 0); err != nil {
 		e.sets.truncate(sets, last)
@@ -303,6 +312,20 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 					return err
 				}
 				st = append(e.cols[colStruct], 0)
+			} else if f.kind == kBack {
+				raw := msg[:k+int(l)]
+				c := e.cols[f.col]
+				key, ok := keyOf(raw)
+				if last, found := e.backs[key]; ok && found {
+					c = binary.AppendUvarint(c, uint64(e.nback-last))
+				} else {
+					c = append(append(c, 0), raw...)
+				}
+				if ok && e.nback < maxRefs {
+					e.backs[key] = e.nback
+				}
+				e.cols[f.col] = c
+				e.nback++
 			} else if f.kind == kRef {
 				e.refs = append(e.refs, pendingRef{col: f.col, at: e.nref, raw: msg[:k+int(l)]})
 				parent = -1

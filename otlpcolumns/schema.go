@@ -50,6 +50,11 @@ const (
 	// value's ordinal in the column minus the number of its values before
 	// this field, or 0 and the field's length and bytes.
 	kRef
+	// kBack: a bytes field that often repeats one of its own recent
+	// values (a span's trace_id, the one of a span before it): written
+	// as how many of its values back the same bytes were, or 0 and its
+	// length and bytes.
+	kBack
 	// kID: a bytes field whose length varint goes to column lcol and its
 	// bytes to col (ids: their constant length costs nothing there, where
 	// beside random bytes it costs a byte).
@@ -61,7 +66,7 @@ const (
 )
 
 // wireOf is the wire type a kind reads.
-var wireOf = [...]uint8{kMsg: 2, kLen: 2, kVarint: 0, kFixed32: 5, kFixed64: 1, kTime: 1, kStart: 1, kEnd: 1, kDouble: 1, kRef: 2, kID: 2}
+var wireOf = [...]uint8{kMsg: 2, kLen: 2, kVarint: 0, kFixed32: 5, kFixed64: 1, kTime: 1, kStart: 1, kEnd: 1, kDouble: 1, kRef: 2, kID: 2, kBack: 2}
 
 // maxField is the largest field number the schema names (Span.flags);
 // larger numbers are kOther.
@@ -252,7 +257,8 @@ func (b *builder) outer(first, children *node) *node {
 func tracesSchema() (*node, *builder) {
 	b := &builder{n: 2}
 	span := &node{}
-	b.leaves(span, kLen, pb.SpanTraceID, pb.SpanTraceState, pb.SpanName)
+	b.leaves(span, kLen, pb.SpanTraceState, pb.SpanName)
+	b.leaf(span, pb.SpanTraceID, kBack)
 	b.leaf(span, pb.SpanSpanID, kID)
 	b.leaf(span, 0, kOther) // the lengths' column
 	span.f[pb.SpanSpanID].lcol, span.f[0] = span.f[0].col, field{}
