@@ -43,8 +43,10 @@ type Decoder struct {
 	nref           int
 	// sets are the series the stream has sent (series.go).
 	sets seriesTable
-	// starts: the start time of the span of each ordinal (recordStart).
-	starts []uint64
+	// starts: the start time of the span of each ordinal (recordStart);
+	// childStart: the start of a later span's first child (recordChild).
+	starts     []uint64
+	childStart []childStart
 	// backs: where in the output each kBack value of the message is
 	// (its first maxRefs values), its raw length in backLen.
 	backs   []int32
@@ -54,10 +56,11 @@ type Decoder struct {
 
 // DecoderCost is the most a Decoder holds between messages, beyond its
 // output: its fixed tables, its index of the reference column (two offsets
-// and, with append's slack, two start times a value), where its kBack
+// and, with append's slack, two start times and two children's a value),
+// where its kBack
 // values are (five bytes, twice) and its series table (with append's
 // slack: twice the bounds).
-const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+2*5)*(maxRefs+1) + 2*(maxSeriesBytes+4*maxSeries))
+const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+32+2*5)*(maxRefs+1) + 2*(maxSeriesBytes+4*maxSeries))
 
 // unsafeSizeofDecoder is about unsafe.Sizeof(Decoder{}): the column and
 // previous-value tables (maxCols × (24 + 8)) and a few words.
@@ -175,6 +178,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 func (d *Decoder) indexRefs() {
 	d.offs, d.loffs, d.nref, d.refCol, d.refLen = d.offs[:0], d.loffs[:0], 0, nil, nil
 	d.starts, d.backs, d.backLen, d.nback = d.starts[:0], d.backs[:0], d.backLen[:0], 0
+	d.childStart = d.childStart[:0]
 	if d.s.ref == 0 {
 		return
 	}
@@ -275,7 +279,8 @@ func (d *Decoder) walk(n *node, depth int) error {
 	}
 	var start uint64
 	var bucket uint8
-	parent := -1 // the ordinal of the parent span, when its start is known
+	parent := -1  // the ordinal of the parent span, when its start is known
+	forward := -1 // the ordinal of the parent span, when it comes later
 	st, out, lim := d.st, d.out, d.lim
 	var err error
 	run := -1 // where the run of n.series fields being rebuilt starts in out
@@ -384,8 +389,8 @@ loop:
 					v = start + unzigzag(x)
 				} else {
 					base := d.prev[col]
-					if kd == kStart && parent >= 0 {
-						base = d.starts[parent]
+					if kd == kStart && d.s.ref != 0 {
+						base = startBase(base, d.starts, d.childStart, parent, d.nref)
 					}
 					v = base + unzigzag(x)
 					d.prev[col] = v
@@ -393,6 +398,7 @@ loop:
 						start = v
 						if d.s.ref != 0 {
 							d.starts = recordStart(d.starts, d.nref, v)
+							d.childStart = recordChild(d.childStart, forward, v)
 						}
 					}
 				}
@@ -526,11 +532,11 @@ loop:
 				}
 				c = c[m:]
 				d.cols[col] = c
-				parent = -1
+				parent, forward = -1, -1
 				if v > 0 {
 					o := int64(d.nref) + int64(unzigzag(v-1))
-					if o >= 0 && o < int64(len(d.starts)) {
-						parent = int(o)
+					if o >= 0 && o < maxRefs {
+						parent, forward = parentOf(int(o), len(d.starts), d.nref)
 					}
 					if o < 0 || o >= int64(len(d.offs)-1) {
 						err = errRef

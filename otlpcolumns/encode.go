@@ -60,6 +60,10 @@ type Encoder struct {
 	// ordinal (parentStart).
 	seen   map[refKey]int
 	starts []uint64
+	// childStart holds, by the ordinal of a span that comes later, the
+	// start of the first span before it that names it as its parent
+	// (childStarts).
+	childStart []childStart
 	// backs maps a kBack value to its last ordinal among the nback
 	// kBack values written (one kBack field per schema).
 	backs map[refKey]int
@@ -95,21 +99,20 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 	if e.s == nil {
 		return append(append(dst, flagRaw), msg...)
 	}
-	for i := range e.s.cols {
-		e.cols[i] = e.cols[i][:0]
-		e.prev[i] = 0
-	}
-	e.refs, e.nref, e.starts = e.refs[:0], 0, e.starts[:0]
-	if e.seen == nil {
-		e.seen = map[refKey]int{}
-	}
-	clear(e.seen)
-	if e.backs == nil {
-		e.backs = map[refKey]int{}
-	}
-	clear(e.backs)
-	e.nback = 0
 	sets, last := len(e.sets.offs), e.sets.last
+	if e.s.ref != 0 {
+		// A first walk finds the reference column's values, so that
+		// the second knows a span's parent that comes after it.
+		e.reset()
+		clear(e.index) // the first walk finds no parents
+		err := e.walk(e.s.root, msg, 0)
+		e.sets.truncate(sets, last)
+		if err != nil {
+			return append(append(dst, flagRaw), msg...)
+		}
+		e.indexRefs()
+	}
+	e.reset()
 	if err := e.walk(e.s.root, msg, 0); err != nil {
 		e.sets.truncate(sets, last)
 		return append(append(dst, flagRaw), msg...)
@@ -142,12 +145,23 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 	return dst
 }
 
-// writeRefs writes the kRef fields met by the walk: a reference to the
-// value of the reference column they repeat, or the value itself.
-func (e *Encoder) writeRefs() {
-	if len(e.refs) == 0 {
-		return
+// reset empties the columns and what a walk keeps of a message.
+func (e *Encoder) reset() {
+	for i := range e.s.cols {
+		e.cols[i] = e.cols[i][:0]
+		e.prev[i] = 0
 	}
+	e.refs, e.nref, e.starts, e.nback = e.refs[:0], 0, e.starts[:0], 0
+	e.childStart = e.childStart[:0]
+	if e.backs == nil {
+		e.backs = map[refKey]int{}
+	}
+	clear(e.backs)
+}
+
+// indexRefs maps the values of the reference column (its first maxRefs) to
+// their first ordinal.
+func (e *Encoder) indexRefs() {
 	if e.index == nil {
 		e.index = make(map[refKey]int)
 	}
@@ -167,6 +181,11 @@ func (e *Encoder) writeRefs() {
 		}
 		lens, col = lens[k:], col[l:]
 	}
+}
+
+// writeRefs writes the kRef fields met by the walk: a reference to the
+// value of the reference column they repeat, or the value itself.
+func (e *Encoder) writeRefs() {
 	for _, r := range e.refs {
 		c := e.cols[r.col]
 		if key, ok := keyOf(r.raw); ok {
@@ -207,6 +226,53 @@ func recordStart(starts []uint64, nref int, v uint64) []uint64 {
 	return starts
 }
 
+// childStart is the start of a span's first child that came before it.
+type childStart struct {
+	v   uint64
+	set bool
+}
+
+// parentOf sorts the ordinal o of a span's parent: one whose start is
+// recorded (known: its start is the base of the span's), or one that
+// comes after the span (forward: the span's start is recorded for it).
+func parentOf(o, known, nref int) (parent, forward int) {
+	switch {
+	case o < known:
+		return o, -1
+	case o >= nref && o < maxRefs:
+		return -1, o
+	}
+	return -1, -1
+}
+
+// startBase is what a span's start is written from: its parent's start,
+// when the parent came before it; else the start of its first child that
+// came before it (a parent starts a little before its children); else the
+// column's previous value.
+func startBase(prev uint64, starts []uint64, children []childStart, parent, nref int) uint64 {
+	if parent >= 0 {
+		return starts[parent]
+	}
+	if r := nref - 1; r >= 0 && r < len(children) && children[r].set {
+		return children[r].v
+	}
+	return prev
+}
+
+// recordChild records v as the start of the first child of span forward.
+func recordChild(children []childStart, forward int, v uint64) []childStart {
+	if forward < 0 {
+		return children
+	}
+	for len(children) <= forward {
+		children = append(children, childStart{})
+	}
+	if !children[forward].set {
+		children[forward] = childStart{v, true}
+	}
+	return children
+}
+
 func zigzag(v uint64) uint64   { return v<<1 ^ uint64(int64(v)>>63) }
 func unzigzag(v uint64) uint64 { return v>>1 ^ -(v & 1) }
 
@@ -218,6 +284,7 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 	var start uint64
 	var bucket uint8
 	parent := -1   // the ordinal of the parent span, when its start is known
+	forward := -1  // the ordinal of the parent span, when it comes later
 	inRun := false // the previous field was one of n.series
 	st := e.cols[colStruct]
 	for len(msg) > 0 {
@@ -270,8 +337,8 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 			switch f.kind {
 			case kTime, kStart:
 				base := e.prev[f.col]
-				if f.kind == kStart && parent >= 0 {
-					base = e.starts[parent]
+				if f.kind == kStart && e.s.ref != 0 {
+					base = startBase(base, e.starts, e.childStart, parent, e.nref)
 				}
 				c = binary.AppendUvarint(c, zigzag(v-base))
 				e.prev[f.col] = v
@@ -279,6 +346,7 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 					start = v
 					if e.s.ref != 0 {
 						e.starts = recordStart(e.starts, e.nref, v)
+						e.childStart = recordChild(e.childStart, forward, v)
 					}
 				}
 			case kEnd:
@@ -328,21 +396,16 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 				e.nback++
 			} else if f.kind == kRef {
 				e.refs = append(e.refs, pendingRef{col: f.col, at: e.nref, raw: msg[:k+int(l)]})
-				parent = -1
+				parent, forward = -1, -1
 				if key, ok := keyOf(msg[:k+int(l)]); ok {
-					if o, found := e.seen[key]; found && o < len(e.starts) {
-						parent = o
+					if o, found := e.index[key]; found {
+						parent, forward = parentOf(o, len(e.starts), e.nref)
 					}
 				}
 			} else if f.kind == kID {
 				e.cols[f.lcol] = append(e.cols[f.lcol], msg[:k]...)
 				e.cols[f.col] = append(e.cols[f.col], msg[k:k+int(l)]...)
 				if f.col == e.s.ref {
-					if key, ok := keyOf(msg[:k+int(l)]); ok && e.nref < maxRefs {
-						if _, dup := e.seen[key]; !dup {
-							e.seen[key] = e.nref
-						}
-					}
 					e.nref++
 				}
 			} else {
