@@ -52,15 +52,16 @@ type Decoder struct {
 	backs   []int32
 	backLen []uint8
 	nback   int // the kBack values of the message so far
+	prevRef int // the ordinal of the last reference (kRef)
 }
 
 // DecoderCost is the most a Decoder holds between messages, beyond its
 // output: its fixed tables, its index of the reference column (two offsets
 // and, with append's slack, two start times and two children's a value),
 // where its kBack
-// values are (five bytes, twice) and its series table (with append's
-// slack: twice the bounds).
-const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+32+2*5)*(maxRefs+1) + 2*(maxSeriesBytes+4*maxSeries))
+// values are (five bytes, twice) and its series table (grown within its
+// bounds).
+const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+32+2*5)*(maxRefs+1) + maxSeriesBytes+4*maxSeries)
 
 // unsafeSizeofDecoder is about unsafe.Sizeof(Decoder{}): the column and
 // previous-value tables (maxCols × (24 + 8)) and a few words.
@@ -178,7 +179,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 func (d *Decoder) indexRefs() {
 	d.offs, d.loffs, d.nref, d.refCol, d.refLen = d.offs[:0], d.loffs[:0], 0, nil, nil
 	d.starts, d.backs, d.backLen, d.nback = d.starts[:0], d.backs[:0], d.backLen[:0], 0
-	d.childStart = d.childStart[:0]
+	d.childStart, d.prevRef = d.childStart[:0], 0
 	if d.s.ref == 0 {
 		return
 	}
@@ -534,7 +535,8 @@ loop:
 				d.cols[col] = c
 				parent, forward = -1, -1
 				if v > 0 {
-					o := int64(d.nref) + int64(unzigzag(v-1))
+					o := int64(d.prevRef) + int64(unzigzag(v-1))
+					d.prevRef = int(o)
 					if o >= 0 && o < maxRefs {
 						parent, forward = parentOf(int(o), len(d.starts), d.nref)
 					}

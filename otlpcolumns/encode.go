@@ -72,7 +72,6 @@ type Encoder struct {
 
 type pendingRef struct {
 	col uint8
-	at  int    // values of the reference column before it
 	raw []byte // its length varint and bytes
 }
 
@@ -82,7 +81,7 @@ type refKey [24]byte
 
 // maxRefs bounds the values of the reference column that may be
 // referenced: the decoder indexes at most that many (4 bytes each).
-const maxRefs = 1 << 16
+const maxRefs = 1 << 14
 
 // NewEncoder returns an encoder for the envelopes of sig.
 func NewEncoder(sig Signal) *Encoder {
@@ -186,11 +185,13 @@ func (e *Encoder) indexRefs() {
 // writeRefs writes the kRef fields met by the walk: a reference to the
 // value of the reference column they repeat, or the value itself.
 func (e *Encoder) writeRefs() {
+	prev := 0
 	for _, r := range e.refs {
 		c := e.cols[r.col]
 		if key, ok := keyOf(r.raw); ok {
 			if o, found := e.index[key]; found {
-				e.cols[r.col] = binary.AppendUvarint(c, 1+zigzag(uint64(o-r.at)))
+				e.cols[r.col] = binary.AppendUvarint(c, 1+zigzag(uint64(o-prev)))
+				prev = o
 				continue
 			}
 		}
@@ -395,7 +396,7 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 				e.cols[f.col] = c
 				e.nback++
 			} else if f.kind == kRef {
-				e.refs = append(e.refs, pendingRef{col: f.col, at: e.nref, raw: msg[:k+int(l)]})
+				e.refs = append(e.refs, pendingRef{col: f.col, raw: msg[:k+int(l)]})
 				parent, forward = -1, -1
 				if key, ok := keyOf(msg[:k+int(l)]); ok {
 					if o, found := e.index[key]; found {

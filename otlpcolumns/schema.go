@@ -47,8 +47,9 @@ const (
 	// kRef: a bytes field that is usually a value of the schema's
 	// reference column (a span's parent_span_id is another span's
 	// span_id in the same request): written as 1 + the zigzag of that
-	// value's ordinal in the column minus the number of its values before
-	// this field, or 0 and the field's length and bytes.
+	// value's ordinal in the column minus the previous reference's (the
+	// siblings of a span name one parent), or 0 and the field's length
+	// and bytes.
 	kRef
 	// kBack: a bytes field that often repeats one of its own recent
 	// values (a span's trace_id, the one of a span before it): written
