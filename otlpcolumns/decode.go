@@ -61,7 +61,7 @@ type Decoder struct {
 // where its kBack
 // values are (five bytes, twice) and its series table (grown within its
 // bounds).
-const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+32+2*5)*(maxRefs+1) + maxSeriesBytes+4*maxSeries)
+const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + 4*maxSeries)
 
 // unsafeSizeofDecoder is about unsafe.Sizeof(Decoder{}): the column and
 // previous-value tables (maxCols × (24 + 8)) and a few words.
