@@ -56,6 +56,17 @@ type StreamConfig struct {
 	// client's compression CPU of per-message zstd (level 3: 0.8-1.1
 	// times); the server's cost is the same at every level.
 	StreamCompressionLevel int
+	// StreamColumns offers, with stateful compression, the columnar
+	// transform under it (otlpcolumns; docs/streaming.md, "Columns"):
+	// when the server accepts, each request is laid out in columns, and
+	// a data point's or span's attributes the stream has sent before are
+	// a reference, before the zstd. On the demo data it sends 0.41x
+	// per-message zstd's bytes for metrics and 0.60x for traces in
+	// requests of 8,192 items (stateful zstd alone: 0.77x and 0.90x), for
+	// two to three times per-message zstd's decompression CPU on the
+	// server. Off by default; a server that does not know it, or has no
+	// room for its decoder, accepts zstd alone.
+	StreamColumns bool
 	// ClientID names the client to the server for exactly-once storage
 	// (otlp.StreamClientIDHeader, sent when each stream opens): the key
 	// of each request is ClientID with the request's id
