@@ -142,7 +142,7 @@ func table(file string, cfg config) {
 		rows = append(rows, row{name: fmt.Sprintf("otlp-lite stream, stateful zstd (level %d, %d KiB window)", cfg.extraLevel, cfg.window>>10)})
 	}
 	var notes []string
-	var cpuRows []string
+	var cpuRows, encRows []string
 	for _, c := range cuts {
 		cut, err := dataset.Cut(records, metrics, c.items, c.byResource)
 		if err != nil {
@@ -181,6 +181,11 @@ func table(file string, cfg config) {
 		f := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) / float64(cfg.rounds) }
 		cpuRows = append(cpuRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx |", c.name, f(perCPU), f(streamCPU), float64(streamCPU)/float64(perCPU),
 			f(colsCPU), float64(colsCPU)/float64(perCPU)))
+		perEnc := cputime.Of(cfg.rounds, func() { perMessage(reqs) })
+		streamEnc := cputime.Of(cfg.rounds, func() { ourStream(reqs, cfg, false) })
+		colsEnc := cputime.Of(cfg.rounds, func() { ourStream(reqs, cfg, true) })
+		encRows = append(encRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx |", c.name, f(perEnc), f(streamEnc), float64(streamEnc)/float64(perEnc),
+			f(colsEnc), float64(colsEnc)/float64(perEnc)))
 	}
 	signal, item := "traces", "span"
 	if metrics {
@@ -198,6 +203,11 @@ func table(file string, cfg config) {
 	fmt.Printf("\nServer CPU per %s to decompress (ns; our stream: the stateful decoder and the envelope; with columns, the inverse transform too):\n\n", item)
 	fmt.Printf("| requests | OTLP, each message zstd | otlp-lite stream | ratio | columns + stream | ratio |\n|---|---|---|---|---|---|\n")
 	for _, r := range cpuRows {
+		fmt.Println(r)
+	}
+	fmt.Printf("\nClient CPU per %s to compress (ns; our stream: the envelope and the stateful encoder; with columns, the transform too):\n\n", item)
+	fmt.Printf("| requests | OTLP, each message zstd | otlp-lite stream | ratio | columns + stream | ratio |\n|---|---|---|---|---|---|\n")
+	for _, r := range encRows {
 		fmt.Println(r)
 	}
 	fmt.Println()
