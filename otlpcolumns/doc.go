@@ -1,7 +1,11 @@
 // Package otlpcolumns is a reversible columnar transform of the export
-// stream's requests, for the stream's stateful zstd to compress (measured
-// in bench/cmd/wirebytes; not negotiated on the stream: see
-// docs/streaming.md, "Columns", for the figures and why).
+// stream's requests, under the stream's stateful zstd when both sides
+// agree to it (otlp.StreamColumns, off by default: docs/streaming.md,
+// "Columns", has the figures and why; bench/cmd/wirebytes measures it).
+//
+// An Encoder and a Decoder each serve one stream of one signal: the series
+// tables (series.go) carry from message to message, so every message the
+// encoder produced must reach the decoder, in order, as the zstd state's.
 //
 // The encoder walks a request with the OTLP schema of its signal (traces,
 // metrics, logs; profiles are sent untransformed) and writes each field
