@@ -287,7 +287,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte, sig uint8) {
 		const limit = 1 << 16
 		charged := 0
-		d := NewDecoder(Signal(sig%5))
+		d := NewDecoder(Signal(sig % 5))
 		// Twice: the second time with the series the first one left.
 		d.Decode(nil, src, limit, nil)
 		out, err := d.Decode(nil, src, limit, func(n int) error { charged += n; return nil })
