@@ -69,7 +69,7 @@ const unsafeSizeofDecoder = maxCols*32 + 256
 
 // NewDecoder returns a decoder for the envelopes of sig.
 func NewDecoder(sig Signal) *Decoder {
-	d := &Decoder{sets: seriesTable{last: -1}}
+	d := &Decoder{}
 	if sig < Profiles && sig > 0 {
 		d.s = &schemas[sig]
 	}
@@ -319,7 +319,7 @@ loop:
 					break loop
 				}
 				d.cols[n.seriesCol] = d.cols[n.seriesCol][m:]
-				id := int64(d.sets.last) + 1 + int64(unzigzag(v))
+				id := int64(d.sets.last[n.seriesCol]) + int64(unzigzag(v))
 				if id < 0 || id >= int64(len(d.sets.offs)) {
 					err = errRef
 					break loop
@@ -331,7 +331,7 @@ loop:
 					}
 				}
 				out = append(out, set...)
-				d.sets.last = int(id)
+				d.sets.last[n.seriesCol] = int32(id + 1)
 				st = st[1:]
 				continue
 			}

@@ -85,7 +85,7 @@ const maxRefs = 1 << 14
 
 // NewEncoder returns an encoder for the envelopes of sig.
 func NewEncoder(sig Signal) *Encoder {
-	e := &Encoder{sets: seriesTable{last: -1, index: map[string]int32{}}}
+	e := &Encoder{sets: seriesTable{index: map[string]int32{}}}
 	if sig < Profiles && sig > 0 {
 		e.s = &schemas[sig]
 	}
@@ -105,7 +105,7 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 		e.reset()
 		clear(e.index) // the first walk finds no parents
 		err := e.walk(e.s.root, msg, 0)
-		e.sets.truncate(sets, last)
+		e.sets.truncate(sets, &last)
 		if err != nil {
 			return append(append(dst, flagRaw), msg...)
 		}
@@ -113,7 +113,7 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 	}
 	e.reset()
 	if err := e.walk(e.s.root, msg, 0); err != nil {
-		e.sets.truncate(sets, last)
+		e.sets.truncate(sets, &last)
 		return append(append(dst, flagRaw), msg...)
 	}
 	e.writeRefs()
@@ -138,7 +138,7 @@ func (e *Encoder) Append(dst, msg []byte) []byte {
 		dst = append(dst, e.cols[i]...)
 	}
 	if len(dst)-start > MaxEncodedLen(len(msg)) {
-		e.sets.truncate(sets, last)
+		e.sets.truncate(sets, &last)
 		return append(append(dst[:start], flagRaw), msg...)
 	}
 	return dst
@@ -293,8 +293,8 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 			if r := seriesRun(msg, n.series); r > 0 {
 				if id, ok := e.sets.index[string(msg[:r])]; ok {
 					st = append(st, seriesRef)
-					e.cols[n.seriesCol] = binary.AppendUvarint(e.cols[n.seriesCol], zigzag(uint64(int64(id)-int64(e.sets.last+1))))
-					e.sets.last = int(id)
+					e.cols[n.seriesCol] = binary.AppendUvarint(e.cols[n.seriesCol], zigzag(uint64(int64(id)-int64(e.sets.last[n.seriesCol]))))
+					e.sets.last[n.seriesCol] = id + 1
 					msg = msg[r:]
 					continue
 				}

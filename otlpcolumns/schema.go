@@ -383,7 +383,13 @@ func metricsSchema() (*node, *builder) {
 	msg(summary, pb.SummaryDataPoints, sp)
 	msg(metric, pb.MetricSummary, summary)
 
-	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), metric))), b
+	// A resource's attributes sent before are a reference too: on the
+	// demo data 4 % fewer bytes for metrics, where on traces at 8,192
+	// spans it cost 0.5 % (the resources' strings help zstd with the
+	// spans').
+	res := b.resource()
+	b.seriesOf(res, pb.ResourceAttributes)
+	return b.envelope(b.outer(res, b.outer(b.scope(), metric))), b
 }
 
 func logsSchema() (*node, *builder) {

@@ -26,7 +26,11 @@ const seriesRef = 0x07
 type seriesTable struct {
 	arena []byte
 	offs  []int32 // each run's start in arena; the last ends at len(arena)
-	last  int     // the last id referenced, -1 at first
+	// last is the id each series column referenced last, plus one (0
+	// at first): a reference is written from the one after it, so
+	// each kind of series (resources, data points, spans) follows its
+	// own order.
+	last [maxCols]int32
 	// index (the encoder's) maps a run to its id.
 	index map[string]int32
 }
@@ -59,8 +63,9 @@ func (t *seriesTable) add(run []byte) bool {
 	return true
 }
 
-// truncate drops the runs from id n on (the encoder's roll back).
-func (t *seriesTable) truncate(n, last int) {
+// truncate drops the runs from id n on and restores the last references
+// (the encoder's roll back).
+func (t *seriesTable) truncate(n int, last *[maxCols]int32) {
 	for id := n; id < len(t.offs); id++ {
 		delete(t.index, string(t.get(id)))
 	}
@@ -68,7 +73,7 @@ func (t *seriesTable) truncate(n, last int) {
 		t.arena = t.arena[:t.offs[n]]
 		t.offs = t.offs[:n]
 	}
-	t.last = last
+	t.last = *last
 }
 
 // seriesRun returns the length of the run of fields num (length-delimited,
