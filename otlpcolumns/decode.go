@@ -45,8 +45,8 @@ type Decoder struct {
 	sets seriesTable
 	// starts: the start time of the span of each ordinal (recordStart);
 	// childStart: the start of a later span's first child (recordChild).
-	starts     []uint64
-	childStart []childStart
+	starts, traceStarts []uint64
+	childStart          []childStart
 	// backs: where in the output each kBack value of the message is
 	// (its first maxRefs values), its raw length in backLen.
 	backs   []int32
@@ -58,10 +58,11 @@ type Decoder struct {
 // DecoderCost is the most a Decoder holds between messages, beyond its
 // output: its fixed tables, its index of the reference column (two offsets
 // and, with append's slack, two start times and two children's a value),
+// the starts by trace (two more),
 // where its kBack
 // values are (five bytes, twice) and its series table (grown within its
 // bounds).
-const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + 4*maxSeries)
+const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + 4*maxSeries)
 
 // unsafeSizeofDecoder is about unsafe.Sizeof(Decoder{}): the column and
 // previous-value tables (maxCols × (24 + 8)) and a few words.
@@ -179,7 +180,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 func (d *Decoder) indexRefs() {
 	d.offs, d.loffs, d.nref, d.refCol, d.refLen = d.offs[:0], d.loffs[:0], 0, nil, nil
 	d.starts, d.backs, d.backLen, d.nback = d.starts[:0], d.backs[:0], d.backLen[:0], 0
-	d.childStart, d.prevRef = d.childStart[:0], 0
+	d.childStart, d.prevRef, d.traceStarts = d.childStart[:0], 0, d.traceStarts[:0]
 	if d.s.ref == 0 {
 		return
 	}
@@ -280,8 +281,9 @@ func (d *Decoder) walk(n *node, depth int) error {
 	}
 	var start uint64
 	var bucket uint8
-	parent := -1  // the ordinal of the parent span, when its start is known
-	forward := -1 // the ordinal of the parent span, when it comes later
+	parent := -1    // the ordinal of the parent span, when its start is known
+	sameTrace := -1 // the kBack ordinal of the last span of its trace
+	forward := -1   // the ordinal of the parent span, when it comes later
 	st, out, lim := d.st, d.out, d.lim
 	var err error
 	run := -1 // where the run of n.series fields being rebuilt starts in out
@@ -391,7 +393,7 @@ loop:
 				} else {
 					base := d.prev[col]
 					if kd == kStart && d.s.ref != 0 {
-						base = startBase(base, d.starts, d.childStart, parent, d.nref)
+						base = startBase(base, d.starts, d.childStart, parent, d.nref, d.traceStarts, sameTrace)
 					}
 					v = base + unzigzag(x)
 					d.prev[col] = v
@@ -400,6 +402,7 @@ loop:
 						if d.s.ref != 0 {
 							d.starts = recordStart(d.starts, d.nref, v)
 							d.childStart = recordChild(d.childStart, forward, v)
+							d.traceStarts = recordStart(d.traceStarts, d.nback, v)
 						}
 					}
 				}
@@ -482,6 +485,7 @@ loop:
 					break loop
 				}
 				at := len(out)
+				sameTrace = -1
 				if v > 0 {
 					o := int64(d.nback) - int64(v)
 					if v > uint64(d.nback) || o >= int64(len(d.backs)) {
@@ -496,6 +500,7 @@ loop:
 					}
 					p := int(d.backs[o])
 					out = append(out, out[p:p+l]...)
+					sameTrace = int(o)
 					d.cols[col] = c[m:]
 				} else {
 					c = c[m:]

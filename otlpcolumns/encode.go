@@ -68,6 +68,8 @@ type Encoder struct {
 	// kBack values written (one kBack field per schema).
 	backs map[refKey]int
 	nback int
+	// traceStarts: the start of the span of each kBack ordinal.
+	traceStarts []uint64
 }
 
 type pendingRef struct {
@@ -151,7 +153,7 @@ func (e *Encoder) reset() {
 		e.prev[i] = 0
 	}
 	e.refs, e.nref, e.starts, e.nback = e.refs[:0], 0, e.starts[:0], 0
-	e.childStart = e.childStart[:0]
+	e.childStart, e.traceStarts = e.childStart[:0], e.traceStarts[:0]
 	if e.backs == nil {
 		e.backs = map[refKey]int{}
 	}
@@ -249,13 +251,18 @@ func parentOf(o, known, nref int) (parent, forward int) {
 // startBase is what a span's start is written from: its parent's start,
 // when the parent came before it; else the start of its first child that
 // came before it (a parent starts a little before its children); else the
+// start of the last span of its trace before it (sameTrace, by the kBack
+// ordinal of its trace_id, traceStarts recorded by the same); else the
 // column's previous value.
-func startBase(prev uint64, starts []uint64, children []childStart, parent, nref int) uint64 {
+func startBase(prev uint64, starts []uint64, children []childStart, parent, nref int, traceStarts []uint64, sameTrace int) uint64 {
 	if parent >= 0 {
 		return starts[parent]
 	}
 	if r := nref - 1; r >= 0 && r < len(children) && children[r].set {
 		return children[r].v
+	}
+	if sameTrace >= 0 && sameTrace < len(traceStarts) {
+		return traceStarts[sameTrace]
 	}
 	return prev
 }
@@ -284,9 +291,10 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 	}
 	var start uint64
 	var bucket uint8
-	parent := -1   // the ordinal of the parent span, when its start is known
-	forward := -1  // the ordinal of the parent span, when it comes later
-	inRun := false // the previous field was one of n.series
+	parent := -1    // the ordinal of the parent span, when its start is known
+	sameTrace := -1 // the kBack ordinal of the last span of its trace
+	forward := -1   // the ordinal of the parent span, when it comes later
+	inRun := false  // the previous field was one of n.series
 	st := e.cols[colStruct]
 	for len(msg) > 0 {
 		if n.series != 0 && !inRun {
@@ -339,7 +347,7 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 			case kTime, kStart:
 				base := e.prev[f.col]
 				if f.kind == kStart && e.s.ref != 0 {
-					base = startBase(base, e.starts, e.childStart, parent, e.nref)
+					base = startBase(base, e.starts, e.childStart, parent, e.nref, e.traceStarts, sameTrace)
 				}
 				c = binary.AppendUvarint(c, zigzag(v-base))
 				e.prev[f.col] = v
@@ -348,6 +356,7 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 					if e.s.ref != 0 {
 						e.starts = recordStart(e.starts, e.nref, v)
 						e.childStart = recordChild(e.childStart, forward, v)
+						e.traceStarts = recordStart(e.traceStarts, e.nback, v)
 					}
 				}
 			case kEnd:
@@ -385,8 +394,10 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 				raw := msg[:k+int(l)]
 				c := e.cols[f.col]
 				key, ok := keyOf(raw)
+				sameTrace = -1
 				if last, found := e.backs[key]; ok && found {
 					c = binary.AppendUvarint(c, uint64(e.nback-last))
+					sameTrace = last
 				} else {
 					c = append(append(c, 0), raw...)
 				}
