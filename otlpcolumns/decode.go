@@ -389,7 +389,7 @@ loop:
 				}
 				d.cols[col] = c[m:]
 				if kd == kEnd {
-					v = start + unzigzag(x)
+					v = start + x
 				} else {
 					base := d.prev[col]
 					if kd == kStart && d.s.ref != 0 {

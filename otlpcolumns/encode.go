@@ -360,7 +360,7 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 					}
 				}
 			case kEnd:
-				c = binary.AppendUvarint(c, zigzag(v-start))
+				c = binary.AppendUvarint(c, v-start)
 			case kDouble:
 				c = binary.BigEndian.AppendUint64(c, v^e.prev[f.col])
 				e.prev[f.col] = v

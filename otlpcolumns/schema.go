@@ -41,8 +41,9 @@ const (
 	kTime
 	// kStart: kTime, and the value is the message's start for kEnd.
 	kStart
-	// kEnd: a fixed64 written as the zigzag varint of its difference from
-	// the message's kStart (a span's end minus its start: its duration).
+	// kEnd: a fixed64 written as the varint of its difference from the
+	// message's kStart, wrapping (a span's end minus its start: its
+	// duration; not zigzag: an end before its start, ten bytes, is rare).
 	kEnd
 	// kRef: a bytes field that is usually a value of the schema's
 	// reference column (a span's parent_span_id is another span's
