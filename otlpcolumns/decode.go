@@ -391,11 +391,11 @@ loop:
 				if kd == kEnd {
 					v = start + x
 				} else {
-					base := d.prev[col]
+					base, how := d.prev[col], either
 					if kd == kStart && d.s.ref != 0 {
-						base = startBase(base, d.starts, d.childStart, parent, d.nref, d.traceStarts, sameTrace)
+						base, how = startBase(base, d.starts, d.childStart, parent, d.nref, d.traceStarts, sameTrace)
 					}
-					v = base + unzigzag(x)
+					v = startOf(x, base, how)
 					d.prev[col] = v
 					if kd == kStart {
 						start = v

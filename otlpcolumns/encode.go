@@ -254,17 +254,47 @@ func parentOf(o, known, nref int) (parent, forward int) {
 // start of the last span of its trace before it (sameTrace, by the kBack
 // ordinal of its trace_id, traceStarts recorded by the same); else the
 // column's previous value.
-func startBase(prev uint64, starts []uint64, children []childStart, parent, nref int, traceStarts []uint64, sameTrace int) uint64 {
+func startBase(prev uint64, starts []uint64, children []childStart, parent, nref int, traceStarts []uint64, sameTrace int) (uint64, int) {
 	if parent >= 0 {
-		return starts[parent]
+		return starts[parent], after
 	}
 	if r := nref - 1; r >= 0 && r < len(children) && children[r].set {
-		return children[r].v
+		return children[r].v, before
 	}
 	if sameTrace >= 0 && sameTrace < len(traceStarts) {
-		return traceStarts[sameTrace]
+		return traceStarts[sameTrace], either
 	}
-	return prev
+	return prev, either
+}
+
+// How a start is written from its base: a child starts after its parent's
+// start (v-base), a parent before its child's (base-v), as plain varints
+// (a bit a span less than zigzag; the other sign, wrapping, takes ten
+// bytes); from the trace's last span or the previous one, zigzag.
+const (
+	either = iota
+	after
+	before
+)
+
+func appendStart(c []byte, v, base uint64, how int) []byte {
+	switch how {
+	case after:
+		return binary.AppendUvarint(c, v-base)
+	case before:
+		return binary.AppendUvarint(c, base-v)
+	}
+	return binary.AppendUvarint(c, zigzag(v-base))
+}
+
+func startOf(x, base uint64, how int) uint64 {
+	switch how {
+	case after:
+		return base + x
+	case before:
+		return base - x
+	}
+	return base + unzigzag(x)
 }
 
 // recordChild records v as the start of the first child of span forward.
@@ -345,11 +375,11 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 			c := e.cols[f.col]
 			switch f.kind {
 			case kTime, kStart:
-				base := e.prev[f.col]
+				base, how := e.prev[f.col], either
 				if f.kind == kStart && e.s.ref != 0 {
-					base = startBase(base, e.starts, e.childStart, parent, e.nref, e.traceStarts, sameTrace)
+					base, how = startBase(base, e.starts, e.childStart, parent, e.nref, e.traceStarts, sameTrace)
 				}
-				c = binary.AppendUvarint(c, zigzag(v-base))
+				c = appendStart(c, v, base, how)
 				e.prev[f.col] = v
 				if f.kind == kStart {
 					start = v
