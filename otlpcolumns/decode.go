@@ -360,6 +360,9 @@ loop:
 			f := &n.f[num]
 			if f.kind != kOther && wireOf[f.kind] == wt {
 				kd, col, lcol, child = f.kind, f.col, f.lcol, f.child
+				if f.spread {
+					col += bucket
+				}
 			}
 		}
 		switch wt {

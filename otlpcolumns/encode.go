@@ -358,6 +358,9 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 		if f.kind == kOther {
 			f.col = colOther
 		}
+		if f.spread {
+			f.col += bucket
+		}
 		switch wt {
 		case 0:
 			_, k := binary.Uvarint(msg)

@@ -110,10 +110,14 @@ func keyBucket(key []byte) uint8 {
 }
 
 type field struct {
-	kind  kind
-	col   uint8 // the column of a leaf
-	lcol  uint8 // kID: the column of its lengths
-	child *node // kMsg
+	kind kind
+	// spread: the leaf has keyBuckets columns from col, one for each
+	// bucket of the node's ctxSet field met before it (a span's kind by
+	// its name: constant in each).
+	spread bool
+	col    uint8 // the column of a leaf
+	lcol   uint8 // kID: the column of its lengths
+	child  *node // kMsg
 }
 
 // Columns 0 and 1 are the structure (tags, the sizes of sub-message
@@ -145,6 +149,16 @@ func (b *builder) leaf(n *node, num int, k kind) {
 func (b *builder) leaves(n *node, k kind, nums ...int) {
 	for _, num := range nums {
 		b.leaf(n, num, k)
+	}
+}
+
+// spread gives leaf num of n keyBuckets columns (field.spread).
+func (b *builder) spread(n *node, num int) {
+	f := &n.f[num]
+	f.spread, f.col = true, uint8(b.n)
+	b.n += keyBuckets
+	if b.n > maxCols {
+		panic("otlpcolumns: too many columns")
 	}
 }
 
@@ -268,6 +282,7 @@ func tracesSchema() (*node, *builder) {
 	b.ref, b.refLen = span.f[pb.SpanSpanID].col, span.f[pb.SpanSpanID].lcol
 	b.leaf(span, pb.SpanFlags, kFixed32)
 	b.leaves(span, kVarint, pb.SpanKind, pb.SpanDroppedAttributesCount, pb.SpanDroppedEventsCount, pb.SpanDroppedLinksCount)
+	b.spread(span, pb.SpanKind)
 	b.leaf(span, pb.SpanStartTimeUnixNano, kStart)
 	b.leaf(span, pb.SpanEndTimeUnixNano, kEnd)
 	b.byName(span, pb.SpanName, pb.SpanAttributes)
