@@ -286,10 +286,11 @@ func (d *Decoder) walk(n *node, depth int) error {
 	forward := -1   // the ordinal of the parent span, when it comes later
 	st, out, lim := d.st, d.out, d.lim
 	var err error
-	run := -1 // where the run of n.series fields being rebuilt starts in out
+	run := -1   // where the run of n.series fields being rebuilt starts in out
+	runIdx := 0 // which of n.series it is
 loop:
 	for {
-		if run >= 0 && (len(st) == 0 || st[0] == 0 || st[0] == seriesRef || st[0] != n.series<<3|2) {
+		if run >= 0 && (len(st) == 0 || st[0] != n.series[runIdx]<<3|2) {
 			// The run ends (a field of another number, or a tag of
 			// more than a byte: the encoder's runs hold minimal tags
 			// only if the message's do, and any other tag ends it).
@@ -314,14 +315,15 @@ loop:
 				st = st[1:]
 				break loop
 			}
-			if b == seriesRef && n.series != 0 {
-				v, m := uvarint(d.cols[n.seriesCol])
+			if i := markerIndex(b); i >= 0 && n.series[i] != 0 {
+				scol := n.seriesCol[i]
+				v, m := uvarint(d.cols[scol])
 				if m <= 0 {
 					err = errCut
 					break loop
 				}
-				d.cols[n.seriesCol] = d.cols[n.seriesCol][m:]
-				id := int64(d.sets.last[n.seriesCol]) + int64(unzigzag(v))
+				d.cols[scol] = d.cols[scol][m:]
+				id := int64(d.sets.last[scol]) + int64(unzigzag(v))
 				if id < 0 || id >= int64(len(d.sets.offs)) {
 					err = errRef
 					break loop
@@ -333,13 +335,18 @@ loop:
 					}
 				}
 				out = append(out, set...)
-				d.sets.last[n.seriesCol] = int32(id + 1)
+				d.sets.last[scol] = int32(id + 1)
+				if n.byCtx != nil && n.series[i] == n.ctxSet {
+					bucket = keyBucket(lastValue(set))
+				}
 				st = st[1:]
 				continue
 			}
 			tag = uint64(b)
-			if n.series != 0 && b == n.series<<3|2 && run < 0 {
-				run = len(out)
+			if run < 0 {
+				if i := n.seriesIndex(b); i >= 0 {
+					run, runIdx = len(out), i
+				}
 			}
 		} else if tag, k = binary.Uvarint(st); k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
 			err = errTag

@@ -324,16 +324,21 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 	parent := -1    // the ordinal of the parent span, when its start is known
 	sameTrace := -1 // the kBack ordinal of the last span of its trace
 	forward := -1   // the ordinal of the parent span, when it comes later
-	inRun := false  // the previous field was one of n.series
+	inRun := -1     // which of n.series the previous field was
 	st := e.cols[colStruct]
 	for len(msg) > 0 {
-		if n.series != 0 && !inRun {
-			if r := seriesRun(msg, n.series); r > 0 {
+		if i := n.seriesIndex(msg[0]); i >= 0 && inRun != i {
+			if r := seriesRun(msg, n.series[i]); r > 0 {
 				if id, ok := e.sets.index[string(msg[:r])]; ok {
-					st = append(st, seriesRef)
-					e.cols[n.seriesCol] = binary.AppendUvarint(e.cols[n.seriesCol], zigzag(uint64(int64(id)-int64(e.sets.last[n.seriesCol]))))
-					e.sets.last[n.seriesCol] = id + 1
+					col := n.seriesCol[i]
+					st = append(st, seriesRef+8*byte(i))
+					e.cols[col] = binary.AppendUvarint(e.cols[col], zigzag(uint64(int64(id)-int64(e.sets.last[col]))))
+					e.sets.last[col] = id + 1
+					if n.byCtx != nil && n.series[i] == n.ctxSet {
+						bucket = keyBucket(lastValue(msg[:r]))
+					}
 					msg = msg[r:]
+					inRun = -1
 					continue
 				}
 				// The decoder adds the run once it has rebuilt it.
@@ -344,7 +349,10 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 		if k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
 			return errFallback
 		}
-		inRun = n.series != 0 && k == 1 && msg[0] == n.series<<3|2
+		inRun = -1
+		if k == 1 {
+			inRun = n.seriesIndex(msg[0])
+		}
 		st = append(st, msg[:k]...)
 		msg = msg[k:]
 		wt := uint8(tag & 7)

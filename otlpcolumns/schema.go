@@ -90,8 +90,19 @@ type node struct {
 	// series, on a data point, is its attributes' field number: a run of
 	// them that repeats one the stream has sent before (the same
 	// series) is sent as a reference to it in column seriesCol
-	// (seriesTable).
-	series, seriesCol uint8
+	// (seriesTable). A span has two: its attributes and its name.
+	series, seriesCol [2]uint8
+}
+
+// seriesIndex returns which of n's series fields a one-byte tag b starts,
+// or -1.
+func (n *node) seriesIndex(b byte) int {
+	for i, num := range n.series {
+		if num != 0 && b == num<<3|2 {
+			return i
+		}
+	}
+	return -1
 }
 
 // keyBuckets is how many value columns an attribute site's strings and
@@ -287,6 +298,7 @@ func tracesSchema() (*node, *builder) {
 	b.leaf(span, pb.SpanEndTimeUnixNano, kEnd)
 	b.byName(span, pb.SpanName, pb.SpanAttributes)
 	b.seriesOf(span, pb.SpanAttributes)
+	b.seriesOf(span, pb.SpanName)
 	event := &node{}
 	b.leaf(event, pb.SpanEventTimeUnixNano, kTime)
 	b.leaf(event, pb.SpanEventName, kLen)
@@ -320,8 +332,12 @@ func (b *builder) exemplar() *node {
 // seriesOf makes n's attributes (field num) deduplicated across the
 // stream (node.series).
 func (b *builder) seriesOf(n *node, num int) {
+	i := 0
+	if n.series[0] != 0 {
+		i = 1
+	}
 	b.leaf(n, 0, kOther) // allocates the column; field 0 is never read
-	n.series, n.seriesCol = uint8(num), n.f[0].col
+	n.series[i], n.seriesCol[i] = uint8(num), n.f[0].col
 	n.f[0] = field{}
 }
 

@@ -19,9 +19,37 @@ const (
 	maxSeries      = 1 << 16
 )
 
-// seriesRef marks a reference in the structure: a tag of field 0 and wire
+// seriesRef marks a reference to a run of a node's first series field in
+// the structure, seriesRef+8 to its second: tags of field 0 and 1 with wire
 // type 7, which no message has.
 const seriesRef = 0x07
+
+// markerIndex returns which series field a structure byte refers to, or
+// -1.
+func markerIndex(b byte) int {
+	switch b {
+	case seriesRef:
+		return 0
+	case seriesRef + 8:
+		return 1
+	}
+	return -1
+}
+
+// lastValue returns the bytes of the last field of a run (seriesRun's):
+// what the field's value would have set (node.byCtx's bucket).
+func lastValue(run []byte) []byte {
+	var v []byte
+	for len(run) > 1 {
+		l, m := uvarint(run[1:])
+		if m <= 0 || l > uint64(len(run)-1-m) {
+			break
+		}
+		v = run[1+m : 1+m+int(l)]
+		run = run[1+m+int(l):]
+	}
+	return v
+}
 
 type seriesTable struct {
 	arena []byte
