@@ -1,6 +1,10 @@
 package otlpcolumns
 
-import pb "github.com/otlp-lite/otlp-lite/otlppb"
+import (
+	"encoding/binary"
+
+	pb "github.com/otlp-lite/otlp-lite/otlppb"
+)
 
 // Signal names the envelope a transform walks: the export stream's
 // request of one signal (otlp.UnwrapEnvelope's layout: id = 1, the
@@ -111,14 +115,26 @@ func (n *node) seriesIndex(b byte) int {
 // every site fit in maxCols.
 const keyBuckets = 8
 
-// keyBucket is the bucket of a key or name: FNV-1a of its bytes.
+// keyBucket is the bucket of a key or name: a multiplicative hash of its
+// length and its first and last eight bytes (where keys of one namespace,
+// http.method and http.target, differ), a few instructions whatever its
+// length (FNV-1a over every byte cost 15 % of the decoder's CPU).
 func keyBucket(key []byte) uint8 {
-	h := uint32(2166136261)
-	for _, c := range key {
-		h = (h ^ uint32(c)) * 16777619
+	var a, z uint64
+	if len(key) >= 8 {
+		a = binary.LittleEndian.Uint64(key)
+		z = binary.LittleEndian.Uint64(key[len(key)-8:])
+	} else {
+		for i, c := range key {
+			a |= uint64(c) << (8 * i)
+		}
 	}
-	return uint8(h % keyBuckets)
+	h := (a*0x9e3779b97f4a7c15 ^ z*0xc2b2ae3d27d4eb4f ^ uint64(len(key))) * 0x165667b19e3779f9
+	return uint8(h >> 61) // keyBuckets = 8: the top three bits
 }
+
+// keyBucket's top three bits are keyBuckets' buckets.
+const _, _ = uint(keyBuckets - 8), uint(8 - keyBuckets)
 
 type field struct {
 	kind kind
