@@ -335,3 +335,28 @@ func BenchmarkEncode(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/500, "ns/span")
 }
+
+// TestSeriesTableBounded: a stream that sends ever new series fills the
+// decoder's table to its bounds and no further (DecoderCost counts them),
+// and what it sends after is still rebuilt exactly, in full.
+func TestSeriesTableBounded(t *testing.T) {
+	e, d := NewEncoder(Metrics), NewDecoder(Metrics)
+	for req := range 40 {
+		var m pbtest.PB
+		for i := range 400 {
+			p := pbtest.PB{}.Fixed64(3, 1).Fixed64(6, 2).Msg(7, pbtest.StrAttr("k", strings.Repeat("x", 60)+string(rune('a'+req%26))+string(rune('a'+i%26))+string(rune('a'+i/26))+string(rune('a'+req/26))))
+			m = m.Msg(1, p)
+		}
+		env := pbtest.PB{}.Varint(1, uint64(req)).Msg(2, pbtest.PB{}.Msg(2, pbtest.PB{}.Msg(2, pbtest.PB{}.Str(1, "m").Msg(5, m))))
+		got, err := d.Decode(nil, e.Append(nil, env), len(env), nil)
+		if err != nil || !bytes.Equal(got, env) {
+			t.Fatalf("request %d: %v", req, err)
+		}
+	}
+	if len(d.sets.arena) == 0 || cap(d.sets.arena) > maxSeriesBytes || cap(d.sets.offs) > maxSeries {
+		t.Fatalf("series table holds %d bytes (cap %d) and %d runs (cap %d)", len(d.sets.arena), cap(d.sets.arena), len(d.sets.offs), cap(d.sets.offs))
+	}
+	if len(d.sets.arena) < maxSeriesBytes*9/10 {
+		t.Fatalf("series table %d bytes: the test did not fill it", len(d.sets.arena))
+	}
+}
