@@ -110,3 +110,48 @@ func BenchmarkRawWriteFsync(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRawWriteDirect is RawWriteFsync for the way SyncAlways writes
+// on Linux (direct.go): one writer, O_DIRECT|O_DSYNC, whole blocks into
+// zeros written ahead, so that a write is durable when it returns and
+// changes no metadata; the disk's ceiling for DurableIngest's writes.
+func BenchmarkRawWriteDirect(b *testing.B) {
+	if directFlags == 0 {
+		b.Skip("no O_DIRECT here")
+	}
+	payload, spans := realTraces(b)
+	for _, block := range []struct {
+		name string
+		n    int
+	}{{"request", alignUp(len(payload))}, {"1MiB", 1 << 20}, {"4MiB", 4 << 20}} {
+		b.Run(block.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "raw")
+			f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|directFlags, 0o644)
+			if err != nil {
+				b.Skipf("no O_DIRECT on this filesystem: %v", err)
+			}
+			defer f.Close()
+			buf := alignedBytes(block.n)
+			for i := 0; i < len(buf); i += len(payload) {
+				copy(buf[i:], payload)
+			}
+			zero := alignedBytes(4 << 20)
+			var off, alloc int64
+			b.SetBytes(int64(len(buf)))
+			b.ResetTimer()
+			for b.Loop() {
+				for off+int64(len(buf)) > alloc {
+					if _, err := f.WriteAt(zero, alloc); err != nil {
+						b.Fatal(err)
+					}
+					alloc += int64(len(zero))
+				}
+				if _, err := f.WriteAt(buf, off); err != nil {
+					b.Fatal(err)
+				}
+				off += int64(len(buf))
+			}
+			b.ReportMetric(float64(b.N)*float64(len(buf))/float64(len(payload))*float64(spans)/b.Elapsed().Seconds(), "spans/s")
+		})
+	}
+}
