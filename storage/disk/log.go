@@ -675,6 +675,9 @@ func (l *signalLog) failed(err error) error {
 // is done and durable.
 func (l *signalLog) cutBack() bool {
 	err := l.f.Truncate(l.size)
+	if err == nil {
+		l.alloc = min(l.alloc, l.size) // the preallocated zeros went too
+	}
 	if err == nil && l.sync != SyncNone {
 		// Make the cut durable, or a power loss could bring the failed
 		// bytes back at the end of what is now a closed segment.
