@@ -182,8 +182,14 @@ func (l *signalLog) openDirect(f *os.File) (*os.File, bool) {
 		return f, false
 	}
 	d, err := os.OpenFile(f.Name(), os.O_RDWR|directFlags, 0)
-	if err != nil {
+	if errors.Is(err, syscall.EINVAL) {
 		l.noDirectAnyMore(err)
+		return f, false
+	}
+	if err != nil {
+		// Out of file descriptors, say: this segment is written
+		// through the page cache, the next tries again.
+		l.logger.Warn("cannot open a segment for direct writes; it is written through the page cache", "file", f.Name(), "err", err)
 		return f, false
 	}
 	f.Close()

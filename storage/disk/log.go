@@ -246,7 +246,7 @@ func (l *signalLog) recover() error {
 			return fmt.Errorf("cannot sync %s: %w", path, err)
 		}
 		f.Close()
-		l.logger.Info("cut torn tail left by a crash", "signal", l.signal.String(), "segment", segmentName(seq), "offset", good, "bytes", st.Size()-good)
+		l.logger.Info("cut torn tail left by a crash (a torn write, or zeros preallocated after the last record)", "signal", l.signal.String(), "segment", segmentName(seq), "offset", good, "bytes", st.Size()-good)
 	}
 	info.bytes = good
 	l.segs = append(l.segs, info)
