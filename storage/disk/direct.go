@@ -19,8 +19,9 @@ import (
 // batch's blocks to the disk from the batch buffer and returns once they
 // are on stable storage. It replaces a write into the page cache (a copy
 // and a page allocation per 4 KiB) and an fsync that then wrote those
-// pages back and the inode with them: the process spends about half the
-// CPU per byte, measured on ext4 (BENCHMARKS.md, "Durable ingest").
+// pages back and the inode with them: the store spends less than half the
+// CPU per span, measured on ext4 (BenchmarkDurableIngest; BENCHMARKS.md,
+// "Durable ingest").
 //
 // A direct write's memory, file offset and length are multiples of
 // blockSize. The records of a batch are therefore laid out in the batch
@@ -48,8 +49,8 @@ import (
 
 // blockSize is the alignment of direct writes: 4 KiB, the page size and
 // the physical block size of nearly every disk (512-byte logical blocks
-// divide it). A device that needs more refuses the header's write with
-// EINVAL and the log falls back to buffered writes.
+// divide it). A device that needs more refuses a segment's first direct
+// write with EINVAL, and the log falls back to buffered writes.
 const blockSize = 4096
 
 // preallocChunk is how far ahead of its records a directly written
@@ -61,7 +62,9 @@ const blockSize = 4096
 const preallocChunk = 4 << 20
 
 // zeroSource is the source of preallocation writes, written repeatedly
-// (pwritev). Its pages are never written, so they cost no memory.
+// (pwritev, 16 times per preallocChunk): 256 KiB, small enough to cost
+// little memory (none when its pages were never written) and large enough
+// that one system call preallocates a chunk.
 var zeroSource = sync.OnceValue(func() []byte { return alignedBytes(256 << 10) })
 
 // alignedBytes returns n zero bytes whose address is a multiple of

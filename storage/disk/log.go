@@ -91,8 +91,9 @@ func (s *segInfo) addBatch(b *batch) {
 //
 // Group commit: writers append their framed record to the current batch
 // under mu and wait; one flusher goroutine swaps the batch out, writes it
-// with a single write (and, with SyncAlways, a single fsync), and wakes all
-// its writers at once. While it syncs, the next batch fills, so under load
+// with a single write (and, with SyncAlways, a single fsync; on Linux one
+// O_DIRECT|O_DSYNC write that is both, see direct.go), and wakes all its
+// writers at once. While it syncs, the next batch fills, so under load
 // one fsync serves many requests and throughput is not bounded by fsync
 // latency.
 //
