@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -346,5 +347,43 @@ func TestZeroTailOfClosedSegment(t *testing.T) {
 				t.Fatalf("summary of the first segment: %+v, %v", info, err)
 			}
 		})
+	}
+}
+
+// TestReadKeysPreallocated: the window of idempotency keys (RebuildDedup)
+// is read from a segment being written, preallocated, and from the
+// segment a crash left with its zeros: every key, each once, no damage.
+func TestReadKeysPreallocated(t *testing.T) {
+	dir := t.TempDir()
+	s := openDirect(t, dir, Options{})
+	defer s.Close()
+	ctx := context.Background()
+	var want []string
+	for i := range 40 {
+		k := storage.StoredKey{Key: fmt.Sprintf("client/%02d", i), Fingerprint: uint64(i)}
+		if err := s.WriteKeyed(ctx, storage.Traces, []byte(strings.Repeat("s", i*100)), 1, k); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, k.Key)
+	}
+	readKeys := func(s *Store) []string {
+		var got []string
+		if err := s.ReadKeys(time.Now().Add(-time.Hour), func(k storage.StoredKey) error { got = append(got, k.Key); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := readKeys(s); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("keys of the live segment: %v", got)
+	}
+	crashed := filepath.Join(t.TempDir(), "crashed")
+	snapshotDir(t, dir, crashed)
+	s2, err := Open(crashed, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if got := readKeys(s2); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("keys after the crash: %v", got)
 	}
 }
