@@ -44,12 +44,13 @@ func (b *batch) reset(pad int) {
 }
 
 // reserve makes room for n more bytes and a block of padding, keeping
-// buf's alignment.
+// buf's alignment. It grows buf by a quarter at least, as append grows a
+// large slice: a batch buffer stays close to the largest batch.
 func (b *batch) reserve(n int) {
 	if cap(b.buf)-len(b.buf) >= n+blockSize {
 		return
 	}
-	nb := alignedBytes(max(2*cap(b.buf), alignUp(len(b.buf)+n+blockSize)))
+	nb := alignedBytes(alignUp(max(cap(b.buf)+cap(b.buf)/4, len(b.buf)+n+blockSize)))
 	b.buf = nb[:copy(nb, b.buf)]
 }
 
