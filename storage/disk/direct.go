@@ -62,10 +62,11 @@ const blockSize = 4096
 const preallocChunk = 4 << 20
 
 // zeroSource is the source of preallocation writes, written repeatedly
-// (pwritev, 16 times per preallocChunk): 256 KiB, small enough to cost
-// little memory (none when its pages were never written) and large enough
-// that one system call preallocates a chunk.
-var zeroSource = sync.OnceValue(func() []byte { return alignedBytes(256 << 10) })
+// (pwritev, 16 times per preallocChunk): 256 KiB, large enough that one
+// system call preallocates a chunk. It is a read-only mapping of zeros
+// where the system allows (direct_linux.go): the disk reads the kernel's
+// zero page, and the process holds no memory for it.
+var zeroSource = sync.OnceValue(func() []byte { return zeroPages(256 << 10) })
 
 // alignedBytes returns n zero bytes whose address is a multiple of
 // blockSize.

@@ -49,3 +49,14 @@ func pwritev(f *os.File, iov [][]byte, off int64) error {
 	}
 	return nil
 }
+
+// zeroPages returns n bytes of zeros, page-aligned, from a read-only
+// anonymous mapping (never written, so never given memory of its own), or
+// from the heap if the mapping fails.
+func zeroPages(n int) []byte {
+	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return alignedBytes(n)
+	}
+	return b
+}

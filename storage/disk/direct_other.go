@@ -16,3 +16,6 @@ const directFlags = 0
 func pwritev(f *os.File, iov [][]byte, off int64) error {
 	return errors.New("BUG: pwritev without direct writes")
 }
+
+// zeroPages returns n page-aligned zero bytes.
+func zeroPages(n int) []byte { return alignedBytes(n) }
