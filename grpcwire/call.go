@@ -56,6 +56,9 @@ type Call struct {
 	lastWire       int
 	msgTimeout     time.Duration
 	unary          bool // ReadUnary manages the read deadline itself
+	// watched is set by WatchReadTimeout: the caller enforces msgTimeout
+	// on ReadUnary (ExpireRead), so ReadUnary sets no deadline for it.
+	watched bool
 	// deadlineSet is true while a message's read deadline is armed (from
 	// its first prefix byte until it, and any skip, is read).
 	deadlineSet bool
@@ -106,6 +109,21 @@ func (c *Call) ResetStream() {
 		_ = http.NewResponseController(c.w).SetWriteDeadline(time.Unix(1, 0))
 	}
 }
+
+// WatchReadTimeout tells ReadUnary that the caller enforces the message
+// read timeout (SetMessageReadTimeout) itself, calling ExpireRead when a
+// request has not arrived in time, so ReadUnary sets no read deadline on
+// the stream for it. A read deadline costs a message to net/http's
+// connection goroutine and a timer there, per call: a watchdog shared by
+// every call (the handler's read guards) costs neither. The call still
+// enforces its grpc-timeout deadline. Streaming reads (ReadMessage) are not
+// affected.
+func (c *Call) WatchReadTimeout() { c.watched = true }
+
+// ExpireRead fails the request's pending and later body reads at once, as
+// an expired read deadline does: ReadUnary and ReadMessage return
+// DEADLINE_EXCEEDED. It does nothing after Finish.
+func (c *Call) ExpireRead() { c.setReadDeadline(time.Unix(1, 0)) }
 
 // armMessageDeadline starts the read deadline of a message whose first
 // byte has arrived; disarmMessageDeadline ends it once the message is read.
@@ -261,6 +279,9 @@ func (c *Call) Close() {
 // body that ends early → INTERNAL, too large → RESOURCE_EXHAUSTED.
 func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Status) {
 	deadline, hasDeadline := c.ctx.Deadline()
+	if c.watched {
+		return c.readUnaryWatched(buf, scratch, hasDeadline)
+	}
 	if c.msgTimeout > 0 || hasDeadline {
 		// The whole request — prefix, message and end of stream — must
 		// arrive within the timeout, and before the call's own deadline
@@ -282,6 +303,34 @@ func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Statu
 		c.setReadDeadline(deadline)
 		defer func() { c.unary = false }()
 	}
+	return c.readUnary(buf, scratch)
+}
+
+// readUnaryWatched is ReadUnary when the caller enforces the message read
+// timeout (WatchReadTimeout): no read deadline is set on the stream for
+// it, and a grpc-timeout deadline expires the read through the context's
+// own timer (context.AfterFunc) rather than a second one in net/http.
+func (c *Call) readUnaryWatched(buf, scratch []byte, hasDeadline bool) (msg, scratchOut []byte, st *Status) {
+	c.unary = true
+	defer func() { c.unary = false }()
+	if hasDeadline {
+		stop := context.AfterFunc(c.ctx, c.expireOnDeadline)
+		defer stop()
+	}
+	return c.readUnary(buf, scratch)
+}
+
+// expireOnDeadline expires the request's read when the call's deadline
+// passed, not when its context was cancelled otherwise (the client reset
+// the stream: its reads fail on their own, with their own error).
+func (c *Call) expireOnDeadline() {
+	if errors.Is(c.ctx.Err(), context.DeadlineExceeded) {
+		c.ExpireRead()
+	}
+}
+
+// readUnary reads a unary request's message and its end of stream.
+func (c *Call) readUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Status) {
 	msg, scratch, st = c.ReadMessage(buf, scratch)
 	if st != nil {
 		if st == errEndOfStream {

@@ -127,6 +127,9 @@ type Handler struct {
 	// writeTimeout and guards bound response writes (writeguard.go).
 	writeTimeout time.Duration
 	guards       *writeGuards
+	// readGuards bound unary gRPC request reads by bodyTimeout
+	// (readUnary); nil when it is disabled.
+	readGuards *writeGuards
 	// ten is nil when tenancy is off.
 	ten *tenancy
 	// metaKeys is nil when no client metadata is passed to the sink.
@@ -196,6 +199,10 @@ func New(cfg Config) *Handler {
 	// The write watchdog holds only its stop channel, not h: when h
 	// becomes unreachable (an embedder dropped it), it is stopped.
 	runtime.AddCleanup(h, func(stop chan struct{}) { close(stop) }, h.guards.stop)
+	if h.bodyTimeout > 0 {
+		h.readGuards = newReadGuards(h.bodyTimeout)
+		runtime.AddCleanup(h, func(stop chan struct{}) { close(stop) }, h.readGuards.stop)
+	}
 	h.health.init()
 	return h
 }
