@@ -15,7 +15,10 @@ import (
 // are rejected, partial_success carries their count and a message, and the
 // call is still OK so the client does not retry them; a request that cannot
 // be decoded at all gets INVALID_ARGUMENT (not retryable).
-func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
+//
+// onWorker is set on an export worker, whose stack has room for validation:
+// it is done there, not handed to a check worker (ingest.Ticket.CheckHere).
+func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind, onWorker bool) {
 	r := call.Request()
 	key, kst := grpcIdempotencyKey(r.Header)
 	if kst != nil {
@@ -24,6 +27,10 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 	}
 	t := h.getTicket(call.Context())
 	defer h.putTicket(t)
+	if onWorker {
+		t.CheckHere(true)
+		defer t.CheckHere(false)
+	}
 	h.p.StartLog(call.Context(), t, r.RemoteAddr, ingest.GRPC, kind.signal)
 	call.SetBudget(t)
 	if st := h.readUnary(call, t); st != nil {
