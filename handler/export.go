@@ -16,9 +16,9 @@ import (
 // call is still OK so the client does not retry them; a request that cannot
 // be decoded at all gets INVALID_ARGUMENT (not retryable).
 //
-// onWorker is set on an export worker, whose stack has room for validation:
-// it is done there, not handed to a check worker (ingest.Ticket.CheckHere).
-func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind, onWorker bool) {
+// The request is read and answered here, on net/http's goroutine; the
+// pipeline's work between runs on an export worker (exportworkers.go).
+func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 	r := call.Request()
 	key, kst := grpcIdempotencyKey(r.Header)
 	if kst != nil {
@@ -27,10 +27,6 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind, onWorker bo
 	}
 	t := h.getTicket(call.Context())
 	defer h.putTicket(t)
-	if onWorker {
-		t.CheckHere(true)
-		defer t.CheckHere(false)
-	}
 	h.p.StartLog(call.Context(), t, r.RemoteAddr, ingest.GRPC, kind.signal)
 	call.SetBudget(t)
 	if st := h.readUnary(call, t); st != nil {
@@ -41,7 +37,7 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind, onWorker bo
 	}
 	// Export releases the request's budget before it returns, so a
 	// client that does not read the response holds none.
-	res, err := h.p.Export(call.Context(), ingest.Request{
+	res, err := h.exports.export(h.p, call.Context(), ingest.Request{
 		Transport: ingest.GRPC, Signal: kind.signal, Body: t.Msg,
 		WireSize: call.LastWireSize(), Ticket: t, IdempotencyKey: key,
 	})

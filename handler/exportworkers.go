@@ -1,49 +1,58 @@
 package handler
 
 import (
+	"context"
 	"fmt"
-	"net/http"
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/otlp-lite/otlp-lite/ingest"
 )
 
-// exportWorkers serve unary gRPC exports on long-lived goroutines.
+// exportWorkers run the pipeline's work of unary gRPC exports
+// (ingest.Pipeline.Export: admission, validation, the sink's write) on
+// long-lived goroutines.
 //
 // net/http serves each request on a fresh goroutine whose stack starts at
-// the process's average goroutine stack, a few KiB; a unary export's call
-// depth (this handler, grpcwire's reads, the pipeline) made it grow and
-// copy its stack once or twice per request: runtime.newstack was 6-8% of
-// the server's CPU at 100 spans per request (bench/cmd/sidebyside
-// profile) and about a sixth of the instructions of
-// server.BenchmarkUnaryExport100x4. A worker keeps the stack it grew, and
-// validates on it too (ingest.Ticket.CheckHere) rather than handing the
-// request to a check worker, so a request still pays one hand-off and one
-// wake-up, as it did for validation alone, and no stack growth.
+// the process's average goroutine stack, a few KiB; the call depth of a
+// unary export down to the hand-off to a check worker made it grow and
+// copy its stack on every request: runtime.newstack was 6-8% of the
+// server's CPU at 100 spans per request (bench/cmd/sidebyside profile). A
+// worker keeps the stack it grew, and validates on it
+// (ingest.Ticket.CheckHere) rather than handing the request on to a check
+// worker, so a request still pays one hand-off and one wake-up, as it did
+// for validation alone, from a shallower depth.
+//
+// The request is read and its response written on net/http's goroutine,
+// not here: a request whose body stalls, or whose response its client
+// does not read, holds that goroutine alone, as before, and no worker
+// (cmd/otlp-lite TestHostileStalledStreamFlood and
+// TestHostileUnreadResponses measure what each holds).
 //
 // As in ingest's check pool, a job never waits for a worker: with none
 // idle, one is started for it; a worker exits after exportWorkerIdle
-// without a job. Every job holds a unit of the stream bound while it runs
-// (Handler.ServeHTTP), so that bound is also the bound on busy workers,
-// and idle ones are gone a second after a burst. A worker serves one
-// request at a time, so a slow or stalled request holds its own worker
-// and no other request's.
+// without a job. Jobs in flight are bounded by the admission budget (each
+// holds its request's bytes) and the stream bound, and idle workers are
+// gone a second after a burst.
 type exportWorkers struct {
 	jobs chan *exportJob
 }
 
 // exportWorkerIdle is how long a worker waits for another job before it
-// exits: long enough to serve the next requests of a busy client without
-// growing a new stack, short enough that a burst's goroutines and their
-// stacks are given back a second after it.
+// exits: long enough to serve a busy client's next requests without
+// growing a new stack, short enough that a burst's goroutines and stacks
+// are given back a second after it.
 const exportWorkerIdle = time.Second
 
-// exportJob is one request handed to a worker; jobs are pooled, so the
+// exportJob is one Export handed to a worker; jobs are pooled, so the
 // hand-off allocates nothing.
 type exportJob struct {
-	h        *Handler
-	w        http.ResponseWriter
-	r        *http.Request
+	p        *ingest.Pipeline
+	ctx      context.Context
+	req      ingest.Request
+	res      ingest.Result
+	err      error
 	panicked any
 	done     chan struct{}
 }
@@ -52,27 +61,30 @@ var exportJobs = sync.Pool{New: func() any { return &exportJob{done: make(chan s
 
 func newExportWorkers() *exportWorkers { return &exportWorkers{jobs: make(chan *exportJob)} }
 
-// serve serves the gRPC call r on a worker and returns when it is done. A
-// panic there is raised again here, on net/http's goroutine, so that
-// net/http handles it as it would have (http.ErrAbortHandler included).
-func (ws *exportWorkers) serve(h *Handler, w http.ResponseWriter, r *http.Request) {
+// export is p.Export(ctx, req) run on a worker, validation included. A
+// panic there is raised again here, on the caller's goroutine, so that
+// net/http handles it as it would have.
+func (ws *exportWorkers) export(p *ingest.Pipeline, ctx context.Context, req ingest.Request) (ingest.Result, error) {
 	j := exportJobs.Get().(*exportJob)
-	j.h, j.w, j.r = h, w, r
+	j.p, j.ctx, j.req = p, ctx, req
+	req.Ticket.CheckHere(true)
 	select {
 	case ws.jobs <- j: // an idle worker took it
 	default:
 		go ws.work(j)
 	}
 	<-j.done
-	p := j.panicked
-	j.h, j.w, j.r, j.panicked = nil, nil, nil, nil
+	req.Ticket.CheckHere(false)
+	res, err, panicked := j.res, j.err, j.panicked
+	*j = exportJob{done: j.done}
 	exportJobs.Put(j)
-	if p != nil {
-		panic(p)
+	if panicked != nil {
+		panic(panicked)
 	}
+	return res, err
 }
 
-// work serves j, then the jobs it is given, until it has none for
+// work runs j, then the jobs it is given, until it has none for
 // exportWorkerIdle.
 func (ws *exportWorkers) work(j *exportJob) {
 	var idle *time.Timer
@@ -94,14 +106,11 @@ func (ws *exportWorkers) work(j *exportJob) {
 func (j *exportJob) run() {
 	defer func() {
 		if p := recover(); p != nil {
-			if p != http.ErrAbortHandler {
-				p = &workerPanic{value: p, stack: debug.Stack()}
-			}
-			j.panicked = p
+			j.panicked = &workerPanic{value: p, stack: debug.Stack()}
 		}
 		j.done <- struct{}{}
 	}()
-	j.h.serveGRPC(j.w, j.r, true)
+	j.res, j.err = j.p.Export(j.ctx, j.req)
 }
 
 // workerPanic is a panic on an export worker, with the worker's stack

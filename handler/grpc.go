@@ -15,9 +15,8 @@ const healthService = "grpc.health.v1.Health"
 
 // serveGRPC validates the call and routes it by its path, "/service/method"
 // (PROTOCOL-HTTP2.md, "Path"). Unknown services and methods get UNIMPLEMENTED
-// with grpc-go's wording. onWorker is set when it runs on an export worker
-// (exportworkers.go), where a unary export validates in place.
-func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request, onWorker bool) {
+// with grpc-go's wording.
+func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 	call, st := grpcwire.StartCall(w, r, h.limits)
 	if st != nil {
 		// StartCall has answered.
@@ -42,7 +41,7 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request, onWorker boo
 				h.refuseGRPC(call, ingest.GRPC, st)
 				return
 			}
-			h.exportUnary(call, kindOf(sig), onWorker)
+			h.exportUnary(call, kindOf(sig))
 			return
 		}
 		h.refuseGRPC(call, ingest.GRPC, grpcwire.Errorf(grpcwire.Unimplemented, "unknown method %s for service %s", method, service))

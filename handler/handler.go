@@ -134,7 +134,7 @@ type Handler struct {
 	ten *tenancy
 	// metaKeys is nil when no client metadata is passed to the sink.
 	metaKeys *metadataKeys
-	// exports serves unary gRPC exports (exportworkers.go).
+	// exports runs unary gRPC exports' pipeline work (exportworkers.go).
 	exports *exportWorkers
 	// mounts are the other gRPC methods served behind the same gates
 	// (Mount); nil when none.
@@ -260,11 +260,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			m.ServeHTTP(w, r)
 			return
 		}
-		if isUnaryExportPath(r.URL.Path) {
-			h.exports.serve(h, w, r)
-			return
-		}
-		h.serveGRPC(w, r, false)
+		h.serveGRPC(w, r)
 		return
 	}
 	if isGRPCPath(r.URL.Path) || h.mounts[r.URL.Path] != nil {
@@ -314,13 +310,6 @@ func newTransportMetrics(set *metrics.Set) *transportMetrics {
 		rotations:     set.GetOrCreateCounter("otlplite_stream_rotations_total"),
 		writeTimeouts: set.GetOrCreateCounter("otlplite_response_write_timeouts_total"),
 	}
-}
-
-// isUnaryExportPath reports whether path is a signal's unary Export
-// method, "/opentelemetry.proto.collector.<signal>.v1.<Signal>Service/Export".
-func isUnaryExportPath(path string) bool {
-	service, method, ok := splitMethod(path)
-	return ok && method == "Export" && otlp.SignalByGRPCService(service) != 0
 }
 
 // isGRPCPath reports whether path names a service this handler serves over
