@@ -280,7 +280,24 @@ func (c *Call) Close() {
 func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Status) {
 	deadline, hasDeadline := c.ctx.Deadline()
 	if c.watched {
-		return c.readUnaryWatched(buf, scratch, hasDeadline)
+		// The caller enforces msgTimeout (WatchReadTimeout); a
+		// grpc-timeout deadline expires the read through the
+		// context's own timer rather than a second one in net/http.
+		// (No helper function: a request stalled here holds this
+		// stack, and a deeper one doubled it, measured by
+		// TestHostileStalledStreamFlood.)
+		c.unary = true
+		var stop func() bool
+		if hasDeadline {
+			stop = context.AfterFunc(c.ctx, c.expireOnDeadline)
+		}
+		msg, scratch, st = c.ReadMessage(buf, scratch)
+		msg, scratch, st = c.endUnary(msg, scratch, st)
+		if stop != nil {
+			stop()
+		}
+		c.unary = false
+		return msg, scratch, st
 	}
 	if c.msgTimeout > 0 || hasDeadline {
 		// The whole request — prefix, message and end of stream — must
@@ -303,21 +320,8 @@ func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Statu
 		c.setReadDeadline(deadline)
 		defer func() { c.unary = false }()
 	}
-	return c.readUnary(buf, scratch)
-}
-
-// readUnaryWatched is ReadUnary when the caller enforces the message read
-// timeout (WatchReadTimeout): no read deadline is set on the stream for
-// it, and a grpc-timeout deadline expires the read through the context's
-// own timer (context.AfterFunc) rather than a second one in net/http.
-func (c *Call) readUnaryWatched(buf, scratch []byte, hasDeadline bool) (msg, scratchOut []byte, st *Status) {
-	c.unary = true
-	defer func() { c.unary = false }()
-	if hasDeadline {
-		stop := context.AfterFunc(c.ctx, c.expireOnDeadline)
-		defer stop()
-	}
-	return c.readUnary(buf, scratch)
+	msg, scratch, st = c.ReadMessage(buf, scratch)
+	return c.endUnary(msg, scratch, st)
 }
 
 // expireOnDeadline expires the request's read when the call's deadline
@@ -329,9 +333,9 @@ func (c *Call) expireOnDeadline() {
 	}
 }
 
-// readUnary reads a unary request's message and its end of stream.
-func (c *Call) readUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Status) {
-	msg, scratch, st = c.ReadMessage(buf, scratch)
+// endUnary finishes ReadUnary after its message was read: maps the end of
+// stream, and checks that no second message follows.
+func (c *Call) endUnary(msg, scratch []byte, st *Status) ([]byte, []byte, *Status) {
 	if st != nil {
 		if st == errEndOfStream {
 			return msg, scratch, Errorf(Internal, "cardinality violation: received no request message from non-client-streaming RPC")

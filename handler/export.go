@@ -29,7 +29,24 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 	defer h.putTicket(t)
 	h.p.StartLog(call.Context(), t, r.RemoteAddr, ingest.GRPC, kind.signal)
 	call.SetBudget(t)
-	if st := h.readUnary(call, t); st != nil {
+	// The body read timeout is watched by a read guard rather than a
+	// read deadline on the stream: a deadline is a message to
+	// net/http's connection goroutine and a timer per call; a guard is
+	// two atomic stores and a clock read, its watchdog shared by every
+	// call. The request is cut off between the timeout and 1.25 times
+	// it, with the same DEADLINE_EXCEEDED. (Here, not in a helper: a
+	// request stalled in the read holds this stack, and a deeper one
+	// doubled it, measured by TestHostileStalledStreamFlood.)
+	var g *writeGuard
+	if h.readGuards != nil {
+		g = h.readGuards.get(call, nil)
+		call.WatchReadTimeout()
+		g.begin()
+	}
+	var st *grpcwire.Status
+	t.Msg, t.Scratch, st = call.ReadUnary(t.Msg, t.Scratch)
+	h.readGuards.put(g)
+	if st != nil {
 		t.Release()
 		h.p.Refused(t, ingest.GRPC, kind.signal, st)
 		h.refuseGRPC(call, ingest.GRPC, st)
@@ -49,23 +66,4 @@ func (h *Handler) exportUnary(call *grpcwire.Call, kind *signalKind) {
 	if err := h.writeUnaryResponse(call, t.Resp); err != nil {
 		h.log.Debug("cannot write response", "peer", r.RemoteAddr, "err", err)
 	}
-}
-
-// readUnary reads a unary export's request into t.Msg (t.Scratch holds
-// its compressed bytes), the body read timeout watched by a read guard
-// rather than by a read deadline on the stream: a deadline is a message
-// to net/http's connection goroutine and a timer per call; a guard is two
-// atomic stores and a clock read, its watchdog shared by every call. The
-// request is cut off between the timeout and 1.25 times it, with the same
-// DEADLINE_EXCEEDED.
-func (h *Handler) readUnary(call *grpcwire.Call, t *ingest.Ticket) (st *grpcwire.Status) {
-	var g *writeGuard
-	if h.readGuards != nil {
-		g = h.readGuards.get(call, nil)
-		call.WatchReadTimeout()
-		g.begin()
-	}
-	t.Msg, t.Scratch, st = call.ReadUnary(t.Msg, t.Scratch)
-	h.readGuards.put(g)
-	return st
 }

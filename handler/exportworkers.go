@@ -3,8 +3,10 @@ package handler
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/ingest"
@@ -30,19 +32,31 @@ import (
 // (cmd/otlp-lite TestHostileStalledStreamFlood and
 // TestHostileUnreadResponses measure what each holds).
 //
-// As in ingest's check pool, a job never waits for a worker: with none
-// idle, one is started for it; a worker exits after exportWorkerIdle
-// without a job. Jobs in flight are bounded by the admission budget (each
-// holds its request's bytes) and the stream bound, and idle workers are
-// gone a second after a burst.
+// There are at most maxExportWorkers, started when first needed and gone
+// after exportWorkerIdle without a job. A request never waits for one:
+// when none is idle and no more may start, it runs Export on its own
+// goroutine, handing validation to the check pool, as before. So a burst
+// costs no more memory than it did (with a worker per request in flight,
+// each with a stack grown for validation, TestHostileUnreadResponses
+// measured 3-5 KiB more per request), while the steady state, a few
+// requests in flight per processor, runs on workers.
 type exportWorkers struct {
 	jobs chan *exportJob
+	live atomic.Int32 // workers running
+	max  int32        // maxExportWorkers()
 }
+
+// maxExportWorkers bounds the workers: two per processor, so that the
+// requests a processor has in flight (one in Export, one being read or
+// answered) find one idle. Each keeps the stack validation grew it to,
+// under 80 KiB at the default AnyValue depth limit, so they hold at most
+// about 160 KiB per processor.
+func maxExportWorkers() int32 { return int32(2 * runtime.GOMAXPROCS(0)) }
 
 // exportWorkerIdle is how long a worker waits for another job before it
 // exits: long enough to serve a busy client's next requests without
-// growing a new stack, short enough that a burst's goroutines and stacks
-// are given back a second after it.
+// growing a new stack, short enough that the goroutines are gone a second
+// after the load.
 const exportWorkerIdle = time.Second
 
 // exportJob is one Export handed to a worker; jobs are pooled, so the
@@ -59,10 +73,13 @@ type exportJob struct {
 
 var exportJobs = sync.Pool{New: func() any { return &exportJob{done: make(chan struct{}, 1)} }}
 
-func newExportWorkers() *exportWorkers { return &exportWorkers{jobs: make(chan *exportJob)} }
+func newExportWorkers() *exportWorkers {
+	return &exportWorkers{jobs: make(chan *exportJob), max: maxExportWorkers()}
+}
 
-// export is p.Export(ctx, req) run on a worker, validation included. A
-// panic there is raised again here, on the caller's goroutine, so that
+// export is p.Export(ctx, req): on a worker, validation included, when
+// one is idle or may start; else on the caller's goroutine. A panic on a
+// worker is raised again here, on the caller's goroutine, so that
 // net/http handles it as it would have.
 func (ws *exportWorkers) export(p *ingest.Pipeline, ctx context.Context, req ingest.Request) (ingest.Result, error) {
 	j := exportJobs.Get().(*exportJob)
@@ -71,6 +88,13 @@ func (ws *exportWorkers) export(p *ingest.Pipeline, ctx context.Context, req ing
 	select {
 	case ws.jobs <- j: // an idle worker took it
 	default:
+		if ws.live.Add(1) > ws.max {
+			ws.live.Add(-1)
+			req.Ticket.CheckHere(false)
+			*j = exportJob{done: j.done}
+			exportJobs.Put(j)
+			return p.Export(ctx, req)
+		}
 		go ws.work(j)
 	}
 	<-j.done
@@ -87,6 +111,7 @@ func (ws *exportWorkers) export(p *ingest.Pipeline, ctx context.Context, req ing
 // work runs j, then the jobs it is given, until it has none for
 // exportWorkerIdle.
 func (ws *exportWorkers) work(j *exportJob) {
+	defer ws.live.Add(-1)
 	var idle *time.Timer
 	for {
 		j.run()
