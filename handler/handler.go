@@ -128,7 +128,7 @@ type Handler struct {
 	writeTimeout time.Duration
 	guards       *writeGuards
 	// readGuards bound unary gRPC request reads by bodyTimeout
-	// (readUnary); nil when it is disabled.
+	// (exportUnary); nil when it is disabled.
 	readGuards *writeGuards
 	// ten is nil when tenancy is off.
 	ten *tenancy

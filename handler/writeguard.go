@@ -67,7 +67,7 @@ func newWriteGuards(timeout time.Duration, timeouts *metrics.Counter) *writeGuar
 // newReadGuards returns guards for unary gRPC request reads: a guard that
 // fires expires the call's read (grpcwire.Call.ExpireRead), which answers
 // DEADLINE_EXCEEDED, as the per-call read deadline it replaces did
-// (handler.readUnary). The refusal is counted as such, not here.
+// (exportUnary). The refusal is counted as such, not here.
 func newReadGuards(timeout time.Duration) *writeGuards {
 	gs := newWriteGuards(timeout, nil)
 	gs.read = true
