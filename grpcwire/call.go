@@ -56,6 +56,9 @@ type Call struct {
 	lastWire       int
 	msgTimeout     time.Duration
 	unary          bool // ReadUnary manages the read deadline itself
+	// watched is set by WatchReadTimeout: the caller enforces msgTimeout
+	// on ReadUnary (ExpireRead), so ReadUnary sets no deadline for it.
+	watched bool
 	// deadlineSet is true while a message's read deadline is armed (from
 	// its first prefix byte until it, and any skip, is read).
 	deadlineSet bool
@@ -106,6 +109,21 @@ func (c *Call) ResetStream() {
 		_ = http.NewResponseController(c.w).SetWriteDeadline(time.Unix(1, 0))
 	}
 }
+
+// WatchReadTimeout tells ReadUnary that the caller enforces the message
+// read timeout (SetMessageReadTimeout) itself, calling ExpireRead when a
+// request has not arrived in time, so ReadUnary sets no read deadline on
+// the stream for it. A read deadline costs a message to net/http's
+// connection goroutine and a timer there, per call: a watchdog shared by
+// every call (the handler's read guards) costs neither. The call still
+// enforces its grpc-timeout deadline. Streaming reads (ReadMessage) are not
+// affected.
+func (c *Call) WatchReadTimeout() { c.watched = true }
+
+// ExpireRead fails the request's pending and later body reads at once, as
+// an expired read deadline does: ReadUnary and ReadMessage return
+// DEADLINE_EXCEEDED. It does nothing after Finish.
+func (c *Call) ExpireRead() { c.setReadDeadline(time.Unix(1, 0)) }
 
 // armMessageDeadline starts the read deadline of a message whose first
 // byte has arrived; disarmMessageDeadline ends it once the message is read.
@@ -261,6 +279,26 @@ func (c *Call) Close() {
 // body that ends early → INTERNAL, too large → RESOURCE_EXHAUSTED.
 func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Status) {
 	deadline, hasDeadline := c.ctx.Deadline()
+	if c.watched {
+		// The caller enforces msgTimeout (WatchReadTimeout); a
+		// grpc-timeout deadline expires the read through the
+		// context's own timer rather than a second one in net/http.
+		// (No helper function: a request stalled here holds this
+		// stack, and a deeper one doubled it, measured by
+		// TestHostileStalledStreamFlood.)
+		c.unary = true
+		var stop func() bool
+		if hasDeadline {
+			stop = context.AfterFunc(c.ctx, c.expireOnDeadline)
+		}
+		msg, scratch, st = c.ReadMessage(buf, scratch)
+		msg, scratch, st = c.endUnary(msg, scratch, st)
+		if stop != nil {
+			stop()
+		}
+		c.unary = false
+		return msg, scratch, st
+	}
 	if c.msgTimeout > 0 || hasDeadline {
 		// The whole request — prefix, message and end of stream — must
 		// arrive within the timeout, and before the call's own deadline
@@ -283,6 +321,21 @@ func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Statu
 		defer func() { c.unary = false }()
 	}
 	msg, scratch, st = c.ReadMessage(buf, scratch)
+	return c.endUnary(msg, scratch, st)
+}
+
+// expireOnDeadline expires the request's read when the call's deadline
+// passed, not when its context was cancelled otherwise (the client reset
+// the stream: its reads fail on their own, with their own error).
+func (c *Call) expireOnDeadline() {
+	if errors.Is(c.ctx.Err(), context.DeadlineExceeded) {
+		c.ExpireRead()
+	}
+}
+
+// endUnary finishes ReadUnary after its message was read: maps the end of
+// stream, and checks that no second message follows.
+func (c *Call) endUnary(msg, scratch []byte, st *Status) ([]byte, []byte, *Status) {
 	if st != nil {
 		if st == errEndOfStream {
 			return msg, scratch, Errorf(Internal, "cardinality violation: received no request message from non-client-streaming RPC")

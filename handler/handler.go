@@ -127,10 +127,15 @@ type Handler struct {
 	// writeTimeout and guards bound response writes (writeguard.go).
 	writeTimeout time.Duration
 	guards       *writeGuards
+	// readGuards bound unary gRPC request reads by bodyTimeout
+	// (exportUnary); nil when it is disabled.
+	readGuards *writeGuards
 	// ten is nil when tenancy is off.
 	ten *tenancy
 	// metaKeys is nil when no client metadata is passed to the sink.
 	metaKeys *metadataKeys
+	// exports runs unary gRPC exports' pipeline work (exportworkers.go).
+	exports *exportWorkers
 	// mounts are the other gRPC methods served behind the same gates
 	// (Mount); nil when none.
 	mounts map[string]http.Handler
@@ -173,6 +178,7 @@ func New(cfg Config) *Handler {
 		writeTimeout: cfg.ResponseWriteTimeout,
 		unreadLinger: unreadBodyLinger,
 		metaKeys:     newMetadataKeys(cfg.MetadataKeys),
+		exports:      newExportWorkers(),
 	}
 	if h.bodyTimeout == 0 {
 		h.bodyTimeout = DefaultBodyReadTimeout
@@ -196,6 +202,10 @@ func New(cfg Config) *Handler {
 	// The write watchdog holds only its stop channel, not h: when h
 	// becomes unreachable (an embedder dropped it), it is stopped.
 	runtime.AddCleanup(h, func(stop chan struct{}) { close(stop) }, h.guards.stop)
+	if h.bodyTimeout > 0 {
+		h.readGuards = newReadGuards(h.bodyTimeout)
+		runtime.AddCleanup(h, func(stop chan struct{}) { close(stop) }, h.readGuards.stop)
+	}
 	h.health.init()
 	return h
 }

@@ -37,6 +37,9 @@ const DefaultResponseWriteTimeout = 10 * time.Second
 type writeGuards struct {
 	timeout  time.Duration
 	timeouts *metrics.Counter
+	// read makes these guards watch request reads instead
+	// (newReadGuards).
+	read bool
 
 	mu    sync.Mutex
 	all   []*writeGuard // every guard made: the watchdog's list
@@ -59,6 +62,16 @@ type writeGuard struct {
 
 func newWriteGuards(timeout time.Duration, timeouts *metrics.Counter) *writeGuards {
 	return &writeGuards{timeout: timeout, timeouts: timeouts, stop: make(chan struct{})}
+}
+
+// newReadGuards returns guards for unary gRPC request reads: a guard that
+// fires expires the call's read (grpcwire.Call.ExpireRead), which answers
+// DEADLINE_EXCEEDED, as the per-call read deadline it replaces did
+// (exportUnary). The refusal is counted as such, not here.
+func newReadGuards(timeout time.Duration) *writeGuards {
+	gs := newWriteGuards(timeout, nil)
+	gs.read = true
+	return gs
 }
 
 // get returns a guard for the response of call (gRPC) or w (OTLP/HTTP),
@@ -131,7 +144,7 @@ func (gs *writeGuards) watch() {
 		now := time.Now().UnixNano()
 		for _, g := range all {
 			if start := g.writeStart.Load(); start != 0 && now-start >= int64(gs.timeout) {
-				g.fire(start, gs.timeouts)
+				g.fire(start, gs.timeouts, gs.read)
 			}
 		}
 	}
@@ -139,13 +152,15 @@ func (gs *writeGuards) watch() {
 
 // fire abandons the response whose write began at start, unless that
 // write has ended (or the guard moved on) meanwhile.
-func (g *writeGuard) fire(start int64, timeouts *metrics.Counter) {
+func (g *writeGuard) fire(start int64, timeouts *metrics.Counter, read bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.fired || g.writeStart.Load() != start {
 		return
 	}
 	switch {
+	case g.call != nil && read:
+		g.call.ExpireRead()
 	case g.call != nil:
 		g.call.ResetStream()
 	case g.w != nil:
@@ -156,7 +171,9 @@ func (g *writeGuard) fire(start int64, timeouts *metrics.Counter) {
 		return
 	}
 	g.fired = true
-	timeouts.Inc()
+	if timeouts != nil {
+		timeouts.Inc()
+	}
 }
 
 // writeUnaryResponse writes a unary gRPC call's response message and OK

@@ -58,7 +58,20 @@ type checkJob struct {
 	res   otlpdecode.Result
 	err   error
 	done  chan struct{}
+	// here runs the validation on the calling goroutine
+	// (Ticket.CheckHere).
+	here bool
 }
+
+// CheckHere makes the ticket's validation run on the goroutine that calls
+// Export instead of a check worker, for callers that are long-lived
+// goroutines themselves, whose stacks have grown to what the decoder
+// needs (package handler's export workers): the hand-off would then cost
+// two goroutine switches for nothing. Validation keeps the check pool's
+// promise (every job in flight has a goroutine of its own, none waits for
+// another's) as long as each such caller serves one request at a time.
+// The caller turns it off again before it gives the ticket back.
+func (t *Ticket) CheckHere(on bool) { t.check.here = on }
 
 func newCheckPool() *checkPool {
 	p := &checkPool{jobs: make(chan *checkJob)}
@@ -121,10 +134,15 @@ func (e *decoderPanic) Error() string {
 
 // run validates src on a worker and returns the result.
 func (p *checkPool) run(j *checkJob, check func([]byte, *otlpdecode.Options) (otlpdecode.Result, error), src []byte, opts *otlpdecode.Options) (otlpdecode.Result, error) {
-	if j.done == nil {
+	if j.done == nil && !j.here {
 		j.done = make(chan struct{}, 1)
 	}
 	j.check, j.src, j.opts = check, src, opts
+	if j.here {
+		res, err := runCheck(j)
+		j.src = nil
+		return res, err
+	}
 	select {
 	case p.jobs <- j: // an idle worker took it
 	default:

@@ -253,6 +253,17 @@ func (s *Server) Close() error {
 // the same limits through http.HTTP2Config, and is one HTTP/2
 // implementation less to keep in step. Measured with the decode benchmarks
 // in bench/, the transport is not where our CPU goes.
+//
+// x/net/http2's Server (ServeConn, ConfigureServer) would not cost a unary
+// call less: net/http's HTTP/2 server is x/net/http2 bundled, and what a
+// profile of bench/cmd/sidebyside at 100 spans per request charges to
+// HTTP/2 (issue 26) is the same code in x/net v0.62.0: a goroutine started
+// for every HEADERS frame written (writeResHeaders.staysWithinBuffer is
+// false: response headers and trailers, two per unary response, whose
+// stacks grow in the HPACK encoder, 6% of server CPU), a WINDOW_UPDATE
+// for every 4 KiB a handler reads (inflowMinRefresh), and a message to
+// the connection's goroutine per body read and per frame a handler
+// writes. Not measured side by side for that reason.
 func newHTTPServer(h http.Handler, l Limits, withTLS bool, conns *connTracker) *http.Server {
 	srv := &http.Server{
 		Handler:   h,

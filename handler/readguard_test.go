@@ -1,0 +1,83 @@
+package handler
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+)
+
+// stalledUnary sends a unary export that promises 256 bytes, sends 3 and
+// stalls, and returns the status it is answered with.
+func stalledUnary(t *testing.T, c *grpcwire.Client, timeout string) *grpcwire.Status {
+	t.Helper()
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() })
+	req, _ := http.NewRequest("POST", c.BaseURL+traceExport, pr)
+	req.Header.Set("Content-Type", "application/grpc")
+	if timeout != "" {
+		req.Header.Set("Grpc-Timeout", timeout)
+	}
+	go pw.Write([]byte{0, 0, 0, 1, 0, 1, 2, 3})
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	h := resp.Trailer
+	if h.Get("Grpc-Status") == "" {
+		h = resp.Header
+	}
+	code, err := strconv.Atoi(h.Get("Grpc-Status"))
+	if err != nil {
+		t.Fatalf("grpc-status %q", h.Get("Grpc-Status"))
+	}
+	return &grpcwire.Status{Code: grpcwire.Code(code), Message: h.Get("Grpc-Message")}
+}
+
+// TestUnaryReadGuard: a unary export's body read timeout is enforced by
+// the handler's read guards (no read deadline per call): a stalled
+// request gets DEADLINE_EXCEEDED naming the stall, its guard is given
+// back, and an honest request on the same handler is stored.
+func TestUnaryReadGuard(t *testing.T) {
+	sink := &memSink{}
+	h := New(Config{Sink: sink, Logger: quietLogger(), BodyReadTimeout: 200 * time.Millisecond})
+	c := startHandler(t, h)
+	st := stalledUnary(t, c, "")
+	if st.Code != grpcwire.DeadlineExceeded || !strings.Contains(st.Message, "request body stalled") {
+		t.Fatalf("stalled request: %v %q, want DEADLINE_EXCEEDED naming the stall", st.Code, st.Message)
+	}
+	if _, err := c.Invoke(context.Background(), traceExport, traceRequest(goodID)); err != nil {
+		t.Fatalf("honest request after a stalled one: %v", err)
+	}
+	if len(sink.all()) != 1 {
+		t.Fatalf("%d requests stored, want 1", len(sink.all()))
+	}
+	h.readGuards.mu.Lock()
+	made, free := len(h.readGuards.all), len(h.readGuards.free)
+	h.readGuards.mu.Unlock()
+	if made != free {
+		t.Fatalf("%d read guards made, %d given back", made, free)
+	}
+}
+
+// TestUnaryReadGuardGRPCTimeout: with the read guard, a unary request
+// that stalls past its grpc-timeout is still answered at that deadline,
+// not at the (much longer) body read timeout.
+func TestUnaryReadGuardGRPCTimeout(t *testing.T) {
+	c := startHandler(t, New(Config{Sink: &memSink{}, Logger: quietLogger(), BodyReadTimeout: time.Minute}))
+	start := time.Now()
+	st := stalledUnary(t, c, "200m")
+	if st.Code != grpcwire.DeadlineExceeded || strings.Contains(st.Message, "stalled") {
+		t.Fatalf("status %v %q, want DEADLINE_EXCEEDED for the grpc-timeout", st.Code, st.Message)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("answered after %v: the body read timeout, not the grpc-timeout", d)
+	}
+}
