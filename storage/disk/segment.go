@@ -371,6 +371,16 @@ func (r *segmentReader) zeroAt(off int64) bool {
 	return n == len(h) && isZero(h[:])
 }
 
+// writtenInPlace reports whether the segment, the newest, looks
+// preallocated for direct writes (direct.go): its size is a whole number
+// of blocks, where a segment written through the page cache, or closed,
+// ends at its last record (at a block's end once in blockSize closes: a
+// reader of that one waits for the next segment before it reports damage
+// at its end).
+func (r *segmentReader) writtenInPlace() bool {
+	return r.size > segmentHeaderSize && r.size%blockSize == 0
+}
+
 // dropWindow forgets what the window holds, so that the next read sees
 // the file as it is now.
 func (r *segmentReader) dropWindow() { r.winOff = -1 }
