@@ -98,7 +98,7 @@ func (l *signalLog) commitDirect(b *batch) error {
 	clear(buf[end:])
 	off := start - int64(head)
 	if err := l.preallocate(off + int64(len(buf))); err != nil {
-		if errors.Is(err, syscall.EINVAL) && l.size == segmentHeaderSize {
+		if errors.Is(err, syscall.EINVAL) {
 			return l.fallBack(err)
 		}
 		return l.failed(fmt.Errorf("%w: cannot preallocate %s: %v", storage.ErrUnavailable, l.f.Name(), err))
@@ -108,7 +108,11 @@ func (l *signalLog) commitDirect(b *batch) error {
 	if l.observeSync != nil {
 		l.observeSync(l.signal, time.Since(t0))
 	}
-	if errors.Is(err, syscall.EINVAL) && l.size == segmentHeaderSize {
+	if errors.Is(err, syscall.EINVAL) {
+		// Refused before any I/O (alignment, a filesystem that
+		// takes the open but not the write), at the segment's first
+		// write or later: the batch goes through the page cache, at
+		// the same offset, after the acknowledged records.
 		return l.fallBack(err)
 	}
 	if err != nil {
@@ -211,9 +215,13 @@ func (l *signalLog) noDirectAnyMore(err error) {
 // now open for buffered writes: commit them so.
 var errNoDirect = errors.New("direct writes refused")
 
-// fallBack reopens the active segment, to which no direct write has
-// succeeded, for buffered writes.
+// fallBack reopens the active segment for buffered writes after a direct
+// write was refused. The zeros preallocated after its records are cut
+// first: a segment written through the page cache ends at its last
+// record (trimTail cuts only a directly written one's), and grows as
+// readers of one expect.
 func (l *signalLog) fallBack(cause error) error {
+	l.trimTail()
 	f, err := os.OpenFile(l.f.Name(), os.O_RDWR, 0)
 	if err != nil {
 		return l.failed(fmt.Errorf("%w: cannot reopen %s: %v", storage.ErrUnavailable, l.f.Name(), err))

@@ -2,6 +2,7 @@ package disk
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -77,5 +78,75 @@ func TestReaderWaitsForDirectWriteInFlight(t *testing.T) {
 		if err != nil || !strings.HasPrefix(string(rec.Data), want+" ") {
 			t.Fatalf("after the write: %.8q, %v; want %s", rec.Data, err, want)
 		}
+	}
+}
+
+// failDirectWrites makes the fault layer refuse writes to a file open
+// for direct writes with EINVAL (a filesystem or device that takes the
+// O_DIRECT open and refuses the writes) until the test ends: all of them,
+// or (recordsOnly) those of records, not of the preallocated zeros.
+func failDirectWrites(t *testing.T, recordsOnly bool) {
+	t.Helper()
+	mode := int32(1)
+	if recordsOnly {
+		mode = 2
+	}
+	simulatedNoDirect.Store(mode)
+	t.Cleanup(func() { simulatedNoDirect.Store(0) })
+}
+
+// TestDirectWriteRefused: the filesystem refuses direct writes with
+// EINVAL, at the first write of a segment or in the middle of one (the
+// preallocated zeros already written). Every write is stored all the
+// same, through the page cache; the segment, closed, ends at its last
+// record; everything is read back, once, without damage.
+func TestDirectWriteRefused(t *testing.T) {
+	for _, tc := range []struct {
+		before      int
+		recordsOnly bool
+	}{{0, false}, {0, true}, {5, false}, {5, true}} {
+		before := tc.before
+		t.Run(fmt.Sprintf("after-%d/records-only-%v", before, tc.recordsOnly), func(t *testing.T) {
+			dir := t.TempDir()
+			s := openDirect(t, dir, Options{})
+			defer s.Close()
+			var want []string
+			write := func(id string) {
+				t.Helper()
+				if err := s.Write(context.Background(), storage.Traces, []byte(id+" "+strings.Repeat("d", 5000)), 1); err != nil {
+					t.Fatalf("write %s: %v", id, err)
+				}
+				want = append(want, id)
+			}
+			for i := range before {
+				write(fmt.Sprintf("direct-%d", i))
+			}
+			failDirectWrites(t, tc.recordsOnly)
+			for i := range 5 {
+				write(fmt.Sprintf("buffered-%d", i))
+			}
+			if l := s.logs[storage.Traces]; l.direct || !l.noDirect {
+				t.Fatalf("still writing directly after EINVAL: direct %v, noDirect %v", l.direct, l.noDirect)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			path := newestSegment(t, dir, storage.Traces)
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := summarizeSegment(path, 1, uint8(storage.Traces))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Size() != info.bytes {
+				t.Fatalf("closed segment is %d bytes, its records end at %d: the preallocated zeros were left", st.Size(), info.bytes)
+			}
+			if st := s.Stats().Signals[0]; st.WriteErrors != 0 {
+				t.Fatalf("%d write errors", st.WriteErrors)
+			}
+			sameSet(t, scanIDs(t, dir, storage.Traces), want)
+		})
 	}
 }
