@@ -150,3 +150,32 @@ func TestDirectWriteRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestWalkKeysPreallocated: the keys of a segment whose records are
+// followed by preallocated zeros (the live one, or one a crash left) are
+// read from the frames, as those of a closed segment, not by reading
+// every record whole as for damage.
+func TestWalkKeysPreallocated(t *testing.T) {
+	dir := t.TempDir()
+	s := openDirect(t, dir, Options{})
+	defer s.Close()
+	for i := range 20 {
+		k := storage.StoredKey{Key: fmt.Sprintf("client/%02d", i), Fingerprint: uint64(i)}
+		if err := s.WriteKeyed(context.Background(), storage.Traces, []byte(strings.Repeat("k", 1000)), 1, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := newestSegment(t, dir, storage.Traces)
+	if st, err := os.Stat(path); err != nil || st.Size() <= s.logs[storage.Traces].size {
+		t.Fatalf("no preallocated zeros after the records: %v", err)
+	}
+	seg, err := openSegment(path, 1, uint8(storage.Traces), make([]byte, 64<<10), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seg.close()
+	keys, ok := walkKeys(seg, storage.Traces, 0)
+	if !ok || len(keys) != 20 {
+		t.Fatalf("walkKeys: %d keys, ok %v; want 20, true", len(keys), ok)
+	}
+}
