@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,5 +178,45 @@ func TestWalkKeysPreallocated(t *testing.T) {
 	keys, ok := walkKeys(seg, storage.Traces, 0)
 	if !ok || len(keys) != 20 {
 		t.Fatalf("walkKeys: %d keys, ok %v; want 20, true", len(keys), ok)
+	}
+}
+
+// failingReaderAt is a segment whose bytes from failAt on cannot be read
+// (a bad sector: EIO).
+type failingReaderAt struct {
+	b      []byte
+	failAt int64
+}
+
+func (f failingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > f.failAt {
+		n := max(0, int(f.failAt-off))
+		copy(p, f.b[off:off+int64(n)])
+		return n, syscall.EIO
+	}
+	return copy(p, f.b[off:]), nil
+}
+
+// TestZeroRunUnreadable: a run of zeros in a closed segment (a lost
+// block) whose rest cannot be read is not an end of the records: the
+// reader must not take it for a preallocated tail and pass the rest of
+// the segment in silence, nor walkKeys or the summary count it whole.
+func TestZeroRunUnreadable(t *testing.T) {
+	b := appendSegmentHeader(nil, uint8(storage.Traces), CompressionNone)
+	b = appendRecord(b, time.Now().UnixNano(), 1, []byte("before"))
+	zeros := int64(len(b))
+	b = append(b, make([]byte, 600<<10)...) // longer than a window
+	b = appendRecord(b, time.Now().UnixNano(), 1, []byte("after the lost block"))
+	src := failingReaderAt{b: b, failAt: zeros + 400<<10}
+	size := func() (int64, error) { return int64(len(b)), nil }
+	seg, err := newSegmentReader(src, size, nil, "seg", 1, uint8(storage.Traces), nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seg.zeroFrom(zeros) {
+		t.Fatal("zeroFrom: zeros to the end, across an unreadable region")
+	}
+	if _, ok := walkKeys(seg, storage.Traces, 0); ok {
+		t.Fatal("walkKeys: complete, across an unreadable region")
 	}
 }
