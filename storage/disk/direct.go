@@ -41,16 +41,21 @@ import (
 // recordMetaSize, so a zero record header is never a record, and readers
 // take a zero header in the segment being written for its end (see
 // recordZero). A closed segment is cut at its last record (roll, Close);
-// after a crash, recovery cuts the zeros as it cuts a torn tail.
+// after a crash, recovery cuts the zeros as it cuts a torn tail. The
+// blocks of one direct write may land in any order, so a reader of the
+// segment being written takes a bad record there for a write in flight
+// even when a whole record follows it (Reader.Next).
 //
 // Where O_DIRECT is refused (tmpfs on older kernels, a device whose
 // blocks are larger than blockSize, other systems), the segment is
-// written as with the other policies: write(2) and fsync(2).
+// written as with the other policies: write(2) and fsync(2). A direct
+// write refused with EINVAL, at a segment's first write or later, is
+// made so too, at the same offset, and so is the rest of the log.
 
 // blockSize is the alignment of direct writes: 4 KiB, the page size and
 // the physical block size of nearly every disk (512-byte logical blocks
-// divide it). A device that needs more refuses a segment's first direct
-// write with EINVAL, and the log falls back to buffered writes.
+// divide it). A device that needs more refuses a direct write with
+// EINVAL, and the log falls back to buffered writes.
 const blockSize = 4096
 
 // preallocChunk is how far ahead of its records a directly written
