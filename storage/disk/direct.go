@@ -41,16 +41,21 @@ import (
 // recordMetaSize, so a zero record header is never a record, and readers
 // take a zero header in the segment being written for its end (see
 // recordZero). A closed segment is cut at its last record (roll, Close);
-// after a crash, recovery cuts the zeros as it cuts a torn tail.
+// after a crash, recovery cuts the zeros as it cuts a torn tail. The
+// blocks of one direct write may land in any order, so a reader of the
+// segment being written takes a bad record there for a write in flight
+// even when a whole record follows it (Reader.Next).
 //
 // Where O_DIRECT is refused (tmpfs on older kernels, a device whose
 // blocks are larger than blockSize, other systems), the segment is
-// written as with the other policies: write(2) and fsync(2).
+// written as with the other policies: write(2) and fsync(2). A direct
+// write refused with EINVAL, at a segment's first write or later, is
+// made so too, at the same offset, and so is the rest of the log.
 
 // blockSize is the alignment of direct writes: 4 KiB, the page size and
 // the physical block size of nearly every disk (512-byte logical blocks
-// divide it). A device that needs more refuses a segment's first direct
-// write with EINVAL, and the log falls back to buffered writes.
+// divide it). A device that needs more refuses a direct write with
+// EINVAL, and the log falls back to buffered writes.
 const blockSize = 4096
 
 // preallocChunk is how far ahead of its records a directly written
@@ -98,7 +103,7 @@ func (l *signalLog) commitDirect(b *batch) error {
 	clear(buf[end:])
 	off := start - int64(head)
 	if err := l.preallocate(off + int64(len(buf))); err != nil {
-		if errors.Is(err, syscall.EINVAL) && l.size == segmentHeaderSize {
+		if errors.Is(err, syscall.EINVAL) {
 			return l.fallBack(err)
 		}
 		return l.failed(fmt.Errorf("%w: cannot preallocate %s: %v", storage.ErrUnavailable, l.f.Name(), err))
@@ -108,7 +113,11 @@ func (l *signalLog) commitDirect(b *batch) error {
 	if l.observeSync != nil {
 		l.observeSync(l.signal, time.Since(t0))
 	}
-	if errors.Is(err, syscall.EINVAL) && l.size == segmentHeaderSize {
+	if errors.Is(err, syscall.EINVAL) {
+		// Refused before any I/O (alignment, a filesystem that
+		// takes the open but not the write), at the segment's first
+		// write or later: the batch goes through the page cache, at
+		// the same offset, after the acknowledged records.
 		return l.fallBack(err)
 	}
 	if err != nil {
@@ -211,9 +220,13 @@ func (l *signalLog) noDirectAnyMore(err error) {
 // now open for buffered writes: commit them so.
 var errNoDirect = errors.New("direct writes refused")
 
-// fallBack reopens the active segment, to which no direct write has
-// succeeded, for buffered writes.
+// fallBack reopens the active segment for buffered writes after a direct
+// write was refused. The zeros preallocated after its records are cut
+// first: a segment written through the page cache ends at its last
+// record (trimTail cuts only a directly written one's), and grows as
+// readers of one expect.
 func (l *signalLog) fallBack(cause error) error {
+	l.trimTail()
 	f, err := os.OpenFile(l.f.Name(), os.O_RDWR, 0)
 	if err != nil {
 		return l.failed(fmt.Errorf("%w: cannot reopen %s: %v", storage.ErrUnavailable, l.f.Name(), err))

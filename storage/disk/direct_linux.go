@@ -60,3 +60,10 @@ func zeroPages(n int) []byte {
 	}
 	return b
 }
+
+// isDirect reports whether f is open with O_DIRECT (the fault layer's
+// simulatedNoDirect).
+func isDirect(f *os.File) bool {
+	fl, err := unix.FcntlInt(f.Fd(), unix.F_GETFL, 0)
+	return err == nil && fl&unix.O_DIRECT != 0
+}

@@ -17,8 +17,28 @@ var simulatedFull atomic.Bool
 
 const simulatedBlock = 4096
 
+// simulatedNoDirect makes writes to a file open with O_DIRECT fail with
+// EINVAL, as on a filesystem or device that accepts the open and refuses
+// the writes (direct.go's fallback): 1 every write, 2 the writes of
+// records only (the preallocated zeros are written). Test only, like
+// simulatedFull.
+var simulatedNoDirect atomic.Int32
+
+// refuseDirect is simulatedNoDirect's check for a write of records
+// (records) or of zeros.
+func refuseDirect(f *os.File, records bool) error {
+	mode := simulatedNoDirect.Load()
+	if mode == 0 || (mode == 2 && !records) || directFlags == 0 || !isDirect(f) {
+		return nil
+	}
+	return &os.PathError{Op: "write", Path: f.Name(), Err: syscall.EINVAL}
+}
+
 // writeAt is f.WriteAt through the fault layer.
 func writeAt(f *os.File, b []byte, off int64) error {
+	if err := refuseDirect(f, true); err != nil {
+		return err
+	}
 	if simulatedFull.Load() {
 		st, err := f.Stat()
 		if err != nil {
@@ -34,6 +54,9 @@ func writeAt(f *os.File, b []byte, off int64) error {
 
 // writevAt is pwritev(2) of iov at off through the fault layer.
 func writevAt(f *os.File, iov [][]byte, off int64) error {
+	if err := refuseDirect(f, false); err != nil {
+		return err
+	}
 	if simulatedFull.Load() {
 		var n int64
 		for _, b := range iov {

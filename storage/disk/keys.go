@@ -235,6 +235,9 @@ func walkKeys(seg *segmentReader, sig storage.Signal, cut int64) (keys []storage
 		if err != nil {
 			return keys, false
 		}
+		if isZero(h[:recordHeaderSize]) {
+			break // the end of the records, if zeros follow to the end (direct.go)
+		}
 		bodyLen, _ := parseRecordHeader(h)
 		if bodyLen < recordMetaSize || off+recordHeaderSize+int64(bodyLen) > seg.size {
 			return keys, false

@@ -242,11 +242,22 @@ func (r *Reader) Next() (Record, error) {
 				return Record{}, cerr
 			}
 			if !later {
-				// A record after it is complete, so a write that was in
-				// progress at r.pos has finished too: if the record
-				// there reads well now, it was not damage.
+				// A record after it is complete, so a buffered write
+				// that was in progress at r.pos has finished too (the
+				// page cache takes a write's bytes in order): if the
+				// record there reads well now, it was not damage.
 				if _, _, st := r.seg.readRecord(r.pos.Offset); st == recordOK {
 					continue
+				}
+				if r.seg.writtenInPlace() {
+					// A direct write's blocks land in any order (the
+					// block layer splits a large write into requests
+					// that complete independently), so a record after
+					// r.pos may be whole while the write at r.pos is
+					// still in flight. Not yet data: the damage is
+					// reported once the writer has moved to a later
+					// segment, as in any closed segment.
+					return Record{}, io.EOF
 				}
 			}
 			cerr := &CorruptError{Path: r.seg.path, Offset: r.pos.Offset, Skipped: p - r.pos.Offset, Reason: reason}

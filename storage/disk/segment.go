@@ -302,7 +302,11 @@ func (r *segmentReader) resync(off int64) (int64, bool) {
 			// A record's length is not zero, so none starts in a run
 			// of zeros (a preallocated tail, a lost block) but in
 			// its last three bytes.
-			if q := r.zeroRunEnd(p) - 3; q > p {
+			end, err := r.zeroRunEnd(p)
+			if err != nil {
+				return 0, false
+			}
+			if q := end - 3; q > p {
 				p = q - 1
 			}
 			continue
@@ -340,26 +344,30 @@ func firstNonZero(b []byte) int {
 }
 
 // zeroRunEnd returns the offset of the first non-zero byte at or after
-// off, r.size if there is none (or it cannot be read).
-func (r *segmentReader) zeroRunEnd(off int64) int64 {
+// off, r.size if there is none, or the error that stopped it reading.
+func (r *segmentReader) zeroRunEnd(off int64) (int64, error) {
 	for off < r.size {
 		w, err := r.at(off, int(min(int64(len(r.win)), r.size-off)))
 		if err != nil {
-			return r.size
+			return off, err
 		}
 		i := firstNonZero(w)
 		if i < len(w) {
-			return off + int64(i)
+			return off + int64(i), nil
 		}
 		off += int64(len(w))
 	}
-	return r.size
+	return r.size, nil
 }
 
 // zeroFrom reports whether the segment holds only zeros from off to its
-// end: a preallocated tail, where its records end.
+// end: a preallocated tail, where its records end. What cannot be read
+// (an I/O error, a file cut meanwhile) is not known to be zeros: the
+// callers then take the region for damage, which readers report, rather
+// than for an end, which they would pass in silence.
 func (r *segmentReader) zeroFrom(off int64) bool {
-	return r.zeroRunEnd(off) == r.size
+	end, err := r.zeroRunEnd(off)
+	return err == nil && end == r.size
 }
 
 // zeroAt reports whether the record header at off reads as zeros in the
@@ -369,6 +377,16 @@ func (r *segmentReader) zeroAt(off int64) bool {
 	var h [recordHeaderSize]byte
 	n, _ := r.src.ReadAt(h[:], off)
 	return n == len(h) && isZero(h[:])
+}
+
+// writtenInPlace reports whether the segment, the newest, looks
+// preallocated for direct writes (direct.go): its size is a whole number
+// of blocks, where a segment written through the page cache, or closed,
+// ends at its last record (at a block's end once in blockSize closes: a
+// reader of that one waits for the next segment before it reports damage
+// at its end).
+func (r *segmentReader) writtenInPlace() bool {
+	return r.size > segmentHeaderSize && r.size%blockSize == 0
 }
 
 // dropWindow forgets what the window holds, so that the next read sees
