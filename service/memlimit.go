@@ -21,8 +21,16 @@ const memoryLimitEvery = time.Second
 // free: a limit that ignored them would make it collect without end once
 // the window fills, and one that reserved the window's bound would let an
 // empty window's heap double.
+//
+// Until stop is closed it also sizes the collector's slack to the garbage
+// rather than to the live heap, unless GOGC is set (gcpercent.go): the
+// live heap of a busy receiver is mostly request bodies, which GOGC=100
+// would double.
 func (s *Service) FollowMemoryLimit(base int64, stop <-chan struct{}) {
+	s.metrics.GetOrCreateGauge("otlplite_go_gc_percent", gcPercentNow)
+	defer followGC()()
 	if base <= 0 {
+		<-stop
 		return
 	}
 	t := time.NewTicker(memoryLimitEvery)
