@@ -1,7 +1,9 @@
 package service
 
 import (
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"time"
 )
 
@@ -25,29 +27,77 @@ const memoryLimitEvery = time.Second
 // Until stop is closed it also sizes the collector's slack to the garbage
 // rather than to the live heap, unless GOGC is set (gcpercent.go): the
 // live heap of a busy receiver is mostly request bodies, which GOGC=100
-// would double.
+// would double; and it gives back what a burst left (burstRelease).
 func (s *Service) FollowMemoryLimit(base int64, stop <-chan struct{}) {
 	s.metrics.GetOrCreateGauge("otlplite_go_gc_percent", gcPercentNow)
+	released := s.metrics.GetOrCreateCounter("otlplite_go_burst_releases_total")
 	defer followGC()()
-	if base <= 0 {
-		<-stop
-		return
-	}
 	t := time.NewTicker(memoryLimitEvery)
 	defer t.Stop()
 	set := base
+	var burst burstRelease
+	live := [1]metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
 		}
-		if want := memoryLimitFor(base, s.handler.Pipeline().DedupBytes()); want != set {
+		if want := memoryLimitFor(base, s.handler.Pipeline().DedupBytes()); base > 0 && want != set {
 			debug.SetMemoryLimit(want)
 			set = want
 		}
+		inFlight, waiting := s.handler.Pipeline().AdmissionState()
+		metrics.Read(live[:])
+		if burst.tick(inFlight+waiting, int64(live[0].Value.Uint64())) {
+			// Two collections: the first moves the pools' entries
+			// aside (sync.Pool), the second (in FreeOSMemory) frees
+			// them and returns the pages.
+			runtime.GC()
+			debug.FreeOSMemory()
+			metrics.Read(live[:])
+			burst.released(int64(live[0].Value.Uint64()))
+			released.Inc()
+		}
 	}
 }
+
+// burstIdle is how long nothing must be in flight before the heap a burst
+// left is given back: long enough that a steady trickle of requests (each
+// in flight for milliseconds) is seldom seen idle this many ticks in a row.
+const burstIdle = 5 // ticks of memoryLimitEvery
+
+// burstMin is how much the live heap must have grown since it was last
+// given back for a release to be worth its two collections: beyond the
+// collector's own slack (gcHeadroom), several requests' pooled buffers.
+const burstMin = 16 << 20
+
+// burstRelease decides when the heap a burst left is given back. The
+// pools keep the buffers of the largest requests seen (ingest's tickets,
+// up to 8 MiB a buffer; decoders) and sync.Pool frees them only after two
+// collections, which an idle receiver does not run (Go forces one every
+// two minutes): after a burst of 64 MiB requests, hundreds of MiB would
+// stay resident for minutes. When nothing has been in flight for
+// burstIdle ticks and the live heap is burstMin above what the last
+// release left, the follower collects twice and returns the freed pages.
+type burstRelease struct {
+	idle  int
+	floor int64 // the live heap after the last release
+}
+
+// tick reports whether to give back the heap now, with inFlight bytes
+// held by requests and live bytes of heap at the last collection.
+func (b *burstRelease) tick(inFlight, live int64) bool {
+	if inFlight > 0 {
+		b.idle = 0
+		return false
+	}
+	b.idle++
+	return b.idle >= burstIdle && live >= b.floor+burstMin
+}
+
+// released records a release that left live bytes of heap.
+func (b *burstRelease) released(live int64) { b.floor, b.idle = live, 0 }
 
 // memoryLimitFor is the soft limit for base with held bytes in the window
 // of idempotency keys: base plus held rounded up to memoryLimitStep.
