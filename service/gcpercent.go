@@ -58,14 +58,20 @@ type gcFollower struct {
 }
 
 // followGC starts setting the GC percentage after every collection, unless
-// GOGC is set (the operator's choice wins), and returns the function that
-// stops it (the percentage stays where it was).
-func followGC() (stop func()) {
+// GOGC is set (the operator's choice wins: then it returns nil, whose
+// methods do nothing).
+func followGC() *gcFollower {
 	if os.Getenv("GOGC") != "" {
-		return func() {}
+		return nil
 	}
-	f := newGCFollower(nil)
-	return func() { f.stopped.Store(true) }
+	return newGCFollower(nil)
+}
+
+// stop stops following (the percentage stays where it was).
+func (f *gcFollower) stop() {
+	if f != nil {
+		f.stopped.Store(true)
+	}
 }
 
 func newGCFollower(ran chan<- int) *gcFollower {
@@ -94,8 +100,12 @@ func (f *gcFollower) collected() {
 }
 
 // follow sets the GC percentage for the live heap the last collection
-// found.
+// found. Besides the runs after collections, the burst release calls it
+// after its own (whose run the second collection may have overtaken).
 func (f *gcFollower) follow() {
+	if f == nil {
+		return
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	metrics.Read(f.sample[:])

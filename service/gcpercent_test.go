@@ -66,7 +66,7 @@ func TestFollowGCRunsAfterEachCollection(t *testing.T) {
 	defer debug.SetGCPercent(old)
 	ran := make(chan int, 64)
 	f := newGCFollower(ran)
-	defer f.stopped.Store(true)
+	defer f.stop()
 	failAt := time.After(10 * time.Second) // a bound on failure, not a wait
 	for range 2 {
 		// A collection that starts before the last run has re-armed

@@ -31,12 +31,19 @@ const memoryLimitEvery = time.Second
 func (s *Service) FollowMemoryLimit(base int64, stop <-chan struct{}) {
 	s.metrics.GetOrCreateGauge("otlplite_go_gc_percent", gcPercentNow)
 	released := s.metrics.GetOrCreateCounter("otlplite_go_burst_releases_total")
-	defer followGC()()
+	gc := followGC()
+	defer gc.stop()
 	t := time.NewTicker(memoryLimitEvery)
 	defer t.Stop()
 	set := base
 	var burst burstRelease
-	live := [1]metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	// What the runtime holds that is not returned to the system: about
+	// the process's resident memory beside its executable.
+	held := [2]metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	heldNow := func() int64 {
+		metrics.Read(held[:])
+		return int64(held[0].Value.Uint64()) - int64(held[1].Value.Uint64())
+	}
 	for {
 		select {
 		case <-stop:
@@ -48,15 +55,15 @@ func (s *Service) FollowMemoryLimit(base int64, stop <-chan struct{}) {
 			set = want
 		}
 		inFlight, waiting := s.handler.Pipeline().AdmissionState()
-		metrics.Read(live[:])
-		if burst.tick(inFlight+waiting, int64(live[0].Value.Uint64())) {
+		if burst.tick(inFlight+waiting, heldNow()) {
 			// Two collections: the first moves the pools' entries
 			// aside (sync.Pool), the second (in FreeOSMemory) frees
-			// them and returns the pages.
+			// them and returns the pages; then the collector's slack
+			// is set for the heap that is left.
 			runtime.GC()
 			debug.FreeOSMemory()
-			metrics.Read(live[:])
-			burst.released(int64(live[0].Value.Uint64()))
+			gc.follow()
+			burst.released(heldNow())
 			released.Inc()
 		}
 	}
@@ -67,9 +74,10 @@ func (s *Service) FollowMemoryLimit(base int64, stop <-chan struct{}) {
 // in flight for milliseconds) is seldom seen idle this many ticks in a row.
 const burstIdle = 5 // ticks of memoryLimitEvery
 
-// burstMin is how much the live heap must have grown since it was last
-// given back for a release to be worth its two collections: beyond the
-// collector's own slack (gcHeadroom), several requests' pooled buffers.
+// burstMin is how much the memory the runtime holds must have grown since
+// it was last given back for a release to be worth its two collections:
+// beyond the collector's own slack (gcHeadroom), several requests' pooled
+// buffers.
 const burstMin = 16 << 20
 
 // burstRelease decides when the heap a burst left is given back. The
@@ -77,27 +85,29 @@ const burstMin = 16 << 20
 // up to 8 MiB a buffer; decoders) and sync.Pool frees them only after two
 // collections, which an idle receiver does not run (Go forces one every
 // two minutes): after a burst of 64 MiB requests, hundreds of MiB would
-// stay resident for minutes. When nothing has been in flight for
-// burstIdle ticks and the live heap is burstMin above what the last
-// release left, the follower collects twice and returns the freed pages.
+// stay resident for minutes (and pages already freed are returned to the
+// system only gradually). When nothing has been in flight for burstIdle
+// ticks and the runtime holds burstMin more than the last release left,
+// the follower collects twice and returns the freed pages.
 type burstRelease struct {
 	idle  int
-	floor int64 // the live heap after the last release
+	floor int64 // what the runtime held after the last release
 }
 
 // tick reports whether to give back the heap now, with inFlight bytes
-// held by requests and live bytes of heap at the last collection.
-func (b *burstRelease) tick(inFlight, live int64) bool {
+// held by requests and held bytes held by the runtime (not returned to the
+// system).
+func (b *burstRelease) tick(inFlight, held int64) bool {
 	if inFlight > 0 {
 		b.idle = 0
 		return false
 	}
 	b.idle++
-	return b.idle >= burstIdle && live >= b.floor+burstMin
+	return b.idle >= burstIdle && held >= b.floor+burstMin
 }
 
-// released records a release that left live bytes of heap.
-func (b *burstRelease) released(live int64) { b.floor, b.idle = live, 0 }
+// released records a release after which the runtime held held bytes.
+func (b *burstRelease) released(held int64) { b.floor, b.idle = held, 0 }
 
 // memoryLimitFor is the soft limit for base with held bytes in the window
 // of idempotency keys: base plus held rounded up to memoryLimitStep.
