@@ -73,3 +73,54 @@ func TestBurstMemoryGivenBack(t *testing.T) {
 	}
 	s.mustServe(t)
 }
+
+// Memory that follows the bytes in flight (issue 26): 64 requests of about
+// 480 KB in flight at once hold 30 MB of bodies, read into pooled,
+// pointer-free buffers. With Go's default GOGC=100 the heap grew to twice
+// its live data, so those bodies cost twice their size; with -memory-limit
+// auto the collector's slack is 4 MiB or a quarter of the live heap
+// (service/gcpercent.go). Peak resident memory above the idle process must
+// stay within the bodies, a quarter more for the slack, and 8 MiB for the
+// rest (net/http's stream state, the runtime's own). Before the slack
+// followed the garbage, peak memory exceeded the bound.
+func TestMemoryFollowsBytesInFlight(t *testing.T) {
+	t.Parallel()
+	s := startAbuseServer(t, "-storage", "discard")
+	s.mustServe(t)
+	idle := readProc(t, s.pid)
+
+	const inFlight, rounds = 64, 12
+	req := tracesRequest(bytes.Repeat([]byte{'x'}, 480<<10), "in-flight")
+	c := grpcwire.NewClient(s.addr, nil)
+	defer c.HTTP.CloseIdleConnections()
+	errs := make(chan error, inFlight)
+	var wg sync.WaitGroup
+	for range inFlight {
+		wg.Go(func() {
+			for range rounds {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				_, err := c.Invoke(ctx, methodTraces, req)
+				cancel()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("a request failed: %v", err)
+	}
+	peak := readProc(t, s.pid).hwm
+	bodies := int64(inFlight * len(req))
+	bound := idle.rss + bodies + bodies/4 + 8<<20
+	t.Logf("peak resident memory %d MiB: idle %d MiB + %d MiB for %d MiB of bodies in flight (bound %d MiB)",
+		peak>>20, idle.rss>>20, (peak-idle.rss)>>20, bodies>>20, bound>>20)
+	if peak > bound {
+		t.Errorf("peak resident memory %d MiB with %d MiB of bodies in flight, want at most %d MiB (idle %d MiB + the bodies + a quarter + 8 MiB)",
+			peak>>20, bodies>>20, bound>>20, idle.rss>>20)
+	}
+	s.mustServe(t)
+}
