@@ -129,7 +129,7 @@ bench:
 
 # Every fuzz target for FUZZTIME each (go test -fuzz takes one target at a time).
 fuzz:
-	@set -e; for pkg in ./compression ./server ./grpcwire ./handler ./kafkasource ./otlppb ./otlpdecode ./otlpview ./otlpjson ./otlp ./otlpclient ./storage/disk ./storage/kafka ./forward ./stefreceiver; do \
+	@set -e; for pkg in ./compression ./server ./grpcwire ./handler ./kafkasource ./otlppb ./otlpdecode ./otlpview ./otlpjson ./otlpcolumns ./otlp ./otlpclient ./storage/disk ./storage/kafka ./forward ./stefreceiver; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s $$pkg; \
 	  done; \

@@ -34,6 +34,10 @@ type budgetAllocator struct {
 	limit  uint64
 	inuse  uint64
 	peak   uint64
+	// scratch is the encoders' indexes kept between batches (scratch.go),
+	// charged with the buffers but not counted against limit (they are
+	// bounded by maxScratch).
+	scratch uint64
 }
 
 // errNoRoom is the allocator's refusal when the admission budget has no
@@ -83,8 +87,8 @@ func (a *budgetAllocator) reserve(n uint64) {
 	if a.inuse+n > a.limit || a.inuse+n < a.inuse {
 		panic(common.LimitError{Request: n, Inuse: a.inuse, Limit: a.limit})
 	}
-	if !a.charge.Resize(int64(a.inuse + n)) {
-		panic(errNoRoom{want: int64(a.inuse+n) - a.charge.Held()})
+	if !a.charge.Resize(int64(a.inuse + n + a.scratch)) {
+		panic(errNoRoom{want: int64(a.inuse+n+a.scratch) - a.charge.Held()})
 	}
 }
 
@@ -95,7 +99,18 @@ func (a *budgetAllocator) grew(n uint64) {
 
 // shrink returns the charge above what is in use (StateCharge keeps one
 // step of slack).
-func (a *budgetAllocator) shrink() { a.charge.Resize(int64(a.inuse)) }
+func (a *budgetAllocator) shrink() { a.charge.Resize(int64(a.inuse + a.scratch)) }
+
+// holdScratch charges n bytes of the encoders' kept indexes (in place of
+// what was charged for them), or reports false when the admission budget
+// has no room.
+func (a *budgetAllocator) holdScratch(n uint64) bool {
+	if !a.charge.Resize(int64(a.inuse + n)) {
+		return false
+	}
+	a.scratch = n
+	return true
+}
 
 // release returns the whole charge (the stream ended; its readers are
 // released or dropped).

@@ -7,17 +7,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	arrowpb "github.com/open-telemetry/otel-arrow/go/api/experimental/arrow/v1"
 	common "github.com/open-telemetry/otel-arrow/go/pkg/otel/common/arrow"
-	logsotlp "github.com/open-telemetry/otel-arrow/go/pkg/otel/logs/otlp"
-	metricsotlp "github.com/open-telemetry/otel-arrow/go/pkg/otel/metrics/otlp"
-	tracesarrow "github.com/open-telemetry/otel-arrow/go/pkg/otel/traces/arrow"
-	tracesotlp "github.com/open-telemetry/otel-arrow/go/pkg/otel/traces/otlp"
 	"github.com/open-telemetry/otel-arrow/go/pkg/record_message"
-	"go.opentelemetry.io/collector/pdata/plog"
-	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
@@ -29,14 +23,19 @@ import (
 // stream's budgetAllocator. arrow_record.Consumer makes its own allocator;
 // its Consume loop is repeated here (the same reader options) so that the
 // allocator is ours, the IPC framing is checked first (checkIPC) and the
-// rows are bounded before they become pdata. The records are turned into
-// pdata by otel-arrow's own conversion, as the Consumer's
-// TracesFrom/MetricsFrom/LogsFrom do.
+// rows are bounded before they are read. The records are then written as
+// OTLP protobuf by our encoders (one per signal), which read what the
+// Consumer's TracesFrom/MetricsFrom/LogsFrom read, without pdata.
 type decoder struct {
 	alloc   *budgetAllocator
 	readers map[string]*ipcStream
 	recs    []*record_message.RecordMessage
-	traces  *tracesarrow.Config
+	traces  tracesEncoder
+	logs    logsEncoder
+	metrics metricsEncoder
+	arecs   []arrow.Record
+	atypes  []arrowpb.ArrowPayloadType
+	msgs    []ipcMsg
 	maxRows int64
 	maxOTLP int
 }
@@ -51,7 +50,6 @@ func newDecoder(p *ingest.Pipeline, memLimit uint64, maxRows int64) *decoder {
 	return &decoder{
 		alloc:   newBudgetAllocator(p, memLimit),
 		readers: make(map[string]*ipcStream),
-		traces:  tracesarrow.DefaultConfig(),
 		maxRows: maxRows,
 		maxOTLP: p.MaxRecvMsgSize(),
 	}
@@ -142,7 +140,25 @@ func (d *decoder) consume(bar *arrowpb.BatchArrowRecords) (err error) {
 			s = &ipcStream{buf: bytes.NewReader(nil), typ: pl.Type}
 			d.readers[cloneKey(pl.SchemaId)] = s
 		}
-		s.buf.Reset(pl.Record)
+		// zstd bodies are decompressed here (unzstd.go), into memory
+		// from the stream's allocator, freed once the reader has read it.
+		raw, rewritten, msgs, err := decompressIPC(pl.Record, d.alloc, d.msgs)
+		d.msgs = msgs
+		if err != nil {
+			return fmt.Errorf("cannot decode Arrow record: %w", err)
+		}
+		free := func() {
+			if rewritten {
+				d.alloc.Free(raw[:cap(raw)])
+				rewritten = false
+			}
+		}
+		defer free()
+		if rewritten {
+			s.buf.Reset(raw)
+		} else {
+			s.buf.Reset(pl.Record)
+		}
 		if s.rd == nil {
 			rd, err := ipc.NewReader(s.buf, ipc.WithAllocator(d.alloc), ipc.WithDictionaryDeltas(true), ipc.WithZstd())
 			if err != nil {
@@ -150,7 +166,9 @@ func (d *decoder) consume(bar *arrowpb.BatchArrowRecords) (err error) {
 			}
 			s.rd = rd
 		}
-		if !s.rd.Next() {
+		next := s.rd.Next()
+		free() // the reader copied what it read
+		if !next {
 			if err := s.rd.Err(); err != nil {
 				return fmt.Errorf("cannot decode Arrow record: %w", err)
 			}
@@ -186,6 +204,7 @@ func (d *decoder) releaseRecords() {
 // It returns the items decoded. An error leaves the stream's Arrow state
 // as the records read left it.
 func (d *decoder) decode(bar *arrowpb.BatchArrowRecords, sig otlp.Signal, dst []byte) (out []byte, items int, err error) {
+	defer d.keepScratch()
 	defer d.releaseRecords()
 	if err := d.consume(bar); err != nil {
 		return dst, 0, err
@@ -195,65 +214,30 @@ func (d *decoder) decode(bar *arrowpb.BatchArrowRecords, sig otlp.Signal, dst []
 			err = fmt.Errorf("cannot convert Arrow records to OTLP: %v", v)
 		}
 	}()
-	// The conversion releases the records it is given (RelatedDataFrom).
-	recs := d.recs
-	d.recs = d.recs[:0]
+	// Our own encoders: the records stay d.recs (released by the deferred
+	// releaseRecords).
+	d.arecs, d.atypes = d.arecs[:0], d.atypes[:0]
+	for _, r := range d.recs {
+		d.arecs = append(d.arecs, r.Record())
+		d.atypes = append(d.atypes, r.PayloadType())
+	}
 	switch sig {
 	case otlp.Traces:
-		rel, main, err := tracesotlp.RelatedDataFrom(recs, d.traces)
-		if err != nil || main == nil {
-			return dst, 0, convErr(err) // nil: no main record, nothing to store
-		}
-		td, err := tracesotlp.TracesFrom(main.Record(), rel)
-		if err != nil {
-			return dst, 0, convErr(err)
-		}
-		var m ptrace.ProtoMarshaler
-		if n := m.TracesSize(td); n > d.maxOTLP {
-			return dst, 0, errTooLarge{n, d.maxOTLP}
-		}
-		b, _ := m.MarshalTraces(td)
-		return append(dst, b...), td.SpanCount(), nil
-	case otlp.Metrics:
-		rel, main, err := metricsotlp.RelatedDataFrom(recs)
-		if err != nil || main == nil {
-			return dst, 0, convErr(err) // nil: no main record, nothing to store
-		}
-		md, err := metricsotlp.MetricsFrom(main.Record(), rel)
-		if err != nil {
-			return dst, 0, convErr(err)
-		}
-		var m pmetric.ProtoMarshaler
-		if n := m.MetricsSize(md); n > d.maxOTLP {
-			return dst, 0, errTooLarge{n, d.maxOTLP}
-		}
-		b, _ := m.MarshalMetrics(md)
-		return append(dst, b...), md.DataPointCount(), nil
+		out, items, err = d.traces.encode(d.arecs, d.atypes, dst, d.maxOTLP)
+	case otlp.Logs:
+		out, items, err = d.logs.encode(d.arecs, d.atypes, dst, d.maxOTLP)
 	default:
-		rel, main, err := logsotlp.RelatedDataFrom(recs)
-		if err != nil || main == nil {
-			return dst, 0, convErr(err) // nil: no main record, nothing to store
-		}
-		ld, err := logsotlp.LogsFrom(main.Record(), rel)
-		if err != nil {
-			return dst, 0, convErr(err)
-		}
-		var m plog.ProtoMarshaler
-		if n := m.LogsSize(ld); n > d.maxOTLP {
-			return dst, 0, errTooLarge{n, d.maxOTLP}
-		}
-		b, _ := m.MarshalLogs(ld)
-		return append(dst, b...), ld.LogRecordCount(), nil
+		out, items, err = d.metrics.encode(d.arecs, d.atypes, dst, d.maxOTLP)
 	}
-}
-
-// convErr is a conversion's error; nil stays nil (a batch without a
-// main record is empty, as arrow_record.Consumer has it).
-func convErr(err error) error {
-	if err == nil {
-		return nil
+	clear(d.arecs)
+	if err != nil {
+		var tl errTooLarge
+		if errors.As(err, &tl) {
+			return dst, 0, errTooLarge{tl.size - len(dst), d.maxOTLP}
+		}
+		return dst, 0, fmt.Errorf("cannot convert Arrow records to OTLP: %w", err)
 	}
-	return fmt.Errorf("cannot convert Arrow records to OTLP: %w", err)
+	return out, items, nil
 }
 
 // isLimit reports whether err is the stream's memory limit.

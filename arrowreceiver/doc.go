@@ -6,7 +6,7 @@
 // same ports.
 //
 // It is built only with the build tag otelarrow: the Arrow IPC decoder
-// (github.com/apache/arrow-go) and otel-arrow's conversion to pdata
+// (github.com/apache/arrow-go) and otel-arrow's code
 // (github.com/open-telemetry/otel-arrow/go) bring pdata, protobuf and
 // grpc-go's generated types, which the default binary and the small image
 // stay without. Without the tag this package is this comment only.
@@ -14,11 +14,17 @@
 // Each batch's Arrow records are read by one Arrow IPC reader per payload
 // type and schema id, which keep the stream's schemas and dictionaries
 // between batches, as otel-arrow's record consumer (pkg/otel/arrow_record)
-// does and with the same options; the records are turned into pdata by
-// otel-arrow's own conversion (pkg/otel/{traces,metrics,logs}/otlp),
-// marshaled to OTLP protobuf, and handed to the one ingest pipeline
-// (ingest.Pipeline.Export, transport ingest.OTelArrow). A batch is answered
-// OK only once the pipeline stored it.
+// does and with the same options, but for zstd-compressed bodies, which are
+// decompressed first into memory from the stream's allocator (unzstd.go:
+// one process-wide decoder, not arrow-go's decoder and goroutines per
+// record batch). The records are then written as OTLP
+// protobuf straight from their columns by our own encoders (enctraces.go,
+// enclogs.go, encmetrics.go: attribute tables indexed by parent id, no
+// pdata), which read every column as otel-arrow's conversion
+// (pkg/otel/{traces,metrics,logs}/otlp) reads it and are tested field by
+// field against it. The OTLP is handed to the one ingest pipeline
+// (ingest.Pipeline.Export, transport ingest.OTelArrow). A batch is
+// answered OK only once the pipeline stored it.
 //
 // What a stream can make us hold is bounded: one message
 // (the pipeline's MaxRecvMsgSize, charged as it arrives), the Arrow
@@ -30,4 +36,8 @@
 // its framing, flatbuffer and zstd windows are checked (ipccheck.go), and
 // before the conversion reads the records their arrays are (validate.go):
 // what a stream declares costs at most what it sent, within its limit.
+// Our encoders stop writing at MaxRecvMsgSize as they write (a dictionary
+// value that many rows repeat cannot make more), and their indexes are
+// proportional to the rows (an attribute table's parent ids index an
+// array while they are dense, and are sorted when they are not).
 package arrowreceiver

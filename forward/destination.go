@@ -99,6 +99,9 @@ type Destination struct {
 	// stateful compression (otlpclient.StreamConfig; query
 	// stream-compression=none).
 	DisableStreamCompression bool
+	// StreamColumns offers the columnar transform under it
+	// (otlpclient.StreamConfig; query stream-compression=zstd+columns).
+	StreamColumns bool
 	// JSON (HTTP only) sends OTLP/JSON bodies instead of protobuf.
 	JSON bool
 	// Signals are the signals forwarded.
@@ -300,10 +303,12 @@ func parseURL(name, raw string) (Destination, error) {
 			switch v {
 			case "zstd":
 				d.DisableStreamCompression = false
+			case "zstd+columns":
+				d.DisableStreamCompression, d.StreamColumns = false, true
 			case "none":
 				d.DisableStreamCompression = true
 			default:
-				return Destination{}, fmt.Errorf("stream-compression=%s: want zstd (stateful, when the server accepts it) or none", v)
+				return Destination{}, fmt.Errorf("stream-compression=%s: want zstd (stateful, when the server accepts it), zstd+columns (and the columnar transform under it) or none", v)
 			}
 		case "tenant-header":
 			if v == "" || strings.ContainsAny(v, " \t\r\n:") {

@@ -57,7 +57,7 @@ func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) send
 			})
 		})
 	case Stream:
-		return &streamSender{l: l, exp: otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: cfg, MaxPending: d.InFlight, ReportPartial: true, DisableStreamCompression: d.DisableStreamCompression, ClientID: l.source})}
+		return &streamSender{l: l, exp: otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: cfg, MaxPending: d.InFlight, ReportPartial: true, DisableStreamCompression: d.DisableStreamCompression, StreamColumns: d.StreamColumns, ClientID: l.source})}
 	case HTTP:
 		scheme := "http://"
 		if d.TLS != nil {

@@ -83,7 +83,7 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 		rotate:   make(chan struct{}),
 	}
 	// The decoder is the read loop's, which closes it.
-	s.codec = h.negotiateStreamCompression(call)
+	s.codec = h.negotiateStreamCompression(call, kind.signal)
 	call.WriteHeaders()
 	call.Flush()
 	h.m.openStreams.Add(1)

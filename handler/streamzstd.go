@@ -9,6 +9,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpcolumns"
 )
 
 // DefaultStreamCompressionWindow is the largest zstd window a stream with
@@ -17,9 +18,12 @@ import (
 // of decoder per stream).
 const DefaultStreamCompressionWindow = compression.DefaultStreamWindow
 
-// streamCodec is a stream's stateful decompressor and the charge it holds.
+// streamCodec is a stream's stateful decompressor and the charge it holds;
+// cols, when the client offered columns (otlp.StreamColumns), undoes the
+// columnar transform under the zstd.
 type streamCodec struct {
 	dec  *compression.StreamDecoder
+	cols *otlpcolumns.Decoder
 	cost int64
 }
 
@@ -31,9 +35,15 @@ type streamCodec struct {
 // largest window the client may use in the response header. Otherwise it
 // answers nothing, and the client compresses each message alone, as with
 // a server that does not know the offer.
-func (h *Handler) negotiateStreamCompression(call *grpcwire.Call) *streamCodec {
+//
+// An offer with columns (otlp.StreamColumns) is accepted with them, for the
+// signals that have a schema (not profiles), when the columns' decoder
+// (otlpcolumns.DecoderCost) fits the budget too; the answer then names
+// them. Otherwise zstd alone is accepted, as an older server would.
+func (h *Handler) negotiateStreamCompression(call *grpcwire.Call, sig otlp.Signal) *streamCodec {
 	window := h.stream.CompressionWindow
-	if window <= 0 || !otlp.OffersStreamZstd(call.Request().Header.Get(otlp.StreamCompressionHeader)) {
+	offer := call.Request().Header.Get(otlp.StreamCompressionHeader)
+	if window <= 0 || !otlp.OffersStreamZstd(offer) {
 		return nil
 	}
 	cost := compression.StreamDecoderCost(window)
@@ -47,8 +57,20 @@ func (h *Handler) negotiateStreamCompression(call *grpcwire.Call) *streamCodec {
 		return nil
 	}
 	h.reg.GetOrCreateCounter("otlplite_stream_compression_accepted_total").Inc()
-	call.Header().Set(otlp.StreamCompressionHeader, otlp.StreamZstd+"; window="+strconv.Itoa(window))
-	return &streamCodec{dec: dec, cost: cost}
+	c := &streamCodec{dec: dec, cost: cost}
+	answer := otlp.StreamZstd + "; window=" + strconv.Itoa(window)
+	if sig != otlp.Profiles && otlp.OffersStreamColumns(offer) {
+		if h.p.HoldStreamState(otlpcolumns.DecoderCost) {
+			c.cols = otlpcolumns.NewDecoder(otlpcolumns.Signal(sig))
+			c.cost += otlpcolumns.DecoderCost
+			answer += "; " + otlp.StreamColumns
+			h.reg.GetOrCreateCounter("otlplite_stream_columns_accepted_total").Inc()
+		} else {
+			h.reg.GetOrCreateCounter("otlplite_stream_compression_declined_total").Inc()
+		}
+	}
+	call.Header().Set(otlp.StreamCompressionHeader, answer)
+	return c
 }
 
 // close releases the decoder and its charge.
@@ -64,20 +86,36 @@ func (c *streamCodec) close(h *Handler) {
 // grpcwire refuses one; a charge refusal is returned as it is; anything
 // else is INVALID_ARGUMENT, counted in
 // otlplite_stream_compression_errors_total.
+//
+// With columns, the zstd output (at most otlpcolumns.MaxEncodedLen of the
+// limit) goes to t.Scratch, and the envelope it encodes is rebuilt in
+// t.Msg's buffer, whose compressed bytes are no longer needed; both are
+// charged to t as they are produced.
 func (c *streamCodec) decode(h *Handler, t *ingest.Ticket) *grpcwire.Status {
 	limit := h.p.MaxRecvMsgSize()
 	if mr := t.MaxRequest(); mr > 0 && mr < int64(limit) {
 		limit = int(mr)
 	}
-	plain, err := c.dec.DecodeMessage(t.Scratch[:0], t.Msg, limit, t.Grow)
-	t.Msg, t.Scratch = plain, t.Msg
+	var err error
+	if c.cols == nil {
+		var plain []byte
+		plain, err = c.dec.DecodeMessage(t.Scratch[:0], t.Msg, limit, t.Grow)
+		t.Msg, t.Scratch = plain, t.Msg
+	} else {
+		var cols []byte
+		cols, err = c.dec.DecodeMessage(t.Scratch[:0], t.Msg, otlpcolumns.MaxEncodedLen(limit), t.Grow)
+		t.Scratch = cols
+		if err == nil {
+			t.Msg, err = c.cols.Decode(t.Msg[:0], cols, limit, t.Grow)
+		}
+	}
 	if err == nil {
 		return nil
 	}
 	if st, ok := errors.AsType[*grpcwire.Status](err); ok {
 		return st
 	}
-	if errors.Is(err, compression.ErrTooLarge) {
+	if errors.Is(err, compression.ErrTooLarge) || errors.Is(err, otlpcolumns.ErrTooLarge) {
 		return grpcwire.Errorf(grpcwire.ResourceExhausted, "grpc: received message after decompression larger than max %d", limit)
 	}
 	h.reg.GetOrCreateCounter("otlplite_stream_compression_errors_total").Inc()

@@ -229,7 +229,7 @@ func (p *Pipeline) validateAndStore(ctx context.Context, kind *signalKind, t *Ti
 // batch.Commit was called.
 func (p *Pipeline) checkAndStore(ctx context.Context, kind *signalKind, t *Ticket, msg []byte, opts *otlpdecode.Options, batch storage.ItemBatch, out *Result) (_ *grpcwire.Status, committed bool) {
 	ts := t.tenant
-	res, err := p.checks.run(&t.check, kind.check, msg, opts)
+	res, err := p.check(t, kind, msg, opts) // the check pool, unless ExportValidated (prevalidated.go)
 	if err != nil {
 		if dp, ok := errors.AsType[*decoderPanic](err); ok {
 			// Our bug, not the client's: INTERNAL, and the stack for

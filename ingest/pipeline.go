@@ -333,6 +333,8 @@ type Ticket struct {
 	c charge
 	// check is the request's validation job for the check pool.
 	check checkJob
+	// pre is what the transport vouched for (ExportValidated).
+	pre prevalidation
 	// visit and visitOpts are the request's decoded-item pass when the
 	// pipeline stores into an ItemSink (Config.Items): pooled with the
 	// ticket, so that the views' buffers are reused from one request to

@@ -58,3 +58,39 @@ func AcceptedStreamZstd(v string) int {
 	}
 	return 0
 }
+
+// StreamColumns, a parameter of the zstd coding in the offer and in the
+// answer ("zstd; columns", "zstd; window=1048576; columns"), offers and
+// accepts the columnar transform (otlpcolumns) under the stream's zstd:
+// the zstd bytes of every stream message then carry the otlpcolumns
+// encoding of the envelope. A server that does not know it accepts zstd
+// alone, and its answer without the parameter tells the client so.
+const StreamColumns = "columns"
+
+// OffersStreamColumns reports whether a request's StreamCompressionHeader
+// value offers zstd with the columns parameter.
+func OffersStreamColumns(v string) bool {
+	for c := range strings.SplitSeq(v, ",") {
+		if zstdWithColumns(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// AcceptedStreamColumns reports whether a response's
+// StreamCompressionHeader value accepts zstd with the columns parameter.
+func AcceptedStreamColumns(v string) bool { return zstdWithColumns(v) }
+
+func zstdWithColumns(c string) bool {
+	name, params, _ := strings.Cut(c, ";")
+	if !strings.EqualFold(strings.TrimSpace(name), StreamZstd) {
+		return false
+	}
+	for p := range strings.SplitSeq(params, ";") {
+		if strings.EqualFold(strings.TrimSpace(p), StreamColumns) {
+			return true
+		}
+	}
+	return false
+}

@@ -56,6 +56,18 @@ type StreamConfig struct {
 	// client's compression CPU of per-message zstd (level 3: 0.8-1.1
 	// times); the server's cost is the same at every level.
 	StreamCompressionLevel int
+	// StreamColumns offers, with stateful compression, the columnar
+	// transform under it (otlpcolumns; docs/streaming.md, "Columns"):
+	// when the server accepts, each request is laid out in columns, and
+	// what the stream has sent before (a data point's or span's
+	// attributes, a span's name) is a reference, before the zstd. On the
+	// demo data it sends 0.39x per-message zstd's bytes for metrics and
+	// 0.58x for traces in requests of 8,192 items (stateful zstd alone:
+	// 0.77x and 0.90x; OTel-Arrow 0.48x and 0.59x), for 0.8 to 3.3 times
+	// per-message zstd's decompression CPU on the server (stateful zstd
+	// alone: 0.3 to 1.5 times). Off by default; a server that does not
+	// know it, or has no room for its decoder, accepts zstd alone.
+	StreamColumns bool
 	// ClientID names the client to the server for exactly-once storage
 	// (otlp.StreamClientIDHeader, sent when each stream opens): the key
 	// of each request is ClientID with the request's id

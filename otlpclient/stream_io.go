@@ -14,6 +14,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpcolumns"
 )
 
 // stream is one StreamExporter call: its writer goroutine (writeLoop)
@@ -42,7 +43,17 @@ type stream struct {
 	// writer takes it for the next message it frames and every one after
 	// (the messages before it are compressed alone: a server tells the
 	// two apart by their first byte).
-	enc atomic.Pointer[compression.StreamEncoder]
+	enc atomic.Pointer[statefulEncoder]
+}
+
+// statefulEncoder is a stream's stateful compression: its zstd encoder
+// and, when the server accepted columns (StreamConfig.StreamColumns), the
+// columnar transform under it, whose state (the series it has sent)
+// follows the zstd's, message by message.
+type statefulEncoder struct {
+	z    *compression.StreamEncoder
+	cols *otlpcolumns.Encoder
+	buf  []byte // the envelope transformed
 }
 
 // writeLoop sends queued requests while s is the current stream, then
@@ -50,10 +61,10 @@ type stream struct {
 func (s *stream) writeLoop() {
 	e := s.e
 	defer s.pw.Close() // half-close: the server acknowledges the rest and ends with OK
-	var enc *compression.StreamEncoder
+	var enc *statefulEncoder
 	defer func() {
 		if enc != nil {
-			enc.Close()
+			enc.z.Close()
 		}
 	}()
 	var frame, scratch []byte
@@ -190,11 +201,16 @@ func appendFrame(dst, scratch []byte, codec compression.Codec, id uint64, payloa
 // envelope of payload with id, compressed by the stream's encoder
 // (compressed flag 0: the message is the stream's own framing,
 // compression.StreamEncoder).
-func appendStatefulFrame(dst, scratch []byte, enc *compression.StreamEncoder, id uint64, payload []byte) ([]byte, []byte, error) {
+func appendStatefulFrame(dst, scratch []byte, enc *statefulEncoder, id uint64, payload []byte) ([]byte, []byte, error) {
 	dst = append(dst, 0, 0, 0, 0, 0)
 	scratch, err := AppendEnvelope(scratch[:0], id, payload)
 	if err == nil {
-		dst, err = enc.AppendMessage(dst, scratch)
+		msg := scratch
+		if enc.cols != nil {
+			enc.buf = enc.cols.Append(enc.buf[:0], scratch)
+			msg = enc.buf
+		}
+		dst, err = enc.z.AppendMessage(dst, msg)
 	}
 	if err != nil {
 		return dst[:0], scratch, err
@@ -226,7 +242,15 @@ func (s *stream) negotiate(resp *http.Response) {
 		level = compression.DefaultStreamLevel
 	}
 	if enc, err := compression.NewStreamEncoderLevel(w, level); err == nil {
-		s.enc.Store(enc)
+		se := &statefulEncoder{z: enc}
+		if s.e.cfg.StreamColumns && otlp.AcceptedStreamColumns(resp.Header.Get(otlp.StreamCompressionHeader)) {
+			sig := s.e.cfg.Signal
+			if sig.Info() == nil {
+				sig = Traces
+			}
+			se.cols = otlpcolumns.NewEncoder(otlpcolumns.Signal(sig))
+		}
+		s.enc.Store(se)
 	}
 }
 

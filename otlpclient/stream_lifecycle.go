@@ -56,7 +56,11 @@ func (e *StreamExporter) open(delay time.Duration) {
 		req.Header.Set("Grpc-Encoding", e.cfg.Compression.String())
 	}
 	if !e.cfg.DisableStreamCompression {
-		req.Header.Set(otlp.StreamCompressionHeader, otlp.StreamZstd)
+		offer := otlp.StreamZstd
+		if e.cfg.StreamColumns {
+			offer += "; " + otlp.StreamColumns
+		}
+		req.Header.Set(otlp.StreamCompressionHeader, offer)
 	}
 	if e.cfg.ClientID != "" {
 		req.Header.Set(otlp.StreamClientIDHeader, e.cfg.ClientID)

@@ -38,7 +38,10 @@ type metricsBuilder struct {
 	met   otelstef.Metric
 	// points counts the data points of the request.
 	points int
-	// last is the size of the last request finished (outBuffer).
+	// attrs is the last record's point attributes as written.
+	attrs attrCache
+	// last is the size of the recent requests finished (highWater,
+	// outBuffer).
 	last int
 }
 
@@ -78,7 +81,7 @@ func (b *metricsBuilder) closeResource() {
 // finish closes every open container and returns the request.
 func (b *metricsBuilder) finish() []byte {
 	b.closeResource()
-	b.last = len(b.out)
+	b.last = highWater(b.last, len(b.out))
 	return b.out
 }
 
@@ -88,6 +91,10 @@ func (b *metricsBuilder) size() int  { return len(b.out) }
 // add appends the reader's record.
 func (b *metricsBuilder) add() (err error) {
 	r := b.rec
+	// The last record's attributes as written are this one's when it
+	// did not modify them; they are kept only for a record written whole.
+	b.attrs.reuse = b.attrs.ok && fastPaths && !r.IsAttributesModified()
+	b.attrs.ok = false
 	start, rm0, sm0, m0, data0 := len(b.out), b.rm, b.sm, b.m, b.data
 	// closed marks where the record's own bytes begin once it has closed
 	// the previous record's containers (a close moves bytes: the record
@@ -165,12 +172,46 @@ func (b *metricsBuilder) add() (err error) {
 			b.out = appendVarintField(b.out, 2, uint64(m.AggregationTemporality()))
 		}
 	}
-	if b.out, err = appendPoint(b.out, m, r.Attributes(), r.Point()); err != nil {
+	if b.out, err = appendPoint(b.out, m, r.Attributes(), r.Point(), &b.attrs); err != nil {
 		return fmt.Errorf("cannot decode data point: %w", err)
 	}
 	b.points++
 	return nil
 }
+
+// attrCache keeps the encoding of a record's point attributes for the next
+// record, which the STEF writer marks as not modifying them when they are
+// the same (a third of the OpenTelemetry demo's points: the series of
+// consecutive metrics of a resource): copied, not encoded again. Only the
+// number data points' (the fast path's, field 7) are kept.
+type attrCache struct {
+	buf []byte // the KeyValues, with their tags
+	// ok: buf is the last record's attributes (it was written whole);
+	// reuse: they are the current record's (it did not modify them).
+	ok, reuse bool
+}
+
+// append appends attrs as field 7, of size bytes (attributesSize), from
+// the cache when they are the last record's, and keeps them for the next.
+func (c *attrCache) append(b []byte, attrs *otelstef.Attributes) []byte {
+	if c.reuse {
+		c.ok = true
+		return append(b, c.buf...)
+	}
+	start := len(b)
+	b, _ = appendAttributes(b, 7, attrs) // scalar values: no error
+	if len(b)-start > maxCachedAttrs {
+		return b
+	}
+	c.buf = append(c.buf[:0], b[start:]...)
+	c.ok = true
+	return b
+}
+
+// maxCachedAttrs bounds the attributes attrCache keeps, which a stream
+// holds for its life: a point's attributes take a few hundred bytes, and
+// a record's are bounded only by its frame (MaxChunkBytes).
+const maxCachedAttrs = 4 << 10
 
 // appendResource appends res as field 1 (resource) of a Resource*.
 func appendResource(b []byte, res *otelstef.Resource) (_ []byte, err error) {
@@ -219,12 +260,16 @@ func dataField(t otelstef.MetricType) (int, bool) {
 
 // appendPoint appends the data point of a record as field 1 (data_points)
 // of the open Gauge, Sum, Histogram, ExponentialHistogram or Summary.
-func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *otelstef.Point) (_ []byte, err error) {
+func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *otelstef.Point, cache *attrCache) (_ []byte, err error) {
 	v := p.Value()
 	if fastPaths && (m.Type() == otelstef.MetricTypeGauge || m.Type() == otelstef.MetricTypeSum) && p.Exemplars().Len() == 0 {
 		// A NumberDataPoint of scalar attributes, the common one, is
 		// written with its length computed first.
-		if as, ok := attributesSize(attrs); ok {
+		as, ok := len(cache.buf), cache.reuse
+		if !ok {
+			as, ok = attributesSize(attrs)
+		}
+		if ok {
 			size := 9 + 9 + as // the two timestamps, the attributes
 			switch v.Type() {
 			case otelstef.PointValueTypeFloat64, otelstef.PointValueTypeInt64:
@@ -243,7 +288,7 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 			case otelstef.PointValueTypeInt64:
 				b = appendFixed64Field(b, 6, uint64(v.Int64()))
 			}
-			return appendAttributes(b, 7, attrs)
+			return cache.append(b, attrs), nil
 		}
 	}
 	at := 0
@@ -273,6 +318,12 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 			return b, fmt.Errorf("value type %d in a histogram", v.Type())
 		}
 		h := v.Histogram()
+		// As the pipeline's validation (otlpdecode.CheckMetrics),
+		// metrics.proto: bucket_counts has one element more than
+		// explicit_bounds, or none.
+		if n, bounds := h.BucketCounts().Len(), m.HistogramBounds().Len(); n != 0 && n != bounds+1 {
+			return b, fmt.Errorf("histogram of %d bucket counts for %d bounds, want none or %d", n, bounds, bounds+1)
+		}
 		b = appendFixed64Field(b, 2, p.StartTimestamp())
 		b = appendFixed64Field(b, 3, p.Timestamp())
 		b = appendFixed64Field(b, 4, uint64(h.Count()))
@@ -377,6 +428,14 @@ func appendBuckets(b []byte, field int, bk *otelstef.ExpHistogramBuckets) []byte
 func appendExemplars(b []byte, field int, ex *otelstef.ExemplarArray) (_ []byte, err error) {
 	for i := range ex.Len() {
 		e := ex.At(i)
+		// As the pipeline's validation (otlpdecode.CheckMetrics): an
+		// exemplar's ids are empty or of their length.
+		if n := len(e.TraceID()); n != 0 && n != 16 {
+			return b, fmt.Errorf("exemplar %d: trace_id is %d bytes, want empty or 16", i, n)
+		}
+		if n := len(e.SpanID()); n != 0 && n != 8 {
+			return b, fmt.Errorf("exemplar %d: span_id is %d bytes, want empty or 8", i, n)
+		}
 		at := 0
 		b, at = appendLen(b, field)
 		b = appendFixed64Field(b, 2, e.Timestamp())

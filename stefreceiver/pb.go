@@ -160,14 +160,23 @@ func attributesSize(a *otelstef.Attributes) (int, bool) {
 }
 
 // outBuffer returns buf emptied to build the next request in, or, when it
-// holds less than the last request took, a buffer of that size: a request
-// grown from a small buffer was copied at each doubling, which was most of
-// the memory moved decoding batch-sized (8,192-point) requests. It holds
-// no more than growing would (the last request is within
-// Config.MaxRequestBytes and one record).
+// holds less than the recent requests took (highWater), a buffer of that
+// size: a request grown from a small buffer was copied at each doubling,
+// which was most of the memory moved decoding batch-sized (8,192-point)
+// requests. It holds no more than growing to the largest recent request
+// would (each is within Config.MaxRequestBytes and one record).
 func outBuffer(buf []byte, last int) []byte {
 	if cap(buf) < last {
 		return make([]byte, 0, last+last/8)
 	}
 	return buf[:0]
 }
+
+// highWater is the size the next request's buffer is made for (outBuffer)
+// after a request of size: the largest recent request, forgotten by a
+// 32nd a request. Requests of varying size (an SDK's frames carry one
+// resource's metrics each) grew their buffer by doublings, each copying
+// it, whenever one was larger than the one before: a tenth of the
+// server's CPU on SDK-sized frames (stefcpu's profile), where the decay
+// keeps a large request's size for the few dozen requests after it.
+func highWater(mark, size int) int { return max(size, mark-mark/32) }

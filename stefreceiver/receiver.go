@@ -10,11 +10,16 @@
 // client sent before it was acknowledged that arrived together (up to
 // MaxRequestBytes: a frame ending with none waiting is handed on at
 // once), and each request goes through the one ingest pipeline (ingest.Pipeline.Export, transport
-// ingest.STEF): admission, quotas, validation, the sink. A request's last
-// record id is acknowledged (ack_record_id) only once the pipeline stored
-// it; items the pipeline rejected as invalid, and records that cannot be
-// decoded, are reported in bad_data_record_id_ranges so the client does
-// not send them again. A refusal the client can retry (no room, storage
+// ingest.STEF): admission, quotas, the sink. The decoder refuses what the
+// pipeline's validation would reject (metrics.go, spans.go), so the
+// requests it builds are handed on as validated
+// (ingest.Pipeline.ExportValidated; with -validate-utf8 the pipeline
+// validates them again). A request's last record id is acknowledged
+// (ack_record_id) only once the pipeline stored it; records the decoder
+// refused, items the pipeline rejected as invalid (with the rest of their
+// request: OTLP's partial success does not say which), and records that
+// cannot be decoded are reported in bad_data_record_id_ranges so the
+// client does not send them again. A refusal the client can retry (no room, storage
 // failing) ends the stream with its status: the client reconnects and
 // re-encodes what was not acknowledged.
 //
@@ -37,6 +42,7 @@
 package stefreceiver
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -68,7 +74,7 @@ const Path = "/STEFDestination/Stream"
 // MaxZstdWindow) with its window full, measured at 8.8 MB
 // (TestStateCostZstdCoversDecoder; the library's own reader holds the
 // same frames uncompressed); without compression the library's reader,
-// about 21 KB. The zstd figure is charged before the header is read (the
+// about 21 KB. Both cover the body's read buffer (bodyBuffer) besides. The zstd figure is charged before the header is read (the
 // client chooses), and lowered to the plain one when the header says the
 // stream is not compressed. A frame declaring a larger window than
 // MaxZstdWindow is refused before it is allocated.
@@ -199,6 +205,10 @@ func (r *Receiver) Shutdown() { r.once.Do(func() { close(r.stop) }) }
 
 // ServeHTTP serves one STEFDestination/Stream call.
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	// The body is read through a buffer once the stream's state is
+	// charged (bufferedBody).
+	body := &bufferedBody{ReadCloser: req.Body}
+	req.Body = body
 	// The chunk is assembled from messages, each at most a chunk.
 	call, st := grpcwire.StartCall(w, req, grpcwire.Limits{MaxRecvMsgSize: r.cfg.MaxChunkBytes})
 	if st != nil {
@@ -208,7 +218,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	defer call.Close()
 	r.open.Inc()
 	defer r.open.Dec()
-	s := &stream{r: r, call: call, ctx: call.Context()}
+	s := &stream{r: r, call: call, ctx: call.Context(), body: body}
 	defer s.stop()
 	end := s.run()
 	if end != nil && end.Code != grpcwire.Unavailable {
@@ -216,6 +226,40 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	call.WriteStatus(end)
 	call.Finish()
+}
+
+// bodyBuffer is the buffer a stream's body is read through once its state
+// is charged (within StateCostPlain and StateCostZstd): one HTTP/2 DATA
+// frame at the default frame size, which holds the few KB an SDK-sized
+// STEF frame takes with its gRPC prefix.
+const bodyBuffer = 16 << 10
+
+// bufferedBody is a stream's request body, read through a buffer once
+// buffer is called. Each read of net/http's HTTP/2 request body tells the
+// connection's serve goroutine (a channel send, waking it) what was read;
+// grpcwire reads a message's 5-byte prefix and its body apart, so that a
+// STEF frame cost two of them; through the buffer a frame that arrived in
+// one DATA frame costs one. It is not made before the stream's state is
+// charged: a stream that stalls before its first message holds no more
+// than it did.
+type bufferedBody struct {
+	io.ReadCloser
+	br *bufio.Reader
+}
+
+func (b *bufferedBody) Read(p []byte) (int, error) {
+	if b.br != nil {
+		return b.br.Read(p)
+	}
+	return b.ReadCloser.Read(p)
+}
+
+// buffer makes the reads that follow go through the buffer. It is called
+// by the goroutine that reads the body before it hands the reading on.
+func (b *bufferedBody) buffer() {
+	if b.br == nil {
+		b.br = bufio.NewReaderSize(b.ReadCloser, bodyBuffer)
+	}
 }
 
 func rotationStatus() *grpcwire.Status {
@@ -229,6 +273,7 @@ type stream struct {
 	r    *Receiver
 	call *grpcwire.Call
 	ctx  context.Context
+	body *bufferedBody
 
 	// msg and scratch are the gRPC read buffers of the first message;
 	// chunk is the chunk being read and pos how much of it the STEF
@@ -534,6 +579,7 @@ func (s *stream) run() *grpcwire.Status {
 		return st
 	}
 	s.state = StateCostZstd
+	s.body.buffer()
 	s.dictCharge = s.r.p.NewStateCharge()
 	defer func() {
 		s.r.p.ReleaseStreamState(s.state)
@@ -606,6 +652,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 	// header (decodeFailed).
 	s.first = 1
 	rd, b, u, err := s.open()
+	defer u.close()
 	if err != nil {
 		return s.decodeFailed(0, err)
 	}
@@ -786,7 +833,7 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		s.r.p.StartLog(ctx, t, s.call.Request().RemoteAddr, ingest.STEF, s.sig)
 		// The request is built in the ticket's buffer, swapped with the
 		// builder's, and charged before it is handed on.
-		buf := t.Msg
+		buf, items := t.Msg, s.b.items()
 		t.Msg = s.b.finish()
 		s.b.reset(buf)
 		n := len(t.Msg)
@@ -796,10 +843,14 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		if err := t.Charge(ctx, n); err != nil {
 			return s.refused(t, err)
 		}
-		out, err := s.r.p.Export(ctx, ingest.Request{
+		// The builders write well-formed OTLP and refuse, as bad
+		// records, what the pipeline's validation would reject
+		// (metrics.go, spans.go): the pipeline need not walk the
+		// request again, unless it validates more (UTF-8).
+		out, err := s.r.p.ExportValidated(ctx, ingest.Request{
 			Transport: ingest.STEF, Signal: s.sig, Body: t.Msg,
 			WireSize: s.wire, Size: n, Ticket: t,
-		})
+		}, ingest.Validated{Items: items, MaxAnyValueDepth: maxAnyValueDepth})
 		s.wire = 0
 		if err != nil {
 			return err.(*grpcwire.Status)

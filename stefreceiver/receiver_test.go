@@ -19,6 +19,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -40,15 +41,46 @@ func (s *memSink) Write(_ context.Context, sig storage.Signal, data []byte, item
 
 func (s *memSink) Close() error { return nil }
 
+// checkStored validates what the sink stored as the pipeline would have
+// (the stream hands its requests on as validated): well-formed, nothing
+// rejected, the items counted.
+func checkStored(t *testing.T, s *memSink) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	items := 0
+	for i, w := range s.writes {
+		check := otlpdecode.CheckMetrics
+		if s.sigs[i] == otlp.Traces {
+			check = otlpdecode.CheckTraces
+		}
+		res, err := check(w, &otlpdecode.Options{})
+		if err != nil || res.Rejected != 0 {
+			t.Fatalf("stored request %d: %v, %d rejected (%s)", i, err, res.Rejected, res.FirstRejection)
+		}
+		items += res.Items
+	}
+	if items != s.items {
+		t.Fatalf("stored requests hold %d items, the sink was told %d", items, s.items)
+	}
+}
+
 // serve starts a receiver on h2c on a free port and returns its address.
 func serve(t testing.TB, cfg Config) (string, *memSink) {
 	return serveAdm(t, cfg, ingest.AdmissionConfig{})
 }
 
 func serveAdm(t testing.TB, cfg Config, adm ingest.AdmissionConfig) (string, *memSink) {
+	return servePipeline(t, cfg, ingest.Config{Admission: adm})
+}
+
+// servePipeline is serve with the pipeline's configuration (its Sink set
+// here).
+func servePipeline(t testing.TB, cfg Config, pcfg ingest.Config) (string, *memSink) {
 	t.Helper()
 	sink := &memSink{}
-	p := ingest.New(ingest.Config{Sink: sink, Admission: adm})
+	pcfg.Sink = sink
+	p := ingest.New(pcfg)
 	r := New(p, cfg)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -310,42 +342,122 @@ func TestStreamRotatesAtDecodedBound(t *testing.T) {
 	}
 }
 
-// A point the pipeline rejects (an exemplar's trace id of 3 bytes) is
-// reported in bad_data_record_id_ranges with its frame, acknowledged, and
-// the stream goes on; the valid points are stored.
+// A point the pipeline's validation would reject (an exemplar's trace id
+// of 3 bytes) is refused by the decoder and reported alone in
+// bad_data_record_id_ranges, the frame acknowledged, and the stream goes
+// on; the valid points are stored. When the pipeline validates more than
+// the decoder promises (UTF-8) a point it rejects is found in the request
+// (OTLP's partial success does not say which), whose records are all
+// reported bad, the valid ones stored.
 func TestRejectedPointsAreBadRanges(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pcfg ingest.Config
+		bad  idRange
+		set  func(r *otelstef.Metrics)
+	}{
+		{"exemplar id", ingest.Config{}, idRange{4, 4}, func(r *otelstef.Metrics) {
+			r.Point().Exemplars().EnsureLen(1)
+			r.Point().Exemplars().At(0).SetTraceID(pkg.Bytes("abc"))
+			r.Point().Exemplars().At(0).Value().SetInt64(1)
+		}},
+		// The bad record closes the containers before it and opens its
+		// own: what was written of it is taken back, the request well
+		// formed (checkStored).
+		{"exemplar id, new resource and metric", ingest.Config{}, idRange{4, 4}, func(r *otelstef.Metrics) {
+			r.Resource().Attributes().Value(0).SetString("cart")
+			r.Metric().SetName("errors")
+			r.Point().Exemplars().EnsureLen(1)
+			r.Point().Exemplars().At(0).SetSpanID(pkg.Bytes("abc"))
+		}},
+		{"UTF-8", ingest.Config{Decode: otlpdecode.Options{ValidateUTF8: true}}, idRange{3, 4}, func(r *otelstef.Metrics) {
+			r.Attributes().Value(0).SetString("\xff")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, sink := servePipeline(t, Config{}, tc.pcfg)
+			p := dial(t, addr)
+			p.sendFirst(t, "Metrics")
+			p.recv(t)
+			w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			writePoints(t, w, 2, 0)
+			w.Flush()
+			if ack, bad := parseAck(t, p.recv(t)); ack != 2 || len(bad) != 0 {
+				t.Fatalf("ack %d bad %v", ack, bad)
+			}
+			writePoints(t, w, 1, 2)
+			tc.set(&w.Record)
+			if err := w.Write(); err != nil {
+				t.Fatal(err)
+			}
+			w.Flush()
+			ack, bad := parseAck(t, p.recv(t))
+			if ack != 4 || len(bad) != 1 || bad[0] != tc.bad {
+				t.Fatalf("ack %d bad %v, want ack 4 and bad %v", ack, bad, tc.bad)
+			}
+			p.w.Close()
+			if st := p.status(); st != "0 " {
+				t.Fatalf("status %q", st)
+			}
+			if sink.items != 3 {
+				t.Fatalf("stored %d points, want the 3 valid ones", sink.items)
+			}
+			checkStored(t, sink)
+		})
+	}
+}
+
+// A span the pipeline's validation would reject (a trace_id of 3 bytes,
+// an all-zero span_id, a link without its span_id) is refused by the
+// decoder and reported alone in bad_data_record_id_ranges; the others are
+// stored and the frame acknowledged.
+func TestBadSpansAreBadRecords(t *testing.T) {
 	addr, sink := serve(t, Config{})
 	p := dial(t, addr)
-	p.sendFirst(t, "Metrics")
+	p.sendFirst(t, "Spans")
 	p.recv(t)
-	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{})
+	w, err := otelstef.NewSpansWriter(chunkSender{t, p}, pkg.WriterOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	writePoints(t, w, 2, 0)
-	w.Flush()
-	if ack, bad := parseAck(t, p.recv(t)); ack != 2 || len(bad) != 0 {
-		t.Fatalf("ack %d bad %v", ack, bad)
-	}
-	writePoints(t, w, 1, 2)
-	w.Record.Point().Exemplars().EnsureLen(1)
-	w.Record.Point().Exemplars().At(0).SetTraceID(pkg.Bytes("abc"))
-	w.Record.Point().Exemplars().At(0).Value().SetInt64(1)
-	if err := w.Write(); err != nil {
-		t.Fatal(err)
+	for i, set := range []func(s *otelstef.Span){
+		func(s *otelstef.Span) {},
+		func(s *otelstef.Span) { s.SetTraceID(pkg.Bytes("abc")) },
+		func(s *otelstef.Span) {},
+		func(s *otelstef.Span) { s.SetSpanID(pkg.Bytes(string(make([]byte, 8)))) },
+		func(s *otelstef.Span) {
+			s.Links().EnsureLen(1)
+			s.Links().At(0).SetTraceID(pkg.Bytes("fedcba9876543210"))
+		},
+		func(s *otelstef.Span) {},
+	} {
+		r := &w.Record
+		r.Scope().SetName("tracer")
+		s := r.Span()
+		s.SetTraceID(pkg.Bytes("0123456789abcdef"))
+		s.SetSpanID(pkg.Bytes(string([]byte{1, 2, 3, 4, 5, 6, 7, byte(i)})))
+		s.Links().EnsureLen(0)
+		set(s)
+		if err := w.Write(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	w.Flush()
 	ack, bad := parseAck(t, p.recv(t))
-	if ack != 4 || len(bad) != 1 || bad[0] != (idRange{3, 4}) {
-		t.Fatalf("ack %d bad %v, want ack 4 and bad 3-4", ack, bad)
+	if want := []idRange{{2, 2}, {4, 5}}; ack != 6 || len(bad) != 2 || bad[0] != want[0] || bad[1] != want[1] {
+		t.Fatalf("ack %d bad %v, want ack 6 and bad %v", ack, bad, want)
 	}
 	p.w.Close()
 	if st := p.status(); st != "0 " {
 		t.Fatalf("status %q", st)
 	}
 	if sink.items != 3 {
-		t.Fatalf("stored %d points, want the 3 valid ones", sink.items)
+		t.Fatalf("stored %d spans, want the 3 valid ones", sink.items)
 	}
+	checkStored(t, sink)
 }
 
 // Spans, with the library's writer: every span stored as a trace request,

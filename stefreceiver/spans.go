@@ -1,6 +1,7 @@
 package stefreceiver
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/splunk/stef/go/otel/otelstef"
@@ -18,7 +19,7 @@ type spansBuilder struct {
 	res    otelstef.Resource
 	scope  otelstef.Scope
 	spans  int
-	last   int // the size of the last request finished (outBuffer)
+	last   int // the size of the recent requests finished (highWater, outBuffer)
 }
 
 func (b *spansBuilder) reset(buf []byte) {
@@ -41,7 +42,7 @@ func (b *spansBuilder) closeResource() {
 
 func (b *spansBuilder) finish() []byte {
 	b.closeResource()
-	b.last = len(b.out)
+	b.last = highWater(b.last, len(b.out))
 	return b.out
 }
 
@@ -96,6 +97,9 @@ func (b *spansBuilder) add() (err error) {
 
 // appendSpan appends s as field 2 (spans) of the open ScopeSpans.
 func appendSpan(b []byte, s *otelstef.Span) (_ []byte, err error) {
+	if err := checkSpanIDs(s); err != nil {
+		return b, err
+	}
 	at := 0
 	b, at = appendLen(b, 2)
 	b = appendStringField(b, 1, string(s.TraceID()))
@@ -163,4 +167,49 @@ func appendSpan(b []byte, s *otelstef.Span) (_ []byte, err error) {
 		b = appendFixed32Field(b, 16, uint32(f))
 	}
 	return endLen(b, at), nil
+}
+
+// checkSpanIDs refuses a span the pipeline's validation would reject
+// (otlpdecode.CheckTraces, after trace.proto): a trace_id of other than 16
+// bytes or all zeroes, a span_id of other than 8 bytes or all zeroes, a
+// parent_span_id neither empty nor 8 bytes, a link whose trace_id is not
+// 16 bytes or span_id not 8. The decoder enforces them so that the
+// requests it builds need no validation pass (ingest.ExportValidated),
+// and a bad span is reported alone (bad_data_record_id_ranges), not with
+// its request.
+func checkSpanIDs(s *otelstef.Span) error {
+	switch id := s.TraceID(); {
+	case len(id) != 16:
+		return fmt.Errorf("trace_id is %d bytes, want 16", len(id))
+	case allZero(string(id)):
+		return errors.New("trace_id is all zeroes")
+	}
+	switch id := s.SpanID(); {
+	case len(id) != 8:
+		return fmt.Errorf("span_id is %d bytes, want 8", len(id))
+	case allZero(string(id)):
+		return errors.New("span_id is all zeroes")
+	}
+	if n := len(s.ParentSpanID()); n != 0 && n != 8 {
+		return fmt.Errorf("parent_span_id is %d bytes, want empty or 8", n)
+	}
+	ln := s.Links()
+	for i := range ln.Len() {
+		if n := len(ln.At(i).TraceID()); n != 16 {
+			return fmt.Errorf("link %d: trace_id is %d bytes, want 16", i, n)
+		}
+		if n := len(ln.At(i).SpanID()); n != 8 {
+			return fmt.Errorf("link %d: span_id is %d bytes, want 8", i, n)
+		}
+	}
+	return nil
+}
+
+func allZero(id string) bool {
+	for i := range len(id) {
+		if id[i] != 0 {
+			return false
+		}
+	}
+	return true
 }

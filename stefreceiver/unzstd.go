@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/splunk/stef/go/pkg"
@@ -153,11 +154,7 @@ func (u *unzstd) header() error {
 	if br.FixedHeader.Compression == pkg.CompressionZstd {
 		u.compressed = true
 		hdr[start+1] &^= pkg.HdrFlagsCompressionMethod
-		u.dec, err = zstd.NewReader(nil,
-			zstd.WithDecoderConcurrency(1), // synchronous: decodes only what is read
-			zstd.WithDecoderLowmem(true),
-			zstd.WithDecoderMaxWindow(MaxZstdWindow))
-		if err != nil {
+		if u.dec, err = getDecoder(); err != nil {
 			return err
 		}
 	}
@@ -241,6 +238,51 @@ func (u *unzstd) zstdError(err error) error {
 	}
 	return badFrame("STEF frame %d: bad zstd data: %v", u.frames, err)
 }
+
+// decoders keeps the zstd decoders of ended streams for the next ones: a
+// decoder's history is a ring of its window and two blocks (8.3 MiB at
+// MaxZstdWindow), allocated and cleared on a stream's first block, which
+// cost a new stream about as much as decoding a few thousand points (a
+// tenth of the server's CPU on streams of 8,192-point frames). As the
+// request decoders of package compression, they are left to the garbage
+// collector when idle (sync.Pool); a stream in use is charged its
+// StateCostZstd whether its decoder is new or not, so the idle ones are
+// never more than the streams the budget let decode at once (half of the
+// admission budget, HoldStreamState).
+var decoders sync.Pool // *zstd.Decoder
+
+func getDecoder() (*zstd.Decoder, error) {
+	if d, ok := decoders.Get().(*zstd.Decoder); ok {
+		return d, nil
+	}
+	return zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(1), // synchronous: decodes only what is read
+		zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(MaxZstdWindow),
+		// The frames' checksums are not verified (2 % of the server's
+		// CPU on 8,192-point frames), as the streaming mode's decoder
+		// (compression.NewStreamDecoder) does not: the transport
+		// (TCP, TLS) carries the bytes intact, and the STEF reader
+		// refuses what does not decode.
+		zstd.IgnoreChecksum(true))
+}
+
+// close gives u's decoder back for another stream. u must not be used
+// afterwards.
+func (u *unzstd) close() {
+	if u.dec == nil {
+		return
+	}
+	// Reset forgets the stream (its source and its history: a frame
+	// of the next stream cannot refer to what this one decoded).
+	if err := u.dec.Reset(nil); err == nil {
+		decoders.Put(u.dec)
+	}
+	u.dec = nil
+	u.err = errClosed
+}
+
+var errClosed = errors.New("STEF reader closed")
 
 func eofIsUnexpected(err error) error {
 	if err == io.EOF {

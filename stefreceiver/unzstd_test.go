@@ -117,11 +117,15 @@ func zstdStream(t testing.TB, frames, size int) (stream, plain []byte) {
 	return stream, plain
 }
 
-// What the decoder holds once its window is full is under StateCostZstd
-// (the heap growth with the decoder alive, after a GC).
+// What the decoder holds once its window is full, with the stream's body
+// buffer, is under StateCostZstd (the heap growth with the decoder alive,
+// after a GC).
 func TestStateCostZstdCoversDecoder(t *testing.T) {
 	stream, plain := zstdStream(t, 12, 1<<20)
 	src := bytes.NewReader(stream)
+	// Two collections empty the pool of decoders (sync.Pool): the one
+	// measured is made here, its window allocated while it is measured.
+	runtime.GC()
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -144,8 +148,9 @@ func TestStateCostZstdCoversDecoder(t *testing.T) {
 		t.Fatal("nothing decoded")
 	}
 	t.Logf("a zstd stream's decoder holds %d bytes (window full), StateCostZstd %d", held, StateCostZstd)
-	if held > StateCostZstd {
-		t.Fatalf("decoder holds %d bytes, more than StateCostZstd %d", held, StateCostZstd)
+	// The charge covers the stream's body buffer too (bufferedBody).
+	if held+bodyBuffer > StateCostZstd {
+		t.Fatalf("decoder holds %d bytes and the body buffer %d, more than StateCostZstd %d", held, bodyBuffer, StateCostZstd)
 	}
 }
 

@@ -8,6 +8,11 @@
 //
 //	cd bench/arrowcpu && go run . -rounds 3
 //
+// Each signal is measured on its own (a server is started per signal, so
+// its CPU is that signal's), and -otlplite-rev REV also measures
+// otlp-lite built at a git revision (git archive, no worktree touched)
+// beside the working tree's build, in the same run.
+//
 // It is a module of its own: the Collector's components fight the
 // versions of bench/.
 package main
@@ -43,7 +48,19 @@ func main() {
 	rounds := flag.Int("rounds", 3, "times the data is sent to each server")
 	data := flag.String("datasets", "../../../shared/datasets", "the demo datasets")
 	per := flag.Int("resources", 10, "resources per request")
+	rev := flag.String("otlplite-rev", "", "also measure otlp-lite built at this git revision (e.g. main)")
+	signals := flag.String("signals", "traces,metrics,logs", "the signals measured, in order")
+	extra := flag.String("otlplite-args", "", "more arguments for otlp-lite serve (e.g. \"-admin-addr 127.0.0.1:18888 -admin-pprof\" to profile it)")
+	target := flag.String("feed", "", "only feed the -signals to a server already listening on this address, -rounds times (to profile it)")
 	flag.Parse()
+	sigList, extraArgs = strings.Split(*signals, ","), strings.Fields(*extra)
+	if *target != "" {
+		if err := feedOnly(*target, *data, *per, *rounds); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *contrib != "" {
 		if err := serveContrib(*contrib); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -51,7 +68,7 @@ func main() {
 		}
 		return
 	}
-	if err := run(*data, *per, *rounds); err != nil {
+	if err := run(*data, *per, *rounds, *rev); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -60,11 +77,67 @@ func main() {
 // streams are the batches of each signal, produced in order by one
 // producer per signal, and the items they hold.
 type streams struct {
-	traces, metrics, logs []*arrowpb.BatchArrowRecords
-	items                 int
+	traces, metrics, logs             []*arrowpb.BatchArrowRecords
+	traceItems, metricItems, logItems int
 }
 
-func run(data string, per, rounds int) error {
+// only returns the streams of one signal.
+func (s *streams) only(sig string) (*streams, int) {
+	switch sig {
+	case "traces":
+		return &streams{traces: s.traces}, s.traceItems
+	case "metrics":
+		return &streams{metrics: s.metrics}, s.metricItems
+	}
+	return &streams{logs: s.logs}, s.logItems
+}
+
+// buildAt builds otlp-lite with -tags otelarrow at a git revision into
+// bin, from a git archive of it in dir.
+func buildAt(rev, dir, bin string) error {
+	src := filepath.Join(dir, "src-"+rev)
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return err
+	}
+	arch := exec.Command("sh", "-c", "git archive --format=tar "+rev+" | tar -x -C "+src)
+	arch.Dir = "../.."
+	if out, err := arch.CombinedOutput(); err != nil {
+		return fmt.Errorf("git archive %s: %v\n%s", rev, err, out)
+	}
+	build := exec.Command("go", "build", "-tags", "otelarrow", "-o", bin, "./cmd/otlp-lite")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build %s: %v\n%s", rev, err, out)
+	}
+	return nil
+}
+
+// feedOnly feeds the -signals to a server at addr, rounds times.
+func feedOnly(addr, data string, per, rounds int) error {
+	s, err := load(data, per)
+	if err != nil {
+		return err
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	for range rounds {
+		for _, sig := range sigList {
+			one, _ := s.only(sig)
+			if err := feed(conn, one); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sigList and extraArgs are the -signals and -otlplite-args flags.
+var sigList, extraArgs []string
+
+func run(data string, per, rounds int, rev string) error {
 	s, err := load(data, per)
 	if err != nil {
 		return err
@@ -84,37 +157,75 @@ func run(data string, per, rounds int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("data: %s, %d resources a request; %d traces, %d metrics, %d logs batches; %d items a round, %d rounds\n",
-		data, per, len(s.traces), len(s.metrics), len(s.logs), s.items, rounds)
-	results := map[string]float64{}
-	for _, srv := range []struct {
+	fmt.Printf("data: %s, %d resources a request; %d traces, %d metrics, %d logs batches; %d spans, %d points, %d logs a round, %d rounds\n",
+		data, per, len(s.traces), len(s.metrics), len(s.logs), s.traceItems, s.metricItems, s.logItems, rounds)
+	type server struct {
 		name string
 		args func(addr string) *exec.Cmd
-	}{
-		{"otlp-lite arrowreceiver (-storage discard)", func(addr string) *exec.Cmd {
-			return exec.Command(bin, "serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", "", "-storage", "discard", "-log-level", "warn")
-		}},
-		{"contrib otelarrowreceiver v0.148.0 (counting consumer)", func(addr string) *exec.Cmd {
-			return exec.Command(self, "-serve-contrib", addr)
-		}},
-	} {
-		cpu, err := measure(srv.args, s, rounds)
-		if err != nil {
-			return fmt.Errorf("%s: %w", srv.name, err)
-		}
-		per := float64(cpu.Nanoseconds()) / float64(s.items*rounds)
-		results[srv.name] = per
-		fmt.Printf("%-56s  server CPU %8.2fs  %7.0f ns/item\n", srv.name, cpu.Seconds(), per)
 	}
-	var ours, ref float64
-	for k, v := range results {
-		if strings.HasPrefix(k, "otlp-lite") {
-			ours = v
-		} else {
-			ref = v
+	otlplite := func(bin string) func(string) *exec.Cmd {
+		return func(addr string) *exec.Cmd {
+			args := []string{"serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", "", "-storage", "discard", "-log-level", "warn"}
+			return exec.Command(bin, append(args, extraArgs...)...)
 		}
 	}
-	fmt.Printf("ratio otlp-lite / contrib: %.2fx\n", ours/ref)
+	servers := []server{
+		{"otlp-lite", otlplite(bin)},
+		{"contrib", func(addr string) *exec.Cmd { return exec.Command(self, "-serve-contrib", addr) }},
+	}
+	if rev != "" {
+		old := filepath.Join(dir, "otlp-lite-"+rev)
+		if err := buildAt(rev, dir, old); err != nil {
+			return err
+		}
+		servers = append(servers, server{"otlp-lite@" + rev, otlplite(old)})
+	}
+	fmt.Println("servers: otlp-lite (this tree, -tags otelarrow -storage discard); contrib otelarrowreceiver v0.148.0 (default config, counting consumer)")
+	fmt.Printf("%-8s", "signal")
+	for _, srv := range servers {
+		fmt.Printf("  %20s", srv.name+" ns/item")
+	}
+	fmt.Printf("  %s\n", "ratio to contrib")
+	var total = make([]float64, len(servers))
+	var all int
+	for _, sig := range sigList {
+		one, items := s.only(sig)
+		all += items
+		per := make([]float64, len(servers))
+		// Servers alternate within each round, so a shift of the
+		// machine's load falls on all of them.
+		for range rounds {
+			for i, srv := range servers {
+				cpu, err := measure(srv.args, one, 1)
+				if err != nil {
+					return fmt.Errorf("%s %s: %w", srv.name, sig, err)
+				}
+				per[i] += float64(cpu.Nanoseconds())
+				total[i] += float64(cpu.Nanoseconds())
+			}
+		}
+		fmt.Printf("%-8s", sig)
+		for i := range servers {
+			fmt.Printf("  %20.0f", per[i]/float64(items*rounds))
+		}
+		for i := range servers {
+			if i != 1 {
+				fmt.Printf("  %s %.2fx", servers[i].name, per[i]/per[1])
+			}
+		}
+		fmt.Println()
+	}
+	items := float64(all * rounds)
+	fmt.Printf("%-8s", "all")
+	for i := range servers {
+		fmt.Printf("  %20.0f", total[i]/items)
+	}
+	for i := range servers {
+		if i != 1 {
+			fmt.Printf("  %s %.2fx", servers[i].name, total[i]/total[1])
+		}
+	}
+	fmt.Println()
 	return nil
 }
 
@@ -179,6 +290,7 @@ func feed(conn *grpc.ClientConn, s *streams) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	errc := make(chan error, 3)
+	n := 0
 	for _, sig := range []struct {
 		open func() (arrowStream, error)
 		b    []*arrowpb.BatchArrowRecords
@@ -187,6 +299,10 @@ func feed(conn *grpc.ClientConn, s *streams) error {
 		{func() (arrowStream, error) { return arrowpb.NewArrowMetricsServiceClient(conn).ArrowMetrics(ctx) }, s.metrics},
 		{func() (arrowStream, error) { return arrowpb.NewArrowLogsServiceClient(conn).ArrowLogs(ctx) }, s.logs},
 	} {
+		if len(sig.b) == 0 {
+			continue
+		}
+		n++
 		go func() {
 			st, err := sig.open()
 			if err != nil {
@@ -196,7 +312,7 @@ func feed(conn *grpc.ClientConn, s *streams) error {
 			errc <- sendAll(st, sig.b)
 		}()
 	}
-	for range 3 {
+	for range n {
 		if err := <-errc; err != nil {
 			return err
 		}
@@ -313,7 +429,8 @@ func load(dir string, per int) (*streams, error) {
 				return nil, err
 			}
 			s.logs = append(s.logs, lb)
-			s.items += req.SpanCount() + ld.LogRecordCount()
+			s.traceItems += req.SpanCount()
+			s.logItems += ld.LogRecordCount()
 		}
 	}
 	mm, err := messages(filepath.Join(dir, "hipstershop-otelmetrics.zst"))
@@ -337,7 +454,7 @@ func load(dir string, per int) (*streams, error) {
 				return nil, err
 			}
 			s.metrics = append(s.metrics, b)
-			s.items += req.DataPointCount()
+			s.metricItems += req.DataPointCount()
 		}
 	}
 	return s, nil

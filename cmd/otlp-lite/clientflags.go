@@ -40,6 +40,8 @@ type clientFlags struct {
 	compression               string
 	// streamCompression offers stateful compression on streams.
 	streamCompression bool
+	// streamColumns offers the columnar transform under it.
+	streamColumns bool
 
 	// Set by check.
 	explicit map[string]bool // the flags given on the command line
@@ -73,6 +75,7 @@ func (c *clientFlags) register(fs *flag.FlagSet, tlsDefault bool, codecs ...stri
 	fs.Var(&c.headers, "header", "extra request header NAME:VALUE, repeatable (a tenant or routing header, say)")
 	fs.StringVar(&c.compression, "compression", codecs[0], "request compression: "+strings.Join(codecs, ", "))
 	fs.BoolVar(&c.streamCompression, "stream-compression", true, "on a stream, offer stateful zstd (one compressor for the stream's life), used when the server accepts it; false compresses each message alone with -compression")
+	fs.BoolVar(&c.streamColumns, "stream-columns", false, "on a stream with stateful zstd, also offer the columnar transform under it (fewer bytes for batches, more CPU on both sides: docs/streaming.md), used when the server accepts it")
 }
 
 // check validates the flags once fs is parsed and prepares the TLS

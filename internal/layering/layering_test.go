@@ -35,6 +35,7 @@ var allowed = map[string][]string{
 	"otlpdecode/visittest": {"otlp", "otlpdecode"},
 	"otlpview":             {"otlppb"},
 	"otlpjson":             {"otlp", "internal/quote", "otlppb"},
+	"otlpcolumns":          {"otlppb" /* the field numbers its schema names */},
 
 	// The wire and the sinks.
 	"grpcwire":           {"compression", "otlppb" /* google.rpc.Status's field numbers */},
@@ -48,10 +49,10 @@ var allowed = map[string][]string{
 
 	// Transports, above the ingest core.
 	"server":  {"internal/connstate"},
-	"handler": {"compression", "grpcwire", "ingest", "internal/connstate", "internal/quote", "internal/redact", "internal/watchfile", "otlp", "otlpdecode", "otlpjson", "otlppb", "storage"},
+	"handler": {"compression", "grpcwire", "ingest", "internal/connstate", "internal/quote", "internal/redact", "internal/watchfile", "otlp", "otlpcolumns", "otlpdecode", "otlpjson", "otlppb", "storage"},
 
 	// Clients and forwarding, above the log.
-	"otlpclient": {"compression", "grpcwire", "otlp", "otlpjson", "otlppb"},
+	"otlpclient": {"compression", "grpcwire", "otlp", "otlpcolumns", "otlpjson", "otlppb"},
 	"forward":    {"compression", "internal/redact", "internal/wait", "otlp", "otlpclient", "storage", "storage/deadletter", "storage/disk"},
 
 	// Kafka: the sink, and the source beside the transports, storing

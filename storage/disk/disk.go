@@ -106,7 +106,9 @@ type Options struct {
 	// it is exceeded, the oldest segments (by their newest record) are
 	// deleted, whole, until it is not. The segment being written is never
 	// deleted, so the store may exceed MaxBytes by up to one segment per
-	// signal. Zero means no limit.
+	// signal, and with SyncAlways by the zeros preallocated after its
+	// records (at most preallocChunk, 4 MiB, per signal; direct.go), which
+	// are not counted. Zero means no limit.
 	MaxBytes int64
 	// MaxAge deletes segments whose newest record is older than this.
 	// Zero means no limit.

@@ -31,3 +31,21 @@ func writeAt(f *os.File, b []byte, off int64) error {
 	_, err := f.WriteAt(b, off)
 	return err
 }
+
+// writevAt is pwritev(2) of iov at off through the fault layer.
+func writevAt(f *os.File, iov [][]byte, off int64) error {
+	if simulatedFull.Load() {
+		var n int64
+		for _, b := range iov {
+			n += int64(len(b))
+		}
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		if allocated := (st.Size() + simulatedBlock - 1) / simulatedBlock * simulatedBlock; off+n > allocated {
+			return &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+		}
+	}
+	return pwritev(f, iov, off)
+}

@@ -29,6 +29,10 @@ func FuzzReadSegment(f *testing.F) {
 	damaged[25] ^= 0xff
 	f.Add(damaged, false)
 	f.Add(append(make([]byte, 100), good...), false)
+	// A preallocated tail (direct.go): zeros after the records; and a
+	// run of zeros before more records (a lost block).
+	f.Add(append(append([]byte(nil), good...), make([]byte, 3*blockSize)...), false)
+	f.Add(append(append(append([]byte(nil), good...), make([]byte, blockSize+3)...), good...), false)
 	f.Add(appendRecord(nil, now, 1, compressPayload(nil, []byte("zstd payload"))), true)
 	f.Add(appendRecord(nil, now, 1, []byte("not a zstd frame")), true)
 	key := &storage.StoredKey{Key: "client/42", Fingerprint: 7, Rejected: 1, Message: "1 of 2 spans rejected"}

@@ -267,5 +267,5 @@ func walkKeys(seg *segmentReader, sig storage.Signal, cut int64) (keys []storage
 		}
 		off += recordHeaderSize + int64(bodyLen)
 	}
-	return keys, off == seg.size
+	return keys, off == seg.size || seg.zeroFrom(off)
 }

@@ -17,7 +17,12 @@ import (
 // batch is a group of records that share one write and one fsync: every
 // writer that appended to it waits on done and then reads err.
 type batch struct {
+	// buf holds the framed records from buf[pad:]. Its address is a
+	// multiple of blockSize and it keeps a block of room past its
+	// length (reserve), for a direct write (direct.go); pad is where the
+	// records' offset falls in its block, the room for the block's head.
 	buf        []byte
+	pad        int
 	records    int64
 	items      int64
 	minT, maxT int64
@@ -26,6 +31,28 @@ type batch struct {
 }
 
 func newBatch() *batch { return &batch{done: make(chan struct{})} }
+
+// len is the length of b's records.
+func (b *batch) len() int { return len(b.buf) - b.pad }
+
+// reset empties b for records that will start pad bytes into a block.
+func (b *batch) reset(pad int) {
+	b.buf = b.buf[:0]
+	b.reserve(pad)
+	b.buf = b.buf[:pad]
+	b.pad = pad
+}
+
+// reserve makes room for n more bytes and a block of padding, keeping
+// buf's alignment. It grows buf by a quarter at least, as append grows a
+// large slice: a batch buffer stays close to the largest batch.
+func (b *batch) reserve(n int) {
+	if cap(b.buf)-len(b.buf) >= n+blockSize {
+		return
+	}
+	nb := alignedBytes(alignUp(max(cap(b.buf)+cap(b.buf)/4, len(b.buf)+n+blockSize)))
+	b.buf = nb[:copy(nb, b.buf)]
+}
 
 func (b *batch) add(unixNano int64, items int) {
 	if b.records == 0 || unixNano < b.minT {
@@ -65,8 +92,9 @@ func (s *segInfo) addBatch(b *batch) {
 //
 // Group commit: writers append their framed record to the current batch
 // under mu and wait; one flusher goroutine swaps the batch out, writes it
-// with a single write (and, with SyncAlways, a single fsync), and wakes all
-// its writers at once. While it syncs, the next batch fills, so under load
+// with a single write (and, with SyncAlways, a single fsync; on Linux one
+// O_DIRECT|O_DSYNC write that is both, see direct.go), and wakes all its
+// writers at once. While it syncs, the next batch fills, so under load
 // one fsync serves many requests and throughput is not bounded by fsync
 // latency.
 //
@@ -98,6 +126,13 @@ type signalLog struct {
 	mustRoll bool   // a write failed: continue in a new segment
 	dirty    bool   // written since the last fsync (SyncInterval)
 	free     *batch
+	// Direct writes (direct.go): f is open with directFlags; alloc is
+	// the size f is preallocated to, tail the head of the block at
+	// size. noDirect: the filesystem refused O_DIRECT.
+	direct   bool
+	noDirect bool
+	alloc    int64
+	tail     [blockSize]byte
 
 	// The retention mark (retainmark.go); owned by retention.
 	mark    *posFile
@@ -213,7 +248,7 @@ func (l *signalLog) recover() error {
 			return fmt.Errorf("cannot sync %s: %w", path, err)
 		}
 		f.Close()
-		l.logger.Info("cut torn tail left by a crash", "signal", l.signal.String(), "segment", segmentName(seq), "offset", good, "bytes", st.Size()-good)
+		l.logger.Info("cut torn tail left by a crash (a torn write, or zeros preallocated after the last record)", "signal", l.signal.String(), "segment", segmentName(seq), "offset", good, "bytes", st.Size()-good)
 	}
 	info.bytes = good
 	l.segs = append(l.segs, info)
@@ -275,7 +310,7 @@ func walkSegment(seg *segmentReader, onRecord func(Record)) (segInfo, int64, []*
 			off, good = next, next
 			continue
 		}
-		if st != recordBad {
+		if st != recordBad && st != recordZero {
 			break
 		}
 		p, ok := seg.resync(off)
@@ -333,6 +368,12 @@ func summarizeSegment(path string, seq uint64, signal uint8) (segInfo, error) {
 	if off == seg.size {
 		return info, nil
 	}
+	if seg.zeroFrom(off) {
+		// The zeros preallocated after the last record (direct.go):
+		// not counted, as the writer's Stats does not count them.
+		info.bytes = off
+		return info, nil
+	}
 	full, _, _ := walkSegment(seg, nil)
 	full.bytes = seg.size
 	return full, nil
@@ -366,7 +407,12 @@ func (l *signalLog) createSegment(seq uint64) error {
 			return fail(err)
 		}
 	}
+	// The first commit writes the header's block whole, so
+	// preallocation starts after it.
+	f, direct := l.openDirect(f)
 	l.f, l.seq, l.size, l.mustRoll = f, seq, int64(len(hdr)), false
+	l.direct, l.alloc = direct, blockSize
+	copy(l.tail[:], hdr)
 	l.statMu.Lock()
 	l.segs = append(l.segs, segInfo{seq: seq, bytes: l.size})
 	l.active = true
@@ -423,6 +469,14 @@ func (l *signalLog) writeKeyed(ctx context.Context, data []byte, items int, key 
 		return storage.NotStored(storage.ErrClosed)
 	}
 	b := l.cur
+	need := recordHeaderSize + recordMetaSize + len(data)
+	if tenant != "" {
+		need += 1 + len(tenant)
+	}
+	if key != nil {
+		need += recordKeyFixed + len(key.Key) + len(key.Message)
+	}
+	b.reserve(need)
 	b.buf = appendKeyedRecord(b.buf, now, items, tenant, key, data)
 	b.add(now, items)
 	l.mu.Unlock()
@@ -467,7 +521,7 @@ func (l *signalLog) flushLoop() {
 		// channel buffers one signal.
 		l.mu.Lock()
 		b := l.cur
-		if len(b.buf) == 0 {
+		if b.records == 0 {
 			closed := l.closed
 			l.mu.Unlock()
 			if closed {
@@ -485,6 +539,13 @@ func (l *signalLog) flushLoop() {
 			next = newBatch()
 		}
 		l.free = nil
+		pad := 0
+		if l.direct {
+			// Where the next batch will most likely start: after
+			// this one.
+			pad = int((l.nextStart(b) + int64(b.len())) % blockSize)
+		}
+		next.reset(pad)
 		l.cur = next
 		l.mu.Unlock()
 
@@ -498,7 +559,7 @@ func (l *signalLog) flushLoop() {
 		// b.err after done is closed).
 		buf := b.buf[:0]
 		close(b.done)
-		if cap(buf) <= 16<<20 {
+		if cap(buf) <= 16<<20+blockSize {
 			l.free = &batch{buf: buf, done: make(chan struct{})}
 		}
 	}
@@ -537,12 +598,21 @@ func (l *signalLog) syncIfDirty() {
 // full disk refuses writes while it is full and accepts them again, with
 // nothing to repair, once space returns.
 func (l *signalLog) commit(b *batch) error {
-	if l.f == nil || l.mustRoll || (l.size > segmentHeaderSize && l.size+int64(len(b.buf)) > l.maxSegmentSize) {
+	if l.mustStartSegment(b) {
 		if err := l.roll(); err != nil {
 			return storage.NotStored(fmt.Errorf("%w: %v", storage.ErrUnavailable, err))
 		}
 	}
-	if err := writeAt(l.f, b.buf, l.size); err != nil {
+	if l.direct {
+		err := l.commitDirect(b)
+		if err == nil {
+			l.noteCommit(b)
+		}
+		if err != errNoDirect {
+			return err
+		}
+	}
+	if err := writeAt(l.f, b.buf[b.pad:], l.size); err != nil {
 		return l.failed(fmt.Errorf("%w: cannot write to %s: %v", storage.ErrUnavailable, l.f.Name(), err))
 	}
 	if l.sync == SyncAlways {
@@ -560,13 +630,34 @@ func (l *signalLog) commit(b *batch) error {
 	} else {
 		l.dirty = true
 	}
-	l.size += int64(len(b.buf))
+	l.size += int64(b.len())
+	l.noteCommit(b)
+	return nil
+}
+
+// mustStartSegment says whether b goes to a new segment: the current one
+// is full, missing (an earlier roll failed) or condemned by an earlier
+// failure.
+func (l *signalLog) mustStartSegment(b *batch) bool {
+	return l.f == nil || l.mustRoll || (l.size > segmentHeaderSize && l.size+int64(b.len()) > l.maxSegmentSize)
+}
+
+// nextStart is the offset at which b will be written if its commit
+// succeeds.
+func (l *signalLog) nextStart(b *batch) int64 {
+	if l.mustStartSegment(b) {
+		return segmentHeaderSize
+	}
+	return l.size
+}
+
+// noteCommit counts a committed batch in the active segment's summary.
+func (l *signalLog) noteCommit(b *batch) {
 	l.statMu.Lock()
 	last := &l.segs[len(l.segs)-1]
 	last.bytes = l.size
 	last.addBatch(b)
 	l.statMu.Unlock()
-	return nil
 }
 
 // failed cuts back a batch whose write or fsync failed and returns err,
@@ -586,6 +677,9 @@ func (l *signalLog) failed(err error) error {
 // is done and durable.
 func (l *signalLog) cutBack() bool {
 	err := l.f.Truncate(l.size)
+	if err == nil {
+		l.alloc = min(l.alloc, l.size) // the preallocated zeros went too
+	}
 	if err == nil && l.sync != SyncNone {
 		// Make the cut durable, or a power loss could bring the failed
 		// bytes back at the end of what is now a closed segment.
@@ -609,6 +703,7 @@ func (l *signalLog) roll() error {
 			}
 			l.dirty = false
 		}
+		l.trimTail()
 		empty := l.size <= segmentHeaderSize
 		path := l.f.Name()
 		l.f.Close()
@@ -651,6 +746,7 @@ func (l *signalLog) close() error {
 	if l.f == nil {
 		return nil
 	}
+	l.trimTail()
 	var err error
 	if l.dirty && l.sync != SyncNone {
 		err = l.f.Sync()

@@ -156,6 +156,7 @@ func (r *Reader) Close() error {
 // it, so the next call returns the first valid record after it: damage
 // costs the damaged records, never the ones after them.
 func (r *Reader) Next() (Record, error) {
+	fresh := false // the window was re-read since the last failure
 	for {
 		if r.seg == nil {
 			if err := r.openNext(); err != nil {
@@ -183,8 +184,36 @@ func (r *Reader) Next() (Record, error) {
 		if err := r.seg.refreshSize(); err != nil {
 			return Record{}, err
 		}
-		if r.seg.size > oldSize {
-			continue // it grew: try again
+		if r.seg.size != oldSize {
+			// It grew, or the writer cut it (the preallocated tail of
+			// a segment it closed, a failed write): try again.
+			continue
+		}
+		if !fresh && st != recordEnd {
+			// A preallocated segment is written in place, without
+			// growing (direct.go): what the window holds may be
+			// older than the file. Look again, at the header alone
+			// for a zero one (the end, as a reader that has caught
+			// up finds at every call).
+			fresh = true
+			if st != recordZero || !r.seg.zeroAt(r.pos.Offset) {
+				r.seg.dropWindow()
+				continue
+			}
+		}
+		if st == recordZero {
+			if !later {
+				// The end of what the writer wrote, before the
+				// zeros it preallocated.
+				return Record{}, io.EOF
+			}
+			if r.seg.zeroFrom(r.pos.Offset) {
+				// Preallocated zeros a failed cut left after the
+				// last record of a closed segment: not data.
+				r.advance()
+				continue
+			}
+			st = recordBad // a run of zeros before records: damage
 		}
 		switch st {
 		case recordEnd:

@@ -250,7 +250,7 @@ func countRecords(path string, seq uint64, sig storage.Signal, from, to int64) i
 			off = next
 			continue
 		}
-		if st != recordBad {
+		if st != recordBad && st != recordZero {
 			return n
 		}
 		p, ok := seg.resync(off)

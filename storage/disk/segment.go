@@ -1,6 +1,7 @@
 package disk
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -71,6 +72,10 @@ const (
 	recordEnd               // the offset is the end of the file
 	recordTorn              // fewer bytes than the record needs: a write in progress or cut short
 	recordBad               // bad length, CRC mismatch or undecodable payload
+	// recordZero is a record header of zeros: in the segment being
+	// written, the end of its records, before zeros preallocated for
+	// the next (direct.go); elsewhere damage, as recordBad.
+	recordZero
 )
 
 // segmentReader reads records from one segment file at given offsets,
@@ -223,6 +228,10 @@ func (r *segmentReader) readRecord(off int64) (Record, int64, recordStatus) {
 		r.reason = "truncated record header"
 		return Record{}, off, recordTorn
 	}
+	if isZero(h) {
+		r.reason = "zero record header"
+		return Record{}, off, recordZero
+	}
 	bodyLen, crc := parseRecordHeader(h)
 	if bodyLen < recordMetaSize || bodyLen > maxRecordBody {
 		r.reason = fmt.Sprintf("record length %d is out of range", bodyLen)
@@ -289,6 +298,15 @@ func (r *segmentReader) resync(off int64) (int64, bool) {
 		if err != nil {
 			return 0, false
 		}
+		if isZero(h[:4]) {
+			// A record's length is not zero, so none starts in a run
+			// of zeros (a preallocated tail, a lost block) but in
+			// its last three bytes.
+			if q := r.zeroRunEnd(p) - 3; q > p {
+				p = q - 1
+			}
+			continue
+		}
 		if !plausibleHeader(h, r.size-p, r.hdr.compression != CompressionNone) {
 			continue
 		}
@@ -298,3 +316,61 @@ func (r *segmentReader) resync(off int64) (int64, bool) {
 	}
 	return 0, false
 }
+
+// isZero reports whether b holds only zeros.
+func isZero(b []byte) bool {
+	return firstNonZero(b) == len(b)
+}
+
+// firstNonZero returns the index of b's first non-zero byte, len(b) if
+// there is none.
+func firstNonZero(b []byte) int {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		if binary.LittleEndian.Uint64(b[i:]) != 0 {
+			break
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] != 0 {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// zeroRunEnd returns the offset of the first non-zero byte at or after
+// off, r.size if there is none (or it cannot be read).
+func (r *segmentReader) zeroRunEnd(off int64) int64 {
+	for off < r.size {
+		w, err := r.at(off, int(min(int64(len(r.win)), r.size-off)))
+		if err != nil {
+			return r.size
+		}
+		i := firstNonZero(w)
+		if i < len(w) {
+			return off + int64(i)
+		}
+		off += int64(len(w))
+	}
+	return r.size
+}
+
+// zeroFrom reports whether the segment holds only zeros from off to its
+// end: a preallocated tail, where its records end.
+func (r *segmentReader) zeroFrom(off int64) bool {
+	return r.zeroRunEnd(off) == r.size
+}
+
+// zeroAt reports whether the record header at off reads as zeros in the
+// file now, bypassing the window (a preallocated segment is written in
+// place: the window may be older than the file).
+func (r *segmentReader) zeroAt(off int64) bool {
+	var h [recordHeaderSize]byte
+	n, _ := r.src.ReadAt(h[:], off)
+	return n == len(h) && isZero(h[:])
+}
+
+// dropWindow forgets what the window holds, so that the next read sees
+// the file as it is now.
+func (r *segmentReader) dropWindow() { r.winOff = -1 }

@@ -41,7 +41,11 @@
 //
 // With -disk, otlp-lite also runs with its durable disk store (default
 // flags: -storage-sync always) as a third server, "otlp-lite-disk", with its
-// own summary rows.
+// own summary rows, and its CPU per item is set against otlp-lite's
+// (-storage discard) round by round: the cost of the durable write. With
+// -otlplite-rev as well, the revision runs on its disk store too
+// ("otlp-lite@REV-disk"), on the same filesystem. With -profile-dir, the
+// disk variant is profiled too.
 //
 // With -tenancy, otlp-lite also runs with tenancy on ("otlp-lite-tenancy":
 // -tenant-header X-Scope-OrgID and a quota file whose buckets never run
@@ -459,19 +463,26 @@ func run(cfg config) error {
 		})
 	}
 	if cfg.rev != "" {
-		oursArgs := servers[1].args
-		servers = append(servers, server{
-			name: "otlp-lite@" + cfg.rev,
-			args: func(c cell, addr string, extra []string) ([]string, error) {
-				args, err := oursArgs(c, addr, extra)
-				if err != nil {
-					return nil, err
-				}
-				args[0] = bin("otlp-lite-rev")
-				return args, nil
-			},
-			loadProtocol: servers[1].loadProtocol,
-		})
+		var revServers []server
+		for _, base := range servers[1:] {
+			if base.name != "otlp-lite" && base.name != "otlp-lite-disk" {
+				continue
+			}
+			baseArgs := base.args
+			revServers = append(revServers, server{
+				name: strings.Replace(base.name, "otlp-lite", "otlp-lite@"+cfg.rev, 1),
+				args: func(c cell, addr string, extra []string) ([]string, error) {
+					args, err := baseArgs(c, addr, extra)
+					if err != nil {
+						return nil, err
+					}
+					args[0] = bin("otlp-lite-rev")
+					return args, nil
+				},
+				loadProtocol: base.loadProtocol,
+			})
+		}
+		servers = append(servers, revServers...)
 	}
 	var results []cellResult
 	for _, j := range jobs {
@@ -501,11 +512,17 @@ func run(cfg config) error {
 		printCell(cfg, r, servers)
 		results = append(results, r)
 		if cfg.profileDir != "" {
-			file := filepath.Join(cfg.profileDir, strings.NewReplacer(" ", "_", "/", "-").Replace(c.String())+".cpu.pprof")
-			if _, err := measure(cfg, c, servers[1], bin("benchload"), file); err != nil {
-				return fmt.Errorf("%s, profile run: %w", c, err)
+			for _, srv := range servers[1:] {
+				if srv.name != "otlp-lite" && srv.name != "otlp-lite-disk" {
+					continue
+				}
+				suffix := strings.TrimPrefix(srv.name, "otlp-lite")
+				file := filepath.Join(cfg.profileDir, strings.NewReplacer(" ", "_", "/", "-").Replace(c.String())+suffix+".cpu.pprof")
+				if _, err := measure(cfg, c, srv, bin("benchload"), file); err != nil {
+					return fmt.Errorf("%s, profile run: %w", c, err)
+				}
+				fmt.Fprintf(os.Stderr, "  profile: %s\n", file)
 			}
-			fmt.Fprintf(os.Stderr, "  profile: %s\n", file)
 		}
 	}
 	printSummary(allCfg, results, servers)
@@ -812,16 +829,19 @@ func printSummary(cfg config, results []cellResult, servers []server) {
 	// The variants of otlp-lite against otlp-lite as built and run by
 	// default, round by round: both ran in the same rounds, so a drift
 	// of the machine hits both.
-	if len(servers) > 2 && (cfg.tenancy || cfg.rev != "") {
-		fmt.Printf("\nVariants against otlp-lite (CPU µs/item, ratios per round and their median)\n\n")
-		fmt.Println("| cell | variant | otlp-lite CPU µs/item | variant CPU µs/item | CPU ratio | per-round CPU ratios |")
+	if len(servers) > 2 {
+		fmt.Printf("\nVariants against otlp-lite, a disk variant against the same build on -storage discard (CPU µs/item, ratios per round and their median)\n\n")
+		fmt.Println("| cell | variant ÷ against | against CPU µs/item | variant CPU µs/item | CPU ratio | per-round CPU ratios |")
 		fmt.Println("|---|---|---:|---:|---:|---|")
 		for _, r := range results {
-			ours := r.samples[servers[1].name]
 			for _, srv := range servers[2:] {
-				if srv.name == "otlp-lite-disk" {
-					continue
+				// A disk variant against the same build on -storage
+				// discard: what the durable write costs.
+				against := servers[1].name
+				if base, ok := strings.CutSuffix(srv.name, "-disk"); ok {
+					against = base
 				}
+				ours := r.samples[against]
 				v := r.samples[srv.name]
 				var oc, vc, cr []float64
 				var rounds []string
@@ -832,7 +852,7 @@ func printSummary(cfg config, results []cellResult, servers []server) {
 					cr = append(cr, ratio)
 					rounds = append(rounds, fmt.Sprintf("%.3f", ratio))
 				}
-				fmt.Printf("| %s | %s | %.3f | %.3f | **%.3f** | %s |\n", r.name(), srv.name, median(oc), median(vc), median(cr), strings.Join(rounds, ", "))
+				fmt.Printf("| %s | %s ÷ %s | %.3f | %.3f | **%.3f** | %s |\n", r.name(), srv.name, against, median(oc), median(vc), median(cr), strings.Join(rounds, ", "))
 			}
 		}
 	}

@@ -62,6 +62,7 @@ func main() {
 	batch := flag.Int("batch", 0, "cut the dataset into requests of this many points, as a batch processor sends them (0: one resource's metrics per request, as an SDK sends them)")
 	serveContrib := flag.String("serve-contrib", "", "internal: serve the contrib receiver on this address until stdin closes")
 	bin := flag.String("otlp-lite", "", "the otlp-lite binary (default: built from this tree)")
+	rev := flag.String("otlplite-rev", "", "also build otlp-lite at this git revision of its repository (git archive) and run it as \"otlp-lite@REV\" in each round beside this tree's, e.g. main before a change")
 	profile := flag.String("profile", "", "write a 10-second CPU profile of otlp-lite's first round to this file (its admin port serves /debug/pprof)")
 	flag.Parse()
 	if *serveContrib != "" {
@@ -90,17 +91,32 @@ func main() {
 		}
 		mds = append(mds, md)
 	}
+	dir, err := os.MkdirTemp("", "stefcpu")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
 	if *bin == "" {
-		dir, err := os.MkdirTemp("", "stefcpu")
-		if err != nil {
+		*bin = filepath.Join(dir, "otlp-lite")
+		if err := build(*bin, ".."); err != nil {
 			log.Fatal(err)
 		}
-		defer os.RemoveAll(dir)
-		*bin = filepath.Join(dir, "otlp-lite")
-		cmd := exec.Command("go", "build", "-o", *bin, "./cmd/otlp-lite")
-		cmd.Dir = ".."
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
+	}
+	revBin := ""
+	if *rev != "" {
+		// The revision's tree, unpacked beside the binary, built as this
+		// tree's is.
+		src := filepath.Join(dir, "src")
+		if err := os.MkdirAll(src, 0o755); err != nil {
+			log.Fatal(err)
+		}
+		archive := exec.Command("sh", "-c", `git -C .. archive "$1" | tar -x -C "$2"`, "sh", *rev, src)
+		archive.Stderr = os.Stderr
+		if err := archive.Run(); err != nil {
+			log.Fatalf("cannot unpack otlp-lite at %s: %v", *rev, err)
+		}
+		revBin = filepath.Join(dir, "otlp-lite-rev")
+		if err := build(revBin, src); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -112,18 +128,25 @@ func main() {
 	if *zstdOn {
 		comp = pkg.CompressionZstd
 	}
-	servers := []struct {
+	serveArgs := func(bin string) func(addr string) []string {
+		return func(addr string) []string {
+			return []string{bin, "serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", adminAddr, "-admin-pprof",
+				"-storage", "discard", "-log-level", "warn"}
+		}
+	}
+	type server struct {
 		name    string
 		args    func(addr string) []string
 		profile string
-	}{
+	}
+	servers := []server{
 		{"contrib stefreceiver v0.148.0", func(addr string) []string {
 			return []string{self, "-serve-contrib", addr}
 		}, ""},
-		{"otlp-lite", func(addr string) []string {
-			return []string{*bin, "serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", adminAddr, "-admin-pprof",
-				"-storage", "discard", "-log-level", "warn"}
-		}, *profile},
+		{"otlp-lite", serveArgs(*bin), *profile},
+	}
+	if revBin != "" {
+		servers = append(servers, server{"otlp-lite@" + *rev, serveArgs(revBin), ""})
 	}
 	if *profile != "" {
 		port, err := benchnet.FreePort()
@@ -161,6 +184,22 @@ func main() {
 	for i, s := range servers {
 		fmt.Printf("| %s | %.0f | %.2fx |\n", s.name, median(samples[i]), median(samples[i])/base)
 	}
+	if revBin != "" {
+		// Round by round: the rounds share the machine's state.
+		fmt.Printf("\notlp-lite against otlp-lite@%s, round by round:", *rev)
+		for r := range samples[1] {
+			fmt.Printf(" %.2fx", samples[1][r]/samples[2][r])
+		}
+		fmt.Println()
+	}
+}
+
+// build builds otlp-lite from the module in dir to bin.
+func build(bin, dir string) error {
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/otlp-lite")
+	cmd.Dir = dir
+	cmd.Stderr = os.Stderr
+	return cmd.Run()
 }
 
 // measure starts a server, sends the requests on one STEF stream, waits

@@ -23,6 +23,10 @@
 //     one compression.StreamEncoder per stream (stateful zstd), with the
 //     default window and level (or -window, -level), rotated every -rotate
 //     requests as the server rotates a stream.
+//   - otlp-lite stream, columns: the same, each envelope first through
+//     the columnar transform (otlpcolumns.Encoder, one per stream; the
+//     server's CPU figure includes its inverse, otlpcolumns.Decoder): what
+//     a client with StreamColumns sends (docs/streaming.md, "Columns").
 //   - OTel-Arrow: one otel-arrow arrow_record Producer across the requests
 //     (stream mode), each BatchArrowRecords message compressed alone by
 //     zstd level 5, the otel-arrow gRPC compressor's default level; with
@@ -61,6 +65,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
+	"github.com/otlp-lite/otlp-lite/otlpcolumns"
 )
 
 type config struct {
@@ -69,6 +74,9 @@ type config struct {
 	quick                         bool
 	extraLevel                    int
 	dict                          []byte
+	// sig is the signal of the file being measured: the columnar
+	// transform's schema.
+	sig otlpcolumns.Signal
 }
 
 func main() {
@@ -117,9 +125,14 @@ func table(file string, cfg config) {
 	if metrics {
 		cuts[0] = cutting{"SDK", 1 << 30, true}
 	}
+	cfg.sig = otlpcolumns.Traces
+	if metrics {
+		cfg.sig = otlpcolumns.Metrics
+	}
 	rows := []row{
 		{name: "OTLP, each gRPC message zstd (the Collector's otlp exporter)"},
 		{name: fmt.Sprintf("otlp-lite stream, stateful zstd (level %d, %d KiB window)", levelOf(cfg), cfg.window>>10)},
+		{name: fmt.Sprintf("otlp-lite stream, columns + stateful zstd (level %d, %d KiB window)", levelOf(cfg), cfg.window>>10)},
 		{name: "OTel-Arrow (IPC uncompressed, gRPC zstd level 5)"},
 		{name: "OTel-Arrow (IPC zstd, gRPC zstd level 5)"},
 		{name: "STEF (no compression)"},
@@ -129,7 +142,7 @@ func table(file string, cfg config) {
 		rows = append(rows, row{name: fmt.Sprintf("otlp-lite stream, stateful zstd (level %d, %d KiB window)", cfg.extraLevel, cfg.window>>10)})
 	}
 	var notes []string
-	var cpuRows []string
+	var cpuRows, encRows []string
 	for _, c := range cuts {
 		cut, err := dataset.Cut(records, metrics, c.items, c.byResource)
 		if err != nil {
@@ -144,18 +157,19 @@ func table(file string, cfg config) {
 			plain += len(r.Proto)
 		}
 		per, perMsgs := perMessage(reqs)
-		stream, streamMsgs := ourStream(reqs, cfg)
-		sizes := []int{per, stream, 0, 0, 0, 0}
+		stream, streamMsgs := ourStream(reqs, cfg, false)
+		cols, colsMsgs := ourStream(reqs, cfg, true)
+		sizes := []int{per, stream, cols, 0, 0, 0, 0}
 		if !cfg.quick {
-			sizes[2] = arrowBytes(reqs, metrics, false)
-			sizes[3] = arrowBytes(reqs, metrics, true)
-			sizes[4] = stefBytes(reqs, metrics, pkg.CompressionNone)
-			sizes[5] = stefBytes(reqs, metrics, pkg.CompressionZstd)
+			sizes[3] = arrowBytes(reqs, metrics, false)
+			sizes[4] = arrowBytes(reqs, metrics, true)
+			sizes[5] = stefBytes(reqs, metrics, pkg.CompressionNone)
+			sizes[6] = stefBytes(reqs, metrics, pkg.CompressionZstd)
 		}
 		if cfg.extraLevel != 0 {
 			x := cfg
 			x.level = cfg.extraLevel
-			b, _ := ourStream(reqs, x)
+			b, _ := ourStream(reqs, x, false)
 			sizes = append(sizes, b)
 		}
 		for i := range rows {
@@ -163,9 +177,15 @@ func table(file string, cfg config) {
 		}
 		notes = append(notes, fmt.Sprintf("%s: %d requests, %d items, %.0f items and %.1f KB of plain OTLP per request",
 			c.name, len(reqs), n, float64(n)/float64(len(reqs)), float64(plain)/float64(len(reqs))/1e3))
-		perCPU, streamCPU := decodeCPU(perMsgs, streamMsgs, cfg)
+		perCPU, streamCPU, colsCPU := decodeCPU(perMsgs, streamMsgs, colsMsgs, cfg)
 		f := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) / float64(cfg.rounds) }
-		cpuRows = append(cpuRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx |", c.name, f(perCPU), f(streamCPU), float64(streamCPU)/float64(perCPU)))
+		cpuRows = append(cpuRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx |", c.name, f(perCPU), f(streamCPU), float64(streamCPU)/float64(perCPU),
+			f(colsCPU), float64(colsCPU)/float64(perCPU)))
+		perEnc := cputime.Of(cfg.rounds, func() { perMessage(reqs) })
+		streamEnc := cputime.Of(cfg.rounds, func() { ourStream(reqs, cfg, false) })
+		colsEnc := cputime.Of(cfg.rounds, func() { ourStream(reqs, cfg, true) })
+		encRows = append(encRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx |", c.name, f(perEnc), f(streamEnc), float64(streamEnc)/float64(perEnc),
+			f(colsEnc), float64(colsEnc)/float64(perEnc)))
 	}
 	signal, item := "traces", "span"
 	if metrics {
@@ -180,9 +200,14 @@ func table(file string, cfg config) {
 	for _, n := range notes {
 		fmt.Printf("- %s\n", n)
 	}
-	fmt.Printf("\nServer CPU per %s to decompress (ns; our stream: the stateful decoder and the envelope):\n\n", item)
-	fmt.Printf("| requests | OTLP, each message zstd | otlp-lite stream | ratio |\n|---|---|---|---|\n")
+	fmt.Printf("\nServer CPU per %s to decompress (ns; our stream: the stateful decoder and the envelope; with columns, the inverse transform too):\n\n", item)
+	fmt.Printf("| requests | OTLP, each message zstd | otlp-lite stream | ratio | columns + stream | ratio |\n|---|---|---|---|---|---|\n")
 	for _, r := range cpuRows {
+		fmt.Println(r)
+	}
+	fmt.Printf("\nClient CPU per %s to compress (ns; our stream: the envelope and the stateful encoder; with columns, the transform too):\n\n", item)
+	fmt.Printf("| requests | OTLP, each message zstd | otlp-lite stream | ratio | columns + stream | ratio |\n|---|---|---|---|---|---|\n")
+	for _, r := range encRows {
 		fmt.Println(r)
 	}
 	fmt.Println()
@@ -228,18 +253,26 @@ func perMessage(reqs [][]byte) (int, [][]byte) {
 }
 
 // ourStream sends the requests as the streaming mode's client does with
-// stateful compression: envelopes through one StreamEncoder per stream.
-func ourStream(reqs [][]byte, cfg config) (int, [][]byte) {
+// stateful compression: envelopes through one StreamEncoder per stream,
+// and with columns through the columnar transform first.
+func ourStream(reqs [][]byte, cfg config, columns bool) (int, [][]byte) {
 	total := 0
 	var out [][]byte
 	var enc *compression.StreamEncoder
+	cenc := otlpcolumns.NewEncoder(cfg.sig)
+	var ccols []byte
 	for i, r := range reqs {
 		if i%cfg.rotate == 0 {
 			enc = newStreamEncoder(cfg)
+			cenc = otlpcolumns.NewEncoder(cfg.sig)
 		}
 		env, err := otlpclient.AppendEnvelope(nil, uint64(i+1), r)
 		if err != nil {
 			log.Fatal(err)
+		}
+		if columns {
+			ccols = cenc.Append(ccols[:0], env)
+			env = ccols
 		}
 		m, err := enc.AppendMessage(nil, env)
 		if err != nil {
@@ -367,8 +400,9 @@ func stefBytes(reqs [][]byte, metrics bool, c pkg.Compression) int {
 
 // decodeCPU is the CPU the server spends decompressing: per-message zstd
 // through compression.Decompress (the unary path), our stream through one
-// StreamDecoder per stream and the envelope's unwrapping.
-func decodeCPU(per, stream [][]byte, cfg config) (time.Duration, time.Duration) {
+// StreamDecoder per stream and the envelope's unwrapping, and with columns
+// the inverse transform between them.
+func decodeCPU(per, stream, cols [][]byte, cfg config) (time.Duration, time.Duration, time.Duration) {
 	limit := 64 << 20
 	perCPU := cputime.Of(cfg.rounds, func() {
 		var dst []byte
@@ -379,27 +413,39 @@ func decodeCPU(per, stream [][]byte, cfg config) (time.Duration, time.Duration) 
 			}
 		}
 	})
-	streamCPU := cputime.Of(cfg.rounds, func() {
-		var dst []byte
-		var dec *compression.StreamDecoder
-		for i, m := range stream {
-			if i%cfg.rotate == 0 {
-				if dec != nil {
-					dec.Close()
-				}
-				dec = newStreamDecoder(cfg)
+	streamCPU := cputime.Of(cfg.rounds, func() { decodeStream(stream, cfg, limit, false) })
+	colsCPU := cputime.Of(cfg.rounds, func() { decodeStream(cols, cfg, limit, true) })
+	return perCPU, streamCPU, colsCPU
+}
+
+func decodeStream(stream [][]byte, cfg config, limit int, columns bool) {
+	var dst, plain []byte
+	var dec *compression.StreamDecoder
+	cdec := otlpcolumns.NewDecoder(cfg.sig)
+	for i, m := range stream {
+		if i%cfg.rotate == 0 {
+			if dec != nil {
+				dec.Close()
 			}
-			var err error
-			if dst, err = dec.DecodeMessage(dst[:0], m, limit, nil); err != nil {
-				log.Fatal(err)
-			}
-			if _, _, err := otlp.UnwrapEnvelope(dst); err != nil {
-				log.Fatal(err)
-			}
+			dec = newStreamDecoder(cfg)
+			cdec = otlpcolumns.NewDecoder(cfg.sig)
 		}
-		dec.Close()
-	})
-	return perCPU, streamCPU
+		var err error
+		if dst, err = dec.DecodeMessage(dst[:0], m, otlpcolumns.MaxEncodedLen(limit), nil); err != nil {
+			log.Fatal(err)
+		}
+		env := dst
+		if columns {
+			if plain, err = cdec.Decode(plain[:0], dst, limit, nil); err != nil {
+				log.Fatal(err)
+			}
+			env = plain
+		}
+		if _, _, err := otlp.UnwrapEnvelope(env); err != nil {
+			log.Fatal(err)
+		}
+	}
+	dec.Close()
 }
 
 func newStreamDecoder(cfg config) *compression.StreamDecoder {

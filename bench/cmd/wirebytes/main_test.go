@@ -12,6 +12,7 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpcolumns"
 )
 
 func traceRequests(t *testing.T, n int) [][]byte {
@@ -75,12 +76,17 @@ func TestFormats(t *testing.T) {
 		if metrics {
 			reqs = metricRequests(t, 8)
 		}
+		cfg.sig = otlpcolumns.Traces
+		if metrics {
+			cfg.sig = otlpcolumns.Metrics
+		}
 		per, _ := perMessage(reqs)
-		stream, msgs := ourStream(reqs, cfg)
+		stream, msgs := ourStream(reqs, cfg, false)
+		cols, colMsgs := ourStream(reqs, cfg, true)
 		arrow := arrowBytes(reqs, metrics, false)
 		stefZ := stefBytes(reqs, metrics, pkg.CompressionZstd)
 		stef := stefBytes(reqs, metrics, pkg.CompressionNone)
-		for name, n := range map[string]int{"per-message": per, "stream": stream, "arrow": arrow, "stef zstd": stefZ, "stef": stef} {
+		for name, n := range map[string]int{"per-message": per, "stream": stream, "arrow": arrow, "stef zstd": stefZ, "stef": stef, "columns": cols} {
 			if n <= len(reqs)*grpcPrefix {
 				t.Errorf("metrics %v: %s counted %d bytes for %d requests", metrics, name, n, len(reqs))
 			}
@@ -89,13 +95,24 @@ func TestFormats(t *testing.T) {
 			t.Errorf("metrics %v: the stream took %d bytes, per-message zstd %d", metrics, stream, per)
 		}
 		var dec *compression.StreamDecoder
-		for i, m := range msgs {
+		var cdec *otlpcolumns.Decoder
+		for i, m := range append(msgs, colMsgs...) {
+			columns := i >= len(msgs)
+			if columns {
+				i -= len(msgs)
+			}
 			if i%cfg.rotate == 0 {
 				dec = newStreamDecoder(cfg)
+				cdec = otlpcolumns.NewDecoder(cfg.sig)
 			}
-			env, err := dec.DecodeMessage(nil, m, 1<<20, nil)
+			env, err := dec.DecodeMessage(nil, m, otlpcolumns.MaxEncodedLen(1<<20), nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if columns {
+				if env, err = cdec.Decode(nil, env, 1<<20, nil); err != nil {
+					t.Fatal(err)
+				}
 			}
 			_, body, err := otlp.UnwrapEnvelope(env)
 			if err != nil || !bytes.Equal(body, reqs[i]) {

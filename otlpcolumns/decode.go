@@ -1,0 +1,614 @@
+package otlpcolumns
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// Decoder errors.
+var (
+	// ErrCorrupt: the encoding is not what the encoder writes for any
+	// message (a column cut short or left with bytes, a structure that
+	// does not end where it should, output not of the declared length).
+	ErrCorrupt = errors.New("corrupt columnar message")
+	// ErrTooLarge: the declared length is over the decoder's limit.
+	ErrTooLarge = errors.New("columnar message larger than the limit")
+)
+
+// chargeStep is how much output is charged at a time.
+const chargeStep = 64 << 10
+
+// Decoder rebuilds the messages an Encoder of the same signal transformed.
+// It holds no state between messages but its fixed tables. Not safe for
+// concurrent use.
+type Decoder struct {
+	s    *schema
+	cols [maxCols][]byte
+	prev [maxCols]uint64
+	st   []byte
+	out  []byte
+	want int // the declared length
+	// charged is how much of out has been charged to grow (from the
+	// start of dst); lim is min(charged, cap(out)), what may be written
+	// without calling more.
+	charged, lim int
+	grow         func(int) error
+	err          error
+	// offs are the offsets in refCol of the reference column's values
+	// (at most maxRefs+1: each value's start, then the last's end),
+	// nref the values of it taken so far (Encoder.writeRefs).
+	offs, loffs    []int32
+	refCol, refLen []byte
+	nref           int
+	// sets are the series the stream has sent (series.go).
+	sets seriesTable
+	// starts: the start time of the span of each ordinal (recordStart);
+	// childStart: the start of a later span's first child (recordChild).
+	starts, traceStarts []uint64
+	childStart          []childStart
+	// backs: where in the output each kBack value of the message is
+	// (its first maxRefs values), its raw length in backLen.
+	backs   []int32
+	backLen []uint8
+	nback   int // the kBack values of the message so far
+	prevRef int // the ordinal of the last reference (kRef)
+}
+
+// DecoderCost is the most a Decoder holds between messages, beyond its
+// output: its fixed tables, its index of the reference column (two offsets
+// and, with append's slack, two start times and two children's a value),
+// the starts by trace (two more),
+// where its kBack
+// values are (five bytes, twice) and its series table (grown within its
+// bounds).
+const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + 4*maxSeries)
+
+// unsafeSizeofDecoder is about unsafe.Sizeof(Decoder{}): the column and
+// previous-value tables (maxCols × (24 + 8)) and a few words.
+const unsafeSizeofDecoder = maxCols*32 + 256
+
+// NewDecoder returns a decoder for the envelopes of sig.
+func NewDecoder(sig Signal) *Decoder {
+	d := &Decoder{}
+	if sig < Profiles && sig > 0 {
+		d.s = &schemas[sig]
+	}
+	return d
+}
+
+// Decode appends to dst the message that src encodes. A declared length
+// over limit is ErrTooLarge, before any output; the output is at most the
+// declared length, and grow, if not nil, is charged for it as it is
+// produced (64 KiB at a time, never for the declared length alone), its
+// error returned as it is. An untransformed message (flag 0) is copied,
+// under the same limit and charge.
+func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]byte, error) {
+	if len(src) == 0 {
+		return dst, fmt.Errorf("%w: empty message", ErrCorrupt)
+	}
+	d.grow, d.charged, d.err = grow, 0, nil
+	defer func() { d.grow = nil }()
+	base := len(dst)
+	switch src[0] {
+	case flagRaw:
+		src = src[1:]
+		if len(src) > limit {
+			return dst, ErrTooLarge
+		}
+		if err := d.charge(len(src)); err != nil {
+			return dst, err
+		}
+		return append(dst, src...), nil
+	case flagColumns:
+	default:
+		return dst, fmt.Errorf("%w: unknown flag %d", ErrCorrupt, src[0])
+	}
+	if d.s == nil {
+		return dst, fmt.Errorf("%w: columns for a signal without a schema", ErrCorrupt)
+	}
+	src = src[1:]
+	n, k := binary.Uvarint(src)
+	if k <= 0 {
+		return dst, fmt.Errorf("%w: bad length", ErrCorrupt)
+	}
+	if n > uint64(limit) {
+		return dst, ErrTooLarge
+	}
+	src = src[k:]
+	ncols, k := binary.Uvarint(src)
+	if k <= 0 || ncols > uint64(d.s.cols) {
+		return dst, fmt.Errorf("%w: bad column count", ErrCorrupt)
+	}
+	src = src[k:]
+	for i := range d.s.cols {
+		d.cols[i] = nil
+		d.prev[i] = 0
+	}
+	// The column table: the slices are cut after it, from what follows.
+	var lens [maxCols]int
+	last := -1
+	for range ncols {
+		if len(src) < 2 {
+			return dst, fmt.Errorf("%w: column table cut short", ErrCorrupt)
+		}
+		c := int(src[0])
+		l, k := binary.Uvarint(src[1:])
+		if k <= 0 || c <= last || c >= d.s.cols || l == 0 {
+			return dst, fmt.Errorf("%w: bad column table", ErrCorrupt)
+		}
+		if l > uint64(len(src)) {
+			return dst, fmt.Errorf("%w: column longer than the message", ErrCorrupt)
+		}
+		lens[c] = int(l)
+		last = c
+		src = src[1+k:]
+	}
+	for i := range d.s.cols {
+		if lens[i] > len(src) {
+			return dst, fmt.Errorf("%w: column %d cut short", ErrCorrupt, i)
+		}
+		d.cols[i], src = src[:lens[i]], src[lens[i]:]
+	}
+	if len(src) > 0 {
+		return dst, fmt.Errorf("%w: %d bytes past the columns", ErrCorrupt, len(src))
+	}
+	d.st = d.cols[colStruct]
+	d.indexRefs()
+	d.out = dst
+	d.want = base + int(n)
+	d.charged = base
+	d.lim = min(d.charged, cap(dst))
+	err := d.walk(d.s.root, 0)
+	dst, d.out, d.st = d.out, nil, nil
+	if err != nil {
+		return dst, err
+	}
+	for i := range d.s.cols {
+		if i != colStruct && len(d.cols[i]) > 0 {
+			return dst, fmt.Errorf("%w: column %d has %d bytes left", ErrCorrupt, i, len(d.cols[i]))
+		}
+	}
+	if len(dst) != d.want {
+		return dst, fmt.Errorf("%w: %d bytes, declared %d", ErrCorrupt, len(dst)-base, n)
+	}
+	return dst, nil
+}
+
+// indexRefs finds the values of the reference column (a value that
+// cannot be parsed ends the index: the walk then refuses the column).
+func (d *Decoder) indexRefs() {
+	d.offs, d.loffs, d.nref, d.refCol, d.refLen = d.offs[:0], d.loffs[:0], 0, nil, nil
+	d.starts, d.backs, d.backLen, d.nback = d.starts[:0], d.backs[:0], d.backLen[:0], 0
+	d.childStart, d.prevRef, d.traceStarts = d.childStart[:0], 0, d.traceStarts[:0]
+	if d.s.ref == 0 {
+		return
+	}
+	col, lens := d.cols[d.s.ref], d.cols[d.s.refLen]
+	d.refCol, d.refLen = col, lens
+	// Each value takes at least a byte of lengths: the index never
+	// needs more.
+	if most := min(maxRefs, len(lens)) + 1; cap(d.offs) < most {
+		d.offs, d.loffs = make([]int32, 0, most), make([]int32, 0, most)
+	}
+	at, lat := 0, 0
+	for len(d.offs) < maxRefs && lat < len(lens) {
+		l, k := binary.Uvarint(lens[lat:])
+		if k <= 0 || l > uint64(len(col)-at) {
+			break
+		}
+		d.offs, d.loffs = append(d.offs, int32(at)), append(d.loffs, int32(lat))
+		at, lat = at+int(l), lat+k
+	}
+	d.offs, d.loffs = append(d.offs, int32(at)), append(d.loffs, int32(lat))
+}
+
+// charge charges output up to total bytes of this message.
+func (d *Decoder) charge(total int) error {
+	for d.charged < total {
+		m := min(chargeStep, total-d.charged)
+		if d.grow != nil {
+			if err := d.grow(m); err != nil {
+				return err
+			}
+		}
+		d.charged += m
+	}
+	return nil
+}
+
+// more makes room for m more bytes of output after out, within the
+// declared length: it charges the output as it grows (a chargeStep at a
+// time, never the declared length alone: a reference to a series copies
+// bytes the message does not carry, so its size is no bound) and grows
+// out's capacity to cover the charge. It returns the new limit of what
+// may be written without calling it again.
+func (d *Decoder) more(out []byte, m int) ([]byte, int, error) {
+	end := len(out) + m
+	if end > d.want {
+		return out, 0, errLong
+	}
+	if end > d.charged {
+		if err := d.charge(min(d.want, max(end, d.charged+chargeStep))); err != nil {
+			return out, 0, err
+		}
+	}
+	if end > cap(out) {
+		nb := make([]byte, len(out), min(d.want, max(d.charged, 2*cap(out))))
+		copy(nb, out)
+		out = nb
+	}
+	return out, min(d.charged, cap(out)), nil
+}
+
+var (
+	errCut     = fmt.Errorf("%w: a column ends inside a value", ErrCorrupt)
+	errLong    = fmt.Errorf("%w: output longer than declared", ErrCorrupt)
+	errTag     = fmt.Errorf("%w: bad tag", ErrCorrupt)
+	errEnd     = fmt.Errorf("%w: structure ends inside a message", ErrCorrupt)
+	errTopEnd  = fmt.Errorf("%w: end of a message at the top", ErrCorrupt)
+	errSize    = fmt.Errorf("%w: bad length size", ErrCorrupt)
+	errFit     = fmt.Errorf("%w: a length does not fit its size", ErrCorrupt)
+	errRef     = fmt.Errorf("%w: a reference out of its column", ErrCorrupt)
+	errWire    = fmt.Errorf("%w: bad wire type", ErrCorrupt)
+	errTooDeep = fmt.Errorf("%w: nested deeper than %d", ErrCorrupt, maxDepth)
+)
+
+// uvarint is binary.Uvarint with a fast path for one byte.
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
+}
+
+// varintLen returns the length of the varint at the start of b, or 0.
+func varintLen(b []byte) int {
+	for i := 0; i < len(b) && i < binary.MaxVarintLen64; i++ {
+		if b[i] < 0x80 {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// walk rebuilds the fields of a message of node n from the structure and
+// the columns. The output stays within d.want (dst's capacity covers it),
+// so each write is a bounds check and a copy.
+func (d *Decoder) walk(n *node, depth int) error {
+	if depth > maxDepth {
+		return errTooDeep
+	}
+	var start uint64
+	var bucket uint8
+	parent := -1    // the ordinal of the parent span, when its start is known
+	sameTrace := -1 // the kBack ordinal of the last span of its trace
+	forward := -1   // the ordinal of the parent span, when it comes later
+	st, out, lim := d.st, d.out, d.lim
+	var err error
+	run := -1   // where the run of n.series fields being rebuilt starts in out
+	runIdx := 0 // which of n.series it is
+loop:
+	for {
+		if run >= 0 && (len(st) == 0 || st[0] != n.series[runIdx]<<3|2) {
+			// The run ends (a field of another number, or a tag of
+			// more than a byte: the encoder's runs hold minimal tags
+			// only if the message's do, and any other tag ends it).
+			d.sets.add(out[run:])
+			run = -1
+		}
+		if len(st) == 0 {
+			if depth > 0 {
+				err = errEnd
+				break loop
+			}
+			break loop
+		}
+		var tag uint64
+		k := 1
+		if b := st[0]; b < 0x80 {
+			if b == 0 {
+				if depth == 0 {
+					err = errTopEnd
+					break loop
+				}
+				st = st[1:]
+				break loop
+			}
+			if i := markerIndex(b); i >= 0 && n.series[i] != 0 {
+				scol := n.seriesCol[i]
+				v, m := uvarint(d.cols[scol])
+				if m <= 0 {
+					err = errCut
+					break loop
+				}
+				d.cols[scol] = d.cols[scol][m:]
+				id := int64(d.sets.last[scol]) + int64(unzigzag(v))
+				if id < 0 || id >= int64(len(d.sets.offs)) {
+					err = errRef
+					break loop
+				}
+				set := d.sets.get(int(id))
+				if len(out)+len(set) > lim {
+					if out, lim, err = d.more(out, len(set)); err != nil {
+						break loop
+					}
+				}
+				out = append(out, set...)
+				d.sets.last[scol] = int32(id + 1)
+				if n.byCtx != nil && n.series[i] == n.ctxSet {
+					bucket = keyBucket(lastValue(set))
+				}
+				st = st[1:]
+				continue
+			}
+			tag = uint64(b)
+			if run < 0 {
+				if i := n.seriesIndex(b); i >= 0 {
+					run, runIdx = len(out), i
+				}
+			}
+		} else if tag, k = binary.Uvarint(st); k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
+			err = errTag
+			break loop
+		}
+		if len(out)+k > lim {
+			if out, lim, err = d.more(out, k); err != nil {
+				break loop
+			}
+		}
+		out = append(out, st[:k]...)
+		st = st[k:]
+		wt := uint8(tag & 7)
+		num := tag >> 3
+		kd, col, lcol := kOther, uint8(colOther), uint8(0)
+		var child *node
+		if num <= maxField {
+			f := &n.f[num]
+			if f.kind != kOther && wireOf[f.kind] == wt {
+				kd, col, lcol, child = f.kind, f.col, f.lcol, f.child
+				if f.spread {
+					col += bucket
+				}
+			}
+		}
+		switch wt {
+		case 0:
+			c := d.cols[col]
+			m := varintLen(c)
+			if m == 0 {
+				err = errCut
+				break loop
+			}
+			if len(out)+m > lim {
+				if out, lim, err = d.more(out, m); err != nil {
+					break loop
+				}
+			}
+			out = append(out, c[:m]...)
+			d.cols[col] = c[m:]
+		case 1:
+			var v uint64
+			c := d.cols[col]
+			switch kd {
+			case kTime, kStart, kEnd:
+				x, m := uvarint(c)
+				if m <= 0 {
+					err = errCut
+					break loop
+				}
+				d.cols[col] = c[m:]
+				if kd == kEnd {
+					v = start + x
+				} else {
+					base, how := d.prev[col], either
+					if kd == kStart && d.s.ref != 0 {
+						base, how = startBase(base, d.starts, d.childStart, parent, d.nref, d.traceStarts, sameTrace)
+					}
+					v = startOf(x, base, how)
+					d.prev[col] = v
+					if kd == kStart {
+						start = v
+						if d.s.ref != 0 {
+							d.starts = recordStart(d.starts, d.nref, v)
+							d.childStart = recordChild(d.childStart, forward, v)
+							d.traceStarts = recordStart(d.traceStarts, d.nback, v)
+						}
+					}
+				}
+			case kDouble:
+				if len(c) < 8 {
+					err = errCut
+					break loop
+				}
+				v = binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.cols[col] = c[8:]
+			default:
+				if len(c) < 8 {
+					err = errCut
+					break loop
+				}
+				v = binary.LittleEndian.Uint64(c)
+				d.cols[col] = c[8:]
+			}
+			if len(out)+8 > lim {
+				if out, lim, err = d.more(out, 8); err != nil {
+					break loop
+				}
+			}
+			out = binary.LittleEndian.AppendUint64(out, v)
+		case 5:
+			c := d.cols[col]
+			if len(c) < 4 {
+				err = errCut
+				break loop
+			}
+			if len(out)+4 > lim {
+				if out, lim, err = d.more(out, 4); err != nil {
+					break loop
+				}
+			}
+			out = append(out, c[:4]...)
+			d.cols[col] = c[4:]
+		case 2:
+			if kd == kMsg {
+				if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
+					err = errSize
+					break loop
+				}
+				size := int(st[0])
+				st = st[1:]
+				if len(out)+size > lim {
+					if out, lim, err = d.more(out, size); err != nil {
+						break loop
+					}
+				}
+				at := len(out)
+				out = out[:at+size]
+				if n.byCtx != nil && num == uint64(n.ctxUse) {
+					child = n.byCtx[bucket]
+				}
+				d.st, d.out, d.lim = st, out, lim
+				if err = d.walk(child, depth+1); err != nil {
+					return err
+				}
+				st, out, lim = d.st, d.out, d.lim
+				l := uint64(len(out) - at - size)
+				if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
+					err = errFit
+					break loop
+				}
+				b := out[at : at+size]
+				for i := range size - 1 {
+					b[i] = byte(l) | 0x80
+					l >>= 7
+				}
+				b[size-1] = byte(l)
+				continue
+			}
+			c := d.cols[col]
+			if kd == kBack {
+				v, m := uvarint(c)
+				if m <= 0 {
+					err = errCut
+					break loop
+				}
+				at := len(out)
+				sameTrace = -1
+				if v > 0 {
+					o := int64(d.nback) - int64(v)
+					if v > uint64(d.nback) || o >= int64(len(d.backs)) {
+						err = errRef
+						break loop
+					}
+					l := int(d.backLen[o])
+					if len(out)+l > lim {
+						if out, lim, err = d.more(out, l); err != nil {
+							break loop
+						}
+					}
+					p := int(d.backs[o])
+					out = append(out, out[p:p+l]...)
+					sameTrace = int(o)
+					d.cols[col] = c[m:]
+				} else {
+					c = c[m:]
+					l, m := uvarint(c)
+					if m <= 0 || l > uint64(len(c)-m) {
+						err = errCut
+						break loop
+					}
+					e := m + int(l)
+					if len(out)+e > lim {
+						if out, lim, err = d.more(out, e); err != nil {
+							break loop
+						}
+					}
+					out = append(out, c[:e]...)
+					d.cols[col] = c[e:]
+				}
+				if len(d.backs) < maxRefs {
+					if raw := len(out) - at; raw < len(refKey{}) {
+						d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, uint8(raw))
+					} else {
+						// Never referenced (keyOf): a place holder keeps
+						// the ordinals the encoder's.
+						d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, 0)
+					}
+				}
+				d.nback++
+				continue
+			}
+			if kd == kRef {
+				v, m := uvarint(c)
+				if m <= 0 {
+					err = errCut
+					break loop
+				}
+				c = c[m:]
+				d.cols[col] = c
+				parent, forward = -1, -1
+				if v > 0 {
+					o := int64(d.prevRef) + int64(unzigzag(v-1))
+					d.prevRef = int(o)
+					if o >= 0 && o < maxRefs {
+						parent, forward = parentOf(int(o), len(d.starts), d.nref)
+					}
+					if o < 0 || o >= int64(len(d.offs)-1) {
+						err = errRef
+						break loop
+					}
+					val, vlen := d.refCol[d.offs[o]:d.offs[o+1]], d.refLen[d.loffs[o]:d.loffs[o+1]]
+					if len(out)+len(vlen)+len(val) > lim {
+						if out, lim, err = d.more(out, len(vlen)+len(val)); err != nil {
+							break loop
+						}
+					}
+					out = append(append(out, vlen...), val...)
+					continue
+				}
+			}
+			if kd == kID {
+				lc := d.cols[lcol]
+				l, m := uvarint(lc)
+				if m <= 0 || l > uint64(len(c)) {
+					err = errCut
+					break loop
+				}
+				if len(out)+m+int(l) > lim {
+					if out, lim, err = d.more(out, m+int(l)); err != nil {
+						break loop
+					}
+				}
+				out = append(append(out, lc[:m]...), c[:l]...)
+				d.cols[lcol], d.cols[col] = lc[m:], c[l:]
+				if col == d.s.ref {
+					d.nref++
+				}
+				continue
+			}
+			l, m := uvarint(c)
+			if m <= 0 || l > uint64(len(c)-m) {
+				err = errCut
+				break loop
+			}
+			e := m + int(l)
+			if len(out)+e > lim {
+				if out, lim, err = d.more(out, e); err != nil {
+					break loop
+				}
+			}
+			if n.byCtx != nil && num == uint64(n.ctxSet) && kd == kLen {
+				bucket = keyBucket(c[m:e])
+			}
+			out = append(out, c[:e]...)
+			d.cols[col] = c[e:]
+		default:
+			err = errWire
+			break loop
+		}
+	}
+	d.st, d.out, d.lim = st, out, lim
+	return err
+}
