@@ -75,13 +75,15 @@ func TestBurstMemoryGivenBack(t *testing.T) {
 }
 
 // Memory that follows the bytes in flight (issue 26): 64 requests of about
-// 480 KB in flight at once hold 30 MB of bodies, read into pooled,
+// 1 MiB in flight at once hold 64 MiB of bodies, read into pooled,
 // pointer-free buffers. With Go's default GOGC=100 the heap grew to twice
 // its live data, so those bodies cost twice their size; with -memory-limit
 // auto the collector's slack is 4 MiB or a quarter of the live heap
 // (service/gcpercent.go). Peak resident memory above the idle process must
-// stay within the bodies, a quarter more for the slack, and 8 MiB for the
-// rest (net/http's stream state, the runtime's own). Before the slack
+// stay within one and a half times the bodies (a quarter for the slack, a
+// quarter for the garbage of buffers that grow by doubling while the pool
+// is cold) and 8 MiB for the rest (net/http's stream state, the runtime's
+// own): 108-109 MiB against a bound of 119; with GOGC=100, 135-136. Before the slack
 // followed the garbage, peak memory exceeded the bound.
 func TestMemoryFollowsBytesInFlight(t *testing.T) {
 	t.Parallel()
@@ -89,8 +91,8 @@ func TestMemoryFollowsBytesInFlight(t *testing.T) {
 	s.mustServe(t)
 	idle := readProc(t, s.pid)
 
-	const inFlight, rounds = 64, 12
-	req := tracesRequest(bytes.Repeat([]byte{'x'}, 480<<10), "in-flight")
+	const inFlight, rounds = 64, 6
+	req := tracesRequest(bytes.Repeat([]byte{'x'}, 1<<20), "in-flight")
 	c := grpcwire.NewClient(s.addr, nil)
 	defer c.HTTP.CloseIdleConnections()
 	errs := make(chan error, inFlight)
@@ -115,11 +117,11 @@ func TestMemoryFollowsBytesInFlight(t *testing.T) {
 	}
 	peak := readProc(t, s.pid).hwm
 	bodies := int64(inFlight * len(req))
-	bound := idle.rss + bodies + bodies/4 + 8<<20
+	bound := idle.rss + bodies*3/2 + 8<<20
 	t.Logf("peak resident memory %d MiB: idle %d MiB + %d MiB for %d MiB of bodies in flight (bound %d MiB)",
 		peak>>20, idle.rss>>20, (peak-idle.rss)>>20, bodies>>20, bound>>20)
 	if peak > bound {
-		t.Errorf("peak resident memory %d MiB with %d MiB of bodies in flight, want at most %d MiB (idle %d MiB + the bodies + a quarter + 8 MiB)",
+		t.Errorf("peak resident memory %d MiB with %d MiB of bodies in flight, want at most %d MiB (idle %d MiB + 1.5 × the bodies + 8 MiB)",
 			peak>>20, bodies>>20, bound>>20, idle.rss>>20)
 	}
 	s.mustServe(t)
