@@ -168,30 +168,77 @@ const firstRead = 4 << 10
 // and is returned (wrapped, for errors.Is/As). The decompressors use it, and
 // so does OTLP/HTTP for request bodies.
 func ReadAll(dst []byte, r io.Reader, limit int, charge func(int) error) ([]byte, error) {
-	return readAllLimited(dst, r, limit, charge)
+	return readAllSized(dst, r, limit, 0, charge)
+}
+
+// ReadAllSized is ReadAll for a body that declares its size (OTLP/HTTP's
+// Content-Length; 0 or less: unknown). The buffer grows as ReadAll's, with
+// what arrives, but not past the declared size while the body keeps to it:
+// a body of that size leaves a buffer of that size, where ReadAll's
+// doubling leaves up to twice it (a 1 MiB body, a 2 MiB buffer, which a
+// pool then keeps). The claim bounds the allocation and never raises it: a
+// body that claims more than it sends costs what ReadAll's would.
+func ReadAllSized(dst []byte, r io.Reader, limit, size int, charge func(int) error) ([]byte, error) {
+	return readAllSized(dst, r, limit, size, charge)
 }
 
 // readAllLimited appends r's output to dst, failing with ErrTooLarge once more
 // than limit bytes have been produced.
 func readAllLimited(dst []byte, r io.Reader, limit int, charge func(int) error) ([]byte, error) {
+	return readAllSized(dst, r, limit, 0, charge)
+}
+
+// readAllSized is readAllLimited for a reader that declares size bytes (0
+// or less: unknown).
+func readAllSized(dst []byte, r io.Reader, limit, size int, charge func(int) error) ([]byte, error) {
 	start := len(dst)
 	for {
 		if len(dst)-start > limit {
 			return dst[:start], ErrTooLarge
 		}
-		if cap(dst)-len(dst) < readChunk/2 {
+		got := len(dst) - start
+		sized := size > 0 && got < size // the declared size is still ahead
+		atSize := size > 0 && got == size
+		if atSize && cap(dst) == len(dst) {
+			// The declared size arrived into a buffer of that size: a
+			// byte read aside tells the end from a longer body, without
+			// growing the buffer for an EOF.
+			var probe [1]byte
+			n, err := r.Read(probe[:])
+			if n > 0 {
+				dst = append(dst, probe[0])
+				if charge != nil {
+					if cerr := charge(n); cerr != nil {
+						return dst[:start], chargeError{cerr}
+					}
+				}
+			}
+			switch {
+			case err == io.EOF && n == 0:
+				return dst, nil
+			case err != nil && err != io.EOF:
+				return dst[:start], err
+			}
+			continue // a longer body: read on as ReadAll does
+		}
+		// At the declared size with room left, the next read is into that
+		// room: it finds the end, with no growth for it.
+		if cap(dst)-len(dst) < readChunk/2 && !(sized && cap(dst) >= start+size) && !atSize {
 			// Grow geometrically but never beyond what the limit allows
 			// plus one chunk, so a bomb cannot make us reserve more. The
 			// first steps follow what arrived (from firstRead up), so a
 			// reader that sends nothing, as a client lying about its
 			// Content-Length, makes us allocate almost nothing.
 			step := readChunk
-			if got := len(dst) - start; got < readChunk {
+			if got < readChunk {
 				step = max(got, firstRead)
 			}
 			want := max(cap(dst)*2, len(dst)+step)
 			if hard := start + limit + readChunk; want > hard {
 				want = max(hard, len(dst)+readChunk/2)
+			}
+			if sized {
+				want = min(want, start+size) // more than len(dst): got < size
 			}
 			nb := make([]byte, len(dst), want)
 			copy(nb, dst)

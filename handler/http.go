@@ -213,7 +213,10 @@ func (h *Handler) readHTTPBody(w http.ResponseWriter, r *http.Request, codec com
 		_ = rc.SetReadDeadline(time.Now().Add(h.bodyTimeout))
 		defer rc.SetReadDeadline(time.Time{})
 	}
-	*raw, err = compression.ReadAll((*raw)[:0], r.Body, limit, t.ChargeFunc(r.Context()))
+	// Read to the size the body declares, so that the buffer (which the
+	// ticket's pool keeps) is the request's size, not up to twice it; the
+	// claim never raises an allocation above what arrived.
+	*raw, err = compression.ReadAllSized((*raw)[:0], r.Body, limit, int(max(r.ContentLength, 0)), t.ChargeFunc(r.Context()))
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return nil, http.StatusRequestTimeout, grpcwire.Errorf(grpcwire.DeadlineExceeded,
 			"request body stalled: not received within %v", h.bodyTimeout)

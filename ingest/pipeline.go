@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -115,6 +116,8 @@ type Pipeline struct {
 	m          *pipelineMetrics
 	logLimit   logLimiter
 	tickets    sync.Pool // *Ticket
+	// sizes keeps pooled tickets' buffers to the size requests are.
+	sizes recentSizes
 	// ten is nil when tenancy is off.
 	ten *tenantRegistry
 	// dedup is the window of idempotency keys, nil when it is off; keyed
@@ -431,21 +434,68 @@ func (p *Pipeline) Take(ctx context.Context) *Ticket {
 const maxPooledBuffer = 8 << 20
 
 // Done releases the ticket's admission charge, writes its request log line
-// (at debug level) and pools it. The ticket must not be used afterwards.
+// (at debug level) and pools it, with the buffers that fit the requests
+// seen lately (recentSizes). The ticket must not be used afterwards.
 func (p *Pipeline) Done(t *Ticket) {
 	t.c.release()
 	t.chargeCtx = nil
 	if t.rlog.on {
 		p.writeRequestLog(&t.rlog)
 	}
-	if cap(t.Msg) > maxPooledBuffer {
+	keep := min(p.sizes.keep(max(len(t.Msg), len(t.Scratch), len(t.filtered)), t.start), maxPooledBuffer)
+	if cap(t.Msg) > keep {
 		t.Msg = nil
 	}
-	if cap(t.Scratch) > maxPooledBuffer {
+	if cap(t.Scratch) > keep {
 		t.Scratch = nil
 	}
-	if cap(t.filtered) > maxPooledBuffer {
+	if cap(t.filtered) > keep {
 		t.filtered = nil
 	}
 	p.tickets.Put(t)
+}
+
+// recentSizes keeps the pooled buffers to the size requests actually are.
+// Pooled tickets keep the buffers they grew, so after a burst of large
+// requests every ticket would hold one as large, whatever came after.
+// recentSizes remembers the largest request buffer seen lately, halved
+// every sizeDecay (never below the request at hand): Done drops a buffer
+// more than keptOver times that, so a burst's buffers go as their tickets
+// serve the smaller requests that follow (within a few sizeDecay), while a
+// steady mix of sizes keeps its buffers.
+type recentSizes struct {
+	largest   atomic.Int64
+	decayedAt atomic.Int64 // UnixNano of the last halving
+}
+
+// sizeDecay is how often the remembered size halves: a burst's buffers are
+// dropped within a minute of its end (log2 of the ratio of sizes periods),
+// and a size seen every few seconds is never forgotten.
+const sizeDecay = 10 * time.Second
+
+// keptOver is the headroom of kept buffers over the remembered size: buffers
+// grown by doubling (compression.ReadAll) are up to twice their request, and
+// the remembered size is halved at each decay: 4 keeps them through it.
+const keptOver = 4
+
+// minKeptBuffer is kept whatever the sizes: small buffers are cheap to keep
+// and a quiet receiver's pool is small anyway.
+const minKeptBuffer = 64 << 10
+
+// keep records a request whose largest buffer held n bytes, at now (the
+// request's arrival: no clock read), and returns the capacity up to which
+// its buffers are kept.
+func (r *recentSizes) keep(n int, now time.Time) int {
+	l := r.largest.Load()
+	for int64(n) > l && !r.largest.CompareAndSwap(l, int64(n)) {
+		l = r.largest.Load()
+	}
+	l = max(l, int64(n))
+	if at, ns := r.decayedAt.Load(), now.UnixNano(); ns-at >= int64(sizeDecay) && r.decayedAt.CompareAndSwap(at, ns) {
+		// A racing larger request may be lost from the halved value:
+		// it is remembered again by its own next use.
+		l = max(l/2, int64(n))
+		r.largest.Store(l)
+	}
+	return int(max(l*keptOver, minKeptBuffer))
 }

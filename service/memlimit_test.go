@@ -26,3 +26,40 @@ func TestMemoryLimitFollowsTheWindow(t *testing.T) {
 		t.Fatalf("MemoryLimitBytes() = %d, %v; want %d", got, err, 2*(10<<20)+48<<20)
 	}
 }
+
+// The heap a burst left is given back once nothing has been in flight for
+// burstIdle ticks, and only when the live heap grew burstMin since the
+// last release: a steady receiver, or one that is idle and already small,
+// is not made to collect.
+func TestBurstReleaseAfterIdle(t *testing.T) {
+	var b burstRelease
+	const small, big = 6 << 20, 6<<20 + burstMin
+	for i := range 3 * burstIdle {
+		if b.tick(1, big) {
+			t.Fatalf("tick %d: released with requests in flight", i)
+		}
+	}
+	for i := range burstIdle - 1 {
+		if b.tick(0, big) {
+			t.Fatalf("released after %d idle ticks, want %d", i+1, burstIdle)
+		}
+	}
+	if b.tick(1, big) || b.tick(0, big) {
+		t.Fatal("a request in flight did not restart the idle count")
+	}
+	for range burstIdle - 2 {
+		b.tick(0, big)
+	}
+	if !b.tick(0, big) {
+		t.Fatalf("not released after %d idle ticks with %d live bytes", burstIdle, big)
+	}
+	b.released(small)
+	for i := range 3 * burstIdle {
+		if b.tick(0, small+burstMin-1) {
+			t.Fatalf("tick %d: released again, the heap less than burstMin above the last release", i)
+		}
+	}
+	if !b.tick(0, small+burstMin) {
+		t.Fatal("not released once the heap grew burstMin above the last release")
+	}
+}

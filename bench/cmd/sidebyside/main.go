@@ -6,6 +6,7 @@
 //
 //	cd bench && go run ./cmd/sidebyside                # the default matrix, a few minutes
 //	cd bench && go run ./cmd/sidebyside -matrix full   # every cell of issue 6
+//	cd bench && go run ./cmd/sidebyside -matrix one -concurrency 64 -requests 1000  # peak RSS, 64 in flight
 //	cd bench && go run ./cmd/sidebyside -matrix one -protocol http-json -items 100 -attrs 4
 //
 // A cell is a signal and shape (traces 500×10 and 100×4, metrics, logs), a
@@ -166,6 +167,21 @@ var matrices = map[string][]cell{
 	"real": realCells,
 }
 
+// inFlightCells, in the full matrix, run with their own number of requests
+// in flight instead of -concurrency. Issue 26's "memory that follows the
+// bytes in flight": 64 requests of 500x10 (about 240 KB each, 15 MB held at
+// once), whose measure is the peak RSS against the baseline's.
+var inFlightCells = []job{
+	{cell{"traces", 500, 10, "grpc", "none", 1000, ""}, 64},
+}
+
+// job is a cell run with inFlight requests in flight (its own, or
+// -concurrency when 0).
+type job struct {
+	cell
+	inFlight int
+}
+
 var realCells = []cell{
 	{"traces", 512, 0, "grpc", "none", 2000, "traces"},
 	{"traces", 512, 0, "grpc", "gzip", 600, "traces"},
@@ -210,14 +226,17 @@ type floor struct{ check, full float64 }
 
 // cellResult holds every round of one cell.
 type cellResult struct {
-	cell    cell
-	samples map[string][]sample
-	floors  []floor
+	cell cell
+	// inFlight is set when the cell ran with its own number of requests
+	// in flight (inFlightCells): it is then part of the cell's name.
+	inFlight int
+	samples  map[string][]sample
+	floors   []floor
 }
 
 func main() {
 	var cfg config
-	flag.StringVar(&cfg.matrix, "matrix", "default", "cells to run: default (make bench), full (issue 6's matrix and the real data's), real (the real data's: ../shared/datasets), or one (the cell of -signal, -items, -attrs, -protocol, -compression, -requests)")
+	flag.StringVar(&cfg.matrix, "matrix", "default", "cells to run: default (make bench), full (issue 6's matrix, the real data's and 64 requests in flight), real (the real data's: ../shared/datasets), or one (the cell of -signal, -items, -attrs, -protocol, -compression, -requests)")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds per cell; each runs every server once, then the floor")
 	flag.Float64Var(&cfg.scale, "scale", 1, "multiplies the requests per round of -matrix default or full")
 	flag.StringVar(&cfg.one.signal, "signal", "traces", "with -matrix one: traces, metrics or logs")
@@ -268,11 +287,30 @@ func cellsOf(cfg config) ([]cell, error) {
 	return out, nil
 }
 
+// name is the cell's name in the tables.
+func (r cellResult) name() string {
+	if r.inFlight > 0 {
+		return fmt.Sprintf("%s %d in flight", r.cell, r.inFlight)
+	}
+	return r.cell.String()
+}
+
 func run(cfg config) error {
 	cells, err := cellsOf(cfg)
 	if err != nil {
 		return err
 	}
+	jobs := make([]job, 0, len(cells)+len(inFlightCells))
+	for _, c := range cells {
+		jobs = append(jobs, job{cell: c})
+	}
+	if cfg.matrix == "full" {
+		for _, j := range inFlightCells {
+			j.requests = max(1, int(float64(j.requests)*cfg.scale))
+			jobs = append(jobs, j)
+		}
+	}
+	allCfg := cfg
 	if cfg.rounds < 1 {
 		return errors.New("-rounds must be at least 1")
 	}
@@ -447,9 +485,13 @@ func run(cfg config) error {
 		servers = append(servers, revServers...)
 	}
 	var results []cellResult
-	for _, c := range cells {
-		fmt.Fprintf(os.Stderr, "cell %s: %d requests per round\n", c, c.requests)
-		r := cellResult{cell: c, samples: make(map[string][]sample)}
+	for _, j := range jobs {
+		c, cfg := j.cell, allCfg
+		if j.inFlight > 0 {
+			cfg.concurrency = j.inFlight
+		}
+		r := cellResult{cell: c, inFlight: j.inFlight, samples: make(map[string][]sample)}
+		fmt.Fprintf(os.Stderr, "cell %s: %d requests per round\n", r.name(), c.requests)
 		for round := range cfg.rounds {
 			for _, srv := range servers {
 				s, err := measure(cfg, c, srv, bin("benchload"), "")
@@ -483,7 +525,7 @@ func run(cfg config) error {
 			}
 		}
 	}
-	printSummary(cfg, results, servers)
+	printSummary(allCfg, results, servers)
 	return nil
 }
 
@@ -725,7 +767,7 @@ func median(xs []float64) float64 {
 func printCell(cfg config, r cellResult, servers []server) {
 	c := r.cell
 	fmt.Printf("\n%s: %d requests/round, concurrency %d, server CPU %s, client CPU %s\n\n",
-		c, c.requests, cfg.concurrency, cfg.serverCPU, cfg.clientCPU)
+		r.name(), c.requests, cfg.concurrency, cfg.serverCPU, cfg.clientCPU)
 	fmt.Println("| round | server | CPU µs/item | CPU ratio | ÷ floor | ÷ full floor | peak RSS MiB | RSS ratio | peak − file MiB | ratio | client items/s |")
 	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	base := r.samples[servers[0].name]
@@ -810,7 +852,7 @@ func printSummary(cfg config, results []cellResult, servers []server) {
 					cr = append(cr, ratio)
 					rounds = append(rounds, fmt.Sprintf("%.3f", ratio))
 				}
-				fmt.Printf("| %s | %s ÷ %s | %.3f | %.3f | **%.3f** | %s |\n", r.cell, srv.name, against, median(oc), median(vc), median(cr), strings.Join(rounds, ", "))
+				fmt.Printf("| %s | %s ÷ %s | %.3f | %.3f | **%.3f** | %s |\n", r.name(), srv.name, against, median(oc), median(vc), median(cr), strings.Join(rounds, ", "))
 			}
 		}
 	}
@@ -838,7 +880,7 @@ func printSummaryRow(r cellResult, baseSrv, srv server) {
 		fr = append(fr, ours[i].usPerItem()/r.floors[i].check)
 		ffr = append(ffr, ours[i].usPerItem()/r.floors[i].full)
 	}
-	name := r.cell.String()
+	name := r.name()
 	if srv.name != "otlp-lite" {
 		name += " [" + srv.name + "]"
 	}
