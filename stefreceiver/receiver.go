@@ -308,6 +308,7 @@ type stream struct {
 	acked   uint64    // the last record id acknowledged
 	first   uint64    // the first record id of the request being built
 	bad     []idRange // bad records not yet reported
+	handled uint64    // the last record id given to the builder: in its request, or bad
 	decoded int64     // OTLP bytes decoded by the stream
 	state   int64     // the reader's state charged (HoldStreamState)
 	resp    []byte
@@ -703,6 +704,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 		}
 		s.coalesce = false
 		id := rd.RecordCount()
+		s.handled = id
 		before := s.b.size()
 		if err := s.b.add(); err != nil {
 			// The record decoded but cannot be OTLP: it alone is bad.
@@ -784,14 +786,13 @@ func (s *stream) decodeFailed(count uint64, err error) *grpcwire.Status {
 		return nil
 	}
 	s.r.refusedDecode.Inc()
-	// The records of the frame read so far are good; the failing one
-	// is the next id.
-	last := s.first - 1
-	if s.b != nil {
-		last += uint64(s.b.items())
-	}
-	if last >= s.first || len(s.bad) > 0 {
-		if st := s.flush(max(last, s.lastBad())); st != nil {
+	// The records read so far are in the request or reported bad; the
+	// failing one is the next id. (Counting the request's items would
+	// miss the bad records among them: a stored record would be
+	// reported bad, the failing one not.)
+	last := max(s.first-1, s.handled)
+	if last >= s.first {
+		if st := s.flush(last); st != nil {
 			return st
 		}
 	}
@@ -802,13 +803,6 @@ func (s *stream) decodeFailed(count uint64, err error) *grpcwire.Status {
 	_ = s.call.WriteMessage(s.resp)
 	s.call.Flush()
 	return grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF record %d: %v", bad, err)
-}
-
-func (s *stream) lastBad() uint64 {
-	if len(s.bad) == 0 {
-		return 0
-	}
-	return s.bad[len(s.bad)-1].to
 }
 
 func (s *stream) addBad(id uint64) {
