@@ -81,9 +81,14 @@ func (b *metricsBuilder) closeResource() {
 // finish closes every open container and returns the request.
 func (b *metricsBuilder) finish() []byte {
 	b.closeResource()
-	b.last = highWater(b.last, len(b.out))
+	if len(b.out) > 0 {
+		b.last = highWater(b.last, len(b.out))
+	}
 	return b.out
 }
+
+// buf is the buffer the request is built in (stream.idle).
+func (b *metricsBuilder) buf() *[]byte { return &b.out }
 
 func (b *metricsBuilder) items() int { return b.points }
 func (b *metricsBuilder) size() int  { return len(b.out) }
@@ -91,6 +96,9 @@ func (b *metricsBuilder) size() int  { return len(b.out) }
 // add appends the reader's record.
 func (b *metricsBuilder) add() (err error) {
 	r := b.rec
+	if b.out == nil {
+		b.out = firstBuffer(b.last)
+	}
 	// The last record's attributes as written are this one's when it
 	// did not modify them; they are kept only for a record written whole.
 	b.attrs.reuse = b.attrs.ok && fastPaths && !r.IsAttributesModified()

@@ -159,18 +159,35 @@ func attributesSize(a *otelstef.Attributes) (int, bool) {
 	return n, true
 }
 
-// outBuffer returns buf emptied to build the next request in, or, when it
-// holds less than the recent requests took (highWater), a buffer of that
-// size: a request grown from a small buffer was copied at each doubling,
-// which was most of the memory moved decoding batch-sized (8,192-point)
+// outBuffer returns buf emptied to build the next request in, or nil when
+// it holds less than the recent requests took (highWater): the builder
+// then makes one of that size at the request's first record (firstBuffer).
+// A request grown from a small buffer was copied at each doubling, which
+// was most of the memory moved decoding batch-sized (8,192-point)
 // requests. It holds no more than growing to the largest recent request
 // would (each is within Config.MaxRequestBytes and one record).
 func outBuffer(buf []byte, last int) []byte {
 	if cap(buf) < last {
-		return make([]byte, 0, last+last/8)
+		return nil
 	}
 	return buf[:0]
 }
+
+// firstBuffer is the buffer a request is built in when the builder holds
+// none (outBuffer, idleBuffer), made at the request's first record: of the
+// recent requests' size (highWater).
+func firstBuffer(last int) []byte { return make([]byte, 0, last+last/8) }
+
+// maxIdleBuffer is the largest request buffer a stream keeps while it
+// waits for its client (stream.idle): an SDK-sized request's, within the
+// stream's state charge (StateCostPlain covers the reader's 21 KB,
+// bodyBuffer, the unzstd's 4 KiB read buffer, the attribute cache and
+// this). A larger one (its size is the recent requests', up to
+// Config.MaxRequestBytes and a record) is let go: a client that sent each
+// of many streams one frame decoding to a large request (a few KB of STEF
+// whose records repeat a large attribute) had every waiting stream hold
+// megabytes no budget saw.
+const maxIdleBuffer = 16 << 10
 
 // highWater is the size the next request's buffer is made for (outBuffer)
 // after a request of size: the largest recent request, forgotten by a

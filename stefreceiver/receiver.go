@@ -375,6 +375,10 @@ func (s *stream) readAhead() {
 		default:
 		}
 		t := s.r.p.Take(s.ctx)
+		// The chunk's ticket only charges it, and is held while the
+		// client is waited for: the request buffers a pooled ticket
+		// brings (up to a request each) are not held with it, uncharged.
+		t.Msg, t.Scratch = nil, nil
 		s.call.SetBudget(t)
 		c := chunkIn{t: t}
 		c.buf, msg, scratch, c.wire, c.end, c.st = s.assemble(buf[:0], msg, scratch)
@@ -470,11 +474,31 @@ func (s *stream) nextChunk() {
 		if s.chunks == nil {
 			s.start()
 		}
-		in := <-s.chunks
+		var in chunkIn
+		select {
+		case in = <-s.chunks:
+		default:
+			s.idle()
+			in = <-s.chunks
+		}
 		c = &in
 	}
 	s.peeked = nil
 	s.take(c)
+}
+
+// idle is called as the stream waits for its client: the buffer its
+// builder keeps for the next request, once the last was handed on, is let
+// go when it is larger than maxIdleBuffer (the next request's is made at
+// its first record, once), so that a waiting stream holds no more than its
+// state charge covers.
+func (s *stream) idle() {
+	if s.b == nil {
+		return
+	}
+	if buf := s.b.buf(); len(*buf) == 0 && cap(*buf) > maxIdleBuffer {
+		*buf = nil
+	}
 }
 
 // start starts the read-ahead.
@@ -613,6 +637,9 @@ type builder interface {
 	finish() []byte
 	items() int
 	size() int
+	// buf is the buffer the request is built in: nil, an empty buffer
+	// is made at the request's first record (firstBuffer).
+	buf() *[]byte
 }
 
 // open returns the reader of the stream's signal, its builder and the

@@ -1,10 +1,19 @@
 package stefreceiver
 
 import (
+	"context"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/splunk/stef/go/otel/otelstef"
 	"github.com/splunk/stef/go/pkg"
+
+	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/storage"
 )
 
 // A record the library cannot decode (an attribute array over its
@@ -68,4 +77,109 @@ func TestUndecodableRecordAfterRefusedOne(t *testing.T) {
 	if ack != 4 || !reported[2] || !reported[4] || reported[1] || reported[3] {
 		t.Fatalf("ack %d bad %v: want records 1-4 acknowledged, 2 and 4 reported bad, not the stored 1 and 3", ack, bad)
 	}
+}
+
+// A stream waiting for its client holds no more than one that sent a
+// record: not the buffer of the request it last handed on (nor one a
+// pooled ticket brings), which a client makes large with a few KB of STEF
+// (records repeating a large attribute decode to megabytes of OTLP), and
+// which many idle streams would hold, uncharged, for as long as they stay
+// open. They give their state charge back as they end.
+func TestIdleStreamHoldsNoRequestBuffer(t *testing.T) {
+	sink := &sizeSink{}
+	addr, pl := serveSink(t, sink, ingest.AdmissionConfig{})
+	const streams = 6
+	big := strings.Repeat("x", 4<<10)
+	heap := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	// hold opens streams that each send records, waits for their
+	// acknowledgements and returns what each waiting stream holds and
+	// is charged, and the streams' close.
+	hold := func(records int) (held, charged int64, close func()) {
+		before, state := heap(), pl.StreamStateHeld()
+		var peers []*peer
+		for range streams {
+			p := dial(t, addr)
+			peers = append(peers, p)
+			p.sendFirst(t, "Metrics")
+			p.recv(t)
+			w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Record.Attributes().EnsureLen(1)
+			w.Record.Attributes().SetKey(0, "payload")
+			w.Record.Attributes().Value(0).SetString(big)
+			for i := range records {
+				w.Record.Metric().SetName("requests")
+				w.Record.Point().SetTimestamp(uint64(i))
+				w.Record.Point().Value().SetInt64(int64(i))
+				if err := w.Write(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if ack, bad := parseAck(t, p.recv(t)); ack != uint64(records) || len(bad) != 0 {
+				t.Fatalf("ack %d bad %v", ack, bad)
+			}
+		}
+		// The last stream is waiting once it reads again: one more
+		// frame would wake it; its acknowledgement came first.
+		held = (heap() - before) / streams
+		charged = (pl.StreamStateHeld() - state) / streams
+		return held, charged, func() {
+			for _, p := range peers {
+				p.w.Close()
+				p.status()
+			}
+		}
+	}
+	// A stream of one record: what an open stream holds anyway (its
+	// connection's buffers, goroutines, reader).
+	base, baseCharged, closeBase := hold(1)
+	held, charged, closeHeld := hold(512)
+	request := int64(sink.last.Load())
+	t.Logf("a request of %d bytes; a waiting stream holds %d bytes, charged %d; one that sent a record %d, charged %d", request, held, charged, base, baseCharged)
+	if extra := held - base - (charged - baseCharged); extra > request/4 {
+		t.Errorf("a waiting stream holds %d bytes more than one that sent a record, %d of them uncharged (its last request took %d)", held-base, extra, request)
+	}
+	closeBase()
+	closeHeld()
+	if n := pl.StreamStateHeld(); n != 0 {
+		t.Errorf("%d bytes of stream state still charged after the streams ended", n)
+	}
+}
+
+// sizeSink keeps nothing but the size of the last request.
+type sizeSink struct{ last atomic.Int64 }
+
+func (s *sizeSink) Write(_ context.Context, _ storage.Signal, data []byte, _ int) error {
+	s.last.Store(int64(len(data)))
+	return nil
+}
+
+func (s *sizeSink) Close() error { return nil }
+
+// serveSink is serve with sink and admission, and returns the pipeline.
+func serveSink(t testing.TB, sink storage.Sink, adm ingest.AdmissionConfig) (string, *ingest.Pipeline) {
+	t.Helper()
+	pl := ingest.New(ingest.Config{Sink: sink, Admission: adm})
+	r := New(pl, Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: r, Protocols: &protos}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String(), pl
 }

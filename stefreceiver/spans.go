@@ -42,12 +42,19 @@ func (b *spansBuilder) closeResource() {
 
 func (b *spansBuilder) finish() []byte {
 	b.closeResource()
-	b.last = highWater(b.last, len(b.out))
+	if len(b.out) > 0 {
+		b.last = highWater(b.last, len(b.out))
+	}
 	return b.out
 }
 
+func (b *spansBuilder) buf() *[]byte { return &b.out }
+
 func (b *spansBuilder) add() (err error) {
 	r := b.rec
+	if b.out == nil {
+		b.out = firstBuffer(b.last)
+	}
 	start, rm0, sm0 := len(b.out), b.rm, b.sm
 	// As in metricsBuilder.add: once the record has closed the previous
 	// containers, it rolls back to after them.
