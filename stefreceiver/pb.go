@@ -179,15 +179,16 @@ func outBuffer(buf []byte, last int) []byte {
 func firstBuffer(last int) []byte { return make([]byte, 0, last+last/8) }
 
 // maxIdleBuffer is the largest request buffer a stream keeps while it
-// waits for its client (stream.idle): an SDK-sized request's, within the
-// stream's state charge (StateCostPlain covers the reader's 21 KB,
-// bodyBuffer, the unzstd's 4 KiB read buffer, the attribute cache and
-// this). A larger one (its size is the recent requests', up to
+// waits for its client (stream.idle), and that its chunk ticket keeps
+// (readAhead): an SDK-sized request's, within the stream's state charge
+// (StateCostPlain, 64 KiB, covers the reader's 21 KB, bodyBuffer, the
+// unzstd's 4 KiB read buffer, the attribute cache's 4 KiB and these two).
+// A larger one (its size is the recent requests', up to
 // Config.MaxRequestBytes and a record) is let go: a client that sent each
 // of many streams one frame decoding to a large request (a few KB of STEF
 // whose records repeat a large attribute) had every waiting stream hold
 // megabytes no budget saw.
-const maxIdleBuffer = 16 << 10
+const maxIdleBuffer = 8 << 10
 
 // highWater is the size the next request's buffer is made for (outBuffer)
 // after a request of size: the largest recent request, forgotten by a

@@ -377,8 +377,14 @@ func (s *stream) readAhead() {
 		t := s.r.p.Take(s.ctx)
 		// The chunk's ticket only charges it, and is held while the
 		// client is waited for: the request buffers a pooled ticket
-		// brings (up to a request each) are not held with it, uncharged.
-		t.Msg, t.Scratch = nil, nil
+		// brings (up to a request each) are not held with it,
+		// uncharged, but for a small one (maxIdleBuffer), which the
+		// stream's next request is built in (flush) rather than in a
+		// new one.
+		if cap(t.Msg) > maxIdleBuffer {
+			t.Msg = nil
+		}
+		t.Scratch = nil
 		s.call.SetBudget(t)
 		c := chunkIn{t: t}
 		c.buf, msg, scratch, c.wire, c.end, c.st = s.assemble(buf[:0], msg, scratch)
