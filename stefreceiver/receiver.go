@@ -886,8 +886,10 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 			// OTLP's partial success does not say which items; the
 			// request's records are reported bad, which they partly are,
 			// and the valid ones are stored: none is to be sent again.
+			// The range covers the records the decoder refused in
+			// it: reported once, ranges in order.
 			s.r.badRecords.Add(out.Rejected)
-			s.bad = append(s.bad, idRange{s.first, last})
+			s.bad = append(s.bad[:0], idRange{s.first, last})
 		}
 	}
 	s.b.reset(s.b.finish())

@@ -13,6 +13,7 @@ import (
 	"github.com/splunk/stef/go/pkg"
 
 	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -182,4 +183,42 @@ func serveSink(t testing.TB, sink storage.Sink, adm ingest.AdmissionConfig) (str
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String(), pl
+}
+
+// With the pipeline validating UTF-8 (which the decoder does not), a
+// request with a point it rejects has all its records reported bad, as one
+// range that covers the record the decoder refused in it too: ranges in
+// order, none twice.
+func TestBadRangesOnceWithUTF8(t *testing.T) {
+	addr, sink := servePipeline(t, Config{}, ingest.Config{Decode: otlpdecode.Options{ValidateUTF8: true}})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePoints(t, w, 1, 0)
+	r := &w.Record
+	r.Point().Exemplars().EnsureLen(1)
+	r.Point().Exemplars().At(0).SetTraceID(pkg.Bytes("abc"))
+	writePoints(t, w, 1, 1) // refused by the decoder
+	r.Point().Exemplars().EnsureLen(0)
+	r.Attributes().Value(0).SetString("\xff")
+	if err := w.Write(); err != nil { // rejected by the validation
+		t.Fatal(err)
+	}
+	writePoints(t, w, 1, 3)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ack, bad := parseAck(t, p.recv(t))
+	if ack != 4 || len(bad) != 1 || bad[0] != (idRange{1, 4}) {
+		t.Fatalf("ack %d bad %v, want ack 4 and bad [1-4] once", ack, bad)
+	}
+	p.w.Close()
+	p.status()
+	if sink.items != 2 {
+		t.Fatalf("stored %d points, want the 2 valid ones", sink.items)
+	}
 }
