@@ -674,19 +674,23 @@ func (s *stream) open() (recordReader, builder, *unzstd, error) {
 // records reads the stream's records, hands them to the pipeline a frame
 // at a time, and returns the stream's final status.
 func (s *stream) records() (end *grpcwire.Status) {
+	var u *unzstd
 	defer func() {
 		// The STEF library is not ours: whatever hostile input makes it
 		// do, one stream ends, not the process.
 		if v := recover(); v != nil {
 			s.r.refusedDecode.Inc()
 			end = grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF stream: the decoder failed: %v", v)
+			return // the zstd decoder, in a state not known, is not reused
+		}
+		if u != nil {
+			u.close()
 		}
 	}()
 	// Record ids start at 1, also for a stream that ends before its
 	// header (decodeFailed).
 	s.first = 1
 	rd, b, u, err := s.open()
-	defer u.close()
 	if err != nil {
 		return s.decodeFailed(0, err)
 	}
