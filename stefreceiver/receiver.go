@@ -319,6 +319,7 @@ type stream struct {
 	dictHeld   int64
 	dictCharge *ingest.StateCharge
 	sinceCheck int
+	maxRequest int // the size at which a request is handed on (requestBound)
 }
 
 // chunkIn is one chunk assembled by the stream's read-ahead (readAhead),
@@ -696,6 +697,9 @@ func (s *stream) records() (end *grpcwire.Status) {
 	}
 	s.b = b
 	s.b.reset(nil)
+	t := s.r.p.Take(s.ctx)
+	s.requestBound(t)
+	s.r.p.Done(t)
 	for {
 		// Within a frame the records are there already; at its end,
 		// what was built goes to the pipeline before the stream is
@@ -716,7 +720,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 			// that arrived together, not per frame. Nothing decoded
 			// waits for input that is not there: with none waiting,
 			// the request is handed on now.
-			if s.b.size() < s.r.cfg.MaxRequestBytes && !s.rotating() && s.moreInput(u) {
+			if s.b.size() < s.maxRequest && !s.rotating() && s.moreInput(u) {
 				s.frameEnd, s.coalesce = rd.RecordCount(), true
 				continue
 			}
@@ -750,7 +754,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 			continue
 		}
 		s.decoded += int64(s.b.size() - before)
-		if s.b.size() >= s.r.cfg.MaxRequestBytes {
+		if s.b.size() >= s.maxRequest {
 			if st := s.flush(id); st != nil {
 				return st
 			}
@@ -861,6 +865,7 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		ctx := s.ctx
 		t := s.r.p.Take(ctx)
 		defer s.r.p.Done(t)
+		s.requestBound(t) // for the next (the tenant's quotas may be reloaded)
 		s.r.p.StartLog(ctx, t, s.call.Request().RemoteAddr, ingest.STEF, s.sig)
 		// The request is built in the ticket's buffer, swapped with the
 		// builder's, and charged before it is handed on.
@@ -906,6 +911,20 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 	}
 	s.call.Flush()
 	return nil
+}
+
+// requestBound sets the size at which the stream hands a request on:
+// Config.MaxRequestBytes, and half the max_request_bytes of the stream's
+// tenant (t is a ticket of the stream's context), as MaxRecvMsgSize is
+// halved (a request passes the bound by a record). The requests are the
+// receiver's to size, not the client's: one over the tenant's bound would
+// be refused as never acceptable, ending the stream, and the client would
+// send the same records again on the next, forever.
+func (s *stream) requestBound(t *ingest.Ticket) {
+	s.maxRequest = s.r.cfg.MaxRequestBytes
+	if mr := t.MaxRequest(); mr > 0 {
+		s.maxRequest = max(min(s.maxRequest, int(mr/2)), 1)
+	}
 }
 
 // refused ends the stream when admission refuses a request's charge.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -220,5 +221,84 @@ func TestBadRangesOnceWithUTF8(t *testing.T) {
 	p.status()
 	if sink.items != 2 {
 		t.Fatalf("stored %d points, want the 2 valid ones", sink.items)
+	}
+}
+
+// The requests a stream builds are the receiver's to size, not the
+// client's: within its tenant's max_request_bytes, which would refuse a
+// larger one as never acceptable (ending the stream, the client resending
+// the same records on the next, forever). A frame decoding to more than
+// the tenant's bound is stored as several requests and acknowledged.
+func TestRequestsWithinTenantMaxRequest(t *testing.T) {
+	qpath := t.TempDir() + "/quotas"
+	if err := os.WriteFile(qpath, []byte("acme max_request_bytes=64KiB\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	qf, err := ingest.NewQuotaFile(qpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &memSink{}
+	pl := ingest.New(ingest.Config{Sink: sink, Tenants: &ingest.TenantsConfig{Quotas: qf}})
+	r := New(pl, Config{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Protocols: &protos, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.ServeHTTP(w, req.WithContext(pl.WithTenant(req.Context(), "acme", true)))
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	p := dial(t, ln.Addr().String())
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 1<<10)
+	w.Record.Attributes().EnsureLen(1)
+	w.Record.Attributes().SetKey(0, "payload")
+	w.Record.Attributes().Value(0).SetString(big)
+	const records = 200 // about 200 KiB of OTLP
+	for i := range records {
+		w.Record.Metric().SetName("requests")
+		w.Record.Point().SetTimestamp(uint64(i))
+		w.Record.Point().Value().SetInt64(int64(i))
+		if err := w.Write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	var ack uint64
+	for ack < records {
+		msg := p.recv(t)
+		if msg == nil {
+			t.Fatalf("stream ended at ack %d: %s", ack, p.status())
+		}
+		a, bad := parseAck(t, msg)
+		if len(bad) != 0 {
+			t.Fatalf("bad %v", bad)
+		}
+		ack = a
+	}
+	p.w.Close()
+	if st := p.status(); st != "0 " {
+		t.Fatalf("status %q", st)
+	}
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if sink.items != records {
+		t.Fatalf("stored %d points, want %d", sink.items, records)
+	}
+	for i, w := range sink.writes {
+		if len(w) > 64<<10 {
+			t.Errorf("request %d is %d bytes, over the tenant's max_request_bytes", i, len(w))
+		}
 	}
 }
