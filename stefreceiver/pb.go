@@ -190,6 +190,21 @@ func firstBuffer(last int) []byte { return make([]byte, 0, last+last/8) }
 // megabytes no budget saw.
 const maxIdleBuffer = 8 << 10
 
+// recordLimit is the length a request built from start may reach with one
+// record of at most maxRecord bytes (none: 0). A record's size is not its
+// wire size: it refers to dictionary entries (strings, metrics, histogram
+// bounds) any number of times, so that a few KB of STEF decoded to tens of
+// megabytes of OTLP in one record, held uncharged by the stream's builder
+// before the request was refused. The writers check it as they go, before
+// each repeated element, so that a record over it is refused (reported
+// bad) having written at most about one element more.
+func recordLimit(start, maxRecord int) int {
+	if maxRecord <= 0 {
+		return math.MaxInt
+	}
+	return start + maxRecord
+}
+
 // highWater is the size the next request's buffer is made for (outBuffer)
 // after a request of size: the largest recent request, forgotten by a
 // 32nd a request. Requests of varying size (an SDK's frames carry one

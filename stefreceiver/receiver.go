@@ -647,6 +647,8 @@ type builder interface {
 	// buf is the buffer the request is built in: nil, an empty buffer
 	// is made at the request's first record (firstBuffer).
 	buf() *[]byte
+	// setMaxRecord bounds what one record may write (recordLimit).
+	setMaxRecord(n int)
 }
 
 // open returns the reader of the stream's signal, its builder and the
@@ -920,11 +922,14 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 // receiver's to size, not the client's: one over the tenant's bound would
 // be refused as never acceptable, ending the stream, and the client would
 // send the same records again on the next, forever.
+// A record is held to the same bound (the request is then within twice
+// it): a record that writes more is refused as bad.
 func (s *stream) requestBound(t *ingest.Ticket) {
 	s.maxRequest = s.r.cfg.MaxRequestBytes
 	if mr := t.MaxRequest(); mr > 0 {
 		s.maxRequest = max(min(s.maxRequest, int(mr/2)), 1)
 	}
+	s.b.setMaxRecord(s.maxRequest)
 }
 
 // refused ends the stream when admission refuses a request's charge.

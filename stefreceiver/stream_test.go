@@ -302,3 +302,55 @@ func TestRequestsWithinTenantMaxRequest(t *testing.T) {
 		}
 	}
 }
+
+// A record refers to dictionary entries any number of times: a few KB of
+// STEF (an attribute array repeating a 4 KiB string 20,000 times) is one
+// record of 80 MB of OTLP, which the builder wrote, uncharged, before the
+// request was refused. It is refused as a bad record once it writes more
+// than a request may hold, having written little more than that; the
+// stream goes on.
+func TestRecordAmplificationBounded(t *testing.T) {
+	addr, sink := serve(t, Config{})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePoints(t, w, 1, 0)
+	v := w.Record.Attributes().Value(0)
+	v.SetType(otelstef.AnyValueTypeArray)
+	v.Array().EnsureLen(20000)
+	big := strings.Repeat("x", 4<<10)
+	for i := range v.Array().Len() {
+		v.Array().At(i).SetString(big)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := w.Write(); err != nil { // record 2
+		t.Fatal(err)
+	}
+	writePoints(t, w, 1, 2) // record 3
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ack, bad := parseAck(t, p.recv(t))
+	runtime.ReadMemStats(&after)
+	if ack != 3 || len(bad) != 1 || bad[0] != (idRange{2, 2}) {
+		t.Fatalf("ack %d bad %v, want ack 3 and record 2 bad", ack, bad)
+	}
+	p.w.Close()
+	if st := p.status(); st != "0 " {
+		t.Fatalf("status %q", st)
+	}
+	if sink.items != 2 {
+		t.Fatalf("stored %d points, want records 1 and 3", sink.items)
+	}
+	// The request bound is DefaultMaxRequestBytes (4 MiB): what was
+	// allocated meanwhile (the client's writer too) is far below the
+	// record's 80 MB.
+	if n := after.TotalAlloc - before.TotalAlloc; n > 32<<20 {
+		t.Errorf("%d bytes allocated decoding the record, want it refused near the request bound", n)
+	}
+}
