@@ -10,7 +10,8 @@ import (
 // DecodeMetrics decodes a whole STEF metrics byte stream (its header and
 // frames, as a file or one gRPC stream's stef_bytes carry it) into one
 // ExportMetricsServiceRequest appended to dst, stopping once it is
-// maxBytes or more; it returns the request and how many records it read.
+// maxBytes or more (a record writing more than maxBytes on its own is an
+// error); it returns the request and how many records it read.
 // It is the stream's decoder without the stream, for tools and the fuzz
 // targets.
 func DecodeMetrics(dst []byte, src io.Reader, maxBytes int) ([]byte, uint64, error) {
@@ -18,7 +19,7 @@ func DecodeMetrics(dst []byte, src io.Reader, maxBytes int) ([]byte, uint64, err
 	if err != nil {
 		return dst, 0, err
 	}
-	return decodeAll(rd, &metricsBuilder{rec: &rd.Record}, dst, maxBytes)
+	return decodeAll(rd, &metricsBuilder{rec: &rd.Record, maxRecord: maxBytes}, dst, maxBytes)
 }
 
 // DecodeSpans is DecodeMetrics for a STEF spans stream: one
@@ -28,7 +29,7 @@ func DecodeSpans(dst []byte, src io.Reader, maxBytes int) ([]byte, uint64, error
 	if err != nil {
 		return dst, 0, err
 	}
-	return decodeAll(rd, &spansBuilder{rec: &rd.Record}, dst, maxBytes)
+	return decodeAll(rd, &spansBuilder{rec: &rd.Record, maxRecord: maxBytes}, dst, maxBytes)
 }
 
 func decodeAll(rd recordReader, b builder, dst []byte, maxBytes int) ([]byte, uint64, error) {

@@ -98,13 +98,13 @@ func decodeLikeStream(spans bool, data []byte, limit int) ([]byte, int) {
 		if err != nil {
 			return nil, 0
 		}
-		rd, b = r, &spansBuilder{rec: &r.Record}
+		rd, b = r, &spansBuilder{rec: &r.Record, maxRecord: limit}
 	} else {
 		r, err := otelstef.NewMetricsReader(u)
 		if err != nil {
 			return nil, 0
 		}
-		rd, b = r, &metricsBuilder{rec: &r.Record}
+		rd, b = r, &metricsBuilder{rec: &r.Record, maxRecord: limit}
 	}
 	b.reset(nil)
 	for b.size() < limit {

@@ -1,8 +1,10 @@
 package stefreceiver
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/splunk/stef/go/otel/otelstef"
 )
@@ -15,7 +17,9 @@ const maxAnyValueDepth = 64
 
 var (
 	errTooDeep = errors.New("attribute value nested too deep")
-	errNilRef  = errors.New("record without resource, scope or metric")
+	// errRecordTooLarge: the record writes more than recordLimit.
+	errRecordTooLarge = errors.New("record decodes to more OTLP than a request may hold")
+	errNilRef         = errors.New("record without resource, scope or metric")
 )
 
 // metricsBuilder turns a sequence of STEF Metrics records into one
@@ -43,6 +47,8 @@ type metricsBuilder struct {
 	// last is the size of the recent requests finished (highWater,
 	// outBuffer).
 	last int
+	// maxRecord bounds what a record writes (recordLimit).
+	maxRecord int
 }
 
 func (b *metricsBuilder) reset(buf []byte) {
@@ -81,21 +87,32 @@ func (b *metricsBuilder) closeResource() {
 // finish closes every open container and returns the request.
 func (b *metricsBuilder) finish() []byte {
 	b.closeResource()
-	b.last = highWater(b.last, len(b.out))
+	if len(b.out) > 0 {
+		b.last = highWater(b.last, len(b.out))
+	}
 	return b.out
 }
 
+// buf is the buffer the request is built in (stream.idle).
+func (b *metricsBuilder) buf() *[]byte { return &b.out }
+
 func (b *metricsBuilder) items() int { return b.points }
-func (b *metricsBuilder) size() int  { return len(b.out) }
+
+func (b *metricsBuilder) setMaxRecord(n int) { b.maxRecord = n }
+func (b *metricsBuilder) size() int          { return len(b.out) }
 
 // add appends the reader's record.
 func (b *metricsBuilder) add() (err error) {
 	r := b.rec
+	if b.out == nil {
+		b.out = firstBuffer(b.last)
+	}
 	// The last record's attributes as written are this one's when it
 	// did not modify them; they are kept only for a record written whole.
 	b.attrs.reuse = b.attrs.ok && fastPaths && !r.IsAttributesModified()
 	b.attrs.ok = false
 	start, rm0, sm0, m0, data0 := len(b.out), b.rm, b.sm, b.m, b.data
+	lim := recordLimit(start, b.maxRecord)
 	// closed marks where the record's own bytes begin once it has closed
 	// the previous record's containers (a close moves bytes: the record
 	// cannot go back to before it).
@@ -127,7 +144,7 @@ func (b *metricsBuilder) add() (err error) {
 		// schema_url (3) before scope_metrics (2): the order of fields
 		// is free, and the container is then closed by its length alone.
 		b.out = appendStringNonEmpty(b.out, 3, r.Resource().SchemaURL())
-		if b.out, err = appendResource(b.out, r.Resource()); err != nil {
+		if b.out, err = appendResource(b.out, r.Resource(), lim); err != nil {
 			return err
 		}
 	}
@@ -139,7 +156,7 @@ func (b *metricsBuilder) add() (err error) {
 		b.scope.CopyFrom(r.Scope())
 		b.out, b.sm = appendLen(b.out, 2) // ScopeMetrics
 		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
-		if b.out, err = appendScope(b.out, r.Scope()); err != nil {
+		if b.out, err = appendScope(b.out, r.Scope(), lim); err != nil {
 			return err
 		}
 	}
@@ -154,7 +171,7 @@ func (b *metricsBuilder) add() (err error) {
 		b.out = appendStringNonEmpty(b.out, 1, m.Name())
 		b.out = appendStringNonEmpty(b.out, 2, m.Description())
 		b.out = appendStringNonEmpty(b.out, 3, m.Unit())
-		if b.out, err = appendAttributes(b.out, 12, m.Metadata()); err != nil {
+		if b.out, err = appendAttributes(b.out, 12, m.Metadata(), lim); err != nil {
 			return fmt.Errorf("cannot decode metric: %w", err)
 		}
 		field, ok := dataField(m.Type())
@@ -172,8 +189,11 @@ func (b *metricsBuilder) add() (err error) {
 			b.out = appendVarintField(b.out, 2, uint64(m.AggregationTemporality()))
 		}
 	}
-	if b.out, err = appendPoint(b.out, m, r.Attributes(), r.Point(), &b.attrs); err != nil {
+	if b.out, err = appendPoint(b.out, m, r.Attributes(), r.Point(), &b.attrs, lim); err != nil {
 		return fmt.Errorf("cannot decode data point: %w", err)
+	}
+	if len(b.out) > lim {
+		return fmt.Errorf("cannot decode data point: %w", errRecordTooLarge)
 	}
 	b.points++
 	return nil
@@ -199,7 +219,9 @@ func (c *attrCache) append(b []byte, attrs *otelstef.Attributes) []byte {
 		return append(b, c.buf...)
 	}
 	start := len(b)
-	b, _ = appendAttributes(b, 7, attrs) // scalar values: no error
+	// Scalar values, their size checked against the record's bound
+	// (appendPoint): no error.
+	b, _ = appendAttributes(b, 7, attrs, math.MaxInt)
 	if len(b)-start > maxCachedAttrs {
 		return b
 	}
@@ -214,10 +236,10 @@ func (c *attrCache) append(b []byte, attrs *otelstef.Attributes) []byte {
 const maxCachedAttrs = 4 << 10
 
 // appendResource appends res as field 1 (resource) of a Resource*.
-func appendResource(b []byte, res *otelstef.Resource) (_ []byte, err error) {
+func appendResource(b []byte, res *otelstef.Resource, lim int) (_ []byte, err error) {
 	at := 0
 	b, at = appendLen(b, 1)
-	if b, err = appendAttributes(b, 1, res.Attributes()); err != nil {
+	if b, err = appendAttributes(b, 1, res.Attributes(), lim); err != nil {
 		return b, fmt.Errorf("cannot decode resource: %w", err)
 	}
 	if n := res.DroppedAttributesCount(); n > 0 {
@@ -227,12 +249,12 @@ func appendResource(b []byte, res *otelstef.Resource) (_ []byte, err error) {
 }
 
 // appendScope appends s as field 1 (scope) of a Scope*.
-func appendScope(b []byte, s *otelstef.Scope) (_ []byte, err error) {
+func appendScope(b []byte, s *otelstef.Scope, lim int) (_ []byte, err error) {
 	at := 0
 	b, at = appendLen(b, 1)
 	b = appendStringNonEmpty(b, 1, s.Name())
 	b = appendStringNonEmpty(b, 2, s.Version())
-	if b, err = appendAttributes(b, 3, s.Attributes()); err != nil {
+	if b, err = appendAttributes(b, 3, s.Attributes(), lim); err != nil {
 		return b, fmt.Errorf("cannot decode scope: %w", err)
 	}
 	if n := s.DroppedAttributesCount(); n > 0 {
@@ -260,7 +282,7 @@ func dataField(t otelstef.MetricType) (int, bool) {
 
 // appendPoint appends the data point of a record as field 1 (data_points)
 // of the open Gauge, Sum, Histogram, ExponentialHistogram or Summary.
-func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *otelstef.Point, cache *attrCache) (_ []byte, err error) {
+func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *otelstef.Point, cache *attrCache, lim int) (_ []byte, err error) {
 	v := p.Value()
 	if fastPaths && (m.Type() == otelstef.MetricTypeGauge || m.Type() == otelstef.MetricTypeSum) && p.Exemplars().Len() == 0 {
 		// A NumberDataPoint of scalar attributes, the common one, is
@@ -278,6 +300,9 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 			default:
 				return b, fmt.Errorf("value type %d in a number metric", v.Type())
 			}
+			if len(b)+size+1+binary.MaxVarintLen64 > lim {
+				return b, errRecordTooLarge
+			}
 			b = appendTag(b, 1, 2)
 			b = appendVarint(b, uint64(size))
 			b = appendFixed64Field(b, 2, p.StartTimestamp())
@@ -290,6 +315,19 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 			}
 			return cache.append(b, attrs), nil
 		}
+	}
+	// The numbers of a histogram's bounds, which come with its metric
+	// (a dictionary entry any number of points refer to), and of its
+	// buckets and quantiles, 8 or 9 bytes each.
+	n := m.HistogramBounds().Len()
+	switch v.Type() {
+	case otelstef.PointValueTypeHistogram:
+		n += v.Histogram().BucketCounts().Len()
+	case otelstef.PointValueTypeSummary:
+		n += 2 * v.Summary().QuantileValues().Len()
+	}
+	if len(b)+9*n > lim {
+		return b, errRecordTooLarge
 	}
 	at := 0
 	b, at = appendLen(b, 1)
@@ -307,10 +345,10 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 		default:
 			return b, fmt.Errorf("value type %d in a number metric", v.Type())
 		}
-		if b, err = appendExemplars(b, 5, p.Exemplars()); err != nil {
+		if b, err = appendExemplars(b, 5, p.Exemplars(), lim); err != nil {
 			return b, err
 		}
-		if b, err = appendAttributes(b, 7, attrs); err != nil {
+		if b, err = appendAttributes(b, 7, attrs, lim); err != nil {
 			return b, err
 		}
 	case otelstef.MetricTypeHistogram:
@@ -344,10 +382,10 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 				b = appendFixed64(b, float64bits(bounds.At(i)))
 			}
 		}
-		if b, err = appendExemplars(b, 8, p.Exemplars()); err != nil {
+		if b, err = appendExemplars(b, 8, p.Exemplars(), lim); err != nil {
 			return b, err
 		}
-		if b, err = appendAttributes(b, 9, attrs); err != nil {
+		if b, err = appendAttributes(b, 9, attrs, lim); err != nil {
 			return b, err
 		}
 		if h.HasMin() {
@@ -361,7 +399,7 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 			return b, fmt.Errorf("value type %d in an exponential histogram", v.Type())
 		}
 		h := v.ExpHistogram()
-		if b, err = appendAttributes(b, 1, attrs); err != nil {
+		if b, err = appendAttributes(b, 1, attrs, lim); err != nil {
 			return b, err
 		}
 		b = appendFixed64Field(b, 2, p.StartTimestamp())
@@ -374,7 +412,7 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 		b = appendFixed64Field(b, 7, h.ZeroCount())
 		b = appendBuckets(b, 8, h.PositiveBuckets())
 		b = appendBuckets(b, 9, h.NegativeBuckets())
-		if b, err = appendExemplars(b, 11, p.Exemplars()); err != nil {
+		if b, err = appendExemplars(b, 11, p.Exemplars(), lim); err != nil {
 			return b, err
 		}
 		if h.HasMin() {
@@ -403,7 +441,7 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 			b = appendDoubleField(b, 2, q.At(i).Value())
 			b = endLen(b, qa)
 		}
-		if b, err = appendAttributes(b, 7, attrs); err != nil {
+		if b, err = appendAttributes(b, 7, attrs, lim); err != nil {
 			return b, err
 		}
 	}
@@ -425,8 +463,11 @@ func appendBuckets(b []byte, field int, bk *otelstef.ExpHistogramBuckets) []byte
 	return endLen(b, at)
 }
 
-func appendExemplars(b []byte, field int, ex *otelstef.ExemplarArray) (_ []byte, err error) {
+func appendExemplars(b []byte, field int, ex *otelstef.ExemplarArray, lim int) (_ []byte, err error) {
 	for i := range ex.Len() {
+		if len(b) > lim {
+			return b, errRecordTooLarge
+		}
 		e := ex.At(i)
 		// As the pipeline's validation (otlpdecode.CheckMetrics): an
 		// exemplar's ids are empty or of their length.
@@ -451,7 +492,7 @@ func appendExemplars(b []byte, field int, ex *otelstef.ExemplarArray) (_ []byte,
 		if id := e.TraceID(); len(id) > 0 {
 			b = appendStringField(b, 5, string(id))
 		}
-		if b, err = appendAttributes(b, 7, e.FilteredAttributes()); err != nil {
+		if b, err = appendAttributes(b, 7, e.FilteredAttributes(), lim); err != nil {
 			return b, err
 		}
 		b = endLen(b, at)
@@ -460,10 +501,16 @@ func appendExemplars(b []byte, field int, ex *otelstef.ExemplarArray) (_ []byte,
 }
 
 // appendAttributes appends each attribute as a KeyValue in field.
-func appendAttributes(b []byte, field int, a *otelstef.Attributes) (_ []byte, err error) {
+func appendAttributes(b []byte, field int, a *otelstef.Attributes, lim int) (_ []byte, err error) {
 	for i := range a.Len() {
+		if len(b)+len(a.Key(i)) > lim {
+			return b, errRecordTooLarge
+		}
 		if vs, ok := scalarValueSize(a.Value(i)); ok && fastPaths {
 			key := a.Key(i)
+			if len(b)+keyValueSize(len(key), vs) > lim {
+				return b, errRecordTooLarge
+			}
 			b = appendTag(b, field, 2)
 			b = appendVarint(b, uint64(keyValueSize(len(key), vs)))
 			b = appendStringField(b, 1, key)
@@ -475,7 +522,7 @@ func appendAttributes(b []byte, field int, a *otelstef.Attributes) (_ []byte, er
 		at := 0
 		b, at = appendLen(b, field)
 		b = appendStringField(b, 1, a.Key(i))
-		if b, err = appendAnyValueField(b, 2, a.Value(i), 0); err != nil {
+		if b, err = appendAnyValueField(b, 2, a.Value(i), 0, lim); err != nil {
 			return b, err
 		}
 		b = endLen(b, at)
@@ -483,9 +530,12 @@ func appendAttributes(b []byte, field int, a *otelstef.Attributes) (_ []byte, er
 	return b, nil
 }
 
-func appendAnyValueField(b []byte, field int, v *otelstef.AnyValue, depth int) (_ []byte, err error) {
+func appendAnyValueField(b []byte, field int, v *otelstef.AnyValue, depth, lim int) (_ []byte, err error) {
 	if depth >= maxAnyValueDepth {
 		return b, errTooDeep
+	}
+	if len(b) > lim || len(b)+len(v.String())+len(v.Bytes()) > lim {
+		return b, errRecordTooLarge
 	}
 	at := 0
 	b, at = appendLen(b, field)
@@ -507,7 +557,7 @@ func appendAnyValueField(b []byte, field int, v *otelstef.AnyValue, depth int) (
 		var aa int
 		b, aa = appendLen(b, 5)
 		for i := range arr.Len() {
-			if b, err = appendAnyValueField(b, 1, arr.At(i), depth+1); err != nil {
+			if b, err = appendAnyValueField(b, 1, arr.At(i), depth+1, lim); err != nil {
 				return b, err
 			}
 		}
@@ -517,10 +567,13 @@ func appendAnyValueField(b []byte, field int, v *otelstef.AnyValue, depth int) (
 		var ka int
 		b, ka = appendLen(b, 6)
 		for i := range kv.Len() {
+			if len(b)+len(kv.Key(i)) > lim {
+				return b, errRecordTooLarge
+			}
 			var e int
 			b, e = appendLen(b, 1)
 			b = appendStringField(b, 1, kv.Key(i))
-			if b, err = appendAnyValueField(b, 2, kv.Value(i), depth+1); err != nil {
+			if b, err = appendAnyValueField(b, 2, kv.Value(i), depth+1, lim); err != nil {
 				return b, err
 			}
 			b = endLen(b, e)

@@ -159,17 +159,50 @@ func attributesSize(a *otelstef.Attributes) (int, bool) {
 	return n, true
 }
 
-// outBuffer returns buf emptied to build the next request in, or, when it
-// holds less than the recent requests took (highWater), a buffer of that
-// size: a request grown from a small buffer was copied at each doubling,
-// which was most of the memory moved decoding batch-sized (8,192-point)
+// outBuffer returns buf emptied to build the next request in, or nil when
+// it holds less than the recent requests took (highWater): the builder
+// then makes one of that size at the request's first record (firstBuffer).
+// A request grown from a small buffer was copied at each doubling, which
+// was most of the memory moved decoding batch-sized (8,192-point)
 // requests. It holds no more than growing to the largest recent request
 // would (each is within Config.MaxRequestBytes and one record).
 func outBuffer(buf []byte, last int) []byte {
 	if cap(buf) < last {
-		return make([]byte, 0, last+last/8)
+		return nil
 	}
 	return buf[:0]
+}
+
+// firstBuffer is the buffer a request is built in when the builder holds
+// none (outBuffer, idleBuffer), made at the request's first record: of the
+// recent requests' size (highWater).
+func firstBuffer(last int) []byte { return make([]byte, 0, last+last/8) }
+
+// maxIdleBuffer is the largest request buffer a stream keeps while it
+// waits for its client (stream.idle), and that its chunk ticket keeps
+// (readAhead): an SDK-sized request's, within the stream's state charge
+// (StateCostPlain, 64 KiB, covers the reader's 21 KB, bodyBuffer, the
+// unzstd's 4 KiB read buffer, the attribute cache's 4 KiB and these two).
+// A larger one (its size is the recent requests', up to
+// Config.MaxRequestBytes and a record) is let go: a client that sent each
+// of many streams one frame decoding to a large request (a few KB of STEF
+// whose records repeat a large attribute) had every waiting stream hold
+// megabytes no budget saw.
+const maxIdleBuffer = 8 << 10
+
+// recordLimit is the length a request built from start may reach with one
+// record of at most maxRecord bytes (none: 0). A record's size is not its
+// wire size: it refers to dictionary entries (strings, metrics, histogram
+// bounds) any number of times, so that a few KB of STEF decoded to tens of
+// megabytes of OTLP in one record, held uncharged by the stream's builder
+// before the request was refused. The writers check it as they go, before
+// each repeated element, so that a record over it is refused (reported
+// bad) having written at most about one element more.
+func recordLimit(start, maxRecord int) int {
+	if maxRecord <= 0 {
+		return math.MaxInt
+	}
+	return start + maxRecord
 }
 
 // highWater is the size the next request's buffer is made for (outBuffer)

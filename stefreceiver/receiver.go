@@ -308,6 +308,7 @@ type stream struct {
 	acked   uint64    // the last record id acknowledged
 	first   uint64    // the first record id of the request being built
 	bad     []idRange // bad records not yet reported
+	handled uint64    // the last record id given to the builder: in its request, or bad
 	decoded int64     // OTLP bytes decoded by the stream
 	state   int64     // the reader's state charged (HoldStreamState)
 	resp    []byte
@@ -318,6 +319,7 @@ type stream struct {
 	dictHeld   int64
 	dictCharge *ingest.StateCharge
 	sinceCheck int
+	maxRequest int // the size at which a request is handed on (requestBound)
 }
 
 // chunkIn is one chunk assembled by the stream's read-ahead (readAhead),
@@ -374,6 +376,16 @@ func (s *stream) readAhead() {
 		default:
 		}
 		t := s.r.p.Take(s.ctx)
+		// The chunk's ticket only charges it, and is held while the
+		// client is waited for: the request buffers a pooled ticket
+		// brings (up to a request each) are not held with it,
+		// uncharged, but for a small one (maxIdleBuffer), which the
+		// stream's next request is built in (flush) rather than in a
+		// new one.
+		if cap(t.Msg) > maxIdleBuffer {
+			t.Msg = nil
+		}
+		t.Scratch = nil
 		s.call.SetBudget(t)
 		c := chunkIn{t: t}
 		c.buf, msg, scratch, c.wire, c.end, c.st = s.assemble(buf[:0], msg, scratch)
@@ -469,11 +481,31 @@ func (s *stream) nextChunk() {
 		if s.chunks == nil {
 			s.start()
 		}
-		in := <-s.chunks
+		var in chunkIn
+		select {
+		case in = <-s.chunks:
+		default:
+			s.idle()
+			in = <-s.chunks
+		}
 		c = &in
 	}
 	s.peeked = nil
 	s.take(c)
+}
+
+// idle is called as the stream waits for its client: the buffer its
+// builder keeps for the next request, once the last was handed on, is let
+// go when it is larger than maxIdleBuffer (the next request's is made at
+// its first record, once), so that a waiting stream holds no more than its
+// state charge covers.
+func (s *stream) idle() {
+	if s.b == nil {
+		return
+	}
+	if buf := s.b.buf(); len(*buf) == 0 && cap(*buf) > maxIdleBuffer {
+		*buf = nil
+	}
 }
 
 // start starts the read-ahead.
@@ -612,6 +644,11 @@ type builder interface {
 	finish() []byte
 	items() int
 	size() int
+	// buf is the buffer the request is built in: nil, an empty buffer
+	// is made at the request's first record (firstBuffer).
+	buf() *[]byte
+	// setMaxRecord bounds what one record may write (recordLimit).
+	setMaxRecord(n int)
 }
 
 // open returns the reader of the stream's signal, its builder and the
@@ -640,24 +677,31 @@ func (s *stream) open() (recordReader, builder, *unzstd, error) {
 // records reads the stream's records, hands them to the pipeline a frame
 // at a time, and returns the stream's final status.
 func (s *stream) records() (end *grpcwire.Status) {
+	var u *unzstd
 	defer func() {
 		// The STEF library is not ours: whatever hostile input makes it
 		// do, one stream ends, not the process.
 		if v := recover(); v != nil {
 			s.r.refusedDecode.Inc()
 			end = grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF stream: the decoder failed: %v", v)
+			return // the zstd decoder, in a state not known, is not reused
+		}
+		if u != nil {
+			u.close()
 		}
 	}()
 	// Record ids start at 1, also for a stream that ends before its
 	// header (decodeFailed).
 	s.first = 1
 	rd, b, u, err := s.open()
-	defer u.close()
 	if err != nil {
 		return s.decodeFailed(0, err)
 	}
 	s.b = b
 	s.b.reset(nil)
+	t := s.r.p.Take(s.ctx)
+	s.requestBound(t)
+	s.r.p.Done(t)
 	for {
 		// Within a frame the records are there already; at its end,
 		// what was built goes to the pipeline before the stream is
@@ -678,7 +722,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 			// that arrived together, not per frame. Nothing decoded
 			// waits for input that is not there: with none waiting,
 			// the request is handed on now.
-			if s.b.size() < s.r.cfg.MaxRequestBytes && !s.rotating() && s.moreInput(u) {
+			if s.b.size() < s.maxRequest && !s.rotating() && s.moreInput(u) {
 				s.frameEnd, s.coalesce = rd.RecordCount(), true
 				continue
 			}
@@ -703,6 +747,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 		}
 		s.coalesce = false
 		id := rd.RecordCount()
+		s.handled = id
 		before := s.b.size()
 		if err := s.b.add(); err != nil {
 			// The record decoded but cannot be OTLP: it alone is bad.
@@ -711,7 +756,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 			continue
 		}
 		s.decoded += int64(s.b.size() - before)
-		if s.b.size() >= s.r.cfg.MaxRequestBytes {
+		if s.b.size() >= s.maxRequest {
 			if st := s.flush(id); st != nil {
 				return st
 			}
@@ -784,14 +829,13 @@ func (s *stream) decodeFailed(count uint64, err error) *grpcwire.Status {
 		return nil
 	}
 	s.r.refusedDecode.Inc()
-	// The records of the frame read so far are good; the failing one
-	// is the next id.
-	last := s.first - 1
-	if s.b != nil {
-		last += uint64(s.b.items())
-	}
-	if last >= s.first || len(s.bad) > 0 {
-		if st := s.flush(max(last, s.lastBad())); st != nil {
+	// The records read so far are in the request or reported bad; the
+	// failing one is the next id. (Counting the request's items would
+	// miss the bad records among them: a stored record would be
+	// reported bad, the failing one not.)
+	last := max(s.first-1, s.handled)
+	if last >= s.first {
+		if st := s.flush(last); st != nil {
 			return st
 		}
 	}
@@ -802,13 +846,6 @@ func (s *stream) decodeFailed(count uint64, err error) *grpcwire.Status {
 	_ = s.call.WriteMessage(s.resp)
 	s.call.Flush()
 	return grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF record %d: %v", bad, err)
-}
-
-func (s *stream) lastBad() uint64 {
-	if len(s.bad) == 0 {
-		return 0
-	}
-	return s.bad[len(s.bad)-1].to
 }
 
 func (s *stream) addBad(id uint64) {
@@ -830,6 +867,7 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		ctx := s.ctx
 		t := s.r.p.Take(ctx)
 		defer s.r.p.Done(t)
+		s.requestBound(t) // for the next (the tenant's quotas may be reloaded)
 		s.r.p.StartLog(ctx, t, s.call.Request().RemoteAddr, ingest.STEF, s.sig)
 		// The request is built in the ticket's buffer, swapped with the
 		// builder's, and charged before it is handed on.
@@ -859,8 +897,10 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 			// OTLP's partial success does not say which items; the
 			// request's records are reported bad, which they partly are,
 			// and the valid ones are stored: none is to be sent again.
+			// The range covers the records the decoder refused in
+			// it: reported once, ranges in order.
 			s.r.badRecords.Add(out.Rejected)
-			s.bad = append(s.bad, idRange{s.first, last})
+			s.bad = append(s.bad[:0], idRange{s.first, last})
 		}
 	}
 	s.b.reset(s.b.finish())
@@ -873,6 +913,23 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 	}
 	s.call.Flush()
 	return nil
+}
+
+// requestBound sets the size at which the stream hands a request on:
+// Config.MaxRequestBytes, and half the max_request_bytes of the stream's
+// tenant (t is a ticket of the stream's context), as MaxRecvMsgSize is
+// halved (a request passes the bound by a record). The requests are the
+// receiver's to size, not the client's: one over the tenant's bound would
+// be refused as never acceptable, ending the stream, and the client would
+// send the same records again on the next, forever.
+// A record is held to the same bound (the request is then within twice
+// it): a record that writes more is refused as bad.
+func (s *stream) requestBound(t *ingest.Ticket) {
+	s.maxRequest = s.r.cfg.MaxRequestBytes
+	if mr := t.MaxRequest(); mr > 0 {
+		s.maxRequest = max(min(s.maxRequest, int(mr/2)), 1)
+	}
+	s.b.setMaxRecord(s.maxRequest)
 }
 
 // refused ends the stream when admission refuses a request's charge.

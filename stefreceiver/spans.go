@@ -20,6 +20,8 @@ type spansBuilder struct {
 	scope  otelstef.Scope
 	spans  int
 	last   int // the size of the recent requests finished (highWater, outBuffer)
+	// maxRecord bounds what a record writes (recordLimit).
+	maxRecord int
 }
 
 func (b *spansBuilder) reset(buf []byte) {
@@ -27,7 +29,9 @@ func (b *spansBuilder) reset(buf []byte) {
 }
 
 func (b *spansBuilder) items() int { return b.spans }
-func (b *spansBuilder) size() int  { return len(b.out) }
+
+func (b *spansBuilder) setMaxRecord(n int) { b.maxRecord = n }
+func (b *spansBuilder) size() int          { return len(b.out) }
 
 func (b *spansBuilder) closeResource() {
 	if b.sm >= 0 {
@@ -42,13 +46,21 @@ func (b *spansBuilder) closeResource() {
 
 func (b *spansBuilder) finish() []byte {
 	b.closeResource()
-	b.last = highWater(b.last, len(b.out))
+	if len(b.out) > 0 {
+		b.last = highWater(b.last, len(b.out))
+	}
 	return b.out
 }
 
+func (b *spansBuilder) buf() *[]byte { return &b.out }
+
 func (b *spansBuilder) add() (err error) {
 	r := b.rec
+	if b.out == nil {
+		b.out = firstBuffer(b.last)
+	}
 	start, rm0, sm0 := len(b.out), b.rm, b.sm
+	lim := recordLimit(start, b.maxRecord)
 	// As in metricsBuilder.add: once the record has closed the previous
 	// containers, it rolls back to after them.
 	closed := func() { start, rm0, sm0 = len(b.out), b.rm, b.sm }
@@ -71,7 +83,7 @@ func (b *spansBuilder) add() (err error) {
 		b.res.CopyFrom(r.Resource())
 		b.out, b.rm = appendLen(b.out, 1) // ResourceSpans
 		b.out = appendStringNonEmpty(b.out, 3, r.Resource().SchemaURL())
-		if b.out, err = appendResource(b.out, r.Resource()); err != nil {
+		if b.out, err = appendResource(b.out, r.Resource(), lim); err != nil {
 			return err
 		}
 	}
@@ -84,21 +96,27 @@ func (b *spansBuilder) add() (err error) {
 		b.scope.CopyFrom(r.Scope())
 		b.out, b.sm = appendLen(b.out, 2) // ScopeSpans
 		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
-		if b.out, err = appendScope(b.out, r.Scope()); err != nil {
+		if b.out, err = appendScope(b.out, r.Scope(), lim); err != nil {
 			return err
 		}
 	}
-	if b.out, err = appendSpan(b.out, r.Span()); err != nil {
+	if b.out, err = appendSpan(b.out, r.Span(), lim); err != nil {
 		return fmt.Errorf("cannot decode span: %w", err)
+	}
+	if len(b.out) > lim {
+		return fmt.Errorf("cannot decode span: %w", errRecordTooLarge)
 	}
 	b.spans++
 	return nil
 }
 
 // appendSpan appends s as field 2 (spans) of the open ScopeSpans.
-func appendSpan(b []byte, s *otelstef.Span) (_ []byte, err error) {
+func appendSpan(b []byte, s *otelstef.Span, lim int) (_ []byte, err error) {
 	if err := checkSpanIDs(s); err != nil {
 		return b, err
+	}
+	if len(b)+len(s.Name())+len(s.TraceState())+len(s.Status().Message()) > lim {
+		return b, errRecordTooLarge
 	}
 	at := 0
 	b, at = appendLen(b, 2)
@@ -114,7 +132,7 @@ func appendSpan(b []byte, s *otelstef.Span) (_ []byte, err error) {
 	}
 	b = appendFixed64Field(b, 7, s.StartTimeUnixNano())
 	b = appendFixed64Field(b, 8, s.EndTimeUnixNano())
-	if b, err = appendAttributes(b, 9, s.Attributes()); err != nil {
+	if b, err = appendAttributes(b, 9, s.Attributes(), lim); err != nil {
 		return b, err
 	}
 	if n := s.DroppedAttributesCount(); n > 0 {
@@ -123,11 +141,14 @@ func appendSpan(b []byte, s *otelstef.Span) (_ []byte, err error) {
 	ev := s.Events()
 	for i := range ev.Len() {
 		e := ev.At(i)
+		if len(b)+len(e.Name()) > lim {
+			return b, errRecordTooLarge
+		}
 		var ea int
 		b, ea = appendLen(b, 11)
 		b = appendFixed64Field(b, 1, e.TimeUnixNano())
 		b = appendStringNonEmpty(b, 2, e.Name())
-		if b, err = appendAttributes(b, 3, e.Attributes()); err != nil {
+		if b, err = appendAttributes(b, 3, e.Attributes(), lim); err != nil {
 			return b, err
 		}
 		if n := e.DroppedAttributesCount(); n > 0 {
@@ -138,12 +159,15 @@ func appendSpan(b []byte, s *otelstef.Span) (_ []byte, err error) {
 	ln := s.Links()
 	for i := range ln.Len() {
 		l := ln.At(i)
+		if len(b)+len(l.TraceState()) > lim {
+			return b, errRecordTooLarge
+		}
 		var la int
 		b, la = appendLen(b, 13)
 		b = appendStringField(b, 1, string(l.TraceID()))
 		b = appendStringField(b, 2, string(l.SpanID()))
 		b = appendStringNonEmpty(b, 3, l.TraceState())
-		if b, err = appendAttributes(b, 4, l.Attributes()); err != nil {
+		if b, err = appendAttributes(b, 4, l.Attributes(), lim); err != nil {
 			return b, err
 		}
 		if n := l.DroppedAttributesCount(); n > 0 {
