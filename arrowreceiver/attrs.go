@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
 	"math"
 	"slices"
 
@@ -121,7 +122,7 @@ func (t *attrTable) load(rec arrow.Record, mask uint64) error {
 		case vInt:
 			cur.u = uint64(t.i64.at(i))
 		case vDouble:
-			cur.u = float64bits(t.f64.at(i))
+			cur.u = math.Float64bits(t.f64.at(i))
 		case vBool:
 			if t.bl.at(i) {
 				cur.u = 1
@@ -397,10 +398,10 @@ func (t *attrTable) appendKeyValue(b []byte, num int, r int) []byte {
 	key := t.key.at(r)
 	typ := t.typ.at(r)
 	if typ == vMap || typ == vSlice {
-		b, at := appendLen(b, num)
-		b = appendStringNonEmpty(b, 1, key)
+		b, at := pbappend.OpenLen(b, num)
+		b = pbappend.StringNonEmpty(b, 1, key)
 		b = appendValue(b, 2, t.serV[int32(r)])
-		return endLen(b, at)
+		return pbappend.CloseLen(b, at)
 	}
 	// A scalar: its sizes are known, so it is written in one pass.
 	var v scalar
@@ -410,7 +411,7 @@ func (t *attrTable) appendKeyValue(b []byte, num int, r int) []byte {
 	case vInt:
 		v.u = uint64(t.i64.at(r))
 	case vDouble:
-		v.u = float64bits(t.f64.at(r))
+		v.u = math.Float64bits(t.f64.at(r))
 	case vBool:
 		if t.bl.at(r) {
 			v.u = 1
@@ -424,13 +425,13 @@ func (t *attrTable) appendKeyValue(b []byte, num int, r int) []byte {
 	}
 	v.typ = typ
 	vs := v.size()
-	kv := 1 + uvarintLen(uint64(vs)) + vs
+	kv := 1 + pbappend.UvarintLen(uint64(vs)) + vs
 	if key != "" {
-		kv += 1 + uvarintLen(uint64(len(key))) + len(key)
+		kv += 1 + pbappend.UvarintLen(uint64(len(key))) + len(key)
 	}
-	b = appendVarint(appendTag(b, num, 2), uint64(kv))
-	b = appendStringNonEmpty(b, 1, key)
-	b = appendVarint(appendTag(b, 2, 2), uint64(vs))
+	b = appendVarint(pbappend.Tag(b, num, 2), uint64(kv))
+	b = pbappend.StringNonEmpty(b, 1, key)
+	b = appendVarint(pbappend.Tag(b, 2, 2), uint64(vs))
 	return v.append(b)
 }
 
@@ -448,15 +449,15 @@ type scalar struct {
 func (v *scalar) size() int {
 	switch v.typ {
 	case vStr:
-		return 1 + uvarintLen(uint64(len(v.s))) + len(v.s)
+		return 1 + pbappend.UvarintLen(uint64(len(v.s))) + len(v.s)
 	case vInt:
-		return 1 + uvarintLen(v.u)
+		return 1 + pbappend.UvarintLen(v.u)
 	case vDouble:
 		return 9
 	case vBool:
 		return 2
 	case vBytes:
-		return 1 + uvarintLen(uint64(len(v.bs))) + len(v.bs)
+		return 1 + pbappend.UvarintLen(uint64(len(v.bs))) + len(v.bs)
 	}
 	return 0
 }
@@ -466,15 +467,15 @@ func (v *scalar) size() int {
 func (v *scalar) append(b []byte) []byte {
 	switch v.typ {
 	case vStr:
-		b = appendStringField(b, 1, v.s)
+		b = pbappend.StringField(b, 1, v.s)
 	case vInt:
-		b = appendVarintField(b, 3, v.u)
+		b = pbappend.VarintField(b, 3, v.u)
 	case vDouble:
-		b = appendFixed64Field(b, 4, v.u)
+		b = pbappend.Fixed64Field(b, 4, v.u)
 	case vBool:
-		b = appendVarintField(b, 2, v.u)
+		b = pbappend.VarintField(b, 2, v.u)
 	case vBytes:
-		b = appendBytesField(b, 7, v.bs)
+		b = pbappend.BytesField(b, 7, v.bs)
 	}
 	return b
 }
@@ -482,42 +483,42 @@ func (v *scalar) append(b []byte) []byte {
 // appendValue writes a pcommon.Value (a map or slice attribute, decoded
 // from CBOR) as AnyValue field num.
 func appendValue(b []byte, num int, v pcommon.Value) []byte {
-	b, at := appendLen(b, num)
+	b, at := pbappend.OpenLen(b, num)
 	switch v.Type() {
 	case pcommon.ValueTypeStr:
-		b = appendStringField(b, 1, v.Str())
+		b = pbappend.StringField(b, 1, v.Str())
 	case pcommon.ValueTypeBool:
 		u := uint64(0)
 		if v.Bool() {
 			u = 1
 		}
-		b = appendVarintField(b, 2, u)
+		b = pbappend.VarintField(b, 2, u)
 	case pcommon.ValueTypeInt:
-		b = appendVarintField(b, 3, uint64(v.Int()))
+		b = pbappend.VarintField(b, 3, uint64(v.Int()))
 	case pcommon.ValueTypeDouble:
-		b = appendFixed64Field(b, 4, float64bits(v.Double()))
+		b = pbappend.Fixed64Field(b, 4, math.Float64bits(v.Double()))
 	case pcommon.ValueTypeSlice:
 		var at2 int
-		b, at2 = appendLen(b, 5)
+		b, at2 = pbappend.OpenLen(b, 5)
 		s := v.Slice()
 		for i := range s.Len() {
 			b = appendValue(b, 1, s.At(i))
 		}
-		b = endLen(b, at2)
+		b = pbappend.CloseLen(b, at2)
 	case pcommon.ValueTypeMap:
 		var at2 int
-		b, at2 = appendLen(b, 6)
+		b, at2 = pbappend.OpenLen(b, 6)
 		v.Map().Range(func(k string, v pcommon.Value) bool {
 			var at3 int
-			b, at3 = appendLen(b, 1)
-			b = appendStringNonEmpty(b, 1, k)
+			b, at3 = pbappend.OpenLen(b, 1)
+			b = pbappend.StringNonEmpty(b, 1, k)
 			b = appendValue(b, 2, v)
-			b = endLen(b, at3)
+			b = pbappend.CloseLen(b, at3)
 			return true
 		})
-		b = endLen(b, at2)
+		b = pbappend.CloseLen(b, at2)
 	case pcommon.ValueTypeBytes:
-		b = appendBytesField(b, 7, v.Bytes().AsRaw())
+		b = pbappend.BytesField(b, 7, v.Bytes().AsRaw())
 	}
-	return endLen(b, at)
+	return pbappend.CloseLen(b, at)
 }

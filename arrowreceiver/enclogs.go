@@ -5,6 +5,8 @@ package arrowreceiver
 import (
 	"errors"
 	"fmt"
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	arrowpb "github.com/open-telemetry/otel-arrow/go/api/experimental/arrow/v1"
@@ -151,10 +153,10 @@ func (e *logsEncoder) appendLog(b []byte, c *logCols, row int, logID *uint16, li
 	if sid != nil && len(sid) != 8 {
 		return b, errLogSpanIDLen
 	}
-	b, at := appendLen(b, fScopeItems)
-	b = appendFixed64NonZero(b, fLogTime, uint64(c.time.at(row)))
-	b = appendVarintNonZero(b, fLogSeverity, uint64(int64(c.severity.at(row))))
-	b = appendStringNonEmpty(b, fLogSeverityText, c.severityText.at(row))
+	b, at := pbappend.OpenLen(b, fScopeItems)
+	b = pbappend.Fixed64NonZero(b, fLogTime, uint64(c.time.at(row)))
+	b = pbappend.VarintNonZero(b, fLogSeverity, uint64(int64(c.severity.at(row))))
+	b = pbappend.StringNonEmpty(b, fLogSeverityText, c.severityText.at(row))
 	if c.body.present(row) {
 		var err error
 		if b, err = appendBody(b, c, row); err != nil {
@@ -168,13 +170,13 @@ func (e *logsEncoder) appendLog(b []byte, c *logCols, row int, logID *uint16, li
 			return b, err
 		}
 	}
-	b = appendVarintNonZero(b, fLogDropped, uint64(c.dropped.at(row)))
-	b = appendFixed32NonZero(b, fLogFlags, c.flags.at(row))
+	b = pbappend.VarintNonZero(b, fLogDropped, uint64(c.dropped.at(row)))
+	b = pbappend.Fixed32NonZero(b, fLogFlags, c.flags.at(row))
 	b = appendIDField(b, fLogTraceID, tid, 16)
 	b = appendIDField(b, fLogSpanID, sid, 8)
-	b = appendFixed64NonZero(b, fLogObserved, uint64(c.observed.at(row)))
-	b = appendStringNonEmpty(b, fLogEventName, c.eventName.at(row))
-	b = endLen(b, at)
+	b = pbappend.Fixed64NonZero(b, fLogObserved, uint64(c.observed.at(row)))
+	b = pbappend.StringNonEmpty(b, fLogEventName, c.eventName.at(row))
+	b = pbappend.CloseLen(b, at)
 	if len(b) > limit {
 		return b, errTooLarge{len(b), limit}
 	}
@@ -192,7 +194,7 @@ func appendBody(b []byte, c *logCols, row int) ([]byte, error) {
 	case vInt:
 		v.u = uint64(c.bodyInt.at(row))
 	case vDouble:
-		v.u = float64bits(c.bodyDouble.at(row))
+		v.u = math.Float64bits(c.bodyDouble.at(row))
 	case vBool:
 		if c.bodyBool.at(row) {
 			v.u = 1
@@ -209,6 +211,6 @@ func appendBody(b []byte, c *logCols, row int) ([]byte, error) {
 		return b, nil // empty (an unknown type is ignored)
 	}
 	vs := v.size()
-	b = appendVarint(appendTag(b, fLogBody, 2), uint64(vs))
+	b = appendVarint(pbappend.Tag(b, fLogBody, 2), uint64(vs))
 	return v.append(b), nil
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -222,14 +224,14 @@ func (t *exTable) appendExemplars(b []byte, num int, id uint32, limit int) ([]by
 	for _, r := range t.rows(id) {
 		i := int(r)
 		var at int
-		b, at = appendLen(b, num)
-		b = appendFixed64NonZero(b, fExTime, uint64(t.time.at(i)))
+		b, at = pbappend.OpenLen(b, num)
+		b = pbappend.Fixed64NonZero(b, fExTime, uint64(t.time.at(i)))
 		// The int value first, then the double, which wins (pdata's
 		// SetIntValue, then SetDoubleValue).
 		if t.f64.has(i) {
-			b = appendFixed64Field(b, fExDouble, float64bits(t.f64.at(i)))
+			b = pbappend.Fixed64Field(b, fExDouble, math.Float64bits(t.f64.at(i)))
 		} else if t.i64.has(i) {
-			b = appendFixed64Field(b, fExInt, uint64(t.i64.at(i)))
+			b = pbappend.Fixed64Field(b, fExInt, uint64(t.i64.at(i)))
 		}
 		b = appendIDField(b, fExSpanID, t.spanID.at(i), 8)
 		b = appendIDField(b, fExTraceID, t.traceID.at(i), 16)
@@ -238,7 +240,7 @@ func (t *exTable) appendExemplars(b []byte, num int, id uint32, limit int) ([]by
 				return b, err
 			}
 		}
-		b = endLen(b, at)
+		b = pbappend.CloseLen(b, at)
 	}
 	return b, nil
 }
@@ -515,10 +517,10 @@ func (e *metricsEncoder) encodeMetrics(rec arrow.Record, b []byte, limit int) ([
 		}
 		metricID += id.at(row)
 		var at int
-		b, at = appendLen(b, fScopeItems)
-		b = appendStringNonEmpty(b, fMetricName, name.at(row))
-		b = appendStringNonEmpty(b, fMetricDescription, desc.at(row))
-		b = appendStringNonEmpty(b, fMetricUnit, unit.at(row))
+		b, at = pbappend.OpenLen(b, fScopeItems)
+		b = pbappend.StringNonEmpty(b, fMetricName, name.at(row))
+		b = pbappend.StringNonEmpty(b, fMetricDescription, desc.at(row))
+		b = pbappend.StringNonEmpty(b, fMetricUnit, unit.at(row))
 		var t *dpTable
 		field := 0
 		switch typ.at(row) {
@@ -535,7 +537,7 @@ func (e *metricsEncoder) encodeMetrics(rec arrow.Record, b []byte, limit int) ([
 		}
 		if field != 0 {
 			var dat int
-			b, dat = appendLen(b, field)
+			b, dat = pbappend.OpenLen(b, field)
 			var k int
 			if b, k, err = e.appendPoints(b, t, uint32(metricID), limit); err != nil {
 				return b, 0, err
@@ -543,16 +545,16 @@ func (e *metricsEncoder) encodeMetrics(rec arrow.Record, b []byte, limit int) ([
 			points += k
 			switch field {
 			case fMetricSum:
-				b = appendVarintNonZero(b, fTemporality, uint64(int64(temporality.at(row))))
+				b = pbappend.VarintNonZero(b, fTemporality, uint64(int64(temporality.at(row))))
 				if monotonic.at(row) {
-					b = appendVarintField(b, fMonotonic, 1)
+					b = pbappend.VarintField(b, fMonotonic, 1)
 				}
 			case fMetricHistogram, fMetricExpHist:
-				b = appendVarintNonZero(b, fTemporality, uint64(int64(temporality.at(row))))
+				b = pbappend.VarintNonZero(b, fTemporality, uint64(int64(temporality.at(row))))
 			}
-			b = endLen(b, dat)
+			b = pbappend.CloseLen(b, dat)
 		}
-		b = endLen(b, at)
+		b = pbappend.CloseLen(b, at)
 		if len(b) > limit {
 			return b, 0, errTooLarge{len(b), limit}
 		}
@@ -587,31 +589,31 @@ func (e *metricsEncoder) appendPoints(b []byte, t *dpTable, id uint32, limit int
 // appendPoint writes row i as a data point of its kind (field 1 of the
 // metric's data message).
 func (t *dpTable) appendPoint(b []byte, i int, limit int) ([]byte, error) {
-	b, at := appendLen(b, fDataPoints)
-	b = appendFixed64NonZero(b, fDPStart, uint64(t.start.at(i)))
-	b = appendFixed64NonZero(b, fDPTime, uint64(t.time.at(i)))
+	b, at := pbappend.OpenLen(b, fDataPoints)
+	b = pbappend.Fixed64NonZero(b, fDPStart, uint64(t.start.at(i)))
+	b = pbappend.Fixed64NonZero(b, fDPTime, uint64(t.time.at(i)))
 	key := t.attrKey[i]
 	var attrField, exField int
 	switch t.kind {
 	case mGauge:
 		if t.i64.has(i) {
-			b = appendFixed64Field(b, fNumInt, uint64(t.i64.at(i)))
+			b = pbappend.Fixed64Field(b, fNumInt, uint64(t.i64.at(i)))
 		} else if t.f64.has(i) {
-			b = appendFixed64Field(b, fNumDouble, float64bits(t.f64.at(i)))
+			b = pbappend.Fixed64Field(b, fNumDouble, math.Float64bits(t.f64.at(i)))
 		}
-		b = appendVarintNonZero(b, fNumFlags, uint64(t.flags.at(i)))
+		b = pbappend.VarintNonZero(b, fNumFlags, uint64(t.flags.at(i)))
 		attrField, exField = fNumAttrs, fNumExemplars
 	case mHistogram:
-		b = appendFixed64NonZero(b, fHistCount, t.count.at(i))
+		b = pbappend.Fixed64NonZero(b, fHistCount, t.count.at(i))
 		if t.sum.has(i) {
-			b = appendFixed64Field(b, fHistSum, float64bits(t.sum.at(i)))
+			b = pbappend.Fixed64Field(b, fHistSum, math.Float64bits(t.sum.at(i)))
 		}
 		if s, e := t.buckets.span(i); e > s {
 			v, ok := t.buckets.a.ListValues().(*array.Uint64)
 			if !ok {
 				return b, errBucketCounts
 			}
-			b = appendVarint(appendTag(b, fHistBuckets, 2), uint64(8*(e-s)))
+			b = appendVarint(pbappend.Tag(b, fHistBuckets, 2), uint64(8*(e-s)))
 			for _, x := range v.Uint64Values()[s:e] {
 				b = binary.LittleEndian.AppendUint64(b, x)
 			}
@@ -625,62 +627,62 @@ func (t *dpTable) appendPoint(b []byte, i int, limit int) ([]byte, error) {
 			if !ok {
 				return b, errExplicitBounds
 			}
-			b = appendVarint(appendTag(b, fHistBounds, 2), uint64(8*(e-s)))
+			b = appendVarint(pbappend.Tag(b, fHistBounds, 2), uint64(8*(e-s)))
 			for _, x := range v.Float64Values()[s:e] {
-				b = binary.LittleEndian.AppendUint64(b, float64bits(x))
+				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 			}
 		} else if t.bounds.a != nil && !t.bounds.a.IsNull(i) {
 			if _, ok := t.bounds.a.ListValues().(*array.Float64); !ok {
 				return b, errExplicitBounds
 			}
 		}
-		b = appendVarintNonZero(b, fHistFlags, uint64(t.flags.at(i)))
+		b = pbappend.VarintNonZero(b, fHistFlags, uint64(t.flags.at(i)))
 		if t.min.has(i) {
-			b = appendFixed64Field(b, fHistMin, float64bits(t.min.at(i)))
+			b = pbappend.Fixed64Field(b, fHistMin, math.Float64bits(t.min.at(i)))
 		}
 		if t.max.has(i) {
-			b = appendFixed64Field(b, fHistMax, float64bits(t.max.at(i)))
+			b = pbappend.Fixed64Field(b, fHistMax, math.Float64bits(t.max.at(i)))
 		}
 		attrField, exField = fHistAttrs, fHistExemplars
 	case mExpHistogram:
-		b = appendFixed64NonZero(b, fEHCount, t.count.at(i))
+		b = pbappend.Fixed64NonZero(b, fEHCount, t.count.at(i))
 		if t.sum.has(i) {
-			b = appendFixed64Field(b, fEHSum, float64bits(t.sum.at(i)))
+			b = pbappend.Fixed64Field(b, fEHSum, math.Float64bits(t.sum.at(i)))
 		}
-		b = appendVarintNonZero(b, fEHScale, zigzag32(t.scale.at(i)))
-		b = appendFixed64NonZero(b, fEHZeroCount, t.zeroCount.at(i))
+		b = pbappend.VarintNonZero(b, fEHScale, zigzag32(t.scale.at(i)))
+		b = pbappend.Fixed64NonZero(b, fEHZeroCount, t.zeroCount.at(i))
 		if t.pos.present(i) {
 			b = appendBuckets(b, fEHPositive, t.posOff, t.posCnt, i)
 		}
 		if t.neg.present(i) {
 			b = appendBuckets(b, fEHNegative, t.negOff, t.negCnt, i)
 		}
-		b = appendVarintNonZero(b, fEHFlags, uint64(t.flags.at(i)))
+		b = pbappend.VarintNonZero(b, fEHFlags, uint64(t.flags.at(i)))
 		if t.min.has(i) {
-			b = appendFixed64Field(b, fEHMin, float64bits(t.min.at(i)))
+			b = pbappend.Fixed64Field(b, fEHMin, math.Float64bits(t.min.at(i)))
 		}
 		if t.max.has(i) {
-			b = appendFixed64Field(b, fEHMax, float64bits(t.max.at(i)))
+			b = pbappend.Fixed64Field(b, fEHMax, math.Float64bits(t.max.at(i)))
 		}
 		if t.zeroThr.has(i) {
-			b = appendFixed64NonZero(b, fEHZeroThr, float64bits(t.zeroThr.at(i)))
+			b = pbappend.Fixed64NonZero(b, fEHZeroThr, math.Float64bits(t.zeroThr.at(i)))
 		}
 		attrField, exField = fEHAttrs, fEHExemplars
 	case mSummary:
-		b = appendFixed64NonZero(b, fSumCount, t.count.at(i))
-		b = appendFixed64NonZero(b, fSumSum, float64bits(t.sum.at(i)))
+		b = pbappend.Fixed64NonZero(b, fSumCount, t.count.at(i))
+		b = pbappend.Fixed64NonZero(b, fSumSum, math.Float64bits(t.sum.at(i)))
 		if s, e := t.quantiles.span(i); e > s && t.qStruct != nil {
 			for q := s; q < e; q++ {
 				var qa int
-				b, qa = appendLen(b, fSumQuantiles)
+				b, qa = pbappend.OpenLen(b, fSumQuantiles)
 				if t.qStruct.IsValid(q) {
-					b = appendFixed64NonZero(b, fQuantile, float64bits(t.qQuantile.at(q)))
-					b = appendFixed64NonZero(b, fQuantileValue, float64bits(t.qValue.at(q)))
+					b = pbappend.Fixed64NonZero(b, fQuantile, math.Float64bits(t.qQuantile.at(q)))
+					b = pbappend.Fixed64NonZero(b, fQuantileValue, math.Float64bits(t.qValue.at(q)))
 				}
-				b = endLen(b, qa)
+				b = pbappend.CloseLen(b, qa)
 			}
 		}
-		b = appendVarintNonZero(b, fSumFlags, uint64(t.flags.at(i)))
+		b = pbappend.VarintNonZero(b, fSumFlags, uint64(t.flags.at(i)))
 		attrField = fSumAttrs
 	}
 	var err error
@@ -694,7 +696,7 @@ func (t *dpTable) appendPoint(b []byte, i int, limit int) ([]byte, error) {
 			return b, err
 		}
 	}
-	return endLen(b, at), nil
+	return pbappend.CloseLen(b, at), nil
 }
 
 // appendBuckets writes an exponential histogram's buckets (offset, then
@@ -702,9 +704,9 @@ func (t *dpTable) appendPoint(b []byte, i int, limit int) ([]byte, error) {
 // them (nulls within are their raw values; counts of another type are
 // ignored).
 func appendBuckets(b []byte, num int, off arrow.Array, counts listCol, i int) []byte {
-	b, at := appendLen(b, num)
+	b, at := pbappend.OpenLen(b, num)
 	if o, ok := off.(*array.Int32); ok {
-		b = appendVarintNonZero(b, fEHBOffset, zigzag32(o.Value(i)))
+		b = pbappend.VarintNonZero(b, fEHBOffset, zigzag32(o.Value(i)))
 	}
 	if counts.a != nil {
 		s, e := counts.a.ValueOffsets(i)
@@ -712,15 +714,15 @@ func appendBuckets(b []byte, num int, off arrow.Array, counts listCol, i int) []
 			vals := v.Uint64Values()[s:e]
 			size := 0
 			for _, x := range vals {
-				size += uvarintLen(x)
+				size += pbappend.UvarintLen(x)
 			}
-			b = appendVarint(appendTag(b, fEHBCounts, 2), uint64(size))
+			b = appendVarint(pbappend.Tag(b, fEHBCounts, 2), uint64(size))
 			for _, x := range vals {
 				b = appendVarint(b, x)
 			}
 		}
 	}
-	return endLen(b, at)
+	return pbappend.CloseLen(b, at)
 }
 
 func zigzag32(v int32) uint64 { return uint64(uint32(v<<1) ^ uint32(v>>31)) }

@@ -2,7 +2,11 @@
 
 package arrowreceiver
 
-import "github.com/apache/arrow-go/v18/arrow"
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
+)
 
 // OTLP field numbers shared by the three signals: an export request's
 // Resource{Spans,Logs,Metrics} (1), each's resource (1), scopes (2) and
@@ -74,8 +78,8 @@ func newScopeWalker(rec arrow.Record, resAttrs, scopeAttrs *attrTable, limit int
 
 func (w *scopeWalker) closeScope(b []byte) []byte {
 	if w.siAt >= 0 {
-		b = appendStringNonEmpty(b, fSISchemaURL, w.siURL)
-		b = endLen(b, w.siAt)
+		b = pbappend.StringNonEmpty(b, fSISchemaURL, w.siURL)
+		b = pbappend.CloseLen(b, w.siAt)
 		w.siAt = -1
 	}
 	return b
@@ -85,8 +89,8 @@ func (w *scopeWalker) closeScope(b []byte) []byte {
 func (w *scopeWalker) end(b []byte) []byte {
 	b = w.closeScope(b)
 	if w.riAt >= 0 {
-		b = appendStringNonEmpty(b, fRISchemaURL, w.riURL)
-		b = endLen(b, w.riAt)
+		b = pbappend.StringNonEmpty(b, fRISchemaURL, w.riURL)
+		b = pbappend.CloseLen(b, w.riAt)
 		w.riAt = -1
 	}
 	return b
@@ -105,9 +109,9 @@ func (w *scopeWalker) begin(b []byte, row int) ([]byte, error) {
 	w.started = true
 	if newRes {
 		b = w.end(b)
-		b, w.riAt = appendLen(b, fResourceItems)
+		b, w.riAt = pbappend.OpenLen(b, fResourceItems)
 		var at int
-		b, at = appendLen(b, fRIResource)
+		b, at = pbappend.OpenLen(b, fRIResource)
 		w.riURL = ""
 		if resPresent {
 			w.riURL = w.resSchemaURL.at(row)
@@ -116,9 +120,9 @@ func (w *scopeWalker) begin(b []byte, row int) ([]byte, error) {
 					return b, err
 				}
 			}
-			b = appendVarintNonZero(b, fResDropped, uint64(w.resDropped.at(row)))
+			b = pbappend.VarintNonZero(b, fResDropped, uint64(w.resDropped.at(row)))
 		}
-		b = endLen(b, at)
+		b = pbappend.CloseLen(b, at)
 	}
 	scopePresent := w.scope.present(row)
 	var scopeDelta uint16
@@ -127,20 +131,20 @@ func (w *scopeWalker) begin(b []byte, row int) ([]byte, error) {
 	}
 	if newRes || scopeDelta != 0 {
 		b = w.closeScope(b)
-		b, w.siAt = appendLen(b, fRIScopes)
+		b, w.siAt = pbappend.OpenLen(b, fRIScopes)
 		var at int
-		b, at = appendLen(b, fSIScope)
+		b, at = pbappend.OpenLen(b, fSIScope)
 		if scopePresent {
-			b = appendStringNonEmpty(b, fScopeName, w.scopeName.at(row))
-			b = appendStringNonEmpty(b, fScopeVersion, w.scopeVersion.at(row))
+			b = pbappend.StringNonEmpty(b, fScopeName, w.scopeName.at(row))
+			b = pbappend.StringNonEmpty(b, fScopeVersion, w.scopeVersion.at(row))
 			if w.scopeID.a != nil {
 				if b, err = w.scopeAttrs.appendAttrs(b, fScopeAttrs, w.scopeAttrs.byDelta(uint32(scopeDelta)), w.limit); err != nil {
 					return b, err
 				}
 			}
-			b = appendVarintNonZero(b, fScopeDropped, uint64(w.scopeDropped.at(row)))
+			b = pbappend.VarintNonZero(b, fScopeDropped, uint64(w.scopeDropped.at(row)))
 		}
-		b = endLen(b, at)
+		b = pbappend.CloseLen(b, at)
 		w.siURL = w.schemaURL.at(row)
 	}
 	return b, nil

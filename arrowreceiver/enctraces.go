@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	arrowpb "github.com/open-telemetry/otel-arrow/go/api/experimental/arrow/v1"
@@ -335,16 +336,16 @@ func (e *tracesEncoder) appendSpan(b []byte, c *spanCols, ev *eventCols, lk *lin
 	if psid != nil && len(psid) != 8 {
 		return b, errSpanIDLen
 	}
-	b, at := appendLen(b, fScopeItems)
+	b, at := pbappend.OpenLen(b, fScopeItems)
 	b = appendIDField(b, fSpanTraceID, tid, 16)
 	b = appendIDField(b, fSpanSpanID, sid, 8)
-	b = appendStringNonEmpty(b, fSpanTraceState, c.traceState.at(row))
+	b = pbappend.StringNonEmpty(b, fSpanTraceState, c.traceState.at(row))
 	b = appendIDField(b, fSpanParentSpanID, psid, 8)
-	b = appendStringNonEmpty(b, fSpanName, c.name.at(row))
-	b = appendVarintNonZero(b, fSpanKind, uint64(int64(c.kind.at(row))))
+	b = pbappend.StringNonEmpty(b, fSpanName, c.name.at(row))
+	b = pbappend.VarintNonZero(b, fSpanKind, uint64(int64(c.kind.at(row))))
 	start := c.start.at(row)
-	b = appendFixed64NonZero(b, fSpanStart, uint64(start))
-	b = appendFixed64NonZero(b, fSpanEnd, uint64(start+c.duration.at(row)))
+	b = pbappend.Fixed64NonZero(b, fSpanStart, uint64(start))
+	b = pbappend.Fixed64NonZero(b, fSpanEnd, uint64(start+c.duration.at(row)))
 	if c.id.valid(row) {
 		*spanID += c.id.at(row)
 		id := *spanID
@@ -380,21 +381,21 @@ func (e *tracesEncoder) appendSpan(b []byte, c *spanCols, ev *eventCols, lk *lin
 			}
 		}
 	}
-	b = appendVarintNonZero(b, fSpanDropAttrs, uint64(c.dropAttrs.at(row)))
-	b = appendVarintNonZero(b, fSpanDropEvents, uint64(c.dropEvents.at(row)))
-	b = appendVarintNonZero(b, fSpanDropLinks, uint64(c.dropLinks.at(row)))
+	b = pbappend.VarintNonZero(b, fSpanDropAttrs, uint64(c.dropAttrs.at(row)))
+	b = pbappend.VarintNonZero(b, fSpanDropEvents, uint64(c.dropEvents.at(row)))
+	b = pbappend.VarintNonZero(b, fSpanDropLinks, uint64(c.dropLinks.at(row)))
 	if c.status.present(row) {
 		msg, code := c.statusMessage.at(row), c.statusCode.at(row)
 		if msg != "" || code != 0 {
 			var st int
-			b, st = appendLen(b, fSpanStatus)
-			b = appendStringNonEmpty(b, fStatusMessage, msg)
-			b = appendVarintNonZero(b, fStatusCode, uint64(int64(code)))
-			b = endLen(b, st)
+			b, st = pbappend.OpenLen(b, fSpanStatus)
+			b = pbappend.StringNonEmpty(b, fStatusMessage, msg)
+			b = pbappend.VarintNonZero(b, fStatusCode, uint64(int64(code)))
+			b = pbappend.CloseLen(b, st)
 		}
 	}
-	b = appendFixed32NonZero(b, fSpanFlags, c.flags.at(row))
-	b = endLen(b, at)
+	b = pbappend.Fixed32NonZero(b, fSpanFlags, c.flags.at(row))
+	b = pbappend.CloseLen(b, at)
 	if len(b) > limit {
 		return b, errTooLarge{len(b), limit}
 	}
@@ -402,33 +403,33 @@ func (e *tracesEncoder) appendSpan(b []byte, c *spanCols, ev *eventCols, lk *lin
 }
 
 func (e *tracesEncoder) appendEvent(b []byte, c *eventCols, r int, limit int) ([]byte, error) {
-	b, at := appendLen(b, fSpanEvents)
-	b = appendFixed64NonZero(b, fEventTime, uint64(c.time.at(r)))
-	b = appendStringNonEmpty(b, fEventName, c.name.at(r))
+	b, at := pbappend.OpenLen(b, fSpanEvents)
+	b = pbappend.Fixed64NonZero(b, fEventTime, uint64(c.time.at(r)))
+	b = pbappend.StringNonEmpty(b, fEventName, c.name.at(r))
 	if p := e.evAttr[r]; p >= 0 {
 		var err error
 		if b, err = e.eventAttrs.appendAttrs(b, fEventAttrs, e.eventAttrs.rows(uint32(p)), limit); err != nil {
 			return b, err
 		}
 	}
-	b = appendVarintNonZero(b, fEventDropped, uint64(c.dropped.at(r)))
-	return endLen(b, at), nil
+	b = pbappend.VarintNonZero(b, fEventDropped, uint64(c.dropped.at(r)))
+	return pbappend.CloseLen(b, at), nil
 }
 
 func (e *tracesEncoder) appendLink(b []byte, c *linkCols, r int, limit int) ([]byte, error) {
-	b, at := appendLen(b, fSpanLinks)
+	b, at := pbappend.OpenLen(b, fSpanLinks)
 	b = appendIDField(b, fLinkTraceID, c.traceID.at(r), 16)
 	b = appendIDField(b, fLinkSpanID, c.spanID.at(r), 8)
-	b = appendStringNonEmpty(b, fLinkTraceState, c.traceState.at(r))
+	b = pbappend.StringNonEmpty(b, fLinkTraceState, c.traceState.at(r))
 	if p := e.lkAttr[r]; p >= 0 {
 		var err error
 		if b, err = e.linkAttrs.appendAttrs(b, fLinkAttrs, e.linkAttrs.rows(uint32(p)), limit); err != nil {
 			return b, err
 		}
 	}
-	b = appendVarintNonZero(b, fLinkDropped, uint64(c.dropped.at(r)))
-	b = appendFixed32NonZero(b, fLinkFlags, c.flags.at(r))
-	return endLen(b, at), nil
+	b = pbappend.VarintNonZero(b, fLinkDropped, uint64(c.dropped.at(r)))
+	b = pbappend.Fixed32NonZero(b, fLinkFlags, c.flags.at(r))
+	return pbappend.CloseLen(b, at), nil
 }
 
 // appendIDField writes a trace or span id of size bytes (shorter ones
@@ -447,5 +448,5 @@ func appendIDField(b []byte, num int, id []byte, size int) []byte {
 	if zero {
 		return b
 	}
-	return appendBytesField(b, num, buf[:size])
+	return pbappend.BytesField(b, num, buf[:size])
 }

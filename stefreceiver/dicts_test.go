@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
 	"net"
 	"net/http"
 	"strings"
@@ -49,7 +50,7 @@ func writeUniqueResources(t testing.TB, w *otelstef.MetricsWriter, n, from, size
 type lenientSender struct{ p *peer }
 
 func (c lenientSender) WriteChunk(header, content []byte) error {
-	msg := appendVarintField(appendBytesField(nil, 2, append(append([]byte(nil), header...), content...)), 3, 1)
+	msg := pbappend.VarintField(pbappend.BytesField(nil, 2, append(append([]byte(nil), header...), content...)), 3, 1)
 	var hdr [5]byte
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(msg)))
 	c.p.w.Write(append(hdr[:], msg...)) // an error: the stream ended

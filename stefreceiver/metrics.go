@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
 	"math"
 
 	"github.com/splunk/stef/go/otel/otelstef"
@@ -61,8 +62,8 @@ func (b *metricsBuilder) closeMetric() {
 	if b.m < 0 {
 		return
 	}
-	b.out = endLen(b.out, b.data)
-	b.out = endLen(b.out, b.m)
+	b.out = pbappend.CloseLen(b.out, b.data)
+	b.out = pbappend.CloseLen(b.out, b.m)
 	b.m, b.data = -1, -1
 }
 
@@ -71,7 +72,7 @@ func (b *metricsBuilder) closeScope() {
 	if b.sm < 0 {
 		return
 	}
-	b.out = endLen(b.out, b.sm)
+	b.out = pbappend.CloseLen(b.out, b.sm)
 	b.sm = -1
 }
 
@@ -80,7 +81,7 @@ func (b *metricsBuilder) closeResource() {
 	if b.rm < 0 {
 		return
 	}
-	b.out = endLen(b.out, b.rm)
+	b.out = pbappend.CloseLen(b.out, b.rm)
 	b.rm = -1
 }
 
@@ -140,10 +141,10 @@ func (b *metricsBuilder) add() (err error) {
 			closed()
 		}
 		b.res.CopyFrom(r.Resource())
-		b.out, b.rm = appendLen(b.out, 1) // ResourceMetrics
+		b.out, b.rm = pbappend.OpenLen(b.out, 1) // ResourceMetrics
 		// schema_url (3) before scope_metrics (2): the order of fields
 		// is free, and the container is then closed by its length alone.
-		b.out = appendStringNonEmpty(b.out, 3, r.Resource().SchemaURL())
+		b.out = pbappend.StringNonEmpty(b.out, 3, r.Resource().SchemaURL())
 		if b.out, err = appendResource(b.out, r.Resource(), lim); err != nil {
 			return err
 		}
@@ -154,8 +155,8 @@ func (b *metricsBuilder) add() (err error) {
 			closed()
 		}
 		b.scope.CopyFrom(r.Scope())
-		b.out, b.sm = appendLen(b.out, 2) // ScopeMetrics
-		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
+		b.out, b.sm = pbappend.OpenLen(b.out, 2) // ScopeMetrics
+		b.out = pbappend.StringNonEmpty(b.out, 3, r.Scope().SchemaURL())
 		if b.out, err = appendScope(b.out, r.Scope(), lim); err != nil {
 			return err
 		}
@@ -167,10 +168,10 @@ func (b *metricsBuilder) add() (err error) {
 			closed()
 		}
 		b.met.CopyFrom(m)
-		b.out, b.m = appendLen(b.out, 2) // Metric
-		b.out = appendStringNonEmpty(b.out, 1, m.Name())
-		b.out = appendStringNonEmpty(b.out, 2, m.Description())
-		b.out = appendStringNonEmpty(b.out, 3, m.Unit())
+		b.out, b.m = pbappend.OpenLen(b.out, 2) // Metric
+		b.out = pbappend.StringNonEmpty(b.out, 1, m.Name())
+		b.out = pbappend.StringNonEmpty(b.out, 2, m.Description())
+		b.out = pbappend.StringNonEmpty(b.out, 3, m.Unit())
 		if b.out, err = appendAttributes(b.out, 12, m.Metadata(), lim); err != nil {
 			return fmt.Errorf("cannot decode metric: %w", err)
 		}
@@ -178,15 +179,15 @@ func (b *metricsBuilder) add() (err error) {
 		if !ok {
 			return fmt.Errorf("cannot decode metric: unknown metric type %d", m.Type())
 		}
-		b.out, b.data = appendLen(b.out, field)
+		b.out, b.data = pbappend.OpenLen(b.out, field)
 		switch m.Type() {
 		case otelstef.MetricTypeSum:
-			b.out = appendVarintField(b.out, 2, uint64(m.AggregationTemporality()))
+			b.out = pbappend.VarintField(b.out, 2, uint64(m.AggregationTemporality()))
 			if m.Monotonic() {
-				b.out = appendVarintField(b.out, 3, 1)
+				b.out = pbappend.VarintField(b.out, 3, 1)
 			}
 		case otelstef.MetricTypeHistogram, otelstef.MetricTypeExpHistogram:
-			b.out = appendVarintField(b.out, 2, uint64(m.AggregationTemporality()))
+			b.out = pbappend.VarintField(b.out, 2, uint64(m.AggregationTemporality()))
 		}
 	}
 	if b.out, err = appendPoint(b.out, m, r.Attributes(), r.Point(), &b.attrs, lim); err != nil {
@@ -238,29 +239,29 @@ const maxCachedAttrs = 4 << 10
 // appendResource appends res as field 1 (resource) of a Resource*.
 func appendResource(b []byte, res *otelstef.Resource, lim int) (_ []byte, err error) {
 	at := 0
-	b, at = appendLen(b, 1)
+	b, at = pbappend.OpenLen(b, 1)
 	if b, err = appendAttributes(b, 1, res.Attributes(), lim); err != nil {
 		return b, fmt.Errorf("cannot decode resource: %w", err)
 	}
 	if n := res.DroppedAttributesCount(); n > 0 {
-		b = appendVarintField(b, 2, n)
+		b = pbappend.VarintField(b, 2, n)
 	}
-	return endLen(b, at), nil
+	return pbappend.CloseLen(b, at), nil
 }
 
 // appendScope appends s as field 1 (scope) of a Scope*.
 func appendScope(b []byte, s *otelstef.Scope, lim int) (_ []byte, err error) {
 	at := 0
-	b, at = appendLen(b, 1)
-	b = appendStringNonEmpty(b, 1, s.Name())
-	b = appendStringNonEmpty(b, 2, s.Version())
+	b, at = pbappend.OpenLen(b, 1)
+	b = pbappend.StringNonEmpty(b, 1, s.Name())
+	b = pbappend.StringNonEmpty(b, 2, s.Version())
 	if b, err = appendAttributes(b, 3, s.Attributes(), lim); err != nil {
 		return b, fmt.Errorf("cannot decode scope: %w", err)
 	}
 	if n := s.DroppedAttributesCount(); n > 0 {
-		b = appendVarintField(b, 4, n)
+		b = pbappend.VarintField(b, 4, n)
 	}
-	return endLen(b, at), nil
+	return pbappend.CloseLen(b, at), nil
 }
 
 // dataField is the Metric field of a metric type's data.
@@ -303,15 +304,15 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 			if len(b)+size+1+binary.MaxVarintLen64 > lim {
 				return b, errRecordTooLarge
 			}
-			b = appendTag(b, 1, 2)
-			b = appendVarint(b, uint64(size))
-			b = appendFixed64Field(b, 2, p.StartTimestamp())
-			b = appendFixed64Field(b, 3, p.Timestamp())
+			b = pbappend.Tag(b, 1, 2)
+			b = pbappend.Varint(b, uint64(size))
+			b = pbappend.Fixed64Field(b, 2, p.StartTimestamp())
+			b = pbappend.Fixed64Field(b, 3, p.Timestamp())
 			switch v.Type() {
 			case otelstef.PointValueTypeFloat64:
-				b = appendDoubleField(b, 4, v.Float64())
+				b = pbappend.DoubleField(b, 4, v.Float64())
 			case otelstef.PointValueTypeInt64:
-				b = appendFixed64Field(b, 6, uint64(v.Int64()))
+				b = pbappend.Fixed64Field(b, 6, uint64(v.Int64()))
 			}
 			return cache.append(b, attrs), nil
 		}
@@ -330,17 +331,17 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 		return b, errRecordTooLarge
 	}
 	at := 0
-	b, at = appendLen(b, 1)
+	b, at = pbappend.OpenLen(b, 1)
 	switch m.Type() {
 	case otelstef.MetricTypeGauge, otelstef.MetricTypeSum:
 		// NumberDataPoint
-		b = appendFixed64Field(b, 2, p.StartTimestamp())
-		b = appendFixed64Field(b, 3, p.Timestamp())
+		b = pbappend.Fixed64Field(b, 2, p.StartTimestamp())
+		b = pbappend.Fixed64Field(b, 3, p.Timestamp())
 		switch v.Type() {
 		case otelstef.PointValueTypeFloat64:
-			b = appendDoubleField(b, 4, v.Float64())
+			b = pbappend.DoubleField(b, 4, v.Float64())
 		case otelstef.PointValueTypeInt64:
-			b = appendFixed64Field(b, 6, uint64(v.Int64()))
+			b = pbappend.Fixed64Field(b, 6, uint64(v.Int64()))
 		case otelstef.PointValueTypeNone:
 		default:
 			return b, fmt.Errorf("value type %d in a number metric", v.Type())
@@ -362,24 +363,24 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 		if n, bounds := h.BucketCounts().Len(), m.HistogramBounds().Len(); n != 0 && n != bounds+1 {
 			return b, fmt.Errorf("histogram of %d bucket counts for %d bounds, want none or %d", n, bounds, bounds+1)
 		}
-		b = appendFixed64Field(b, 2, p.StartTimestamp())
-		b = appendFixed64Field(b, 3, p.Timestamp())
-		b = appendFixed64Field(b, 4, uint64(h.Count()))
+		b = pbappend.Fixed64Field(b, 2, p.StartTimestamp())
+		b = pbappend.Fixed64Field(b, 3, p.Timestamp())
+		b = pbappend.Fixed64Field(b, 4, uint64(h.Count()))
 		if h.HasSum() {
-			b = appendDoubleField(b, 5, h.Sum())
+			b = pbappend.DoubleField(b, 5, h.Sum())
 		}
 		if n := h.BucketCounts().Len(); n > 0 {
-			b = appendTag(b, 6, 2)
-			b = appendVarint(b, uint64(8*n))
+			b = pbappend.Tag(b, 6, 2)
+			b = pbappend.Varint(b, uint64(8*n))
 			for i := range n {
-				b = appendFixed64(b, h.BucketCounts().At(i))
+				b = pbappend.Fixed64(b, h.BucketCounts().At(i))
 			}
 		}
 		if bounds := m.HistogramBounds(); bounds.Len() > 0 {
-			b = appendTag(b, 7, 2)
-			b = appendVarint(b, uint64(8*bounds.Len()))
+			b = pbappend.Tag(b, 7, 2)
+			b = pbappend.Varint(b, uint64(8*bounds.Len()))
 			for i := range bounds.Len() {
-				b = appendFixed64(b, float64bits(bounds.At(i)))
+				b = pbappend.Fixed64(b, math.Float64bits(bounds.At(i)))
 			}
 		}
 		if b, err = appendExemplars(b, 8, p.Exemplars(), lim); err != nil {
@@ -389,10 +390,10 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 			return b, err
 		}
 		if h.HasMin() {
-			b = appendDoubleField(b, 11, h.Min())
+			b = pbappend.DoubleField(b, 11, h.Min())
 		}
 		if h.HasMax() {
-			b = appendDoubleField(b, 12, h.Max())
+			b = pbappend.DoubleField(b, 12, h.Max())
 		}
 	case otelstef.MetricTypeExpHistogram:
 		if v.Type() != otelstef.PointValueTypeExpHistogram {
@@ -402,65 +403,65 @@ func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *ot
 		if b, err = appendAttributes(b, 1, attrs, lim); err != nil {
 			return b, err
 		}
-		b = appendFixed64Field(b, 2, p.StartTimestamp())
-		b = appendFixed64Field(b, 3, p.Timestamp())
-		b = appendFixed64Field(b, 4, h.Count())
+		b = pbappend.Fixed64Field(b, 2, p.StartTimestamp())
+		b = pbappend.Fixed64Field(b, 3, p.Timestamp())
+		b = pbappend.Fixed64Field(b, 4, h.Count())
 		if h.HasSum() {
-			b = appendDoubleField(b, 5, h.Sum())
+			b = pbappend.DoubleField(b, 5, h.Sum())
 		}
-		b = appendVarintField(b, 6, zigzag(h.Scale()))
-		b = appendFixed64Field(b, 7, h.ZeroCount())
+		b = pbappend.VarintField(b, 6, pbappend.Zigzag(h.Scale()))
+		b = pbappend.Fixed64Field(b, 7, h.ZeroCount())
 		b = appendBuckets(b, 8, h.PositiveBuckets())
 		b = appendBuckets(b, 9, h.NegativeBuckets())
 		if b, err = appendExemplars(b, 11, p.Exemplars(), lim); err != nil {
 			return b, err
 		}
 		if h.HasMin() {
-			b = appendDoubleField(b, 12, h.Min())
+			b = pbappend.DoubleField(b, 12, h.Min())
 		}
 		if h.HasMax() {
-			b = appendDoubleField(b, 13, h.Max())
+			b = pbappend.DoubleField(b, 13, h.Max())
 		}
 		if z := h.ZeroThreshold(); z != 0 {
-			b = appendDoubleField(b, 14, z)
+			b = pbappend.DoubleField(b, 14, z)
 		}
 	case otelstef.MetricTypeSummary:
 		if v.Type() != otelstef.PointValueTypeSummary {
 			return b, fmt.Errorf("value type %d in a summary", v.Type())
 		}
 		s := v.Summary()
-		b = appendFixed64Field(b, 2, p.StartTimestamp())
-		b = appendFixed64Field(b, 3, p.Timestamp())
-		b = appendFixed64Field(b, 4, s.Count())
-		b = appendDoubleField(b, 5, s.Sum())
+		b = pbappend.Fixed64Field(b, 2, p.StartTimestamp())
+		b = pbappend.Fixed64Field(b, 3, p.Timestamp())
+		b = pbappend.Fixed64Field(b, 4, s.Count())
+		b = pbappend.DoubleField(b, 5, s.Sum())
 		q := s.QuantileValues()
 		for i := range q.Len() {
 			var qa int
-			b, qa = appendLen(b, 6)
-			b = appendDoubleField(b, 1, q.At(i).Quantile())
-			b = appendDoubleField(b, 2, q.At(i).Value())
-			b = endLen(b, qa)
+			b, qa = pbappend.OpenLen(b, 6)
+			b = pbappend.DoubleField(b, 1, q.At(i).Quantile())
+			b = pbappend.DoubleField(b, 2, q.At(i).Value())
+			b = pbappend.CloseLen(b, qa)
 		}
 		if b, err = appendAttributes(b, 7, attrs, lim); err != nil {
 			return b, err
 		}
 	}
-	return endLen(b, at), nil
+	return pbappend.CloseLen(b, at), nil
 }
 
 func appendBuckets(b []byte, field int, bk *otelstef.ExpHistogramBuckets) []byte {
 	at := 0
-	b, at = appendLen(b, field)
-	b = appendVarintField(b, 1, zigzag(bk.Offset()))
+	b, at = pbappend.OpenLen(b, field)
+	b = pbappend.VarintField(b, 1, pbappend.Zigzag(bk.Offset()))
 	if n := bk.BucketCounts().Len(); n > 0 {
 		var p int
-		b, p = appendLen(b, 2)
+		b, p = pbappend.OpenLen(b, 2)
 		for i := range n {
-			b = appendVarint(b, bk.BucketCounts().At(i))
+			b = pbappend.Varint(b, bk.BucketCounts().At(i))
 		}
-		b = endLen(b, p)
+		b = pbappend.CloseLen(b, p)
 	}
-	return endLen(b, at)
+	return pbappend.CloseLen(b, at)
 }
 
 func appendExemplars(b []byte, field int, ex *otelstef.ExemplarArray, lim int) (_ []byte, err error) {
@@ -478,24 +479,24 @@ func appendExemplars(b []byte, field int, ex *otelstef.ExemplarArray, lim int) (
 			return b, fmt.Errorf("exemplar %d: span_id is %d bytes, want empty or 8", i, n)
 		}
 		at := 0
-		b, at = appendLen(b, field)
-		b = appendFixed64Field(b, 2, e.Timestamp())
+		b, at = pbappend.OpenLen(b, field)
+		b = pbappend.Fixed64Field(b, 2, e.Timestamp())
 		switch e.Value().Type() {
 		case otelstef.ExemplarValueTypeFloat64:
-			b = appendDoubleField(b, 3, e.Value().Float64())
+			b = pbappend.DoubleField(b, 3, e.Value().Float64())
 		case otelstef.ExemplarValueTypeInt64:
-			b = appendFixed64Field(b, 6, uint64(e.Value().Int64()))
+			b = pbappend.Fixed64Field(b, 6, uint64(e.Value().Int64()))
 		}
 		if id := e.SpanID(); len(id) > 0 {
-			b = appendStringField(b, 4, string(id))
+			b = pbappend.StringField(b, 4, string(id))
 		}
 		if id := e.TraceID(); len(id) > 0 {
-			b = appendStringField(b, 5, string(id))
+			b = pbappend.StringField(b, 5, string(id))
 		}
 		if b, err = appendAttributes(b, 7, e.FilteredAttributes(), lim); err != nil {
 			return b, err
 		}
-		b = endLen(b, at)
+		b = pbappend.CloseLen(b, at)
 	}
 	return b, nil
 }
@@ -511,21 +512,21 @@ func appendAttributes(b []byte, field int, a *otelstef.Attributes, lim int) (_ [
 			if len(b)+keyValueSize(len(key), vs) > lim {
 				return b, errRecordTooLarge
 			}
-			b = appendTag(b, field, 2)
-			b = appendVarint(b, uint64(keyValueSize(len(key), vs)))
-			b = appendStringField(b, 1, key)
-			b = appendTag(b, 2, 2)
-			b = appendVarint(b, uint64(vs))
+			b = pbappend.Tag(b, field, 2)
+			b = pbappend.Varint(b, uint64(keyValueSize(len(key), vs)))
+			b = pbappend.StringField(b, 1, key)
+			b = pbappend.Tag(b, 2, 2)
+			b = pbappend.Varint(b, uint64(vs))
 			b = appendScalarValue(b, a.Value(i))
 			continue
 		}
 		at := 0
-		b, at = appendLen(b, field)
-		b = appendStringField(b, 1, a.Key(i))
+		b, at = pbappend.OpenLen(b, field)
+		b = pbappend.StringField(b, 1, a.Key(i))
 		if b, err = appendAnyValueField(b, 2, a.Value(i), 0, lim); err != nil {
 			return b, err
 		}
-		b = endLen(b, at)
+		b = pbappend.CloseLen(b, at)
 	}
 	return b, nil
 }
@@ -538,49 +539,49 @@ func appendAnyValueField(b []byte, field int, v *otelstef.AnyValue, depth, lim i
 		return b, errRecordTooLarge
 	}
 	at := 0
-	b, at = appendLen(b, field)
+	b, at = pbappend.OpenLen(b, field)
 	switch v.Type() {
 	case otelstef.AnyValueTypeString:
-		b = appendStringField(b, 1, v.String())
+		b = pbappend.StringField(b, 1, v.String())
 	case otelstef.AnyValueTypeBool:
 		x := uint64(0)
 		if v.Bool() {
 			x = 1
 		}
-		b = appendVarintField(b, 2, x)
+		b = pbappend.VarintField(b, 2, x)
 	case otelstef.AnyValueTypeInt64:
-		b = appendVarintField(b, 3, uint64(v.Int64()))
+		b = pbappend.VarintField(b, 3, uint64(v.Int64()))
 	case otelstef.AnyValueTypeFloat64:
-		b = appendDoubleField(b, 4, v.Float64())
+		b = pbappend.DoubleField(b, 4, v.Float64())
 	case otelstef.AnyValueTypeArray:
 		arr := v.Array()
 		var aa int
-		b, aa = appendLen(b, 5)
+		b, aa = pbappend.OpenLen(b, 5)
 		for i := range arr.Len() {
 			if b, err = appendAnyValueField(b, 1, arr.At(i), depth+1, lim); err != nil {
 				return b, err
 			}
 		}
-		b = endLen(b, aa)
+		b = pbappend.CloseLen(b, aa)
 	case otelstef.AnyValueTypeKVList:
 		kv := v.KVList()
 		var ka int
-		b, ka = appendLen(b, 6)
+		b, ka = pbappend.OpenLen(b, 6)
 		for i := range kv.Len() {
 			if len(b)+len(kv.Key(i)) > lim {
 				return b, errRecordTooLarge
 			}
 			var e int
-			b, e = appendLen(b, 1)
-			b = appendStringField(b, 1, kv.Key(i))
+			b, e = pbappend.OpenLen(b, 1)
+			b = pbappend.StringField(b, 1, kv.Key(i))
 			if b, err = appendAnyValueField(b, 2, kv.Value(i), depth+1, lim); err != nil {
 				return b, err
 			}
-			b = endLen(b, e)
+			b = pbappend.CloseLen(b, e)
 		}
-		b = endLen(b, ka)
+		b = pbappend.CloseLen(b, ka)
 	case otelstef.AnyValueTypeBytes:
-		b = appendStringField(b, 7, string(v.Bytes()))
+		b = pbappend.StringField(b, 7, string(v.Bytes()))
 	}
-	return endLen(b, at), nil
+	return pbappend.CloseLen(b, at), nil
 }

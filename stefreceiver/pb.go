@@ -1,86 +1,14 @@
 package stefreceiver
 
 import (
-	"encoding/binary"
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
 	"math"
-	"math/bits"
 
 	"github.com/splunk/stef/go/otel/otelstef"
 )
 
-// Protobuf appenders for the OTLP messages the decoder writes: fields are
-// written in number order where it matters to readers that look for an id
-// first, and every length is known when it is written (each nested message
-// is built in a buffer of its own, then copied).
-
-func appendVarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
-
-func appendTag(b []byte, field, wire int) []byte {
-	return appendVarint(b, uint64(field)<<3|uint64(wire))
-}
-
-func appendVarintField(b []byte, field int, v uint64) []byte {
-	return appendVarint(appendTag(b, field, 0), v)
-}
-
-func appendBytesField(b []byte, field int, v []byte) []byte {
-	b = appendVarint(appendTag(b, field, 2), uint64(len(v)))
-	return append(b, v...)
-}
-
-func appendStringField(b []byte, field int, v string) []byte {
-	b = appendVarint(appendTag(b, field, 2), uint64(len(v)))
-	return append(b, v...)
-}
-
-// appendStringNonEmpty omits an empty string, as proto3 does.
-func appendStringNonEmpty(b []byte, field int, v string) []byte {
-	if v == "" {
-		return b
-	}
-	return appendStringField(b, field, v)
-}
-
-func appendFixed64Field(b []byte, field int, v uint64) []byte {
-	return binary.LittleEndian.AppendUint64(appendTag(b, field, 1), v)
-}
-
-func appendDoubleField(b []byte, field int, v float64) []byte {
-	return appendFixed64Field(b, field, math.Float64bits(v))
-}
-
-func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
-
-// appendLen starts a length-delimited field whose content is then appended
-// by the caller; endLen fills in its length. Five bytes are kept for the
-// length (a varint of up to 4 GiB, beyond any bound), and endLen moves the
-// content back over those the length does not need, so what is stored is
-// the minimal encoding. Only the container being closed moves: the open
-// ones hold offsets before it, which do not change.
-func appendLen(b []byte, field int) ([]byte, int) {
-	b = appendTag(b, field, 2)
-	return append(b, 0, 0, 0, 0, 0), len(b)
-}
-
-func endLen(b []byte, at int) []byte {
-	n := uint64(len(b) - at - 5)
-	var tmp [binary.MaxVarintLen64]byte
-	k := binary.PutUvarint(tmp[:], n)
-	copy(b[at:], tmp[:k])
-	copy(b[at+k:], b[at+5:])
-	return b[:len(b)-(5-k)]
-}
-
-func appendFixed64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }
-
-func float64bits(f float64) uint64 { return math.Float64bits(f) }
-
-func appendFixed32Field(b []byte, field int, v uint32) []byte {
-	return binary.LittleEndian.AppendUint32(appendTag(b, field, 5), v)
-}
-
-// uvarintLen is the length of v's varint encoding.
-func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
+// The OTLP messages the decoder writes go through pbappend: fields are written in
+// number order where it matters to readers that look for an id first.
 
 // fastPaths turns on the decoder's shortcuts: the encodings whose lengths
 // are computed before they are written (scalar attributes, number data
@@ -99,16 +27,16 @@ func scalarValueSize(v *otelstef.AnyValue) (int, bool) {
 	switch v.Type() {
 	case otelstef.AnyValueTypeString:
 		n := len(v.String())
-		return 1 + uvarintLen(uint64(n)) + n, true
+		return 1 + pbappend.UvarintLen(uint64(n)) + n, true
 	case otelstef.AnyValueTypeBool:
 		return 2, true
 	case otelstef.AnyValueTypeInt64:
-		return 1 + uvarintLen(uint64(v.Int64())), true
+		return 1 + pbappend.UvarintLen(uint64(v.Int64())), true
 	case otelstef.AnyValueTypeFloat64:
 		return 9, true
 	case otelstef.AnyValueTypeBytes:
 		n := len(v.Bytes())
-		return 1 + uvarintLen(uint64(n)) + n, true
+		return 1 + pbappend.UvarintLen(uint64(n)) + n, true
 	case otelstef.AnyValueTypeArray, otelstef.AnyValueTypeKVList:
 		return 0, false
 	}
@@ -120,19 +48,19 @@ func scalarValueSize(v *otelstef.AnyValue) (int, bool) {
 func appendScalarValue(b []byte, v *otelstef.AnyValue) []byte {
 	switch v.Type() {
 	case otelstef.AnyValueTypeString:
-		return appendStringField(b, 1, v.String())
+		return pbappend.StringField(b, 1, v.String())
 	case otelstef.AnyValueTypeBool:
 		x := uint64(0)
 		if v.Bool() {
 			x = 1
 		}
-		return appendVarintField(b, 2, x)
+		return pbappend.VarintField(b, 2, x)
 	case otelstef.AnyValueTypeInt64:
-		return appendVarintField(b, 3, uint64(v.Int64()))
+		return pbappend.VarintField(b, 3, uint64(v.Int64()))
 	case otelstef.AnyValueTypeFloat64:
-		return appendDoubleField(b, 4, v.Float64())
+		return pbappend.DoubleField(b, 4, v.Float64())
 	case otelstef.AnyValueTypeBytes:
-		return appendStringField(b, 7, string(v.Bytes()))
+		return pbappend.StringField(b, 7, string(v.Bytes()))
 	}
 	return b
 }
@@ -140,7 +68,7 @@ func appendScalarValue(b []byte, v *otelstef.AnyValue) []byte {
 // keyValueSize is the length of a KeyValue of a key of keyLen bytes and a
 // value of valueSize bytes.
 func keyValueSize(keyLen, valueSize int) int {
-	return 1 + uvarintLen(uint64(keyLen)) + keyLen + 1 + uvarintLen(uint64(valueSize)) + valueSize
+	return 1 + pbappend.UvarintLen(uint64(keyLen)) + keyLen + 1 + pbappend.UvarintLen(uint64(valueSize)) + valueSize
 }
 
 // attributesSize returns the length of a's KeyValues as a repeated field
@@ -154,7 +82,7 @@ func attributesSize(a *otelstef.Attributes) (int, bool) {
 			return 0, false
 		}
 		kv := keyValueSize(len(a.Key(i)), vs)
-		n += 1 + uvarintLen(uint64(kv)) + kv
+		n += 1 + pbappend.UvarintLen(uint64(kv)) + kv
 	}
 	return n, true
 }

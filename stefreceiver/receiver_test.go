@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
 	"io"
 	"net"
 	"net/http"
@@ -134,14 +135,14 @@ func (p *peer) send(t testing.TB, msg []byte) {
 
 func (p *peer) sendFirst(t testing.TB, root string) {
 	var first []byte
-	first = appendStringField(first, 1, root)
-	p.send(t, appendBytesField(nil, 1, first))
+	first = pbappend.StringField(first, 1, root)
+	p.send(t, pbappend.BytesField(nil, 1, first))
 }
 
 func (p *peer) sendChunk(t testing.TB, b []byte) {
 	var m []byte
-	m = appendBytesField(m, 2, b)
-	m = appendVarintField(m, 3, 1)
+	m = pbappend.BytesField(m, 2, b)
+	m = pbappend.VarintField(m, 3, 1)
 	p.send(t, m)
 }
 
@@ -279,7 +280,7 @@ func TestChunkBound(t *testing.T) {
 	p.recv(t)
 	// Messages without is_end_of_chunk: 3 x 30 bytes.
 	for range 3 {
-		p.send(t, appendBytesField(nil, 2, make([]byte, 30)))
+		p.send(t, pbappend.BytesField(nil, 2, make([]byte, 30)))
 	}
 	if st := p.status(); !strings.HasPrefix(st, "8 ") {
 		t.Fatalf("status %q, want RESOURCE_EXHAUSTED", st)
@@ -524,7 +525,7 @@ func TestChunkChargedToAdmission(t *testing.T) {
 	p := dial(t, addr)
 	p.sendFirst(t, "Metrics")
 	p.recv(t)
-	msg := appendBytesField(nil, 2, make([]byte, StateCostZstd+128<<10))
+	msg := pbappend.BytesField(nil, 2, make([]byte, StateCostZstd+128<<10))
 	var hdr [5]byte
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(msg)))
 	// The server may refuse before it has read the whole message.
@@ -544,8 +545,8 @@ type chunkBuffer struct{ msgs []byte }
 
 func (c *chunkBuffer) WriteChunk(header, content []byte) error {
 	var m []byte
-	m = appendBytesField(m, 2, append(append([]byte(nil), header...), content...))
-	m = appendVarintField(m, 3, 1)
+	m = pbappend.BytesField(m, 2, append(append([]byte(nil), header...), content...))
+	m = pbappend.VarintField(m, 3, 1)
 	var hdr [5]byte
 	binary.BigEndian.PutUint32(hdr[1:], uint32(len(m)))
 	c.msgs = append(append(c.msgs, hdr[:]...), m...)

@@ -3,6 +3,7 @@ package stefreceiver
 import (
 	"errors"
 	"fmt"
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
 
 	"github.com/splunk/stef/go/otel/otelstef"
 )
@@ -35,11 +36,11 @@ func (b *spansBuilder) size() int          { return len(b.out) }
 
 func (b *spansBuilder) closeResource() {
 	if b.sm >= 0 {
-		b.out = endLen(b.out, b.sm)
+		b.out = pbappend.CloseLen(b.out, b.sm)
 		b.sm = -1
 	}
 	if b.rm >= 0 {
-		b.out = endLen(b.out, b.rm)
+		b.out = pbappend.CloseLen(b.out, b.rm)
 		b.rm = -1
 	}
 }
@@ -81,21 +82,21 @@ func (b *spansBuilder) add() (err error) {
 			closed()
 		}
 		b.res.CopyFrom(r.Resource())
-		b.out, b.rm = appendLen(b.out, 1) // ResourceSpans
-		b.out = appendStringNonEmpty(b.out, 3, r.Resource().SchemaURL())
+		b.out, b.rm = pbappend.OpenLen(b.out, 1) // ResourceSpans
+		b.out = pbappend.StringNonEmpty(b.out, 3, r.Resource().SchemaURL())
 		if b.out, err = appendResource(b.out, r.Resource(), lim); err != nil {
 			return err
 		}
 	}
 	if b.sm < 0 || (!fastPaths || r.IsScopeModified()) && !b.scope.IsEqual(r.Scope()) {
 		if b.sm >= 0 {
-			b.out = endLen(b.out, b.sm)
+			b.out = pbappend.CloseLen(b.out, b.sm)
 			b.sm = -1
 			closed()
 		}
 		b.scope.CopyFrom(r.Scope())
-		b.out, b.sm = appendLen(b.out, 2) // ScopeSpans
-		b.out = appendStringNonEmpty(b.out, 3, r.Scope().SchemaURL())
+		b.out, b.sm = pbappend.OpenLen(b.out, 2) // ScopeSpans
+		b.out = pbappend.StringNonEmpty(b.out, 3, r.Scope().SchemaURL())
 		if b.out, err = appendScope(b.out, r.Scope(), lim); err != nil {
 			return err
 		}
@@ -119,24 +120,24 @@ func appendSpan(b []byte, s *otelstef.Span, lim int) (_ []byte, err error) {
 		return b, errRecordTooLarge
 	}
 	at := 0
-	b, at = appendLen(b, 2)
-	b = appendStringField(b, 1, string(s.TraceID()))
-	b = appendStringField(b, 2, string(s.SpanID()))
-	b = appendStringNonEmpty(b, 3, s.TraceState())
+	b, at = pbappend.OpenLen(b, 2)
+	b = pbappend.StringField(b, 1, string(s.TraceID()))
+	b = pbappend.StringField(b, 2, string(s.SpanID()))
+	b = pbappend.StringNonEmpty(b, 3, s.TraceState())
 	if id := s.ParentSpanID(); len(id) > 0 {
-		b = appendStringField(b, 4, string(id))
+		b = pbappend.StringField(b, 4, string(id))
 	}
-	b = appendStringNonEmpty(b, 5, s.Name())
+	b = pbappend.StringNonEmpty(b, 5, s.Name())
 	if k := s.Kind(); k != 0 {
-		b = appendVarintField(b, 6, uint64(k))
+		b = pbappend.VarintField(b, 6, uint64(k))
 	}
-	b = appendFixed64Field(b, 7, s.StartTimeUnixNano())
-	b = appendFixed64Field(b, 8, s.EndTimeUnixNano())
+	b = pbappend.Fixed64Field(b, 7, s.StartTimeUnixNano())
+	b = pbappend.Fixed64Field(b, 8, s.EndTimeUnixNano())
 	if b, err = appendAttributes(b, 9, s.Attributes(), lim); err != nil {
 		return b, err
 	}
 	if n := s.DroppedAttributesCount(); n > 0 {
-		b = appendVarintField(b, 10, n)
+		b = pbappend.VarintField(b, 10, n)
 	}
 	ev := s.Events()
 	for i := range ev.Len() {
@@ -145,16 +146,16 @@ func appendSpan(b []byte, s *otelstef.Span, lim int) (_ []byte, err error) {
 			return b, errRecordTooLarge
 		}
 		var ea int
-		b, ea = appendLen(b, 11)
-		b = appendFixed64Field(b, 1, e.TimeUnixNano())
-		b = appendStringNonEmpty(b, 2, e.Name())
+		b, ea = pbappend.OpenLen(b, 11)
+		b = pbappend.Fixed64Field(b, 1, e.TimeUnixNano())
+		b = pbappend.StringNonEmpty(b, 2, e.Name())
 		if b, err = appendAttributes(b, 3, e.Attributes(), lim); err != nil {
 			return b, err
 		}
 		if n := e.DroppedAttributesCount(); n > 0 {
-			b = appendVarintField(b, 4, n)
+			b = pbappend.VarintField(b, 4, n)
 		}
-		b = endLen(b, ea)
+		b = pbappend.CloseLen(b, ea)
 	}
 	ln := s.Links()
 	for i := range ln.Len() {
@@ -163,34 +164,34 @@ func appendSpan(b []byte, s *otelstef.Span, lim int) (_ []byte, err error) {
 			return b, errRecordTooLarge
 		}
 		var la int
-		b, la = appendLen(b, 13)
-		b = appendStringField(b, 1, string(l.TraceID()))
-		b = appendStringField(b, 2, string(l.SpanID()))
-		b = appendStringNonEmpty(b, 3, l.TraceState())
+		b, la = pbappend.OpenLen(b, 13)
+		b = pbappend.StringField(b, 1, string(l.TraceID()))
+		b = pbappend.StringField(b, 2, string(l.SpanID()))
+		b = pbappend.StringNonEmpty(b, 3, l.TraceState())
 		if b, err = appendAttributes(b, 4, l.Attributes(), lim); err != nil {
 			return b, err
 		}
 		if n := l.DroppedAttributesCount(); n > 0 {
-			b = appendVarintField(b, 5, n)
+			b = pbappend.VarintField(b, 5, n)
 		}
 		if f := l.Flags(); f != 0 {
-			b = appendFixed32Field(b, 6, uint32(f))
+			b = pbappend.Fixed32Field(b, 6, uint32(f))
 		}
-		b = endLen(b, la)
+		b = pbappend.CloseLen(b, la)
 	}
 	if st := s.Status(); st.Code() != 0 || st.Message() != "" {
 		var sa int
-		b, sa = appendLen(b, 15)
-		b = appendStringNonEmpty(b, 2, st.Message())
+		b, sa = pbappend.OpenLen(b, 15)
+		b = pbappend.StringNonEmpty(b, 2, st.Message())
 		if c := st.Code(); c != 0 {
-			b = appendVarintField(b, 3, c)
+			b = pbappend.VarintField(b, 3, c)
 		}
-		b = endLen(b, sa)
+		b = pbappend.CloseLen(b, sa)
 	}
 	if f := s.Flags(); f != 0 {
-		b = appendFixed32Field(b, 16, uint32(f))
+		b = pbappend.Fixed32Field(b, 16, uint32(f))
 	}
-	return endLen(b, at), nil
+	return pbappend.CloseLen(b, at), nil
 }
 
 // checkSpanIDs refuses a span the pipeline's validation would reject

@@ -3,6 +3,7 @@ package stefreceiver
 import (
 	"errors"
 	"fmt"
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
 
 	"github.com/VictoriaMetrics/easyproto"
 )
@@ -74,12 +75,12 @@ func parseClientMessage(b []byte, m *clientMessage) error {
 func appendCapabilities(dst []byte, maxDictBytes uint64, schema []byte) []byte {
 	var lim []byte
 	if maxDictBytes > 0 {
-		lim = appendVarintField(lim, 2, maxDictBytes)
+		lim = pbappend.VarintField(lim, 2, maxDictBytes)
 	}
 	var caps []byte
-	caps = appendBytesField(caps, 1, lim)
-	caps = appendBytesField(caps, 2, schema)
-	return appendBytesField(dst, 1, caps)
+	caps = pbappend.BytesField(caps, 1, lim)
+	caps = pbappend.BytesField(caps, 2, schema)
+	return pbappend.BytesField(dst, 1, caps)
 }
 
 // idRange is a STEFIDRange, both ends inclusive.
@@ -91,13 +92,13 @@ func appendDataResponse(dst []byte, ack uint64, bad []idRange) []byte {
 	// Built on the stack: an acknowledgement per request allocates
 	// nothing unless it reports many bad ranges.
 	var small [64]byte
-	resp := appendVarintField(small[:0], 1, ack)
+	resp := pbappend.VarintField(small[:0], 1, ack)
 	for _, r := range bad {
 		var rb [24]byte
-		rr := appendVarintField(rb[:0], 1, r.from)
-		rr = appendVarintField(rr, 2, r.to)
-		resp = appendBytesField(resp, 2, rr)
+		rr := pbappend.VarintField(rb[:0], 1, r.from)
+		rr = pbappend.VarintField(rr, 2, r.to)
+		resp = pbappend.BytesField(resp, 2, rr)
 	}
 	// A response with ack 0 and no ranges is still a present message.
-	return appendBytesField(dst, 2, resp)
+	return pbappend.BytesField(dst, 2, resp)
 }

@@ -26,6 +26,7 @@ var allowed = map[string][]string{
 	"internal/connstate": nil,
 	"internal/watchfile": nil,
 	"internal/kafkaconn": nil,
+	"internal/pbappend":  nil,
 	"otlppb":             nil, // the protobuf field reader and the OTLP field numbers, under every walk
 
 	// Codecs and the storage contract.
@@ -64,9 +65,9 @@ var allowed = map[string][]string{
 	"kafkasource":   {"ingest", "internal/kafkaconn", "internal/wait", "otlp", "storage"},
 
 	// STEF/gRPC, a transport beside handler.
-	"stefreceiver": {"grpcwire", "ingest", "otlp"},
+	"stefreceiver": {"grpcwire", "ingest", "internal/pbappend", "otlp"},
 	// OTel-Arrow, likewise (built with -tags otelarrow).
-	"arrowreceiver": {"grpcwire", "ingest", "otlp"},
+	"arrowreceiver": {"grpcwire", "ingest", "internal/pbappend", "otlp"},
 
 	// The operator's view (the admin port's pages, the offline stats of a
 	// data directory): reads a metrics set, the log and the cursors.
