@@ -64,9 +64,10 @@ type Decoder struct {
 // bounds).
 const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + 4*maxSeries)
 
-// unsafeSizeofDecoder is about unsafe.Sizeof(Decoder{}): the column and
-// previous-value tables (maxCols × (24 + 8)) and a few words.
-const unsafeSizeofDecoder = maxCols*32 + 256
+// unsafeSizeofDecoder is at least unsafe.Sizeof(Decoder{}): the column,
+// previous-value and series' last-reference tables (maxCols × (24 + 8 + 4))
+// and a few words (TestDecoderSize).
+const unsafeSizeofDecoder = maxCols*36 + 512
 
 // NewDecoder returns a decoder for the envelopes of sig.
 func NewDecoder(sig Signal) *Decoder {
@@ -88,7 +89,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 		return dst, fmt.Errorf("%w: empty message", ErrCorrupt)
 	}
 	d.grow, d.charged, d.err = grow, 0, nil
-	defer func() { d.grow = nil }()
+	defer d.forget()
 	base := len(dst)
 	switch src[0] {
 	case flagRaw:
@@ -122,7 +123,6 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 	}
 	src = src[k:]
 	for i := range d.s.cols {
-		d.cols[i] = nil
 		d.prev[i] = 0
 	}
 	// The column table: the slices are cut after it, from what follows.
@@ -173,6 +173,18 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 		return dst, fmt.Errorf("%w: %d bytes, declared %d", ErrCorrupt, len(dst)-base, n)
 	}
 	return dst, nil
+}
+
+// forget drops what Decode took from its caller: the grow function and
+// the slices of src (the columns, the reference column). Held between
+// messages they would pin the stream's last message, up to
+// MaxEncodedLen(limit) bytes that DecoderCost does not count and that the
+// caller has stopped charging (TestDecoderKeepsNoInput).
+func (d *Decoder) forget() {
+	d.grow, d.st, d.out, d.refCol, d.refLen = nil, nil, nil, nil, nil
+	if d.s != nil {
+		clear(d.cols[:d.s.cols])
+	}
 }
 
 // indexRefs finds the values of the reference column (a value that
