@@ -1,10 +1,15 @@
 package otlpcolumns
 
 import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
 	"runtime"
 	"testing"
 	"unsafe"
 	"weak"
+
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
 )
 
 // TestDecoderKeepsNoInput: between messages the decoder holds nothing of
@@ -40,4 +45,43 @@ func TestDecoderSize(t *testing.T) {
 	if n := unsafe.Sizeof(Decoder{}); n > unsafeSizeofDecoder {
 		t.Errorf("unsafe.Sizeof(Decoder{}) = %d, DecoderCost counts %d", n, unsafeSizeofDecoder)
 	}
+}
+
+// TestDecoderCostHolds: a stream whose requests carry more span ids,
+// trace ids, forward parents and new names than the decoder indexes
+// leaves it holding no more than DecoderCost, and is still rebuilt
+// exactly.
+func TestDecoderCostHolds(t *testing.T) {
+	e, d := NewEncoder(Traces), NewDecoder(Traces)
+	const n = maxRefs + maxRefs/4
+	for req := range 3 {
+		var spans pbtest.PB
+		for i := range n {
+			id := binary.BigEndian.AppendUint64(nil, uint64(req*n+i))
+			parent := binary.BigEndian.AppendUint64(nil, uint64(req*n+(i+1)%n)) // the next span: forward
+			trace := binary.BigEndian.AppendUint64(bytes.Repeat([]byte{byte(req)}, 8), uint64(i/2))
+			spans = spans.Msg(2, pbtest.PB{}.Str(1, string(trace)).Str(2, string(id)).Str(4, string(parent)).
+				Str(5, fmt.Sprintf("%070d", req*n+i)).Fixed64(7, uint64(1e9+i)).Fixed64(8, uint64(2e9+i)))
+		}
+		env := pbtest.PB{}.Varint(1, uint64(req)).Msg(2, pbtest.PB{}.Msg(2, spans))
+		enc := e.Append(nil, env)
+		if enc[0] != flagColumns {
+			t.Fatal("sent untransformed")
+		}
+		got, err := d.Decode(nil, enc, len(env), nil)
+		if err != nil || !bytes.Equal(got, env) {
+			t.Fatalf("request %d: %v", req, err)
+		}
+	}
+	held := int64(unsafe.Sizeof(*d)) +
+		int64(cap(d.offs)+cap(d.loffs)+cap(d.backs))*4 + int64(cap(d.backLen)) +
+		int64(cap(d.starts)+cap(d.traceStarts))*8 + int64(cap(d.childStart))*int64(unsafe.Sizeof(childStart{})) +
+		int64(cap(d.sets.arena)) + int64(cap(d.sets.offs))*4
+	if held > DecoderCost {
+		t.Errorf("the decoder holds %d bytes, DecoderCost is %d", held, DecoderCost)
+	}
+	if len(d.sets.arena) < maxSeriesBytes*9/10 || len(d.offs) <= maxRefs || len(d.childStart) < maxRefs*9/10 {
+		t.Errorf("the test did not fill the tables: series %d bytes, %d refs indexed, %d children", len(d.sets.arena), len(d.offs), len(d.childStart))
+	}
+	t.Logf("held %d of DecoderCost %d", held, DecoderCost)
 }
