@@ -233,22 +233,29 @@ func (d *Decoder) charge(total int) error {
 // declared length: it charges the output as it grows (a chargeStep at a
 // time, never the declared length alone: a reference to a series copies
 // bytes the message does not carry, so its size is no bound) and grows
-// out's capacity to cover the charge. It returns the new limit of what
-// may be written without calling it again.
+// out's capacity by doubling (its copies stay linear), charging the new
+// capacity before allocating it: a message that declares more than it
+// decodes to, or fails half way, holds no memory beyond its charge
+// (TestDecodeChargesWhatItAllocates). It returns the new limit of what may
+// be written without calling it again.
 func (d *Decoder) more(out []byte, m int) ([]byte, int, error) {
 	end := len(out) + m
 	if end > d.want {
 		return out, 0, errLong
 	}
+	if end > cap(out) {
+		c := min(d.want, max(end, 2*cap(out), chargeStep))
+		if err := d.charge(c); err != nil {
+			return out, 0, err
+		}
+		nb := make([]byte, len(out), c)
+		copy(nb, out)
+		out = nb
+	}
 	if end > d.charged {
 		if err := d.charge(min(d.want, max(end, d.charged+chargeStep))); err != nil {
 			return out, 0, err
 		}
-	}
-	if end > cap(out) {
-		nb := make([]byte, len(out), min(d.want, max(d.charged, 2*cap(out))))
-		copy(nb, out)
-		out = nb
 	}
 	return out, min(d.charged, cap(out)), nil
 }

@@ -85,3 +85,31 @@ func TestDecoderCostHolds(t *testing.T) {
 	}
 	t.Logf("held %d of DecoderCost %d", held, DecoderCost)
 }
+
+// TestDecodeChargesWhatItAllocates: the output buffer the decoder grows is
+// charged before it is allocated, so that a message that declares more
+// than it decodes to (or fails half way) holds no memory beyond its
+// charge.
+func TestDecodeChargesWhatItAllocates(t *testing.T) {
+	var spans pbtest.PB
+	for i := range 20900 { // just over 1 MiB: past a doubling of the output buffer
+		spans = spans.Msg(2, pbtest.PB{}.Str(2, string(binary.BigEndian.AppendUint64(nil, uint64(i)))).Str(5, fmt.Sprintf("span %d with a name of some length", i)))
+	}
+	env := pbtest.PB{}.Varint(1, 1).Msg(2, pbtest.PB{}.Msg(2, spans))
+	enc := NewEncoder(Traces).Append(nil, env)
+	_, k := binary.Uvarint(enc[1:])
+	for _, declared := range []int{len(env), len(env) + 1, 2 * len(env), 4 * len(env)} {
+		lie := append(binary.AppendUvarint([]byte{flagColumns}, uint64(declared)), enc[1+k:]...)
+		charged := 0
+		out, err := NewDecoder(Traces).Decode(nil, lie, 8*len(env), func(n int) error { charged += n; return nil })
+		if (err == nil) != (declared == len(env)) {
+			t.Fatalf("declared %d for %d: %v", declared, len(env), err)
+		}
+		if cap(out) > charged {
+			t.Errorf("declared %d for %d bytes: allocated %d, charged %d", declared, len(env), cap(out), charged)
+		}
+		if charged > declared {
+			t.Errorf("declared %d: charged %d", declared, charged)
+		}
+	}
+}
