@@ -20,7 +20,8 @@ var (
 const chargeStep = 64 << 10
 
 // Decoder rebuilds the messages an Encoder of the same signal transformed.
-// It holds no state between messages but its fixed tables. Not safe for
+// Between messages it holds the stream's series table and its buffers,
+// within DecoderCost, and nothing of the messages it decoded. Not safe for
 // concurrent use.
 type Decoder struct {
 	s    *schema

@@ -291,6 +291,11 @@ func FuzzDecode(f *testing.F) {
 		// Twice: the second time with the series the first one left.
 		d.Decode(nil, src, limit, nil)
 		out, err := d.Decode(nil, src, limit, func(n int) error { charged += n; return nil })
+		for i, c := range d.cols {
+			if c != nil || d.refCol != nil || d.refLen != nil || d.st != nil {
+				t.Fatalf("the decoder holds its input (column %d) after Decode", i)
+			}
+		}
 		if len(out) > limit {
 			t.Fatalf("%d bytes of output over the limit %d", len(out), limit)
 		}
