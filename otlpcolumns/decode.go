@@ -35,7 +35,7 @@ type Decoder struct {
 	// without calling more.
 	charged, lim int
 	grow         func(int) error
-	err          error
+	err          error // the first error: every later call's (Decode)
 	// offs are the offsets in refCol of the reference column's values
 	// (at most maxRefs+1: each value's start, then the last's end),
 	// nref the values of it taken so far (Encoder.writeRefs).
@@ -85,12 +85,23 @@ func NewDecoder(sig Signal) *Decoder {
 // produced (64 KiB at a time, never for the declared length alone), its
 // error returned as it is. An untransformed message (flag 0) is copied,
 // under the same limit and charge.
-func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]byte, error) {
+//
+// An error is the stream's end: a message decoded part way has left
+// series in the table that the encoder's next messages do not count on,
+// so every later call returns the same error (as
+// compression.StreamDecoder's do), never output built on them.
+func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []byte, err error) {
+	if d.err != nil {
+		return dst, d.err
+	}
+	d.grow, d.charged = grow, 0
+	defer func() {
+		d.forget()
+		d.err = err
+	}()
 	if len(src) == 0 {
 		return dst, fmt.Errorf("%w: empty message", ErrCorrupt)
 	}
-	d.grow, d.charged, d.err = grow, 0, nil
-	defer d.forget()
 	base := len(dst)
 	switch src[0] {
 	case flagRaw:
@@ -160,7 +171,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 	d.want = base + int(n)
 	d.charged = base
 	d.lim = min(d.charged, cap(dst))
-	err := d.walk(d.s.root, 0)
+	err = d.walk(d.s.root, 0)
 	dst, d.out, d.st = d.out, nil, nil
 	if err != nil {
 		return dst, err

@@ -3,6 +3,7 @@ package otlpcolumns
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"runtime"
 	"testing"
@@ -111,5 +112,38 @@ func TestDecodeChargesWhatItAllocates(t *testing.T) {
 		if charged > declared {
 			t.Errorf("declared %d: charged %d", declared, charged)
 		}
+	}
+}
+
+// TestDecoderErrorsStick: after an error (here a charge refused half way
+// through a message whose series the table has started to take) the
+// decoder refuses every later message with the same error, rather than
+// decode them against a table the encoder does not have.
+func TestDecoderErrorsStick(t *testing.T) {
+	e, d := NewEncoder(Metrics), NewDecoder(Metrics)
+	req := func(v uint64) []byte {
+		var m pbtest.PB
+		for i := range 2000 {
+			m = m.Msg(1, pbtest.PB{}.Fixed64(3, v).Msg(7, pbtest.StrAttr("series", fmt.Sprintf("%0100d", i))))
+		}
+		return pbtest.PB{}.Varint(1, v).Msg(2, pbtest.PB{}.Msg(2, pbtest.PB{}.Msg(2, pbtest.PB{}.Str(1, "m").Msg(5, m))))
+	}
+	first, second := req(1), req(2)
+	enc1, enc2 := e.Append(nil, first), e.Append(nil, second)
+	refuse := errors.New("no room")
+	charged := 0
+	if _, err := d.Decode(nil, enc1, len(first), func(n int) error {
+		if charged += n; charged > len(first)/2 {
+			return refuse
+		}
+		return nil
+	}); err != refuse {
+		t.Fatalf("first message: %v, want the refusal", err)
+	}
+	if len(d.sets.offs) == 0 {
+		t.Fatal("the refusal came before any series: the test shows nothing")
+	}
+	if out, err := d.Decode(nil, enc2, len(second), nil); err != refuse {
+		t.Fatalf("after the refusal: %v (%d bytes, equal to the request: %v), want the refusal again", err, len(out), bytes.Equal(out, second))
 	}
 }

@@ -167,16 +167,16 @@ func TestDecoderHolds(t *testing.T) {
 func TestDecodeLimits(t *testing.T) {
 	env := envelopes(t, "traces_500x10")[0]
 	enc := NewEncoder(Traces).Append(nil, env)
-	d := NewDecoder(Traces)
-	if _, err := d.Decode(nil, enc, len(env)-1, nil); !errors.Is(err, ErrTooLarge) {
+	// A new decoder each time: an error ends a decoder's stream.
+	if _, err := NewDecoder(Traces).Decode(nil, enc, len(env)-1, nil); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("limit below the length: %v, want ErrTooLarge", err)
 	}
-	if _, err := d.Decode(nil, append([]byte{flagRaw}, env...), len(env)-1, nil); !errors.Is(err, ErrTooLarge) {
+	if _, err := NewDecoder(Traces).Decode(nil, append([]byte{flagRaw}, env...), len(env)-1, nil); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("raw over the limit: %v, want ErrTooLarge", err)
 	}
 	refuse := errors.New("no room")
 	charged := 0
-	_, err := d.Decode(nil, enc, len(env), func(n int) error {
+	_, err := NewDecoder(Traces).Decode(nil, enc, len(env), func(n int) error {
 		if charged+n > 100<<10 {
 			return refuse
 		}
@@ -191,13 +191,13 @@ func TestDecodeLimits(t *testing.T) {
 		mangled := append([]byte{flagColumns}, binary.AppendUvarint(nil, uint64(len(env)+delta))...)
 		_, k := binary.Uvarint(enc[1:])
 		mangled = append(mangled, enc[1+k:]...)
-		if _, err := d.Decode(nil, mangled, 2*len(env), nil); !errors.Is(err, ErrCorrupt) {
+		if _, err := NewDecoder(Traces).Decode(nil, mangled, 2*len(env), nil); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("declared length %+d: %v, want ErrCorrupt", delta, err)
 		}
 	}
 	// Every prefix of the encoding is refused (never a panic).
 	for n := 0; n < len(enc); n += 1 + n/64 {
-		if _, err := d.Decode(nil, enc[:n], len(env), nil); err == nil {
+		if _, err := NewDecoder(Traces).Decode(nil, enc[:n], len(env), nil); err == nil {
 			t.Fatalf("prefix of %d bytes decoded", n)
 		}
 	}
