@@ -62,8 +62,8 @@ type Decoder struct {
 // the starts by trace (two more),
 // where its kBack
 // values are (five bytes, twice) and its series table (grown within its
-// bounds).
-const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + 4*maxSeries)
+// bounds: its bytes, and an offset and a bucket a run; TestDecoderCostHolds).
+const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + (4+1)*maxSeries)
 
 // unsafeSizeofDecoder is at least unsafe.Sizeof(Decoder{}): the column,
 // previous-value and series' last-reference tables (maxCols × (24 + 8 + 4))
@@ -368,7 +368,7 @@ loop:
 				out = append(out, set...)
 				d.sets.last[scol] = int32(id + 1)
 				if n.byCtx != nil && n.series[i] == n.ctxSet {
-					bucket = keyBucket(lastValue(set))
+					bucket = d.sets.buckets[id]
 				}
 				st = st[1:]
 				continue
