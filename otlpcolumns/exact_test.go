@@ -105,3 +105,25 @@ func TestRoundTripExact(t *testing.T) {
 		streamTrip(t, c.sig, append(all, all...)...)
 	}
 }
+
+// TestRoundTripDepthBound: a message nested to maxDepth exactly is
+// transformed, one level deeper is sent untransformed; both round-trip.
+func TestRoundTripDepthBound(t *testing.T) {
+	// Span attributes: the KeyValue at depth 4, its AnyValue at 5, each
+	// array level two more (ArrayValue, AnyValue).
+	nest := func(levels int, inner PB) PB {
+		for range levels {
+			inner = PB{}.Msg(5, PB{}.Msg(1, inner))
+		}
+		return PB{}.Varint(1, 1).Msg(2, PB{}.Msg(2, PB{}.Msg(2, PB{}.Msg(9, PB{}.Str(1, "k").Msg(2, inner)))))
+	}
+	const k = (maxDepth - 6) / 2                   // the last AnyValue at depth 5+2k = maxDepth-1
+	atBound := nest(k, PB{}.Msg(5, nil))           // and an empty ArrayValue at maxDepth
+	past := nest(k, PB{}.Msg(5, PB{}.Msg(1, nil))) // and an empty AnyValue past it
+	if enc := roundTrip(t, Traces, atBound); enc[0] != flagColumns {
+		t.Error("nested to maxDepth: sent untransformed")
+	}
+	if enc := roundTrip(t, Traces, past); enc[0] != flagRaw {
+		t.Error("nested past maxDepth: transformed")
+	}
+}
