@@ -20,7 +20,8 @@ var (
 const chargeStep = 64 << 10
 
 // Decoder rebuilds the messages an Encoder of the same signal transformed.
-// It holds no state between messages but its fixed tables. Not safe for
+// Between messages it holds the stream's series table and its buffers,
+// within DecoderCost, and nothing of the messages it decoded. Not safe for
 // concurrent use.
 type Decoder struct {
 	s    *schema
@@ -34,7 +35,7 @@ type Decoder struct {
 	// without calling more.
 	charged, lim int
 	grow         func(int) error
-	err          error
+	err          error // the first error: every later call's (Decode)
 	// offs are the offsets in refCol of the reference column's values
 	// (at most maxRefs+1: each value's start, then the last's end),
 	// nref the values of it taken so far (Encoder.writeRefs).
@@ -61,12 +62,13 @@ type Decoder struct {
 // the starts by trace (two more),
 // where its kBack
 // values are (five bytes, twice) and its series table (grown within its
-// bounds).
-const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + 4*maxSeries)
+// bounds: its bytes, and an offset and a bucket a run; TestDecoderCostHolds).
+const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + (4+1)*maxSeries)
 
-// unsafeSizeofDecoder is about unsafe.Sizeof(Decoder{}): the column and
-// previous-value tables (maxCols × (24 + 8)) and a few words.
-const unsafeSizeofDecoder = maxCols*32 + 256
+// unsafeSizeofDecoder is at least unsafe.Sizeof(Decoder{}): the column,
+// previous-value and series' last-reference tables (maxCols × (24 + 8 + 4))
+// and a few words (TestDecoderSize).
+const unsafeSizeofDecoder = maxCols*36 + 512
 
 // NewDecoder returns a decoder for the envelopes of sig.
 func NewDecoder(sig Signal) *Decoder {
@@ -83,12 +85,23 @@ func NewDecoder(sig Signal) *Decoder {
 // produced (64 KiB at a time, never for the declared length alone), its
 // error returned as it is. An untransformed message (flag 0) is copied,
 // under the same limit and charge.
-func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]byte, error) {
+//
+// An error is the stream's end: a message decoded part way has left
+// series in the table that the encoder's next messages do not count on,
+// so every later call returns the same error (as
+// compression.StreamDecoder's do), never output built on them.
+func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []byte, err error) {
+	if d.err != nil {
+		return dst, d.err
+	}
+	d.grow, d.charged = grow, 0
+	defer func() {
+		d.forget()
+		d.err = err
+	}()
 	if len(src) == 0 {
 		return dst, fmt.Errorf("%w: empty message", ErrCorrupt)
 	}
-	d.grow, d.charged, d.err = grow, 0, nil
-	defer func() { d.grow = nil }()
 	base := len(dst)
 	switch src[0] {
 	case flagRaw:
@@ -122,7 +135,6 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 	}
 	src = src[k:]
 	for i := range d.s.cols {
-		d.cols[i] = nil
 		d.prev[i] = 0
 	}
 	// The column table: the slices are cut after it, from what follows.
@@ -159,7 +171,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 	d.want = base + int(n)
 	d.charged = base
 	d.lim = min(d.charged, cap(dst))
-	err := d.walk(d.s.root, 0)
+	err = d.walk(d.s.root, 0)
 	dst, d.out, d.st = d.out, nil, nil
 	if err != nil {
 		return dst, err
@@ -173,6 +185,18 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) ([]by
 		return dst, fmt.Errorf("%w: %d bytes, declared %d", ErrCorrupt, len(dst)-base, n)
 	}
 	return dst, nil
+}
+
+// forget drops what Decode took from its caller: the grow function and
+// the slices of src (the columns, the reference column). Held between
+// messages they would pin the stream's last message, up to
+// MaxEncodedLen(limit) bytes that DecoderCost does not count and that the
+// caller has stopped charging (TestDecoderKeepsNoInput).
+func (d *Decoder) forget() {
+	d.grow, d.st, d.out, d.refCol, d.refLen = nil, nil, nil, nil, nil
+	if d.s != nil {
+		clear(d.cols[:d.s.cols])
+	}
 }
 
 // indexRefs finds the values of the reference column (a value that
@@ -221,22 +245,29 @@ func (d *Decoder) charge(total int) error {
 // declared length: it charges the output as it grows (a chargeStep at a
 // time, never the declared length alone: a reference to a series copies
 // bytes the message does not carry, so its size is no bound) and grows
-// out's capacity to cover the charge. It returns the new limit of what
-// may be written without calling it again.
+// out's capacity by doubling (its copies stay linear), charging the new
+// capacity before allocating it: a message that declares more than it
+// decodes to, or fails half way, holds no memory beyond its charge
+// (TestDecodeChargesWhatItAllocates). It returns the new limit of what may
+// be written without calling it again.
 func (d *Decoder) more(out []byte, m int) ([]byte, int, error) {
 	end := len(out) + m
 	if end > d.want {
 		return out, 0, errLong
 	}
+	if end > cap(out) {
+		c := min(d.want, max(end, 2*cap(out), chargeStep))
+		if err := d.charge(c); err != nil {
+			return out, 0, err
+		}
+		nb := make([]byte, len(out), c)
+		copy(nb, out)
+		out = nb
+	}
 	if end > d.charged {
 		if err := d.charge(min(d.want, max(end, d.charged+chargeStep))); err != nil {
 			return out, 0, err
 		}
-	}
-	if end > cap(out) {
-		nb := make([]byte, len(out), min(d.want, max(d.charged, 2*cap(out))))
-		copy(nb, out)
-		out = nb
 	}
 	return out, min(d.charged, cap(out)), nil
 }
@@ -337,7 +368,7 @@ loop:
 				out = append(out, set...)
 				d.sets.last[scol] = int32(id + 1)
 				if n.byCtx != nil && n.series[i] == n.ctxSet {
-					bucket = keyBucket(lastValue(set))
+					bucket = d.sets.buckets[id]
 				}
 				st = st[1:]
 				continue

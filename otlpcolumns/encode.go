@@ -335,7 +335,7 @@ func (e *Encoder) walk(n *node, msg []byte, depth int) error {
 					e.cols[col] = binary.AppendUvarint(e.cols[col], zigzag(uint64(int64(id)-int64(e.sets.last[col]))))
 					e.sets.last[col] = id + 1
 					if n.byCtx != nil && n.series[i] == n.ctxSet {
-						bucket = keyBucket(lastValue(msg[:r]))
+						bucket = e.sets.buckets[id]
 					}
 					msg = msg[r:]
 					inRun = -1

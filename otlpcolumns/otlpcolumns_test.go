@@ -167,16 +167,16 @@ func TestDecoderHolds(t *testing.T) {
 func TestDecodeLimits(t *testing.T) {
 	env := envelopes(t, "traces_500x10")[0]
 	enc := NewEncoder(Traces).Append(nil, env)
-	d := NewDecoder(Traces)
-	if _, err := d.Decode(nil, enc, len(env)-1, nil); !errors.Is(err, ErrTooLarge) {
+	// A new decoder each time: an error ends a decoder's stream.
+	if _, err := NewDecoder(Traces).Decode(nil, enc, len(env)-1, nil); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("limit below the length: %v, want ErrTooLarge", err)
 	}
-	if _, err := d.Decode(nil, append([]byte{flagRaw}, env...), len(env)-1, nil); !errors.Is(err, ErrTooLarge) {
+	if _, err := NewDecoder(Traces).Decode(nil, append([]byte{flagRaw}, env...), len(env)-1, nil); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("raw over the limit: %v, want ErrTooLarge", err)
 	}
 	refuse := errors.New("no room")
 	charged := 0
-	_, err := d.Decode(nil, enc, len(env), func(n int) error {
+	_, err := NewDecoder(Traces).Decode(nil, enc, len(env), func(n int) error {
 		if charged+n > 100<<10 {
 			return refuse
 		}
@@ -191,13 +191,13 @@ func TestDecodeLimits(t *testing.T) {
 		mangled := append([]byte{flagColumns}, binary.AppendUvarint(nil, uint64(len(env)+delta))...)
 		_, k := binary.Uvarint(enc[1:])
 		mangled = append(mangled, enc[1+k:]...)
-		if _, err := d.Decode(nil, mangled, 2*len(env), nil); !errors.Is(err, ErrCorrupt) {
+		if _, err := NewDecoder(Traces).Decode(nil, mangled, 2*len(env), nil); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("declared length %+d: %v, want ErrCorrupt", delta, err)
 		}
 	}
 	// Every prefix of the encoding is refused (never a panic).
 	for n := 0; n < len(enc); n += 1 + n/64 {
-		if _, err := d.Decode(nil, enc[:n], len(env), nil); err == nil {
+		if _, err := NewDecoder(Traces).Decode(nil, enc[:n], len(env), nil); err == nil {
 			t.Fatalf("prefix of %d bytes decoded", n)
 		}
 	}
@@ -291,6 +291,11 @@ func FuzzDecode(f *testing.F) {
 		// Twice: the second time with the series the first one left.
 		d.Decode(nil, src, limit, nil)
 		out, err := d.Decode(nil, src, limit, func(n int) error { charged += n; return nil })
+		for i, c := range d.cols {
+			if c != nil || d.refCol != nil || d.refLen != nil || d.st != nil {
+				t.Fatalf("the decoder holds its input (column %d) after Decode", i)
+			}
+		}
 		if len(out) > limit {
 			t.Fatalf("%d bytes of output over the limit %d", len(out), limit)
 		}
@@ -316,6 +321,10 @@ func BenchmarkDecode(b *testing.B) {
 	b.SetBytes(int64(len(env)))
 	b.ReportAllocs()
 	for b.Loop() {
+		// The message is a stream's first: the decoder's series table
+		// as it was before it (decoding it again on the same stream
+		// would read its references against the runs it added).
+		d.sets = seriesTable{arena: d.sets.arena[:0], offs: d.sets.offs[:0]}
 		var err error
 		if out, err = d.Decode(out[:0], enc, len(env), nil); err != nil {
 			b.Fatal(err)

@@ -54,6 +54,12 @@ func lastValue(run []byte) []byte {
 type seriesTable struct {
 	arena []byte
 	offs  []int32 // each run's start in arena; the last ends at len(arena)
+	// buckets holds each run's keyBucket of its last value (lastValue),
+	// found once as the run is added: a reference to a run of names then
+	// sets the bucket without walking the run again (a run of 2-byte
+	// empty names referenced to the limit cost 30 times its copy:
+	// BenchmarkDecodeNameReferences).
+	buckets []uint8
 	// last is the id each series column referenced last, plus one (0
 	// at first): a reference is written from the one after it, so
 	// each kind of series (resources, data points, spans) follows its
@@ -78,12 +84,15 @@ func (t *seriesTable) add(run []byte) bool {
 	}
 	// Grown by doubling, never past the bounds (DecoderCost counts them).
 	if len(t.offs) == cap(t.offs) {
-		t.offs = append(make([]int32, 0, min(maxSeries, max(64, 2*cap(t.offs)))), t.offs...)
+		n := min(maxSeries, max(64, 2*cap(t.offs)))
+		t.offs = append(make([]int32, 0, n), t.offs...)
+		t.buckets = append(make([]uint8, 0, n), t.buckets...)
 	}
 	if n := len(t.arena) + len(run); n > cap(t.arena) {
 		t.arena = append(make([]byte, 0, min(maxSeriesBytes, max(n, 2*cap(t.arena)))), t.arena...)
 	}
 	t.offs = append(t.offs, int32(len(t.arena)))
+	t.buckets = append(t.buckets, keyBucket(lastValue(run)))
 	t.arena = append(t.arena, run...)
 	if t.index != nil {
 		t.index[string(run)] = int32(len(t.offs) - 1)
@@ -99,7 +108,7 @@ func (t *seriesTable) truncate(n int, last *[maxCols]int32) {
 	}
 	if n < len(t.offs) {
 		t.arena = t.arena[:t.offs[n]]
-		t.offs = t.offs[:n]
+		t.offs, t.buckets = t.offs[:n], t.buckets[:n]
 	}
 	t.last = *last
 }

@@ -1,0 +1,184 @@
+package otlpcolumns
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"testing"
+	"unsafe"
+	"weak"
+
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
+)
+
+// TestDecoderKeepsNoInput: between messages the decoder holds nothing of
+// the message it decoded: its columns are slices of the caller's src (the
+// stream's zstd output, up to MaxEncodedLen of the limit, 96 MiB at the
+// default 64 MiB), which DecoderCost does not count and which the caller
+// releases, and its charge with it, once the request is done. A decoder
+// that kept them would pin each idle stream's last message uncharged.
+func TestDecoderKeepsNoInput(t *testing.T) {
+	for _, s := range signals {
+		env := envelopes(t, s.name)[0]
+		d := NewDecoder(s.sig)
+		wp := func() weak.Pointer[byte] {
+			src := NewEncoder(s.sig).Append(nil, env)
+			if src[0] != flagColumns {
+				t.Fatalf("%s: sent untransformed", s.name)
+			}
+			if _, err := d.Decode(nil, src, len(env), nil); err != nil {
+				t.Fatalf("%s: %v", s.name, err)
+			}
+			return weak.Make(&src[len(src)-1])
+		}()
+		runtime.GC()
+		if wp.Value() != nil {
+			t.Errorf("%s: the decoder still holds the message it decoded", s.name)
+		}
+		runtime.KeepAlive(d)
+	}
+}
+
+// TestDecoderSize: DecoderCost's estimate of the Decoder itself holds.
+func TestDecoderSize(t *testing.T) {
+	if n := unsafe.Sizeof(Decoder{}); n > unsafeSizeofDecoder {
+		t.Errorf("unsafe.Sizeof(Decoder{}) = %d, DecoderCost counts %d", n, unsafeSizeofDecoder)
+	}
+}
+
+// TestDecoderCostHolds: a stream whose requests carry more span ids,
+// trace ids, forward parents and new names than the decoder indexes
+// leaves it holding no more than DecoderCost, and is still rebuilt
+// exactly.
+func TestDecoderCostHolds(t *testing.T) {
+	e, d := NewEncoder(Traces), NewDecoder(Traces)
+	const n = maxRefs + maxRefs/4
+	for req := range 3 {
+		var spans pbtest.PB
+		for i := range n {
+			id := binary.BigEndian.AppendUint64(nil, uint64(req*n+i))
+			parent := binary.BigEndian.AppendUint64(nil, uint64(req*n+(i+1)%n)) // the next span: forward
+			trace := binary.BigEndian.AppendUint64(bytes.Repeat([]byte{byte(req)}, 8), uint64(i/2))
+			spans = spans.Msg(2, pbtest.PB{}.Str(1, string(trace)).Str(2, string(id)).Str(4, string(parent)).
+				Str(5, fmt.Sprintf("%070d", req*n+i)).Fixed64(7, uint64(1e9+i)).Fixed64(8, uint64(2e9+i)))
+		}
+		env := pbtest.PB{}.Varint(1, uint64(req)).Msg(2, pbtest.PB{}.Msg(2, spans))
+		enc := e.Append(nil, env)
+		if enc[0] != flagColumns {
+			t.Fatal("sent untransformed")
+		}
+		got, err := d.Decode(nil, enc, len(env), nil)
+		if err != nil || !bytes.Equal(got, env) {
+			t.Fatalf("request %d: %v", req, err)
+		}
+	}
+	held := int64(unsafe.Sizeof(*d)) +
+		int64(cap(d.offs)+cap(d.loffs)+cap(d.backs))*4 + int64(cap(d.backLen)) +
+		int64(cap(d.starts)+cap(d.traceStarts))*8 + int64(cap(d.childStart))*int64(unsafe.Sizeof(childStart{})) +
+		int64(cap(d.sets.arena)) + int64(cap(d.sets.offs))*4 + int64(cap(d.sets.buckets))
+	if held > DecoderCost {
+		t.Errorf("the decoder holds %d bytes, DecoderCost is %d", held, DecoderCost)
+	}
+	if len(d.sets.arena) < maxSeriesBytes*9/10 || len(d.offs) <= maxRefs || len(d.childStart) < maxRefs*9/10 {
+		t.Errorf("the test did not fill the tables: series %d bytes, %d refs indexed, %d children", len(d.sets.arena), len(d.offs), len(d.childStart))
+	}
+	t.Logf("held %d of DecoderCost %d", held, DecoderCost)
+}
+
+// TestDecodeChargesWhatItAllocates: the output buffer the decoder grows is
+// charged before it is allocated, so that a message that declares more
+// than it decodes to (or fails half way) holds no memory beyond its
+// charge.
+func TestDecodeChargesWhatItAllocates(t *testing.T) {
+	var spans pbtest.PB
+	for i := range 20900 { // just over 1 MiB: past a doubling of the output buffer
+		spans = spans.Msg(2, pbtest.PB{}.Str(2, string(binary.BigEndian.AppendUint64(nil, uint64(i)))).Str(5, fmt.Sprintf("span %d with a name of some length", i)))
+	}
+	env := pbtest.PB{}.Varint(1, 1).Msg(2, pbtest.PB{}.Msg(2, spans))
+	enc := NewEncoder(Traces).Append(nil, env)
+	_, k := binary.Uvarint(enc[1:])
+	for _, declared := range []int{len(env), len(env) + 1, 2 * len(env), 4 * len(env)} {
+		lie := append(binary.AppendUvarint([]byte{flagColumns}, uint64(declared)), enc[1+k:]...)
+		charged := 0
+		out, err := NewDecoder(Traces).Decode(nil, lie, 8*len(env), func(n int) error { charged += n; return nil })
+		if (err == nil) != (declared == len(env)) {
+			t.Fatalf("declared %d for %d: %v", declared, len(env), err)
+		}
+		if cap(out) > charged {
+			t.Errorf("declared %d for %d bytes: allocated %d, charged %d", declared, len(env), cap(out), charged)
+		}
+		if charged > declared {
+			t.Errorf("declared %d: charged %d", declared, charged)
+		}
+	}
+}
+
+// TestDecoderErrorsStick: after an error (here a charge refused half way
+// through a message whose series the table has started to take) the
+// decoder refuses every later message with the same error, rather than
+// decode them against a table the encoder does not have.
+func TestDecoderErrorsStick(t *testing.T) {
+	e, d := NewEncoder(Metrics), NewDecoder(Metrics)
+	req := func(v uint64) []byte {
+		var m pbtest.PB
+		for i := range 2000 {
+			m = m.Msg(1, pbtest.PB{}.Fixed64(3, v).Msg(7, pbtest.StrAttr("series", fmt.Sprintf("%0100d", i))))
+		}
+		return pbtest.PB{}.Varint(1, v).Msg(2, pbtest.PB{}.Msg(2, pbtest.PB{}.Msg(2, pbtest.PB{}.Str(1, "m").Msg(5, m))))
+	}
+	first, second := req(1), req(2)
+	enc1, enc2 := e.Append(nil, first), e.Append(nil, second)
+	refuse := errors.New("no room")
+	charged := 0
+	if _, err := d.Decode(nil, enc1, len(first), func(n int) error {
+		if charged += n; charged > len(first)/2 {
+			return refuse
+		}
+		return nil
+	}); err != refuse {
+		t.Fatalf("first message: %v, want the refusal", err)
+	}
+	if len(d.sets.offs) == 0 {
+		t.Fatal("the refusal came before any series: the test shows nothing")
+	}
+	if out, err := d.Decode(nil, enc2, len(second), nil); err != refuse {
+		t.Fatalf("after the refusal: %v (%d bytes, equal to the request: %v), want the refusal again", err, len(out), bytes.Equal(out, second))
+	}
+}
+
+// BenchmarkDecodeNameReferences: a request of spans whose names repeat a
+// run of empty names that fills the series table, 60 times: the output
+// (63 MB from 321 bytes of columns) costs its copy, not a walk of each
+// run again.
+func BenchmarkDecodeNameReferences(b *testing.B) {
+	var names pbtest.PB
+	for range (maxSeriesBytes - 64) / 2 {
+		names = names.Str(5, "")
+	}
+	wrap := func(n int) []byte {
+		var s pbtest.PB
+		for range n {
+			s = s.Msg(2, names)
+		}
+		return pbtest.PB{}.Varint(1, 1).Msg(2, pbtest.PB{}.Msg(2, s))
+	}
+	first, bomb := wrap(1), wrap(60)
+	e := NewEncoder(Traces)
+	encFirst, encBomb := e.Append(nil, first), e.Append(nil, bomb)
+	d := NewDecoder(Traces)
+	if _, err := d.Decode(nil, encFirst, len(first), nil); err != nil {
+		b.Fatal(err)
+	}
+	table := d.sets
+	out := make([]byte, 0, len(bomb))
+	b.SetBytes(int64(len(bomb)))
+	for b.Loop() {
+		d.sets.offs, d.sets.buckets, d.sets.last = table.offs[:1], table.buckets[:1], table.last
+		var err error
+		if out, err = d.Decode(out[:0], encBomb, len(bomb), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
