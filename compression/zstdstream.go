@@ -225,18 +225,37 @@ func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int)
 	// decoded to beyond its declared length, and the stream is corrupt
 	// (it would otherwise begin this message).
 	fresh := true
+	// ahead is what grow has charged beyond len(dst): the capacity a
+	// growth allocated is charged before it is allocated (a message that
+	// declares more than it holds must not make us hold more than we
+	// charged), and a read into capacity already there is charged as the
+	// read's room.
+	ahead := 0
+	charge := func(n int) error {
+		if grow == nil || n <= ahead {
+			return nil
+		}
+		if err := grow(n - ahead); err != nil {
+			return chargeError{err}
+		}
+		ahead = n
+		return nil
+	}
 	for len(dst) < want {
 		m := min(want-len(dst), streamChunk)
-		if grow != nil {
-			if err := grow(m); err != nil {
-				d.err = chargeError{err}
+		if cap(dst)-len(dst) < m {
+			room := max(m, min(want-len(dst), 2*cap(dst)))
+			if err := charge(room); err != nil {
+				d.err = err
 				return dst, d.err
 			}
-		}
-		if cap(dst)-len(dst) < m {
-			nb := make([]byte, len(dst), len(dst)+max(m, min(want-len(dst), 2*cap(dst))))
+			nb := make([]byte, len(dst), len(dst)+room)
 			copy(nb, dst)
 			dst = nb
+		}
+		if err := charge(m); err != nil {
+			d.err = err
+			return dst, d.err
 		}
 		var got int
 		var err error
@@ -257,6 +276,7 @@ func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int)
 			got, err = io.ReadFull(d.dec, dst[len(dst):len(dst)+m])
 		}
 		dst = dst[:len(dst)+got]
+		ahead -= got
 		if err != nil {
 			switch {
 			case errors.Is(err, zstd.ErrDecoderSizeExceeded), errors.Is(err, zstd.ErrWindowSizeExceeded):

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 )
@@ -246,5 +247,35 @@ func TestStreamHugeDeclarationsAllocateLittle(t *testing.T) {
 		if n := after.TotalAlloc - before.TotalAlloc; n > 256<<10 {
 			t.Fatalf("refusing %x allocated %d bytes", msg, n)
 		}
+	}
+}
+
+// TestStreamDecodeChargesWhatItAllocates: a message that declares more
+// than it holds makes the decoder hold no more than it charged: the
+// capacity a growth allocates is charged before it is allocated, not only
+// the bytes each read fills.
+func TestStreamDecodeChargesWhatItAllocates(t *testing.T) {
+	enc, _ := NewStreamEncoder(DefaultStreamWindow)
+	defer enc.Close()
+	plain := make([]byte, 300<<10)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range plain {
+		plain[i] = byte(rng.Uint32())
+	}
+	wire, err := enc.AppendMessage(nil, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, k := binary.Uvarint(wire[1:])
+	lying := append(binary.AppendUvarint(wire[:1:1], 4<<20), wire[1+k:]...)
+	dec, _ := NewStreamDecoder(DefaultStreamWindow)
+	defer dec.Close()
+	charged := 0
+	out, err := dec.DecodeMessage(nil, lying, 8<<20, func(n int) error { charged += n; return nil })
+	if !errors.Is(err, ErrStreamCorrupt) {
+		t.Fatalf("a message shorter than it declares: got %v, want ErrStreamCorrupt", err)
+	}
+	if cap(out) > charged {
+		t.Fatalf("holds a buffer of %d bytes for %d charged (%d decoded)", cap(out), charged, len(out))
 	}
 }
