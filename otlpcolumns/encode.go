@@ -23,10 +23,14 @@ const (
 // maxDepth bounds the nesting the transform walks (the encoder sends a
 // deeper message untransformed; the decoder refuses a deeper structure): it
 // bounds the decoder's recursion, and so its stack, whatever the input
-// claims. 512 nodes hold the OTLP tree (at most 8 levels) with AnyValues
-// nested to the receiver's default depth (otlpdecode's 128, two nodes a
-// level) and room to spare.
-const maxDepth = 512
+// claims: a frame of the decoder's walk is about 800 bytes, so a crafted
+// message of a few KB grows a stream's goroutine stack to maxDepth frames,
+// uncharged until the collector shrinks it (about 320 KB at 400). 400
+// nodes hold the OTLP tree (at most 8 levels) with AnyValues nested to the
+// receiver's default depth (otlpdecode's 128) through key-value lists, the
+// deepest way (three nodes a level: AnyValue, KeyValueList, KeyValue), and
+// 8 to spare; 512 had 112 more frames for nothing.
+const maxDepth = 400
 
 // MaxEncodedLen is the largest encoding of a message of n bytes: the
 // encoder sends a message untransformed (n+1 bytes) when its columns would
