@@ -327,8 +327,10 @@ func (l connLimitListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		if l.maxConns > 0 && l.t.count() >= l.maxConns && !l.t.shedIdle() && !l.t.ShedQuiet(nil) {
-			c.Close()
+			// Counted before the close: whoever sees the close (a client, a
+			// test scraping the metric next) sees the count too.
 			l.t.refused.Inc()
+			c.Close()
 			continue
 		}
 		if l.maxConns > 0 {
