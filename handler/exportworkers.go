@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -68,7 +69,11 @@ type exportJob struct {
 	res      ingest.Result
 	err      error
 	panicked any
-	done     chan struct{}
+	// goexit is set when Export called runtime.Goexit on the worker
+	// (a sink's t.FailNow in a test): the caller does the same, so the
+	// request is not answered OK with nothing stored.
+	goexit bool
+	done   chan struct{}
 }
 
 var exportJobs = sync.Pool{New: func() any { return &exportJob{done: make(chan struct{}, 1)} }}
@@ -99,9 +104,12 @@ func (ws *exportWorkers) export(p *ingest.Pipeline, ctx context.Context, req ing
 	}
 	<-j.done
 	req.Ticket.CheckHere(false)
-	res, err, panicked := j.res, j.err, j.panicked
+	res, err, panicked, goexit := j.res, j.err, j.panicked, j.goexit
 	*j = exportJob{done: j.done}
 	exportJobs.Put(j)
+	if goexit {
+		runtime.Goexit()
+	}
 	if panicked != nil {
 		panic(panicked)
 	}
@@ -128,14 +136,27 @@ func (ws *exportWorkers) work(j *exportJob) {
 	}
 }
 
+// run runs j's Export and hands back its result, its panic, or its
+// runtime.Goexit (which also ends the worker).
 func (j *exportJob) run() {
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
-			j.panicked = &workerPanic{value: p, stack: debug.Stack()}
+		if !returned {
+			switch p := recover(); p {
+			case nil:
+				j.goexit = true
+			case http.ErrAbortHandler:
+				// net/http's own "abort quietly": raised
+				// again as is, so it stays unlogged.
+				j.panicked = p
+			default:
+				j.panicked = &workerPanic{value: p, stack: debug.Stack()}
+			}
 		}
 		j.done <- struct{}{}
 	}()
 	j.res, j.err = j.p.Export(j.ctx, j.req)
+	returned = true
 }
 
 // workerPanic is a panic on an export worker, with the worker's stack
