@@ -45,6 +45,12 @@ type exportWorkers struct {
 	jobs chan *exportJob
 	live atomic.Int32 // workers running
 	max  int32        // maxExportWorkers()
+	// pool holds idle exportJobs. It is the workers' own, not the
+	// package's: a job's done channel belongs to the testing/synctest
+	// bubble it was made in, and one made in a bubble and reused outside
+	// it is a fatal error, so a Handler made in a bubble must not leave
+	// its jobs to the others.
+	pool sync.Pool
 }
 
 // maxExportWorkers bounds the workers: two per processor, so that the
@@ -60,8 +66,8 @@ func maxExportWorkers() int32 { return int32(2 * runtime.GOMAXPROCS(0)) }
 // after the load.
 const exportWorkerIdle = time.Second
 
-// exportJob is one Export handed to a worker; jobs are pooled, so the
-// hand-off allocates nothing.
+// exportJob is one Export handed to a worker; jobs are pooled
+// (exportWorkers.pool), so the hand-off allocates nothing.
 type exportJob struct {
 	p        *ingest.Pipeline
 	ctx      context.Context
@@ -76,10 +82,10 @@ type exportJob struct {
 	done   chan struct{}
 }
 
-var exportJobs = sync.Pool{New: func() any { return &exportJob{done: make(chan struct{}, 1)} }}
-
 func newExportWorkers() *exportWorkers {
-	return &exportWorkers{jobs: make(chan *exportJob), max: maxExportWorkers()}
+	ws := &exportWorkers{jobs: make(chan *exportJob), max: maxExportWorkers()}
+	ws.pool.New = func() any { return &exportJob{done: make(chan struct{}, 1)} }
+	return ws
 }
 
 // export is p.Export(ctx, req): on a worker, validation included, when
@@ -87,7 +93,7 @@ func newExportWorkers() *exportWorkers {
 // worker is raised again here, on the caller's goroutine, so that
 // net/http handles it as it would have.
 func (ws *exportWorkers) export(p *ingest.Pipeline, ctx context.Context, req ingest.Request) (ingest.Result, error) {
-	j := exportJobs.Get().(*exportJob)
+	j := ws.pool.Get().(*exportJob)
 	j.p, j.ctx, j.req = p, ctx, req
 	req.Ticket.CheckHere(true)
 	select {
@@ -97,7 +103,7 @@ func (ws *exportWorkers) export(p *ingest.Pipeline, ctx context.Context, req ing
 			ws.live.Add(-1)
 			req.Ticket.CheckHere(false)
 			*j = exportJob{done: j.done}
-			exportJobs.Put(j)
+			ws.pool.Put(j)
 			return p.Export(ctx, req)
 		}
 		go ws.work(j)
@@ -106,7 +112,7 @@ func (ws *exportWorkers) export(p *ingest.Pipeline, ctx context.Context, req ing
 	req.Ticket.CheckHere(false)
 	res, err, panicked, goexit := j.res, j.err, j.panicked, j.goexit
 	*j = exportJob{done: j.done}
-	exportJobs.Put(j)
+	ws.pool.Put(j)
 	if goexit {
 		runtime.Goexit()
 	}

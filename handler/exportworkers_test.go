@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/ingest"
@@ -146,6 +148,7 @@ func TestExportWorkerPanic(t *testing.T) {
 // goroutine of its own, and reports how that goroutine ended: returned
 // (with err), panicked (with the value), or exited (runtime.Goexit).
 func exportDirect(h *Handler) (err error, panicked any, exited bool) {
+	ws := h.exports
 	done := make(chan struct{})
 	go func() {
 		normal := false
@@ -160,7 +163,7 @@ func exportDirect(h *Handler) (err error, panicked any, exited bool) {
 		tk := h.getTicket(ctx)
 		defer h.putTicket(tk)
 		tk.Msg = append(tk.Msg[:0], traceRequest(goodID)...)
-		_, err = h.exports.export(h.p, ctx, ingest.Request{Transport: ingest.GRPC, Signal: otlp.Traces, Body: tk.Msg, Ticket: tk})
+		_, err = ws.export(h.p, ctx, ingest.Request{Transport: ingest.GRPC, Signal: otlp.Traces, Body: tk.Msg, Ticket: tk})
 		normal = true
 	}()
 	<-done
@@ -200,4 +203,107 @@ func TestExportWorkerAbortAndGoexit(t *testing.T) {
 			t.Fatal("the next export was not stored")
 		}
 	})
+}
+
+// TestExportWorkersIdleExit: export workers outlive their jobs by
+// exportWorkerIdle and no more, so nothing is left running a second after
+// the load (a Service's Shutdown does not wait for them: they hold no job
+// once the handlers have returned). The bubble itself fails the test if
+// a worker never exits.
+func TestExportWorkersIdleExit(t *testing.T) {
+	sink := &memSink{}
+	h := New(Config{Sink: sink, Logger: quietLogger()})
+	synctest.Test(t, func(t *testing.T) {
+		h.exports = newExportWorkers() // its channel in the bubble
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				if err, p, exited := exportDirect(h); err != nil || p != nil || exited {
+					t.Errorf("export: err %v, panic %v, exited %v", err, p, exited)
+				}
+			})
+		}
+		wg.Wait()
+		if h.exports.live.Load() == 0 {
+			t.Fatal("no export worker served the exports")
+		}
+		time.Sleep(exportWorkerIdle - time.Millisecond)
+		synctest.Wait()
+		if h.exports.live.Load() == 0 {
+			t.Fatal("the export workers exited before exportWorkerIdle")
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if n := h.exports.live.Load(); n != 0 {
+			t.Fatalf("%d export workers still running %v after the last job", n, exportWorkerIdle)
+		}
+	})
+	if len(sink.all()) != 4 {
+		t.Fatalf("%d exports stored, want 4", len(sink.all()))
+	}
+}
+
+// ctxSink blocks every Write until its context is done, as a sink that
+// waits for room does, and reports each Write entered on entered.
+type ctxSink struct {
+	memSink
+	entered chan struct{}
+}
+
+func (s *ctxSink) Write(ctx context.Context, sig storage.Signal, data []byte, items int) error {
+	s.entered <- struct{}{}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestExportWorkerCancelled: a request whose context ends while its
+// Export runs on a worker (the client resets the stream, or its
+// grpc-timeout passes) is answered by its handler, which returns only
+// after the worker let go of it: its charge is returned, nothing is
+// stored, and the worker is free for the next request.
+func TestExportWorkerCancelled(t *testing.T) {
+	sink := &ctxSink{entered: make(chan struct{}, 1)}
+	h := New(Config{Sink: sink, Logger: quietLogger()})
+	returned := make(chan struct{}, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		returned <- struct{}{}
+	}), Protocols: new(http.Protocols)}
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	c := grpcwire.NewClient(ln.Addr().String(), nil)
+	for _, how := range []string{"reset", "grpc-timeout"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		if how == "grpc-timeout" {
+			ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
+		}
+		errc := make(chan error, 1)
+		go func() {
+			_, err := c.Invoke(ctx, traceExport, traceRequest(goodID))
+			errc <- err
+		}()
+		<-sink.entered
+		if live := h.exports.live.Load(); live != 1 {
+			t.Fatalf("%s: %d export workers, want the one running the request", how, live)
+		}
+		if how == "reset" {
+			cancel()
+		}
+		if err := <-errc; err == nil {
+			t.Fatalf("%s: answered OK", how)
+		}
+		<-returned
+		cancel()
+		if inFlight, _ := h.p.AdmissionState(); inFlight != 0 {
+			t.Fatalf("%s: %d bytes still charged after the handler returned", how, inFlight)
+		}
+	}
+	if len(sink.all()) != 0 {
+		t.Fatal("a cancelled request was stored")
+	}
 }
