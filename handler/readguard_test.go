@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -151,4 +152,60 @@ func TestUnaryReadGuardBound(t *testing.T) {
 			})
 		})
 	}
+}
+
+// returnedWriter counts the read deadlines set after its handler
+// returned, which net/http's HTTP/2 ResponseWriter answers with a nil
+// pointer panic on the goroutine that sets them.
+type returnedWriter struct {
+	http.ResponseWriter
+	returned atomic.Bool
+	late     atomic.Int32
+}
+
+func (w *returnedWriter) SetReadDeadline(time.Time) error {
+	if w.returned.Load() {
+		w.late.Add(1)
+	}
+	return nil
+}
+
+// panicBody is a request body whose read panics, as a decompressor bug
+// on a hostile message would.
+type panicBody struct{}
+
+func (panicBody) Read([]byte) (int, error) { panic("decompressor bug") }
+func (panicBody) Close() error             { return nil }
+
+// TestUnaryReadGuardAfterPanic: a panic while a unary request is read is
+// that request's alone (net/http recovers it and resets the stream): its
+// read guard, still armed, must not then set a read deadline on the
+// stream whose handler has returned, which would panic on the watchdog's
+// goroutine and end the process.
+func TestUnaryReadGuardAfterPanic(t *testing.T) {
+	const timeout = 4 * time.Second
+	h := New(Config{Sink: &memSink{}, Logger: quietLogger(), BodyReadTimeout: timeout})
+	synctest.Test(t, func(t *testing.T) {
+		h.readGuards = newReadGuards(timeout) // its watchdog in the bubble
+		defer close(h.readGuards.stop)
+		r := httptest.NewRequest("POST", traceExport, nil)
+		r.Body = panicBody{}
+		r.ProtoMajor, r.ProtoMinor = 2, 0
+		r.Header.Set("Content-Type", "application/grpc")
+		w := &returnedWriter{ResponseWriter: httptest.NewRecorder()}
+		func() {
+			defer func() {
+				if p := recover(); p == nil {
+					t.Error("the body's panic did not reach net/http")
+				}
+			}()
+			h.ServeHTTP(w, r)
+		}()
+		w.returned.Store(true)
+		time.Sleep(2 * timeout)
+		synctest.Wait()
+		if n := w.late.Load(); n > 0 {
+			t.Fatalf("the read guard set the stream's read deadline %d times after its handler returned", n)
+		}
+	})
 }
