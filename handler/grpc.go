@@ -24,11 +24,6 @@ func (h *Handler) serveGRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer call.Close()
-	// After Finish the call leaves the stream's read deadline alone: a
-	// unary read's guard (exportUnary) or grpc-timeout may still fire
-	// after a panic in the read, and net/http panics, on the firing
-	// goroutine, on a finished ResponseWriter.
-	defer call.Finish()
 	if n := h.p.TenantMaxRequest(r.Context()); n > 0 {
 		call.LimitMessageSize(n)
 	}
