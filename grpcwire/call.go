@@ -59,6 +59,10 @@ type Call struct {
 	// watched is set by WatchReadTimeout: the caller enforces msgTimeout
 	// on ReadUnary (ExpireRead), so ReadUnary sets no deadline for it.
 	watched bool
+	// readOver (under deadlineMu) is set when a watched ReadUnary
+	// returns while its deadline's expireOnDeadline may still be on its
+	// way: that goroutine then leaves the stream alone.
+	readOver bool
 	// deadlineSet is true while a message's read deadline is armed (from
 	// its first prefix byte until it, and any skip, is read).
 	deadlineSet bool
@@ -264,11 +268,16 @@ func (c *Call) Request() *http.Request { return c.r }
 // Encoding returns the codec of the request messages.
 func (c *Call) Encoding() compression.Codec { return c.codec }
 
-// Close releases the call's timer. It does not write anything.
+// Close releases the call's timer and Finishes it. It does not write
+// anything. (Finish here, not in another deferred call: a unary read's
+// guard or grpc-timeout may fire after a panic in the read, and net/http
+// panics, on the firing goroutine, on a finished ResponseWriter; a second
+// defer grew serveGRPC's frame by 104 bytes, on every request's stack.)
 func (c *Call) Close() {
 	if c.cancel != nil {
 		c.cancel()
 	}
+	c.Finish()
 }
 
 // ReadUnary reads the single request message of a unary call and returns
@@ -293,8 +302,8 @@ func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Statu
 		}
 		msg, scratch, st = c.ReadMessage(buf, scratch)
 		msg, scratch, st = c.endUnary(msg, scratch, st)
-		if stop != nil {
-			stop()
+		if stop != nil && !stop() {
+			c.endExpiry()
 		}
 		c.unary = false
 		return msg, scratch, st
@@ -324,12 +333,36 @@ func (c *Call) ReadUnary(buf, scratch []byte) (msg, scratchOut []byte, st *Statu
 	return c.endUnary(msg, scratch, st)
 }
 
+// endExpiry is called when a watched ReadUnary's deadline passed as it
+// read: expireOnDeadline was started on a goroutine of its own and may
+// not have run yet. It must not set a read deadline once the handler has
+// returned (net/http's HTTP/2 ResponseWriter panics on that goroutine,
+// which kills the process), so it is told the read is over, under the
+// lock it takes. Not inlined: ReadUnary's frame is on the stack of every
+// request while it is read (and of every stalled one), and the lock
+// inlined there grew it by 8 bytes.
+//
+//go:noinline
+func (c *Call) endExpiry() {
+	c.deadlineMu.Lock()
+	c.readOver = true
+	c.deadlineMu.Unlock()
+}
+
 // expireOnDeadline expires the request's read when the call's deadline
 // passed, not when its context was cancelled otherwise (the client reset
-// the stream: its reads fail on their own, with their own error).
+// the stream: its reads fail on their own, with their own error). It
+// runs on context.AfterFunc's goroutine, so it does nothing once the
+// read is over (readOver) or the handler finished: ReadUnary does not
+// wait for it.
 func (c *Call) expireOnDeadline() {
-	if errors.Is(c.ctx.Err(), context.DeadlineExceeded) {
-		c.ExpireRead()
+	if !errors.Is(c.ctx.Err(), context.DeadlineExceeded) {
+		return
+	}
+	c.deadlineMu.Lock()
+	defer c.deadlineMu.Unlock()
+	if c.w != nil && !c.finished && !c.readOver {
+		_ = http.NewResponseController(c.w).SetReadDeadline(time.Unix(1, 0))
 	}
 }
 

@@ -3,6 +3,7 @@ package handler
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -44,6 +45,12 @@ type exportWorkers struct {
 	jobs chan *exportJob
 	live atomic.Int32 // workers running
 	max  int32        // maxExportWorkers()
+	// pool holds idle exportJobs. It is the workers' own, not the
+	// package's: a job's done channel belongs to the testing/synctest
+	// bubble it was made in, and one made in a bubble and reused outside
+	// it is a fatal error, so a Handler made in a bubble must not leave
+	// its jobs to the others.
+	pool sync.Pool
 }
 
 // maxExportWorkers bounds the workers: two per processor, so that the
@@ -59,8 +66,8 @@ func maxExportWorkers() int32 { return int32(2 * runtime.GOMAXPROCS(0)) }
 // after the load.
 const exportWorkerIdle = time.Second
 
-// exportJob is one Export handed to a worker; jobs are pooled, so the
-// hand-off allocates nothing.
+// exportJob is one Export handed to a worker; jobs are pooled
+// (exportWorkers.pool), so the hand-off allocates nothing.
 type exportJob struct {
 	p        *ingest.Pipeline
 	ctx      context.Context
@@ -68,13 +75,17 @@ type exportJob struct {
 	res      ingest.Result
 	err      error
 	panicked any
-	done     chan struct{}
+	// goexit is set when Export called runtime.Goexit on the worker
+	// (a sink's t.FailNow in a test): the caller does the same, so the
+	// request is not answered OK with nothing stored.
+	goexit bool
+	done   chan struct{}
 }
 
-var exportJobs = sync.Pool{New: func() any { return &exportJob{done: make(chan struct{}, 1)} }}
-
 func newExportWorkers() *exportWorkers {
-	return &exportWorkers{jobs: make(chan *exportJob), max: maxExportWorkers()}
+	ws := &exportWorkers{jobs: make(chan *exportJob), max: maxExportWorkers()}
+	ws.pool.New = func() any { return &exportJob{done: make(chan struct{}, 1)} }
+	return ws
 }
 
 // export is p.Export(ctx, req): on a worker, validation included, when
@@ -82,7 +93,7 @@ func newExportWorkers() *exportWorkers {
 // worker is raised again here, on the caller's goroutine, so that
 // net/http handles it as it would have.
 func (ws *exportWorkers) export(p *ingest.Pipeline, ctx context.Context, req ingest.Request) (ingest.Result, error) {
-	j := exportJobs.Get().(*exportJob)
+	j := ws.pool.Get().(*exportJob)
 	j.p, j.ctx, j.req = p, ctx, req
 	req.Ticket.CheckHere(true)
 	select {
@@ -92,16 +103,19 @@ func (ws *exportWorkers) export(p *ingest.Pipeline, ctx context.Context, req ing
 			ws.live.Add(-1)
 			req.Ticket.CheckHere(false)
 			*j = exportJob{done: j.done}
-			exportJobs.Put(j)
+			ws.pool.Put(j)
 			return p.Export(ctx, req)
 		}
 		go ws.work(j)
 	}
 	<-j.done
 	req.Ticket.CheckHere(false)
-	res, err, panicked := j.res, j.err, j.panicked
+	res, err, panicked, goexit := j.res, j.err, j.panicked, j.goexit
 	*j = exportJob{done: j.done}
-	exportJobs.Put(j)
+	ws.pool.Put(j)
+	if goexit {
+		runtime.Goexit()
+	}
 	if panicked != nil {
 		panic(panicked)
 	}
@@ -128,14 +142,27 @@ func (ws *exportWorkers) work(j *exportJob) {
 	}
 }
 
+// run runs j's Export and hands back its result, its panic, or its
+// runtime.Goexit (which also ends the worker).
 func (j *exportJob) run() {
+	returned := false
 	defer func() {
-		if p := recover(); p != nil {
-			j.panicked = &workerPanic{value: p, stack: debug.Stack()}
+		if !returned {
+			switch p := recover(); p {
+			case nil:
+				j.goexit = true
+			case http.ErrAbortHandler:
+				// net/http's own "abort quietly": raised
+				// again as is, so it stays unlogged.
+				j.panicked = p
+			default:
+				j.panicked = &workerPanic{value: p, stack: debug.Stack()}
+			}
 		}
 		j.done <- struct{}{}
 	}()
 	j.res, j.err = j.p.Export(j.ctx, j.req)
+	returned = true
 }
 
 // workerPanic is a panic on an export worker, with the worker's stack
