@@ -195,13 +195,13 @@ func (t *connTracker) ShedQuiet(except *connstate.Conn) bool {
 	cutoff := time.Now().Add(-quietMin).UnixNano()
 	if t.shed1(func(tc *trackedConn) (int64, bool) {
 		last := tc.cs.LastData()
-		return last, tc.cs != except && tc.state == http.StateActive && last <= cutoff && !tc.cs.Authenticated()
+		return last, tc.cs != except && tc.state == http.StateActive && last <= cutoff && !tc.cs.Busy() && !tc.cs.Authenticated()
 	}, t.shedQuietC) {
 		return true
 	}
 	return t.shed1(func(tc *trackedConn) (int64, bool) {
 		last := tc.cs.LastData()
-		return last, tc.cs != except && tc.state == http.StateActive && last <= cutoff
+		return last, tc.cs != except && tc.state == http.StateActive && last <= cutoff && !tc.cs.Busy()
 	}, t.shedQuietC)
 }
 

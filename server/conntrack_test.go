@@ -176,8 +176,19 @@ func TestShedQuietOrder(t *testing.T) {
 		if tr.ShedQuiet(nil) {
 			t.Fatal("shed a connection whose streams are sending")
 		}
-		if got := reg.GetOrCreateCounter(`otlplite_connections_dropped_total{reason="shed_quiet"}`).Get(); got != 3 {
-			t.Errorf("shed_quiet counter %d, want 3", got)
+		// A connection whose request the pipeline is working on is
+		// not quiet, however long ago its client sent.
+		time.Sleep(2 * quietMin)
+		cs[1].AddBusy(1)
+		if tr.ShedQuiet(nil) || conns[1].closed.Load() {
+			t.Fatal("shed a connection whose request is being served")
+		}
+		cs[1].AddBusy(-1)
+		if !tr.ShedQuiet(nil) || !conns[1].closed.Load() {
+			t.Fatal("want the quiet connection shed once its request is served")
+		}
+		if got := reg.GetOrCreateCounter(`otlplite_connections_dropped_total{reason="shed_quiet"}`).Get(); got != 4 {
+			t.Errorf("shed_quiet counter %d, want 4", got)
 		}
 
 		// The tokenless share: 8 new tokenless connections, share 4.

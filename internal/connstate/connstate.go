@@ -37,6 +37,8 @@ type Conn struct {
 	authenticated atomic.Bool
 	// waiting counts its requests and streams waiting for a unit.
 	waiting atomic.Int32
+	// busy counts its requests the ingest pipeline is working on.
+	busy    atomic.Int32
 	shedder Shedder
 }
 
@@ -97,6 +99,21 @@ func (c *Conn) AddWaiting(n int32) int32 {
 	}
 	return c.waiting.Add(n)
 }
+
+// AddBusy adds n to the connection's requests the ingest pipeline is
+// working on. A connection with one is not quiet, whenever its client last
+// sent: its request waited its turn and is being served, and shedding the
+// connection would throw that work away and free nothing its client holds
+// idle.
+func (c *Conn) AddBusy(n int32) {
+	if c != nil {
+		c.busy.Add(n)
+	}
+}
+
+// Busy reports whether the ingest pipeline is working on a request of the
+// connection (AddBusy).
+func (c *Conn) Busy() bool { return c != nil && c.busy.Load() > 0 }
 
 // ShedQuiet asks the server to shed its quietest connection other than c;
 // false if there is no server to ask or nothing could be shed.
