@@ -11,7 +11,10 @@
 # is one iteration, with the process's start, the payload's loading and the
 # benchmark's b.N=1 round subtracted out. GOMAXPROCS=1 and no asynchronous
 # preemption, or idle processors spinning under callgrind and its handling
-# of Go's preemption signal make the totals vary by billions. The profiles
+# of Go's preemption signal make the totals vary by billions; and no
+# adaptive stack start, or the size of a new goroutine's stack follows the
+# average at the last collection, and unrelated edits move a request's
+# instructions by 5 % (stack growth and copies). The profiles
 # stay in the work directory printed at the end, for
 # `callgrind_annotate --auto=no --threshold=100 FILE` per function (take
 # the same difference of two runs per function).
@@ -28,7 +31,7 @@ done
 for rev in "$old" "$new"; do
 	t=$(echo "$rev" | tr / _)
 	for n in "$n1" "$n2"; do
-		(cd "$work/src-$t/$pkg" && GODEBUG=asyncpreemptoff=1 GOMAXPROCS=1 \
+		(cd "$work/src-$t/$pkg" && GODEBUG=asyncpreemptoff=1,adaptivestackstart=0 GOMAXPROCS=1 \
 			valgrind --tool=callgrind --callgrind-out-file="$work/$t.$n.out" \
 			"$work/$t.test" -test.run '^$' -test.bench "^$bench\$" -test.benchtime "${n}x" \
 			>"$work/$t.$n.log" 2>&1)
