@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"testing"
 
 	"github.com/VictoriaMetrics/easyproto"
@@ -69,5 +72,43 @@ func BenchmarkUnaryExport100x4(b *testing.B) {
 		if _, err := c.Invoke(ctx, method, req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkHTTPExport100x4H2C is BenchmarkUnaryExport100x4 over OTLP/HTTP
+// (protobuf) on HTTP/2 without TLS, as an SDK's HTTP exporter with h2c or
+// a proxy speaking HTTP/2 sends it: net/http serves each request on a
+// goroutine of its own, as it does a gRPC call.
+func BenchmarkHTTPExport100x4H2C(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := server.New(handler.New(handler.Config{Sink: &discard.Sink{}}), server.Config{})
+	go srv.Serve(ln)
+	defer srv.Close()
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+	req := traces100x4()
+	url := "http://" + ln.Addr().String() + "/v1/traces"
+	post := func() {
+		resp, err := c.Post(url, "application/x-protobuf", bytes.NewReader(req))
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	post()
+	b.SetBytes(int64(len(req)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		post()
 	}
 }
