@@ -150,10 +150,21 @@ func (h *Handler) serveOTLPHTTP(w http.ResponseWriter, r *http.Request) {
 	// Export decompresses and transcodes the body within the limits,
 	// validates and stores it, and releases the request's budget before
 	// it returns, so a client that does not read the response holds none.
-	res, err := h.p.Export(r.Context(), ingest.Request{
+	req := ingest.Request{
 		Transport: ingest.HTTP, Signal: kind.signal, Body: body,
 		Format: format, Codec: codec, Ticket: t, IdempotencyKey: key,
-	})
+	}
+	var res ingest.Result
+	if r.ProtoMajor == 2 {
+		// net/http serves each HTTP/2 request on a fresh goroutine, as it
+		// does a gRPC call: the export workers keep the stack the
+		// pipeline's work grows (exportworkers.go). An HTTP/1.1
+		// connection's goroutine keeps its own from one request to the
+		// next, and a hop to a worker would only add a hand-off.
+		res, err = h.exports.export(h.p, r.Context(), req)
+	} else {
+		res, err = h.p.Export(r.Context(), req)
+	}
 	if err != nil {
 		st := err.(*grpcwire.Status)
 		httpStatus := ingest.HTTPStatus(st)
