@@ -429,9 +429,9 @@ func (t *attrTable) appendKeyValue(b []byte, num int, r int) []byte {
 	if key != "" {
 		kv += 1 + pbappend.UvarintLen(uint64(len(key))) + len(key)
 	}
-	b = appendVarint(pbappend.Tag(b, num, 2), uint64(kv))
+	b = pbappend.Varint(pbappend.Tag(b, num, 2), uint64(kv))
 	b = pbappend.StringNonEmpty(b, 1, key)
-	b = appendVarint(pbappend.Tag(b, 2, 2), uint64(vs))
+	b = pbappend.Varint(pbappend.Tag(b, 2, 2), uint64(vs))
 	return v.append(b)
 }
 

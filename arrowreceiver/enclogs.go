@@ -211,6 +211,6 @@ func appendBody(b []byte, c *logCols, row int) ([]byte, error) {
 		return b, nil // empty (an unknown type is ignored)
 	}
 	vs := v.size()
-	b = appendVarint(pbappend.Tag(b, fLogBody, 2), uint64(vs))
+	b = pbappend.Varint(pbappend.Tag(b, fLogBody, 2), uint64(vs))
 	return v.append(b), nil
 }

@@ -613,7 +613,7 @@ func (t *dpTable) appendPoint(b []byte, i int, limit int) ([]byte, error) {
 			if !ok {
 				return b, errBucketCounts
 			}
-			b = appendVarint(pbappend.Tag(b, fHistBuckets, 2), uint64(8*(e-s)))
+			b = pbappend.Varint(pbappend.Tag(b, fHistBuckets, 2), uint64(8*(e-s)))
 			for _, x := range v.Uint64Values()[s:e] {
 				b = binary.LittleEndian.AppendUint64(b, x)
 			}
@@ -627,7 +627,7 @@ func (t *dpTable) appendPoint(b []byte, i int, limit int) ([]byte, error) {
 			if !ok {
 				return b, errExplicitBounds
 			}
-			b = appendVarint(pbappend.Tag(b, fHistBounds, 2), uint64(8*(e-s)))
+			b = pbappend.Varint(pbappend.Tag(b, fHistBounds, 2), uint64(8*(e-s)))
 			for _, x := range v.Float64Values()[s:e] {
 				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 			}
@@ -716,9 +716,9 @@ func appendBuckets(b []byte, num int, off arrow.Array, counts listCol, i int) []
 			for _, x := range vals {
 				size += pbappend.UvarintLen(x)
 			}
-			b = appendVarint(pbappend.Tag(b, fEHBCounts, 2), uint64(size))
+			b = pbappend.Varint(pbappend.Tag(b, fEHBCounts, 2), uint64(size))
 			for _, x := range vals {
-				b = appendVarint(b, x)
+				b = pbappend.Varint(b, x)
 			}
 		}
 	}

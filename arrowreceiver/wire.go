@@ -9,6 +9,8 @@ import (
 
 	"github.com/VictoriaMetrics/easyproto"
 	arrowpb "github.com/open-telemetry/otel-arrow/go/api/experimental/arrow/v1"
+
+	"github.com/otlp-lite/otlp-lite/internal/pbappend"
 )
 
 // The messages of opentelemetry/proto/experimental/arrow/v1/arrow_service.proto,
@@ -115,28 +117,9 @@ func parsePayload(msg []byte, p *arrowpb.ArrowPayload) error {
 // appendBatchStatus appends a BatchStatus (batch_id 1, status_code 2,
 // status_message 3) to dst.
 func appendBatchStatus(dst []byte, id int64, code uint32, msg string) []byte {
-	if id != 0 {
-		dst = append(dst, 1<<3)
-		dst = appendVarint(dst, uint64(id))
-	}
-	if code != 0 {
-		dst = append(dst, 2<<3)
-		dst = appendVarint(dst, uint64(code))
-	}
-	if msg != "" {
-		dst = append(dst, 3<<3|2)
-		dst = appendVarint(dst, uint64(len(msg)))
-		dst = append(dst, msg...)
-	}
-	return dst
-}
-
-func appendVarint(dst []byte, v uint64) []byte {
-	for v >= 0x80 {
-		dst = append(dst, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(dst, byte(v))
+	dst = pbappend.VarintNonZero(dst, 1, uint64(id))
+	dst = pbappend.VarintNonZero(dst, 2, uint64(code))
+	return pbappend.StringNonEmpty(dst, 3, msg)
 }
 
 // cloneKey returns s for keeping (a map key outliving the message).
