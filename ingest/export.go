@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/otlp-lite/otlp-lite/internal/connstate"
 	"time"
 
 	"github.com/otlp-lite/otlp-lite/compression"
@@ -45,21 +44,20 @@ func (p *Pipeline) Export(ctx context.Context, req Request) (Result, error) {
 	if len(req.IdempotencyKey) > otlp.MaxIdempotencyKeyLen {
 		return Result{}, grpcwire.Errorf(grpcwire.InvalidArgument, "idempotency key of %d bytes is longer than %d bytes", len(req.IdempotencyKey), otlp.MaxIdempotencyKeyLen)
 	}
-	// The request's connection is busy, not quiet, while the pipeline
-	// works on it (connstate.Conn.AddBusy): under a flood that fills the
-	// stream bound, the server sheds quiet connections to make room, and
-	// an honest request that waited for its unit must not be shed while
-	// it is served.
-	if cs := connstate.FromContext(ctx); cs != nil {
-		cs.AddBusy(1)
-		defer cs.AddBusy(-1)
-	}
 	t := req.Ticket
 	own := t == nil
 	if own {
 		t = p.Take(ctx)
 		defer p.Done(t)
 	}
+	// The request's connection is busy, not quiet, while the pipeline
+	// works on it (connstate.Conn.AddBusy): under a flood that fills the
+	// stream bound, the server sheds quiet connections to make room, and
+	// an honest request that waited for its unit must not be shed while
+	// it is served.
+	cs := t.c.conn // Take found it in ctx
+	cs.AddBusy(1)
+	defer cs.AddBusy(-1)
 	var res Result
 	st := p.export(ctx, kind, t, &req, own, &res)
 	// Stored (or not): the request's budget is free before the response
