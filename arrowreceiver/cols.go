@@ -132,6 +132,12 @@ func (x *dictIndex) get(i int) int {
 	return x.d.GetValueIndex(i)
 }
 
+// The column readers below are one small type per Arrow type, not one
+// generic reader: arrow-go's arrays are pointers, which Go's generics
+// share one instantiation for, so a generic reader would call each
+// array's Value through a dictionary on every value the encoders read,
+// where these inline it.
+
 type u8Col struct{ a *array.Uint8 }
 
 func (r *resolver) u8(name string) (c u8Col) {
