@@ -54,6 +54,8 @@ type Decoder struct {
 	backLen []uint8
 	nback   int // the kBack values of the message so far
 	prevRef int // the ordinal of the last reference (kRef)
+	// walker, if not nil, walks in walk's place (the tests' walkRef).
+	walker func(*Decoder, *node, int) error
 }
 
 // DecoderCost is the most a Decoder holds between messages, beyond its
@@ -171,7 +173,11 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 	d.want = base + int(n)
 	d.charged = base
 	d.lim = min(d.charged, cap(dst))
-	err = d.walk(d.s.root, 0)
+	if d.walker != nil {
+		err = d.walker(d, d.s.root, 0)
+	} else {
+		err = d.walk(d.s.root, 0)
+	}
 	dst, d.out, d.st = d.out, nil, nil
 	if err != nil {
 		return dst, err
@@ -303,39 +309,49 @@ func varintLen(b []byte) int {
 	return 0
 }
 
+// walkFrame is what walk keeps of a message beside its position: read
+// and written a few times a message, it lives in memory, so that the
+// registers hold what every field uses (the structure, the output and its
+// limit: with these too, the loop spilled and reloaded a score of values
+// at each field, half of the decoder's instructions).
+type walkFrame struct {
+	start     uint64 // the message's kStart
+	parent    int    // the ordinal of the parent span, when its start is known
+	sameTrace int    // the kBack ordinal of the last span of its trace
+	forward   int    // the ordinal of the parent span, when it comes later
+	run       int    // where the run of n.series fields being rebuilt starts in out
+	runIdx    int    // which of n.series it is
+	bucket    uint8  // the bucket of the node's ctxSet field
+}
+
 // walk rebuilds the fields of a message of node n from the structure and
 // the columns. The output stays within d.want (dst's capacity covers it),
-// so each write is a bounds check and a copy.
+// so each write is a bounds check and a copy. A one-byte tag's field is
+// found in n.ops, a longer tag's by opOf.
 func (d *Decoder) walk(n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
-	var start uint64
-	var bucket uint8
-	parent := -1    // the ordinal of the parent span, when its start is known
-	sameTrace := -1 // the kBack ordinal of the last span of its trace
-	forward := -1   // the ordinal of the parent span, when it comes later
+	fr := walkFrame{parent: -1, sameTrace: -1, forward: -1, run: -1}
 	st, out, lim := d.st, d.out, d.lim
 	var err error
-	run := -1   // where the run of n.series fields being rebuilt starts in out
-	runIdx := 0 // which of n.series it is
+	var slow op
 loop:
 	for {
-		if run >= 0 && (len(st) == 0 || st[0] != n.series[runIdx]<<3|2) {
+		if fr.run >= 0 && (len(st) == 0 || st[0] != n.series[fr.runIdx]<<3|2) {
 			// The run ends (a field of another number, or a tag of
 			// more than a byte: the encoder's runs hold minimal tags
 			// only if the message's do, and any other tag ends it).
-			d.sets.add(out[run:])
-			run = -1
+			d.sets.add(out[fr.run:])
+			fr.run = -1
 		}
 		if len(st) == 0 {
 			if depth > 0 {
 				err = errEnd
-				break loop
 			}
 			break loop
 		}
-		var tag uint64
+		var p *op
 		k := 1
 		if b := st[0]; b < 0x80 {
 			if b == 0 {
@@ -346,42 +362,25 @@ loop:
 				st = st[1:]
 				break loop
 			}
-			if i := markerIndex(b); i >= 0 && n.series[i] != 0 {
-				scol := n.seriesCol[i]
-				v, m := uvarint(d.cols[scol])
-				if m <= 0 {
-					err = errCut
+			p = &n.ops[b]
+			if p.flags&opMarker != 0 {
+				if out, lim, err = d.seriesRef(n, &fr, int(p.series), out, lim); err != nil {
 					break loop
-				}
-				d.cols[scol] = d.cols[scol][m:]
-				id := int64(d.sets.last[scol]) + int64(unzigzag(v))
-				if id < 0 || id >= int64(len(d.sets.offs)) {
-					err = errRef
-					break loop
-				}
-				set := d.sets.get(int(id))
-				if len(out)+len(set) > lim {
-					if out, lim, err = d.more(out, len(set)); err != nil {
-						break loop
-					}
-				}
-				out = append(out, set...)
-				d.sets.last[scol] = int32(id + 1)
-				if n.byCtx != nil && n.series[i] == n.ctxSet {
-					bucket = d.sets.buckets[id]
 				}
 				st = st[1:]
 				continue
 			}
-			tag = uint64(b)
-			if run < 0 {
-				if i := n.seriesIndex(b); i >= 0 {
-					run, runIdx = len(out), i
-				}
+			if p.flags&opRun != 0 && fr.run < 0 {
+				fr.run, fr.runIdx = len(out), int(p.series)
 			}
-		} else if tag, k = binary.Uvarint(st); k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
-			err = errTag
-			break loop
+		} else {
+			var tag uint64
+			if tag, k = binary.Uvarint(st); k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
+				err = errTag
+				break loop
+			}
+			slow = opOf(n, tag)
+			p = &slow
 		}
 		if len(out)+k > lim {
 			if out, lim, err = d.more(out, k); err != nil {
@@ -390,20 +389,11 @@ loop:
 		}
 		out = append(out, st[:k]...)
 		st = st[k:]
-		wt := uint8(tag & 7)
-		num := tag >> 3
-		kd, col, lcol := kOther, uint8(colOther), uint8(0)
-		var child *node
-		if num <= maxField {
-			f := &n.f[num]
-			if f.kind != kOther && wireOf[f.kind] == wt {
-				kd, col, lcol, child = f.kind, f.col, f.lcol, f.child
-				if f.spread {
-					col += bucket
-				}
-			}
+		col := p.col
+		if p.flags&opSpread != 0 {
+			col += fr.bucket
 		}
-		switch wt {
+		switch p.wt {
 		case 0:
 			c := d.cols[col]
 			m := varintLen(c)
@@ -421,7 +411,7 @@ loop:
 		case 1:
 			var v uint64
 			c := d.cols[col]
-			switch kd {
+			switch kd := p.kind; kd {
 			case kTime, kStart, kEnd:
 				x, m := uvarint(c)
 				if m <= 0 {
@@ -430,22 +420,9 @@ loop:
 				}
 				d.cols[col] = c[m:]
 				if kd == kEnd {
-					v = start + x
+					v = fr.start + x
 				} else {
-					base, how := d.prev[col], either
-					if kd == kStart && d.s.ref != 0 {
-						base, how = startBase(base, d.starts, d.childStart, parent, d.nref, d.traceStarts, sameTrace)
-					}
-					v = startOf(x, base, how)
-					d.prev[col] = v
-					if kd == kStart {
-						start = v
-						if d.s.ref != 0 {
-							d.starts = recordStart(d.starts, d.nref, v)
-							d.childStart = recordChild(d.childStart, forward, v)
-							d.traceStarts = recordStart(d.traceStarts, d.nback, v)
-						}
-					}
+					v = d.startOf(&fr, kd, col, x)
 				}
 			case kDouble:
 				if len(c) < 8 {
@@ -483,7 +460,8 @@ loop:
 			out = append(out, c[:4]...)
 			d.cols[col] = c[4:]
 		case 2:
-			if kd == kMsg {
+			switch p.kind {
+			case kMsg:
 				if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
 					err = errSize
 					break loop
@@ -497,8 +475,9 @@ loop:
 				}
 				at := len(out)
 				out = out[:at+size]
-				if n.byCtx != nil && num == uint64(n.ctxUse) {
-					child = n.byCtx[bucket]
+				child := p.child
+				if p.flags&opCtxUse != 0 {
+					child = n.byCtx[fr.bucket]
 				}
 				d.st, d.out, d.lim = st, out, lim
 				if err = d.walk(child, depth+1); err != nil {
@@ -517,91 +496,21 @@ loop:
 				}
 				b[size-1] = byte(l)
 				continue
-			}
-			c := d.cols[col]
-			if kd == kBack {
-				v, m := uvarint(c)
-				if m <= 0 {
-					err = errCut
+			case kBack:
+				if out, lim, err = d.back(&fr, col, out, lim); err != nil {
 					break loop
 				}
-				at := len(out)
-				sameTrace = -1
-				if v > 0 {
-					o := int64(d.nback) - int64(v)
-					if v > uint64(d.nback) || o >= int64(len(d.backs)) {
-						err = errRef
-						break loop
-					}
-					l := int(d.backLen[o])
-					if len(out)+l > lim {
-						if out, lim, err = d.more(out, l); err != nil {
-							break loop
-						}
-					}
-					p := int(d.backs[o])
-					out = append(out, out[p:p+l]...)
-					sameTrace = int(o)
-					d.cols[col] = c[m:]
-				} else {
-					c = c[m:]
-					l, m := uvarint(c)
-					if m <= 0 || l > uint64(len(c)-m) {
-						err = errCut
-						break loop
-					}
-					e := m + int(l)
-					if len(out)+e > lim {
-						if out, lim, err = d.more(out, e); err != nil {
-							break loop
-						}
-					}
-					out = append(out, c[:e]...)
-					d.cols[col] = c[e:]
-				}
-				if len(d.backs) < maxRefs {
-					if raw := len(out) - at; raw < len(refKey{}) {
-						d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, uint8(raw))
-					} else {
-						// Never referenced (keyOf): a place holder keeps
-						// the ordinals the encoder's.
-						d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, 0)
-					}
-				}
-				d.nback++
 				continue
-			}
-			if kd == kRef {
-				v, m := uvarint(c)
-				if m <= 0 {
-					err = errCut
+			case kRef:
+				var done bool
+				if out, lim, done, err = d.ref(&fr, col, out, lim); err != nil {
 					break loop
 				}
-				c = c[m:]
-				d.cols[col] = c
-				parent, forward = -1, -1
-				if v > 0 {
-					o := int64(d.prevRef) + int64(unzigzag(v-1))
-					d.prevRef = int(o)
-					if o >= 0 && o < maxRefs {
-						parent, forward = parentOf(int(o), len(d.starts), d.nref)
-					}
-					if o < 0 || o >= int64(len(d.offs)-1) {
-						err = errRef
-						break loop
-					}
-					val, vlen := d.refCol[d.offs[o]:d.offs[o+1]], d.refLen[d.loffs[o]:d.loffs[o+1]]
-					if len(out)+len(vlen)+len(val) > lim {
-						if out, lim, err = d.more(out, len(vlen)+len(val)); err != nil {
-							break loop
-						}
-					}
-					out = append(append(out, vlen...), val...)
+				if done {
 					continue
 				}
-			}
-			if kd == kID {
-				lc := d.cols[lcol]
+			case kID:
+				c, lc := d.cols[col], d.cols[p.lcol]
 				l, m := uvarint(lc)
 				if m <= 0 || l > uint64(len(c)) {
 					err = errCut
@@ -613,12 +522,13 @@ loop:
 					}
 				}
 				out = append(append(out, lc[:m]...), c[:l]...)
-				d.cols[lcol], d.cols[col] = lc[m:], c[l:]
+				d.cols[p.lcol], d.cols[col] = lc[m:], c[l:]
 				if col == d.s.ref {
 					d.nref++
 				}
 				continue
 			}
+			c := d.cols[col]
 			l, m := uvarint(c)
 			if m <= 0 || l > uint64(len(c)-m) {
 				err = errCut
@@ -630,8 +540,8 @@ loop:
 					break loop
 				}
 			}
-			if n.byCtx != nil && num == uint64(n.ctxSet) && kd == kLen {
-				bucket = keyBucket(c[m:e])
+			if p.flags&opCtxSet != 0 {
+				fr.bucket = keyBucket(c[m:e])
 			}
 			out = append(out, c[:e]...)
 			d.cols[col] = c[e:]
@@ -642,4 +552,136 @@ loop:
 	}
 	d.st, d.out, d.lim = st, out, lim
 	return err
+}
+
+// seriesRef rebuilds a reference to a run of n's series field i
+// (seriesRef in the structure).
+func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte, lim int) ([]byte, int, error) {
+	scol := n.seriesCol[i]
+	v, m := uvarint(d.cols[scol])
+	if m <= 0 {
+		return out, lim, errCut
+	}
+	d.cols[scol] = d.cols[scol][m:]
+	id := int64(d.sets.last[scol]) + int64(unzigzag(v))
+	if id < 0 || id >= int64(len(d.sets.offs)) {
+		return out, lim, errRef
+	}
+	set := d.sets.get(int(id))
+	if len(out)+len(set) > lim {
+		var err error
+		if out, lim, err = d.more(out, len(set)); err != nil {
+			return out, lim, err
+		}
+	}
+	out = append(out, set...)
+	d.sets.last[scol] = int32(id + 1)
+	if n.byCtx != nil && n.series[i] == n.ctxSet {
+		fr.bucket = d.sets.buckets[id]
+	}
+	return out, lim, nil
+}
+
+// startOf returns the time x encodes in column col (kTime, kStart) and
+// records a span's start (kStart).
+func (d *Decoder) startOf(fr *walkFrame, kd kind, col uint8, x uint64) uint64 {
+	base, how := d.prev[col], either
+	if kd == kStart && d.s.ref != 0 {
+		base, how = startBase(base, d.starts, d.childStart, fr.parent, d.nref, d.traceStarts, fr.sameTrace)
+	}
+	v := startOf(x, base, how)
+	d.prev[col] = v
+	if kd == kStart {
+		fr.start = v
+		if d.s.ref != 0 {
+			d.starts = recordStart(d.starts, d.nref, v)
+			d.childStart = recordChild(d.childStart, fr.forward, v)
+			d.traceStarts = recordStart(d.traceStarts, d.nback, v)
+		}
+	}
+	return v
+}
+
+// back rebuilds a kBack field's value from column col.
+func (d *Decoder) back(fr *walkFrame, col uint8, out []byte, lim int) ([]byte, int, error) {
+	c := d.cols[col]
+	v, m := uvarint(c)
+	if m <= 0 {
+		return out, lim, errCut
+	}
+	var err error
+	at := len(out)
+	fr.sameTrace = -1
+	if v > 0 {
+		o := int64(d.nback) - int64(v)
+		if v > uint64(d.nback) || o >= int64(len(d.backs)) {
+			return out, lim, errRef
+		}
+		l := int(d.backLen[o])
+		if len(out)+l > lim {
+			if out, lim, err = d.more(out, l); err != nil {
+				return out, lim, err
+			}
+		}
+		p := int(d.backs[o])
+		out = append(out, out[p:p+l]...)
+		fr.sameTrace = int(o)
+		d.cols[col] = c[m:]
+	} else {
+		c = c[m:]
+		l, m := uvarint(c)
+		if m <= 0 || l > uint64(len(c)-m) {
+			return out, lim, errCut
+		}
+		e := m + int(l)
+		if len(out)+e > lim {
+			if out, lim, err = d.more(out, e); err != nil {
+				return out, lim, err
+			}
+		}
+		out = append(out, c[:e]...)
+		d.cols[col] = c[e:]
+	}
+	if len(d.backs) < maxRefs {
+		if raw := len(out) - at; raw < len(refKey{}) {
+			d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, uint8(raw))
+		} else {
+			// Never referenced (keyOf): a place holder keeps
+			// the ordinals the encoder's.
+			d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, 0)
+		}
+	}
+	d.nback++
+	return out, lim, nil
+}
+
+// ref rebuilds a kRef field's value from column col when it is a
+// reference (done); otherwise the column's 0 is taken and the value
+// follows in it as a kLen's.
+func (d *Decoder) ref(fr *walkFrame, col uint8, out []byte, lim int) (_ []byte, _ int, done bool, err error) {
+	c := d.cols[col]
+	v, m := uvarint(c)
+	if m <= 0 {
+		return out, lim, false, errCut
+	}
+	d.cols[col] = c[m:]
+	fr.parent, fr.forward = -1, -1
+	if v == 0 {
+		return out, lim, false, nil
+	}
+	o := int64(d.prevRef) + int64(unzigzag(v-1))
+	d.prevRef = int(o)
+	if o >= 0 && o < maxRefs {
+		fr.parent, fr.forward = parentOf(int(o), len(d.starts), d.nref)
+	}
+	if o < 0 || o >= int64(len(d.offs)-1) {
+		return out, lim, false, errRef
+	}
+	val, vlen := d.refCol[d.offs[o]:d.offs[o+1]], d.refLen[d.loffs[o]:d.loffs[o+1]]
+	if len(out)+len(vlen)+len(val) > lim {
+		if out, lim, err = d.more(out, len(vlen)+len(val)); err != nil {
+			return out, lim, false, err
+		}
+	}
+	return append(append(out, vlen...), val...), lim, true, nil
 }
