@@ -387,7 +387,11 @@ loop:
 				break loop
 			}
 		}
-		out = append(out, st[:k]...)
+		if k == 1 {
+			out = append(out, st[0])
+		} else {
+			out = append(out, st[:k]...)
+		}
 		st = st[k:]
 		col := p.col
 		if p.flags&opSpread != 0 {
@@ -406,14 +410,21 @@ loop:
 					break loop
 				}
 			}
-			out = append(out, c[:m]...)
+			out = appendShort(out, c[:m])
 			d.cols[col] = c[m:]
 		case 1:
 			var v uint64
 			c := d.cols[col]
 			switch kd := p.kind; kd {
 			case kTime, kStart, kEnd:
-				x, m := uvarint(c)
+				// uvarint by hand: inlined, where a call makes
+				// the loop spill what it keeps in registers.
+				x, m := uint64(0), 1
+				if len(c) > 0 && c[0] < 0x80 {
+					x = uint64(c[0])
+				} else {
+					x, m = uvarint(c)
+				}
 				if m <= 0 {
 					err = errCut
 					break loop
@@ -457,7 +468,7 @@ loop:
 					break loop
 				}
 			}
-			out = append(out, c[:4]...)
+			out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))
 			d.cols[col] = c[4:]
 		case 2:
 			switch p.kind {
@@ -511,7 +522,12 @@ loop:
 				}
 			case kID:
 				c, lc := d.cols[col], d.cols[p.lcol]
-				l, m := uvarint(lc)
+				l, m := uint64(0), 1 // uvarint, inlined
+				if len(lc) > 0 && lc[0] < 0x80 {
+					l = uint64(lc[0])
+				} else {
+					l, m = uvarint(lc)
+				}
 				if m <= 0 || l > uint64(len(c)) {
 					err = errCut
 					break loop
@@ -521,7 +537,7 @@ loop:
 						break loop
 					}
 				}
-				out = append(append(out, lc[:m]...), c[:l]...)
+				out = appendShort(appendShort(out, lc[:m]), c[:l])
 				d.cols[p.lcol], d.cols[col] = lc[m:], c[l:]
 				if col == d.s.ref {
 					d.nref++
@@ -529,7 +545,12 @@ loop:
 				continue
 			}
 			c := d.cols[col]
-			l, m := uvarint(c)
+			l, m := uint64(0), 1 // uvarint, inlined
+			if len(c) > 0 && c[0] < 0x80 {
+				l = uint64(c[0])
+			} else {
+				l, m = uvarint(c)
+			}
 			if m <= 0 || l > uint64(len(c)-m) {
 				err = errCut
 				break loop
@@ -552,6 +573,22 @@ loop:
 	}
 	d.st, d.out, d.lim = st, out, lim
 	return err
+}
+
+// appendShort is append(out, b...) for the values of a few bytes that
+// most fields are (a varint, a span id), without a call to memmove: a
+// call makes walk spill every value it keeps in registers. The caller has
+// made room (len(out)+len(b) <= cap(out)).
+func appendShort(out, b []byte) []byte {
+	switch len(b) {
+	case 1:
+		return append(out, b[0])
+	case 8:
+		return binary.LittleEndian.AppendUint64(out, binary.LittleEndian.Uint64(b))
+	case 16:
+		return binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(out, binary.LittleEndian.Uint64(b)), binary.LittleEndian.Uint64(b[8:]))
+	}
+	return append(out, b...)
 }
 
 // seriesRef rebuilds a reference to a run of n's series field i
@@ -683,5 +720,5 @@ func (d *Decoder) ref(fr *walkFrame, col uint8, out []byte, lim int) (_ []byte, 
 			return out, lim, false, err
 		}
 	}
-	return append(append(out, vlen...), val...), lim, true, nil
+	return appendShort(appendShort(out, vlen), val), lim, true, nil
 }

@@ -209,7 +209,7 @@ func TestEncoderCostHolds(t *testing.T) {
 			for i := range n {
 				id := binary.BigEndian.AppendUint64(nil, uint64(req*n+i))
 				parent := binary.BigEndian.AppendUint64(nil, uint64(req*n+(i+1)%n)) // forward
-				tr := uint64(i) // odd requests (the last): every span its own trace
+				tr := uint64(i)                                                     // odd requests (the last): every span its own trace
 				if req%2 == 0 {
 					tr = uint64(i / 2)
 				}
