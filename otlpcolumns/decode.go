@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // Decoder errors.
@@ -27,7 +28,9 @@ type Decoder struct {
 	s    *schema
 	cols [maxCols][]byte
 	prev [maxCols]uint64
-	st   []byte
+	// st is the rest of the structure column, a string: walk keeps it in
+	// two registers, not three.
+	st   string
 	out  []byte
 	want int // the declared length
 	// charged is how much of out has been charged to grow (from the
@@ -167,7 +170,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 	if len(src) > 0 {
 		return dst, fmt.Errorf("%w: %d bytes past the columns", ErrCorrupt, len(src))
 	}
-	d.st = d.cols[colStruct]
+	d.st = unsafe.String(unsafe.SliceData(d.cols[colStruct]), len(d.cols[colStruct]))
 	d.indexRefs()
 	d.out = dst
 	d.want = base + int(n)
@@ -178,7 +181,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 	} else {
 		err = d.walk(d.s.root, 0)
 	}
-	dst, d.out, d.st = d.out, nil, nil
+	dst, d.out, d.st = d.out, nil, ""
 	if err != nil {
 		return dst, err
 	}
@@ -199,7 +202,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 // MaxEncodedLen(limit) bytes that DecoderCost does not count and that the
 // caller has stopped charging (TestDecoderKeepsNoInput).
 func (d *Decoder) forget() {
-	d.grow, d.st, d.out, d.refCol, d.refLen = nil, nil, nil, nil, nil
+	d.grow, d.st, d.out, d.refCol, d.refLen = nil, "", nil, nil, nil
 	if d.s != nil {
 		clear(d.cols[:d.s.cols])
 	}
@@ -375,7 +378,7 @@ loop:
 			}
 		} else {
 			var tag uint64
-			if tag, k = binary.Uvarint(st); k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
+			if tag, k = binary.Uvarint(unsafe.Slice(unsafe.StringData(st), len(st))); k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
 				err = errTag
 				break loop
 			}

@@ -10,7 +10,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
+
+// stBytes and stString convert Decoder.st, a string since walk keeps it
+// so, for walkRef, which reads a slice.
+func stBytes(s string) []byte  { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+func stString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // walk rebuilds the fields of a message of node n from the structure and
 // the columns. The output stays within d.want (dst's capacity covers it),
@@ -24,7 +30,7 @@ func (d *Decoder) walkRef(n *node, depth int) error {
 	parent := -1    // the ordinal of the parent span, when its start is known
 	sameTrace := -1 // the kBack ordinal of the last span of its trace
 	forward := -1   // the ordinal of the parent span, when it comes later
-	st, out, lim := d.st, d.out, d.lim
+	st, out, lim := stBytes(d.st), d.out, d.lim
 	var err error
 	run := -1   // where the run of n.series fields being rebuilt starts in out
 	runIdx := 0 // which of n.series it is
@@ -209,11 +215,11 @@ loop:
 				if n.byCtx != nil && num == uint64(n.ctxUse) {
 					child = n.byCtx[bucket]
 				}
-				d.st, d.out, d.lim = st, out, lim
+				d.st, d.out, d.lim = stString(st), out, lim
 				if err = d.walkRef(child, depth+1); err != nil {
 					return err
 				}
-				st, out, lim = d.st, d.out, d.lim
+				st, out, lim = stBytes(d.st), d.out, d.lim
 				l := uint64(len(out) - at - size)
 				if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 					err = errFit
@@ -349,7 +355,7 @@ loop:
 			break loop
 		}
 	}
-	d.st, d.out, d.lim = st, out, lim
+	d.st, d.out, d.lim = stString(st), out, lim
 	return err
 }
 
