@@ -30,12 +30,15 @@ type Decoder struct {
 	prev [maxCols]uint64
 	// st is the rest of the structure column, a string: walk keeps it in
 	// two registers, not three.
-	st   string
-	out  []byte
+	st  string
+	out []byte
+	// buf is out's buffer, out a slice of it whose capacity is what
+	// may be written without calling more.
+	buf  []byte
 	want int // the declared length
 	// charged is how much of out has been charged to grow (from the
-	// start of dst); lim is min(charged, cap(out)), what may be written
-	// without calling more.
+	// start of dst); lim is walkRef's limit (walk keeps it as out's
+	// capacity).
 	charged, lim int
 	grow         func(int) error
 	err          error // the first error: every later call's (Decode)
@@ -172,16 +175,15 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 	}
 	d.st = unsafe.String(unsafe.SliceData(d.cols[colStruct]), len(d.cols[colStruct]))
 	d.indexRefs()
-	d.out = dst
 	d.want = base + int(n)
 	d.charged = base
-	d.lim = min(d.charged, cap(dst))
+	d.buf, d.out, d.lim = dst, dst[:base:base], base
 	if d.walker != nil {
 		err = d.walker(d, d.s.root, 0)
 	} else {
 		err = d.walk(d.s.root, 0)
 	}
-	dst, d.out, d.st = d.out, nil, ""
+	dst, d.out, d.buf, d.st = d.buf[:len(d.out)], nil, nil, ""
 	if err != nil {
 		return dst, err
 	}
@@ -202,7 +204,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 // MaxEncodedLen(limit) bytes that DecoderCost does not count and that the
 // caller has stopped charging (TestDecoderKeepsNoInput).
 func (d *Decoder) forget() {
-	d.grow, d.st, d.out, d.refCol, d.refLen = nil, "", nil, nil, nil
+	d.grow, d.st, d.out, d.buf, d.refCol, d.refLen = nil, "", nil, nil, nil, nil
 	if d.s != nil {
 		clear(d.cols[:d.s.cols])
 	}
@@ -250,35 +252,36 @@ func (d *Decoder) charge(total int) error {
 	return nil
 }
 
-// more makes room for m more bytes of output after out, within the
-// declared length: it charges the output as it grows (a chargeStep at a
-// time, never the declared length alone: a reference to a series copies
-// bytes the message does not carry, so its size is no bound) and grows
-// out's capacity by doubling (its copies stay linear), charging the new
-// capacity before allocating it: a message that declares more than it
-// decodes to, or fails half way, holds no memory beyond its charge
-// (TestDecodeChargesWhatItAllocates). It returns the new limit of what may
-// be written without calling it again.
-func (d *Decoder) more(out []byte, m int) ([]byte, int, error) {
+// more makes room for m more bytes of output after out (a slice of
+// d.buf whose capacity is what may be written without calling it again),
+// within the declared length: it charges the output as it grows (a
+// chargeStep at a time, never the declared length alone: a reference to a
+// series copies bytes the message does not carry, so its size is no
+// bound) and grows d.buf's capacity by doubling (its copies stay linear),
+// charging the new capacity before allocating it: a message that declares
+// more than it decodes to, or fails half way, holds no memory beyond its
+// charge (TestDecodeChargesWhatItAllocates). It returns out with its
+// new capacity: walk keeps its limit there, not in a register.
+func (d *Decoder) more(out []byte, m int) ([]byte, error) {
 	end := len(out) + m
 	if end > d.want {
-		return out, 0, errLong
+		return out, errLong
 	}
-	if end > cap(out) {
-		c := min(d.want, max(end, 2*cap(out), chargeStep))
+	if end > cap(d.buf) {
+		c := min(d.want, max(end, 2*cap(d.buf), chargeStep))
 		if err := d.charge(c); err != nil {
-			return out, 0, err
+			return out, err
 		}
 		nb := make([]byte, len(out), c)
 		copy(nb, out)
-		out = nb
+		d.buf = nb
 	}
 	if end > d.charged {
 		if err := d.charge(min(d.want, max(end, d.charged+chargeStep))); err != nil {
-			return out, 0, err
+			return out, err
 		}
 	}
-	return out, min(d.charged, cap(out)), nil
+	return d.buf[:len(out):min(d.charged, cap(d.buf))], nil
 }
 
 var (
@@ -336,7 +339,7 @@ func (d *Decoder) walk(n *node, depth int) error {
 		return errTooDeep
 	}
 	fr := walkFrame{parent: -1, sameTrace: -1, forward: -1, run: -1}
-	st, out, lim := d.st, d.out, d.lim
+	st, out := d.st, d.out
 	var err error
 	var slow op
 loop:
@@ -367,7 +370,7 @@ loop:
 			}
 			p = &n.ops[b]
 			if p.flags&opMarker != 0 {
-				if out, lim, err = d.seriesRef(n, &fr, int(p.series), out, lim); err != nil {
+				if out, err = d.seriesRef(n, &fr, int(p.series), out); err != nil {
 					break loop
 				}
 				st = st[1:]
@@ -385,8 +388,8 @@ loop:
 			slow = opOf(n, tag)
 			p = &slow
 		}
-		if len(out)+k > lim {
-			if out, lim, err = d.more(out, k); err != nil {
+		if len(out)+k > cap(out) {
+			if out, err = d.more(out, k); err != nil {
 				break loop
 			}
 		}
@@ -408,8 +411,8 @@ loop:
 				err = errCut
 				break loop
 			}
-			if len(out)+m > lim {
-				if out, lim, err = d.more(out, m); err != nil {
+			if len(out)+m > cap(out) {
+				if out, err = d.more(out, m); err != nil {
 					break loop
 				}
 			}
@@ -454,8 +457,8 @@ loop:
 				v = binary.LittleEndian.Uint64(c)
 				d.cols[col] = c[8:]
 			}
-			if len(out)+8 > lim {
-				if out, lim, err = d.more(out, 8); err != nil {
+			if len(out)+8 > cap(out) {
+				if out, err = d.more(out, 8); err != nil {
 					break loop
 				}
 			}
@@ -466,8 +469,8 @@ loop:
 				err = errCut
 				break loop
 			}
-			if len(out)+4 > lim {
-				if out, lim, err = d.more(out, 4); err != nil {
+			if len(out)+4 > cap(out) {
+				if out, err = d.more(out, 4); err != nil {
 					break loop
 				}
 			}
@@ -482,8 +485,8 @@ loop:
 				}
 				size := int(st[0])
 				st = st[1:]
-				if len(out)+size > lim {
-					if out, lim, err = d.more(out, size); err != nil {
+				if len(out)+size > cap(out) {
+					if out, err = d.more(out, size); err != nil {
 						break loop
 					}
 				}
@@ -493,11 +496,11 @@ loop:
 				if p.flags&opCtxUse != 0 {
 					child = n.byCtx[fr.bucket]
 				}
-				d.st, d.out, d.lim = st, out, lim
+				d.st, d.out = st, out
 				if err = d.walk(child, depth+1); err != nil {
 					return err
 				}
-				st, out, lim = d.st, d.out, d.lim
+				st, out = d.st, d.out
 				l := uint64(len(out) - at - size)
 				if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 					err = errFit
@@ -511,13 +514,13 @@ loop:
 				b[size-1] = byte(l)
 				continue
 			case kBack:
-				if out, lim, err = d.back(&fr, col, out, lim); err != nil {
+				if out, err = d.back(&fr, col, out); err != nil {
 					break loop
 				}
 				continue
 			case kRef:
 				var done bool
-				if out, lim, done, err = d.ref(&fr, col, out, lim); err != nil {
+				if out, done, err = d.ref(&fr, col, out); err != nil {
 					break loop
 				}
 				if done {
@@ -535,8 +538,8 @@ loop:
 					err = errCut
 					break loop
 				}
-				if len(out)+m+int(l) > lim {
-					if out, lim, err = d.more(out, m+int(l)); err != nil {
+				if len(out)+m+int(l) > cap(out) {
+					if out, err = d.more(out, m+int(l)); err != nil {
 						break loop
 					}
 				}
@@ -559,8 +562,8 @@ loop:
 				break loop
 			}
 			e := m + int(l)
-			if len(out)+e > lim {
-				if out, lim, err = d.more(out, e); err != nil {
+			if len(out)+e > cap(out) {
+				if out, err = d.more(out, e); err != nil {
 					break loop
 				}
 			}
@@ -574,7 +577,7 @@ loop:
 			break loop
 		}
 	}
-	d.st, d.out, d.lim = st, out, lim
+	d.st, d.out = st, out
 	return err
 }
 
@@ -596,22 +599,22 @@ func appendShort(out, b []byte) []byte {
 
 // seriesRef rebuilds a reference to a run of n's series field i
 // (seriesRef in the structure).
-func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte, lim int) ([]byte, int, error) {
+func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, error) {
 	scol := n.seriesCol[i]
 	v, m := uvarint(d.cols[scol])
 	if m <= 0 {
-		return out, lim, errCut
+		return out, errCut
 	}
 	d.cols[scol] = d.cols[scol][m:]
 	id := int64(d.sets.last[scol]) + int64(unzigzag(v))
 	if id < 0 || id >= int64(len(d.sets.offs)) {
-		return out, lim, errRef
+		return out, errRef
 	}
 	set := d.sets.get(int(id))
-	if len(out)+len(set) > lim {
+	if len(out)+len(set) > cap(out) {
 		var err error
-		if out, lim, err = d.more(out, len(set)); err != nil {
-			return out, lim, err
+		if out, err = d.more(out, len(set)); err != nil {
+			return out, err
 		}
 	}
 	out = append(out, set...)
@@ -619,7 +622,7 @@ func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte, lim int) 
 	if n.byCtx != nil && n.series[i] == n.ctxSet {
 		fr.bucket = d.sets.buckets[id]
 	}
-	return out, lim, nil
+	return out, nil
 }
 
 // startOf returns the time x encodes in column col (kTime, kStart) and
@@ -643,11 +646,11 @@ func (d *Decoder) startOf(fr *walkFrame, kd kind, col uint8, x uint64) uint64 {
 }
 
 // back rebuilds a kBack field's value from column col.
-func (d *Decoder) back(fr *walkFrame, col uint8, out []byte, lim int) ([]byte, int, error) {
+func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
 	c := d.cols[col]
 	v, m := uvarint(c)
 	if m <= 0 {
-		return out, lim, errCut
+		return out, errCut
 	}
 	var err error
 	at := len(out)
@@ -655,12 +658,12 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte, lim int) ([]byte, i
 	if v > 0 {
 		o := int64(d.nback) - int64(v)
 		if v > uint64(d.nback) || o >= int64(len(d.backs)) {
-			return out, lim, errRef
+			return out, errRef
 		}
 		l := int(d.backLen[o])
-		if len(out)+l > lim {
-			if out, lim, err = d.more(out, l); err != nil {
-				return out, lim, err
+		if len(out)+l > cap(out) {
+			if out, err = d.more(out, l); err != nil {
+				return out, err
 			}
 		}
 		p := int(d.backs[o])
@@ -671,12 +674,12 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte, lim int) ([]byte, i
 		c = c[m:]
 		l, m := uvarint(c)
 		if m <= 0 || l > uint64(len(c)-m) {
-			return out, lim, errCut
+			return out, errCut
 		}
 		e := m + int(l)
-		if len(out)+e > lim {
-			if out, lim, err = d.more(out, e); err != nil {
-				return out, lim, err
+		if len(out)+e > cap(out) {
+			if out, err = d.more(out, e); err != nil {
+				return out, err
 			}
 		}
 		out = append(out, c[:e]...)
@@ -692,22 +695,22 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte, lim int) ([]byte, i
 		}
 	}
 	d.nback++
-	return out, lim, nil
+	return out, nil
 }
 
 // ref rebuilds a kRef field's value from column col when it is a
 // reference (done); otherwise the column's 0 is taken and the value
 // follows in it as a kLen's.
-func (d *Decoder) ref(fr *walkFrame, col uint8, out []byte, lim int) (_ []byte, _ int, done bool, err error) {
+func (d *Decoder) ref(fr *walkFrame, col uint8, out []byte) (_ []byte, done bool, err error) {
 	c := d.cols[col]
 	v, m := uvarint(c)
 	if m <= 0 {
-		return out, lim, false, errCut
+		return out, false, errCut
 	}
 	d.cols[col] = c[m:]
 	fr.parent, fr.forward = -1, -1
 	if v == 0 {
-		return out, lim, false, nil
+		return out, false, nil
 	}
 	o := int64(d.prevRef) + int64(unzigzag(v-1))
 	d.prevRef = int(o)
@@ -715,13 +718,13 @@ func (d *Decoder) ref(fr *walkFrame, col uint8, out []byte, lim int) (_ []byte, 
 		fr.parent, fr.forward = parentOf(int(o), len(d.starts), d.nref)
 	}
 	if o < 0 || o >= int64(len(d.offs)-1) {
-		return out, lim, false, errRef
+		return out, false, errRef
 	}
 	val, vlen := d.refCol[d.offs[o]:d.offs[o+1]], d.refLen[d.loffs[o]:d.loffs[o+1]]
-	if len(out)+len(vlen)+len(val) > lim {
-		if out, lim, err = d.more(out, len(vlen)+len(val)); err != nil {
-			return out, lim, false, err
+	if len(out)+len(vlen)+len(val) > cap(out) {
+		if out, err = d.more(out, len(vlen)+len(val)); err != nil {
+			return out, false, err
 		}
 	}
-	return appendShort(appendShort(out, vlen), val), lim, true, nil
+	return appendShort(appendShort(out, vlen), val), true, nil
 }

@@ -76,7 +76,7 @@ loop:
 				}
 				set := d.sets.get(int(id))
 				if len(out)+len(set) > lim {
-					if out, lim, err = d.more(out, len(set)); err != nil {
+					if out, lim, err = d.moreRef(out, len(set)); err != nil {
 						break loop
 					}
 				}
@@ -99,7 +99,7 @@ loop:
 			break loop
 		}
 		if len(out)+k > lim {
-			if out, lim, err = d.more(out, k); err != nil {
+			if out, lim, err = d.moreRef(out, k); err != nil {
 				break loop
 			}
 		}
@@ -127,7 +127,7 @@ loop:
 				break loop
 			}
 			if len(out)+m > lim {
-				if out, lim, err = d.more(out, m); err != nil {
+				if out, lim, err = d.moreRef(out, m); err != nil {
 					break loop
 				}
 			}
@@ -179,7 +179,7 @@ loop:
 				d.cols[col] = c[8:]
 			}
 			if len(out)+8 > lim {
-				if out, lim, err = d.more(out, 8); err != nil {
+				if out, lim, err = d.moreRef(out, 8); err != nil {
 					break loop
 				}
 			}
@@ -191,7 +191,7 @@ loop:
 				break loop
 			}
 			if len(out)+4 > lim {
-				if out, lim, err = d.more(out, 4); err != nil {
+				if out, lim, err = d.moreRef(out, 4); err != nil {
 					break loop
 				}
 			}
@@ -206,7 +206,7 @@ loop:
 				size := int(st[0])
 				st = st[1:]
 				if len(out)+size > lim {
-					if out, lim, err = d.more(out, size); err != nil {
+					if out, lim, err = d.moreRef(out, size); err != nil {
 						break loop
 					}
 				}
@@ -250,7 +250,7 @@ loop:
 					}
 					l := int(d.backLen[o])
 					if len(out)+l > lim {
-						if out, lim, err = d.more(out, l); err != nil {
+						if out, lim, err = d.moreRef(out, l); err != nil {
 							break loop
 						}
 					}
@@ -267,7 +267,7 @@ loop:
 					}
 					e := m + int(l)
 					if len(out)+e > lim {
-						if out, lim, err = d.more(out, e); err != nil {
+						if out, lim, err = d.moreRef(out, e); err != nil {
 							break loop
 						}
 					}
@@ -307,7 +307,7 @@ loop:
 					}
 					val, vlen := d.refCol[d.offs[o]:d.offs[o+1]], d.refLen[d.loffs[o]:d.loffs[o+1]]
 					if len(out)+len(vlen)+len(val) > lim {
-						if out, lim, err = d.more(out, len(vlen)+len(val)); err != nil {
+						if out, lim, err = d.moreRef(out, len(vlen)+len(val)); err != nil {
 							break loop
 						}
 					}
@@ -323,7 +323,7 @@ loop:
 					break loop
 				}
 				if len(out)+m+int(l) > lim {
-					if out, lim, err = d.more(out, m+int(l)); err != nil {
+					if out, lim, err = d.moreRef(out, m+int(l)); err != nil {
 						break loop
 					}
 				}
@@ -341,7 +341,7 @@ loop:
 			}
 			e := m + int(l)
 			if len(out)+e > lim {
-				if out, lim, err = d.more(out, e); err != nil {
+				if out, lim, err = d.moreRef(out, e); err != nil {
 					break loop
 				}
 			}
@@ -425,4 +425,36 @@ func FuzzDecodeSame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte, sig uint8) {
 		sameDecode(t, Signal(sig%5), 1<<16, src, src)
 	})
+}
+
+// more makes room for m more bytes of output after out, within the
+// declared length: it charges the output as it grows (a chargeStep at a
+// time, never the declared length alone: a reference to a series copies
+// bytes the message does not carry, so its size is no bound) and grows
+// out's capacity by doubling (its copies stay linear), charging the new
+// capacity before allocating it: a message that declares more than it
+// decodes to, or fails half way, holds no memory beyond its charge
+// (TestDecodeChargesWhatItAllocates). It returns the new limit of what may
+// be written without calling it again.
+func (d *Decoder) moreRef(out []byte, m int) ([]byte, int, error) {
+	end := len(out) + m
+	if end > d.want {
+		return out, 0, errLong
+	}
+	if end > cap(out) {
+		c := min(d.want, max(end, 2*cap(out), chargeStep))
+		if err := d.charge(c); err != nil {
+			return out, 0, err
+		}
+		nb := make([]byte, len(out), c)
+		copy(nb, out)
+		out = nb
+		d.buf = nb
+	}
+	if end > d.charged {
+		if err := d.charge(min(d.want, max(end, d.charged+chargeStep))); err != nil {
+			return out, 0, err
+		}
+	}
+	return out, min(d.charged, cap(out)), nil
 }
