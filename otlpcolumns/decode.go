@@ -601,7 +601,12 @@ func appendShort(out, b []byte) []byte {
 // (seriesRef in the structure).
 func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, error) {
 	scol := n.seriesCol[i]
-	v, m := uvarint(d.cols[scol])
+	v, m := uint64(0), 1 // uvarint, inlined
+	if c := d.cols[scol]; len(c) > 0 && c[0] < 0x80 {
+		v = uint64(c[0])
+	} else {
+		v, m = uvarint(c)
+	}
 	if m <= 0 {
 		return out, errCut
 	}
@@ -648,7 +653,12 @@ func (d *Decoder) startOf(fr *walkFrame, kd kind, col uint8, x uint64) uint64 {
 // back rebuilds a kBack field's value from column col.
 func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
 	c := d.cols[col]
-	v, m := uvarint(c)
+	v, m := uint64(0), 1 // uvarint, inlined
+	if len(c) > 0 && c[0] < 0x80 {
+		v = uint64(c[0])
+	} else {
+		v, m = uvarint(c)
+	}
 	if m <= 0 {
 		return out, errCut
 	}
@@ -703,7 +713,12 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
 // follows in it as a kLen's.
 func (d *Decoder) ref(fr *walkFrame, col uint8, out []byte) (_ []byte, done bool, err error) {
 	c := d.cols[col]
-	v, m := uvarint(c)
+	v, m := uint64(0), 1 // uvarint, inlined
+	if len(c) > 0 && c[0] < 0x80 {
+		v = uint64(c[0])
+	} else {
+		v, m = uvarint(c)
+	}
 	if m <= 0 {
 		return out, false, errCut
 	}
