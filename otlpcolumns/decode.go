@@ -83,6 +83,7 @@ func NewDecoder(sig Signal) *Decoder {
 	d := &Decoder{}
 	if sig < Profiles && sig > 0 {
 		d.s = &schemas[sig]
+		d.s.tables.Do(func() { tables(d.s.root, map[*node]bool{}) })
 	}
 	return d
 }

@@ -2,6 +2,7 @@ package otlpcolumns
 
 import (
 	"encoding/binary"
+	"sync"
 
 	pb "github.com/otlp-lite/otlp-lite/otlppb"
 )
@@ -97,8 +98,11 @@ type node struct {
 	// (seriesTable). A span has two: its attributes and its name.
 	series, seriesCol [2]uint8
 	// ops is what each one-byte tag means here (opOf, and the series'
-	// markers and runs), found once for the decoder (tables).
-	ops [0x80]op
+	// markers and runs), found for the decoder by tables when a
+	// process makes its first decoder of the signal (2 KiB a node, 270
+	// KiB for the three schemas: a process that never decodes columns
+	// does not hold them).
+	ops *[0x80]op
 }
 
 // op is a field of a node as the decoder reads it: its wire type, the
@@ -151,6 +155,7 @@ func tables(n *node, seen map[*node]bool) {
 		return
 	}
 	seen[n] = true
+	n.ops = new([0x80]op)
 	for b := 1; b < len(n.ops); b++ {
 		o := opOf(n, uint64(b))
 		if i := markerIndex(byte(b)); i >= 0 && n.series[i] != 0 {
@@ -532,13 +537,16 @@ type schema struct {
 	root        *node
 	cols        int
 	ref, refLen uint8
+	// tables fills the nodes' ops, once (NewDecoder).
+	tables sync.Once
 }
 
-var schemas = func() (s [Profiles + 1]schema) {
+var schemas [Profiles + 1]schema
+
+func init() {
 	for sig, f := range map[Signal]func() (*node, *builder){Traces: tracesSchema, Metrics: metricsSchema, Logs: logsSchema} {
 		root, b := f()
-		tables(root, map[*node]bool{})
-		s[sig] = schema{root: root, cols: b.n, ref: b.ref, refLen: b.refLen}
+		s := &schemas[sig]
+		s.root, s.cols, s.ref, s.refLen = root, b.n, b.ref, b.refLen
 	}
-	return s
-}()
+}
