@@ -104,8 +104,8 @@ func NewEncoder(sig Signal) *Encoder {
 // size): a stream's messages are usually far smaller (a batch processor's
 // 8,192 spans are about 2 MiB of OTLP), and a larger one allocates them
 // anew rather than leave its size held for the stream's life (a forward
-// destination's stream of 64 MiB records would hold about 100 MiB per
-// signal). Part of EncoderCost.
+// destination's stream of 64 MiB records held that, with append's slack,
+// per signal). Part of EncoderCost.
 const maxKept = 4 << 20
 
 // EncoderCost is the most an Encoder holds between messages: its fixed
