@@ -101,6 +101,10 @@ type Destination struct {
 	DisableStreamCompression bool
 	// StreamColumns offers the columnar transform under it
 	// (otlpclient.StreamConfig; query stream-compression=zstd+columns).
+	// Each signal's stream then holds an otlpcolumns.Encoder between
+	// records, at most otlpcolumns.EncoderCost (about 14.5 MiB: its
+	// tables are bounded, and it keeps at most 4 MiB of buffers from one
+	// record to the next), beside its stateful zstd encoder.
 	StreamColumns bool
 	// JSON (HTTP only) sends OTLP/JSON bodies instead of protobuf.
 	JSON bool

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"unsafe"
 )
 
 // Decoder errors.
@@ -27,12 +28,17 @@ type Decoder struct {
 	s    *schema
 	cols [maxCols][]byte
 	prev [maxCols]uint64
-	st   []byte
-	out  []byte
+	// st is the rest of the structure column, a string: walk keeps it in
+	// two registers, not three.
+	st  string
+	out []byte
+	// buf is out's buffer, out a slice of it whose capacity is what
+	// may be written without calling more.
+	buf  []byte
 	want int // the declared length
 	// charged is how much of out has been charged to grow (from the
-	// start of dst); lim is min(charged, cap(out)), what may be written
-	// without calling more.
+	// start of dst); lim is walkRef's limit (walk keeps it as out's
+	// capacity).
 	charged, lim int
 	grow         func(int) error
 	err          error // the first error: every later call's (Decode)
@@ -54,6 +60,8 @@ type Decoder struct {
 	backLen []uint8
 	nback   int // the kBack values of the message so far
 	prevRef int // the ordinal of the last reference (kRef)
+	// walker, if not nil, walks in walk's place (the tests' walkRef).
+	walker func(*Decoder, *node, int) error
 }
 
 // DecoderCost is the most a Decoder holds between messages, beyond its
@@ -75,6 +83,7 @@ func NewDecoder(sig Signal) *Decoder {
 	d := &Decoder{}
 	if sig < Profiles && sig > 0 {
 		d.s = &schemas[sig]
+		d.s.tables.Do(func() { tables(d.s.root, map[*node]bool{}) })
 	}
 	return d
 }
@@ -165,14 +174,17 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 	if len(src) > 0 {
 		return dst, fmt.Errorf("%w: %d bytes past the columns", ErrCorrupt, len(src))
 	}
-	d.st = d.cols[colStruct]
+	d.st = unsafe.String(unsafe.SliceData(d.cols[colStruct]), len(d.cols[colStruct]))
 	d.indexRefs()
-	d.out = dst
 	d.want = base + int(n)
 	d.charged = base
-	d.lim = min(d.charged, cap(dst))
-	err = d.walk(d.s.root, 0)
-	dst, d.out, d.st = d.out, nil, nil
+	d.buf, d.out, d.lim = dst, dst[:base:base], base
+	if d.walker != nil {
+		err = d.walker(d, d.s.root, 0)
+	} else {
+		err = d.walk(d.s.root, 0)
+	}
+	dst, d.out, d.buf, d.st = d.buf[:len(d.out)], nil, nil, ""
 	if err != nil {
 		return dst, err
 	}
@@ -193,7 +205,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 // MaxEncodedLen(limit) bytes that DecoderCost does not count and that the
 // caller has stopped charging (TestDecoderKeepsNoInput).
 func (d *Decoder) forget() {
-	d.grow, d.st, d.out, d.refCol, d.refLen = nil, nil, nil, nil, nil
+	d.grow, d.st, d.out, d.buf, d.refCol, d.refLen = nil, "", nil, nil, nil, nil
 	if d.s != nil {
 		clear(d.cols[:d.s.cols])
 	}
@@ -241,35 +253,36 @@ func (d *Decoder) charge(total int) error {
 	return nil
 }
 
-// more makes room for m more bytes of output after out, within the
-// declared length: it charges the output as it grows (a chargeStep at a
-// time, never the declared length alone: a reference to a series copies
-// bytes the message does not carry, so its size is no bound) and grows
-// out's capacity by doubling (its copies stay linear), charging the new
-// capacity before allocating it: a message that declares more than it
-// decodes to, or fails half way, holds no memory beyond its charge
-// (TestDecodeChargesWhatItAllocates). It returns the new limit of what may
-// be written without calling it again.
-func (d *Decoder) more(out []byte, m int) ([]byte, int, error) {
+// more makes room for m more bytes of output after out (a slice of
+// d.buf whose capacity is what may be written without calling it again),
+// within the declared length: it charges the output as it grows (a
+// chargeStep at a time, never the declared length alone: a reference to a
+// series copies bytes the message does not carry, so its size is no
+// bound) and grows d.buf's capacity by doubling (its copies stay linear),
+// charging the new capacity before allocating it: a message that declares
+// more than it decodes to, or fails half way, holds no memory beyond its
+// charge (TestDecodeChargesWhatItAllocates). It returns out with its
+// new capacity: walk keeps its limit there, not in a register.
+func (d *Decoder) more(out []byte, m int) ([]byte, error) {
 	end := len(out) + m
 	if end > d.want {
-		return out, 0, errLong
+		return out, errLong
 	}
-	if end > cap(out) {
-		c := min(d.want, max(end, 2*cap(out), chargeStep))
+	if end > cap(d.buf) {
+		c := min(d.want, max(end, 2*cap(d.buf), chargeStep))
 		if err := d.charge(c); err != nil {
-			return out, 0, err
+			return out, err
 		}
 		nb := make([]byte, len(out), c)
 		copy(nb, out)
-		out = nb
+		d.buf = nb
 	}
 	if end > d.charged {
 		if err := d.charge(min(d.want, max(end, d.charged+chargeStep))); err != nil {
-			return out, 0, err
+			return out, err
 		}
 	}
-	return out, min(d.charged, cap(out)), nil
+	return d.buf[:len(out):min(d.charged, cap(d.buf))], nil
 }
 
 var (
@@ -303,39 +316,49 @@ func varintLen(b []byte) int {
 	return 0
 }
 
+// walkFrame is what walk keeps of a message beside its position: read
+// and written a few times a message, it lives in memory, so that the
+// registers hold what every field uses (the structure, the output and its
+// limit: with these too, the loop spilled and reloaded a score of values
+// at each field, half of the decoder's instructions).
+type walkFrame struct {
+	start     uint64 // the message's kStart
+	parent    int    // the ordinal of the parent span, when its start is known
+	sameTrace int    // the kBack ordinal of the last span of its trace
+	forward   int    // the ordinal of the parent span, when it comes later
+	run       int    // where the run of n.series fields being rebuilt starts in out
+	runIdx    int    // which of n.series it is
+	bucket    uint8  // the bucket of the node's ctxSet field
+}
+
 // walk rebuilds the fields of a message of node n from the structure and
 // the columns. The output stays within d.want (dst's capacity covers it),
-// so each write is a bounds check and a copy.
+// so each write is a bounds check and a copy. A one-byte tag's field is
+// found in n.ops, a longer tag's by opOf.
 func (d *Decoder) walk(n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
-	var start uint64
-	var bucket uint8
-	parent := -1    // the ordinal of the parent span, when its start is known
-	sameTrace := -1 // the kBack ordinal of the last span of its trace
-	forward := -1   // the ordinal of the parent span, when it comes later
-	st, out, lim := d.st, d.out, d.lim
+	fr := walkFrame{parent: -1, sameTrace: -1, forward: -1, run: -1}
+	st, out := d.st, d.out
 	var err error
-	run := -1   // where the run of n.series fields being rebuilt starts in out
-	runIdx := 0 // which of n.series it is
+	var slow op
 loop:
 	for {
-		if run >= 0 && (len(st) == 0 || st[0] != n.series[runIdx]<<3|2) {
+		if fr.run >= 0 && (len(st) == 0 || st[0] != n.series[fr.runIdx]<<3|2) {
 			// The run ends (a field of another number, or a tag of
 			// more than a byte: the encoder's runs hold minimal tags
 			// only if the message's do, and any other tag ends it).
-			d.sets.add(out[run:])
-			run = -1
+			d.sets.add(out[fr.run:])
+			fr.run = -1
 		}
 		if len(st) == 0 {
 			if depth > 0 {
 				err = errEnd
-				break loop
 			}
 			break loop
 		}
-		var tag uint64
+		var p *op
 		k := 1
 		if b := st[0]; b < 0x80 {
 			if b == 0 {
@@ -346,64 +369,42 @@ loop:
 				st = st[1:]
 				break loop
 			}
-			if i := markerIndex(b); i >= 0 && n.series[i] != 0 {
-				scol := n.seriesCol[i]
-				v, m := uvarint(d.cols[scol])
-				if m <= 0 {
-					err = errCut
+			p = &n.ops[b]
+			if p.flags&opMarker != 0 {
+				if out, err = d.seriesRef(n, &fr, int(p.series), out); err != nil {
 					break loop
-				}
-				d.cols[scol] = d.cols[scol][m:]
-				id := int64(d.sets.last[scol]) + int64(unzigzag(v))
-				if id < 0 || id >= int64(len(d.sets.offs)) {
-					err = errRef
-					break loop
-				}
-				set := d.sets.get(int(id))
-				if len(out)+len(set) > lim {
-					if out, lim, err = d.more(out, len(set)); err != nil {
-						break loop
-					}
-				}
-				out = append(out, set...)
-				d.sets.last[scol] = int32(id + 1)
-				if n.byCtx != nil && n.series[i] == n.ctxSet {
-					bucket = d.sets.buckets[id]
 				}
 				st = st[1:]
 				continue
 			}
-			tag = uint64(b)
-			if run < 0 {
-				if i := n.seriesIndex(b); i >= 0 {
-					run, runIdx = len(out), i
-				}
+			if p.flags&opRun != 0 && fr.run < 0 {
+				fr.run, fr.runIdx = len(out), int(p.series)
 			}
-		} else if tag, k = binary.Uvarint(st); k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
-			err = errTag
-			break loop
+		} else {
+			var tag uint64
+			if tag, k = binary.Uvarint(unsafe.Slice(unsafe.StringData(st), len(st))); k <= 0 || tag>>3 == 0 || tag>>3 > 1<<29-1 {
+				err = errTag
+				break loop
+			}
+			slow = opOf(n, tag)
+			p = &slow
 		}
-		if len(out)+k > lim {
-			if out, lim, err = d.more(out, k); err != nil {
+		if len(out)+k > cap(out) {
+			if out, err = d.more(out, k); err != nil {
 				break loop
 			}
 		}
-		out = append(out, st[:k]...)
-		st = st[k:]
-		wt := uint8(tag & 7)
-		num := tag >> 3
-		kd, col, lcol := kOther, uint8(colOther), uint8(0)
-		var child *node
-		if num <= maxField {
-			f := &n.f[num]
-			if f.kind != kOther && wireOf[f.kind] == wt {
-				kd, col, lcol, child = f.kind, f.col, f.lcol, f.child
-				if f.spread {
-					col += bucket
-				}
-			}
+		if k == 1 {
+			out = append(out, st[0])
+		} else {
+			out = append(out, st[:k]...)
 		}
-		switch wt {
+		st = st[k:]
+		col := p.col
+		if p.flags&opSpread != 0 {
+			col += fr.bucket
+		}
+		switch p.wt {
 		case 0:
 			c := d.cols[col]
 			m := varintLen(c)
@@ -411,41 +412,35 @@ loop:
 				err = errCut
 				break loop
 			}
-			if len(out)+m > lim {
-				if out, lim, err = d.more(out, m); err != nil {
+			if len(out)+m > cap(out) {
+				if out, err = d.more(out, m); err != nil {
 					break loop
 				}
 			}
-			out = append(out, c[:m]...)
+			out = appendShort(out, c[:m])
 			d.cols[col] = c[m:]
 		case 1:
 			var v uint64
 			c := d.cols[col]
-			switch kd {
+			switch kd := p.kind; kd {
 			case kTime, kStart, kEnd:
-				x, m := uvarint(c)
+				// uvarint by hand: inlined, where a call makes
+				// the loop spill what it keeps in registers.
+				x, m := uint64(0), 1
+				if len(c) > 0 && c[0] < 0x80 {
+					x = uint64(c[0])
+				} else {
+					x, m = uvarint(c)
+				}
 				if m <= 0 {
 					err = errCut
 					break loop
 				}
 				d.cols[col] = c[m:]
 				if kd == kEnd {
-					v = start + x
+					v = fr.start + x
 				} else {
-					base, how := d.prev[col], either
-					if kd == kStart && d.s.ref != 0 {
-						base, how = startBase(base, d.starts, d.childStart, parent, d.nref, d.traceStarts, sameTrace)
-					}
-					v = startOf(x, base, how)
-					d.prev[col] = v
-					if kd == kStart {
-						start = v
-						if d.s.ref != 0 {
-							d.starts = recordStart(d.starts, d.nref, v)
-							d.childStart = recordChild(d.childStart, forward, v)
-							d.traceStarts = recordStart(d.traceStarts, d.nback, v)
-						}
-					}
+					v = d.startOf(&fr, kd, col, x)
 				}
 			case kDouble:
 				if len(c) < 8 {
@@ -463,8 +458,8 @@ loop:
 				v = binary.LittleEndian.Uint64(c)
 				d.cols[col] = c[8:]
 			}
-			if len(out)+8 > lim {
-				if out, lim, err = d.more(out, 8); err != nil {
+			if len(out)+8 > cap(out) {
+				if out, err = d.more(out, 8); err != nil {
 					break loop
 				}
 			}
@@ -475,36 +470,38 @@ loop:
 				err = errCut
 				break loop
 			}
-			if len(out)+4 > lim {
-				if out, lim, err = d.more(out, 4); err != nil {
+			if len(out)+4 > cap(out) {
+				if out, err = d.more(out, 4); err != nil {
 					break loop
 				}
 			}
-			out = append(out, c[:4]...)
+			out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))
 			d.cols[col] = c[4:]
 		case 2:
-			if kd == kMsg {
+			switch p.kind {
+			case kMsg:
 				if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
 					err = errSize
 					break loop
 				}
 				size := int(st[0])
 				st = st[1:]
-				if len(out)+size > lim {
-					if out, lim, err = d.more(out, size); err != nil {
+				if len(out)+size > cap(out) {
+					if out, err = d.more(out, size); err != nil {
 						break loop
 					}
 				}
 				at := len(out)
 				out = out[:at+size]
-				if n.byCtx != nil && num == uint64(n.ctxUse) {
-					child = n.byCtx[bucket]
+				child := p.child
+				if p.flags&opCtxUse != 0 {
+					child = n.byCtx[fr.bucket]
 				}
-				d.st, d.out, d.lim = st, out, lim
+				d.st, d.out = st, out
 				if err = d.walk(child, depth+1); err != nil {
 					return err
 				}
-				st, out, lim = d.st, d.out, d.lim
+				st, out = d.st, d.out
 				l := uint64(len(out) - at - size)
 				if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 					err = errFit
@@ -517,121 +514,62 @@ loop:
 				}
 				b[size-1] = byte(l)
 				continue
-			}
-			c := d.cols[col]
-			if kd == kBack {
-				v, m := uvarint(c)
-				if m <= 0 {
-					err = errCut
+			case kBack:
+				if out, err = d.back(&fr, col, out); err != nil {
 					break loop
 				}
-				at := len(out)
-				sameTrace = -1
-				if v > 0 {
-					o := int64(d.nback) - int64(v)
-					if v > uint64(d.nback) || o >= int64(len(d.backs)) {
-						err = errRef
-						break loop
-					}
-					l := int(d.backLen[o])
-					if len(out)+l > lim {
-						if out, lim, err = d.more(out, l); err != nil {
-							break loop
-						}
-					}
-					p := int(d.backs[o])
-					out = append(out, out[p:p+l]...)
-					sameTrace = int(o)
-					d.cols[col] = c[m:]
-				} else {
-					c = c[m:]
-					l, m := uvarint(c)
-					if m <= 0 || l > uint64(len(c)-m) {
-						err = errCut
-						break loop
-					}
-					e := m + int(l)
-					if len(out)+e > lim {
-						if out, lim, err = d.more(out, e); err != nil {
-							break loop
-						}
-					}
-					out = append(out, c[:e]...)
-					d.cols[col] = c[e:]
-				}
-				if len(d.backs) < maxRefs {
-					if raw := len(out) - at; raw < len(refKey{}) {
-						d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, uint8(raw))
-					} else {
-						// Never referenced (keyOf): a place holder keeps
-						// the ordinals the encoder's.
-						d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, 0)
-					}
-				}
-				d.nback++
 				continue
-			}
-			if kd == kRef {
-				v, m := uvarint(c)
-				if m <= 0 {
-					err = errCut
+			case kRef:
+				var done bool
+				if out, done, err = d.ref(&fr, col, out); err != nil {
 					break loop
 				}
-				c = c[m:]
-				d.cols[col] = c
-				parent, forward = -1, -1
-				if v > 0 {
-					o := int64(d.prevRef) + int64(unzigzag(v-1))
-					d.prevRef = int(o)
-					if o >= 0 && o < maxRefs {
-						parent, forward = parentOf(int(o), len(d.starts), d.nref)
-					}
-					if o < 0 || o >= int64(len(d.offs)-1) {
-						err = errRef
-						break loop
-					}
-					val, vlen := d.refCol[d.offs[o]:d.offs[o+1]], d.refLen[d.loffs[o]:d.loffs[o+1]]
-					if len(out)+len(vlen)+len(val) > lim {
-						if out, lim, err = d.more(out, len(vlen)+len(val)); err != nil {
-							break loop
-						}
-					}
-					out = append(append(out, vlen...), val...)
+				if done {
 					continue
 				}
-			}
-			if kd == kID {
-				lc := d.cols[lcol]
-				l, m := uvarint(lc)
+			case kID:
+				c, lc := d.cols[col], d.cols[p.lcol]
+				l, m := uint64(0), 1 // uvarint, inlined
+				if len(lc) > 0 && lc[0] < 0x80 {
+					l = uint64(lc[0])
+				} else {
+					l, m = uvarint(lc)
+				}
 				if m <= 0 || l > uint64(len(c)) {
 					err = errCut
 					break loop
 				}
-				if len(out)+m+int(l) > lim {
-					if out, lim, err = d.more(out, m+int(l)); err != nil {
+				if len(out)+m+int(l) > cap(out) {
+					if out, err = d.more(out, m+int(l)); err != nil {
 						break loop
 					}
 				}
-				out = append(append(out, lc[:m]...), c[:l]...)
-				d.cols[lcol], d.cols[col] = lc[m:], c[l:]
+				out = appendShort(appendShort(out, lc[:m]), c[:l])
+				d.cols[p.lcol], d.cols[col] = lc[m:], c[l:]
 				if col == d.s.ref {
 					d.nref++
 				}
 				continue
 			}
-			l, m := uvarint(c)
+			c := d.cols[col]
+			l, m := uint64(0), 1 // uvarint, inlined
+			if len(c) > 0 && c[0] < 0x80 {
+				l = uint64(c[0])
+			} else {
+				l, m = uvarint(c)
+			}
 			if m <= 0 || l > uint64(len(c)-m) {
 				err = errCut
 				break loop
 			}
 			e := m + int(l)
-			if len(out)+e > lim {
-				if out, lim, err = d.more(out, e); err != nil {
+			if len(out)+e > cap(out) {
+				if out, err = d.more(out, e); err != nil {
 					break loop
 				}
 			}
-			if n.byCtx != nil && num == uint64(n.ctxSet) && kd == kLen {
-				bucket = keyBucket(c[m:e])
+			if p.flags&opCtxSet != 0 {
+				fr.bucket = keyBucket(c[m:e])
 			}
 			out = append(out, c[:e]...)
 			d.cols[col] = c[e:]
@@ -640,6 +578,169 @@ loop:
 			break loop
 		}
 	}
-	d.st, d.out, d.lim = st, out, lim
+	d.st, d.out = st, out
 	return err
+}
+
+// appendShort is append(out, b...) for the values of a few bytes that
+// most fields are (a varint, a span id), without a call to memmove: a
+// call makes walk spill every value it keeps in registers. The caller has
+// made room (len(out)+len(b) <= cap(out)).
+func appendShort(out, b []byte) []byte {
+	switch len(b) {
+	case 1:
+		return append(out, b[0])
+	case 8:
+		return binary.LittleEndian.AppendUint64(out, binary.LittleEndian.Uint64(b))
+	case 16:
+		return binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(out, binary.LittleEndian.Uint64(b)), binary.LittleEndian.Uint64(b[8:]))
+	}
+	return append(out, b...)
+}
+
+// seriesRef rebuilds a reference to a run of n's series field i
+// (seriesRef in the structure).
+func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, error) {
+	scol := n.seriesCol[i]
+	v, m := uint64(0), 1 // uvarint, inlined
+	if c := d.cols[scol]; len(c) > 0 && c[0] < 0x80 {
+		v = uint64(c[0])
+	} else {
+		v, m = uvarint(c)
+	}
+	if m <= 0 {
+		return out, errCut
+	}
+	d.cols[scol] = d.cols[scol][m:]
+	id := int64(d.sets.last[scol]) + int64(unzigzag(v))
+	if id < 0 || id >= int64(len(d.sets.offs)) {
+		return out, errRef
+	}
+	set := d.sets.get(int(id))
+	if len(out)+len(set) > cap(out) {
+		var err error
+		if out, err = d.more(out, len(set)); err != nil {
+			return out, err
+		}
+	}
+	out = append(out, set...)
+	d.sets.last[scol] = int32(id + 1)
+	if n.byCtx != nil && n.series[i] == n.ctxSet {
+		fr.bucket = d.sets.buckets[id]
+	}
+	return out, nil
+}
+
+// startOf returns the time x encodes in column col (kTime, kStart) and
+// records a span's start (kStart).
+func (d *Decoder) startOf(fr *walkFrame, kd kind, col uint8, x uint64) uint64 {
+	base, how := d.prev[col], either
+	if kd == kStart && d.s.ref != 0 {
+		base, how = startBase(base, d.starts, d.childStart, fr.parent, d.nref, d.traceStarts, fr.sameTrace)
+	}
+	v := startOf(x, base, how)
+	d.prev[col] = v
+	if kd == kStart {
+		fr.start = v
+		if d.s.ref != 0 {
+			d.starts = recordStart(d.starts, d.nref, v)
+			d.childStart = recordChild(d.childStart, fr.forward, v)
+			d.traceStarts = recordStart(d.traceStarts, d.nback, v)
+		}
+	}
+	return v
+}
+
+// back rebuilds a kBack field's value from column col.
+func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
+	c := d.cols[col]
+	v, m := uint64(0), 1 // uvarint, inlined
+	if len(c) > 0 && c[0] < 0x80 {
+		v = uint64(c[0])
+	} else {
+		v, m = uvarint(c)
+	}
+	if m <= 0 {
+		return out, errCut
+	}
+	var err error
+	at := len(out)
+	fr.sameTrace = -1
+	if v > 0 {
+		o := int64(d.nback) - int64(v)
+		if v > uint64(d.nback) || o >= int64(len(d.backs)) {
+			return out, errRef
+		}
+		l := int(d.backLen[o])
+		if len(out)+l > cap(out) {
+			if out, err = d.more(out, l); err != nil {
+				return out, err
+			}
+		}
+		p := int(d.backs[o])
+		out = append(out, out[p:p+l]...)
+		fr.sameTrace = int(o)
+		d.cols[col] = c[m:]
+	} else {
+		c = c[m:]
+		l, m := uvarint(c)
+		if m <= 0 || l > uint64(len(c)-m) {
+			return out, errCut
+		}
+		e := m + int(l)
+		if len(out)+e > cap(out) {
+			if out, err = d.more(out, e); err != nil {
+				return out, err
+			}
+		}
+		out = append(out, c[:e]...)
+		d.cols[col] = c[e:]
+	}
+	if len(d.backs) < maxRefs {
+		if raw := len(out) - at; raw < len(refKey{}) {
+			d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, uint8(raw))
+		} else {
+			// Never referenced (keyOf): a place holder keeps
+			// the ordinals the encoder's.
+			d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, 0)
+		}
+	}
+	d.nback++
+	return out, nil
+}
+
+// ref rebuilds a kRef field's value from column col when it is a
+// reference (done); otherwise the column's 0 is taken and the value
+// follows in it as a kLen's.
+func (d *Decoder) ref(fr *walkFrame, col uint8, out []byte) (_ []byte, done bool, err error) {
+	c := d.cols[col]
+	v, m := uint64(0), 1 // uvarint, inlined
+	if len(c) > 0 && c[0] < 0x80 {
+		v = uint64(c[0])
+	} else {
+		v, m = uvarint(c)
+	}
+	if m <= 0 {
+		return out, false, errCut
+	}
+	d.cols[col] = c[m:]
+	fr.parent, fr.forward = -1, -1
+	if v == 0 {
+		return out, false, nil
+	}
+	o := int64(d.prevRef) + int64(unzigzag(v-1))
+	d.prevRef = int(o)
+	if o >= 0 && o < maxRefs {
+		fr.parent, fr.forward = parentOf(int(o), len(d.starts), d.nref)
+	}
+	if o < 0 || o >= int64(len(d.offs)-1) {
+		return out, false, errRef
+	}
+	val, vlen := d.refCol[d.offs[o]:d.offs[o+1]], d.refLen[d.loffs[o]:d.loffs[o+1]]
+	if len(out)+len(vlen)+len(val) > cap(out) {
+		if out, err = d.more(out, len(vlen)+len(val)); err != nil {
+			return out, false, err
+		}
+	}
+	return appendShort(appendShort(out, vlen), val), true, nil
 }

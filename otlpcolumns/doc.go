@@ -38,5 +38,12 @@
 // bounded by maxDepth, its index of the reference column by maxRefs and its
 // series table by maxSeriesBytes (DecoderCost); and anything that does not
 // decode to exactly the declared length, with every column consumed, is
-// ErrCorrupt.
+// ErrCorrupt. It finds a one-byte tag's field in a table of its node
+// (node.ops, built with the first decoder of the signal) and keeps in
+// registers only what each field uses (walkFrame); FuzzDecodeSame holds it
+// to the schema interpreter it replaced (walkRef, in its tests).
+//
+// The encoder holds at most EncoderCost between messages: its tables are
+// bounded as the decoder's, and it keeps at most maxKept of the buffers a
+// message grew.
 package otlpcolumns

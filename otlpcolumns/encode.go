@@ -3,6 +3,7 @@ package otlpcolumns
 import (
 	"encoding/binary"
 	"errors"
+	"unsafe"
 )
 
 // The encoded form of one message:
@@ -98,9 +99,56 @@ func NewEncoder(sig Signal) *Encoder {
 	return e
 }
 
+// maxKept bounds the buffers an Encoder keeps from one message to the
+// next (its columns and its list of references, which grow to a message's
+// size): a stream's messages are usually far smaller (a batch processor's
+// 8,192 spans are about 2 MiB of OTLP), and a larger one allocates them
+// anew rather than leave its size held for the stream's life (a forward
+// destination's stream of 64 MiB records held that, with append's slack,
+// per signal). Part of EncoderCost.
+const maxKept = 4 << 20
+
+// EncoderCost is the most an Encoder holds between messages: its fixed
+// tables, the buffers it keeps (maxKept), its maps of the reference
+// column's values and of kBack values (maxRefs entries each, about 80
+// bytes an entry with Go's map overhead and growth), its start times by
+// ordinal (three slices of maxRefs, twice with append's slack) and its
+// series table (the runs, their copies as the index's keys, and about 80
+// bytes a run in the index and offsets): TestEncoderCostHolds. A client
+// holds one per stream with columns (otlpclient.StreamConfig.StreamColumns,
+// a forward destination's stream-compression=zstd+columns), beside its
+// stateful zstd encoder.
+const EncoderCost = int64(unsafeSizeofEncoder + maxKept + 2*80*maxRefs + 2*(8+16+8)*maxRefs + 2*maxSeriesBytes + 80*maxSeries)
+
+// unsafeSizeofEncoder is at least unsafe.Sizeof(Encoder{}): the column
+// and previous-value tables (maxCols × (24 + 8)), the series' last
+// references (maxCols × 4) and a few words (TestEncoderCostHolds).
+const unsafeSizeofEncoder = maxCols*36 + 512
+
 // Append appends the encoding of msg to dst. It never fails: what the
 // transform cannot represent exactly is sent untransformed.
 func (e *Encoder) Append(dst, msg []byte) []byte {
+	dst = e.append(dst, msg)
+	e.trim()
+	return dst
+}
+
+// trim drops the buffers a message grew past maxKept.
+func (e *Encoder) trim() {
+	if e.s == nil {
+		return
+	}
+	kept := cap(e.refs) * int(unsafe.Sizeof(pendingRef{}))
+	for i := range e.s.cols {
+		kept += cap(e.cols[i])
+	}
+	if kept > maxKept {
+		e.refs = nil
+		clear(e.cols[:e.s.cols])
+	}
+}
+
+func (e *Encoder) append(dst, msg []byte) []byte {
 	if e.s == nil {
 		return append(append(dst, flagRaw), msg...)
 	}

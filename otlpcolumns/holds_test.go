@@ -182,3 +182,82 @@ func BenchmarkDecodeNameReferences(b *testing.B) {
 		}
 	}
 }
+
+// TestEncoderCostHolds: a stream of messages that fill every table of the
+// encoder to its bound (more span ids, trace ids and forward parents than
+// it indexes, more series than its table takes, by count and by bytes) and
+// that are larger than maxKept leaves the encoder holding no more than
+// EncoderCost of the heap, and the messages are still rebuilt exactly.
+func TestEncoderCostHolds(t *testing.T) {
+	if n := unsafe.Sizeof(Encoder{}); n > unsafeSizeofEncoder {
+		t.Errorf("unsafe.Sizeof(Encoder{}) = %d, EncoderCost counts %d", n, unsafeSizeofEncoder)
+	}
+	heap := func() int64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	before := heap()
+	e := NewEncoder(Traces)
+	d := NewDecoder(Traces)
+	size := 0
+	func() {
+		const n = maxRefs + maxRefs/4
+		for req := range 4 {
+			var spans pbtest.PB
+			for i := range n {
+				id := binary.BigEndian.AppendUint64(nil, uint64(req*n+i))
+				parent := binary.BigEndian.AppendUint64(nil, uint64(req*n+(i+1)%n)) // forward
+				tr := uint64(i)                                                     // odd requests (the last): every span its own trace
+				if req%2 == 0 {
+					tr = uint64(i / 2)
+				}
+				trace := binary.BigEndian.AppendUint64(bytes.Repeat([]byte{byte(req)}, 8), tr)
+				span := pbtest.PB{}.Str(1, string(trace)).Str(2, string(id)).Str(4, string(parent)).
+					Fixed64(7, uint64(1e9+i)).Fixed64(8, uint64(2e9+i))
+				if req < 2 {
+					// New names, long: the series table fills by bytes.
+					span = span.Str(5, fmt.Sprintf("%0200d", req*n+i))
+				} else {
+					// New attributes, short: the table fills by count.
+					span = span.Msg(9, pbtest.IntAttr("k", int64(req*n+i)))
+				}
+				spans = spans.Msg(2, span)
+			}
+			env := pbtest.PB{}.Varint(1, uint64(req)).Msg(2, pbtest.PB{}.Msg(2, spans))
+			size = max(size, len(env))
+			enc := e.Append(nil, env)
+			if enc[0] != flagColumns {
+				t.Fatal("sent untransformed")
+			}
+			got, err := d.Decode(nil, enc, len(env), nil)
+			if err != nil || !bytes.Equal(got, env) {
+				t.Fatalf("request %d: %v", req, err)
+			}
+		}
+	}()
+	d = nil
+	held := heap() - before
+	runtime.KeepAlive(e)
+	if size <= maxKept {
+		t.Errorf("the largest message is %d bytes, not past maxKept %d", size, maxKept)
+	}
+	if len(e.sets.offs) < maxSeries*9/10 && len(e.sets.arena) < maxSeriesBytes*9/10 {
+		t.Errorf("the test did not fill the series table: %d runs, %d bytes", len(e.sets.offs), len(e.sets.arena))
+	}
+	if len(e.index) < maxRefs*9/10 || len(e.backs) < maxRefs*9/10 {
+		t.Errorf("the test did not fill the maps: %d refs, %d backs", len(e.index), len(e.backs))
+	}
+	kept := cap(e.refs) * int(unsafe.Sizeof(pendingRef{}))
+	for _, c := range e.cols {
+		kept += cap(c)
+	}
+	if kept > maxKept {
+		t.Errorf("the encoder keeps %d bytes of buffers after a message of %d, more than maxKept %d", kept, size, maxKept)
+	}
+	if held > EncoderCost {
+		t.Errorf("the encoder holds %d bytes of the heap, EncoderCost is %d", held, EncoderCost)
+	}
+	t.Logf("held %d of EncoderCost %d (messages up to %d bytes)", held, EncoderCost, size)
+}

@@ -292,7 +292,7 @@ func FuzzDecode(f *testing.F) {
 		d.Decode(nil, src, limit, nil)
 		out, err := d.Decode(nil, src, limit, func(n int) error { charged += n; return nil })
 		for i, c := range d.cols {
-			if c != nil || d.refCol != nil || d.refLen != nil || d.st != nil {
+			if c != nil || d.refCol != nil || d.refLen != nil || d.st != "" {
 				t.Fatalf("the decoder holds its input (column %d) after Decode", i)
 			}
 		}

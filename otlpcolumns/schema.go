@@ -2,6 +2,7 @@ package otlpcolumns
 
 import (
 	"encoding/binary"
+	"sync"
 
 	pb "github.com/otlp-lite/otlp-lite/otlppb"
 )
@@ -96,6 +97,83 @@ type node struct {
 	// series) is sent as a reference to it in column seriesCol
 	// (seriesTable). A span has two: its attributes and its name.
 	series, seriesCol [2]uint8
+	// ops is what each one-byte tag means here (opOf, and the series'
+	// markers and runs), found for the decoder by tables when a
+	// process makes its first decoder of the signal (2 KiB a node, 270
+	// KiB for the three schemas: a process that never decodes columns
+	// does not hold them).
+	ops *[0x80]op
+}
+
+// op is a field of a node as the decoder reads it: its wire type, the
+// kind and columns the schema gives it (kOther and colOther when the
+// schema does not name it or names another wire type), and flags.
+type op struct {
+	kind      kind
+	wt        uint8
+	col, lcol uint8
+	flags     uint8
+	series    int8 // opMarker, opRun: which of node.series
+	child     *node
+}
+
+// op flags.
+const (
+	opSpread = 1 << iota // field.spread: col + the node's bucket
+	opCtxSet             // a kLen that sets the node's bucket (node.ctxSet)
+	opCtxUse             // a kMsg whose node is by the bucket (node.ctxUse)
+	opMarker             // a one-byte tag: a reference to a series (seriesRef)
+	opRun                // a one-byte tag: a field of node.series
+)
+
+// opOf is the op of tag in n, but for opMarker and opRun, which only a
+// one-byte tag has.
+func opOf(n *node, tag uint64) op {
+	o := op{kind: kOther, wt: uint8(tag & 7), col: colOther}
+	num := tag >> 3
+	if num > maxField {
+		return o
+	}
+	if f := &n.f[num]; f.kind != kOther && wireOf[f.kind] == o.wt {
+		o.kind, o.col, o.lcol, o.child = f.kind, f.col, f.lcol, f.child
+		if f.spread {
+			o.flags |= opSpread
+		}
+	}
+	if n.byCtx != nil && num == uint64(n.ctxSet) && o.kind == kLen {
+		o.flags |= opCtxSet
+	}
+	if n.byCtx != nil && num == uint64(n.ctxUse) && o.kind == kMsg {
+		o.flags |= opCtxUse
+	}
+	return o
+}
+
+// tables fills node.ops of every node under n.
+func tables(n *node, seen map[*node]bool) {
+	if n == nil || seen[n] {
+		return
+	}
+	seen[n] = true
+	n.ops = new([0x80]op)
+	for b := 1; b < len(n.ops); b++ {
+		o := opOf(n, uint64(b))
+		if i := markerIndex(byte(b)); i >= 0 && n.series[i] != 0 {
+			o = op{flags: opMarker, series: int8(i)}
+		} else if i := n.seriesIndex(byte(b)); i >= 0 {
+			o.flags |= opRun
+			o.series = int8(i)
+		}
+		n.ops[b] = o
+	}
+	for i := range n.f {
+		tables(n.f[i].child, seen)
+	}
+	if n.byCtx != nil {
+		for _, c := range n.byCtx {
+			tables(c, seen)
+		}
+	}
 }
 
 // seriesIndex returns which of n's series fields a one-byte tag b starts,
@@ -459,12 +537,16 @@ type schema struct {
 	root        *node
 	cols        int
 	ref, refLen uint8
+	// tables fills the nodes' ops, once (NewDecoder).
+	tables sync.Once
 }
 
-var schemas = func() (s [Profiles + 1]schema) {
+var schemas [Profiles + 1]schema
+
+func init() {
 	for sig, f := range map[Signal]func() (*node, *builder){Traces: tracesSchema, Metrics: metricsSchema, Logs: logsSchema} {
 		root, b := f()
-		s[sig] = schema{root: root, cols: b.n, ref: b.ref, refLen: b.refLen}
+		s := &schemas[sig]
+		s.root, s.cols, s.ref, s.refLen = root, b.n, b.ref, b.refLen
 	}
-	return s
-}()
+}
