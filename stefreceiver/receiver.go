@@ -318,6 +318,9 @@ type stream struct {
 	dicts      *dictMeter
 	dictHeld   int64
 	dictCharge *ingest.StateCharge
+	// bufCharge charges the builder's buffer while the stream waits for
+	// its client (idle).
+	bufCharge *ingest.StateCharge
 	sinceCheck int
 	maxRequest int // the size at which a request is handed on (requestBound)
 }
@@ -487,6 +490,9 @@ func (s *stream) nextChunk() {
 		default:
 			s.idle()
 			in = <-s.chunks
+			// The stream is at work again: the buffer its builder
+			// kept is the request's, charged when it is handed on.
+			s.bufCharge.Release()
 		}
 		c = &in
 	}
@@ -494,16 +500,27 @@ func (s *stream) nextChunk() {
 	s.take(c)
 }
 
-// idle is called as the stream waits for its client: the buffer its
-// builder keeps for the next request, once the last was handed on, is let
-// go when it is larger than maxIdleBuffer (the next request's is made at
-// its first record, once), so that a waiting stream holds no more than its
-// state charge covers.
+// idle is called as the stream waits for its client. The buffer its
+// builder keeps for the next request, once the last was handed on, is
+// kept while it waits only when it is charged to the budget (bufCharge,
+// returned as the next chunk arrives); with no room, or when it is no
+// larger than maxIdleBuffer (within the stream's state charge), it is
+// let go and the next request's is made at its first record. A waiting
+// stream holds no more than its charges cover. Kept, a stream of large
+// requests (8,192-point frames, about a megabyte of OTLP each, its client
+// encoding the next while the stream waits) builds each in the same
+// buffer: made anew, each was cleared by the allocator and brought a
+// collection every few requests (the collector's slack follows the
+// garbage, service/gcpercent.go), about a quarter of the server's CPU.
 func (s *stream) idle() {
 	if s.b == nil {
 		return
 	}
-	if buf := s.b.buf(); len(*buf) == 0 && cap(*buf) > maxIdleBuffer {
+	buf := s.b.buf()
+	if len(*buf) != 0 || cap(*buf) <= maxIdleBuffer {
+		return
+	}
+	if s.bufCharge == nil || !s.bufCharge.Resize(int64(cap(*buf))) {
 		*buf = nil
 	}
 }
@@ -613,9 +630,11 @@ func (s *stream) run() *grpcwire.Status {
 	s.state = StateCostZstd
 	s.body.buffer()
 	s.dictCharge = s.r.p.NewStateCharge()
+	s.bufCharge = s.r.p.NewStateCharge()
 	defer func() {
 		s.r.p.ReleaseStreamState(s.state)
 		s.dictCharge.Release()
+		s.bufCharge.Release()
 		s.r.dictBytes.Add(-s.dictHeld)
 	}()
 	return s.records()
@@ -869,12 +888,12 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		defer s.r.p.Done(t)
 		s.requestBound(t) // for the next (the tenant's quotas may be reloaded)
 		s.r.p.StartLog(ctx, t, s.call.Request().RemoteAddr, ingest.STEF, s.sig)
-		// The request is built in the ticket's buffer, swapped with the
-		// builder's, and charged before it is handed on.
-		buf, items := t.Msg, s.b.items()
-		t.Msg = s.b.finish()
-		s.b.reset(buf)
-		n := len(t.Msg)
+		// The request is charged before it is handed on. The pipeline
+		// does not retain it (ingest.Request.Body): its buffer is the
+		// builder's again for the next request (reset below), not the
+		// pooled ticket's, whose buffers the read-ahead lets go.
+		body, items := s.b.finish(), s.b.items()
+		n := len(body)
 		if err := t.Declare(n); err != nil {
 			return s.refused(t, err)
 		}
@@ -886,10 +905,11 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		// (metrics.go, spans.go): the pipeline need not walk the
 		// request again, unless it validates more (UTF-8).
 		out, err := s.r.p.ExportValidated(ctx, ingest.Request{
-			Transport: ingest.STEF, Signal: s.sig, Body: t.Msg,
+			Transport: ingest.STEF, Signal: s.sig, Body: body,
 			WireSize: s.wire, Size: n, Ticket: t,
 		}, ingest.Validated{Items: items, MaxAnyValueDepth: maxAnyValueDepth})
 		s.wire = 0
+		s.b.reset(body)
 		if err != nil {
 			return err.(*grpcwire.Status)
 		}
