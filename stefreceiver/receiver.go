@@ -320,7 +320,7 @@ type stream struct {
 	dictCharge *ingest.StateCharge
 	// bufCharge charges the builder's buffer while the stream waits for
 	// its client (idle).
-	bufCharge *ingest.StateCharge
+	bufCharge  *ingest.StateCharge
 	sinceCheck int
 	maxRequest int // the size at which a request is handed on (requestBound)
 }
