@@ -52,6 +52,7 @@ import (
 	"sync/atomic"
 
 	"github.com/VictoriaMetrics/metrics"
+	"github.com/klauspost/compress/zstd"
 	"github.com/splunk/stef/go/otel/otelstef"
 	"github.com/splunk/stef/go/pkg"
 	"github.com/splunk/stef/go/pkg/schema"
@@ -154,6 +155,11 @@ type Receiver struct {
 	dictRotations              *metrics.Counter // otlplite_stef_dictionary_rotations_total
 	dictBytes                  atomic.Int64     // otlplite_stef_dictionary_bytes
 	streams                    atomic.Int64
+
+	// What ended streams left for the next ones (spares.go): zstd
+	// decoders and request buffers, each charged while it waits.
+	decoders spares[*zstd.Decoder]
+	buffers  spares[[]byte]
 }
 
 // New returns a Receiver storing into p.
@@ -196,6 +202,7 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 		dictRotations: set.GetOrCreateCounter("otlplite_stef_dictionary_rotations_total"),
 	}
 	set.GetOrCreateGauge("otlplite_stef_dictionary_bytes", func() float64 { return float64(r.dictBytes.Load()) })
+	r.decoders.p, r.buffers.p = p, p
 	return r
 }
 
@@ -525,6 +532,29 @@ func (s *stream) idle() {
 	}
 }
 
+// spareBuffer keeps the buffer the stream built its requests in for the
+// next stream (Receiver.buffers), when it is larger than the ones a
+// stream keeps anyway (maxIdleBuffer).
+func (s *stream) spareBuffer() {
+	if s.b == nil {
+		return
+	}
+	buf := s.b.buf()
+	if cap(*buf) > maxIdleBuffer {
+		s.r.buffers.put((*buf)[:0], int64(cap(*buf)))
+	}
+	*buf = nil
+}
+
+// dropSpares lets go of what ended streams left (spares), so that their
+// charge makes room for a stream's own state, and reports whether
+// anything was kept.
+func (r *Receiver) dropSpares() bool {
+	d := r.decoders.dropAll()
+	b := r.buffers.dropAll()
+	return d || b
+}
+
 // start starts the read-ahead.
 func (s *stream) start() {
 	s.chunks = make(chan chunkIn, readAheadChunks)
@@ -620,7 +650,7 @@ func (s *stream) run() *grpcwire.Status {
 	// The reader's state is charged before the reader is made (it
 	// reads the header, choosing its decoder, on its first Read), and
 	// returned before the stream's status is written.
-	if !s.r.p.HoldStreamState(StateCostZstd) {
+	if !s.r.p.HoldStreamState(StateCostZstd) && !(s.r.dropSpares() && s.r.p.HoldStreamState(StateCostZstd)) {
 		s.r.refusedState.Inc()
 		st := s.r.p.BusyStatus("no room for another STEF stream's decoder state")
 		req := s.call.Request()
@@ -675,6 +705,7 @@ type builder interface {
 // with a bounded window.
 func (s *stream) open() (recordReader, builder, *unzstd, error) {
 	u := newUnzstd(s)
+	u.decoders = &s.r.decoders
 	if s.sig == otlp.Traces {
 		rd, err := otelstef.NewSpansReader(u)
 		if err != nil {
@@ -708,6 +739,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 		if u != nil {
 			u.close()
 		}
+		s.spareBuffer()
 	}()
 	// Record ids start at 1, also for a stream that ends before its
 	// header (decodeFailed).
@@ -717,7 +749,11 @@ func (s *stream) records() (end *grpcwire.Status) {
 		return s.decodeFailed(0, err)
 	}
 	s.b = b
-	s.b.reset(nil)
+	// The buffer an ended stream built its requests in, if one is
+	// kept: a stream's first requests otherwise grow theirs by
+	// doublings, up to MaxRequestBytes.
+	buf, _ := s.r.buffers.get()
+	s.b.reset(buf)
 	t := s.r.p.Take(s.ctx)
 	s.requestBound(t)
 	s.r.p.Done(t)
@@ -801,7 +837,7 @@ func (s *stream) chargeDicts(last uint64) *grpcwire.Status {
 	held := s.dicts.measure()
 	s.r.dictBytes.Add(held - s.dictHeld)
 	s.dictHeld = held
-	if held <= s.r.cfg.MaxDictMemory && s.dictCharge.Resize(held) {
+	if held <= s.r.cfg.MaxDictMemory && (s.dictCharge.Resize(held) || s.r.dropSpares() && s.dictCharge.Resize(held)) {
 		return nil
 	}
 	// Too large, or no room: what was read is stored, and the stream

@@ -42,6 +42,17 @@ func (s *memSink) Write(_ context.Context, sig storage.Signal, data []byte, item
 
 func (s *memSink) Close() error { return nil }
 
+// largest returns the size of the largest request stored.
+func (s *memSink) largest() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, w := range s.writes {
+		n = max(n, len(w))
+	}
+	return n
+}
+
 // checkStored validates what the sink stored as the pipeline would have
 // (the stream hands its requests on as validated): well-formed, nothing
 // rejected, the items counted.
