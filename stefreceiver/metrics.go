@@ -35,8 +35,12 @@ var (
 type metricsBuilder struct {
 	rec *otelstef.Metrics // the reader's record, which add appends
 	out []byte            // the request so far: closed ResourceMetrics
-	// Open containers, as offsets into out (appendLen), -1 when none.
-	rm, sm, m, data int
+	// Open containers (At < 0 when none), and the content sizes of the
+	// last ones closed: the next is opened with room for a length of
+	// that size (pbappend.OpenLenFor), closed without moving its
+	// content when the guess holds.
+	rm, sm, m, data                 pbappend.Len
+	rmSize, smSize, mSize, dataSize int
 	// The resource, scope and metric of the open containers.
 	res   otelstef.Resource
 	scope otelstef.Scope
@@ -54,35 +58,39 @@ type metricsBuilder struct {
 
 func (b *metricsBuilder) reset(buf []byte) {
 	b.out = outBuffer(buf, b.last)
-	b.rm, b.sm, b.m, b.data = -1, -1, -1, -1
+	b.rm, b.sm, b.m, b.data = pbappend.NoLen, pbappend.NoLen, pbappend.NoLen, pbappend.NoLen
 	b.points = 0
 }
 
 func (b *metricsBuilder) closeMetric() {
-	if b.m < 0 {
+	if b.m.At < 0 {
 		return
 	}
-	b.out = pbappend.CloseLen(b.out, b.data)
-	b.out = pbappend.CloseLen(b.out, b.m)
-	b.m, b.data = -1, -1
+	b.dataSize = b.data.Content(b.out)
+	b.out = pbappend.CloseLenFor(b.out, b.data)
+	b.mSize = b.m.Content(b.out)
+	b.out = pbappend.CloseLenFor(b.out, b.m)
+	b.m, b.data = pbappend.NoLen, pbappend.NoLen
 }
 
 func (b *metricsBuilder) closeScope() {
 	b.closeMetric()
-	if b.sm < 0 {
+	if b.sm.At < 0 {
 		return
 	}
-	b.out = pbappend.CloseLen(b.out, b.sm)
-	b.sm = -1
+	b.smSize = b.sm.Content(b.out)
+	b.out = pbappend.CloseLenFor(b.out, b.sm)
+	b.sm = pbappend.NoLen
 }
 
 func (b *metricsBuilder) closeResource() {
 	b.closeScope()
-	if b.rm < 0 {
+	if b.rm.At < 0 {
 		return
 	}
-	b.out = pbappend.CloseLen(b.out, b.rm)
-	b.rm = -1
+	b.rmSize = b.rm.Content(b.out)
+	b.out = pbappend.CloseLenFor(b.out, b.rm)
+	b.rm = pbappend.NoLen
 }
 
 // finish closes every open container and returns the request.
@@ -135,13 +143,13 @@ func (b *metricsBuilder) add() (err error) {
 	// A field the record did not carry (not modified) is the previous
 	// record's, which the open container was compared with or copied
 	// from: the comparison is needed only for a field it carried.
-	if b.rm < 0 || (!fastPaths || r.IsResourceModified()) && !b.res.IsEqual(r.Resource()) {
-		if b.rm >= 0 {
+	if b.rm.At < 0 || (!fastPaths || r.IsResourceModified()) && !b.res.IsEqual(r.Resource()) {
+		if b.rm.At >= 0 {
 			b.closeResource()
 			closed()
 		}
 		b.res.CopyFrom(r.Resource())
-		b.out, b.rm = pbappend.OpenLen(b.out, 1) // ResourceMetrics
+		b.out, b.rm = pbappend.OpenLenFor(b.out, 1, b.rmSize) // ResourceMetrics
 		// schema_url (3) before scope_metrics (2): the order of fields
 		// is free, and the container is then closed by its length alone.
 		b.out = pbappend.StringNonEmpty(b.out, 3, r.Resource().SchemaURL())
@@ -149,26 +157,26 @@ func (b *metricsBuilder) add() (err error) {
 			return err
 		}
 	}
-	if b.sm < 0 || (!fastPaths || r.IsScopeModified()) && !b.scope.IsEqual(r.Scope()) {
-		if b.sm >= 0 {
+	if b.sm.At < 0 || (!fastPaths || r.IsScopeModified()) && !b.scope.IsEqual(r.Scope()) {
+		if b.sm.At >= 0 {
 			b.closeScope()
 			closed()
 		}
 		b.scope.CopyFrom(r.Scope())
-		b.out, b.sm = pbappend.OpenLen(b.out, 2) // ScopeMetrics
+		b.out, b.sm = pbappend.OpenLenFor(b.out, 2, b.smSize) // ScopeMetrics
 		b.out = pbappend.StringNonEmpty(b.out, 3, r.Scope().SchemaURL())
 		if b.out, err = appendScope(b.out, r.Scope(), lim); err != nil {
 			return err
 		}
 	}
 	m := r.Metric()
-	if b.m < 0 || (!fastPaths || r.IsMetricModified()) && !b.met.IsEqual(m) {
-		if b.m >= 0 {
+	if b.m.At < 0 || (!fastPaths || r.IsMetricModified()) && !b.met.IsEqual(m) {
+		if b.m.At >= 0 {
 			b.closeMetric()
 			closed()
 		}
 		b.met.CopyFrom(m)
-		b.out, b.m = pbappend.OpenLen(b.out, 2) // Metric
+		b.out, b.m = pbappend.OpenLenFor(b.out, 2, b.mSize) // Metric
 		b.out = pbappend.StringNonEmpty(b.out, 1, m.Name())
 		b.out = pbappend.StringNonEmpty(b.out, 2, m.Description())
 		b.out = pbappend.StringNonEmpty(b.out, 3, m.Unit())
@@ -179,7 +187,7 @@ func (b *metricsBuilder) add() (err error) {
 		if !ok {
 			return fmt.Errorf("cannot decode metric: unknown metric type %d", m.Type())
 		}
-		b.out, b.data = pbappend.OpenLen(b.out, field)
+		b.out, b.data = pbappend.OpenLenFor(b.out, field, b.dataSize)
 		switch m.Type() {
 		case otelstef.MetricTypeSum:
 			b.out = pbappend.VarintField(b.out, 2, uint64(m.AggregationTemporality()))
