@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/splunk/stef/go/pkg"
@@ -247,11 +248,21 @@ func (u *unzstd) zstdError(err error) error {
 // block, which cost a new stream about as much as decoding a few thousand
 // points (a tenth of the server's CPU on streams of 8,192-point frames).
 func (u *unzstd) getDecoder() (*zstd.Decoder, error) {
-	if d, ok := u.decoders.get(); ok {
+	if u.decoders == nil {
+		if d, ok := decodeDecoders.Get().(*zstd.Decoder); ok {
+			return d, nil
+		}
+	} else if d, ok := u.decoders.get(); ok {
 		return d, nil
 	}
 	return newDecoder()
 }
+
+// decodeDecoders keeps the zstd decoders of DecodeMetrics and DecodeSpans
+// (tools, benchmarks, the fuzz targets) for their next call, as a
+// Receiver's spares keep its streams' (charged); a Receiver's streams
+// never use it.
+var decodeDecoders sync.Pool // *zstd.Decoder
 
 func newDecoder() (*zstd.Decoder, error) {
 	return zstd.NewReader(nil,
@@ -276,7 +287,11 @@ func (u *unzstd) close() {
 	// Reset forgets the stream (its source and its history: a frame
 	// of the next stream cannot refer to what this one decoded).
 	if err := u.dec.Reset(nil); err == nil {
-		u.decoders.put(u.dec, StateCostZstd)
+		if u.decoders == nil {
+			decodeDecoders.Put(u.dec)
+		} else {
+			u.decoders.put(u.dec, StateCostZstd)
+		}
 	}
 	u.dec = nil
 	u.err = errClosed

@@ -123,8 +123,8 @@ func zstdStream(t testing.TB, frames, size int) (stream, plain []byte) {
 func TestStateCostZstdCoversDecoder(t *testing.T) {
 	stream, plain := zstdStream(t, 12, 1<<20)
 	src := bytes.NewReader(stream)
-	// An unzstd of no Receiver makes its own decoder: the one measured
-	// is made here, its window allocated while it is measured.
+	// Two collections empty the pool of decoders (sync.Pool): the one
+	// measured is made here, its window allocated while it is measured.
 	runtime.GC()
 	runtime.GC()
 	var before, after runtime.MemStats
