@@ -208,6 +208,19 @@ func (b *metricsBuilder) add() (err error) {
 	return nil
 }
 
+// appendNumberFields appends a NumberDataPoint's timestamps and value.
+func appendNumberFields(b []byte, p *otelstef.Point, v *otelstef.PointValue) []byte {
+	b = pbappend.Fixed64Field(b, 2, p.StartTimestamp())
+	b = pbappend.Fixed64Field(b, 3, p.Timestamp())
+	switch v.Type() {
+	case otelstef.PointValueTypeFloat64:
+		b = pbappend.DoubleField(b, 4, v.Float64())
+	case otelstef.PointValueTypeInt64:
+		b = pbappend.Fixed64Field(b, 6, uint64(v.Int64()))
+	}
+	return b
+}
+
 // attrCache keeps the encoding of a record's point attributes for the next
 // record, which the STEF writer marks as not modifying them when they are
 // the same (a third of the OpenTelemetry demo's points: the series of
@@ -215,28 +228,29 @@ func (b *metricsBuilder) add() (err error) {
 // number data points' (the fast path's, field 7) are kept.
 type attrCache struct {
 	buf []byte // the KeyValues, with their tags
+	// pointSize is the size of the last number data point written
+	// (appendPoint's guess for the next).
+	pointSize int
 	// ok: buf is the last record's attributes (it was written whole);
 	// reuse: they are the current record's (it did not modify them).
 	ok, reuse bool
 }
 
-// append appends attrs as field 7, of size bytes (attributesSize), from
-// the cache when they are the last record's, and keeps them for the next.
-func (c *attrCache) append(b []byte, attrs *otelstef.Attributes) []byte {
+// append appends attrs as field 7, from the cache when they are the last
+// record's, and keeps them for the next.
+func (c *attrCache) append(b []byte, attrs *otelstef.Attributes, lim int) ([]byte, error) {
 	if c.reuse {
 		c.ok = true
-		return append(b, c.buf...)
+		return append(b, c.buf...), nil
 	}
 	start := len(b)
-	// Scalar values, their size checked against the record's bound
-	// (appendPoint): no error.
-	b, _ = appendAttributes(b, 7, attrs, math.MaxInt)
-	if len(b)-start > maxCachedAttrs {
-		return b
+	b, err := appendAttributes(b, 7, attrs, lim)
+	if err != nil || len(b)-start > maxCachedAttrs {
+		return b, err
 	}
 	c.buf = append(c.buf[:0], b[start:]...)
 	c.ok = true
-	return b
+	return b, nil
 }
 
 // maxCachedAttrs bounds the attributes attrCache keeps, which a stream
@@ -294,36 +308,41 @@ func dataField(t otelstef.MetricType) (int, bool) {
 func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *otelstef.Point, cache *attrCache, lim int) (_ []byte, err error) {
 	v := p.Value()
 	if fastPaths && (m.Type() == otelstef.MetricTypeGauge || m.Type() == otelstef.MetricTypeSum) && p.Exemplars().Len() == 0 {
-		// A NumberDataPoint of scalar attributes, the common one, is
-		// written with its length computed first.
-		as, ok := len(cache.buf), cache.reuse
-		if !ok {
-			as, ok = attributesSize(attrs)
+		// A NumberDataPoint without exemplars, the common one: its
+		// length is given room for the last such point's (a series'
+		// points are of a size), so that it is closed without moving
+		// it, and its attributes are written once, or copied from the
+		// last point's (attrCache). Their sizes were computed in a
+		// pass of their own before (a tenth of the decoding).
+		switch v.Type() {
+		case otelstef.PointValueTypeFloat64, otelstef.PointValueTypeInt64, otelstef.PointValueTypeNone:
+		default:
+			return b, fmt.Errorf("value type %d in a number metric", v.Type())
 		}
-		if ok {
-			size := 9 + 9 + as // the two timestamps, the attributes
-			switch v.Type() {
-			case otelstef.PointValueTypeFloat64, otelstef.PointValueTypeInt64:
+		if cache.reuse {
+			// Its attributes are the last point's: its size is
+			// known before it is written.
+			size := 9 + 9 + len(cache.buf) // the two timestamps, the attributes
+			if v.Type() != otelstef.PointValueTypeNone {
 				size += 9
-			case otelstef.PointValueTypeNone:
-			default:
-				return b, fmt.Errorf("value type %d in a number metric", v.Type())
 			}
 			if len(b)+size+1+binary.MaxVarintLen64 > lim {
 				return b, errRecordTooLarge
 			}
 			b = pbappend.Tag(b, 1, 2)
 			b = pbappend.Varint(b, uint64(size))
-			b = pbappend.Fixed64Field(b, 2, p.StartTimestamp())
-			b = pbappend.Fixed64Field(b, 3, p.Timestamp())
-			switch v.Type() {
-			case otelstef.PointValueTypeFloat64:
-				b = pbappend.DoubleField(b, 4, v.Float64())
-			case otelstef.PointValueTypeInt64:
-				b = pbappend.Fixed64Field(b, 6, uint64(v.Int64()))
-			}
-			return cache.append(b, attrs), nil
+			b = appendNumberFields(b, p, v)
+			cache.ok, cache.pointSize = true, size
+			return append(b, cache.buf...), nil
 		}
+		var l pbappend.Len
+		b, l = pbappend.OpenLenFor(b, 1, cache.pointSize)
+		b = appendNumberFields(b, p, v)
+		if b, err = cache.append(b, attrs, lim); err != nil {
+			return b, err
+		}
+		cache.pointSize = l.Content(b)
+		return pbappend.CloseLenFor(b, l), nil
 	}
 	// The numbers of a histogram's bounds, which come with its metric
 	// (a dictionary entry any number of points refer to), and of its
@@ -517,11 +536,12 @@ func appendAttributes(b []byte, field int, a *otelstef.Attributes, lim int) (_ [
 		}
 		if vs, ok := scalarValueSize(a.Value(i)); ok && fastPaths {
 			key := a.Key(i)
-			if len(b)+keyValueSize(len(key), vs) > lim {
+			kv := keyValueSize(len(key), vs)
+			if len(b)+kv > lim {
 				return b, errRecordTooLarge
 			}
 			b = pbappend.Tag(b, field, 2)
-			b = pbappend.Varint(b, uint64(keyValueSize(len(key), vs)))
+			b = pbappend.Varint(b, uint64(kv))
 			b = pbappend.StringField(b, 1, key)
 			b = pbappend.Tag(b, 2, 2)
 			b = pbappend.Varint(b, uint64(vs))

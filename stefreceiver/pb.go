@@ -71,22 +71,6 @@ func keyValueSize(keyLen, valueSize int) int {
 	return 1 + pbappend.UvarintLen(uint64(keyLen)) + keyLen + 1 + pbappend.UvarintLen(uint64(valueSize)) + valueSize
 }
 
-// attributesSize returns the length of a's KeyValues as a repeated field
-// numbered below 16 (a one-byte tag), and false when a value is an array
-// or a key-value list.
-func attributesSize(a *otelstef.Attributes) (int, bool) {
-	n := 0
-	for i := range a.Len() {
-		vs, ok := scalarValueSize(a.Value(i))
-		if !ok {
-			return 0, false
-		}
-		kv := keyValueSize(len(a.Key(i)), vs)
-		n += 1 + pbappend.UvarintLen(uint64(kv)) + kv
-	}
-	return n, true
-}
-
 // outBuffer returns buf emptied to build the next request in, or nil when
 // it holds less than the recent requests took (highWater): the builder
 // then makes one of that size at the request's first record (firstBuffer).
