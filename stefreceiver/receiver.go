@@ -37,7 +37,12 @@
 // when the budget has no room for more, the stream is rotated
 // (acknowledged, then ended with UNAVAILABLE and a zero RetryInfo, as the
 // streaming mode rotates), which frees them. A stream is rotated too once
-// it has decoded MaxStreamBytes. Within a record the reader bounds its own allocations
+// it has decoded MaxStreamBytes. While a stream waits for its client, the
+// buffer it builds its requests in is kept only when charged the same way
+// (stream.idle). What ended streams leave for the next ones, their zstd
+// decoders and request buffers, is kept only charged, at most maxSpares
+// of each, and let go when a stream finds no room for its own state
+// (spares.go). Within a record the reader bounds its own allocations
 // (pkg.RecordAllocLimit, 32 MiB) and its frames (pkg.FrameSizeLimit).
 package stefreceiver
 
