@@ -82,11 +82,13 @@ func TestUndecodableRecordAfterRefusedOne(t *testing.T) {
 }
 
 // A stream waiting for its client holds no more than one that sent a
-// record: not the buffer of the request it last handed on (nor one a
-// pooled ticket brings), which a client makes large with a few KB of STEF
-// (records repeating a large attribute decode to megabytes of OTLP), and
-// which many idle streams would hold, uncharged, for as long as they stay
-// open. They give their state charge back as they end.
+// record, besides what it is charged for: the buffer of the request it
+// last handed on, which a client makes large with a few KB of STEF
+// (records repeating a large attribute decode to megabytes of OTLP), is
+// kept only charged (not one a pooled ticket brings), so that many idle
+// streams cannot hold it uncharged for as long as they stay open. They
+// give their charges back as they end, but for what they leave for the
+// next streams (spares), charged, at most maxSpares.
 func TestIdleStreamHoldsNoRequestBuffer(t *testing.T) {
 	sink := &sizeSink{}
 	addr, pl, r := serveSinkR(t, sink, ingest.AdmissionConfig{})
