@@ -534,6 +534,23 @@ func appendAttributes(b []byte, field int, a *otelstef.Attributes, lim int) (_ [
 		if len(b)+len(a.Key(i)) > lim {
 			return b, errRecordTooLarge
 		}
+		if v := a.Value(i); fastPaths && v.Type() == otelstef.AnyValueTypeString {
+			// A string value, the most common: its KeyValue
+			// written in one go, sizes and all.
+			key, str := a.Key(i), v.String()
+			vs := 1 + pbappend.UvarintLen(uint64(len(str))) + len(str)
+			kv := keyValueSize(len(key), vs)
+			if len(b)+kv > lim {
+				return b, errRecordTooLarge
+			}
+			b = pbappend.Tag(b, field, 2)
+			b = pbappend.Varint(b, uint64(kv))
+			b = pbappend.StringField(b, 1, key)
+			b = pbappend.Tag(b, 2, 2)
+			b = pbappend.Varint(b, uint64(vs))
+			b = pbappend.StringField(b, 1, str)
+			continue
+		}
 		if vs, ok := scalarValueSize(a.Value(i)); ok && fastPaths {
 			key := a.Key(i)
 			kv := keyValueSize(len(key), vs)
