@@ -212,8 +212,16 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 }
 
 // Shutdown makes every stream rotate at its next frame boundary: it
-// acknowledges what it stored and ends with UNAVAILABLE.
-func (r *Receiver) Shutdown() { r.once.Do(func() { close(r.stop) }) }
+// acknowledges what it stored and ends with UNAVAILABLE. What ended
+// streams left for the next (spares) is let go, its charge returned, and
+// nothing more is kept.
+func (r *Receiver) Shutdown() {
+	r.once.Do(func() {
+		close(r.stop)
+		r.decoders.close()
+		r.buffers.close()
+	})
+}
 
 // ServeHTTP serves one STEFDestination/Stream call.
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {

@@ -36,6 +36,8 @@ type spares[T any] struct {
 	p    *ingest.Pipeline
 	mu   sync.Mutex
 	kept []spare[T]
+	// closed: the Receiver shut down, nothing more is kept.
+	closed bool
 }
 
 type spare[T any] struct {
@@ -51,7 +53,7 @@ func (s *spares[T]) put(v T, cost int64) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.kept) >= maxSpares || !s.p.HoldStreamState(cost) {
+	if s.closed || len(s.kept) >= maxSpares || !s.p.HoldStreamState(cost) {
 		return false
 	}
 	s.kept = append(s.kept, spare[T]{v, cost})
@@ -90,6 +92,14 @@ func (s *spares[T]) dropAll() bool {
 	dropped := len(s.kept) > 0
 	s.kept = s.kept[:0]
 	return dropped
+}
+
+// close lets every kept value go and keeps no more.
+func (s *spares[T]) close() {
+	s.dropAll()
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 }
 
 // held returns how many values are kept and what they are charged.

@@ -89,9 +89,13 @@ func TestSpareDecodersBoundedAndCharged(t *testing.T) {
 	if stored != acked {
 		t.Fatalf("stored %d points, acknowledged %d", stored, acked)
 	}
-	// Dropped, they return their charge.
-	r.dropSpares()
+	// Shut down, the Receiver lets them go and keeps no more.
+	r.Shutdown()
 	if held := pl.StreamStateHeld(); held != 0 {
 		t.Fatalf("stream state %d charged with no stream and no spare", held)
+	}
+	r.decoders.put(nil, StateCostZstd)
+	if n, _ := r.decoders.held(); n != 0 {
+		t.Fatal("a decoder kept after Shutdown")
 	}
 }
