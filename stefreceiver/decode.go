@@ -15,7 +15,9 @@ import (
 // It is the stream's decoder without the stream, for tools and the fuzz
 // targets.
 func DecodeMetrics(dst []byte, src io.Reader, maxBytes int) ([]byte, uint64, error) {
-	rd, err := otelstef.NewMetricsReader(newUnzstd(src))
+	u := newUnzstd(src)
+	defer u.close()
+	rd, err := otelstef.NewMetricsReader(u)
 	if err != nil {
 		return dst, 0, err
 	}
@@ -25,7 +27,9 @@ func DecodeMetrics(dst []byte, src io.Reader, maxBytes int) ([]byte, uint64, err
 // DecodeSpans is DecodeMetrics for a STEF spans stream: one
 // ExportTraceServiceRequest.
 func DecodeSpans(dst []byte, src io.Reader, maxBytes int) ([]byte, uint64, error) {
-	rd, err := otelstef.NewSpansReader(newUnzstd(src))
+	u := newUnzstd(src)
+	defer u.close()
+	rd, err := otelstef.NewSpansReader(u)
 	if err != nil {
 		return dst, 0, err
 	}

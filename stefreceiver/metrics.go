@@ -35,8 +35,12 @@ var (
 type metricsBuilder struct {
 	rec *otelstef.Metrics // the reader's record, which add appends
 	out []byte            // the request so far: closed ResourceMetrics
-	// Open containers, as offsets into out (appendLen), -1 when none.
-	rm, sm, m, data int
+	// Open containers (At < 0 when none), and the content sizes of the
+	// last ones closed: the next is opened with room for a length of
+	// that size (pbappend.OpenLenFor), closed without moving its
+	// content when the guess holds.
+	rm, sm, m, data                 pbappend.Len
+	rmSize, smSize, mSize, dataSize int
 	// The resource, scope and metric of the open containers.
 	res   otelstef.Resource
 	scope otelstef.Scope
@@ -54,35 +58,39 @@ type metricsBuilder struct {
 
 func (b *metricsBuilder) reset(buf []byte) {
 	b.out = outBuffer(buf, b.last)
-	b.rm, b.sm, b.m, b.data = -1, -1, -1, -1
+	b.rm, b.sm, b.m, b.data = pbappend.NoLen, pbappend.NoLen, pbappend.NoLen, pbappend.NoLen
 	b.points = 0
 }
 
 func (b *metricsBuilder) closeMetric() {
-	if b.m < 0 {
+	if b.m.At < 0 {
 		return
 	}
-	b.out = pbappend.CloseLen(b.out, b.data)
-	b.out = pbappend.CloseLen(b.out, b.m)
-	b.m, b.data = -1, -1
+	b.dataSize = b.data.Content(b.out)
+	b.out = pbappend.CloseLenFor(b.out, b.data)
+	b.mSize = b.m.Content(b.out)
+	b.out = pbappend.CloseLenFor(b.out, b.m)
+	b.m, b.data = pbappend.NoLen, pbappend.NoLen
 }
 
 func (b *metricsBuilder) closeScope() {
 	b.closeMetric()
-	if b.sm < 0 {
+	if b.sm.At < 0 {
 		return
 	}
-	b.out = pbappend.CloseLen(b.out, b.sm)
-	b.sm = -1
+	b.smSize = b.sm.Content(b.out)
+	b.out = pbappend.CloseLenFor(b.out, b.sm)
+	b.sm = pbappend.NoLen
 }
 
 func (b *metricsBuilder) closeResource() {
 	b.closeScope()
-	if b.rm < 0 {
+	if b.rm.At < 0 {
 		return
 	}
-	b.out = pbappend.CloseLen(b.out, b.rm)
-	b.rm = -1
+	b.rmSize = b.rm.Content(b.out)
+	b.out = pbappend.CloseLenFor(b.out, b.rm)
+	b.rm = pbappend.NoLen
 }
 
 // finish closes every open container and returns the request.
@@ -135,13 +143,13 @@ func (b *metricsBuilder) add() (err error) {
 	// A field the record did not carry (not modified) is the previous
 	// record's, which the open container was compared with or copied
 	// from: the comparison is needed only for a field it carried.
-	if b.rm < 0 || (!fastPaths || r.IsResourceModified()) && !b.res.IsEqual(r.Resource()) {
-		if b.rm >= 0 {
+	if b.rm.At < 0 || (!fastPaths || r.IsResourceModified()) && !b.res.IsEqual(r.Resource()) {
+		if b.rm.At >= 0 {
 			b.closeResource()
 			closed()
 		}
 		b.res.CopyFrom(r.Resource())
-		b.out, b.rm = pbappend.OpenLen(b.out, 1) // ResourceMetrics
+		b.out, b.rm = pbappend.OpenLenFor(b.out, 1, b.rmSize) // ResourceMetrics
 		// schema_url (3) before scope_metrics (2): the order of fields
 		// is free, and the container is then closed by its length alone.
 		b.out = pbappend.StringNonEmpty(b.out, 3, r.Resource().SchemaURL())
@@ -149,26 +157,26 @@ func (b *metricsBuilder) add() (err error) {
 			return err
 		}
 	}
-	if b.sm < 0 || (!fastPaths || r.IsScopeModified()) && !b.scope.IsEqual(r.Scope()) {
-		if b.sm >= 0 {
+	if b.sm.At < 0 || (!fastPaths || r.IsScopeModified()) && !b.scope.IsEqual(r.Scope()) {
+		if b.sm.At >= 0 {
 			b.closeScope()
 			closed()
 		}
 		b.scope.CopyFrom(r.Scope())
-		b.out, b.sm = pbappend.OpenLen(b.out, 2) // ScopeMetrics
+		b.out, b.sm = pbappend.OpenLenFor(b.out, 2, b.smSize) // ScopeMetrics
 		b.out = pbappend.StringNonEmpty(b.out, 3, r.Scope().SchemaURL())
 		if b.out, err = appendScope(b.out, r.Scope(), lim); err != nil {
 			return err
 		}
 	}
 	m := r.Metric()
-	if b.m < 0 || (!fastPaths || r.IsMetricModified()) && !b.met.IsEqual(m) {
-		if b.m >= 0 {
+	if b.m.At < 0 || (!fastPaths || r.IsMetricModified()) && !b.met.IsEqual(m) {
+		if b.m.At >= 0 {
 			b.closeMetric()
 			closed()
 		}
 		b.met.CopyFrom(m)
-		b.out, b.m = pbappend.OpenLen(b.out, 2) // Metric
+		b.out, b.m = pbappend.OpenLenFor(b.out, 2, b.mSize) // Metric
 		b.out = pbappend.StringNonEmpty(b.out, 1, m.Name())
 		b.out = pbappend.StringNonEmpty(b.out, 2, m.Description())
 		b.out = pbappend.StringNonEmpty(b.out, 3, m.Unit())
@@ -179,7 +187,7 @@ func (b *metricsBuilder) add() (err error) {
 		if !ok {
 			return fmt.Errorf("cannot decode metric: unknown metric type %d", m.Type())
 		}
-		b.out, b.data = pbappend.OpenLen(b.out, field)
+		b.out, b.data = pbappend.OpenLenFor(b.out, field, b.dataSize)
 		switch m.Type() {
 		case otelstef.MetricTypeSum:
 			b.out = pbappend.VarintField(b.out, 2, uint64(m.AggregationTemporality()))
@@ -200,6 +208,19 @@ func (b *metricsBuilder) add() (err error) {
 	return nil
 }
 
+// appendNumberFields appends a NumberDataPoint's timestamps and value.
+func appendNumberFields(b []byte, p *otelstef.Point, v *otelstef.PointValue) []byte {
+	b = pbappend.Fixed64Field(b, 2, p.StartTimestamp())
+	b = pbappend.Fixed64Field(b, 3, p.Timestamp())
+	switch v.Type() {
+	case otelstef.PointValueTypeFloat64:
+		b = pbappend.DoubleField(b, 4, v.Float64())
+	case otelstef.PointValueTypeInt64:
+		b = pbappend.Fixed64Field(b, 6, uint64(v.Int64()))
+	}
+	return b
+}
+
 // attrCache keeps the encoding of a record's point attributes for the next
 // record, which the STEF writer marks as not modifying them when they are
 // the same (a third of the OpenTelemetry demo's points: the series of
@@ -207,28 +228,29 @@ func (b *metricsBuilder) add() (err error) {
 // number data points' (the fast path's, field 7) are kept.
 type attrCache struct {
 	buf []byte // the KeyValues, with their tags
+	// pointSize is the size of the last number data point written
+	// (appendPoint's guess for the next).
+	pointSize int
 	// ok: buf is the last record's attributes (it was written whole);
 	// reuse: they are the current record's (it did not modify them).
 	ok, reuse bool
 }
 
-// append appends attrs as field 7, of size bytes (attributesSize), from
-// the cache when they are the last record's, and keeps them for the next.
-func (c *attrCache) append(b []byte, attrs *otelstef.Attributes) []byte {
+// append appends attrs as field 7, from the cache when they are the last
+// record's, and keeps them for the next.
+func (c *attrCache) append(b []byte, attrs *otelstef.Attributes, lim int) ([]byte, error) {
 	if c.reuse {
 		c.ok = true
-		return append(b, c.buf...)
+		return append(b, c.buf...), nil
 	}
 	start := len(b)
-	// Scalar values, their size checked against the record's bound
-	// (appendPoint): no error.
-	b, _ = appendAttributes(b, 7, attrs, math.MaxInt)
-	if len(b)-start > maxCachedAttrs {
-		return b
+	b, err := appendAttributes(b, 7, attrs, lim)
+	if err != nil || len(b)-start > maxCachedAttrs {
+		return b, err
 	}
 	c.buf = append(c.buf[:0], b[start:]...)
 	c.ok = true
-	return b
+	return b, nil
 }
 
 // maxCachedAttrs bounds the attributes attrCache keeps, which a stream
@@ -286,36 +308,41 @@ func dataField(t otelstef.MetricType) (int, bool) {
 func appendPoint(b []byte, m *otelstef.Metric, attrs *otelstef.Attributes, p *otelstef.Point, cache *attrCache, lim int) (_ []byte, err error) {
 	v := p.Value()
 	if fastPaths && (m.Type() == otelstef.MetricTypeGauge || m.Type() == otelstef.MetricTypeSum) && p.Exemplars().Len() == 0 {
-		// A NumberDataPoint of scalar attributes, the common one, is
-		// written with its length computed first.
-		as, ok := len(cache.buf), cache.reuse
-		if !ok {
-			as, ok = attributesSize(attrs)
+		// A NumberDataPoint without exemplars, the common one: its
+		// length is given room for the last such point's (a series'
+		// points are of a size), so that it is closed without moving
+		// it, and its attributes are written once, or copied from the
+		// last point's (attrCache). Their sizes were computed in a
+		// pass of their own before (a tenth of the decoding).
+		switch v.Type() {
+		case otelstef.PointValueTypeFloat64, otelstef.PointValueTypeInt64, otelstef.PointValueTypeNone:
+		default:
+			return b, fmt.Errorf("value type %d in a number metric", v.Type())
 		}
-		if ok {
-			size := 9 + 9 + as // the two timestamps, the attributes
-			switch v.Type() {
-			case otelstef.PointValueTypeFloat64, otelstef.PointValueTypeInt64:
+		if cache.reuse {
+			// Its attributes are the last point's: its size is
+			// known before it is written.
+			size := 9 + 9 + len(cache.buf) // the two timestamps, the attributes
+			if v.Type() != otelstef.PointValueTypeNone {
 				size += 9
-			case otelstef.PointValueTypeNone:
-			default:
-				return b, fmt.Errorf("value type %d in a number metric", v.Type())
 			}
 			if len(b)+size+1+binary.MaxVarintLen64 > lim {
 				return b, errRecordTooLarge
 			}
 			b = pbappend.Tag(b, 1, 2)
 			b = pbappend.Varint(b, uint64(size))
-			b = pbappend.Fixed64Field(b, 2, p.StartTimestamp())
-			b = pbappend.Fixed64Field(b, 3, p.Timestamp())
-			switch v.Type() {
-			case otelstef.PointValueTypeFloat64:
-				b = pbappend.DoubleField(b, 4, v.Float64())
-			case otelstef.PointValueTypeInt64:
-				b = pbappend.Fixed64Field(b, 6, uint64(v.Int64()))
-			}
-			return cache.append(b, attrs), nil
+			b = appendNumberFields(b, p, v)
+			cache.ok, cache.pointSize = true, size
+			return append(b, cache.buf...), nil
 		}
+		var l pbappend.Len
+		b, l = pbappend.OpenLenFor(b, 1, cache.pointSize)
+		b = appendNumberFields(b, p, v)
+		if b, err = cache.append(b, attrs, lim); err != nil {
+			return b, err
+		}
+		cache.pointSize = l.Content(b)
+		return pbappend.CloseLenFor(b, l), nil
 	}
 	// The numbers of a histogram's bounds, which come with its metric
 	// (a dictionary entry any number of points refer to), and of its
@@ -507,13 +534,31 @@ func appendAttributes(b []byte, field int, a *otelstef.Attributes, lim int) (_ [
 		if len(b)+len(a.Key(i)) > lim {
 			return b, errRecordTooLarge
 		}
-		if vs, ok := scalarValueSize(a.Value(i)); ok && fastPaths {
-			key := a.Key(i)
-			if len(b)+keyValueSize(len(key), vs) > lim {
+		if v := a.Value(i); fastPaths && v.Type() == otelstef.AnyValueTypeString {
+			// A string value, the most common: its KeyValue
+			// written in one go, sizes and all.
+			key, str := a.Key(i), v.String()
+			vs := 1 + pbappend.UvarintLen(uint64(len(str))) + len(str)
+			kv := keyValueSize(len(key), vs)
+			if len(b)+kv > lim {
 				return b, errRecordTooLarge
 			}
 			b = pbappend.Tag(b, field, 2)
-			b = pbappend.Varint(b, uint64(keyValueSize(len(key), vs)))
+			b = pbappend.Varint(b, uint64(kv))
+			b = pbappend.StringField(b, 1, key)
+			b = pbappend.Tag(b, 2, 2)
+			b = pbappend.Varint(b, uint64(vs))
+			b = pbappend.StringField(b, 1, str)
+			continue
+		}
+		if vs, ok := scalarValueSize(a.Value(i)); ok && fastPaths {
+			key := a.Key(i)
+			kv := keyValueSize(len(key), vs)
+			if len(b)+kv > lim {
+				return b, errRecordTooLarge
+			}
+			b = pbappend.Tag(b, field, 2)
+			b = pbappend.Varint(b, uint64(kv))
 			b = pbappend.StringField(b, 1, key)
 			b = pbappend.Tag(b, 2, 2)
 			b = pbappend.Varint(b, uint64(vs))

@@ -71,22 +71,6 @@ func keyValueSize(keyLen, valueSize int) int {
 	return 1 + pbappend.UvarintLen(uint64(keyLen)) + keyLen + 1 + pbappend.UvarintLen(uint64(valueSize)) + valueSize
 }
 
-// attributesSize returns the length of a's KeyValues as a repeated field
-// numbered below 16 (a one-byte tag), and false when a value is an array
-// or a key-value list.
-func attributesSize(a *otelstef.Attributes) (int, bool) {
-	n := 0
-	for i := range a.Len() {
-		vs, ok := scalarValueSize(a.Value(i))
-		if !ok {
-			return 0, false
-		}
-		kv := keyValueSize(len(a.Key(i)), vs)
-		n += 1 + pbappend.UvarintLen(uint64(kv)) + kv
-	}
-	return n, true
-}
-
 // outBuffer returns buf emptied to build the next request in, or nil when
 // it holds less than the recent requests took (highWater): the builder
 // then makes one of that size at the request's first record (firstBuffer).
@@ -107,14 +91,15 @@ func outBuffer(buf []byte, last int) []byte {
 func firstBuffer(last int) []byte { return make([]byte, 0, last+last/8) }
 
 // maxIdleBuffer is the largest request buffer a stream keeps while it
-// waits for its client (stream.idle), and that its chunk ticket keeps
-// (readAhead): an SDK-sized request's, within the stream's state charge
-// (StateCostPlain, 64 KiB, covers the reader's 21 KB, bodyBuffer, the
-// unzstd's 4 KiB read buffer, the attribute cache's 4 KiB and these two).
-// A larger one (its size is the recent requests', up to
-// Config.MaxRequestBytes and a record) is let go: a client that sent each
-// of many streams one frame decoding to a large request (a few KB of STEF
-// whose records repeat a large attribute) had every waiting stream hold
+// waits for its client (stream.idle) without charging it, and that its
+// chunk ticket keeps (readAhead): an SDK-sized request's, within the
+// stream's state charge (StateCostPlain, 64 KiB, covers the reader's
+// 21 KB, bodyBuffer, the unzstd's 4 KiB read buffer, the attribute cache's
+// 4 KiB and these two). A larger one (its size is the recent requests',
+// up to Config.MaxRequestBytes and a record) is kept only charged to the
+// budget (stream.bufCharge), or let go: a client that sent each of many
+// streams one frame decoding to a large request (a few KB of STEF whose
+// records repeat a large attribute) had every waiting stream hold
 // megabytes no budget saw.
 const maxIdleBuffer = 8 << 10
 

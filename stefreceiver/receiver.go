@@ -37,7 +37,12 @@
 // when the budget has no room for more, the stream is rotated
 // (acknowledged, then ended with UNAVAILABLE and a zero RetryInfo, as the
 // streaming mode rotates), which frees them. A stream is rotated too once
-// it has decoded MaxStreamBytes. Within a record the reader bounds its own allocations
+// it has decoded MaxStreamBytes. While a stream waits for its client, the
+// buffer it builds its requests in is kept only when charged the same way
+// (stream.idle). What ended streams leave for the next ones, their zstd
+// decoders and request buffers, is kept only charged, at most maxSpares
+// of each, and let go when a stream finds no room for its own state
+// (spares.go). Within a record the reader bounds its own allocations
 // (pkg.RecordAllocLimit, 32 MiB) and its frames (pkg.FrameSizeLimit).
 package stefreceiver
 
@@ -52,6 +57,7 @@ import (
 	"sync/atomic"
 
 	"github.com/VictoriaMetrics/metrics"
+	"github.com/klauspost/compress/zstd"
 	"github.com/splunk/stef/go/otel/otelstef"
 	"github.com/splunk/stef/go/pkg"
 	"github.com/splunk/stef/go/pkg/schema"
@@ -154,6 +160,11 @@ type Receiver struct {
 	dictRotations              *metrics.Counter // otlplite_stef_dictionary_rotations_total
 	dictBytes                  atomic.Int64     // otlplite_stef_dictionary_bytes
 	streams                    atomic.Int64
+
+	// What ended streams left for the next ones (spares.go): zstd
+	// decoders and request buffers, each charged while it waits.
+	decoders spares[*zstd.Decoder]
+	buffers  spares[[]byte]
 }
 
 // New returns a Receiver storing into p.
@@ -196,12 +207,21 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 		dictRotations: set.GetOrCreateCounter("otlplite_stef_dictionary_rotations_total"),
 	}
 	set.GetOrCreateGauge("otlplite_stef_dictionary_bytes", func() float64 { return float64(r.dictBytes.Load()) })
+	r.decoders.p, r.buffers.p = p, p
 	return r
 }
 
 // Shutdown makes every stream rotate at its next frame boundary: it
-// acknowledges what it stored and ends with UNAVAILABLE.
-func (r *Receiver) Shutdown() { r.once.Do(func() { close(r.stop) }) }
+// acknowledges what it stored and ends with UNAVAILABLE. What ended
+// streams left for the next (spares) is let go, its charge returned, and
+// nothing more is kept.
+func (r *Receiver) Shutdown() {
+	r.once.Do(func() {
+		close(r.stop)
+		r.decoders.close()
+		r.buffers.close()
+	})
+}
 
 // ServeHTTP serves one STEFDestination/Stream call.
 func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
@@ -318,6 +338,9 @@ type stream struct {
 	dicts      *dictMeter
 	dictHeld   int64
 	dictCharge *ingest.StateCharge
+	// bufCharge charges the builder's buffer while the stream waits for
+	// its client (idle).
+	bufCharge  *ingest.StateCharge
 	sinceCheck int
 	maxRequest int // the size at which a request is handed on (requestBound)
 }
@@ -487,6 +510,9 @@ func (s *stream) nextChunk() {
 		default:
 			s.idle()
 			in = <-s.chunks
+			// The stream is at work again: the buffer its builder
+			// kept is the request's, charged when it is handed on.
+			s.bufCharge.Release()
 		}
 		c = &in
 	}
@@ -494,18 +520,52 @@ func (s *stream) nextChunk() {
 	s.take(c)
 }
 
-// idle is called as the stream waits for its client: the buffer its
-// builder keeps for the next request, once the last was handed on, is let
-// go when it is larger than maxIdleBuffer (the next request's is made at
-// its first record, once), so that a waiting stream holds no more than its
-// state charge covers.
+// idle is called as the stream waits for its client. The buffer its
+// builder keeps for the next request, once the last was handed on, is
+// kept while it waits only when it is charged to the budget (bufCharge,
+// returned as the next chunk arrives); with no room, or when it is no
+// larger than maxIdleBuffer (within the stream's state charge), it is
+// let go and the next request's is made at its first record. A waiting
+// stream holds no more than its charges cover. Kept, a stream of large
+// requests (8,192-point frames, about a megabyte of OTLP each, its client
+// encoding the next while the stream waits) builds each in the same
+// buffer: made anew, each was cleared by the allocator and brought a
+// collection every few requests (the collector's slack follows the
+// garbage, service/gcpercent.go), about a quarter of the server's CPU.
 func (s *stream) idle() {
 	if s.b == nil {
 		return
 	}
-	if buf := s.b.buf(); len(*buf) == 0 && cap(*buf) > maxIdleBuffer {
+	buf := s.b.buf()
+	if len(*buf) != 0 || cap(*buf) <= maxIdleBuffer {
+		return
+	}
+	if s.bufCharge == nil || !s.bufCharge.Resize(int64(cap(*buf))) {
 		*buf = nil
 	}
+}
+
+// spareBuffer keeps the buffer the stream built its requests in for the
+// next stream (Receiver.buffers), when it is larger than the ones a
+// stream keeps anyway (maxIdleBuffer).
+func (s *stream) spareBuffer() {
+	if s.b == nil {
+		return
+	}
+	buf := s.b.buf()
+	if cap(*buf) > maxIdleBuffer {
+		s.r.buffers.put((*buf)[:0], int64(cap(*buf)))
+	}
+	*buf = nil
+}
+
+// dropSpares lets go of what ended streams left (spares), so that their
+// charge makes room for a stream's own state, and reports whether
+// anything was kept.
+func (r *Receiver) dropSpares() bool {
+	d := r.decoders.dropAll()
+	b := r.buffers.dropAll()
+	return d || b
 }
 
 // start starts the read-ahead.
@@ -603,7 +663,7 @@ func (s *stream) run() *grpcwire.Status {
 	// The reader's state is charged before the reader is made (it
 	// reads the header, choosing its decoder, on its first Read), and
 	// returned before the stream's status is written.
-	if !s.r.p.HoldStreamState(StateCostZstd) {
+	if !s.r.p.HoldStreamState(StateCostZstd) && !(s.r.dropSpares() && s.r.p.HoldStreamState(StateCostZstd)) {
 		s.r.refusedState.Inc()
 		st := s.r.p.BusyStatus("no room for another STEF stream's decoder state")
 		req := s.call.Request()
@@ -613,9 +673,11 @@ func (s *stream) run() *grpcwire.Status {
 	s.state = StateCostZstd
 	s.body.buffer()
 	s.dictCharge = s.r.p.NewStateCharge()
+	s.bufCharge = s.r.p.NewStateCharge()
 	defer func() {
 		s.r.p.ReleaseStreamState(s.state)
 		s.dictCharge.Release()
+		s.bufCharge.Release()
 		s.r.dictBytes.Add(-s.dictHeld)
 	}()
 	return s.records()
@@ -656,6 +718,7 @@ type builder interface {
 // with a bounded window.
 func (s *stream) open() (recordReader, builder, *unzstd, error) {
 	u := newUnzstd(s)
+	u.decoders = &s.r.decoders
 	if s.sig == otlp.Traces {
 		rd, err := otelstef.NewSpansReader(u)
 		if err != nil {
@@ -689,6 +752,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 		if u != nil {
 			u.close()
 		}
+		s.spareBuffer()
 	}()
 	// Record ids start at 1, also for a stream that ends before its
 	// header (decodeFailed).
@@ -698,7 +762,11 @@ func (s *stream) records() (end *grpcwire.Status) {
 		return s.decodeFailed(0, err)
 	}
 	s.b = b
-	s.b.reset(nil)
+	// The buffer an ended stream built its requests in, if one is
+	// kept: a stream's first requests otherwise grow theirs by
+	// doublings, up to MaxRequestBytes.
+	buf, _ := s.r.buffers.get()
+	s.b.reset(buf)
 	t := s.r.p.Take(s.ctx)
 	s.requestBound(t)
 	s.r.p.Done(t)
@@ -782,7 +850,7 @@ func (s *stream) chargeDicts(last uint64) *grpcwire.Status {
 	held := s.dicts.measure()
 	s.r.dictBytes.Add(held - s.dictHeld)
 	s.dictHeld = held
-	if held <= s.r.cfg.MaxDictMemory && s.dictCharge.Resize(held) {
+	if held <= s.r.cfg.MaxDictMemory && (s.dictCharge.Resize(held) || s.r.dropSpares() && s.dictCharge.Resize(held)) {
 		return nil
 	}
 	// Too large, or no room: what was read is stored, and the stream
@@ -869,12 +937,12 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		defer s.r.p.Done(t)
 		s.requestBound(t) // for the next (the tenant's quotas may be reloaded)
 		s.r.p.StartLog(ctx, t, s.call.Request().RemoteAddr, ingest.STEF, s.sig)
-		// The request is built in the ticket's buffer, swapped with the
-		// builder's, and charged before it is handed on.
-		buf, items := t.Msg, s.b.items()
-		t.Msg = s.b.finish()
-		s.b.reset(buf)
-		n := len(t.Msg)
+		// The request is charged before it is handed on. The pipeline
+		// does not retain it (ingest.Request.Body): its buffer is the
+		// builder's again for the next request (reset below), not the
+		// pooled ticket's, whose buffers the read-ahead lets go.
+		body, items := s.b.finish(), s.b.items()
+		n := len(body)
 		if err := t.Declare(n); err != nil {
 			return s.refused(t, err)
 		}
@@ -886,10 +954,11 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		// (metrics.go, spans.go): the pipeline need not walk the
 		// request again, unless it validates more (UTF-8).
 		out, err := s.r.p.ExportValidated(ctx, ingest.Request{
-			Transport: ingest.STEF, Signal: s.sig, Body: t.Msg,
+			Transport: ingest.STEF, Signal: s.sig, Body: body,
 			WireSize: s.wire, Size: n, Ticket: t,
 		}, ingest.Validated{Items: items, MaxAnyValueDepth: maxAnyValueDepth})
 		s.wire = 0
+		s.b.reset(body)
 		if err != nil {
 			return err.(*grpcwire.Status)
 		}

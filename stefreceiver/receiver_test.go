@@ -42,6 +42,17 @@ func (s *memSink) Write(_ context.Context, sig storage.Signal, data []byte, item
 
 func (s *memSink) Close() error { return nil }
 
+// largest returns the size of the largest request stored.
+func (s *memSink) largest() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, w := range s.writes {
+		n = max(n, len(w))
+	}
+	return n
+}
+
 // checkStored validates what the sink stored as the pipeline would have
 // (the stream hands its requests on as validated): well-formed, nothing
 // rejected, the items counted.
@@ -692,6 +703,7 @@ func TestReadAheadBounded(t *testing.T) {
 	// Held: the read-ahead's whole chunks, the one that crossed its
 	// bound, the reader's and the stuck request's (about a frame).
 	bound := int64(readAheadBytes + 4*maxChunk)
+	over := 0
 	for {
 		// The stream's state is charged too, and lowered once the header
 		// is read: a sample it changed during is taken again.
@@ -702,8 +714,17 @@ func TestReadAheadBounded(t *testing.T) {
 		}
 		held := in - state
 		if held > bound {
+			// ReleaseStreamState lowers the state before the bytes
+			// in flight (ingest): a sample between the two counts
+			// what was released as held (1 run in 30 on main). A
+			// real excess is still there when sampled again.
+			if over++; over < 3 {
+				runtime.Gosched()
+				continue
+			}
 			t.Fatalf("the stream holds %d bytes, bound %d", held, bound)
 		}
+		over = 0
 		if held >= full {
 			break
 		}

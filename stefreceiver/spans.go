@@ -14,19 +14,22 @@ import (
 // share their ResourceSpans and ScopeSpans. STEF does not carry the
 // dropped event and link counts: they are not written.
 type spansBuilder struct {
-	rec    *otelstef.Spans
-	out    []byte
-	rm, sm int
-	res    otelstef.Resource
-	scope  otelstef.Scope
-	spans  int
-	last   int // the size of the recent requests finished (highWater, outBuffer)
+	rec *otelstef.Spans
+	out []byte
+	// The open ResourceSpans and ScopeSpans (At < 0: none), and the
+	// content sizes of the last ones closed (pbappend.OpenLenFor).
+	rm, sm         pbappend.Len
+	rmSize, smSize int
+	res            otelstef.Resource
+	scope          otelstef.Scope
+	spans          int
+	last           int // the size of the recent requests finished (highWater, outBuffer)
 	// maxRecord bounds what a record writes (recordLimit).
 	maxRecord int
 }
 
 func (b *spansBuilder) reset(buf []byte) {
-	b.out, b.rm, b.sm, b.spans = outBuffer(buf, b.last), -1, -1, 0
+	b.out, b.rm, b.sm, b.spans = outBuffer(buf, b.last), pbappend.NoLen, pbappend.NoLen, 0
 }
 
 func (b *spansBuilder) items() int { return b.spans }
@@ -34,14 +37,20 @@ func (b *spansBuilder) items() int { return b.spans }
 func (b *spansBuilder) setMaxRecord(n int) { b.maxRecord = n }
 func (b *spansBuilder) size() int          { return len(b.out) }
 
-func (b *spansBuilder) closeResource() {
-	if b.sm >= 0 {
-		b.out = pbappend.CloseLen(b.out, b.sm)
-		b.sm = -1
+func (b *spansBuilder) closeScope() {
+	if b.sm.At >= 0 {
+		b.smSize = b.sm.Content(b.out)
+		b.out = pbappend.CloseLenFor(b.out, b.sm)
+		b.sm = pbappend.NoLen
 	}
-	if b.rm >= 0 {
-		b.out = pbappend.CloseLen(b.out, b.rm)
-		b.rm = -1
+}
+
+func (b *spansBuilder) closeResource() {
+	b.closeScope()
+	if b.rm.At >= 0 {
+		b.rmSize = b.rm.Content(b.out)
+		b.out = pbappend.CloseLenFor(b.out, b.rm)
+		b.rm = pbappend.NoLen
 	}
 }
 
@@ -76,26 +85,25 @@ func (b *spansBuilder) add() (err error) {
 	}
 	// As in metricsBuilder.add: a field the record did not carry is the
 	// previous record's.
-	if b.rm < 0 || (!fastPaths || r.IsResourceModified()) && !b.res.IsEqual(r.Resource()) {
-		if b.rm >= 0 {
+	if b.rm.At < 0 || (!fastPaths || r.IsResourceModified()) && !b.res.IsEqual(r.Resource()) {
+		if b.rm.At >= 0 {
 			b.closeResource()
 			closed()
 		}
 		b.res.CopyFrom(r.Resource())
-		b.out, b.rm = pbappend.OpenLen(b.out, 1) // ResourceSpans
+		b.out, b.rm = pbappend.OpenLenFor(b.out, 1, b.rmSize) // ResourceSpans
 		b.out = pbappend.StringNonEmpty(b.out, 3, r.Resource().SchemaURL())
 		if b.out, err = appendResource(b.out, r.Resource(), lim); err != nil {
 			return err
 		}
 	}
-	if b.sm < 0 || (!fastPaths || r.IsScopeModified()) && !b.scope.IsEqual(r.Scope()) {
-		if b.sm >= 0 {
-			b.out = pbappend.CloseLen(b.out, b.sm)
-			b.sm = -1
+	if b.sm.At < 0 || (!fastPaths || r.IsScopeModified()) && !b.scope.IsEqual(r.Scope()) {
+		if b.sm.At >= 0 {
+			b.closeScope()
 			closed()
 		}
 		b.scope.CopyFrom(r.Scope())
-		b.out, b.sm = pbappend.OpenLen(b.out, 2) // ScopeSpans
+		b.out, b.sm = pbappend.OpenLenFor(b.out, 2, b.smSize) // ScopeSpans
 		b.out = pbappend.StringNonEmpty(b.out, 3, r.Scope().SchemaURL())
 		if b.out, err = appendScope(b.out, r.Scope(), lim); err != nil {
 			return err

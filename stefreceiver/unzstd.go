@@ -45,8 +45,11 @@ type unzstd struct {
 	out   []byte
 	frame [1 + binary.MaxVarintLen64]byte
 	dec   *zstd.Decoder
-	in    frameInput
-	left  uint64 // decoded bytes of the current frame still to pass on
+	// decoders is where the decoder comes from and goes back to (a
+	// Receiver's spares); nil: made for this stream alone.
+	decoders *spares[*zstd.Decoder]
+	in       frameInput
+	left     uint64 // decoded bytes of the current frame still to pass on
 	// fresh: none of the current frame's content was passed on yet;
 	// csize is its zstd data's size, prev the previous frame's declared
 	// size.
@@ -154,7 +157,7 @@ func (u *unzstd) header() error {
 	if br.FixedHeader.Compression == pkg.CompressionZstd {
 		u.compressed = true
 		hdr[start+1] &^= pkg.HdrFlagsCompressionMethod
-		if u.dec, err = getDecoder(); err != nil {
+		if u.dec, err = u.getDecoder(); err != nil {
 			return err
 		}
 	}
@@ -239,22 +242,29 @@ func (u *unzstd) zstdError(err error) error {
 	return badFrame("STEF frame %d: bad zstd data: %v", u.frames, err)
 }
 
-// decoders keeps the zstd decoders of ended streams for the next ones: a
-// decoder's history is a ring of its window and two blocks (8.3 MiB at
-// MaxZstdWindow), allocated and cleared on a stream's first block, which
-// cost a new stream about as much as decoding a few thousand points (a
-// tenth of the server's CPU on streams of 8,192-point frames). As the
-// request decoders of package compression, they are left to the garbage
-// collector when idle (sync.Pool); a stream in use is charged its
-// StateCostZstd whether its decoder is new or not, so the idle ones are
-// never more than the streams the budget let decode at once (half of the
-// admission budget, HoldStreamState).
-var decoders sync.Pool // *zstd.Decoder
-
-func getDecoder() (*zstd.Decoder, error) {
-	if d, ok := decoders.Get().(*zstd.Decoder); ok {
+// getDecoder returns a decoder an ended stream left (u.decoders), or a
+// new one. A decoder's history is a ring of its window and two blocks
+// (8.3 MiB at MaxZstdWindow), allocated and cleared on a stream's first
+// block, which cost a new stream about as much as decoding a few thousand
+// points (a tenth of the server's CPU on streams of 8,192-point frames).
+func (u *unzstd) getDecoder() (*zstd.Decoder, error) {
+	if u.decoders == nil {
+		if d, ok := decodeDecoders.Get().(*zstd.Decoder); ok {
+			return d, nil
+		}
+	} else if d, ok := u.decoders.get(); ok {
 		return d, nil
 	}
+	return newDecoder()
+}
+
+// decodeDecoders keeps the zstd decoders of DecodeMetrics and DecodeSpans
+// (tools, benchmarks, the fuzz targets) for their next call, as a
+// Receiver's spares keep its streams' (charged); a Receiver's streams
+// never use it.
+var decodeDecoders sync.Pool // *zstd.Decoder
+
+func newDecoder() (*zstd.Decoder, error) {
 	return zstd.NewReader(nil,
 		zstd.WithDecoderConcurrency(1), // synchronous: decodes only what is read
 		zstd.WithDecoderLowmem(true),
@@ -267,8 +277,9 @@ func getDecoder() (*zstd.Decoder, error) {
 		zstd.IgnoreChecksum(true))
 }
 
-// close gives u's decoder back for another stream. u must not be used
-// afterwards.
+// close gives u's decoder back for another stream (u.decoders keeps it,
+// charged as a whole stream's StateCostZstd, or lets it go). u must not be
+// used afterwards.
 func (u *unzstd) close() {
 	if u.dec == nil {
 		return
@@ -276,7 +287,11 @@ func (u *unzstd) close() {
 	// Reset forgets the stream (its source and its history: a frame
 	// of the next stream cannot refer to what this one decoded).
 	if err := u.dec.Reset(nil); err == nil {
-		decoders.Put(u.dec)
+		if u.decoders == nil {
+			decodeDecoders.Put(u.dec)
+		} else {
+			u.decoders.put(u.dec, StateCostZstd)
+		}
 	}
 	u.dec = nil
 	u.err = errClosed

@@ -125,3 +125,46 @@ func CloseLen(b []byte, at int) []byte {
 	copy(b[at+k:], b[at+lenReserve:])
 	return b[:len(b)-(lenReserve-k)]
 }
+
+// Len is a length-delimited field opened by OpenLenFor: its length goes
+// at At, in the Reserved bytes kept for it. At < 0: none is open.
+type Len struct{ At, Reserved int }
+
+// NoLen is the Len of no open field.
+var NoLen = Len{At: -1}
+
+// OpenLenFor is OpenLen keeping room for the length of a field of about
+// expect bytes (the caller's guess: the last such field's size): when the
+// length's varint takes as many bytes, CloseLenFor writes it in place
+// without moving the content. A field of many KB closed by CloseLen
+// moved all of it, once per level of nesting (a ResourceMetrics holding a
+// request's points moved them at its metric's, its scope's and its own
+// close).
+func OpenLenFor(b []byte, field, expect int) ([]byte, Len) {
+	b = Tag(b, field, wireLen)
+	n := UvarintLen(uint64(max(expect, 0)))
+	at := len(b)
+	return append(b, make([]byte, n)...), Len{At: at, Reserved: n}
+}
+
+// CloseLenFor ends the field OpenLenFor started: it writes the length in
+// the minimal encoding, moving the content back or forth only when the
+// length takes fewer or more bytes than were kept for it.
+func CloseLenFor(b []byte, l Len) []byte {
+	n := uint64(len(b) - l.At - l.Reserved)
+	k := UvarintLen(n)
+	switch {
+	case k < l.Reserved:
+		copy(b[l.At+k:], b[l.At+l.Reserved:])
+		b = b[:len(b)-(l.Reserved-k)]
+	case k > l.Reserved:
+		end := len(b)
+		b = append(b, make([]byte, k-l.Reserved)...)
+		copy(b[l.At+k:], b[l.At+l.Reserved:end])
+	}
+	binary.PutUvarint(b[l.At:], n)
+	return b
+}
+
+// Content returns the size of the open field l's content so far.
+func (l Len) Content(b []byte) int { return len(b) - l.At - l.Reserved }

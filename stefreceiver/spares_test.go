@@ -1,0 +1,101 @@
+package stefreceiver
+
+import (
+	"testing"
+
+	"github.com/splunk/stef/go/otel/otelstef"
+	"github.com/splunk/stef/go/pkg"
+
+	"github.com/otlp-lite/otlp-lite/ingest"
+)
+
+// zstdStreams opens n zstd streams at once, each sending one point (its
+// header alone makes the stream take a decoder), waits for each
+// acknowledgement and ends them; it returns the points acknowledged.
+func zstdStreams(t *testing.T, addr string, n int) int {
+	t.Helper()
+	var peers []*peer
+	for range n {
+		p := dial(t, addr)
+		p.sendFirst(t, "Metrics")
+		p.recv(t)
+		peers = append(peers, p)
+	}
+	// Every stream is open (its state charged) before any ends: each
+	// has a decoder of its own.
+	acked := 0
+	for i, p := range peers {
+		w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		writePoints(t, w, 1, i)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if ack, bad := parseAck(t, p.recv(t)); ack != 1 || len(bad) != 0 {
+			t.Fatalf("stream %d: ack %d bad %v", i, ack, bad)
+		}
+		acked++
+	}
+	for i, p := range peers {
+		p.w.Close()
+		if st := p.status(); st != "0 " {
+			t.Fatalf("stream %d: status %q", i, st)
+		}
+	}
+	return acked
+}
+
+// The zstd decoders of ended streams are kept for the next streams
+// (spares), at most maxSpares of them, each charged StateCostZstd to the
+// budget while it waits; the next streams take them. A client that opens
+// many zstd streams at once (a STEF header each is enough) and ends them
+// leaves at most maxSpares decoders, all charged; with the budget's state
+// half full of spares, an honest stream still finds room (the spares are
+// let go), and every point acknowledged is stored.
+func TestSpareDecodersBoundedAndCharged(t *testing.T) {
+	// State may take half the budget: maxSpares+2 streams at once (a
+	// dictionary step each), not the spares and 3 streams more.
+	limit := 2 * (maxSpares + 2) * (StateCostZstd + DictChargeStep)
+	sink := &memSink{}
+	addr, pl, r := serveSinkR(t, sink, ingest.AdmissionConfig{RequestLimit: int64(limit)})
+
+	acked := zstdStreams(t, addr, maxSpares+2)
+	n, charged := r.decoders.held()
+	t.Logf("%d streams ended: %d decoders kept, %d bytes charged; stream state held %d", maxSpares+2, n, charged, pl.StreamStateHeld())
+	if n != maxSpares || charged != maxSpares*StateCostZstd {
+		t.Fatalf("%d decoders kept, charged %d: want maxSpares (%d), %d", n, charged, maxSpares, maxSpares*StateCostZstd)
+	}
+	if held := pl.StreamStateHeld(); held != r.sparesHeld() || held < charged {
+		t.Fatalf("stream state %d charged, spares %d: the kept decoders are not the only state charged", held, r.sparesHeld())
+	}
+
+	// Three streams at once: the first two take their state beside the
+	// spares, the third finds no room until they are let go.
+	acked += zstdStreams(t, addr, 3)
+	if got := r.rotations.Get() + r.refusedState.Get(); got != 0 {
+		t.Fatalf("%d streams refused or rotated: the spares took an honest stream's room", got)
+	}
+	if n, _ := r.decoders.held(); n > maxSpares {
+		t.Fatalf("%d decoders kept, more than maxSpares (%d)", n, maxSpares)
+	}
+	if held := pl.StreamStateHeld(); held != r.sparesHeld() {
+		t.Fatalf("stream state %d charged after the streams ended, spares %d", held, r.sparesHeld())
+	}
+	sink.mu.Lock()
+	stored := sink.items
+	sink.mu.Unlock()
+	if stored != acked {
+		t.Fatalf("stored %d points, acknowledged %d", stored, acked)
+	}
+	// Shut down, the Receiver lets them go and keeps no more.
+	r.Shutdown()
+	if held := pl.StreamStateHeld(); held != 0 {
+		t.Fatalf("stream state %d charged with no stream and no spare", held)
+	}
+	r.decoders.put(nil, StateCostZstd)
+	if n, _ := r.decoders.held(); n != 0 {
+		t.Fatal("a decoder kept after Shutdown")
+	}
+}
