@@ -109,7 +109,7 @@ func (l *signalLog) commitDirect(b *batch) error {
 		return l.failed(fmt.Errorf("%w: cannot preallocate %s: %v", storage.ErrUnavailable, l.f.Name(), err))
 	}
 	t0 := time.Now()
-	err := writeAt(l.f, buf, off)
+	err := writeDirectAt(l.f, l.asyncWriter(), buf, off)
 	if l.observeSync != nil {
 		l.observeSync(l.signal, time.Since(t0))
 	}
@@ -127,6 +127,23 @@ func (l *signalLog) commitDirect(b *batch) error {
 	last := end &^ (blockSize - 1)
 	copy(l.tail[:], buf[last:end])
 	return nil
+}
+
+// asyncWriter returns the log's AIO writer (aio_linux.go), set up at its
+// first direct commit, or nil where the system has none: the commit is
+// then a pwrite.
+func (l *signalLog) asyncWriter() *aioWriter {
+	if l.aio != nil || l.noAIO {
+		return l.aio
+	}
+	w, err := newAIOWriter()
+	if err != nil {
+		l.noAIO = true
+		l.logger.Info("no asynchronous I/O; direct writes block a thread each", "signal", l.signal.String(), "err", err)
+		return nil
+	}
+	l.aio = w
+	return w
 }
 
 // preallocate extends the segment with zeros, durably, so that it holds

@@ -133,6 +133,10 @@ type signalLog struct {
 	noDirect bool
 	alloc    int64
 	tail     [blockSize]byte
+	// aio submits direct writes and waits for them in the poller
+	// (aio_linux.go); noAIO: the system has none, use pwrite.
+	aio   *aioWriter
+	noAIO bool
 
 	// The retention mark (retainmark.go); owned by retention.
 	mark    *posFile
@@ -743,6 +747,10 @@ func (l *signalLog) close() error {
 	}
 	<-l.stopped
 	l.mark.close()
+	if l.aio != nil {
+		l.aio.close()
+		l.aio = nil
+	}
 	if l.f == nil {
 		return nil
 	}
