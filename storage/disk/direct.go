@@ -67,11 +67,15 @@ const blockSize = 4096
 const preallocChunk = 4 << 20
 
 // zeroSource is the source of preallocation writes, written repeatedly
-// (pwritev, 16 times per preallocChunk): 256 KiB, large enough that one
+// (pwritev, twice per preallocChunk): one huge page (2 MiB), so that one
 // system call preallocates a chunk. It is a read-only mapping of zeros
 // where the system allows (direct_linux.go): the disk reads the kernel's
-// zero page, and the process holds no memory for it.
-var zeroSource = sync.OnceValue(func() []byte { return zeroPages(256 << 10) })
+// (huge) zero page, and the process holds no memory for it.
+var zeroSource = sync.OnceValue(func() []byte { return zeroPages(hugePage) })
+
+// hugePage is the size of a transparent huge page on amd64 and arm64
+// with 4 KiB pages (a PMD): the alignment and size of zeroSource.
+const hugePage = 2 << 20
 
 // alignedBytes returns n zero bytes whose address is a multiple of
 // blockSize.
@@ -167,7 +171,7 @@ func (l *signalLog) preallocate(to int64) error {
 // fillZeros writes zeros from l.alloc to target.
 func (l *signalLog) fillZeros(target int64) error {
 	zero := zeroSource()
-	var iov [preallocChunk/(256<<10) + 1][]byte
+	var iov [preallocChunk/hugePage + 1][]byte
 	for off := l.alloc; off < target; {
 		n := 0
 		var size int64
