@@ -28,9 +28,26 @@ type batch struct {
 	minT, maxT int64
 	done       chan struct{}
 	err        error
+	// huge: buf is allocated with hugeBytes (a directly written log,
+	// direct_linux.go), in mem, which is unmapped (release) when buf
+	// is replaced or dropped; nil: buf is on the heap.
+	huge bool
+	mem  []byte
 }
 
-func newBatch() *batch { return &batch{done: make(chan struct{})} }
+// newBatch returns an empty batch for l.
+func (l *signalLog) newBatch() *batch {
+	return &batch{done: make(chan struct{}), huge: l.sync == SyncAlways && directFlags != 0}
+}
+
+// release unmaps b's buffer if it is not on the heap; b.buf must not be
+// used after.
+func (b *batch) release() {
+	if b.mem != nil {
+		freeHugeBytes(b.mem)
+		b.mem, b.buf = nil, nil
+	}
+}
 
 // len is the length of b's records.
 func (b *batch) len() int { return len(b.buf) - b.pad }
@@ -50,8 +67,18 @@ func (b *batch) reserve(n int) {
 	if cap(b.buf)-len(b.buf) >= n+blockSize {
 		return
 	}
-	nb := alignedBytes(alignUp(max(cap(b.buf)+cap(b.buf)/4, len(b.buf)+n+blockSize)))
-	b.buf = nb[:copy(nb, b.buf)]
+	size := alignUp(max(cap(b.buf)+cap(b.buf)/4, len(b.buf)+n+blockSize))
+	var mem []byte
+	if b.huge {
+		mem = hugeBytes(size)
+	}
+	nb := mem
+	if nb == nil {
+		nb = alignedBytes(size)
+	}
+	nb = nb[:copy(nb, b.buf)]
+	b.release()
+	b.buf, b.mem = nb, mem
 }
 
 func (b *batch) add(unixNano int64, items int) {
@@ -174,10 +201,10 @@ func openSignalLog(dataDir string, signal storage.Signal, cfg logConfig) (*signa
 		logger:         cfg.logger,
 		rolled:         cfg.rolled,
 		observeSync:    cfg.observeSync,
-		cur:            newBatch(),
 		kick:           make(chan struct{}, 1),
 		stopped:        make(chan struct{}),
 	}
+	l.cur = l.newBatch()
 	if err := os.MkdirAll(l.dir, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create %s: %w", l.dir, err)
 	}
@@ -540,7 +567,7 @@ func (l *signalLog) flushLoop() {
 		}
 		next := l.free
 		if next == nil {
-			next = newBatch()
+			next = l.newBatch()
 		}
 		l.free = nil
 		pad := 0
@@ -560,11 +587,14 @@ func (l *signalLog) flushLoop() {
 			l.statMu.Unlock()
 		}
 		// Reuse the buffer (not the batch: its writers may still read
-		// b.err after done is closed).
-		buf := b.buf[:0]
+		// b.err after done is closed, and nothing else).
+		buf, mem := b.buf[:0], b.mem
+		b.buf, b.mem = nil, nil
 		close(b.done)
 		if cap(buf) <= 16<<20+blockSize {
-			l.free = &batch{buf: buf, done: make(chan struct{})}
+			l.free = &batch{buf: buf, mem: mem, huge: b.huge, done: make(chan struct{})}
+		} else if mem != nil {
+			freeHugeBytes(mem)
 		}
 	}
 }
@@ -746,6 +776,12 @@ func (l *signalLog) close() error {
 	default:
 	}
 	<-l.stopped
+	l.mu.Lock()
+	l.cur.release()
+	if l.free != nil {
+		l.free.release()
+	}
+	l.mu.Unlock()
 	l.mark.close()
 	if l.aio != nil {
 		l.aio.close()
