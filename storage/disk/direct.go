@@ -41,7 +41,10 @@ import (
 // recordMetaSize, so a zero record header is never a record, and readers
 // take a zero header in the segment being written for its end (see
 // recordZero). A closed segment is cut at its last record (roll, Close);
-// after a crash, recovery cuts the zeros as it cuts a torn tail. The
+// after a crash, recovery cuts the zeros as it cuts a torn tail, and
+// takes a hole of zeros where records should be for the end too (a
+// power loss in the middle of a commit, some of whose blocks landed:
+// signalLog.recover). The
 // blocks of one direct write may land in any order, so a reader of the
 // segment being written takes a bad record there for a write in flight
 // even when a whole record follows it (Reader.Next).

@@ -43,11 +43,19 @@ func writeAt(f *os.File, b []byte, off int64) error {
 	return err
 }
 
+// simulatedCommit, if set, makes a commit's direct write instead of the
+// log (a test's power loss in the middle of it). Test only, like
+// simulatedFull.
+var simulatedCommit atomic.Pointer[func(f *os.File, b []byte, off int64) error]
+
 // writeDirectAt is a commit's direct write of b at off through the fault
 // layer: with w (asynchronous, aio_linux.go), or f.WriteAt if w is nil.
 func writeDirectAt(f *os.File, w *aioWriter, b []byte, off int64) error {
 	if err := writeFault(f, b, off); err != nil {
 		return err
+	}
+	if fn := simulatedCommit.Load(); fn != nil {
+		return (*fn)(f, b, off)
 	}
 	if w != nil {
 		return w.writeAt(f, b, off)

@@ -227,6 +227,16 @@ func openSignalLog(dataDir string, signal storage.Signal, cfg logConfig) (*signa
 // newest segment, followed by valid records, is logged and kept: cutting
 // there would drop acknowledged data, and readers skip the damage.
 //
+// In a newest segment written in place (preallocated for direct writes,
+// direct.go), a hole of zeros where a record should be is the end of the
+// log, even when records follow it: a direct commit's blocks land in any
+// order, and a power loss in the middle of one can keep some of them and
+// lose others, which still read as the zeros preallocated there. Every
+// acknowledged record was on stable storage whole before the commit
+// after it began, so what follows the hole belongs to the commit that
+// never returned. It is cut with the rest of the tail, and no reader
+// reports damage for it (walkSegmentTo).
+//
 // New records then go to a new segment (see signalLog on offsets).
 func (l *signalLog) recover() error {
 	seqs, err := listSegmentSeqs(l.dir)
@@ -318,7 +328,7 @@ func recoverSegment(path string, seq uint64, signal uint8) (segInfo, int64, []*C
 		return info, 0, nil, fmt.Errorf("cannot recover %s: %w", path, err)
 	}
 	defer seg.close()
-	info, good, corrupt := walkSegment(seg, nil)
+	info, good, corrupt := walkSegmentTo(seg, nil, seg.writtenInPlace())
 	return info, good, corrupt, nil
 }
 
@@ -327,6 +337,14 @@ func recoverSegment(path string, seq uint64, signal uint8) (segInfo, int64, []*C
 // damaged regions before that offset. It calls onRecord, if not nil, for
 // every valid record.
 func walkSegment(seg *segmentReader, onRecord func(Record)) (segInfo, int64, []*CorruptError) {
+	return walkSegmentTo(seg, onRecord, false)
+}
+
+// walkSegmentTo is walkSegment, which with lostWrites ends at the first
+// record that a lost write explains (recover, on a segment written in
+// place): a zero record header, or a bad record that a block of zeros
+// overlaps (segmentReader.lostBlock), instead of skipping it as damage.
+func walkSegmentTo(seg *segmentReader, onRecord func(Record), lostWrites bool) (segInfo, int64, []*CorruptError) {
 	info := segInfo{seq: seg.seq}
 	good := int64(segmentHeaderSize)
 	var corrupt []*CorruptError
@@ -342,6 +360,9 @@ func walkSegment(seg *segmentReader, onRecord func(Record)) (segInfo, int64, []*
 			continue
 		}
 		if st != recordBad && st != recordZero {
+			break
+		}
+		if lostWrites && (st == recordZero || seg.lostBlock(off)) {
 			break
 		}
 		p, ok := seg.resync(off)
