@@ -28,9 +28,10 @@ type batch struct {
 	minT, maxT int64
 	done       chan struct{}
 	err        error
-	// huge: buf is allocated with hugeBytes (a directly written log,
-	// direct_linux.go), in mem, which is unmapped (release) when buf
-	// is replaced or dropped; nil: buf is on the heap.
+	// huge: a buf of half a huge page or more is allocated with
+	// hugeBytes (a directly written log, direct_linux.go), in mem,
+	// which is unmapped (release) when buf is replaced or dropped;
+	// mem nil: buf is on the heap.
 	huge bool
 	mem  []byte
 }
@@ -69,7 +70,10 @@ func (b *batch) reserve(n int) {
 	}
 	size := alignUp(max(cap(b.buf)+cap(b.buf)/4, len(b.buf)+n+blockSize))
 	var mem []byte
-	if b.huge {
+	if b.huge && size >= hugePage/2 {
+		// A smaller buffer stays on the heap: rounded up to a huge
+		// page, it would hold more than twice its size in memory
+		// (real traces, 140 KB requests: peak RSS +2.6 MiB).
 		mem = hugeBytes(size)
 	}
 	nb := mem
