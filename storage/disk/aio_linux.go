@@ -187,6 +187,13 @@ func (w *aioWriter) writeAt(f *os.File, b []byte, off int64) error {
 	// The write is in flight and reads b until it completes: nothing
 	// may return before the completion is reaped.
 	res, err := w.wait()
+	if err != nil {
+		// The poller failed the wait (cannot happen for an eventfd
+		// short of a bug): the write may still be reading b, which
+		// the log reuses, so reap it blocking the thread before
+		// returning.
+		res, err = w.waitBlocking()
+	}
 	runtime.KeepAlive(b)
 	if err != nil {
 		// The context is unusable, and the write's fate unknown:
@@ -228,6 +235,26 @@ func (w *aioWriter) wait() (int64, error) {
 		// Ready: io_getevents returns without waiting.
 		var ts unix.Timespec
 		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, w.ctx, 1, 1, uintptr(unsafe.Pointer(&w.out[0])), uintptr(unsafe.Pointer(&ts)), 0)
+		if e == unix.EINTR || (e == 0 && n == 0) {
+			continue
+		}
+		if e != 0 {
+			return 0, e
+		}
+		return w.out[0].res, nil
+	}
+}
+
+// waitBlocking waits for the write in flight with io_getevents, which
+// blocks the thread: wait's fallback.
+func (w *aioWriter) waitBlocking() (int64, error) {
+	if w.ring != nil {
+		if res, ok := w.reap(); ok {
+			return res, nil
+		}
+	}
+	for {
+		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, w.ctx, 1, 1, uintptr(unsafe.Pointer(&w.out[0])), 0, 0)
 		if e == unix.EINTR || (e == 0 && n == 0) {
 			continue
 		}
