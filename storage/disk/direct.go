@@ -41,7 +41,10 @@ import (
 // recordMetaSize, so a zero record header is never a record, and readers
 // take a zero header in the segment being written for its end (see
 // recordZero). A closed segment is cut at its last record (roll, Close);
-// after a crash, recovery cuts the zeros as it cuts a torn tail. The
+// after a crash, recovery cuts the zeros as it cuts a torn tail, and
+// takes a hole of zeros where records should be for the end too (a
+// power loss in the middle of a commit, some of whose blocks landed:
+// signalLog.recover). The
 // blocks of one direct write may land in any order, so a reader of the
 // segment being written takes a bad record there for a write in flight
 // even when a whole record follows it (Reader.Next).
@@ -67,11 +70,15 @@ const blockSize = 4096
 const preallocChunk = 4 << 20
 
 // zeroSource is the source of preallocation writes, written repeatedly
-// (pwritev, 16 times per preallocChunk): 256 KiB, large enough that one
+// (pwritev, twice per preallocChunk): one huge page (2 MiB), so that one
 // system call preallocates a chunk. It is a read-only mapping of zeros
 // where the system allows (direct_linux.go): the disk reads the kernel's
-// zero page, and the process holds no memory for it.
-var zeroSource = sync.OnceValue(func() []byte { return zeroPages(256 << 10) })
+// (huge) zero page, and the process holds no memory for it.
+var zeroSource = sync.OnceValue(func() []byte { return zeroPages(hugePage) })
+
+// hugePage is the size of a transparent huge page on amd64 and arm64
+// with 4 KiB pages (a PMD): the alignment and size of zeroSource.
+const hugePage = 2 << 20
 
 // alignedBytes returns n zero bytes whose address is a multiple of
 // blockSize.
@@ -109,7 +116,7 @@ func (l *signalLog) commitDirect(b *batch) error {
 		return l.failed(fmt.Errorf("%w: cannot preallocate %s: %v", storage.ErrUnavailable, l.f.Name(), err))
 	}
 	t0 := time.Now()
-	err := writeAt(l.f, buf, off)
+	err := writeDirectAt(l.f, l.asyncWriter(), buf, off)
 	if l.observeSync != nil {
 		l.observeSync(l.signal, time.Since(t0))
 	}
@@ -127,6 +134,23 @@ func (l *signalLog) commitDirect(b *batch) error {
 	last := end &^ (blockSize - 1)
 	copy(l.tail[:], buf[last:end])
 	return nil
+}
+
+// asyncWriter returns the log's AIO writer (aio_linux.go), set up at its
+// first direct commit, or nil where the system has none: the commit is
+// then a pwrite.
+func (l *signalLog) asyncWriter() *aioWriter {
+	if l.aio != nil || l.noAIO {
+		return l.aio
+	}
+	w, err := newAIOWriter()
+	if err != nil {
+		l.noAIO = true
+		l.logger.Info("no asynchronous I/O; direct writes block a thread each", "signal", l.signal.String(), "err", err)
+		return nil
+	}
+	l.aio = w
+	return w
 }
 
 // preallocate extends the segment with zeros, durably, so that it holds
@@ -150,7 +174,7 @@ func (l *signalLog) preallocate(to int64) error {
 // fillZeros writes zeros from l.alloc to target.
 func (l *signalLog) fillZeros(target int64) error {
 	zero := zeroSource()
-	var iov [preallocChunk/(256<<10) + 1][]byte
+	var iov [preallocChunk/hugePage + 1][]byte
 	for off := l.alloc; off < target; {
 		n := 0
 		var size int64

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -50,14 +51,66 @@ func pwritev(f *os.File, iov [][]byte, off int64) error {
 	return nil
 }
 
-// zeroPages returns n bytes of zeros, page-aligned, from a read-only
-// anonymous mapping (never written, so never given memory of its own), or
-// from the heap if the mapping fails.
+// zeroPages returns n bytes of zeros (n a multiple of hugePage),
+// page-aligned, from a read-only anonymous mapping (never written, so
+// never given memory of its own), or from the heap if the mapping fails.
+//
+// The mapping is aligned to hugePage and asks for transparent huge pages:
+// where the system has them, the kernel maps its huge zero page there
+// (not counted in the process's memory), and a direct write of the zeros
+// pins n/hugePage pages and sends the disk a few long segments instead of
+// one per 4 KiB page. A direct write of 4 MiB of zeros took 100 µs of CPU
+// per MiB from 4 KiB zero pages, 43 µs from the huge zero page (on ext4
+// over virtio, kernel 6.18). Where there are no huge pages, it is the
+// 4 KiB zero page as before.
 func zeroPages(n int) []byte {
-	b, err := unix.Mmap(-1, 0, n, unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
+	b := hugeMapping(n, unix.PROT_READ)
+	if b == nil {
 		return alignedBytes(n)
 	}
+	return b
+}
+
+// hugeBytes returns at least n zero bytes (a multiple of hugePage), in a
+// mapping of their own aligned to hugePage that asks for transparent
+// huge pages, or nil if the mapping fails; freeHugeBytes unmaps it.
+//
+// A batch buffer of a directly written log lives there: a direct write
+// pins its pages and sends them to the disk as segments, one per
+// physically contiguous run, so a buffer in huge pages costs a few pins
+// and segments per commit instead of one per 4 KiB. 1 MiB direct writes
+// took 125 µs of CPU per MiB from the Go heap, 75 from huge pages (ext4
+// over virtio, kernel 6.18). Its memory is that of a heap buffer
+// rounded up to 2 MiB where huge pages are given.
+func hugeBytes(n int) []byte {
+	return hugeMapping((n+hugePage-1)&^(hugePage-1), unix.PROT_READ|unix.PROT_WRITE)
+}
+
+// freeHugeBytes unmaps what hugeBytes returned.
+func freeHugeBytes(b []byte) {
+	b = b[:cap(b)]
+	unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)))
+}
+
+// hugeMapping maps n bytes (a multiple of hugePage) of anonymous memory
+// with prot, aligned to hugePage, and asks for transparent huge pages
+// (advice: without them, THP off or an old kernel, 4 KiB pages). It
+// returns nil if the mapping fails.
+func hugeMapping(n int, prot int) []byte {
+	p, err := unix.MmapPtr(-1, 0, nil, uintptr(n+hugePage), prot, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil
+	}
+	// Unmap what the alignment leaves before and after.
+	off := (hugePage - uintptr(p)%hugePage) % hugePage
+	if off > 0 {
+		unix.MunmapPtr(p, off)
+	}
+	if rest := uintptr(hugePage) - off; rest > 0 {
+		unix.MunmapPtr(unsafe.Add(p, off+uintptr(n)), rest)
+	}
+	b := unsafe.Slice((*byte)(unsafe.Add(p, off)), n)
+	_ = unix.Madvise(b, unix.MADV_HUGEPAGE)
 	return b
 }
 

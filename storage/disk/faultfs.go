@@ -36,6 +36,36 @@ func refuseDirect(f *os.File, records bool) error {
 
 // writeAt is f.WriteAt through the fault layer.
 func writeAt(f *os.File, b []byte, off int64) error {
+	if err := writeFault(f, b, off); err != nil {
+		return err
+	}
+	_, err := f.WriteAt(b, off)
+	return err
+}
+
+// simulatedCommit, if set, makes a commit's direct write instead of the
+// log (a test's power loss in the middle of it). Test only, like
+// simulatedFull.
+var simulatedCommit atomic.Pointer[func(f *os.File, b []byte, off int64) error]
+
+// writeDirectAt is a commit's direct write of b at off through the fault
+// layer: with w (asynchronous, aio_linux.go), or f.WriteAt if w is nil.
+func writeDirectAt(f *os.File, w *aioWriter, b []byte, off int64) error {
+	if err := writeFault(f, b, off); err != nil {
+		return err
+	}
+	if fn := simulatedCommit.Load(); fn != nil {
+		return (*fn)(f, b, off)
+	}
+	if w != nil {
+		return w.writeAt(f, b, off)
+	}
+	_, err := f.WriteAt(b, off)
+	return err
+}
+
+// writeFault is the simulated failure, if any, of writing b at off.
+func writeFault(f *os.File, b []byte, off int64) error {
 	if err := refuseDirect(f, true); err != nil {
 		return err
 	}
@@ -48,8 +78,7 @@ func writeAt(f *os.File, b []byte, off int64) error {
 			return &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
 		}
 	}
-	_, err := f.WriteAt(b, off)
-	return err
+	return nil
 }
 
 // writevAt is pwritev(2) of iov at off through the fault layer.

@@ -33,6 +33,11 @@ func FuzzReadSegment(f *testing.F) {
 	// run of zeros before more records (a lost block).
 	f.Add(append(append([]byte(nil), good...), make([]byte, 3*blockSize)...), false)
 	f.Add(append(append(append([]byte(nil), good...), make([]byte, blockSize+3)...), good...), false)
+	// A record a lost block cuts through (its header landed, a block of
+	// its body did not), records after it (recover's end: lostBlock).
+	torn := appendRecord(nil, now, 1, bytes.Repeat([]byte("t"), 3*blockSize))
+	clear(torn[blockSize : 2*blockSize])
+	f.Add(append(append(append([]byte(nil), good...), torn...), good...), false)
 	f.Add(appendRecord(nil, now, 1, compressPayload(nil, []byte("zstd payload"))), true)
 	f.Add(appendRecord(nil, now, 1, []byte("not a zstd frame")), true)
 	key := &storage.StoredKey{Key: "client/42", Fingerprint: 7, Rejected: 1, Message: "1 of 2 spans rejected"}
@@ -57,7 +62,9 @@ func FuzzReadSegment(f *testing.F) {
 		}
 		type span struct{ off, n int64 }
 		var spans []span
+		var offs []int64 // of the records
 		info, end, corrupt := walkSegment(r, func(rec Record) {
+			offs = append(offs, rec.Offset)
 			raw := seg[rec.Offset:]
 			n, crc := parseRecordHeader(raw)
 			if crc32.Checksum(raw[recordHeaderSize:recordHeaderSize+n], castagnoli) != crc {
@@ -90,6 +97,23 @@ func FuzzReadSegment(f *testing.F) {
 		}
 		if at != end || end > int64(len(seg)) {
 			t.Fatalf("spans end at %d, recovery at %d, segment %d", at, end, len(seg))
+		}
+		// Recovery's walk of a segment written in place ends at a
+		// lost write: it finds the first records of the full walk,
+		// and ends no later.
+		rl, err := newSegmentReader(bytes.NewReader(seg), size, nil, "fuzz.seg", 1, uint8(storage.Logs), nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lostOffs []int64
+		linfo, lend, _ := walkSegmentTo(rl, func(rec Record) { lostOffs = append(lostOffs, rec.Offset) }, true)
+		if lend > end || linfo.records > info.records {
+			t.Fatalf("recovery's walk ends at %d with %d records, the full walk at %d with %d", lend, linfo.records, end, info.records)
+		}
+		for i, off := range lostOffs {
+			if off != offs[i] {
+				t.Fatalf("recovery's walk found a record at %d, the full walk at %d", off, offs[i])
+			}
 		}
 		// The keys read from the frames alone (ReadKeys) are the keys of
 		// the records a full walk finds, when the frames walk to the end

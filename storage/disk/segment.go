@@ -370,6 +370,36 @@ func (r *segmentReader) zeroFrom(off int64) bool {
 	return err == nil && end == r.size
 }
 
+// lostBlock reports whether a whole block of zeros (blockSize-aligned in
+// the file) overlaps the bad record at off, as far as its length
+// reaches: the trace of a direct write that a power loss cut short, one
+// of whose blocks never landed and reads as the zeros preallocated there
+// (recover). A length out of range explains nothing (damage): a sector
+// is written whole or not at all, so a lost write leaves a header as it
+// was written or as zeros, never garbage.
+func (r *segmentReader) lostBlock(off int64) bool {
+	h, err := r.at(off, recordHeaderSize)
+	if err != nil {
+		return false
+	}
+	bodyLen, _ := parseRecordHeader(h)
+	if bodyLen < recordMetaSize || bodyLen > maxRecordBody {
+		return false
+	}
+	end := min(off+recordHeaderSize+int64(bodyLen), r.size)
+	// The block holding the header is not zeros; the next ones may be.
+	for blk := off&^(blockSize-1) + blockSize; blk < end; blk += blockSize {
+		b, err := r.at(blk, int(min(blockSize, r.size-blk)))
+		if err != nil {
+			return false
+		}
+		if isZero(b) {
+			return true
+		}
+	}
+	return false
+}
+
 // zeroAt reports whether the record header at off reads as zeros in the
 // file now, bypassing the window (a preallocated segment is written in
 // place: the window may be older than the file).
