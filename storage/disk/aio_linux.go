@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -80,44 +79,10 @@ type aioWriter struct {
 	ctx  uintptr  // aio_context_t
 	ev   *os.File // eventfd (non-blocking, in the poller)
 	evfd int      // ev's descriptor (ev.Fd() would make it blocking)
-	// evc waits for the eventfd; ring is the context's completion
-	// ring, reaped without a system call (nil: io_getevents).
-	evc  syscall.RawConn
-	ring *aioRing
 	cb   iocb
 	cbs  [1]*iocb
 	out  [1]ioEvent
 	cnt  [8]byte
-}
-
-// aioRing is the head of struct aio_ring (fs/aio.c), which the kernel
-// maps into the process at the address of the AIO context: the
-// completions in a ring of nr io_events after the head, written by the
-// kernel at tail and taken by the process at head, as io_getevents does
-// in the kernel (libaio and fio reap so too). A commit's completion is
-// read there instead of with two reads of the eventfd (the first finds
-// nothing) and io_getevents: three system calls fewer per commit.
-type aioRing struct {
-	id, nr, head, tail                      uint32
-	magic, compatFeatures, incompatFeatures uint32
-	headerLength                            uint32 // where the io_events start
-}
-
-// aioRingMagic is AIO_RING_MAGIC: a ring of the layout above. Another
-// value (or incompatible features) makes the writer use io_getevents.
-const aioRingMagic = 0xa10a10a1
-
-// reap takes the completion at the ring's head, if there is one.
-func (w *aioWriter) reap() (res int64, ok bool) {
-	r := w.ring
-	head := atomic.LoadUint32(&r.head)
-	if head == atomic.LoadUint32(&r.tail) {
-		return 0, false
-	}
-	ev := (*ioEvent)(unsafe.Add(unsafe.Pointer(r), uintptr(r.headerLength)+uintptr(head%r.nr)*unsafe.Sizeof(ioEvent{})))
-	res = ev.res
-	atomic.StoreUint32(&r.head, (head+1)%r.nr)
-	return res, true
 }
 
 // newAIOWriter sets up an AIO context and its eventfd.
@@ -136,16 +101,6 @@ func newAIOWriter() (*aioWriter, error) {
 	// read parks the goroutine, not the thread.
 	w.ev, w.evfd = os.NewFile(uintptr(fd), "aio-eventfd"), fd
 	w.cbs[0] = &w.cb
-	if w.evc, err = w.ev.SyscallConn(); err != nil {
-		w.close()
-		return nil, fmt.Errorf("eventfd: %w", err)
-	}
-	// The context is the ring's address, memory the kernel mapped (not
-	// the Go heap's): read as a pointer, not converted from an integer.
-	r := *(**aioRing)(unsafe.Pointer(&w.ctx))
-	if r.magic == aioRingMagic && r.incompatFeatures == 0 && r.headerLength == uint32(unsafe.Sizeof(aioRing{})) && r.nr > 0 {
-		w.ring = r
-	}
 	return w, nil
 }
 
@@ -215,18 +170,6 @@ func (w *aioWriter) writeAt(f *os.File, b []byte, off int64) error {
 
 // wait parks until the write in flight completes and returns its result.
 func (w *aioWriter) wait() (int64, error) {
-	if w.ring != nil {
-		// The eventfd's counter is never read: each completion
-		// signals it, which wakes the poller (edge-triggered) whatever
-		// the counter holds.
-		var res int64
-		err := w.evc.Read(func(uintptr) bool {
-			var ok bool
-			res, ok = w.reap()
-			return ok
-		})
-		return res, err
-	}
 	for {
 		// The eventfd's counter is the number of completions: one.
 		if _, err := w.ev.Read(w.cnt[:]); err != nil {
