@@ -191,11 +191,6 @@ func (w *aioWriter) wait() (int64, error) {
 // waitBlocking waits for the write in flight with io_getevents, which
 // blocks the thread: wait's fallback.
 func (w *aioWriter) waitBlocking() (int64, error) {
-	if w.ring != nil {
-		if res, ok := w.reap(); ok {
-			return res, nil
-		}
-	}
 	for {
 		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, w.ctx, 1, 1, uintptr(unsafe.Pointer(&w.out[0])), 0, 0)
 		if e == unix.EINTR || (e == 0 && n == 0) {
