@@ -161,14 +161,14 @@ func (e *Encoder) append(dst, msg []byte) []byte {
 		err := e.walk(e.s.root, msg, 0)
 		e.sets.truncate(sets, &last)
 		if err != nil {
-			return append(append(dst, flagRaw), msg...)
+			return e.raw(dst, msg)
 		}
 		e.indexRefs()
 	}
 	e.reset()
 	if err := e.walk(e.s.root, msg, 0); err != nil {
 		e.sets.truncate(sets, &last)
-		return append(append(dst, flagRaw), msg...)
+		return e.raw(dst, msg)
 	}
 	e.writeRefs()
 	clear(e.refs) // they point into msg
@@ -196,6 +196,16 @@ func (e *Encoder) append(dst, msg []byte) []byte {
 		return append(append(dst[:start], flagRaw), msg...)
 	}
 	return dst
+}
+
+// raw appends msg untransformed, after a walk that gave up: the kRef
+// fields it met point into msg, and are dropped (to the list's capacity:
+// a walk that stopped part way leaves those of a longer walk before it),
+// so that the encoder holds nothing of msg between messages
+// (TestEncoderKeepsNoInput).
+func (e *Encoder) raw(dst, msg []byte) []byte {
+	clear(e.refs[:cap(e.refs)])
+	return append(append(dst, flagRaw), msg...)
 }
 
 // reset empties the columns and what a walk keeps of a message.
