@@ -80,12 +80,17 @@ const unsafeSizeofDecoder = maxCols*36 + 512
 
 // NewDecoder returns a decoder for the envelopes of sig.
 func NewDecoder(sig Signal) *Decoder {
-	d := &Decoder{}
 	if sig < Profiles && sig > 0 {
-		d.s = &schemas[sig]
-		d.s.tables.Do(func() { tables(d.s.root, map[*node]bool{}) })
+		return newDecoder(&schemas[sig])
 	}
-	return d
+	return &Decoder{}
+}
+
+// newDecoder returns a decoder of schema s, its nodes' tables filled by
+// the first (streams' first messages may race here: TestNewDecoderRace).
+func newDecoder(s *schema) *Decoder {
+	s.tables.Do(func() { tables(s.root, map[*node]bool{}) })
+	return &Decoder{s: s}
 }
 
 // Decode appends to dst the message that src encodes. A declared length
