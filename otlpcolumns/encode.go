@@ -60,10 +60,8 @@ type Encoder struct {
 	index map[refKey]int
 	// sets are the series the stream has sent (series.go).
 	sets seriesTable
-	// seen maps the reference column's values written so far to their
-	// first ordinal, and starts holds the start time of the span of each
-	// ordinal (parentStart).
-	seen   map[refKey]int
+	// starts holds the start time of the span of each ordinal
+	// (recordStart).
 	starts []uint64
 	// childStart holds, by the ordinal of a span that comes later, the
 	// start of the first span before it that names it as its parent
