@@ -90,11 +90,15 @@ const maxRefs = 1 << 14
 
 // NewEncoder returns an encoder for the envelopes of sig.
 func NewEncoder(sig Signal) *Encoder {
-	e := &Encoder{sets: seriesTable{index: map[string]int32{}}}
 	if sig < Profiles && sig > 0 {
-		e.s = &schemas[sig]
+		return newEncoder(&schemas[sig])
 	}
-	return e
+	return newEncoder(nil)
+}
+
+// newEncoder returns an encoder of schema s (nil: none).
+func newEncoder(s *schema) *Encoder {
+	return &Encoder{s: s, sets: seriesTable{index: map[string]int32{}}}
 }
 
 // maxKept bounds the buffers an Encoder keeps from one message to the

@@ -8,8 +8,9 @@ import (
 
 // TestNewDecoderRace: the first decoders of a signal, made at once by
 // streams opened together, fill the nodes' tables once, and every one
-// decodes with them (go test -race finds a decoder that reads a table
-// before it is filled).
+// decodes with them, while encoders (a forward destination's, in the same
+// process) walk the same nodes: go test -race finds a decoder that reads
+// a table before it is filled.
 func TestNewDecoderRace(t *testing.T) {
 	for _, s := range signals {
 		fresh := &schema{}
@@ -26,7 +27,11 @@ func TestNewDecoderRace(t *testing.T) {
 		for i := range streams {
 			done.Go(func() {
 				start.Wait()
-				got, err := newDecoder(fresh).Decode(nil, enc, len(env), nil)
+				src := enc
+				if i%2 == 1 {
+					src = newEncoder(fresh).Append(nil, env)
+				}
+				got, err := newDecoder(fresh).Decode(nil, src, len(env), nil)
 				if err != nil || !bytes.Equal(got, env) {
 					errs[i] = "not rebuilt"
 					if err != nil {
