@@ -80,20 +80,27 @@ const unsafeSizeofDecoder = maxCols*36 + 512
 
 // NewDecoder returns a decoder for the envelopes of sig.
 func NewDecoder(sig Signal) *Decoder {
-	d := &Decoder{}
 	if sig < Profiles && sig > 0 {
-		d.s = &schemas[sig]
-		d.s.tables.Do(func() { tables(d.s.root, map[*node]bool{}) })
+		return newDecoder(&schemas[sig])
 	}
-	return d
+	return &Decoder{}
 }
 
-// Decode appends to dst the message that src encodes. A declared length
-// over limit is ErrTooLarge, before any output; the output is at most the
-// declared length, and grow, if not nil, is charged for it as it is
-// produced (64 KiB at a time, never for the declared length alone), its
-// error returned as it is. An untransformed message (flag 0) is copied,
-// under the same limit and charge.
+// newDecoder returns a decoder of schema s, its nodes' tables filled by
+// the first (streams' first messages may race here: TestNewDecoderRace).
+func newDecoder(s *schema) *Decoder {
+	s.tables.Do(func() { tables(s.root, map[*node]bool{}) })
+	return &Decoder{s: s}
+}
+
+// Decode appends to dst the message that src encodes (dst, to its
+// capacity, must not overlap src: the columns are read as the output is
+// written). A declared length over limit is ErrTooLarge, before any
+// output; the output is at most the declared length, and grow, if not
+// nil, is charged for it as it is produced (64 KiB at a time, never for
+// the declared length alone), its error returned as it is. An
+// untransformed message (flag 0) is copied, under the same limit and
+// charge.
 //
 // An error is the stream's end: a message decoded part way has left
 // series in the table that the encoder's next messages do not count on,

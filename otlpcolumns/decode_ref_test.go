@@ -30,7 +30,9 @@ func (d *Decoder) walkRef(n *node, depth int) error {
 	parent := -1    // the ordinal of the parent span, when its start is known
 	sameTrace := -1 // the kBack ordinal of the last span of its trace
 	forward := -1   // the ordinal of the parent span, when it comes later
-	st, out, lim := stBytes(d.st), d.out, d.lim
+	// d.buf's capacity, as the old Decode's out had: d.out's is walk's
+	// limit (at the top, the prefix of dst).
+	st, out, lim := stBytes(d.st), d.buf[:len(d.out)], d.lim
 	var err error
 	run := -1   // where the run of n.series fields being rebuilt starts in out
 	runIdx := 0 // which of n.series it is
@@ -364,13 +366,29 @@ loop:
 // give the same output and the same error.
 func sameDecode(t *testing.T, sig Signal, limit int, msgs ...[]byte) {
 	t.Helper()
-	d, ref := NewDecoder(sig), NewDecoder(sig)
-	ref.walker = (*Decoder).walkRef
-	for i, m := range msgs {
-		got, err := d.Decode(nil, m, limit, nil)
-		want, werr := ref.Decode(nil, m, limit, nil)
-		if fmt.Sprint(err) != fmt.Sprint(werr) || !bytes.Equal(got, want) {
-			t.Fatalf("message %d: walk gave %d bytes, %v; walkRef %d bytes, %v", i, len(got), err, len(want), werr)
+	// Each message twice: into nil, and after a prefix in a buffer
+	// with room to spare (the handler's dst is the compressed
+	// message's buffer); the charges as well as the output agree.
+	for _, spare := range []int{-1, 1 << 10} {
+		d, ref := NewDecoder(sig), NewDecoder(sig)
+		ref.walker = (*Decoder).walkRef
+		for i, m := range msgs {
+			var dst, rdst []byte
+			if spare >= 0 {
+				dst, rdst = append(make([]byte, 0, 3+spare), "pre"...), append(make([]byte, 0, 3+spare), "pre"...)
+			}
+			var charges, rcharges []int
+			got, err := d.Decode(dst, m, limit, func(n int) error { charges = append(charges, n); return nil })
+			want, werr := ref.Decode(rdst, m, limit, func(n int) error { rcharges = append(rcharges, n); return nil })
+			if fmt.Sprint(err) != fmt.Sprint(werr) || !bytes.Equal(got, want) {
+				t.Fatalf("message %d (spare %d): walk gave %d bytes, %v; walkRef %d bytes, %v", i, spare, len(got), err, len(want), werr)
+			}
+			if fmt.Sprint(charges) != fmt.Sprint(rcharges) {
+				t.Fatalf("message %d (spare %d): walk charged %v; walkRef %v", i, spare, charges, rcharges)
+			}
+			if spare >= 0 && string(got[:min(3, len(got))]) != "pre" {
+				t.Fatalf("message %d: the prefix is lost: %q", i, got[:min(3, len(got))])
+			}
 		}
 	}
 }

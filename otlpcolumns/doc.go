@@ -45,5 +45,5 @@
 //
 // The encoder holds at most EncoderCost between messages: its tables are
 // bounded as the decoder's, and it keeps at most maxKept of the buffers a
-// message grew.
+// message grew and nothing of the message (TestEncoderKeepsNoInput).
 package otlpcolumns

@@ -60,10 +60,8 @@ type Encoder struct {
 	index map[refKey]int
 	// sets are the series the stream has sent (series.go).
 	sets seriesTable
-	// seen maps the reference column's values written so far to their
-	// first ordinal, and starts holds the start time of the span of each
-	// ordinal (parentStart).
-	seen   map[refKey]int
+	// starts holds the start time of the span of each ordinal
+	// (recordStart).
 	starts []uint64
 	// childStart holds, by the ordinal of a span that comes later, the
 	// start of the first span before it that names it as its parent
@@ -92,11 +90,15 @@ const maxRefs = 1 << 14
 
 // NewEncoder returns an encoder for the envelopes of sig.
 func NewEncoder(sig Signal) *Encoder {
-	e := &Encoder{sets: seriesTable{index: map[string]int32{}}}
 	if sig < Profiles && sig > 0 {
-		e.s = &schemas[sig]
+		return newEncoder(&schemas[sig])
 	}
-	return e
+	return newEncoder(nil)
+}
+
+// newEncoder returns an encoder of schema s (nil: none).
+func newEncoder(s *schema) *Encoder {
+	return &Encoder{s: s, sets: seriesTable{index: map[string]int32{}}}
 }
 
 // maxKept bounds the buffers an Encoder keeps from one message to the
@@ -161,14 +163,14 @@ func (e *Encoder) append(dst, msg []byte) []byte {
 		err := e.walk(e.s.root, msg, 0)
 		e.sets.truncate(sets, &last)
 		if err != nil {
-			return append(append(dst, flagRaw), msg...)
+			return e.raw(dst, msg)
 		}
 		e.indexRefs()
 	}
 	e.reset()
 	if err := e.walk(e.s.root, msg, 0); err != nil {
 		e.sets.truncate(sets, &last)
-		return append(append(dst, flagRaw), msg...)
+		return e.raw(dst, msg)
 	}
 	e.writeRefs()
 	clear(e.refs) // they point into msg
@@ -196,6 +198,16 @@ func (e *Encoder) append(dst, msg []byte) []byte {
 		return append(append(dst[:start], flagRaw), msg...)
 	}
 	return dst
+}
+
+// raw appends msg untransformed, after a walk that gave up: the kRef
+// fields it met point into msg, and are dropped (to the list's capacity:
+// a walk that stopped part way leaves those of a longer walk before it),
+// so that the encoder holds nothing of msg between messages
+// (TestEncoderKeepsNoInput).
+func (e *Encoder) raw(dst, msg []byte) []byte {
+	clear(e.refs[:cap(e.refs)])
+	return append(append(dst, flagRaw), msg...)
 }
 
 // reset empties the columns and what a walk keeps of a message.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 	"weak"
@@ -260,4 +261,36 @@ func TestEncoderCostHolds(t *testing.T) {
 		t.Errorf("the encoder holds %d bytes of the heap, EncoderCost is %d", held, EncoderCost)
 	}
 	t.Logf("held %d of EncoderCost %d (messages up to %d bytes)", held, EncoderCost, size)
+}
+
+// TestEncoderKeepsNoInput: between messages the encoder holds nothing of
+// the message it encoded, sent untransformed or not: EncoderCost does not
+// count the caller's message (a forward destination's record, up to
+// 64 MiB), which the caller may release once it is sent. Its list of
+// parent span ids met by the walk points into the message: a walk that
+// gave up (here on a group after a parent span id) left it so.
+func TestEncoderKeepsNoInput(t *testing.T) {
+	e := NewEncoder(Traces)
+	span := func(group bool) pbtest.PB {
+		s := pbtest.PB{}.Str(2, "\x00\x00\x00\x00\x00\x00\x00\x01").Str(4, "\x00\x00\x00\x00\x00\x00\x00\x02")
+		if group {
+			s = s.Tag(17, 3).Tag(17, 4) // a group: the walk gives up
+		}
+		return s.Str(5, strings.Repeat("n", 1<<20))
+	}
+	for _, group := range []bool{true, false} {
+		wp := func() weak.Pointer[byte] {
+			msg := pbtest.PB{}.Varint(1, 1).Msg(2, pbtest.PB{}.Msg(2, pbtest.PB{}.Msg(2, span(group))))
+			enc := e.Append(nil, msg)
+			if want := map[bool]byte{true: flagRaw, false: flagColumns}[group]; enc[0] != want {
+				t.Fatalf("group %v: flag %d, want %d", group, enc[0], want)
+			}
+			return weak.Make(&msg[len(msg)-1])
+		}()
+		runtime.GC()
+		if wp.Value() != nil {
+			t.Errorf("group %v: the encoder still holds the message it encoded", group)
+		}
+	}
+	runtime.KeepAlive(e)
 }

@@ -299,8 +299,13 @@ func FuzzDecode(f *testing.F) {
 		if len(out) > limit {
 			t.Fatalf("%d bytes of output over the limit %d", len(out), limit)
 		}
-		if charged < len(out) {
-			t.Fatalf("charged %d for %d bytes of output", charged, len(out))
+		if charged < len(out) || charged > limit {
+			t.Fatalf("charged %d for %d bytes of output (limit %d)", charged, len(out), limit)
+		}
+		if len(src) > 0 && src[0] == flagColumns && cap(out) > charged {
+			// The capacity walk writes within (more): allocated only
+			// once charged.
+			t.Fatalf("allocated %d bytes of output, charged %d", cap(out), charged)
 		}
 		if err == nil && !strings.HasPrefix(string(src), "\x00") {
 			// A decoded message encodes to something that decodes to it

@@ -543,10 +543,14 @@ type schema struct {
 
 var schemas [Profiles + 1]schema
 
+// schemaOf builds the schema of sig (Traces, Metrics or Logs) into s.
+func schemaOf(s *schema, sig Signal) {
+	root, b := map[Signal]func() (*node, *builder){Traces: tracesSchema, Metrics: metricsSchema, Logs: logsSchema}[sig]()
+	s.root, s.cols, s.ref, s.refLen = root, b.n, b.ref, b.refLen
+}
+
 func init() {
-	for sig, f := range map[Signal]func() (*node, *builder){Traces: tracesSchema, Metrics: metricsSchema, Logs: logsSchema} {
-		root, b := f()
-		s := &schemas[sig]
-		s.root, s.cols, s.ref, s.refLen = root, b.n, b.ref, b.refLen
+	for _, sig := range []Signal{Traces, Metrics, Logs} {
+		schemaOf(&schemas[sig], sig)
 	}
 }
