@@ -104,7 +104,9 @@ type Destination struct {
 	// Each signal's stream then holds an otlpcolumns.Encoder between
 	// records, at most otlpcolumns.EncoderCost (about 14.5 MiB: its
 	// tables are bounded, and it keeps at most 4 MiB of buffers from one
-	// record to the next), beside its stateful zstd encoder.
+	// record to the next), beside its stateful zstd encoder; the
+	// stream's writer keeps at most 4 MiB per buffer between records too
+	// (otlpclient's maxKeptBuffer).
 	StreamColumns bool
 	// JSON (HTTP only) sends OTLP/JSON bodies instead of protobuf.
 	JSON bool

@@ -69,6 +69,14 @@ func (s *stream) writeLoop() {
 	}()
 	var frame, scratch []byte
 	for {
+		// What the writer keeps while it waits for the next request is
+		// bounded (keepBuffer): one large request must not make a
+		// long-lived stream hold its size, three times over, for the
+		// stream's life.
+		frame, scratch = keepBuffer(frame), keepBuffer(scratch)
+		if enc != nil {
+			enc.buf = keepBuffer(enc.buf)
+		}
 		e.mu.Lock()
 		// A request at the front whose last writer still reads its
 		// payload (reqWritingLost) is waited for, not skipped: resends
@@ -173,6 +181,24 @@ func (s *stream) writeLoop() {
 			return
 		}
 	}
+}
+
+// maxKeptBuffer is the largest buffer a stream's writer keeps from one
+// request to the next (the frame, the envelope, the columns' output):
+// 4 MiB covers the requests an SDK or a batch processor sends (a few KB
+// to about 2 MB), so they reuse their buffers, while a rare large request
+// (records up to the receiver's 64 MiB limit, when forwarding) is not held
+// three times over for the stream's life. It matches what the columnar
+// encoder keeps (otlpcolumns.EncoderCost).
+const maxKeptBuffer = 4 << 20
+
+// keepBuffer returns b to be reused for the next request, or nil when it
+// is larger than maxKeptBuffer (the garbage collector takes it back).
+func keepBuffer(b []byte) []byte {
+	if cap(b) > maxKeptBuffer {
+		return nil
+	}
+	return b
 }
 
 // appendFrame appends the gRPC length-prefixed message (PROTOCOL-HTTP2.md,

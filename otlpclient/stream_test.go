@@ -396,3 +396,24 @@ func TestStreamMemoryBoundStalledSink(t *testing.T) {
 	closeExporter(t, e)
 	o.requireAllAcked(t, uint64(len(big)))
 }
+
+// TestKeepBufferBounded holds the stream writer's bound on what it keeps
+// between requests: buffers up to maxKeptBuffer are reused, larger ones
+// are let go.
+func TestKeepBufferBounded(t *testing.T) {
+	small := make([]byte, 10, 64<<10)
+	if got := keepBuffer(small); cap(got) != cap(small) {
+		t.Fatalf("a %d-byte buffer was not kept", cap(small))
+	}
+	edge := make([]byte, 0, maxKeptBuffer)
+	if got := keepBuffer(edge); cap(got) != maxKeptBuffer {
+		t.Fatalf("a buffer of exactly maxKeptBuffer was not kept")
+	}
+	large := make([]byte, 0, maxKeptBuffer+1)
+	if got := keepBuffer(large); got != nil {
+		t.Fatalf("a %d-byte buffer was kept (bound %d)", cap(large), maxKeptBuffer)
+	}
+	if keepBuffer(nil) != nil {
+		t.Fatal("nil did not stay nil")
+	}
+}
