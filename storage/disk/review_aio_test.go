@@ -108,3 +108,50 @@ func TestGoodZeroRecordKept(t *testing.T) {
 		t.Fatalf("records %q, damage %v: want 6 records and no damage", names, ces)
 	}
 }
+
+// TestDamageInZeroRecordKept: a client's request may hold a run of zeros
+// a block long (an attribute of zero bytes; records are not compressed by
+// default), so an acknowledged record can overlap a whole zero block. If
+// a flipped bit then spoils that record in the newest segment, the bad
+// record is damage, not a commit torn by a power loss (the records after
+// it were acknowledged): recovery keeps them, and readers report the
+// damage, as for any other flipped bit (TestDamageInPreallocatedSegmentKept).
+func TestDamageInZeroRecordKept(t *testing.T) {
+	dir := t.TempDir()
+	s := openDirect(t, dir, Options{})
+	var offsets []int64
+	for i := range 10 {
+		offsets = append(offsets, s.logs[storage.Traces].size)
+		body := []byte(fmt.Sprintf("rec-%d %s", i, strings.Repeat("d", 900)))
+		if i == 3 {
+			body = append(body, make([]byte, 3*blockSize)...)
+		}
+		if err := s.Write(context.Background(), storage.Traces, body, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	crashed := filepath.Join(t.TempDir(), "crashed")
+	snapshotDir(t, dir, crashed)
+	s.Close()
+	seg := newestSegment(t, crashed, storage.Traces)
+	b, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[offsets[3]+100] ^= 1
+	if err := os.WriteFile(seg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(crashed, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	names, ces := scanWithErrors(t, crashed, storage.Traces)
+	if len(names) != 9 || names[3] != "rec-4 d" || names[8] != "rec-9 d" {
+		t.Fatalf("acknowledged records after a damaged record of zeros: %v (damage reported: %v)", names, ces)
+	}
+	if len(ces) != 1 || ces[0].Offset != offsets[3] {
+		t.Fatalf("damage reported: %v, want one region at %d", ces, offsets[3])
+	}
+}
