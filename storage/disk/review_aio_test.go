@@ -8,7 +8,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -153,5 +156,44 @@ func TestDamageInZeroRecordKept(t *testing.T) {
 	}
 	if len(ces) != 1 || ces[0].Offset != offsets[3] {
 		t.Fatalf("damage reported: %v, want one region at %d", ces, offsets[3])
+	}
+}
+
+// TestDirectLogInBubble: in a testing/synctest bubble, a directly written
+// log's flusher waits for its commit in the network poller (aio_linux.go),
+// where the bubble does not take it for durably blocked: the bubble's
+// clock then stands still until the disk answers, and nothing hangs.
+// Writers, synctest.Wait, a sleep on the bubble's clock and Close all
+// return, and the records are there.
+func TestDirectLogInBubble(t *testing.T) {
+	dir := t.TempDir()
+	openDirect(t, dir, Options{}).Close()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := Open(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Go(func() {
+				for j := range 5 {
+					if err := s.Write(context.Background(), storage.Traces, []byte(fmt.Sprintf("b%d-%d %s", i, j, strings.Repeat("x", 3000))), 1); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		synctest.Wait()
+		time.Sleep(time.Minute)
+		wg.Wait()
+		if l := s.logs[storage.Traces]; !l.direct || (l.aio == nil && !l.noAIO) {
+			t.Errorf("direct %v, AIO %v: the commits did not go through a direct write", l.direct, l.aio != nil)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if ids := scanIDs(t, dir, storage.Traces); len(ids) != 20 {
+		t.Fatalf("%d records, want 20", len(ids))
 	}
 }
