@@ -163,6 +163,12 @@ func (w *aioWriter) writeAt(f *os.File, b []byte, off int64) error {
 		// cannot happen short of a kernel bug.
 		return fmt.Errorf("cannot wait for a write: %w", err)
 	}
+	return completed(f, b, off, res)
+}
+
+// completed is the outcome of the write of b at off whose completion
+// reports res: nil only if all of b is written.
+func completed(f *os.File, b []byte, off, res int64) error {
 	switch {
 	case res < 0:
 		return &os.PathError{Op: "write", Path: f.Name(), Err: syscall.Errno(-res)}

@@ -91,3 +91,37 @@ func TestAIOSubmitRefusedWritesAnyway(t *testing.T) {
 		t.Fatalf("read back %q, %v", got, err)
 	}
 }
+
+// TestAIOCompletionResults: a commit is acknowledged only when its
+// completion reports all its bytes written. A short write's rest is
+// written with pwrite (aligned: it lands; off the block alignment: the
+// direct write is refused with EINVAL, and commitDirect falls back to the
+// page cache); a negative result is the write's error.
+func TestAIOCompletionResults(t *testing.T) {
+	f := openDirectFile(t, 4*blockSize)
+	b := alignedBytes(2 * blockSize)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	if err := completed(f, b, 0, -int64(syscall.EIO)); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("res -EIO: %v", err)
+	}
+	if err := completed(f, b, 0, 100); !errors.Is(err, syscall.EINVAL) {
+		t.Fatalf("res 100 of %d, the rest off the alignment: %v, want EINVAL", len(b), err)
+	}
+	if err := completed(f, b, 0, blockSize); err != nil {
+		t.Fatalf("res %d of %d: %v", blockSize, len(b), err)
+	}
+	rf, err := os.Open(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	got := make([]byte, blockSize)
+	if _, err := rf.ReadAt(got, blockSize); err != nil || string(got) != string(b[blockSize:]) {
+		t.Fatalf("the rest of a short write: %q..., %v", got[:8], err)
+	}
+	if err := completed(f, b, 0, int64(len(b))); err != nil {
+		t.Fatal(err)
+	}
+}
