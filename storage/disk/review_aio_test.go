@@ -331,3 +331,56 @@ func TestCloseDuringCommits(t *testing.T) {
 	sameSet(t, scanIDs(t, dir, storage.Traces), acked)
 	t.Logf("%d records acknowledged before Close", len(acked))
 }
+
+// TestZeroedSectorAtHeaderKept: a sector of acknowledged data that reads
+// as zeros (a disk's fault) where a record header starts, in the newest
+// segment written in place, with data after it in the same block. A
+// commit torn by a power loss leaves its lost blocks whole, zeros to the
+// block's end (the first block lost holds its acknowledged head and the
+// zeros preallocated after it); this does not, so it is damage: the
+// records after it are kept, and readers report it.
+func TestZeroedSectorAtHeaderKept(t *testing.T) {
+	dir := t.TempDir()
+	s := openDirect(t, dir, Options{})
+	var offsets []int64
+	for i := range 10 {
+		offsets = append(offsets, s.logs[storage.Traces].size)
+		if err := s.Write(context.Background(), storage.Traces, []byte(fmt.Sprintf("rec-%d %s", i, strings.Repeat("z", 900))), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := -1
+	for i := 2; i < 8; i++ {
+		if offsets[i]%blockSize <= blockSize/2 {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		t.Fatalf("no record starts in the first half of a block: %v", offsets)
+	}
+	crashed := filepath.Join(t.TempDir(), "crashed")
+	snapshotDir(t, dir, crashed)
+	s.Close()
+	seg := newestSegment(t, crashed, storage.Traces)
+	b, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(b[offsets[k] : offsets[k]+512])
+	if err := os.WriteFile(seg, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Open(crashed, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	names, ces := scanWithErrors(t, crashed, storage.Traces)
+	if len(names) != 9 || names[k] != fmt.Sprintf("rec-%d z", k+1) || names[8] != "rec-9 z" {
+		t.Fatalf("acknowledged records after a zeroed sector at record %d: %v (damage reported: %v)", k, names, ces)
+	}
+	if len(ces) != 1 || ces[0].Offset != offsets[k] {
+		t.Fatalf("damage reported: %v, want one region at %d", ces, offsets[k])
+	}
+}
