@@ -414,6 +414,21 @@ func (r *segmentReader) lostBlock(off int64) bool {
 	return false
 }
 
+// zeroToBlockEnd reports whether the file holds zeros from off to the
+// end of off's block (or of the file): what a commit torn by a power loss
+// leaves where a record header should be (recover). Its blocks are lost
+// whole, and the first of them, lost, holds the acknowledged head it had
+// and the zeros preallocated after it. A zero header with data after it
+// in its block is a sector gone bad in acknowledged data: damage.
+func (r *segmentReader) zeroToBlockEnd(off int64) bool {
+	end := min(off|(blockSize-1)+1, r.size)
+	if end <= off {
+		return true
+	}
+	b, err := r.at(off, int(end-off))
+	return err == nil && isZero(b)
+}
+
 // zeroAt reports whether the record header at off reads as zeros in the
 // file now, bypassing the window (a preallocated segment is written in
 // place: the window may be older than the file).
