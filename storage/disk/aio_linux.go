@@ -38,8 +38,9 @@ import (
 // commit, not in the process's CPU time).
 //
 // Where the kernel has no AIO (ENOSYS), a sandbox refuses it (EPERM), or
-// the system's aio-max-nr is used up (EAGAIN), the log writes with
-// pwrite as before.
+// the system's aio-max-nr is used up (EAGAIN; each log takes one of
+// it), the log writes with pwrite as before, and so is a write whose
+// request io_submit refuses.
 
 // iocb is struct iocb of linux/aio_abi.h on a little-endian machine
 // (aio_key before aio_rw_flags; the build constraint keeps big-endian
@@ -137,7 +138,14 @@ func (w *aioWriter) writeAt(f *os.File, b []byte, off int64) error {
 		return cerr
 	}
 	if serr != nil {
-		return &os.PathError{Op: "io_submit", Path: f.Name(), Err: serr}
+		// io_submit takes the one request or none: nothing was
+		// submitted, and the refusal is the kernel's (EAGAIN: no
+		// memory for the request; EINVAL: no AIO for this file), not
+		// the write's. Write with pwrite, which returns the write's
+		// own error (EINVAL there: commitDirect's fallback), rather
+		// than fail the commit or give up direct writes.
+		_, err := f.WriteAt(b, off)
+		return err
 	}
 	// The write is in flight and reads b until it completes: nothing
 	// may return before the completion is reaped.
@@ -155,6 +163,12 @@ func (w *aioWriter) writeAt(f *os.File, b []byte, off int64) error {
 		// cannot happen short of a kernel bug.
 		return fmt.Errorf("cannot wait for a write: %w", err)
 	}
+	return completed(f, b, off, res)
+}
+
+// completed is the outcome of the write of b at off whose completion
+// reports res: nil only if all of b is written.
+func completed(f *os.File, b []byte, off, res int64) error {
 	switch {
 	case res < 0:
 		return &os.PathError{Op: "write", Path: f.Name(), Err: syscall.Errno(-res)}

@@ -44,7 +44,7 @@ import (
 // after a crash, recovery cuts the zeros as it cuts a torn tail, and
 // takes a hole of zeros where records should be for the end too (a
 // power loss in the middle of a commit, some of whose blocks landed:
-// signalLog.recover). The
+// signalLog.recover; inside a record, in a compressed segment only). The
 // blocks of one direct write may land in any order, so a reader of the
 // segment being written takes a bad record there for a write in flight
 // even when a whole record follows it (Reader.Next).

@@ -239,7 +239,11 @@ func openSignalLog(dataDir string, signal storage.Signal, cfg logConfig) (*signa
 // acknowledged record was on stable storage whole before the commit
 // after it began, so what follows the hole belongs to the commit that
 // never returned. It is cut with the rest of the tail, and no reader
-// reports damage for it (walkSegmentTo).
+// reports damage for it (walkSegmentTo). The hole is a zero record
+// header with zeros to its block's end (a lost block; a zeroed sector
+// with data after it is damage), or a zero block inside a bad record of
+// a compressed segment only: an uncompressed record may hold a client's
+// zeros, and a bad one is damage (segmentReader.lostBlock).
 //
 // New records then go to a new segment (see signalLog on offsets).
 func (l *signalLog) recover() error {
@@ -346,8 +350,10 @@ func walkSegment(seg *segmentReader, onRecord func(Record)) (segInfo, int64, []*
 
 // walkSegmentTo is walkSegment, which with lostWrites ends at the first
 // record that a lost write explains (recover, on a segment written in
-// place): a zero record header, or a bad record that a block of zeros
-// overlaps (segmentReader.lostBlock), instead of skipping it as damage.
+// place): a zero record header with zeros to its block's end
+// (segmentReader.zeroToBlockEnd), or a bad record of a compressed segment
+// that a block of zeros overlaps (segmentReader.lostBlock), instead of
+// skipping it as damage.
 func walkSegmentTo(seg *segmentReader, onRecord func(Record), lostWrites bool) (segInfo, int64, []*CorruptError) {
 	info := segInfo{seq: seg.seq}
 	good := int64(segmentHeaderSize)
@@ -366,7 +372,7 @@ func walkSegmentTo(seg *segmentReader, onRecord func(Record), lostWrites bool) (
 		if st != recordBad && st != recordZero {
 			break
 		}
-		if lostWrites && (st == recordZero || seg.lostBlock(off)) {
+		if lostWrites && ((st == recordZero && seg.zeroToBlockEnd(off)) || seg.lostBlock(off)) {
 			break
 		}
 		p, ok := seg.resync(off)

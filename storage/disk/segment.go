@@ -377,7 +377,21 @@ func (r *segmentReader) zeroFrom(off int64) bool {
 // (recover). A length out of range explains nothing (damage): a sector
 // is written whole or not at all, so a lost write leaves a header as it
 // was written or as zeros, never garbage.
+//
+// Only in a compressed segment: there a record is a few hundred bytes of
+// header and key around a zstd frame, which holds no block of zeros (it
+// encodes a run of zeros as a match). An uncompressed record holds the
+// client's bytes, and a request may carry a run of zeros a block long:
+// a flipped bit in that acknowledged record would then read as a lost
+// write, and recovery would cut the acknowledged records after it
+// (TestDamageInZeroRecordKept). There a bad record is damage, skipped
+// and reported, and the records after it kept, even those of a commit
+// that a power loss tore (never acknowledged: the client retries, and
+// OTLP delivers at least once).
 func (r *segmentReader) lostBlock(off int64) bool {
+	if r.hdr.compression == CompressionNone {
+		return false
+	}
 	h, err := r.at(off, recordHeaderSize)
 	if err != nil {
 		return false
@@ -398,6 +412,21 @@ func (r *segmentReader) lostBlock(off int64) bool {
 		}
 	}
 	return false
+}
+
+// zeroToBlockEnd reports whether the file holds zeros from off to the
+// end of off's block (or of the file): what a commit torn by a power loss
+// leaves where a record header should be (recover). Its blocks are lost
+// whole, and the first of them, lost, holds the acknowledged head it had
+// and the zeros preallocated after it. A zero header with data after it
+// in its block is a sector gone bad in acknowledged data: damage.
+func (r *segmentReader) zeroToBlockEnd(off int64) bool {
+	end := min(off|(blockSize-1)+1, r.size)
+	if end <= off {
+		return true
+	}
+	b, err := r.at(off, int(end-off))
+	return err == nil && isZero(b)
 }
 
 // zeroAt reports whether the record header at off reads as zeros in the

@@ -2,6 +2,7 @@ package disk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,24 +24,49 @@ import (
 // failed commit's records after the hole is, and no reader reports
 // damage. The hole is where a record header would be (the batch's first
 // block lost) or inside a record (a later block lost).
+//
+// A hole inside a record is taken for a lost write only in a compressed
+// segment (segmentReader.lostBlock): in an uncompressed one the record
+// may hold a client's zeros, so it is damage, and the records of the torn
+// commit after it may be found (never acknowledged: at least once), but
+// every acknowledged record is, first and in order.
 func TestPowerLossMidCommit(t *testing.T) {
-	for _, lost := range []int{0, 1, 2} {
-		t.Run(fmt.Sprintf("block-%d-lost", lost), func(t *testing.T) {
-			powerLossMidCommit(t, lost)
-		})
+	for _, c := range []Compression{CompressionZstd, CompressionNone} {
+		for _, lost := range []int{0, 1, 2} {
+			t.Run(fmt.Sprintf("compression-%d/block-%d-lost", c, lost), func(t *testing.T) {
+				powerLossMidCommit(t, c, lost)
+			})
+		}
 	}
 }
 
-func powerLossMidCommit(t *testing.T, lost int) {
+// tornFill is n bytes of b, or, in a compressed segment, n bytes that
+// zstd cannot shrink (the torn batch must span several blocks).
+func tornFill(c Compression, b byte, n int) string {
+	if c == CompressionNone {
+		return strings.Repeat(string(b), n)
+	}
+	out := make([]byte, n)
+	x := uint32(b) * 2654435761
+	for i := range out {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		out[i] = 'a' + byte(x%26)
+	}
+	return string(out)
+}
+
+func powerLossMidCommit(t *testing.T, c Compression, lost int) {
 	dir := t.TempDir()
-	s := openDirect(t, dir, Options{})
+	s := openDirect(t, dir, Options{Compression: c})
 	defer s.Close()
 	l := s.logs[storage.Traces]
 	ctx := context.Background()
 	var acked []string
 	for i := range 5 {
 		id := fmt.Sprintf("acked-%d", i)
-		if err := s.Write(ctx, storage.Traces, []byte(id+" "+strings.Repeat("a", 700*i)), 1); err != nil {
+		if err := s.Write(ctx, storage.Traces, []byte(id+" "+tornFill(c, 'a', 700*i)), 1); err != nil {
 			t.Fatal(err)
 		}
 		acked = append(acked, id)
@@ -89,13 +115,13 @@ func powerLossMidCommit(t *testing.T, lost int) {
 	t.Cleanup(func() { simulatedCommit.Store(nil) })
 
 	first := make(chan error, 1)
-	go func() { first <- s.Write(ctx, storage.Traces, []byte("acked-held "+strings.Repeat("h", 100)), 1) }()
+	go func() { first <- s.Write(ctx, storage.Traces, []byte("acked-held "+tornFill(c, 'h', 100)), 1) }()
 	<-hold
 	var wg sync.WaitGroup
 	for i := range 6 {
 		wg.Go(func() {
 			// Never acknowledged: the commit fails.
-			if err := s.Write(ctx, storage.Traces, []byte(fmt.Sprintf("torn-%d %s", i, strings.Repeat("t", 1500))), 1); err == nil {
+			if err := s.Write(ctx, storage.Traces, []byte(fmt.Sprintf("torn-%d %s", i, tornFill(c, byte('t'+i), 1500))), 1); err == nil {
 				t.Errorf("torn-%d: acknowledged", i)
 			}
 		})
@@ -126,16 +152,19 @@ func powerLossMidCommit(t *testing.T, lost int) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
+	// A hole inside an uncompressed record is damage (lostBlock): the
+	// records after it are kept and readers report it.
+	strict := c != CompressionNone || lost == 0
 	var got []string
 	err = Scan(crashed, storage.Traces, func(r Record) error {
 		id, _, _ := strings.Cut(string(r.Data), " ")
 		got = append(got, id)
-		if r.Offset >= hole {
+		if strict && r.Offset >= hole {
 			t.Errorf("%s at %d, after the hole at %d: a record the lost block kept from being acknowledged", id, r.Offset, hole)
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && (strict || !errors.Is(err, ErrCorrupt)) {
 		t.Fatalf("a reader reports damage after the power loss: %v", err)
 	}
 	// The acknowledged records, then at most the torn batch's records
