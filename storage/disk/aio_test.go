@@ -1,10 +1,8 @@
 package disk
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -70,53 +68,5 @@ func TestDirectCommitAsync(t *testing.T) {
 				last[id[1]] = id
 			}
 		})
-	}
-}
-
-// TestBatchBuffersUnmapped: a directly written log keeps its batch
-// buffers in mappings of their own (hugeBytes); growing a buffer unmaps
-// the one it replaces, and Close unmaps the rest. Opening, filling and
-// closing a store several times leaves the process's mappings as they were.
-func TestBatchBuffersUnmapped(t *testing.T) {
-	if hugeBytes(1) == nil {
-		t.Skip("no mappings for batch buffers here")
-	}
-	mappings := func() int {
-		b, err := os.ReadFile("/proc/self/maps")
-		if err != nil {
-			t.Skip(err)
-		}
-		return bytes.Count(b, []byte("\n"))
-	}
-	cycle := func() {
-		dir := t.TempDir()
-		s := openDirect(t, dir, Options{})
-		// Records of growing size: the batch buffer grows past 2 MiB,
-		// into a new mapping, several times.
-		for i := range 4 {
-			if err := s.Write(context.Background(), storage.Traces, make([]byte, (i+1)*(768<<10)), 1); err != nil {
-				t.Fatal(err)
-			}
-		}
-		l := s.logs[storage.Traces]
-		l.mu.Lock()
-		mapped := l.cur.mem != nil
-		l.mu.Unlock()
-		if !mapped {
-			t.Fatal("the batch buffer of a direct log is not in a mapping of its own")
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cycle()
-	before := mappings()
-	for range 5 {
-		cycle()
-	}
-	// The Go runtime maps memory of its own meanwhile: a little slack,
-	// below the 5 × 3 mappings a leak would leave.
-	if after := mappings(); after > before+6 {
-		t.Fatalf("%d mappings after 5 stores opened and closed, %d before: batch buffers are not unmapped", after, before)
 	}
 }

@@ -71,27 +71,6 @@ func zeroPages(n int) []byte {
 	return b
 }
 
-// hugeBytes returns at least n zero bytes (a multiple of hugePage), in a
-// mapping of their own aligned to hugePage that asks for transparent
-// huge pages, or nil if the mapping fails; freeHugeBytes unmaps it.
-//
-// A batch buffer of a directly written log lives there: a direct write
-// pins its pages and sends them to the disk as segments, one per
-// physically contiguous run, so a buffer in huge pages costs a few pins
-// and segments per commit instead of one per 4 KiB. 1 MiB direct writes
-// took 125 µs of CPU per MiB from the Go heap, 75 from huge pages (ext4
-// over virtio, kernel 6.18). Its memory is that of a heap buffer
-// rounded up to 2 MiB where huge pages are given.
-func hugeBytes(n int) []byte {
-	return hugeMapping((n+hugePage-1)&^(hugePage-1), unix.PROT_READ|unix.PROT_WRITE)
-}
-
-// freeHugeBytes unmaps what hugeBytes returned.
-func freeHugeBytes(b []byte) {
-	b = b[:cap(b)]
-	unix.MunmapPtr(unsafe.Pointer(unsafe.SliceData(b)), uintptr(len(b)))
-}
-
 // hugeMapping maps n bytes (a multiple of hugePage) of anonymous memory
 // with prot, aligned to hugePage, and asks for transparent huge pages
 // (advice: without them, THP off or an old kernel, 4 KiB pages). It

@@ -22,9 +22,3 @@ func zeroPages(n int) []byte { return alignedBytes(n) }
 
 // isDirect is false where nothing is opened with O_DIRECT.
 func isDirect(f *os.File) bool { return false }
-
-// hugeBytes is nil here: batch buffers are on the heap.
-func hugeBytes(n int) []byte { return nil }
-
-// freeHugeBytes is not called where hugeBytes returns nil.
-func freeHugeBytes(b []byte) {}
