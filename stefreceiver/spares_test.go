@@ -99,3 +99,32 @@ func TestSpareDecodersBoundedAndCharged(t *testing.T) {
 		t.Fatal("a decoder kept after Shutdown")
 	}
 }
+
+// A stream ending as the Receiver shuts down: the spare it puts back is
+// either refused (Shutdown came first) or let go by Shutdown, never kept
+// and charged afterwards. (close once let the spares go and then, in a
+// second critical section, stopped keeping more: a put between the two
+// kept its spare, charged, for the Receiver's life.)
+func TestSparesShutdownRacingPut(t *testing.T) {
+	pl := ingest.New(ingest.Config{Sink: &memSink{}})
+	for i := range 2000 {
+		s := spares[int]{p: pl}
+		start := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			<-start
+			s.put(i, 1<<10)
+			close(done)
+		}()
+		s.put(-1, 1<<10) // something for close to let go
+		close(start)
+		s.close()
+		<-done
+		if n, cost := s.held(); n != 0 || cost != 0 {
+			t.Fatalf("round %d: %d spares kept, %d bytes charged, after close", i, n, cost)
+		}
+		if held := pl.StreamStateHeld(); held != 0 {
+			t.Fatalf("round %d: %d bytes of stream state charged after close", i, held)
+		}
+	}
+}
