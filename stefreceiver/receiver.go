@@ -165,6 +165,10 @@ type Receiver struct {
 	// decoders and request buffers, each charged while it waits.
 	decoders spares[*zstd.Decoder]
 	buffers  spares[[]byte]
+
+	// waiting, when set (tests), is called by a stream that is about to
+	// wait for its client, once idle has charged or let go what it keeps.
+	waiting func(*stream)
 }
 
 // New returns a Receiver storing into p.
@@ -509,6 +513,9 @@ func (s *stream) nextChunk() {
 		case in = <-s.chunks:
 		default:
 			s.idle()
+			if s.r.waiting != nil {
+				s.r.waiting(s)
+			}
 			in = <-s.chunks
 			// The stream is at work again: the buffer its builder
 			// kept is the request's, charged when it is handed on.
