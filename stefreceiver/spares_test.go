@@ -1,6 +1,8 @@
 package stefreceiver
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/splunk/stef/go/otel/otelstef"
@@ -126,5 +128,109 @@ func TestSparesShutdownRacingPut(t *testing.T) {
 		if held := pl.StreamStateHeld(); held != 0 {
 			t.Fatalf("round %d: %d bytes of stream state charged after close", i, held)
 		}
+	}
+}
+
+// A spare decoder forgets the stream it decoded: a client (another
+// tenant's, say) whose first frame continues the zstd stream another
+// stream's last frame started (a STEF frame not flagged
+// RestartCompression, its zstd data referring to that stream's window)
+// has it refused as bad zstd data, not decoded from the other stream's
+// history; nothing of it is stored. An honest stream after it decodes on
+// the same spare and stores what it sent.
+func TestSpareDecoderForgetsItsStream(t *testing.T) {
+	sink := &memSink{}
+	addr, _, r := serveSinkR(t, sink, ingest.AdmissionConfig{})
+	var out chunkList
+	w, err := otelstef.NewMetricsWriter(&out, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := "tenant-a-secret-0123456789abcdef"
+	for frame := range 2 {
+		for i := range 50 {
+			w.Record.Attributes().EnsureLen(1)
+			w.Record.Attributes().SetKey(0, "secret")
+			w.Record.Attributes().Value(0).SetString(secret)
+			w.Record.Metric().SetName("requests")
+			w.Record.Point().SetTimestamp(uint64(1 + frame*50 + i))
+			if err := w.Write(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out) < 3 {
+		t.Fatalf("%d chunks written, want the headers and two frames", len(out))
+	}
+	headers := bytes.Join(out[:len(out)-2], nil)
+	first, second := out[len(out)-2], out[len(out)-1]
+	if second[0]&byte(pkg.RestartCompression) != 0 {
+		t.Fatal("the second frame restarts the compression: it refers to nothing before it")
+	}
+
+	a := dial(t, addr)
+	a.sendFirst(t, "Metrics")
+	a.recv(t)
+	a.sendChunk(t, append(append([]byte(nil), headers...), first...))
+	if ack, bad := parseAck(t, a.recv(t)); ack != 50 || len(bad) != 0 {
+		t.Fatalf("stream a: ack %d bad %v", ack, bad)
+	}
+	a.w.Close()
+	if st := a.status(); st != "0 " {
+		t.Fatalf("stream a: status %q", st)
+	}
+	if n, _ := r.decoders.held(); n != 1 {
+		t.Fatalf("%d decoders kept after stream a, want 1", n)
+	}
+
+	b := dial(t, addr)
+	b.sendFirst(t, "Metrics")
+	b.recv(t)
+	b.sendChunk(t, append(append([]byte(nil), headers...), second...))
+	for msg := b.recv(t); msg != nil; msg = b.recv(t) {
+		// Its first record is reported bad (acknowledged as such), no
+		// record is acknowledged stored.
+		if ack, bad := parseAck(t, msg); ack != 0 && (len(bad) != 1 || bad[0].from != 1 || bad[0].to != ack) {
+			t.Fatalf("stream b: ack %d bad %v: decoded from stream a's window", ack, bad)
+		}
+	}
+	if st := b.status(); !strings.HasPrefix(st, "3 ") || !strings.Contains(st, "zstd") {
+		t.Fatalf("stream b: status %q, want INVALID_ARGUMENT for its zstd data", st)
+	}
+	sink.mu.Lock()
+	stored := sink.items
+	sink.mu.Unlock()
+	if stored != 50 {
+		t.Fatalf("%d points stored, stream a's 50 alone expected", stored)
+	}
+
+	// An honest stream decodes on a spare.
+	c := dial(t, addr)
+	c.sendFirst(t, "Metrics")
+	c.recv(t)
+	wc, err := otelstef.NewMetricsWriter(chunkSender{t, c}, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePoints(t, wc, 20, 0)
+	if err := wc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if ack, bad := parseAck(t, c.recv(t)); ack != 20 || len(bad) != 0 {
+		t.Fatalf("stream c: ack %d bad %v", ack, bad)
+	}
+	c.w.Close()
+	c.status()
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if sink.items != 70 {
+		t.Fatalf("%d points stored, want 70", sink.items)
+	}
+	last := sink.writes[len(sink.writes)-1]
+	if bytes.Contains(last, []byte(secret)) {
+		t.Fatal("stream c's request holds stream a's attribute")
 	}
 }
