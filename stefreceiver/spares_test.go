@@ -3,6 +3,7 @@ package stefreceiver
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/splunk/stef/go/otel/otelstef"
@@ -232,5 +233,43 @@ func TestSpareDecoderForgetsItsStream(t *testing.T) {
 	last := sink.writes[len(sink.writes)-1]
 	if bytes.Contains(last, []byte(secret)) {
 		t.Fatal("stream c's request holds stream a's attribute")
+	}
+}
+
+// Many streams ending and starting at once (put, get, dropAll from many
+// goroutines): never more than maxSpares kept, each charged once, and
+// every charge returned once they are let go.
+func TestSparesConcurrent(t *testing.T) {
+	pl := ingest.New(ingest.Config{Sink: &memSink{}})
+	var s spares[[]byte]
+	s.p = pl
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 300 {
+				switch (g + i) % 5 {
+				case 0, 1:
+					s.put(make([]byte, 0, 16<<10), 16<<10)
+				case 2, 3:
+					if b, ok := s.get(); ok && cap(b) != 16<<10 {
+						t.Errorf("a spare of %d bytes, want %d", cap(b), 16<<10)
+					}
+				case 4:
+					s.dropAll()
+				}
+				if n, cost := s.held(); n > maxSpares || cost != int64(n)*16<<10 {
+					t.Errorf("%d spares kept, charged %d", n, cost)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n, cost := s.held()
+	if held := pl.StreamStateHeld(); held != cost {
+		t.Fatalf("%d spares charged %d, stream state %d", n, cost, held)
+	}
+	s.dropAll()
+	if held := pl.StreamStateHeld(); held != 0 {
+		t.Fatalf("stream state %d charged with no spare", held)
 	}
 }
