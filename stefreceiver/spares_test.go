@@ -273,3 +273,18 @@ func TestSparesConcurrent(t *testing.T) {
 		t.Fatalf("stream state %d charged with no spare", held)
 	}
 }
+
+// An ending stream gives its own state back before it offers its decoder
+// as a spare: with room in the budget's state half for one stream's
+// decoder and no more, the decoder of a stream that ended is kept for the
+// next (it was refused, the stream's own charge still held beside it).
+func TestSpareKeptWhereTheStreamsStateWas(t *testing.T) {
+	limit := int64(2 * (StateCostZstd + 2*DictChargeStep))
+	addr, pl, r := serveSinkR(t, &memSink{}, ingest.AdmissionConfig{RequestLimit: limit})
+	if acked := zstdStreams(t, addr, 1); acked != 1 {
+		t.Fatalf("%d streams acknowledged", acked)
+	}
+	if n, cost := r.decoders.held(); n != 1 || cost != StateCostZstd || pl.StreamStateHeld() != cost {
+		t.Fatalf("%d decoders kept, charged %d, stream state %d: want the stream's decoder kept, charged StateCostZstd", n, cost, pl.StreamStateHeld())
+	}
+}
