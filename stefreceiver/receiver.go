@@ -780,6 +780,13 @@ func (s *stream) records() (end *grpcwire.Status) {
 			end = grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF stream: the decoder failed: %v", v)
 			return // the zstd decoder, in a state not known, is not reused
 		}
+		// The stream's own state is given back first (run's defer then
+		// has nothing left to return): where it was is room for what it
+		// leaves for the next stream.
+		s.r.p.ReleaseStreamState(s.state)
+		s.state = 0
+		s.dictCharge.Release()
+		s.bufCharge.Release()
 		if u != nil {
 			u.close()
 		}
