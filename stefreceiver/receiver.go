@@ -165,6 +165,10 @@ type Receiver struct {
 	// decoders and request buffers, each charged while it waits.
 	decoders spares[*zstd.Decoder]
 	buffers  spares[[]byte]
+
+	// waiting, when set (tests), is called by a stream that is about to
+	// wait for its client, once idle has charged or let go what it keeps.
+	waiting func(*stream)
 }
 
 // New returns a Receiver storing into p.
@@ -508,7 +512,20 @@ func (s *stream) nextChunk() {
 		select {
 		case in = <-s.chunks:
 		default:
-			s.idle()
+			if !s.idle() {
+				// No room for the request it would hold: the
+				// stream ends (Read returns errSource), its records
+				// not acknowledged, for the client to send again.
+				s.r.refusedState.Inc()
+				st := s.r.p.BusyStatus("no room for a STEF request waiting for the rest of a frame: send each frame in one chunk")
+				req := s.call.Request()
+				s.r.p.RecordRefusal(s.ctx, ingest.STEF, 0, st, req.URL.Path, req.RemoteAddr)
+				s.ended, s.srcErr = true, st
+				return
+			}
+			if s.r.waiting != nil {
+				s.r.waiting(s)
+			}
 			in = <-s.chunks
 			// The stream is at work again: the buffer its builder
 			// kept is the request's, charged when it is handed on.
@@ -525,24 +542,38 @@ func (s *stream) nextChunk() {
 // kept while it waits only when it is charged to the budget (bufCharge,
 // returned as the next chunk arrives); with no room, or when it is no
 // larger than maxIdleBuffer (within the stream's state charge), it is
-// let go and the next request's is made at its first record. A waiting
-// stream holds no more than its charges cover. Kept, a stream of large
-// requests (8,192-point frames, about a megabyte of OTLP each, its client
-// encoding the next while the stream waits) builds each in the same
-// buffer: made anew, each was cleared by the allocator and brought a
-// collection every few requests (the collector's slack follows the
-// garbage, service/gcpercent.go), about a quarter of the server's CPU.
-func (s *stream) idle() {
+// let go and the next request's is made at its first record. Kept, a
+// stream of large requests (8,192-point frames, about a megabyte of OTLP
+// each, its client encoding the next while the stream waits) builds each
+// in the same buffer: made anew, each was cleared by the allocator and
+// brought a collection every few requests (the collector's slack follows
+// the garbage, service/gcpercent.go), about a quarter of the server's CPU.
+//
+// A stream may also wait with a request under way: the frames before
+// the one it reads, coalesced, when a client cut that frame across
+// chunks (the library's client sends a chunk per frame). That request,
+// up to MaxRequestBytes and a record, from a few KB of STEF whose records
+// repeat a large attribute, cannot be let go (its records are not
+// acknowledged): it is charged, the spares let go for it if need be, and
+// without room idle reports false and the stream ends, its records sent
+// again by the client on its next. A waiting stream holds no more than
+// its charges cover.
+func (s *stream) idle() bool {
 	if s.b == nil {
-		return
+		return true
 	}
 	buf := s.b.buf()
-	if len(*buf) != 0 || cap(*buf) <= maxIdleBuffer {
-		return
+	if cap(*buf) <= maxIdleBuffer {
+		return true
 	}
-	if s.bufCharge == nil || !s.bufCharge.Resize(int64(cap(*buf))) {
+	n := int64(cap(*buf))
+	if len(*buf) != 0 {
+		return s.bufCharge.Resize(n) || s.r.dropSpares() && s.bufCharge.Resize(n)
+	}
+	if !s.bufCharge.Resize(n) {
 		*buf = nil
 	}
+	return true
 }
 
 // spareBuffer keeps the buffer the stream built its requests in for the
@@ -749,6 +780,13 @@ func (s *stream) records() (end *grpcwire.Status) {
 			end = grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode STEF stream: the decoder failed: %v", v)
 			return // the zstd decoder, in a state not known, is not reused
 		}
+		// The stream's own state is given back first (run's defer then
+		// has nothing left to return): where it was is room for what it
+		// leaves for the next stream.
+		s.r.p.ReleaseStreamState(s.state)
+		s.state = 0
+		s.dictCharge.Release()
+		s.bufCharge.Release()
 		if u != nil {
 			u.close()
 		}

@@ -85,6 +85,11 @@ func (s *spares[T]) get() (T, bool) {
 func (s *spares[T]) dropAll() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.dropLocked()
+}
+
+// dropLocked is dropAll with s.mu held.
+func (s *spares[T]) dropLocked() bool {
 	for i, sp := range s.kept {
 		s.p.ReleaseStreamState(sp.cost)
 		s.kept[i] = spare[T]{}
@@ -94,12 +99,14 @@ func (s *spares[T]) dropAll() bool {
 	return dropped
 }
 
-// close lets every kept value go and keeps no more.
+// close lets every kept value go and keeps no more, in one critical
+// section: a put between the two would keep its value, charged, for the
+// Receiver's life.
 func (s *spares[T]) close() {
-	s.dropAll()
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dropLocked()
 	s.closed = true
-	s.mu.Unlock()
 }
 
 // held returns how many values are kept and what they are charged.

@@ -1,6 +1,9 @@
 package stefreceiver
 
 import (
+	"bytes"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/splunk/stef/go/otel/otelstef"
@@ -97,5 +100,191 @@ func TestSpareDecodersBoundedAndCharged(t *testing.T) {
 	r.decoders.put(nil, StateCostZstd)
 	if n, _ := r.decoders.held(); n != 0 {
 		t.Fatal("a decoder kept after Shutdown")
+	}
+}
+
+// A stream ending as the Receiver shuts down: the spare it puts back is
+// either refused (Shutdown came first) or let go by Shutdown, never kept
+// and charged afterwards. (close once let the spares go and then, in a
+// second critical section, stopped keeping more: a put between the two
+// kept its spare, charged, for the Receiver's life.)
+func TestSparesShutdownRacingPut(t *testing.T) {
+	pl := ingest.New(ingest.Config{Sink: &memSink{}})
+	for i := range 2000 {
+		s := spares[int]{p: pl}
+		start := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			<-start
+			s.put(i, 1<<10)
+			close(done)
+		}()
+		s.put(-1, 1<<10) // something for close to let go
+		close(start)
+		s.close()
+		<-done
+		if n, cost := s.held(); n != 0 || cost != 0 {
+			t.Fatalf("round %d: %d spares kept, %d bytes charged, after close", i, n, cost)
+		}
+		if held := pl.StreamStateHeld(); held != 0 {
+			t.Fatalf("round %d: %d bytes of stream state charged after close", i, held)
+		}
+	}
+}
+
+// A spare decoder forgets the stream it decoded: a client (another
+// tenant's, say) whose first frame continues the zstd stream another
+// stream's last frame started (a STEF frame not flagged
+// RestartCompression, its zstd data referring to that stream's window)
+// has it refused as bad zstd data, not decoded from the other stream's
+// history; nothing of it is stored. An honest stream after it decodes on
+// the same spare and stores what it sent.
+func TestSpareDecoderForgetsItsStream(t *testing.T) {
+	sink := &memSink{}
+	addr, _, r := serveSinkR(t, sink, ingest.AdmissionConfig{})
+	var out chunkList
+	w, err := otelstef.NewMetricsWriter(&out, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := "tenant-a-secret-0123456789abcdef"
+	for frame := range 2 {
+		for i := range 50 {
+			w.Record.Attributes().EnsureLen(1)
+			w.Record.Attributes().SetKey(0, "secret")
+			w.Record.Attributes().Value(0).SetString(secret)
+			w.Record.Metric().SetName("requests")
+			w.Record.Point().SetTimestamp(uint64(1 + frame*50 + i))
+			if err := w.Write(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out) < 3 {
+		t.Fatalf("%d chunks written, want the headers and two frames", len(out))
+	}
+	headers := bytes.Join(out[:len(out)-2], nil)
+	first, second := out[len(out)-2], out[len(out)-1]
+	if second[0]&byte(pkg.RestartCompression) != 0 {
+		t.Fatal("the second frame restarts the compression: it refers to nothing before it")
+	}
+
+	a := dial(t, addr)
+	a.sendFirst(t, "Metrics")
+	a.recv(t)
+	a.sendChunk(t, append(append([]byte(nil), headers...), first...))
+	if ack, bad := parseAck(t, a.recv(t)); ack != 50 || len(bad) != 0 {
+		t.Fatalf("stream a: ack %d bad %v", ack, bad)
+	}
+	a.w.Close()
+	if st := a.status(); st != "0 " {
+		t.Fatalf("stream a: status %q", st)
+	}
+	if n, _ := r.decoders.held(); n != 1 {
+		t.Fatalf("%d decoders kept after stream a, want 1", n)
+	}
+
+	b := dial(t, addr)
+	b.sendFirst(t, "Metrics")
+	b.recv(t)
+	b.sendChunk(t, append(append([]byte(nil), headers...), second...))
+	for msg := b.recv(t); msg != nil; msg = b.recv(t) {
+		// Its first record is reported bad (acknowledged as such), no
+		// record is acknowledged stored.
+		if ack, bad := parseAck(t, msg); ack != 0 && (len(bad) != 1 || bad[0].from != 1 || bad[0].to != ack) {
+			t.Fatalf("stream b: ack %d bad %v: decoded from stream a's window", ack, bad)
+		}
+	}
+	if st := b.status(); !strings.HasPrefix(st, "3 ") || !strings.Contains(st, "zstd") {
+		t.Fatalf("stream b: status %q, want INVALID_ARGUMENT for its zstd data", st)
+	}
+	sink.mu.Lock()
+	stored := sink.items
+	sink.mu.Unlock()
+	if stored != 50 {
+		t.Fatalf("%d points stored, stream a's 50 alone expected", stored)
+	}
+
+	// An honest stream decodes on a spare.
+	c := dial(t, addr)
+	c.sendFirst(t, "Metrics")
+	c.recv(t)
+	wc, err := otelstef.NewMetricsWriter(chunkSender{t, c}, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePoints(t, wc, 20, 0)
+	if err := wc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if ack, bad := parseAck(t, c.recv(t)); ack != 20 || len(bad) != 0 {
+		t.Fatalf("stream c: ack %d bad %v", ack, bad)
+	}
+	c.w.Close()
+	c.status()
+	sink.mu.Lock()
+	defer sink.mu.Unlock()
+	if sink.items != 70 {
+		t.Fatalf("%d points stored, want 70", sink.items)
+	}
+	last := sink.writes[len(sink.writes)-1]
+	if bytes.Contains(last, []byte(secret)) {
+		t.Fatal("stream c's request holds stream a's attribute")
+	}
+}
+
+// Many streams ending and starting at once (put, get, dropAll from many
+// goroutines): never more than maxSpares kept, each charged once, and
+// every charge returned once they are let go.
+func TestSparesConcurrent(t *testing.T) {
+	pl := ingest.New(ingest.Config{Sink: &memSink{}})
+	var s spares[[]byte]
+	s.p = pl
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 300 {
+				switch (g + i) % 5 {
+				case 0, 1:
+					s.put(make([]byte, 0, 16<<10), 16<<10)
+				case 2, 3:
+					if b, ok := s.get(); ok && cap(b) != 16<<10 {
+						t.Errorf("a spare of %d bytes, want %d", cap(b), 16<<10)
+					}
+				case 4:
+					s.dropAll()
+				}
+				if n, cost := s.held(); n > maxSpares || cost != int64(n)*16<<10 {
+					t.Errorf("%d spares kept, charged %d", n, cost)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	n, cost := s.held()
+	if held := pl.StreamStateHeld(); held != cost {
+		t.Fatalf("%d spares charged %d, stream state %d", n, cost, held)
+	}
+	s.dropAll()
+	if held := pl.StreamStateHeld(); held != 0 {
+		t.Fatalf("stream state %d charged with no spare", held)
+	}
+}
+
+// An ending stream gives its own state back before it offers its decoder
+// as a spare: with room in the budget's state half for one stream's
+// decoder and no more, the decoder of a stream that ended is kept for the
+// next (it was refused, the stream's own charge still held beside it).
+func TestSpareKeptWhereTheStreamsStateWas(t *testing.T) {
+	limit := int64(2 * (StateCostZstd + 2*DictChargeStep))
+	addr, pl, r := serveSinkR(t, &memSink{}, ingest.AdmissionConfig{RequestLimit: limit})
+	if acked := zstdStreams(t, addr, 1); acked != 1 {
+		t.Fatalf("%d streams acknowledged", acked)
+	}
+	if n, cost := r.decoders.held(); n != 1 || cost != StateCostZstd || pl.StreamStateHeld() != cost {
+		t.Fatalf("%d decoders kept, charged %d, stream state %d: want the stream's decoder kept, charged StateCostZstd", n, cost, pl.StreamStateHeld())
 	}
 }
