@@ -130,6 +130,9 @@ type admission struct {
 	// reserve is AdmissionConfig.Reserve, reserveHeld what self requests
 	// hold of it (under mu; apart from inFlight and limit).
 	reserve, reserveHeld int64
+	// reclaimers give back spare state (AddReclaimer; under mu, called
+	// without it).
+	reclaimers []*reclaimer
 }
 
 type admissionWaiter struct {
@@ -152,6 +155,9 @@ type admissionStats struct {
 	// Parked is the bytes of stream windows charged to the waiting budget
 	// now (a gauge).
 	Parked int64
+	// Reclaims counts the times spare state was let go to make room
+	// (AddReclaimer).
+	Reclaims int64
 }
 
 func newAdmission(cfg AdmissionConfig, retryDelay time.Duration) *admission {
@@ -251,18 +257,29 @@ func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpc
 	if n > a.limit {
 		return a.refuseTooLarge(n)
 	}
-	a.mu.Lock()
-	ahead := len(a.waiters)
-	if continuing {
-		ahead = a.continuingWaiters
-	}
-	if a.inFlight+n <= a.limit && ahead == 0 {
-		a.inFlight += n
-		if !continuing {
-			a.stats.Admitted++
+	for reclaimed := false; ; reclaimed = true {
+		a.mu.Lock()
+		ahead := len(a.waiters)
+		if continuing {
+			ahead = a.continuingWaiters
+		}
+		if a.inFlight+n <= a.limit && ahead == 0 {
+			a.inFlight += n
+			if !continuing {
+				a.stats.Admitted++
+			}
+			a.mu.Unlock()
+			return nil
+		}
+		// Spare state goes before anyone waits (AddReclaimer).
+		if reclaimed || len(a.reclaimers) == 0 {
+			break
 		}
 		a.mu.Unlock()
-		return nil
+		if !a.reclaim() {
+			a.mu.Lock()
+			break
+		}
 	}
 	if a.waiting+n > a.waitLimit {
 		a.stats.RefusedBusy++
@@ -308,6 +325,12 @@ func (a *admission) tryAcquire(n int64) *grpcwire.Status {
 		return nil
 	}
 	a.mu.Lock()
+	if a.inFlight+n > a.limit && len(a.reclaimers) > 0 {
+		// Spare state goes before anyone is refused (AddReclaimer).
+		a.mu.Unlock()
+		a.reclaim()
+		a.mu.Lock()
+	}
 	defer a.mu.Unlock()
 	if a.inFlight+n > a.limit {
 		a.stats.RefusedGrow++

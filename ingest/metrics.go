@@ -126,6 +126,7 @@ func newPipelineMetrics(set *metrics.Set, adm *admission) *pipelineMetrics {
 			{"otlplite_admission_refusals_too_large_total", st.RefusedTooLarge},
 			{"otlplite_admission_refusals_decompressed_over_budget_total", st.RefusedGrow},
 			{"otlplite_admission_refusals_unread_window_total", st.RefusedUnread},
+			{"otlplite_admission_reclaims_total", st.Reclaims},
 		} {
 			metrics.WriteCounterUint64(w, c.name, uint64(max(c.v, 0)))
 		}

@@ -21,9 +21,72 @@ func (p *Pipeline) StreamStateHeld() int64 {
 	return p.adm.state
 }
 
+// HoldSpareState is HoldStreamState for state kept only to save work later
+// (a decoder or buffer an ended stream leaves for the next one): it never
+// makes room by reclaiming (AddReclaimer), and it fails while requests
+// wait for the budget, so that spares never take what a client is
+// waiting for.
+func (p *Pipeline) HoldSpareState(n int64) bool { return p.adm.tryHoldState(n, true) }
+
+// AddReclaimer registers f, which lets go of spare state held with
+// HoldSpareState (returning its charge) and reports whether it let go of
+// any. The budget calls every registered f, without its lock held, before
+// a request waits or is refused for lack of room and before a
+// HoldStreamState fails, so that idle spares never cost a client its
+// room. f must not call into the budget but to release, and must be safe
+// for concurrent use. The returned func unregisters f.
+func (p *Pipeline) AddReclaimer(f func() bool) (remove func()) {
+	a := p.adm
+	r := &reclaimer{f: f}
+	a.mu.Lock()
+	a.reclaimers = append(a.reclaimers, r)
+	a.mu.Unlock()
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		for i, x := range a.reclaimers {
+			if x == r {
+				a.reclaimers = append(a.reclaimers[:i:i], a.reclaimers[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// reclaimer is a registered AddReclaimer func (a pointer, to be found
+// again by its remove).
+type reclaimer struct{ f func() bool }
+
+// reclaim calls the reclaimers and reports whether any let go of state.
+// The caller must not hold a.mu.
+func (a *admission) reclaim() bool {
+	a.mu.Lock()
+	rs := a.reclaimers
+	a.mu.Unlock()
+	any := false
+	for _, r := range rs {
+		if r.f() {
+			any = true
+		}
+	}
+	if any {
+		a.mu.Lock()
+		a.stats.Reclaims++
+		a.mu.Unlock()
+	}
+	return any
+}
+
 func (a *admission) holdState(n int64) bool {
+	return a.tryHoldState(n, false) || a.reclaim() && a.tryHoldState(n, false)
+}
+
+func (a *admission) tryHoldState(n int64, spare bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if spare && len(a.waiters) > 0 {
+		return false
+	}
 	if a.state+n > a.limit/2 || !a.off && a.inFlight+n > a.limit {
 		return false
 	}

@@ -165,6 +165,8 @@ type Receiver struct {
 	// decoders and request buffers, each charged while it waits.
 	decoders spares[*zstd.Decoder]
 	buffers  spares[[]byte]
+	// unreclaim unregisters dropSpares from the budget's reclaimers.
+	unreclaim func()
 
 	// waiting, when set (tests), is called by a stream that is about to
 	// wait for its client, once idle has charged or let go what it keeps.
@@ -212,6 +214,9 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 	}
 	set.GetOrCreateGauge("otlplite_stef_dictionary_bytes", func() float64 { return float64(r.dictBytes.Load()) })
 	r.decoders.p, r.buffers.p = p, p
+	// Any request or stream that finds the budget full takes the spares'
+	// room back before it waits or is refused.
+	r.unreclaim = p.AddReclaimer(r.dropSpares)
 	return r
 }
 
@@ -222,6 +227,7 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 func (r *Receiver) Shutdown() {
 	r.once.Do(func() {
 		close(r.stop)
+		r.unreclaim()
 		r.decoders.close()
 		r.buffers.close()
 	})

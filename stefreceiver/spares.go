@@ -22,11 +22,14 @@ const maxSpares = 4
 
 // spares keeps up to maxSpares values of ended streams (zstd decoders,
 // request buffers) for the next streams. Each is charged to the
-// pipeline's budget with HoldStreamState for as long as it waits, as the
-// streams' own state is: a spare the budget has no room for is not kept
-// (it is left to the garbage collector), and a stream that finds no room
-// for its own state has the spares dropped first (dropAll), so that kept
-// spares never refuse a stream. It is safe for concurrent use.
+// pipeline's budget with HoldSpareState for as long as it waits, as the
+// streams' own state is: a spare the budget has no room for, or kept while
+// requests wait for the budget, is not kept (it is left to the garbage
+// collector); a stream that finds no room for its own state has the spares
+// dropped first (dropAll), and so does any request or stream of any
+// transport that finds the budget full (the Receiver registers dropSpares
+// with Pipeline.AddReclaimer), so that kept spares never refuse or delay
+// anyone. It is safe for concurrent use.
 //
 // They replace a sync.Pool, which kept idle decoders uncharged until a
 // collection, and lost them at every other collection: on a stream of
@@ -53,7 +56,7 @@ func (s *spares[T]) put(v T, cost int64) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || len(s.kept) >= maxSpares || !s.p.HoldStreamState(cost) {
+	if s.closed || len(s.kept) >= maxSpares || !s.p.HoldSpareState(cost) {
 		return false
 	}
 	s.kept = append(s.kept, spare[T]{v, cost})

@@ -2,9 +2,11 @@ package stefreceiver
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/splunk/stef/go/otel/otelstef"
 	"github.com/splunk/stef/go/pkg"
@@ -286,5 +288,33 @@ func TestSpareKeptWhereTheStreamsStateWas(t *testing.T) {
 	}
 	if n, cost := r.decoders.held(); n != 1 || cost != StateCostZstd || pl.StreamStateHeld() != cost {
 		t.Fatalf("%d decoders kept, charged %d, stream state %d: want the stream's decoder kept, charged StateCostZstd", n, cost, pl.StreamStateHeld())
+	}
+}
+
+// TestSparesYieldToRequests: what ended streams left (spares) takes no
+// room a request needs: a request that fits the budget only without them
+// is admitted at once, not queued or refused, and the spares are let go
+// (the Receiver registers them with Pipeline.AddReclaimer).
+func TestSparesYieldToRequests(t *testing.T) {
+	limit := int64(2 * (maxSpares + 2) * (StateCostZstd + DictChargeStep))
+	sink := &memSink{}
+	addr, pl, r := serveSinkR(t, sink, ingest.AdmissionConfig{RequestLimit: limit, MaxWait: time.Millisecond})
+	zstdStreams(t, addr, maxSpares+2)
+	kept := r.sparesHeld()
+	if kept < maxSpares*StateCostZstd {
+		t.Fatalf("spares charged %d, want at least %d", kept, maxSpares*StateCostZstd)
+	}
+	tk := pl.Take(context.Background())
+	defer pl.Done(tk)
+	// More than the budget leaves beside the spares.
+	need := limit - kept + StateCostZstd
+	if err := tk.Charge(context.Background(), int(need)); err != nil {
+		t.Fatalf("a request of %d bytes waited or was refused while spares held %d of the %d budget: %v", need, kept, limit, err)
+	}
+	if held := r.sparesHeld(); held != 0 {
+		t.Fatalf("spares still charged %d after a request needed their room", held)
+	}
+	if got, _ := pl.AdmissionState(); got < need {
+		t.Fatalf("in flight %d, want the request's %d", got, need)
 	}
 }
