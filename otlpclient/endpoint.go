@@ -93,10 +93,11 @@ func ParseEndpoint(s string) (Endpoint, error) {
 			return bad("the socket path is empty")
 		case len(path) > maxSocketPath:
 			return bad(fmt.Sprintf("the socket path is %d bytes, more than the %d a Unix socket address holds: use a shorter (or relative) path", len(path), maxSocketPath))
-		case strings.ContainsAny(path, "\x00?#"):
-			// NUL ends sun_path; ? and # would be a URL's query or
+		case strings.ContainsFunc(path, func(r rune) bool { return r < ' ' || r == 0x7f || r == '?' || r == '#' }):
+			// NUL ends sun_path, a control character would break the
+			// lines it is logged on; ? and # would be a URL's query or
 			// fragment written after the path by mistake.
-			return bad("the socket path has a NUL, ? or #")
+			return bad("the socket path has a control character, ? or #")
 		}
 		return Endpoint{Network: "unix", Address: path}, nil
 	}
