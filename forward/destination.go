@@ -508,7 +508,7 @@ func extraSchemes() string {
 func clientTLS(endpoint, caFile, certFile, keyFile, serverName string, skipVerify bool) (*tls.Config, error) {
 	serverName, err := otlpclient.ServerName(endpoint, serverName, skipVerify)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: add tls-server-name=NAME", err)
 	}
 	c, err := otlpclient.ClientTLS(otlpclient.TLSFiles{CAFile: caFile, CertFile: certFile, KeyFile: keyFile, ServerName: serverName, InsecureSkipVerify: skipVerify})
 	if err != nil {

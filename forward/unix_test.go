@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/otlp-lite/otlp-lite/internal/redact"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 )
 
@@ -51,6 +52,16 @@ func TestParseUnixURL(t *testing.T) {
 			!strings.HasPrefix(err.Error(), "invalid -forward a: ") {
 			t.Errorf("Parse(%q) = %v, want one line containing %q", in, err, want)
 		}
+	}
+	// Redaction holds for a socket's URL: its errors, and the URL as the
+	// /config page and the logs show it, hide a credential header.
+	const secret = "s3cr3t-token"
+	raw := "grpcs://unix:/run/otlp.sock?header=Authorization:Bearer%20" + secret
+	if _, err := Parse("a=" + raw); err == nil || strings.Contains(err.Error(), secret) {
+		t.Errorf("Parse of a socket URL with a credential: %v", err)
+	}
+	if shown := redact.URL(raw); strings.Contains(shown, secret) || !strings.Contains(shown, "unix:/run/otlp.sock") {
+		t.Errorf("redact.URL(%q) = %q", raw, shown)
 	}
 	if got := otlpclient.AuthorityOf("unix:/run/otlp.sock"); got != "localhost" {
 		t.Errorf("AuthorityOf = %q", got)

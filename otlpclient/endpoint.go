@@ -176,7 +176,7 @@ func ServerName(endpoint, explicit string, skipVerify bool) (string, error) {
 		if skipVerify {
 			return "", nil
 		}
-		return "", fmt.Errorf("cannot verify the server of %s: a socket path names no host, so TLS needs the name in its certificate (tls-server-name)", e)
+		return "", fmt.Errorf("cannot verify the server of %s: a socket path names no host, so the name its certificate has must be given", e)
 	}
 	host, _, _ := net.SplitHostPort(e.Address)
 	return host, nil

@@ -129,7 +129,7 @@ func (c *clientFlags) tlsConfig(endpoint string) (*tls.Config, error) {
 	}
 	serverName, err := otlpclient.ServerName(endpoint, c.serverName, c.skipVerify)
 	if err != nil {
-		return nil, fmt.Errorf("-endpoint: %w: give -tls-server-name", err)
+		return nil, fmt.Errorf("%w: add -tls-server-name NAME (or -insecure for h2c)", err)
 	}
 	if (c.certFile == "") != (c.keyFile == "") {
 		return nil, errors.New("-tls-cert and -tls-key must be given together")

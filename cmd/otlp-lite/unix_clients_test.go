@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -148,6 +149,28 @@ func TestUnixSocketClients(t *testing.T) {
 		}
 		if loadgenRecords != want {
 			t.Fatalf("%s: %d loadgen batches stored, want %d", what, loadgenRecords, want)
+		}
+	}
+}
+
+// TestUnixEndpointFlags: loadgen and replay take unix:PATH and
+// unix:///PATH; TLS to a socket needs -tls-server-name (a path names no
+// host), and a bad socket endpoint is a one-line usage error.
+func TestUnixEndpointFlags(t *testing.T) {
+	long := "unix:/" + strings.Repeat("d", 120)
+	for _, tc := range []struct {
+		cmd      func([]string, io.Writer, io.Writer) int
+		args     []string
+		wantText string
+	}{
+		{replayContextBackground, []string{"-endpoint", "unix:/run/otlp.sock"}, "cannot verify the server of unix:/run/otlp.sock: a socket path names no host, so the name its certificate has must be given: add -tls-server-name NAME (or -insecure for h2c)"},
+		{loadgen, []string{"-endpoint", "unix:///run/otlp.sock", "-tls"}, "add -tls-server-name NAME"},
+		{loadgen, []string{"-endpoint", "unix://host/otlp.sock"}, "is not host:port or unix:PATH: unix://HOST/... names a host, a socket has none"},
+		{replayContextBackground, []string{"-endpoint", long, "-insecure"}, "more than the 107 a Unix socket address holds"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := tc.cmd(tc.args, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), tc.wantText) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and one line with %q", tc.args, code, stderr.String(), tc.wantText)
 		}
 	}
 }
