@@ -385,6 +385,9 @@ func describeSendError(err error, tlsAdvice string) string {
 		return err.Error() + " (the receiver does not speak TLS there: add -insecure)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return err.Error() + " (is the receiver running, and is -endpoint its address?)"
+	case errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.EACCES):
+		// Only a unix: endpoint's dial opens a file.
+		return err.Error() + " (is the receiver running, is -endpoint its socket, and may this user write to it (serve -unix-socket-mode)?)"
 	case tlsAdvice != "" && (errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "client conn could not be established")):
 		// What a TLS listener does with the HTTP/2 preface in clear.
 		return err.Error() + " (" + tlsAdvice + ")"

@@ -174,3 +174,13 @@ func TestUnixEndpointFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestUnixEndpointMissing: loadgen to a socket nobody created fails,
+// naming the socket and what to check.
+func TestUnixEndpointMissing(t *testing.T) {
+	sock := unixSocket(t, "none.sock")
+	stdout, stderr, code := runCmd(t, "loadgen", "-endpoint", "unix:"+sock, "-batches", "1", "-spans-per-batch", "1", "-request-timeout", "300ms")
+	if code == 0 || !strings.Contains(stderr, sock) || !strings.Contains(stdout, "is -endpoint its socket") {
+		t.Fatalf("loadgen to a missing socket: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
