@@ -44,9 +44,13 @@ type Endpoint struct {
 func (e Endpoint) IsUnix() bool { return e.Network == "unix" }
 
 // String is the endpoint as ParseEndpoint reads it: host:port or
-// unix:PATH.
+// unix:PATH (unix://PATH for a PATH starting with //, which unix:PATH
+// would make a URL with a host).
 func (e Endpoint) String() string {
 	if e.IsUnix() {
+		if strings.HasPrefix(e.Address, "//") {
+			return "unix://" + e.Address
+		}
 		return "unix:" + e.Address
 	}
 	return e.Address
