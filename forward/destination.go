@@ -84,7 +84,8 @@ type Destination struct {
 	// metrics. 1 to 64 of [A-Za-z0-9_-].
 	Name     string
 	Protocol Protocol
-	// Endpoint is "host:port".
+	// Endpoint is "host:port", or "unix:PATH" for a Unix socket
+	// (otlpclient.ParseEndpoint).
 	Endpoint string
 	// Path (HTTP only) is prepended to each signal's path (/v1/traces,
 	// ...), as OTEL_EXPORTER_OTLP_ENDPOINT's path is.
@@ -192,6 +193,10 @@ func Parse(flag string) (Destination, error) {
 //	stream:// streams://  otlp-lite stream mode (h2c, TLS)
 //	http:// https://      OTLP/HTTP; a path is a prefix of /v1/traces ...
 //
+// after which comes host:port, or unix:PATH (unix:///ABS/PATH) for a Unix
+// socket (otlpclient.ParseEndpoint), which takes the whole path up to the
+// query: grpc://unix:/run/otlp.sock?compression=none.
+//
 //	signals=traces,metrics,logs,profiles (default traces,metrics,logs)
 //	compression=gzip|zstd|none    (default gzip; zstd not over HTTP)
 //	encoding=protobuf|json        (HTTP only; default protobuf)
@@ -228,6 +233,7 @@ func parseURL(name, raw string) (Destination, error) {
 	if err := checkName(name); err != nil {
 		return Destination{}, err
 	}
+	raw, socket := cutSocket(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
 		return Destination{}, fmt.Errorf("cannot parse URL: %v", err)
@@ -260,13 +266,21 @@ func parseURL(name, raw string) (Destination, error) {
 	if u.Fragment != "" {
 		return Destination{}, errors.New("the URL has a fragment (#...): remove it")
 	}
-	if u.Port() == "" || u.Hostname() == "" {
-		return Destination{}, fmt.Errorf("%q has no host:port", raw)
+	if socket != "" {
+		ep, err := otlpclient.ParseEndpoint(socket)
+		if err != nil {
+			return Destination{}, err
+		}
+		d.Endpoint = ep.String()
+	} else {
+		if u.Port() == "" || u.Hostname() == "" {
+			return Destination{}, fmt.Errorf("%q has no host:port (or unix:PATH)", raw)
+		}
+		if _, err := strconv.ParseUint(u.Port(), 10, 16); err != nil {
+			return Destination{}, fmt.Errorf("bad port %q", u.Port())
+		}
+		d.Endpoint = net.JoinHostPort(u.Hostname(), u.Port())
 	}
-	if _, err := strconv.ParseUint(u.Port(), 10, 16); err != nil {
-		return Destination{}, fmt.Errorf("bad port %q", u.Port())
-	}
-	d.Endpoint = net.JoinHostPort(u.Hostname(), u.Port())
 	if p := strings.TrimSuffix(u.Path, "/"); p != "" {
 		if d.Protocol != HTTP {
 			return Destination{}, fmt.Errorf("a path (%s) is only for http:// and https://", u.Path)
@@ -383,8 +397,28 @@ func parseURL(name, raw string) (Destination, error) {
 		}
 		return d, nil
 	}
-	d.TLS, err = clientTLS(u.Hostname(), tlsFiles.ca, tlsFiles.cert, tlsFiles.key, tlsFiles.serverName, skipVerify)
+	d.TLS, err = clientTLS(d.Endpoint, tlsFiles.ca, tlsFiles.cert, tlsFiles.key, tlsFiles.serverName, skipVerify)
 	return d, err
+}
+
+// cutSocket takes a Unix socket endpoint out of raw, a destination URL
+// written SCHEME://unix:PATH[?QUERY] (PATH as otlpclient.ParseEndpoint
+// reads it, unix:///ABS/PATH included): it returns raw with the socket
+// replaced by the host UnixAuthority, for url.Parse to read the scheme
+// and query, and "unix:PATH"; raw itself and "" for a URL without one. A
+// socket's path takes the URL's whole path, so such a URL has no path
+// prefix.
+func cutSocket(raw string) (string, string) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || !strings.HasPrefix(rest, "unix:") {
+		return raw, ""
+	}
+	socket, query, hasQuery := strings.Cut(rest, "?")
+	raw = scheme + "://" + otlpclient.UnixAuthority
+	if hasQuery {
+		raw += "?" + query
+	}
+	return raw, socket
 }
 
 // parseSinkURL reads a registered scheme's URL: the parser takes its own
@@ -471,10 +505,12 @@ func extraSchemes() string {
 
 // clientTLS builds the TLS configuration of a destination, loading its
 // files now so that a wrong path is an error at start, not at the first
-// send.
-func clientTLS(host, caFile, certFile, keyFile, serverName string, skipVerify bool) (*tls.Config, error) {
-	if serverName == "" {
-		serverName = host
+// send. The server name is otlpclient.ServerName's: tls-server-name, else
+// the endpoint's host (a socket has none: then tls-server-name is needed).
+func clientTLS(endpoint, caFile, certFile, keyFile, serverName string, skipVerify bool) (*tls.Config, error) {
+	serverName, err := otlpclient.ServerName(endpoint, serverName, skipVerify)
+	if err != nil {
+		return nil, fmt.Errorf("%w: add tls-server-name=NAME", err)
 	}
 	c, err := otlpclient.ClientTLS(otlpclient.TLSFiles{CAFile: caFile, CertFile: certFile, KeyFile: keyFile, ServerName: serverName, InsecureSkipVerify: skipVerify})
 	if err != nil {

@@ -873,10 +873,10 @@ func (l *lane) lastError() error {
 func httpClient(d Destination) *http.Client {
 	var c *http.Client
 	if d.Protocol == HTTP {
-		c = otlpclient.NewHTTP1Client(d.TLS, d.Dial)
+		c = otlpclient.NewHTTP1Client(d.TLS, otlpclient.DialEndpoint(d.Endpoint, d.Dial))
 		c.Transport.(*http.Transport).MaxIdleConnsPerHost = d.InFlight
 	} else {
-		c = otlpclient.NewHTTPClientDial(d.TLS, d.Dial)
+		c = otlpclient.NewHTTPClientDial(d.TLS, otlpclient.DialEndpoint(d.Endpoint, d.Dial))
 	}
 	return otlpclient.WithTenantHeader(otlpclient.WithHeader(c, d.Header), d.TenantHeader)
 }

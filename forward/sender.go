@@ -63,7 +63,7 @@ func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) send
 		if d.TLS != nil {
 			scheme = "https://"
 		}
-		h := otlpclient.NewHTTPExporter(otlpclient.HTTPConfig{Config: cfg, URL: scheme + d.Endpoint + d.Path + sig.Info().HTTPPath, JSON: d.JSON})
+		h := otlpclient.NewHTTPExporter(otlpclient.HTTPConfig{Config: cfg, URL: scheme + otlpclient.AuthorityOf(d.Endpoint) + d.Path + sig.Info().HTTPPath, JSON: d.JSON})
 		return newUnarySender(l, d.InFlight, func(ctx context.Context, r *record) (otlp.PartialSuccess, error) {
 			return h.ExportResult(ctx, r.data)
 		})

@@ -53,11 +53,13 @@ type HTTPConfig struct {
 
 // NewHTTPExporter returns an exporter for cfg. Config.HTTP, if set, is the
 // client used (it may speak HTTP/1.1 or HTTP/2); otherwise one is built
-// with Config.TLS.
+// with Config.TLS. A Config.Endpoint "unix:PATH" sends to that Unix
+// socket whatever URL's host, which is the Host header (UnixAuthority, as
+// AuthorityOf gives, is the usual one); otherwise URL says where.
 func NewHTTPExporter(cfg HTTPConfig) *HTTPExporter {
 	client := cfg.HTTP
 	if client == nil {
-		client = NewHTTP1Client(cfg.TLS, cfg.DialContext)
+		client = NewHTTP1Client(cfg.TLS, DialEndpoint(cfg.Endpoint, cfg.DialContext))
 	}
 	h := &HTTPExporter{cfg: cfg.Config, client: noRedirects(client), url: cfg.URL, json: cfg.JSON, header: cfg.Header}
 	if cfg.IdempotencyKeys {

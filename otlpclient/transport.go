@@ -13,7 +13,12 @@ import (
 
 // Config is what every exporter needs to reach a receiver.
 type Config struct {
-	// Endpoint is the receiver's "host:port".
+	// Endpoint is the receiver's "host:port", or "unix:PATH" (also
+	// "unix:///ABSOLUTE/PATH") for a Unix domain socket, whose requests
+	// carry the authority UnixAuthority (ParseEndpoint). Over TLS to a
+	// socket, TLS.ServerName is the name checked (empty: UnixAuthority,
+	// as grpc-go; ServerName gives the flags' and URLs' rule, which
+	// wants it set).
 	Endpoint string
 	// TLS, if not nil, makes the client speak HTTP/2 over TLS; nil means
 	// h2c (HTTP/2 without TLS, what OTLP/gRPC receivers accept with
@@ -59,11 +64,13 @@ type Config struct {
 	OnRetry func(err error, delay time.Duration)
 	// HTTP, if not nil, is used instead of a client built from the fields
 	// above, for example to share one connection between exporters. It
-	// must speak HTTP/2 to Endpoint.
+	// must speak HTTP/2 to Endpoint (for a socket: be built by
+	// NewHTTPClientFor or on DialEndpoint).
 	HTTP *http.Client
 	// DialContext, if not nil, opens the connections of the client built
 	// when HTTP is nil, instead of TCP (tests reach an in-memory server
-	// with it).
+	// with it); for a unix: Endpoint it is asked for the socket (network
+	// "unix", address PATH).
 	DialContext DialFunc
 	// IdempotencyKeys gives each export that has no key of its own
 	// (WithIdempotencyKey) a random one (NewIdempotencyKey), sent with
@@ -106,16 +113,16 @@ func (c *Config) requestTimeout() time.Duration {
 
 func (c *Config) baseURL() string {
 	if c.TLS != nil {
-		return "https://" + c.Endpoint
+		return "https://" + AuthorityOf(c.Endpoint)
 	}
-	return "http://" + c.Endpoint
+	return "http://" + AuthorityOf(c.Endpoint)
 }
 
 func (c *Config) httpClient() *http.Client {
 	if c.HTTP != nil {
 		return noRedirects(c.HTTP)
 	}
-	return newHTTPClient(c.TLS, c.Latency, c.ReceiveWindow, c.DialContext)
+	return newHTTPClient(c.TLS, c.Latency, c.ReceiveWindow, DialEndpoint(c.Endpoint, c.DialContext))
 }
 
 // Bounds of the connections to a receiver, each against a misbehaving one.
@@ -165,6 +172,13 @@ func NewHTTPClient(tlsConfig *tls.Config, rtt time.Duration, receiveWindow int) 
 // TCP).
 func NewHTTPClientDial(tlsConfig *tls.Config, dial DialFunc) *http.Client {
 	return newHTTPClient(tlsConfig, 0, 0, dial)
+}
+
+// NewHTTPClientFor is NewHTTPClient for exporters of one endpoint, which
+// may be a Unix socket (ParseEndpoint): its connections are dialed by
+// DialEndpoint, rtt added to them as to TCP ones.
+func NewHTTPClientFor(endpoint string, tlsConfig *tls.Config, rtt time.Duration, receiveWindow int) *http.Client {
+	return newHTTPClient(tlsConfig, rtt, receiveWindow, DialEndpoint(endpoint, nil))
 }
 
 func newHTTPClient(tlsConfig *tls.Config, rtt time.Duration, receiveWindow int, dial DialFunc) *http.Client {

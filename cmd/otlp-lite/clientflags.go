@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -68,7 +67,7 @@ func (c *clientFlags) register(fs *flag.FlagSet, tlsDefault bool, codecs ...stri
 	fs.StringVar(&c.caFile, "tls-ca", "", "CA certificates (PEM) that sign the receiver's certificate, instead of the system's roots")
 	fs.StringVar(&c.certFile, "tls-cert", "", "client certificate (PEM) for a receiver that wants mTLS (serve -tls-client-ca); needs -tls-key")
 	fs.StringVar(&c.keyFile, "tls-key", "", "private key (PEM) of -tls-cert")
-	fs.StringVar(&c.serverName, "tls-server-name", "", "name the receiver's certificate must have (default: -endpoint's host)")
+	fs.StringVar(&c.serverName, "tls-server-name", "", "name the receiver's certificate must have (default: -endpoint's host; required for a unix: -endpoint, whose path names no host)")
 	fs.BoolVar(&c.skipVerify, "tls-insecure-skip-verify", false, "accept any receiver certificate (tests only: anyone on the path can read and change the data)")
 	fs.StringVar(&c.token, "token", "", "bearer token sent as 'authorization: Bearer TOKEN' (serve -auth-token-file); visible to other users in ps, so prefer -token-file")
 	fs.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token: its first line that is not blank or a # comment, so serve's -auth-token-file can be used as is")
@@ -125,16 +124,12 @@ func (c *clientFlags) check(fs *flag.FlagSet, endpoint string) error {
 
 // tlsConfig builds the client TLS configuration from the -tls-* flags.
 func (c *clientFlags) tlsConfig(endpoint string) (*tls.Config, error) {
-	serverName := c.serverName
-	if serverName == "" {
-		host, _, err := net.SplitHostPort(endpoint)
-		if err != nil {
-			return nil, fmt.Errorf("-endpoint %q is not host:port: %v", endpoint, err)
-		}
-		serverName = host
-	}
 	if c.skipVerify && (c.caFile != "" || c.serverName != "") {
 		return nil, errors.New("-tls-insecure-skip-verify verifies nothing, so -tls-ca and -tls-server-name would be ignored: give one or the other")
+	}
+	serverName, err := otlpclient.ServerName(endpoint, c.serverName, c.skipVerify)
+	if err != nil {
+		return nil, fmt.Errorf("%w: add -tls-server-name NAME (or -insecure for h2c)", err)
 	}
 	if (c.certFile == "") != (c.keyFile == "") {
 		return nil, errors.New("-tls-cert and -tls-key must be given together")

@@ -103,7 +103,7 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 		Signal:         otlpclient.Traces,
 		Compression:    o.client.codec,
 		RequestTimeout: o.requestTimeout,
-		HTTP:           o.client.wrap(otlpclient.NewHTTPClient(o.client.tls, o.latency, o.window)),
+		HTTP:           o.client.wrap(otlpclient.NewHTTPClientFor(o.endpoint, o.client.tls, o.latency, o.window)),
 		OnRetry:        func(err error, _ time.Duration) { rec.refusal(err) },
 		// A random key per batch, kept across its retries; on a stream,
 		// a random client identity per stream (its requests' ids).
@@ -330,7 +330,7 @@ progress:
 func parseLoadgenFlags(args []string, stdout, stderr io.Writer) (o loadgenOptions, code int, ok bool) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.endpoint, "endpoint", "localhost:4317", "receiver address, host:port")
+	fs.StringVar(&o.endpoint, "endpoint", "localhost:4317", "receiver address, host:port, or unix:PATH for a Unix socket")
 	fs.StringVar(&o.mode, "mode", "unary", "unary (standard OTLP/gRPC Export calls, one at a time per worker; any receiver), unary-async (-concurrency calls in flight) or stream (otlplite.v1.StreamExporter; otlp-lite only)")
 	fs.IntVar(&o.spansPerBatch, "spans-per-batch", 500, "spans in each batch (request); 500 is the OTLP proposal's benchmark")
 	fs.IntVar(&o.attrs, "attrs", 10, "attributes per span: two ints, then strings with random 1-50 character keys and 1-20 character values")

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -94,7 +93,7 @@ func replayContext(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&cfg.dataDir, "data-dir", "./otlp-data", "directory of the disk store to read")
-	fs.StringVar(&cfg.endpoint, "endpoint", "", "receiver to send to, host:port (required)")
+	fs.StringVar(&cfg.endpoint, "endpoint", "", "receiver to send to, host:port, or unix:PATH for a Unix socket (required)")
 	fs.StringVar(&cfg.protocol, "protocol", "grpc", "grpc (OTLP/gRPC), stream (otlp-lite's pipelined streaming mode; for WAN links) or http (OTLP/HTTP with protobuf bodies)")
 	fs.BoolVar(&cfg.follow, "follow", false, "after the stored records, keep sending new ones as they arrive, until interrupted")
 	fs.StringVar(&cfg.cursor, "cursor", "", "name of a durable cursor: resume from where the last replay with this name stopped")
@@ -351,11 +350,11 @@ func printLastErrors(w io.Writer, cfg replayConfig, stats []forward.Stats) {
 	}
 }
 
-// checkEndpoint says why endpoint is not the host:port that replay and
-// loadgen want. A URL is the usual mistake (OTEL_EXPORTER_OTLP_ENDPOINT is
+// checkEndpoint says why endpoint is not the host:port or unix:PATH
+// (otlpclient.ParseEndpoint) that replay and loadgen want. A URL is the usual mistake (OTEL_EXPORTER_OTLP_ENDPOINT is
 // one); plainFlag is the flag that turns TLS off, to suggest for http://.
 func checkEndpoint(endpoint, plainFlag string) error {
-	if scheme, rest, ok := strings.Cut(endpoint, "://"); ok {
+	if scheme, rest, ok := strings.Cut(endpoint, "://"); ok && scheme != "unix" {
 		hostPort, _, _ := strings.Cut(rest, "/")
 		if at := strings.LastIndexByte(hostPort, '@'); at >= 0 {
 			hostPort = hostPort[at+1:] // user:password@ is not shown, nor sent
@@ -366,8 +365,12 @@ func checkEndpoint(endpoint, plainFlag string) error {
 		}
 		return fmt.Errorf("-endpoint %q is a URL, but host:port is wanted: use %s", redact.URL(endpoint), use)
 	}
-	if _, _, err := net.SplitHostPort(endpoint); err != nil {
-		return fmt.Errorf("-endpoint %q is not host:port: %v", redact.URL(endpoint), redact.Hide(err.Error(), redact.URLSecrets(endpoint)...))
+	if _, err := otlpclient.ParseEndpoint(endpoint); err != nil {
+		reason := err.Error()
+		if ee, ok := errors.AsType[*otlpclient.EndpointError](err); ok {
+			reason = ee.Reason
+		}
+		return fmt.Errorf("-endpoint %q is not host:port or unix:PATH: %s", redact.URL(endpoint), redact.Hide(reason, redact.URLSecrets(endpoint)...))
 	}
 	return nil
 }
@@ -382,6 +385,9 @@ func describeSendError(err error, tlsAdvice string) string {
 		return err.Error() + " (the receiver does not speak TLS there: add -insecure)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return err.Error() + " (is the receiver running, and is -endpoint its address?)"
+	case errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.EACCES):
+		// Only a unix: endpoint's dial opens a file.
+		return err.Error() + " (is the receiver running, is -endpoint its socket, and may this user write to it (serve -unix-socket-mode)?)"
 	case tlsAdvice != "" && (errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "client conn could not be established")):
 		// What a TLS listener does with the HTTP/2 preface in clear.
 		return err.Error() + " (" + tlsAdvice + ")"

@@ -1,0 +1,69 @@
+package forward
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/otlp-lite/otlp-lite/internal/redact"
+	"github.com/otlp-lite/otlp-lite/otlpclient"
+)
+
+// TestParseUnixURL: SCHEME://unix:PATH is a destination on a Unix socket,
+// for every protocol, its query read as any other; TLS to a socket needs
+// tls-server-name (a path names no host), and a socket's URL has no path
+// prefix.
+func TestParseUnixURL(t *testing.T) {
+	good := map[string]func(Destination) bool{
+		"a=grpc://unix:/run/otlp.sock?compression=none": func(d Destination) bool {
+			return d.Protocol == GRPC && d.Endpoint == "unix:/run/otlp.sock" && d.TLS == nil && d.Compression.String() == "identity" &&
+				d.String() == "grpc://unix:/run/otlp.sock"
+		},
+		"a=stream://unix:///run/otlp.sock": func(d Destination) bool {
+			return d.Protocol == Stream && d.Endpoint == "unix:/run/otlp.sock" && d.InFlight == DefaultStreamInFlight
+		},
+		"a=http://unix:rel.sock?encoding=json": func(d Destination) bool {
+			return d.Protocol == HTTP && d.Endpoint == "unix:rel.sock" && d.JSON && d.Path == ""
+		},
+		"a=grpcs://unix:/run/otlp.sock?tls-server-name=otel.example": func(d Destination) bool {
+			return d.TLS != nil && d.TLS.ServerName == "otel.example"
+		},
+		"a=https://unix:/run/otlp.sock?insecure-skip-verify=true": func(d Destination) bool {
+			return d.TLS != nil && d.TLS.InsecureSkipVerify
+		},
+	}
+	for in, ok := range good {
+		d, err := Parse(in)
+		if err != nil || !ok(d) {
+			t.Errorf("Parse(%q) = %+v, %v", in, d, err)
+		}
+	}
+	bad := map[string]string{
+		"a=grpcs://unix:/run/otlp.sock":              "a socket path names no host",
+		"a=grpc://unix://host/run/otlp.sock":         "cannot parse endpoint",
+		"a=grpc://unix:":                             "socket path is empty",
+		"a=grpc://unix:/x.sock#frag":                 "control character, ? or #",
+		"a=grpc://unix:/x.sock?tls-ca=x":             "need a TLS scheme",
+		"a=http://unix:/x.sock?color=red":            "unknown parameter",
+		"a=grpc://unix:/" + strings.Repeat("d", 120): "more than the 107",
+	}
+	for in, want := range bad {
+		_, err := Parse(in)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") ||
+			!strings.HasPrefix(err.Error(), "invalid -forward a: ") {
+			t.Errorf("Parse(%q) = %v, want one line containing %q", in, err, want)
+		}
+	}
+	// Redaction holds for a socket's URL: its errors, and the URL as the
+	// /config page and the logs show it, hide a credential header.
+	const secret = "s3cr3t-token"
+	raw := "grpcs://unix:/run/otlp.sock?header=Authorization:Bearer%20" + secret
+	if _, err := Parse("a=" + raw); err == nil || strings.Contains(err.Error(), secret) {
+		t.Errorf("Parse of a socket URL with a credential: %v", err)
+	}
+	if shown := redact.URL(raw); strings.Contains(shown, secret) || !strings.Contains(shown, "unix:/run/otlp.sock") {
+		t.Errorf("redact.URL(%q) = %q", raw, shown)
+	}
+	if got := otlpclient.AuthorityOf("unix:/run/otlp.sock"); got != "localhost" {
+		t.Errorf("AuthorityOf = %q", got)
+	}
+}
