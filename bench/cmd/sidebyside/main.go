@@ -95,6 +95,7 @@ type config struct {
 	profileDir     string
 	profileSeconds int
 	image          bool
+	static         bool
 	disk           bool
 	tenancy        bool
 	rev            string
@@ -258,6 +259,7 @@ func main() {
 	flag.BoolVar(&cfg.tenancy, "tenancy", false, "also run otlp-lite with tenancy on (-tenant-header "+tenantHeader+" and a quota file whose buckets never run dry) as \"otlp-lite-tenancy\", the load sending the header, and print its CPU per item against otlp-lite's (tenancy off) round by round")
 	flag.StringVar(&cfg.rev, "otlplite-rev", "", "also build otlp-lite at this git revision of its repository (git archive, default build flags) and run it as \"otlp-lite@REV\", e.g. the commit before a feature, with its CPU per item against otlp-lite's round by round")
 	flag.BoolVar(&cfg.image, "image", false, "build otlp-lite as the container image does (CGO_ENABLED=0, -trimpath, -tags nokafka,nopprof, -ldflags '-s -w') instead of a default go build")
+	flag.BoolVar(&cfg.static, "static", false, "build both servers as they are shipped: otlp-lite as `make build` does (CGO_ENABLED=0, -trimpath, default tags) and the baseline with CGO_ENABLED=0, as the Collector's release builds are; a default go build links the C library where a C compiler is present (about 1.4 MiB of resident pages each)")
 	flag.Parse()
 	if err := run(cfg); err != nil {
 		fmt.Fprintf(os.Stderr, "sidebyside: %s\n", err)
@@ -340,6 +342,11 @@ func run(cfg config) error {
 	if cfg.image {
 		// Dockerfile and scripts/image/build.sh.
 		builds[0].flags = []string{"-trimpath", "-buildvcs=false", "-tags", "nokafka nopprof", "-ldflags", "-s -w"}
+	} else if cfg.static {
+		// The Makefile's build target; the baseline as the Collector's
+		// releases are built (CGO_ENABLED=0, below).
+		builds[0].flags = []string{"-trimpath"}
+		builds[1].flags = []string{"-trimpath"}
 	}
 	if cfg.rev != "" {
 		// The revision's tree, unpacked beside the binaries, built as
