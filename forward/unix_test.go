@@ -106,3 +106,22 @@ func TestUnixHostKeepsItsMeaning(t *testing.T) {
 		}
 	}
 }
+
+// TestUnixURLPathEscapes: a socket's path in a URL is read as a URL's path
+// is, %-escapes decoded (as grpc-go decodes unix:///PATH): a space is
+// written %20, as Parse's error asks of a URL in OTLP_LITE_FORWARD, where
+// a literal space splits values; a bad escape is a one-line error.
+func TestUnixURLPathEscapes(t *testing.T) {
+	d, err := Parse("a=grpc://unix:/run/my%20otlp.sock?compression=none")
+	if err != nil || d.Endpoint != "unix:/run/my otlp.sock" {
+		t.Errorf("Parse of a %%20 in a socket path = %q, %v; want unix:/run/my otlp.sock", d.Endpoint, err)
+	}
+	if d, err := Parse("a=grpc://unix:///run/a%25b.sock"); err != nil || d.Endpoint != "unix:/run/a%b.sock" {
+		t.Errorf("Parse of a %%25 in a socket path = %q, %v; want unix:/run/a%%b.sock", d.Endpoint, err)
+	}
+	for _, in := range []string{"a=grpc://unix:/run/a%zz.sock", "a=grpc://unix:/run/a%00.sock", "a=grpc://unix:/run/a%3F.sock"} {
+		if _, err := Parse(in); err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "invalid -forward a: ") {
+			t.Errorf("Parse(%q) = %v, want a one-line error", in, err)
+		}
+	}
+}
