@@ -270,7 +270,14 @@ func parseURL(name, raw string) (Destination, error) {
 		return Destination{}, errors.New("the URL has a fragment (#...): remove it")
 	}
 	if socket != "" {
-		ep, err := otlpclient.ParseEndpoint(socket)
+		// The socket's path is the URL's, so its %-escapes are
+		// decoded as a path's are (grpc-go decodes unix:///PATH too):
+		// a space, which splits OTLP_LITE_FORWARD's values, is %20.
+		path, err := url.PathUnescape(strings.TrimPrefix(socket, "unix:"))
+		if err != nil {
+			return Destination{}, fmt.Errorf("cannot parse URL: the socket path has a bad %%-escape: %v", err)
+		}
+		ep, err := otlpclient.ParseEndpoint("unix:" + path)
 		if err != nil {
 			return Destination{}, err
 		}
