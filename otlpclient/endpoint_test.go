@@ -281,3 +281,48 @@ func FuzzParseEndpoint(f *testing.F) {
 		}
 	})
 }
+
+// TestUnixEndpointStaysOnTheSocket: nothing sends a socket endpoint's data
+// elsewhere. A server that answers 307 with a Location on a TCP listener
+// gets its one request and an error back, for OTLP/HTTP and gRPC alike
+// (redirects are never followed, and a socket's dialer dials the socket
+// whatever address it is asked); and the socket's clients use no proxy
+// (their transports have no Proxy, so HTTP_PROXY is never read).
+func TestUnixEndpointStaysOnTheSocket(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]int{}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got["tcp"]++
+		mu.Unlock()
+	}))
+	defer other.Close()
+	endpoint := startUnixServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got["socket"]++
+		mu.Unlock()
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	ctx := context.Background()
+	h := NewHTTPExporter(HTTPConfig{Config: Config{Endpoint: endpoint}, URL: "http://" + AuthorityOf(endpoint) + "/v1/traces"})
+	if _, err := h.ExportResult(ctx, testRequest(1, 1)); err == nil {
+		t.Error("OTLP/HTTP: a 307 was taken as success")
+	}
+	u := NewUnaryExporter(Config{Endpoint: endpoint, RequestTimeout: 5 * time.Second})
+	if err := u.Export(ctx, testRequest(2, 1)); err == nil {
+		t.Error("gRPC: a 307 was taken as success")
+	}
+	mu.Lock()
+	if got["tcp"] != 0 || got["socket"] < 2 {
+		t.Errorf("requests: %v; want every one on the socket, none on the Location's listener", got)
+	}
+	mu.Unlock()
+	for name, c := range map[string]*http.Client{
+		"NewHTTPClientFor":            NewHTTPClientFor(endpoint, nil, 0, 0),
+		"NewHTTP1Client+DialEndpoint": NewHTTP1Client(nil, DialEndpoint(endpoint, nil)),
+	} {
+		if tr, ok := c.Transport.(*http.Transport); !ok || tr.Proxy != nil {
+			t.Errorf("%s: transport %T with a Proxy: a socket's data could go to HTTP_PROXY", name, c.Transport)
+		}
+	}
+}
