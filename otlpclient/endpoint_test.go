@@ -39,7 +39,8 @@ func TestParseEndpoint(t *testing.T) {
 		{in: "unix:/run/otlp.sock?x=1", wantErr: "control character, ? or #"},
 		{in: "unix:/run/a\nb.sock", wantErr: "control character, ? or #"},
 		{in: "localhost", wantErr: "missing port in address"},
-		{in: ":4317", wantErr: "no host or no port"},
+		{in: ":4317", want: Endpoint{"tcp", ":4317"}}, // the local system, as net.Dial and before unix:
+		{in: "localhost:", wantErr: "no port"},
 		{in: "http://localhost:4317", wantErr: "it is a URL"},
 	} {
 		got, err := ParseEndpoint(tc.in)
@@ -76,6 +77,12 @@ func TestServerName(t *testing.T) {
 		{endpoint: "unix:/run/otlp.sock", skip: true, want: ""},
 		{endpoint: "unix:/run/otlp.sock", wantErr: "cannot verify the server of unix:/run/otlp.sock: a socket path names no host"},
 		{endpoint: "collector", wantErr: "cannot parse endpoint"},
+		// No host, no name to check: refused here, not by crypto/tls at
+		// the handshake ("either ServerName or InsecureSkipVerify must
+		// be specified"), nor checked against a name nobody chose.
+		{endpoint: ":4317", wantErr: "cannot verify the server of :4317: it names no host"},
+		{endpoint: ":4317", skip: true, want: ""},
+		{endpoint: ":4317", explicit: "otel.example", want: "otel.example"},
 	} {
 		got, err := ServerName(tc.endpoint, tc.explicit, tc.skip)
 		if tc.wantErr != "" {
