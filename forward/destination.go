@@ -233,7 +233,10 @@ func parseURL(name, raw string) (Destination, error) {
 	if err := checkName(name); err != nil {
 		return Destination{}, err
 	}
-	raw, socket := cutSocket(raw)
+	raw, socket, err := cutSocket(raw)
+	if err != nil {
+		return Destination{}, err
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return Destination{}, fmt.Errorf("cannot parse URL: %v", err)
@@ -267,7 +270,14 @@ func parseURL(name, raw string) (Destination, error) {
 		return Destination{}, errors.New("the URL has a fragment (#...): remove it")
 	}
 	if socket != "" {
-		ep, err := otlpclient.ParseEndpoint(socket)
+		// The socket's path is the URL's, so its %-escapes are
+		// decoded as a path's are (grpc-go decodes unix:///PATH too):
+		// a space, which splits OTLP_LITE_FORWARD's values, is %20.
+		path, err := url.PathUnescape(strings.TrimPrefix(socket, "unix:"))
+		if err != nil {
+			return Destination{}, fmt.Errorf("cannot parse URL: the socket path has a bad %%-escape: %v", err)
+		}
+		ep, err := otlpclient.ParseEndpoint("unix:" + path)
 		if err != nil {
 			return Destination{}, err
 		}
@@ -408,17 +418,35 @@ func parseURL(name, raw string) (Destination, error) {
 // and query, and "unix:PATH"; raw itself and "" for a URL without one. A
 // socket's path takes the URL's whole path, so such a URL has no path
 // prefix.
-func cutSocket(raw string) (string, string) {
+//
+// A URL whose authority (what comes before the first /, ? or #) is a
+// host named unix keeps the meaning it had before sockets: with user
+// info (unix:PASSWORD@host:port) it is no socket, and url.Parse reads it
+// (user info is refused, its password never becomes a path shown
+// wherever the destination is); unix:PORT, host unix and port PORT, is
+// refused, since an endpoint unix:PORT is the socket ./PORT (grpc-go's
+// reading, ParseEndpoint's) and would be dialed as such.
+func cutSocket(raw string) (string, string, error) {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok || !strings.HasPrefix(rest, "unix:") {
-		return raw, ""
+		return raw, "", nil
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	if strings.Contains(authority, "@") {
+		return raw, "", nil
+	}
+	if port := strings.TrimPrefix(authority, "unix:"); port != "" && strings.Trim(port, "0123456789") == "" {
+		return "", "", fmt.Errorf("%s://unix:%s is ambiguous: for a socket, write its path, unix:./%s or unix:/ABSOLUTE/PATH; for a host named unix, its address or full name", scheme, port, port)
 	}
 	socket, query, hasQuery := strings.Cut(rest, "?")
 	raw = scheme + "://" + otlpclient.UnixAuthority
 	if hasQuery {
 		raw += "?" + query
 	}
-	return raw, socket
+	return raw, socket, nil
 }
 
 // parseSinkURL reads a registered scheme's URL: the parser takes its own

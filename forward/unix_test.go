@@ -67,3 +67,61 @@ func TestParseUnixURL(t *testing.T) {
 		t.Errorf("AuthorityOf = %q", got)
 	}
 }
+
+// TestUnixHostKeepsItsMeaning: a URL whose host is literally "unix" means
+// what it meant before sockets: grpc://unix:4317 is host unix, port 4317,
+// which an Endpoint string cannot say any more (ParseEndpoint, as
+// grpc-go, reads unix:4317 as the socket ./4317), so it is refused with
+// the two ways out, never dialed as a socket file named 4317 in the
+// working directory; and unix:PASSWORD@host is user info, refused as
+// before, never a socket path that shows the password wherever the
+// destination is.
+func TestUnixHostKeepsItsMeaning(t *testing.T) {
+	for _, in := range []string{
+		"a=grpc://unix:4317",
+		"a=http://unix:4318/prefix",
+		"a=stream://unix:4317?compression=none",
+		"a=grpcs://unix:443?tls-server-name=x",
+	} {
+		d, err := Parse(in)
+		if err == nil || !strings.Contains(err.Error(), "unix:./") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Parse(%q) = endpoint %q, %v; want an error naming unix:./PATH", in, d.Endpoint, err)
+		}
+	}
+	const secret = "pa55w0rd-unix"
+	d, err := Parse("a=grpc://unix:" + secret + "@collector:4317")
+	if err == nil || !strings.Contains(err.Error(), "user info") || strings.Contains(err.Error(), secret) {
+		t.Errorf("Parse of user info unix:PASSWORD@ = endpoint %q (shown: %q), %v; want user info refused", d.Endpoint, d.String(), err)
+	}
+	// A socket path that merely starts with digits or holds an @ after
+	// its first / is still a socket.
+	for in, want := range map[string]string{
+		"a=grpc://unix:./4317":        "unix:./4317",
+		"a=grpc://unix:4317.sock":     "unix:4317.sock",
+		"a=grpc://unix:/run/a@b.sock": "unix:/run/a@b.sock",
+		"a=grpc://unix:///run/4317":   "unix:/run/4317",
+	} {
+		if d, err := Parse(in); err != nil || d.Endpoint != want {
+			t.Errorf("Parse(%q) = %q, %v; want %q", in, d.Endpoint, err, want)
+		}
+	}
+}
+
+// TestUnixURLPathEscapes: a socket's path in a URL is read as a URL's path
+// is, %-escapes decoded (as grpc-go decodes unix:///PATH): a space is
+// written %20, as Parse's error asks of a URL in OTLP_LITE_FORWARD, where
+// a literal space splits values; a bad escape is a one-line error.
+func TestUnixURLPathEscapes(t *testing.T) {
+	d, err := Parse("a=grpc://unix:/run/my%20otlp.sock?compression=none")
+	if err != nil || d.Endpoint != "unix:/run/my otlp.sock" {
+		t.Errorf("Parse of a %%20 in a socket path = %q, %v; want unix:/run/my otlp.sock", d.Endpoint, err)
+	}
+	if d, err := Parse("a=grpc://unix:///run/a%25b.sock"); err != nil || d.Endpoint != "unix:/run/a%b.sock" {
+		t.Errorf("Parse of a %%25 in a socket path = %q, %v; want unix:/run/a%%b.sock", d.Endpoint, err)
+	}
+	for _, in := range []string{"a=grpc://unix:/run/a%zz.sock", "a=grpc://unix:/run/a%00.sock", "a=grpc://unix:/run/a%3F.sock"} {
+		if _, err := Parse(in); err == nil || strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), "invalid -forward a: ") {
+			t.Errorf("Parse(%q) = %v, want a one-line error", in, err)
+		}
+	}
+}

@@ -11,7 +11,7 @@ import (
 // An endpoint is where a client connects, written as users write it for
 // the OpenTelemetry exporters and grpc-go:
 //
-//	host:port            TCP
+//	host:port            TCP (:port: the local system, as net.Dial reads it)
 //	unix:PATH            a Unix domain socket, PATH relative or absolute
 //	unix:///ABS/PATH     the same, in URL form (an absolute PATH only)
 //
@@ -108,12 +108,16 @@ func ParseEndpoint(s string) (Endpoint, error) {
 	if strings.Contains(s, "://") {
 		return bad("it is a URL")
 	}
-	host, port, err := net.SplitHostPort(s)
+	_, port, err := net.SplitHostPort(s)
 	if err != nil {
 		return bad(addrErrText(err))
 	}
-	if host == "" || port == "" {
-		return bad("no host or no port")
+	// An empty host is the local system, as net.Dial reads it (and as
+	// host:port endpoints were taken before unix:PATH): :4317 is
+	// serve -grpc-addr's own default spelling. An empty port dials
+	// nothing.
+	if port == "" {
+		return bad("no port")
 	}
 	return Endpoint{Network: "tcp", Address: s}, nil
 }
@@ -183,5 +187,10 @@ func ServerName(endpoint, explicit string, skipVerify bool) (string, error) {
 		return "", fmt.Errorf("cannot verify the server of %s: a socket path names no host, so the name its certificate has must be given", e)
 	}
 	host, _, _ := net.SplitHostPort(e.Address)
+	if host == "" && !skipVerify {
+		// crypto/tls would refuse the handshake with an error that
+		// names neither the endpoint nor the flag to set.
+		return "", fmt.Errorf("cannot verify the server of %s: it names no host, so the name its certificate has must be given", e)
+	}
 	return host, nil
 }

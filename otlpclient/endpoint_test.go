@@ -39,7 +39,8 @@ func TestParseEndpoint(t *testing.T) {
 		{in: "unix:/run/otlp.sock?x=1", wantErr: "control character, ? or #"},
 		{in: "unix:/run/a\nb.sock", wantErr: "control character, ? or #"},
 		{in: "localhost", wantErr: "missing port in address"},
-		{in: ":4317", wantErr: "no host or no port"},
+		{in: ":4317", want: Endpoint{"tcp", ":4317"}}, // the local system, as net.Dial and before unix:
+		{in: "localhost:", wantErr: "no port"},
 		{in: "http://localhost:4317", wantErr: "it is a URL"},
 	} {
 		got, err := ParseEndpoint(tc.in)
@@ -76,6 +77,12 @@ func TestServerName(t *testing.T) {
 		{endpoint: "unix:/run/otlp.sock", skip: true, want: ""},
 		{endpoint: "unix:/run/otlp.sock", wantErr: "cannot verify the server of unix:/run/otlp.sock: a socket path names no host"},
 		{endpoint: "collector", wantErr: "cannot parse endpoint"},
+		// No host, no name to check: refused here, not by crypto/tls at
+		// the handshake ("either ServerName or InsecureSkipVerify must
+		// be specified"), nor checked against a name nobody chose.
+		{endpoint: ":4317", wantErr: "cannot verify the server of :4317: it names no host"},
+		{endpoint: ":4317", skip: true, want: ""},
+		{endpoint: ":4317", explicit: "otel.example", want: "otel.example"},
 	} {
 		got, err := ServerName(tc.endpoint, tc.explicit, tc.skip)
 		if tc.wantErr != "" {
@@ -280,4 +287,49 @@ func FuzzParseEndpoint(f *testing.F) {
 			t.Fatalf("ParseEndpoint(%q) accepted socket path %q", s, e.Address)
 		}
 	})
+}
+
+// TestUnixEndpointStaysOnTheSocket: nothing sends a socket endpoint's data
+// elsewhere. A server that answers 307 with a Location on a TCP listener
+// gets its one request and an error back, for OTLP/HTTP and gRPC alike
+// (redirects are never followed, and a socket's dialer dials the socket
+// whatever address it is asked); and the socket's clients use no proxy
+// (their transports have no Proxy, so HTTP_PROXY is never read).
+func TestUnixEndpointStaysOnTheSocket(t *testing.T) {
+	var mu sync.Mutex
+	got := map[string]int{}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got["tcp"]++
+		mu.Unlock()
+	}))
+	defer other.Close()
+	endpoint := startUnixServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got["socket"]++
+		mu.Unlock()
+		http.Redirect(w, r, other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	ctx := context.Background()
+	h := NewHTTPExporter(HTTPConfig{Config: Config{Endpoint: endpoint}, URL: "http://" + AuthorityOf(endpoint) + "/v1/traces"})
+	if _, err := h.ExportResult(ctx, testRequest(1, 1)); err == nil {
+		t.Error("OTLP/HTTP: a 307 was taken as success")
+	}
+	u := NewUnaryExporter(Config{Endpoint: endpoint, RequestTimeout: 5 * time.Second})
+	if err := u.Export(ctx, testRequest(2, 1)); err == nil {
+		t.Error("gRPC: a 307 was taken as success")
+	}
+	mu.Lock()
+	if got["tcp"] != 0 || got["socket"] < 2 {
+		t.Errorf("requests: %v; want every one on the socket, none on the Location's listener", got)
+	}
+	mu.Unlock()
+	for name, c := range map[string]*http.Client{
+		"NewHTTPClientFor":            NewHTTPClientFor(endpoint, nil, 0, 0),
+		"NewHTTP1Client+DialEndpoint": NewHTTP1Client(nil, DialEndpoint(endpoint, nil)),
+	} {
+		if tr, ok := c.Transport.(*http.Transport); !ok || tr.Proxy != nil {
+			t.Errorf("%s: transport %T with a Proxy: a socket's data could go to HTTP_PROXY", name, c.Transport)
+		}
+	}
 }

@@ -175,6 +175,21 @@ func TestUnixEndpointFlags(t *testing.T) {
 	}
 }
 
+// TestEndpointWithoutHost: -endpoint :PORT, the local system as net.Dial
+// reads it, is taken as before unix:PATH was (h2c), and over TLS without
+// -tls-server-name is a usage error that says what to add, not crypto/tls's
+// handshake error.
+func TestEndpointWithoutHost(t *testing.T) {
+	if err := checkEndpoint(":4317", "-insecure"); err != nil {
+		t.Errorf("checkEndpoint(:4317) = %v, want nil", err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := loadgen([]string{"-endpoint", ":4317", "-tls"}, &stdout, &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), "names no host") || !strings.Contains(stderr.String(), "add -tls-server-name NAME") {
+		t.Errorf("loadgen -endpoint :4317 -tls: exit %d, stderr %q; want 2 and what to add", code, stderr.String())
+	}
+}
+
 // TestUnixEndpointMissing: loadgen to a socket nobody created fails,
 // naming the socket and what to check.
 func TestUnixEndpointMissing(t *testing.T) {
