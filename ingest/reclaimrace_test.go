@@ -1,0 +1,104 @@
+package ingest
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// TestNoSpareKeptWhileReclaiming: the reclaimers are called without the
+// budget's lock, so a stream may end and keep a spare (HoldSpareState)
+// while a request, a decompressed request's growth or a stream's state is
+// making room: that spare must be refused, or it holds the room the
+// reclaim just freed and the request waits behind idle spares (nothing
+// reclaims again while it waits: release only admits), its growth or the
+// stream's state is refused.
+func TestNoSpareKeptWhileReclaiming(t *testing.T) {
+	const limit, spare = 1000, 400
+	for _, tc := range []struct {
+		name string
+		// held is what a request holds before; kept, the spares.
+		held, kept int64
+		// try takes the room and reports whether it had it at once.
+		try func(t *testing.T, p *Pipeline, h *spareHolder) bool
+	}{
+		{"request, spares refilled", 300, spare, func(t *testing.T, p *Pipeline, h *spareHolder) bool {
+			return admittedAtOnce(t, p.adm, 600)
+		}},
+		{"request waits, nothing to reclaim", 300, 0, func(t *testing.T, p *Pipeline, h *spareHolder) bool {
+			// It waits for the request before it, and is admitted
+			// when that one is done.
+			res := make(chan bool, 1)
+			go func() { res <- p.adm.acquire(context.Background(), 800, false) == nil }()
+			synctest.Wait()
+			p.adm.release(300)
+			synctest.Wait()
+			select {
+			case ok := <-res:
+				return ok
+			default:
+				p.ReleaseStreamState(h.held.Swap(0)) // let it end
+				<-res
+				return false
+			}
+		}},
+		{"growth", 300, spare, func(t *testing.T, p *Pipeline, h *spareHolder) bool {
+			return p.adm.tryAcquire(600) == nil
+		}},
+		{"stream state", 0, spare, func(t *testing.T, p *Pipeline, h *spareHolder) bool {
+			return p.HoldStreamState(300)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, h := newReclaimPipeline(limit)
+				if tc.held > 0 {
+					if st := p.adm.acquire(context.Background(), tc.held, false); st != nil {
+						t.Fatal(st)
+					}
+				}
+				if tc.kept > 0 && !h.keep(tc.kept) {
+					t.Fatal("a spare that fits was not kept")
+				}
+				// A stream of another goroutine ends during the
+				// reclaim and keeps its decoder.
+				first := true
+				p.AddReclaimer(func() bool {
+					if first {
+						first = false
+						done := make(chan struct{})
+						go func() { h.keep(spare); close(done) }()
+						<-done
+					}
+					return false
+				})
+				if !tc.try(t, p, h) {
+					in, _, _ := p.adm.snapshot()
+					t.Errorf("no room while idle spares held %d of the %d budget (in flight %d)", h.held.Load(), limit, in)
+				}
+			})
+		})
+	}
+}
+
+// admittedAtOnce acquires n (a new request) and reports whether it was
+// admitted without waiting; one that waits is admitted when the
+// spares go (the test's cleanup), or refused at MaxWait.
+func admittedAtOnce(t *testing.T, a *admission, n int64) bool {
+	t.Helper()
+	res := make(chan bool, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		res <- a.acquire(ctx, n, false) == nil
+	}()
+	synctest.Wait()
+	select {
+	case ok := <-res:
+		return ok
+	default:
+		<-res // refused at its deadline
+		return false
+	}
+}
