@@ -102,3 +102,31 @@ func admittedAtOnce(t *testing.T, a *admission, n int64) bool {
 		return false
 	}
 }
+
+// TestReclaimBudgetOff: with the budget Off, spares take only the state
+// half (nothing in flight), a stream's state reclaims them there, and
+// requests, which are never made to wait or refused, never call the
+// reclaimers.
+func TestReclaimBudgetOff(t *testing.T) {
+	p := &Pipeline{adm: newAdmission(AdmissionConfig{RequestLimit: 1000, Off: true}, time.Second)}
+	h := &spareHolder{p: p}
+	p.AddReclaimer(h.reclaim)
+	if st := p.adm.acquire(context.Background(), 1000, false); st != nil {
+		t.Fatal(st)
+	}
+	if st := p.adm.tryAcquire(1000); st != nil {
+		t.Fatal(st)
+	}
+	if h.calls.Load() != 0 {
+		t.Fatalf("requests called the reclaimers %d times with the budget off", h.calls.Load())
+	}
+	if !h.keep(400) {
+		t.Fatal("a spare that fits the state half was not kept")
+	}
+	if !p.HoldStreamState(300) {
+		t.Fatal("a stream's state was refused while spares held the state half")
+	}
+	if in, _, st := p.adm.snapshot(); in != 0 || st.Reclaims != 1 || h.held.Load() != 0 || p.StreamStateHeld() != 300 {
+		t.Fatalf("in flight %d, reclaims %d, spares %d, state %d; want 0, 1, 0, 300", in, st.Reclaims, h.held.Load(), p.StreamStateHeld())
+	}
+}
