@@ -130,3 +130,36 @@ func TestReclaimBudgetOff(t *testing.T) {
 		t.Fatalf("in flight %d, reclaims %d, spares %d, state %d; want 0, 1, 0, 300", in, st.Reclaims, h.held.Load(), p.StreamStateHeld())
 	}
 }
+
+// TestReclaimerPanics: a reclaimer that panics (a bug) does not take the
+// budget down with it: the panic reaches the caller (net/http recovers a
+// handler's), and the budget's lock and its count of reclaims under way
+// are as before, so that requests, streams and spares go on.
+func TestReclaimerPanics(t *testing.T) {
+	p, h := newReclaimPipeline(1000)
+	p.AddReclaimer(func() bool { panic("reclaimer bug") })
+	if st := p.adm.acquire(context.Background(), 800, false); st != nil {
+		t.Fatal(st)
+	}
+	for name, f := range map[string]func(){
+		"stream state": func() { p.HoldStreamState(300) },
+		"growth":       func() { p.adm.tryAcquire(300) },
+		"request":      func() { p.adm.acquire(context.Background(), 300, false) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: the reclaimer's panic did not reach the caller", name)
+				}
+			}()
+			f()
+		}()
+	}
+	p.adm.release(800)
+	if !h.keep(100) || !p.HoldStreamState(100) {
+		t.Fatal("spares or state refused on an idle budget after a reclaimer panicked")
+	}
+	if st := p.adm.acquire(context.Background(), 800, false); st != nil {
+		t.Fatalf("a request refused on a budget with room after a reclaimer panicked: %v", st)
+	}
+}

@@ -61,16 +61,29 @@ type reclaimer struct{ f func() bool }
 // holds, and holds again on return), and counts it when any let go of
 // state. No spare is kept from its call to its return (a.reclaiming), so
 // that what they let go is still free when the caller looks again.
+//
+// A reclaimer that panics (a bug) leaves the budget as it found it: the
+// panic goes on with a.mu not held (the caller must not defer its unlock
+// over this call) and spares kept again.
 func (a *admission) reclaimLocked() {
 	rs := a.reclaimers
 	a.reclaiming++
 	a.mu.Unlock()
+	returned := false
+	defer func() {
+		if !returned {
+			a.mu.Lock()
+			a.reclaiming--
+			a.mu.Unlock()
+		}
+	}()
 	any := false
 	for _, r := range rs {
 		if r.f() {
 			any = true
 		}
 	}
+	returned = true
 	a.mu.Lock()
 	a.reclaiming--
 	if any {
@@ -80,15 +93,13 @@ func (a *admission) reclaimLocked() {
 
 func (a *admission) holdState(n int64) bool {
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.holdStateLocked(n) {
-		return true
+	ok := a.holdStateLocked(n)
+	if !ok && len(a.reclaimers) > 0 {
+		a.reclaimLocked()
+		ok = a.holdStateLocked(n)
 	}
-	if len(a.reclaimers) == 0 {
-		return false
-	}
-	a.reclaimLocked()
-	return a.holdStateLocked(n)
+	a.mu.Unlock()
+	return ok
 }
 
 func (a *admission) tryHoldState(n int64, spare bool) bool {
