@@ -163,3 +163,43 @@ func TestReclaimerPanics(t *testing.T) {
 		t.Fatalf("a request refused on a budget with room after a reclaimer panicked: %v", st)
 	}
 }
+
+// TestReclaimCountsOnce: a request that reclaims is counted as any other,
+// once: admitted at once (Admitted), or waiting (Waited) and then admitted,
+// or refused (RefusedBusy); each reclaim that let go of state once.
+func TestReclaimCountsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, h := newReclaimPipeline(1000)
+		a := p.adm
+		if st := a.acquire(context.Background(), 500, false); st != nil {
+			t.Fatal(st)
+		}
+		if !h.keep(400) {
+			t.Fatal("a spare that fits was not kept")
+		}
+		// Admitted at once, the spares let go for it.
+		if st := a.acquire(context.Background(), 400, false); st != nil {
+			t.Fatal(st)
+		}
+		// Waits (nothing to reclaim), and is admitted.
+		done := make(chan struct{})
+		go func() {
+			if st := a.acquire(context.Background(), 300, false); st != nil {
+				t.Error(st)
+			}
+			close(done)
+		}()
+		synctest.Wait()
+		a.release(400)
+		<-done
+		// Waits and is refused: its deadline has passed.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if st := a.acquire(ctx, 900, false); st == nil {
+			t.Fatal("a request admitted over a full budget")
+		}
+		if _, _, st := a.snapshot(); st.Admitted != 3 || st.Waited != 2 || st.RefusedBusy != 1 || st.Reclaims != 1 {
+			t.Fatalf("admitted %d, waited %d, refused %d, reclaims %d; want 3, 2, 1, 1", st.Admitted, st.Waited, st.RefusedBusy, st.Reclaims)
+		}
+	})
+}
