@@ -133,6 +133,12 @@ type admission struct {
 	// reclaimers give back spare state (AddReclaimer; under mu, called
 	// without it).
 	reclaimers []*reclaimer
+	// reclaiming counts the requests and streams that found no room and
+	// call the reclaimers (without mu) before they wait or are refused:
+	// no spare is kept meanwhile (tryHoldState), or a stream ending then
+	// would keep one in the room the reclaim freed, and the request wait
+	// behind it (nothing reclaims while it waits) or be refused.
+	reclaiming int
 }
 
 type admissionWaiter struct {
@@ -257,28 +263,18 @@ func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpc
 	if n > a.limit {
 		return a.refuseTooLarge(n)
 	}
-	for reclaimed := false; ; reclaimed = true {
-		a.mu.Lock()
-		ahead := len(a.waiters)
-		if continuing {
-			ahead = a.continuingWaiters
-		}
-		if a.inFlight+n <= a.limit && ahead == 0 {
-			a.inFlight += n
-			if !continuing {
-				a.stats.Admitted++
-			}
+	a.mu.Lock()
+	if a.admitNow(n, continuing) {
+		a.mu.Unlock()
+		return nil
+	}
+	if len(a.reclaimers) > 0 {
+		// Spare state goes before anyone waits (AddReclaimer); mu is
+		// held again from the check after it to the wait or refusal.
+		a.reclaimLocked()
+		if a.admitNow(n, continuing) {
 			a.mu.Unlock()
 			return nil
-		}
-		// Spare state goes before anyone waits (AddReclaimer).
-		if reclaimed || len(a.reclaimers) == 0 {
-			break
-		}
-		a.mu.Unlock()
-		if !a.reclaim() {
-			a.mu.Lock()
-			break
 		}
 	}
 	if a.waiting+n > a.waitLimit {
@@ -319,6 +315,23 @@ func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpc
 	return a.busyStatus("waited too long for admission")
 }
 
+// admitNow takes n bytes if they fit and no waiter is ahead (with a.mu
+// held), and reports whether it did.
+func (a *admission) admitNow(n int64, continuing bool) bool {
+	ahead := len(a.waiters)
+	if continuing {
+		ahead = a.continuingWaiters
+	}
+	if a.inFlight+n > a.limit || ahead != 0 {
+		return false
+	}
+	a.inFlight += n
+	if !continuing {
+		a.stats.Admitted++
+	}
+	return true
+}
+
 // tryAcquire takes n bytes without waiting.
 func (a *admission) tryAcquire(n int64) *grpcwire.Status {
 	if a.off {
@@ -327,9 +340,7 @@ func (a *admission) tryAcquire(n int64) *grpcwire.Status {
 	a.mu.Lock()
 	if a.inFlight+n > a.limit && len(a.reclaimers) > 0 {
 		// Spare state goes before anyone is refused (AddReclaimer).
-		a.mu.Unlock()
-		a.reclaim()
-		a.mu.Lock()
+		a.reclaimLocked()
 	}
 	defer a.mu.Unlock()
 	if a.inFlight+n > a.limit {

@@ -25,7 +25,7 @@ func (p *Pipeline) StreamStateHeld() int64 {
 // (a decoder or buffer an ended stream leaves for the next one): it never
 // makes room by reclaiming (AddReclaimer), and it fails while requests
 // wait for the budget, so that spares never take what a client is
-// waiting for.
+// waiting for, nor while one calls the reclaimers to make room.
 func (p *Pipeline) HoldSpareState(n int64) bool { return p.adm.tryHoldState(n, true) }
 
 // AddReclaimer registers f, which lets go of spare state held with
@@ -57,36 +57,62 @@ func (p *Pipeline) AddReclaimer(f func() bool) (remove func()) {
 // again by its remove).
 type reclaimer struct{ f func() bool }
 
-// reclaim calls the reclaimers and reports whether any let go of state.
-// The caller must not hold a.mu.
-func (a *admission) reclaim() bool {
-	a.mu.Lock()
+// reclaimLocked calls the reclaimers, without a.mu (which the caller
+// holds, and holds again on return), and counts it when any let go of
+// state. No spare is kept from its call to its return (a.reclaiming), so
+// that what they let go is still free when the caller looks again.
+//
+// A reclaimer that panics (a bug) leaves the budget as it found it: the
+// panic goes on with a.mu not held (the caller must not defer its unlock
+// over this call) and spares kept again.
+func (a *admission) reclaimLocked() {
 	rs := a.reclaimers
+	a.reclaiming++
 	a.mu.Unlock()
+	returned := false
+	defer func() {
+		if !returned {
+			a.mu.Lock()
+			a.reclaiming--
+			a.mu.Unlock()
+		}
+	}()
 	any := false
 	for _, r := range rs {
 		if r.f() {
 			any = true
 		}
 	}
+	returned = true
+	a.mu.Lock()
+	a.reclaiming--
 	if any {
-		a.mu.Lock()
 		a.stats.Reclaims++
-		a.mu.Unlock()
 	}
-	return any
 }
 
 func (a *admission) holdState(n int64) bool {
-	return a.tryHoldState(n, false) || a.reclaim() && a.tryHoldState(n, false)
+	a.mu.Lock()
+	ok := a.holdStateLocked(n)
+	if !ok && len(a.reclaimers) > 0 {
+		a.reclaimLocked()
+		ok = a.holdStateLocked(n)
+	}
+	a.mu.Unlock()
+	return ok
 }
 
 func (a *admission) tryHoldState(n int64, spare bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if spare && len(a.waiters) > 0 {
+	if spare && (len(a.waiters) > 0 || a.reclaiming > 0) {
 		return false
 	}
+	return a.holdStateLocked(n)
+}
+
+// holdStateLocked charges n bytes of state if they fit (a.mu held).
+func (a *admission) holdStateLocked(n int64) bool {
 	if a.state+n > a.limit/2 || !a.off && a.inFlight+n > a.limit {
 		return false
 	}

@@ -173,7 +173,11 @@ type Receiver struct {
 	waiting func(*stream)
 }
 
-// New returns a Receiver storing into p.
+// New returns a Receiver storing into p. Until its Shutdown, p holds it
+// (its spares are registered with p.AddReclaimer): a Receiver that is
+// never Shut down stays reachable for p's life, its spares still let go
+// whenever the budget needs their room, but not collected; an embedding
+// that makes Receivers on a long-lived Pipeline must Shut each down.
 func New(p *ingest.Pipeline, cfg Config) *Receiver {
 	if cfg.MaxDictBytes == 0 {
 		cfg.MaxDictBytes = DefaultMaxDictBytes
