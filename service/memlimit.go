@@ -54,8 +54,9 @@ func (s *Service) FollowMemoryLimit(base int64, stop <-chan struct{}) {
 			debug.SetMemoryLimit(want)
 			set = want
 		}
-		inFlight, waiting := s.handler.Pipeline().AdmissionState()
-		if burst.tick(inFlight+waiting, heldNow()) {
+		p := s.handler.Pipeline()
+		inFlight, waiting := p.AdmissionState()
+		if burst.tick(requestBytes(inFlight, waiting, p.StreamStateHeld()), heldNow()) {
 			// Two collections: the first moves the pools' entries
 			// aside (sync.Pool), the second (in FreeOSMemory) frees
 			// them and returns the pages; then the collector's slack
@@ -67,6 +68,15 @@ func (s *Service) FollowMemoryLimit(base int64, stop <-chan struct{}) {
 			released.Inc()
 		}
 	}
+}
+
+// requestBytes is what requests hold or wait for, of the budget's inFlight
+// and waiting: stream state (open streams' decoders, and what ended
+// streams left for the next, ingest.Pipeline.HoldSpareState) is charged to
+// inFlight for as long as it is held, busy or not, so an idle receiver
+// whose clients keep streams open or left spares would never be seen idle.
+func requestBytes(inFlight, waiting, state int64) int64 {
+	return max(inFlight-state, 0) + waiting
 }
 
 // burstIdle is how long nothing must be in flight before the heap a burst

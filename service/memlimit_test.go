@@ -63,3 +63,21 @@ func TestBurstReleaseAfterIdle(t *testing.T) {
 		t.Fatal("not released once the heap grew burstMin above the last release")
 	}
 }
+
+// TestRequestBytesLeavesStreamState: the burst release's idea of idle
+// counts requests, not stream state, which an idle receiver holds for its
+// open streams and the spares ended streams left (a receiver whose STEF
+// clients left spares would otherwise never give back a burst's heap).
+func TestRequestBytesLeavesStreamState(t *testing.T) {
+	for _, c := range []struct{ inFlight, waiting, state, want int64 }{
+		{0, 0, 0, 0},
+		{36 << 20, 0, 36 << 20, 0},       // spares and idle streams only
+		{40 << 20, 0, 36 << 20, 4 << 20}, // a request beside them
+		{0, 1 << 20, 0, 1 << 20},         // a request waiting
+		{0, 0, 9 << 20, 0},               // budget off: state is not in inFlight
+	} {
+		if got := requestBytes(c.inFlight, c.waiting, c.state); got != c.want {
+			t.Errorf("requestBytes(%d, %d, %d) = %d, want %d", c.inFlight, c.waiting, c.state, got, c.want)
+		}
+	}
+}
