@@ -564,9 +564,9 @@ func (s *stream) nextChunk() {
 // chunks (the library's client sends a chunk per frame). That request,
 // up to MaxRequestBytes and a record, from a few KB of STEF whose records
 // repeat a large attribute, cannot be let go (its records are not
-// acknowledged): it is charged, the spares let go for it if need be, and
-// without room idle reports false and the stream ends, its records sent
-// again by the client on its next. A waiting stream holds no more than
+// acknowledged): it is charged (the budget lets the spares go for it if
+// need be), and without room idle reports false and the stream ends, its
+// records sent again by the client on its next. A waiting stream holds no more than
 // its charges cover.
 func (s *stream) idle() bool {
 	if s.b == nil {
@@ -578,7 +578,7 @@ func (s *stream) idle() bool {
 	}
 	n := int64(cap(*buf))
 	if len(*buf) != 0 {
-		return s.bufCharge.Resize(n) || s.r.dropSpares() && s.bufCharge.Resize(n)
+		return s.bufCharge.Resize(n)
 	}
 	if !s.bufCharge.Resize(n) {
 		*buf = nil
@@ -601,8 +601,9 @@ func (s *stream) spareBuffer() {
 }
 
 // dropSpares lets go of what ended streams left (spares), so that their
-// charge makes room for a stream's own state, and reports whether
-// anything was kept.
+// charge makes room for any request or stream state (it is the Receiver's
+// reclaimer, Pipeline.AddReclaimer), and reports whether anything was
+// kept.
 func (r *Receiver) dropSpares() bool {
 	d := r.decoders.dropAll()
 	b := r.buffers.dropAll()
@@ -704,7 +705,7 @@ func (s *stream) run() *grpcwire.Status {
 	// The reader's state is charged before the reader is made (it
 	// reads the header, choosing its decoder, on its first Read), and
 	// returned before the stream's status is written.
-	if !s.r.p.HoldStreamState(StateCostZstd) && !(s.r.dropSpares() && s.r.p.HoldStreamState(StateCostZstd)) {
+	if !s.r.p.HoldStreamState(StateCostZstd) {
 		s.r.refusedState.Inc()
 		st := s.r.p.BusyStatus("no room for another STEF stream's decoder state")
 		req := s.call.Request()
@@ -898,7 +899,7 @@ func (s *stream) chargeDicts(last uint64) *grpcwire.Status {
 	held := s.dicts.measure()
 	s.r.dictBytes.Add(held - s.dictHeld)
 	s.dictHeld = held
-	if held <= s.r.cfg.MaxDictMemory && (s.dictCharge.Resize(held) || s.r.dropSpares() && s.dictCharge.Resize(held)) {
+	if held <= s.r.cfg.MaxDictMemory && s.dictCharge.Resize(held) {
 		return nil
 	}
 	// Too large, or no room: what was read is stored, and the stream
