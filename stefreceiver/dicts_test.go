@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"github.com/otlp-lite/otlp-lite/internal/pbappend"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -147,16 +145,7 @@ func TestHostileDictionariesRotateWithinBound(t *testing.T) {
 	sink := &memSink{}
 	p := ingest.New(ingest.Config{Sink: sink})
 	r := New(p, Config{MaxDictMemory: bound})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: r, Protocols: &protos}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	addr := ln.Addr().String()
+	addr := serveH2C(t, r)
 	pc := dial(t, addr)
 	pc.sendFirst(t, "Metrics")
 	pc.recv(t)

@@ -2,7 +2,6 @@ package stefreceiver
 
 import (
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -22,20 +21,12 @@ func serveCounted(t *testing.T, adm ingest.AdmissionConfig) (addr string, pl *in
 	pl = ingest.New(ingest.Config{Sink: &memSink{}, Admission: adm})
 	r = New(pl, Config{})
 	ended = new(sync.WaitGroup)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Protocols: &protos, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	addr = serveH2C(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ended.Add(1)
 		defer ended.Done()
 		r.ServeHTTP(w, req)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String(), pl, r, ended
+	}))
+	return addr, pl, r, ended
 }
 
 // bigFrame sends one frame of records points each with a 4 KiB attribute

@@ -94,16 +94,23 @@ func servePipeline(t testing.TB, cfg Config, pcfg ingest.Config) (string, *memSi
 	pcfg.Sink = sink
 	p := ingest.New(pcfg)
 	r := New(p, cfg)
+	return serveH2C(t, r), sink
+}
+
+// serveH2C serves h over h2c (prior knowledge, as gRPC clients connect) on
+// a free loopback port until the test ends, and returns its address.
+func serveH2C(t testing.TB, h http.Handler) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var protos http.Protocols
 	protos.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: r, Protocols: &protos}
+	srv := &http.Server{Handler: h, Protocols: &protos}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String(), sink
+	return ln.Addr().String()
 }
 
 // peer is a STEF/gRPC client on h2c: it writes framed STEFClientMessages
@@ -663,17 +670,9 @@ func (s *blockingSink) Write(ctx context.Context, sig storage.Signal, data []byt
 func TestReadAheadBounded(t *testing.T) {
 	sink := &blockingSink{release: make(chan struct{})}
 	p := ingest.New(ingest.Config{Sink: sink, Admission: ingest.AdmissionConfig{RequestLimit: 256 << 20}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: New(p, Config{}), Protocols: &protos}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	addr := serveH2C(t, New(p, Config{}))
 
-	c := dial(t, ln.Addr().String())
+	c := dial(t, addr)
 	c.sendFirst(t, "Metrics")
 	c.recv(t)
 	var buf chunkBuffer

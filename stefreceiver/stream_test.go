@@ -2,7 +2,6 @@ package stefreceiver
 
 import (
 	"context"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -188,16 +187,7 @@ func serveSinkR(t testing.TB, sink storage.Sink, adm ingest.AdmissionConfig) (st
 	t.Helper()
 	pl := ingest.New(ingest.Config{Sink: sink, Admission: adm})
 	r := New(pl, Config{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: r, Protocols: &protos}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String(), pl, r
+	return serveH2C(t, r), pl, r
 }
 
 // With the pipeline validating UTF-8 (which the decoder does not), a
@@ -255,18 +245,10 @@ func TestRequestsWithinTenantMaxRequest(t *testing.T) {
 	sink := &memSink{}
 	pl := ingest.New(ingest.Config{Sink: sink, Tenants: &ingest.TenantsConfig{Quotas: qf}})
 	r := New(pl, Config{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var protos http.Protocols
-	protos.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Protocols: &protos, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	addr := serveH2C(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.ServeHTTP(w, req.WithContext(pl.WithTenant(req.Context(), "acme", true)))
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	p := dial(t, ln.Addr().String())
+	}))
+	p := dial(t, addr)
 	p.sendFirst(t, "Metrics")
 	p.recv(t)
 	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{})
