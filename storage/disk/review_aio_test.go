@@ -142,24 +142,7 @@ func damageInZeroRecordKept(t *testing.T, c Compression) {
 			t.Fatal(err)
 		}
 	}
-	crashed := filepath.Join(t.TempDir(), "crashed")
-	snapshotDir(t, dir, crashed)
-	s.Close()
-	seg := newestSegment(t, crashed, storage.Traces)
-	b, err := os.ReadFile(seg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[offsets[3]+min(100, (offsets[4]-offsets[3])/2)] ^= 1
-	if err := os.WriteFile(seg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(crashed, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2.Close()
-	names, ces := scanWithErrors(t, crashed, storage.Traces)
+	names, ces := recoverDamaged(t, s, dir, func(b []byte) { b[offsets[3]+min(100, (offsets[4]-offsets[3])/2)] ^= 1 })
 	if len(names) != 9 || names[3] != "rec-4 d" || names[8] != "rec-9 d" {
 		t.Fatalf("acknowledged records after a damaged record of zeros: %v (damage reported: %v)", names, ces)
 	}
@@ -358,24 +341,7 @@ func TestZeroedSectorAtHeaderKept(t *testing.T) {
 	if k < 0 {
 		t.Fatalf("no record starts in the first half of a block: %v", offsets)
 	}
-	crashed := filepath.Join(t.TempDir(), "crashed")
-	snapshotDir(t, dir, crashed)
-	s.Close()
-	seg := newestSegment(t, crashed, storage.Traces)
-	b, err := os.ReadFile(seg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clear(b[offsets[k] : offsets[k]+512])
-	if err := os.WriteFile(seg, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s2, err := Open(crashed, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2.Close()
-	names, ces := scanWithErrors(t, crashed, storage.Traces)
+	names, ces := recoverDamaged(t, s, dir, func(b []byte) { clear(b[offsets[k] : offsets[k]+512]) })
 	if len(names) != 9 || names[k] != fmt.Sprintf("rec-%d z", k+1) || names[8] != "rec-9 z" {
 		t.Fatalf("acknowledged records after a zeroed sector at record %d: %v (damage reported: %v)", k, names, ces)
 	}

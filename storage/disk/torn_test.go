@@ -206,6 +206,22 @@ func TestDamageInPreallocatedSegmentKept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	names, ces := recoverDamaged(t, s, dir, func(b []byte) { b[offsets[3]+100] ^= 1 })
+	if len(ces) != 1 || ces[0].Offset != offsets[3] {
+		t.Fatalf("damage reported: %v, want one region at %d", ces, offsets[3])
+	}
+	if len(names) != 9 || names[3] != "rec-4 d" || names[8] != "rec-9 d" {
+		t.Fatalf("records after the damage: %v", names)
+	}
+}
+
+// recoverDamaged takes dir as a crash leaves it (a snapshot, s never
+// closed before it), lets damage change the bytes of the snapshot's newest
+// traces segment, recovers the snapshot (Open, Close) and returns what a
+// reader then finds there: the records' names and the damage reported.
+// s is closed.
+func recoverDamaged(t *testing.T, s *Store, dir string, damage func(b []byte)) ([]string, []*CorruptError) {
+	t.Helper()
 	crashed := filepath.Join(t.TempDir(), "crashed")
 	snapshotDir(t, dir, crashed)
 	s.Close()
@@ -214,7 +230,7 @@ func TestDamageInPreallocatedSegmentKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[offsets[3]+100] ^= 1
+	damage(b)
 	if err := os.WriteFile(seg, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -223,11 +239,5 @@ func TestDamageInPreallocatedSegmentKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2.Close()
-	names, ces := scanWithErrors(t, crashed, storage.Traces)
-	if len(ces) != 1 || ces[0].Offset != offsets[3] {
-		t.Fatalf("damage reported: %v, want one region at %d", ces, offsets[3])
-	}
-	if len(names) != 9 || names[3] != "rec-4 d" || names[8] != "rec-9 d" {
-		t.Fatalf("records after the damage: %v", names)
-	}
+	return scanWithErrors(t, crashed, storage.Traces)
 }
