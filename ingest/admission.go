@@ -135,7 +135,7 @@ type admission struct {
 	reclaimers []*reclaimer
 	// reclaiming counts the requests and streams that found no room and
 	// call the reclaimers (without mu) before they wait or are refused:
-	// no spare is kept meanwhile (tryHoldState), or a stream ending then
+	// no spare is kept meanwhile (holdSpare), or a stream ending then
 	// would keep one in the room the reclaim freed, and the request wait
 	// behind it (nothing reclaims while it waits) or be refused.
 	reclaiming int

@@ -26,7 +26,7 @@ func (p *Pipeline) StreamStateHeld() int64 {
 // makes room by reclaiming (AddReclaimer), and it fails while requests
 // wait for the budget, so that spares never take what a client is
 // waiting for, nor while one calls the reclaimers to make room.
-func (p *Pipeline) HoldSpareState(n int64) bool { return p.adm.tryHoldState(n, true) }
+func (p *Pipeline) HoldSpareState(n int64) bool { return p.adm.holdSpare(n) }
 
 // AddReclaimer registers f, which lets go of spare state held with
 // HoldSpareState (returning its charge) and reports whether it let go of
@@ -102,10 +102,10 @@ func (a *admission) holdState(n int64) bool {
 	return ok
 }
 
-func (a *admission) tryHoldState(n int64, spare bool) bool {
+func (a *admission) holdSpare(n int64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if spare && (len(a.waiters) > 0 || a.reclaiming > 0) {
+	if len(a.waiters) > 0 || a.reclaiming > 0 {
 		return false
 	}
 	return a.holdStateLocked(n)
