@@ -246,7 +246,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuseBusyStreams(w, r, grpc)
 		return
 	}
-	defer h.gate.release()
+	defer h.gate.release(cs)
 	if h.ten != nil && !h.tenantExempt(r, grpc) {
 		if r, ok = h.identify(w, r, grpc, tokenTenant); !ok {
 			return

@@ -12,6 +12,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/internal/connstate"
 	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
@@ -77,6 +78,7 @@ func (h *Handler) exportStream(call *grpcwire.Call, kind *signalKind) {
 	s := &exportStreamState{
 		clientID: clientID,
 		h:        h, call: call, kind: kind,
+		conn:     connstate.FromContext(call.Context()),
 		slots:    make(chan struct{}, h.stream.MaxInFlight),
 		inFlight: map[uint64]bool{},
 		readDone: make(chan *grpcwire.Status, 1),
@@ -150,6 +152,9 @@ type exportStreamState struct {
 	call  *grpcwire.Call
 	kind  *signalKind
 	slots chan struct{} // one per request being processed or acknowledged
+	// conn is the stream's connection (nil under another server): the
+	// units of the stream bound its requests take are counted there.
+	conn *connstate.Conn
 
 	mu       sync.Mutex
 	stopped  bool
@@ -275,7 +280,7 @@ func (s *exportStreamState) readLoop() {
 		// read loop processes it itself, and the stream is read again
 		// once it is acknowledged (no goroutine is made that the bound
 		// does not count).
-		if s.h.gate.tryAcquire() {
+		if s.h.gate.tryAcquire(s.conn) {
 			go s.process(id, t, wire, size, true)
 		} else if !s.h.p.ParkWindow() {
 			// Nor can its window wait unread: the request is dropped
@@ -394,7 +399,7 @@ func leadingID(prefix []byte) (uint64, bool) {
 func (s *exportStreamState) process(id uint64, t *ingest.Ticket, wire, size int, unit bool) {
 	defer s.wg.Done()
 	if unit {
-		defer s.h.gate.release()
+		defer s.h.gate.release(s.conn)
 	}
 	out, err := s.h.p.Export(s.call.Context(), ingest.Request{
 		Transport: ingest.GRPCStream, Signal: s.kind.signal, Body: t.Msg,

@@ -41,10 +41,12 @@ func newStreamGate(n int, maxWait time.Duration) *streamGate {
 	}
 }
 
-// tryAcquire takes a unit if one is free.
-func (g *streamGate) tryAcquire() bool {
+// tryAcquire takes a unit for a request or stream of connection cs if one
+// is free.
+func (g *streamGate) tryAcquire(cs *connstate.Conn) bool {
 	select {
 	case g.sem <- struct{}{}:
+		cs.AddUnits(1)
 		return true
 	default:
 		return false
@@ -59,7 +61,7 @@ func (g *streamGate) tryAcquire() bool {
 // queue ahead of honest newcomers, and with one waiter per connection the
 // waiters are bounded by the connection limit as well as by maxWaiters.
 func (g *streamGate) acquire(ctx context.Context, cs *connstate.Conn) bool {
-	if g.tryAcquire() {
+	if g.tryAcquire(cs) {
 		return true
 	}
 	if cs.AddWaiting(1) > 1 {
@@ -86,6 +88,7 @@ func (g *streamGate) acquire(ctx context.Context, cs *connstate.Conn) bool {
 	for {
 		select {
 		case g.sem <- struct{}{}:
+			cs.AddUnits(1)
 			return true
 		case <-tick.C:
 			cs.ShedQuiet()
@@ -102,8 +105,11 @@ func (g *streamGate) acquire(ctx context.Context, cs *connstate.Conn) bool {
 // connection to be shed.
 const reshedEvery = 200 * time.Millisecond
 
-// release returns a unit.
-func (g *streamGate) release() { <-g.sem }
+// release returns a unit taken for connection cs.
+func (g *streamGate) release(cs *connstate.Conn) {
+	cs.AddUnits(-1)
+	<-g.sem
+}
 
 // inUse returns the units taken.
 func (g *streamGate) inUse() int { return len(g.sem) }

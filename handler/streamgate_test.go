@@ -47,10 +47,16 @@ func TestStreamGate(t *testing.T) {
 		if g.acquire(ctx, b) {
 			t.Fatal("a second waiter of one connection got a unit")
 		}
+		if !a.HoldsUnits() || b.HoldsUnits() {
+			t.Fatalf("units held: a %v, b %v; want a's two, none of waiting b's", a.HoldsUnits(), b.HoldsUnits())
+		}
 		time.Sleep(300 * time.Millisecond)
-		g.release()
+		g.release(a)
 		if !<-got {
 			t.Fatal("the waiter did not get the unit released")
+		}
+		if !b.HoldsUnits() {
+			t.Fatal("the waiter's connection holds no unit once it got one")
 		}
 		if n := sheds.Load(); n < 2 {
 			t.Errorf("%d sheds asked while waiting 300 ms, want the first and one every %v", n, reshedEvery)

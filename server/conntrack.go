@@ -178,32 +178,46 @@ func (t *connTracker) shedIdle() bool {
 	}, t.shed)
 }
 
-// ShedQuiet implements connstate.Shedder: it sheds the busy connection
-// (one with requests or streams in progress) whose streams sent no body
-// bytes for at least quietMin — one that never authenticated first, then
-// the one quiet the longest — and reports whether it shed one. What a shed
-// connection had in flight is refused (its client resends: nothing it was
-// told is stored is lost); what it held — streams, their goroutines,
-// flow-control buffers — is freed. A connection younger than quietMin is
-// never shed here: an honest client's request on a new connection is
-// still on its way to its first body byte.
-//
-// The handler calls it when its process-wide stream bound is full, and
-// connLimitListener at the connection limit after shedIdle, so that
-// streams which send nothing cannot keep an honest client out.
+// ShedQuiet implements connstate.Shedder for the handler, which calls it
+// when its process-wide stream bound is full: it sheds the quietest
+// connection (shedQuiet) among those holding a unit of the bound, other
+// than except. One whose requests all wait for a unit is not shed: that
+// would free no unit, and its client is queuing for its turn, not holding
+// streams idle (under a flood an honest client's request can wait more
+// than quietMin for its unit).
 func (t *connTracker) ShedQuiet(except *connstate.Conn) bool {
+	return t.shedQuiet(func(tc *trackedConn) bool { return tc.cs != except && tc.cs.HoldsUnits() })
+}
+
+// shedQuiet sheds the busy connection (one with requests or streams in
+// progress) whose streams sent no body bytes for at least quietMin, among
+// those eligible — one that never authenticated first, then the one quiet
+// the longest — and reports whether it shed one. What a shed connection
+// had in flight is refused (its client resends: nothing it was told is
+// stored is lost); what it held — streams, their goroutines, flow-control
+// buffers — is freed. A connection younger than quietMin is never shed
+// here: an honest client's request on a new connection is still on its
+// way to its first body byte.
+//
+// connLimitListener calls it at the connection limit after shedIdle (every
+// connection eligible), the handler through ShedQuiet, so that streams
+// which send nothing cannot keep an honest client out.
+func (t *connTracker) shedQuiet(eligible func(*trackedConn) bool) bool {
 	cutoff := time.Now().Add(-quietMin).UnixNano()
 	if t.shed1(func(tc *trackedConn) (int64, bool) {
 		last := tc.cs.LastData()
-		return last, tc.cs != except && tc.state == http.StateActive && last <= cutoff && !tc.cs.Busy() && !tc.cs.Authenticated()
+		return last, tc.state == http.StateActive && last <= cutoff && !tc.cs.Busy() && !tc.cs.Authenticated() && eligible(tc)
 	}, t.shedQuietC) {
 		return true
 	}
 	return t.shed1(func(tc *trackedConn) (int64, bool) {
 		last := tc.cs.LastData()
-		return last, tc.cs != except && tc.state == http.StateActive && last <= cutoff && !tc.cs.Busy()
+		return last, tc.state == http.StateActive && last <= cutoff && !tc.cs.Busy() && eligible(tc)
 	}, t.shedQuietC)
 }
+
+// anyConn makes every connection eligible for shedQuiet.
+func anyConn(*trackedConn) bool { return true }
 
 // shedUnauthenticated keeps the connections that have not authenticated
 // within share: past it, the quietest of them is shed. It is called for
@@ -326,7 +340,7 @@ func (l connLimitListener) Accept() (net.Conn, error) {
 			}
 			return nil, err
 		}
-		if l.maxConns > 0 && l.t.count() >= l.maxConns && !l.t.shedIdle() && !l.t.ShedQuiet(nil) {
+		if l.maxConns > 0 && l.t.count() >= l.maxConns && !l.t.shedIdle() && !l.t.shedQuiet(anyConn) {
 			// Counted before the close: whoever sees the close (a client, a
 			// test scraping the metric next) sees the count too.
 			l.t.refused.Inc()

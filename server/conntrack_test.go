@@ -139,8 +139,9 @@ func TestCloseExpiredUsesConnectionDeadline(t *testing.T) {
 
 // TestShedQuietOrder: ShedQuiet sheds only busy connections whose streams
 // sent nothing for quietMin, tokenless ones first, never the caller's own,
-// and never one younger than quietMin; shedUnauthenticated keeps tokenless
-// connections within their share, shedding the quietest.
+// never one younger than quietMin, and never one holding no unit of the
+// stream bound (at the connection limit, any); shedUnauthenticated keeps
+// tokenless connections within their share, shedding the quietest.
 func TestShedQuietOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := metrics.NewSet()
@@ -153,6 +154,7 @@ func TestShedQuietOrder(t *testing.T) {
 				t.Fatal("no connstate.Conn in the connection context")
 			}
 			tr.track(conns[i], http.StateActive)
+			cs[i].AddUnits(1)
 		}
 		cs[0].SetAuthenticated()
 		cs[1].SetAuthenticated()
@@ -184,11 +186,28 @@ func TestShedQuietOrder(t *testing.T) {
 			t.Fatal("shed a connection whose request is being served")
 		}
 		cs[1].AddBusy(-1)
+		// One whose requests all wait for a unit (it holds none) is
+		// queuing, not holding streams idle: the handler does not shed
+		// it; at the connection limit it is a connection like any other.
+		cs[1].AddUnits(-1)
+		if tr.ShedQuiet(nil) || conns[1].closed.Load() {
+			t.Fatal("shed for a unit a connection that holds none")
+		}
+		cs[1].AddUnits(1)
 		if !tr.ShedQuiet(nil) || !conns[1].closed.Load() {
 			t.Fatal("want the quiet connection shed once its request is served")
 		}
-		if got := reg.GetOrCreateCounter(`otlplite_connections_dropped_total{reason="shed_quiet"}`).Get(); got != 4 {
-			t.Errorf("shed_quiet counter %d, want 4", got)
+		c5, _ := acceptFakeConns(tr, 1)
+		tr.track(c5[0], http.StateActive)
+		time.Sleep(2 * quietMin)
+		if tr.ShedQuiet(nil) {
+			t.Fatal("shed for a unit a connection that holds none")
+		}
+		if !tr.shedQuiet(anyConn) || !c5[0].closed.Load() {
+			t.Fatal("want a quiet connection holding no unit shed at the connection limit")
+		}
+		if got := reg.GetOrCreateCounter(`otlplite_connections_dropped_total{reason="shed_quiet"}`).Get(); got != 5 {
+			t.Errorf("shed_quiet counter %d, want 5", got)
 		}
 
 		// The tokenless share: 8 new tokenless connections, share 4.

@@ -38,7 +38,10 @@ type Conn struct {
 	// waiting counts its requests and streams waiting for a unit.
 	waiting atomic.Int32
 	// busy counts its requests the ingest pipeline is working on.
-	busy    atomic.Int32
+	busy atomic.Int32
+	// units counts the units of the handler's stream bound its requests
+	// and streams hold.
+	units   atomic.Int32
 	shedder Shedder
 }
 
@@ -114,6 +117,20 @@ func (c *Conn) AddBusy(n int32) {
 // Busy reports whether the ingest pipeline is working on a request of the
 // connection (AddBusy).
 func (c *Conn) Busy() bool { return c != nil && c.busy.Load() > 0 }
+
+// AddUnits adds n to the units of the handler's stream bound the
+// connection's requests and streams hold.
+func (c *Conn) AddUnits(n int32) {
+	if c != nil {
+		c.units.Add(n)
+	}
+}
+
+// HoldsUnits reports whether the connection's requests or streams hold a
+// unit of the handler's stream bound (AddUnits). Only such a connection is
+// shed for a request waiting for a unit: shedding one whose requests all
+// wait frees no unit, and throws away an honest client queuing its turn.
+func (c *Conn) HoldsUnits() bool { return c != nil && c.units.Load() > 0 }
 
 // ShedQuiet asks the server to shed its quietest connection other than c;
 // false if there is no server to ask or nothing could be shed.
