@@ -222,9 +222,23 @@ func ParseURL(name, raw string) (Destination, error) {
 		// of a URL or a credential (white space split off), never shown.
 		return Destination{}, errors.New("invalid -forward value: invalid destination name (what comes before the first \"=\", not shown): want NAME=URL, NAME 1 to 64 of [A-Za-z0-9_-]")
 	}
+	return parseURLFor("-forward "+name, name, raw, secrets)
+}
+
+// ParseEndpointURL reads the URL of an endpoint that a flag other than
+// -forward names, in a destination's URL language (ParseURL) and with its
+// secrets kept out of every output as ParseURL keeps them: an error names
+// flag. The destination is named name.
+func ParseEndpointURL(flag, name, raw string) (Destination, error) {
+	secrets := redact.URLSecrets(raw)
+	redact.Register(secrets...)
+	return parseURLFor(flag, name, raw, secrets)
+}
+
+func parseURLFor(flag, name, raw string, secrets []string) (Destination, error) {
 	d, err := parseURL(name, raw)
 	if err != nil {
-		return Destination{}, errors.New(redact.Line(redact.Hide(fmt.Sprintf("invalid -forward %s: %v", name, err), secrets...)))
+		return Destination{}, errors.New(redact.Line(redact.Hide(fmt.Sprintf("invalid %s: %v", flag, err), secrets...)))
 	}
 	return d, nil
 }

@@ -26,21 +26,35 @@ type sender interface {
 	holding() error
 }
 
-func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) sender {
-	cfg := otlpclient.Config{
+// clientConfig is what otlpclient needs of d to send sig over hc.
+func clientConfig(d Destination, sig storage.Signal, hc *http.Client) otlpclient.Config {
+	return otlpclient.Config{
 		Endpoint:       d.Endpoint,
 		TLS:            d.TLS,
 		Signal:         sig,
 		Compression:    d.Compression,
-		RequestTimeout: -1, // retried until delivered or stopped, never dropped
 		AttemptTimeout: d.Timeout,
 		Backoff:        d.Backoff,
 		HTTP:           hc,
-		OnRetry: func(err error, _ time.Duration) {
-			l.retries.Inc()
-			l.setState(BackingOff, err)
-			l.observe(Event{Kind: Retried, Err: err})
-		},
+	}
+}
+
+// httpURL is the OTLP/HTTP URL of sig at d.
+func httpURL(d Destination, sig storage.Signal) string {
+	scheme := "http://"
+	if d.TLS != nil {
+		scheme = "https://"
+	}
+	return scheme + otlpclient.AuthorityOf(d.Endpoint) + d.Path + sig.Info().HTTPPath
+}
+
+func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) sender {
+	cfg := clientConfig(d, sig, hc)
+	cfg.RequestTimeout = -1 // retried until delivered or stopped, never dropped
+	cfg.OnRetry = func(err error, _ time.Duration) {
+		l.retries.Inc()
+		l.setState(BackingOff, err)
+		l.observe(Event{Kind: Retried, Err: err})
 	}
 	switch d.Protocol {
 	case Sink:
@@ -59,11 +73,7 @@ func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) send
 	case Stream:
 		return &streamSender{l: l, exp: otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: cfg, MaxPending: d.InFlight, ReportPartial: true, DisableStreamCompression: d.DisableStreamCompression, StreamColumns: d.StreamColumns, ClientID: l.source})}
 	case HTTP:
-		scheme := "http://"
-		if d.TLS != nil {
-			scheme = "https://"
-		}
-		h := otlpclient.NewHTTPExporter(otlpclient.HTTPConfig{Config: cfg, URL: scheme + otlpclient.AuthorityOf(d.Endpoint) + d.Path + sig.Info().HTTPPath, JSON: d.JSON})
+		h := otlpclient.NewHTTPExporter(otlpclient.HTTPConfig{Config: cfg, URL: httpURL(d, sig), JSON: d.JSON})
 		return newUnarySender(l, d.InFlight, func(ctx context.Context, r *record) (otlp.PartialSuccess, error) {
 			return h.ExportResult(ctx, r.data)
 		})

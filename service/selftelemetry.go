@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -17,9 +18,9 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/otlp-lite/otlp-lite/admin"
+	"github.com/otlp-lite/otlp-lite/forward"
 	"github.com/otlp-lite/otlp-lite/ingest"
 	"github.com/otlp-lite/otlp-lite/otlp"
-	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/otlppb"
 )
 
@@ -78,17 +79,40 @@ type SelfTelemetryConfig struct {
 
 // validate checks the endpoint.
 func (c SelfTelemetryConfig) validate() error {
-	if c.Endpoint == "" || c.Endpoint == "self" {
-		return nil
-	}
-	u, err := url.Parse(c.Endpoint)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "grpc") {
-		return fmt.Errorf("bad -self-telemetry-endpoint %q: want http://host:port, https://host:port, grpc://host:port or self", c.Endpoint)
-	}
 	if c.Interval < 0 {
 		return fmt.Errorf("bad -self-telemetry-interval %v: want a positive duration", c.Interval)
 	}
-	return nil
+	_, err := c.destination()
+	return err
+}
+
+// destination reads a remote endpoint, a destination URL as -forward's
+// (docs/forwarding.md): grpc(s):// or http(s)://, unix:PATH, TLS files,
+// headers, compression. The forwarder's parameters of its own (signals,
+// start, inflight, tenant-header) do not apply and are refused. The zero
+// Destination for "" and self.
+func (c SelfTelemetryConfig) destination() (forward.Destination, error) {
+	if c.Endpoint == "" || c.Endpoint == "self" {
+		return forward.Destination{}, nil
+	}
+	switch scheme, _, _ := strings.Cut(c.Endpoint, "://"); scheme {
+	case "grpc", "grpcs", "http", "https":
+	default:
+		// Not quoted: it may be a credential.
+		return forward.Destination{}, errors.New("invalid -self-telemetry-endpoint: want grpc://host:port, grpcs://, http://, https:// (host:port or unix:PATH, and -forward's URL parameters) or self")
+	}
+	d, err := forward.ParseEndpointURL("-self-telemetry-endpoint", "self-telemetry", c.Endpoint)
+	if err != nil {
+		return d, err
+	}
+	_, rawQuery, _ := strings.Cut(c.Endpoint, "?")
+	q, _ := url.ParseQuery(rawQuery) // parsed by ParseEndpointURL
+	for _, key := range []string{"signals", "start", "inflight", "tenant-header"} {
+		if q.Has(key) {
+			return d, fmt.Errorf("invalid -self-telemetry-endpoint: %s= is a forwarder's parameter, not a self-telemetry one", key)
+		}
+	}
+	return d, nil
 }
 
 // selfExporter sends one encoded request of a signal.
@@ -130,6 +154,7 @@ func (s *Service) startSelfTelemetry() error {
 		s.metrics.GetOrCreateCounter("otlplite_self_telemetry_dropped_log_records_total")
 		st.logs.dropped = s.metrics.GetOrCreateCounter("otlplite_self_telemetry_dropped_log_records_total")
 	}
+	shown := cfg.Endpoint
 	if cfg.Endpoint == "self" {
 		p := s.handler.Pipeline()
 		st.export = func(ctx context.Context, sig otlp.Signal, body []byte) error {
@@ -137,38 +162,22 @@ func (s *Service) startSelfTelemetry() error {
 			return err
 		}
 	} else {
-		st.export = remoteExporter(cfg.Endpoint, max(interval, selfPushTimeout))
+		d, err := cfg.destination()
+		if err != nil {
+			return err
+		}
+		export, err := forward.NewExporter(d, max(interval, selfPushTimeout))
+		if err != nil {
+			return err
+		}
+		st.export = selfExporter(export)
+		shown = d.String() // without the URL's secrets
 	}
 	stop, done := make(chan struct{}), make(chan struct{})
 	s.stopSelf = func() { close(stop); <-done }
 	go func() { defer close(done); st.run(stop) }()
-	s.logger.Info("self-telemetry on", "endpoint", cfg.Endpoint, "interval", interval)
+	s.logger.Info("self-telemetry on", "endpoint", shown, "interval", interval)
 	return nil
-}
-
-// remoteExporter sends to an OTLP/HTTP or OTLP/gRPC endpoint with
-// otlpclient (its retries, bounded by timeout).
-func remoteExporter(endpoint string, timeout time.Duration) selfExporter {
-	u, _ := url.Parse(endpoint) // checked by validate
-	cc := otlpclient.Config{Endpoint: u.Host, RequestTimeout: timeout}
-	if u.Scheme == "grpc" {
-		ex := map[otlp.Signal]*otlpclient.UnaryExporter{}
-		for _, sig := range []otlp.Signal{otlp.Metrics, otlp.Logs} {
-			c := cc
-			c.Signal = sig
-			ex[sig] = otlpclient.NewUnaryExporter(c)
-		}
-		return func(ctx context.Context, sig otlp.Signal, body []byte) error { return ex[sig].Export(ctx, body) }
-	}
-	base := strings.TrimSuffix(endpoint, "/")
-	ex := map[otlp.Signal]*otlpclient.HTTPExporter{}
-	for _, sig := range []otlp.Signal{otlp.Metrics, otlp.Logs} {
-		ex[sig] = otlpclient.NewHTTPExporter(otlpclient.HTTPConfig{Config: cc, URL: base + "/v1/" + sig.String()})
-	}
-	return func(ctx context.Context, sig otlp.Signal, body []byte) error {
-		_, err := ex[sig].ExportResult(ctx, body)
-		return err
-	}
 }
 
 func (st *selfTelemetry) run(stop <-chan struct{}) {

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -245,14 +248,56 @@ func TestSelfTelemetryToAnotherReceiver(t *testing.T) {
 	}
 }
 
+// TestSelfTelemetryOverSocketWithToken: the endpoint is a destination URL
+// as -forward's: self-telemetry reaches a receiver that listens on a Unix
+// socket and wants a bearer token, sending it in a header= parameter, and
+// no output shows the token.
+func TestSelfTelemetryOverSocketWithToken(t *testing.T) {
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte("self-secret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "b.sock")
+	dirB := filepath.Join(dir, "b")
+	cfgB := testConfig(dirB)
+	cfgB.GRPCAddr, cfgB.AuthTokenFile = "unix:"+sock, tokens
+	b := start(t, cfgB)
+	var logs syncBuffer
+	cfg := testConfig(filepath.Join(dir, "a"))
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg.SelfTelemetry = service.SelfTelemetryConfig{Endpoint: "grpc://unix:" + sock + "?header=Authorization:Bearer%20self-secret-token&compression=zstd", Interval: 50 * time.Millisecond}
+	a := start(t, cfg)
+	badRequest(t, a.GRPCAddr())
+	set := a.Metrics()
+	waitFor(t, "self-telemetry sent", func() bool {
+		return metricValue(t, set, `otlplite_self_telemetry_exports_total{signal="metrics",result="ok"}`) >= 1 &&
+			metricValue(t, set, `otlplite_self_telemetry_exports_total{signal="logs",result="ok"}`) >= 1
+	})
+	shutdown(t, a)
+	shutdown(t, b)
+	got, records := readSelfTelemetry(t, dirB)
+	checkSelfTelemetry(t, got, records)
+	if strings.Contains(logs.String(), "self-secret-token") {
+		t.Errorf("the token is in the sender's logs:\n%s", logs.String())
+	}
+	if !strings.Contains(logs.String(), "grpc://unix:"+sock) {
+		t.Errorf("the endpoint is not in the sender's logs:\n%s", logs.String())
+	}
+}
+
 // TestSelfTelemetryEndpointChecked: a bad endpoint is refused before
-// anything starts, naming the flag.
+// anything starts, naming the flag and no secret of the URL.
 func TestSelfTelemetryEndpointChecked(t *testing.T) {
-	for _, bad := range []string{"ftp://x:1", "localhost:4317", "http://"} {
+	for _, bad := range []string{"ftp://x:1", "localhost:4317", "http://", "stream://x:1", "grpc://x:1?signals=logs",
+		"grpc://x:1?inflight=2", "http://x:1?header=Authorization:Bearer%20hush&bogus=1", "grpc://x:1?tls-ca=/nonexistent"} {
 		cfg := testConfig(t.TempDir())
 		cfg.SelfTelemetry.Endpoint = bad
-		if _, err := service.New(cfg); err == nil || !strings.Contains(err.Error(), "-self-telemetry-endpoint") {
+		_, err := service.New(cfg)
+		if err == nil || !strings.Contains(err.Error(), "-self-telemetry-endpoint") {
 			t.Errorf("%q: %v", bad, err)
+		} else if strings.Contains(err.Error(), "hush") {
+			t.Errorf("%q: the error shows the token: %v", bad, err)
 		}
 	}
 }

@@ -95,7 +95,7 @@ func registerServeFlags(s *flagSections, cfg *service.Config) {
 		fs.StringVar(&cfg.LogLevel, "log-level", cfg.LogLevel, "log level: debug (adds a line per request), info, warn or error")
 		fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "log format: text (logfmt, for people) or json (one JSON object per line, for log pipelines)")
 		fs.DurationVar(&cfg.StatusSampleInterval, "status-sample-interval", cfg.StatusSampleInterval, "how often the status page samples the metrics for its rates (over 12 samples) and its charts (180 samples: 15 minutes at 5s)")
-		fs.StringVar(&cfg.SelfTelemetry.Endpoint, "self-telemetry-endpoint", cfg.SelfTelemetry.Endpoint, "push the receiver's own metrics (the /metrics set) and its log records at warn and above as OTLP: http://host:port or https://... (OTLP/HTTP), grpc://host:port (OTLP/gRPC), or self (into this receiver's own pipeline, with an admission reserve of its own that user requests cannot take; tenant _self with tenancy on); empty disables it")
+		fs.StringVar(&cfg.SelfTelemetry.Endpoint, "self-telemetry-endpoint", cfg.SelfTelemetry.Endpoint, "push the receiver's own metrics (the /metrics set) and its log records at warn and above as OTLP: http://host:port or https://... (OTLP/HTTP), grpc://host:port or grpcs://... (OTLP/gRPC), with host:port or unix:PATH and -forward's URL parameters (header=, compression=, timeout=, tls-ca= ...), or self (into this receiver's own pipeline, with an admission reserve of its own that user requests cannot take; tenant _self with tenancy on); empty disables it")
 		fs.DurationVar(&cfg.SelfTelemetry.Interval, "self-telemetry-interval", cfg.SelfTelemetry.Interval, "time between two self-telemetry pushes")
 	})
 	registerForwardFlags(s, &cfg.Forward)
