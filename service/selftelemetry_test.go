@@ -233,19 +233,26 @@ func TestSelfTelemetryToAnotherReceiver(t *testing.T) {
 			b := start(t, testConfig(dirB))
 			cfg := testConfig(t.TempDir())
 			cfg.SelfTelemetry = service.SelfTelemetryConfig{Endpoint: scheme + "://" + b.GRPCAddr(), Interval: 50 * time.Millisecond}
-			a := start(t, cfg)
-			badRequest(t, a.GRPCAddr())
-			set := a.Metrics()
-			waitFor(t, "self-telemetry sent", func() bool {
-				return metricValue(t, set, `otlplite_self_telemetry_exports_total{signal="metrics",result="ok"}`) >= 1 &&
-					metricValue(t, set, `otlplite_self_telemetry_exports_total{signal="logs",result="ok"}`) >= 1
-			})
-			shutdown(t, a)
-			shutdown(t, b)
-			got, logs := readSelfTelemetry(t, dirB)
-			checkSelfTelemetry(t, got, logs)
+			selfTelemetryArrives(t, start(t, cfg), b, dirB)
 		})
 	}
+}
+
+// selfTelemetryArrives makes a, which pushes its self-telemetry to b (whose
+// data directory is dirB), log a warning, waits for a push of each signal,
+// stops both and checks what b stored.
+func selfTelemetryArrives(t *testing.T, a, b *service.Service, dirB string) {
+	t.Helper()
+	badRequest(t, a.GRPCAddr())
+	set := a.Metrics()
+	waitFor(t, "self-telemetry sent", func() bool {
+		return metricValue(t, set, `otlplite_self_telemetry_exports_total{signal="metrics",result="ok"}`) >= 1 &&
+			metricValue(t, set, `otlplite_self_telemetry_exports_total{signal="logs",result="ok"}`) >= 1
+	})
+	shutdown(t, a)
+	shutdown(t, b)
+	got, logs := readSelfTelemetry(t, dirB)
+	checkSelfTelemetry(t, got, logs)
 }
 
 // TestSelfTelemetryOverSocketWithToken: the endpoint is a destination URL
@@ -267,17 +274,7 @@ func TestSelfTelemetryOverSocketWithToken(t *testing.T) {
 	cfg := testConfig(filepath.Join(dir, "a"))
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	cfg.SelfTelemetry = service.SelfTelemetryConfig{Endpoint: "grpc://unix:" + sock + "?header=Authorization:Bearer%20self-secret-token&compression=zstd", Interval: 50 * time.Millisecond}
-	a := start(t, cfg)
-	badRequest(t, a.GRPCAddr())
-	set := a.Metrics()
-	waitFor(t, "self-telemetry sent", func() bool {
-		return metricValue(t, set, `otlplite_self_telemetry_exports_total{signal="metrics",result="ok"}`) >= 1 &&
-			metricValue(t, set, `otlplite_self_telemetry_exports_total{signal="logs",result="ok"}`) >= 1
-	})
-	shutdown(t, a)
-	shutdown(t, b)
-	got, records := readSelfTelemetry(t, dirB)
-	checkSelfTelemetry(t, got, records)
+	selfTelemetryArrives(t, start(t, cfg), b, dirB)
 	if strings.Contains(logs.String(), "self-secret-token") {
 		t.Errorf("the token is in the sender's logs:\n%s", logs.String())
 	}
