@@ -39,8 +39,8 @@ import (
 //
 // Where the kernel has no AIO (ENOSYS), a sandbox refuses it (EPERM), or
 // the system's aio-max-nr is used up (EAGAIN; each log takes one of
-// it), the log writes with pwrite as before, and so is a write whose
-// request io_submit refuses.
+// it; asked again after aioRetryAfter), the log writes with pwrite as
+// before, and so is a write whose request io_submit refuses.
 
 // iocb is struct iocb of linux/aio_abi.h on a little-endian machine
 // (aio_key before aio_rw_flags; the build constraint keeps big-endian

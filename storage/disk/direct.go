@@ -136,20 +136,42 @@ func (l *signalLog) commitDirect(b *batch) error {
 	return nil
 }
 
+// aioRetryAfter is how long a log whose io_setup found the system's AIO
+// contexts used up (EAGAIN: aio-max-nr, held by other logs and processes)
+// commits with pwrite before it asks again: contexts come back as their
+// holders close, and one failed system call a minute keeps asking off the
+// commit path.
+const aioRetryAfter = time.Minute
+
+// newAIO sets up an AIO writer (newAIOWriter; tests replace it).
+var newAIO = newAIOWriter
+
 // asyncWriter returns the log's AIO writer (aio_linux.go), set up at its
 // first direct commit, or nil where the system has none: the commit is
-// then a pwrite.
+// then a pwrite. A system without AIO (no kernel support, a sandbox's
+// refusal) is not asked again; one whose contexts are used up is, after
+// aioRetryAfter.
 func (l *signalLog) asyncWriter() *aioWriter {
 	if l.aio != nil || l.noAIO {
 		return l.aio
 	}
-	w, err := newAIOWriter()
+	if !l.aioRetry.IsZero() && time.Now().Before(l.aioRetry) {
+		return nil
+	}
+	w, err := newAIO()
 	if err != nil {
+		if errors.Is(err, syscall.EAGAIN) {
+			if l.aioRetry.IsZero() {
+				l.logger.Info("asynchronous I/O contexts used up; direct writes block a thread each until one is free", "signal", l.signal.String(), "err", err)
+			}
+			l.aioRetry = time.Now().Add(aioRetryAfter)
+			return nil
+		}
 		l.noAIO = true
 		l.logger.Info("no asynchronous I/O; direct writes block a thread each", "signal", l.signal.String(), "err", err)
 		return nil
 	}
-	l.aio = w
+	l.aio, l.aioRetry = w, time.Time{}
 	return w
 }
 

@@ -142,9 +142,11 @@ type signalLog struct {
 	alloc    int64
 	tail     [blockSize]byte
 	// aio submits direct writes and waits for them in the poller
-	// (aio_linux.go); noAIO: the system has none, use pwrite.
-	aio   *aioWriter
-	noAIO bool
+	// (aio_linux.go); noAIO: the system has none, use pwrite; aioRetry:
+	// its contexts were used up, use pwrite until then.
+	aio      *aioWriter
+	noAIO    bool
+	aioRetry time.Time
 
 	// The retention mark (retainmark.go); owned by retention.
 	mark    *posFile
