@@ -250,8 +250,8 @@ type Config struct {
 	KeysReadTimeout time.Duration
 
 	// MaxPendingKeyBytes bounds ReadKeys' memory for keys whose parts are
-	// not all read yet (default DefaultMaxPendingKeyBytes); a key beyond
-	// it is not reported, counted in
+	// not all read yet (default DefaultMaxPendingKeyBytes); a key that
+	// does not fit is not reported, each of its records counted in
 	// otlplite_kafka_keys_skipped_total{reason="pending_limit"}.
 	MaxPendingKeyBytes int64
 }

@@ -65,7 +65,7 @@ func (s *Sink) WriteKeyed(ctx context.Context, signal storage.Signal, data []byt
 type keysMetrics struct {
 	read       *metrics.Counter // keys reported
 	incomplete *metrics.Counter // parts missing at the end
-	overLimit  *metrics.Counter // a pending key over MaxPendingKeyBytes
+	overLimit  *metrics.Counter // a record whose key could not wait (MaxPendingKeyBytes)
 	damaged    *metrics.Counter // a header that does not decode
 	tooLarge   *metrics.Counter // a batch over the decompression bound
 }
