@@ -34,6 +34,12 @@
 // Delivery is at-least-once: a Write that failed may still have reached
 // Kafka, and the client's retry then stores it again.
 //
+// The Sink is a storage.KeyedSink (keyed.go): WriteKeyed puts a request's
+// idempotency key in every record of it (KeyHeader), and ReadKeys reads
+// the keys of the requests stored whole back from the topics when a
+// receiver starts, so that a resend after a restart is answered, not
+// stored twice (docs/exactly-once.md).
+//
 // Requests larger than Config.MaxMessageBytes are split into several records
 // between resources (see appendResources); a single resource too large for
 // one record fails with an error wrapping ErrTooLarge.
