@@ -146,6 +146,35 @@ func TestKafkaReadKeysFindsEveryKey(t *testing.T) {
 	}
 }
 
+// TestKafkaReadKeysTopicPerTenant: with a topic per tenant, the keys are
+// read from every existing topic of the pattern (tenants the new sink
+// never saw), and nothing from a topic outside it.
+func TestKafkaReadKeysTopicPerTenant(t *testing.T) {
+	brokers := newKfake(t)
+	since := time.Now().Add(-time.Second)
+	cfg := kafka.Config{Brokers: brokers, TopicPerTenant: "{topic}_{tenant}", TracesTopic: "ptt_spans"}
+	a := openKeyed(t, cfg)
+	ctx := context.Background()
+	for _, tenant := range []string{"team-a", "team-b"} {
+		k := storage.StoredKey{Key: "key-of-" + tenant, Fingerprint: 1}
+		if err := a.WriteKeyed(otlp.WithTenant(ctx, tenant), storage.Traces, tracesWithIDs(t, 2, 1), 2, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The same header in a topic the pattern does not name: not read.
+	other := openKeyed(t, kafka.Config{Brokers: brokers, TracesTopic: "elsewhere"})
+	if err := other.WriteKeyed(ctx, storage.Traces, tracesWithIDs(t, 1, 2), 1, storage.StoredKey{Key: "elsewhere", Fingerprint: 2}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readAllKeys(t, openKeyed(t, cfg), since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["key-of-team-a"].Tenant != "team-a" || got["key-of-team-b"].Tenant != "team-b" {
+		t.Fatalf("read %+v, want the keys of team-a and team-b under their tenants", got)
+	}
+}
+
 // TestKafkaReadKeysPartMissing: a request split over several partitions
 // of which one record is missing (copied to another topic without it) was
 // not stored whole: its key is not reported (its resend is stored again,

@@ -112,6 +112,9 @@ func (s *Sink) ReadKeys(since time.Time, fn func(storage.StoredKey) error) error
 	defer cancel()
 	ranges, err := s.keyRanges(ctx, since)
 	if err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no answer within -kafka-keys-read-timeout %v: %w", s.keysTimeout, err)
+		}
 		return fmt.Errorf("kafka: cannot find the records since %v (to read their keys): %w", since.Format(time.RFC3339), err)
 	}
 	if len(ranges) == 0 {
