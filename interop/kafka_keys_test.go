@@ -146,6 +146,29 @@ func TestKafkaReadKeysFindsEveryKey(t *testing.T) {
 	}
 }
 
+// TestKafkaWriteKeyedOutlivesCtx: unlike Write, WriteKeyed waits for its
+// records' fate after ctx ended (storage.KeyedSink): a client gone before
+// Kafka answered still gets its key stored and reported, so that its
+// resend is answered, not stored again.
+func TestKafkaWriteKeyedOutlivesCtx(t *testing.T) {
+	brokers := newKfake(t)
+	since := time.Now().Add(-time.Second)
+	cfg := kafka.Config{Brokers: brokers, TracesTopic: "gone_spans", PartitionTracesByID: true}
+	a := openKeyed(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := a.WriteKeyed(ctx, storage.Traces, tracesWithIDs(t, 4, 1), 4, storage.StoredKey{Key: "client-gone", Fingerprint: 5}); err != nil {
+		t.Fatalf("WriteKeyed after its client went away: %v, want nil once Kafka acknowledged", err)
+	}
+	got, err := readAllKeys(t, openKeyed(t, cfg), since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["client-gone"].Fingerprint != 5 || len(got) != 1 {
+		t.Fatalf("read %+v, want the key client-gone", got)
+	}
+}
+
 // TestKafkaReadKeysTopicPerTenant: with a topic per tenant, the keys are
 // read from every existing topic of the pattern (tenants the new sink
 // never saw), and nothing from a topic outside it.

@@ -131,6 +131,10 @@ func (s *Sink) ReadKeys(since time.Time, fn func(storage.StoredKey) error) error
 		kgo.ConsumePartitions(start),
 		kgo.FetchMaxBytes(keysFetchMaxBytes), kgo.FetchMaxPartitionBytes(keysFetchMaxBytes),
 		kgo.MaxConcurrentFetches(1),
+		// Transaction markers (a transactional writer sharing the
+		// topics) as records: offsets then run to the end without
+		// gaps, and the read knows when a partition is done.
+		kgo.KeepControlRecords(),
 		// A batch decompresses to at most this: the sink's own batches
 		// are at most MaxMessageBytes; anything far larger was not
 		// written by a receiver (a zstd bomb on a shared topic).
@@ -241,7 +245,7 @@ func containsString(list []string, s string) bool {
 func (s *Sink) keyRanges(ctx context.Context, since time.Time) (map[topicPartition]offsetRange, error) {
 	for {
 		ranges, err := s.tryKeyRanges(ctx, since)
-		if err == nil || !kerr.IsRetriable(err) && !errors.Is(err, errRetryRanges) {
+		if err == nil || !kerr.IsRetriable(err) {
 			return ranges, err
 		}
 		select {
@@ -251,8 +255,6 @@ func (s *Sink) keyRanges(ctx context.Context, since time.Time) (map[topicPartiti
 		}
 	}
 }
-
-var errRetryRanges = errors.New("partition without a leader yet")
 
 func (s *Sink) tryKeyRanges(ctx context.Context, since time.Time) (map[topicPartition]offsetRange, error) {
 	md := kmsg.NewPtrMetadataRequest()
