@@ -88,7 +88,9 @@ func newKeysMetrics(set *metrics.Set) keysMetrics {
 // pattern), from the first record whose timestamp is at or after since
 // (ListOffsets by time) to the partition's end when it began, and calls fn
 // with the key of every request all of whose records it found (a
-// KeyHeader for each part). Records without the header (a Collector's,
+// KeyHeader for each part), as it finds them: in the order they were
+// stored within a partition, partitions interleaved (the window sorts the
+// keys by time). Records without the header (a Collector's,
 // a write without a key) are skipped; so are records of topics clients
 // named (TopicFromAttribute, TopicFromMetadataKey), which it does not
 // read: a key with a part there is incomplete.
