@@ -109,6 +109,14 @@ func TestKafkaReadKeysFindsEveryKey(t *testing.T) {
 		&kgo.Record{Topic: "keys_spans", Value: tracesWithIDs(t, 1, 97), Headers: []kgo.RecordHeader{{Key: "x-team", Value: []byte("a")}}}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+	// Hostile headers: truncated, a part count of 2^40, a key longer than
+	// the value: skipped and counted, nothing else disturbed.
+	for _, v := range [][]byte{{1, 0, 0}, {1, 0, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 'k', 0},
+		{1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xac, 0x02, 'k'}} {
+		if err := raw.ProduceSync(ctx, &kgo.Record{Topic: "keys_spans", Value: []byte("x"), Headers: []kgo.RecordHeader{{Key: kafka.KeyHeader, Value: v}}}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := a.WriteKeyed(ctx, storage.Logs, tracesWithIDs(t, 1, 96), 1, storage.StoredKey{}); err == nil || !errors.Is(err, storage.ErrNotStored) {
 		t.Fatalf("an empty key: %v, want an error wrapping ErrNotStored", err)
 	}
@@ -139,6 +147,9 @@ func TestKafkaReadKeysFindsEveryKey(t *testing.T) {
 	}
 	if n := set.GetOrCreateCounter(`otlplite_kafka_keys_read_total`).Get(); n != uint64(len(want)) {
 		t.Errorf("otlplite_kafka_keys_read_total = %d, want %d", n, len(want))
+	}
+	if n := set.GetOrCreateCounter(`otlplite_kafka_keys_skipped_total{reason="damaged"}`).Get(); n != 3 {
+		t.Errorf("damaged headers counted %d, want 3", n)
 	}
 	// Since after everything: nothing.
 	if got, err := readAllKeys(t, b, before); err != nil || len(got) != 0 {
