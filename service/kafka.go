@@ -7,6 +7,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -53,6 +54,7 @@ func defaultKafkaConfig() KafkaConfig {
 		AllowAutoTopicCreation: true,
 		ClientID:               "otlp-lite",
 		MaxClientTopics:        kafka.DefaultMaxClientTopics,
+		KeysReadTimeout:        kafka.DefaultKeysReadTimeout,
 		LogLevel:               "warn",
 	}
 }
@@ -101,6 +103,7 @@ func (k KafkaConfig) sinkConfig() (kafka.Config, error) {
 		NoAutoTopicCreation:                  !k.AllowAutoTopicCreation,
 		ClientID:                             k.ClientID,
 		MaxClientTopics:                      k.MaxClientTopics,
+		KeysReadTimeout:                      cmp.Or(k.KeysReadTimeout, -1), // 0: off
 	}
 	for _, h := range k.Headers {
 		cfg.Headers = append(cfg.Headers, kafka.Header{Key: h.Key, Value: h.Value})
@@ -122,6 +125,9 @@ func (k KafkaConfig) sinkConfig() (kafka.Config, error) {
 	}
 	if k.MaxClientTopics < 1 {
 		return cfg, fmt.Errorf("-kafka-max-client-topics %d: must be at least 1", k.MaxClientTopics)
+	}
+	if k.KeysReadTimeout < 0 {
+		return cfg, fmt.Errorf("-kafka-keys-read-timeout %v: must not be negative (0 turns the read off)", k.KeysReadTimeout)
 	}
 	var err error
 	if cfg.TLS, cfg.SASL, cfg.Logger, err = k.conn(); err != nil {

@@ -78,6 +78,11 @@ type KafkaConfig struct {
 	// MaxClientTopics bounds topics clients may name
 	// (-kafka-max-client-topics, default kafka.DefaultMaxClientTopics).
 	MaxClientTopics int
+	// KeysReadTimeout bounds the read-back of the idempotency keys the
+	// records hold, when serve starts (-kafka-keys-read-timeout, default
+	// kafka.DefaultKeysReadTimeout; 0: not read, the window of keys is in
+	// memory only).
+	KeysReadTimeout time.Duration
 
 	// SASLMechanism is PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512
 	// (-kafka-sasl-mechanism, default "": no SASL), with SASLUsername and

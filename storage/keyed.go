@@ -10,9 +10,10 @@ import (
 // receiver's window of keys (package ingest) is then rebuilt from what the
 // sink holds when it starts again, so that a client resending a request
 // after the receiver crashed is answered as the first time, not stored
-// twice. The disk log (storage/disk) implements it; a sink that does not
-// (Kafka, discard, an embedder's) leaves the window in memory only: a
-// resend after a restart is stored again, at least once as without a key.
+// twice. The disk log (storage/disk) and the Kafka sink (storage/kafka,
+// the key in a header of each record) implement it; a sink that does not
+// (discard, an embedder's) leaves the window in memory only: a resend
+// after a restart is stored again, at least once as without a key.
 type KeyedSink interface {
 	Sink
 	// WriteKeyed is Write, storing key with the record, atomically: the

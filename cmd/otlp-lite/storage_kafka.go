@@ -36,6 +36,7 @@ func registerKafkaFlags(fs *flag.FlagSet, k *service.KafkaConfig) {
 	fs.StringVar(&k.PartitionerHasher, "kafka-partitioner-hasher", k.PartitionerHasher, "hash of keyed records' partitioner: sarama_compat (FNV-1a, the Collector's default) or murmur2 (the Java client's)")
 	fs.IntVar(&k.MaxMessageBytes, "kafka-max-message-bytes", k.MaxMessageBytes, "largest Kafka record batch; larger requests are split between resources (keep it at or below the topic's max.message.bytes)")
 	fs.DurationVar(&k.ProduceTimeout, "kafka-produce-timeout", k.ProduceTimeout, "how long a request waits for Kafka's acknowledgement before the client gets a retryable refusal")
+	fs.DurationVar(&k.KeysReadTimeout, "kafka-keys-read-timeout", k.KeysReadTimeout, "at start, how long serve reads the idempotency keys of the records of the last -dedup-window-age back from the topics, so that a resend after a restart is not stored twice; 0: not read")
 	fs.IntVar(&k.MaxBufferedBytes, "kafka-max-buffered-bytes", k.MaxBufferedBytes, "bytes of records awaiting acknowledgement; beyond it requests are refused as overloaded")
 	fs.StringVar(&k.Compression, "kafka-compression", k.Compression, "record batch compression: none, gzip, snappy, lz4 or zstd")
 	fs.IntVar(&k.CompressionLevel, "kafka-compression-level", k.CompressionLevel, "codec level (compression_params.level): 0 or -1 the codec's default; gzip -2 or 1-9, zstd any; the others none")

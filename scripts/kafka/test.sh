@@ -12,7 +12,10 @@
 # otlp-lite's keys and partitions, its records consumed); and exactly once
 # through Kafka, serve -storage kafka → broker → serve -kafka-consume
 # SIGKILLed repeatedly, every span stored once (cmd/otlp-lite
-# TestKafkaExactlyOnceConsumerKill). It stops the
+# TestKafkaExactlyOnceConsumerKill); and a keyed sender → serve -storage
+# kafka SIGKILLed repeatedly and restarted, reading the keys back from the
+# records, every span in the topic once (TestKafkaExactlyOnceReceiverKill).
+# It stops the
 # broker, also on failure. This is `make kafka-test`. The go test
 # flags apply to the storage/kafka run.
 #

@@ -34,6 +34,12 @@
 // Delivery is at-least-once: a Write that failed may still have reached
 // Kafka, and the client's retry then stores it again.
 //
+// The Sink is a storage.KeyedSink (keyed.go): WriteKeyed puts a request's
+// idempotency key in every record of it (KeyHeader), and ReadKeys reads
+// the keys of the requests stored whole back from the topics when a
+// receiver starts, so that a resend after a restart is answered, not
+// stored twice (docs/exactly-once.md).
+//
 // Requests larger than Config.MaxMessageBytes are split into several records
 // between resources (see appendResources); a single resource too large for
 // one record fails with an error wrapping ErrTooLarge.
@@ -240,9 +246,20 @@ type Config struct {
 	// otlplite_kafka_produce_refusals_total{reason="client_topic_limit"}.
 	MaxClientTopics int
 
-	// Metrics receives the sink's otlplite_kafka_produce_* metrics; nil
-	// means a private set.
+	// Metrics receives the sink's otlplite_kafka_produce_* and
+	// otlplite_kafka_keys_* metrics; nil means a private set.
 	Metrics *metrics.Set
+
+	// KeysReadTimeout bounds ReadKeys, the read-back of the idempotency
+	// keys at start (default DefaultKeysReadTimeout); negative: ReadKeys
+	// reads nothing (the window of keys is in memory only).
+	KeysReadTimeout time.Duration
+
+	// MaxPendingKeyBytes bounds ReadKeys' memory for keys whose parts are
+	// not all read yet (default DefaultMaxPendingKeyBytes); a key that
+	// does not fit is not reported, each of its records counted in
+	// otlplite_kafka_keys_skipped_total{reason="pending_limit"}.
+	MaxPendingKeyBytes int64
 }
 
 // SignalConfig is one signal's options beyond its topic.
@@ -312,6 +329,13 @@ type Sink struct {
 	inflight      sync.WaitGroup
 	batches       sync.Pool // *batch
 	splits        sync.Pool // *otlpdecode.TraceSplitter
+	// ReadKeys' settings (keyed.go): the options of its own client (the
+	// brokers, TLS, SASL), its time and memory bounds, its counters.
+	readOpts    []kgo.Opt
+	keysTimeout time.Duration
+	maxPending  int64
+	km          keysMetrics
+	pingFailed  atomic.Bool
 }
 
 var _ storage.Sink = (*Sink)(nil)
@@ -336,6 +360,10 @@ func Open(cfg Config) (*Sink, error) {
 		byTrace: cfg.PartitionTracesByID,
 		timeout: cfg.ProduceTimeout,
 		m:       newProducerMetrics(cfg.Metrics),
+		km:      newKeysMetrics(cfg.Metrics),
+
+		keysTimeout: cmp.Or(cfg.KeysReadTimeout, DefaultKeysReadTimeout),
+		maxPending:  cmp.Or(cfg.MaxPendingKeyBytes, DefaultMaxPendingKeyBytes),
 	}
 	if err := s.setProducerOptions(&cfg); err != nil {
 		return nil, err
@@ -427,6 +455,12 @@ func Open(cfg Config) (*Sink, error) {
 		return nil, err
 	}
 	opts = append(opts, conn...)
+	s.readOpts = append([]kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ClientID(cmp.Or(cfg.ClientID, kafkaconn.DefaultClientID)),
+		kgo.DialTimeout(cmp.Or(max(cfg.DialTimeout, 0), kafkaconn.DefaultDialTimeout)),
+		kgo.DisableClientMetrics(),
+	}, conn...)
 	s.cl, err = kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: cannot create client: %w", err)
@@ -719,11 +753,15 @@ func parseCompression(name string) (kgo.CompressionCodec, error) {
 }
 
 // Ping checks that a broker answers (and, with SASL, accepts the
-// credentials).
+// credentials). Until a later Ping succeeds, ReadKeys then reads nothing
+// (a receiver pings before it starts: brokers down then delay its start
+// by the ping, not by the keys' read as well).
 func (s *Sink) Ping(ctx context.Context) error {
 	if err := s.cl.Ping(ctx); err != nil {
+		s.pingFailed.Store(true)
 		return fmt.Errorf("cannot reach Kafka brokers: %w", err)
 	}
+	s.pingFailed.Store(false)
 	return nil
 }
 

@@ -31,10 +31,14 @@ const maxPooledBuf = 8 << 20
 // A batch has refs = records + 1 owners (each promise, and Write); the last
 // to let go returns it to the pool.
 type batch struct {
-	s       *Sink
-	buf     []byte
-	pieces  []piece
-	recs    []kgo.Record
+	s      *Sink
+	buf    []byte
+	pieces []piece
+	recs   []kgo.Record
+	// A keyed write's (WriteKeyed) headers: each record's own slice of
+	// hdrs, its KeyHeader's value in keyBuf.
+	hdrs    []kgo.RecordHeader
+	keyBuf  []byte
 	pending atomic.Int32 // records not yet acknowledged or failed
 	refs    atomic.Int32
 	done    chan struct{} // one token once pending reaches 0
@@ -87,6 +91,7 @@ func (b *batch) unref() {
 	b.err, b.overloaded = nil, false
 	b.cancel = nil
 	clear(b.recs) // drop the contexts and values
+	clear(b.hdrs)
 	if cap(b.buf) > maxPooledBuf {
 		b.buf = nil
 	}
@@ -113,6 +118,11 @@ const TenantHeader = kafkaconn.TenantHeader
 // produced does (a closed sink, a tenant or topic refused, a resource too
 // large to split).
 func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, items int) error {
+	return s.write(ctx, signal, data, items, nil)
+}
+
+// write is Write, and with key non-nil WriteKeyed.
+func (s *Sink) write(ctx context.Context, signal storage.Signal, data []byte, items int, key *storage.StoredKey) error {
 	if s.closed.Load() {
 		return storage.NotStored(storage.ErrClosed)
 	}
@@ -160,6 +170,9 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	recLimit := s.limit - meta.size
 	if len(headers) > 0 {
 		recLimit -= headersSize(headers)
+	}
+	if key != nil {
+		recLimit -= keyHeaderSize
 	}
 	if recLimit < s.limit/2 {
 		// Only static headers (the operator's) can come close; the
@@ -238,9 +251,15 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	if tenantTopic != "" {
 		topicOf = tenantTopic
 	}
+	if key != nil {
+		b.keyHeaders(headers, signal, items, key)
+	}
 	for i, p := range b.pieces {
 		r := &b.recs[i]
 		*r = kgo.Record{Topic: topicOf, Value: b.buf[p.Start:p.End], Headers: headers}
+		if key != nil {
+			r.Headers = b.hdrs[i*(len(headers)+1) : (i+1)*(len(headers)+1)]
+		}
 		// The Collector's getTopic order: metadata, attribute, then
 		// the tenant's or the signal's topic.
 		switch {
@@ -265,6 +284,12 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 	// against it being late, e.g. while it waits for a dead connection.
 	timer := time.NewTimer(time.Until(deadline) + time.Second)
 	defer timer.Stop()
+	done := ctx.Done()
+	if key != nil {
+		// A keyed write waits for its records' fate (storage.KeyedSink),
+		// at most until their own deadline, which franz-go keeps.
+		done = nil
+	}
 	select {
 	case <-b.done:
 		b.mu.Lock()
@@ -276,13 +301,36 @@ func (s *Sink) Write(ctx context.Context, signal storage.Signal, data []byte, it
 		if err != nil {
 			err = classify(err, n)
 		}
-	case <-ctx.Done():
+	case <-done:
 		err = fmt.Errorf("kafka: stopped waiting for the acknowledgement: %w", ctx.Err())
 	case <-timer.C:
 		err = fmt.Errorf("kafka: no acknowledgement within %v: %w", s.timeout, storage.ErrUnavailable)
 	}
 	b.unref()
 	return err
+}
+
+// keyHeaders fills b.hdrs with every record's headers, headers then its
+// KeyHeader (part i of len(b.pieces)), the values in b.keyBuf.
+func (b *batch) keyHeaders(headers []kgo.RecordHeader, signal storage.Signal, items int, key *storage.StoredKey) {
+	n, per := len(b.pieces), len(headers)+1
+	b.keyBuf = b.keyBuf[:0]
+	ends := make([]int, 0, 16)
+	for i := range n {
+		b.keyBuf = appendKeyHeader(b.keyBuf, signal, i, n, items, key)
+		ends = append(ends, len(b.keyBuf))
+	}
+	if cap(b.hdrs) < n*per {
+		b.hdrs = make([]kgo.RecordHeader, n*per)
+	}
+	b.hdrs = b.hdrs[:n*per]
+	start := 0
+	for i := range n {
+		h := b.hdrs[i*per : (i+1)*per]
+		copy(h, headers)
+		h[per-1] = kgo.RecordHeader{Key: KeyHeader, Value: b.keyBuf[start:ends[i]:ends[i]]}
+		start = ends[i]
+	}
 }
 
 // classify wraps a produce error in the storage error the handler maps to
