@@ -92,7 +92,7 @@ func firstBuffer(last int) []byte { return make([]byte, 0, last+last/8) }
 
 // maxIdleBuffer is the largest request buffer a stream keeps while it
 // waits for its client (stream.idle) without charging it, and that its
-// chunk ticket keeps (readAhead): an SDK-sized request's, within the
+// chunk ticket keeps (readChunk): an SDK-sized request's, within the
 // stream's state charge (StateCostPlain, 64 KiB, covers the reader's
 // 21 KB, bodyBuffer, the unzstd's 4 KiB read buffer, the attribute cache's
 // 4 KiB and these two). A larger one (its size is the recent requests',

@@ -24,9 +24,10 @@
 // re-encodes what was not acknowledged.
 //
 // What a stream can make us hold is bounded (Config): the chunk being
-// read and the one being assembled ahead of it (MaxChunkBytes each), whole
-// chunks read ahead (readAheadBytes), each charged to the admission budget
-// as it arrives, one request being built (MaxRequestBytes), the STEF
+// read (MaxChunkBytes), charged to the admission budget as it arrives
+// (nothing is read ahead of the decoder: what the client sends meanwhile
+// waits in the connection, within HTTP/2 flow control), one request being
+// built (MaxRequestBytes), the STEF
 // reader's own state (its zstd decoder, ours and window-bounded
 // (unzstd.go), StateCostZstd, or StateCostPlain,
 // charged to the admission budget for the stream's life with
@@ -50,6 +51,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net/http"
@@ -288,12 +290,39 @@ func (b *bufferedBody) Read(p []byte) (int, error) {
 	return b.ReadCloser.Read(p)
 }
 
-// buffer makes the reads that follow go through the buffer. It is called
-// by the goroutine that reads the body before it hands the reading on.
+// buffer makes the reads that follow go through the buffer.
 func (b *bufferedBody) buffer() {
 	if b.br == nil {
 		b.br = bufio.NewReaderSize(b.ReadCloser, bodyBuffer)
 	}
+}
+
+// chunkBuffered reports whether the buffer holds the whole messages of a
+// chunk, up to one with is_end_of_chunk: reading it will not wait for the
+// client. It never reads. The body must be at a message's start (it is
+// between chunks). A compressed message, one that cannot be parsed, or a
+// first_message reports false: reading them ends the stream, which is
+// not more input.
+func (b *bufferedBody) chunkBuffered() bool {
+	if b.br == nil {
+		return false
+	}
+	buf, _ := b.br.Peek(b.br.Buffered())
+	for len(buf) >= 5 && buf[0] == 0 {
+		n := uint64(binary.BigEndian.Uint32(buf[1:5]))
+		if uint64(len(buf)-5) < n {
+			return false
+		}
+		var m clientMessage
+		if parseClientMessage(buf[5:5+n], &m) != nil || m.first {
+			return false
+		}
+		if m.endOfChunk {
+			return true
+		}
+		buf = buf[5+n:]
+	}
+	return false
 }
 
 func rotationStatus() *grpcwire.Status {
@@ -309,23 +338,14 @@ type stream struct {
 	ctx  context.Context
 	body *bufferedBody
 
-	// msg and scratch are the gRPC read buffers of the first message;
-	// chunk is the chunk being read and pos how much of it the STEF
-	// reader took.
+	// msg and scratch are the gRPC read buffers of the messages; chunk
+	// is the chunk being read (assembled from them) and pos how much of
+	// it the STEF reader took.
 	msg, scratch, chunk []byte
 	pos                 int
 	// chunkTicket charges the chunk being read to the admission budget
-	// (readAhead charged its bytes as they arrived), until the next chunk
-	// replaces it.
+	// (its bytes as they arrived), until the next chunk replaces it.
 	chunkTicket *ingest.Ticket
-	// chunks, free and done connect the read-ahead (readAhead); peeked
-	// is a chunk moreInput took from it before the reader needs it.
-	chunks chan chunkIn
-	free   chan []byte
-	credit chan struct{}
-	done   chan struct{}
-	queued atomic.Int64 // bytes of the chunks in chunks
-	peeked *chunkIn
 	// ended: the input ended, with srcErr (nil: the client half-closed).
 	ended  bool
 	srcErr *grpcwire.Status
@@ -359,107 +379,10 @@ type stream struct {
 	maxRequest int // the size at which a request is handed on (requestBound)
 }
 
-// chunkIn is one chunk assembled by the stream's read-ahead (readAhead),
-// or the end of its input (end: st nil for a half-close).
-type chunkIn struct {
-	buf  []byte
-	t    *ingest.Ticket // charges buf (grpcwire.Call.SetBudget)
-	wire int            // the gRPC message bytes it came in
-	end  bool
-	st   *grpcwire.Status
-}
-
-// The read-ahead's bounds (readAhead): it starts a chunk only while the
-// whole chunks it assembled and the reader did not take yet hold less than
-// readAheadBytes, and no more than readAheadChunks of them. A small bound
-// beside MaxChunkBytes: it needs to hold only the few frames a client
-// sends while one is being decoded, small frames (an SDK's request is a
-// few KB of STEF) being where a request per frame costs the most.
-const (
-	readAheadBytes  = 256 << 10
-	readAheadChunks = 64
-)
-
-// maxFreeChunk is the largest chunk buffer kept for reuse (s.free, up to 8
-// of them, not charged while empty): an SDK's frames fit many times over,
-// and a large buffer is left to the garbage collector.
+// maxFreeChunk is the largest chunk buffer a stream reads its next chunk
+// into (not charged while empty): an SDK's frames fit many times over,
+// and a larger buffer is left to the garbage collector.
 const maxFreeChunk = 64 << 10
-
-// readAhead assembles the stream's chunks in a goroutine of its own, ahead
-// of the STEF reader, and hands them on in order (s.chunks). That a whole
-// chunk is waiting is what lets the reader know, without blocking, that
-// the client sent another frame before it was acknowledged (moreInput),
-// and so put it in the same request. What it holds is bounded
-// (readAheadBytes, readAheadChunks, and the chunk it assembles, at most
-// MaxChunkBytes), each chunk charged to the budget by a ticket of its own
-// until the reader is done with it. It exits after the input's end, or
-// once the stream is over (s.done), giving back what the reader did not
-// take; a read blocked then returns as the handler ends the body
-// (grpcwire.Call.Finish makes that safe).
-func (s *stream) readAhead() {
-	var msg, scratch []byte
-	for {
-		for s.queued.Load() >= readAheadBytes {
-			select {
-			case <-s.credit:
-			case <-s.done:
-				s.drain()
-				return
-			}
-		}
-		var buf []byte
-		select {
-		case buf = <-s.free:
-		default:
-		}
-		t := s.r.p.Take(s.ctx)
-		// The chunk's ticket only charges it, and is held while the
-		// client is waited for: the request buffers a pooled ticket
-		// brings (up to a request each) are not held with it,
-		// uncharged, but for a small one (maxIdleBuffer), which the
-		// stream's next request is built in (flush) rather than in a
-		// new one.
-		if cap(t.Msg) > maxIdleBuffer {
-			t.Msg = nil
-		}
-		t.Scratch = nil
-		s.call.SetBudget(t)
-		c := chunkIn{t: t}
-		c.buf, msg, scratch, c.wire, c.end, c.st = s.assemble(buf[:0], msg, scratch)
-		s.queued.Add(int64(len(c.buf)))
-		select {
-		case s.chunks <- c:
-		case <-s.done:
-			s.r.p.Done(t)
-			s.drain()
-			return
-		}
-		select {
-		case <-s.done:
-			// The stream ended as c was handed on: it may be left.
-			s.drain()
-			return
-		default:
-		}
-		if c.end {
-			return
-		}
-	}
-}
-
-// drain gives back the chunks handed on that the reader did not take.
-// Both the reader (stop) and the read-ahead call it once the stream is
-// over: each chunk is received, and given back, once.
-func (s *stream) drain() {
-	for {
-		select {
-		case c := <-s.chunks:
-			s.r.p.Done(c.t)
-		default:
-			return
-		}
-	}
-}
 
 // assemble reads messages until one ends a chunk, appending their bytes to
 // buf; end reports the input's end (st nil: the client half-closed).
@@ -510,41 +433,71 @@ func (s *stream) Read(p []byte) (int, error) {
 
 var errSource = errors.New("STEF stream ended")
 
-// nextChunk makes the next chunk the current one, waiting for it unless
-// moreInput took it already.
+// nextChunk reads the next chunk and makes it the current one. The
+// stream reads its chunks itself, in the goroutine that decodes them
+// (a goroutine reading ahead cost a hand-off per chunk): when the body's
+// buffer does not hold the whole chunk already, reading it may wait for
+// the client, and the stream first keeps no more than idle allows.
 func (s *stream) nextChunk() {
-	c := s.peeked
-	if c == nil {
-		if s.chunks == nil {
-			s.start()
+	waits := !s.body.chunkBuffered()
+	if waits {
+		if !s.idle() {
+			// No room for the request it would hold: the
+			// stream ends (Read returns errSource), its records
+			// not acknowledged, for the client to send again.
+			s.r.refusedState.Inc()
+			st := s.r.p.BusyStatus("no room for a STEF request waiting for the rest of a frame: send each frame in one chunk")
+			req := s.call.Request()
+			s.r.p.RecordRefusal(s.ctx, ingest.STEF, 0, st, req.URL.Path, req.RemoteAddr)
+			s.ended, s.srcErr = true, st
+			return
 		}
-		var in chunkIn
-		select {
-		case in = <-s.chunks:
-		default:
-			if !s.idle() {
-				// No room for the request it would hold: the
-				// stream ends (Read returns errSource), its records
-				// not acknowledged, for the client to send again.
-				s.r.refusedState.Inc()
-				st := s.r.p.BusyStatus("no room for a STEF request waiting for the rest of a frame: send each frame in one chunk")
-				req := s.call.Request()
-				s.r.p.RecordRefusal(s.ctx, ingest.STEF, 0, st, req.URL.Path, req.RemoteAddr)
-				s.ended, s.srcErr = true, st
-				return
-			}
-			if s.r.waiting != nil {
-				s.r.waiting(s)
-			}
-			in = <-s.chunks
-			// The stream is at work again: the buffer its builder
-			// kept is the request's, charged when it is handed on.
-			s.bufCharge.Release()
+		if s.r.waiting != nil {
+			s.r.waiting(s)
 		}
-		c = &in
 	}
-	s.peeked = nil
-	s.take(c)
+	s.readChunk()
+	if waits {
+		// The stream is at work again: the buffer its builder
+		// kept is the request's, charged when it is handed on.
+		s.bufCharge.Release()
+	}
+}
+
+// readChunk reads the next chunk into the current one's buffer, charged
+// to a ticket of its own as its bytes arrive, the current one's given
+// back first (the reader took all of it).
+func (s *stream) readChunk() {
+	s.releaseChunk()
+	// Its charge returned, the last chunk's buffer is reused only when
+	// small: a large one is not held, uncharged, while the client is
+	// waited for.
+	buf := s.chunk[:0]
+	s.chunk = nil
+	if cap(buf) > maxFreeChunk {
+		buf = nil
+	}
+	t := s.r.p.Take(s.ctx)
+	// The chunk's ticket only charges it: the request buffers a pooled
+	// ticket brings (up to a request each) are not held with it,
+	// uncharged, but for a small one (maxIdleBuffer), which the stream's
+	// next request is built in (flush) rather than in a new one.
+	if cap(t.Msg) > maxIdleBuffer {
+		t.Msg = nil
+	}
+	t.Scratch = nil
+	s.call.SetBudget(t)
+	var wire int
+	var end bool
+	var st *grpcwire.Status
+	s.chunk, s.msg, s.scratch, wire, end, st = s.assemble(buf, s.msg, s.scratch)
+	s.chunkTicket, s.pos = t, 0
+	s.wire += wire
+	if end {
+		// A chunk the input ended in is not read.
+		s.chunk = s.chunk[:0]
+		s.ended, s.srcErr = true, st
+	}
 }
 
 // idle is called as the stream waits for its client. The buffer its
@@ -610,57 +563,20 @@ func (r *Receiver) dropSpares() bool {
 	return d || b
 }
 
-// start starts the read-ahead.
-func (s *stream) start() {
-	s.chunks = make(chan chunkIn, readAheadChunks)
-	s.free = make(chan []byte, 8)
-	s.credit = make(chan struct{}, 1)
-	s.done = make(chan struct{})
-	go s.readAhead()
-}
-
-// take makes c the current chunk, giving the previous one back.
-func (s *stream) take(c *chunkIn) {
-	s.releaseChunk()
-	if s.chunk != nil && cap(s.chunk) <= maxFreeChunk {
-		select {
-		case s.free <- s.chunk[:0]:
-		default:
-		}
-	}
-	s.chunk, s.pos, s.chunkTicket = c.buf, 0, c.t
-	s.wire += c.wire
-	if s.queued.Add(-int64(len(c.buf))) < readAheadBytes {
-		select {
-		case s.credit <- struct{}{}:
-		default:
-		}
-	}
-	if c.end {
-		// A chunk the input ended in is not read.
-		s.chunk = c.buf[:0]
-		s.ended, s.srcErr = true, c.st
-	}
-}
-
 // moreInput reports whether the STEF reader can go on without waiting for
 // the client: what it read of the stream is not all consumed, or the next
 // chunk (a STEF frame, as clients send them: the library's gRPC client
-// sends a chunk per frame) is whole and waiting. It never waits itself. A
+// sends a chunk per frame) is whole in the body's buffer (bodyBuffer:
+// SDK-sized frames, a few hundred bytes, fit dozens of times; a chunk
+// larger than it is never found waiting, and a frame that large is
+// worth its own request). It never waits itself. A
 // client that cuts a frame across chunks may see its acknowledgements
 // wait for the rest of the frame it is sending.
 func (s *stream) moreInput(u *unzstd) bool {
 	if s.pos < len(s.chunk) || u.buffered() {
 		return true
 	}
-	if s.peeked == nil && s.chunks != nil && !s.ended {
-		select {
-		case c := <-s.chunks:
-			s.peeked = &c
-		default:
-		}
-	}
-	return s.peeked != nil && !s.peeked.end
+	return !s.ended && s.body.chunkBuffered()
 }
 
 // run serves the stream and returns its final status (nil: OK).
@@ -989,7 +905,7 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		// The request is charged before it is handed on. The pipeline
 		// does not retain it (ingest.Request.Body): its buffer is the
 		// builder's again for the next request (reset below), not the
-		// pooled ticket's, whose buffers the read-ahead lets go.
+		// pooled ticket's, whose buffers readChunk lets go.
 		body, items := s.b.finish(), s.b.items()
 		n := len(body)
 		if err := t.Declare(n); err != nil {
@@ -1082,16 +998,7 @@ func (s *stream) releaseChunk() {
 	}
 }
 
-// stop ends the read-ahead and gives back the chunks the stream holds.
-// The read-ahead gives back its own as it exits.
+// stop gives back the chunk the stream holds.
 func (s *stream) stop() {
 	s.releaseChunk()
-	if s.peeked != nil {
-		s.r.p.Done(s.peeked.t)
-		s.peeked = nil
-	}
-	if s.done != nil {
-		close(s.done)
-		s.drain()
-	}
 }

@@ -654,21 +654,30 @@ func TestFramesSentTogetherCoalesce(t *testing.T) {
 type blockingSink struct {
 	memSink
 	release chan struct{}
+	stuck   chan struct{} // closed as the first write starts to wait, if set
+	first   int           // the size of the first request, set before stuck is closed
 	once    sync.Once
 }
 
 func (s *blockingSink) Write(ctx context.Context, sig storage.Signal, data []byte, items int) error {
-	s.once.Do(func() { <-s.release })
+	s.once.Do(func() {
+		if s.stuck != nil {
+			s.first = len(data)
+			close(s.stuck)
+		}
+		<-s.release
+	})
 	return s.memSink.Write(ctx, sig, data, items)
 }
 
-// What the read-ahead holds while the stream cannot hand a request on (its
-// sink is stuck) is bounded: whole chunks up to readAheadBytes or
-// readAheadChunks, besides the one the reader holds and the one it
-// assembles, all charged to the admission budget, and no further. Once the
-// sink takes the request, every record is stored and acknowledged.
-func TestReadAheadBounded(t *testing.T) {
-	sink := &blockingSink{release: make(chan struct{})}
+// While the stream cannot hand a request on (its sink is stuck) it reads
+// nothing more: it holds the chunk it read and the stuck request,
+// charged to the admission budget, and no further; what the
+// client sends meanwhile waits in the connection, within HTTP/2 flow
+// control. Once the sink takes the request, every record is stored and
+// acknowledged.
+func TestStuckSinkHoldsBounded(t *testing.T) {
+	sink := &blockingSink{release: make(chan struct{}), stuck: make(chan struct{})}
 	p := ingest.New(ingest.Config{Sink: sink, Admission: ingest.AdmissionConfig{RequestLimit: 256 << 20}})
 	addr := serveH2C(t, New(p, Config{}))
 
@@ -693,17 +702,18 @@ func TestReadAheadBounded(t *testing.T) {
 			minChunk = min(minChunk, len(buf.msgs)-before)
 		}
 	}
-	full := int64(min(readAheadBytes, readAheadChunks*minChunk))
-	if int64(len(buf.msgs)) < 2*full {
-		t.Fatalf("the stream is %d bytes: too short to fill the read-ahead", len(buf.msgs))
+	if len(buf.msgs) < 100*maxChunk {
+		t.Fatalf("the stream is %d bytes, its frames up to %d: too short to show a bound", len(buf.msgs), maxChunk)
 	}
 	sent := make(chan error, 1)
 	go func() { _, err := c.w.Write(buf.msgs); sent <- err }()
-	// Held: the read-ahead's whole chunks, the one that crossed its
-	// bound, the reader's and the stuck request's (about a frame).
-	bound := int64(readAheadBytes + 4*maxChunk)
+	<-sink.stuck
+	// Held: the stuck request (the frames that were in the body's
+	// buffer together) and the reader's chunk, the body's buffer being
+	// in the stream's state.
+	bound := int64(sink.first + 4*maxChunk)
 	over := 0
-	for {
+	for samples := 0; samples < 100; samples++ {
 		// The stream's state is charged too, and lowered once the header
 		// is read: a sample it changed during is taken again.
 		state := p.StreamStateHeld()
@@ -724,9 +734,6 @@ func TestReadAheadBounded(t *testing.T) {
 			t.Fatalf("the stream holds %d bytes, bound %d", held, bound)
 		}
 		over = 0
-		if held >= full {
-			break
-		}
 		runtime.Gosched()
 	}
 	close(sink.release)

@@ -128,32 +128,25 @@ func main() {
 	if *zstdOn {
 		comp = pkg.CompressionZstd
 	}
-	serveArgs := func(bin string) func(addr string) []string {
-		return func(addr string) []string {
-			return []string{bin, "serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", adminAddr, "-admin-pprof",
+	serveArgs := func(bin string) func(addr, admin string) []string {
+		return func(addr, admin string) []string {
+			return []string{bin, "serve", "-grpc-addr", addr, "-http-addr", "", "-admin-addr", admin, "-admin-pprof",
 				"-storage", "discard", "-log-level", "warn"}
 		}
 	}
 	type server struct {
 		name    string
-		args    func(addr string) []string
+		args    func(addr, admin string) []string
 		profile string
 	}
 	servers := []server{
-		{"contrib stefreceiver v0.148.0", func(addr string) []string {
+		{"contrib stefreceiver v0.148.0", func(addr, _ string) []string {
 			return []string{self, "-serve-contrib", addr}
 		}, ""},
 		{"otlp-lite", serveArgs(*bin), *profile},
 	}
 	if revBin != "" {
 		servers = append(servers, server{"otlp-lite@" + *rev, serveArgs(revBin), ""})
-	}
-	if *profile != "" {
-		port, err := benchnet.FreePort()
-		if err != nil {
-			log.Fatal(err)
-		}
-		adminAddr = fmt.Sprintf("127.0.0.1:%d", port)
 	}
 	samples := make([][]float64, len(servers))
 	points := int64(total) * int64(*repeat)
@@ -163,13 +156,19 @@ func main() {
 			if round > 0 {
 				prof = ""
 			}
-			us, err := measure(s.args, mds, comp, *repeat, prof, *backlog)
+			us, requests, err := measure(s.args, mds, comp, *repeat, prof, *backlog)
 			if err != nil {
 				log.Fatalf("%s: %v", s.name, err)
 			}
 			nsPerPoint := us * 1e3 / float64(points)
 			samples[i] = append(samples[i], nsPerPoint)
-			log.Printf("round %d %s: %.0f ns/point", round+1, s.name, nsPerPoint)
+			if i == 0 {
+				log.Printf("round %d %s: %.0f ns/point", round+1, s.name, nsPerPoint)
+			} else {
+				// How many frames each pipeline request carried: the
+				// per-request work (admission, the sink) is paid per request.
+				log.Printf("round %d %s: %.0f ns/point, %d pipeline requests for %d frames", round+1, s.name, nsPerPoint, requests, len(mds)*(*repeat))
+			}
 		}
 	}
 	fmt.Printf("Command: `cd bench && go run ./cmd/stefcpu %s`\n\n", strings.Join(os.Args[1:], " "))
@@ -204,22 +203,28 @@ func build(bin, dir string) error {
 
 // measure starts a server, sends the requests on one STEF stream, waits
 // for the last record's acknowledgement, and returns the server's CPU
-// microseconds from before the stream to after it.
-func measure(args func(string) []string, mds []pmetric.Metrics, comp pkg.Compression, repeat int, profile string, backlog bool) (float64, error) {
+// microseconds from before the stream to after it, and (otlp-lite) the
+// STEF requests its pipeline answered, read from its admin port's
+// /metrics after the CPU.
+func measure(args func(addr, admin string) []string, mds []pmetric.Metrics, comp pkg.Compression, repeat int, profile string, backlog bool) (us float64, requests int64, err error) {
 	port, err := benchnet.FreePort()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	a := args(addr)
+	if port, err = benchnet.FreePort(); err != nil {
+		return 0, 0, err
+	}
+	admin := fmt.Sprintf("127.0.0.1:%d", port)
+	a := args(addr, admin)
 	cmd := exec.Command(a[0], a[1:]...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := cmd.Start(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
@@ -229,11 +234,11 @@ func measure(args func(string) []string, mds []pmetric.Metrics, comp pkg.Compres
 		<-exited
 	}()
 	if err := benchnet.WaitListening(addr, exited, 20*time.Second); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -241,26 +246,26 @@ func measure(args func(string) []string, mds []pmetric.Metrics, comp pkg.Compres
 	profiled := make(chan error, 1)
 	before, err := cpuMicros(cmd.Process.Pid)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if profile != "" {
-		go func() { profiled <- fetchProfile(adminAddr, 10, profile) }()
+		go func() { profiled <- fetchProfile(admin, 10, profile) }()
 	} else {
 		profiled <- nil
 	}
 	for range repeat {
 		if err := sendStream(ctx, conn, mds, comp, backlog); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
 	after, err := cpuMicros(cmd.Process.Pid)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := <-profiled; err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return after - before, nil
+	return after - before, stefRequests(admin), nil
 }
 
 // sendStream sends the requests on one STEF stream (a server rotates a
@@ -339,8 +344,26 @@ func (h *heldChunks) WriteChunk(header, content []byte) error {
 	return nil
 }
 
-// adminAddr is otlp-lite's admin address when it is profiled.
-var adminAddr string
+// stefRequests reads the STEF requests otlp-lite's pipeline answered from
+// its admin port's /metrics (0 where there is none: contrib).
+func stefRequests(admin string) int64 {
+	resp, err := http.Get("http://" + admin + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	var n int64
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "otlplite_requests_total{") && strings.Contains(line, `transport="stef"`) {
+			var v float64
+			fmt.Sscan(line[strings.LastIndexByte(line, ' ')+1:], &v)
+			n += int64(v)
+		}
+	}
+	return n
+}
 
 func fetchProfile(addr string, seconds int, file string) error {
 	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds))
