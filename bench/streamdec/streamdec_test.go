@@ -106,8 +106,20 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-// benchShape runs the three decoders over one shape.
+// benchShape runs the three decoders over one shape. With cold, every
+// pass starts with no output buffer (as bench/cmd/wirebytes's passes do),
+// where a server reuses its pooled request buffers.
 func benchShape(b *testing.B, s *shape) {
+	for _, cold := range []bool{false, true} {
+		name := "warm"
+		if cold {
+			name = "cold"
+		}
+		b.Run(name, func(b *testing.B) { benchPasses(b, s, cold) })
+	}
+}
+
+func benchPasses(b *testing.B, s *shape, cold bool) {
 	b.Run("per", func(b *testing.B) {
 		b.SetBytes(int64(s.plain))
 		var dst []byte
