@@ -279,3 +279,85 @@ func TestStreamDecodeChargesWhatItAllocates(t *testing.T) {
 		t.Fatalf("holds a buffer of %d bytes for %d charged (%d decoded)", cap(out), charged, len(out))
 	}
 }
+
+// TestStreamDecodeOneBuffer: a message larger than the buffer it is
+// decoded into gets one buffer of its declared length, allocated before it
+// is decoded, not a chain of growths each copying what was decoded so far
+// (which, for a stream of messages each a little larger than the last,
+// reallocated and copied nearly every message whole).
+func TestStreamDecodeOneBuffer(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	enc, _ := NewStreamEncoder(DefaultStreamWindow)
+	defer enc.Close()
+	dec, _ := NewStreamDecoder(DefaultStreamWindow)
+	defer dec.Close()
+	var wire [][]byte
+	var plain [][]byte
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 6 {
+		// 150 KiB and more, half random (a ratio of about 2, as real
+		// requests have at least), each larger than the last.
+		p := make([]byte, 150<<10+i*10<<10)
+		for j := range p {
+			if j%2 == 0 {
+				p[j] = byte(rng.Uint32())
+			}
+		}
+		w, err := enc.AppendMessage(nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wire, plain = append(wire, w), append(plain, p)
+	}
+	// The first message starts the frame (the decoder's own buffers).
+	out, err := dec.DecodeMessage(nil, wire[0], 1<<20, nil)
+	if err != nil || !bytes.Equal(out, plain[0]) {
+		t.Fatal(err)
+	}
+	i := 1
+	allocs := testing.AllocsPerRun(4, func() {
+		charges, charged := 0, 0
+		var err error
+		// Into the last message's buffer, a little too small (as a
+		// pooled buffer is), then (cold) into none.
+		dst := out[:0]
+		if i%2 == 0 {
+			dst = nil
+		}
+		out, err = dec.DecodeMessage(dst, wire[i], 1<<20, func(n int) error { charges++; charged += n; return nil })
+		if err != nil || !bytes.Equal(out, plain[i]) {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		if cap(out) != len(plain[i]) || charged != len(plain[i]) || charges != 1 {
+			t.Fatalf("message %d: %d bytes in a buffer of %d, %d charged in %d charges, want one buffer charged once before decoding", i, len(out), cap(out), charged, charges)
+		}
+		i++
+	})
+	if allocs > 1 {
+		t.Fatalf("%.1f allocations per message, want 1", allocs)
+	}
+}
+
+// TestStreamLyingLengthHeldToRatio: a message that declares far more than
+// it holds is given a buffer of at most maxFirstRatio times its bytes
+// before its output proves more, charged before it is allocated.
+func TestStreamLyingLengthHeldToRatio(t *testing.T) {
+	enc, _ := NewStreamEncoder(DefaultStreamWindow)
+	defer enc.Close()
+	w, _ := enc.AppendMessage(nil, streamMessages(1)[0])
+	_, k := binary.Uvarint(w[1:])
+	body := w[1+k:]
+	lying := append(binary.AppendUvarint([]byte{0}, 8<<20), body...)
+	dec, _ := NewStreamDecoder(DefaultStreamWindow)
+	defer dec.Close()
+	charged := 0
+	out, err := dec.DecodeMessage(nil, lying, 8<<20, func(n int) error { charged += n; return nil })
+	if !errors.Is(err, ErrStreamCorrupt) {
+		t.Fatalf("got %v, want ErrStreamCorrupt", err)
+	}
+	if bound := max(streamChunk, maxFirstRatio*len(body)); cap(out) > bound || cap(out) > charged {
+		t.Fatalf("a %d-byte message declaring 8 MiB got a buffer of %d (bound %d), %d charged", len(body), cap(out), bound, charged)
+	}
+}
