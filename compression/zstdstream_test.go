@@ -153,13 +153,22 @@ func TestStreamBombCharged(t *testing.T) {
 
 func FuzzStreamDecoder(f *testing.F) {
 	enc, _ := NewStreamEncoder(MinStreamWindow * 64)
-	var seed []byte
-	for _, m := range streamMessages(3) {
+	var seed, lying []byte
+	for i, m := range streamMessages(3) {
 		w, _ := enc.AppendMessage(nil, m[:500])
 		seed = binary.AppendUvarint(seed, uint64(len(w)))
 		seed = append(seed, w...)
+		if i == 0 {
+			// The first message declaring 200 KiB: a buffer is
+			// allocated for it before it is decoded (maxFirstRatio).
+			_, k := binary.Uvarint(w[1:])
+			l := append(binary.AppendUvarint([]byte{0}, 200<<10), w[1+k:]...)
+			lying = append(binary.AppendUvarint(nil, uint64(len(l))), l...)
+		}
 	}
 	f.Add(seed)
+	f.Add(lying)
+	const limit = 256 << 10
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dec, err := NewStreamDecoder(MinStreamWindow * 64)
 		if err != nil {
@@ -175,9 +184,11 @@ func FuzzStreamDecoder(f *testing.F) {
 			msg := data[k : k+int(n)]
 			data = data[k+int(n):]
 			charged := 0
-			out, err := dec.DecodeMessage(nil, msg, 64<<10, func(n int) error { charged += n; return nil })
-			if len(out) > 64<<10 || charged < len(out) {
-				t.Fatalf("%d bytes out, %d charged", len(out), charged)
+			out, err := dec.DecodeMessage(nil, msg, limit, func(n int) error { charged += n; return nil })
+			// What it holds is charged, and is at most the buffer
+			// allowed before decoding, or a few times the output.
+			if len(out) > limit || charged < cap(out) || cap(out) > max(streamChunk, maxFirstRatio*len(msg))+3*len(out) {
+				t.Fatalf("%d bytes out in a buffer of %d, %d charged", len(out), cap(out), charged)
 			}
 			if err != nil {
 				if !errors.Is(err, ErrStreamCorrupt) && !errors.Is(err, ErrStreamWindow) && !errors.Is(err, ErrTooLarge) {
