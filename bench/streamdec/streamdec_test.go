@@ -124,6 +124,9 @@ func benchPasses(b *testing.B, s *shape, cold bool) {
 		b.SetBytes(int64(s.plain))
 		var dst []byte
 		for b.Loop() {
+			if cold {
+				dst = nil
+			}
 			for _, c := range s.per {
 				var err error
 				if dst, err = compression.Decompress(dst[:0], compression.Zstd, c, limit); err != nil {
@@ -145,6 +148,9 @@ func benchPasses(b *testing.B, s *shape, cold bool) {
 		defer d.Close()
 		var dst []byte
 		for b.Loop() {
+			if cold {
+				dst = nil
+			}
 			for _, c := range s.per {
 				if dst, err = d.DecodeAll(c, dst[:0]); err != nil {
 					b.Fatal(err)
@@ -157,6 +163,9 @@ func benchPasses(b *testing.B, s *shape, cold bool) {
 		b.SetBytes(int64(s.plain))
 		var dst []byte
 		for b.Loop() {
+			if cold {
+				dst = nil
+			}
 			dec, err := compression.NewStreamDecoder(compression.DefaultStreamWindow)
 			if err != nil {
 				b.Fatal(err)
