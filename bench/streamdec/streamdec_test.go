@@ -11,8 +11,11 @@ package streamdec
 
 import (
 	"path/filepath"
+	"runtime"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -123,6 +126,9 @@ func benchPasses(b *testing.B, s *shape, cold bool) {
 	b.Run("per", func(b *testing.B) {
 		b.SetBytes(int64(s.plain))
 		var dst []byte
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cpu := threadCPU()
 		for b.Loop() {
 			if cold {
 				dst = nil
@@ -134,7 +140,7 @@ func benchPasses(b *testing.B, s *shape, cold bool) {
 				}
 			}
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(s.items), "ns/item")
+		report(b, s, cpu)
 	})
 	// decodeall: the same frames through DecodeAll into a buffer
 	// of their size, the floor for per-message zstd in this library
@@ -147,6 +153,9 @@ func benchPasses(b *testing.B, s *shape, cold bool) {
 		}
 		defer d.Close()
 		var dst []byte
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cpu := threadCPU()
 		for b.Loop() {
 			if cold {
 				dst = nil
@@ -157,11 +166,14 @@ func benchPasses(b *testing.B, s *shape, cold bool) {
 				}
 			}
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(s.items), "ns/item")
+		report(b, s, cpu)
 	})
 	b.Run("stream", func(b *testing.B) {
 		b.SetBytes(int64(s.plain))
 		var dst []byte
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cpu := threadCPU()
 		for b.Loop() {
 			if cold {
 				dst = nil
@@ -180,6 +192,32 @@ func benchPasses(b *testing.B, s *shape, cold bool) {
 			}
 			dec.Close()
 		}
-		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(s.items), "ns/item")
+		report(b, s, cpu)
 	})
+}
+
+// threadCPU returns the CPU time the calling thread has used (user and
+// system, getrusage RUSAGE_THREAD): the benchmark's goroutine, locked to
+// its thread, without the collector's background workers. It makes the
+// cpu-ns/item figure, beside the wall time, which on a machine shared
+// with other work counts the time the benchmark waits for a core.
+func threadCPU() time.Duration {
+	var r syscall.Rusage
+	if err := syscall.Getrusage(rusageThread, &r); err != nil {
+		return 0
+	}
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}
+
+// rusageThread is RUSAGE_THREAD (Linux).
+const rusageThread = 1
+
+// report adds ns/item (wall) and cpu-ns/item (the thread's CPU time since
+// start) to b's results.
+func report(b *testing.B, s *shape, start time.Duration) {
+	n := float64(b.N) * float64(s.items)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/item")
+	if c := threadCPU(); c > 0 {
+		b.ReportMetric(float64(c-start)/n, "cpu-ns/item")
+	}
 }
