@@ -262,13 +262,17 @@ func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int)
 	// before) copied up to the whole message at its end, and a stream of
 	// messages each a little larger than the last (a pooled buffer sized
 	// to the previous one) reallocated and copied again and again: 40 % of
-	// the decode's CPU at 8,192 points per request (bench/streamdec). A
-	// message whose compressed bytes are fewer than its declared length
-	// over maxFirstRatio gets only that, then growth with the output: a
-	// message that lies about its length makes us hold no more than that
-	// many times its bytes before its output proves the rest.
+	// the decode's CPU at 8,192 points per request (perf samples of
+	// wirebytes's cell, bench/results/streamdec-decode.txt). A message
+	// whose compressed bytes are fewer than its declared length over
+	// maxFirstRatio gets only that many times its bytes, then growth with
+	// the output: a message that lies about its length makes us hold no
+	// more than that before its output proves the rest.
 	if need := want - len(dst); cap(dst)-len(dst) < need {
-		room := min(need, max(streamChunk, maxFirstRatio*len(d.in.b)))
+		room := need
+		if len(d.in.b) < need/maxFirstRatio {
+			room = min(need, max(streamChunk, maxFirstRatio*len(d.in.b))) // 256 × len: less than need
+		}
 		if room > cap(dst)-len(dst) {
 			if err := charge(room); err != nil {
 				d.err = err
