@@ -191,13 +191,27 @@ func NewStreamDecoder(maxWindow int) (*StreamDecoder, error) {
 }
 
 // streamChunk is how much decoded output is charged at a time: the
-// charge follows the output, never the declared length alone.
+// charge follows the output, or a buffer allocated for it, never the
+// declared length alone.
 const streamChunk = 64 << 10
+
+// maxFirstRatio bounds the buffer DecodeMessage allocates for a message
+// before decoding it: its declared length, but at most this many times its
+// compressed bytes (or streamChunk). Honest messages on the demo data
+// decode to at most 112 times their bytes (metrics, SDK-sized, each
+// repeating the last; 8,192 points per request: 45 times), so they get
+// one buffer; a message that lies is held to 256 times its bytes, less
+// than what its real output can reach from repeat matches (a 4 KiB message
+// decoding to 4 MiB, TestStreamBombCharged), and the charge comes first.
+const maxFirstRatio = 256
 
 // DecodeMessage appends to dst the plain message that the stream message
 // msg carries. A declared length above limit is ErrTooLarge, before any
-// decoding; grow, if not nil, is charged for the output as it is produced
-// and its error returned as it is (wrapped in chargeError's unwrap chain).
+// decoding; grow, if not nil, is charged for the output as it is produced,
+// and for a buffer before it is allocated (when dst has no room: the
+// declared length, at most maxFirstRatio times msg's length, then more as
+// the output grows), and its error returned as it is (wrapped in
+// chargeError's unwrap chain).
 func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int) error) ([]byte, error) {
 	if d.err != nil {
 		return dst, d.err
@@ -240,6 +254,34 @@ func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int)
 		}
 		ahead = n
 		return nil
+	}
+	// The output's buffer: when dst has no room for the message, one of
+	// the declared length, allocated (and charged) before any decoding, so
+	// that the message decodes into it with no copy of what it has decoded
+	// so far. Growing with the output instead (as below, and as this did
+	// before) copied up to the whole message at its end, and a stream of
+	// messages each a little larger than the last (a pooled buffer sized
+	// to the previous one) reallocated and copied again and again: 40 % of
+	// the decode's CPU at 8,192 points per request (perf samples of
+	// wirebytes's cell, bench/results/streamdec-decode.txt). A message
+	// whose compressed bytes are fewer than its declared length over
+	// maxFirstRatio gets only that many times its bytes, then growth with
+	// the output: a message that lies about its length makes us hold no
+	// more than that before its output proves the rest.
+	if need := want - len(dst); cap(dst)-len(dst) < need {
+		room := need
+		if len(d.in.b) < need/maxFirstRatio {
+			room = min(need, max(streamChunk, maxFirstRatio*len(d.in.b))) // 256 × len: less than need
+		}
+		if room > cap(dst)-len(dst) {
+			if err := charge(room); err != nil {
+				d.err = err
+				return dst, d.err
+			}
+			nb := make([]byte, len(dst), len(dst)+room)
+			copy(nb, dst)
+			dst = nb
+		}
 	}
 	for len(dst) < want {
 		m := min(want-len(dst), streamChunk)

@@ -153,13 +153,22 @@ func TestStreamBombCharged(t *testing.T) {
 
 func FuzzStreamDecoder(f *testing.F) {
 	enc, _ := NewStreamEncoder(MinStreamWindow * 64)
-	var seed []byte
-	for _, m := range streamMessages(3) {
+	var seed, lying []byte
+	for i, m := range streamMessages(3) {
 		w, _ := enc.AppendMessage(nil, m[:500])
 		seed = binary.AppendUvarint(seed, uint64(len(w)))
 		seed = append(seed, w...)
+		if i == 0 {
+			// The first message declaring 200 KiB: a buffer is
+			// allocated for it before it is decoded (maxFirstRatio).
+			_, k := binary.Uvarint(w[1:])
+			l := append(binary.AppendUvarint([]byte{0}, 200<<10), w[1+k:]...)
+			lying = append(binary.AppendUvarint(nil, uint64(len(l))), l...)
+		}
 	}
 	f.Add(seed)
+	f.Add(lying)
+	const limit = 256 << 10
 	f.Fuzz(func(t *testing.T, data []byte) {
 		dec, err := NewStreamDecoder(MinStreamWindow * 64)
 		if err != nil {
@@ -175,9 +184,11 @@ func FuzzStreamDecoder(f *testing.F) {
 			msg := data[k : k+int(n)]
 			data = data[k+int(n):]
 			charged := 0
-			out, err := dec.DecodeMessage(nil, msg, 64<<10, func(n int) error { charged += n; return nil })
-			if len(out) > 64<<10 || charged < len(out) {
-				t.Fatalf("%d bytes out, %d charged", len(out), charged)
+			out, err := dec.DecodeMessage(nil, msg, limit, func(n int) error { charged += n; return nil })
+			// What it holds is charged, and is at most the buffer
+			// allowed before decoding, or a few times the output.
+			if len(out) > limit || charged < cap(out) || cap(out) > max(streamChunk, maxFirstRatio*len(msg))+3*len(out) {
+				t.Fatalf("%d bytes out in a buffer of %d, %d charged", len(out), cap(out), charged)
 			}
 			if err != nil {
 				if !errors.Is(err, ErrStreamCorrupt) && !errors.Is(err, ErrStreamWindow) && !errors.Is(err, ErrTooLarge) {
@@ -277,5 +288,87 @@ func TestStreamDecodeChargesWhatItAllocates(t *testing.T) {
 	}
 	if cap(out) > charged {
 		t.Fatalf("holds a buffer of %d bytes for %d charged (%d decoded)", cap(out), charged, len(out))
+	}
+}
+
+// TestStreamDecodeOneBuffer: a message larger than the buffer it is
+// decoded into gets one buffer of its declared length, allocated before it
+// is decoded, not a chain of growths each copying what was decoded so far
+// (which, for a stream of messages each a little larger than the last,
+// reallocated and copied nearly every message whole).
+func TestStreamDecodeOneBuffer(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	enc, _ := NewStreamEncoder(DefaultStreamWindow)
+	defer enc.Close()
+	dec, _ := NewStreamDecoder(DefaultStreamWindow)
+	defer dec.Close()
+	var wire [][]byte
+	var plain [][]byte
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 6 {
+		// 150 KiB and more, half random (a ratio of about 2, as real
+		// requests have at least), each larger than the last.
+		p := make([]byte, 150<<10+i*10<<10)
+		for j := range p {
+			if j%2 == 0 {
+				p[j] = byte(rng.Uint32())
+			}
+		}
+		w, err := enc.AppendMessage(nil, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wire, plain = append(wire, w), append(plain, p)
+	}
+	// The first message starts the frame (the decoder's own buffers).
+	out, err := dec.DecodeMessage(nil, wire[0], 1<<20, nil)
+	if err != nil || !bytes.Equal(out, plain[0]) {
+		t.Fatal(err)
+	}
+	i := 1
+	allocs := testing.AllocsPerRun(4, func() {
+		charges, charged := 0, 0
+		var err error
+		// Into the last message's buffer, a little too small (as a
+		// pooled buffer is), then (cold) into none.
+		dst := out[:0]
+		if i%2 == 0 {
+			dst = nil
+		}
+		out, err = dec.DecodeMessage(dst, wire[i], 1<<20, func(n int) error { charges++; charged += n; return nil })
+		if err != nil || !bytes.Equal(out, plain[i]) {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		if cap(out) != len(plain[i]) || charged != len(plain[i]) || charges != 1 {
+			t.Fatalf("message %d: %d bytes in a buffer of %d, %d charged in %d charges, want one buffer charged once before decoding", i, len(out), cap(out), charged, charges)
+		}
+		i++
+	})
+	if allocs > 1 {
+		t.Fatalf("%.1f allocations per message, want 1", allocs)
+	}
+}
+
+// TestStreamLyingLengthHeldToRatio: a message that declares far more than
+// it holds is given a buffer of at most maxFirstRatio times its bytes
+// before its output proves more, charged before it is allocated.
+func TestStreamLyingLengthHeldToRatio(t *testing.T) {
+	enc, _ := NewStreamEncoder(DefaultStreamWindow)
+	defer enc.Close()
+	w, _ := enc.AppendMessage(nil, streamMessages(1)[0])
+	_, k := binary.Uvarint(w[1:])
+	body := w[1+k:]
+	lying := append(binary.AppendUvarint([]byte{0}, 8<<20), body...)
+	dec, _ := NewStreamDecoder(DefaultStreamWindow)
+	defer dec.Close()
+	charged := 0
+	out, err := dec.DecodeMessage(nil, lying, 8<<20, func(n int) error { charged += n; return nil })
+	if !errors.Is(err, ErrStreamCorrupt) {
+		t.Fatalf("got %v, want ErrStreamCorrupt", err)
+	}
+	if bound := max(streamChunk, maxFirstRatio*len(body)); cap(out) > bound || cap(out) > charged {
+		t.Fatalf("a %d-byte message declaring 8 MiB got a buffer of %d (bound %d), %d charged", len(body), cap(out), bound, charged)
 	}
 }
