@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -375,4 +376,56 @@ func deadBroker(t *testing.T) string {
 	addr := c.ListenAddrs()[0]
 	c.Close()
 	return addr
+}
+
+// TestKafkaReadKeysHeaderBombBounded: records that decode to far more than
+// their bytes (thousands of empty headers each, zstd-compressed to a few
+// hundred bytes a batch) on a topic the receiver reads at start cost
+// ReadKeys memory in proportion to the bytes it reads, not to what the
+// records claim: a topic anyone can write to must not stop a receiver from
+// starting. The keyed request stored after them is found all the same.
+func TestKafkaReadKeysHeaderBombBounded(t *testing.T) {
+	brokers := newKfake(t, kfake.SeedTopics(1, "bomb_spans"))
+	since := time.Now().Add(-time.Second)
+	ctx := context.Background()
+	// 8 batches of one record with 1<<19 empty headers: 1 MiB each
+	// decompressed (2 bytes a header), each under every decompression
+	// bound, about 200 bytes each on the wire.
+	const batches, headers = 8, 1 << 19
+	bomb, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ProducerBatchCompression(kgo.ZstdCompression()),
+		kgo.ProducerBatchMaxBytes(4<<20), kgo.MaxBufferedBytes(64<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bomb.Close()
+	hs := make([]kgo.RecordHeader, headers)
+	for range batches {
+		if err := bomb.ProduceSync(ctx, &kgo.Record{Topic: "bomb_spans", Headers: hs}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs = nil
+	cfg := kafka.Config{Brokers: brokers, TracesTopic: "bomb_spans"}
+	if err := openKeyed(t, cfg).WriteKeyed(ctx, storage.Traces, tracesWithIDs(t, 1, 1), 1, storage.StoredKey{Key: "after-the-bomb", Fingerprint: 3}); err != nil {
+		t.Fatal(err)
+	}
+	b := openKeyed(t, cfg)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, err := readAllKeys(t, b, since)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["after-the-bomb"].Fingerprint != 3 || len(got) != 1 {
+		t.Errorf("read %+v, want the key after-the-bomb", got)
+	}
+	// The records decompress to 8 MiB: reading them may cost that and
+	// the fetches, not their 4M headers decoded (40 bytes each).
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("ReadKeys allocated %d MiB for %d batches of %d headers", alloc>>20, batches, headers)
+	if alloc > 48<<20 {
+		t.Errorf("ReadKeys allocated %d MiB reading %d batches of %d MiB decompressed, want at most 48 MiB", alloc>>20, batches, 2*headers>>20)
+	}
 }
