@@ -122,77 +122,21 @@ func (s *Sink) ReadKeys(since time.Time, fn func(storage.StoredKey) error) error
 	if len(ranges) == 0 {
 		return nil
 	}
-	start := make(map[string]map[int32]kgo.Offset)
-	for tp, r := range ranges {
-		if start[tp.topic] == nil {
-			start[tp.topic] = make(map[int32]kgo.Offset)
-		}
-		start[tp.topic][tp.partition] = kgo.NewOffset().At(r.from)
-	}
-	opts := append(append([]kgo.Opt(nil), s.readOpts...),
-		kgo.ConsumePartitions(start),
-		kgo.FetchMaxBytes(keysFetchMaxBytes), kgo.FetchMaxPartitionBytes(keysFetchMaxBytes),
-		kgo.MaxConcurrentFetches(1),
-		// Transaction markers (a transactional writer sharing the
-		// topics) as records: offsets then run to the end without
-		// gaps, and the read knows when a partition is done.
-		kgo.KeepControlRecords(),
-		// A batch decompresses to at most this: the sink's own batches
-		// are at most MaxMessageBytes; anything far larger was not
-		// written by a receiver (a zstd bomb on a shared topic).
-		kgo.MaxDecompressBatchBytes(max(64<<20, 2*(s.limit+recordOverhead))),
-	)
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return fmt.Errorf("kafka: cannot read keys: %w", err)
-	}
-	defer cl.Close()
-	a := newKeyAssembler(s.maxPending, fn, s.km)
+	var fnErr error
+	a := newKeyAssembler(s.maxPending, func(k storage.StoredKey) error {
+		fnErr = fn(k)
+		return fnErr
+	}, s.km)
 	defer a.finish()
-	for len(ranges) > 0 {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
+	r := &keysReader{s: s, a: a, limit: s.keysBatchLimit()}
+	if err := r.readRanges(ctx, ranges); err != nil {
+		if fnErr != nil {
+			return fnErr
+		}
+		if ctx.Err() != nil {
 			return fmt.Errorf("kafka: keys read in part: %d partition(s) not read to their end within %v (-kafka-keys-read-timeout); a resend of their requests is stored again", len(ranges), s.keysTimeout)
 		}
-		var ferr error
-		fs.EachError(func(topic string, p int32, err error) {
-			if _, ok := errors.AsType[*kgo.ErrDecompressTooLarge](err); ok {
-				// Not ours (see MaxDecompressBatchBytes): skip the
-				// partition's rest rather than stall.
-				a.m.tooLarge.Inc()
-				delete(ranges, topicPartition{topic, p})
-				return
-			}
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, kgo.ErrClientClosed) {
-				ferr = err
-			}
-			// Other errors are the client's to retry (a leader moving);
-			// the deadline bounds them.
-		})
-		if ferr != nil {
-			return fmt.Errorf("kafka: keys read in part: %w", ferr)
-		}
-		fs.EachPartition(func(p kgo.FetchTopicPartition) {
-			tp := topicPartition{p.Topic, p.Partition}
-			r, ok := ranges[tp]
-			if !ok {
-				return
-			}
-			for _, rec := range p.Records {
-				if rec.Offset >= r.to {
-					break
-				}
-				if ferr == nil {
-					ferr = a.add(rec.Headers, rec.Timestamp)
-				}
-			}
-			if n := len(p.Records); n > 0 && p.Records[n-1].Offset >= r.to-1 {
-				delete(ranges, tp)
-			}
-		})
-		if ferr != nil {
-			return ferr
-		}
+		return fmt.Errorf("kafka: keys read in part: %w", err)
 	}
 	return nil
 }
@@ -202,8 +146,14 @@ type topicPartition struct {
 	partition int32
 }
 
-// offsetRange is the offsets [from, to) of a partition ReadKeys reads.
-type offsetRange struct{ from, to int64 }
+// offsetRange is the offsets [from, to) of a partition ReadKeys reads
+// (from advances as it reads), its leader and its topic's id (for Fetch
+// v13 and later).
+type offsetRange struct {
+	from, to int64
+	leader   int32
+	topicID  [16]byte
+}
 
 // keyTopics are the topics ReadKeys reads: the signals', and with
 // TopicPerTenant every existing topic matching the pattern (from all, the
@@ -274,6 +224,8 @@ func (s *Sink) tryKeyRanges(ctx context.Context, since time.Time) (map[topicPart
 	}
 	var all []string
 	parts := make(map[string][]int32)
+	leaders := make(map[topicPartition]int32)
+	ids := make(map[string][16]byte)
 	for _, t := range resp.Topics {
 		if t.Topic == nil || t.ErrorCode == kerr.UnknownTopicOrPartition.Code {
 			continue // not created yet: nothing stored there
@@ -282,8 +234,10 @@ func (s *Sink) tryKeyRanges(ctx context.Context, since time.Time) (map[topicPart
 			return nil, fmt.Errorf("topic %s: %w", *t.Topic, err)
 		}
 		all = append(all, *t.Topic)
+		ids[*t.Topic] = t.TopicID
 		for _, p := range t.Partitions {
 			parts[*t.Topic] = append(parts[*t.Topic], p.Partition)
+			leaders[topicPartition{*t.Topic, p.Partition}] = p.Leader
 		}
 	}
 	topics := s.keyTopics(all)
@@ -333,7 +287,7 @@ func (s *Sink) tryKeyRanges(ctx context.Context, since time.Time) (map[topicPart
 	for tp, f := range from {
 		// -1: no record at or after since.
 		if t, ok := to[tp]; ok && f >= 0 && f < t {
-			ranges[tp] = offsetRange{f, t}
+			ranges[tp] = offsetRange{from: f, to: t, leader: leaders[tp], topicID: ids[tp.topic]}
 		}
 	}
 	return ranges, nil
@@ -373,12 +327,8 @@ func newKeyAssembler(budget int64, fn func(storage.StoredKey) error, m keysMetri
 
 // add takes one record's headers and timestamp; the error is fn's.
 func (a *keyAssembler) add(hs []kgo.RecordHeader, ts time.Time) error {
-	var (
-		value     []byte
-		hasKey    bool
-		tenant    = otlp.DefaultTenant
-		hasTenant bool
-	)
+	var value, tenant []byte
+	var hasKey, hasTenant bool
 	for _, h := range hs {
 		switch h.Key {
 		case KeyHeader:
@@ -387,12 +337,22 @@ func (a *keyAssembler) add(hs []kgo.RecordHeader, ts time.Time) error {
 			}
 		case TenantHeader:
 			if !hasTenant {
-				tenant, hasTenant = string(h.Value), true
+				tenant, hasTenant = h.Value, true
 			}
 		}
 	}
 	if !hasKey {
 		return nil // a Collector's record, or a write without a key
+	}
+	return a.addKey(value, tenant, hasTenant, ts)
+}
+
+// addKey takes one record's KeyHeader value, its TenantHeader's if it has
+// one, and its timestamp; the error is fn's.
+func (a *keyAssembler) addKey(value, tenantValue []byte, hasTenant bool, ts time.Time) error {
+	tenant := otlp.DefaultTenant
+	if hasTenant {
+		tenant = string(tenantValue)
 	}
 	p, err := parseKeyHeader(value)
 	if err == nil && hasTenant {
