@@ -429,3 +429,61 @@ func TestKafkaReadKeysHeaderBombBounded(t *testing.T) {
 		t.Errorf("ReadKeys allocated %d MiB reading %d batches of %d MiB decompressed, want at most 48 MiB", alloc>>20, batches, 2*headers>>20)
 	}
 }
+
+// TestKafkaReadKeysEveryCodec: ReadKeys decompresses the batches itself:
+// keys written with every codec the sink offers are found.
+func TestKafkaReadKeysEveryCodec(t *testing.T) {
+	brokers := newKfake(t)
+	since := time.Now().Add(-time.Second)
+	ctx := context.Background()
+	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
+		cfg := kafka.Config{Brokers: brokers, TracesTopic: "codec_" + codec, Compression: codec, PartitionTracesByID: true}
+		if err := openKeyed(t, cfg).WriteKeyed(ctx, storage.Traces, tracesWithIDs(t, 5, 1), 5, storage.StoredKey{Key: "key-" + codec, Fingerprint: 7}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readAllKeys(t, openKeyed(t, cfg), since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got["key-"+codec].Fingerprint != 7 || got["key-"+codec].Items != 5 || len(got) != 1 {
+			t.Errorf("%s: read %+v, want key-%s", codec, got, codec)
+		}
+	}
+}
+
+// TestKafkaReadKeysBatchTooLarge: a batch that decompresses past the bound
+// (a zstd bomb: 65 MiB of zeros in a few KiB) is skipped and counted, and
+// the keys before and after it in the same partition are found.
+func TestKafkaReadKeysBatchTooLarge(t *testing.T) {
+	brokers := newKfake(t, kfake.SeedTopics(1, "toolarge_spans"))
+	since := time.Now().Add(-time.Second)
+	ctx := context.Background()
+	cfg := kafka.Config{Brokers: brokers, TracesTopic: "toolarge_spans"}
+	w := openKeyed(t, cfg)
+	if err := w.WriteKeyed(ctx, storage.Traces, tracesWithIDs(t, 1, 1), 1, storage.StoredKey{Key: "before", Fingerprint: 1}); err != nil {
+		t.Fatal(err)
+	}
+	bomb, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ProducerBatchCompression(kgo.ZstdCompression()),
+		kgo.ProducerBatchMaxBytes(80<<20), kgo.MaxBufferedBytes(100<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bomb.Close()
+	if err := bomb.ProduceSync(ctx, &kgo.Record{Topic: "toolarge_spans", Value: make([]byte, 65<<20)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteKeyed(ctx, storage.Traces, tracesWithIDs(t, 1, 2), 1, storage.StoredKey{Key: "after", Fingerprint: 2}); err != nil {
+		t.Fatal(err)
+	}
+	set := metrics.NewSet()
+	got, err := readAllKeys(t, openKeyed(t, kafka.Config{Brokers: brokers, TracesTopic: "toolarge_spans", Metrics: set}), since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["before"].Fingerprint != 1 || got["after"].Fingerprint != 2 || len(got) != 2 {
+		t.Errorf("read %+v, want before and after", got)
+	}
+	if n := set.GetOrCreateCounter(`otlplite_kafka_keys_skipped_total{reason="batch_too_large"}`).Get(); n != 1 {
+		t.Errorf("batches too large counted %d, want 1", n)
+	}
+}
