@@ -439,7 +439,7 @@ func TestKafkaReadKeysEveryCodec(t *testing.T) {
 	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
 		cfg := kafka.Config{Brokers: brokers, TracesTopic: "codec_" + codec, Compression: codec, PartitionTracesByID: true}
 		if err := openKeyed(t, cfg).WriteKeyed(ctx, storage.Traces, tracesWithIDs(t, 5, 1), 5, storage.StoredKey{Key: "key-" + codec, Fingerprint: 7}); err != nil {
-			t.Fatal(err)
+			t.Fatal(codec, err)
 		}
 		got, err := readAllKeys(t, openKeyed(t, cfg), since)
 		if err != nil {
