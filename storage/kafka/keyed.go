@@ -97,7 +97,8 @@ func newKeysMetrics(set *metrics.Set) keysMetrics {
 //
 // After a failed Ping (brokers down at start) it reads nothing and says
 // so. It reads every record's bytes since since (Kafka has no way to read
-// headers alone), one fetch of at most 16 MiB at a time; the keys of
+// headers alone), one fetch of at most 16 MiB at a time, each batch's
+// records walked in place for their headers (keysfetch.go); the keys of
 // split requests wait for their missing parts in at most
 // Config.MaxPendingKeyBytes; and it stops at Config.KeysReadTimeout with
 // an error, the keys found so far reported. Keys of other receivers
