@@ -487,3 +487,48 @@ func TestKafkaReadKeysBatchTooLarge(t *testing.T) {
 		t.Errorf("batches too large counted %d, want 1", n)
 	}
 }
+
+// TestKafkaReadKeysLogTruncated: a partition whose end moved back after
+// ReadKeys listed it (a leader lost records acknowledged with acks=1; here
+// the listed end is a lie) is read to its new end, not waited on until
+// -kafka-keys-read-timeout.
+func TestKafkaReadKeysLogTruncated(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "truncated_spans"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	since := time.Now().Add(-time.Second)
+	cfg := kafka.Config{Brokers: c.ListenAddrs(), TracesTopic: "truncated_spans", KeysReadTimeout: 5 * time.Second}
+	w := openKeyed(t, cfg)
+	for i := range 3 {
+		if err := w.WriteKeyed(context.Background(), storage.Traces, tracesWithIDs(t, 1, i), 1, storage.StoredKey{Key: fmt.Sprint("k", i), Fingerprint: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		lreq := req.(*kmsg.ListOffsetsRequest)
+		resp := lreq.ResponseKind().(*kmsg.ListOffsetsResponse)
+		for _, rt := range lreq.Topics {
+			st := kmsg.NewListOffsetsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition, sp.Offset = rp.Partition, 0
+				if rp.Timestamp == -1 {
+					sp.Offset = 1000 // the end as listed; the log ends at 3
+				}
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	// Before the fix, the read waited for offsets 3 to 999 until its
+	// timeout and failed: "1 partition(s) not read to their end".
+	got, err := readAllKeys(t, openKeyed(t, cfg), since)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("read %v, %v; want the 3 keys and no error", got, err)
+	}
+}
