@@ -158,6 +158,12 @@ func (r *keysReader) fetch(ctx context.Context, leader int32, tps []topicPartiti
 			if rg.from, err = r.batches(p.RecordBatches, rg.from, rg.to); err != nil {
 				return false, err
 			}
+			if p.HighWatermark >= 0 && p.HighWatermark < rg.to {
+				// The log ends below the end listed at the start: a
+				// leader lost records (acks=1) since. Nothing more
+				// is coming below to.
+				rg.to = p.HighWatermark
+			}
 			r.update(ranges, tp, rg)
 		}
 	}
