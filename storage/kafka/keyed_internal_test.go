@@ -3,6 +3,7 @@ package kafka
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,28 @@ func TestKeyAssemblerBounded(t *testing.T) {
 		t.Fatalf("reported %d, over the limit %d, incomplete %d; want 1 reported, the rest counted", reported, over, incomplete)
 	}
 	t.Logf("at most %d bytes pending; %d keys over the limit, %d incomplete", maxUsed, over, incomplete)
+}
+
+// TestKeyAssemblerHugePartCounts: a record claiming the most parts a
+// header allows (2^24) costs the pending keys what its parts found hold,
+// not a bitset for all it claims: a few dozen such records (a few KiB on a
+// topic anyone can write to) do not fill the budget and keep the honest
+// split requests after them out of the window.
+func TestKeyAssemblerHugePartCounts(t *testing.T) {
+	set := metrics.NewSet()
+	var got []string
+	a := newKeyAssembler(DefaultMaxPendingKeyBytes, func(k storage.StoredKey) error { got = append(got, k.Key); return nil }, newKeysMetrics(set))
+	for i := range 100 {
+		a.add(keyRecord(t, storage.Traces, maxKeyParts-1-i, maxKeyParts, storage.StoredKey{Key: fmt.Sprint("claims-", i), Fingerprint: 1}, ""), time.Time{})
+	}
+	honest := storage.StoredKey{Key: "honest", Fingerprint: 2}
+	for part := range 3 {
+		a.add(keyRecord(t, storage.Traces, part, 3, honest, ""), time.Time{})
+	}
+	if len(got) != 1 || got[0] != "honest" {
+		t.Errorf("reported %v, want honest (pending: %d bytes)", got, a.used)
+	}
+	if a.used > 100*1024 {
+		t.Errorf("100 records of one part each hold %d bytes pending", a.used)
+	}
 }
