@@ -39,6 +39,15 @@ const (
 // memory of the read is this plus the largest batch.
 const keysFetchMaxBytes = 16 << 20
 
+// denseKeyParts is the most parts whose bits a pending key holds all at
+// once (512 bytes); a key of more parts holds the 64-part words where a
+// part was found, sparseWordCost each (a map slot and its share of the
+// map's growth).
+const (
+	denseKeyParts  = 4096
+	sparseWordCost = 48
+)
+
 // pendingKeyCost is what a pending key costs besides its strings and part
 // set: its map slot (the id's four words and pointer), the entry, and the
 // allocator's rounding.
@@ -314,7 +323,11 @@ type pendingID struct {
 }
 
 type pendingKey struct {
-	seen       []uint64 // a bit per part
+	// A bit per part: dense for up to denseKeyParts parts, else only
+	// the 64-part words where a part was found (a header may claim 2^24
+	// parts: the memory follows the parts read, not the claim).
+	seen       []uint64
+	sparse     map[int]uint64
 	found      int
 	items, rej int
 	msg        string
@@ -372,16 +385,42 @@ func (a *keyAssembler) addKey(value, tenantValue []byte, hasTenant bool, ts time
 	k := a.pending[id]
 	if k == nil {
 		words := (p.parts + 63) / 64
-		cost := int64(pendingKeyCost + len(id.tenant) + len(id.key) + len(p.message) + 8*words)
+		cost := int64(pendingKeyCost + len(id.tenant) + len(id.key) + len(p.message))
+		if p.parts <= denseKeyParts {
+			cost += int64(8 * words)
+		}
 		if a.used+cost > a.budget {
 			a.m.overLimit.Inc()
 			return nil
 		}
-		k = &pendingKey{seen: make([]uint64, words), items: p.items, rej: p.rejected, msg: string(p.message), cost: cost}
+		k = &pendingKey{items: p.items, rej: p.rejected, msg: string(p.message), cost: cost}
+		if p.parts <= denseKeyParts {
+			k.seen = make([]uint64, words)
+		} else {
+			k.sparse = make(map[int]uint64)
+		}
 		a.pending[id] = k
 		a.used += cost
 	}
-	if w, b := p.part/64, uint64(1)<<(p.part%64); k.seen[w]&b == 0 {
+	w, b := p.part/64, uint64(1)<<(p.part%64)
+	if k.sparse != nil {
+		word, ok := k.sparse[w]
+		if !ok {
+			if a.used+sparseWordCost > a.budget {
+				// Its parts cannot all be held: the key is dropped.
+				delete(a.pending, id)
+				a.used -= k.cost
+				a.m.overLimit.Inc()
+				return nil
+			}
+			k.cost += sparseWordCost
+			a.used += sparseWordCost
+		}
+		if word&b == 0 {
+			k.sparse[w] = word | b
+			k.found++
+		}
+	} else if k.seen[w]&b == 0 {
 		k.seen[w] |= b
 		k.found++
 	}
