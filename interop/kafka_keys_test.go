@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -375,4 +376,159 @@ func deadBroker(t *testing.T) string {
 	addr := c.ListenAddrs()[0]
 	c.Close()
 	return addr
+}
+
+// TestKafkaReadKeysHeaderBombBounded: records that decode to far more than
+// their bytes (thousands of empty headers each, zstd-compressed to a few
+// hundred bytes a batch) on a topic the receiver reads at start cost
+// ReadKeys memory in proportion to the bytes it reads, not to what the
+// records claim: a topic anyone can write to must not stop a receiver from
+// starting. The keyed request stored after them is found all the same.
+func TestKafkaReadKeysHeaderBombBounded(t *testing.T) {
+	brokers := newKfake(t, kfake.SeedTopics(1, "bomb_spans"))
+	since := time.Now().Add(-time.Second)
+	ctx := context.Background()
+	// 8 batches of one record with 1<<19 empty headers: 1 MiB each
+	// decompressed (2 bytes a header), each under every decompression
+	// bound, about 200 bytes each on the wire.
+	const batches, headers = 8, 1 << 19
+	bomb, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ProducerBatchCompression(kgo.ZstdCompression()),
+		kgo.ProducerBatchMaxBytes(4<<20), kgo.MaxBufferedBytes(64<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bomb.Close()
+	hs := make([]kgo.RecordHeader, headers)
+	for range batches {
+		if err := bomb.ProduceSync(ctx, &kgo.Record{Topic: "bomb_spans", Headers: hs}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hs = nil
+	cfg := kafka.Config{Brokers: brokers, TracesTopic: "bomb_spans"}
+	if err := openKeyed(t, cfg).WriteKeyed(ctx, storage.Traces, tracesWithIDs(t, 1, 1), 1, storage.StoredKey{Key: "after-the-bomb", Fingerprint: 3}); err != nil {
+		t.Fatal(err)
+	}
+	b := openKeyed(t, cfg)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got, err := readAllKeys(t, b, since)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["after-the-bomb"].Fingerprint != 3 || len(got) != 1 {
+		t.Errorf("read %+v, want the key after-the-bomb", got)
+	}
+	// The records decompress to 8 MiB: reading them may cost that and
+	// the fetches, not their 4M headers decoded (40 bytes each).
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("ReadKeys allocated %d MiB for %d batches of %d headers", alloc>>20, batches, headers)
+	if alloc > 48<<20 {
+		t.Errorf("ReadKeys allocated %d MiB reading %d batches of %d MiB decompressed, want at most 48 MiB", alloc>>20, batches, 2*headers>>20)
+	}
+}
+
+// TestKafkaReadKeysEveryCodec: ReadKeys decompresses the batches itself:
+// keys written with every codec the sink offers are found.
+func TestKafkaReadKeysEveryCodec(t *testing.T) {
+	brokers := newKfake(t)
+	since := time.Now().Add(-time.Second)
+	ctx := context.Background()
+	for _, codec := range []string{"none", "gzip", "snappy", "lz4", "zstd"} {
+		cfg := kafka.Config{Brokers: brokers, TracesTopic: "codec_" + codec, Compression: codec, PartitionTracesByID: true}
+		if err := openKeyed(t, cfg).WriteKeyed(ctx, storage.Traces, tracesWithIDs(t, 5, 1), 5, storage.StoredKey{Key: "key-" + codec, Fingerprint: 7}); err != nil {
+			t.Fatal(codec, err)
+		}
+		got, err := readAllKeys(t, openKeyed(t, cfg), since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got["key-"+codec].Fingerprint != 7 || got["key-"+codec].Items != 5 || len(got) != 1 {
+			t.Errorf("%s: read %+v, want key-%s", codec, got, codec)
+		}
+	}
+}
+
+// TestKafkaReadKeysBatchTooLarge: a batch that decompresses past the bound
+// (a zstd bomb: 65 MiB of zeros in a few KiB) is skipped and counted, and
+// the keys before and after it in the same partition are found.
+func TestKafkaReadKeysBatchTooLarge(t *testing.T) {
+	brokers := newKfake(t, kfake.SeedTopics(1, "toolarge_spans"))
+	since := time.Now().Add(-time.Second)
+	ctx := context.Background()
+	cfg := kafka.Config{Brokers: brokers, TracesTopic: "toolarge_spans"}
+	w := openKeyed(t, cfg)
+	if err := w.WriteKeyed(ctx, storage.Traces, tracesWithIDs(t, 1, 1), 1, storage.StoredKey{Key: "before", Fingerprint: 1}); err != nil {
+		t.Fatal(err)
+	}
+	bomb, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ProducerBatchCompression(kgo.ZstdCompression()),
+		kgo.ProducerBatchMaxBytes(80<<20), kgo.MaxBufferedBytes(100<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bomb.Close()
+	if err := bomb.ProduceSync(ctx, &kgo.Record{Topic: "toolarge_spans", Value: make([]byte, 65<<20)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteKeyed(ctx, storage.Traces, tracesWithIDs(t, 1, 2), 1, storage.StoredKey{Key: "after", Fingerprint: 2}); err != nil {
+		t.Fatal(err)
+	}
+	set := metrics.NewSet()
+	got, err := readAllKeys(t, openKeyed(t, kafka.Config{Brokers: brokers, TracesTopic: "toolarge_spans", Metrics: set}), since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["before"].Fingerprint != 1 || got["after"].Fingerprint != 2 || len(got) != 2 {
+		t.Errorf("read %+v, want before and after", got)
+	}
+	if n := set.GetOrCreateCounter(`otlplite_kafka_keys_skipped_total{reason="batch_too_large"}`).Get(); n != 1 {
+		t.Errorf("batches too large counted %d, want 1", n)
+	}
+}
+
+// TestKafkaReadKeysLogTruncated: a partition whose end moved back after
+// ReadKeys listed it (a leader lost records acknowledged with acks=1; here
+// the listed end is a lie) is read to its new end, not waited on until
+// -kafka-keys-read-timeout.
+func TestKafkaReadKeysLogTruncated(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "truncated_spans"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	since := time.Now().Add(-time.Second)
+	cfg := kafka.Config{Brokers: c.ListenAddrs(), TracesTopic: "truncated_spans", KeysReadTimeout: 5 * time.Second}
+	w := openKeyed(t, cfg)
+	for i := range 3 {
+		if err := w.WriteKeyed(context.Background(), storage.Traces, tracesWithIDs(t, 1, i), 1, storage.StoredKey{Key: fmt.Sprint("k", i), Fingerprint: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		lreq := req.(*kmsg.ListOffsetsRequest)
+		resp := lreq.ResponseKind().(*kmsg.ListOffsetsResponse)
+		for _, rt := range lreq.Topics {
+			st := kmsg.NewListOffsetsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition, sp.Offset = rp.Partition, 0
+				if rp.Timestamp == -1 {
+					sp.Offset = 1000 // the end as listed; the log ends at 3
+				}
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil, true
+	})
+	// Before the fix, the read waited for offsets 3 to 999 until its
+	// timeout and failed: "1 partition(s) not read to their end".
+	got, err := readAllKeys(t, openKeyed(t, cfg), since)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("read %v, %v; want the 3 keys and no error", got, err)
+	}
 }

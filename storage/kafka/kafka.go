@@ -329,9 +329,8 @@ type Sink struct {
 	inflight      sync.WaitGroup
 	batches       sync.Pool // *batch
 	splits        sync.Pool // *otlpdecode.TraceSplitter
-	// ReadKeys' settings (keyed.go): the options of its own client (the
-	// brokers, TLS, SASL), its time and memory bounds, its counters.
-	readOpts    []kgo.Opt
+	// ReadKeys' settings (keyed.go): its time and memory bounds, its
+	// counters.
 	keysTimeout time.Duration
 	maxPending  int64
 	km          keysMetrics
@@ -455,12 +454,6 @@ func Open(cfg Config) (*Sink, error) {
 		return nil, err
 	}
 	opts = append(opts, conn...)
-	s.readOpts = append([]kgo.Opt{
-		kgo.SeedBrokers(cfg.Brokers...),
-		kgo.ClientID(cmp.Or(cfg.ClientID, kafkaconn.DefaultClientID)),
-		kgo.DialTimeout(cmp.Or(max(cfg.DialTimeout, 0), kafkaconn.DefaultDialTimeout)),
-		kgo.DisableClientMetrics(),
-	}, conn...)
 	s.cl, err = kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka: cannot create client: %w", err)

@@ -39,6 +39,15 @@ const (
 // memory of the read is this plus the largest batch.
 const keysFetchMaxBytes = 16 << 20
 
+// denseKeyParts is the most parts whose bits a pending key holds all at
+// once (512 bytes); a key of more parts holds the 64-part words where a
+// part was found, sparseWordCost each (a map slot and its share of the
+// map's growth).
+const (
+	denseKeyParts  = 4096
+	sparseWordCost = 48
+)
+
 // pendingKeyCost is what a pending key costs besides its strings and part
 // set: its map slot (the id's four words and pointer), the entry, and the
 // allocator's rounding.
@@ -97,7 +106,8 @@ func newKeysMetrics(set *metrics.Set) keysMetrics {
 //
 // After a failed Ping (brokers down at start) it reads nothing and says
 // so. It reads every record's bytes since since (Kafka has no way to read
-// headers alone), one fetch of at most 16 MiB at a time; the keys of
+// headers alone), one fetch of at most 16 MiB at a time, each batch's
+// records walked in place for their headers (keysfetch.go); the keys of
 // split requests wait for their missing parts in at most
 // Config.MaxPendingKeyBytes; and it stops at Config.KeysReadTimeout with
 // an error, the keys found so far reported. Keys of other receivers
@@ -122,77 +132,21 @@ func (s *Sink) ReadKeys(since time.Time, fn func(storage.StoredKey) error) error
 	if len(ranges) == 0 {
 		return nil
 	}
-	start := make(map[string]map[int32]kgo.Offset)
-	for tp, r := range ranges {
-		if start[tp.topic] == nil {
-			start[tp.topic] = make(map[int32]kgo.Offset)
-		}
-		start[tp.topic][tp.partition] = kgo.NewOffset().At(r.from)
-	}
-	opts := append(append([]kgo.Opt(nil), s.readOpts...),
-		kgo.ConsumePartitions(start),
-		kgo.FetchMaxBytes(keysFetchMaxBytes), kgo.FetchMaxPartitionBytes(keysFetchMaxBytes),
-		kgo.MaxConcurrentFetches(1),
-		// Transaction markers (a transactional writer sharing the
-		// topics) as records: offsets then run to the end without
-		// gaps, and the read knows when a partition is done.
-		kgo.KeepControlRecords(),
-		// A batch decompresses to at most this: the sink's own batches
-		// are at most MaxMessageBytes; anything far larger was not
-		// written by a receiver (a zstd bomb on a shared topic).
-		kgo.MaxDecompressBatchBytes(max(64<<20, 2*(s.limit+recordOverhead))),
-	)
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		return fmt.Errorf("kafka: cannot read keys: %w", err)
-	}
-	defer cl.Close()
-	a := newKeyAssembler(s.maxPending, fn, s.km)
+	var fnErr error
+	a := newKeyAssembler(s.maxPending, func(k storage.StoredKey) error {
+		fnErr = fn(k)
+		return fnErr
+	}, s.km)
 	defer a.finish()
-	for len(ranges) > 0 {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
+	r := &keysReader{s: s, a: a, limit: s.keysBatchLimit()}
+	if err := r.readRanges(ctx, ranges); err != nil {
+		if fnErr != nil {
+			return fnErr
+		}
+		if ctx.Err() != nil {
 			return fmt.Errorf("kafka: keys read in part: %d partition(s) not read to their end within %v (-kafka-keys-read-timeout); a resend of their requests is stored again", len(ranges), s.keysTimeout)
 		}
-		var ferr error
-		fs.EachError(func(topic string, p int32, err error) {
-			if _, ok := errors.AsType[*kgo.ErrDecompressTooLarge](err); ok {
-				// Not ours (see MaxDecompressBatchBytes): skip the
-				// partition's rest rather than stall.
-				a.m.tooLarge.Inc()
-				delete(ranges, topicPartition{topic, p})
-				return
-			}
-			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, kgo.ErrClientClosed) {
-				ferr = err
-			}
-			// Other errors are the client's to retry (a leader moving);
-			// the deadline bounds them.
-		})
-		if ferr != nil {
-			return fmt.Errorf("kafka: keys read in part: %w", ferr)
-		}
-		fs.EachPartition(func(p kgo.FetchTopicPartition) {
-			tp := topicPartition{p.Topic, p.Partition}
-			r, ok := ranges[tp]
-			if !ok {
-				return
-			}
-			for _, rec := range p.Records {
-				if rec.Offset >= r.to {
-					break
-				}
-				if ferr == nil {
-					ferr = a.add(rec.Headers, rec.Timestamp)
-				}
-			}
-			if n := len(p.Records); n > 0 && p.Records[n-1].Offset >= r.to-1 {
-				delete(ranges, tp)
-			}
-		})
-		if ferr != nil {
-			return ferr
-		}
+		return fmt.Errorf("kafka: keys read in part: %w", err)
 	}
 	return nil
 }
@@ -202,8 +156,14 @@ type topicPartition struct {
 	partition int32
 }
 
-// offsetRange is the offsets [from, to) of a partition ReadKeys reads.
-type offsetRange struct{ from, to int64 }
+// offsetRange is the offsets [from, to) of a partition ReadKeys reads
+// (from advances as it reads), its leader and its topic's id (for Fetch
+// v13 and later).
+type offsetRange struct {
+	from, to int64
+	leader   int32
+	topicID  [16]byte
+}
 
 // keyTopics are the topics ReadKeys reads: the signals', and with
 // TopicPerTenant every existing topic matching the pattern (from all, the
@@ -274,6 +234,8 @@ func (s *Sink) tryKeyRanges(ctx context.Context, since time.Time) (map[topicPart
 	}
 	var all []string
 	parts := make(map[string][]int32)
+	leaders := make(map[topicPartition]int32)
+	ids := make(map[string][16]byte)
 	for _, t := range resp.Topics {
 		if t.Topic == nil || t.ErrorCode == kerr.UnknownTopicOrPartition.Code {
 			continue // not created yet: nothing stored there
@@ -282,8 +244,10 @@ func (s *Sink) tryKeyRanges(ctx context.Context, since time.Time) (map[topicPart
 			return nil, fmt.Errorf("topic %s: %w", *t.Topic, err)
 		}
 		all = append(all, *t.Topic)
+		ids[*t.Topic] = t.TopicID
 		for _, p := range t.Partitions {
 			parts[*t.Topic] = append(parts[*t.Topic], p.Partition)
+			leaders[topicPartition{*t.Topic, p.Partition}] = p.Leader
 		}
 	}
 	topics := s.keyTopics(all)
@@ -333,7 +297,7 @@ func (s *Sink) tryKeyRanges(ctx context.Context, since time.Time) (map[topicPart
 	for tp, f := range from {
 		// -1: no record at or after since.
 		if t, ok := to[tp]; ok && f >= 0 && f < t {
-			ranges[tp] = offsetRange{f, t}
+			ranges[tp] = offsetRange{from: f, to: t, leader: leaders[tp], topicID: ids[tp.topic]}
 		}
 	}
 	return ranges, nil
@@ -359,7 +323,11 @@ type pendingID struct {
 }
 
 type pendingKey struct {
-	seen       []uint64 // a bit per part
+	// A bit per part: dense for up to denseKeyParts parts, else only
+	// the 64-part words where a part was found (a header may claim 2^24
+	// parts: the memory follows the parts read, not the claim).
+	seen       []uint64
+	sparse     map[int]uint64
 	found      int
 	items, rej int
 	msg        string
@@ -373,12 +341,8 @@ func newKeyAssembler(budget int64, fn func(storage.StoredKey) error, m keysMetri
 
 // add takes one record's headers and timestamp; the error is fn's.
 func (a *keyAssembler) add(hs []kgo.RecordHeader, ts time.Time) error {
-	var (
-		value     []byte
-		hasKey    bool
-		tenant    = otlp.DefaultTenant
-		hasTenant bool
-	)
+	var value, tenant []byte
+	var hasKey, hasTenant bool
 	for _, h := range hs {
 		switch h.Key {
 		case KeyHeader:
@@ -387,12 +351,22 @@ func (a *keyAssembler) add(hs []kgo.RecordHeader, ts time.Time) error {
 			}
 		case TenantHeader:
 			if !hasTenant {
-				tenant, hasTenant = string(h.Value), true
+				tenant, hasTenant = h.Value, true
 			}
 		}
 	}
 	if !hasKey {
 		return nil // a Collector's record, or a write without a key
+	}
+	return a.addKey(value, tenant, hasTenant, ts)
+}
+
+// addKey takes one record's KeyHeader value, its TenantHeader's if it has
+// one, and its timestamp; the error is fn's.
+func (a *keyAssembler) addKey(value, tenantValue []byte, hasTenant bool, ts time.Time) error {
+	tenant := otlp.DefaultTenant
+	if hasTenant {
+		tenant = string(tenantValue)
 	}
 	p, err := parseKeyHeader(value)
 	if err == nil && hasTenant {
@@ -411,16 +385,42 @@ func (a *keyAssembler) add(hs []kgo.RecordHeader, ts time.Time) error {
 	k := a.pending[id]
 	if k == nil {
 		words := (p.parts + 63) / 64
-		cost := int64(pendingKeyCost + len(id.tenant) + len(id.key) + len(p.message) + 8*words)
+		cost := int64(pendingKeyCost + len(id.tenant) + len(id.key) + len(p.message))
+		if p.parts <= denseKeyParts {
+			cost += int64(8 * words)
+		}
 		if a.used+cost > a.budget {
 			a.m.overLimit.Inc()
 			return nil
 		}
-		k = &pendingKey{seen: make([]uint64, words), items: p.items, rej: p.rejected, msg: string(p.message), cost: cost}
+		k = &pendingKey{items: p.items, rej: p.rejected, msg: string(p.message), cost: cost}
+		if p.parts <= denseKeyParts {
+			k.seen = make([]uint64, words)
+		} else {
+			k.sparse = make(map[int]uint64)
+		}
 		a.pending[id] = k
 		a.used += cost
 	}
-	if w, b := p.part/64, uint64(1)<<(p.part%64); k.seen[w]&b == 0 {
+	w, b := p.part/64, uint64(1)<<(p.part%64)
+	if k.sparse != nil {
+		word, ok := k.sparse[w]
+		if !ok {
+			if a.used+sparseWordCost > a.budget {
+				// Its parts cannot all be held: the key is dropped.
+				delete(a.pending, id)
+				a.used -= k.cost
+				a.m.overLimit.Inc()
+				return nil
+			}
+			k.cost += sparseWordCost
+			a.used += sparseWordCost
+		}
+		if word&b == 0 {
+			k.sparse[w] = word | b
+			k.found++
+		}
+	} else if k.seen[w]&b == 0 {
 		k.seen[w] |= b
 		k.found++
 	}

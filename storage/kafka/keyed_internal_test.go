@@ -3,6 +3,7 @@ package kafka
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -149,9 +150,10 @@ func TestKeyAssembler(t *testing.T) {
 
 // TestKeyAssemblerBounded: keys waiting for parts never hold more than the
 // budget, however many are read (one part each of 100,000 split requests
-// with the longest keys and messages and 100,000 parts each); those over
-// it are counted, and a key whose parts all come while it is within the
-// budget is still reported.
+// with the longest keys and messages and denseKeyParts parts each, whose
+// bits are reserved at the first part); those over it are counted, and a
+// key whose parts all come while it is within the budget is still
+// reported.
 func TestKeyAssemblerBounded(t *testing.T) {
 	set := metrics.NewSet()
 	const budget = 1 << 20
@@ -162,15 +164,15 @@ func TestKeyAssemblerBounded(t *testing.T) {
 	maxUsed := int64(0)
 	for i := range 100_000 {
 		k := storage.StoredKey{Key: long + string(binary.BigEndian.AppendUint64(nil, uint64(i))), Message: msg}
-		a.add(keyRecord(t, storage.Traces, 0, 100_000, k, ""), time.Time{})
+		a.add(keyRecord(t, storage.Traces, 0, denseKeyParts, k, ""), time.Time{})
 		maxUsed = max(maxUsed, a.used)
 	}
 	if maxUsed > budget {
 		t.Fatalf("pending keys held %d bytes, over the %d budget", maxUsed, budget)
 	}
 	k := storage.StoredKey{Key: long + string(binary.BigEndian.AppendUint64(nil, 0)), Message: msg}
-	for part := 1; part < 100_000; part++ {
-		a.add(keyRecord(t, storage.Traces, part, 100_000, k, ""), time.Time{})
+	for part := 1; part < denseKeyParts; part++ {
+		a.add(keyRecord(t, storage.Traces, part, denseKeyParts, k, ""), time.Time{})
 	}
 	a.finish()
 	over := set.GetOrCreateCounter(`otlplite_kafka_keys_skipped_total{reason="pending_limit"}`).Get()
@@ -179,4 +181,35 @@ func TestKeyAssemblerBounded(t *testing.T) {
 		t.Fatalf("reported %d, over the limit %d, incomplete %d; want 1 reported, the rest counted", reported, over, incomplete)
 	}
 	t.Logf("at most %d bytes pending; %d keys over the limit, %d incomplete", maxUsed, over, incomplete)
+}
+
+// TestKeyAssemblerHugePartCounts: a record claiming the most parts a
+// header allows (2^24) costs the pending keys what its parts found hold,
+// not a bitset for all it claims: a few dozen such records (a few KiB on a
+// topic anyone can write to) do not fill the budget and keep the honest
+// split requests after them out of the window.
+func TestKeyAssemblerHugePartCounts(t *testing.T) {
+	set := metrics.NewSet()
+	var got []string
+	a := newKeyAssembler(DefaultMaxPendingKeyBytes, func(k storage.StoredKey) error { got = append(got, k.Key); return nil }, newKeysMetrics(set))
+	for i := range 100 {
+		a.add(keyRecord(t, storage.Traces, maxKeyParts-1-i, maxKeyParts, storage.StoredKey{Key: fmt.Sprint("claims-", i), Fingerprint: 1}, ""), time.Time{})
+	}
+	honest := storage.StoredKey{Key: "honest", Fingerprint: 2}
+	for part := range 3 {
+		a.add(keyRecord(t, storage.Traces, part, 3, honest, ""), time.Time{})
+	}
+	// A request of more parts than denseKeyParts, its parts read out of
+	// order and one twice: reported once, when the last comes.
+	big := storage.StoredKey{Key: "big", Fingerprint: 3}
+	const n = denseKeyParts + 100
+	for i := range n + 1 {
+		a.add(keyRecord(t, storage.Traces, (i*7919)%n, n, big, ""), time.Time{})
+	}
+	if len(got) != 2 || got[0] != "honest" || got[1] != "big" {
+		t.Errorf("reported %v, want honest and big (pending: %d bytes)", got, a.used)
+	}
+	if a.used > 100*1024 {
+		t.Errorf("100 records of one part each hold %d bytes pending", a.used)
+	}
 }

@@ -35,7 +35,8 @@ const keyHeaderVersion = 1
 // a receiver takes (-grpc-max-recv-msg-size, at most 2 GiB) split one record
 // per trace cannot hold more traces than this many 128-byte spans; a header
 // claiming more is damaged or hostile. ReadKeys charges a part set's bits
-// (parts/8 bytes) against its memory bound all the same.
+// against its memory bound: all of them up to denseKeyParts parts, past
+// that only the words where a part was found (a claim costs nothing).
 const maxKeyParts = 1 << 24
 
 // maxKeyHeader is the longest value appendKeyHeader writes: the fixed
