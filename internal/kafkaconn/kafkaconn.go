@@ -1,9 +1,10 @@
 // Package kafkaconn is what the Kafka sink (storage/kafka) and the Kafka
 // source (kafkasource) share: to reach the brokers, the client identity,
 // dial timeout, TLS and SASL, and the client's log in the receiver's
-// slog; and the names of the record format both speak (the encodings and
+// slog; the names of the record format both speak (the encodings and
 // the tenant header), so that the source, a way in, need not import the
-// sink.
+// sink; and the bounded decompression of record batches both read
+// (BatchDecompressor: the source's records, the sink's keys at start).
 package kafkaconn
 
 import (

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/otlp-lite/otlp-lite/internal/kafkaconn"
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
@@ -138,7 +139,7 @@ func (s *Sink) ReadKeys(since time.Time, fn func(storage.StoredKey) error) error
 		return fnErr
 	}, s.km)
 	defer a.finish()
-	r := &keysReader{s: s, a: a, limit: s.keysBatchLimit()}
+	r := &keysReader{s: s, a: a, dec: kafkaconn.NewBatchDecompressor(s.keysBatchLimit())}
 	if err := r.readRanges(ctx, ranges); err != nil {
 		if fnErr != nil {
 			return fnErr

@@ -1,20 +1,17 @@
 package kafka
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
-	"github.com/klauspost/compress/s2"
-	"github.com/klauspost/compress/zstd"
-	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/otlp-lite/otlp-lite/internal/kafkaconn"
 )
 
 // ReadKeys reads the partitions with Fetch requests of its own and walks
@@ -29,14 +26,10 @@ import (
 
 // keysReader is the state of one ReadKeys read.
 type keysReader struct {
-	s      *Sink
-	a      *keyAssembler
-	limit  int           // keysBatchLimit
-	buf    bytes.Buffer  // a decompressed batch, reused
-	zstd   *zstd.Decoder // made at the first zstd batch
-	gzip   *gzip.Reader
-	lz4    *lz4.Reader
-	limRdr io.LimitedReader
+	s   *Sink
+	a   *keyAssembler
+	dec *kafkaconn.BatchDecompressor // at most keysBatchLimit a batch
+	buf []byte                       // a decompressed batch, reused
 }
 
 // keysBatchLimit is the most a batch may decompress to: the sink's own
@@ -50,11 +43,7 @@ func (s *Sink) keysBatchLimit() int { return max(64<<20, 2*(s.limit+recordOverhe
 // leader moved or is unknown are retried after their leaders are asked
 // again, until ctx ends.
 func (r *keysReader) readRanges(ctx context.Context, ranges map[topicPartition]offsetRange) error {
-	defer func() {
-		if r.zstd != nil {
-			r.zstd.Close()
-		}
-	}()
+	defer r.dec.Close()
 	for len(ranges) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -234,7 +223,7 @@ func (r *keysReader) batches(raw []byte, next, to int64) (int64, error) {
 func (r *keysReader) records(batch *kmsg.RecordBatch, next, to int64) error {
 	recs, err := r.decompress(batch.Records, byte(batch.Attributes&0x07))
 	if err != nil {
-		if errors.Is(err, errBatchTooLarge) {
+		if errors.Is(err, kafkaconn.ErrBatchTooLarge) {
 			r.a.m.tooLarge.Inc()
 		} else {
 			r.a.m.damaged.Inc()
@@ -341,106 +330,21 @@ func parseRecordKey(rec []byte) (recordKey, bool) {
 	return k, len(rec) == 0
 }
 
-var errBatchTooLarge = errors.New("batch decompresses past the limit")
-
 // decompress returns the records of a batch compressed with codec (the
 // batch attributes' low bits), decompressed into r.buf (valid until the
-// next call), at most r.limit bytes.
+// next call), at most keysBatchLimit bytes.
 func (r *keysReader) decompress(src []byte, codec byte) ([]byte, error) {
-	r.buf.Reset()
-	switch codec {
-	case 0:
+	if codec == 0 {
 		return src, nil
-	case 1:
-		if r.gzip == nil {
-			r.gzip = new(gzip.Reader)
-		}
-		if err := r.gzip.Reset(bytes.NewReader(src)); err != nil {
-			return nil, err
-		}
-		return r.readBounded(r.gzip)
-	case 2:
-		return r.snappy(src)
-	case 3:
-		if r.lz4 == nil {
-			r.lz4 = lz4.NewReader(nil)
-		}
-		r.lz4.Reset(bytes.NewReader(src))
-		return r.readBounded(r.lz4)
-	case 4:
-		if r.zstd == nil {
-			var err error
-			if r.zstd, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(r.limit))); err != nil {
-				return nil, err
-			}
-		}
-		out, err := r.zstd.DecodeAll(src, r.buf.Bytes()[:0])
-		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) || len(out) > r.limit {
-			return nil, errBatchTooLarge
-		}
-		if err == nil && cap(out) <= r.limit {
-			// Keep the buffer for the next batch.
-			r.buf = *bytes.NewBuffer(out[:0])
-		}
-		return out, err
 	}
-	return nil, fmt.Errorf("unknown compression codec %d", codec)
-}
-
-func (r *keysReader) readBounded(src io.Reader) ([]byte, error) {
-	r.limRdr = io.LimitedReader{R: src, N: int64(r.limit) + 1}
-	n, err := r.buf.ReadFrom(&r.limRdr)
+	out, err := r.dec.Append(r.buf[:0], src, kgo.CompressionCodecType(codec))
 	if err != nil {
 		return nil, err
 	}
-	if n > int64(r.limit) {
-		return nil, errBatchTooLarge
+	if cap(out) <= r.dec.Limit() {
+		r.buf = out[:0] // kept for the next batch
 	}
-	return r.buf.Bytes(), nil
-}
-
-// xerialPrefix starts snappy in the Java client's framing (a header, then
-// blocks of a big-endian length and a raw snappy block).
-var xerialPrefix = []byte{130, 83, 78, 65, 80, 80, 89, 0}
-
-// snappy decodes raw snappy or xerial-framed snappy, every block's decoded
-// length checked against the limit before it is decoded.
-func (r *keysReader) snappy(src []byte) ([]byte, error) {
-	if len(src) <= 16 || !bytes.HasPrefix(src, xerialPrefix) {
-		return r.snappyBlock(src)
-	}
-	for src = src[16:]; len(src) > 0; {
-		if len(src) < 4 {
-			return nil, errors.New("malformed xerial framing")
-		}
-		size := int(binary.BigEndian.Uint32(src))
-		if size > len(src)-4 {
-			return nil, errors.New("malformed xerial framing")
-		}
-		if _, err := r.snappyBlock(src[4 : 4+size]); err != nil {
-			return nil, err
-		}
-		src = src[4+size:]
-	}
-	return r.buf.Bytes(), nil
-}
-
-// snappyBlock appends a raw snappy block's decoding to r.buf.
-func (r *keysReader) snappyBlock(block []byte) ([]byte, error) {
-	l, err := s2.DecodedLen(block)
-	if err != nil {
-		return nil, err
-	}
-	if l > r.limit-r.buf.Len() {
-		return nil, errBatchTooLarge
-	}
-	r.buf.Grow(l)
-	out := r.buf.AvailableBuffer()[:l]
-	if _, err := s2.Decode(out, block); err != nil {
-		return nil, err
-	}
-	r.buf.Write(out) // in place: out is r.buf's own room
-	return r.buf.Bytes(), nil
+	return out, nil
 }
 
 // refreshLeaders asks the brokers again for the leaders of the partitions

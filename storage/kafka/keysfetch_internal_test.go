@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/otlp-lite/otlp-lite/internal/kafkaconn"
 	"github.com/otlp-lite/otlp-lite/storage"
 )
 
@@ -50,7 +51,7 @@ func appendTestBatch(dst []byte, first int64, attrs int16, n int, recs []byte) [
 }
 
 func testKeysReader(fn func(storage.StoredKey) error) *keysReader {
-	return &keysReader{a: newKeyAssembler(1<<20, fn, newKeysMetrics(nil)), limit: 1 << 20}
+	return &keysReader{a: newKeyAssembler(1<<20, fn, newKeysMetrics(nil)), dec: kafkaconn.NewBatchDecompressor(1 << 20)}
 }
 
 // TestKeysBatches: the batch walker finds the keyed records from the
