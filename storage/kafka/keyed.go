@@ -311,6 +311,9 @@ type keyAssembler struct {
 	pending      map[pendingID]*pendingKey
 	fn           func(storage.StoredKey) error
 	m            keysMetrics
+	// started is when the read began: no key is newer (a record's time
+	// is its producer's, and the window keeps the newest keys).
+	started time.Time
 }
 
 // pendingID names the records of one request: a retry that stored some of
@@ -337,7 +340,7 @@ type pendingKey struct {
 }
 
 func newKeyAssembler(budget int64, fn func(storage.StoredKey) error, m keysMetrics) *keyAssembler {
-	return &keyAssembler{budget: budget, pending: make(map[pendingID]*pendingKey), fn: fn, m: m}
+	return &keyAssembler{budget: budget, pending: make(map[pendingID]*pendingKey), fn: fn, m: m, started: time.Now()}
 }
 
 // add takes one record's headers and timestamp; the error is fn's.
@@ -376,6 +379,12 @@ func (a *keyAssembler) addKey(value, tenantValue []byte, hasTenant bool, ts time
 	if err != nil {
 		a.m.damaged.Inc()
 		return nil
+	}
+	// A time ahead of the read's start (a producer's clock ahead, or a
+	// writer planting keys dated in the future to push honest ones out of
+	// the window, which keeps the newest) counts as the start.
+	if ts.After(a.started) {
+		ts = a.started
 	}
 	if p.parts == 1 {
 		a.m.read.Inc()

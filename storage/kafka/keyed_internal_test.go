@@ -213,3 +213,27 @@ func TestKeyAssemblerHugePartCounts(t *testing.T) {
 		t.Errorf("100 records of one part each hold %d bytes pending", a.used)
 	}
 }
+
+// TestKeyAssemblerFutureTimes: a key dated after the read began (a
+// producer's clock ahead, or keys planted to push honest ones out of the
+// window, which keeps the newest) is reported as of the read's start.
+func TestKeyAssemblerFutureTimes(t *testing.T) {
+	var got []storage.StoredKey
+	a := newKeyAssembler(1<<20, func(k storage.StoredKey) error { got = append(got, k); return nil }, newKeysMetrics(metrics.NewSet()))
+	future := a.started.Add(365 * 24 * time.Hour)
+	past := a.started.Add(-time.Minute)
+	a.add(keyRecord(t, storage.Traces, 0, 1, storage.StoredKey{Key: "planted", Fingerprint: 1}, ""), future)
+	a.add(keyRecord(t, storage.Traces, 0, 2, storage.StoredKey{Key: "split", Fingerprint: 2}, ""), past)
+	a.add(keyRecord(t, storage.Traces, 1, 2, storage.StoredKey{Key: "split", Fingerprint: 2}, ""), future)
+	a.add(keyRecord(t, storage.Traces, 0, 1, storage.StoredKey{Key: "honest", Fingerprint: 3}, ""), past)
+	a.finish()
+	want := map[string]time.Time{"planted": a.started, "split": a.started, "honest": past}
+	if len(got) != len(want) {
+		t.Fatalf("reported %+v, want %d keys", got, len(want))
+	}
+	for _, k := range got {
+		if !k.Time.Equal(want[k.Key]) {
+			t.Errorf("key %s reported at %v, want %v", k.Key, k.Time, want[k.Key])
+		}
+	}
+}
