@@ -449,7 +449,8 @@ func FuzzDecodeSame(f *testing.F) {
 // declared length: it charges the output as it grows (a chargeStep at a
 // time, never the declared length alone: a reference to a series copies
 // bytes the message does not carry, so its size is no bound) and grows
-// out's capacity by doubling (its copies stay linear), charging the new
+// out's capacity at once to the hint (growRatio), or by doubling (its
+// copies stay linear), charging the new
 // capacity before allocating it: a message that declares more than it
 // decodes to, or fails half way, holds no memory beyond its charge
 // (TestDecodeChargesWhatItAllocates). It returns the new limit of what may
@@ -460,7 +461,7 @@ func (d *Decoder) moreRef(out []byte, m int) ([]byte, int, error) {
 		return out, 0, errLong
 	}
 	if end > cap(out) {
-		c := min(d.want, max(end, 2*cap(out), chargeStep))
+		c := min(d.want, max(end, 2*cap(out), chargeStep, d.hint))
 		if err := d.charge(c); err != nil {
 			return out, 0, err
 		}
