@@ -77,6 +77,9 @@ type Decoder struct {
 	prevRef int // the ordinal of the last reference (kRef)
 	// walker, if not nil, walks in walk's place (the tests' walkRef).
 	walker func(*Decoder, *node, int) error
+	// interpOnly: walk never takes the generated walks (the tests'
+	// oracle for them: FuzzGenSame).
+	interpOnly bool
 }
 
 // DecoderCost is the most a Decoder holds between messages, beyond its
@@ -101,10 +104,14 @@ func NewDecoder(sig Signal) *Decoder {
 	return &Decoder{}
 }
 
-// newDecoder returns a decoder of schema s, its nodes' tables filled by
-// the first (streams' first messages may race here: TestNewDecoderRace).
+// newDecoder returns a decoder of schema s, its nodes' tables filled and
+// generated walks installed by the first (streams' first messages may race
+// here: TestNewDecoderRace).
 func newDecoder(s *schema) *Decoder {
-	s.tables.Do(func() { tables(s.root, map[*node]bool{}) })
+	s.tables.Do(func() {
+		tables(s.root, map[*node]bool{})
+		installGen(s, s.sig)
+	})
 	return &Decoder{s: s}
 }
 
@@ -357,14 +364,33 @@ type walkFrame struct {
 }
 
 // walk rebuilds the fields of a message of node n from the structure and
-// the columns. The output stays within d.want (dst's capacity covers it),
-// so each write is a bounds check and a copy. A one-byte tag's field is
-// found in n.ops, a longer tag's by opOf.
+// the columns: with the node's generated walk (walk_gen.go), or with
+// interp.
 func (d *Decoder) walk(n *node, depth int) error {
+	if n.gen != nil && !d.interpOnly {
+		return n.gen(d, n, depth)
+	}
+	return d.interp(n, depth)
+}
+
+// newFrame is a message's walkFrame before its first field.
+func newFrame() walkFrame { return walkFrame{parent: -1, sameTrace: -1, forward: -1, run: -1} }
+
+// interp is walk by the schema's tables, for any node: the generated walks
+// hand it the rest of a message at a field they do not name
+// (walkFrom), and the tests hold them to it (FuzzGenSame).
+func (d *Decoder) interp(n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
-	fr := walkFrame{parent: -1, sameTrace: -1, forward: -1, run: -1}
+	return d.walkFrom(n, depth, newFrame())
+}
+
+// walkFrom rebuilds the rest of a message of node n from the structure
+// and the columns, its frame so far fr. The output stays within d.want
+// (dst's capacity covers it), so each write is a bounds check and a copy.
+// A one-byte tag's field is found in n.ops, a longer tag's by opOf.
+func (d *Decoder) walkFrom(n *node, depth int, fr walkFrame) error {
 	st, out := d.st, d.out
 	var err error
 	var slow op

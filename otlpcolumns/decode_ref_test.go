@@ -366,12 +366,18 @@ loop:
 // give the same output and the same error.
 func sameDecode(t *testing.T, sig Signal, limit int, msgs ...[]byte) {
 	t.Helper()
+	sameDecodeAs(t, sig, limit, func(d *Decoder) { d.walker = (*Decoder).walkRef }, msgs...)
+}
+
+// sameDecodeAs is sameDecode with the reference decoder set up by ref.
+func sameDecodeAs(t *testing.T, sig Signal, limit int, ref func(*Decoder), msgs ...[]byte) {
+	t.Helper()
 	// Each message twice: into nil, and after a prefix in a buffer
 	// with room to spare (the handler's dst is the compressed
 	// message's buffer); the charges as well as the output agree.
 	for _, spare := range []int{-1, 1 << 10} {
-		d, ref := NewDecoder(sig), NewDecoder(sig)
-		ref.walker = (*Decoder).walkRef
+		d, rd := NewDecoder(sig), NewDecoder(sig)
+		ref(rd)
 		for i, m := range msgs {
 			var dst, rdst []byte
 			if spare >= 0 {
@@ -379,12 +385,12 @@ func sameDecode(t *testing.T, sig Signal, limit int, msgs ...[]byte) {
 			}
 			var charges, rcharges []int
 			got, err := d.Decode(dst, m, limit, func(n int) error { charges = append(charges, n); return nil })
-			want, werr := ref.Decode(rdst, m, limit, func(n int) error { rcharges = append(rcharges, n); return nil })
+			want, werr := rd.Decode(rdst, m, limit, func(n int) error { rcharges = append(rcharges, n); return nil })
 			if fmt.Sprint(err) != fmt.Sprint(werr) || !bytes.Equal(got, want) {
-				t.Fatalf("message %d (spare %d): walk gave %d bytes, %v; walkRef %d bytes, %v", i, spare, len(got), err, len(want), werr)
+				t.Fatalf("message %d (spare %d): walk gave %d bytes, %v; the reference %d bytes, %v", i, spare, len(got), err, len(want), werr)
 			}
 			if fmt.Sprint(charges) != fmt.Sprint(rcharges) {
-				t.Fatalf("message %d (spare %d): walk charged %v; walkRef %v", i, spare, charges, rcharges)
+				t.Fatalf("message %d (spare %d): walk charged %v; the reference %v", i, spare, charges, rcharges)
 			}
 			if spare >= 0 && string(got[:min(3, len(got))]) != "pre" {
 				t.Fatalf("message %d: the prefix is lost: %q", i, got[:min(3, len(got))])

@@ -103,6 +103,9 @@ type node struct {
 	// KiB for the three schemas: a process that never decodes columns
 	// does not hold them).
 	ops *[0x80]op
+	// gen is the node's generated walk (walk_gen.go), installed with
+	// ops; nil: Decoder.interp walks it.
+	gen func(d *Decoder, n *node, depth int) error
 }
 
 // op is a field of a node as the decoder reads it: its wire type, the
@@ -534,10 +537,12 @@ func logsSchema() (*node, *builder) {
 // schema is a signal's tree, its number of columns and its reference
 // column (kRef, a kID column; 0: none) with its lengths' column.
 type schema struct {
+	sig         Signal
 	root        *node
 	cols        int
 	ref, refLen uint8
-	// tables fills the nodes' ops, once (NewDecoder).
+	// tables fills the nodes' ops and installs their generated walks,
+	// once (NewDecoder).
 	tables sync.Once
 }
 
@@ -546,7 +551,7 @@ var schemas [Profiles + 1]schema
 // schemaOf builds the schema of sig (Traces, Metrics or Logs) into s.
 func schemaOf(s *schema, sig Signal) {
 	root, b := map[Signal]func() (*node, *builder){Traces: tracesSchema, Metrics: metricsSchema, Logs: logsSchema}[sig]()
-	s.root, s.cols, s.ref, s.refLen = root, b.n, b.ref, b.refLen
+	s.sig, s.root, s.cols, s.ref, s.refLen = sig, root, b.n, b.ref, b.refLen
 }
 
 func init() {
