@@ -78,6 +78,9 @@ type config struct {
 	// profile, if set, is where the CPU profile of the columns' decoding
 	// goes (one file per table and cutting: profile.signal.N).
 	profile string
+	// dump, if set, is where the columns' messages go, decompressed (a
+	// uvarint length before each).
+	dump string
 	// sig is the signal of the file being measured: the columnar
 	// transform's schema.
 	sig otlpcolumns.Signal
@@ -94,6 +97,7 @@ func main() {
 	only := flag.String("only", "", "only the files whose name contains this")
 	flag.BoolVar(&cfg.quick, "quick", false, "only OTLP zstd and our stream (for tuning)")
 	flag.IntVar(&cfg.extraLevel, "extra-level", 0, "also a row of our stream at this level (0: none)")
+	flag.StringVar(&cfg.dump, "dump-columns", "", "write the columns' messages, decompressed, to this file (.1.0 for traces SDK-sized, .2.1 for metrics at 8,192), for otlpcolumns' BenchmarkDecodeDemo")
 	flag.StringVar(&cfg.profile, "decode-profile", "", "write the CPU profile of the columns' inverse transform to this file (.1.0 for traces SDK-sized, .2.1 for metrics at 8,192: by signal and cutting)")
 	flag.Parse()
 	files, err := filepath.Glob(filepath.Join(*dir, "*.zst"))
@@ -182,6 +186,15 @@ func table(file string, cfg config) {
 		}
 		notes = append(notes, fmt.Sprintf("%s: %d requests, %d items, %.0f items and %.1f KB of plain OTLP per request",
 			c.name, len(reqs), n, float64(n)/float64(len(reqs)), float64(plain)/float64(len(reqs))/1e3))
+		if cfg.dump != "" {
+			var b []byte
+			for _, m := range decompressed(colsMsgs, cfg, 64<<20) {
+				b = append(binary.AppendUvarint(b, uint64(len(m))), m...)
+			}
+			if err := os.WriteFile(fmt.Sprintf("%s.%d.%d", cfg.dump, cfg.sig, len(cpuRows)), b, 0o644); err != nil {
+				log.Fatal(err)
+			}
+		}
 		if cfg.profile != "" {
 			profileDecode(fmt.Sprintf("%s.%d.%d", cfg.profile, cfg.sig, len(cpuRows)), colsMsgs, cfg)
 		}
