@@ -330,10 +330,40 @@ var (
 	errTooDeep = fmt.Errorf("%w: nested deeper than %d", ErrCorrupt, maxDepth)
 )
 
-// uvarint is binary.Uvarint with a fast path for one byte.
+// uvarint is binary.Uvarint, its loop unrolled for the varints of up to
+// five bytes that timestamps' differences and lengths are (Uvarint's loop
+// took 80 instructions for a span's start or end): a longer one, or one
+// too near the end of b, is Uvarint's (TestUvarintSameAsBinary).
 func uvarint(b []byte) (uint64, int) {
-	if len(b) > 0 && b[0] < 0x80 {
-		return uint64(b[0]), 1
+	if len(b) < 5 {
+		if len(b) > 0 && b[0] < 0x80 {
+			return uint64(b[0]), 1
+		}
+		return binary.Uvarint(b)
+	}
+	x := uint64(b[0])
+	if x < 0x80 {
+		return x, 1
+	}
+	y := uint64(b[1])
+	x = x&0x7f | y<<7
+	if y < 0x80 {
+		return x, 2
+	}
+	y = uint64(b[2])
+	x = x&(1<<14-1) | y<<14
+	if y < 0x80 {
+		return x, 3
+	}
+	y = uint64(b[3])
+	x = x&(1<<21-1) | y<<21
+	if y < 0x80 {
+		return x, 4
+	}
+	y = uint64(b[4])
+	x = x&(1<<28-1) | y<<28
+	if y < 0x80 {
+		return x, 5
 	}
 	return binary.Uvarint(b)
 }

@@ -5,6 +5,7 @@ package otlpcolumns
 
 import (
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"go/format"
@@ -379,4 +380,37 @@ func FuzzGenSame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte, sig uint8) {
 		sameDecodeAs(t, Signal(sig%5), 1<<16, interpOnly, src, src)
 	})
+}
+
+// TestUvarintSameAsBinary: uvarint is binary.Uvarint for every length of
+// varint, cut short or not, minimal or padded, and overflowing.
+func TestUvarintSameAsBinary(t *testing.T) {
+	var cases [][]byte
+	for _, v := range []uint64{0, 1, 127, 128, 300, 1<<14 - 1, 1 << 14, 1<<21 - 1, 1 << 21, 1<<28 - 1, 1 << 28, 1<<35 - 1, 1 << 35, 1<<63 - 1, 1 << 63, ^uint64(0)} {
+		b := binary.AppendUvarint(nil, v)
+		cases = append(cases, b, append(b, 0x55, 0x80, 0x01, 0, 0, 0, 0, 0, 0, 0))
+		for i := range b {
+			cases = append(cases, b[:i])
+		}
+	}
+	cases = append(cases, []byte{0x80, 0x80, 0x80, 0x80, 0x00}, []byte{0x81, 0x80, 0x80, 0x80, 0x80, 0x00},
+		[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 10000 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+			if r.IntN(3) == 0 {
+				b[i] |= 0x80
+			}
+		}
+		cases = append(cases, b)
+	}
+	for _, b := range cases {
+		v, n := uvarint(b)
+		wv, wn := binary.Uvarint(b)
+		if v != wv || n != wn {
+			t.Fatalf("uvarint(%x) = %d, %d; binary.Uvarint: %d, %d", b, v, n, wv, wn)
+		}
+	}
 }
