@@ -375,8 +375,7 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			child := n.f[3].child
-			if err = child.gen(d, child, depth+1); err != nil {
+			if err = d.interp(n.f[3].child, depth+1); err != nil {
 				return err
 			}
 			st, out = d.st, d.out
@@ -894,7 +893,7 @@ loop:
 }
 
 // casesS6 is walkS6's case of each byte of the structure.
-var casesS6 = [256]uint8{0: 1, 10: 2, 18: 3, 26: 4, 34: 5}
+var casesS6 = [256]uint8{0: 1, 10: 2, 18: 3, 26: 4, 32: 5}
 
 func walkS6(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
@@ -912,160 +911,6 @@ loop:
 			break loop
 		}
 		switch casesS6[st[0]] {
-		case 1:
-			if depth == 0 {
-				err = errTopEnd
-				break loop
-			}
-			st = st[1:]
-			break loop
-		case 2:
-			// field 1, kLen
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 10)
-			st = st[1:]
-			col := n.f[1].col
-			c := d.cols[col]
-			l, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				l = uint64(c[0])
-			} else {
-				l, m = uvarint(c)
-			}
-			if m <= 0 || l > uint64(len(c)-m) {
-				err = errCut
-				break loop
-			}
-			e := m + int(l)
-			if len(out)+e > cap(out) {
-				if out, err = d.more(out, e); err != nil {
-					break loop
-				}
-			}
-			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
-			continue
-		case 3:
-			// field 2, kLen
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 18)
-			st = st[1:]
-			col := n.f[2].col
-			c := d.cols[col]
-			l, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				l = uint64(c[0])
-			} else {
-				l, m = uvarint(c)
-			}
-			if m <= 0 || l > uint64(len(c)-m) {
-				err = errCut
-				break loop
-			}
-			e := m + int(l)
-			if len(out)+e > cap(out) {
-				if out, err = d.more(out, e); err != nil {
-					break loop
-				}
-			}
-			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
-			continue
-		case 4:
-			// field 3, kLen
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 26)
-			st = st[1:]
-			col := n.f[3].col
-			c := d.cols[col]
-			l, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				l = uint64(c[0])
-			} else {
-				l, m = uvarint(c)
-			}
-			if m <= 0 || l > uint64(len(c)-m) {
-				err = errCut
-				break loop
-			}
-			e := m + int(l)
-			if len(out)+e > cap(out) {
-				if out, err = d.more(out, e); err != nil {
-					break loop
-				}
-			}
-			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
-			continue
-		case 5:
-			// field 4, kLen
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 34)
-			st = st[1:]
-			col := n.f[4].col
-			c := d.cols[col]
-			l, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				l = uint64(c[0])
-			} else {
-				l, m = uvarint(c)
-			}
-			if m <= 0 || l > uint64(len(c)-m) {
-				err = errCut
-				break loop
-			}
-			e := m + int(l)
-			if len(out)+e > cap(out) {
-				if out, err = d.more(out, e); err != nil {
-					break loop
-				}
-			}
-			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
-			continue
-		}
-		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
-	}
-	d.st, d.out = st, out
-	return err
-}
-
-// casesS7 is walkS7's case of each byte of the structure.
-var casesS7 = [256]uint8{0: 1, 10: 2, 18: 3, 26: 4, 32: 5}
-
-func walkS7(d *Decoder, n *node, depth int) error {
-	if depth > maxDepth {
-		return errTooDeep
-	}
-	fr := newFrame()
-	st, out := d.st, d.out
-	var err error
-loop:
-	for {
-		if len(st) == 0 {
-			if depth > 0 {
-				err = errEnd
-			}
-			break loop
-		}
-		switch casesS7[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -1209,10 +1054,10 @@ loop:
 	return err
 }
 
-// casesS8 is walkS8's case of each byte of the structure.
-var casesS8 = [256]uint8{0: 1, 7: 2, 10: 3, 15: 4, 18: 5, 26: 6, 34: 7, 42: 8, 48: 9, 57: 10, 65: 11, 74: 12, 80: 13, 90: 14, 96: 15, 106: 16, 112: 17, 122: 18}
+// casesS7 is walkS7's case of each byte of the structure.
+var casesS7 = [256]uint8{0: 1, 7: 2, 10: 3, 15: 4, 18: 5, 26: 6, 34: 7, 42: 8, 48: 9, 57: 10, 65: 11, 74: 12, 80: 13, 90: 14, 96: 15, 106: 16, 112: 17, 122: 18}
 
-func walkS8(d *Decoder, n *node, depth int) error {
+func walkS7(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -1227,7 +1072,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS8[st[0]] {
+		switch casesS7[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -1745,10 +1590,10 @@ loop:
 	return err
 }
 
-// casesS9 is walkS9's case of each byte of the structure.
-var casesS9 = [256]uint8{0: 1, 10: 2, 18: 3, 24: 4}
+// casesS8 is walkS8's case of each byte of the structure.
+var casesS8 = [256]uint8{0: 1, 10: 2, 18: 3, 24: 4}
 
-func walkS9(d *Decoder, n *node, depth int) error {
+func walkS8(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -1763,7 +1608,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS9[st[0]] {
+		switch casesS8[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -1877,10 +1722,10 @@ loop:
 	return err
 }
 
-// casesS10 is walkS10's case of each byte of the structure.
-var casesS10 = [256]uint8{0: 1, 9: 2, 18: 3, 26: 4, 32: 5}
+// casesS9 is walkS9's case of each byte of the structure.
+var casesS9 = [256]uint8{0: 1, 9: 2, 18: 3, 26: 4, 32: 5}
 
-func walkS10(d *Decoder, n *node, depth int) error {
+func walkS9(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -1895,7 +1740,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS10[st[0]] {
+		switch casesS9[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -2040,10 +1885,10 @@ loop:
 	return err
 }
 
-// casesS11 is walkS11's case of each byte of the structure.
-var casesS11 = [256]uint8{0: 1, 10: 2, 18: 3, 26: 4, 34: 5, 40: 6, 53: 7}
+// casesS10 is walkS10's case of each byte of the structure.
+var casesS10 = [256]uint8{0: 1, 10: 2, 18: 3, 26: 4, 34: 5, 40: 6, 53: 7}
 
-func walkS11(d *Decoder, n *node, depth int) error {
+func walkS10(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -2058,7 +1903,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS11[st[0]] {
+		switch casesS10[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -2262,10 +2107,10 @@ loop:
 	return err
 }
 
-// casesS12 is walkS12's case of each byte of the structure.
-var casesS12 = [256]uint8{0: 1, 18: 2, 24: 3}
+// casesS11 is walkS11's case of each byte of the structure.
+var casesS11 = [256]uint8{0: 1, 18: 2, 24: 3}
 
-func walkS12(d *Decoder, n *node, depth int) error {
+func walkS11(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -2280,7 +2125,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS12[st[0]] {
+		switch casesS11[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -2350,10 +2195,10 @@ loop:
 	return err
 }
 
-// casesS13 is walkS13's case of each byte of the structure.
-var casesS13 = [256]uint8{0: 1, 7: 2, 10: 3, 16: 4, 26: 5}
+// casesS12 is walkS12's case of each byte of the structure.
+var casesS12 = [256]uint8{0: 1, 7: 2, 10: 3, 16: 4, 26: 5}
 
-func walkS13(d *Decoder, n *node, depth int) error {
+func walkS12(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -2368,7 +2213,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS13[st[0]] {
+		switch casesS12[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -2481,8 +2326,7 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			child := n.f[3].child
-			if err = child.gen(d, child, depth+1); err != nil {
+			if err = d.interp(n.f[3].child, depth+1); err != nil {
 				return err
 			}
 			st, out = d.st, d.out
@@ -2510,10 +2354,10 @@ loop:
 	return err
 }
 
-// casesS14 is walkS14's case of each byte of the structure.
-var casesS14 = [256]uint8{0: 1, 10: 2, 18: 3, 26: 4, 42: 5, 58: 6, 74: 7, 82: 8, 90: 9, 98: 10}
+// casesS13 is walkS13's case of each byte of the structure.
+var casesS13 = [256]uint8{0: 1, 10: 2, 18: 3, 26: 4, 42: 5, 58: 6, 74: 7, 82: 8, 90: 9, 98: 10}
 
-func walkS14(d *Decoder, n *node, depth int) error {
+func walkS13(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -2528,7 +2372,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS14[st[0]] {
+		switch casesS13[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -2898,10 +2742,10 @@ loop:
 	return err
 }
 
-// casesS15 is walkS15's case of each byte of the structure.
-var casesS15 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 42: 6, 49: 7, 58: 8, 64: 9}
+// casesS14 is walkS14's case of each byte of the structure.
+var casesS14 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 42: 6, 49: 7, 58: 8, 64: 9}
 
-func walkS15(d *Decoder, n *node, depth int) error {
+func walkS14(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -2916,7 +2760,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS15[st[0]] {
+		switch casesS14[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3040,8 +2884,7 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			child := n.f[5].child
-			if err = child.gen(d, child, depth+1); err != nil {
+			if err = d.interp(n.f[5].child, depth+1); err != nil {
 				return err
 			}
 			st, out = d.st, d.out
@@ -3168,10 +3011,10 @@ loop:
 	return err
 }
 
-// casesS16 is walkS16's case of each byte of the structure.
-var casesS16 = [256]uint8{0: 1, 17: 2, 25: 3, 34: 4, 42: 5, 49: 6, 58: 7}
+// casesS15 is walkS15's case of each byte of the structure.
+var casesS15 = [256]uint8{0: 1, 10: 2, 16: 3, 24: 4}
 
-func walkS16(d *Decoder, n *node, depth int) error {
+func walkS15(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -3186,225 +3029,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS16[st[0]] {
-		case 1:
-			if depth == 0 {
-				err = errTopEnd
-				break loop
-			}
-			st = st[1:]
-			break loop
-		case 2:
-			// field 2, kTime
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 17)
-			st = st[1:]
-			col := n.f[2].col
-			c := d.cols[col]
-			x, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				x = uint64(c[0])
-			} else {
-				x, m = uvarint(c)
-			}
-			if m <= 0 {
-				err = errCut
-				break loop
-			}
-			d.cols[col] = c[m:]
-			v := startOf(x, d.prev[col], either)
-			d.prev[col] = v
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 3:
-			// field 3, kDouble
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 25)
-			st = st[1:]
-			col := n.f[3].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
-			d.prev[col] = v
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 4:
-			// field 4, kLen
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 34)
-			st = st[1:]
-			col := n.f[4].col
-			c := d.cols[col]
-			l, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				l = uint64(c[0])
-			} else {
-				l, m = uvarint(c)
-			}
-			if m <= 0 || l > uint64(len(c)-m) {
-				err = errCut
-				break loop
-			}
-			e := m + int(l)
-			if len(out)+e > cap(out) {
-				if out, err = d.more(out, e); err != nil {
-					break loop
-				}
-			}
-			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
-			continue
-		case 5:
-			// field 5, kLen
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 42)
-			st = st[1:]
-			col := n.f[5].col
-			c := d.cols[col]
-			l, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				l = uint64(c[0])
-			} else {
-				l, m = uvarint(c)
-			}
-			if m <= 0 || l > uint64(len(c)-m) {
-				err = errCut
-				break loop
-			}
-			e := m + int(l)
-			if len(out)+e > cap(out) {
-				if out, err = d.more(out, e); err != nil {
-					break loop
-				}
-			}
-			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
-			continue
-		case 6:
-			// field 6, kFixed64
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 49)
-			st = st[1:]
-			col := n.f[6].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.LittleEndian.Uint64(c)
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 7:
-			// field 7, kMsg
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 58)
-			st = st[1:]
-			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
-				err = errSize
-				break loop
-			}
-			size := int(st[0])
-			st = st[1:]
-			if len(out)+size > cap(out) {
-				if out, err = d.more(out, size); err != nil {
-					break loop
-				}
-			}
-			at := len(out)
-			out = out[:at+size]
-			d.st, d.out = st, out
-			child := n.f[7].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
-			}
-			st, out = d.st, d.out
-			l := uint64(len(out) - at - size)
-			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
-				err = errFit
-				break loop
-			}
-			if size == 1 {
-				out[at] = byte(l)
-			} else {
-				b := out[at : at+size]
-				for i := range size - 1 {
-					b[i] = byte(l) | 0x80
-					l >>= 7
-				}
-				b[size-1] = byte(l)
-			}
-			continue
-		}
-		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
-	}
-	d.st, d.out = st, out
-	return err
-}
-
-// casesS17 is walkS17's case of each byte of the structure.
-var casesS17 = [256]uint8{0: 1, 10: 2, 16: 3, 24: 4}
-
-func walkS17(d *Decoder, n *node, depth int) error {
-	if depth > maxDepth {
-		return errTooDeep
-	}
-	fr := newFrame()
-	st, out := d.st, d.out
-	var err error
-loop:
-	for {
-		if len(st) == 0 {
-			if depth > 0 {
-				err = errEnd
-			}
-			break loop
-		}
-		switch casesS17[st[0]] {
+		switch casesS15[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3512,10 +3137,10 @@ loop:
 	return err
 }
 
-// casesS18 is walkS18's case of each byte of the structure.
-var casesS18 = [256]uint8{0: 1, 10: 2, 16: 3}
+// casesS16 is walkS16's case of each byte of the structure.
+var casesS16 = [256]uint8{0: 1, 10: 2, 16: 3}
 
-func walkS18(d *Decoder, n *node, depth int) error {
+func walkS16(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -3530,7 +3155,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS18[st[0]] {
+		switch casesS16[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3614,10 +3239,10 @@ loop:
 	return err
 }
 
-// casesS19 is walkS19's case of each byte of the structure.
-var casesS19 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 41: 6, 50: 7, 58: 8, 66: 9, 74: 10, 80: 11, 89: 12, 97: 13}
+// casesS17 is walkS17's case of each byte of the structure.
+var casesS17 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 41: 6, 50: 7, 58: 8, 66: 9, 74: 10, 80: 11, 89: 12, 97: 13}
 
-func walkS19(d *Decoder, n *node, depth int) error {
+func walkS17(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -3632,7 +3257,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS19[st[0]] {
+		switch casesS17[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3841,8 +3466,7 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			child := n.f[8].child
-			if err = child.gen(d, child, depth+1); err != nil {
+			if err = d.interp(n.f[8].child, depth+1); err != nil {
 				return err
 			}
 			st, out = d.st, d.out
@@ -3995,10 +3619,10 @@ loop:
 	return err
 }
 
-// casesS20 is walkS20's case of each byte of the structure.
-var casesS20 = [256]uint8{0: 1, 10: 2, 17: 3, 25: 4, 33: 5, 41: 6, 48: 7, 57: 8, 66: 9, 74: 10, 80: 11, 90: 12, 97: 13, 105: 14, 113: 15}
+// casesS18 is walkS18's case of each byte of the structure.
+var casesS18 = [256]uint8{0: 1, 10: 2, 16: 3}
 
-func walkS20(d *Decoder, n *node, depth int) error {
+func walkS18(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -4013,7 +3637,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS20[st[0]] {
+		switch casesS18[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -4044,8 +3668,7 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			child := n.f[1].child
-			if err = child.gen(d, child, depth+1); err != nil {
+			if err = d.interp(n.f[1].child, depth+1); err != nil {
 				return err
 			}
 			st, out = d.st, d.out
@@ -4066,127 +3689,16 @@ loop:
 			}
 			continue
 		case 3:
-			// field 2, kTime
+			// field 2, kVarint
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
 				}
 			}
-			out = append(out, 17)
+			out = append(out, 16)
 			st = st[1:]
 			col := n.f[2].col
 			c := d.cols[col]
-			x, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				x = uint64(c[0])
-			} else {
-				x, m = uvarint(c)
-			}
-			if m <= 0 {
-				err = errCut
-				break loop
-			}
-			d.cols[col] = c[m:]
-			v := startOf(x, d.prev[col], either)
-			d.prev[col] = v
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 4:
-			// field 3, kTime
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 25)
-			st = st[1:]
-			col := n.f[3].col
-			c := d.cols[col]
-			x, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				x = uint64(c[0])
-			} else {
-				x, m = uvarint(c)
-			}
-			if m <= 0 {
-				err = errCut
-				break loop
-			}
-			d.cols[col] = c[m:]
-			v := startOf(x, d.prev[col], either)
-			d.prev[col] = v
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 5:
-			// field 4, kFixed64
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 33)
-			st = st[1:]
-			col := n.f[4].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.LittleEndian.Uint64(c)
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 6:
-			// field 5, kDouble
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 41)
-			st = st[1:]
-			col := n.f[5].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
-			d.prev[col] = v
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 7:
-			// field 6, kVarint
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 48)
-			st = st[1:]
-			col := n.f[6].col
-			c := d.cols[col]
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -4199,261 +3711,6 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.cols[col] = c[m:]
-			continue
-		case 8:
-			// field 7, kFixed64
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 57)
-			st = st[1:]
-			col := n.f[7].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.LittleEndian.Uint64(c)
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 9:
-			// field 8, kMsg
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 66)
-			st = st[1:]
-			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
-				err = errSize
-				break loop
-			}
-			size := int(st[0])
-			st = st[1:]
-			if len(out)+size > cap(out) {
-				if out, err = d.more(out, size); err != nil {
-					break loop
-				}
-			}
-			at := len(out)
-			out = out[:at+size]
-			d.st, d.out = st, out
-			child := n.f[8].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
-			}
-			st, out = d.st, d.out
-			l := uint64(len(out) - at - size)
-			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
-				err = errFit
-				break loop
-			}
-			if size == 1 {
-				out[at] = byte(l)
-			} else {
-				b := out[at : at+size]
-				for i := range size - 1 {
-					b[i] = byte(l) | 0x80
-					l >>= 7
-				}
-				b[size-1] = byte(l)
-			}
-			continue
-		case 10:
-			// field 9, kMsg
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 74)
-			st = st[1:]
-			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
-				err = errSize
-				break loop
-			}
-			size := int(st[0])
-			st = st[1:]
-			if len(out)+size > cap(out) {
-				if out, err = d.more(out, size); err != nil {
-					break loop
-				}
-			}
-			at := len(out)
-			out = out[:at+size]
-			d.st, d.out = st, out
-			child := n.f[9].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
-			}
-			st, out = d.st, d.out
-			l := uint64(len(out) - at - size)
-			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
-				err = errFit
-				break loop
-			}
-			if size == 1 {
-				out[at] = byte(l)
-			} else {
-				b := out[at : at+size]
-				for i := range size - 1 {
-					b[i] = byte(l) | 0x80
-					l >>= 7
-				}
-				b[size-1] = byte(l)
-			}
-			continue
-		case 11:
-			// field 10, kVarint
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 80)
-			st = st[1:]
-			col := n.f[10].col
-			c := d.cols[col]
-			m := varintLen(c)
-			if m == 0 {
-				err = errCut
-				break loop
-			}
-			if len(out)+m > cap(out) {
-				if out, err = d.more(out, m); err != nil {
-					break loop
-				}
-			}
-			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
-			continue
-		case 12:
-			// field 11, kMsg
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 90)
-			st = st[1:]
-			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
-				err = errSize
-				break loop
-			}
-			size := int(st[0])
-			st = st[1:]
-			if len(out)+size > cap(out) {
-				if out, err = d.more(out, size); err != nil {
-					break loop
-				}
-			}
-			at := len(out)
-			out = out[:at+size]
-			d.st, d.out = st, out
-			child := n.f[11].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
-			}
-			st, out = d.st, d.out
-			l := uint64(len(out) - at - size)
-			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
-				err = errFit
-				break loop
-			}
-			if size == 1 {
-				out[at] = byte(l)
-			} else {
-				b := out[at : at+size]
-				for i := range size - 1 {
-					b[i] = byte(l) | 0x80
-					l >>= 7
-				}
-				b[size-1] = byte(l)
-			}
-			continue
-		case 13:
-			// field 12, kDouble
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 97)
-			st = st[1:]
-			col := n.f[12].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
-			d.prev[col] = v
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 14:
-			// field 13, kDouble
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 105)
-			st = st[1:]
-			col := n.f[13].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
-			d.prev[col] = v
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 15:
-			// field 14, kDouble
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 113)
-			st = st[1:]
-			col := n.f[14].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
-			d.prev[col] = v
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
 			continue
 		}
 		d.st, d.out = st, out
@@ -4463,10 +3720,10 @@ loop:
 	return err
 }
 
-// casesS21 is walkS21's case of each byte of the structure.
-var casesS21 = [256]uint8{0: 1, 8: 2, 18: 3}
+// casesS19 is walkS19's case of each byte of the structure.
+var casesS19 = [256]uint8{0: 1, 10: 2}
 
-func walkS21(d *Decoder, n *node, depth int) error {
+func walkS19(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -4481,7 +3738,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS21[st[0]] {
+		switch casesS19[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -4490,212 +3747,13 @@ loop:
 			st = st[1:]
 			break loop
 		case 2:
-			// field 1, kVarint
+			// field 1, kMsg
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
 				}
 			}
-			out = append(out, 8)
-			st = st[1:]
-			col := n.f[1].col
-			c := d.cols[col]
-			m := varintLen(c)
-			if m == 0 {
-				err = errCut
-				break loop
-			}
-			if len(out)+m > cap(out) {
-				if out, err = d.more(out, m); err != nil {
-					break loop
-				}
-			}
-			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
-			continue
-		case 3:
-			// field 2, kLen
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 18)
-			st = st[1:]
-			col := n.f[2].col
-			c := d.cols[col]
-			l, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				l = uint64(c[0])
-			} else {
-				l, m = uvarint(c)
-			}
-			if m <= 0 || l > uint64(len(c)-m) {
-				err = errCut
-				break loop
-			}
-			e := m + int(l)
-			if len(out)+e > cap(out) {
-				if out, err = d.more(out, e); err != nil {
-					break loop
-				}
-			}
-			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
-			continue
-		}
-		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
-	}
-	d.st, d.out = st, out
-	return err
-}
-
-// casesS22 is walkS22's case of each byte of the structure.
-var casesS22 = [256]uint8{0: 1, 17: 2, 25: 3, 33: 4, 41: 5, 50: 6, 58: 7, 64: 8}
-
-func walkS22(d *Decoder, n *node, depth int) error {
-	if depth > maxDepth {
-		return errTooDeep
-	}
-	fr := newFrame()
-	st, out := d.st, d.out
-	var err error
-loop:
-	for {
-		if len(st) == 0 {
-			if depth > 0 {
-				err = errEnd
-			}
-			break loop
-		}
-		switch casesS22[st[0]] {
-		case 1:
-			if depth == 0 {
-				err = errTopEnd
-				break loop
-			}
-			st = st[1:]
-			break loop
-		case 2:
-			// field 2, kTime
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 17)
-			st = st[1:]
-			col := n.f[2].col
-			c := d.cols[col]
-			x, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				x = uint64(c[0])
-			} else {
-				x, m = uvarint(c)
-			}
-			if m <= 0 {
-				err = errCut
-				break loop
-			}
-			d.cols[col] = c[m:]
-			v := startOf(x, d.prev[col], either)
-			d.prev[col] = v
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 3:
-			// field 3, kTime
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 25)
-			st = st[1:]
-			col := n.f[3].col
-			c := d.cols[col]
-			x, m := uint64(0), 1
-			if len(c) > 0 && c[0] < 0x80 {
-				x = uint64(c[0])
-			} else {
-				x, m = uvarint(c)
-			}
-			if m <= 0 {
-				err = errCut
-				break loop
-			}
-			d.cols[col] = c[m:]
-			v := startOf(x, d.prev[col], either)
-			d.prev[col] = v
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 4:
-			// field 4, kFixed64
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 33)
-			st = st[1:]
-			col := n.f[4].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.LittleEndian.Uint64(c)
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 5:
-			// field 5, kDouble
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 41)
-			st = st[1:]
-			col := n.f[5].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
-			d.prev[col] = v
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 6:
-			// field 6, kMsg
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 50)
+			out = append(out, 10)
 			st = st[1:]
 			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
 				err = errSize
@@ -4711,8 +3769,7 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			child := n.f[6].child
-			if err = child.gen(d, child, depth+1); err != nil {
+			if err = d.interp(n.f[1].child, depth+1); err != nil {
 				return err
 			}
 			st, out = d.st, d.out
@@ -4732,74 +3789,6 @@ loop:
 				b[size-1] = byte(l)
 			}
 			continue
-		case 7:
-			// field 7, kMsg
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 58)
-			st = st[1:]
-			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
-				err = errSize
-				break loop
-			}
-			size := int(st[0])
-			st = st[1:]
-			if len(out)+size > cap(out) {
-				if out, err = d.more(out, size); err != nil {
-					break loop
-				}
-			}
-			at := len(out)
-			out = out[:at+size]
-			d.st, d.out = st, out
-			child := n.f[7].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
-			}
-			st, out = d.st, d.out
-			l := uint64(len(out) - at - size)
-			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
-				err = errFit
-				break loop
-			}
-			if size == 1 {
-				out[at] = byte(l)
-			} else {
-				b := out[at : at+size]
-				for i := range size - 1 {
-					b[i] = byte(l) | 0x80
-					l >>= 7
-				}
-				b[size-1] = byte(l)
-			}
-			continue
-		case 8:
-			// field 8, kVarint
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 64)
-			st = st[1:]
-			col := n.f[8].col
-			c := d.cols[col]
-			m := varintLen(c)
-			if m == 0 {
-				err = errCut
-				break loop
-			}
-			if len(out)+m > cap(out) {
-				if out, err = d.more(out, m); err != nil {
-					break loop
-				}
-			}
-			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
-			continue
 		}
 		d.st, d.out = st, out
 		return d.walkFrom(n, depth, fr)
@@ -4808,10 +3797,10 @@ loop:
 	return err
 }
 
-// casesS23 is walkS23's case of each byte of the structure.
-var casesS23 = [256]uint8{0: 1, 9: 2, 17: 3}
+// casesS20 is walkS20's case of each byte of the structure.
+var casesS20 = [256]uint8{0: 1, 9: 2, 16: 3, 26: 4, 42: 5, 50: 6, 56: 7, 69: 8, 74: 9, 82: 10, 89: 11, 98: 12}
 
-func walkS23(d *Decoder, n *node, depth int) error {
+func walkS20(d *Decoder, n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
@@ -4826,91 +3815,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS23[st[0]] {
-		case 1:
-			if depth == 0 {
-				err = errTopEnd
-				break loop
-			}
-			st = st[1:]
-			break loop
-		case 2:
-			// field 1, kDouble
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 9)
-			st = st[1:]
-			col := n.f[1].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
-			d.prev[col] = v
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		case 3:
-			// field 2, kDouble
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 17)
-			st = st[1:]
-			col := n.f[2].col
-			c := d.cols[col]
-			if len(c) < 8 {
-				err = errCut
-				break loop
-			}
-			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
-			d.prev[col] = v
-			d.cols[col] = c[8:]
-			if len(out)+8 > cap(out) {
-				if out, err = d.more(out, 8); err != nil {
-					break loop
-				}
-			}
-			out = binary.LittleEndian.AppendUint64(out, v)
-			continue
-		}
-		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
-	}
-	d.st, d.out = st, out
-	return err
-}
-
-// casesS24 is walkS24's case of each byte of the structure.
-var casesS24 = [256]uint8{0: 1, 9: 2, 16: 3, 26: 4, 42: 5, 50: 6, 56: 7, 69: 8, 74: 9, 82: 10, 89: 11, 98: 12}
-
-func walkS24(d *Decoder, n *node, depth int) error {
-	if depth > maxDepth {
-		return errTooDeep
-	}
-	fr := newFrame()
-	st, out := d.st, d.out
-	var err error
-loop:
-	for {
-		if len(st) == 0 {
-			if depth > 0 {
-				err = errEnd
-			}
-			break loop
-		}
-		switch casesS24[st[0]] {
+		switch casesS20[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -5267,9 +4172,9 @@ loop:
 
 // genWalks are the walks of each schema's nodes, in nodesOf's order.
 var genWalks = [Profiles][]func(*Decoder, *node, int) error{
-	Traces:  {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, walkS6, walkS1, walkS7, walkS3, walkS4, walkS8, walkS9, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS10, walkS3, walkS4, walkS11, walkS3, walkS4, walkS12, walkS9, walkS9, walkS9, walkS9, walkS9, walkS9, walkS9},
-	Metrics: {walkS0, walkS1, walkS13, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, walkS6, walkS1, walkS7, walkS3, walkS4, walkS14, walkS5, walkS15, walkS16, walkS3, walkS4, walkS3, walkS4, walkS17, walkS15, walkS16, walkS3, walkS4, walkS3, walkS4, walkS18, walkS19, walkS16, walkS3, walkS4, walkS3, walkS4, walkS18, walkS20, walkS3, walkS4, walkS21, walkS21, walkS16, walkS3, walkS4, walkS5, walkS22, walkS23, walkS3, walkS4, walkS3, walkS4},
-	Logs:    {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, walkS6, walkS1, walkS7, walkS3, walkS4, walkS24, walkS4, walkS9, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4},
+	Traces:  {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS7, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS9, walkS3, walkS4, walkS10, walkS3, walkS4, walkS11, walkS8, walkS8, walkS8, walkS8, walkS8, walkS8, walkS8},
+	Metrics: {walkS0, walkS1, walkS12, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS13, walkS5, walkS14, nil, walkS3, walkS4, walkS3, walkS4, walkS15, walkS14, nil, walkS3, walkS4, walkS3, walkS4, walkS16, walkS17, nil, walkS3, walkS4, walkS3, walkS4, walkS18, nil, walkS3, walkS4, nil, nil, nil, walkS3, walkS4, walkS19, nil, nil, walkS3, walkS4, walkS3, walkS4},
+	Logs:    {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS20, walkS4, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4},
 }
 
 // genColumns are the schemas' column counts the walks were generated for.
