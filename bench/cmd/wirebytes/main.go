@@ -47,6 +47,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -198,8 +199,7 @@ func table(file string, cfg config) {
 		if cfg.profile != "" {
 			profileDecode(fmt.Sprintf("%s.%d.%d", cfg.profile, cfg.sig, len(cpuRows)), colsMsgs, cfg)
 		}
-		perCPU, streamCPU, colsCPU := decodeCPU(perMsgs, streamMsgs, colsMsgs, cfg)
-		invCPU := inverseCPU(colsMsgs, cfg)
+		perCPU, streamCPU, colsCPU, invCPU := decodeCPU(perMsgs, streamMsgs, colsMsgs, cfg)
 		f := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) / float64(cfg.rounds) }
 		cpuRows = append(cpuRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.0f |", c.name, f(perCPU), f(streamCPU), float64(streamCPU)/float64(perCPU),
 			f(colsCPU), float64(colsCPU)/float64(perCPU), f(invCPU)))
@@ -423,30 +423,53 @@ func stefBytes(reqs [][]byte, metrics bool, c pkg.Compression) int {
 // decodeCPU is the CPU the server spends decompressing: per-message zstd
 // through compression.Decompress (the unary path), our stream through one
 // StreamDecoder per stream and the envelope's unwrapping, and with columns
-// the inverse transform between them.
-func decodeCPU(per, stream, cols [][]byte, cfg config) (time.Duration, time.Duration, time.Duration) {
-	limit := 64 << 20
-	perCPU := cputime.Of(cfg.rounds, func() {
-		var dst []byte
-		for _, c := range per {
-			var err error
-			if dst, err = compression.Decompress(dst[:0], compression.Zstd, c, limit); err != nil {
-				log.Fatal(err)
-			}
-		}
-	})
-	streamCPU := cputime.Of(cfg.rounds, func() { decodeStream(stream, cfg, limit, false) })
-	colsCPU := cputime.Of(cfg.rounds, func() { decodeStream(cols, cfg, limit, true) })
-	return perCPU, streamCPU, colsCPU
-}
-
-// inverseCPU is the part of the columns' server CPU that is the inverse
-// transform alone: the stream's messages are decompressed once, before
-// the clock, and only otlpcolumns.Decoder runs under it.
-func inverseCPU(cols [][]byte, cfg config) time.Duration {
+// the inverse transform between them; and the inverse transform alone
+// (the columns decompressed before the clock). The four run in turn,
+// round by round (interleaved), so that a machine shared with other work
+// slows each of them alike.
+func decodeCPU(per, stream, cols [][]byte, cfg config) (perCPU, streamCPU, colsCPU, invCPU time.Duration) {
 	limit := 64 << 20
 	plain := decompressed(cols, cfg, limit)
-	return cputime.Of(cfg.rounds, func() { inverse(plain, cfg, limit) })
+	t := interleaved(cfg.rounds,
+		func() {
+			var dst []byte
+			for _, c := range per {
+				var err error
+				if dst, err = compression.Decompress(dst[:0], compression.Zstd, c, limit); err != nil {
+					log.Fatal(err)
+				}
+			}
+		},
+		func() { decodeStream(stream, cfg, limit, false) },
+		func() { decodeStream(cols, cfg, limit, true) },
+		func() { inverse(plain, cfg, limit) })
+	return t[0], t[1], t[2], t[3]
+}
+
+// interleaved returns the process CPU time (user+system) each of fs
+// takes over rounds, after a warm-up run of each, running them in turn
+// in each round.
+func interleaved(rounds int, fs ...func()) []time.Duration {
+	for _, f := range fs {
+		f()
+	}
+	out := make([]time.Duration, len(fs))
+	for range rounds {
+		for i, f := range fs {
+			out[i] += cpuOf(f)
+		}
+	}
+	return out
+}
+
+// cpuOf returns the process CPU time (user+system, getrusage) f takes.
+func cpuOf(f func()) time.Duration {
+	var a, b syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &a)
+	f()
+	syscall.Getrusage(syscall.RUSAGE_SELF, &b)
+	t := func(r syscall.Rusage) time.Duration { return time.Duration(r.Utime.Nano() + r.Stime.Nano()) }
+	return t(b) - t(a)
 }
 
 // decompressed returns the stream's messages decompressed (the columns'
