@@ -13,7 +13,8 @@ import (
 // messages decompressed; FILE.1.0 is traces SDK-sized, FILE.2.1 metrics
 // at 8,192 points), from the file in $OTLPCOLUMNS_DEMO (skipped without
 // it), with the generated walks and with interp alone; a decoder per
-// 1,000 messages, as wirebytes' streams. For the instructions per item:
+// 1,000 messages, as wirebytes' streams; the output buffer kept from
+// message to message, or new for each (-fresh). For the instructions per item:
 // bench/callgrind-ab.sh, or valgrind on the test binary.
 func BenchmarkDecodeDemo(b *testing.B) {
 	file := os.Getenv("OTLPCOLUMNS_DEMO")
@@ -36,12 +37,14 @@ func BenchmarkDecodeDemo(b *testing.B) {
 		}
 		msgs, raw = append(msgs, raw[k:k+int(l)]), raw[k+int(l):]
 	}
-	for _, interp := range []bool{false, true} {
-		name := "generated"
-		if interp {
-			name = "interp"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name          string
+		interp, fresh bool
+	}{{"generated", false, false}, {"interp", true, false}, {"generated-fresh", false, true}, {"interp-fresh", true, true}} {
+		// -fresh: each message into a new buffer, as the handler's
+		// (its dst is the compressed message's buffer): the garbage
+		// collector runs as often as the server's would for it.
+		b.Run(c.name, func(b *testing.B) {
 			var out []byte
 			b.ReportAllocs()
 			for b.Loop() {
@@ -49,7 +52,10 @@ func BenchmarkDecodeDemo(b *testing.B) {
 				for i, m := range msgs {
 					if i%1000 == 0 {
 						d = NewDecoder(sig)
-						d.interpOnly = interp
+						d.interpOnly = c.interp
+					}
+					if c.fresh {
+						out = nil
 					}
 					var err error
 					if out, err = d.Decode(out[:0], m, 64<<20, nil); err != nil {
