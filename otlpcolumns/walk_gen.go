@@ -40,7 +40,7 @@ loop:
 			out = append(out, 8)
 			st = st[1:]
 			col := n.f[1].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -52,7 +52,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 3:
 			// field 2, kMsg
@@ -230,7 +230,7 @@ loop:
 			out = append(out, 26)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -248,7 +248,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -338,7 +338,7 @@ loop:
 			out = append(out, 16)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -350,7 +350,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 4:
 			// field 3, kMsg
@@ -439,7 +439,7 @@ loop:
 			out = append(out, 10)
 			st = st[1:]
 			col := n.f[1].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -457,7 +457,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 3:
 			// field 2, kMsg
@@ -513,7 +513,7 @@ loop:
 			out = append(out, 24)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -525,7 +525,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -571,7 +571,7 @@ loop:
 			out = append(out, 10)
 			st = st[1:]
 			col := n.f[1].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -589,7 +589,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 3:
 			// field 2, kVarint
@@ -601,7 +601,7 @@ loop:
 			out = append(out, 16)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -613,7 +613,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 4:
 			// field 3, kVarint
@@ -625,7 +625,7 @@ loop:
 			out = append(out, 24)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -637,7 +637,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 5:
 			// field 4, kDouble
@@ -649,14 +649,14 @@ loop:
 			out = append(out, 33)
 			st = st[1:]
 			col := n.f[4].col
-			c := d.cols[col]
+			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
 				break loop
 			}
 			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
 			d.prev[col] = v
-			d.cols[col] = c[8:]
+			d.took(col, c[8:])
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -762,7 +762,7 @@ loop:
 			out = append(out, 58)
 			st = st[1:]
 			col := n.f[7].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -780,7 +780,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 9:
 			// field 8, kVarint
@@ -792,7 +792,7 @@ loop:
 			out = append(out, 64)
 			st = st[1:]
 			col := n.f[8].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -804,7 +804,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -928,7 +928,7 @@ loop:
 			out = append(out, 10)
 			st = st[1:]
 			col := n.f[1].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -946,7 +946,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 3:
 			// field 2, kLen
@@ -958,7 +958,7 @@ loop:
 			out = append(out, 18)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -976,7 +976,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 4:
 			// field 3, kMsg
@@ -1032,7 +1032,7 @@ loop:
 			out = append(out, 32)
 			st = st[1:]
 			col := n.f[4].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -1044,7 +1044,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -1119,7 +1119,7 @@ loop:
 			st = st[1:]
 			col := n.f[2].col
 			lcol := n.f[2].lcol
-			c, lc := d.cols[col], d.cols[lcol]
+			c, lc := d.col(col), d.col(lcol)
 			l, m := uint64(0), 1
 			if len(lc) > 0 && lc[0] < 0x80 {
 				l = uint64(lc[0])
@@ -1136,7 +1136,8 @@ loop:
 				}
 			}
 			out = appendShort(appendShort(out, lc[:m]), c[:l])
-			d.cols[lcol], d.cols[col] = lc[m:], c[l:]
+			d.took(lcol, lc[m:])
+			d.took(col, c[l:])
 			d.nref++
 			continue
 		case 6:
@@ -1149,7 +1150,7 @@ loop:
 			out = append(out, 26)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -1167,7 +1168,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 7:
 			// field 4, kRef
@@ -1186,7 +1187,7 @@ loop:
 			if done {
 				continue
 			}
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -1204,7 +1205,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 8:
 			// field 5, kLen
@@ -1219,7 +1220,7 @@ loop:
 			out = append(out, 42)
 			st = st[1:]
 			col := n.f[5].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -1238,7 +1239,7 @@ loop:
 			}
 			fr.bucket = keyBucket(c[m:e])
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			if len(st) == 0 || st[0] != 42 {
 				d.sets.add(out[fr.run:])
 				fr.run = -1
@@ -1254,7 +1255,7 @@ loop:
 			out = append(out, 48)
 			st = st[1:]
 			col := n.f[6].col + fr.bucket
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -1266,7 +1267,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 10:
 			// field 7, kStart
@@ -1278,7 +1279,7 @@ loop:
 			out = append(out, 57)
 			st = st[1:]
 			col := n.f[7].col
-			c := d.cols[col]
+			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				x = uint64(c[0])
@@ -1289,7 +1290,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			v := d.startOf(&fr, kStart, col, x)
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
@@ -1308,7 +1309,7 @@ loop:
 			out = append(out, 65)
 			st = st[1:]
 			col := n.f[8].col
-			c := d.cols[col]
+			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				x = uint64(c[0])
@@ -1319,7 +1320,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			v := fr.start + x
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
@@ -1388,7 +1389,7 @@ loop:
 			out = append(out, 80)
 			st = st[1:]
 			col := n.f[10].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -1400,7 +1401,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 14:
 			// field 11, kMsg
@@ -1456,7 +1457,7 @@ loop:
 			out = append(out, 96)
 			st = st[1:]
 			col := n.f[12].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -1468,7 +1469,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 16:
 			// field 13, kMsg
@@ -1524,7 +1525,7 @@ loop:
 			out = append(out, 112)
 			st = st[1:]
 			col := n.f[14].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -1536,7 +1537,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 18:
 			// field 15, kMsg
@@ -1626,7 +1627,7 @@ loop:
 			out = append(out, 10)
 			st = st[1:]
 			col := n.f[1].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -1645,7 +1646,7 @@ loop:
 			}
 			fr.bucket = keyBucket(c[m:e])
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 3:
 			// field 2, kMsg
@@ -1700,7 +1701,7 @@ loop:
 			out = append(out, 24)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -1712,7 +1713,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -1758,7 +1759,7 @@ loop:
 			out = append(out, 9)
 			st = st[1:]
 			col := n.f[1].col
-			c := d.cols[col]
+			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				x = uint64(c[0])
@@ -1769,7 +1770,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			v := startOf(x, d.prev[col], either)
 			d.prev[col] = v
 			if len(out)+8 > cap(out) {
@@ -1789,7 +1790,7 @@ loop:
 			out = append(out, 18)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -1807,7 +1808,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 4:
 			// field 3, kMsg
@@ -1863,7 +1864,7 @@ loop:
 			out = append(out, 32)
 			st = st[1:]
 			col := n.f[4].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -1875,7 +1876,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -1921,7 +1922,7 @@ loop:
 			out = append(out, 10)
 			st = st[1:]
 			col := n.f[1].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -1939,7 +1940,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 3:
 			// field 2, kRef
@@ -1958,7 +1959,7 @@ loop:
 			if done {
 				continue
 			}
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -1976,7 +1977,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 4:
 			// field 3, kLen
@@ -1988,7 +1989,7 @@ loop:
 			out = append(out, 26)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -2006,7 +2007,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 5:
 			// field 4, kMsg
@@ -2062,7 +2063,7 @@ loop:
 			out = append(out, 40)
 			st = st[1:]
 			col := n.f[5].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -2074,7 +2075,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 7:
 			// field 6, kFixed32
@@ -2086,7 +2087,7 @@ loop:
 			out = append(out, 53)
 			st = st[1:]
 			col := n.f[6].col
-			c := d.cols[col]
+			c := d.col(col)
 			if len(c) < 4 {
 				err = errCut
 				break loop
@@ -2097,7 +2098,7 @@ loop:
 				}
 			}
 			out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))
-			d.cols[col] = c[4:]
+			d.took(col, c[4:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -2143,7 +2144,7 @@ loop:
 			out = append(out, 18)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -2161,7 +2162,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 3:
 			// field 3, kVarint
@@ -2173,7 +2174,7 @@ loop:
 			out = append(out, 24)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -2185,7 +2186,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -2289,7 +2290,7 @@ loop:
 			out = append(out, 16)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -2301,7 +2302,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 5:
 			// field 3, kMsg
@@ -2390,7 +2391,7 @@ loop:
 			out = append(out, 10)
 			st = st[1:]
 			col := n.f[1].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -2408,7 +2409,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 3:
 			// field 2, kLen
@@ -2420,7 +2421,7 @@ loop:
 			out = append(out, 18)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -2438,7 +2439,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 4:
 			// field 3, kLen
@@ -2450,7 +2451,7 @@ loop:
 			out = append(out, 26)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -2468,7 +2469,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 5:
 			// field 5, kMsg
@@ -2785,7 +2786,7 @@ loop:
 			out = append(out, 17)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				x = uint64(c[0])
@@ -2796,7 +2797,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			v := startOf(x, d.prev[col], either)
 			d.prev[col] = v
 			if len(out)+8 > cap(out) {
@@ -2816,7 +2817,7 @@ loop:
 			out = append(out, 25)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				x = uint64(c[0])
@@ -2827,7 +2828,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			v := startOf(x, d.prev[col], either)
 			d.prev[col] = v
 			if len(out)+8 > cap(out) {
@@ -2847,13 +2848,13 @@ loop:
 			out = append(out, 33)
 			st = st[1:]
 			col := n.f[4].col
-			c := d.cols[col]
+			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
 				break loop
 			}
 			v := binary.LittleEndian.Uint64(c)
-			d.cols[col] = c[8:]
+			d.took(col, c[8:])
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -2914,13 +2915,13 @@ loop:
 			out = append(out, 49)
 			st = st[1:]
 			col := n.f[6].col
-			c := d.cols[col]
+			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
 				break loop
 			}
 			v := binary.LittleEndian.Uint64(c)
-			d.cols[col] = c[8:]
+			d.took(col, c[8:])
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -2989,7 +2990,7 @@ loop:
 			out = append(out, 64)
 			st = st[1:]
 			col := n.f[8].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -3001,7 +3002,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -3091,7 +3092,7 @@ loop:
 			out = append(out, 16)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -3103,7 +3104,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 4:
 			// field 3, kVarint
@@ -3115,7 +3116,7 @@ loop:
 			out = append(out, 24)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -3127,7 +3128,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -3217,7 +3218,7 @@ loop:
 			out = append(out, 16)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -3229,7 +3230,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -3282,7 +3283,7 @@ loop:
 			out = append(out, 17)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				x = uint64(c[0])
@@ -3293,7 +3294,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			v := startOf(x, d.prev[col], either)
 			d.prev[col] = v
 			if len(out)+8 > cap(out) {
@@ -3313,7 +3314,7 @@ loop:
 			out = append(out, 25)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				x = uint64(c[0])
@@ -3324,7 +3325,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			v := startOf(x, d.prev[col], either)
 			d.prev[col] = v
 			if len(out)+8 > cap(out) {
@@ -3344,13 +3345,13 @@ loop:
 			out = append(out, 33)
 			st = st[1:]
 			col := n.f[4].col
-			c := d.cols[col]
+			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
 				break loop
 			}
 			v := binary.LittleEndian.Uint64(c)
-			d.cols[col] = c[8:]
+			d.took(col, c[8:])
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -3368,14 +3369,14 @@ loop:
 			out = append(out, 41)
 			st = st[1:]
 			col := n.f[5].col
-			c := d.cols[col]
+			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
 				break loop
 			}
 			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
 			d.prev[col] = v
-			d.cols[col] = c[8:]
+			d.took(col, c[8:])
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -3393,7 +3394,7 @@ loop:
 			out = append(out, 50)
 			st = st[1:]
 			col := n.f[6].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -3411,7 +3412,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 8:
 			// field 7, kLen
@@ -3423,7 +3424,7 @@ loop:
 			out = append(out, 58)
 			st = st[1:]
 			col := n.f[7].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -3441,7 +3442,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 9:
 			// field 8, kMsg
@@ -3547,7 +3548,7 @@ loop:
 			out = append(out, 80)
 			st = st[1:]
 			col := n.f[10].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -3559,7 +3560,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 12:
 			// field 11, kDouble
@@ -3571,14 +3572,14 @@ loop:
 			out = append(out, 89)
 			st = st[1:]
 			col := n.f[11].col
-			c := d.cols[col]
+			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
 				break loop
 			}
 			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
 			d.prev[col] = v
-			d.cols[col] = c[8:]
+			d.took(col, c[8:])
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -3596,14 +3597,14 @@ loop:
 			out = append(out, 97)
 			st = st[1:]
 			col := n.f[12].col
-			c := d.cols[col]
+			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
 				break loop
 			}
 			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
 			d.prev[col] = v
-			d.cols[col] = c[8:]
+			d.took(col, c[8:])
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -3698,7 +3699,7 @@ loop:
 			out = append(out, 16)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -3710,7 +3711,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		}
 		d.st, d.out = st, out
@@ -3833,7 +3834,7 @@ loop:
 			out = append(out, 9)
 			st = st[1:]
 			col := n.f[1].col
-			c := d.cols[col]
+			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				x = uint64(c[0])
@@ -3844,7 +3845,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			v := d.startOf(&fr, kStart, col, x)
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
@@ -3863,7 +3864,7 @@ loop:
 			out = append(out, 16)
 			st = st[1:]
 			col := n.f[2].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -3875,7 +3876,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 4:
 			// field 3, kLen
@@ -3887,7 +3888,7 @@ loop:
 			out = append(out, 26)
 			st = st[1:]
 			col := n.f[3].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -3905,7 +3906,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 5:
 			// field 5, kMsg
@@ -4005,7 +4006,7 @@ loop:
 			out = append(out, 56)
 			st = st[1:]
 			col := n.f[7].col
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -4017,7 +4018,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			continue
 		case 8:
 			// field 8, kFixed32
@@ -4029,7 +4030,7 @@ loop:
 			out = append(out, 69)
 			st = st[1:]
 			col := n.f[8].col
-			c := d.cols[col]
+			c := d.col(col)
 			if len(c) < 4 {
 				err = errCut
 				break loop
@@ -4040,7 +4041,7 @@ loop:
 				}
 			}
 			out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))
-			d.cols[col] = c[4:]
+			d.took(col, c[4:])
 			continue
 		case 9:
 			// field 9, kLen
@@ -4052,7 +4053,7 @@ loop:
 			out = append(out, 74)
 			st = st[1:]
 			col := n.f[9].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -4070,7 +4071,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 10:
 			// field 10, kLen
@@ -4082,7 +4083,7 @@ loop:
 			out = append(out, 82)
 			st = st[1:]
 			col := n.f[10].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -4100,7 +4101,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		case 11:
 			// field 11, kEnd
@@ -4112,7 +4113,7 @@ loop:
 			out = append(out, 89)
 			st = st[1:]
 			col := n.f[11].col
-			c := d.cols[col]
+			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				x = uint64(c[0])
@@ -4123,7 +4124,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 			v := fr.start + x
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
@@ -4142,7 +4143,7 @@ loop:
 			out = append(out, 98)
 			st = st[1:]
 			col := n.f[12].col
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -4160,7 +4161,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 			continue
 		}
 		d.st, d.out = st, out
