@@ -245,6 +245,10 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 // col returns the rest of column i, from its read position.
 func (d *Decoder) col(i uint8) []byte { return d.cols[i][d.at[i]:] }
 
+// skip advances column i's read position by m bytes, which col's
+// result had.
+func (d *Decoder) skip(i uint8, m int) { d.at[i] += int32(m) }
+
 // took sets column i's read position where c, the rest of what col
 // returned, starts.
 func (d *Decoder) took(i uint8, c []byte) { d.at[i] = int32(len(d.cols[i]) - len(c)) }
@@ -518,7 +522,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 		case 1:
 			var v uint64
 			c := d.col(col)
@@ -536,7 +540,7 @@ loop:
 					err = errCut
 					break loop
 				}
-				d.took(col, c[m:])
+				d.skip(col, m)
 				if kd == kEnd {
 					v = fr.start + x
 				} else {
@@ -549,14 +553,14 @@ loop:
 				}
 				v = binary.BigEndian.Uint64(c) ^ d.prev[col]
 				d.prev[col] = v
-				d.took(col, c[8:])
+				d.skip(col, 8)
 			default:
 				if len(c) < 8 {
 					err = errCut
 					break loop
 				}
 				v = binary.LittleEndian.Uint64(c)
-				d.took(col, c[8:])
+				d.skip(col, 8)
 			}
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
@@ -576,7 +580,7 @@ loop:
 				}
 			}
 			out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))
-			d.took(col, c[4:])
+			d.skip(col, 4)
 		case 2:
 			switch p.kind {
 			case kMsg:
@@ -645,8 +649,8 @@ loop:
 					}
 				}
 				out = appendShort(appendShort(out, lc[:m]), c[:l])
-				d.took(p.lcol, lc[m:])
-				d.took(col, c[l:])
+				d.skip(p.lcol, m)
+				d.skip(col, int(l))
 				if col == d.s.ref {
 					d.nref++
 				}
@@ -673,7 +677,7 @@ loop:
 				fr.bucket = keyBucket(c[m:e])
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 		default:
 			err = errWire
 			break loop
@@ -712,7 +716,7 @@ func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, 
 	if m <= 0 {
 		return out, errCut
 	}
-	d.took(scol, d.col(scol)[m:])
+	d.skip(scol, m)
 	id := int64(d.sets.last[scol]) + int64(unzigzag(v))
 	if id < 0 || id >= int64(len(d.sets.offs)) {
 		return out, errRef
@@ -781,7 +785,7 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
 		p := int(d.backs[o])
 		out = append(out, out[p:p+l]...)
 		fr.sameTrace = int(o)
-		d.took(col, c[m:])
+		d.skip(col, m)
 	} else {
 		c = c[m:]
 		l, m := uvarint(c)
@@ -824,7 +828,7 @@ func (d *Decoder) ref(fr *walkFrame, col uint8, out []byte) (_ []byte, done bool
 	if m <= 0 {
 		return out, false, errCut
 	}
-	d.took(col, c[m:])
+	d.skip(col, m)
 	fr.parent, fr.forward = -1, -1
 	if v == 0 {
 		return out, false, nil

@@ -234,20 +234,20 @@ func genField(s *schema, n *node, t byte, o op) string {
 		if o.flags&opCtxSet != 0 {
 			p("fr.bucket = keyBucket(c[m:e])\n")
 		}
-		p("out = append(out, c[:e]...)\nd.took(%s, c[e:])\n", col)
+		p("out = append(out, c[:e]...)\nd.skip(%s, e)\n", col)
 		done()
 	}
 	switch o.wt {
 	case 0:
 		p("c := d.col(%s)\nm := varintLen(c)\nif m == 0 {\nerr = errCut\nbreak loop\n}\n", col)
 		more("m")
-		p("out = appendShort(out, c[:m])\nd.took(%s, c[m:])\ncontinue\n", col)
+		p("out = appendShort(out, c[:m])\nd.skip(%s, m)\ncontinue\n", col)
 	case 1:
 		p("c := d.col(%s)\n", col)
 		switch o.kind {
 		case kTime, kStart, kEnd:
 			uv("x")
-			p("if m <= 0 {\nerr = errCut\nbreak loop\n}\nd.took(%s, c[m:])\n", col)
+			p("if m <= 0 {\nerr = errCut\nbreak loop\n}\nd.skip(%s, m)\n", col)
 			switch o.kind {
 			case kEnd:
 				p("v := fr.start + x\n")
@@ -257,16 +257,16 @@ func genField(s *schema, n *node, t byte, o op) string {
 				p("v := d.startOf(&fr, kStart, %s, x)\n", col)
 			}
 		case kDouble:
-			p("if len(c) < 8 {\nerr = errCut\nbreak loop\n}\nv := binary.BigEndian.Uint64(c) ^ d.prev[%s]\nd.prev[%s] = v\nd.took(%s, c[8:])\n", col, col, col)
+			p("if len(c) < 8 {\nerr = errCut\nbreak loop\n}\nv := binary.BigEndian.Uint64(c) ^ d.prev[%s]\nd.prev[%s] = v\nd.skip(%s, 8)\n", col, col, col)
 		default:
-			p("if len(c) < 8 {\nerr = errCut\nbreak loop\n}\nv := binary.LittleEndian.Uint64(c)\nd.took(%s, c[8:])\n", col)
+			p("if len(c) < 8 {\nerr = errCut\nbreak loop\n}\nv := binary.LittleEndian.Uint64(c)\nd.skip(%s, 8)\n", col)
 		}
 		more("8")
 		p("out = binary.LittleEndian.AppendUint64(out, v)\ncontinue\n")
 	case 5:
 		p("c := d.col(%s)\nif len(c) < 4 {\nerr = errCut\nbreak loop\n}\n", col)
 		more("4")
-		p("out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))\nd.took(%s, c[4:])\ncontinue\n", col)
+		p("out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))\nd.skip(%s, 4)\ncontinue\n", col)
 	case 2:
 		switch o.kind {
 		case kMsg:
@@ -310,7 +310,7 @@ func genField(s *schema, n *node, t byte, o op) string {
 			p("l, m := uint64(0), 1\nif len(lc) > 0 && lc[0] < 0x80 {\nl = uint64(lc[0])\n} else {\nl, m = uvarint(lc)\n}\n")
 			p("if m <= 0 || l > uint64(len(c)) {\nerr = errCut\nbreak loop\n}\n")
 			more("m+int(l)")
-			p("out = appendShort(appendShort(out, lc[:m]), c[:l])\nd.took(lcol, lc[m:])\nd.took(%s, c[l:])\n", col)
+			p("out = appendShort(appendShort(out, lc[:m]), c[:l])\nd.skip(lcol, m)\nd.skip(%s, int(l))\n", col)
 			if o.flags&opSpread != 0 {
 				p("if col == d.s.ref {\nd.nref++\n}\n")
 			} else if o.col == s.ref {

@@ -52,7 +52,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 3:
 			// field 2, kMsg
@@ -248,7 +248,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		}
 		d.st, d.out = st, out
@@ -350,7 +350,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 4:
 			// field 3, kMsg
@@ -457,7 +457,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 3:
 			// field 2, kMsg
@@ -525,7 +525,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		}
 		d.st, d.out = st, out
@@ -589,7 +589,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 3:
 			// field 2, kVarint
@@ -613,7 +613,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 4:
 			// field 3, kVarint
@@ -637,7 +637,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 5:
 			// field 4, kDouble
@@ -656,7 +656,7 @@ loop:
 			}
 			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
 			d.prev[col] = v
-			d.took(col, c[8:])
+			d.skip(col, 8)
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -780,7 +780,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 9:
 			// field 8, kVarint
@@ -804,7 +804,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		}
 		d.st, d.out = st, out
@@ -946,7 +946,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 3:
 			// field 2, kLen
@@ -976,7 +976,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 4:
 			// field 3, kMsg
@@ -1044,7 +1044,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		}
 		d.st, d.out = st, out
@@ -1136,8 +1136,8 @@ loop:
 				}
 			}
 			out = appendShort(appendShort(out, lc[:m]), c[:l])
-			d.took(lcol, lc[m:])
-			d.took(col, c[l:])
+			d.skip(lcol, m)
+			d.skip(col, int(l))
 			d.nref++
 			continue
 		case 6:
@@ -1168,7 +1168,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 7:
 			// field 4, kRef
@@ -1205,7 +1205,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 8:
 			// field 5, kLen
@@ -1239,7 +1239,7 @@ loop:
 			}
 			fr.bucket = keyBucket(c[m:e])
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			if len(st) == 0 || st[0] != 42 {
 				d.sets.add(out[fr.run:])
 				fr.run = -1
@@ -1267,7 +1267,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 10:
 			// field 7, kStart
@@ -1290,7 +1290,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.took(col, c[m:])
+			d.skip(col, m)
 			v := d.startOf(&fr, kStart, col, x)
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
@@ -1320,7 +1320,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.took(col, c[m:])
+			d.skip(col, m)
 			v := fr.start + x
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
@@ -1401,7 +1401,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 14:
 			// field 11, kMsg
@@ -1469,7 +1469,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 16:
 			// field 13, kMsg
@@ -1537,7 +1537,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 18:
 			// field 15, kMsg
@@ -1646,7 +1646,7 @@ loop:
 			}
 			fr.bucket = keyBucket(c[m:e])
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 3:
 			// field 2, kMsg
@@ -1713,7 +1713,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		}
 		d.st, d.out = st, out
@@ -1770,7 +1770,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.took(col, c[m:])
+			d.skip(col, m)
 			v := startOf(x, d.prev[col], either)
 			d.prev[col] = v
 			if len(out)+8 > cap(out) {
@@ -1808,7 +1808,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 4:
 			// field 3, kMsg
@@ -1876,7 +1876,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		}
 		d.st, d.out = st, out
@@ -1940,7 +1940,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 3:
 			// field 2, kRef
@@ -1977,7 +1977,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 4:
 			// field 3, kLen
@@ -2007,7 +2007,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 5:
 			// field 4, kMsg
@@ -2075,7 +2075,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 7:
 			// field 6, kFixed32
@@ -2098,7 +2098,7 @@ loop:
 				}
 			}
 			out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))
-			d.took(col, c[4:])
+			d.skip(col, 4)
 			continue
 		}
 		d.st, d.out = st, out
@@ -2162,7 +2162,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 3:
 			// field 3, kVarint
@@ -2186,7 +2186,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		}
 		d.st, d.out = st, out
@@ -2302,7 +2302,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 5:
 			// field 3, kMsg
@@ -2409,7 +2409,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 3:
 			// field 2, kLen
@@ -2439,7 +2439,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 4:
 			// field 3, kLen
@@ -2469,7 +2469,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 5:
 			// field 5, kMsg
@@ -2797,7 +2797,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.took(col, c[m:])
+			d.skip(col, m)
 			v := startOf(x, d.prev[col], either)
 			d.prev[col] = v
 			if len(out)+8 > cap(out) {
@@ -2828,7 +2828,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.took(col, c[m:])
+			d.skip(col, m)
 			v := startOf(x, d.prev[col], either)
 			d.prev[col] = v
 			if len(out)+8 > cap(out) {
@@ -2854,7 +2854,7 @@ loop:
 				break loop
 			}
 			v := binary.LittleEndian.Uint64(c)
-			d.took(col, c[8:])
+			d.skip(col, 8)
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -2921,7 +2921,7 @@ loop:
 				break loop
 			}
 			v := binary.LittleEndian.Uint64(c)
-			d.took(col, c[8:])
+			d.skip(col, 8)
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -3002,7 +3002,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		}
 		d.st, d.out = st, out
@@ -3104,7 +3104,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 4:
 			// field 3, kVarint
@@ -3128,7 +3128,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		}
 		d.st, d.out = st, out
@@ -3230,7 +3230,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		}
 		d.st, d.out = st, out
@@ -3294,7 +3294,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.took(col, c[m:])
+			d.skip(col, m)
 			v := startOf(x, d.prev[col], either)
 			d.prev[col] = v
 			if len(out)+8 > cap(out) {
@@ -3325,7 +3325,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.took(col, c[m:])
+			d.skip(col, m)
 			v := startOf(x, d.prev[col], either)
 			d.prev[col] = v
 			if len(out)+8 > cap(out) {
@@ -3351,7 +3351,7 @@ loop:
 				break loop
 			}
 			v := binary.LittleEndian.Uint64(c)
-			d.took(col, c[8:])
+			d.skip(col, 8)
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -3376,7 +3376,7 @@ loop:
 			}
 			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
 			d.prev[col] = v
-			d.took(col, c[8:])
+			d.skip(col, 8)
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -3412,7 +3412,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 8:
 			// field 7, kLen
@@ -3442,7 +3442,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 9:
 			// field 8, kMsg
@@ -3560,7 +3560,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 12:
 			// field 11, kDouble
@@ -3579,7 +3579,7 @@ loop:
 			}
 			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
 			d.prev[col] = v
-			d.took(col, c[8:])
+			d.skip(col, 8)
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -3604,7 +3604,7 @@ loop:
 			}
 			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
 			d.prev[col] = v
-			d.took(col, c[8:])
+			d.skip(col, 8)
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
 					break loop
@@ -3711,7 +3711,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		}
 		d.st, d.out = st, out
@@ -3845,7 +3845,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.took(col, c[m:])
+			d.skip(col, m)
 			v := d.startOf(&fr, kStart, col, x)
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
@@ -3876,7 +3876,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 4:
 			// field 3, kLen
@@ -3906,7 +3906,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 5:
 			// field 5, kMsg
@@ -4018,7 +4018,7 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.took(col, c[m:])
+			d.skip(col, m)
 			continue
 		case 8:
 			// field 8, kFixed32
@@ -4041,7 +4041,7 @@ loop:
 				}
 			}
 			out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))
-			d.took(col, c[4:])
+			d.skip(col, 4)
 			continue
 		case 9:
 			// field 9, kLen
@@ -4071,7 +4071,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 10:
 			// field 10, kLen
@@ -4101,7 +4101,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		case 11:
 			// field 11, kEnd
@@ -4124,7 +4124,7 @@ loop:
 				err = errCut
 				break loop
 			}
-			d.took(col, c[m:])
+			d.skip(col, m)
 			v := fr.start + x
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
@@ -4161,7 +4161,7 @@ loop:
 				}
 			}
 			out = append(out, c[:e]...)
-			d.took(col, c[e:])
+			d.skip(col, e)
 			continue
 		}
 		d.st, d.out = st, out
