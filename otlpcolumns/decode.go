@@ -783,7 +783,13 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
 			}
 		}
 		p := int(d.backs[o])
-		out = append(out, out[p:p+l]...)
+		if l == 17 {
+			// A trace id, its length byte and 16 bytes: copied
+			// without a call to memmove.
+			out = appendShort(append(out, out[p]), out[p+1:p+17])
+		} else {
+			out = append(out, out[p:p+l]...)
+		}
 		fr.sameTrace = int(o)
 		d.skip(col, m)
 	} else {
