@@ -283,7 +283,7 @@ func (d *Decoder) indexRefs() {
 	}
 	at, lat := 0, 0
 	for len(d.offs) < maxRefs && lat < len(lens) {
-		l, k := binary.Uvarint(lens[lat:])
+		l, k := uvarint(lens[lat:])
 		if k <= 0 || l > uint64(len(col)-at) {
 			break
 		}
