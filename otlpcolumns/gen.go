@@ -8,7 +8,12 @@ package otlpcolumns
 // Decoder.interp does, and hands the rest of the message to interp
 // (walkFrom) at any other tag. interp reads each field's op from the
 // node's table and branches on its wire type, kind and flags; the
-// generated walk jumps on the tag to the field's code.
+// generated walk jumps on the tag to the field's code. A change that
+// leaves walk_gen.go not compiling (a Decoder field it uses renamed) is
+// generated from a walk_gen.go of the two tables alone, empty:
+//
+//	var genWalks = [Profiles][]func(*Decoder, *node, int) error{}
+//	var genColumns = [Profiles]int{}
 
 // nodesOf returns the nodes of the tree under root, each once, in the
 // order the generator numbers them: a node, then its fields' children by
