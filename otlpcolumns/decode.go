@@ -431,7 +431,9 @@ type walkFrame struct {
 // interp.
 func (d *Decoder) walk(n *node, depth int) error {
 	if n.gen != nil && !d.interpOnly {
-		return n.gen(d, n, depth)
+		var err error
+		d.st, d.out, err = n.gen(d, n, depth, d.st, d.out)
+		return err
 	}
 	return d.interp(n, depth)
 }

@@ -12,8 +12,17 @@ package otlpcolumns
 // leaves walk_gen.go not compiling (a Decoder field it uses renamed) is
 // generated from a walk_gen.go of the two tables alone, empty:
 //
-//	var genWalks = [Profiles][]func(*Decoder, *node, int) error{}
+//	var genWalks = [Profiles][]genWalk{}
 //	var genColumns = [Profiles]int{}
+
+// genWalk is a node's generated walk: it rebuilds the fields of a message
+// of node n from st, the rest of the structure, appending to out, and
+// returns what is left of the structure and the output (passed in
+// registers: kept in the Decoder, d.st and d.out, as interp keeps them,
+// they were stored and reloaded at every sub-message, with the garbage
+// collector's write barrier while it marks). On an error, the output is
+// what interp's would be.
+type genWalk func(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error)
 
 // nodesOf returns the nodes of the tree under root, each once, in the
 // order the generator numbers them: a node, then its fields' children by

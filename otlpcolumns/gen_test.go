@@ -86,7 +86,7 @@ import "encoding/binary"
 		walks.WriteString("},\n")
 		fmt.Fprintf(&cols, "\t%s: %d,\n", sigName(sig), s.cols)
 	}
-	fmt.Fprintf(&b, "// genWalks are the walks of each schema's nodes, in nodesOf's order.\nvar genWalks = [Profiles][]func(*Decoder, *node, int) error{\n%s}\n\n", walks.String())
+	fmt.Fprintf(&b, "// genWalks are the walks of each schema's nodes, in nodesOf's order.\nvar genWalks = [Profiles][]genWalk{\n%s}\n\n", walks.String())
 	fmt.Fprintf(&b, "// genColumns are the schemas' column counts the walks were generated for.\nvar genColumns = [Profiles]int{\n%s}\n", cols.String())
 	return b.Bytes()
 }
@@ -149,12 +149,11 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 		}
 	}
 	b.WriteString("}\n\n")
-	fmt.Fprintf(b, `func walk%s(d *Decoder, n *node, depth int) error {
+	fmt.Fprintf(b, `func walk%s(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -174,10 +173,10 @@ loop:
 			break loop
 %s		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 `, name, name, cases.String())
@@ -272,18 +271,21 @@ func genField(s *schema, n *node, t byte, o op) string {
 		case kMsg:
 			p("if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {\nerr = errSize\nbreak loop\n}\nsize := int(st[0])\nst = st[1:]\n")
 			more("size")
-			p("at := len(out)\nout = out[:at+size]\nd.st, d.out = st, out\n")
-			if o.flags&opCtxUse != 0 {
-				p("if err = d.walk(n.byCtx[fr.bucket], depth+1); err != nil {\nreturn err\n}\n")
-			} else {
-				if o.child.cold {
-					p("if err = d.interp(n.f[%d].child, depth+1); err != nil {\nreturn err\n}\n", num)
-				} else {
-					p("child := n.f[%d].child\nif err = child.gen(d, child, depth+1); err != nil {\nreturn err\n}\n", num)
+			p("at := len(out)\nout = out[:at+size]\n")
+			switch {
+			case o.flags&opCtxUse != 0:
+				for _, c := range n.byCtx {
+					if c.cold {
+						panic("otlpcolumns: a node by bucket that is cold")
+					}
 				}
+				p("child := n.byCtx[fr.bucket]\nif st, out, err = child.gen(d, child, depth+1, st, out); err != nil {\nreturn st, out, err\n}\n")
+			case o.child.cold:
+				p("d.st, d.out = st, out\nerr = d.interp(n.f[%d].child, depth+1)\nst, out = d.st, d.out\nif err != nil {\nreturn st, out, err\n}\n", num)
+			default:
+				p("child := n.f[%d].child\nif st, out, err = child.gen(d, child, depth+1, st, out); err != nil {\nreturn st, out, err\n}\n", num)
 			}
-			p(`st, out = d.st, d.out
-			l := uint64(len(out) - at - size)
+			p(`l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
 				break loop

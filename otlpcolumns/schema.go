@@ -105,7 +105,7 @@ type node struct {
 	ops *[0x80]op
 	// gen is the node's generated walk (walk_gen.go), installed with
 	// ops; nil: Decoder.interp walks it.
-	gen func(d *Decoder, n *node, depth int) error
+	gen genWalk
 	// cold: a message the demo data and the SDKs rarely send (exemplars,
 	// entity refs, exponential histograms, summaries): no walk is
 	// generated for it, and interp walks it (the binary is 39 KB smaller).

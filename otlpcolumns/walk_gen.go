@@ -7,12 +7,11 @@ import "encoding/binary"
 // casesS0 is walkS0's case of each byte of the structure.
 var casesS0 = [256]uint8{0: 1, 8: 2, 18: 3}
 
-func walkS0(d *Decoder, n *node, depth int) error {
+func walkS0(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -76,12 +75,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[2].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -100,21 +97,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS1 is walkS1's case of each byte of the structure.
 var casesS1 = [256]uint8{0: 1, 10: 2, 18: 3, 26: 4}
 
-func walkS1(d *Decoder, n *node, depth int) error {
+func walkS1(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -154,12 +150,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[1].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -198,12 +192,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[2].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -252,21 +244,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS2 is walkS2's case of each byte of the structure.
 var casesS2 = [256]uint8{0: 1, 10: 2, 16: 3, 26: 4}
 
-func walkS2(d *Decoder, n *node, depth int) error {
+func walkS2(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -306,12 +297,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[1].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -375,10 +364,11 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			if err = d.interp(n.f[3].child, depth+1); err != nil {
-				return err
-			}
+			err = d.interp(n.f[3].child, depth+1)
 			st, out = d.st, d.out
+			if err != nil {
+				return st, out, err
+			}
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -397,21 +387,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS3 is walkS3's case of each byte of the structure.
 var casesS3 = [256]uint8{0: 1, 10: 2, 18: 3, 24: 4}
 
-func walkS3(d *Decoder, n *node, depth int) error {
+func walkS3(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -481,12 +470,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[2].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -529,21 +516,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS4 is walkS4's case of each byte of the structure.
 var casesS4 = [256]uint8{0: 1, 10: 2, 16: 3, 24: 4, 33: 5, 42: 6, 50: 7, 58: 8, 64: 9}
 
-func walkS4(d *Decoder, n *node, depth int) error {
+func walkS4(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -686,12 +672,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[5].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -730,12 +714,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[6].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -808,21 +790,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS5 is walkS5's case of each byte of the structure.
 var casesS5 = [256]uint8{0: 1, 10: 2}
 
-func walkS5(d *Decoder, n *node, depth int) error {
+func walkS5(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -862,12 +843,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[1].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -886,21 +865,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS6 is walkS6's case of each byte of the structure.
 var casesS6 = [256]uint8{0: 1, 10: 2, 18: 3, 26: 4, 32: 5}
 
-func walkS6(d *Decoder, n *node, depth int) error {
+func walkS6(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -1000,12 +978,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[3].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -1048,21 +1024,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS7 is walkS7's case of each byte of the structure.
 var casesS7 = [256]uint8{0: 1, 7: 2, 10: 3, 15: 4, 18: 5, 26: 6, 34: 7, 42: 8, 48: 9, 57: 10, 65: 11, 74: 12, 80: 13, 90: 14, 96: 15, 106: 16, 112: 17, 122: 18}
 
-func walkS7(d *Decoder, n *node, depth int) error {
+func walkS7(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -1354,11 +1329,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
-			if err = d.walk(n.byCtx[fr.bucket], depth+1); err != nil {
-				return err
+			child := n.byCtx[fr.bucket]
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -1425,12 +1399,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[11].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -1493,12 +1465,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[13].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -1561,12 +1531,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[15].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -1585,21 +1553,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS8 is walkS8's case of each byte of the structure.
 var casesS8 = [256]uint8{0: 1, 10: 2, 18: 3, 24: 4}
 
-func walkS8(d *Decoder, n *node, depth int) error {
+func walkS8(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -1670,11 +1637,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
-			if err = d.walk(n.byCtx[fr.bucket], depth+1); err != nil {
-				return err
+			child := n.byCtx[fr.bucket]
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -1717,21 +1683,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS9 is walkS9's case of each byte of the structure.
 var casesS9 = [256]uint8{0: 1, 9: 2, 18: 3, 26: 4, 32: 5}
 
-func walkS9(d *Decoder, n *node, depth int) error {
+func walkS9(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -1832,12 +1797,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[3].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -1880,21 +1843,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS10 is walkS10's case of each byte of the structure.
 var casesS10 = [256]uint8{0: 1, 10: 2, 18: 3, 26: 4, 34: 5, 40: 6, 53: 7}
 
-func walkS10(d *Decoder, n *node, depth int) error {
+func walkS10(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -2031,12 +1993,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[4].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2102,21 +2062,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS11 is walkS11's case of each byte of the structure.
 var casesS11 = [256]uint8{0: 1, 18: 2, 24: 3}
 
-func walkS11(d *Decoder, n *node, depth int) error {
+func walkS11(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -2190,21 +2149,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS12 is walkS12's case of each byte of the structure.
 var casesS12 = [256]uint8{0: 1, 7: 2, 10: 3, 16: 4, 26: 5}
 
-func walkS12(d *Decoder, n *node, depth int) error {
+func walkS12(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -2254,12 +2212,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[1].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2327,10 +2283,11 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			if err = d.interp(n.f[3].child, depth+1); err != nil {
-				return err
-			}
+			err = d.interp(n.f[3].child, depth+1)
 			st, out = d.st, d.out
+			if err != nil {
+				return st, out, err
+			}
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2349,21 +2306,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS13 is walkS13's case of each byte of the structure.
 var casesS13 = [256]uint8{0: 1, 10: 2, 18: 3, 26: 4, 42: 5, 58: 6, 74: 7, 82: 8, 90: 9, 98: 10}
 
-func walkS13(d *Decoder, n *node, depth int) error {
+func walkS13(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -2493,12 +2449,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[5].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2537,12 +2491,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[7].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2581,12 +2533,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[9].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2625,12 +2575,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[10].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2669,12 +2617,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[11].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2713,12 +2659,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[12].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2737,21 +2681,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS14 is walkS14's case of each byte of the structure.
 var casesS14 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 42: 6, 49: 7, 58: 8, 64: 9}
 
-func walkS14(d *Decoder, n *node, depth int) error {
+func walkS14(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -2885,10 +2828,11 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			if err = d.interp(n.f[5].child, depth+1); err != nil {
-				return err
-			}
+			err = d.interp(n.f[5].child, depth+1)
 			st, out = d.st, d.out
+			if err != nil {
+				return st, out, err
+			}
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2954,12 +2898,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[7].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -3006,21 +2948,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS15 is walkS15's case of each byte of the structure.
 var casesS15 = [256]uint8{0: 1, 10: 2, 16: 3, 24: 4}
 
-func walkS15(d *Decoder, n *node, depth int) error {
+func walkS15(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -3060,12 +3001,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[1].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -3132,21 +3071,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS16 is walkS16's case of each byte of the structure.
 var casesS16 = [256]uint8{0: 1, 10: 2, 16: 3}
 
-func walkS16(d *Decoder, n *node, depth int) error {
+func walkS16(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -3186,12 +3124,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[1].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -3234,21 +3170,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS17 is walkS17's case of each byte of the structure.
 var casesS17 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 41: 6, 50: 7, 58: 8, 66: 9, 74: 10, 80: 11, 89: 12, 97: 13}
 
-func walkS17(d *Decoder, n *node, depth int) error {
+func walkS17(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -3467,10 +3402,11 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			if err = d.interp(n.f[8].child, depth+1); err != nil {
-				return err
-			}
+			err = d.interp(n.f[8].child, depth+1)
 			st, out = d.st, d.out
+			if err != nil {
+				return st, out, err
+			}
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -3512,12 +3448,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[9].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -3614,21 +3548,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS18 is walkS18's case of each byte of the structure.
 var casesS18 = [256]uint8{0: 1, 10: 2, 16: 3}
 
-func walkS18(d *Decoder, n *node, depth int) error {
+func walkS18(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -3669,10 +3602,11 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			if err = d.interp(n.f[1].child, depth+1); err != nil {
-				return err
-			}
+			err = d.interp(n.f[1].child, depth+1)
 			st, out = d.st, d.out
+			if err != nil {
+				return st, out, err
+			}
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -3715,21 +3649,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS19 is walkS19's case of each byte of the structure.
 var casesS19 = [256]uint8{0: 1, 10: 2}
 
-func walkS19(d *Decoder, n *node, depth int) error {
+func walkS19(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -3770,10 +3703,11 @@ loop:
 			at := len(out)
 			out = out[:at+size]
 			d.st, d.out = st, out
-			if err = d.interp(n.f[1].child, depth+1); err != nil {
-				return err
-			}
+			err = d.interp(n.f[1].child, depth+1)
 			st, out = d.st, d.out
+			if err != nil {
+				return st, out, err
+			}
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -3792,21 +3726,20 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // casesS20 is walkS20's case of each byte of the structure.
 var casesS20 = [256]uint8{0: 1, 9: 2, 16: 3, 26: 4, 42: 5, 50: 6, 56: 7, 69: 8, 74: 9, 82: 10, 89: 11, 98: 12}
 
-func walkS20(d *Decoder, n *node, depth int) error {
+func walkS20(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
-		return errTooDeep
+		return st, out, errTooDeep
 	}
 	fr := newFrame()
-	st, out := d.st, d.out
 	var err error
 loop:
 	for {
@@ -3930,12 +3863,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[5].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -3974,12 +3905,10 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
 			child := n.f[6].child
-			if err = child.gen(d, child, depth+1); err != nil {
-				return err
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
 			}
-			st, out = d.st, d.out
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -4165,14 +4094,14 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		return d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
 	}
-	d.st, d.out = st, out
-	return err
+	return st, out, err
 }
 
 // genWalks are the walks of each schema's nodes, in nodesOf's order.
-var genWalks = [Profiles][]func(*Decoder, *node, int) error{
+var genWalks = [Profiles][]genWalk{
 	Traces:  {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS7, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS9, walkS3, walkS4, walkS10, walkS3, walkS4, walkS11, walkS8, walkS8, walkS8, walkS8, walkS8, walkS8, walkS8},
 	Metrics: {walkS0, walkS1, walkS12, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS13, walkS5, walkS14, nil, walkS3, walkS4, walkS3, walkS4, walkS15, walkS14, nil, walkS3, walkS4, walkS3, walkS4, walkS16, walkS17, nil, walkS3, walkS4, walkS3, walkS4, walkS18, nil, walkS3, walkS4, nil, nil, nil, walkS3, walkS4, walkS19, nil, nil, walkS3, walkS4, walkS3, walkS4},
 	Logs:    {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS20, walkS4, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4},
