@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -20,14 +21,42 @@ var (
 // chargeStep is how much output is charged at a time.
 const chargeStep = 64 << 10
 
+// growRatio bounds the output buffer's first growth in a message: up to
+// the declared length, but never more than growRatio times the bytes of
+// the columns the message sent (which the caller holds and has charged
+// already). The demo data's messages decode to at most 5.7 times their
+// columns at 8,192 items a request (3.3 times on average for traces, 5.0
+// for metrics; only SDK-sized metrics, a few KiB, reach 15), so one
+// allocation serves nearly every message: growing by doubling from
+// chargeStep copied and cleared each message's output twice over, a third
+// of the inverse transform's CPU on metrics at 8,192 points. A message
+// that declares more than it sends gets at most growRatio times what it
+// sent, charged before it is allocated, as before.
+const growRatio = 8
+
 // Decoder rebuilds the messages an Encoder of the same signal transformed.
 // Between messages it holds the stream's series table and its buffers,
 // within DecoderCost, and nothing of the messages it decoded. Not safe for
 // concurrent use.
 type Decoder struct {
-	s    *schema
+	s *schema
+	// cols are the message's columns, at their read positions at:
+	// walking advances a position, an integer, where advancing the
+	// slice stored a pointer in the heap at every field, with the
+	// garbage collector's write barrier while it marks (a third of the
+	// decoder's time on metrics at 8,192 points when it marked often).
 	cols [maxCols][]byte
-	prev [maxCols]uint64
+	at   [maxCols]int32
+	// present are the columns the message sent (its column table's,
+	// in order), their lengths in plen: Decode sets up, and forget
+	// drops, only those (a message of a few items sends a few dozen of
+	// the schema's up to 188: going over them all was a fifth of the
+	// decoder's instructions on SDK-sized metrics). Between messages
+	// every column is nil at position 0.
+	present  [maxCols]uint8
+	plen     [maxCols]int32
+	npresent int
+	prev     [maxCols]uint64
 	// st is the rest of the structure column, a string: walk keeps it in
 	// two registers, not three.
 	st  string
@@ -36,6 +65,8 @@ type Decoder struct {
 	// may be written without calling more.
 	buf  []byte
 	want int // the declared length
+	// hint is the output's end the first growth may reach (growRatio).
+	hint int
 	// charged is how much of out has been charged to grow (from the
 	// start of dst); lim is walkRef's limit (walk keeps it as out's
 	// capacity).
@@ -62,6 +93,9 @@ type Decoder struct {
 	prevRef int // the ordinal of the last reference (kRef)
 	// walker, if not nil, walks in walk's place (the tests' walkRef).
 	walker func(*Decoder, *node, int) error
+	// interpOnly: walk never takes the generated walks (the tests'
+	// oracle for them: FuzzGenSame).
+	interpOnly bool
 }
 
 // DecoderCost is the most a Decoder holds between messages, beyond its
@@ -74,9 +108,10 @@ type Decoder struct {
 const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + (4+1)*maxSeries)
 
 // unsafeSizeofDecoder is at least unsafe.Sizeof(Decoder{}): the column,
-// previous-value and series' last-reference tables (maxCols × (24 + 8 + 4))
-// and a few words (TestDecoderSize).
-const unsafeSizeofDecoder = maxCols*36 + 512
+// column position, present column and length, previous-value and series'
+// last-reference tables (maxCols × (24 + 4 + 1 + 4 + 8 + 4)) and a few
+// words (TestDecoderSize).
+const unsafeSizeofDecoder = maxCols*45 + 512
 
 // NewDecoder returns a decoder for the envelopes of sig.
 func NewDecoder(sig Signal) *Decoder {
@@ -86,10 +121,14 @@ func NewDecoder(sig Signal) *Decoder {
 	return &Decoder{}
 }
 
-// newDecoder returns a decoder of schema s, its nodes' tables filled by
-// the first (streams' first messages may race here: TestNewDecoderRace).
+// newDecoder returns a decoder of schema s, its nodes' tables filled and
+// generated walks installed by the first (streams' first messages may race
+// here: TestNewDecoderRace).
 func newDecoder(s *schema) *Decoder {
-	s.tables.Do(func() { tables(s.root, map[*node]bool{}) })
+	s.tables.Do(func() {
+		tables(s.root, map[*node]bool{})
+		installGen(s, s.sig)
+	})
 	return &Decoder{s: s}
 }
 
@@ -137,6 +176,12 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 		return dst, fmt.Errorf("%w: columns for a signal without a schema", ErrCorrupt)
 	}
 	src = src[1:]
+	sent := len(src)
+	if sent > math.MaxInt32 {
+		// The column positions (Decoder.at) are int32s: more than
+		// any limit a server sets.
+		return dst, ErrTooLarge
+	}
 	n, k := binary.Uvarint(src)
 	if k <= 0 {
 		return dst, fmt.Errorf("%w: bad length", ErrCorrupt)
@@ -150,11 +195,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 		return dst, fmt.Errorf("%w: bad column count", ErrCorrupt)
 	}
 	src = src[k:]
-	for i := range d.s.cols {
-		d.prev[i] = 0
-	}
 	// The column table: the slices are cut after it, from what follows.
-	var lens [maxCols]int
 	last := -1
 	for range ncols {
 		if len(src) < 2 {
@@ -168,15 +209,18 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 		if l > uint64(len(src)) {
 			return dst, fmt.Errorf("%w: column longer than the message", ErrCorrupt)
 		}
-		lens[c] = int(l)
+		d.present[d.npresent], d.plen[d.npresent] = uint8(c), int32(l)
+		d.npresent++
 		last = c
 		src = src[1+k:]
 	}
-	for i := range d.s.cols {
-		if lens[i] > len(src) {
-			return dst, fmt.Errorf("%w: column %d cut short", ErrCorrupt, i)
+	for k, c := range d.present[:d.npresent] {
+		l := int(d.plen[k])
+		if l > len(src) {
+			return dst, fmt.Errorf("%w: column %d cut short", ErrCorrupt, c)
 		}
-		d.cols[i], src = src[:lens[i]], src[lens[i]:]
+		d.cols[c], src = src[:l], src[l:]
+		d.prev[c] = 0
 	}
 	if len(src) > 0 {
 		return dst, fmt.Errorf("%w: %d bytes past the columns", ErrCorrupt, len(src))
@@ -184,6 +228,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 	d.st = unsafe.String(unsafe.SliceData(d.cols[colStruct]), len(d.cols[colStruct]))
 	d.indexRefs()
 	d.want = base + int(n)
+	d.hint = base + min(int(n), growRatio*sent)
 	d.charged = base
 	d.buf, d.out, d.lim = dst, dst[:base:base], base
 	if d.walker != nil {
@@ -195,9 +240,9 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 	if err != nil {
 		return dst, err
 	}
-	for i := range d.s.cols {
-		if i != colStruct && len(d.cols[i]) > 0 {
-			return dst, fmt.Errorf("%w: column %d has %d bytes left", ErrCorrupt, i, len(d.cols[i]))
+	for _, i := range d.present[:d.npresent] {
+		if c := d.col(i); i != colStruct && len(c) > 0 {
+			return dst, fmt.Errorf("%w: column %d has %d bytes left", ErrCorrupt, i, len(c))
 		}
 	}
 	if len(dst) != d.want {
@@ -206,6 +251,17 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 	return dst, nil
 }
 
+// col returns the rest of column i, from its read position.
+func (d *Decoder) col(i uint8) []byte { return d.cols[i][d.at[i]:] }
+
+// skip advances column i's read position by m bytes, which col's
+// result had.
+func (d *Decoder) skip(i uint8, m int) { d.at[i] += int32(m) }
+
+// took sets column i's read position where c, the rest of what col
+// returned, starts.
+func (d *Decoder) took(i uint8, c []byte) { d.at[i] = int32(len(d.cols[i]) - len(c)) }
+
 // forget drops what Decode took from its caller: the grow function and
 // the slices of src (the columns, the reference column). Held between
 // messages they would pin the stream's last message, up to
@@ -213,9 +269,10 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 // caller has stopped charging (TestDecoderKeepsNoInput).
 func (d *Decoder) forget() {
 	d.grow, d.st, d.out, d.buf, d.refCol, d.refLen = nil, "", nil, nil, nil, nil
-	if d.s != nil {
-		clear(d.cols[:d.s.cols])
+	for _, c := range d.present[:d.npresent] {
+		d.cols[c], d.at[c] = nil, 0
 	}
+	d.npresent = 0
 }
 
 // indexRefs finds the values of the reference column (a value that
@@ -236,7 +293,7 @@ func (d *Decoder) indexRefs() {
 	}
 	at, lat := 0, 0
 	for len(d.offs) < maxRefs && lat < len(lens) {
-		l, k := binary.Uvarint(lens[lat:])
+		l, k := uvarint(lens[lat:])
 		if k <= 0 || l > uint64(len(col)-at) {
 			break
 		}
@@ -265,7 +322,8 @@ func (d *Decoder) charge(total int) error {
 // within the declared length: it charges the output as it grows (a
 // chargeStep at a time, never the declared length alone: a reference to a
 // series copies bytes the message does not carry, so its size is no
-// bound) and grows d.buf's capacity by doubling (its copies stay linear),
+// bound) and grows d.buf's capacity at once to the hint (growRatio) or
+// by doubling (its copies stay linear),
 // charging the new capacity before allocating it: a message that declares
 // more than it decodes to, or fails half way, holds no memory beyond its
 // charge (TestDecodeChargesWhatItAllocates). It returns out with its
@@ -276,7 +334,7 @@ func (d *Decoder) more(out []byte, m int) ([]byte, error) {
 		return out, errLong
 	}
 	if end > cap(d.buf) {
-		c := min(d.want, max(end, 2*cap(d.buf), chargeStep))
+		c := min(d.want, max(end, 2*cap(d.buf), chargeStep, d.hint))
 		if err := d.charge(c); err != nil {
 			return out, err
 		}
@@ -305,10 +363,40 @@ var (
 	errTooDeep = fmt.Errorf("%w: nested deeper than %d", ErrCorrupt, maxDepth)
 )
 
-// uvarint is binary.Uvarint with a fast path for one byte.
+// uvarint is binary.Uvarint, its loop unrolled for the varints of up to
+// five bytes that timestamps' differences and lengths are (Uvarint's loop
+// took 80 instructions for a span's start or end): a longer one, or one
+// too near the end of b, is Uvarint's (TestUvarintSameAsBinary).
 func uvarint(b []byte) (uint64, int) {
-	if len(b) > 0 && b[0] < 0x80 {
-		return uint64(b[0]), 1
+	if len(b) < 5 {
+		if len(b) > 0 && b[0] < 0x80 {
+			return uint64(b[0]), 1
+		}
+		return binary.Uvarint(b)
+	}
+	x := uint64(b[0])
+	if x < 0x80 {
+		return x, 1
+	}
+	y := uint64(b[1])
+	x = x&0x7f | y<<7
+	if y < 0x80 {
+		return x, 2
+	}
+	y = uint64(b[2])
+	x = x&(1<<14-1) | y<<14
+	if y < 0x80 {
+		return x, 3
+	}
+	y = uint64(b[3])
+	x = x&(1<<21-1) | y<<21
+	if y < 0x80 {
+		return x, 4
+	}
+	y = uint64(b[4])
+	x = x&(1<<28-1) | y<<28
+	if y < 0x80 {
+		return x, 5
 	}
 	return binary.Uvarint(b)
 }
@@ -339,14 +427,35 @@ type walkFrame struct {
 }
 
 // walk rebuilds the fields of a message of node n from the structure and
-// the columns. The output stays within d.want (dst's capacity covers it),
-// so each write is a bounds check and a copy. A one-byte tag's field is
-// found in n.ops, a longer tag's by opOf.
+// the columns: with the node's generated walk (walk_gen.go), or with
+// interp.
 func (d *Decoder) walk(n *node, depth int) error {
+	if n.gen != nil && !d.interpOnly {
+		var err error
+		d.st, d.out, err = n.gen(d, n, depth, d.st, d.out)
+		return err
+	}
+	return d.interp(n, depth)
+}
+
+// newFrame is a message's walkFrame before its first field.
+func newFrame() walkFrame { return walkFrame{parent: -1, sameTrace: -1, forward: -1, run: -1} }
+
+// interp is walk by the schema's tables, for any node: the generated walks
+// hand it the rest of a message at a field they do not name
+// (walkFrom), and the tests hold them to it (FuzzGenSame).
+func (d *Decoder) interp(n *node, depth int) error {
 	if depth > maxDepth {
 		return errTooDeep
 	}
-	fr := walkFrame{parent: -1, sameTrace: -1, forward: -1, run: -1}
+	return d.walkFrom(n, depth, newFrame())
+}
+
+// walkFrom rebuilds the rest of a message of node n from the structure
+// and the columns, its frame so far fr. The output stays within d.want
+// (dst's capacity covers it), so each write is a bounds check and a copy.
+// A one-byte tag's field is found in n.ops, a longer tag's by opOf.
+func (d *Decoder) walkFrom(n *node, depth int, fr walkFrame) error {
 	st, out := d.st, d.out
 	var err error
 	var slow op
@@ -413,7 +522,7 @@ loop:
 		}
 		switch p.wt {
 		case 0:
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -425,10 +534,10 @@ loop:
 				}
 			}
 			out = appendShort(out, c[:m])
-			d.cols[col] = c[m:]
+			d.skip(col, m)
 		case 1:
 			var v uint64
-			c := d.cols[col]
+			c := d.col(col)
 			switch kd := p.kind; kd {
 			case kTime, kStart, kEnd:
 				// uvarint by hand: inlined, where a call makes
@@ -443,7 +552,7 @@ loop:
 					err = errCut
 					break loop
 				}
-				d.cols[col] = c[m:]
+				d.skip(col, m)
 				if kd == kEnd {
 					v = fr.start + x
 				} else {
@@ -456,14 +565,14 @@ loop:
 				}
 				v = binary.BigEndian.Uint64(c) ^ d.prev[col]
 				d.prev[col] = v
-				d.cols[col] = c[8:]
+				d.skip(col, 8)
 			default:
 				if len(c) < 8 {
 					err = errCut
 					break loop
 				}
 				v = binary.LittleEndian.Uint64(c)
-				d.cols[col] = c[8:]
+				d.skip(col, 8)
 			}
 			if len(out)+8 > cap(out) {
 				if out, err = d.more(out, 8); err != nil {
@@ -472,7 +581,7 @@ loop:
 			}
 			out = binary.LittleEndian.AppendUint64(out, v)
 		case 5:
-			c := d.cols[col]
+			c := d.col(col)
 			if len(c) < 4 {
 				err = errCut
 				break loop
@@ -483,7 +592,7 @@ loop:
 				}
 			}
 			out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))
-			d.cols[col] = c[4:]
+			d.skip(col, 4)
 		case 2:
 			switch p.kind {
 			case kMsg:
@@ -535,7 +644,7 @@ loop:
 					continue
 				}
 			case kID:
-				c, lc := d.cols[col], d.cols[p.lcol]
+				c, lc := d.col(col), d.col(p.lcol)
 				l, m := uint64(0), 1 // uvarint, inlined
 				if len(lc) > 0 && lc[0] < 0x80 {
 					l = uint64(lc[0])
@@ -552,13 +661,14 @@ loop:
 					}
 				}
 				out = appendShort(appendShort(out, lc[:m]), c[:l])
-				d.cols[p.lcol], d.cols[col] = lc[m:], c[l:]
+				d.skip(p.lcol, m)
+				d.skip(col, int(l))
 				if col == d.s.ref {
 					d.nref++
 				}
 				continue
 			}
-			c := d.cols[col]
+			c := d.col(col)
 			l, m := uint64(0), 1 // uvarint, inlined
 			if len(c) > 0 && c[0] < 0x80 {
 				l = uint64(c[0])
@@ -579,7 +689,7 @@ loop:
 				fr.bucket = keyBucket(c[m:e])
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.skip(col, e)
 		default:
 			err = errWire
 			break loop
@@ -610,7 +720,7 @@ func appendShort(out, b []byte) []byte {
 func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, error) {
 	scol := n.seriesCol[i]
 	v, m := uint64(0), 1 // uvarint, inlined
-	if c := d.cols[scol]; len(c) > 0 && c[0] < 0x80 {
+	if c := d.col(scol); len(c) > 0 && c[0] < 0x80 {
 		v = uint64(c[0])
 	} else {
 		v, m = uvarint(c)
@@ -618,7 +728,7 @@ func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, 
 	if m <= 0 {
 		return out, errCut
 	}
-	d.cols[scol] = d.cols[scol][m:]
+	d.skip(scol, m)
 	id := int64(d.sets.last[scol]) + int64(unzigzag(v))
 	if id < 0 || id >= int64(len(d.sets.offs)) {
 		return out, errRef
@@ -660,7 +770,7 @@ func (d *Decoder) startOf(fr *walkFrame, kd kind, col uint8, x uint64) uint64 {
 
 // back rebuilds a kBack field's value from column col.
 func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
-	c := d.cols[col]
+	c := d.col(col)
 	v, m := uint64(0), 1 // uvarint, inlined
 	if len(c) > 0 && c[0] < 0x80 {
 		v = uint64(c[0])
@@ -685,9 +795,15 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
 			}
 		}
 		p := int(d.backs[o])
-		out = append(out, out[p:p+l]...)
+		if l == 17 {
+			// A trace id, its length byte and 16 bytes: copied
+			// without a call to memmove.
+			out = appendShort(append(out, out[p]), out[p+1:p+17])
+		} else {
+			out = append(out, out[p:p+l]...)
+		}
 		fr.sameTrace = int(o)
-		d.cols[col] = c[m:]
+		d.skip(col, m)
 	} else {
 		c = c[m:]
 		l, m := uvarint(c)
@@ -701,7 +817,7 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
 			}
 		}
 		out = append(out, c[:e]...)
-		d.cols[col] = c[e:]
+		d.took(col, c[e:])
 	}
 	if len(d.backs) < maxRefs {
 		if raw := len(out) - at; raw < len(refKey{}) {
@@ -720,7 +836,7 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
 // reference (done); otherwise the column's 0 is taken and the value
 // follows in it as a kLen's.
 func (d *Decoder) ref(fr *walkFrame, col uint8, out []byte) (_ []byte, done bool, err error) {
-	c := d.cols[col]
+	c := d.col(col)
 	v, m := uint64(0), 1 // uvarint, inlined
 	if len(c) > 0 && c[0] < 0x80 {
 		v = uint64(c[0])
@@ -730,7 +846,7 @@ func (d *Decoder) ref(fr *walkFrame, col uint8, out []byte) (_ []byte, done bool
 	if m <= 0 {
 		return out, false, errCut
 	}
-	d.cols[col] = c[m:]
+	d.skip(col, m)
 	fr.parent, fr.forward = -1, -1
 	if v == 0 {
 		return out, false, nil

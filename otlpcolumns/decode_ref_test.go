@@ -65,12 +65,12 @@ loop:
 			}
 			if i := markerIndex(b); i >= 0 && n.series[i] != 0 {
 				scol := n.seriesCol[i]
-				v, m := uvarint(d.cols[scol])
+				v, m := uvarint(d.col(scol))
 				if m <= 0 {
 					err = errCut
 					break loop
 				}
-				d.cols[scol] = d.cols[scol][m:]
+				d.took(scol, d.col(scol)[m:])
 				id := int64(d.sets.last[scol]) + int64(unzigzag(v))
 				if id < 0 || id >= int64(len(d.sets.offs)) {
 					err = errRef
@@ -122,7 +122,7 @@ loop:
 		}
 		switch wt {
 		case 0:
-			c := d.cols[col]
+			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
 				err = errCut
@@ -134,10 +134,10 @@ loop:
 				}
 			}
 			out = append(out, c[:m]...)
-			d.cols[col] = c[m:]
+			d.took(col, c[m:])
 		case 1:
 			var v uint64
-			c := d.cols[col]
+			c := d.col(col)
 			switch kd {
 			case kTime, kStart, kEnd:
 				x, m := uvarint(c)
@@ -145,7 +145,7 @@ loop:
 					err = errCut
 					break loop
 				}
-				d.cols[col] = c[m:]
+				d.took(col, c[m:])
 				if kd == kEnd {
 					v = start + x
 				} else {
@@ -171,14 +171,14 @@ loop:
 				}
 				v = binary.BigEndian.Uint64(c) ^ d.prev[col]
 				d.prev[col] = v
-				d.cols[col] = c[8:]
+				d.took(col, c[8:])
 			default:
 				if len(c) < 8 {
 					err = errCut
 					break loop
 				}
 				v = binary.LittleEndian.Uint64(c)
-				d.cols[col] = c[8:]
+				d.took(col, c[8:])
 			}
 			if len(out)+8 > lim {
 				if out, lim, err = d.moreRef(out, 8); err != nil {
@@ -187,7 +187,7 @@ loop:
 			}
 			out = binary.LittleEndian.AppendUint64(out, v)
 		case 5:
-			c := d.cols[col]
+			c := d.col(col)
 			if len(c) < 4 {
 				err = errCut
 				break loop
@@ -198,7 +198,7 @@ loop:
 				}
 			}
 			out = append(out, c[:4]...)
-			d.cols[col] = c[4:]
+			d.took(col, c[4:])
 		case 2:
 			if kd == kMsg {
 				if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
@@ -235,7 +235,7 @@ loop:
 				b[size-1] = byte(l)
 				continue
 			}
-			c := d.cols[col]
+			c := d.col(col)
 			if kd == kBack {
 				v, m := uvarint(c)
 				if m <= 0 {
@@ -259,7 +259,7 @@ loop:
 					p := int(d.backs[o])
 					out = append(out, out[p:p+l]...)
 					sameTrace = int(o)
-					d.cols[col] = c[m:]
+					d.took(col, c[m:])
 				} else {
 					c = c[m:]
 					l, m := uvarint(c)
@@ -274,7 +274,7 @@ loop:
 						}
 					}
 					out = append(out, c[:e]...)
-					d.cols[col] = c[e:]
+					d.took(col, c[e:])
 				}
 				if len(d.backs) < maxRefs {
 					if raw := len(out) - at; raw < len(refKey{}) {
@@ -295,7 +295,7 @@ loop:
 					break loop
 				}
 				c = c[m:]
-				d.cols[col] = c
+				d.took(col, c)
 				parent, forward = -1, -1
 				if v > 0 {
 					o := int64(d.prevRef) + int64(unzigzag(v-1))
@@ -318,7 +318,7 @@ loop:
 				}
 			}
 			if kd == kID {
-				lc := d.cols[lcol]
+				lc := d.col(lcol)
 				l, m := uvarint(lc)
 				if m <= 0 || l > uint64(len(c)) {
 					err = errCut
@@ -330,7 +330,8 @@ loop:
 					}
 				}
 				out = append(append(out, lc[:m]...), c[:l]...)
-				d.cols[lcol], d.cols[col] = lc[m:], c[l:]
+				d.took(lcol, lc[m:])
+				d.took(col, c[l:])
 				if col == d.s.ref {
 					d.nref++
 				}
@@ -351,7 +352,7 @@ loop:
 				bucket = keyBucket(c[m:e])
 			}
 			out = append(out, c[:e]...)
-			d.cols[col] = c[e:]
+			d.took(col, c[e:])
 		default:
 			err = errWire
 			break loop
@@ -366,12 +367,18 @@ loop:
 // give the same output and the same error.
 func sameDecode(t *testing.T, sig Signal, limit int, msgs ...[]byte) {
 	t.Helper()
+	sameDecodeAs(t, sig, limit, func(d *Decoder) { d.walker = (*Decoder).walkRef }, msgs...)
+}
+
+// sameDecodeAs is sameDecode with the reference decoder set up by ref.
+func sameDecodeAs(t *testing.T, sig Signal, limit int, ref func(*Decoder), msgs ...[]byte) {
+	t.Helper()
 	// Each message twice: into nil, and after a prefix in a buffer
 	// with room to spare (the handler's dst is the compressed
 	// message's buffer); the charges as well as the output agree.
 	for _, spare := range []int{-1, 1 << 10} {
-		d, ref := NewDecoder(sig), NewDecoder(sig)
-		ref.walker = (*Decoder).walkRef
+		d, rd := NewDecoder(sig), NewDecoder(sig)
+		ref(rd)
 		for i, m := range msgs {
 			var dst, rdst []byte
 			if spare >= 0 {
@@ -379,12 +386,12 @@ func sameDecode(t *testing.T, sig Signal, limit int, msgs ...[]byte) {
 			}
 			var charges, rcharges []int
 			got, err := d.Decode(dst, m, limit, func(n int) error { charges = append(charges, n); return nil })
-			want, werr := ref.Decode(rdst, m, limit, func(n int) error { rcharges = append(rcharges, n); return nil })
+			want, werr := rd.Decode(rdst, m, limit, func(n int) error { rcharges = append(rcharges, n); return nil })
 			if fmt.Sprint(err) != fmt.Sprint(werr) || !bytes.Equal(got, want) {
-				t.Fatalf("message %d (spare %d): walk gave %d bytes, %v; walkRef %d bytes, %v", i, spare, len(got), err, len(want), werr)
+				t.Fatalf("message %d (spare %d): walk gave %d bytes, %v; the reference %d bytes, %v", i, spare, len(got), err, len(want), werr)
 			}
 			if fmt.Sprint(charges) != fmt.Sprint(rcharges) {
-				t.Fatalf("message %d (spare %d): walk charged %v; walkRef %v", i, spare, charges, rcharges)
+				t.Fatalf("message %d (spare %d): walk charged %v; the reference %v", i, spare, charges, rcharges)
 			}
 			if spare >= 0 && string(got[:min(3, len(got))]) != "pre" {
 				t.Fatalf("message %d: the prefix is lost: %q", i, got[:min(3, len(got))])
@@ -449,7 +456,8 @@ func FuzzDecodeSame(f *testing.F) {
 // declared length: it charges the output as it grows (a chargeStep at a
 // time, never the declared length alone: a reference to a series copies
 // bytes the message does not carry, so its size is no bound) and grows
-// out's capacity by doubling (its copies stay linear), charging the new
+// out's capacity at once to the hint (growRatio), or by doubling (its
+// copies stay linear), charging the new
 // capacity before allocating it: a message that declares more than it
 // decodes to, or fails half way, holds no memory beyond its charge
 // (TestDecodeChargesWhatItAllocates). It returns the new limit of what may
@@ -460,7 +468,7 @@ func (d *Decoder) moreRef(out []byte, m int) ([]byte, int, error) {
 		return out, 0, errLong
 	}
 	if end > cap(out) {
-		c := min(d.want, max(end, 2*cap(out), chargeStep))
+		c := min(d.want, max(end, 2*cap(out), chargeStep, d.hint))
 		if err := d.charge(c); err != nil {
 			return out, 0, err
 		}

@@ -38,10 +38,16 @@
 // bounded by maxDepth, its index of the reference column by maxRefs and its
 // series table by maxSeriesBytes (DecoderCost); and anything that does not
 // decode to exactly the declared length, with every column consumed, is
-// ErrCorrupt. It finds a one-byte tag's field in a table of its node
-// (node.ops, built with the first decoder of the signal) and keeps in
-// registers only what each field uses (walkFrame); FuzzDecodeSame holds it
-// to the schema interpreter it replaced (walkRef, in its tests).
+// ErrCorrupt. Each message is walked by the generated walk of its node's
+// shape (walk_gen.go, from the schemas by gen_test.go: go generate), a
+// switch on the structure's byte to straight-line code for each field the
+// schema names with a one-byte tag; at any other field it hands the rest
+// of the message to the interpreter (Decoder.interp), which finds a
+// one-byte tag's field in a table of its node (node.ops, built with the
+// first decoder of the signal) and keeps in registers only what each field
+// uses (walkFrame). FuzzGenSame holds the generated walks to the
+// interpreter, and FuzzDecodeSame the interpreter to the one it replaced
+// (walkRef, in its tests).
 //
 // The encoder holds at most EncoderCost between messages: its tables are
 // bounded as the decoder's, and it keeps at most maxKept of the buffers a

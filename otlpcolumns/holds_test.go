@@ -122,30 +122,48 @@ func TestDecodeChargesWhatItAllocates(t *testing.T) {
 // decode them against a table the encoder does not have.
 func TestDecoderErrorsStick(t *testing.T) {
 	e, d := NewEncoder(Metrics), NewDecoder(Metrics)
-	req := func(v uint64) []byte {
-		var m pbtest.PB
-		for i := range 2000 {
-			m = m.Msg(1, pbtest.PB{}.Fixed64(3, v).Msg(7, pbtest.StrAttr("series", fmt.Sprintf("%0100d", i))))
+	// Points of series from..to-1, repeated times.
+	points := func(m pbtest.PB, v uint64, from, to, times int) pbtest.PB {
+		for range times {
+			for i := from; i < to; i++ {
+				m = m.Msg(1, pbtest.PB{}.Msg(7, pbtest.StrAttr("series", fmt.Sprintf("%0100d", i))).Fixed64(3, v))
+			}
 		}
+		return m
+	}
+	req := func(v uint64, m pbtest.PB) []byte {
 		return pbtest.PB{}.Varint(1, v).Msg(2, pbtest.PB{}.Msg(2, pbtest.PB{}.Msg(2, pbtest.PB{}.Str(1, "m").Msg(5, m))))
 	}
-	first, second := req(1), req(2)
-	enc1, enc2 := e.Append(nil, first), e.Append(nil, second)
+	// The first message sends 2,000 series; the second 200 new ones,
+	// then the first's ten times over: references (and a time, the same
+	// in each point), so that it decodes
+	// to more than growRatio times its columns and its output is
+	// charged as it grows, the refusal coming after the new series.
+	first := req(1, points(nil, 1, 0, 2000, 1))
+	second := req(2, points(points(nil, 2, 2000, 2200, 1), 2, 0, 2000, 10))
+	third := req(3, points(nil, 3, 0, 2000, 1))
+	enc1, enc2, enc3 := e.Append(nil, first), e.Append(nil, second), e.Append(nil, third)
+	if _, err := d.Decode(nil, enc1, len(first), nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(second) <= growRatio*len(enc2) {
+		t.Fatalf("the second message decodes to %d bytes, %d of columns: within growRatio, charged at once", len(second), len(enc2))
+	}
 	refuse := errors.New("no room")
 	charged := 0
-	if _, err := d.Decode(nil, enc1, len(first), func(n int) error {
-		if charged += n; charged > len(first)/2 {
+	if _, err := d.Decode(nil, enc2, len(second), func(n int) error {
+		if charged += n; charged > 3*len(second)/4 {
 			return refuse
 		}
 		return nil
 	}); err != refuse {
-		t.Fatalf("first message: %v, want the refusal", err)
+		t.Fatalf("second message: %v, want the refusal", err)
 	}
-	if len(d.sets.offs) == 0 {
-		t.Fatal("the refusal came before any series: the test shows nothing")
+	if len(d.sets.offs) <= 2000 {
+		t.Fatal("the refusal came before any new series: the test shows nothing")
 	}
-	if out, err := d.Decode(nil, enc2, len(second), nil); err != refuse {
-		t.Fatalf("after the refusal: %v (%d bytes, equal to the request: %v), want the refusal again", err, len(out), bytes.Equal(out, second))
+	if out, err := d.Decode(nil, enc3, len(third), nil); err != refuse {
+		t.Fatalf("after the refusal: %v (%d bytes, equal to the request: %v), want the refusal again", err, len(out), bytes.Equal(out, third))
 	}
 }
 

@@ -175,3 +175,33 @@ func TestRoundTripTagEdges(t *testing.T) {
 	}
 	sameDecode(t, Traces, len(env), enc)
 }
+
+// TestDecodeGrowthBoundedBySent: a message that declares the limit and
+// sends a few columns is charged and allocated at most growRatio times
+// what it sent, or twice what it decoded to (the buffer doubles past the
+// hint as output is produced), before it is refused: the declared length
+// alone holds nothing.
+func TestDecodeGrowthBoundedBySent(t *testing.T) {
+	env := envelopes(t, "traces")[0]
+	enc := NewEncoder(Traces).Append(nil, env)
+	_, k := binary.Uvarint(enc[1:])
+	const limit = 64 << 20
+	lie := append(binary.AppendUvarint([]byte{flagColumns}, limit), enc[1+k:]...)
+	charged := 0
+	out, err := NewDecoder(Traces).Decode(nil, lie, limit, func(n int) error { charged += n; return nil })
+	if err == nil {
+		t.Fatal("a message that declares more than it decodes to is accepted")
+	}
+	bound := max(growRatio*(len(lie)-1), 2*len(env), chargeStep)
+	if charged > bound || cap(out) > bound {
+		t.Fatalf("declared %d, sent %d bytes (%d decoded): charged %d, allocated %d, over %d", limit, len(lie), len(env), charged, cap(out), bound)
+	}
+	// The honest message: charged once for its output, as before.
+	charged = 0
+	if out, err = NewDecoder(Traces).Decode(nil, enc, limit, func(n int) error { charged += n; return nil }); err != nil || !bytes.Equal(out, env) {
+		t.Fatalf("the honest message: %v", err)
+	}
+	if charged < len(env) || charged > len(env)+chargeStep {
+		t.Fatalf("the honest message charged %d for %d bytes", charged, len(env))
+	}
+}

@@ -47,6 +47,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -78,6 +79,9 @@ type config struct {
 	// profile, if set, is where the CPU profile of the columns' decoding
 	// goes (one file per table and cutting: profile.signal.N).
 	profile string
+	// dump, if set, is where the columns' messages go, decompressed (a
+	// uvarint length before each).
+	dump string
 	// sig is the signal of the file being measured: the columnar
 	// transform's schema.
 	sig otlpcolumns.Signal
@@ -94,7 +98,8 @@ func main() {
 	only := flag.String("only", "", "only the files whose name contains this")
 	flag.BoolVar(&cfg.quick, "quick", false, "only OTLP zstd and our stream (for tuning)")
 	flag.IntVar(&cfg.extraLevel, "extra-level", 0, "also a row of our stream at this level (0: none)")
-	flag.StringVar(&cfg.profile, "decode-profile", "", "write the CPU profile of the columns' decoding to this file (.1.0 for traces SDK-sized, .2.1 for metrics at 8,192: by signal and cutting)")
+	flag.StringVar(&cfg.dump, "dump-columns", "", "write the columns' messages, decompressed, to this file (.1.0 for traces SDK-sized, .2.1 for metrics at 8,192), for otlpcolumns' BenchmarkDecodeDemo")
+	flag.StringVar(&cfg.profile, "decode-profile", "", "write the CPU profile of the columns' inverse transform to this file (.1.0 for traces SDK-sized, .2.1 for metrics at 8,192: by signal and cutting)")
 	flag.Parse()
 	files, err := filepath.Glob(filepath.Join(*dir, "*.zst"))
 	if err != nil || len(files) == 0 {
@@ -182,13 +187,22 @@ func table(file string, cfg config) {
 		}
 		notes = append(notes, fmt.Sprintf("%s: %d requests, %d items, %.0f items and %.1f KB of plain OTLP per request",
 			c.name, len(reqs), n, float64(n)/float64(len(reqs)), float64(plain)/float64(len(reqs))/1e3))
+		if cfg.dump != "" {
+			var b []byte
+			for _, m := range decompressed(colsMsgs, cfg, 64<<20) {
+				b = append(binary.AppendUvarint(b, uint64(len(m))), m...)
+			}
+			if err := os.WriteFile(fmt.Sprintf("%s.%d.%d", cfg.dump, cfg.sig, len(cpuRows)), b, 0o644); err != nil {
+				log.Fatal(err)
+			}
+		}
 		if cfg.profile != "" {
 			profileDecode(fmt.Sprintf("%s.%d.%d", cfg.profile, cfg.sig, len(cpuRows)), colsMsgs, cfg)
 		}
-		perCPU, streamCPU, colsCPU := decodeCPU(perMsgs, streamMsgs, colsMsgs, cfg)
+		perCPU, streamCPU, colsCPU, invCPU := decodeCPU(perMsgs, streamMsgs, colsMsgs, cfg)
 		f := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) / float64(cfg.rounds) }
-		cpuRows = append(cpuRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx |", c.name, f(perCPU), f(streamCPU), float64(streamCPU)/float64(perCPU),
-			f(colsCPU), float64(colsCPU)/float64(perCPU)))
+		cpuRows = append(cpuRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.0f |", c.name, f(perCPU), f(streamCPU), float64(streamCPU)/float64(perCPU),
+			f(colsCPU), float64(colsCPU)/float64(perCPU), f(invCPU)))
 		perEnc := cputime.Of(cfg.rounds, func() { perMessage(reqs) })
 		streamEnc := cputime.Of(cfg.rounds, func() { ourStream(reqs, cfg, false) })
 		colsEnc := cputime.Of(cfg.rounds, func() { ourStream(reqs, cfg, true) })
@@ -208,8 +222,8 @@ func table(file string, cfg config) {
 	for _, n := range notes {
 		fmt.Printf("- %s\n", n)
 	}
-	fmt.Printf("\nServer CPU per %s to decompress (ns; our stream: the stateful decoder and the envelope; with columns, the inverse transform too):\n\n", item)
-	fmt.Printf("| requests | OTLP, each message zstd | otlp-lite stream | ratio | columns + stream | ratio |\n|---|---|---|---|---|---|\n")
+	fmt.Printf("\nServer CPU per %s to decompress (ns; our stream: the stateful decoder and the envelope; with columns, the inverse transform too, alone in the last column):\n\n", item)
+	fmt.Printf("| requests | OTLP, each message zstd | otlp-lite stream | ratio | columns + stream | ratio | of which the inverse transform |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range cpuRows {
 		fmt.Println(r)
 	}
@@ -409,26 +423,99 @@ func stefBytes(reqs [][]byte, metrics bool, c pkg.Compression) int {
 // decodeCPU is the CPU the server spends decompressing: per-message zstd
 // through compression.Decompress (the unary path), our stream through one
 // StreamDecoder per stream and the envelope's unwrapping, and with columns
-// the inverse transform between them.
-func decodeCPU(per, stream, cols [][]byte, cfg config) (time.Duration, time.Duration, time.Duration) {
+// the inverse transform between them; and the inverse transform alone
+// (the columns decompressed before the clock). The four run in turn,
+// round by round (interleaved), so that a machine shared with other work
+// slows each of them alike.
+func decodeCPU(per, stream, cols [][]byte, cfg config) (perCPU, streamCPU, colsCPU, invCPU time.Duration) {
 	limit := 64 << 20
-	perCPU := cputime.Of(cfg.rounds, func() {
-		var dst []byte
-		for _, c := range per {
-			var err error
-			if dst, err = compression.Decompress(dst[:0], compression.Zstd, c, limit); err != nil {
-				log.Fatal(err)
+	plain := decompressed(cols, cfg, limit)
+	t := interleaved(cfg.rounds,
+		func() {
+			var dst []byte
+			for _, c := range per {
+				var err error
+				if dst, err = compression.Decompress(dst[:0], compression.Zstd, c, limit); err != nil {
+					log.Fatal(err)
+				}
 			}
-		}
-	})
-	streamCPU := cputime.Of(cfg.rounds, func() { decodeStream(stream, cfg, limit, false) })
-	colsCPU := cputime.Of(cfg.rounds, func() { decodeStream(cols, cfg, limit, true) })
-	return perCPU, streamCPU, colsCPU
+		},
+		func() { decodeStream(stream, cfg, limit, false) },
+		func() { decodeStream(cols, cfg, limit, true) },
+		func() { inverse(plain, cfg, limit) })
+	return t[0], t[1], t[2], t[3]
 }
 
-// profileDecode writes the CPU profile of decoding the columns' stream
-// (rounds × 5 times, for samples enough) to file.
+// interleaved returns the process CPU time (user+system) each of fs
+// takes over rounds, after a warm-up run of each, running them in turn
+// in each round.
+func interleaved(rounds int, fs ...func()) []time.Duration {
+	for _, f := range fs {
+		f()
+	}
+	out := make([]time.Duration, len(fs))
+	for range rounds {
+		for i, f := range fs {
+			out[i] += cpuOf(f)
+		}
+	}
+	return out
+}
+
+// cpuOf returns the process CPU time (user+system, getrusage) f takes.
+func cpuOf(f func()) time.Duration {
+	var a, b syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &a)
+	f()
+	syscall.Getrusage(syscall.RUSAGE_SELF, &b)
+	t := func(r syscall.Rusage) time.Duration { return time.Duration(r.Utime.Nano() + r.Stime.Nano()) }
+	return t(b) - t(a)
+}
+
+// decompressed returns the stream's messages decompressed (the columns'
+// transformed messages), a StreamDecoder per stream as the server's.
+func decompressed(cols [][]byte, cfg config, limit int) [][]byte {
+	var plain [][]byte
+	var dec *compression.StreamDecoder
+	for i, m := range cols {
+		if i%cfg.rotate == 0 {
+			if dec != nil {
+				dec.Close()
+			}
+			dec = newStreamDecoder(cfg)
+		}
+		b, err := dec.DecodeMessage(nil, m, otlpcolumns.MaxEncodedLen(limit), nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		plain = append(plain, b)
+	}
+	dec.Close()
+	return plain
+}
+
+// inverse runs the inverse transform over a stream's decompressed
+// messages, a decoder per stream as the server's.
+func inverse(plain [][]byte, cfg config, limit int) {
+	var out []byte
+	var cdec *otlpcolumns.Decoder
+	for i, m := range plain {
+		if i%cfg.rotate == 0 {
+			cdec = otlpcolumns.NewDecoder(cfg.sig)
+		}
+		var err error
+		if out, err = cdec.Decode(out[:0], m, limit, nil); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// profileDecode writes the CPU profile of the columns' inverse transform
+// alone (the stream's messages decompressed before it starts), run
+// rounds × 20 times, for samples enough, to file.
 func profileDecode(file string, cols [][]byte, cfg config) {
+	limit := 64 << 20
+	plain := decompressed(cols, cfg, limit)
 	f, err := os.Create(file)
 	if err != nil {
 		log.Fatal(err)
@@ -437,8 +524,8 @@ func profileDecode(file string, cols [][]byte, cfg config) {
 	if err := pprof.StartCPUProfile(f); err != nil {
 		log.Fatal(err)
 	}
-	for range 5 * cfg.rounds {
-		decodeStream(cols, cfg, 64<<20, true)
+	for range 20 * cfg.rounds {
+		inverse(plain, cfg, limit)
 	}
 	pprof.StopCPUProfile()
 }
