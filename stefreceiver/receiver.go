@@ -519,24 +519,69 @@ func (s *stream) readChunk() {
 // repeat a large attribute, cannot be let go (its records are not
 // acknowledged): it is charged (the budget lets the spares go for it if
 // need be), and without room idle reports false and the stream ends, its
-// records sent again by the client on its next. A waiting stream holds no more than
-// its charges cover.
+// records sent again by the client on its next.
+//
+// The buffers the stream reads its chunks through (the last gRPC message,
+// its compressed bytes, the chunk) are kept the same way: up to
+// maxIdleBuffer each as they are, a larger one only charged with the
+// request's buffer, and let go first when there is no room. A chunk's
+// ticket charges its bytes only until the chunk is read: its message's
+// buffer, up to MaxChunkBytes (twice with grpc compression), was kept
+// uncharged while the stream waited, however long. A waiting stream holds
+// no more than its charges cover.
 func (s *stream) idle() bool {
-	if s.b == nil {
+	if cap(s.chunk) > maxFreeChunk {
+		// Consumed, and not read into again (readChunk): not kept.
+		s.chunk, s.pos = nil, 0
+	}
+	var req int64 // the request buffer, when idle keeps it only charged
+	underWay := false
+	var buf *[]byte
+	if s.b != nil {
+		buf = s.b.buf()
+		if cap(*buf) > maxIdleBuffer {
+			req = int64(cap(*buf))
+			underWay = len(*buf) != 0
+		}
+	}
+	if s.bufCharge.Resize(req + s.largeReadBuffers()) {
 		return true
 	}
-	buf := s.b.buf()
-	if cap(*buf) <= maxIdleBuffer {
+	s.dropReadBuffers()
+	if s.bufCharge.Resize(req) {
 		return true
 	}
-	n := int64(cap(*buf))
-	if len(*buf) != 0 {
-		return s.bufCharge.Resize(n)
+	if underWay {
+		return false
 	}
-	if !s.bufCharge.Resize(n) {
-		*buf = nil
-	}
+	*buf = nil
 	return true
+}
+
+// largeReadBuffers returns the capacity of the stream's read buffers
+// larger than maxIdleBuffer (idle).
+func (s *stream) largeReadBuffers() int64 {
+	var n int64
+	for _, b := range [...][]byte{s.msg, s.scratch, s.chunk} {
+		if cap(b) > maxIdleBuffer {
+			n += int64(cap(b))
+		}
+	}
+	return n
+}
+
+// dropReadBuffers lets go of the read buffers larger than maxIdleBuffer.
+// The chunk is consumed (idle is called between chunks).
+func (s *stream) dropReadBuffers() {
+	if cap(s.msg) > maxIdleBuffer {
+		s.msg = nil
+	}
+	if cap(s.scratch) > maxIdleBuffer {
+		s.scratch = nil
+	}
+	if cap(s.chunk) > maxIdleBuffer {
+		s.chunk, s.pos = nil, 0
+	}
 }
 
 // spareBuffer keeps the buffer the stream built its requests in for the
