@@ -956,7 +956,23 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		if err := t.Declare(n); err != nil {
 			return s.refused(t, err)
 		}
+		// From here until the pipeline stored it (waiting for room,
+		// then for the sink), the stream is not read: what its client
+		// sends meanwhile, up to the stream's window, waits in net/http's
+		// flow-control buffers. The window is charged to the waiting
+		// budget for the wait, as an export stream's (ParkWindow), and
+		// when it does not fit the stream ends now, its records not
+		// acknowledged (its client sends them again), rather than wait
+		// with a window no budget sees. A client that half-closed has
+		// nothing more to send.
+		parked := !s.ended
+		if parked && !s.r.p.ParkWindow() {
+			return s.refused(t, s.r.p.BusyStatus("no room in the waiting budget for the STEF stream's unread window"))
+		}
 		if err := t.Charge(ctx, n); err != nil {
+			if parked {
+				s.r.p.UnparkWindow()
+			}
 			return s.refused(t, err)
 		}
 		// The builders write well-formed OTLP and refuse, as bad
@@ -967,6 +983,9 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 			Transport: ingest.STEF, Signal: s.sig, Body: body,
 			WireSize: s.wire, Size: n, Ticket: t,
 		}, ingest.Validated{Items: items, MaxAnyValueDepth: maxAnyValueDepth})
+		if parked {
+			s.r.p.UnparkWindow()
+		}
 		s.wire = 0
 		s.b.reset(body)
 		if err != nil {
