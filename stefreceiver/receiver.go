@@ -26,7 +26,8 @@
 // What a stream can make us hold is bounded (Config): the chunk being
 // read (MaxChunkBytes), charged to the admission budget as it arrives
 // (nothing is read ahead of the decoder: what the client sends meanwhile
-// waits in the connection, within HTTP/2 flow control), one request being
+// waits in the connection, within HTTP/2 flow control, its window charged
+// to the waiting budget while the stream hands a request on, flush), one request being
 // built (MaxRequestBytes), the STEF
 // reader's own state (its zstd decoder, ours and window-bounded
 // (unzstd.go), StateCostZstd, or StateCostPlain,
