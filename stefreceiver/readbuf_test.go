@@ -11,11 +11,11 @@ import (
 )
 
 // readBuffers returns what a stream's gRPC read buffers (the last
-// message, its compressed bytes, the chunk) hold beyond maxIdleBuffer
+// message, its compressed bytes, the chunk's) hold beyond maxIdleBuffer
 // each: what a waiting stream keeps only charged.
 func (s *stream) readBuffers() int64 {
 	var n int64
-	for _, b := range [][]byte{s.msg, s.scratch, s.chunk} {
+	for _, b := range [][]byte{s.msg, s.scratch, s.own} {
 		if cap(b) > maxIdleBuffer {
 			n += int64(cap(b))
 		}

@@ -340,10 +340,11 @@ type stream struct {
 	body *bufferedBody
 
 	// msg and scratch are the gRPC read buffers of the messages; chunk
-	// is the chunk being read (assembled from them) and pos how much of
-	// it the STEF reader took.
-	msg, scratch, chunk []byte
-	pos                 int
+	// is the chunk being read and pos how much of it the STEF reader
+	// took. A chunk that came in one message is that message's bytes
+	// (in msg); one of several is assembled from them in own.
+	msg, scratch, chunk, own []byte
+	pos                      int
 	// chunkTicket charges the chunk being read to the admission budget
 	// (its bytes as they arrived), until the next chunk replaces it.
 	chunkTicket *ingest.Ticket
@@ -385,32 +386,43 @@ type stream struct {
 // and a larger buffer is left to the garbage collector.
 const maxFreeChunk = 64 << 10
 
-// assemble reads messages until one ends a chunk, appending their bytes to
-// buf; end reports the input's end (st nil: the client half-closed).
-func (s *stream) assemble(buf, msg, scratch []byte) (chunk, msgOut, scratchOut []byte, wire int, end bool, st *grpcwire.Status) {
+// assemble reads messages until one ends a chunk and makes it s.chunk,
+// appending the messages' bytes to buf (s.own) when there are several;
+// end reports the input's end (st nil: the client half-closed). A chunk
+// in one message, as clients send them, is read where the message is
+// (s.msg, read into again only once the chunk is consumed): the chunk's
+// ticket charges the message's bytes, and a copy of them was held
+// uncharged beside it.
+func (s *stream) assemble(buf []byte) (wire int, end bool, st *grpcwire.Status) {
+	s.own, s.chunk = buf, buf
 	for {
-		msg, scratch, st = s.call.ReadMessage(msg, scratch)
+		s.msg, s.scratch, st = s.call.ReadMessage(s.msg, s.scratch)
 		if st != nil {
 			if grpcwire.IsEndOfStream(st) {
 				st = nil
 			}
-			return buf, msg, scratch, wire, true, st
+			return wire, true, st
 		}
 		var m clientMessage
-		if err := parseClientMessage(msg, &m); err != nil {
-			return buf, msg, scratch, wire, true, grpcwire.Errorf(grpcwire.InvalidArgument, "%v", err)
+		if err := parseClientMessage(s.msg, &m); err != nil {
+			return wire, true, grpcwire.Errorf(grpcwire.InvalidArgument, "%v", err)
 		}
 		if m.first {
-			return buf, msg, scratch, wire, true, grpcwire.Errorf(grpcwire.InvalidArgument, "first_message sent twice: it must be sent once, first")
+			return wire, true, grpcwire.Errorf(grpcwire.InvalidArgument, "first_message sent twice: it must be sent once, first")
 		}
 		if len(buf)+len(m.stefBytes) > s.r.cfg.MaxChunkBytes {
 			s.r.refusedChunk.Inc()
-			return buf, msg, scratch, wire, true, grpcwire.Errorf(grpcwire.ResourceExhausted, "STEF chunk larger than %d bytes: send is_end_of_chunk at least every frame, and frames under that size", s.r.cfg.MaxChunkBytes)
+			return wire, true, grpcwire.Errorf(grpcwire.ResourceExhausted, "STEF chunk larger than %d bytes: send is_end_of_chunk at least every frame, and frames under that size", s.r.cfg.MaxChunkBytes)
+		}
+		wire += len(s.msg)
+		if len(buf) == 0 && m.endOfChunk {
+			s.chunk = m.stefBytes
+			return wire, false, nil
 		}
 		buf = append(buf, m.stefBytes...)
-		wire += len(msg)
+		s.own, s.chunk = buf, buf
 		if m.endOfChunk {
-			return buf, msg, scratch, wire, false, nil
+			return wire, false, nil
 		}
 	}
 }
@@ -473,8 +485,8 @@ func (s *stream) readChunk() {
 	// Its charge returned, the last chunk's buffer is reused only when
 	// small: a large one is not held, uncharged, while the client is
 	// waited for.
-	buf := s.chunk[:0]
-	s.chunk = nil
+	buf := s.own[:0]
+	s.own, s.chunk = nil, nil
 	if cap(buf) > maxFreeChunk {
 		buf = nil
 	}
@@ -488,10 +500,7 @@ func (s *stream) readChunk() {
 	}
 	t.Scratch = nil
 	s.call.SetBudget(t)
-	var wire int
-	var end bool
-	var st *grpcwire.Status
-	s.chunk, s.msg, s.scratch, wire, end, st = s.assemble(buf, s.msg, s.scratch)
+	wire, end, st := s.assemble(buf)
 	s.chunkTicket, s.pos = t, 0
 	s.wire += wire
 	if end {
@@ -531,9 +540,10 @@ func (s *stream) readChunk() {
 // uncharged while the stream waited, however long. A waiting stream holds
 // no more than its charges cover.
 func (s *stream) idle() bool {
-	if cap(s.chunk) > maxFreeChunk {
-		// Consumed, and not read into again (readChunk): not kept.
-		s.chunk, s.pos = nil, 0
+	if cap(s.own) > maxFreeChunk {
+		// Not read into again (readChunk): not kept. The chunk is
+		// consumed (idle is called between chunks).
+		s.own, s.chunk, s.pos = nil, nil, 0
 	}
 	var req int64 // the request buffer, when idle keeps it only charged
 	underWay := false
@@ -563,7 +573,7 @@ func (s *stream) idle() bool {
 // larger than maxIdleBuffer (idle).
 func (s *stream) largeReadBuffers() int64 {
 	var n int64
-	for _, b := range [...][]byte{s.msg, s.scratch, s.chunk} {
+	for _, b := range [...][]byte{s.msg, s.scratch, s.own} {
 		if cap(b) > maxIdleBuffer {
 			n += int64(cap(b))
 		}
@@ -580,9 +590,10 @@ func (s *stream) dropReadBuffers() {
 	if cap(s.scratch) > maxIdleBuffer {
 		s.scratch = nil
 	}
-	if cap(s.chunk) > maxIdleBuffer {
-		s.chunk, s.pos = nil, 0
+	if cap(s.own) > maxIdleBuffer {
+		s.own = nil
 	}
+	s.chunk, s.pos = nil, 0 // consumed, perhaps a message let go
 }
 
 // spareBuffer keeps the buffer the stream built its requests in for the
