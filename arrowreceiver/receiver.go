@@ -271,10 +271,23 @@ func (s *stream) store(t *ingest.Ticket, wire int) (grpcwire.Code, string, *grpc
 		s.r.p.Refused(t, ingest.OTelArrow, s.sig, st)
 		return st.Code, st.Message, nil
 	}
+	// Until the pipeline stored it the stream is not read: what its
+	// client sends meanwhile, up to the stream's window, waits in
+	// net/http's flow-control buffers. The window is charged to the
+	// waiting budget for the wait, as an export stream's
+	// (Pipeline.ParkWindow); when it does not fit the batch is answered
+	// UNAVAILABLE now (retryable: the exporter sends it again) and the
+	// stream reads on, rather than wait with a window no budget sees.
+	if !s.r.p.ParkWindow() {
+		st := s.r.p.BusyStatus("no room in the waiting budget for the OTel-Arrow stream's unread window")
+		s.r.p.Refused(t, ingest.OTelArrow, s.sig, st)
+		return st.Code, st.Message, nil
+	}
 	out, err := s.r.p.Export(s.ctx, ingest.Request{
 		Transport: ingest.OTelArrow, Signal: s.sig, Body: body,
 		WireSize: wire, Size: n, Ticket: t,
 	})
+	s.r.p.UnparkWindow()
 	if err != nil {
 		st := statusOf(err)
 		return st.Code, st.Message, nil

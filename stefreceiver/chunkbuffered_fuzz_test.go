@@ -30,6 +30,12 @@ func FuzzChunkBuffered(f *testing.F) {
 	f.Add(append(msg([]byte("part"), false), msg([]byte("rest"), true)...))
 	f.Add(msg([]byte("cut"), true)[:7])
 	f.Add(append(msg([]byte("a"), true), msg([]byte("b"), false)...))
+	// A chunk's first message whole, the one that ends it cut: not
+	// waiting (a peek that stopped at the first whole message said it
+	// was, and the stream then waited for its client without idle).
+	f.Add(append(msg([]byte("part"), false), msg([]byte("rest"), true)[:7]...))
+	// The message that ends it not sent yet.
+	f.Add(msg([]byte("part"), false))
 	f.Add([]byte{1, 0, 0, 0, 2, 0x18, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b := &bufferedBody{ReadCloser: io.NopCloser(bytes.NewReader(data))}

@@ -26,7 +26,8 @@
 // What a stream can make us hold is bounded (Config): the chunk being
 // read (MaxChunkBytes), charged to the admission budget as it arrives
 // (nothing is read ahead of the decoder: what the client sends meanwhile
-// waits in the connection, within HTTP/2 flow control), one request being
+// waits in the connection, within HTTP/2 flow control, its window charged
+// to the waiting budget while the stream hands a request on, flush), one request being
 // built (MaxRequestBytes), the STEF
 // reader's own state (its zstd decoder, ours and window-bounded
 // (unzstd.go), StateCostZstd, or StateCostPlain,
@@ -339,10 +340,11 @@ type stream struct {
 	body *bufferedBody
 
 	// msg and scratch are the gRPC read buffers of the messages; chunk
-	// is the chunk being read (assembled from them) and pos how much of
-	// it the STEF reader took.
-	msg, scratch, chunk []byte
-	pos                 int
+	// is the chunk being read and pos how much of it the STEF reader
+	// took. A chunk that came in one message is that message's bytes
+	// (in msg); one of several is assembled from them in own.
+	msg, scratch, chunk, own []byte
+	pos                      int
 	// chunkTicket charges the chunk being read to the admission budget
 	// (its bytes as they arrived), until the next chunk replaces it.
 	chunkTicket *ingest.Ticket
@@ -384,32 +386,43 @@ type stream struct {
 // and a larger buffer is left to the garbage collector.
 const maxFreeChunk = 64 << 10
 
-// assemble reads messages until one ends a chunk, appending their bytes to
-// buf; end reports the input's end (st nil: the client half-closed).
-func (s *stream) assemble(buf, msg, scratch []byte) (chunk, msgOut, scratchOut []byte, wire int, end bool, st *grpcwire.Status) {
+// assemble reads messages until one ends a chunk and makes it s.chunk,
+// appending the messages' bytes to buf (s.own) when there are several;
+// end reports the input's end (st nil: the client half-closed). A chunk
+// in one message, as clients send them, is read where the message is
+// (s.msg, read into again only once the chunk is consumed): the chunk's
+// ticket charges the message's bytes, and a copy of them was held
+// uncharged beside it.
+func (s *stream) assemble(buf []byte) (wire int, end bool, st *grpcwire.Status) {
+	s.own, s.chunk = buf, buf
 	for {
-		msg, scratch, st = s.call.ReadMessage(msg, scratch)
+		s.msg, s.scratch, st = s.call.ReadMessage(s.msg, s.scratch)
 		if st != nil {
 			if grpcwire.IsEndOfStream(st) {
 				st = nil
 			}
-			return buf, msg, scratch, wire, true, st
+			return wire, true, st
 		}
 		var m clientMessage
-		if err := parseClientMessage(msg, &m); err != nil {
-			return buf, msg, scratch, wire, true, grpcwire.Errorf(grpcwire.InvalidArgument, "%v", err)
+		if err := parseClientMessage(s.msg, &m); err != nil {
+			return wire, true, grpcwire.Errorf(grpcwire.InvalidArgument, "%v", err)
 		}
 		if m.first {
-			return buf, msg, scratch, wire, true, grpcwire.Errorf(grpcwire.InvalidArgument, "first_message sent twice: it must be sent once, first")
+			return wire, true, grpcwire.Errorf(grpcwire.InvalidArgument, "first_message sent twice: it must be sent once, first")
 		}
 		if len(buf)+len(m.stefBytes) > s.r.cfg.MaxChunkBytes {
 			s.r.refusedChunk.Inc()
-			return buf, msg, scratch, wire, true, grpcwire.Errorf(grpcwire.ResourceExhausted, "STEF chunk larger than %d bytes: send is_end_of_chunk at least every frame, and frames under that size", s.r.cfg.MaxChunkBytes)
+			return wire, true, grpcwire.Errorf(grpcwire.ResourceExhausted, "STEF chunk larger than %d bytes: send is_end_of_chunk at least every frame, and frames under that size", s.r.cfg.MaxChunkBytes)
+		}
+		wire += len(s.msg)
+		if len(buf) == 0 && m.endOfChunk {
+			s.chunk = m.stefBytes
+			return wire, false, nil
 		}
 		buf = append(buf, m.stefBytes...)
-		wire += len(msg)
+		s.own, s.chunk = buf, buf
 		if m.endOfChunk {
-			return buf, msg, scratch, wire, false, nil
+			return wire, false, nil
 		}
 	}
 }
@@ -472,8 +485,8 @@ func (s *stream) readChunk() {
 	// Its charge returned, the last chunk's buffer is reused only when
 	// small: a large one is not held, uncharged, while the client is
 	// waited for.
-	buf := s.chunk[:0]
-	s.chunk = nil
+	buf := s.own[:0]
+	s.own, s.chunk = nil, nil
 	if cap(buf) > maxFreeChunk {
 		buf = nil
 	}
@@ -487,10 +500,7 @@ func (s *stream) readChunk() {
 	}
 	t.Scratch = nil
 	s.call.SetBudget(t)
-	var wire int
-	var end bool
-	var st *grpcwire.Status
-	s.chunk, s.msg, s.scratch, wire, end, st = s.assemble(buf, s.msg, s.scratch)
+	wire, end, st := s.assemble(buf)
 	s.chunkTicket, s.pos = t, 0
 	s.wire += wire
 	if end {
@@ -519,24 +529,71 @@ func (s *stream) readChunk() {
 // repeat a large attribute, cannot be let go (its records are not
 // acknowledged): it is charged (the budget lets the spares go for it if
 // need be), and without room idle reports false and the stream ends, its
-// records sent again by the client on its next. A waiting stream holds no more than
-// its charges cover.
+// records sent again by the client on its next.
+//
+// The buffers the stream reads its chunks through (the last gRPC message,
+// its compressed bytes, the chunk) are kept the same way: up to
+// maxIdleBuffer each as they are, a larger one only charged with the
+// request's buffer, and let go first when there is no room. A chunk's
+// ticket charges its bytes only until the chunk is read: its message's
+// buffer, up to MaxChunkBytes (twice with grpc compression), was kept
+// uncharged while the stream waited, however long. A waiting stream holds
+// no more than its charges cover.
 func (s *stream) idle() bool {
-	if s.b == nil {
+	if cap(s.own) > maxFreeChunk {
+		// Not read into again (readChunk): not kept. The chunk is
+		// consumed (idle is called between chunks).
+		s.own, s.chunk, s.pos = nil, nil, 0
+	}
+	var req int64 // the request buffer, when idle keeps it only charged
+	underWay := false
+	var buf *[]byte
+	if s.b != nil {
+		buf = s.b.buf()
+		if cap(*buf) > maxIdleBuffer {
+			req = int64(cap(*buf))
+			underWay = len(*buf) != 0
+		}
+	}
+	if s.bufCharge.Resize(req + s.largeReadBuffers()) {
 		return true
 	}
-	buf := s.b.buf()
-	if cap(*buf) <= maxIdleBuffer {
+	s.dropReadBuffers()
+	if s.bufCharge.Resize(req) {
 		return true
 	}
-	n := int64(cap(*buf))
-	if len(*buf) != 0 {
-		return s.bufCharge.Resize(n)
+	if underWay {
+		return false
 	}
-	if !s.bufCharge.Resize(n) {
-		*buf = nil
-	}
+	*buf = nil
 	return true
+}
+
+// largeReadBuffers returns the capacity of the stream's read buffers
+// larger than maxIdleBuffer (idle).
+func (s *stream) largeReadBuffers() int64 {
+	var n int64
+	for _, b := range [...][]byte{s.msg, s.scratch, s.own} {
+		if cap(b) > maxIdleBuffer {
+			n += int64(cap(b))
+		}
+	}
+	return n
+}
+
+// dropReadBuffers lets go of the read buffers larger than maxIdleBuffer.
+// The chunk is consumed (idle is called between chunks).
+func (s *stream) dropReadBuffers() {
+	if cap(s.msg) > maxIdleBuffer {
+		s.msg = nil
+	}
+	if cap(s.scratch) > maxIdleBuffer {
+		s.scratch = nil
+	}
+	if cap(s.own) > maxIdleBuffer {
+		s.own = nil
+	}
+	s.chunk, s.pos = nil, 0 // consumed, perhaps a message let go
 }
 
 // spareBuffer keeps the buffer the stream built its requests in for the
@@ -911,7 +968,23 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 		if err := t.Declare(n); err != nil {
 			return s.refused(t, err)
 		}
+		// From here until the pipeline stored it (waiting for room,
+		// then for the sink), the stream is not read: what its client
+		// sends meanwhile, up to the stream's window, waits in net/http's
+		// flow-control buffers. The window is charged to the waiting
+		// budget for the wait, as an export stream's (ParkWindow), and
+		// when it does not fit the stream ends now, its records not
+		// acknowledged (its client sends them again), rather than wait
+		// with a window no budget sees. A client that half-closed has
+		// nothing more to send.
+		parked := !s.ended
+		if parked && !s.r.p.ParkWindow() {
+			return s.refused(t, s.r.p.BusyStatus("no room in the waiting budget for the STEF stream's unread window"))
+		}
 		if err := t.Charge(ctx, n); err != nil {
+			if parked {
+				s.r.p.UnparkWindow()
+			}
 			return s.refused(t, err)
 		}
 		// The builders write well-formed OTLP and refuse, as bad
@@ -922,6 +995,9 @@ func (s *stream) flush(last uint64) *grpcwire.Status {
 			Transport: ingest.STEF, Signal: s.sig, Body: body,
 			WireSize: s.wire, Size: n, Ticket: t,
 		}, ingest.Validated{Items: items, MaxAnyValueDepth: maxAnyValueDepth})
+		if parked {
+			s.r.p.UnparkWindow()
+		}
 		s.wire = 0
 		s.b.reset(body)
 		if err != nil {
