@@ -76,7 +76,7 @@ func registerServeFlags(s *flagSections, cfg *service.Config) {
 		fs.DurationVar(&cfg.Limits.WriteByteTimeout, "write-timeout", cfg.Limits.WriteByteTimeout, "drop an HTTP/2 connection that accepts no response bytes for this long; 0 disables")
 		fs.IntVar(&cfg.Limits.MaxHeaderBytes, "max-header-bytes", cfg.Limits.MaxHeaderBytes, "largest request header block, bytes (HTTP/1.1 and HTTP/2)")
 		fs.IntVar(&cfg.Limits.MaxConcurrentStreams, "http2-max-concurrent-streams", cfg.Limits.MaxConcurrentStreams, "HTTP/2 concurrent streams per connection")
-		fs.IntVar(&cfg.Limits.StreamWindow, "http2-stream-window", cfg.Limits.StreamWindow, "HTTP/2 receive window per stream, bytes; 0: derived, -admission-request-limit / -max-connections between 256 KiB and 4 MiB (256 KiB by default): what each connection may make the server buffer unread; export streams that wait unread are charged it in the waiting budget")
+		fs.IntVar(&cfg.Limits.StreamWindow, "http2-stream-window", cfg.Limits.StreamWindow, "HTTP/2 receive window per stream, bytes; 0: derived, -admission-request-limit / -max-connections between 256 KiB and 4 MiB (256 KiB by default): what each connection may make the server buffer unread; export streams that wait unread, and STEF and OTel-Arrow streams while they store, are charged it in the waiting budget")
 		fs.IntVar(&cfg.Limits.ConnWindow, "http2-conn-window", cfg.Limits.ConnWindow, "HTTP/2 receive window per connection, bytes; 0: derived like -http2-stream-window")
 		fs.IntVar(&cfg.Limits.MaxFrameSize, "http2-max-frame-size", cfg.Limits.MaxFrameSize, "largest HTTP/2 frame the server accepts, bytes")
 	})
