@@ -1,0 +1,149 @@
+package stefreceiver
+
+import (
+	"context"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/splunk/stef/go/otel/otelstef"
+	"github.com/splunk/stef/go/pkg"
+
+	"github.com/otlp-lite/otlp-lite/ingest"
+	"github.com/otlp-lite/otlp-lite/storage"
+)
+
+// countSink counts what it stores and keeps none of it.
+type countSink struct {
+	mu    sync.Mutex
+	items int
+}
+
+func (s *countSink) Write(_ context.Context, _ storage.Signal, _ []byte, items int) error {
+	s.mu.Lock()
+	s.items += items
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *countSink) Close() error { return nil }
+
+func (s *countSink) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.items
+}
+
+// countingWire counts the bytes of the chunks a writer sends.
+type countingWire struct {
+	chunkSender
+	n *int
+}
+
+func (c countingWire) WriteChunk(header, content []byte) error {
+	*c.n += len(header) + len(content)
+	return c.chunkSender.WriteChunk(header, content)
+}
+
+// bigFramePoints is the points of one frame in TestFrameBuffersCharged:
+// about 8 MB of STEF columns (12 bytes a point), a few KB compressed.
+const bigFramePoints = 700_000
+
+// writeBigFrame writes one frame of bigFramePoints points whose values
+// repeat with a short period: the columns are as large as their points
+// make them, and zstd makes them small on the wire.
+func writeBigFrame(t *testing.T, w *otelstef.MetricsWriter) {
+	var vals [16]int64
+	for i := range vals {
+		vals[i] = rand.Int64()
+	}
+	for i := range bigFramePoints {
+		w.Record.Point().SetTimestamp(uint64(2 + i%16))
+		w.Record.Point().Value().SetInt64(vals[i%16])
+		if err := w.Write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A stream keeps the STEF library's frame buffers (its column buffers, as
+// large as the largest frame's columns) for its life: the few streams
+// here each send one frame of about 8 MB of columns that zstd makes a
+// few KB on the wire, and then wait for their clients. What they hold
+// while they wait is what the budget was charged (the zstd decoder, the
+// request buffer kept, and the library's buffers), within a MiB a stream;
+// every point is stored and acknowledged.
+func TestFrameBuffersCharged(t *testing.T) {
+	sink := &countSink{}
+	addr, pl, r := serveSinkR(t, sink, ingest.AdmissionConfig{})
+	idle := make(chan struct{}, 8)
+	r.waiting = func(s *stream) {
+		if s.acked > 1 {
+			idle <- struct{}{}
+		}
+	}
+	heap := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	const streams = 3
+	before := heap()
+	in0, _ := pl.AdmissionState()
+	peers := make([]*peer, streams)
+	wire := make([]int, streams)
+	for i := range peers {
+		p := dial(t, addr)
+		peers[i] = p
+		p.sendFirst(t, "Metrics")
+		p.recv(t)
+		w, err := otelstef.NewMetricsWriter(countingWire{chunkSender{t, p}, &wire[i]}, pkg.WriterOptions{
+			Compression:                  pkg.CompressionZstd,
+			MaxUncompressedFrameByteSize: pkg.FrameSizeLimit - 1,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A first point: the header read, the decoder made.
+		writePoints(t, w, 1, 0)
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if ack, _ := parseAck(t, p.recv(t)); ack != 1 {
+			t.Fatalf("ack %d, want 1", ack)
+		}
+		writeBigFrame(t, w)
+		for acked := uint64(0); acked < bigFramePoints+1; {
+			ack, bad := parseAck(t, p.recv(t))
+			if len(bad) != 0 {
+				t.Fatalf("bad %v", bad)
+			}
+			acked = ack
+		}
+		<-idle
+		// The writer (its encoder, its own columns) is the client's,
+		// not measured.
+	}
+	in1, _ := pl.AdmissionState()
+	held, charged := heap()-before, in1-in0
+	t.Logf("%d streams, each sent one frame in %d bytes on the wire: they hold %d bytes a stream, charged %d a stream",
+		streams, wire[0], held/streams, charged/streams)
+	if held-charged > streams<<20 {
+		t.Errorf("the streams hold %d bytes a stream, %d more than they are charged", held/streams, (held-charged)/streams)
+	}
+	for _, p := range peers {
+		p.w.Close()
+		if st := p.status(); st != "0 " {
+			t.Fatalf("status %q", st)
+		}
+	}
+	if n := sink.count(); n != streams*(bigFramePoints+1) {
+		t.Fatalf("stored %d points, acknowledged %d", n, streams*(bigFramePoints+1))
+	}
+}
