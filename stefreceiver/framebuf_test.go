@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -145,5 +146,61 @@ func TestFrameBuffersCharged(t *testing.T) {
 	}
 	if n := sink.count(); n != streams*(bigFramePoints+1) {
 		t.Fatalf("stored %d points, acknowledged %d", n, streams*(bigFramePoints+1))
+	}
+}
+
+// The frame meter finds the column buffers and the string decoders of
+// both readers the library has, and sees a frame's columns once it is
+// read: if a newer library moves them, this fails rather than the charge
+// going quiet.
+func TestFrameMeterKnowsTheReaders(t *testing.T) {
+	var mb, sb bufferChunks
+	mw, err := otelstef.NewMetricsWriter(&mb, pkg.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePoints(t, mw, 1000, 0)
+	mw.Flush()
+	sw, err := otelstef.NewSpansWriter(&sb, pkg.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1000 {
+		sw.Record.Span().SetName("GET /" + strconv.Itoa(i))
+		if err := sw.Write(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sw.Flush()
+	mr, err := otelstef.NewMetricsReader(&mb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sr, err := otelstef.NewSpansReader(&sb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rd := range map[string]interface {
+		Read(pkg.ReadOptions) error
+	}{"metrics": mr, "spans": sr} {
+		m := newFrameMeter(rd)
+		if m == nil {
+			t.Fatalf("%s reader: no frame buffers found: the library's layout changed (framebufs.go)", name)
+		}
+		if len(m.cols) < 20 || len(m.strs) < 5 {
+			t.Fatalf("%s reader: %d columns and %d string decoders found, want dozens", name, len(m.cols), len(m.strs))
+		}
+		if n := m.resident(); n != 0 {
+			t.Fatalf("%s reader: %d bytes before a frame is read", name, n)
+		}
+		if err := rd.Read(pkg.ReadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if m.resident() < 1000 || m.strings() == 0 {
+			t.Fatalf("%s reader: %d bytes held, %d of strings, for a frame of 1000 records", name, m.resident(), m.strings())
+		}
+	}
+	if newFrameMeter(&struct{ base int }{}) != nil || newFrameMeter(nil) != nil {
+		t.Fatal("a value that is not a reader has a meter")
 	}
 }

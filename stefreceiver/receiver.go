@@ -112,6 +112,17 @@ const (
 	// wire bytes before it rotates, about what the streaming mode's 1000
 	// requests carry.
 	DefaultMaxStreamBytes = 256 << 20
+	// DefaultMaxFrameBytes bounds a STEF frame's uncompressed size, which
+	// the library's reader grows its column buffers to and keeps for the
+	// stream's life (framebufs.go): four times the writer's default
+	// frame (pkg.DefaultMaxFrameSize), since the writer counts only its
+	// strings against that limit and a frame of numbers passes it (a
+	// 400,000-point frame of its defaults is 4.8 MB; an 8,192-point one,
+	// as the Collector's exporter sends, about 100 KB), and a quarter of
+	// the library's own limit (pkg.FrameSizeLimit, 64 MiB), which zstd
+	// makes a few KB on the wire. A larger frame is refused before the
+	// reader reads it.
+	DefaultMaxFrameBytes = 16 << 20
 	// DefaultMaxDictMemory is what a stream's dictionaries may hold, as
 	// the meter counts it (dicts.go), before the stream is rotated: four
 	// times what clients are told (DefaultMaxDictBytes), since the writer
@@ -137,8 +148,12 @@ type Config struct {
 	MaxChunkBytes   int
 	MaxRequestBytes int
 	MaxStreamBytes  int64
-	// MaxDictMemory bounds a stream's dictionaries (DefaultMaxDictMemory).
+	// MaxDictMemory bounds a stream's dictionaries (DefaultMaxDictMemory),
+	// with the string columns their entries keep (framebufs.go).
 	MaxDictMemory int64
+	// MaxFrameBytes bounds a frame's uncompressed size
+	// (DefaultMaxFrameBytes).
+	MaxFrameBytes int64
 	// Metrics receives the receiver's own counters; nil means the
 	// pipeline's set.
 	Metrics *metrics.Set
@@ -159,7 +174,7 @@ type Receiver struct {
 	badRecords                 *metrics.Counter // otlplite_stef_bad_records_total
 	refusedChunk, refusedHdr   *metrics.Counter // otlplite_stef_refusals_total{reason}
 	refusedRoot, refusedDecode *metrics.Counter
-	refusedState               *metrics.Counter
+	refusedState, refusedFrame *metrics.Counter
 	dictRotations              *metrics.Counter // otlplite_stef_dictionary_rotations_total
 	dictBytes                  atomic.Int64     // otlplite_stef_dictionary_bytes
 	streams                    atomic.Int64
@@ -201,6 +216,9 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 	if cfg.MaxDictMemory <= 0 {
 		cfg.MaxDictMemory = DefaultMaxDictMemory
 	}
+	if cfg.MaxFrameBytes <= 0 {
+		cfg.MaxFrameBytes = DefaultMaxFrameBytes
+	}
 	set := cfg.Metrics
 	if set == nil {
 		set = p.Metrics()
@@ -217,6 +235,7 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 		refusedRoot:   set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="unsupported_root_struct"}`),
 		refusedDecode: set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="decode_error"}`),
 		refusedState:  set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="no_room_for_state"}`),
+		refusedFrame:  set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="frame_too_large"}`),
 		dictRotations: set.GetOrCreateCounter("otlplite_stef_dictionary_rotations_total"),
 	}
 	set.GetOrCreateGauge("otlplite_stef_dictionary_bytes", func() float64 { return float64(r.dictBytes.Load()) })
@@ -374,6 +393,18 @@ type stream struct {
 	dicts      *dictMeter
 	dictHeld   int64
 	dictCharge *ingest.StateCharge
+	// frames measures the reader's frame buffers (framebufs.go), charged
+	// to frameCharge: what they hold, the string columns the
+	// dictionaries keep (pinned, since the dictionaries last restarted),
+	// and, as a frame starts, its declared size (frameStart). pinnedFrame
+	// is the last frame whose string columns were added to pinned, and
+	// restarts the dictionaries' restarts as last seen.
+	frames      *frameMeter
+	frameCharge *ingest.StateCharge
+	pinned      int64
+	pinnedFrame int
+	restarts    int
+	u           *unzstd
 	// bufCharge charges the builder's buffer while the stream waits for
 	// its client (idle).
 	bufCharge  *ingest.StateCharge
@@ -689,10 +720,12 @@ func (s *stream) run() *grpcwire.Status {
 	s.body.buffer()
 	s.dictCharge = s.r.p.NewStateCharge()
 	s.bufCharge = s.r.p.NewStateCharge()
+	s.frameCharge = s.r.p.NewStateCharge()
 	defer func() {
 		s.r.p.ReleaseStreamState(s.state)
 		s.dictCharge.Release()
 		s.bufCharge.Release()
+		s.frameCharge.Release()
 		s.r.dictBytes.Add(-s.dictHeld)
 	}()
 	return s.records()
@@ -734,13 +767,15 @@ type builder interface {
 func (s *stream) open() (recordReader, builder, *unzstd, error) {
 	u := newUnzstd(s)
 	u.decoders = &s.r.decoders
+	u.onFrame = s.frameStart
+	s.u = u
 	if s.sig == otlp.Traces {
 		rd, err := otelstef.NewSpansReader(u)
 		if err != nil {
 			return nil, nil, u, err
 		}
 		s.lowerState(u.compressed)
-		s.dicts = newDictMeter(rd)
+		s.dicts, s.frames = newDictMeter(rd), newFrameMeter(rd)
 		return rd, &spansBuilder{rec: &rd.Record}, u, nil
 	}
 	rd, err := otelstef.NewMetricsReader(u)
@@ -748,7 +783,7 @@ func (s *stream) open() (recordReader, builder, *unzstd, error) {
 		return nil, nil, u, err
 	}
 	s.lowerState(u.compressed)
-	s.dicts = newDictMeter(rd)
+	s.dicts, s.frames = newDictMeter(rd), newFrameMeter(rd)
 	return rd, &metricsBuilder{rec: &rd.Record}, u, nil
 }
 
@@ -771,6 +806,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 		s.state = 0
 		s.dictCharge.Release()
 		s.bufCharge.Release()
+		s.frameCharge.Release()
 		if u != nil {
 			u.close()
 		}
@@ -860,19 +896,20 @@ func (s *stream) records() (end *grpcwire.Status) {
 }
 
 // chargeDicts measures the reader's dictionaries after record last and
-// charges what they grew by (or returns what they shrank by). Past
-// MaxDictMemory, or with no room in the budget for them, the records read
-// so far are stored and acknowledged and the stream is rotated: a new one
-// starts with empty dictionaries.
+// charges what they grew by (or returns what they shrank by), and the
+// reader's frame buffers with them (frameCharge). Past MaxDictMemory
+// (the dictionaries and the string columns they keep), or with no room in
+// the budget for them, the records read so far are stored and
+// acknowledged and the stream is rotated: a new one starts with empty
+// dictionaries and no frame buffers.
 func (s *stream) chargeDicts(last uint64) *grpcwire.Status {
 	s.sinceCheck = 0
-	if s.dicts == nil {
-		return nil
+	s.measureDicts()
+	ok := s.dicts == nil || s.dictHeld+s.pinned <= s.r.cfg.MaxDictMemory && s.dictCharge.Resize(s.dictHeld)
+	if ok && s.frames != nil {
+		ok = s.frameCharge.Resize(s.frameHeld() - frameAllowance)
 	}
-	held := s.dicts.measure()
-	s.r.dictBytes.Add(held - s.dictHeld)
-	s.dictHeld = held
-	if held <= s.r.cfg.MaxDictMemory && s.dictCharge.Resize(held) {
+	if ok {
 		return nil
 	}
 	// Too large, or no room: what was read is stored, and the stream
@@ -883,6 +920,79 @@ func (s *stream) chargeDicts(last uint64) *grpcwire.Status {
 	}
 	s.r.dictRotations.Inc()
 	return rotationStatus()
+}
+
+// measureDicts measures the dictionaries (dictHeld). When they grew
+// during the current frame, its string columns are kept with them
+// (pinned): their entries' strings point into them (framebufs.go). A
+// restart lets go of what the entries kept.
+func (s *stream) measureDicts() {
+	if s.dicts == nil {
+		return
+	}
+	held := s.dicts.measure()
+	grew := held > s.dictHeld
+	if s.dicts.restarts != s.restarts {
+		s.restarts, s.pinned, s.pinnedFrame = s.dicts.restarts, 0, 0
+		grew = held > 0
+	}
+	if grew && s.frames != nil && s.pinnedFrame != s.u.frames {
+		s.pinned += s.frames.strings()
+		s.pinnedFrame = s.u.frames
+	}
+	s.r.dictBytes.Add(held - s.dictHeld)
+	s.dictHeld = held
+}
+
+// frameAllowance is what a reader's frame buffers may hold within the
+// stream's state charge (StateCostPlain, StateCostZstd) before they are
+// charged beside it: the reader's state, measured at about 21 KB after
+// small frames, leaves 27 KiB of StateCostPlain beside it and the body's
+// buffer, so that an SDK's streams (frames of a few KB) take no step of
+// the budget more than they did.
+const frameAllowance = 16 << 10
+
+// frameHeld is what the reader's frame buffers hold: its columns, the
+// current frame's string columns, and the earlier frames' kept by the
+// dictionaries (the current frame's counted once).
+func (s *stream) frameHeld() int64 {
+	n := s.frames.columns() + s.pinned
+	if s.pinnedFrame != s.u.frames {
+		n += s.frames.strings()
+	}
+	return n
+}
+
+// frameStart is told of each frame (unzstd.onFrame) before the reader
+// reads it, growing its buffers by up to its size: a frame larger than
+// MaxFrameBytes is refused (RESOURCE_EXHAUSTED), and its size is charged
+// (frameCharge) beside what the buffers hold already, or the stream ends
+// for want of room (no_room_for_state), before any of it is read. The
+// frames read before it are stored and acknowledged (records). The
+// charge comes down to what the buffers hold at the frame's end
+// (chargeDicts).
+func (s *stream) frameStart(size uint64) error {
+	if size > uint64(s.r.cfg.MaxFrameBytes) {
+		s.r.refusedFrame.Inc()
+		s.srcErr = grpcwire.Errorf(grpcwire.ResourceExhausted, "STEF frame of %d bytes uncompressed is larger than %d: send smaller frames (the STEF writer's MaxUncompressedFrameByteSize)", size, s.r.cfg.MaxFrameBytes)
+		return errSource
+	}
+	if s.frames == nil {
+		// The stream's header frame, read as the reader is made (at
+		// most pkg.VarHdrContentSizeLimit, read into a buffer of its
+		// own and let go).
+		return nil
+	}
+	s.measureDicts()
+	if need := s.frameHeld() + int64(size) - frameAllowance; need > s.frameCharge.Held() && !s.frameCharge.Resize(need) {
+		s.r.refusedState.Inc()
+		st := s.r.p.BusyStatus("no room for a STEF frame's buffers: send smaller frames")
+		req := s.call.Request()
+		s.r.p.RecordRefusal(s.ctx, ingest.STEF, 0, st, req.URL.Path, req.RemoteAddr)
+		s.srcErr = st
+		return errSource
+	}
+	return nil
 }
 
 // rotateNow ends the stream, everything read being acknowledged, when it
