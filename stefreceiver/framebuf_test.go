@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -51,15 +52,15 @@ func (c countingWire) WriteChunk(header, content []byte) error {
 // about 8 MB of STEF columns (12 bytes a point), a few KB compressed.
 const bigFramePoints = 700_000
 
-// writeBigFrame writes one frame of bigFramePoints points whose values
-// repeat with a short period: the columns are as large as their points
-// make them, and zstd makes them small on the wire.
-func writeBigFrame(t *testing.T, w *otelstef.MetricsWriter) {
+// writeBigFrame writes one frame of n points whose values repeat with a
+// short period: the columns are as large as their points make them (12
+// bytes a point), and zstd makes them small on the wire.
+func writeBigFrame(t *testing.T, w *otelstef.MetricsWriter, n int) {
 	var vals [16]int64
 	for i := range vals {
 		vals[i] = rand.Int64()
 	}
-	for i := range bigFramePoints {
+	for i := range n {
 		w.Record.Point().SetTimestamp(uint64(2 + i%16))
 		w.Record.Point().Value().SetInt64(vals[i%16])
 		if err := w.Write(); err != nil {
@@ -119,7 +120,7 @@ func TestFrameBuffersCharged(t *testing.T) {
 		if ack, _ := parseAck(t, p.recv(t)); ack != 1 {
 			t.Fatalf("ack %d, want 1", ack)
 		}
-		writeBigFrame(t, w)
+		writeBigFrame(t, w, bigFramePoints)
 		for acked := uint64(0); acked < bigFramePoints+1; {
 			ack, bad := parseAck(t, p.recv(t))
 			if len(bad) != 0 {
@@ -202,5 +203,91 @@ func TestFrameMeterKnowsTheReaders(t *testing.T) {
 	}
 	if newFrameMeter(&struct{ base int }{}) != nil || newFrameMeter(nil) != nil {
 		t.Fatal("a value that is not a reader has a meter")
+	}
+}
+
+// openBig opens a zstd stream whose writer may make frames up to the
+// library's limit, and has its first point acknowledged.
+func openBig(t *testing.T, addr string) (*peer, *otelstef.MetricsWriter) {
+	t.Helper()
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{
+		Compression:                  pkg.CompressionZstd,
+		MaxUncompressedFrameByteSize: pkg.FrameSizeLimit - 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writePoints(t, w, 1, 0)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if ack, _ := parseAck(t, p.recv(t)); ack != 1 {
+		t.Fatalf("ack %d, want 1", ack)
+	}
+	return p, w
+}
+
+// A frame larger than MaxFrameBytes uncompressed (2.4 MB of columns, a
+// few KB of zstd) is refused RESOURCE_EXHAUSTED before the reader reads
+// it; what was acknowledged before it is stored, nothing of it, and the
+// refusal is counted.
+func TestFrameTooLargeRefused(t *testing.T) {
+	sink := &countSink{}
+	pl := ingest.New(ingest.Config{Sink: sink})
+	r := New(pl, Config{MaxFrameBytes: 1 << 20})
+	addr := serveH2C(t, r)
+	p, w := openBig(t, addr)
+	writeBigFrame(t, w, 200_000)
+	if st := p.status(); !strings.HasPrefix(st, "8 ") || !strings.Contains(st, "larger than 1048576") {
+		t.Fatalf("status %q, want RESOURCE_EXHAUSTED naming the bound", st)
+	}
+	if got := r.refusedFrame.Get(); got != 1 {
+		t.Fatalf(`otlplite_stef_refusals_total{reason="frame_too_large"} %d, want 1`, got)
+	}
+	if n := sink.count(); n != 1 {
+		t.Fatalf("stored %d points, acknowledged 1", n)
+	}
+	if held, spared := pl.StreamStateHeld(), r.sparesHeld(); held != spared {
+		t.Fatalf("stream state %d bytes after the stream ended, %d of them spares", held, spared)
+	}
+}
+
+// A frame whose buffers do not fit in the budget beside the stream's
+// state is refused before the reader reads it (no_room_for_state): the
+// stream ends, what was acknowledged before it stored, nothing of it, and
+// its charges returned; an honest stream is served afterwards.
+func TestFrameWithoutRoomEnds(t *testing.T) {
+	sink := &countSink{}
+	// State may take half the budget: a zstd stream's state and a few
+	// steps, not an 8 MB frame's buffers.
+	pl := ingest.New(ingest.Config{Sink: sink, Admission: ingest.AdmissionConfig{RequestLimit: 2 * (StateCostZstd + 4*ingest.StateChargeStep)}})
+	r := New(pl, Config{})
+	addr := serveH2C(t, r)
+	p, w := openBig(t, addr)
+	writeBigFrame(t, w, bigFramePoints)
+	st := p.status()
+	if !strings.Contains(st, "no room for a STEF frame's buffers") {
+		t.Fatalf("status %q, want no room for the frame", st)
+	}
+	if got := r.refusedState.Get(); got != 1 {
+		t.Fatalf(`otlplite_stef_refusals_total{reason="no_room_for_state"} %d, want 1`, got)
+	}
+	if n := sink.count(); n != 1 {
+		t.Fatalf("stored %d points, acknowledged 1", n)
+	}
+	if held, spared := pl.StreamStateHeld(), r.sparesHeld(); held != spared {
+		t.Fatalf("stream state %d bytes after the stream ended, %d of them spares", held, spared)
+	}
+	honest := dial(t, addr)
+	honest.sendFirst(t, "Metrics")
+	honest.recv(t)
+	hw, _ := otelstef.NewMetricsWriter(chunkSender{t, honest}, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+	writePoints(t, hw, 3, 0)
+	hw.Flush()
+	if ack, _ := parseAck(t, honest.recv(t)); ack != 3 {
+		t.Fatalf("honest stream: ack %d, want 3", ack)
 	}
 }
