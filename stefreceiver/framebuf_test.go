@@ -191,6 +191,7 @@ func TestFrameMeterKnowsTheReaders(t *testing.T) {
 		if len(m.cols) < 20 || len(m.strs) < 5 {
 			t.Fatalf("%s reader: %d columns and %d string decoders found, want dozens", name, len(m.cols), len(m.strs))
 		}
+		t.Logf("%s reader: %d column buffers, %d string decoders", name, len(m.cols), len(m.strs))
 		if n := m.resident(); n != 0 {
 			t.Fatalf("%s reader: %d bytes before a frame is read", name, n)
 		}

@@ -405,6 +405,10 @@ type stream struct {
 	pinnedFrame int
 	restarts    int
 	u           *unzstd
+	// colHeld and strHeld are the frame buffers as measured in frame
+	// measuredFrame (measureFrame).
+	colHeld, strHeld int64
+	measuredFrame    int
 	// bufCharge charges the builder's buffer while the stream waits for
 	// its client (idle).
 	bufCharge  *ingest.StateCharge
@@ -937,7 +941,8 @@ func (s *stream) measureDicts() {
 		grew = held > 0
 	}
 	if grew && s.frames != nil && s.pinnedFrame != s.u.frames {
-		s.pinned += s.frames.strings()
+		s.measureFrame()
+		s.pinned += s.strHeld
 		s.pinnedFrame = s.u.frames
 	}
 	s.r.dictBytes.Add(held - s.dictHeld)
@@ -956,11 +961,22 @@ const frameAllowance = 16 << 10
 // current frame's string columns, and the earlier frames' kept by the
 // dictionaries (the current frame's counted once).
 func (s *stream) frameHeld() int64 {
-	n := s.frames.columns() + s.pinned
+	s.measureFrame()
+	n := s.colHeld + s.pinned
 	if s.pinnedFrame != s.u.frames {
-		n += s.frames.strings()
+		n += s.strHeld
 	}
 	return n
+}
+
+// measureFrame measures the frame buffers (colHeld, strHeld) once a
+// frame: the reader grows them only as it reads a frame, before its first
+// record.
+func (s *stream) measureFrame() {
+	if s.measuredFrame != s.u.frames {
+		s.colHeld, s.strHeld = s.frames.columns(), s.frames.strings()
+		s.measuredFrame = s.u.frames
+	}
 }
 
 // frameStart is told of each frame (unzstd.onFrame) before the reader
