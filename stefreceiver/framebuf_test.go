@@ -292,3 +292,77 @@ func TestFrameWithoutRoomEnds(t *testing.T) {
 		t.Fatalf("honest stream: ack %d, want 3", ack)
 	}
 }
+
+// The strings a frame adds to the dictionaries point into that frame's
+// string columns (the library decodes them in place), so a dictionary
+// entry of a few bytes keeps its frame's string column: frames whose
+// string column is large (a value alternating between two strings, a
+// reference a point) and each adding one string keep every one of those
+// columns while the dictionaries live. The stream, waiting after them, is
+// charged what it holds, within a MiB; every point is stored.
+func TestDictionaryKeptColumnsCharged(t *testing.T) {
+	sink := &countSink{}
+	addr, pl, r := serveSinkR(t, sink, ingest.AdmissionConfig{})
+	idle := make(chan struct{}, 8)
+	r.waiting = func(s *stream) {
+		if s.acked > 1 {
+			idle <- struct{}{}
+		}
+	}
+	heap := func() int64 {
+		runtime.GC()
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.HeapAlloc)
+	}
+	before := heap()
+	in0, _ := pl.AdmissionState()
+	p, w := openBig(t, addr)
+	const frames, perFrame = 16, 400_000
+	points := 1
+	for f := range frames {
+		w.Record.Attributes().EnsureLen(1)
+		w.Record.Attributes().SetKey(0, "v")
+		for i := range perFrame {
+			v := "aa"
+			switch {
+			case i == 0:
+				v = "new-" + strconv.Itoa(f)
+			case i%2 == 1:
+				v = "bb"
+			}
+			w.Record.Attributes().Value(0).SetString(v)
+			w.Record.Point().SetTimestamp(uint64(2 + i))
+			if err := w.Write(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		points += perFrame
+		for acked := uint64(0); acked < uint64(points); {
+			ack, bad := parseAck(t, p.recv(t))
+			if len(bad) != 0 {
+				t.Fatalf("bad %v", bad)
+			}
+			acked = ack
+		}
+		<-idle
+	}
+	w = nil
+	in1, _ := pl.AdmissionState()
+	held, charged := heap()-before, in1-in0
+	t.Logf("%d frames of %d points, each adding a string: the stream holds %d bytes, charged %d", frames, perFrame, held, charged)
+	if held-charged > 1<<20 {
+		t.Errorf("the stream holds %d bytes, %d more than it is charged", held, held-charged)
+	}
+	p.w.Close()
+	if st := p.status(); st != "0 " {
+		t.Fatalf("status %q", st)
+	}
+	if n := sink.count(); n != points {
+		t.Fatalf("stored %d points, acknowledged %d", n, points)
+	}
+}
