@@ -366,3 +366,60 @@ func TestDictionaryKeptColumnsCharged(t *testing.T) {
 		t.Fatalf("stored %d points, acknowledged %d", n, points)
 	}
 }
+
+// An honest stream of 8,192-point frames (as the Collector's exporter
+// sends a batch), each frame adding a metric name to the dictionaries:
+// the string columns those keep are charged, and the stream is neither
+// rotated nor refused for them; every point is stored and acknowledged.
+func TestHonestLargeFramesKeepTheirStream(t *testing.T) {
+	sink := &countSink{}
+	addr, pl, r := serveSinkR(t, sink, ingest.AdmissionConfig{})
+	p := dial(t, addr)
+	p.sendFirst(t, "Metrics")
+	p.recv(t)
+	wire := 0
+	w, err := otelstef.NewMetricsWriter(countingWire{chunkSender{t, p}, &wire}, pkg.WriterOptions{Compression: pkg.CompressionZstd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const frames, perFrame = 32, 8192
+	for f := range frames {
+		for i := range perFrame {
+			rec := &w.Record
+			rec.Resource().Attributes().EnsureLen(1)
+			rec.Resource().Attributes().SetKey(0, "service.name")
+			rec.Resource().Attributes().Value(0).SetString("checkout")
+			rec.Metric().SetName("requests." + strconv.Itoa(f*4+i%4))
+			rec.Metric().SetType(otelstef.MetricTypeSum)
+			rec.Attributes().EnsureLen(1)
+			rec.Attributes().SetKey(0, "route")
+			rec.Attributes().Value(0).SetString("/api/" + strconv.Itoa(i%64))
+			rec.Point().SetTimestamp(uint64(1700000000000000000 + f*perFrame + i))
+			rec.Point().Value().SetInt64(int64(i))
+			if err := w.Write(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		for acked := uint64(0); acked < uint64((f+1)*perFrame); {
+			ack, bad := parseAck(t, p.recv(t))
+			if len(bad) != 0 {
+				t.Fatalf("bad %v", bad)
+			}
+			acked = ack
+		}
+	}
+	t.Logf("%d frames of %d points, %d bytes on the wire: stream state charged %d", frames, perFrame, wire, pl.StreamStateHeld())
+	p.w.Close()
+	if st := p.status(); st != "0 " {
+		t.Fatalf("status %q", st)
+	}
+	if got := r.dictRotations.Get() + r.rotations.Get() + r.refusedState.Get() + r.refusedFrame.Get(); got != 0 {
+		t.Fatalf("%d rotations or refusals", got)
+	}
+	if n := sink.count(); n != frames*perFrame {
+		t.Fatalf("stored %d points, acknowledged %d", n, frames*perFrame)
+	}
+}

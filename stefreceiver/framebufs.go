@@ -3,6 +3,7 @@ package stefreceiver
 import (
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // frameMeter measures what a STEF reader's frame buffers hold.
@@ -73,23 +74,51 @@ func newFrameMeter(reader any) *frameMeter {
 const maxColumnDepth = 64
 
 // addColumns adds a pkg.ReadColumnSet's column buffer and its
-// sub-columns'.
+// sub-columns'. The fields are found by name in the first set and by
+// index in the others (every set is a pkg.ReadColumnSet): a name lookup
+// per set was most of a stream's start.
 func (m *frameMeter) addColumns(set reflect.Value, depth int) bool {
-	if depth > maxColumnDepth || !set.IsValid() || set.Kind() != reflect.Struct {
+	if !set.IsValid() || set.Kind() != reflect.Struct {
 		return false
 	}
-	data := field(field(set, "column"), "data")
+	col, ok := set.Type().FieldByName("column")
+	if !ok || col.Type.Kind() != reflect.Struct {
+		return false
+	}
+	data, ok := col.Type.FieldByName("data")
+	if !ok {
+		return false
+	}
+	subs, ok := set.Type().FieldByName("subColumns")
+	if !ok || len(col.Index) != 1 || len(data.Index) != 1 || len(subs.Index) != 1 {
+		return false
+	}
+	c := columnFields{set.Type(), col.Index[0], data.Index[0], subs.Index[0]}
+	return m.addColumnSet(set, c, depth)
+}
+
+// columnFields are the indices of a pkg.ReadColumnSet's fields.
+type columnFields struct {
+	typ                reflect.Type
+	column, data, subs int
+}
+
+func (m *frameMeter) addColumnSet(set reflect.Value, c columnFields, depth int) bool {
+	if depth > maxColumnDepth || set.Type() != c.typ {
+		return false
+	}
+	data := set.Field(c.column).Field(c.data)
 	if !isBytes(data) {
 		return false
 	}
 	m.cols = append(m.cols, bytesAt(data))
-	subs := field(set, "subColumns")
-	if !subs.IsValid() || subs.Kind() != reflect.Slice {
+	subs := set.Field(c.subs)
+	if subs.Kind() != reflect.Slice {
 		return false
 	}
 	for i := range subs.Len() {
 		sub := subs.Index(i)
-		if sub.Kind() != reflect.Pointer || sub.IsNil() || !m.addColumns(sub.Elem(), depth+1) {
+		if sub.Kind() != reflect.Pointer || sub.IsNil() || !m.addColumnSet(sub.Elem(), c, depth+1) {
 			return false
 		}
 	}
@@ -103,26 +132,68 @@ func (m *frameMeter) addStringDecoders(d reflect.Value, seen map[uintptr]bool, d
 	if depth > maxColumnDepth {
 		return
 	}
-	switch d.Type().Name() {
-	case "StringDecoder", "StringDictDecoder":
-		if buf := field(field(d, "buf"), "buf"); isBytes(buf) {
+	fs := decoderFieldsOf(d.Type())
+	if fs.str {
+		if buf := d.Field(fs.buf[0]).Field(fs.buf[1]); isBytes(buf) {
 			m.strs = append(m.strs, bytesAt(buf))
 		}
 		return
 	}
-	for i := range d.NumField() {
+	for _, i := range fs.structs {
+		m.addStringDecoders(d.Field(i), seen, depth+1)
+	}
+	for _, i := range fs.ptrs {
 		f := d.Field(i)
-		switch {
-		case f.Kind() == reflect.Struct && strings.HasSuffix(f.Type().Name(), "Decoder"):
-			m.addStringDecoders(f, seen, depth+1)
-		case f.Kind() == reflect.Pointer && !f.IsNil() && f.Elem().Kind() == reflect.Struct &&
-			strings.HasSuffix(f.Type().Elem().Name(), "Decoder"):
-			if p := f.Pointer(); !seen[p] {
-				seen[p] = true
-				m.addStringDecoders(f.Elem(), seen, depth+1)
+		if f.IsNil() {
+			continue
+		}
+		if p := f.Pointer(); !seen[p] {
+			seen[p] = true
+			m.addStringDecoders(f.Elem(), seen, depth+1)
+		}
+	}
+}
+
+// decoderFields is what addStringDecoders walks of a decoder type: the
+// string decoders' buffer (str: its field's and the BytesReader's
+// bytes' indices), or the fields that are decoders (structs) or point to
+// them.
+type decoderFields struct {
+	str     bool
+	buf     [2]int
+	structs []int
+	ptrs    []int
+}
+
+// decoderTypes caches decoderFields by type: a name lookup per field per
+// stream was most of a stream's start.
+var decoderTypes sync.Map // reflect.Type -> *decoderFields
+
+func decoderFieldsOf(t reflect.Type) *decoderFields {
+	if v, ok := decoderTypes.Load(t); ok {
+		return v.(*decoderFields)
+	}
+	fs := &decoderFields{}
+	switch t.Name() {
+	case "StringDecoder", "StringDictDecoder":
+		if b, ok := t.FieldByName("buf"); ok && len(b.Index) == 1 && b.Type.Kind() == reflect.Struct {
+			if bb, ok := b.Type.FieldByName("buf"); ok && len(bb.Index) == 1 {
+				fs.str, fs.buf = true, [2]int{b.Index[0], bb.Index[0]}
+			}
+		}
+	default:
+		for i := range t.NumField() {
+			f := t.Field(i).Type
+			switch {
+			case f.Kind() == reflect.Struct && strings.HasSuffix(f.Name(), "Decoder"):
+				fs.structs = append(fs.structs, i)
+			case f.Kind() == reflect.Pointer && f.Elem().Kind() == reflect.Struct && strings.HasSuffix(f.Elem().Name(), "Decoder"):
+				fs.ptrs = append(fs.ptrs, i)
 			}
 		}
 	}
+	decoderTypes.Store(t, fs)
+	return fs
 }
 
 // field returns v's field name, or the zero Value when v is not a struct
