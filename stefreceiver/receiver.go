@@ -38,14 +38,21 @@
 // and charged the same way, in DictChargeStep steps; past MaxDictMemory, or
 // when the budget has no room for more, the stream is rotated
 // (acknowledged, then ended with UNAVAILABLE and a zero RetryInfo, as the
-// streaming mode rotates), which frees them. A stream is rotated too once
+// streaming mode rotates), which frees them. The reader's frame buffers
+// (its column buffers, each kept at the largest any frame made it, and
+// the string columns its dictionaries' entries point into) are measured
+// the same way (framebufs.go) and charged beyond frameAllowance
+// (frameCharge); each frame's declared size is charged before the reader
+// reads it, and a frame over MaxFrameBytes is refused, so what one frame
+// makes the reader hold is charged before it is allocated. A stream is rotated too once
 // it has decoded MaxStreamBytes. While a stream waits for its client, the
 // buffer it builds its requests in is kept only when charged the same way
 // (stream.idle). What ended streams leave for the next ones, their zstd
 // decoders and request buffers, is kept only charged, at most maxSpares
 // of each, and let go when a stream finds no room for its own state
 // (spares.go). Within a record the reader bounds its own allocations
-// (pkg.RecordAllocLimit, 32 MiB) and its frames (pkg.FrameSizeLimit).
+// (pkg.RecordAllocLimit, 32 MiB) and its frames (pkg.FrameSizeLimit,
+// and MaxFrameBytes here).
 package stefreceiver
 
 import (
@@ -83,7 +90,8 @@ const Path = "/STEFDestination/Stream"
 // MaxZstdWindow) with its window full, measured at 8.8 MB
 // (TestStateCostZstdCoversDecoder; the library's own reader holds the
 // same frames uncompressed); without compression the library's reader,
-// about 21 KB. Both cover the body's read buffer (bodyBuffer) besides. The zstd figure is charged before the header is read (the
+// about 21 KB. The reader's frame buffers beyond frameAllowance are
+// charged apart, as they grow (frameCharge). Both cover the body's read buffer (bodyBuffer) besides. The zstd figure is charged before the header is read (the
 // client chooses), and lowered to the plain one when the header says the
 // stream is not compressed. A frame declaring a larger window than
 // MaxZstdWindow is refused before it is allocated.
