@@ -413,10 +413,11 @@ type stream struct {
 	pinnedFrame int
 	restarts    int
 	u           *unzstd
-	// colHeld and strHeld are the frame buffers as measured in frame
-	// measuredFrame (measureFrame).
-	colHeld, strHeld int64
-	measuredFrame    int
+	// frameBound bounds what the frame buffers hold beside pinned: as
+	// last measured, plus the declared size of every frame since (a frame
+	// grows them by at most its size). They are measured again only when
+	// the bound passes what is charged.
+	frameBound int64
 	// bufCharge charges the builder's buffer while the stream waits for
 	// its client (idle).
 	bufCharge  *ingest.StateCharge
@@ -919,7 +920,7 @@ func (s *stream) chargeDicts(last uint64) *grpcwire.Status {
 	s.measureDicts()
 	ok := s.dicts == nil || s.dictHeld+s.pinned <= s.r.cfg.MaxDictMemory && s.dictCharge.Resize(s.dictHeld)
 	if ok && s.frames != nil {
-		ok = s.frameCharge.Resize(s.frameHeld() - frameAllowance)
+		ok = s.chargeFrames(0)
 	}
 	if ok {
 		return nil
@@ -949,8 +950,7 @@ func (s *stream) measureDicts() {
 		grew = held > 0
 	}
 	if grew && s.frames != nil && s.pinnedFrame != s.u.frames {
-		s.measureFrame()
-		s.pinned += s.strHeld
+		s.pinned += s.frames.strings()
 		s.pinnedFrame = s.u.frames
 	}
 	s.r.dictBytes.Add(held - s.dictHeld)
@@ -969,22 +969,26 @@ const frameAllowance = 16 << 10
 // current frame's string columns, and the earlier frames' kept by the
 // dictionaries (the current frame's counted once).
 func (s *stream) frameHeld() int64 {
-	s.measureFrame()
-	n := s.colHeld + s.pinned
+	n := s.frames.columns() + s.pinned
 	if s.pinnedFrame != s.u.frames {
-		n += s.strHeld
+		n += s.frames.strings()
 	}
 	return n
 }
 
-// measureFrame measures the frame buffers (colHeld, strHeld) once a
-// frame: the reader grows them only as it reads a frame, before its first
-// record.
-func (s *stream) measureFrame() {
-	if s.measuredFrame != s.u.frames {
-		s.colHeld, s.strHeld = s.frames.columns(), s.frames.strings()
-		s.measuredFrame = s.u.frames
+// chargeFrames charges the frame buffers and next more bytes (a frame
+// about to be read), and reports whether they fit. While frameBound and
+// pinned are within what is charged nothing is measured: a frame costs
+// an addition, not a walk of the reader's buffers; past it they are
+// measured and the charge resized (grown, or returned beyond a step).
+func (s *stream) chargeFrames(next int64) bool {
+	s.frameBound += next
+	if s.frameBound+s.pinned-frameAllowance <= s.frameCharge.Held() {
+		return true
 	}
+	held := s.frameHeld() + next
+	s.frameBound = held - s.pinned
+	return s.frameCharge.Resize(held - frameAllowance)
 }
 
 // frameStart is told of each frame (unzstd.onFrame) before the reader
@@ -993,8 +997,8 @@ func (s *stream) measureFrame() {
 // (frameCharge) beside what the buffers hold already, or the stream ends
 // for want of room (no_room_for_state), before any of it is read. The
 // frames read before it are stored and acknowledged (records). The
-// charge comes down to what the buffers hold at the frame's end
-// (chargeDicts).
+// charge comes down to what the buffers hold when they are next measured
+// (chargeFrames).
 func (s *stream) frameStart(size uint64) error {
 	if size > uint64(s.r.cfg.MaxFrameBytes) {
 		s.r.refusedFrame.Inc()
@@ -1007,8 +1011,12 @@ func (s *stream) frameStart(size uint64) error {
 		// own and let go).
 		return nil
 	}
-	s.measureDicts()
-	if need := s.frameHeld() + int64(size) - frameAllowance; need > s.frameCharge.Held() && !s.frameCharge.Resize(need) {
+	if s.sinceCheck > 0 {
+		// Records were decoded since the dictionaries were last
+		// measured: what they added keeps the frame that ends.
+		s.measureDicts()
+	}
+	if !s.chargeFrames(int64(size)) {
 		s.r.refusedState.Inc()
 		st := s.r.p.BusyStatus("no room for a STEF frame's buffers: send smaller frames")
 		req := s.call.Request()
