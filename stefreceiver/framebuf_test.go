@@ -296,9 +296,10 @@ func TestFrameWithoutRoomEnds(t *testing.T) {
 // The strings a frame adds to the dictionaries point into that frame's
 // string columns (the library decodes them in place), so a dictionary
 // entry of a few bytes keeps its frame's string column: frames whose
-// string column is large (a value alternating between two strings, a
-// reference a point) and each adding one string keep every one of those
-// columns while the dictionaries live. The stream, waiting after them, is
+// string column is large (a value alternating between two one-letter
+// strings, which are written in the column and not kept in the
+// dictionary, 2 bytes a point) and each adding one string keep every one
+// of those columns while the dictionaries live. The stream, waiting after them, is
 // charged what it holds, within a MiB; every point is stored.
 func TestDictionaryKeptColumnsCharged(t *testing.T) {
 	sink := &countSink{}
@@ -319,18 +320,18 @@ func TestDictionaryKeptColumnsCharged(t *testing.T) {
 	before := heap()
 	in0, _ := pl.AdmissionState()
 	p, w := openBig(t, addr)
-	const frames, perFrame = 16, 400_000
+	const frames, perFrame = 8, 250_000
 	points := 1
 	for f := range frames {
 		w.Record.Attributes().EnsureLen(1)
 		w.Record.Attributes().SetKey(0, "v")
 		for i := range perFrame {
-			v := "aa"
+			v := "a"
 			switch {
 			case i == 0:
 				v = "new-" + strconv.Itoa(f)
 			case i%2 == 1:
-				v = "bb"
+				v = "b"
 			}
 			w.Record.Attributes().Value(0).SetString(v)
 			w.Record.Point().SetTimestamp(uint64(2 + i))
