@@ -242,6 +242,10 @@ func TestFrameTooLargeRefused(t *testing.T) {
 	addr := serveH2C(t, r)
 	p, w := openBig(t, addr)
 	writeBigFrame(t, w, 200_000)
+	if msg := p.recv(t); msg != nil {
+		ack, _ := parseAck(t, msg)
+		t.Fatalf("the frame was read and acknowledged (%d)", ack)
+	}
 	if st := p.status(); !strings.HasPrefix(st, "8 ") || !strings.Contains(st, "larger than 1048576") {
 		t.Fatalf("status %q, want RESOURCE_EXHAUSTED naming the bound", st)
 	}
@@ -269,6 +273,10 @@ func TestFrameWithoutRoomEnds(t *testing.T) {
 	addr := serveH2C(t, r)
 	p, w := openBig(t, addr)
 	writeBigFrame(t, w, bigFramePoints)
+	if msg := p.recv(t); msg != nil {
+		ack, _ := parseAck(t, msg)
+		t.Fatalf("the frame was read and acknowledged (%d) without room for its buffers", ack)
+	}
 	st := p.status()
 	if !strings.Contains(st, "no room for a STEF frame's buffers") {
 		t.Fatalf("status %q, want no room for the frame", st)
