@@ -30,6 +30,8 @@ import (
 type dictMeter struct {
 	dicts []meteredDict
 	total int64
+	// restarts counts the dictionaries found restarted.
+	restarts int
 }
 
 type meteredDict struct {
@@ -77,6 +79,7 @@ func (m *dictMeter) measure() int64 {
 			// Restarted (RestartDictionaries): measured anew.
 			m.total -= d.bytes
 			d.seen, d.bytes = 0, 0
+			m.restarts++
 		}
 		if n == d.seen {
 			continue

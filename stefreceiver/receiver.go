@@ -38,14 +38,21 @@
 // and charged the same way, in DictChargeStep steps; past MaxDictMemory, or
 // when the budget has no room for more, the stream is rotated
 // (acknowledged, then ended with UNAVAILABLE and a zero RetryInfo, as the
-// streaming mode rotates), which frees them. A stream is rotated too once
+// streaming mode rotates), which frees them. The reader's frame buffers
+// (its column buffers, each kept at the largest any frame made it, and
+// the string columns its dictionaries' entries point into) are measured
+// the same way (framebufs.go) and charged beyond frameAllowance
+// (frameCharge); each frame's declared size is charged before the reader
+// reads it, and a frame over MaxFrameBytes is refused, so what one frame
+// makes the reader hold is charged before it is allocated. A stream is rotated too once
 // it has decoded MaxStreamBytes. While a stream waits for its client, the
 // buffer it builds its requests in is kept only when charged the same way
 // (stream.idle). What ended streams leave for the next ones, their zstd
 // decoders and request buffers, is kept only charged, at most maxSpares
 // of each, and let go when a stream finds no room for its own state
 // (spares.go). Within a record the reader bounds its own allocations
-// (pkg.RecordAllocLimit, 32 MiB) and its frames (pkg.FrameSizeLimit).
+// (pkg.RecordAllocLimit, 32 MiB) and its frames (pkg.FrameSizeLimit,
+// and MaxFrameBytes here).
 package stefreceiver
 
 import (
@@ -83,7 +90,8 @@ const Path = "/STEFDestination/Stream"
 // MaxZstdWindow) with its window full, measured at 8.8 MB
 // (TestStateCostZstdCoversDecoder; the library's own reader holds the
 // same frames uncompressed); without compression the library's reader,
-// about 21 KB. Both cover the body's read buffer (bodyBuffer) besides. The zstd figure is charged before the header is read (the
+// about 21 KB. The reader's frame buffers beyond frameAllowance are
+// charged apart, as they grow (frameCharge). Both cover the body's read buffer (bodyBuffer) besides. The zstd figure is charged before the header is read (the
 // client chooses), and lowered to the plain one when the header says the
 // stream is not compressed. A frame declaring a larger window than
 // MaxZstdWindow is refused before it is allocated.
@@ -112,6 +120,17 @@ const (
 	// wire bytes before it rotates, about what the streaming mode's 1000
 	// requests carry.
 	DefaultMaxStreamBytes = 256 << 20
+	// DefaultMaxFrameBytes bounds a STEF frame's uncompressed size, which
+	// the library's reader grows its column buffers to and keeps for the
+	// stream's life (framebufs.go): four times the writer's default
+	// frame (pkg.DefaultMaxFrameSize), since the writer counts only its
+	// strings against that limit and a frame of numbers passes it (a
+	// 400,000-point frame of its defaults is 4.8 MB; an 8,192-point one,
+	// as the Collector's exporter sends, about 100 KB), and a quarter of
+	// the library's own limit (pkg.FrameSizeLimit, 64 MiB), which zstd
+	// makes a few KB on the wire. A larger frame is refused before the
+	// reader reads it.
+	DefaultMaxFrameBytes = 16 << 20
 	// DefaultMaxDictMemory is what a stream's dictionaries may hold, as
 	// the meter counts it (dicts.go), before the stream is rotated: four
 	// times what clients are told (DefaultMaxDictBytes), since the writer
@@ -137,8 +156,12 @@ type Config struct {
 	MaxChunkBytes   int
 	MaxRequestBytes int
 	MaxStreamBytes  int64
-	// MaxDictMemory bounds a stream's dictionaries (DefaultMaxDictMemory).
+	// MaxDictMemory bounds a stream's dictionaries (DefaultMaxDictMemory),
+	// with the string columns their entries keep (framebufs.go).
 	MaxDictMemory int64
+	// MaxFrameBytes bounds a frame's uncompressed size
+	// (DefaultMaxFrameBytes).
+	MaxFrameBytes int64
 	// Metrics receives the receiver's own counters; nil means the
 	// pipeline's set.
 	Metrics *metrics.Set
@@ -159,7 +182,7 @@ type Receiver struct {
 	badRecords                 *metrics.Counter // otlplite_stef_bad_records_total
 	refusedChunk, refusedHdr   *metrics.Counter // otlplite_stef_refusals_total{reason}
 	refusedRoot, refusedDecode *metrics.Counter
-	refusedState               *metrics.Counter
+	refusedState, refusedFrame *metrics.Counter
 	dictRotations              *metrics.Counter // otlplite_stef_dictionary_rotations_total
 	dictBytes                  atomic.Int64     // otlplite_stef_dictionary_bytes
 	streams                    atomic.Int64
@@ -201,6 +224,9 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 	if cfg.MaxDictMemory <= 0 {
 		cfg.MaxDictMemory = DefaultMaxDictMemory
 	}
+	if cfg.MaxFrameBytes <= 0 {
+		cfg.MaxFrameBytes = DefaultMaxFrameBytes
+	}
 	set := cfg.Metrics
 	if set == nil {
 		set = p.Metrics()
@@ -217,6 +243,7 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 		refusedRoot:   set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="unsupported_root_struct"}`),
 		refusedDecode: set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="decode_error"}`),
 		refusedState:  set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="no_room_for_state"}`),
+		refusedFrame:  set.GetOrCreateCounter(`otlplite_stef_refusals_total{reason="frame_too_large"}`),
 		dictRotations: set.GetOrCreateCounter("otlplite_stef_dictionary_rotations_total"),
 	}
 	set.GetOrCreateGauge("otlplite_stef_dictionary_bytes", func() float64 { return float64(r.dictBytes.Load()) })
@@ -374,6 +401,23 @@ type stream struct {
 	dicts      *dictMeter
 	dictHeld   int64
 	dictCharge *ingest.StateCharge
+	// frames measures the reader's frame buffers (framebufs.go), charged
+	// to frameCharge: what they hold, the string columns the
+	// dictionaries keep (pinned, since the dictionaries last restarted),
+	// and, as a frame starts, its declared size (frameStart). pinnedFrame
+	// is the last frame whose string columns were added to pinned, and
+	// restarts the dictionaries' restarts as last seen.
+	frames      *frameMeter
+	frameCharge *ingest.StateCharge
+	pinned      int64
+	pinnedFrame int
+	restarts    int
+	u           *unzstd
+	// frameBound bounds what the frame buffers hold beside pinned: as
+	// last measured, plus the declared size of every frame since (a frame
+	// grows them by at most its size). They are measured again only when
+	// the bound passes what is charged.
+	frameBound int64
 	// bufCharge charges the builder's buffer while the stream waits for
 	// its client (idle).
 	bufCharge  *ingest.StateCharge
@@ -689,10 +733,12 @@ func (s *stream) run() *grpcwire.Status {
 	s.body.buffer()
 	s.dictCharge = s.r.p.NewStateCharge()
 	s.bufCharge = s.r.p.NewStateCharge()
+	s.frameCharge = s.r.p.NewStateCharge()
 	defer func() {
 		s.r.p.ReleaseStreamState(s.state)
 		s.dictCharge.Release()
 		s.bufCharge.Release()
+		s.frameCharge.Release()
 		s.r.dictBytes.Add(-s.dictHeld)
 	}()
 	return s.records()
@@ -734,13 +780,15 @@ type builder interface {
 func (s *stream) open() (recordReader, builder, *unzstd, error) {
 	u := newUnzstd(s)
 	u.decoders = &s.r.decoders
+	u.onFrame = s.frameStart
+	s.u = u
 	if s.sig == otlp.Traces {
 		rd, err := otelstef.NewSpansReader(u)
 		if err != nil {
 			return nil, nil, u, err
 		}
 		s.lowerState(u.compressed)
-		s.dicts = newDictMeter(rd)
+		s.dicts, s.frames = newDictMeter(rd), newFrameMeter(rd)
 		return rd, &spansBuilder{rec: &rd.Record}, u, nil
 	}
 	rd, err := otelstef.NewMetricsReader(u)
@@ -748,7 +796,7 @@ func (s *stream) open() (recordReader, builder, *unzstd, error) {
 		return nil, nil, u, err
 	}
 	s.lowerState(u.compressed)
-	s.dicts = newDictMeter(rd)
+	s.dicts, s.frames = newDictMeter(rd), newFrameMeter(rd)
 	return rd, &metricsBuilder{rec: &rd.Record}, u, nil
 }
 
@@ -771,6 +819,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 		s.state = 0
 		s.dictCharge.Release()
 		s.bufCharge.Release()
+		s.frameCharge.Release()
 		if u != nil {
 			u.close()
 		}
@@ -860,19 +909,20 @@ func (s *stream) records() (end *grpcwire.Status) {
 }
 
 // chargeDicts measures the reader's dictionaries after record last and
-// charges what they grew by (or returns what they shrank by). Past
-// MaxDictMemory, or with no room in the budget for them, the records read
-// so far are stored and acknowledged and the stream is rotated: a new one
-// starts with empty dictionaries.
+// charges what they grew by (or returns what they shrank by), and the
+// reader's frame buffers with them (frameCharge). Past MaxDictMemory
+// (the dictionaries and the string columns they keep), or with no room in
+// the budget for them, the records read so far are stored and
+// acknowledged and the stream is rotated: a new one starts with empty
+// dictionaries and no frame buffers.
 func (s *stream) chargeDicts(last uint64) *grpcwire.Status {
 	s.sinceCheck = 0
-	if s.dicts == nil {
-		return nil
+	s.measureDicts()
+	ok := s.dicts == nil || s.dictHeld+s.pinned <= s.r.cfg.MaxDictMemory && s.dictCharge.Resize(s.dictHeld)
+	if ok && s.frames != nil {
+		ok = s.chargeFrames(0)
 	}
-	held := s.dicts.measure()
-	s.r.dictBytes.Add(held - s.dictHeld)
-	s.dictHeld = held
-	if held <= s.r.cfg.MaxDictMemory && s.dictCharge.Resize(held) {
+	if ok {
 		return nil
 	}
 	// Too large, or no room: what was read is stored, and the stream
@@ -883,6 +933,98 @@ func (s *stream) chargeDicts(last uint64) *grpcwire.Status {
 	}
 	s.r.dictRotations.Inc()
 	return rotationStatus()
+}
+
+// measureDicts measures the dictionaries (dictHeld). When they grew
+// during the current frame, its string columns are kept with them
+// (pinned): their entries' strings point into them (framebufs.go). A
+// restart lets go of what the entries kept.
+func (s *stream) measureDicts() {
+	if s.dicts == nil {
+		return
+	}
+	held := s.dicts.measure()
+	grew := held > s.dictHeld
+	if s.dicts.restarts != s.restarts {
+		s.restarts, s.pinned, s.pinnedFrame = s.dicts.restarts, 0, 0
+		grew = held > 0
+	}
+	if grew && s.frames != nil && s.pinnedFrame != s.u.frames {
+		s.pinned += s.frames.strings()
+		s.pinnedFrame = s.u.frames
+	}
+	s.r.dictBytes.Add(held - s.dictHeld)
+	s.dictHeld = held
+}
+
+// frameAllowance is what a reader's frame buffers may hold within the
+// stream's state charge (StateCostPlain, StateCostZstd) before they are
+// charged beside it: the reader's state, measured at about 21 KB after
+// small frames, leaves 27 KiB of StateCostPlain beside it and the body's
+// buffer, so that an SDK's streams (frames of a few KB) take no step of
+// the budget more than they did.
+const frameAllowance = 16 << 10
+
+// frameHeld is what the reader's frame buffers hold: its columns, the
+// current frame's string columns, and the earlier frames' kept by the
+// dictionaries (the current frame's counted once).
+func (s *stream) frameHeld() int64 {
+	n := s.frames.columns() + s.pinned
+	if s.pinnedFrame != s.u.frames {
+		n += s.frames.strings()
+	}
+	return n
+}
+
+// chargeFrames charges the frame buffers and next more bytes (a frame
+// about to be read), and reports whether they fit. While frameBound and
+// pinned are within what is charged nothing is measured: a frame costs
+// an addition, not a walk of the reader's buffers; past it they are
+// measured and the charge resized (grown, or returned beyond a step).
+func (s *stream) chargeFrames(next int64) bool {
+	s.frameBound += next
+	if s.frameBound+s.pinned-frameAllowance <= s.frameCharge.Held() {
+		return true
+	}
+	held := s.frameHeld() + next
+	s.frameBound = held - s.pinned
+	return s.frameCharge.Resize(held - frameAllowance)
+}
+
+// frameStart is told of each frame (unzstd.onFrame) before the reader
+// reads it, growing its buffers by up to its size: a frame larger than
+// MaxFrameBytes is refused (RESOURCE_EXHAUSTED), and its size is charged
+// (frameCharge) beside what the buffers hold already, or the stream ends
+// for want of room (no_room_for_state), before any of it is read. The
+// frames read before it are stored and acknowledged (records). The
+// charge comes down to what the buffers hold when they are next measured
+// (chargeFrames).
+func (s *stream) frameStart(size uint64) error {
+	if size > uint64(s.r.cfg.MaxFrameBytes) {
+		s.r.refusedFrame.Inc()
+		s.srcErr = grpcwire.Errorf(grpcwire.ResourceExhausted, "STEF frame of %d bytes uncompressed is larger than %d: send smaller frames (the STEF writer's MaxUncompressedFrameByteSize)", size, s.r.cfg.MaxFrameBytes)
+		return errSource
+	}
+	if s.frames == nil {
+		// The stream's header frame, read as the reader is made (at
+		// most pkg.VarHdrContentSizeLimit, read into a buffer of its
+		// own and let go).
+		return nil
+	}
+	if s.sinceCheck > 0 {
+		// Records were decoded since the dictionaries were last
+		// measured: what they added keeps the frame that ends.
+		s.measureDicts()
+	}
+	if !s.chargeFrames(int64(size)) {
+		s.r.refusedState.Inc()
+		st := s.r.p.BusyStatus("no room for a STEF frame's buffers: send smaller frames")
+		req := s.call.Request()
+		s.r.p.RecordRefusal(s.ctx, ingest.STEF, 0, st, req.URL.Path, req.RemoteAddr)
+		s.srcErr = st
+		return errSource
+	}
+	return nil
 }
 
 // rotateNow ends the stream, everything read being acknowledged, when it

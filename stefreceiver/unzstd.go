@@ -34,7 +34,8 @@ const MaxZstdWindow = 8 << 20
 // until one is flagged RestartCompression. A frame whose zstd data declares
 // a window above the bound, decodes to fewer or more bytes than the frame
 // declares, or is not zstd, ends the stream (errBadFrame). A stream that is
-// not compressed is passed on as it is.
+// not compressed is passed on as it is, its frames' headers read on the
+// way (onFrame).
 type unzstd struct {
 	src *bufio.Reader
 	// compressed: the stream's header says zstd.
@@ -57,6 +58,11 @@ type unzstd struct {
 	csize, prev, cur uint64
 	frames           int
 	err              error
+	// onFrame, when set, is told each frame's declared uncompressed
+	// size before the frame is passed on (and before the reader reads
+	// it, growing its buffers to it); an error it returns ends the
+	// stream.
+	onFrame func(size uint64) error
 }
 
 // frameInput gives the decoder one STEF frame's zstd data and no more.
@@ -110,10 +116,10 @@ func (u *unzstd) Read(p []byte) (int, error) {
 			u.out = u.out[n:]
 			return n, nil
 		}
-		if !u.compressed {
-			return u.src.Read(p)
-		}
 		if u.left > 0 {
+			if !u.compressed {
+				return u.plain(p)
+			}
 			return u.content(p)
 		}
 		if err := u.nextFrame(); err != nil {
@@ -180,6 +186,17 @@ func (u *unzstd) nextFrame() error {
 	if err != nil {
 		return eofIsUnexpected(err)
 	}
+	if !u.compressed {
+		if usize > pkg.FrameSizeLimit {
+			return pkg.ErrFrameSizeLimit
+		}
+		if err := u.frameStarts(usize); err != nil {
+			return err
+		}
+		u.left = usize
+		u.out = binary.AppendUvarint(append(u.frame[:0], b), usize)
+		return nil
+	}
 	csize, err := binary.ReadUvarint(u.src)
 	if err != nil {
 		return eofIsUnexpected(err)
@@ -187,8 +204,10 @@ func (u *unzstd) nextFrame() error {
 	if usize > pkg.FrameSizeLimit || csize > pkg.FrameSizeLimit {
 		return pkg.ErrFrameSizeLimit
 	}
+	if err := u.frameStarts(usize); err != nil {
+		return err
+	}
 	u.in.n = int64(csize)
-	u.frames++
 	if u.frames == 1 || flags&pkg.RestartCompression != 0 {
 		// Reset reads the zstd frame's header: a window above the bound
 		// is refused here, before it is allocated.
@@ -203,6 +222,28 @@ func (u *unzstd) nextFrame() error {
 	u.prev, u.cur = u.cur, usize
 	u.out = binary.AppendUvarint(append(u.frame[:0], b), usize)
 	return nil
+}
+
+// frameStarts tells onFrame of a frame, then counts it (u.frames is the
+// previous frame's number while onFrame runs).
+func (u *unzstd) frameStarts(usize uint64) error {
+	if u.onFrame != nil {
+		if err := u.onFrame(usize); err != nil {
+			return err
+		}
+	}
+	u.frames++
+	return nil
+}
+
+// plain passes on the current frame's content, not compressed.
+func (u *unzstd) plain(p []byte) (int, error) {
+	if uint64(len(p)) > u.left {
+		p = p[:u.left]
+	}
+	n, err := u.src.Read(p)
+	u.left -= uint64(n)
+	return n, err
 }
 
 // content passes on the current frame's decoded content.
