@@ -3,7 +3,6 @@ package stefreceiver
 import (
 	"context"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"testing"
 
@@ -24,13 +23,7 @@ func TestChunkInOneMessageNotCopied(t *testing.T) {
 	sink := &largeSink{release: make(chan struct{}), stuck: make(chan struct{})}
 	pl := ingest.New(ingest.Config{Sink: sink})
 	addr := serveH2C(t, New(pl, Config{}))
-	heap := func() int64 {
-		runtime.GC()
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return int64(m.HeapAlloc)
-	}
+	heap := heapAfterGC
 	p := dial(t, addr)
 	p.sendFirst(t, "Metrics")
 	p.recv(t)

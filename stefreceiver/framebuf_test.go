@@ -3,7 +3,6 @@ package stefreceiver
 import (
 	"context"
 	"math/rand/v2"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,13 +87,7 @@ func TestFrameBuffersCharged(t *testing.T) {
 			idle <- struct{}{}
 		}
 	}
-	heap := func() int64 {
-		runtime.GC()
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return int64(m.HeapAlloc)
-	}
+	heap := heapAfterGC
 	const streams = 3
 	before := heap()
 	in0, _ := pl.AdmissionState()
@@ -318,13 +311,7 @@ func TestDictionaryKeptColumnsCharged(t *testing.T) {
 			idle <- struct{}{}
 		}
 	}
-	heap := func() int64 {
-		runtime.GC()
-		runtime.GC()
-		var m runtime.MemStats
-		runtime.ReadMemStats(&m)
-		return int64(m.HeapAlloc)
-	}
+	heap := heapAfterGC
 	before := heap()
 	in0, _ := pl.AdmissionState()
 	p, w := openBig(t, addr)
