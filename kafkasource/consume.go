@@ -632,11 +632,18 @@ func (c *Consumer) withTenant(ctx context.Context, r *kgo.Record) context.Contex
 	return ctx
 }
 
-// deadLetter logs, counts and sets aside a record that is not valid OTLP,
+// deadLetter logs, sets aside and counts a record that is not valid OTLP,
 // so that its partition moves on. It reports whether the record is done
-// with (false only when ctx ended before the dead-letter sink took it).
-func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, sig otlp.Signal, why error) bool {
-	c.m[r.Topic].deadLetters.Inc()
+// with (false only when ctx ended before the dead-letter sink took it: the
+// record is read again, and counted then). It counts the record once done
+// with, so that the count never runs ahead of what is set aside and
+// committable.
+func (c *Consumer) deadLetter(ctx context.Context, r *kgo.Record, sig otlp.Signal, why error) (done bool) {
+	defer func() {
+		if done {
+			c.m[r.Topic].deadLetters.Inc()
+		}
+	}()
 	if n, ok := c.dlLog.allow(); ok {
 		attrs := []any{"topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "bytes", len(r.Value), "err", why}
 		if n > 0 {
