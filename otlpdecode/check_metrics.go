@@ -323,7 +323,7 @@ func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 	}
 	// The bucket layout comes first, like ids elsewhere: a point whose
 	// buckets do not match its bounds cannot be interpreted at all.
-	if nCounts != 0 && nCounts != nBounds+1 {
+	if !ValidBuckets(nCounts, nBounds) {
 		return bucketsReason(nCounts, nBounds), nil
 	}
 	return r, nil
@@ -408,7 +408,7 @@ func (c *checker) dataPointView(src []byte, kind otlppb.PointKind, pr *otlpview.
 			nQ++
 		}
 	}
-	if nCounts != 0 && nCounts != nBounds+1 {
+	if !ValidBuckets(nCounts, nBounds) {
 		return bucketsReason(nCounts, nBounds), nil
 	}
 	return r, nil
@@ -530,11 +530,8 @@ func (c *checker) exemplar(src []byte) (reason, error) {
 			}
 		}
 	}
-	switch {
-	case traceID != 0 && traceID != 16:
-		return lenReason("trace_id", traceID, "empty or 16"), nil
-	case spanID != 0 && spanID != 8:
-		return lenReason("span_id", spanID, "empty or 8"), nil
+	if !ValidExemplarIDLens(traceID, spanID) {
+		return idLensReason(traceID, spanID), nil
 	}
 	return r, nil
 }
