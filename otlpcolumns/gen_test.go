@@ -59,7 +59,11 @@ func generate() []byte {
 
 package otlpcolumns
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
+)
 
 `)
 	var walks, cols bytes.Buffer
@@ -96,13 +100,13 @@ import "encoding/binary"
 // cold, walked by interp), and the node's series.
 func shapeOf(s *schema, n *node) string {
 	var k strings.Builder
-	fmt.Fprintf(&k, "%v;", n.series)
+	fmt.Fprintf(&k, "%v;%d;", n.series, n.rule)
 	for t := 1; t < 0x80; t++ {
 		o := n.ops[t]
 		if o.flags&opMarker == 0 && o.kind == kOther {
 			continue
 		}
-		fmt.Fprintf(&k, "%d:%d,%d,%d,%d,%v,%v;", t, o.kind, o.wt, o.flags, o.series, o.kind == kID && o.col == s.ref, o.child != nil && o.child.cold)
+		fmt.Fprintf(&k, "%d:%d,%d,%d,%d,%v,%v,%d;", t, o.kind, o.wt, o.flags, o.series, o.kind == kID && o.col == s.ref, o.child != nil && o.child.cold, o.rule)
 	}
 	return k.String()
 }
@@ -155,7 +159,7 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 	}
 	fr := newFrame()
 	var err error
-loop:
+%sloop:
 	for {
 		if len(st) == 0 {
 			if depth > 0 {
@@ -170,7 +174,7 @@ loop:
 				break loop
 			}
 			st = st[1:]
-			break loop
+%s			break loop
 %s		}
 		d.st, d.out = st, out
 		err = d.walkFrom(n, depth, fr)
@@ -179,7 +183,7 @@ loop:
 	return st, out, err
 }
 
-`, name, name, cases.String())
+`, name, genRuleStart(n.rule), name, genRuleEnd(n.rule), cases.String())
 }
 
 // genField is the case of a field's one-byte tag t (op o) in node n: what
@@ -191,6 +195,13 @@ func genField(s *schema, n *node, t byte, o op) string {
 		p("if len(out)+%s > cap(out) {\nif out, err = d.more(out, %s); err != nil {\nbreak loop\n}\n}\n", m, m)
 	}
 	num := t >> 3
+	// rule is the field's rule (genFieldRule) on its value val, of
+	// length ln.
+	rule := func(val, ln string) {
+		if o.rule != ruleNone {
+			p("%s\n", genFieldRule(o.rule, val, ln))
+		}
+	}
 	p("// field %d, %s", num, kindName[o.kind])
 	if o.flags&opSpread != 0 {
 		p(", its column by the bucket")
@@ -234,13 +245,17 @@ func genField(s *schema, n *node, t byte, o op) string {
 			p("fr.bucket = keyBucket(c[m:e])\n")
 		}
 		p("out = append(out, c[:e]...)\nd.skip(%s, e)\n", col)
+		rule("c[m:e]", "int(l)")
 		done()
 	}
 	switch o.wt {
 	case 0:
 		p("c := d.col(%s)\nm := varintLen(c)\nif m == 0 {\nerr = errCut\nbreak loop\n}\n", col)
 		more("m")
-		p("out = appendShort(out, c[:m])\nd.skip(%s, m)\ncontinue\n", col)
+		p("out = appendShort(out, c[:m])\nd.skip(%s, m)\n", col)
+		p("if m == binary.MaxVarintLen64 {\nd.varintOK(c)\n}\n")
+		rule("", "")
+		p("continue\n")
 	case 1:
 		p("c := d.col(%s)\n", col)
 		switch o.kind {
@@ -285,6 +300,7 @@ func genField(s *schema, n *node, t byte, o op) string {
 			default:
 				p("child := n.f[%d].child\nif st, out, err = child.gen(d, child, depth+1, st, out); err != nil {\nreturn st, out, err\n}\n", num)
 			}
+			rule("", "")
 			p(`l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -303,9 +319,19 @@ func genField(s *schema, n *node, t byte, o op) string {
 `)
 			done()
 		case kBack:
-			p("if out, err = d.back(&fr, %s, out); err != nil {\nbreak loop\n}\ncontinue\n", col)
+			if o.rule != ruleNone {
+				p("at := len(out)\n")
+			}
+			p("if out, err = d.back(&fr, %s, out); err != nil {\nbreak loop\n}\n", col)
+			rule("idValue(out[at:])", "len(idValue(out[at:]))")
+			p("continue\n")
 		case kRef:
-			p("var done bool\nif out, done, err = d.ref(&fr, %s, out); err != nil {\nbreak loop\n}\nif done {\ncontinue\n}\n", col)
+			if o.rule != ruleNone {
+				p("at := len(out)\n")
+			}
+			p("var done bool\nif out, done, err = d.ref(&fr, %s, out); err != nil {\nbreak loop\n}\nif done {\n", col)
+			rule("idValue(out[at:])", "len(idValue(out[at:]))")
+			p("continue\n}\n")
 			lenTail()
 		case kID:
 			p("lcol := n.f[%d].lcol\nc, lc := d.col(%s), d.col(lcol)\n", num, col)
@@ -313,6 +339,7 @@ func genField(s *schema, n *node, t byte, o op) string {
 			p("if m <= 0 || l > uint64(len(c)) {\nerr = errCut\nbreak loop\n}\n")
 			more("m+int(l)")
 			p("out = appendShort(appendShort(out, lc[:m]), c[:l])\nd.skip(lcol, m)\nd.skip(%s, int(l))\n", col)
+			rule("c[:l]", "int(l)")
 			if o.flags&opSpread != 0 {
 				p("if col == d.s.ref {\nd.nref++\n}\n")
 			} else if o.col == s.ref {
@@ -424,4 +451,60 @@ func TestUvarintSameAsBinary(t *testing.T) {
 			t.Fatalf("uvarint(%x) = %d, %d; binary.Uvarint: %d, %d", b, v, n, wv, wn)
 		}
 	}
+}
+
+// genRuleStart is what the walk of a node of rule r does before its
+// fields (vouch.go): its rule's state, or its depth kept.
+func genRuleStart(r rule) string {
+	switch r {
+	case ruleNone, rulePoint:
+		return ""
+	case ruleNest:
+		return "d.nest(depth)\n"
+	case ruleMetric:
+		return "var vA int\n"
+	}
+	return "var vA, vB int\n"
+}
+
+// genRuleEnd is what the walk of a node of rule r does at a message's end.
+func genRuleEnd(r rule) string {
+	switch r {
+	case ruleSpan:
+		return "if !validSpan(vA, vB) {\nd.off()\n}\nd.items++\n"
+	case ruleLink:
+		return "if !otlpdecode.ValidLinkIDLens(vA, vB) {\nd.off()\n}\n"
+	case ruleRecord:
+		return "if !otlpdecode.ValidLogIDLens(vA, vB) {\nd.off()\n}\nd.items++\n"
+	case ruleMetric:
+		return "if vA > 1 {\nd.off()\n}\n"
+	case rulePoint:
+		return "d.items++\n"
+	case ruleHist:
+		return "if !otlpdecode.ValidBuckets(vA, vB) {\nd.off()\n}\nd.items++\n"
+	}
+	return ""
+}
+
+// genFieldRule is a field's rule r on its value val, of length ln.
+func genFieldRule(r rule, val, ln string) string {
+	switch r {
+	case ruleSpanTraceID:
+		return fmt.Sprintf("vA = bit(vA, 1, otlpdecode.ValidSpanTraceID(%s))", val)
+	case ruleSpanID:
+		return fmt.Sprintf("vA = bit(vA, 2, otlpdecode.ValidSpanID(%s))", val)
+	case ruleTraceLen:
+		return fmt.Sprintf("vA = %s", ln)
+	case ruleSpanLen:
+		return fmt.Sprintf("vB = %s", ln)
+	case ruleCounts:
+		return fmt.Sprintf("d.packed(&vA, %s)", ln)
+	case ruleBounds:
+		return fmt.Sprintf("d.packed(&vB, %s)", ln)
+	case ruleData:
+		return "vA++"
+	case ruleOff:
+		return "d.off()"
+	}
+	panic(fmt.Sprintf("otlpcolumns: no rule %d for a field", r))
 }

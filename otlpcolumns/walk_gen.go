@@ -2,7 +2,11 @@
 
 package otlpcolumns
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
+)
 
 // casesS0 is walkS0's case of each byte of the structure.
 var casesS0 = [256]uint8{0: 1, 8: 2, 18: 3}
@@ -52,6 +56,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 3:
 			// field 2, kMsg
@@ -340,6 +347,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 4:
 			// field 3, kMsg
@@ -513,6 +523,10 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
+			d.off()
 			continue
 		}
 		d.st, d.out = st, out
@@ -600,6 +614,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 4:
 			// field 3, kVarint
@@ -624,6 +641,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 5:
 			// field 4, kDouble
@@ -787,6 +807,10 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
+			d.off()
 			continue
 		}
 		d.st, d.out = st, out
@@ -805,6 +829,7 @@ func walkS5(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	}
 	fr := newFrame()
 	var err error
+	d.nest(depth)
 loop:
 	for {
 		if len(st) == 0 {
@@ -1021,6 +1046,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		}
 		d.st, d.out = st, out
@@ -1039,6 +1067,7 @@ func walkS7(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	}
 	fr := newFrame()
 	var err error
+	var vA, vB int
 loop:
 	for {
 		if len(st) == 0 {
@@ -1054,6 +1083,10 @@ loop:
 				break loop
 			}
 			st = st[1:]
+			if !validSpan(vA, vB) {
+				d.off()
+			}
+			d.items++
 			break loop
 		case 2:
 			// a reference to a run of series field 9
@@ -1072,9 +1105,11 @@ loop:
 			out = append(out, 10)
 			st = st[1:]
 			col := n.f[1].col
+			at := len(out)
 			if out, err = d.back(&fr, col, out); err != nil {
 				break loop
 			}
+			vA = bit(vA, 1, otlpdecode.ValidSpanTraceID(idValue(out[at:])))
 			continue
 		case 4:
 			// a reference to a run of series field 5
@@ -1113,6 +1148,7 @@ loop:
 			out = appendShort(appendShort(out, lc[:m]), c[:l])
 			d.skip(lcol, m)
 			d.skip(col, int(l))
+			vA = bit(vA, 2, otlpdecode.ValidSpanID(c[:l]))
 			d.nref++
 			continue
 		case 6:
@@ -1155,11 +1191,13 @@ loop:
 			out = append(out, 34)
 			st = st[1:]
 			col := n.f[4].col
+			at := len(out)
 			var done bool
 			if out, done, err = d.ref(&fr, col, out); err != nil {
 				break loop
 			}
 			if done {
+				vB = len(idValue(out[at:]))
 				continue
 			}
 			c := d.col(col)
@@ -1181,6 +1219,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			vB = int(l)
 			continue
 		case 8:
 			// field 5, kLen
@@ -1243,6 +1282,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 10:
 			// field 7, kStart
@@ -1376,6 +1418,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 14:
 			// field 11, kMsg
@@ -1442,6 +1487,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 16:
 			// field 13, kMsg
@@ -1508,6 +1556,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 18:
 			// field 15, kMsg
@@ -1680,6 +1731,10 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
+			d.off()
 			continue
 		}
 		d.st, d.out = st, out
@@ -1840,6 +1895,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		}
 		d.st, d.out = st, out
@@ -1858,6 +1916,7 @@ func walkS10(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	}
 	fr := newFrame()
 	var err error
+	var vA, vB int
 loop:
 	for {
 		if len(st) == 0 {
@@ -1873,6 +1932,9 @@ loop:
 				break loop
 			}
 			st = st[1:]
+			if !otlpdecode.ValidLinkIDLens(vA, vB) {
+				d.off()
+			}
 			break loop
 		case 2:
 			// field 1, kLen
@@ -1903,6 +1965,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			vA = int(l)
 			continue
 		case 3:
 			// field 2, kRef
@@ -1914,11 +1977,13 @@ loop:
 			out = append(out, 18)
 			st = st[1:]
 			col := n.f[2].col
+			at := len(out)
 			var done bool
 			if out, done, err = d.ref(&fr, col, out); err != nil {
 				break loop
 			}
 			if done {
+				vB = len(idValue(out[at:]))
 				continue
 			}
 			c := d.col(col)
@@ -1940,6 +2005,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			vB = int(l)
 			continue
 		case 4:
 			// field 3, kLen
@@ -2036,6 +2102,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 7:
 			// field 6, kFixed32
@@ -2146,6 +2215,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		}
 		d.st, d.out = st, out
@@ -2259,6 +2331,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 5:
 			// field 3, kMsg
@@ -2321,6 +2396,7 @@ func walkS13(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	}
 	fr := newFrame()
 	var err error
+	var vA int
 loop:
 	for {
 		if len(st) == 0 {
@@ -2336,6 +2412,9 @@ loop:
 				break loop
 			}
 			st = st[1:]
+			if vA > 1 {
+				d.off()
+			}
 			break loop
 		case 2:
 			// field 1, kLen
@@ -2453,6 +2532,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
+			vA++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2495,6 +2575,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
+			vA++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2537,6 +2618,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
+			vA++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2579,6 +2661,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
+			vA++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2621,6 +2704,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
+			vA++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2688,7 +2772,7 @@ loop:
 }
 
 // casesS14 is walkS14's case of each byte of the structure.
-var casesS14 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 42: 6, 49: 7, 58: 8, 64: 9}
+var casesS14 = [256]uint8{0: 1, 10: 2}
 
 func walkS14(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
@@ -2711,6 +2795,82 @@ loop:
 				break loop
 			}
 			st = st[1:]
+			break loop
+		case 2:
+			// field 1, kMsg
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 10)
+			st = st[1:]
+			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
+				err = errSize
+				break loop
+			}
+			size := int(st[0])
+			st = st[1:]
+			if len(out)+size > cap(out) {
+				if out, err = d.more(out, size); err != nil {
+					break loop
+				}
+			}
+			at := len(out)
+			out = out[:at+size]
+			child := n.f[1].child
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
+			}
+			l := uint64(len(out) - at - size)
+			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
+				err = errFit
+				break loop
+			}
+			if size == 1 {
+				out[at] = byte(l)
+			} else {
+				b := out[at : at+size]
+				for i := range size - 1 {
+					b[i] = byte(l) | 0x80
+					l >>= 7
+				}
+				b[size-1] = byte(l)
+			}
+			continue
+		}
+		d.st, d.out = st, out
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
+	}
+	return st, out, err
+}
+
+// casesS15 is walkS15's case of each byte of the structure.
+var casesS15 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 42: 6, 49: 7, 58: 8, 64: 9}
+
+func walkS15(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+	if depth > maxDepth {
+		return st, out, errTooDeep
+	}
+	fr := newFrame()
+	var err error
+loop:
+	for {
+		if len(st) == 0 {
+			if depth > 0 {
+				err = errEnd
+			}
+			break loop
+		}
+		switch casesS15[st[0]] {
+		case 1:
+			if depth == 0 {
+				err = errTopEnd
+				break loop
+			}
+			st = st[1:]
+			d.items++
 			break loop
 		case 2:
 			// a reference to a run of series field 7
@@ -2945,129 +3105,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
-			continue
-		}
-		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
-		return d.st, d.out, err
-	}
-	return st, out, err
-}
-
-// casesS15 is walkS15's case of each byte of the structure.
-var casesS15 = [256]uint8{0: 1, 10: 2, 16: 3, 24: 4}
-
-func walkS15(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
-	if depth > maxDepth {
-		return st, out, errTooDeep
-	}
-	fr := newFrame()
-	var err error
-loop:
-	for {
-		if len(st) == 0 {
-			if depth > 0 {
-				err = errEnd
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
 			}
-			break loop
-		}
-		switch casesS15[st[0]] {
-		case 1:
-			if depth == 0 {
-				err = errTopEnd
-				break loop
-			}
-			st = st[1:]
-			break loop
-		case 2:
-			// field 1, kMsg
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 10)
-			st = st[1:]
-			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
-				err = errSize
-				break loop
-			}
-			size := int(st[0])
-			st = st[1:]
-			if len(out)+size > cap(out) {
-				if out, err = d.more(out, size); err != nil {
-					break loop
-				}
-			}
-			at := len(out)
-			out = out[:at+size]
-			child := n.f[1].child
-			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
-				return st, out, err
-			}
-			l := uint64(len(out) - at - size)
-			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
-				err = errFit
-				break loop
-			}
-			if size == 1 {
-				out[at] = byte(l)
-			} else {
-				b := out[at : at+size]
-				for i := range size - 1 {
-					b[i] = byte(l) | 0x80
-					l >>= 7
-				}
-				b[size-1] = byte(l)
-			}
-			continue
-		case 3:
-			// field 2, kVarint
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 16)
-			st = st[1:]
-			col := n.f[2].col
-			c := d.col(col)
-			m := varintLen(c)
-			if m == 0 {
-				err = errCut
-				break loop
-			}
-			if len(out)+m > cap(out) {
-				if out, err = d.more(out, m); err != nil {
-					break loop
-				}
-			}
-			out = appendShort(out, c[:m])
-			d.skip(col, m)
-			continue
-		case 4:
-			// field 3, kVarint
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 24)
-			st = st[1:]
-			col := n.f[3].col
-			c := d.col(col)
-			m := varintLen(c)
-			if m == 0 {
-				err = errCut
-				break loop
-			}
-			if len(out)+m > cap(out) {
-				if out, err = d.more(out, m); err != nil {
-					break loop
-				}
-			}
-			out = appendShort(out, c[:m])
-			d.skip(col, m)
 			continue
 		}
 		d.st, d.out = st, out
@@ -3078,7 +3118,7 @@ loop:
 }
 
 // casesS16 is walkS16's case of each byte of the structure.
-var casesS16 = [256]uint8{0: 1, 10: 2, 16: 3}
+var casesS16 = [256]uint8{0: 1, 10: 2, 16: 3, 24: 4}
 
 func walkS16(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
@@ -3167,6 +3207,36 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
+			continue
+		case 4:
+			// field 3, kVarint
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 24)
+			st = st[1:]
+			col := n.f[3].col
+			c := d.col(col)
+			m := varintLen(c)
+			if m == 0 {
+				err = errCut
+				break loop
+			}
+			if len(out)+m > cap(out) {
+				if out, err = d.more(out, m); err != nil {
+					break loop
+				}
+			}
+			out = appendShort(out, c[:m])
+			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		}
 		d.st, d.out = st, out
@@ -3177,7 +3247,7 @@ loop:
 }
 
 // casesS17 is walkS17's case of each byte of the structure.
-var casesS17 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 41: 6, 50: 7, 58: 8, 66: 9, 74: 10, 80: 11, 89: 12, 97: 13}
+var casesS17 = [256]uint8{0: 1, 10: 2, 16: 3}
 
 func walkS17(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
@@ -3200,6 +3270,113 @@ loop:
 				break loop
 			}
 			st = st[1:]
+			break loop
+		case 2:
+			// field 1, kMsg
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 10)
+			st = st[1:]
+			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
+				err = errSize
+				break loop
+			}
+			size := int(st[0])
+			st = st[1:]
+			if len(out)+size > cap(out) {
+				if out, err = d.more(out, size); err != nil {
+					break loop
+				}
+			}
+			at := len(out)
+			out = out[:at+size]
+			child := n.f[1].child
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
+			}
+			l := uint64(len(out) - at - size)
+			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
+				err = errFit
+				break loop
+			}
+			if size == 1 {
+				out[at] = byte(l)
+			} else {
+				b := out[at : at+size]
+				for i := range size - 1 {
+					b[i] = byte(l) | 0x80
+					l >>= 7
+				}
+				b[size-1] = byte(l)
+			}
+			continue
+		case 3:
+			// field 2, kVarint
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 16)
+			st = st[1:]
+			col := n.f[2].col
+			c := d.col(col)
+			m := varintLen(c)
+			if m == 0 {
+				err = errCut
+				break loop
+			}
+			if len(out)+m > cap(out) {
+				if out, err = d.more(out, m); err != nil {
+					break loop
+				}
+			}
+			out = appendShort(out, c[:m])
+			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
+			continue
+		}
+		d.st, d.out = st, out
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
+	}
+	return st, out, err
+}
+
+// casesS18 is walkS18's case of each byte of the structure.
+var casesS18 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 41: 6, 50: 7, 58: 8, 66: 9, 74: 10, 80: 11, 89: 12, 97: 13}
+
+func walkS18(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+	if depth > maxDepth {
+		return st, out, errTooDeep
+	}
+	fr := newFrame()
+	var err error
+	var vA, vB int
+loop:
+	for {
+		if len(st) == 0 {
+			if depth > 0 {
+				err = errEnd
+			}
+			break loop
+		}
+		switch casesS18[st[0]] {
+		case 1:
+			if depth == 0 {
+				err = errTopEnd
+				break loop
+			}
+			st = st[1:]
+			if !otlpdecode.ValidBuckets(vA, vB) {
+				d.off()
+			}
+			d.items++
 			break loop
 		case 2:
 			// a reference to a run of series field 9
@@ -3348,6 +3525,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			d.packed(&vA, int(l))
 			continue
 		case 8:
 			// field 7, kLen
@@ -3378,6 +3556,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			d.packed(&vB, int(l))
 			continue
 		case 9:
 			// field 8, kMsg
@@ -3495,6 +3674,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 12:
 			// field 11, kDouble
@@ -3554,109 +3736,8 @@ loop:
 	return st, out, err
 }
 
-// casesS18 is walkS18's case of each byte of the structure.
-var casesS18 = [256]uint8{0: 1, 10: 2, 16: 3}
-
-func walkS18(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
-	if depth > maxDepth {
-		return st, out, errTooDeep
-	}
-	fr := newFrame()
-	var err error
-loop:
-	for {
-		if len(st) == 0 {
-			if depth > 0 {
-				err = errEnd
-			}
-			break loop
-		}
-		switch casesS18[st[0]] {
-		case 1:
-			if depth == 0 {
-				err = errTopEnd
-				break loop
-			}
-			st = st[1:]
-			break loop
-		case 2:
-			// field 1, kMsg
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 10)
-			st = st[1:]
-			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
-				err = errSize
-				break loop
-			}
-			size := int(st[0])
-			st = st[1:]
-			if len(out)+size > cap(out) {
-				if out, err = d.more(out, size); err != nil {
-					break loop
-				}
-			}
-			at := len(out)
-			out = out[:at+size]
-			d.st, d.out = st, out
-			err = d.interp(n.f[1].child, depth+1)
-			st, out = d.st, d.out
-			if err != nil {
-				return st, out, err
-			}
-			l := uint64(len(out) - at - size)
-			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
-				err = errFit
-				break loop
-			}
-			if size == 1 {
-				out[at] = byte(l)
-			} else {
-				b := out[at : at+size]
-				for i := range size - 1 {
-					b[i] = byte(l) | 0x80
-					l >>= 7
-				}
-				b[size-1] = byte(l)
-			}
-			continue
-		case 3:
-			// field 2, kVarint
-			if len(out)+1 > cap(out) {
-				if out, err = d.more(out, 1); err != nil {
-					break loop
-				}
-			}
-			out = append(out, 16)
-			st = st[1:]
-			col := n.f[2].col
-			c := d.col(col)
-			m := varintLen(c)
-			if m == 0 {
-				err = errCut
-				break loop
-			}
-			if len(out)+m > cap(out) {
-				if out, err = d.more(out, m); err != nil {
-					break loop
-				}
-			}
-			out = appendShort(out, c[:m])
-			d.skip(col, m)
-			continue
-		}
-		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
-		return d.st, d.out, err
-	}
-	return st, out, err
-}
-
 // casesS19 is walkS19's case of each byte of the structure.
-var casesS19 = [256]uint8{0: 1, 10: 2}
+var casesS19 = [256]uint8{0: 1, 10: 2, 16: 3}
 
 func walkS19(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
@@ -3724,6 +3805,33 @@ loop:
 				b[size-1] = byte(l)
 			}
 			continue
+		case 3:
+			// field 2, kVarint
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 16)
+			st = st[1:]
+			col := n.f[2].col
+			c := d.col(col)
+			m := varintLen(c)
+			if m == 0 {
+				err = errCut
+				break loop
+			}
+			if len(out)+m > cap(out) {
+				if out, err = d.more(out, m); err != nil {
+					break loop
+				}
+			}
+			out = appendShort(out, c[:m])
+			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
+			continue
 		}
 		d.st, d.out = st, out
 		err = d.walkFrom(n, depth, fr)
@@ -3733,7 +3841,7 @@ loop:
 }
 
 // casesS20 is walkS20's case of each byte of the structure.
-var casesS20 = [256]uint8{0: 1, 9: 2, 16: 3, 26: 4, 42: 5, 50: 6, 56: 7, 69: 8, 74: 9, 82: 10, 89: 11, 98: 12}
+var casesS20 = [256]uint8{0: 1, 10: 2}
 
 func walkS20(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
@@ -3756,6 +3864,88 @@ loop:
 				break loop
 			}
 			st = st[1:]
+			break loop
+		case 2:
+			// field 1, kMsg
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 10)
+			st = st[1:]
+			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
+				err = errSize
+				break loop
+			}
+			size := int(st[0])
+			st = st[1:]
+			if len(out)+size > cap(out) {
+				if out, err = d.more(out, size); err != nil {
+					break loop
+				}
+			}
+			at := len(out)
+			out = out[:at+size]
+			d.st, d.out = st, out
+			err = d.interp(n.f[1].child, depth+1)
+			st, out = d.st, d.out
+			if err != nil {
+				return st, out, err
+			}
+			l := uint64(len(out) - at - size)
+			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
+				err = errFit
+				break loop
+			}
+			if size == 1 {
+				out[at] = byte(l)
+			} else {
+				b := out[at : at+size]
+				for i := range size - 1 {
+					b[i] = byte(l) | 0x80
+					l >>= 7
+				}
+				b[size-1] = byte(l)
+			}
+			continue
+		}
+		d.st, d.out = st, out
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
+	}
+	return st, out, err
+}
+
+// casesS21 is walkS21's case of each byte of the structure.
+var casesS21 = [256]uint8{0: 1, 9: 2, 16: 3, 26: 4, 42: 5, 50: 6, 56: 7, 69: 8, 74: 9, 82: 10, 89: 11, 98: 12}
+
+func walkS21(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+	if depth > maxDepth {
+		return st, out, errTooDeep
+	}
+	fr := newFrame()
+	var err error
+	var vA, vB int
+loop:
+	for {
+		if len(st) == 0 {
+			if depth > 0 {
+				err = errEnd
+			}
+			break loop
+		}
+		switch casesS21[st[0]] {
+		case 1:
+			if depth == 0 {
+				err = errTopEnd
+				break loop
+			}
+			st = st[1:]
+			if !otlpdecode.ValidLogIDLens(vA, vB) {
+				d.off()
+			}
+			d.items++
 			break loop
 		case 2:
 			// field 1, kStart
@@ -3810,6 +4000,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 4:
 			// field 3, kLen
@@ -3948,6 +4141,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 8:
 			// field 8, kFixed32
@@ -4001,6 +4197,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			vA = int(l)
 			continue
 		case 10:
 			// field 10, kLen
@@ -4031,6 +4228,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			vB = int(l)
 			continue
 		case 11:
 			// field 11, kEnd
@@ -4103,8 +4301,8 @@ loop:
 // genWalks are the walks of each schema's nodes, in nodesOf's order.
 var genWalks = [Profiles][]genWalk{
 	Traces:  {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS7, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS9, walkS3, walkS4, walkS10, walkS3, walkS4, walkS11, walkS8, walkS8, walkS8, walkS8, walkS8, walkS8, walkS8},
-	Metrics: {walkS0, walkS1, walkS12, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS13, walkS5, walkS14, nil, walkS3, walkS4, walkS3, walkS4, walkS15, walkS14, nil, walkS3, walkS4, walkS3, walkS4, walkS16, walkS17, nil, walkS3, walkS4, walkS3, walkS4, walkS18, nil, walkS3, walkS4, nil, nil, nil, walkS3, walkS4, walkS19, nil, nil, walkS3, walkS4, walkS3, walkS4},
-	Logs:    {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS20, walkS4, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4},
+	Metrics: {walkS0, walkS1, walkS12, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS13, walkS14, walkS15, nil, walkS3, walkS4, walkS3, walkS4, walkS16, walkS15, nil, walkS3, walkS4, walkS3, walkS4, walkS17, walkS18, nil, walkS3, walkS4, walkS3, walkS4, walkS19, nil, walkS3, walkS4, nil, nil, nil, walkS3, walkS4, walkS20, nil, nil, walkS3, walkS4, walkS3, walkS4},
+	Logs:    {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS21, walkS4, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4},
 }
 
 // genColumns are the schemas' column counts the walks were generated for.

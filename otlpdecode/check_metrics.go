@@ -422,11 +422,12 @@ func countFixed64(fc *otlppb.Field) (int, error) {
 	if _, ok := fc.Fixed64(); ok {
 		return 1, nil
 	}
-	if err := fc.CheckPackedFixed(8); err != nil {
-		return 0, err
-	}
 	data, _ := fc.MessageData()
-	return len(data) / 8, nil
+	n, ok := PackedFixed64Count(len(data))
+	if !ok {
+		return 0, fc.CheckPackedFixed(8) // its error
+	}
+	return n, nil
 }
 
 // checkBuckets checks the structure of ExponentialHistogramDataPoint.Buckets

@@ -41,3 +41,8 @@ func ValidExemplarIDLens(trace, span int) bool { return ValidLogIDLens(trace, sp
 // occurrences, packed or not) is valid: no counts, or one more than
 // bounds (metrics.proto, HistogramDataPoint.bucket_counts).
 func ValidBuckets(counts, bounds int) bool { return counts == 0 || counts == bounds+1 }
+
+// PackedFixed64Count returns the elements of a packed fixed64 or double
+// field of l bytes, ok false when l is not a multiple of 8 (the request
+// is then malformed).
+func PackedFixed64Count(l int) (n int, ok bool) { return l / 8, l%8 == 0 }
