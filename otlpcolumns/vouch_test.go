@@ -201,8 +201,6 @@ var vouchCases = []struct {
 	{"span flags (a two-byte tag)", Traces, span(ids().Fixed32(16, 1)), span(ids().Fixed32(12, 0)[:0].Append(ids()))},
 	{"span unknown field", Traces, span(ids().Varint(17, 1)), span(ids().Varint(6, 1))},
 	{"span name of another wire type", Traces, span(ids().Varint(5, 1)), span(ids().Str(5, "x"))},
-	{"span kind an overflowing varint", Traces, span(ids().Tag(6, 0).Append(P{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02})),
-		span(ids().Tag(6, 0).Append(P{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}))},
 	{"attribute key_strindex", Traces, span(ids().Msg(9, pbtest.StrAttr("k", "v").Varint(3, 1))), span(ids().Msg(9, pbtest.StrAttr("k", "v")))},
 	{"attribute string_value_strindex", Traces, span(ids().Msg(9, P{}.Str(1, "k").Msg(2, P{}.Varint(8, 1)))), span(ids().Msg(9, P{}.Str(1, "k").Msg(2, P{}.Varint(3, 1))))},
 	{"attribute nested 130 deep", Traces, span(ids().Msg(9, P{}.Str(1, "k").Msg(2, nested(130)))), span(ids().Msg(9, P{}.Str(1, "k").Msg(2, nested(40))))},
@@ -312,6 +310,29 @@ func TestVouchSeriesCarriesItsMark(t *testing.T) {
 	}
 	if got := decodeVouched(t, Metrics, encs); len(got) != 2 || got[0] || got[1] {
 		t.Fatalf("vouched: %v", got)
+	}
+}
+
+// TestVouchOverflowingVarint: a varint field whose ten bytes overflow 64
+// bits (the encoder sends such a request untransformed: here its columns
+// are patched) is not vouched for; the same of 64 bits is.
+func TestVouchOverflowingVarint(t *testing.T) {
+	max := P{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}
+	env, _ := otlp.AppendEnvelope(nil, 1, span(ids().Tag(6, 0).Append(max)))
+	good := NewEncoder(Traces).Append(nil, env)
+	i := bytes.Index(good, max)
+	if i < 0 {
+		t.Fatal("the varint is not in the columns")
+	}
+	bad := bytes.Clone(good)
+	bad[i+9] = 0x02
+	for _, c := range []struct {
+		enc  []byte
+		want bool
+	}{{good, true}, {bad, false}} {
+		if got := decodeVouched(t, Traces, [][]byte{c.enc}); len(got) != 1 || got[0] != c.want {
+			t.Fatalf("vouched: %v, want %v", got, c.want)
+		}
 	}
 }
 
