@@ -101,6 +101,8 @@ type Decoder struct {
 	// output; the rest of what it established is sets.mark.
 	items   int
 	vouched bool
+	// va, vb are the state of the rule of each node (vouch.go).
+	va, vb [maxRule]int
 }
 
 // DecoderCost is the most a Decoder holds between messages, beyond its
@@ -116,7 +118,7 @@ const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+16+32+2*5)*(maxRefs+1) +
 // column position, present column and length, previous-value and series'
 // last-reference tables (maxCols × (24 + 4 + 1 + 4 + 8 + 4)) and a few
 // words (TestDecoderSize).
-const unsafeSizeofDecoder = maxCols*45 + 576
+const unsafeSizeofDecoder = maxCols*45 + 704
 
 // NewDecoder returns a decoder for the envelopes of sig.
 func NewDecoder(sig Signal) *Decoder {

@@ -199,7 +199,7 @@ func genField(s *schema, n *node, t byte, o op) string {
 	// length ln.
 	rule := func(val, ln string) {
 		if o.rule != ruleNone {
-			p("%s\n", genFieldRule(o.rule, val, ln))
+			p("%s\n", genFieldRule(n.rule, o.rule, val, ln))
 		}
 	}
 	p("// field %d, %s", num, kindName[o.kind])
@@ -461,48 +461,49 @@ func genRuleStart(r rule) string {
 		return ""
 	case ruleNest:
 		return "d.nest(depth)\n"
-	case ruleMetric:
-		return "var vA int\n"
 	}
-	return "var vA, vB int\n"
+	return fmt.Sprintf("d.va[%d], d.vb[%d] = 0, 0\n", r, r)
 }
 
 // genRuleEnd is what the walk of a node of rule r does at a message's end.
 func genRuleEnd(r rule) string {
+	a, b := fmt.Sprintf("d.va[%d]", r), fmt.Sprintf("d.vb[%d]", r)
 	switch r {
 	case ruleSpan:
-		return "if !validSpan(vA, vB) {\nd.off()\n}\nd.items++\n"
+		return fmt.Sprintf("if !validSpan(%s, %s) {\nd.off()\n}\nd.items++\n", a, b)
 	case ruleLink:
-		return "if !otlpdecode.ValidLinkIDLens(vA, vB) {\nd.off()\n}\n"
+		return fmt.Sprintf("if !otlpdecode.ValidLinkIDLens(%s, %s) {\nd.off()\n}\n", a, b)
 	case ruleRecord:
-		return "if !otlpdecode.ValidLogIDLens(vA, vB) {\nd.off()\n}\nd.items++\n"
+		return fmt.Sprintf("if !otlpdecode.ValidLogIDLens(%s, %s) {\nd.off()\n}\nd.items++\n", a, b)
 	case ruleMetric:
-		return "if vA > 1 {\nd.off()\n}\n"
+		return fmt.Sprintf("if %s > 1 {\nd.off()\n}\n", a)
 	case rulePoint:
 		return "d.items++\n"
 	case ruleHist:
-		return "if !otlpdecode.ValidBuckets(vA, vB) {\nd.off()\n}\nd.items++\n"
+		return fmt.Sprintf("if !otlpdecode.ValidBuckets(%s, %s) {\nd.off()\n}\nd.items++\n", a, b)
 	}
 	return ""
 }
 
-// genFieldRule is a field's rule r on its value val, of length ln.
-func genFieldRule(r rule, val, ln string) string {
+// genFieldRule is a field's rule r, in a node of rule nr, on its value
+// val, of length ln.
+func genFieldRule(nr, r rule, val, ln string) string {
+	a, b := fmt.Sprintf("d.va[%d]", nr), fmt.Sprintf("d.vb[%d]", nr)
 	switch r {
 	case ruleSpanTraceID:
-		return fmt.Sprintf("vA = bit(vA, 1, otlpdecode.ValidSpanTraceID(%s))", val)
+		return fmt.Sprintf("%s = bit(%s, 1, otlpdecode.ValidSpanTraceID(%s))", a, a, val)
 	case ruleSpanID:
-		return fmt.Sprintf("vA = bit(vA, 2, otlpdecode.ValidSpanID(%s))", val)
+		return fmt.Sprintf("%s = bit(%s, 2, otlpdecode.ValidSpanID(%s))", a, a, val)
 	case ruleTraceLen:
-		return fmt.Sprintf("vA = %s", ln)
+		return fmt.Sprintf("%s = %s", a, ln)
 	case ruleSpanLen:
-		return fmt.Sprintf("vB = %s", ln)
+		return fmt.Sprintf("%s = %s", b, ln)
 	case ruleCounts:
-		return fmt.Sprintf("d.packed(&vA, %s)", ln)
+		return fmt.Sprintf("d.packed(&%s, %s)", a, ln)
 	case ruleBounds:
-		return fmt.Sprintf("d.packed(&vB, %s)", ln)
+		return fmt.Sprintf("d.packed(&%s, %s)", b, ln)
 	case ruleData:
-		return "vA++"
+		return a + "++"
 	case ruleOff:
 		return "d.off()"
 	}

@@ -46,9 +46,12 @@ func (d *Decoder) Vouched() (v Vouch, ok bool) {
 
 // rule is what a node's generated walk establishes of its messages, or of
 // a field's values, for Vouched. Only a few nodes and fields have one:
-// the generator writes its state (two integers, vA and vB, in the
-// registers or stack of the node's walk) and tests only there, so the
-// other nodes' walks cost what they did (gen_test.go, genRule).
+// the generator writes its state (two integers, vA and vB: the Decoder's
+// va and vb of the node's rule; no node of a rule is inside another of
+// the same rule) and tests only there, so the other nodes' walks cost
+// what they did (gen_test.go, genRuleStart). In the Decoder, not in the
+// walk's locals: there they took registers the walk of a span needs for
+// its fields (+16 % instructions on a span's walk).
 type rule uint8
 
 // The rules of nodes: each, at the end of a message of the node, tests
@@ -117,6 +120,11 @@ func idValue(b []byte) []byte {
 	if len(b) > 0 && b[0] < 0x80 {
 		return b[1:]
 	}
+	return longValue(b)
+}
+
+// longValue is idValue's value after a length of more than a byte.
+func longValue(b []byte) []byte {
 	_, k := binary.Uvarint(b)
 	return b[max(k, 0):]
 }
@@ -140,6 +148,9 @@ func (d *Decoder) packed(n *int, l int) {
 		d.off()
 	}
 }
+
+// maxRule bounds the rules of nodes (Decoder.va, vb).
+const maxRule = ruleNest
 
 // validSpan is ruleSpan's test.
 func validSpan(a, b int) bool { return a == 3 && otlpdecode.ValidParentSpanIDLen(b) }

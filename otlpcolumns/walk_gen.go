@@ -1067,7 +1067,7 @@ func walkS7(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	}
 	fr := newFrame()
 	var err error
-	var vA, vB int
+	d.va[1], d.vb[1] = 0, 0
 loop:
 	for {
 		if len(st) == 0 {
@@ -1083,7 +1083,7 @@ loop:
 				break loop
 			}
 			st = st[1:]
-			if !validSpan(vA, vB) {
+			if !validSpan(d.va[1], d.vb[1]) {
 				d.off()
 			}
 			d.items++
@@ -1109,7 +1109,7 @@ loop:
 			if out, err = d.back(&fr, col, out); err != nil {
 				break loop
 			}
-			vA = bit(vA, 1, otlpdecode.ValidSpanTraceID(idValue(out[at:])))
+			d.va[1] = bit(d.va[1], 1, otlpdecode.ValidSpanTraceID(idValue(out[at:])))
 			continue
 		case 4:
 			// a reference to a run of series field 5
@@ -1148,7 +1148,7 @@ loop:
 			out = appendShort(appendShort(out, lc[:m]), c[:l])
 			d.skip(lcol, m)
 			d.skip(col, int(l))
-			vA = bit(vA, 2, otlpdecode.ValidSpanID(c[:l]))
+			d.va[1] = bit(d.va[1], 2, otlpdecode.ValidSpanID(c[:l]))
 			d.nref++
 			continue
 		case 6:
@@ -1197,7 +1197,7 @@ loop:
 				break loop
 			}
 			if done {
-				vB = len(idValue(out[at:]))
+				d.vb[1] = len(idValue(out[at:]))
 				continue
 			}
 			c := d.col(col)
@@ -1219,7 +1219,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			vB = int(l)
+			d.vb[1] = int(l)
 			continue
 		case 8:
 			// field 5, kLen
@@ -1916,7 +1916,7 @@ func walkS10(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	}
 	fr := newFrame()
 	var err error
-	var vA, vB int
+	d.va[2], d.vb[2] = 0, 0
 loop:
 	for {
 		if len(st) == 0 {
@@ -1932,7 +1932,7 @@ loop:
 				break loop
 			}
 			st = st[1:]
-			if !otlpdecode.ValidLinkIDLens(vA, vB) {
+			if !otlpdecode.ValidLinkIDLens(d.va[2], d.vb[2]) {
 				d.off()
 			}
 			break loop
@@ -1965,7 +1965,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			vA = int(l)
+			d.va[2] = int(l)
 			continue
 		case 3:
 			// field 2, kRef
@@ -1983,7 +1983,7 @@ loop:
 				break loop
 			}
 			if done {
-				vB = len(idValue(out[at:]))
+				d.vb[2] = len(idValue(out[at:]))
 				continue
 			}
 			c := d.col(col)
@@ -2005,7 +2005,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			vB = int(l)
+			d.vb[2] = int(l)
 			continue
 		case 4:
 			// field 3, kLen
@@ -2396,7 +2396,7 @@ func walkS13(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	}
 	fr := newFrame()
 	var err error
-	var vA int
+	d.va[4], d.vb[4] = 0, 0
 loop:
 	for {
 		if len(st) == 0 {
@@ -2412,7 +2412,7 @@ loop:
 				break loop
 			}
 			st = st[1:]
-			if vA > 1 {
+			if d.va[4] > 1 {
 				d.off()
 			}
 			break loop
@@ -2532,7 +2532,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
-			vA++
+			d.va[4]++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2575,7 +2575,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
-			vA++
+			d.va[4]++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2618,7 +2618,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
-			vA++
+			d.va[4]++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2661,7 +2661,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
-			vA++
+			d.va[4]++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2704,7 +2704,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
-			vA++
+			d.va[4]++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -3357,7 +3357,7 @@ func walkS18(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	}
 	fr := newFrame()
 	var err error
-	var vA, vB int
+	d.va[6], d.vb[6] = 0, 0
 loop:
 	for {
 		if len(st) == 0 {
@@ -3373,7 +3373,7 @@ loop:
 				break loop
 			}
 			st = st[1:]
-			if !otlpdecode.ValidBuckets(vA, vB) {
+			if !otlpdecode.ValidBuckets(d.va[6], d.vb[6]) {
 				d.off()
 			}
 			d.items++
@@ -3525,7 +3525,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			d.packed(&vA, int(l))
+			d.packed(&d.va[6], int(l))
 			continue
 		case 8:
 			// field 7, kLen
@@ -3556,7 +3556,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			d.packed(&vB, int(l))
+			d.packed(&d.vb[6], int(l))
 			continue
 		case 9:
 			// field 8, kMsg
@@ -3926,7 +3926,7 @@ func walkS21(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	}
 	fr := newFrame()
 	var err error
-	var vA, vB int
+	d.va[3], d.vb[3] = 0, 0
 loop:
 	for {
 		if len(st) == 0 {
@@ -3942,7 +3942,7 @@ loop:
 				break loop
 			}
 			st = st[1:]
-			if !otlpdecode.ValidLogIDLens(vA, vB) {
+			if !otlpdecode.ValidLogIDLens(d.va[3], d.vb[3]) {
 				d.off()
 			}
 			d.items++
@@ -4197,7 +4197,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			vA = int(l)
+			d.va[3] = int(l)
 			continue
 		case 10:
 			// field 10, kLen
@@ -4228,7 +4228,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			vB = int(l)
+			d.vb[3] = int(l)
 			continue
 		case 11:
 			// field 11, kEnd
