@@ -153,11 +153,11 @@ func newDecoder(s *schema) *Decoder {
 // so every later call returns the same error (as
 // compression.StreamDecoder's do), never output built on them.
 func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []byte, err error) {
+	d.items, d.vouched, d.sets.mark = 0, false, 0
 	if d.err != nil {
 		return dst, d.err
 	}
 	d.grow, d.charged = grow, 0
-	d.items, d.vouched, d.sets.mark = 0, false, 0
 	defer func() {
 		d.forget()
 		d.err = err
@@ -754,7 +754,9 @@ func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, 
 		}
 	}
 	out = append(out, set...)
-	d.sets.mark = max(d.sets.mark, d.sets.marks[id]) // what it was written with (Vouched)
+	if d.sets.marked {
+		d.sets.mark = max(d.sets.mark, d.sets.marks[id]) // what it was written with (Vouched)
+	}
 	d.sets.last[scol] = int32(id + 1)
 	if n.byCtx != nil && n.series[i] == n.ctxSet {
 		fr.bucket = d.sets.buckets[id]

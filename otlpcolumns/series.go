@@ -68,6 +68,9 @@ type seriesTable struct {
 	// vouched for in any message. (The encoder's are all 0.)
 	marks []uint8
 	mark  uint8
+	// marked: a run with a mark was added (most streams have none: a
+	// reference then does not read its mark).
+	marked bool
 	// last is the id each series column referenced last, plus one (0
 	// at first): a reference is written from the one after it, so
 	// each kind of series (resources, data points, spans) follows its
@@ -103,6 +106,7 @@ func (t *seriesTable) add(run []byte) bool {
 	t.offs = append(t.offs, int32(len(t.arena)))
 	t.buckets = append(t.buckets, keyBucket(lastValue(run)))
 	t.marks = append(t.marks, t.mark)
+	t.marked = t.marked || t.mark != 0
 	t.arena = append(t.arena, run...)
 	if t.index != nil {
 		t.index[string(run)] = int32(len(t.offs) - 1)
