@@ -462,7 +462,7 @@ func genRuleStart(r rule) string {
 	case ruleNest:
 		return "d.nest(depth)\n"
 	}
-	if r == ruleSpan || r == ruleMetric {
+	if r == ruleMetric {
 		return fmt.Sprintf("d.va[%d] = 0\n", r)
 	}
 	return fmt.Sprintf("d.va[%d], d.vb[%d] = 0, 0\n", r, r)
@@ -473,7 +473,7 @@ func genRuleEnd(r rule) string {
 	a, b := fmt.Sprintf("d.va[%d]", r), fmt.Sprintf("d.vb[%d]", r)
 	switch r {
 	case ruleSpan:
-		return fmt.Sprintf("if %s != 3 {\nd.off()\n}\nd.items++\n", a)
+		return fmt.Sprintf("if %s != 3 || !otlpdecode.ValidParentSpanIDLen(%s) {\nd.off()\n}\nd.items++\n", a, b)
 	case ruleLink:
 		return fmt.Sprintf("if !otlpdecode.ValidLinkIDLens(%s, %s) {\nd.off()\n}\n", a, b)
 	case ruleRecord:
@@ -500,9 +500,6 @@ func genFieldRule(nr, r rule, val, ln string) string {
 	case ruleTraceLen:
 		return fmt.Sprintf("%s = %s", a, ln)
 	case ruleSpanLen:
-		if nr == ruleSpan { // its parent_span_id: bit 4 if invalid
-			return fmt.Sprintf("%s = bit(%s, 4, !otlpdecode.ValidParentSpanIDLen(%s))", a, a, ln)
-		}
 		return fmt.Sprintf("%s = %s", b, ln)
 	case ruleCounts:
 		return fmt.Sprintf("d.packed(&%s, %s)", a, ln)

@@ -61,8 +61,8 @@ const (
 	ruleNone rule = iota
 	// ruleSpan: an item; vA has bit 1 if its last trace_id is valid
 	// (otlpdecode.ValidSpanTraceID), bit 2 if its last span_id is
-	// (ValidSpanID), bit 4 if its last parent_span_id is not
-	// (ValidParentSpanIDLen): it is valid if vA is 3.
+	// (ValidSpanID); vB is its last parent_span_id's length
+	// (ValidParentSpanIDLen).
 	ruleSpan
 	// ruleLink: vA and vB are its last trace_id's and span_id's lengths
 	// (ValidLinkIDLens).
@@ -87,7 +87,7 @@ const (
 	ruleSpanTraceID rule = iota + 16 // vA bit 1: otlpdecode.ValidSpanTraceID
 	ruleSpanID                       // vA bit 2: otlpdecode.ValidSpanID
 	ruleTraceLen                     // vA: its length
-	ruleSpanLen                      // vB: its length (a span's parent_span_id: vA bit 4, if invalid)
+	ruleSpanLen                      // vB: its length
 	ruleData                         // vA++
 	ruleCounts                       // vA += its packed fixed64 elements
 	ruleBounds                       // vB += its packed fixed64 elements

@@ -1067,7 +1067,7 @@ func walkS7(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	}
 	fr := newFrame()
 	var err error
-	d.va[1] = 0
+	d.va[1], d.vb[1] = 0, 0
 loop:
 	for {
 		if len(st) == 0 {
@@ -1083,7 +1083,7 @@ loop:
 				break loop
 			}
 			st = st[1:]
-			if d.va[1] != 3 {
+			if d.va[1] != 3 || !otlpdecode.ValidParentSpanIDLen(d.vb[1]) {
 				d.off()
 			}
 			d.items++
@@ -1197,7 +1197,7 @@ loop:
 				break loop
 			}
 			if done {
-				d.va[1] = bit(d.va[1], 4, !otlpdecode.ValidParentSpanIDLen(len(idValue(out[at:]))))
+				d.vb[1] = len(idValue(out[at:]))
 				continue
 			}
 			c := d.col(col)
@@ -1219,7 +1219,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			d.va[1] = bit(d.va[1], 4, !otlpdecode.ValidParentSpanIDLen(int(l)))
+			d.vb[1] = int(l)
 			continue
 		case 8:
 			// field 5, kLen
