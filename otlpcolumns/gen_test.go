@@ -138,12 +138,28 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 			continue
 `, n.series[o.series], o.series)
 		case o.kind != kOther:
-			body = genField(s, n, byte(t), o)
+			body = genField(s, n, []byte{byte(t)}, o)
 		default:
 			continue
 		}
 		table[t] = next
 		fmt.Fprintf(&cases, "\t\tcase %d:\n%s", next, body)
+		next++
+	}
+	// The fields of two-byte tags the schema names (Span.flags, 16): the
+	// first byte's case, the second tested (any other goes to interp, as
+	// any tag the switch does not name: the break leaves the switch).
+	for num := 16; num <= maxField; num++ {
+		f := n.f[num]
+		if f.kind == kOther {
+			continue
+		}
+		tag := binary.AppendUvarint(nil, uint64(num)<<3|uint64(wireOf[f.kind]))
+		if len(tag) != 2 || table[tag[0]] != 0 {
+			panic("otlpcolumns: a field of a tag the walks cannot name")
+		}
+		table[tag[0]] = next
+		fmt.Fprintf(&cases, "\t\tcase %d:\nif len(st) < 2 || st[1] != %d {\nbreak\n}\n%s", next, tag[1], genField(s, n, tag, opOf(n, uint64(num)<<3|uint64(wireOf[f.kind]))))
 		next++
 	}
 	fmt.Fprintf(b, "// cases%s is walk%s's case of each byte of the structure.\nvar cases%s = [256]uint8{", name, name, name)
@@ -186,15 +202,20 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 `, name, genRuleStart(n.rule), name, genRuleEnd(n.rule), cases.String())
 }
 
-// genField is the case of a field's one-byte tag t (op o) in node n: what
+// genField is the case of a field's tag t (op o) in node n: what
 // interp does for it, its kind, wire type and column constants.
-func genField(s *schema, n *node, t byte, o op) string {
+func genField(s *schema, n *node, tag []byte, o op) string {
 	var w strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&w, format, args...) }
 	more := func(m string) {
 		p("if len(out)+%s > cap(out) {\nif out, err = d.more(out, %s); err != nil {\nbreak loop\n}\n}\n", m, m)
 	}
-	num := t >> 3
+	tv, _ := binary.Uvarint(tag)
+	num := tv >> 3
+	t := tag[0]
+	if len(tag) > 1 && o.flags&(opRun|opCtxSet|opCtxUse|opSpread) != 0 {
+		panic("otlpcolumns: a field of a two-byte tag with flags")
+	}
 	// rule is the field's rule (genFieldRule) on its value val, of
 	// length ln.
 	rule := func(val, ln string) {
@@ -213,8 +234,13 @@ func genField(s *schema, n *node, t byte, o op) string {
 		}
 		p("if fr.run < 0 {\nfr.run, fr.runIdx = len(out), %d\n}\n", o.series)
 	}
-	more("1")
-	p("out = append(out, %d)\nst = st[1:]\n", t)
+	if len(tag) == 1 {
+		more("1")
+		p("out = append(out, %d)\nst = st[1:]\n", t)
+	} else {
+		more(fmt.Sprint(len(tag)))
+		p("out = append(out, %s)\nst = st[%d:]\n", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(tag)), ", "), "[]"), len(tag))
+	}
 	col := "col"
 	if o.kind != kMsg {
 		p("col := n.f[%d].col", num)

@@ -31,7 +31,7 @@ type Vouch struct {
 // were themselves written so. Anything else is not vouched for, and the
 // pipeline validates it as any request: the interpreter taking over (a
 // field the schema does not name, of another wire type, of a tag of more
-// than a byte: Span.flags; the cold nodes: exemplars, entity refs,
+// than a byte but Span.flags' minimal one; the cold nodes: exemplars, entity refs,
 // exponential histograms, summaries), a message sent untransformed, a
 // *_strindex field (the checker counts them, Result.IgnoredStrindex), a
 // varint the checker would find malformed, a metric with more than one

@@ -1059,7 +1059,7 @@ loop:
 }
 
 // casesS7 is walkS7's case of each byte of the structure.
-var casesS7 = [256]uint8{0: 1, 7: 2, 10: 3, 15: 4, 18: 5, 26: 6, 34: 7, 42: 8, 48: 9, 57: 10, 65: 11, 74: 12, 80: 13, 90: 14, 96: 15, 106: 16, 112: 17, 122: 18}
+var casesS7 = [256]uint8{0: 1, 7: 2, 10: 3, 15: 4, 18: 5, 26: 6, 34: 7, 42: 8, 48: 9, 57: 10, 65: 11, 74: 12, 80: 13, 90: 14, 96: 15, 106: 16, 112: 17, 122: 18, 133: 19}
 
 func walkS7(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
@@ -1601,6 +1601,32 @@ loop:
 				}
 				b[size-1] = byte(l)
 			}
+			continue
+		case 19:
+			if len(st) < 2 || st[1] != 1 {
+				break
+			}
+			// field 16, kFixed32
+			if len(out)+2 > cap(out) {
+				if out, err = d.more(out, 2); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 133, 1)
+			st = st[2:]
+			col := n.f[16].col
+			c := d.col(col)
+			if len(c) < 4 {
+				err = errCut
+				break loop
+			}
+			if len(out)+4 > cap(out) {
+				if out, err = d.more(out, 4); err != nil {
+					break loop
+				}
+			}
+			out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))
+			d.skip(col, 4)
 			continue
 		}
 		d.st, d.out = st, out
