@@ -504,6 +504,8 @@ func genRuleEnd(r rule) string {
 		return fmt.Sprintf("if !otlpdecode.ValidLinkIDLens(%s, %s) {\nd.off()\n}\n", a, b)
 	case ruleRecord:
 		return fmt.Sprintf("if !otlpdecode.ValidLogIDLens(%s, %s) {\nd.off()\n}\nd.items++\n", a, b)
+	case ruleExemplar:
+		return fmt.Sprintf("if !otlpdecode.ValidExemplarIDLens(%s, %s) {\nd.off()\n}\n", a, b)
 	case ruleMetric:
 		return fmt.Sprintf("if %s > 1 {\nd.off()\n}\n", a)
 	case rulePoint:

@@ -106,8 +106,8 @@ type node struct {
 	// gen is the node's generated walk (walk_gen.go), installed with
 	// ops; nil: Decoder.interp walks it.
 	gen genWalk
-	// cold: a message the demo data and the SDKs rarely send (exemplars,
-	// entity refs, exponential histograms, summaries): no walk is
+	// cold: a message the demo data and the SDKs rarely send (entity
+	// refs, exponential histograms, summaries): no walk is
 	// generated for it, and interp walks it (the binary is 39 KB smaller).
 	cold bool
 	// rule is what its generated walk establishes of the node's messages
@@ -432,13 +432,17 @@ func tracesSchema() (*node, *builder) {
 	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), span))), b
 }
 
+// exemplar is an Exemplar: not cold, though the demo data has none, so that
+// an SDK's exemplars are vouched for (Decoder.Vouched: the interpreter's
+// walks are not).
 func (b *builder) exemplar() *node {
-	n := &node{cold: true}
+	n := &node{rule: ruleExemplar}
 	msg(n, pb.ExemplarFilteredAttributes, b.attributes())
 	b.leaf(n, pb.ExemplarTimeUnixNano, kTime)
 	b.leaf(n, pb.ExemplarAsDouble, kDouble)
 	b.leaf(n, pb.ExemplarAsInt, kFixed64)
 	b.leaves(n, kLen, pb.ExemplarSpanID, pb.ExemplarTraceID)
+	n.f[pb.ExemplarTraceID].rule, n.f[pb.ExemplarSpanID].rule = ruleTraceLen, ruleSpanLen
 	return n
 }
 

@@ -31,7 +31,7 @@ type Vouch struct {
 // were themselves written so. Anything else is not vouched for, and the
 // pipeline validates it as any request: the interpreter taking over (a
 // field the schema does not name, of another wire type, of a tag of more
-// than a byte but Span.flags' minimal one; the cold nodes: exemplars, entity refs,
+// than a byte but Span.flags' minimal one; the cold nodes: entity refs,
 // exponential histograms, summaries), a message sent untransformed, a
 // *_strindex field (the checker counts them, Result.IgnoredStrindex), a
 // varint the checker would find malformed, a metric with more than one
@@ -78,6 +78,8 @@ const (
 	// ruleHist: an item; vA and vB count its bucket_counts' and
 	// explicit_bounds' elements (ValidBuckets).
 	ruleHist
+	// ruleExemplar: vA, vB as ruleLink's (ValidExemplarIDLens).
+	ruleExemplar
 	// ruleNest: an AnyValue's array or key-value list: its depth is kept
 	// in the series table's mark (Vouched's MaxAnyValueDepth).
 	ruleNest

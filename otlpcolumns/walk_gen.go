@@ -3013,10 +3013,8 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
-			err = d.interp(n.f[5].child, depth+1)
-			st, out = d.st, d.out
-			if err != nil {
+			child := n.f[5].child
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
 			l := uint64(len(out) - at - size)
@@ -3144,9 +3142,230 @@ loop:
 }
 
 // casesS16 is walkS16's case of each byte of the structure.
-var casesS16 = [256]uint8{0: 1, 10: 2, 16: 3, 24: 4}
+var casesS16 = [256]uint8{0: 1, 17: 2, 25: 3, 34: 4, 42: 5, 49: 6, 58: 7}
 
 func walkS16(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+	if depth > maxDepth {
+		return st, out, errTooDeep
+	}
+	fr := newFrame()
+	var err error
+	d.va[7], d.vb[7] = 0, 0
+loop:
+	for {
+		if len(st) == 0 {
+			if depth > 0 {
+				err = errEnd
+			}
+			break loop
+		}
+		switch casesS16[st[0]] {
+		case 1:
+			if depth == 0 {
+				err = errTopEnd
+				break loop
+			}
+			st = st[1:]
+			if !otlpdecode.ValidExemplarIDLens(d.va[7], d.vb[7]) {
+				d.off()
+			}
+			break loop
+		case 2:
+			// field 2, kTime
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 17)
+			st = st[1:]
+			col := n.f[2].col
+			c := d.col(col)
+			x, m := uint64(0), 1
+			if len(c) > 0 && c[0] < 0x80 {
+				x = uint64(c[0])
+			} else {
+				x, m = uvarint(c)
+			}
+			if m <= 0 {
+				err = errCut
+				break loop
+			}
+			d.skip(col, m)
+			v := startOf(x, d.prev[col], either)
+			d.prev[col] = v
+			if len(out)+8 > cap(out) {
+				if out, err = d.more(out, 8); err != nil {
+					break loop
+				}
+			}
+			out = binary.LittleEndian.AppendUint64(out, v)
+			continue
+		case 3:
+			// field 3, kDouble
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 25)
+			st = st[1:]
+			col := n.f[3].col
+			c := d.col(col)
+			if len(c) < 8 {
+				err = errCut
+				break loop
+			}
+			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+			d.prev[col] = v
+			d.skip(col, 8)
+			if len(out)+8 > cap(out) {
+				if out, err = d.more(out, 8); err != nil {
+					break loop
+				}
+			}
+			out = binary.LittleEndian.AppendUint64(out, v)
+			continue
+		case 4:
+			// field 4, kLen
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 34)
+			st = st[1:]
+			col := n.f[4].col
+			c := d.col(col)
+			l, m := uint64(0), 1
+			if len(c) > 0 && c[0] < 0x80 {
+				l = uint64(c[0])
+			} else {
+				l, m = uvarint(c)
+			}
+			if m <= 0 || l > uint64(len(c)-m) {
+				err = errCut
+				break loop
+			}
+			e := m + int(l)
+			if len(out)+e > cap(out) {
+				if out, err = d.more(out, e); err != nil {
+					break loop
+				}
+			}
+			out = append(out, c[:e]...)
+			d.skip(col, e)
+			d.vb[7] = int(l)
+			continue
+		case 5:
+			// field 5, kLen
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 42)
+			st = st[1:]
+			col := n.f[5].col
+			c := d.col(col)
+			l, m := uint64(0), 1
+			if len(c) > 0 && c[0] < 0x80 {
+				l = uint64(c[0])
+			} else {
+				l, m = uvarint(c)
+			}
+			if m <= 0 || l > uint64(len(c)-m) {
+				err = errCut
+				break loop
+			}
+			e := m + int(l)
+			if len(out)+e > cap(out) {
+				if out, err = d.more(out, e); err != nil {
+					break loop
+				}
+			}
+			out = append(out, c[:e]...)
+			d.skip(col, e)
+			d.va[7] = int(l)
+			continue
+		case 6:
+			// field 6, kFixed64
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 49)
+			st = st[1:]
+			col := n.f[6].col
+			c := d.col(col)
+			if len(c) < 8 {
+				err = errCut
+				break loop
+			}
+			v := binary.LittleEndian.Uint64(c)
+			d.skip(col, 8)
+			if len(out)+8 > cap(out) {
+				if out, err = d.more(out, 8); err != nil {
+					break loop
+				}
+			}
+			out = binary.LittleEndian.AppendUint64(out, v)
+			continue
+		case 7:
+			// field 7, kMsg
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 58)
+			st = st[1:]
+			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
+				err = errSize
+				break loop
+			}
+			size := int(st[0])
+			st = st[1:]
+			if len(out)+size > cap(out) {
+				if out, err = d.more(out, size); err != nil {
+					break loop
+				}
+			}
+			at := len(out)
+			out = out[:at+size]
+			child := n.f[7].child
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
+			}
+			l := uint64(len(out) - at - size)
+			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
+				err = errFit
+				break loop
+			}
+			if size == 1 {
+				out[at] = byte(l)
+			} else {
+				b := out[at : at+size]
+				for i := range size - 1 {
+					b[i] = byte(l) | 0x80
+					l >>= 7
+				}
+				b[size-1] = byte(l)
+			}
+			continue
+		}
+		d.st, d.out = st, out
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
+	}
+	return st, out, err
+}
+
+// casesS17 is walkS17's case of each byte of the structure.
+var casesS17 = [256]uint8{0: 1, 10: 2, 16: 3, 24: 4}
+
+func walkS17(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
@@ -3160,7 +3379,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS16[st[0]] {
+		switch casesS17[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3272,10 +3491,10 @@ loop:
 	return st, out, err
 }
 
-// casesS17 is walkS17's case of each byte of the structure.
-var casesS17 = [256]uint8{0: 1, 10: 2, 16: 3}
+// casesS18 is walkS18's case of each byte of the structure.
+var casesS18 = [256]uint8{0: 1, 10: 2, 16: 3}
 
-func walkS17(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+func walkS18(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
@@ -3289,7 +3508,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS17[st[0]] {
+		switch casesS18[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3374,10 +3593,10 @@ loop:
 	return st, out, err
 }
 
-// casesS18 is walkS18's case of each byte of the structure.
-var casesS18 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 41: 6, 50: 7, 58: 8, 66: 9, 74: 10, 80: 11, 89: 12, 97: 13}
+// casesS19 is walkS19's case of each byte of the structure.
+var casesS19 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 41: 6, 50: 7, 58: 8, 66: 9, 74: 10, 80: 11, 89: 12, 97: 13}
 
-func walkS18(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+func walkS19(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
@@ -3392,7 +3611,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS18[st[0]] {
+		switch casesS19[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3606,10 +3825,8 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
-			err = d.interp(n.f[8].child, depth+1)
-			st, out = d.st, d.out
-			if err != nil {
+			child := n.f[8].child
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
 			l := uint64(len(out) - at - size)
@@ -3762,10 +3979,10 @@ loop:
 	return st, out, err
 }
 
-// casesS19 is walkS19's case of each byte of the structure.
-var casesS19 = [256]uint8{0: 1, 10: 2, 16: 3}
+// casesS20 is walkS20's case of each byte of the structure.
+var casesS20 = [256]uint8{0: 1, 10: 2, 16: 3}
 
-func walkS19(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+func walkS20(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
@@ -3779,7 +3996,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS19[st[0]] {
+		switch casesS20[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3866,10 +4083,10 @@ loop:
 	return st, out, err
 }
 
-// casesS20 is walkS20's case of each byte of the structure.
-var casesS20 = [256]uint8{0: 1, 10: 2}
+// casesS21 is walkS21's case of each byte of the structure.
+var casesS21 = [256]uint8{0: 1, 10: 2}
 
-func walkS20(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+func walkS21(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
@@ -3883,7 +4100,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS20[st[0]] {
+		switch casesS21[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3943,10 +4160,10 @@ loop:
 	return st, out, err
 }
 
-// casesS21 is walkS21's case of each byte of the structure.
-var casesS21 = [256]uint8{0: 1, 9: 2, 16: 3, 26: 4, 42: 5, 50: 6, 56: 7, 69: 8, 74: 9, 82: 10, 89: 11, 98: 12}
+// casesS22 is walkS22's case of each byte of the structure.
+var casesS22 = [256]uint8{0: 1, 9: 2, 16: 3, 26: 4, 42: 5, 50: 6, 56: 7, 69: 8, 74: 9, 82: 10, 89: 11, 98: 12}
 
-func walkS21(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+func walkS22(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
@@ -3961,7 +4178,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS21[st[0]] {
+		switch casesS22[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -4327,8 +4544,8 @@ loop:
 // genWalks are the walks of each schema's nodes, in nodesOf's order.
 var genWalks = [Profiles][]genWalk{
 	Traces:  {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS7, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS9, walkS3, walkS4, walkS10, walkS3, walkS4, walkS11, walkS8, walkS8, walkS8, walkS8, walkS8, walkS8, walkS8},
-	Metrics: {walkS0, walkS1, walkS12, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS13, walkS14, walkS15, nil, walkS3, walkS4, walkS3, walkS4, walkS16, walkS15, nil, walkS3, walkS4, walkS3, walkS4, walkS17, walkS18, nil, walkS3, walkS4, walkS3, walkS4, walkS19, nil, walkS3, walkS4, nil, nil, nil, walkS3, walkS4, walkS20, nil, nil, walkS3, walkS4, walkS3, walkS4},
-	Logs:    {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS21, walkS4, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4},
+	Metrics: {walkS0, walkS1, walkS12, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS13, walkS14, walkS15, walkS16, walkS3, walkS4, walkS3, walkS4, walkS17, walkS15, walkS16, walkS3, walkS4, walkS3, walkS4, walkS18, walkS19, walkS16, walkS3, walkS4, walkS3, walkS4, walkS20, nil, walkS3, walkS4, nil, nil, walkS16, walkS3, walkS4, walkS21, nil, nil, walkS3, walkS4, walkS3, walkS4},
+	Logs:    {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS22, walkS4, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4},
 }
 
 // genColumns are the schemas' column counts the walks were generated for.
