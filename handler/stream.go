@@ -235,6 +235,7 @@ func (s *exportStreamState) readLoop() {
 		}
 		// The bytes counted are the envelope's, as they arrived.
 		wire := s.call.LastWireSize()
+		var pre ingest.Validated // what the columns' decoder vouches for (streamCodec.vouched)
 		if s.codec != nil && compression.IsStreamMessage(t.Msg) {
 			if st := s.codec.decode(s.h, t); st != nil {
 				s.h.putTicket(t)
@@ -242,6 +243,7 @@ func (s *exportStreamState) readLoop() {
 				s.readDone <- st
 				return
 			}
+			pre = s.codec.vouched()
 		}
 		size := len(t.Msg)
 		id, err := unwrapStreamRequest(t)
@@ -281,7 +283,7 @@ func (s *exportStreamState) readLoop() {
 		// once it is acknowledged (no goroutine is made that the bound
 		// does not count).
 		if s.h.gate.tryAcquire(s.conn) {
-			go s.process(id, t, wire, size, true)
+			go s.process(id, t, wire, size, true, pre)
 		} else if !s.h.p.ParkWindow() {
 			// Nor can its window wait unread: the request is dropped
 			// unacknowledged (its client resends it) with the stream.
@@ -294,7 +296,7 @@ func (s *exportStreamState) readLoop() {
 			s.resetBusy()
 			return
 		} else {
-			s.process(id, t, wire, size, false)
+			s.process(id, t, wire, size, false, pre)
 			s.h.p.UnparkWindow()
 		}
 		if last {
@@ -395,16 +397,17 @@ func leadingID(prefix []byte) (uint64, bool) {
 // holds nothing but its slots, and only until the ack write times out.
 //
 // unit says the caller took a unit of the stream bound for it, which it
-// returns.
-func (s *exportStreamState) process(id uint64, t *ingest.Ticket, wire, size int, unit bool) {
+// returns. pre is what the columns' decoder vouched for in the request
+// (the zero Validated, nothing, is validated as Export does).
+func (s *exportStreamState) process(id uint64, t *ingest.Ticket, wire, size int, unit bool, pre ingest.Validated) {
 	defer s.wg.Done()
 	if unit {
 		defer s.h.gate.release(s.conn)
 	}
-	out, err := s.h.p.Export(s.call.Context(), ingest.Request{
+	out, err := s.h.p.ExportValidated(s.call.Context(), ingest.Request{
 		Transport: ingest.GRPCStream, Signal: s.kind.signal, Body: t.Msg,
 		WireSize: wire, Size: size, Ticket: t, IdempotencyKey: s.key(id),
-	})
+	}, pre)
 	s.h.putTicket(t)
 	var st *grpcwire.Status
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"strconv"
 
+	"github.com/VictoriaMetrics/metrics"
+
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
 	"github.com/otlp-lite/otlp-lite/ingest"
@@ -25,6 +27,9 @@ type streamCodec struct {
 	dec  *compression.StreamDecoder
 	cols *otlpcolumns.Decoder
 	cost int64
+	// vouchedN, checkedN count the columns messages the decoder vouched
+	// for and those it did not (vouched).
+	vouchedN, checkedN *metrics.Counter
 }
 
 // negotiateStreamCompression answers a client's offer of stateful stream
@@ -62,6 +67,8 @@ func (h *Handler) negotiateStreamCompression(call *grpcwire.Call, sig otlp.Signa
 	if sig != otlp.Profiles && otlp.OffersStreamColumns(offer) {
 		if h.p.HoldStreamState(otlpcolumns.DecoderCost) {
 			c.cols = otlpcolumns.NewDecoder(otlpcolumns.Signal(sig))
+			c.vouchedN = h.reg.GetOrCreateCounter("otlplite_stream_columns_vouched_total")
+			c.checkedN = h.reg.GetOrCreateCounter("otlplite_stream_columns_checked_total")
 			c.cost += otlpcolumns.DecoderCost
 			answer += "; " + otlp.StreamColumns
 			h.reg.GetOrCreateCounter("otlplite_stream_columns_accepted_total").Inc()
@@ -120,6 +127,25 @@ func (c *streamCodec) decode(h *Handler, t *ingest.Ticket) *grpcwire.Status {
 	}
 	h.reg.GetOrCreateCounter("otlplite_stream_compression_errors_total").Inc()
 	return grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decompress stream request: %v", err)
+}
+
+// vouched is what the columns' decoder vouches for in the request the
+// last decode wrote (otlpcolumns.Decoder.Vouched), for
+// ingest.Pipeline.ExportValidated: the zero Validated, which vouches for
+// nothing (the request is validated as Export does), without columns or
+// when it does not vouch. The decoder does not look at strings' UTF-8:
+// with -validate-utf8 the pipeline validates every request.
+func (c *streamCodec) vouched() ingest.Validated {
+	if c.cols == nil {
+		return ingest.Validated{}
+	}
+	v, ok := c.cols.Vouched()
+	if !ok {
+		c.checkedN.Inc()
+		return ingest.Validated{}
+	}
+	c.vouchedN.Inc()
+	return ingest.Validated{Items: v.Items, MaxAnyValueDepth: v.MaxAnyValueDepth}
 }
 
 // streamWindowOf returns the power of two at most w within

@@ -44,8 +44,9 @@ type prevalidation struct {
 // the same admission, quotas, sink, metrics, request log and errors, with
 // the validation pass skipped when v covers what the pipeline validates.
 // req.Ticket must be set (the transport read the request into it);
-// without it, and for profiles (validation counts their samples), the
-// request is validated as Export does.
+// without it, for profiles (validation counts their samples), and for the
+// zero Validated (it vouches for nothing), the request is validated as
+// Export does.
 func (p *Pipeline) ExportValidated(ctx context.Context, req Request, v Validated) (Result, error) {
 	t := req.Ticket
 	if kind := kindOf(req.Signal); t != nil && kind != nil && !kind.countSamples && p.covers(v) {

@@ -96,6 +96,13 @@ type Decoder struct {
 	// interpOnly: walk never takes the generated walks (the tests'
 	// oracle for them: FuzzGenSame).
 	interpOnly bool
+	// items are the items the generated walks counted in the message
+	// (Vouched), vouched whether the last Decode vouches for its
+	// output; the rest of what it established is sets.mark.
+	items   int
+	vouched bool
+	// va, vb are the state of the rule of each node (vouch.go).
+	va, vb [maxRule]int
 }
 
 // DecoderCost is the most a Decoder holds between messages, beyond its
@@ -104,14 +111,14 @@ type Decoder struct {
 // the starts by trace (two more),
 // where its kBack
 // values are (five bytes, twice) and its series table (grown within its
-// bounds: its bytes, and an offset and a bucket a run; TestDecoderCostHolds).
-const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + (4+1)*maxSeries)
+// bounds: its bytes, and an offset, a bucket and a mark a run; TestDecoderCostHolds).
+const DecoderCost = int64(unsafeSizeofDecoder + (4+4+16+16+32+2*5)*(maxRefs+1) + maxSeriesBytes + (4+1+1)*maxSeries)
 
 // unsafeSizeofDecoder is at least unsafe.Sizeof(Decoder{}): the column,
 // column position, present column and length, previous-value and series'
 // last-reference tables (maxCols × (24 + 4 + 1 + 4 + 8 + 4)) and a few
 // words (TestDecoderSize).
-const unsafeSizeofDecoder = maxCols*45 + 512
+const unsafeSizeofDecoder = maxCols*45 + 704
 
 // NewDecoder returns a decoder for the envelopes of sig.
 func NewDecoder(sig Signal) *Decoder {
@@ -146,6 +153,7 @@ func newDecoder(s *schema) *Decoder {
 // so every later call returns the same error (as
 // compression.StreamDecoder's do), never output built on them.
 func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []byte, err error) {
+	d.items, d.vouched, d.sets.mark = 0, false, 0
 	if d.err != nil {
 		return dst, d.err
 	}
@@ -248,6 +256,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 	if len(dst) != d.want {
 		return dst, fmt.Errorf("%w: %d bytes, declared %d", ErrCorrupt, len(dst)-base, n)
 	}
+	d.vouched = d.sets.mark != markOff && d.walker == nil
 	return dst, nil
 }
 
@@ -455,7 +464,11 @@ func (d *Decoder) interp(n *node, depth int) error {
 // and the columns, its frame so far fr. The output stays within d.want
 // (dst's capacity covers it), so each write is a bounds check and a copy.
 // A one-byte tag's field is found in n.ops, a longer tag's by opOf.
+//
+// It keeps none of the generated walks' per-item state: a message it
+// walks any of is not vouched for (Vouched).
 func (d *Decoder) walkFrom(n *node, depth int, fr walkFrame) error {
+	d.off()
 	st, out := d.st, d.out
 	var err error
 	var slow op
@@ -741,6 +754,9 @@ func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, 
 		}
 	}
 	out = append(out, set...)
+	if d.sets.marked {
+		d.sets.mark = max(d.sets.mark, d.sets.marks[id]) // what it was written with (Vouched)
+	}
 	d.sets.last[scol] = int32(id + 1)
 	if n.byCtx != nil && n.series[i] == n.ctxSet {
 		fr.bucket = d.sets.buckets[id]

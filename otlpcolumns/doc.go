@@ -41,11 +41,11 @@
 // ErrCorrupt. Each message is walked by the generated walk of its node's
 // shape (walk_gen.go, from the schemas by gen_test.go: go generate), a
 // switch on the structure's byte to straight-line code for each field the
-// schema names with a one-byte tag; at any other field it hands the rest
-// of the message to the interpreter (Decoder.interp), which finds a
-// one-byte tag's field in a table of its node (node.ops, built with the
-// first decoder of the signal) and keeps in registers only what each field
-// uses (walkFrame). FuzzGenSame holds the generated walks to the
+// schema names with a one-byte tag (and Span.flags' two-byte one); at any
+// other field it hands the rest of the message to the interpreter
+// (Decoder.interp), which finds a one-byte tag's field in a table of its
+// node (node.ops, built with the first decoder of the signal) and keeps
+// in registers only what each field uses (walkFrame). FuzzGenSame holds the generated walks to the
 // interpreter, and FuzzDecodeSame the interpreter to the one it replaced
 // (walkRef, in its tests).
 //

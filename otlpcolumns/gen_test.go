@@ -59,7 +59,11 @@ func generate() []byte {
 
 package otlpcolumns
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
+)
 
 `)
 	var walks, cols bytes.Buffer
@@ -96,13 +100,13 @@ import "encoding/binary"
 // cold, walked by interp), and the node's series.
 func shapeOf(s *schema, n *node) string {
 	var k strings.Builder
-	fmt.Fprintf(&k, "%v;", n.series)
+	fmt.Fprintf(&k, "%v;%d;", n.series, n.rule)
 	for t := 1; t < 0x80; t++ {
 		o := n.ops[t]
 		if o.flags&opMarker == 0 && o.kind == kOther {
 			continue
 		}
-		fmt.Fprintf(&k, "%d:%d,%d,%d,%d,%v,%v;", t, o.kind, o.wt, o.flags, o.series, o.kind == kID && o.col == s.ref, o.child != nil && o.child.cold)
+		fmt.Fprintf(&k, "%d:%d,%d,%d,%d,%v,%v,%d;", t, o.kind, o.wt, o.flags, o.series, o.kind == kID && o.col == s.ref, o.child != nil && o.child.cold, o.rule)
 	}
 	return k.String()
 }
@@ -134,12 +138,28 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 			continue
 `, n.series[o.series], o.series)
 		case o.kind != kOther:
-			body = genField(s, n, byte(t), o)
+			body = genField(s, n, []byte{byte(t)}, o)
 		default:
 			continue
 		}
 		table[t] = next
 		fmt.Fprintf(&cases, "\t\tcase %d:\n%s", next, body)
+		next++
+	}
+	// The fields of two-byte tags the schema names (Span.flags, 16): the
+	// first byte's case, the second tested (any other goes to interp, as
+	// any tag the switch does not name: the break leaves the switch).
+	for num := 16; num <= maxField; num++ {
+		f := n.f[num]
+		if f.kind == kOther {
+			continue
+		}
+		tag := binary.AppendUvarint(nil, uint64(num)<<3|uint64(wireOf[f.kind]))
+		if len(tag) != 2 || table[tag[0]] != 0 {
+			panic("otlpcolumns: a field of a tag the walks cannot name")
+		}
+		table[tag[0]] = next
+		fmt.Fprintf(&cases, "\t\tcase %d:\nif len(st) < 2 || st[1] != %d {\nbreak\n}\n%s", next, tag[1], genField(s, n, tag, opOf(n, uint64(num)<<3|uint64(wireOf[f.kind]))))
 		next++
 	}
 	fmt.Fprintf(b, "// cases%s is walk%s's case of each byte of the structure.\nvar cases%s = [256]uint8{", name, name, name)
@@ -155,7 +175,7 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 	}
 	fr := newFrame()
 	var err error
-loop:
+%sloop:
 	for {
 		if len(st) == 0 {
 			if depth > 0 {
@@ -170,7 +190,7 @@ loop:
 				break loop
 			}
 			st = st[1:]
-			break loop
+%s			break loop
 %s		}
 		d.st, d.out = st, out
 		err = d.walkFrom(n, depth, fr)
@@ -179,18 +199,30 @@ loop:
 	return st, out, err
 }
 
-`, name, name, cases.String())
+`, name, genRuleStart(n.rule), name, genRuleEnd(n.rule), cases.String())
 }
 
-// genField is the case of a field's one-byte tag t (op o) in node n: what
+// genField is the case of a field's tag t (op o) in node n: what
 // interp does for it, its kind, wire type and column constants.
-func genField(s *schema, n *node, t byte, o op) string {
+func genField(s *schema, n *node, tag []byte, o op) string {
 	var w strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&w, format, args...) }
 	more := func(m string) {
 		p("if len(out)+%s > cap(out) {\nif out, err = d.more(out, %s); err != nil {\nbreak loop\n}\n}\n", m, m)
 	}
-	num := t >> 3
+	tv, _ := binary.Uvarint(tag)
+	num := tv >> 3
+	t := tag[0]
+	if len(tag) > 1 && o.flags&(opRun|opCtxSet|opCtxUse|opSpread) != 0 {
+		panic("otlpcolumns: a field of a two-byte tag with flags")
+	}
+	// rule is the field's rule (genFieldRule) on its value val, of
+	// length ln.
+	rule := func(val, ln string) {
+		if o.rule != ruleNone {
+			p("%s\n", genFieldRule(n.rule, o.rule, val, ln))
+		}
+	}
 	p("// field %d, %s", num, kindName[o.kind])
 	if o.flags&opSpread != 0 {
 		p(", its column by the bucket")
@@ -202,8 +234,13 @@ func genField(s *schema, n *node, t byte, o op) string {
 		}
 		p("if fr.run < 0 {\nfr.run, fr.runIdx = len(out), %d\n}\n", o.series)
 	}
-	more("1")
-	p("out = append(out, %d)\nst = st[1:]\n", t)
+	if len(tag) == 1 {
+		more("1")
+		p("out = append(out, %d)\nst = st[1:]\n", t)
+	} else {
+		more(fmt.Sprint(len(tag)))
+		p("out = append(out, %s)\nst = st[%d:]\n", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(tag)), ", "), "[]"), len(tag))
+	}
 	col := "col"
 	if o.kind != kMsg {
 		p("col := n.f[%d].col", num)
@@ -234,13 +271,17 @@ func genField(s *schema, n *node, t byte, o op) string {
 			p("fr.bucket = keyBucket(c[m:e])\n")
 		}
 		p("out = append(out, c[:e]...)\nd.skip(%s, e)\n", col)
+		rule("c[m:e]", "int(l)")
 		done()
 	}
 	switch o.wt {
 	case 0:
 		p("c := d.col(%s)\nm := varintLen(c)\nif m == 0 {\nerr = errCut\nbreak loop\n}\n", col)
 		more("m")
-		p("out = appendShort(out, c[:m])\nd.skip(%s, m)\ncontinue\n", col)
+		p("out = appendShort(out, c[:m])\nd.skip(%s, m)\n", col)
+		p("if m == binary.MaxVarintLen64 {\nd.varintOK(c)\n}\n")
+		rule("", "")
+		p("continue\n")
 	case 1:
 		p("c := d.col(%s)\n", col)
 		switch o.kind {
@@ -285,6 +326,7 @@ func genField(s *schema, n *node, t byte, o op) string {
 			default:
 				p("child := n.f[%d].child\nif st, out, err = child.gen(d, child, depth+1, st, out); err != nil {\nreturn st, out, err\n}\n", num)
 			}
+			rule("", "")
 			p(`l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -303,9 +345,19 @@ func genField(s *schema, n *node, t byte, o op) string {
 `)
 			done()
 		case kBack:
-			p("if out, err = d.back(&fr, %s, out); err != nil {\nbreak loop\n}\ncontinue\n", col)
+			if o.rule != ruleNone {
+				p("at := len(out)\n")
+			}
+			p("if out, err = d.back(&fr, %s, out); err != nil {\nbreak loop\n}\n", col)
+			rule("idValue(out[at:])", "len(idValue(out[at:]))")
+			p("continue\n")
 		case kRef:
-			p("var done bool\nif out, done, err = d.ref(&fr, %s, out); err != nil {\nbreak loop\n}\nif done {\ncontinue\n}\n", col)
+			if o.rule != ruleNone {
+				p("at := len(out)\n")
+			}
+			p("var done bool\nif out, done, err = d.ref(&fr, %s, out); err != nil {\nbreak loop\n}\nif done {\n", col)
+			rule("idValue(out[at:])", "len(idValue(out[at:]))")
+			p("continue\n}\n")
 			lenTail()
 		case kID:
 			p("lcol := n.f[%d].lcol\nc, lc := d.col(%s), d.col(lcol)\n", num, col)
@@ -313,6 +365,7 @@ func genField(s *schema, n *node, t byte, o op) string {
 			p("if m <= 0 || l > uint64(len(c)) {\nerr = errCut\nbreak loop\n}\n")
 			more("m+int(l)")
 			p("out = appendShort(appendShort(out, lc[:m]), c[:l])\nd.skip(lcol, m)\nd.skip(%s, int(l))\n", col)
+			rule("c[:l]", "int(l)")
 			if o.flags&opSpread != 0 {
 				p("if col == d.s.ref {\nd.nref++\n}\n")
 			} else if o.col == s.ref {
@@ -424,4 +477,66 @@ func TestUvarintSameAsBinary(t *testing.T) {
 			t.Fatalf("uvarint(%x) = %d, %d; binary.Uvarint: %d, %d", b, v, n, wv, wn)
 		}
 	}
+}
+
+// genRuleStart is what the walk of a node of rule r does before its
+// fields (vouch.go): its rule's state, or its depth kept.
+func genRuleStart(r rule) string {
+	switch r {
+	case ruleNone, rulePoint:
+		return ""
+	case ruleNest:
+		return "d.nest(depth)\n"
+	}
+	if r == ruleMetric {
+		return fmt.Sprintf("d.va[%d] = 0\n", r)
+	}
+	return fmt.Sprintf("d.va[%d], d.vb[%d] = 0, 0\n", r, r)
+}
+
+// genRuleEnd is what the walk of a node of rule r does at a message's end.
+func genRuleEnd(r rule) string {
+	a, b := fmt.Sprintf("d.va[%d]", r), fmt.Sprintf("d.vb[%d]", r)
+	switch r {
+	case ruleSpan:
+		return fmt.Sprintf("if %s != 3 || !otlpdecode.ValidParentSpanIDLen(%s) {\nd.off()\n}\nd.items++\n", a, b)
+	case ruleLink:
+		return fmt.Sprintf("if !otlpdecode.ValidLinkIDLens(%s, %s) {\nd.off()\n}\n", a, b)
+	case ruleRecord:
+		return fmt.Sprintf("if !otlpdecode.ValidLogIDLens(%s, %s) {\nd.off()\n}\nd.items++\n", a, b)
+	case ruleExemplar:
+		return fmt.Sprintf("if !otlpdecode.ValidExemplarIDLens(%s, %s) {\nd.off()\n}\n", a, b)
+	case ruleMetric:
+		return fmt.Sprintf("if %s > 1 {\nd.off()\n}\n", a)
+	case rulePoint:
+		return "d.items++\n"
+	case ruleHist:
+		return fmt.Sprintf("if !otlpdecode.ValidBuckets(%s, %s) {\nd.off()\n}\nd.items++\n", a, b)
+	}
+	return ""
+}
+
+// genFieldRule is a field's rule r, in a node of rule nr, on its value
+// val, of length ln.
+func genFieldRule(nr, r rule, val, ln string) string {
+	a, b := fmt.Sprintf("d.va[%d]", nr), fmt.Sprintf("d.vb[%d]", nr)
+	switch r {
+	case ruleSpanTraceID:
+		return fmt.Sprintf("%s = bit(%s, 1, otlpdecode.ValidSpanTraceID(%s))", a, a, val)
+	case ruleSpanID:
+		return fmt.Sprintf("%s = bit(%s, 2, otlpdecode.ValidSpanID(%s))", a, a, val)
+	case ruleTraceLen:
+		return fmt.Sprintf("%s = %s", a, ln)
+	case ruleSpanLen:
+		return fmt.Sprintf("%s = %s", b, ln)
+	case ruleCounts:
+		return fmt.Sprintf("d.packed(&%s, %s)", a, ln)
+	case ruleBounds:
+		return fmt.Sprintf("d.packed(&%s, %s)", b, ln)
+	case ruleData:
+		return a + "++"
+	case ruleOff:
+		return "d.off()"
+	}
+	panic(fmt.Sprintf("otlpcolumns: no rule %d for a field", r))
 }

@@ -106,10 +106,13 @@ type node struct {
 	// gen is the node's generated walk (walk_gen.go), installed with
 	// ops; nil: Decoder.interp walks it.
 	gen genWalk
-	// cold: a message the demo data and the SDKs rarely send (exemplars,
-	// entity refs, exponential histograms, summaries): no walk is
+	// cold: a message the demo data and the SDKs rarely send (entity
+	// refs, exponential histograms, summaries): no walk is
 	// generated for it, and interp walks it (the binary is 39 KB smaller).
 	cold bool
+	// rule is what its generated walk establishes of the node's messages
+	// for Decoder.Vouched (vouch.go): nothing for most.
+	rule rule
 }
 
 // op is a field of a node as the decoder reads it: its wire type, the
@@ -121,6 +124,7 @@ type op struct {
 	col, lcol uint8
 	flags     uint8
 	series    int8 // opMarker, opRun: which of node.series
+	rule      rule // the field's rule (vouch.go)
 	child     *node
 }
 
@@ -142,7 +146,7 @@ func opOf(n *node, tag uint64) op {
 		return o
 	}
 	if f := &n.f[num]; f.kind != kOther && wireOf[f.kind] == o.wt {
-		o.kind, o.col, o.lcol, o.child = f.kind, f.col, f.lcol, f.child
+		o.kind, o.col, o.lcol, o.child, o.rule = f.kind, f.col, f.lcol, f.child, f.rule
 		if f.spread {
 			o.flags |= opSpread
 		}
@@ -230,6 +234,7 @@ type field struct {
 	col    uint8 // the column of a leaf
 	lcol   uint8 // kID: the column of its lengths
 	child  *node // kMsg
+	rule   rule  // what Decoder.Vouched needs of its values (vouch.go)
 }
 
 // Columns 0 and 1 are the structure (tags, the sizes of sub-message
@@ -287,6 +292,7 @@ func (b *builder) anyValue() *node {
 		msg(array, pb.ArrayValueValues, b.nested)
 		list := &node{}
 		msg(list, pb.KeyValueListValues, b.keyValue(b.nested))
+		array.rule, list.rule = ruleNest, ruleNest
 		b.array, b.list = array, list
 		msg(b.nested, pb.AnyValueArrayValue, array)
 		msg(b.nested, pb.AnyValueKvlistValue, list)
@@ -300,6 +306,7 @@ func (b *builder) anyLeaves() *node {
 	n := &node{}
 	b.leaves(n, kLen, pb.AnyValueStringValue, pb.AnyValueBytesValue)
 	b.leaves(n, kVarint, pb.AnyValueBoolValue, pb.AnyValueIntValue, pb.AnyValueStringValueStrindex)
+	n.f[pb.AnyValueStringValueStrindex].rule = ruleOff
 	b.leaf(n, pb.AnyValueDoubleValue, kDouble)
 	return n
 }
@@ -309,6 +316,7 @@ func (b *builder) keyValue(value *node) *node {
 	b.leaf(n, pb.KeyValueKey, kLen)
 	msg(n, pb.KeyValueValue, value)
 	b.leaf(n, pb.KeyValueKeyStrindex, kVarint)
+	n.f[pb.KeyValueKeyStrindex].rule = ruleOff
 	return n
 }
 
@@ -417,16 +425,24 @@ func tracesSchema() (*node, *builder) {
 	b.leaf(status, pb.StatusMessage, kLen)
 	b.leaf(status, pb.StatusCode, kVarint)
 	msg(span, pb.SpanStatus, status)
+	span.rule, link.rule = ruleSpan, ruleLink
+	span.f[pb.SpanTraceID].rule, span.f[pb.SpanSpanID].rule = ruleSpanTraceID, ruleSpanID
+	span.f[pb.SpanParentSpanID].rule = ruleSpanLen
+	link.f[pb.SpanLinkTraceID].rule, link.f[pb.SpanLinkSpanID].rule = ruleTraceLen, ruleSpanLen
 	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), span))), b
 }
 
+// exemplar is an Exemplar: not cold, though the demo data has none, so that
+// an SDK's exemplars are vouched for (Decoder.Vouched: the interpreter's
+// walks are not).
 func (b *builder) exemplar() *node {
-	n := &node{cold: true}
+	n := &node{rule: ruleExemplar}
 	msg(n, pb.ExemplarFilteredAttributes, b.attributes())
 	b.leaf(n, pb.ExemplarTimeUnixNano, kTime)
 	b.leaf(n, pb.ExemplarAsDouble, kDouble)
 	b.leaf(n, pb.ExemplarAsInt, kFixed64)
 	b.leaves(n, kLen, pb.ExemplarSpanID, pb.ExemplarTraceID)
+	n.f[pb.ExemplarTraceID].rule, n.f[pb.ExemplarSpanID].rule = ruleTraceLen, ruleSpanLen
 	return n
 }
 
@@ -452,6 +468,7 @@ func (b *builder) numberPoint() *node {
 	b.leaf(n, pb.NumberDataPointAsInt, kFixed64)
 	msg(n, pb.NumberDataPointExemplars, b.exemplar())
 	b.leaf(n, pb.NumberDataPointFlags, kVarint)
+	n.rule = rulePoint
 	return n
 }
 
@@ -522,6 +539,11 @@ func metricsSchema() (*node, *builder) {
 	// spans').
 	res := b.resource()
 	b.seriesOf(res, pb.ResourceAttributes)
+	metric.rule, hp.rule = ruleMetric, ruleHist
+	for _, num := range []int{pb.MetricGauge, pb.MetricSum, pb.MetricHistogram, pb.MetricExponentialHistogram, pb.MetricSummary} {
+		metric.f[num].rule = ruleData
+	}
+	hp.f[pb.HistogramDataPointBucketCounts].rule, hp.f[pb.HistogramDataPointExplicitBounds].rule = ruleCounts, ruleBounds
 	return b.envelope(b.outer(res, b.outer(b.scope(), metric))), b
 }
 
@@ -535,6 +557,8 @@ func logsSchema() (*node, *builder) {
 	msg(rec, pb.LogRecordBody, b.anyValue())
 	msg(rec, pb.LogRecordAttributes, b.keyedAttributes())
 	b.leaf(rec, pb.LogRecordFlags, kFixed32)
+	rec.rule = ruleRecord
+	rec.f[pb.LogRecordTraceID].rule, rec.f[pb.LogRecordSpanID].rule = ruleTraceLen, ruleSpanLen
 	return b.envelope(b.outer(b.resource(), b.outer(b.scope(), rec))), b
 }
 

@@ -60,6 +60,17 @@ type seriesTable struct {
 	// empty names referenced to the limit cost 30 times its copy:
 	// BenchmarkDecodeNameReferences).
 	buckets []uint8
+	// marks holds each run's mark, mark what the decoder's message
+	// so far makes of a run added now (Decoder.Vouched): 0 nothing to
+	// say, up to markOff-1 the deepest AnyValue container it walked,
+	// markOff not vouched for. A message that copies a run takes its
+	// mark, so a run written without the generated walks' rules is not
+	// vouched for in any message. (The encoder's are all 0.)
+	marks []uint8
+	mark  uint8
+	// marked: a run with a mark was added (most streams have none: a
+	// reference then does not read its mark).
+	marked bool
 	// last is the id each series column referenced last, plus one (0
 	// at first): a reference is written from the one after it, so
 	// each kind of series (resources, data points, spans) follows its
@@ -87,12 +98,15 @@ func (t *seriesTable) add(run []byte) bool {
 		n := min(maxSeries, max(64, 2*cap(t.offs)))
 		t.offs = append(make([]int32, 0, n), t.offs...)
 		t.buckets = append(make([]uint8, 0, n), t.buckets...)
+		t.marks = append(make([]uint8, 0, n), t.marks...)
 	}
 	if n := len(t.arena) + len(run); n > cap(t.arena) {
 		t.arena = append(make([]byte, 0, min(maxSeriesBytes, max(n, 2*cap(t.arena)))), t.arena...)
 	}
 	t.offs = append(t.offs, int32(len(t.arena)))
 	t.buckets = append(t.buckets, keyBucket(lastValue(run)))
+	t.marks = append(t.marks, t.mark)
+	t.marked = t.marked || t.mark != 0
 	t.arena = append(t.arena, run...)
 	if t.index != nil {
 		t.index[string(run)] = int32(len(t.offs) - 1)
@@ -108,7 +122,7 @@ func (t *seriesTable) truncate(n int, last *[maxCols]int32) {
 	}
 	if n < len(t.offs) {
 		t.arena = t.arena[:t.offs[n]]
-		t.offs, t.buckets = t.offs[:n], t.buckets[:n]
+		t.offs, t.buckets, t.marks = t.offs[:n], t.buckets[:n], t.marks[:n]
 	}
 	t.last = *last
 }

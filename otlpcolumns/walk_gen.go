@@ -2,7 +2,11 @@
 
 package otlpcolumns
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
+)
 
 // casesS0 is walkS0's case of each byte of the structure.
 var casesS0 = [256]uint8{0: 1, 8: 2, 18: 3}
@@ -52,6 +56,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 3:
 			// field 2, kMsg
@@ -340,6 +347,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 4:
 			// field 3, kMsg
@@ -513,6 +523,10 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
+			d.off()
 			continue
 		}
 		d.st, d.out = st, out
@@ -600,6 +614,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 4:
 			// field 3, kVarint
@@ -624,6 +641,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 5:
 			// field 4, kDouble
@@ -787,6 +807,10 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
+			d.off()
 			continue
 		}
 		d.st, d.out = st, out
@@ -805,6 +829,7 @@ func walkS5(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	}
 	fr := newFrame()
 	var err error
+	d.nest(depth)
 loop:
 	for {
 		if len(st) == 0 {
@@ -1021,6 +1046,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		}
 		d.st, d.out = st, out
@@ -1031,7 +1059,7 @@ loop:
 }
 
 // casesS7 is walkS7's case of each byte of the structure.
-var casesS7 = [256]uint8{0: 1, 7: 2, 10: 3, 15: 4, 18: 5, 26: 6, 34: 7, 42: 8, 48: 9, 57: 10, 65: 11, 74: 12, 80: 13, 90: 14, 96: 15, 106: 16, 112: 17, 122: 18}
+var casesS7 = [256]uint8{0: 1, 7: 2, 10: 3, 15: 4, 18: 5, 26: 6, 34: 7, 42: 8, 48: 9, 57: 10, 65: 11, 74: 12, 80: 13, 90: 14, 96: 15, 106: 16, 112: 17, 122: 18, 133: 19}
 
 func walkS7(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
@@ -1039,6 +1067,7 @@ func walkS7(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	}
 	fr := newFrame()
 	var err error
+	d.va[1], d.vb[1] = 0, 0
 loop:
 	for {
 		if len(st) == 0 {
@@ -1054,6 +1083,10 @@ loop:
 				break loop
 			}
 			st = st[1:]
+			if d.va[1] != 3 || !otlpdecode.ValidParentSpanIDLen(d.vb[1]) {
+				d.off()
+			}
+			d.items++
 			break loop
 		case 2:
 			// a reference to a run of series field 9
@@ -1072,9 +1105,11 @@ loop:
 			out = append(out, 10)
 			st = st[1:]
 			col := n.f[1].col
+			at := len(out)
 			if out, err = d.back(&fr, col, out); err != nil {
 				break loop
 			}
+			d.va[1] = bit(d.va[1], 1, otlpdecode.ValidSpanTraceID(idValue(out[at:])))
 			continue
 		case 4:
 			// a reference to a run of series field 5
@@ -1113,6 +1148,7 @@ loop:
 			out = appendShort(appendShort(out, lc[:m]), c[:l])
 			d.skip(lcol, m)
 			d.skip(col, int(l))
+			d.va[1] = bit(d.va[1], 2, otlpdecode.ValidSpanID(c[:l]))
 			d.nref++
 			continue
 		case 6:
@@ -1155,11 +1191,13 @@ loop:
 			out = append(out, 34)
 			st = st[1:]
 			col := n.f[4].col
+			at := len(out)
 			var done bool
 			if out, done, err = d.ref(&fr, col, out); err != nil {
 				break loop
 			}
 			if done {
+				d.vb[1] = len(idValue(out[at:]))
 				continue
 			}
 			c := d.col(col)
@@ -1181,6 +1219,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			d.vb[1] = int(l)
 			continue
 		case 8:
 			// field 5, kLen
@@ -1243,6 +1282,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 10:
 			// field 7, kStart
@@ -1376,6 +1418,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 14:
 			// field 11, kMsg
@@ -1442,6 +1487,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 16:
 			// field 13, kMsg
@@ -1508,6 +1556,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 18:
 			// field 15, kMsg
@@ -1550,6 +1601,32 @@ loop:
 				}
 				b[size-1] = byte(l)
 			}
+			continue
+		case 19:
+			if len(st) < 2 || st[1] != 1 {
+				break
+			}
+			// field 16, kFixed32
+			if len(out)+2 > cap(out) {
+				if out, err = d.more(out, 2); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 133, 1)
+			st = st[2:]
+			col := n.f[16].col
+			c := d.col(col)
+			if len(c) < 4 {
+				err = errCut
+				break loop
+			}
+			if len(out)+4 > cap(out) {
+				if out, err = d.more(out, 4); err != nil {
+					break loop
+				}
+			}
+			out = binary.LittleEndian.AppendUint32(out, binary.LittleEndian.Uint32(c))
+			d.skip(col, 4)
 			continue
 		}
 		d.st, d.out = st, out
@@ -1680,6 +1757,10 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
+			d.off()
 			continue
 		}
 		d.st, d.out = st, out
@@ -1840,6 +1921,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		}
 		d.st, d.out = st, out
@@ -1858,6 +1942,7 @@ func walkS10(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	}
 	fr := newFrame()
 	var err error
+	d.va[2], d.vb[2] = 0, 0
 loop:
 	for {
 		if len(st) == 0 {
@@ -1873,6 +1958,9 @@ loop:
 				break loop
 			}
 			st = st[1:]
+			if !otlpdecode.ValidLinkIDLens(d.va[2], d.vb[2]) {
+				d.off()
+			}
 			break loop
 		case 2:
 			// field 1, kLen
@@ -1903,6 +1991,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			d.va[2] = int(l)
 			continue
 		case 3:
 			// field 2, kRef
@@ -1914,11 +2003,13 @@ loop:
 			out = append(out, 18)
 			st = st[1:]
 			col := n.f[2].col
+			at := len(out)
 			var done bool
 			if out, done, err = d.ref(&fr, col, out); err != nil {
 				break loop
 			}
 			if done {
+				d.vb[2] = len(idValue(out[at:]))
 				continue
 			}
 			c := d.col(col)
@@ -1940,6 +2031,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			d.vb[2] = int(l)
 			continue
 		case 4:
 			// field 3, kLen
@@ -2036,6 +2128,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 7:
 			// field 6, kFixed32
@@ -2146,6 +2241,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		}
 		d.st, d.out = st, out
@@ -2259,6 +2357,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 5:
 			// field 3, kMsg
@@ -2321,6 +2422,7 @@ func walkS13(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	}
 	fr := newFrame()
 	var err error
+	d.va[4] = 0
 loop:
 	for {
 		if len(st) == 0 {
@@ -2336,6 +2438,9 @@ loop:
 				break loop
 			}
 			st = st[1:]
+			if d.va[4] > 1 {
+				d.off()
+			}
 			break loop
 		case 2:
 			// field 1, kLen
@@ -2453,6 +2558,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
+			d.va[4]++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2495,6 +2601,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
+			d.va[4]++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2537,6 +2644,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
+			d.va[4]++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2579,6 +2687,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
+			d.va[4]++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2621,6 +2730,7 @@ loop:
 			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
+			d.va[4]++
 			l := uint64(len(out) - at - size)
 			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
 				err = errFit
@@ -2688,7 +2798,7 @@ loop:
 }
 
 // casesS14 is walkS14's case of each byte of the structure.
-var casesS14 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 42: 6, 49: 7, 58: 8, 64: 9}
+var casesS14 = [256]uint8{0: 1, 10: 2}
 
 func walkS14(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
@@ -2711,6 +2821,82 @@ loop:
 				break loop
 			}
 			st = st[1:]
+			break loop
+		case 2:
+			// field 1, kMsg
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 10)
+			st = st[1:]
+			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
+				err = errSize
+				break loop
+			}
+			size := int(st[0])
+			st = st[1:]
+			if len(out)+size > cap(out) {
+				if out, err = d.more(out, size); err != nil {
+					break loop
+				}
+			}
+			at := len(out)
+			out = out[:at+size]
+			child := n.f[1].child
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
+			}
+			l := uint64(len(out) - at - size)
+			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
+				err = errFit
+				break loop
+			}
+			if size == 1 {
+				out[at] = byte(l)
+			} else {
+				b := out[at : at+size]
+				for i := range size - 1 {
+					b[i] = byte(l) | 0x80
+					l >>= 7
+				}
+				b[size-1] = byte(l)
+			}
+			continue
+		}
+		d.st, d.out = st, out
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
+	}
+	return st, out, err
+}
+
+// casesS15 is walkS15's case of each byte of the structure.
+var casesS15 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 42: 6, 49: 7, 58: 8, 64: 9}
+
+func walkS15(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+	if depth > maxDepth {
+		return st, out, errTooDeep
+	}
+	fr := newFrame()
+	var err error
+loop:
+	for {
+		if len(st) == 0 {
+			if depth > 0 {
+				err = errEnd
+			}
+			break loop
+		}
+		switch casesS15[st[0]] {
+		case 1:
+			if depth == 0 {
+				err = errTopEnd
+				break loop
+			}
+			st = st[1:]
+			d.items++
 			break loop
 		case 2:
 			// a reference to a run of series field 7
@@ -2827,10 +3013,8 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
-			err = d.interp(n.f[5].child, depth+1)
-			st, out = d.st, d.out
-			if err != nil {
+			child := n.f[5].child
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
 			l := uint64(len(out) - at - size)
@@ -2945,6 +3129,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		}
 		d.st, d.out = st, out
@@ -2954,10 +3141,231 @@ loop:
 	return st, out, err
 }
 
-// casesS15 is walkS15's case of each byte of the structure.
-var casesS15 = [256]uint8{0: 1, 10: 2, 16: 3, 24: 4}
+// casesS16 is walkS16's case of each byte of the structure.
+var casesS16 = [256]uint8{0: 1, 17: 2, 25: 3, 34: 4, 42: 5, 49: 6, 58: 7}
 
-func walkS15(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+func walkS16(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+	if depth > maxDepth {
+		return st, out, errTooDeep
+	}
+	fr := newFrame()
+	var err error
+	d.va[7], d.vb[7] = 0, 0
+loop:
+	for {
+		if len(st) == 0 {
+			if depth > 0 {
+				err = errEnd
+			}
+			break loop
+		}
+		switch casesS16[st[0]] {
+		case 1:
+			if depth == 0 {
+				err = errTopEnd
+				break loop
+			}
+			st = st[1:]
+			if !otlpdecode.ValidExemplarIDLens(d.va[7], d.vb[7]) {
+				d.off()
+			}
+			break loop
+		case 2:
+			// field 2, kTime
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 17)
+			st = st[1:]
+			col := n.f[2].col
+			c := d.col(col)
+			x, m := uint64(0), 1
+			if len(c) > 0 && c[0] < 0x80 {
+				x = uint64(c[0])
+			} else {
+				x, m = uvarint(c)
+			}
+			if m <= 0 {
+				err = errCut
+				break loop
+			}
+			d.skip(col, m)
+			v := startOf(x, d.prev[col], either)
+			d.prev[col] = v
+			if len(out)+8 > cap(out) {
+				if out, err = d.more(out, 8); err != nil {
+					break loop
+				}
+			}
+			out = binary.LittleEndian.AppendUint64(out, v)
+			continue
+		case 3:
+			// field 3, kDouble
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 25)
+			st = st[1:]
+			col := n.f[3].col
+			c := d.col(col)
+			if len(c) < 8 {
+				err = errCut
+				break loop
+			}
+			v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+			d.prev[col] = v
+			d.skip(col, 8)
+			if len(out)+8 > cap(out) {
+				if out, err = d.more(out, 8); err != nil {
+					break loop
+				}
+			}
+			out = binary.LittleEndian.AppendUint64(out, v)
+			continue
+		case 4:
+			// field 4, kLen
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 34)
+			st = st[1:]
+			col := n.f[4].col
+			c := d.col(col)
+			l, m := uint64(0), 1
+			if len(c) > 0 && c[0] < 0x80 {
+				l = uint64(c[0])
+			} else {
+				l, m = uvarint(c)
+			}
+			if m <= 0 || l > uint64(len(c)-m) {
+				err = errCut
+				break loop
+			}
+			e := m + int(l)
+			if len(out)+e > cap(out) {
+				if out, err = d.more(out, e); err != nil {
+					break loop
+				}
+			}
+			out = append(out, c[:e]...)
+			d.skip(col, e)
+			d.vb[7] = int(l)
+			continue
+		case 5:
+			// field 5, kLen
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 42)
+			st = st[1:]
+			col := n.f[5].col
+			c := d.col(col)
+			l, m := uint64(0), 1
+			if len(c) > 0 && c[0] < 0x80 {
+				l = uint64(c[0])
+			} else {
+				l, m = uvarint(c)
+			}
+			if m <= 0 || l > uint64(len(c)-m) {
+				err = errCut
+				break loop
+			}
+			e := m + int(l)
+			if len(out)+e > cap(out) {
+				if out, err = d.more(out, e); err != nil {
+					break loop
+				}
+			}
+			out = append(out, c[:e]...)
+			d.skip(col, e)
+			d.va[7] = int(l)
+			continue
+		case 6:
+			// field 6, kFixed64
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 49)
+			st = st[1:]
+			col := n.f[6].col
+			c := d.col(col)
+			if len(c) < 8 {
+				err = errCut
+				break loop
+			}
+			v := binary.LittleEndian.Uint64(c)
+			d.skip(col, 8)
+			if len(out)+8 > cap(out) {
+				if out, err = d.more(out, 8); err != nil {
+					break loop
+				}
+			}
+			out = binary.LittleEndian.AppendUint64(out, v)
+			continue
+		case 7:
+			// field 7, kMsg
+			if len(out)+1 > cap(out) {
+				if out, err = d.more(out, 1); err != nil {
+					break loop
+				}
+			}
+			out = append(out, 58)
+			st = st[1:]
+			if len(st) == 0 || st[0] == 0 || st[0] > binary.MaxVarintLen64 {
+				err = errSize
+				break loop
+			}
+			size := int(st[0])
+			st = st[1:]
+			if len(out)+size > cap(out) {
+				if out, err = d.more(out, size); err != nil {
+					break loop
+				}
+			}
+			at := len(out)
+			out = out[:at+size]
+			child := n.f[7].child
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+				return st, out, err
+			}
+			l := uint64(len(out) - at - size)
+			if size < binary.MaxVarintLen64 && l>>(7*size) != 0 {
+				err = errFit
+				break loop
+			}
+			if size == 1 {
+				out[at] = byte(l)
+			} else {
+				b := out[at : at+size]
+				for i := range size - 1 {
+					b[i] = byte(l) | 0x80
+					l >>= 7
+				}
+				b[size-1] = byte(l)
+			}
+			continue
+		}
+		d.st, d.out = st, out
+		err = d.walkFrom(n, depth, fr)
+		return d.st, d.out, err
+	}
+	return st, out, err
+}
+
+// casesS17 is walkS17's case of each byte of the structure.
+var casesS17 = [256]uint8{0: 1, 10: 2, 16: 3, 24: 4}
+
+func walkS17(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
@@ -2971,7 +3379,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS15[st[0]] {
+		switch casesS17[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3044,6 +3452,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 4:
 			// field 3, kVarint
@@ -3068,6 +3479,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		}
 		d.st, d.out = st, out
@@ -3077,10 +3491,10 @@ loop:
 	return st, out, err
 }
 
-// casesS16 is walkS16's case of each byte of the structure.
-var casesS16 = [256]uint8{0: 1, 10: 2, 16: 3}
+// casesS18 is walkS18's case of each byte of the structure.
+var casesS18 = [256]uint8{0: 1, 10: 2, 16: 3}
 
-func walkS16(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+func walkS18(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
@@ -3094,7 +3508,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS16[st[0]] {
+		switch casesS18[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3167,6 +3581,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		}
 		d.st, d.out = st, out
@@ -3176,15 +3593,16 @@ loop:
 	return st, out, err
 }
 
-// casesS17 is walkS17's case of each byte of the structure.
-var casesS17 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 41: 6, 50: 7, 58: 8, 66: 9, 74: 10, 80: 11, 89: 12, 97: 13}
+// casesS19 is walkS19's case of each byte of the structure.
+var casesS19 = [256]uint8{0: 1, 7: 2, 17: 3, 25: 4, 33: 5, 41: 6, 50: 7, 58: 8, 66: 9, 74: 10, 80: 11, 89: 12, 97: 13}
 
-func walkS17(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+func walkS19(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
 	fr := newFrame()
 	var err error
+	d.va[6], d.vb[6] = 0, 0
 loop:
 	for {
 		if len(st) == 0 {
@@ -3193,13 +3611,17 @@ loop:
 			}
 			break loop
 		}
-		switch casesS17[st[0]] {
+		switch casesS19[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
 				break loop
 			}
 			st = st[1:]
+			if !otlpdecode.ValidBuckets(d.va[6], d.vb[6]) {
+				d.off()
+			}
+			d.items++
 			break loop
 		case 2:
 			// a reference to a run of series field 9
@@ -3348,6 +3770,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			d.packed(&d.va[6], int(l))
 			continue
 		case 8:
 			// field 7, kLen
@@ -3378,6 +3801,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			d.packed(&d.vb[6], int(l))
 			continue
 		case 9:
 			// field 8, kMsg
@@ -3401,10 +3825,8 @@ loop:
 			}
 			at := len(out)
 			out = out[:at+size]
-			d.st, d.out = st, out
-			err = d.interp(n.f[8].child, depth+1)
-			st, out = d.st, d.out
-			if err != nil {
+			child := n.f[8].child
+			if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
 				return st, out, err
 			}
 			l := uint64(len(out) - at - size)
@@ -3495,6 +3917,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 12:
 			// field 11, kDouble
@@ -3554,10 +3979,10 @@ loop:
 	return st, out, err
 }
 
-// casesS18 is walkS18's case of each byte of the structure.
-var casesS18 = [256]uint8{0: 1, 10: 2, 16: 3}
+// casesS20 is walkS20's case of each byte of the structure.
+var casesS20 = [256]uint8{0: 1, 10: 2, 16: 3}
 
-func walkS18(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+func walkS20(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
@@ -3571,7 +3996,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS18[st[0]] {
+		switch casesS20[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3646,6 +4071,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		}
 		d.st, d.out = st, out
@@ -3655,10 +4083,10 @@ loop:
 	return st, out, err
 }
 
-// casesS19 is walkS19's case of each byte of the structure.
-var casesS19 = [256]uint8{0: 1, 10: 2}
+// casesS21 is walkS21's case of each byte of the structure.
+var casesS21 = [256]uint8{0: 1, 10: 2}
 
-func walkS19(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+func walkS21(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
@@ -3672,7 +4100,7 @@ loop:
 			}
 			break loop
 		}
-		switch casesS19[st[0]] {
+		switch casesS21[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
@@ -3732,15 +4160,16 @@ loop:
 	return st, out, err
 }
 
-// casesS20 is walkS20's case of each byte of the structure.
-var casesS20 = [256]uint8{0: 1, 9: 2, 16: 3, 26: 4, 42: 5, 50: 6, 56: 7, 69: 8, 74: 9, 82: 10, 89: 11, 98: 12}
+// casesS22 is walkS22's case of each byte of the structure.
+var casesS22 = [256]uint8{0: 1, 9: 2, 16: 3, 26: 4, 42: 5, 50: 6, 56: 7, 69: 8, 74: 9, 82: 10, 89: 11, 98: 12}
 
-func walkS20(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
+func walkS22(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
 	fr := newFrame()
 	var err error
+	d.va[3], d.vb[3] = 0, 0
 loop:
 	for {
 		if len(st) == 0 {
@@ -3749,13 +4178,17 @@ loop:
 			}
 			break loop
 		}
-		switch casesS20[st[0]] {
+		switch casesS22[st[0]] {
 		case 1:
 			if depth == 0 {
 				err = errTopEnd
 				break loop
 			}
 			st = st[1:]
+			if !otlpdecode.ValidLogIDLens(d.va[3], d.vb[3]) {
+				d.off()
+			}
+			d.items++
 			break loop
 		case 2:
 			// field 1, kStart
@@ -3810,6 +4243,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 4:
 			// field 3, kLen
@@ -3948,6 +4384,9 @@ loop:
 			}
 			out = appendShort(out, c[:m])
 			d.skip(col, m)
+			if m == binary.MaxVarintLen64 {
+				d.varintOK(c)
+			}
 			continue
 		case 8:
 			// field 8, kFixed32
@@ -4001,6 +4440,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			d.va[3] = int(l)
 			continue
 		case 10:
 			// field 10, kLen
@@ -4031,6 +4471,7 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
+			d.vb[3] = int(l)
 			continue
 		case 11:
 			// field 11, kEnd
@@ -4103,8 +4544,8 @@ loop:
 // genWalks are the walks of each schema's nodes, in nodesOf's order.
 var genWalks = [Profiles][]genWalk{
 	Traces:  {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS7, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS9, walkS3, walkS4, walkS10, walkS3, walkS4, walkS11, walkS8, walkS8, walkS8, walkS8, walkS8, walkS8, walkS8},
-	Metrics: {walkS0, walkS1, walkS12, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS13, walkS5, walkS14, nil, walkS3, walkS4, walkS3, walkS4, walkS15, walkS14, nil, walkS3, walkS4, walkS3, walkS4, walkS16, walkS17, nil, walkS3, walkS4, walkS3, walkS4, walkS18, nil, walkS3, walkS4, nil, nil, nil, walkS3, walkS4, walkS19, nil, nil, walkS3, walkS4, walkS3, walkS4},
-	Logs:    {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS20, walkS4, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4},
+	Metrics: {walkS0, walkS1, walkS12, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS13, walkS14, walkS15, walkS16, walkS3, walkS4, walkS3, walkS4, walkS17, walkS15, walkS16, walkS3, walkS4, walkS3, walkS4, walkS18, walkS19, walkS16, walkS3, walkS4, walkS3, walkS4, walkS20, nil, walkS3, walkS4, nil, nil, walkS16, walkS3, walkS4, walkS21, nil, nil, walkS3, walkS4, walkS3, walkS4},
+	Logs:    {walkS0, walkS1, walkS2, walkS3, walkS4, walkS5, walkS4, walkS5, walkS3, nil, walkS1, walkS6, walkS3, walkS4, walkS22, walkS4, walkS8, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4, walkS4},
 }
 
 // genColumns are the schemas' column counts the walks were generated for.

@@ -86,11 +86,8 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 			c.stringField(&fc, "event_name", &r)
 		}
 	}
-	switch {
-	case traceID != 0 && traceID != 16:
-		return lenReason("trace_id", traceID, "empty or 16"), nil
-	case spanID != 0 && spanID != 8:
-		return lenReason("span_id", spanID, "empty or 8"), nil
+	if !ValidLogIDLens(traceID, spanID) {
+		return idLensReason(traceID, spanID), nil
 	}
 	return r, nil
 }
@@ -170,11 +167,18 @@ func (c *checker) logRecordView(src []byte, rv *otlpview.LogRecord) (reason, err
 			_ = rv.ReadField(&fc)
 		}
 	}
-	switch {
-	case traceID != 0 && traceID != 16:
-		return lenReason("trace_id", traceID, "empty or 16"), nil
-	case spanID != 0 && spanID != 8:
-		return lenReason("span_id", spanID, "empty or 8"), nil
+	if !ValidLogIDLens(traceID, spanID) {
+		return idLensReason(traceID, spanID), nil
 	}
 	return r, nil
+}
+
+// idLensReason is why a log record or an exemplar whose last trace_id and
+// span_id are of these lengths is rejected, one of them being invalid
+// (ValidLogIDLens, ValidExemplarIDLens): the trace_id first.
+func idLensReason(traceID, spanID int) reason {
+	if traceID != 0 && traceID != 16 {
+		return lenReason("trace_id", traceID, "empty or 16")
+	}
+	return lenReason("span_id", spanID, "empty or 8")
 }

@@ -323,7 +323,7 @@ func (c *checker) dataPoint(src []byte, kind otlppb.PointKind) (reason, error) {
 	}
 	// The bucket layout comes first, like ids elsewhere: a point whose
 	// buckets do not match its bounds cannot be interpreted at all.
-	if nCounts != 0 && nCounts != nBounds+1 {
+	if !ValidBuckets(nCounts, nBounds) {
 		return bucketsReason(nCounts, nBounds), nil
 	}
 	return r, nil
@@ -408,7 +408,7 @@ func (c *checker) dataPointView(src []byte, kind otlppb.PointKind, pr *otlpview.
 			nQ++
 		}
 	}
-	if nCounts != 0 && nCounts != nBounds+1 {
+	if !ValidBuckets(nCounts, nBounds) {
 		return bucketsReason(nCounts, nBounds), nil
 	}
 	return r, nil
@@ -422,11 +422,12 @@ func countFixed64(fc *otlppb.Field) (int, error) {
 	if _, ok := fc.Fixed64(); ok {
 		return 1, nil
 	}
-	if err := fc.CheckPackedFixed(8); err != nil {
-		return 0, err
-	}
 	data, _ := fc.MessageData()
-	return len(data) / 8, nil
+	n, ok := PackedFixed64Count(len(data))
+	if !ok {
+		return 0, fc.CheckPackedFixed(8) // its error
+	}
+	return n, nil
 }
 
 // checkBuckets checks the structure of ExponentialHistogramDataPoint.Buckets
@@ -530,11 +531,8 @@ func (c *checker) exemplar(src []byte) (reason, error) {
 			}
 		}
 	}
-	switch {
-	case traceID != 0 && traceID != 16:
-		return lenReason("trace_id", traceID, "empty or 16"), nil
-	case spanID != 0 && spanID != 8:
-		return lenReason("span_id", spanID, "empty or 8"), nil
+	if !ValidExemplarIDLens(traceID, spanID) {
+		return idLensReason(traceID, spanID), nil
 	}
 	return r, nil
 }

@@ -133,17 +133,8 @@ func (c *checker) span(src []byte) (reason, error) {
 	// Ids come first: they make the span unusable, while UTF-8 problems
 	// only affect a field. The all-zero tests run once per span, here,
 	// rather than in the walk, where an id may be overwritten.
-	switch {
-	case len(traceID) != 16:
-		return lenReason("trace_id", len(traceID), "16"), nil
-	case zeroID16(traceID):
-		return zeroReason("trace_id"), nil
-	case len(spanID) != 8:
-		return lenReason("span_id", len(spanID), "8"), nil
-	case binary.LittleEndian.Uint64(spanID) == 0:
-		return zeroReason("span_id"), nil
-	case parentID != 0 && parentID != 8:
-		return lenReason("parent_span_id", parentID, "empty or 8"), nil
+	if !ValidSpanTraceID(traceID) || !ValidSpanID(spanID) || !ValidParentSpanIDLen(parentID) {
+		return spanIDsReason(traceID, spanID, parentID), nil
 	}
 	return r, nil
 }
@@ -268,17 +259,8 @@ func (c *checker) spanView(src []byte, sv *otlpview.Span) (reason, error) {
 	// Ids come first: they make the span unusable, while UTF-8 problems
 	// only affect a field. The all-zero tests run once per span, here,
 	// rather than in the walk, where an id may be overwritten.
-	switch {
-	case len(traceID) != 16:
-		return lenReason("trace_id", len(traceID), "16"), nil
-	case zeroID16(traceID):
-		return zeroReason("trace_id"), nil
-	case len(spanID) != 8:
-		return lenReason("span_id", len(spanID), "8"), nil
-	case binary.LittleEndian.Uint64(spanID) == 0:
-		return zeroReason("span_id"), nil
-	case len(parentID) != 0 && len(parentID) != 8:
-		return lenReason("parent_span_id", len(parentID), "empty or 8"), nil
+	if !ValidSpanTraceID(traceID) || !ValidSpanID(spanID) || !ValidParentSpanIDLen(len(parentID)) {
+		return spanIDsReason(traceID, spanID, len(parentID)), nil
 	}
 	sv.TraceID, sv.SpanID, sv.ParentSpanID = traceID, spanID, parentID
 	raw := sv.Raw
@@ -319,6 +301,24 @@ func spanScalar(sv *otlpview.Span, fc *otlppb.Field) {
 			sv.Flags = n
 		}
 	}
+}
+
+// spanIDsReason is why a span whose last trace_id, span_id and
+// parent_span_id's length are these is rejected, one of them being
+// invalid (ValidSpanTraceID, ValidSpanID, ValidParentSpanIDLen): the first
+// invalid one, in that order.
+func spanIDsReason(traceID, spanID []byte, parentID int) reason {
+	switch {
+	case len(traceID) != 16:
+		return lenReason("trace_id", len(traceID), "16")
+	case !ValidSpanTraceID(traceID):
+		return zeroReason("trace_id")
+	case len(spanID) != 8:
+		return lenReason("span_id", len(spanID), "8")
+	case !ValidSpanID(spanID):
+		return zeroReason("span_id")
+	}
+	return lenReason("parent_span_id", parentID, "empty or 8")
 }
 
 // listRange is the byte range from the first to the end of the last
@@ -451,9 +451,9 @@ func (c *checker) link(src []byte, idx int, r *reason) error {
 		}
 	}
 	switch {
-	case traceID != 16:
+	case !ValidLinkIDLens(traceID, spanID) && traceID != 16:
 		r.noteIn(lenReason("trace_id", traceID, "16"), "links", idx)
-	case spanID != 8:
+	case !ValidLinkIDLens(traceID, spanID):
 		r.noteIn(lenReason("span_id", spanID, "8"), "links", idx)
 	case sub.bad():
 		r.noteIn(sub, "links", idx)

@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 	"otlpdecode/visittest": {"otlp", "otlpdecode"},
 	"otlpview":             {"otlppb"},
 	"otlpjson":             {"otlp", "internal/quote", "otlppb"},
-	"otlpcolumns":          {"otlppb" /* the field numbers its schema names */},
+	"otlpcolumns":          {"otlpdecode" /* the rules it vouches for (Decoder.Vouched) */, "otlppb" /* the field numbers its schema names */},
 
 	// The wire and the sinks.
 	"grpcwire":           {"compression", "otlppb" /* google.rpc.Status's field numbers */},

@@ -68,6 +68,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/otlpcolumns"
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
 
 type config struct {
@@ -152,7 +153,7 @@ func table(file string, cfg config) {
 		rows = append(rows, row{name: fmt.Sprintf("otlp-lite stream, stateful zstd (level %d, %d KiB window)", cfg.extraLevel, cfg.window>>10)})
 	}
 	var notes []string
-	var cpuRows, encRows []string
+	var cpuRows, checkRows, encRows []string
 	for _, c := range cuts {
 		cut, err := dataset.Cut(records, metrics, c.items, c.byResource)
 		if err != nil {
@@ -199,8 +200,11 @@ func table(file string, cfg config) {
 		if cfg.profile != "" {
 			profileDecode(fmt.Sprintf("%s.%d.%d", cfg.profile, cfg.sig, len(cpuRows)), colsMsgs, cfg)
 		}
-		perCPU, streamCPU, colsCPU, invCPU := decodeCPU(perMsgs, streamMsgs, colsMsgs, cfg)
+		sc := decodeCPU(perMsgs, streamMsgs, colsMsgs, cfg)
+		perCPU, streamCPU, colsCPU, invCPU := sc.per, sc.stream, sc.cols, sc.inv
 		f := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) / float64(cfg.rounds) }
+		checkRows = append(checkRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %d of %d |", c.name, f(sc.perV), f(sc.streamV), float64(sc.streamV)/float64(sc.perV),
+			f(sc.colsV), float64(sc.colsV)/float64(sc.perV), sc.vouched, sc.msgs))
 		cpuRows = append(cpuRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.0f |", c.name, f(perCPU), f(streamCPU), float64(streamCPU)/float64(perCPU),
 			f(colsCPU), float64(colsCPU)/float64(perCPU), f(invCPU)))
 		perEnc := cputime.Of(cfg.rounds, func() { perMessage(reqs) })
@@ -222,7 +226,12 @@ func table(file string, cfg config) {
 	for _, n := range notes {
 		fmt.Printf("- %s\n", n)
 	}
-	fmt.Printf("\nServer CPU per %s to decompress (ns; our stream: the stateful decoder and the envelope; with columns, the inverse transform too, alone in the last column):\n\n", item)
+	fmt.Printf("\nServer CPU per %s to turn the wire bytes into validated OTLP (ns): OTLP zstd, the decompression and otlpdecode's Check* (the pipeline's validation, without its check-pool hand-off); our stream, the stateful decoder, the envelope and Check*; with columns, the stateful decoder, the inverse transform and the envelope, and Check* only of the messages the columns' decoder does not vouch for (ingest.Pipeline.ExportValidated; how many it vouched for in the last column):\n\n", item)
+	fmt.Printf("| requests | OTLP, each message zstd, + check | otlp-lite stream + check | ratio | columns + stream (+ check unless vouched for) | ratio | messages vouched for |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range checkRows {
+		fmt.Println(r)
+	}
+	fmt.Printf("\nServer CPU per %s to decompress alone, without the validation (ns; our stream: the stateful decoder and the envelope; with columns, the inverse transform too, alone in the last column):\n\n", item)
 	fmt.Printf("| requests | OTLP, each message zstd | otlp-lite stream | ratio | columns + stream | ratio | of which the inverse transform |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range cpuRows {
 		fmt.Println(r)
@@ -420,30 +429,72 @@ func stefBytes(reqs [][]byte, metrics bool, c pkg.Compression) int {
 	return total
 }
 
+// serverCPU is what decodeCPU measures, over all its rounds.
+type serverCPU struct {
+	// per, stream, cols: the decompression alone (per-message zstd; our
+	// stream and the envelope; with columns, the inverse transform too),
+	// inv the inverse transform alone.
+	per, stream, cols, inv time.Duration
+	// perV, streamV, colsV: the same and the validation the pipeline
+	// makes (otlpdecode's Check*), for columns only of the messages the
+	// decoder does not vouch for (vouched of msgs vouched for).
+	perV, streamV, colsV time.Duration
+	vouched, msgs        int
+}
+
 // decodeCPU is the CPU the server spends decompressing: per-message zstd
 // through compression.Decompress (the unary path), our stream through one
 // StreamDecoder per stream and the envelope's unwrapping, and with columns
 // the inverse transform between them; and the inverse transform alone
-// (the columns decompressed before the clock). The four run in turn,
-// round by round (interleaved), so that a machine shared with other work
-// slows each of them alike.
-func decodeCPU(per, stream, cols [][]byte, cfg config) (perCPU, streamCPU, colsCPU, invCPU time.Duration) {
+// (the columns decompressed before the clock); and the first three with
+// the validation the pipeline runs on every request (otlpdecode.Check*,
+// on the caller's goroutine: the pipeline's hand-off to its check pool is
+// not counted) unless, with columns, the decoder vouches for the request
+// (handler/stream.go: ingest.Pipeline.ExportValidated). The seven run in
+// turn, round by round (interleaved), so that a machine shared with other
+// work slows each of them alike.
+func decodeCPU(per, stream, cols [][]byte, cfg config) serverCPU {
 	limit := 64 << 20
 	plain := decompressed(cols, cfg, limit)
-	t := interleaved(cfg.rounds,
-		func() {
-			var dst []byte
-			for _, c := range per {
-				var err error
-				if dst, err = compression.Decompress(dst[:0], compression.Zstd, c, limit); err != nil {
-					log.Fatal(err)
-				}
+	var sc serverCPU
+	sc.msgs = len(cols)
+	perMessage := func(check bool) {
+		var dst []byte
+		for _, c := range per {
+			var err error
+			if dst, err = compression.Decompress(dst[:0], compression.Zstd, c, limit); err != nil {
+				log.Fatal(err)
 			}
-		},
-		func() { decodeStream(stream, cfg, limit, false) },
-		func() { decodeStream(cols, cfg, limit, true) },
-		func() { inverse(plain, cfg, limit) })
-	return t[0], t[1], t[2], t[3]
+			if check {
+				validate(cfg, dst)
+			}
+		}
+	}
+	t := interleaved(cfg.rounds,
+		func() { perMessage(false) },
+		func() { decodeStream(stream, cfg, limit, false, false) },
+		func() { decodeStream(cols, cfg, limit, true, false) },
+		func() { inverse(plain, cfg, limit) },
+		func() { perMessage(true) },
+		func() { decodeStream(stream, cfg, limit, false, true) },
+		func() { sc.vouched = decodeStream(cols, cfg, limit, true, true) })
+	sc.per, sc.stream, sc.cols, sc.inv, sc.perV, sc.streamV, sc.colsV = t[0], t[1], t[2], t[3], t[4], t[5], t[6]
+	return sc
+}
+
+// checkOpts are the pipeline's default validation options.
+var checkOpts otlpdecode.Options
+
+// validate runs the pipeline's validation of a request of cfg.sig.
+func validate(cfg config, req []byte) {
+	check := otlpdecode.CheckTraces
+	if cfg.sig == otlpcolumns.Metrics {
+		check = otlpdecode.CheckMetrics
+	}
+	res, err := check(req, &checkOpts)
+	if err != nil || res.Rejected != 0 {
+		log.Fatalf("the dataset's request does not validate: %+v, %v", res, err)
+	}
 }
 
 // interleaved returns the process CPU time (user+system) each of fs
@@ -530,7 +581,11 @@ func profileDecode(file string, cols [][]byte, cfg config) {
 	pprof.StopCPUProfile()
 }
 
-func decodeStream(stream [][]byte, cfg config, limit int, columns bool) {
+// decodeStream decodes a stream's messages as the server does: a
+// StreamDecoder per stream, with columns a Decoder too, the envelope
+// unwrapped; with check, each request validated (Check*) unless the
+// columns' decoder vouched for it. It returns how many it vouched for.
+func decodeStream(stream [][]byte, cfg config, limit int, columns, check bool) (vouched int) {
 	var dst, plain []byte
 	var dec *compression.StreamDecoder
 	cdec := otlpcolumns.NewDecoder(cfg.sig)
@@ -547,17 +602,26 @@ func decodeStream(stream [][]byte, cfg config, limit int, columns bool) {
 			log.Fatal(err)
 		}
 		env := dst
+		ok := false
 		if columns {
 			if plain, err = cdec.Decode(plain[:0], dst, limit, nil); err != nil {
 				log.Fatal(err)
 			}
 			env = plain
+			_, ok = cdec.Vouched()
 		}
-		if _, _, err := otlp.UnwrapEnvelope(env); err != nil {
+		_, req, err := otlp.UnwrapEnvelope(env)
+		if err != nil {
 			log.Fatal(err)
+		}
+		if ok {
+			vouched++
+		} else if check {
+			validate(cfg, req)
 		}
 	}
 	dec.Close()
+	return vouched
 }
 
 func newStreamDecoder(cfg config) *compression.StreamDecoder {
