@@ -30,17 +30,23 @@
 // another mode's; the server's defaults are kept otherwise (the stream is
 // rotated every 1,000 requests, and the client reopens it, as in
 // production). For each signal and cutting the modes take turns, round by
-// round (-rounds), after one warm-up pass each; in each round each sends
-// every request and waits for every acknowledgement, then the server's
-// utime+stime is read once it has gone quiet (less than 1 ms of CPU in
-// 100 ms: the garbage of the round collected), and divided
-// by the items (the process's CPU clock, all its threads: utime+stime to
-// the nanosecond, where /proc counts 10 ms ticks). The client's CPU is this process's (getrusage) over the
+// round (-rounds), after one warm-up pass each. In each round each mode
+// sends every request of the cutting, as many times as it takes to send
+// -min-items items (a batch processor's cutting is a few requests), each
+// time on a connection and a stream of its own, opened before the clock
+// starts (an empty request answered on it: the connection, the stream's
+// headers and its compression negotiated, what a long-lived exporter
+// amortises; the stream's rotations every 1,000 requests are counted),
+// waits for every acknowledgement and closes. The server's utime+stime is
+// read once it has gone quiet (less than 1 ms of CPU in 100 ms: the
+// garbage of the pass collected), from the process's CPU clock (all its
+// threads, to the nanosecond, where /proc counts 10 ms ticks), and divided
+// by the items. The client's CPU is this process's (getrusage) over the
 // sending, after a GC; the bytes on the wire are what the client wrote on
 // its connection (HTTP/2 frames and headers included). A round in which
-// the server's disk log (otlplite_storage_items, on its admin /metrics) did
-// not grow by exactly the items sent, or in which the stream's compression
-// or columns were not accepted, is an error, not a figure.
+// the server's disk log (otlplite_storage_items, on its admin /metrics)
+// did not grow by exactly the items sent, or in which the stream's
+// compression or columns were not accepted, is an error, not a figure.
 //
 // With -otlplite-rev REV, otlp-lite at that revision is built too and runs
 // the modes of -rev-modes (default: columns) beside this tree's, in the same
@@ -91,6 +97,7 @@ type config struct {
 	// requests, if positive, keeps only the first requests of each
 	// cutting's half (quick runs, the test).
 	requests   int
+	minItems   int
 	bin, rev   string
 	revModes   string
 	modes      string
@@ -108,6 +115,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 3, "measured rounds (the modes take turns in each)")
 	flag.IntVar(&cfg.concurrency, "concurrency", 10, "requests in flight per mode: unary calls on one connection, or pending requests on the stream (the Collector's sending queue: 10 consumers)")
 	flag.IntVar(&cfg.requests, "requests", 0, "send only the first N requests of each cutting (0: all)")
+	flag.IntVar(&cfg.minItems, "min-items", 100000, "send each cutting's requests as many times per round as it takes to send this many items (each time on a connection of its own)")
 	flag.StringVar(&cfg.bin, "otlplite-bin", "", "the otlp-lite binary (default: built from this tree)")
 	flag.StringVar(&cfg.rev, "otlplite-rev", "", "also build otlp-lite at this git revision (git archive) and run it as \"otlp-lite@REV\" in the same rounds, with the modes of -rev-modes")
 	flag.StringVar(&cfg.revModes, "rev-modes", "columns", "the modes otlp-lite@REV runs (comma-separated: unary, stream, columns)")
@@ -346,14 +354,19 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 			note: fmt.Sprintf("%s: %d requests, %d %s, %.0f %s and %.1f KB of plain OTLP per request",
 				c.Name, len(reqs), n, items, float64(n)/float64(len(reqs)), items, float64(plain)/float64(len(reqs))/1e3)}
 		log.Printf("%s: %s", filepath.Base(file), res.note)
+		// Passes per round: enough items that each round's figure is
+		// not a few milliseconds (a batch processor's cutting is only a
+		// few requests).
+		passes := max(1, (cfg.minItems+n-1)/n)
+		res.note += fmt.Sprintf(", sent %d times per round, each on a connection of its own", passes)
 		for _, s := range servers { // warm-up
-			if _, err := measure(s, sig, reqs, n, cfg.concurrency); err != nil {
+			if _, err := measure(s, sig, reqs, n, 1, cfg.concurrency); err != nil {
 				return fmt.Errorf("%s, warm-up: %w", s.label(), err)
 			}
 		}
 		for round := range cfg.rounds {
 			for i, s := range servers {
-				smp, err := measure(s, sig, reqs, n, cfg.concurrency)
+				smp, err := measure(s, sig, reqs, n, passes, cfg.concurrency)
 				if err != nil {
 					return fmt.Errorf("%s, round %d: %w", s.label(), round+1, err)
 				}
@@ -458,57 +471,79 @@ func (s *server) counters(sig otlpclient.Signal) (counters, error) {
 	}, nil
 }
 
-// measure sends every request to s in its mode, waits for every
-// acknowledgement and for the server to go quiet, and returns the
-// server's and the client's CPU and the bytes written per item, checking
-// that the server's disk log grew by exactly the items sent.
-func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items int, concurrency int) (sample, error) {
+// measure sends every request to s in its mode, passes times, each pass
+// on a connection (and a stream) of its own opened before the clock starts
+// (an empty request answered on it: the connection, the stream's headers
+// and its compression negotiated, setup a long-lived exporter amortises),
+// waits for every acknowledgement, closes, and waits for the server to go
+// quiet; it returns the server's and the client's CPU and the bytes
+// written per item over the passes, checking that the server's disk log
+// grew by exactly the items sent.
+func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes, concurrency int) (sample, error) {
 	before, err := s.counters(sig)
 	if err != nil {
 		return sample{}, err
 	}
-	runtime.GC() // this process's garbage of before, out of the client's figure
 	pid := s.cmd.Process.Pid
-	sBefore, err := cputime.ProcessCPU(pid)
-	if err != nil {
-		return sample{}, err
-	}
-	var cBefore, cAfter syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &cBefore)
+	var server, client time.Duration
 	var wire atomic.Int64
-	switch s.mode {
-	case unary:
-		err = sendUnary(s.addr, sig, reqs, concurrency, &wire)
-	default:
-		err = sendStream(s.addr, sig, reqs, concurrency, s.mode == columns, &wire)
-	}
-	syscall.Getrusage(syscall.RUSAGE_SELF, &cAfter)
-	if err != nil {
-		return sample{}, fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
-	}
-	sAfter, err := quiet(pid)
-	if err != nil {
-		return sample{}, err
+	written := int64(0)
+	for range passes {
+		snd, err := open(s, sig, concurrency, &wire)
+		if err != nil {
+			return sample{}, fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
+		}
+		if _, err := quiet(pid); err != nil {
+			return sample{}, err
+		}
+		runtime.GC() // this process's garbage of before, out of the client's figure
+		wire.Store(0)
+		sBefore, err := cputime.ProcessCPU(pid)
+		if err != nil {
+			return sample{}, err
+		}
+		cBefore := selfCPU()
+		err = snd.send(reqs)
+		if cerr := snd.close(); err == nil {
+			err = cerr
+		}
+		client += selfCPU() - cBefore
+		written += wire.Load()
+		if err != nil {
+			return sample{}, fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
+		}
+		sAfter, err := quiet(pid)
+		if err != nil {
+			return sample{}, err
+		}
+		server += sAfter - sBefore
 	}
 	after, err := s.counters(sig)
 	if err != nil {
 		return sample{}, err
 	}
-	if got := int(after.stored - before.stored); got != items {
-		return sample{}, fmt.Errorf("the server's disk log grew by %d items, %d sent and acknowledged", got, items)
+	if got := int(after.stored - before.stored); got != items*passes {
+		return sample{}, fmt.Errorf("the server's disk log grew by %d items, %d sent and acknowledged", got, items*passes)
 	}
-	if s.mode != unary && after.compression == before.compression {
-		return sample{}, errors.New("no stream's stateful compression was accepted")
+	if s.mode != unary && after.compression-before.compression < float64(passes) {
+		return sample{}, fmt.Errorf("stateful compression accepted on %.0f streams, %d opened", after.compression-before.compression, passes)
 	}
 	if gotCols := after.columns > before.columns; gotCols != (s.mode == columns) {
 		return sample{}, fmt.Errorf("streams with columns accepted: %v, want %v", gotCols, s.mode == columns)
 	}
-	rus := func(r syscall.Rusage) float64 { return float64(r.Utime.Nano() + r.Stime.Nano()) }
+	n := float64(items * passes)
 	return sample{
-		serverNs: float64(sAfter-sBefore) / float64(items),
-		clientNs: (rus(cAfter) - rus(cBefore)) / float64(items),
-		wire:     float64(wire.Load()) / float64(items),
+		serverNs: float64(server) / n,
+		clientNs: float64(client) / n,
+		wire:     float64(written) / n,
 	}, nil
+}
+
+// selfCPU is this process's user+system CPU so far (getrusage).
+func selfCPU() time.Duration {
+	var r syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r)
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }
 
 // quiet waits until the process's CPU grows by less than 1 ms in 100 ms
@@ -538,26 +573,61 @@ var exportMethod = map[otlpclient.Signal]string{
 	otlpclient.Metrics: "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
 }
 
-// sendUnary sends each request as one Export call, zstd, from grpc-go as
-// the Collector's otlp exporter does, concurrency calls at a time on one
-// connection, and fails on any error.
-func sendUnary(addr string, sig otlpclient.Signal, reqs [][]byte, concurrency int, wire *atomic.Int64) error {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, "tcp", a)
-			return countingConn{c, wire}, err
-		}),
-		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(benchnet.RawCodec{}), grpc.UseCompressor(grpczstd.Name), grpc.MaxCallRecvMsgSize(64<<20)))
-	if err != nil {
-		return err
+// sender is one client of a mode on a connection of its own.
+type sender interface {
+	// send sends the requests and waits for every acknowledgement,
+	// failing on any error.
+	send(reqs [][]byte) error
+	close() error
+}
+
+// open connects a client of s's mode, counting the bytes it writes in
+// wire, and has an empty request answered on it.
+func open(s *server, sig otlpclient.Signal, concurrency int, wire *atomic.Int64) (sender, error) {
+	dial := func(ctx context.Context, network, a string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, a)
+		if err != nil {
+			return nil, err
+		}
+		return countingConn{c, wire}, nil
 	}
-	defer conn.Close()
+	if s.mode == unary {
+		return openUnary(s.addr, sig, concurrency, dial)
+	}
+	return openStream(s.addr, sig, concurrency, s.mode == columns, dial)
+}
+
+// unarySender sends each request as one Export call, zstd, from grpc-go
+// as the Collector's otlp exporter does, concurrency calls at a time on one
+// connection.
+type unarySender struct {
+	conn        *grpc.ClientConn
+	method      string
+	concurrency int
+}
+
+func openUnary(addr string, sig otlpclient.Signal, concurrency int, dial otlpclient.DialFunc) (*unarySender, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) { return dial(ctx, "tcp", a) }),
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(benchnet.RawCodec{}), grpc.UseCompressor(grpczstd.Name)))
+	if err != nil {
+		return nil, err
+	}
+	u := &unarySender{conn: conn, method: exportMethod[sig], concurrency: concurrency}
+	if err := u.send([][]byte{{}}); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("an empty request: %w", err)
+	}
+	return u, nil
+}
+
+func (u *unarySender) send(reqs [][]byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var next atomic.Int64
-	errs := make(chan error, concurrency)
+	errs := make(chan error, u.concurrency)
 	var wg sync.WaitGroup
-	for range concurrency {
+	for range u.concurrency {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1)) - 1
@@ -565,7 +635,7 @@ func sendUnary(addr string, sig otlpclient.Signal, reqs [][]byte, concurrency in
 					return
 				}
 				var resp []byte
-				if err := conn.Invoke(ctx, exportMethod[sig], &reqs[i], &resp); err != nil {
+				if err := u.conn.Invoke(ctx, u.method, &reqs[i], &resp); err != nil {
 					errs <- fmt.Errorf("request %d: %w", i, err)
 					cancel()
 					return
@@ -578,24 +648,37 @@ func sendUnary(addr string, sig otlpclient.Signal, reqs [][]byte, concurrency in
 	return <-errs
 }
 
-// sendStream sends the requests on otlpclient's StreamExporter (stateful
-// zstd, the default; with columns, StreamColumns), at most concurrency
-// pending, and waits for every acknowledgement.
-func sendStream(addr string, sig otlpclient.Signal, reqs [][]byte, concurrency int, cols bool, wire *atomic.Int64) error {
+func (u *unarySender) close() error { return u.conn.Close() }
+
+// streamSender sends the requests on otlpclient's StreamExporter
+// (stateful zstd, the default; with columns, StreamColumns), at most
+// concurrency pending.
+type streamSender struct {
+	e    *otlpclient.StreamExporter
+	sent int
+}
+
+func openStream(addr string, sig otlpclient.Signal, concurrency int, cols bool, dial otlpclient.DialFunc) (*streamSender, error) {
 	e := otlpclient.NewStreamExporter(otlpclient.StreamConfig{
 		Config: otlpclient.Config{
-			Endpoint:    addr,
-			Signal:      sig,
-			Compression: compression.Zstd, // the messages sent before the server's answer
-			DialContext: func(ctx context.Context, network, a string) (net.Conn, error) {
-				c, err := (&net.Dialer{}).DialContext(ctx, network, a)
-				return countingConn{c, wire}, err
-			},
+			Endpoint:       addr,
+			Signal:         sig,
+			Compression:    compression.Zstd, // the messages a stream sends before the server's answer
+			DialContext:    dial,
 			RequestTimeout: 5 * time.Minute,
 		},
 		MaxPending:    concurrency,
 		StreamColumns: cols,
 	})
+	s := &streamSender{e: e}
+	if err := s.send([][]byte{{}}); err != nil {
+		_ = e.Close(context.Background())
+		return nil, fmt.Errorf("an empty request: %w", err)
+	}
+	return s, nil
+}
+
+func (s *streamSender) send(reqs [][]byte) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -603,7 +686,7 @@ func sendStream(addr string, sig otlpclient.Signal, reqs [][]byte, concurrency i
 	var first error
 	for i, r := range reqs {
 		wg.Add(1)
-		err := e.Send(ctx, r, func(err error) {
+		err := s.e.Send(ctx, r, func(err error) {
 			if err != nil {
 				mu.Lock()
 				if first == nil {
@@ -615,19 +698,21 @@ func sendStream(addr string, sig otlpclient.Signal, reqs [][]byte, concurrency i
 		})
 		if err != nil {
 			wg.Done()
-			_ = e.Close(ctx)
 			return fmt.Errorf("request %d: %w", i, err)
 		}
 	}
 	wg.Wait()
-	if err := e.Close(ctx); err != nil && first == nil {
-		first = err
-	}
-	st := e.Stats()
-	if first == nil && (st.Acknowledged != uint64(len(reqs)) || st.Rejected != 0) {
-		first = fmt.Errorf("%d of %d requests acknowledged, %d items rejected (%+v)", st.Acknowledged, len(reqs), st.Rejected, st)
+	s.sent += len(reqs)
+	if st := s.e.Stats(); first == nil && (st.Acknowledged != uint64(s.sent) || st.Rejected != 0) {
+		first = fmt.Errorf("%d of %d requests acknowledged, %d items rejected (%+v)", st.Acknowledged, s.sent, st.Rejected, st)
 	}
 	return first
+}
+
+func (s *streamSender) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return s.e.Close(ctx)
 }
 
 // countingConn counts the bytes written on a connection.
@@ -643,7 +728,8 @@ func (c countingConn) Write(b []byte) (int, error) {
 }
 
 // profile saves a CPU profile of s (its admin /debug/pprof) while the
-// requests are sent to it over and over in its mode.
+// requests are sent to it over and over in its mode, each pass on a
+// connection of its own.
 func profile(s *server, sig otlpclient.Signal, reqs [][]byte, cfg config, file string) error {
 	if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
 		return err
@@ -654,11 +740,12 @@ func profile(s *server, sig otlpclient.Signal, reqs [][]byte, cfg config, file s
 	}()
 	var wire atomic.Int64
 	for {
-		var err error
-		if s.mode == unary {
-			err = sendUnary(s.addr, sig, reqs, cfg.concurrency, &wire)
-		} else {
-			err = sendStream(s.addr, sig, reqs, cfg.concurrency, s.mode == columns, &wire)
+		snd, err := open(s, sig, cfg.concurrency, &wire)
+		if err == nil {
+			err = snd.send(reqs)
+			if cerr := snd.close(); err == nil {
+				err = cerr
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("%s, profile: %w", s.label(), err)
