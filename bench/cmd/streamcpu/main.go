@@ -377,10 +377,11 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 		if cfg.profileDir != "" && strings.Contains(c.Name+" "+strconv.Itoa(c.Items), cfg.profileCut) {
 			for _, s := range servers {
 				name := strings.NewReplacer(" ", "_", "/", "-", "(", "", ")", "", ",", "").Replace(fmt.Sprintf("%s.%s.%s.%s.pprof", filepath.Base(file), c.Name, s.name, modeKey(s.mode)))
-				if err := profile(s, sig, reqs, cfg, filepath.Join(cfg.profileDir, name)); err != nil {
+				passes, err := profile(s, sig, reqs, cfg, filepath.Join(cfg.profileDir, name))
+				if err != nil {
 					return err
 				}
-				log.Printf("profile of %s: %s", s.label(), name)
+				log.Printf("profile of %s: %s, %d passes (%d %s) sent whole while it ran", s.label(), name, passes, passes*n, items)
 			}
 		}
 		results = append(results, res)
@@ -730,9 +731,11 @@ func (c countingConn) Write(b []byte) (int, error) {
 // profile saves a CPU profile of s (its admin /debug/pprof) while the
 // requests are sent to it over and over in its mode, each pass on a
 // connection of its own.
-func profile(s *server, sig otlpclient.Signal, reqs [][]byte, cfg config, file string) error {
+// It returns the passes sent whole while the profile ran, for a figure
+// per item.
+func profile(s *server, sig otlpclient.Signal, reqs [][]byte, cfg config, file string) (passes int, err error) {
 	if err := os.MkdirAll(cfg.profileDir, 0o755); err != nil {
-		return err
+		return 0, err
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -748,12 +751,13 @@ func profile(s *server, sig otlpclient.Signal, reqs [][]byte, cfg config, file s
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("%s, profile: %w", s.label(), err)
+			return passes, fmt.Errorf("%s, profile: %w", s.label(), err)
 		}
 		select {
 		case err := <-done:
-			return err
+			return passes, err
 		default:
+			passes++
 		}
 	}
 }
