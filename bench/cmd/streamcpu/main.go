@@ -115,7 +115,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 3, "measured rounds (the modes take turns in each)")
 	flag.IntVar(&cfg.concurrency, "concurrency", 10, "requests in flight per mode: unary calls on one connection, or pending requests on the stream (the Collector's sending queue: 10 consumers)")
 	flag.IntVar(&cfg.requests, "requests", 0, "send only the first N requests of each cutting (0: all)")
-	flag.IntVar(&cfg.minItems, "min-items", 100000, "send each cutting's requests as many times per round as it takes to send this many items (each time on a connection of its own)")
+	flag.IntVar(&cfg.minItems, "min-items", 300000, "send each cutting's requests as many times per round as it takes to send this many items (each time on a connection of its own)")
 	flag.StringVar(&cfg.bin, "otlplite-bin", "", "the otlp-lite binary (default: built from this tree)")
 	flag.StringVar(&cfg.rev, "otlplite-rev", "", "also build otlp-lite at this git revision (git archive) and run it as \"otlp-lite@REV\" in the same rounds, with the modes of -rev-modes")
 	flag.StringVar(&cfg.revModes, "rev-modes", "columns", "the modes otlp-lite@REV runs (comma-separated: unary, stream, columns)")
