@@ -96,15 +96,23 @@ type config struct {
 	concurrency     int
 	// requests, if positive, keeps only the first requests of each
 	// cutting's half (quick runs, the test).
-	requests   int
-	minItems   int
+	requests int
+	minItems int
+	// sameStream sends a round's passes on one connection and stream.
+	sameStream bool
+	// quietStep is how long a server's CPU must stay (nearly) unchanged
+	// for it to be quiet (quiet).
+	quietStep  time.Duration
 	bin, rev   string
 	revModes   string
 	modes      string
 	profileDir string
 	profileCut string
 	profileSec int
-	args       []string
+	// profileType is the profile of /debug/pprof taken: profile (CPU)
+	// or allocs (what was allocated while it ran: a delta).
+	profileType string
+	args        []string
 }
 
 func main() {
@@ -116,6 +124,7 @@ func main() {
 	flag.IntVar(&cfg.concurrency, "concurrency", 10, "requests in flight per mode: unary calls on one connection, or pending requests on the stream (the Collector's sending queue: 10 consumers)")
 	flag.IntVar(&cfg.requests, "requests", 0, "send only the first N requests of each cutting (0: all)")
 	flag.IntVar(&cfg.minItems, "min-items", 300000, "send each cutting's requests as many times per round as it takes to send this many items (each time on a connection of its own)")
+	flag.BoolVar(&cfg.sameStream, "same-stream", false, "send a round's passes on one connection and stream, one after the other (default: each pass on its own, so that no stream sees the same requests twice: the columns' tables and zstd's window would find them; with it, a stream's setup is counted once a round, not once a pass)")
 	flag.StringVar(&cfg.bin, "otlplite-bin", "", "the otlp-lite binary (default: built from this tree)")
 	flag.StringVar(&cfg.rev, "otlplite-rev", "", "also build otlp-lite at this git revision (git archive) and run it as \"otlp-lite@REV\" in the same rounds, with the modes of -rev-modes")
 	flag.StringVar(&cfg.revModes, "rev-modes", "columns", "the modes otlp-lite@REV runs (comma-separated: unary, stream, columns)")
@@ -123,8 +132,10 @@ func main() {
 	flag.StringVar(&cfg.profileDir, "profile-dir", "", "after the rounds of each cutting matching -profile-cut, write a CPU profile of each server to this directory (outside the figures)")
 	flag.StringVar(&cfg.profileCut, "profile-cut", "8192", "the cuttings profiled (a substring of their name: SDK, 8192)")
 	flag.IntVar(&cfg.profileSec, "profile-seconds", 10, "length of each profile")
+	flag.StringVar(&cfg.profileType, "profile-type", "profile", "the profile taken: profile (CPU) or allocs (what was allocated while it ran)")
 	flag.Parse()
 	cfg.args = os.Args[1:]
+	cfg.quietStep = 100 * time.Millisecond
 	if err := run(os.Stdout, cfg); err != nil {
 		log.Fatal(err)
 	}
@@ -358,15 +369,19 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 		// not a few milliseconds (a batch processor's cutting is only a
 		// few requests).
 		passes := max(1, (cfg.minItems+n-1)/n)
-		res.note += fmt.Sprintf(", sent %d times per round, each on a connection of its own", passes)
+		if cfg.sameStream {
+			res.note += fmt.Sprintf(", sent %d times per round, one after the other on one connection (and stream)", passes)
+		} else {
+			res.note += fmt.Sprintf(", sent %d times per round, each on a connection (and stream) of its own", passes)
+		}
 		for _, s := range servers { // warm-up
-			if _, err := measure(s, sig, reqs, n, 1, cfg.concurrency); err != nil {
+			if _, err := measure(s, sig, reqs, n, 1, false, cfg); err != nil {
 				return fmt.Errorf("%s, warm-up: %w", s.label(), err)
 			}
 		}
 		for round := range cfg.rounds {
 			for i, s := range servers {
-				smp, err := measure(s, sig, reqs, n, passes, cfg.concurrency)
+				smp, err := measure(s, sig, reqs, n, passes, cfg.sameStream, cfg)
 				if err != nil {
 					return fmt.Errorf("%s, round %d: %w", s.label(), round+1, err)
 				}
@@ -376,7 +391,7 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 		}
 		if cfg.profileDir != "" && strings.Contains(c.Name+" "+strconv.Itoa(c.Items), cfg.profileCut) {
 			for _, s := range servers {
-				name := strings.NewReplacer(" ", "_", "/", "-", "(", "", ")", "", ",", "").Replace(fmt.Sprintf("%s.%s.%s.%s.pprof", filepath.Base(file), c.Name, s.name, modeKey(s.mode)))
+				name := strings.NewReplacer(" ", "_", "/", "-", "(", "", ")", "", ",", "").Replace(fmt.Sprintf("%s.%s.%s.%s.%s.pprof", filepath.Base(file), c.Name, s.name, modeKey(s.mode), cfg.profileType))
 				passes, err := profile(s, sig, reqs, cfg, filepath.Join(cfg.profileDir, name))
 				if err != nil {
 					return err
@@ -480,21 +495,29 @@ func (s *server) counters(sig otlpclient.Signal) (counters, error) {
 // quiet; it returns the server's and the client's CPU and the bytes
 // written per item over the passes, checking that the server's disk log
 // grew by exactly the items sent.
-func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes, concurrency int) (sample, error) {
+func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes int, sameStream bool, cfg config) (sample, error) {
 	before, err := s.counters(sig)
 	if err != nil {
 		return sample{}, err
+	}
+	items *= passes
+	if sameStream { // one pass of the requests passes times over
+		var all [][]byte
+		for range passes {
+			all = append(all, reqs...)
+		}
+		reqs, passes = all, 1
 	}
 	pid := s.cmd.Process.Pid
 	var server, client time.Duration
 	var wire atomic.Int64
 	written := int64(0)
 	for range passes {
-		snd, err := open(s, sig, concurrency, &wire)
+		snd, err := open(s, sig, cfg.concurrency, &wire)
 		if err != nil {
 			return sample{}, fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
 		}
-		if _, err := quiet(pid); err != nil {
+		if _, err := quiet(pid, cfg.quietStep); err != nil {
 			return sample{}, err
 		}
 		runtime.GC() // this process's garbage of before, out of the client's figure
@@ -513,7 +536,7 @@ func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes, con
 		if err != nil {
 			return sample{}, fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
 		}
-		sAfter, err := quiet(pid)
+		sAfter, err := quiet(pid, cfg.quietStep)
 		if err != nil {
 			return sample{}, err
 		}
@@ -523,8 +546,8 @@ func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes, con
 	if err != nil {
 		return sample{}, err
 	}
-	if got := int(after.stored - before.stored); got != items*passes {
-		return sample{}, fmt.Errorf("the server's disk log grew by %d items, %d sent and acknowledged", got, items*passes)
+	if got := int(after.stored - before.stored); got != items {
+		return sample{}, fmt.Errorf("the server's disk log grew by %d items, %d sent and acknowledged", got, items)
 	}
 	if s.mode != unary && after.compression-before.compression < float64(passes) {
 		return sample{}, fmt.Errorf("stateful compression accepted on %.0f streams, %d opened", after.compression-before.compression, passes)
@@ -532,7 +555,7 @@ func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes, con
 	if gotCols := after.columns > before.columns; gotCols != (s.mode == columns) {
 		return sample{}, fmt.Errorf("streams with columns accepted: %v, want %v", gotCols, s.mode == columns)
 	}
-	n := float64(items * passes)
+	n := float64(items)
 	return sample{
 		serverNs: float64(server) / n,
 		clientNs: float64(client) / n,
@@ -547,21 +570,22 @@ func selfCPU() time.Duration {
 	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
 }
 
-// quiet waits until the process's CPU grows by less than 1 ms in 100 ms
-// (the work of what was acknowledged done, its garbage collected; an idle
-// server's timers cost far less), at most 5 s, and returns its CPU then.
-func quiet(pid int) (time.Duration, error) {
+// quiet waits until the process's CPU grows by less than 1 % of step in
+// step (100 ms: the work of what was acknowledged done, its garbage
+// collected; an idle server's timers cost far less), at most 5 s, and
+// returns its CPU then.
+func quiet(pid int, step time.Duration) (time.Duration, error) {
 	last, err := cputime.ProcessCPU(pid)
 	if err != nil {
 		return 0, err
 	}
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond) // polling another process's CPU
+		time.Sleep(step) // polling another process's CPU
 		now, err := cputime.ProcessCPU(pid)
 		if err != nil {
 			return 0, err
 		}
-		if now-last < time.Millisecond {
+		if now-last < step/100 {
 			return now, nil
 		}
 		last = now
@@ -739,7 +763,7 @@ func profile(s *server, sig otlpclient.Signal, reqs [][]byte, cfg config, file s
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- fetchProfile(s.admin, cfg.profileSec, file)
+		done <- fetchProfile(s.admin, cfg.profileType, cfg.profileSec, file)
 	}()
 	var wire atomic.Int64
 	for {
@@ -762,13 +786,16 @@ func profile(s *server, sig otlpclient.Signal, reqs [][]byte, cfg config, file s
 	}
 }
 
-func fetchProfile(addr string, seconds int, file string) error {
+func fetchProfile(addr, typ string, seconds int, file string) error {
+	if typ != "profile" && typ != "allocs" {
+		return fmt.Errorf("-profile-type %q: want profile or allocs", typ)
+	}
 	out, err := os.Create(file)
 	if err != nil {
 		return err
 	}
 	defer out.Close()
-	resp, err := httpGet(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds))
+	resp, err := httpGet(fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", addr, typ, seconds))
 	if err != nil {
 		return fmt.Errorf("cannot profile: %w", err)
 	}

@@ -8,11 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otlp-lite/otlp-lite/bench/internal/otlplitebin"
 )
 
 // writeDataset writes records as a dataset file (dataset.Read's format:
@@ -92,17 +95,51 @@ func tinyDatasets(t *testing.T, dir string) (spans, points int) {
 func TestRunTiny(t *testing.T) {
 	dir := t.TempDir()
 	tinyDatasets(t, dir)
-	var out bytes.Buffer
-	cfg := config{dir: dir, half: "second", rounds: 1, concurrency: 4, modes: "unary,stream,columns", args: []string{"-test"}}
-	if err := run(&out, cfg); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
+	root, err := otlplitebin.Root()
+	if err != nil {
+		t.Fatal(err)
 	}
-	s := out.String()
+	bin := filepath.Join(t.TempDir(), "otlp-lite")
+	if err := otlplitebin.Build(bin, root); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		same    bool
+		signals []string
+	}{
+		{false, []string{"metrics", "traces"}},
+		{true, []string{"traces"}},
+	} {
+		t.Run(fmt.Sprintf("same-stream=%v", tc.same), func(t *testing.T) {
+			// Passes of 100 to 240 items: 2 or 3 per round.
+			cfg := config{dir: dir, half: "second", rounds: 1, concurrency: 4, minItems: 250, sameStream: tc.same,
+				modes: "unary,stream,columns", bin: bin, args: []string{"-test"}, quietStep: 10 * time.Millisecond}
+			if len(tc.signals) == 1 {
+				cfg.only = tc.signals[0]
+			}
+			var out bytes.Buffer
+			if err := run(&out, cfg); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			checkTables(t, out.String(), tc.signals)
+		})
+	}
+}
+
+// checkTables checks run's output: the command line at the top, and for
+// each signal its three tables with a row per cutting and a figure for
+// every server.
+func checkTables(t *testing.T, s string, signals []string) {
+	t.Helper()
 	t.Log(s)
 	if !strings.HasPrefix(s, "Command: `cd bench && go run ./cmd/streamcpu -test`") {
 		t.Errorf("no command line at the top")
 	}
-	for _, sig := range []string{"**metrics**", "**traces**"} {
+	if n := strings.Count(s, "**") / 2; n != len(signals) {
+		t.Errorf("%d tables of a signal, want %d", n, len(signals))
+	}
+	for _, sig := range signals {
+		sig = "**" + sig + "**"
 		i := strings.Index(s, sig)
 		if i < 0 {
 			t.Fatalf("no %s table", sig)
