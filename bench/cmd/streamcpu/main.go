@@ -252,6 +252,9 @@ func run(w io.Writer, cfg config) error {
 	}
 	fmt.Fprintf(w, "Command: `cd bench && go run ./cmd/streamcpu %s`\n\n", strings.Join(cfg.args, " "))
 	fmt.Fprintf(w, "otlp-lite at %s, %s, %d CPUs (load average %s)\n\n", otlplitebin.Describe(root), time.Now().UTC().Format(time.RFC3339), runtime.NumCPU(), loadavg())
+	if cfg.rev != "" {
+		fmt.Fprintf(w, "otlp-lite@%s at %s\n\n", cfg.rev, otlplitebin.Commit(root, cfg.rev))
+	}
 	for _, f := range files {
 		if !strings.Contains(filepath.Base(f), cfg.only) {
 			continue

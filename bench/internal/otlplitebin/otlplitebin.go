@@ -56,3 +56,13 @@ func Describe(root string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// Commit returns the short commit hash rev names in the repository at
+// root, or rev itself if git cannot tell.
+func Commit(root, rev string) string {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--short", rev+"^{commit}").Output()
+	if err != nil {
+		return rev
+	}
+	return strings.TrimSpace(string(out))
+}
