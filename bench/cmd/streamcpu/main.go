@@ -457,6 +457,25 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 		}
 	}
 	fmt.Fprintln(w)
+	// A revision's server against this tree's in the same mode, round by
+	// round: the rounds share the machine's state.
+	for i, s := range servers {
+		for j, t := range servers[:i] {
+			if t.mode != s.mode || t.name == s.name {
+				continue
+			}
+			for _, r := range results {
+				var ratios []float64
+				fmt.Fprintf(w, "- %s, server CPU of %s ÷ %s:", r.cut.Name, s.label(), t.name)
+				for round := range r.samples[i] {
+					ratios = append(ratios, r.samples[i][round].serverNs/r.samples[j][round].serverNs)
+					fmt.Fprintf(w, " %.2fx", ratios[round])
+				}
+				fmt.Fprintf(w, " (median %.2fx)\n", median(ratios))
+			}
+			fmt.Fprintln(w)
+		}
+	}
 	for _, r := range results {
 		fmt.Fprintf(w, "- %s\n", r.note)
 	}
