@@ -328,6 +328,9 @@ func (s *server) label() string { return s.name + " " + s.mode.String() }
 // sample is one round of one server at one cutting.
 type sample struct {
 	serverNs, clientNs, wire float64 // per item
+	// syncs is the disk log's commits (fsyncs of a group of records)
+	// per request.
+	syncs float64
 }
 
 func table(w io.Writer, file string, cfg config, servers []*server) error {
@@ -426,6 +429,7 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 		{fmt.Sprintf("Server CPU per %s (ns; utime+stime of the server process: transport, decompression, validation, pipeline, disk log with fsync, GC)", item), func(s sample) float64 { return s.serverNs }, "%.0f"},
 		{fmt.Sprintf("Client CPU per %s (ns; this process's utime+stime while sending: encoding, compression, transport)", item), func(s sample) float64 { return s.clientNs }, "%.0f"},
 		{fmt.Sprintf("Bytes on the wire per %s (client to server: what the client wrote on its TCP connection, HTTP/2 frames and headers included)", item), func(s sample) float64 { return s.wire }, "%.2f"},
+		{"The disk log's commits (fsyncs, each of a group of records) per request", func(s sample) float64 { return s.syncs }, "%.2f"},
 	}
 	for _, f := range figure {
 		fmt.Fprintf(w, "%s:\n\n%s", f.title, header)
@@ -495,6 +499,7 @@ func modeKey(m mode) string {
 // counters are the admin series a round checks.
 type counters struct {
 	stored, compression, columns float64
+	syncs                        float64 // the disk log's fsyncs
 }
 
 func (s *server) counters(sig otlpclient.Signal) (counters, error) {
@@ -506,6 +511,7 @@ func (s *server) counters(sig otlpclient.Signal) (counters, error) {
 		stored:      m[fmt.Sprintf(`otlplite_storage_items{signal=%q}`, sig.String())],
 		compression: m["otlplite_stream_compression_accepted_total"],
 		columns:     m["otlplite_stream_columns_accepted_total"],
+		syncs:       m[fmt.Sprintf(`otlplite_storage_sync_seconds_count{signal=%q}`, sig.String())],
 	}, nil
 }
 
@@ -579,6 +585,7 @@ func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes int,
 	}
 	n := float64(items)
 	return sample{
+		syncs:    (after.syncs - before.syncs) / float64(len(reqs)*passes),
 		serverNs: float64(server) / n,
 		clientNs: float64(client) / n,
 		wire:     float64(written) / n,

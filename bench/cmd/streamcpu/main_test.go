@@ -91,7 +91,7 @@ func tinyDatasets(t *testing.T, dir string) (spans, points int) {
 // against otlp-lite built from this tree: every mode's requests are stored
 // whole by its server (run fails otherwise: the disk log's count, the
 // stream's compression and columns accepted), and each signal has its
-// three tables with a row per cutting and a figure for every server.
+// four tables with a row per cutting and a figure for every server.
 func TestRunTiny(t *testing.T) {
 	dir := t.TempDir()
 	tinyDatasets(t, dir)
@@ -127,7 +127,7 @@ func TestRunTiny(t *testing.T) {
 }
 
 // checkTables checks run's output: the command line at the top, and for
-// each signal its three tables with a row per cutting and a figure for
+// each signal its four tables with a row per cutting and a figure for
 // every server.
 func checkTables(t *testing.T, s string, signals []string) {
 	t.Helper()
@@ -148,7 +148,7 @@ func checkTables(t *testing.T, s string, signals []string) {
 		if j := strings.Index(part[len(sig):], "**"); j >= 0 {
 			part = part[:len(sig)+j]
 		}
-		for _, title := range []string{"Server CPU per", "Client CPU per", "Bytes on the wire per"} {
+		for _, title := range []string{"Server CPU per", "Client CPU per", "Bytes on the wire per", "The disk log's commits"} {
 			if strings.Count(part, title) != 1 {
 				t.Errorf("%s: %d %q tables, want 1", sig, strings.Count(part, title), title)
 			}
@@ -168,8 +168,8 @@ func checkTables(t *testing.T, s string, signals []string) {
 					t.Errorf("%s: %q", sig, line)
 				}
 			}
-			if rows != 3 {
-				t.Errorf("%s: %d rows %q, want 3 (one per table)", sig, rows, cut)
+			if rows != 4 {
+				t.Errorf("%s: %d rows %q, want 4 (one per table)", sig, rows, cut)
 			}
 		}
 	}
