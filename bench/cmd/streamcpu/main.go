@@ -331,6 +331,8 @@ type sample struct {
 	// syncs is the disk log's commits (fsyncs of a group of records)
 	// per request.
 	syncs float64
+	// resent counts requests the client sent again.
+	resent uint64
 }
 
 func table(w io.Writer, file string, cfg config, servers []*server) error {
@@ -481,6 +483,16 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 		}
 	}
 	for _, r := range results {
+		for i, s := range servers {
+			for round, smp := range r.samples[i] {
+				if smp.resent > 0 {
+					fmt.Fprintf(w, "- **%s, %s, round %d: %d requests resent** (a stream stalled, broke or was rotated with requests unread: nothing lost, but the round's figures hold the resends)\n",
+						r.cut.Name, s.label(), round+1, smp.resent)
+				}
+			}
+		}
+	}
+	for _, r := range results {
 		fmt.Fprintf(w, "- %s\n", r.note)
 	}
 	fmt.Fprintln(w)
@@ -540,6 +552,7 @@ func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes int,
 	var server, client time.Duration
 	var wire atomic.Int64
 	written := int64(0)
+	var resent uint64
 	for range passes {
 		snd, err := open(s, sig, cfg.concurrency, &wire)
 		if err != nil {
@@ -564,6 +577,12 @@ func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes int,
 		if err != nil {
 			return sample{}, fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
 		}
+		if n, why := snd.resent(); n > 0 {
+			// Not a loss (the disk log's count says so below), but the
+			// figure holds the resends' cost: the output names it.
+			resent += n
+			log.Printf("%s: %d requests resent (last cause: %v); server stderr: %s", s.label(), n, why, s.stderr.String())
+		}
 		sAfter, err := quiet(pid, cfg.quietStep)
 		if err != nil {
 			return sample{}, err
@@ -585,6 +604,7 @@ func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes int,
 	}
 	n := float64(items)
 	return sample{
+		resent:   resent,
 		syncs:    (after.syncs - before.syncs) / float64(len(reqs)*passes),
 		serverNs: float64(server) / n,
 		clientNs: float64(client) / n,
@@ -633,6 +653,9 @@ type sender interface {
 	// failing on any error.
 	send(reqs [][]byte) error
 	close() error
+	// resent returns the requests sent again (a stream stalled, broke
+	// or was rotated with requests unread) and the last cause.
+	resent() (uint64, error)
 }
 
 // open connects a client of s's mode, counting the bytes it writes in
@@ -704,6 +727,9 @@ func (u *unarySender) send(reqs [][]byte) error {
 
 func (u *unarySender) close() error { return u.conn.Close() }
 
+// resent is 0: grpc-go without a retry policy resends nothing it sent.
+func (u *unarySender) resent() (uint64, error) { return 0, nil }
+
 // streamSender sends the requests on otlpclient's StreamExporter
 // (stateful zstd, the default; with columns, StreamColumns), at most
 // concurrency pending.
@@ -762,6 +788,8 @@ func (s *streamSender) send(reqs [][]byte) error {
 	}
 	return first
 }
+
+func (s *streamSender) resent() (uint64, error) { return s.e.Stats().Retried, s.e.LastError() }
 
 func (s *streamSender) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
