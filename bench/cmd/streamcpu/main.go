@@ -92,6 +92,7 @@ func init() { grpczstd.Register() }
 
 type config struct {
 	dir, only, half string
+	cut             string
 	rounds          int
 	concurrency     int
 	// requests, if positive, keeps only the first requests of each
@@ -119,6 +120,7 @@ func main() {
 	var cfg config
 	flag.StringVar(&cfg.dir, "dir", "../../shared/datasets", "the datasets directory")
 	flag.StringVar(&cfg.only, "only", "", "only the files whose name contains this")
+	flag.StringVar(&cfg.cut, "cut", "", "only the cuttings whose name contains this (SDK, 8192)")
 	flag.StringVar(&cfg.half, "half", "second", "which requests of each cutting: all, first (tuned on) or second (not tuned on)")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "measured rounds (the modes take turns in each)")
 	flag.IntVar(&cfg.concurrency, "concurrency", 10, "requests in flight per mode: unary calls on one connection, or pending requests on the stream (the Collector's sending queue: 10 consumers)")
@@ -331,8 +333,10 @@ type sample struct {
 	// syncs is the disk log's commits (fsyncs of a group of records)
 	// per request.
 	syncs float64
-	// resent counts requests the client sent again.
+	// resent counts requests the client sent again after a stall or a
+	// broken stream, cause the last one's.
 	resent uint64
+	cause  error
 }
 
 func table(w io.Writer, file string, cfg config, servers []*server) error {
@@ -352,6 +356,9 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 	}
 	var results []result
 	for _, c := range dataset.Cuttings(metrics) {
+		if !strings.Contains(c.Name+" "+strconv.Itoa(c.Items), cfg.cut) {
+			continue
+		}
 		cut, err := dataset.Cut(records, metrics, c.Items, c.ByResource)
 		if err != nil {
 			return err
@@ -486,8 +493,8 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 		for i, s := range servers {
 			for round, smp := range r.samples[i] {
 				if smp.resent > 0 {
-					fmt.Fprintf(w, "- **%s, %s, round %d: %d requests resent** (a stream stalled, broke or was rotated with requests unread: nothing lost, but the round's figures hold the resends)\n",
-						r.cut.Name, s.label(), round+1, smp.resent)
+					fmt.Fprintf(w, "- **%s, %s, round %d: %d requests resent** (%v: nothing lost, but the round's figures hold the resends)\n",
+						r.cut.Name, s.label(), round+1, smp.resent, smp.cause)
 				}
 			}
 		}
@@ -553,6 +560,7 @@ func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes int,
 	var wire atomic.Int64
 	written := int64(0)
 	var resent uint64
+	var cause error
 	for range passes {
 		snd, err := open(s, sig, cfg.concurrency, &wire)
 		if err != nil {
@@ -578,10 +586,15 @@ func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes int,
 			return sample{}, fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
 		}
 		if n, why := snd.resent(); n > 0 {
-			// Not a loss (the disk log's count says so below), but the
-			// figure holds the resends' cost: the output names it.
-			resent += n
+			// Requests a rotation left unread are resent, as in
+			// production (no cause); a stall or a broken stream (a
+			// cause) is not a loss (the disk log's count says so
+			// below), but the figure holds its cost: the output names it.
 			log.Printf("%s: %d requests resent (last cause: %v); server stderr: %s", s.label(), n, why, s.stderr.String())
+			if why != nil {
+				resent += n
+				cause = why
+			}
 		}
 		sAfter, err := quiet(pid, cfg.quietStep)
 		if err != nil {
@@ -605,6 +618,7 @@ func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes int,
 	n := float64(items)
 	return sample{
 		resent:   resent,
+		cause:    cause,
 		syncs:    (after.syncs - before.syncs) / float64(len(reqs)*passes),
 		serverNs: float64(server) / n,
 		clientNs: float64(client) / n,
