@@ -33,7 +33,9 @@
 // round (-rounds), after one warm-up pass each. In each round each mode
 // sends every request of the cutting, as many times as it takes to send
 // -min-items items (a batch processor's cutting is a few requests), each
-// time on a connection and a stream of its own, opened before the clock
+// time on a connection and a stream of its own (with -same-stream, one for
+// the round's passes: a stream's setup counted once a round, but the
+// repeated requests find the columns' tables warm), opened before the clock
 // starts (an empty request answered on it: the connection, the stream's
 // headers and its compression negotiated, what a long-lived exporter
 // amortises; the stream's rotations every 1,000 requests are counted),
@@ -43,7 +45,10 @@
 // threads, to the nanosecond, where /proc counts 10 ms ticks), and divided
 // by the items. The client's CPU is this process's (getrusage) over the
 // sending, after a GC; the bytes on the wire are what the client wrote on
-// its connection (HTTP/2 frames and headers included). A round in which
+// its connection (HTTP/2 frames and headers included); the disk log's
+// commits per request are its otlplite_storage_sync_seconds count. A
+// request a stream resent after a stall or a break is logged with its
+// cause and the round marked in the output. A round in which
 // the server's disk log (otlplite_storage_items, on its admin /metrics)
 // did not grow by exactly the items sent, or in which the stream's
 // compression or columns were not accepted, is an error, not a figure.
@@ -52,7 +57,9 @@
 // the modes of -rev-modes (default: columns) beside this tree's, in the same
 // rounds. With -profile-dir, after the rounds of each cutting whose name
 // contains -profile-cut, each server is profiled (its admin /debug/pprof)
-// while the cutting's requests are sent again, outside the figures.
+// while the cutting's requests are sent again, outside the figures
+// (-profile-type allocs: what it allocated meanwhile). -only and -cut keep
+// the files and cuttings whose names contain them.
 package main
 
 import (
