@@ -1,12 +1,17 @@
 // Package benchnet holds what the benchmark commands (sidebyside,
-// fairness, benchload) share to start servers and talk to them: a free
-// port, a wait for a listener, and a grpc-go codec for raw bytes.
+// fairness, benchload, streamcpu) share to start servers and talk to
+// them: a free port, a wait for a listener, a grpc-go codec for raw bytes,
+// and a scrape of a server's Prometheus page.
 package benchnet
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/mem"
@@ -58,3 +63,39 @@ func (RawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 }
 
 func (RawCodec) Name() string { return "proto" }
+
+// Scrape reads a server's Prometheus text page (otlp-lite's admin
+// /metrics) at url and returns each sample by its series as written, name
+// and labels (e.g. `otlplite_storage_items{signal="traces"}`).
+func Scrape(url string) (map[string]float64, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, fmt.Errorf("cannot scrape %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("cannot scrape %s: %s", url, resp.Status)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		out[line[:i]] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("cannot scrape %s: %w", url, err)
+	}
+	return out, nil
+}

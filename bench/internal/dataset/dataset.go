@@ -218,3 +218,50 @@ func tag(field uint64, b []byte) []byte {
 	out = binary.AppendUvarint(out, uint64(len(b)))
 	return append(out, b...)
 }
+
+// Cutting is one way of cutting a dataset into requests (Cut's items and
+// byResource), named for the tables.
+type Cutting struct {
+	Name       string
+	Items      int
+	ByResource bool
+}
+
+// Cuttings are the two request shapes the wirebytes and streamcpu
+// tables report, in this order: as an SDK sends them (traces: one
+// resource's spans, at most 512, the batch span processor's max export
+// batch; metrics: one resource's metrics, every point of an export
+// interval, as a periodic reader sends them) and as a Collector's batch
+// processor sends them (8,192 items, across resources).
+func Cuttings(metrics bool) []Cutting {
+	cuts := []Cutting{{"SDK", 512, true}, {"batch processor", 8192, false}}
+	if metrics {
+		cuts[0] = Cutting{"SDK", 1 << 30, true}
+	}
+	return cuts
+}
+
+// Half returns the requests of one half of a cutting, in order: "all",
+// "first" (tune on it) or "second" (report on it: data not tuned on).
+func Half(reqs []Request, half string) ([]Request, error) {
+	switch half {
+	case "first":
+		return reqs[:len(reqs)/2], nil
+	case "second":
+		return reqs[len(reqs)/2:], nil
+	case "all":
+		return reqs, nil
+	}
+	return nil, fmt.Errorf("-half %q: want all, first or second", half)
+}
+
+// HalfName describes a Half for a table's heading.
+func HalfName(half string) string {
+	switch half {
+	case "first":
+		return "the first half of each cutting, in order (tuned on)"
+	case "second":
+		return "the second half of each cutting, in order (not tuned on)"
+	}
+	return "all"
+}
