@@ -115,12 +115,6 @@ func main() {
 	}
 }
 
-type cutting struct {
-	name       string
-	items      int
-	byResource bool
-}
-
 type row struct {
 	name  string
 	bytes []float64 // per cutting: bytes per item
@@ -132,10 +126,7 @@ func table(file string, cfg config) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cuts := []cutting{{"SDK", 512, true}, {"batch processor", 8192, false}}
-	if metrics {
-		cuts[0] = cutting{"SDK", 1 << 30, true}
-	}
+	cuts := dataset.Cuttings(metrics)
 	cfg.sig = otlpcolumns.Traces
 	if metrics {
 		cfg.sig = otlpcolumns.Metrics
@@ -155,11 +146,13 @@ func table(file string, cfg config) {
 	var notes []string
 	var cpuRows, checkRows, encRows []string
 	for _, c := range cuts {
-		cut, err := dataset.Cut(records, metrics, c.items, c.byResource)
+		cut, err := dataset.Cut(records, metrics, c.Items, c.ByResource)
 		if err != nil {
 			log.Fatal(err)
 		}
-		cut = halve(cut, cfg.half)
+		if cut, err = dataset.Half(cut, cfg.half); err != nil {
+			log.Fatal(err)
+		}
 		var reqs [][]byte
 		n, plain := 0, 0
 		for _, r := range cut {
@@ -187,7 +180,7 @@ func table(file string, cfg config) {
 			rows[i].bytes = append(rows[i].bytes, float64(sizes[i])/float64(n))
 		}
 		notes = append(notes, fmt.Sprintf("%s: %d requests, %d items, %.0f items and %.1f KB of plain OTLP per request",
-			c.name, len(reqs), n, float64(n)/float64(len(reqs)), float64(plain)/float64(len(reqs))/1e3))
+			c.Name, len(reqs), n, float64(n)/float64(len(reqs)), float64(plain)/float64(len(reqs))/1e3))
 		if cfg.dump != "" {
 			var b []byte
 			for _, m := range decompressed(colsMsgs, cfg, 64<<20) {
@@ -203,21 +196,21 @@ func table(file string, cfg config) {
 		sc := decodeCPU(perMsgs, streamMsgs, colsMsgs, cfg)
 		perCPU, streamCPU, colsCPU, invCPU := sc.per, sc.stream, sc.cols, sc.inv
 		f := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(n) / float64(cfg.rounds) }
-		checkRows = append(checkRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %d of %d |", c.name, f(sc.perV), f(sc.streamV), float64(sc.streamV)/float64(sc.perV),
+		checkRows = append(checkRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %d of %d |", c.Name, f(sc.perV), f(sc.streamV), float64(sc.streamV)/float64(sc.perV),
 			f(sc.colsV), float64(sc.colsV)/float64(sc.perV), sc.vouched, sc.msgs))
-		cpuRows = append(cpuRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.0f |", c.name, f(perCPU), f(streamCPU), float64(streamCPU)/float64(perCPU),
+		cpuRows = append(cpuRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx | %.0f |", c.Name, f(perCPU), f(streamCPU), float64(streamCPU)/float64(perCPU),
 			f(colsCPU), float64(colsCPU)/float64(perCPU), f(invCPU)))
 		perEnc := cputime.Of(cfg.rounds, func() { perMessage(reqs) })
 		streamEnc := cputime.Of(cfg.rounds, func() { ourStream(reqs, cfg, false) })
 		colsEnc := cputime.Of(cfg.rounds, func() { ourStream(reqs, cfg, true) })
-		encRows = append(encRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx |", c.name, f(perEnc), f(streamEnc), float64(streamEnc)/float64(perEnc),
+		encRows = append(encRows, fmt.Sprintf("| %s | %.0f | %.0f | %.2fx | %.0f | %.2fx |", c.Name, f(perEnc), f(streamEnc), float64(streamEnc)/float64(perEnc),
 			f(colsEnc), float64(colsEnc)/float64(perEnc)))
 	}
 	signal, item := "traces", "span"
 	if metrics {
 		signal, item = "metrics", "data point"
 	}
-	fmt.Printf("**%s** (`%s`, requests: %s)\n\n", signal, filepath.Base(file), halfName(cfg.half))
+	fmt.Printf("**%s** (`%s`, requests: %s)\n\n", signal, filepath.Base(file), dataset.HalfName(cfg.half))
 	fmt.Printf("| format | bytes/%s, SDK-sized | vs OTLP zstd | bytes/%s, 8192 per request | vs OTLP zstd |\n|---|---|---|---|---|\n", item, item)
 	for _, r := range rows {
 		fmt.Printf("| %s | %.2f | %.2fx | %.2f | %.2fx |\n", r.name, r.bytes[0], r.bytes[0]/rows[0].bytes[0], r.bytes[1], r.bytes[1]/rows[0].bytes[1])
@@ -242,29 +235,6 @@ func table(file string, cfg config) {
 		fmt.Println(r)
 	}
 	fmt.Println()
-}
-
-func halfName(h string) string {
-	switch h {
-	case "first":
-		return "the first half of each cutting, in order (tuned on)"
-	case "second":
-		return "the second half of each cutting, in order (not tuned on)"
-	}
-	return "all"
-}
-
-func halve(reqs []dataset.Request, half string) []dataset.Request {
-	switch half {
-	case "first":
-		return reqs[:len(reqs)/2]
-	case "second":
-		return reqs[len(reqs)/2:]
-	case "all":
-		return reqs
-	}
-	log.Fatalf("-half %q: want all, first or second", half)
-	return nil
 }
 
 const grpcPrefix = 5
