@@ -1,6 +1,11 @@
 package otlpcolumns
 
 import (
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/otlp-lite/otlp-lite/internal/pbtest"
@@ -58,8 +63,78 @@ func TestVouchSeriesOfAnotherField(t *testing.T) {
 		if vv, ok := d.Vouched(); ok {
 			sound(t, Metrics, out, vv)
 		}
+		if *writeSeeds {
+			writeSeed(t, "FuzzVouchStream", "cross-field-"+string('0'+v), streamOf([][]byte{encs[0], join(n, cols)}), uint8(Metrics))
+		}
 	}
 	if other == 0 {
 		t.Fatal("no reference made the request malformed: the test tests nothing")
 	}
 }
+
+// streamOf joins a stream's encoded messages for FuzzVouchStream: each a
+// uvarint length and its bytes.
+func streamOf(encs [][]byte) []byte {
+	var b []byte
+	for _, e := range encs {
+		b = append(binary.AppendUvarint(b, uint64(len(e))), e...)
+	}
+	return b
+}
+
+// FuzzVouchStream: for any columns messages, several on one decoder (the
+// series table carrying runs, and their marks, from message to message,
+// as a hostile client's stream would), what the decoder vouches for the
+// checker finds (sound). Its input is streamOf's: the seeds are honest
+// streams, which the fuzzer changes where a client would (a reference, a
+// column, a structure byte).
+func FuzzVouchStream(f *testing.F) {
+	for _, c := range vouchCases {
+		good, _ := otlp.AppendEnvelope(nil, 1, c.good)
+		bad, _ := otlp.AppendEnvelope(nil, 2, c.bad)
+		f.Add(streamOf(encodeAll(c.sig, [][]byte{good, bad, good})), uint8(c.sig))
+	}
+	for _, s := range signals {
+		envs := envelopes(f, s.name)
+		f.Add(streamOf(encodeAll(s.sig, append(envs, envs...))), uint8(s.sig))
+	}
+	for sig, envs := range demoSample(f) {
+		f.Add(streamOf(encodeAll(sig, envs[:3])), uint8(sig))
+	}
+	f.Fuzz(func(t *testing.T, stream []byte, sig uint8) {
+		s := fuzzSignal(sig)
+		var encs [][]byte
+		for len(stream) > 0 && len(encs) < 8 {
+			l, k := binary.Uvarint(stream)
+			if k <= 0 || l > uint64(len(stream)-k) {
+				break
+			}
+			encs = append(encs, stream[k:k+int(l)])
+			stream = stream[k+int(l):]
+		}
+		// FuzzVouchSound's limit.
+		decodeVouchedWithin(t, s, 1<<16, encs)
+	})
+}
+
+// writeSeeds writes the review's hostile streams as FuzzVouchStream's
+// seeds (go test -run TestVouch -args -write-seeds).
+var writeSeeds = flag.Bool("write-seeds", false, "write FuzzVouchStream's seeds to testdata")
+
+func writeSeed(t *testing.T, fuzz, name string, stream []byte, sig uint8) {
+	t.Helper()
+	dir := filepath.Join("testdata", "fuzz", fuzz)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\nbyte(%q)\n", stream, rune(sig))
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fuzzSignal is the signal a fuzz target's byte names: the seeds' bytes
+// are their Signal's (1-3), each the signal it names. (sig%3 + 1, before,
+// decoded every seed with the next signal's decoder, where nearly all
+// were corrupt or not vouched for.)
+func fuzzSignal(sig uint8) Signal { return Signal((int(sig)+2)%3 + 1) }
