@@ -813,6 +813,13 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
 			return out, errRef
 		}
 		l := int(d.backLen[o])
+		if l == 0 {
+			// A place holder (a value too long to be referenced,
+			// which the encoder never refers to): it would write the
+			// field's tag without a value, the fields after it
+			// misread by every parser.
+			return out, errRef
+		}
 		if len(out)+l > cap(out) {
 			if out, err = d.more(out, l); err != nil {
 				return out, err

@@ -1,7 +1,9 @@
 package otlpcolumns
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -138,3 +140,46 @@ func writeSeed(t *testing.T, fuzz, name string, stream []byte, sig uint8) {
 // decoded every seed with the next signal's decoder, where nearly all
 // were corrupt or not vouched for.)
 func fuzzSignal(sig uint8) Signal { return Signal((int(sig)+2)%3 + 1) }
+
+// TestVouchBackToPlaceholder: a span's trace_id sent as a reference back
+// to one of the column's values too long to be referenced (the decoder
+// keeps a place holder of no bytes for it: the encoder never refers to
+// one) wrote the field's tag and no value, so the fields after it were
+// misread by any parser, while the span's rule saw a valid trace_id
+// after it. Such a reference is corrupt.
+func TestVouchBackToPlaceholder(t *testing.T) {
+	long := pbtest.IDs(30, 0x40) // raw 31 bytes: a place holder
+	sp := func(seed byte) P {
+		return P{}.Msg(1, long).Msg(1, pbtest.IDs(16, seed)).Msg(2, pbtest.IDs(8, seed)).Str(5, "op").Fixed64(7, 1).Fixed64(8, 2)
+	}
+	req := pbtest.Request(P{}.Msg(1, pbtest.StrAttr("service.name", "s")), nil, []P{sp(1), sp(0x21)})
+	env, _ := otlp.AppendEnvelope(nil, 1, req)
+	enc := NewEncoder(Traces).Append(nil, env)
+	if got := decodeVouched(t, Traces, [][]byte{enc}); len(got) != 1 || !got[0] {
+		t.Fatalf("the honest message vouched: %v", got)
+	}
+	s := &schemas[Traces]
+	span := s.root.f[2].child.f[2].child.f[2].child
+	col := span.f[pb.SpanTraceID].col
+	n, cols := split(t, s, enc)
+	lit := append([]byte{0, byte(len(long))}, long...)
+	i := bytes.LastIndex(cols[col], lit)
+	if i <= 0 {
+		t.Fatalf("the second span's long trace_id is not sent whole: %x", cols[col])
+	}
+	// The second span's first trace_id: two values back, the first
+	// span's first (its place holder).
+	cols[col] = append(append(append([]byte(nil), cols[col][:i]...), 2), cols[col][i+len(lit):]...)
+	bad := join(n-uint64(len(lit)-1), cols)
+	d := NewDecoder(Traces)
+	out, err := d.Decode(nil, bad, len(env), nil)
+	if v, ok := d.Vouched(); ok {
+		sound(t, Traces, out, v)
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a reference to a place holder: %v, want %v", err, ErrCorrupt)
+	}
+	if *writeSeeds {
+		writeSeed(t, "FuzzVouchStream", "back-to-placeholder", streamOf([][]byte{bad}), uint8(Traces))
+	}
+}
