@@ -748,11 +748,12 @@ func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, 
 	}
 	set := d.sets.get(int(id))
 	if set[0] != n.series[i]<<3|2 {
-		// A run of another node's series field (the table is
-		// shared): the encoder never refers to one (its runs are
-		// found by their bytes, tag included), a hostile stream can,
-		// copying fields no rule of this node saw (a number point's
-		// attributes as a histogram point's explicit_bounds).
+		// A run of another series field (the table is shared): the
+		// encoder never refers to one (its runs are found by their
+		// bytes, tag included), a hostile stream can, copying fields
+		// no rule of this node saw (a number point's attributes as a
+		// histogram point's explicit_bounds). Nodes whose series
+		// fields have one number are alike (TestSeriesFieldsAlike).
 		d.off()
 	}
 	if len(out)+len(set) > cap(out) {

@@ -183,3 +183,72 @@ func TestVouchBackToPlaceholder(t *testing.T) {
 		writeSeed(t, "FuzzVouchStream", "back-to-placeholder", streamOf([][]byte{bad}), uint8(Traces))
 	}
 }
+
+// TestSeriesFieldsAlike: within a signal's schema, the nodes that have
+// a series field of the same number (a gauge's and a sum's number points:
+// the encoder refers from one to the other's runs) are at the same depth,
+// with the same rules, their field's values walked with the same rules:
+// a run's tag then says how it was walked (seriesRef's test before it
+// vouches for a reference; the mark it carries is of the same depth).
+func TestSeriesFieldsAlike(t *testing.T) {
+	for _, sig := range []Signal{Traces, Metrics, Logs} {
+		type place struct {
+			depth int
+			rules string
+		}
+		owner := map[uint8]place{}
+		seen := map[*node]bool{}
+		var visit func(n *node, depth int)
+		visit = func(n *node, depth int) {
+			if n == nil || seen[n] {
+				return
+			}
+			seen[n] = true
+			for _, num := range n.series {
+				if num == 0 {
+					continue
+				}
+				p := place{depth, fmt.Sprint(n.rule, ":", rulesOf(n.f[num].child, map[*node]bool{}))}
+				if o, ok := owner[num]; ok && o != p {
+					t.Errorf("signal %d: series field %d at %+v and at %+v", sig, num, o, p)
+				}
+				owner[num] = p
+			}
+			for i := range n.f {
+				visit(n.f[i].child, depth+1)
+			}
+			if n.byCtx != nil {
+				for _, c := range n.byCtx {
+					visit(c, depth)
+				}
+			}
+		}
+		visit(schemas[sig].root, 0)
+		if len(owner) == 0 && sig != Logs {
+			t.Errorf("signal %d: no series found", sig)
+		}
+	}
+}
+
+// rulesOf is the rules of n's tree: each node's and its fields'.
+func rulesOf(n *node, seen map[*node]bool) string {
+	if n == nil {
+		return "-"
+	}
+	if seen[n] {
+		return "^"
+	}
+	seen[n] = true
+	s := fmt.Sprint(n.rule, "(")
+	for i, f := range n.f {
+		if f.rule != ruleNone || f.child != nil {
+			s += fmt.Sprint(i, ":", f.kind, ",", f.rule, rulesOf(f.child, seen), ";")
+		}
+	}
+	if n.byCtx != nil {
+		for _, c := range n.byCtx[1:] {
+			s += "|" + rulesOf(c, seen)
+		}
+	}
+	return s + ")"
+}
