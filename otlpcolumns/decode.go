@@ -754,6 +754,9 @@ func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, 
 		// no rule of this node saw (a number point's attributes as a
 		// histogram point's explicit_bounds). Nodes whose series
 		// fields have one number are alike (TestSeriesFieldsAlike).
+		// About 7 instructions a reference: with back's test of a
+		// place holder, BenchmarkDecode 0.8 % more (callgrind-ab.sh,
+		// 1,126,306 to 1,135,143 instructions a message).
 		d.off()
 	}
 	if len(out)+len(set) > cap(out) {
