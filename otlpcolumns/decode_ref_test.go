@@ -251,6 +251,10 @@ loop:
 						break loop
 					}
 					l := int(d.backLen[o])
+					if l == 0 { // a place holder (Decoder.back)
+						err = errRef
+						break loop
+					}
 					if len(out)+l > lim {
 						if out, lim, err = d.moreRef(out, l); err != nil {
 							break loop

@@ -379,7 +379,7 @@ func FuzzVouchSound(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, src []byte, sig uint8, plain bool) {
-		s := Signal(sig%3 + 1)
+		s := fuzzSignal(sig)
 		if plain {
 			src = NewEncoder(s).Append(nil, src)
 		}
