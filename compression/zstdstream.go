@@ -217,8 +217,8 @@ const growthRoom = 8
 // msg carries. A declared length above limit is ErrTooLarge, before any
 // decoding; grow, if not nil, is charged for the output as it is produced,
 // and for a buffer before it is allocated (when dst has no room: the
-// declared length, at most maxFirstRatio times msg's length, then more as
-// the output grows), and its error returned as it is (wrapped in
+// declared length and growthRoom, at most maxFirstRatio times msg's
+// length, then more as the output grows), and its error returned as it is (wrapped in
 // chargeError's unwrap chain).
 func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int) error) ([]byte, error) {
 	if d.err != nil {
