@@ -483,6 +483,9 @@ func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
 	}
 	// The bytes counted are the envelope's, as they arrived.
 	wire, size := call.LastWireSize(), len(t.Msg)
+	// The ticket is pooled with the buffer the envelope is unwrapped
+	// from, its whole capacity (as the stream's process does).
+	defer giveBack(t, t.Msg)
 	id, err := unwrapStreamRequest(t)
 	if err != nil {
 		st := grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode request: %v", err)
@@ -505,6 +508,10 @@ func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
 	t.Resp = appendStreamResponse(t.Resp[:0], id, out, st, h.retryDelay)
 	_ = h.writeUnaryResponse(call, t.Resp)
 }
+
+// giveBack gives t the buffer buf its request was unwrapped from, before
+// t is pooled: unwrapping leaves t.Msg short of the envelope's header.
+func giveBack(t *ingest.Ticket, buf []byte) { t.Msg = buf }
 
 // unwrapStreamRequest turns the envelope in t.Msg into the plain
 // Export*ServiceRequest, in place (otlp.UnwrapEnvelope), and returns its id.
