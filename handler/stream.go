@@ -246,6 +246,14 @@ func (s *exportStreamState) readLoop() {
 			pre = s.codec.vouched()
 		}
 		size := len(t.Msg)
+		// buf is t.Msg's whole buffer: unwrapping leaves t.Msg a slice
+		// from the envelope's payload on, its capacity short of the
+		// envelope's header, and a buffer pooled so would lose that much
+		// at every request it carries, until the largest request of a
+		// stream no longer fits and is allocated again (process gives
+		// the ticket its whole buffer back, with the envelope's length,
+		// which ingest.Pipeline.Done's recentSizes keeps buffers to).
+		buf := t.Msg
 		id, err := unwrapStreamRequest(t)
 		if err != nil {
 			s.h.putTicket(t)
@@ -283,7 +291,7 @@ func (s *exportStreamState) readLoop() {
 		// once it is acknowledged (no goroutine is made that the bound
 		// does not count).
 		if s.h.gate.tryAcquire(s.conn) {
-			go s.process(id, t, wire, size, true, pre)
+			go s.process(id, t, buf, wire, size, true, pre)
 		} else if !s.h.p.ParkWindow() {
 			// Nor can its window wait unread: the request is dropped
 			// unacknowledged (its client resends it) with the stream.
@@ -296,7 +304,7 @@ func (s *exportStreamState) readLoop() {
 			s.resetBusy()
 			return
 		} else {
-			s.process(id, t, wire, size, false, pre)
+			s.process(id, t, buf, wire, size, false, pre)
 			s.h.p.UnparkWindow()
 		}
 		if last {
@@ -398,8 +406,9 @@ func leadingID(prefix []byte) (uint64, bool) {
 //
 // unit says the caller took a unit of the stream bound for it, which it
 // returns. pre is what the columns' decoder vouched for in the request
-// (the zero Validated, nothing, is validated as Export does).
-func (s *exportStreamState) process(id uint64, t *ingest.Ticket, wire, size int, unit bool, pre ingest.Validated) {
+// (the zero Validated, nothing, is validated as Export does). buf is the
+// buffer t.Msg was unwrapped from, given back to t before it is pooled.
+func (s *exportStreamState) process(id uint64, t *ingest.Ticket, buf []byte, wire, size int, unit bool, pre ingest.Validated) {
 	defer s.wg.Done()
 	if unit {
 		defer s.h.gate.release(s.conn)
@@ -408,6 +417,7 @@ func (s *exportStreamState) process(id uint64, t *ingest.Ticket, wire, size int,
 		Transport: ingest.GRPCStream, Signal: s.kind.signal, Body: t.Msg,
 		WireSize: wire, Size: size, Ticket: t, IdempotencyKey: s.key(id),
 	}, pre)
+	t.Msg = buf
 	s.h.putTicket(t)
 	var st *grpcwire.Status
 	if err != nil {
@@ -473,6 +483,9 @@ func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
 	}
 	// The bytes counted are the envelope's, as they arrived.
 	wire, size := call.LastWireSize(), len(t.Msg)
+	// The ticket is pooled with the buffer the envelope is unwrapped
+	// from, its whole capacity (as the stream's process does).
+	defer giveBack(t, t.Msg)
 	id, err := unwrapStreamRequest(t)
 	if err != nil {
 		st := grpcwire.Errorf(grpcwire.InvalidArgument, "cannot decode request: %v", err)
@@ -495,6 +508,10 @@ func (h *Handler) exportEnvelopeUnary(call *grpcwire.Call, kind *signalKind) {
 	t.Resp = appendStreamResponse(t.Resp[:0], id, out, st, h.retryDelay)
 	_ = h.writeUnaryResponse(call, t.Resp)
 }
+
+// giveBack gives t the buffer buf its request was unwrapped from, before
+// t is pooled: unwrapping leaves t.Msg short of the envelope's header.
+func giveBack(t *ingest.Ticket, buf []byte) { t.Msg = buf }
 
 // unwrapStreamRequest turns the envelope in t.Msg into the plain
 // Export*ServiceRequest, in place (otlp.UnwrapEnvelope), and returns its id.
