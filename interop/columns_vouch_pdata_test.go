@@ -1,0 +1,414 @@
+package interop
+
+import (
+	"bytes"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/otlp-lite/otlp-lite/internal/pbtest"
+	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpcolumns"
+	"github.com/otlp-lite/otlp-lite/otlpdecode"
+)
+
+// The columns decoder vouches (otlpcolumns.Decoder.Vouched) that the
+// request it wrote passes otlpdecode's Check*, and the pipeline then
+// skips that pass: what it stores is read later by the Collector's pdata
+// (forwarding, Kafka, the exports). These tests hold every request the
+// decoder vouches for, honest or hostile, to pdata's reader as well: it
+// reads it without an error, and counts the items the decoder counted.
+
+// pdataItems reads req, a request of sig, with pdata's unmarshaler and
+// returns its items.
+func pdataItems(sig otlpcolumns.Signal, req []byte) (int, error) {
+	switch sig {
+	case otlpcolumns.Traces:
+		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(req)
+		return td.SpanCount(), err
+	case otlpcolumns.Metrics:
+		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(req)
+		return md.DataPointCount(), err
+	}
+	ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(req)
+	return ld.LogRecordCount(), err
+}
+
+func checkOfSignal(sig otlpcolumns.Signal) func([]byte, *otlpdecode.Options) (otlpdecode.Result, error) {
+	switch sig {
+	case otlpcolumns.Traces:
+		return otlpdecode.CheckTraces
+	case otlpcolumns.Metrics:
+		return otlpdecode.CheckMetrics
+	}
+	return otlpdecode.CheckLogs
+}
+
+// vouchedReadByPdata decodes encs on one decoder and holds each request it
+// vouches for to pdata's reader and to Check*; it returns which it
+// vouched for.
+func vouchedReadByPdata(t testing.TB, sig otlpcolumns.Signal, limit int, encs [][]byte) []bool {
+	t.Helper()
+	d := otlpcolumns.NewDecoder(sig)
+	var vouched []bool
+	for _, enc := range encs {
+		ok, err := decodeReadByPdata(t, sig, d, limit, enc)
+		if err != nil {
+			return vouched
+		}
+		vouched = append(vouched, ok)
+	}
+	return vouched
+}
+
+// decodeReadByPdata decodes enc with d and, if d vouches for the request,
+// holds it to pdata's reader and to Check*: it reports whether d vouched.
+func decodeReadByPdata(t testing.TB, sig otlpcolumns.Signal, d *otlpcolumns.Decoder, limit int, enc []byte) (bool, error) {
+	t.Helper()
+	out, err := d.Decode(nil, enc, limit, nil)
+	if err != nil {
+		return false, err
+	}
+	v, ok := d.Vouched()
+	if !ok {
+		return false, nil
+	}
+	_, req, err := otlp.UnwrapEnvelope(bytes.Clone(out))
+	if err != nil {
+		t.Fatalf("vouched for an envelope that does not unwrap: %v", err)
+	}
+	items, err := pdataItems(sig, req)
+	if err != nil {
+		t.Fatalf("signal %d: vouched for %+v, pdata cannot read it: %v\nrequest %x", sig, v, err, req)
+	}
+	if items != v.Items {
+		t.Fatalf("signal %d: vouched for %d items, pdata reads %d\nrequest %x", sig, v.Items, items, req)
+	}
+	res, err := checkOfSignal(sig)(req, nil)
+	if err != nil || res.Items != v.Items || res.Rejected != 0 {
+		t.Fatalf("signal %d: vouched for %+v, Check* finds %+v, %v", sig, v, res, err)
+	}
+	return true, nil
+}
+
+// honestEnvelopes are the golden payloads and the demo sample's requests
+// of each signal, as export stream envelopes.
+func honestEnvelopes(t testing.TB) map[otlpcolumns.Signal][][]byte {
+	t.Helper()
+	out := map[otlpcolumns.Signal][][]byte{}
+	for sig, prefix := range map[otlpcolumns.Signal]string{otlpcolumns.Traces: "traces", otlpcolumns.Metrics: "metrics", otlpcolumns.Logs: "logs"} {
+		files, err := filepath.Glob(filepath.Join(pbtest.GoldenDir(t), prefix+"*.pb"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no golden payloads for %s", prefix)
+		}
+		for _, f := range files {
+			env, err := otlp.AppendEnvelope(nil, 7, pbtest.Golden(t, filepath.Base(f)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[sig] = append(out[sig], env)
+		}
+	}
+	raw, err := os.ReadFile("../otlpcolumns/testdata/demo-sample.zst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, _ := zstd.NewReader(nil)
+	defer dec.Close()
+	if raw, err = dec.DecodeAll(raw, nil); err != nil {
+		t.Fatal(err)
+	}
+	for id := uint64(1); len(raw) > 0; id++ {
+		sig := otlpcolumns.Signal(raw[0])
+		l, k := binary.Uvarint(raw[1:])
+		if k <= 0 || l > uint64(len(raw)-1-k) {
+			t.Fatal("demo-sample.zst: bad record")
+		}
+		if env, err := otlp.AppendEnvelope(nil, id, raw[1+k:1+k+int(l)]); err == nil && len(out[sig]) < 40 {
+			out[sig] = append(out[sig], env)
+		}
+		raw = raw[1+k+int(l):]
+	}
+	return out
+}
+
+// TestVouchedReadByPdata: the requests the decoder vouches for on honest
+// streams (the golden payloads, the demo sample), pdata reads whole, with
+// the items the decoder counted.
+func TestVouchedReadByPdata(t *testing.T) {
+	for sig, envs := range honestEnvelopes(t) {
+		e := otlpcolumns.NewEncoder(sig)
+		var encs [][]byte
+		for _, env := range envs {
+			encs = append(encs, e.Append(nil, env))
+		}
+		// The golden logs payloads carry fields the decoder does
+		// not vouch for (the demo sample has no logs).
+		if got := vouchedReadByPdata(t, sig, 64<<20, encs); !slices.Contains(got, true) && sig != otlpcolumns.Logs {
+			t.Fatalf("signal %d: nothing honest vouched for", sig)
+		}
+	}
+}
+
+// vouchMutants is how many column-level mutants of each honest message
+// TestVouchedColumnMutants tries (more with -vouch-mutants, for a long
+// hunt).
+var vouchMutants = flag.Int("vouch-mutants", 40, "column-level mutants of each message (TestVouchedColumnMutants)")
+
+// TestVouchedColumnMutants: honest columns messages changed where a
+// hostile client would change them, a column at a time (a value's byte, a
+// structure byte, bytes inserted, removed or repeated), the column table
+// and the declared length made consistent again so that the decoder
+// reads the message through (byte flips alone are nearly all refused as
+// corrupt): what it vouches for pdata reads whole, with its items.
+func TestVouchedColumnMutants(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 13))
+	for sig, envs := range honestEnvelopes(t) {
+		e := otlpcolumns.NewEncoder(sig)
+		var encs [][]byte
+		for _, env := range envs {
+			encs = append(encs, e.Append(nil, env))
+		}
+		mutants, vouched := 0, 0
+		// base has decoded the messages before enc: the series
+		// they left in the table (a copy of it decodes each mutant).
+		base := otlpcolumns.NewDecoder(sig)
+		for _, enc := range encs {
+			for range *vouchMutants {
+				if len(enc) > 256<<10 || enc[0] != 1 {
+					break
+				}
+				m, ok := mutateColumns(r, base, enc)
+				if !ok {
+					continue
+				}
+				mutants++
+				d := *base
+				if ok, _ := decodeReadByPdata(t, sig, &d, 64<<20, m); ok {
+					vouched++
+				}
+			}
+			if _, err := base.Decode(nil, enc, 64<<20, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("signal %d: %d messages, %d mutants decoded, %d vouched for", sig, len(encs), mutants, vouched)
+	}
+}
+
+// columnsOf splits a columns message (flag 1) into its declared length
+// and its columns by index.
+func columnsOf(enc []byte) (n uint64, cols map[int][]byte, ok bool) {
+	src := enc[1:]
+	n, k := binary.Uvarint(src)
+	if k <= 0 {
+		return 0, nil, false
+	}
+	src = src[k:]
+	ncols, k := binary.Uvarint(src)
+	if k <= 0 {
+		return 0, nil, false
+	}
+	src = src[k:]
+	var order []int
+	lens := map[int]int{}
+	for range ncols {
+		l, k := binary.Uvarint(src[1:])
+		if k <= 0 {
+			return 0, nil, false
+		}
+		order = append(order, int(src[0]))
+		lens[int(src[0])] = int(l)
+		src = src[1+k:]
+	}
+	cols = map[int][]byte{}
+	for _, c := range order {
+		cols[c], src = bytes.Clone(src[:lens[c]]), src[lens[c]:]
+	}
+	return n, cols, true
+}
+
+// columnsMessage is columnsOf's inverse.
+func columnsMessage(n uint64, cols map[int][]byte) []byte {
+	out := binary.AppendUvarint([]byte{1}, n)
+	var order []int
+	for c, b := range cols {
+		if len(b) > 0 {
+			order = append(order, c)
+		}
+	}
+	slices.Sort(order)
+	out = binary.AppendUvarint(out, uint64(len(order)))
+	for _, c := range order {
+		out = binary.AppendUvarint(append(out, byte(c)), uint64(len(cols[c])))
+	}
+	for _, c := range order {
+		out = append(out, cols[c]...)
+	}
+	return out
+}
+
+// mutateColumns changes one or two columns of enc, then declares the
+// length its output has (decoded by a copy of base); ok false when it
+// cannot be made to decode.
+func mutateColumns(r *rand.Rand, base *otlpcolumns.Decoder, enc []byte) ([]byte, bool) {
+	n, cols, ok := columnsOf(enc)
+	if !ok || len(cols) == 0 {
+		return nil, false
+	}
+	var present []int
+	for c := range cols {
+		present = append(present, c)
+	}
+	slices.Sort(present)
+	for range 1 + r.IntN(2) {
+		c := present[r.IntN(len(present))]
+		b := cols[c]
+		if len(b) == 0 {
+			continue
+		}
+		i := r.IntN(len(b))
+		switch r.IntN(7) {
+		case 0:
+			b[i] = byte(r.Uint32())
+		case 1:
+			b[i] = byte(r.IntN(4))
+		case 2:
+			b[i] ^= 1 << r.IntN(8)
+		case 3:
+			b = slices.Insert(b, i, byte(r.IntN(0x80)))
+		case 4:
+			b = slices.Delete(b, i, i+1)
+		case 5:
+			// A slice of the column repeated (a field, a value,
+			// a structure's sub-message sent twice).
+			j := i + 1 + r.IntN(min(24, len(b)-i))
+			b = slices.Insert(b, j, b[i:j]...)
+		default:
+			j := r.IntN(len(b))
+			b[i], b[j] = b[j], b[i]
+		}
+		cols[c] = b
+	}
+	// The decoder's errors say what to make consistent: a column's
+	// bytes left over are cut, the declared length made the output's.
+	for range 6 {
+		m := columnsMessage(n, cols)
+		d := *base
+		_, err := d.Decode(nil, m, 64<<20, nil)
+		if err == nil {
+			return m, true
+		}
+		msg := err.Error()
+		msg = msg[strings.LastIndex(msg, ": ")+2:]
+		var got, declared uint64
+		var c, left int
+		switch {
+		case strings.Contains(msg, "output longer than declared"):
+			n += 1 << 12
+		case strings.HasPrefix(msg, "column "):
+			if _, e := fmt.Sscanf(msg, "column %d has %d bytes left", &c, &left); e != nil || left > len(cols[c]) {
+				return nil, false
+			}
+			cols[c] = cols[c][:len(cols[c])-left]
+		default:
+			if _, e := fmt.Sscanf(msg, "%d bytes, declared %d", &got, &declared); e != nil {
+				return nil, false
+			}
+			n = got
+		}
+	}
+	return nil, false
+}
+
+// FuzzVouchedReadByPdata: FuzzVouchStream's input (otlpcolumns: columns
+// messages, each behind its varint length, several on one decoder) and
+// its corpus, what the decoder vouches for held to pdata's reader.
+func FuzzVouchedReadByPdata(f *testing.F) {
+	for _, dir := range []string{"FuzzVouchStream", "FuzzVouchSound"} {
+		files, _ := filepath.Glob(filepath.Join("..", "otlpcolumns", "testdata", "fuzz", dir, "*"))
+		for _, file := range files {
+			if src, sig, plain, ok := readFuzzSeed(file); ok && !plain {
+				if dir == "FuzzVouchSound" {
+					// One message, twice on the stream (as
+					// FuzzVouchSound decodes it).
+					one := append(binary.AppendUvarint(nil, uint64(len(src))), src...)
+					src = append(one, one...)
+				}
+				f.Add(src, sig)
+			}
+		}
+	}
+	for sig, envs := range honestEnvelopes(f) {
+		e := otlpcolumns.NewEncoder(sig)
+		var stream []byte
+		for _, env := range envs[:min(3, len(envs))] {
+			enc := e.Append(nil, env)
+			stream = append(binary.AppendUvarint(stream, uint64(len(enc))), enc...)
+		}
+		f.Add(stream, uint8(sig))
+	}
+	f.Fuzz(func(t *testing.T, stream []byte, sig uint8) {
+		s := otlpcolumns.Signal((int(sig)+2)%3 + 1)
+		var encs [][]byte
+		for len(stream) > 0 && len(encs) < 8 {
+			l, k := binary.Uvarint(stream)
+			if k <= 0 || l > uint64(len(stream)-k) {
+				break
+			}
+			encs = append(encs, stream[k:k+int(l)])
+			stream = stream[k+int(l):]
+		}
+		// FuzzVouchStream's limit.
+		vouchedReadByPdata(t, s, 1<<16, encs)
+	})
+}
+
+// readFuzzSeed reads a corpus file of otlpcolumns' fuzz targets: its
+// []byte, its signal byte and, for FuzzVouchSound's, its bool.
+func readFuzzSeed(file string) (src []byte, sig uint8, plain, ok bool) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, 0, false, false
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) < 3 || lines[0] != "go test fuzz v1" {
+		return nil, 0, false, false
+	}
+	for _, line := range lines[1:] {
+		open, close := strings.IndexByte(line, '('), strings.LastIndexByte(line, ')')
+		if open < 0 || close < open {
+			return nil, 0, false, false
+		}
+		arg := line[open+1 : close]
+		switch {
+		case strings.HasPrefix(line, "[]byte("):
+			s, err := strconv.Unquote(arg)
+			if err != nil {
+				return nil, 0, false, false
+			}
+			src = []byte(s)
+		case strings.HasPrefix(line, "byte(") || strings.HasPrefix(line, "uint8("):
+			if r, _, _, err := strconv.UnquoteChar(strings.Trim(arg, "'"), '\''); err == nil && strings.HasPrefix(arg, "'") {
+				sig = uint8(r)
+			} else if v, err := strconv.ParseUint(arg, 0, 8); err == nil {
+				sig = uint8(v)
+			}
+		case strings.HasPrefix(line, "bool("):
+			plain = arg == "true"
+		}
+	}
+	return src, sig, plain, src != nil
+}
