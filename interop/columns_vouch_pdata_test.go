@@ -23,6 +23,7 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlp"
 	"github.com/otlp-lite/otlp-lite/otlpcolumns"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
+	"github.com/otlp-lite/otlp-lite/otlpjson"
 )
 
 // The columns decoder vouches (otlpcolumns.Decoder.Vouched) that the
@@ -103,7 +104,48 @@ func decodeReadByPdata(t testing.TB, sig otlpcolumns.Signal, d *otlpcolumns.Deco
 	if err != nil || res.Items != v.Items || res.Rejected != 0 || res.IgnoredStrindex != 0 {
 		t.Fatalf("signal %d: vouched for %+v, Check* finds %+v, %v", sig, v, res, err)
 	}
+	ownReaders(t, sig, req, v.Items)
 	return true, nil
+}
+
+// ownReaders holds req, a request vouched for with items items, to
+// otlp-lite's own readers of what it stored: the JSON export (and pdata
+// reading the JSON back), and the rewrites by resource and by trace.
+func ownReaders(t testing.TB, sig otlpcolumns.Signal, req []byte, items int) {
+	t.Helper()
+	data, _, ok := otlpjson.ForSignal(otlp.Signal(sig))
+	if !ok {
+		t.Fatalf("no JSON type for signal %d", sig)
+	}
+	js, err := otlpjson.Marshal(nil, data, req)
+	if err != nil {
+		t.Fatalf("signal %d: vouched for, otlpjson cannot export it: %v", sig, err)
+	}
+	var n int
+	switch sig {
+	case otlpcolumns.Traces:
+		td, e := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(js)
+		n, err = td.SpanCount(), e
+	case otlpcolumns.Metrics:
+		md, e := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(js)
+		n, err = md.DataPointCount(), e
+	default:
+		ld, e := (&plog.JSONUnmarshaler{}).UnmarshalLogs(js)
+		n, err = ld.LogRecordCount(), e
+	}
+	if err != nil || n != items {
+		t.Fatalf("signal %d: vouched for %d items, its JSON export pdata reads %d, %v", sig, items, n, err)
+	}
+	if _, _, err := otlpdecode.AppendResources(nil, nil, req, otlp.Signal(sig), len(req)+64, -1, -1); err != nil {
+		t.Fatalf("signal %d: vouched for, AppendResources: %v", sig, err)
+	}
+	if sig != otlpcolumns.Metrics {
+		var ts otlpdecode.TraceSplitter
+		key := func(dst []byte, id [16]byte) ([]byte, bool) { return append(dst, id[:]...), true }
+		if _, _, err := ts.AppendByTrace(nil, nil, req, otlp.Signal(sig), len(req)+64, key, nil); err != nil {
+			t.Fatalf("signal %d: vouched for, AppendByTrace: %v", sig, err)
+		}
+	}
 }
 
 // honestEnvelopes are the golden payloads and the demo sample's requests
