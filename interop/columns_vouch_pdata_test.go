@@ -235,7 +235,10 @@ func TestVouchedColumnMutants(t *testing.T) {
 		}
 		mutants, vouched := 0, 0
 		// base has decoded the messages before enc: the series
-		// they left in the table (a copy of it decodes each mutant).
+		// they left in the table. A shallow copy of it decodes each
+		// mutant: what a copy appends to the table lands past base's
+		// lengths (base never reads it), its other slices are reset
+		// by every Decode.
 		base := otlpcolumns.NewDecoder(sig)
 		for _, enc := range encs {
 			for range *vouchMutants {
