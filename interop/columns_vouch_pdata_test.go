@@ -643,3 +643,40 @@ func pdataRequests(t testing.TB) map[otlpcolumns.Signal][][]byte {
 	}
 	return out
 }
+
+// writeColumnsSeeds writes pdataRequests' streams as seeds of otlpcolumns'
+// FuzzVouchStream and FuzzVouchSound (go test -run TestWriteColumnsSeeds
+// -args -write-columns-seeds): the nodes the demo data lacks, vouched for,
+// for the fuzzers to change (FuzzVouchedReadByPdata reads them too).
+var writeColumnsSeeds = flag.Bool("write-columns-seeds", false, "write otlpcolumns' fuzz seeds of pdata's requests")
+
+func TestWriteColumnsSeeds(t *testing.T) {
+	if !*writeColumnsSeeds {
+		t.Skip("-write-columns-seeds not set")
+	}
+	names := map[otlpcolumns.Signal]string{otlpcolumns.Traces: "traces", otlpcolumns.Metrics: "metrics", otlpcolumns.Logs: "logs"}
+	for sig, reqs := range pdataRequests(t) {
+		e := otlpcolumns.NewEncoder(sig)
+		var stream []byte
+		for i, req := range reqs[:3] {
+			env, err := otlp.AppendEnvelope(nil, uint64(i+1), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc := e.Append(nil, env)
+			stream = append(binary.AppendUvarint(stream, uint64(len(enc))), enc...)
+			if i == 0 {
+				writeFuzzSeed(t, "FuzzVouchSound", "pdata-"+names[sig], fmt.Sprintf("[]byte(%q)\nbyte(%q)\nbool(false)\n", enc, rune(sig)))
+			}
+		}
+		writeFuzzSeed(t, "FuzzVouchStream", "pdata-"+names[sig], fmt.Sprintf("[]byte(%q)\nbyte(%q)\n", stream, rune(sig)))
+	}
+}
+
+func writeFuzzSeed(t *testing.T, fuzz, name, body string) {
+	t.Helper()
+	dir := filepath.Join("..", "otlpcolumns", "testdata", "fuzz", fuzz)
+	if err := os.WriteFile(filepath.Join(dir, name), []byte("go test fuzz v1\n"+body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
