@@ -951,3 +951,16 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 	}
 	return nil
 }
+
+// noteIDLen records in *r, unless it holds one, an occurrence of n bytes
+// of the id field named field, of ids of want bytes, that pdata refuses
+// (ValidIDLen): the item's rejection when its last ids are valid.
+func noteIDLen(r *reason, field string, n, want int) {
+	if !ValidIDLen(n, want) && !r.bad() {
+		w := "empty or 8 in every occurrence"
+		if want == 16 {
+			w = "empty or 16 in every occurrence"
+		}
+		*r = lenReason(field, n, w)
+	}
+}
