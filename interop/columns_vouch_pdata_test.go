@@ -39,13 +39,22 @@ func pdataItems(sig otlpcolumns.Signal, req []byte) (int, error) {
 	switch sig {
 	case otlpcolumns.Traces:
 		td, err := (&ptrace.ProtoUnmarshaler{}).UnmarshalTraces(req)
-		return td.SpanCount(), err
+		if err != nil {
+			return 0, err
+		}
+		return td.SpanCount(), nil
 	case otlpcolumns.Metrics:
 		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(req)
-		return md.DataPointCount(), err
+		if err != nil {
+			return 0, err
+		}
+		return md.DataPointCount(), nil
 	}
 	ld, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(req)
-	return ld.LogRecordCount(), err
+	if err != nil {
+		return 0, err
+	}
+	return ld.LogRecordCount(), nil
 }
 
 func checkOfSignal(sig otlpcolumns.Signal) func([]byte, *otlpdecode.Options) (otlpdecode.Result, error) {
@@ -124,14 +133,20 @@ func ownReaders(t testing.TB, sig otlpcolumns.Signal, req []byte, items int) {
 	var n int
 	switch sig {
 	case otlpcolumns.Traces:
-		td, e := (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(js)
-		n, err = td.SpanCount(), e
+		var td ptrace.Traces
+		if td, err = (&ptrace.JSONUnmarshaler{}).UnmarshalTraces(js); err == nil {
+			n = td.SpanCount()
+		}
 	case otlpcolumns.Metrics:
-		md, e := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(js)
-		n, err = md.DataPointCount(), e
+		var md pmetric.Metrics
+		if md, err = (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(js); err == nil {
+			n = md.DataPointCount()
+		}
 	default:
-		ld, e := (&plog.JSONUnmarshaler{}).UnmarshalLogs(js)
-		n, err = ld.LogRecordCount(), e
+		var ld plog.Logs
+		if ld, err = (&plog.JSONUnmarshaler{}).UnmarshalLogs(js); err == nil {
+			n = ld.LogRecordCount()
+		}
 	}
 	if err != nil || n != items {
 		t.Fatalf("signal %d: vouched for %d items, its JSON export pdata reads %d, %v", sig, items, n, err)
