@@ -526,7 +526,9 @@ func genFieldRule(nr, r rule, val, ln string) string {
 	// length but empty and the id's (otlpdecode.ValidIDLen), the
 	// checker rejects its item. A span's ids are more strictly held
 	// (an empty or all-zero occurrence too, which honest spans never
-	// send): its bits then say the field was there.
+	// send): its bits then say the field was there. A branch where
+	// bit's was (callgrind-ab.sh: BenchmarkDecode 1,135,491 to 1,126,787
+	// instructions a message, 0.8 % fewer).
 	case ruleSpanTraceID:
 		return fmt.Sprintf("if otlpdecode.ValidSpanTraceID(%s) {\n%s |= 1\n} else {\nd.off()\n}", val, a)
 	case ruleSpanID:

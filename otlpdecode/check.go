@@ -954,7 +954,10 @@ func (c *checker) scopeItems(src []byte, rs, ss int, names *signalNames, item si
 
 // noteIDLen records in *r, unless it holds one, an occurrence of n bytes
 // of the id field named field, of ids of want bytes, that pdata refuses
-// (ValidIDLen): the item's rejection when its last ids are valid.
+// (ValidIDLen): the item's rejection when its last ids are valid. Two
+// compares an id, inlined (callgrind-ab.sh: BenchmarkCheckTraces
+// 3,970,355 to 3,969,011 instructions, BenchmarkCheckLogs 138,770 to
+// 139,542, +0.6 %).
 func noteIDLen(r *reason, field string, n, want int) {
 	if !ValidIDLen(n, want) && !r.bad() {
 		w := "empty or 8 in every occurrence"
