@@ -521,14 +521,22 @@ func genRuleEnd(r rule) string {
 func genFieldRule(nr, r rule, val, ln string) string {
 	a, b := fmt.Sprintf("d.va[%d]", nr), fmt.Sprintf("d.vb[%d]", nr)
 	switch r {
+	// An occurrence of an id that is not valid, even one a later
+	// occurrence replaces, is not vouched for: pdata refuses any of a
+	// length but empty and the id's (otlpdecode.ValidIDLen), the
+	// checker rejects its item. A span's ids are more strictly held
+	// (an empty or all-zero occurrence too, which honest spans never
+	// send): its bits then say the field was there. A branch where
+	// bit's was (callgrind-ab.sh: BenchmarkDecode 1,135,491 to 1,126,787
+	// instructions a message, 0.8 % fewer).
 	case ruleSpanTraceID:
-		return fmt.Sprintf("%s = bit(%s, 1, otlpdecode.ValidSpanTraceID(%s))", a, a, val)
+		return fmt.Sprintf("if otlpdecode.ValidSpanTraceID(%s) {\n%s |= 1\n} else {\nd.off()\n}", val, a)
 	case ruleSpanID:
-		return fmt.Sprintf("%s = bit(%s, 2, otlpdecode.ValidSpanID(%s))", a, a, val)
+		return fmt.Sprintf("if otlpdecode.ValidSpanID(%s) {\n%s |= 2\n} else {\nd.off()\n}", val, a)
 	case ruleTraceLen:
-		return fmt.Sprintf("%s = %s", a, ln)
+		return fmt.Sprintf("if %s = %s; !otlpdecode.ValidIDLen(%s, 16) {\nd.off()\n}", a, ln, a)
 	case ruleSpanLen:
-		return fmt.Sprintf("%s = %s", b, ln)
+		return fmt.Sprintf("if %s = %s; !otlpdecode.ValidIDLen(%s, 8) {\nd.off()\n}", b, ln, b)
 	case ruleCounts:
 		return fmt.Sprintf("d.packed(&%s, %s)", a, ln)
 	case ruleBounds:

@@ -60,13 +60,15 @@ type rule uint8
 // in the checker), counts an item or keeps the deepest container.
 const (
 	ruleNone rule = iota
-	// ruleSpan: an item; vA has bit 1 if its last trace_id is valid
-	// (otlpdecode.ValidSpanTraceID), bit 2 if its last span_id is
+	// ruleSpan: an item; vA has bit 1 if it has a trace_id, every
+	// occurrence valid (otlpdecode.ValidSpanTraceID; one that is not
+	// is not vouched for), bit 2 the same of its span_id
 	// (ValidSpanID); vB is its last parent_span_id's length
-	// (ValidParentSpanIDLen).
+	// (ValidParentSpanIDLen; each occurrence ValidIDLen).
 	ruleSpan
 	// ruleLink: vA and vB are its last trace_id's and span_id's lengths
-	// (ValidLinkIDLens).
+	// (ValidLinkIDLens; any occurrence of either not ValidIDLen is not
+	// vouched for: pdata refuses it, the checker rejects the item).
 	ruleLink
 	// ruleRecord: an item; vA, vB as ruleLink's (ValidLogIDLens).
 	ruleRecord
@@ -87,10 +89,10 @@ const (
 
 // The rules of fields: each keeps what its node's rule tests.
 const (
-	ruleSpanTraceID rule = iota + 16 // vA bit 1: otlpdecode.ValidSpanTraceID
-	ruleSpanID                       // vA bit 2: otlpdecode.ValidSpanID
-	ruleTraceLen                     // vA: its length
-	ruleSpanLen                      // vB: its length
+	ruleSpanTraceID rule = iota + 16 // vA bit 1: otlpdecode.ValidSpanTraceID, each occurrence
+	ruleSpanID                       // vA bit 2: otlpdecode.ValidSpanID, each occurrence
+	ruleTraceLen                     // vA: its length (each occurrence ValidIDLen 16)
+	ruleSpanLen                      // vB: its length (each occurrence ValidIDLen 8)
 	ruleData                         // vA++
 	ruleCounts                       // vA += its packed fixed64 elements
 	ruleBounds                       // vB += its packed fixed64 elements
@@ -154,11 +156,3 @@ func (d *Decoder) packed(n *int, l int) {
 
 // maxRule bounds the rules of nodes (Decoder.va, vb).
 const maxRule = ruleNest
-
-// bit returns a with bit set if ok, cleared otherwise.
-func bit(a, bit int, ok bool) int {
-	if ok {
-		return a | bit
-	}
-	return a &^ bit
-}

@@ -1109,7 +1109,11 @@ loop:
 			if out, err = d.back(&fr, col, out); err != nil {
 				break loop
 			}
-			d.va[1] = bit(d.va[1], 1, otlpdecode.ValidSpanTraceID(idValue(out[at:])))
+			if otlpdecode.ValidSpanTraceID(idValue(out[at:])) {
+				d.va[1] |= 1
+			} else {
+				d.off()
+			}
 			continue
 		case 4:
 			// a reference to a run of series field 5
@@ -1148,7 +1152,11 @@ loop:
 			out = appendShort(appendShort(out, lc[:m]), c[:l])
 			d.skip(lcol, m)
 			d.skip(col, int(l))
-			d.va[1] = bit(d.va[1], 2, otlpdecode.ValidSpanID(c[:l]))
+			if otlpdecode.ValidSpanID(c[:l]) {
+				d.va[1] |= 2
+			} else {
+				d.off()
+			}
 			d.nref++
 			continue
 		case 6:
@@ -1197,7 +1205,9 @@ loop:
 				break loop
 			}
 			if done {
-				d.vb[1] = len(idValue(out[at:]))
+				if d.vb[1] = len(idValue(out[at:])); !otlpdecode.ValidIDLen(d.vb[1], 8) {
+					d.off()
+				}
 				continue
 			}
 			c := d.col(col)
@@ -1219,7 +1229,9 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			d.vb[1] = int(l)
+			if d.vb[1] = int(l); !otlpdecode.ValidIDLen(d.vb[1], 8) {
+				d.off()
+			}
 			continue
 		case 8:
 			// field 5, kLen
@@ -1991,7 +2003,9 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			d.va[2] = int(l)
+			if d.va[2] = int(l); !otlpdecode.ValidIDLen(d.va[2], 16) {
+				d.off()
+			}
 			continue
 		case 3:
 			// field 2, kRef
@@ -2009,7 +2023,9 @@ loop:
 				break loop
 			}
 			if done {
-				d.vb[2] = len(idValue(out[at:]))
+				if d.vb[2] = len(idValue(out[at:])); !otlpdecode.ValidIDLen(d.vb[2], 8) {
+					d.off()
+				}
 				continue
 			}
 			c := d.col(col)
@@ -2031,7 +2047,9 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			d.vb[2] = int(l)
+			if d.vb[2] = int(l); !otlpdecode.ValidIDLen(d.vb[2], 8) {
+				d.off()
+			}
 			continue
 		case 4:
 			// field 3, kLen
@@ -3255,7 +3273,9 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			d.vb[7] = int(l)
+			if d.vb[7] = int(l); !otlpdecode.ValidIDLen(d.vb[7], 8) {
+				d.off()
+			}
 			continue
 		case 5:
 			// field 5, kLen
@@ -3286,7 +3306,9 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			d.va[7] = int(l)
+			if d.va[7] = int(l); !otlpdecode.ValidIDLen(d.va[7], 16) {
+				d.off()
+			}
 			continue
 		case 6:
 			// field 6, kFixed64
@@ -4440,7 +4462,9 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			d.va[3] = int(l)
+			if d.va[3] = int(l); !otlpdecode.ValidIDLen(d.va[3], 16) {
+				d.off()
+			}
 			continue
 		case 10:
 			// field 10, kLen
@@ -4471,7 +4495,9 @@ loop:
 			}
 			out = append(out, c[:e]...)
 			d.skip(col, e)
-			d.vb[3] = int(l)
+			if d.vb[3] = int(l); !otlpdecode.ValidIDLen(d.vb[3], 8) {
+				d.off()
+			}
 			continue
 		case 11:
 			// field 11, kEnd

@@ -42,6 +42,7 @@ func CheckLogs(src []byte, opts *Options) (Result, error) {
 func (c *checker) logRecord(src []byte) (reason, error) {
 	var r reason
 	traceID, spanID := 0, 0
+	var badID reason // an occurrence of an id pdata refuses (ValidIDLen)
 	nAttrs := 0
 	var fc otlppb.Field
 	for len(src) > 0 {
@@ -77,10 +78,12 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 		case otlppb.LogRecordTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = len(b)
+				noteIDLen(&badID, "trace_id", len(b), 16)
 			}
 		case otlppb.LogRecordSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = len(b)
+				noteIDLen(&badID, "span_id", len(b), 8)
 			}
 		case otlppb.LogRecordEventName:
 			c.stringField(&fc, "event_name", &r)
@@ -88,6 +91,9 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 	}
 	if !ValidLogIDLens(traceID, spanID) {
 		return idLensReason(traceID, spanID), nil
+	}
+	if badID.bad() {
+		return badID, nil
 	}
 	return r, nil
 }
@@ -103,6 +109,7 @@ func (c *checker) logRecord(src []byte) (reason, error) {
 func (c *checker) logRecordView(src []byte, rv *otlpview.LogRecord) (reason, error) {
 	var r reason
 	traceID, spanID := 0, 0
+	var badID reason // an occurrence of an id pdata refuses (ValidIDLen)
 	nAttrs := 0
 	var fc otlppb.Field
 	for len(src) > 0 {
@@ -157,10 +164,12 @@ func (c *checker) logRecordView(src []byte, rv *otlpview.LogRecord) (reason, err
 		case otlppb.LogRecordTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID, rv.TraceID = len(b), b
+				noteIDLen(&badID, "trace_id", len(b), 16)
 			}
 		case otlppb.LogRecordSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID, rv.SpanID = len(b), b
+				noteIDLen(&badID, "span_id", len(b), 8)
 			}
 		case otlppb.LogRecordEventName:
 			c.stringField(&fc, "event_name", &r)
@@ -169,6 +178,9 @@ func (c *checker) logRecordView(src []byte, rv *otlpview.LogRecord) (reason, err
 	}
 	if !ValidLogIDLens(traceID, spanID) {
 		return idLensReason(traceID, spanID), nil
+	}
+	if badID.bad() {
+		return badID, nil
 	}
 	return r, nil
 }

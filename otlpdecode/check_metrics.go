@@ -503,6 +503,7 @@ func (c *checker) exemplarField(fc *otlppb.Field, idx *int, r *reason) error {
 func (c *checker) exemplar(src []byte) (reason, error) {
 	var r reason
 	traceID, spanID := 0, 0
+	var badID reason // an occurrence of an id pdata refuses (ValidIDLen)
 	nAttrs := 0
 	var fc otlppb.Field
 	for len(src) > 0 {
@@ -524,15 +525,20 @@ func (c *checker) exemplar(src []byte) (reason, error) {
 		case otlppb.ExemplarSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = len(b)
+				noteIDLen(&badID, "span_id", len(b), 8)
 			}
 		case otlppb.ExemplarTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = len(b)
+				noteIDLen(&badID, "trace_id", len(b), 16)
 			}
 		}
 	}
 	if !ValidExemplarIDLens(traceID, spanID) {
 		return idLensReason(traceID, spanID), nil
+	}
+	if badID.bad() {
+		return badID, nil
 	}
 	return r, nil
 }

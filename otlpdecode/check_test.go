@@ -43,7 +43,13 @@ func TestCheckTracesRules(t *testing.T) {
 		{"span_id 0", span(16, 0, nil), nil, "span_id is 0 bytes, want 8"},
 		{"parent 5", span(16, 8, pb{}.Msg(4, ids(5, 0))), nil, "parent_span_id is 5 bytes, want empty or 8"},
 		{"last trace_id wins (bad)", span(16, 8, pb{}.Msg(1, ids(2, 0))), nil, "trace_id is 2 bytes, want 16"},
-		{"last trace_id wins (good)", append(pb{}.Msg(1, ids(2, 0)), span(16, 8, nil)...), nil, ""},
+		{"last trace_id wins (good)", append(pb{}.Msg(1, ids(16, 0)), span(16, 8, nil)...), nil, ""},
+		// pdata refuses a request with any occurrence of an id of
+		// another length (ValidIDLen), even one a later one replaces.
+		{"an earlier trace_id of 2 bytes", append(pb{}.Msg(1, ids(2, 0)), span(16, 8, nil)...), nil, "trace_id is 2 bytes, want empty or 16 in every occurrence"},
+		{"an earlier parent_span_id of 5 bytes", span(16, 8, pb{}.Msg(4, ids(5, 0)).Msg(4, ids(8, 0))), nil, "parent_span_id is 5 bytes, want empty or 8 in every occurrence"},
+		{"an earlier link span_id of 3 bytes", span(16, 8, pb{}.Msg(13, pb{}.Msg(1, ids(16, 0)).Msg(2, ids(3, 0)).Msg(2, ids(8, 0)))), nil,
+			"links[0].span_id is 3 bytes, want empty or 8 in every occurrence"},
 		{"trace_id as varint is unknown", span(16, 8, pb{}.Varint(1, 3)), nil, ""},
 		{"link trace_id", span(16, 8, pb{}.Msg(13, pb{}.Msg(1, ids(16, 0)).Msg(2, ids(8, 0))).Msg(13, pb{}.Msg(1, ids(4, 0)).Msg(2, ids(8, 0)))), nil,
 			"links[1].trace_id is 4 bytes, want 16"},

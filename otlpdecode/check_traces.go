@@ -58,6 +58,7 @@ func (c *checker) span(src []byte) (reason, error) {
 	// Ids are checked after the walk because the last occurrence wins.
 	var traceID, spanID []byte
 	parentID := 0
+	var badID reason // an occurrence of an id pdata refuses (ValidIDLen)
 	nAttrs, nEvents, nLinks := 0, 0, 0
 	var fc otlppb.Field
 	for len(src) > 0 {
@@ -75,16 +76,19 @@ func (c *checker) span(src []byte) (reason, error) {
 		case otlppb.SpanTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = b
+				noteIDLen(&badID, "trace_id", len(b), 16)
 			}
 		case otlppb.SpanSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = b
+				noteIDLen(&badID, "span_id", len(b), 8)
 			}
 		case otlppb.SpanTraceState:
 			c.stringField(&fc, "trace_state", &r)
 		case otlppb.SpanParentSpanID:
 			if b, ok := fc.Bytes(); ok {
 				parentID = len(b)
+				noteIDLen(&badID, "parent_span_id", len(b), 8)
 			}
 		case otlppb.SpanName:
 			c.stringField(&fc, "name", &r)
@@ -136,6 +140,9 @@ func (c *checker) span(src []byte) (reason, error) {
 	if !ValidSpanTraceID(traceID) || !ValidSpanID(spanID) || !ValidParentSpanIDLen(parentID) {
 		return spanIDsReason(traceID, spanID, parentID), nil
 	}
+	if badID.bad() {
+		return badID, nil
+	}
 	return r, nil
 }
 
@@ -151,6 +158,7 @@ func (c *checker) spanView(src []byte, sv *otlpview.Span) (reason, error) {
 	var r reason
 	// Ids are checked after the walk because the last occurrence wins.
 	var traceID, spanID, parentID []byte
+	var badID reason // an occurrence of an id pdata refuses (ValidIDLen)
 	nAttrs, nEvents, nLinks := 0, 0, 0
 	// The view's lists: the first and end of the last occurrence of
 	// each, as offsets from the end of the span (len of what is left).
@@ -187,10 +195,12 @@ func (c *checker) spanView(src []byte, sv *otlpview.Span) (reason, error) {
 		case otlppb.SpanTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = b
+				noteIDLen(&badID, "trace_id", len(b), 16)
 			}
 		case otlppb.SpanSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = b
+				noteIDLen(&badID, "span_id", len(b), 8)
 			}
 		case otlppb.SpanTraceState:
 			c.stringField(&fc, "trace_state", &r)
@@ -200,6 +210,7 @@ func (c *checker) spanView(src []byte, sv *otlpview.Span) (reason, error) {
 		case otlppb.SpanParentSpanID:
 			if b, ok := fc.Bytes(); ok {
 				parentID = b
+				noteIDLen(&badID, "parent_span_id", len(b), 8)
 			}
 		case otlppb.SpanName:
 			c.stringField(&fc, "name", &r)
@@ -261,6 +272,9 @@ func (c *checker) spanView(src []byte, sv *otlpview.Span) (reason, error) {
 	// rather than in the walk, where an id may be overwritten.
 	if !ValidSpanTraceID(traceID) || !ValidSpanID(spanID) || !ValidParentSpanIDLen(len(parentID)) {
 		return spanIDsReason(traceID, spanID, len(parentID)), nil
+	}
+	if badID.bad() {
+		return badID, nil
 	}
 	sv.TraceID, sv.SpanID, sv.ParentSpanID = traceID, spanID, parentID
 	raw := sv.Raw
@@ -409,7 +423,7 @@ func (c *checker) link(src []byte, idx int, r *reason) error {
 	nAttrs := 0
 	// A bad string or attribute is recorded after the walk: an id of the
 	// wrong length is the reason given first, wherever it is.
-	var sub reason
+	var sub, badID reason
 	var fc otlppb.Field
 	for len(src) > 0 {
 		var ok bool
@@ -426,10 +440,12 @@ func (c *checker) link(src []byte, idx int, r *reason) error {
 		case otlppb.SpanLinkTraceID:
 			if b, ok := fc.Bytes(); ok {
 				traceID = len(b)
+				noteIDLen(&badID, "trace_id", len(b), 16)
 			}
 		case otlppb.SpanLinkSpanID:
 			if b, ok := fc.Bytes(); ok {
 				spanID = len(b)
+				noteIDLen(&badID, "span_id", len(b), 8)
 			}
 		case otlppb.SpanLinkTraceState:
 			if c.badString(&fc) && !sub.bad() {
@@ -455,6 +471,8 @@ func (c *checker) link(src []byte, idx int, r *reason) error {
 		r.noteIn(lenReason("trace_id", traceID, "16"), "links", idx)
 	case !ValidLinkIDLens(traceID, spanID):
 		r.noteIn(lenReason("span_id", spanID, "8"), "links", idx)
+	case badID.bad():
+		r.noteIn(badID, "links", idx)
 	case sub.bad():
 		r.noteIn(sub, "links", idx)
 	}

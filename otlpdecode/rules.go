@@ -46,3 +46,13 @@ func ValidBuckets(counts, bounds int) bool { return counts == 0 || counts == bou
 // field of l bytes, ok false when l is not a multiple of 8 (the request
 // is then malformed).
 func PackedFixed64Count(l int) (n int, ok bool) { return l / 8, l%8 == 0 }
+
+// ValidIDLen reports whether an occurrence of n bytes of a trace or span
+// id field, of ids of want bytes (16, 8), is one the Collector's pdata
+// reads: empty or want bytes. pdata refuses the whole request at an id of
+// any other length, even one that a later occurrence of the field
+// replaces (protobuf's last one wins, by which the rules above judge the
+// item), so an item with such an occurrence anywhere is rejected: stored,
+// it would make the request unreadable downstream (forwarding to a
+// Collector, Kafka, exports read with pdata).
+func ValidIDLen(n, want int) bool { return n == 0 || n == want }
