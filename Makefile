@@ -136,6 +136,9 @@ fuzz:
 	done; \
 	for t in $$($(GO) test -tags otelarrow -list '^Fuzz' ./arrowreceiver | grep '^Fuzz'); do \
 	  echo "fuzz ./arrowreceiver $$t"; $(GO) test -tags otelarrow -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s ./arrowreceiver; \
+	done; \
+	for t in $$(cd interop && $(GO) test -list '^Fuzz' . | grep '^Fuzz'); do \
+	  echo "fuzz interop $$t"; (cd interop && $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 1s .); \
 	done
 
 # deploy/ (the Helm chart, the plain manifests rendered from it, the systemd

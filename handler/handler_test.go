@@ -50,7 +50,16 @@ func (s *memSink) all() []memWrite {
 	return append([]memWrite(nil), s.writes...)
 }
 
+// startHandler serves h on a free port (listenHandler) and returns a
+// gRPC client of it.
 func startHandler(t *testing.T, h *Handler) *grpcwire.Client {
+	t.Helper()
+	return grpcwire.NewClient(listenHandler(t, h), nil)
+}
+
+// listenHandler serves h on a free port, over h2c and HTTP/1.1, until the
+// test ends, and returns its address.
+func listenHandler(t *testing.T, h *Handler) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -61,7 +70,7 @@ func startHandler(t *testing.T, h *Handler) *grpcwire.Client {
 	srv.Protocols.SetHTTP1(true)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return grpcwire.NewClient(ln.Addr().String(), nil)
+	return ln.Addr().String()
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -14,20 +12,6 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlpclient"
 	"github.com/otlp-lite/otlp-lite/otlpdecode"
 )
-
-// listenHandler serves h on a free port and returns its address.
-func listenHandler(t *testing.T, h *Handler) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h, Protocols: new(http.Protocols)}
-	srv.Protocols.SetUnencryptedHTTP2(true)
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return ln.Addr().String()
-}
 
 // TestStreamColumnsVouched: otlpclient's stream with columns and without,
 // against the handler, sends valid requests and requests with an invalid
