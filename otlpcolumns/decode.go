@@ -67,6 +67,12 @@ type Decoder struct {
 	want int // the declared length
 	// hint is the output's end the first growth may reach (growRatio).
 	hint int
+	// room is the capacity a growth to the declared length allocates:
+	// an eighth more (within the caller's limit), so that the next
+	// message of a stream, a little larger, decodes into the same
+	// buffer (a pooled ticket's) instead of a new one; charged as the
+	// rest of the capacity, before it is allocated.
+	room int
 	// charged is how much of out has been charged to grow (from the
 	// start of dst); lim is walkRef's limit (walk keeps it as out's
 	// capacity).
@@ -237,6 +243,7 @@ func (d *Decoder) Decode(dst, src []byte, limit int, grow func(int) error) (_ []
 	d.indexRefs()
 	d.want = base + int(n)
 	d.hint = base + min(int(n), growRatio*sent)
+	d.room = base + min(limit, int(n)+int(n)/growthRoom)
 	d.charged = base
 	d.buf, d.out, d.lim = dst, dst[:base:base], base
 	if d.walker != nil {
@@ -344,6 +351,9 @@ func (d *Decoder) more(out []byte, m int) ([]byte, error) {
 	}
 	if end > cap(d.buf) {
 		c := min(d.want, max(end, 2*cap(d.buf), chargeStep, d.hint))
+		if c == d.want {
+			c = d.room
+		}
 		if err := d.charge(c); err != nil {
 			return out, err
 		}
@@ -358,6 +368,11 @@ func (d *Decoder) more(out []byte, m int) ([]byte, error) {
 	}
 	return d.buf[:len(out):min(d.charged, cap(d.buf))], nil
 }
+
+// growthRoom: a buffer grown to a message's declared length gets
+// 1/growthRoom more (compression.StreamDecoder.DecodeMessage's growthRoom
+// alike), as a stream's requests differ by a few percent.
+const growthRoom = 8
 
 var (
 	errCut     = fmt.Errorf("%w: a column ends inside a value", ErrCorrupt)

@@ -473,6 +473,9 @@ func (d *Decoder) moreRef(out []byte, m int) ([]byte, int, error) {
 	}
 	if end > cap(out) {
 		c := min(d.want, max(end, 2*cap(out), chargeStep, d.hint))
+		if c == d.want {
+			c = d.room
+		}
 		if err := d.charge(c); err != nil {
 			return out, 0, err
 		}

@@ -91,7 +91,8 @@ func TestDecoderCostHolds(t *testing.T) {
 // TestDecodeChargesWhatItAllocates: the output buffer the decoder grows is
 // charged before it is allocated, so that a message that declares more
 // than it decodes to (or fails half way) holds no memory beyond its
-// charge.
+// charge, and that charge is at most an eighth over what it declared (the
+// room a stream's next, slightly larger message decodes into).
 func TestDecodeChargesWhatItAllocates(t *testing.T) {
 	var spans pbtest.PB
 	for i := range 20900 { // just over 1 MiB: past a doubling of the output buffer
@@ -110,8 +111,8 @@ func TestDecodeChargesWhatItAllocates(t *testing.T) {
 		if cap(out) > charged {
 			t.Errorf("declared %d for %d bytes: allocated %d, charged %d", declared, len(env), cap(out), charged)
 		}
-		if charged > declared {
-			t.Errorf("declared %d: charged %d", declared, charged)
+		if charged > declared+declared/growthRoom {
+			t.Errorf("declared %d: charged %d, more than an eighth over", declared, charged)
 		}
 	}
 }
