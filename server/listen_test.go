@@ -156,6 +156,10 @@ func TestMaxConnectionsUnix(t *testing.T) {
 	if st, err := rawGet(c1, r1); err != nil || st != "200 OK" {
 		t.Fatalf("first connection: %q, %v", st, err)
 	}
+	// The server marks a connection idle just after its response: wait
+	// for it, or the second connection finds none idle to shed and is
+	// refused (as TestMaxConnectionsShedsOldestIdle waits).
+	waitFor(t, func() bool { return connsIn(srv.conns, http.StateIdle) == 1 })
 	c2, r2 := dial()
 	if st, err := rawGet(c2, r2); err != nil || st != "200 OK" {
 		t.Fatalf("second connection: %q, %v", st, err)
