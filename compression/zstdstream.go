@@ -351,5 +351,20 @@ func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int)
 	return dst, nil
 }
 
+// Reset makes d a decoder for a new stream, as NewStreamDecoder with the
+// same window returns one, but keeping its memory: the history ring (the
+// window and two blocks, allocated and cleared on a stream's first block)
+// and its block decoder's buffers, which a new decoder allocates again.
+// Nothing of the stream it decoded is reachable by the next: its error,
+// its input and its history are forgotten (zstd's frame restarts; a block
+// of the next stream that refers to bytes before its own is corrupt, as
+// on a new decoder: TestStreamDecoderResetForgets). An error is the
+// decoder's own (closed): d must then not be used.
+func (d *StreamDecoder) Reset() error {
+	d.in.b = nil
+	d.err = nil
+	return d.dec.Reset(&d.in)
+}
+
 // Close releases the decoder.
 func (d *StreamDecoder) Close() { d.dec.Close() }

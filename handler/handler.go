@@ -139,6 +139,9 @@ type Handler struct {
 	// mounts are the other gRPC methods served behind the same gates
 	// (Mount); nil when none.
 	mounts map[string]http.Handler
+	// spares are the decoders ended export streams left for the next
+	// (streamzstd.go).
+	spares *streamSpares
 }
 
 // New returns a Handler for cfg, with the ingest.Pipeline it serves
@@ -187,6 +190,7 @@ func New(cfg Config) *Handler {
 		h.writeTimeout = DefaultResponseWriteTimeout
 	}
 	h.stream.setDefaults()
+	h.spares = newStreamSpares(p, h.reg, h.stream.CompressionWindow)
 	maxStreams := cfg.Admission.MaxStreams
 	if maxStreams <= 0 {
 		maxStreams = int(max(p.AdmissionLimit()/StreamUnitCost, DefaultMaxStreams))

@@ -65,7 +65,7 @@ func TestStreamColumns(t *testing.T) {
 			if n := len(sink.all()); n != 10 {
 				t.Fatalf("%d stored", n)
 			}
-			waitFor(t, func() bool { return h.p.StreamStateHeld() == 0 })
+			waitFor(t, func() bool { return h.streamStateNotSpare() == 0 })
 			if n := counterValue(h.Metrics(), "otlplite_stream_columns_accepted_total"); n != 1 {
 				t.Fatalf("columns_accepted_total %d", n)
 			}
@@ -93,7 +93,7 @@ func TestStreamColumns(t *testing.T) {
 		}
 		s.pw.Close()
 		s.finish()
-		waitFor(t, func() bool { return h.p.StreamStateHeld() == 0 })
+		waitFor(t, func() bool { return h.streamStateNotSpare() == 0 })
 	})
 }
 
@@ -145,8 +145,8 @@ func TestStreamColumnsHostile(t *testing.T) {
 			if n := len(sink.all()); n != 3 {
 				t.Fatalf("%d stored, want 3", n)
 			}
-			waitFor(t, func() bool { return h.p.StreamStateHeld() == 0 })
-			if inFlight, _ := h.p.AdmissionState(); inFlight != 0 {
+			waitFor(t, func() bool { return h.streamStateNotSpare() == 0 })
+			if inFlight, _ := h.p.AdmissionState(); inFlight != h.p.StreamStateHeld() {
 				t.Fatalf("%d bytes still charged", inFlight)
 			}
 		})

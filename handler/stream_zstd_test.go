@@ -78,7 +78,7 @@ func TestStreamZstd(t *testing.T) {
 			t.Fatalf("stored %x, want the plain request", r.data)
 		}
 	}
-	waitFor(t, func() bool { return h.p.StreamStateHeld() == 0 })
+	waitFor(t, func() bool { return h.streamStateNotSpare() == 0 })
 	if n := counterValue(h.Metrics(), "otlplite_stream_compression_accepted_total"); n != 1 {
 		t.Fatalf("accepted_total %d", n)
 	}
@@ -197,9 +197,9 @@ func TestStreamZstdHostile(t *testing.T) {
 			if n := len(sink.all()); n != 4 {
 				t.Fatalf("%d stored, want 4", n)
 			}
-			waitFor(t, func() bool { return h.p.StreamStateHeld() == 0 })
+			waitFor(t, func() bool { return h.streamStateNotSpare() == 0 })
 			inFlight, _ := h.p.AdmissionState()
-			if inFlight != 0 {
+			if _, spared := h.spares.held(); inFlight != spared {
 				t.Fatalf("%d bytes still charged", inFlight)
 			}
 		})

@@ -27,6 +27,10 @@ type streamCodec struct {
 	dec  *compression.StreamDecoder
 	cols *otlpcolumns.Decoder
 	cost int64
+	// window is dec's (StreamConfig.CompressionWindow), sig the stream's
+	// signal: the spares close gives the decoders back to.
+	window int
+	sig    otlp.Signal
 	// vouchedN, checkedN count the columns messages the decoder vouched
 	// for and those it did not (vouched).
 	vouchedN, checkedN *metrics.Counter
@@ -56,17 +60,17 @@ func (h *Handler) negotiateStreamCompression(call *grpcwire.Call, sig otlp.Signa
 		h.reg.GetOrCreateCounter("otlplite_stream_compression_declined_total").Inc()
 		return nil
 	}
-	dec, err := compression.NewStreamDecoder(window)
+	dec, err := h.spares.zstdDecoder(window)
 	if err != nil {
 		h.p.ReleaseStreamState(cost)
 		return nil
 	}
 	h.reg.GetOrCreateCounter("otlplite_stream_compression_accepted_total").Inc()
-	c := &streamCodec{dec: dec, cost: cost}
+	c := &streamCodec{dec: dec, cost: cost, window: window, sig: sig}
 	answer := otlp.StreamZstd + "; window=" + strconv.Itoa(window)
 	if sig != otlp.Profiles && otlp.OffersStreamColumns(offer) {
 		if h.p.HoldStreamState(otlpcolumns.DecoderCost) {
-			c.cols = otlpcolumns.NewDecoder(otlpcolumns.Signal(sig))
+			c.cols = h.spares.colsDecoder(sig)
 			c.vouchedN = h.reg.GetOrCreateCounter("otlplite_stream_columns_vouched_total")
 			c.checkedN = h.reg.GetOrCreateCounter("otlplite_stream_columns_checked_total")
 			c.cost += otlpcolumns.DecoderCost
@@ -80,10 +84,123 @@ func (h *Handler) negotiateStreamCompression(call *grpcwire.Call, sig otlp.Signa
 	return c
 }
 
-// close releases the decoder and its charge.
+// close releases the stream's charge, then gives its decoders, reset,
+// to the handler's spares for the next stream (streamSpares), or lets
+// them go. Its own charge goes first: with room in the budget for one
+// stream's state and no more, the spare takes the room the stream had.
 func (c *streamCodec) close(h *Handler) {
-	c.dec.Close()
 	h.p.ReleaseStreamState(c.cost)
+	h.spares.put(c)
+}
+
+// maxStreamSpares bounds what a Handler keeps of ended streams' decoders
+// for the next streams, of each kind: zstd decoders
+// (compression.StreamDecoderCost, 1.5 MiB at the default window: the
+// history ring that a new decoder allocates and clears on its first
+// block) and, by signal, columns decoders (otlpcolumns.DecoderCost,
+// 2.7 MB at most: the series table and the indices, grown by doublings
+// over a stream's first messages). Streams end and start together when
+// clients rotate them (-stream-max-requests, -stream-max-age) or
+// reconnect: a client's next stream starts milliseconds after its last
+// one ended, so a few spares serve the clients that rotate at once, and
+// more would only be memory kept for streams that may never come. At
+// most 4 zstd decoders (6 MiB) and 4 columns decoders of each signal
+// (about 32 MB in all, if every signal's streams use columns) are kept,
+// each charged to the admission budget while it waits and let go first
+// when anyone finds the budget full (ingest.Spares).
+const maxStreamSpares = 4
+
+// streamSpares are the decoders ended streams left for the next streams
+// (ingest.Spares: charged while they wait, dropped first under pressure),
+// each reset as it is put: a spare carries nothing of one client's stream
+// to another's (its zstd history, its series table and reference index:
+// compression.StreamDecoder.Reset, otlpcolumns.Decoder.Reset).
+type streamSpares struct {
+	// window is the zstd decoders' (StreamConfig.CompressionWindow): a
+	// decoder of another window is not kept.
+	window int
+	zstd   *ingest.Spares[*compression.StreamDecoder]
+	// cols are the columns decoders by signal (otlp.Traces to
+	// otlp.Logs; profiles have no schema).
+	cols [otlp.Profiles]*ingest.Spares[*otlpcolumns.Decoder]
+	// reused counts the decoders taken from the spares,
+	// otlplite_stream_decoders_reused_total{kind}.
+	reusedZstd, reusedCols *metrics.Counter
+}
+
+// newStreamSpares returns the spares of a Handler storing into p, their
+// reclaimer registered with p (the Handler's own pipeline: they live as
+// long as it does).
+func newStreamSpares(p *ingest.Pipeline, reg *metrics.Set, window int) *streamSpares {
+	s := &streamSpares{
+		window:     window,
+		zstd:       ingest.NewSpares[*compression.StreamDecoder](p, maxStreamSpares),
+		reusedZstd: reg.GetOrCreateCounter(`otlplite_stream_decoders_reused_total{kind="zstd"}`),
+		reusedCols: reg.GetOrCreateCounter(`otlplite_stream_decoders_reused_total{kind="columns"}`),
+	}
+	for sig := otlp.Traces; sig < otlp.Profiles; sig++ {
+		s.cols[sig] = ingest.NewSpares[*otlpcolumns.Decoder](p, maxStreamSpares)
+	}
+	p.AddReclaimer(s.dropAll)
+	return s
+}
+
+// zstdDecoder returns a kept zstd decoder of this window, or a new one.
+func (s *streamSpares) zstdDecoder(window int) (*compression.StreamDecoder, error) {
+	if window == s.window {
+		if d, ok := s.zstd.Get(); ok {
+			s.reusedZstd.Inc()
+			return d, nil
+		}
+	}
+	return compression.NewStreamDecoder(window)
+}
+
+// colsDecoder returns a kept columns decoder of sig (not profiles), or a
+// new one.
+func (s *streamSpares) colsDecoder(sig otlp.Signal) *otlpcolumns.Decoder {
+	if sig < otlp.Profiles {
+		if d, ok := s.cols[sig].Get(); ok {
+			s.reusedCols.Inc()
+			return d
+		}
+	}
+	return otlpcolumns.NewDecoder(otlpcolumns.Signal(sig))
+}
+
+// put resets c's decoders and keeps them for the next streams, or lets
+// them go (the bound reached, no room in the budget, another window).
+func (s *streamSpares) put(c *streamCodec) {
+	if c.window != s.window || c.dec.Reset() != nil || !s.zstd.Put(c.dec, compression.StreamDecoderCost(c.window)) {
+		c.dec.Close()
+	}
+	c.dec = nil
+	if c.cols != nil && c.sig < otlp.Profiles {
+		c.cols.Reset()
+		s.cols[c.sig].Put(c.cols, otlpcolumns.DecoderCost)
+	}
+	c.cols = nil
+}
+
+// dropAll lets every spare go, its charge returned (the Handler's
+// reclaimer, ingest.Pipeline.AddReclaimer; Shutdown), and reports whether
+// any was kept.
+func (s *streamSpares) dropAll() bool {
+	dropped := s.zstd.DropAll()
+	for _, c := range s.cols[otlp.Traces:] {
+		dropped = c.DropAll() || dropped
+	}
+	return dropped
+}
+
+// held returns how many spares are kept and what they are charged.
+func (s *streamSpares) held() (n int, cost int64) {
+	n, cost = s.zstd.Held()
+	for _, c := range s.cols[otlp.Traces:] {
+		k, b := c.Held()
+		n, cost = n+k, cost+b
+	}
+	return n, cost
 }
 
 // decode turns the stream message in t.Msg into the envelope it carries,

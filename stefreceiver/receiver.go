@@ -189,8 +189,8 @@ type Receiver struct {
 
 	// What ended streams left for the next ones (spares.go): zstd
 	// decoders and request buffers, each charged while it waits.
-	decoders spares[*zstd.Decoder]
-	buffers  spares[[]byte]
+	decoders *ingest.Spares[*zstd.Decoder]
+	buffers  *ingest.Spares[[]byte]
 	// unreclaim unregisters dropSpares from the budget's reclaimers.
 	unreclaim func()
 
@@ -247,7 +247,7 @@ func New(p *ingest.Pipeline, cfg Config) *Receiver {
 		dictRotations: set.GetOrCreateCounter("otlplite_stef_dictionary_rotations_total"),
 	}
 	set.GetOrCreateGauge("otlplite_stef_dictionary_bytes", func() float64 { return float64(r.dictBytes.Load()) })
-	r.decoders.p, r.buffers.p = p, p
+	r.decoders, r.buffers = ingest.NewSpares[*zstd.Decoder](p, maxSpares), ingest.NewSpares[[]byte](p, maxSpares)
 	// Any request or stream that finds the budget full takes the spares'
 	// room back before it waits or is refused.
 	r.unreclaim = p.AddReclaimer(r.dropSpares)
@@ -262,8 +262,8 @@ func (r *Receiver) Shutdown() {
 	r.once.Do(func() {
 		close(r.stop)
 		r.unreclaim()
-		r.decoders.close()
-		r.buffers.close()
+		r.decoders.Close()
+		r.buffers.Close()
 	})
 }
 
@@ -649,7 +649,7 @@ func (s *stream) spareBuffer() {
 	}
 	buf := s.b.buf()
 	if cap(*buf) > maxIdleBuffer {
-		s.r.buffers.put((*buf)[:0], int64(cap(*buf)))
+		s.r.buffers.Put((*buf)[:0], int64(cap(*buf)))
 	}
 	*buf = nil
 }
@@ -659,8 +659,8 @@ func (s *stream) spareBuffer() {
 // reclaimer, Pipeline.AddReclaimer), and reports whether anything was
 // kept.
 func (r *Receiver) dropSpares() bool {
-	d := r.decoders.dropAll()
-	b := r.buffers.dropAll()
+	d := r.decoders.DropAll()
+	b := r.buffers.DropAll()
 	return d || b
 }
 
@@ -779,7 +779,7 @@ type builder interface {
 // with a bounded window.
 func (s *stream) open() (recordReader, builder, *unzstd, error) {
 	u := newUnzstd(s)
-	u.decoders = &s.r.decoders
+	u.decoders = s.r.decoders
 	u.onFrame = s.frameStart
 	s.u = u
 	if s.sig == otlp.Traces {
@@ -836,7 +836,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 	// The buffer an ended stream built its requests in, if one is
 	// kept: a stream's first requests otherwise grow theirs by
 	// doublings, up to MaxRequestBytes.
-	buf, _ := s.r.buffers.get()
+	buf, _ := s.r.buffers.Get()
 	s.b.reset(buf)
 	t := s.r.p.Take(s.ctx)
 	s.requestBound(t)

@@ -154,7 +154,7 @@ func TestIdleStreamHoldsNoRequestBuffer(t *testing.T) {
 	if n, spared := pl.StreamStateHeld(), r.sparesHeld(); n != spared {
 		t.Errorf("%d bytes of stream state still charged after the streams ended, %d of them spares", n, spared)
 	}
-	if n, _ := r.buffers.held(); n > maxSpares {
+	if n, _ := r.buffers.Held(); n > maxSpares {
 		t.Errorf("%d request buffers kept, more than maxSpares (%d)", n, maxSpares)
 	}
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/splunk/stef/go/pkg"
+
+	"github.com/otlp-lite/otlp-lite/ingest"
 )
 
 // MaxZstdWindow is the largest zstd window a STEF stream's frames may
@@ -48,7 +50,7 @@ type unzstd struct {
 	dec   *zstd.Decoder
 	// decoders is where the decoder comes from and goes back to (a
 	// Receiver's spares); nil: made for this stream alone.
-	decoders *spares[*zstd.Decoder]
+	decoders *ingest.Spares[*zstd.Decoder]
 	in       frameInput
 	left     uint64 // decoded bytes of the current frame still to pass on
 	// fresh: none of the current frame's content was passed on yet;
@@ -293,7 +295,7 @@ func (u *unzstd) getDecoder() (*zstd.Decoder, error) {
 		if d, ok := decodeDecoders.Get().(*zstd.Decoder); ok {
 			return d, nil
 		}
-	} else if d, ok := u.decoders.get(); ok {
+	} else if d, ok := u.decoders.Get(); ok {
 		return d, nil
 	}
 	return newDecoder()
@@ -331,7 +333,7 @@ func (u *unzstd) close() {
 		if u.decoders == nil {
 			decodeDecoders.Put(u.dec)
 		} else {
-			u.decoders.put(u.dec, StateCostZstd)
+			u.decoders.Put(u.dec, StateCostZstd)
 		}
 	}
 	u.dec = nil
