@@ -19,6 +19,18 @@ func (h *Handler) streamStateNotSpare() int64 {
 	return h.p.StreamStateHeld() - spared
 }
 
+// waitSpares waits until the ended streams' decoders are n spares and no
+// stream holds state of its own: a stream gives its charge back, then its
+// decoders to the spares (streamCodec.close), after its client has its
+// answer.
+func waitSpares(t *testing.T, h *Handler, n int) {
+	t.Helper()
+	waitFor(t, func() bool {
+		k, _ := h.spares.held()
+		return k == n && h.streamStateNotSpare() == 0
+	})
+}
+
 // oneSpare is what one ended stream with zstd and columns leaves.
 var oneSpare = compression.StreamDecoderCost(DefaultStreamCompressionWindow) + otlpcolumns.DecoderCost
 
@@ -60,7 +72,7 @@ func TestStreamSparesReused(t *testing.T) {
 	if acked := columnsStreams(t, c, 1); acked != 1 {
 		t.Fatalf("%d acknowledged", acked)
 	}
-	waitFor(t, func() bool { return h.streamStateNotSpare() == 0 })
+	waitSpares(t, h, 2)
 	if n, cost := h.spares.held(); n != 2 || cost != oneSpare || h.p.StreamStateHeld() != cost {
 		t.Fatalf("%d spares charged %d, stream state %d: want the stream's two decoders, %d", n, cost, h.p.StreamStateHeld(), oneSpare)
 	}
@@ -68,6 +80,7 @@ func TestStreamSparesReused(t *testing.T) {
 		if acked := columnsStreams(t, c, 1); acked != 1 {
 			t.Fatalf("%d acknowledged", acked)
 		}
+		waitSpares(t, h, 2) // the next stream finds them
 	}
 	for _, kind := range []string{"zstd", "columns"} {
 		if n := counterValue(h.Metrics(), `otlplite_stream_decoders_reused_total{kind="`+kind+`"}`); n != 3 {
@@ -97,7 +110,7 @@ func TestStreamSparesBounded(t *testing.T) {
 	h := New(Config{Sink: sink, Logger: quietLogger(), Admission: AdmissionConfig{RequestLimit: limit, MaxWait: time.Millisecond}})
 	c := startHandler(t, h)
 	acked := columnsStreams(t, c, maxStreamSpares+2)
-	waitFor(t, func() bool { return h.streamStateNotSpare() == 0 })
+	waitSpares(t, h, 2*maxStreamSpares)
 	n, cost := h.spares.held()
 	t.Logf("%d streams ended: %d decoders kept, charged %d", maxStreamSpares+2, n, cost)
 	if n != 2*maxStreamSpares || cost != maxStreamSpares*oneSpare {
@@ -157,7 +170,7 @@ func TestStreamSpareForgetsItsStream(t *testing.T) {
 	if acks, st := a.finish(); st.Code != grpcwire.OK || len(acks) != 1 {
 		t.Fatalf("stream a: %v, %d acks", st, len(acks))
 	}
-	waitFor(t, func() bool { return h.streamStateNotSpare() == 0 })
+	waitSpares(t, h, 1)
 	if n, _ := h.spares.zstd.Held(); n != 1 {
 		t.Fatalf("%d zstd decoders kept after stream a", n)
 	}
