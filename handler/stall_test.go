@@ -1,0 +1,175 @@
+package handler
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/VictoriaMetrics/easyproto"
+
+	"github.com/otlp-lite/otlp-lite/otlpclient"
+	"github.com/otlp-lite/otlp-lite/storage/disk"
+)
+
+// stallRequest is an ExportTraceServiceRequest of spans spans, each with a
+// few attributes, all carrying n in their trace id (about 250 bytes a
+// span: 8,192 spans are 2 MB, as the demo data's batch processor cutting).
+func stallRequest(n uint64, spans int) []byte {
+	var mp easyproto.MarshalerPool
+	m := mp.Get()
+	defer mp.Put(m)
+	rs := m.MessageMarshaler().AppendMessage(1)
+	res := rs.AppendMessage(1)
+	kv := res.AppendMessage(1)
+	kv.AppendString(1, "service.name")
+	kv.AppendMessage(2).AppendString(1, "checkout")
+	ss := rs.AppendMessage(2)
+	var tid [16]byte
+	binary.BigEndian.PutUint64(tid[8:], n)
+	for i := range spans {
+		binary.BigEndian.PutUint64(tid[:8], uint64(i/16))
+		sp := ss.AppendMessage(2)
+		sp.AppendBytes(1, tid[:])
+		var sid [8]byte
+		binary.BigEndian.PutUint64(sid[:], n<<20|uint64(i+1))
+		sp.AppendBytes(2, sid[:])
+		sp.AppendString(5, "GET /api/products/"+strconv.Itoa(i%97))
+		sp.AppendInt32(6, 2)
+		start := uint64(1_700_000_000_000_000_000) + n*1e9 + uint64(i)*1e5
+		sp.AppendFixed64(7, start)
+		sp.AppendFixed64(8, start+uint64(i%1000)*1e3)
+		for a, key := range []string{"http.method", "http.route", "http.status_code", "net.peer.name", "rpc.system"} {
+			kv := sp.AppendMessage(9)
+			kv.AppendString(1, key)
+			kv.AppendMessage(2).AppendString(1, fmt.Sprintf("value-%d-%d", a, (i*7+a)%513))
+		}
+	}
+	return m.Marshal(nil)
+}
+
+// TestStallHunt sends 2 MB columns requests on one long export stream, 10
+// pending, through the real pipeline into a disk log, and fails (with
+// goroutine dumps) when the stream stalls: any request resent. Run it in a
+// loop (STALLHUNT=1, -count N); it is skipped otherwise.
+func TestStallHunt(t *testing.T) {
+	if os.Getenv("STALLHUNT") == "" {
+		t.Skip("STALLHUNT not set")
+	}
+	maxReq, _ := strconv.Atoi(os.Getenv("STALLHUNT_MAXREQ"))
+	limit, _ := strconv.ParseInt(os.Getenv("STALLHUNT_LIMIT"), 10, 64)
+	maxStreams, _ := strconv.Atoi(os.Getenv("STALLHUNT_STREAMS"))
+	nreq, _ := strconv.Atoi(os.Getenv("STALLHUNT_N"))
+	if nreq == 0 {
+		nreq = 40
+	}
+	store, err := disk.Open(t.TempDir(), disk.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	h := New(Config{Sink: store, Logger: quietLogger(),
+		Stream:    StreamConfig{MaxRequests: maxReq},
+		Admission: AdmissionConfig{RequestLimit: limit, MaxStreams: maxStreams}})
+	addr := listenHandler(t, h)
+	var reqs [][]byte
+	for i := range 6 {
+		reqs = append(reqs, stallRequest(uint64(i+1), 8192))
+	}
+	var mu sync.Mutex
+	var retries []string
+	e := otlpclient.NewStreamExporter(otlpclient.StreamConfig{
+		Config: otlpclient.Config{Endpoint: addr, Signal: otlpclient.Traces, AttemptTimeout: 5 * time.Second,
+			RequestTimeout: 5 * time.Minute,
+			OnRetry: func(err error, d time.Duration) {
+				mu.Lock()
+				retries = append(retries, err.Error())
+				mu.Unlock()
+				if strings.Contains(err.Error(), "stalled") {
+					dump(t)
+				}
+			}},
+		MaxPending: 10, StreamColumns: true,
+	})
+	var peak int64
+	stopPeak := make(chan struct{})
+	peakDone := make(chan struct{})
+	go func() {
+		defer close(peakDone)
+		for {
+			select {
+			case <-stopPeak:
+				return
+			default:
+			}
+			if in, _ := h.p.AdmissionState(); in > peak {
+				peak = in
+			}
+			time.Sleep(time.Millisecond) // sampling the budget in a hunt
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, nreq)
+	for i := range nreq {
+		wg.Add(1)
+		if err := e.Send(context.Background(), reqs[i%len(reqs)], func(err error) {
+			if err != nil {
+				errs <- err
+			}
+			wg.Done()
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(stopPeak)
+	<-peakDone
+	if os.Getenv("STALLHUNT_V") != "" {
+		t.Logf("peak admission in flight %d bytes (%d requests of %d bytes)", peak, len(reqs), len(reqs[0]))
+	}
+	_ = e.Close(context.Background())
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	st := e.Stats()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(retries) > 0 {
+		t.Fatalf("stats %+v; retries: %v", st, retries)
+	}
+	// Every charge but the stream state a spare keeps goes back.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		in, w := h.p.AdmissionState()
+		held := h.p.StreamStateHeld()
+		if in == held && w == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			dump(t)
+			t.Fatalf("admission: %d in flight (%d of it stream state), %d waiting, after every request was acknowledged", in, held, w)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the budget in a hunt, not a test of record
+	}
+	if os.Getenv("STALLHUNT_V") != "" {
+		t.Logf("stats %+v", st)
+	}
+}
+
+func dump(t *testing.T) {
+	f, err := os.CreateTemp("/tmp/stallhunt", "goroutines-*.txt")
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	defer f.Close()
+	pprof.Lookup("goroutine").WriteTo(f, 2)
+	t.Logf("goroutines in %s", f.Name())
+}
