@@ -9,12 +9,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/otlpclient"
+	"github.com/otlp-lite/otlp-lite/storage"
 	"github.com/otlp-lite/otlp-lite/storage/disk"
 )
 
@@ -69,12 +71,17 @@ func TestStallHunt(t *testing.T) {
 	if nreq == 0 {
 		nreq = 40
 	}
-	store, err := disk.Open(t.TempDir(), disk.Options{})
+	opts := disk.Options{}
+	if os.Getenv("STALLHUNT_SYNC") == "interval" {
+		opts.Sync = disk.SyncInterval
+	}
+	store, err := disk.Open(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	h := New(Config{Sink: store, Logger: quietLogger(),
+	sink := &timedSink{Store: store}
+	h := New(Config{Sink: sink, Logger: quietLogger(),
 		Stream:    StreamConfig{MaxRequests: maxReq},
 		Admission: AdmissionConfig{RequestLimit: limit, MaxStreams: maxStreams}})
 	addr := listenHandler(t, h)
@@ -141,6 +148,9 @@ func TestStallHunt(t *testing.T) {
 	st := e.Stats()
 	mu.Lock()
 	defer mu.Unlock()
+	if m := time.Duration(sink.max.Load()); m > time.Second || len(retries) > 0 {
+		t.Logf("slowest disk log write: %v", m)
+	}
 	if len(retries) > 0 {
 		t.Fatalf("stats %+v; retries: %v", st, retries)
 	}
@@ -161,6 +171,21 @@ func TestStallHunt(t *testing.T) {
 	if os.Getenv("STALLHUNT_V") != "" {
 		t.Logf("stats %+v", st)
 	}
+}
+
+// timedSink is the disk log, its slowest Write kept.
+type timedSink struct {
+	*disk.Store
+	max atomic.Int64
+}
+
+func (s *timedSink) Write(ctx context.Context, sig storage.Signal, data []byte, items int) error {
+	start := time.Now()
+	err := s.Store.Write(ctx, sig, data, items)
+	d := int64(time.Since(start))
+	for m := s.max.Load(); d > m && !s.max.CompareAndSwap(m, d); m = s.max.Load() {
+	}
+	return err
 }
 
 func dump(t *testing.T) {
