@@ -56,10 +56,22 @@ func stallRequest(n uint64, spans int) []byte {
 	return m.Marshal(nil)
 }
 
-// TestStallHunt sends 2 MB columns requests on one long export stream, 10
-// pending, through the real pipeline into a disk log, and fails (with
-// goroutine dumps) when the stream stalls: any request resent. Run it in a
-// loop (STALLHUNT=1, -count N); it is skipped otherwise.
+// TestStallHunt hunts issue 23's stall: it sends 2 MB columns requests on
+// one long export stream, 10 pending, through the real pipeline into a
+// disk log, and fails when any request is resent (a stream that stalled
+// for 5 s, with every goroutine of the server and the client logged, or
+// ended early), or when the admission budget is not all returned at the
+// end. It is a tool, not a test of record (it depends on the machine's
+// load): skipped unless STALLHUNT is set, and run in a loop, e.g.
+//
+//	STALLHUNT=1 STALLHUNT_MAXREQ=7 GOGC=5 go test -run TestStallHunt -count 50 ./handler
+//
+// STALLHUNT_MAXREQ rotates the stream every so many requests,
+// STALLHUNT_LIMIT is the admission budget in bytes (small: requests wait
+// for room), STALLHUNT_STREAMS the stream bound (small: the read loop
+// processes requests itself), STALLHUNT_SYNC=interval the disk log's
+// policy (default: fsync always, direct writes), STALLHUNT_N the requests
+// sent, STALLHUNT_V=1 logs the client's counters.
 func TestStallHunt(t *testing.T) {
 	if os.Getenv("STALLHUNT") == "" {
 		t.Skip("STALLHUNT not set")
@@ -104,23 +116,6 @@ func TestStallHunt(t *testing.T) {
 			}},
 		MaxPending: 10, StreamColumns: true,
 	})
-	var peak int64
-	stopPeak := make(chan struct{})
-	peakDone := make(chan struct{})
-	go func() {
-		defer close(peakDone)
-		for {
-			select {
-			case <-stopPeak:
-				return
-			default:
-			}
-			if in, _ := h.p.AdmissionState(); in > peak {
-				peak = in
-			}
-			time.Sleep(time.Millisecond) // sampling the budget in a hunt
-		}
-	}()
 	var wg sync.WaitGroup
 	errs := make(chan error, nreq)
 	for i := range nreq {
@@ -135,11 +130,6 @@ func TestStallHunt(t *testing.T) {
 		}
 	}
 	wg.Wait()
-	close(stopPeak)
-	<-peakDone
-	if os.Getenv("STALLHUNT_V") != "" {
-		t.Logf("peak admission in flight %d bytes (%d requests of %d bytes)", peak, len(reqs), len(reqs[0]))
-	}
 	_ = e.Close(context.Background())
 	close(errs)
 	for err := range errs {
@@ -155,19 +145,10 @@ func TestStallHunt(t *testing.T) {
 		t.Fatalf("stats %+v; retries: %v", st, retries)
 	}
 	// Every charge but the stream state a spare keeps goes back.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitFor(t, func() bool {
 		in, w := h.p.AdmissionState()
-		held := h.p.StreamStateHeld()
-		if in == held && w == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			dump(t)
-			t.Fatalf("admission: %d in flight (%d of it stream state), %d waiting, after every request was acknowledged", in, held, w)
-		}
-		time.Sleep(10 * time.Millisecond) // polling the budget in a hunt, not a test of record
-	}
+		return in == h.p.StreamStateHeld() && w == 0
+	})
 	if os.Getenv("STALLHUNT_V") != "" {
 		t.Logf("stats %+v", st)
 	}
@@ -188,13 +169,10 @@ func (s *timedSink) Write(ctx context.Context, sig storage.Signal, data []byte, 
 	return err
 }
 
+// dump logs every goroutine of the process, the server's and the
+// client's: who waits for whom when the stream stalled.
 func dump(t *testing.T) {
-	f, err := os.CreateTemp("/tmp/stallhunt", "goroutines-*.txt")
-	if err != nil {
-		t.Log(err)
-		return
-	}
-	defer f.Close()
-	pprof.Lookup("goroutine").WriteTo(f, 2)
-	t.Logf("goroutines in %s", f.Name())
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
+	t.Log(b.String())
 }
