@@ -48,7 +48,9 @@
 // its connection (HTTP/2 frames and headers included); the disk log's
 // commits per request are its otlplite_storage_sync_seconds count. A
 // request a stream resent after a stall or a break is logged with its
-// cause and the round marked in the output. A round in which
+// cause and the round marked in the output, and a stream that fails (a
+// stall, a break) has the server's and the client's goroutines saved in
+// files of the temporary directory, whose names are logged. A round in which
 // the server's disk log (otlplite_storage_items, on its admin /metrics)
 // did not grow by exactly the items sent, or in which the stream's
 // compression or columns were not accepted, is an error, not a figure.
@@ -75,6 +77,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -692,7 +695,38 @@ func open(s *server, sig otlpclient.Signal, concurrency int, wire *atomic.Int64)
 	if s.mode == unary {
 		return openUnary(s.addr, sig, concurrency, dial)
 	}
-	return openStream(s.addr, sig, concurrency, s.mode == columns, dial)
+	return openStream(s.addr, sig, concurrency, s.mode == columns, dial, func(err error, delay time.Duration) {
+		// A stream that failed (a stall, a break: not a rotation) is
+		// logged with the time, and both sides' goroutines are saved
+		// while the server still holds what the stream left (who waits
+		// for whom: issue 23's stall).
+		log.Printf("%s: stream failed, its requests resent in %v: %v", s.label(), delay, err)
+		dumpGoroutines(s)
+	})
+}
+
+// dumpGoroutines saves the goroutines of s (its admin /debug/pprof, with
+// their stacks) and of this process (the client) in files of the
+// temporary directory, and logs their names.
+func dumpGoroutines(s *server) {
+	stamp := time.Now().UTC().Format("150405.000")
+	name := strings.NewReplacer(" ", "_", "/", "-", "(", "", ")", "", ",", "", "@", "-").Replace(s.label())
+	if f, err := os.CreateTemp("", "streamcpu-server-"+name+"-"+stamp+"-*.txt"); err == nil {
+		c := http.Client{Timeout: 10 * time.Second}
+		if resp, err := c.Get("http://" + s.admin + "/debug/pprof/goroutine?debug=2"); err == nil {
+			_, _ = io.Copy(f, resp.Body)
+			resp.Body.Close()
+		} else {
+			fmt.Fprintln(f, err)
+		}
+		f.Close()
+		log.Printf("%s: the server's goroutines in %s", s.label(), f.Name())
+	}
+	if f, err := os.CreateTemp("", "streamcpu-client-"+name+"-"+stamp+"-*.txt"); err == nil {
+		_ = pprof.Lookup("goroutine").WriteTo(f, 2)
+		f.Close()
+		log.Printf("%s: the client's goroutines in %s", s.label(), f.Name())
+	}
 }
 
 // unarySender sends each request as one Export call, zstd, from grpc-go
@@ -759,7 +793,7 @@ type streamSender struct {
 	sent int
 }
 
-func openStream(addr string, sig otlpclient.Signal, concurrency int, cols bool, dial otlpclient.DialFunc) (*streamSender, error) {
+func openStream(addr string, sig otlpclient.Signal, concurrency int, cols bool, dial otlpclient.DialFunc, onRetry func(error, time.Duration)) (*streamSender, error) {
 	e := otlpclient.NewStreamExporter(otlpclient.StreamConfig{
 		Config: otlpclient.Config{
 			Endpoint:       addr,
@@ -767,6 +801,7 @@ func openStream(addr string, sig otlpclient.Signal, concurrency int, cols bool, 
 			Compression:    compression.Zstd, // the messages a stream sends before the server's answer
 			DialContext:    dial,
 			RequestTimeout: 5 * time.Minute,
+			OnRetry:        onRetry,
 		},
 		MaxPending:    concurrency,
 		StreamColumns: cols,
