@@ -42,6 +42,20 @@ func hostileColumns(t *testing.T, name string) [][]byte {
 	return msgs
 }
 
+// openColumnsStream opens a stream of method, its client offering zstd
+// and columns, on a new handler storing into a memSink (both returned),
+// and fails the test unless the handler accepts both.
+func openColumnsStream(t *testing.T, method string) (*Handler, *memSink, *testStream) {
+	t.Helper()
+	sink := &memSink{}
+	h := New(Config{Sink: sink, Logger: quietLogger()})
+	s := openStream(t, startHandler(t, h), method, otlp.StreamCompressionHeader, "zstd; columns")
+	if got := s.resp.Header.Get(otlp.StreamCompressionHeader); !otlp.AcceptedStreamColumns(got) {
+		t.Fatalf("answer %q, want columns", got)
+	}
+	return h, sink, s
+}
+
 // TestStreamColumnsCrossFieldSeries: a hostile client's columns stream
 // whose second request refers, from a histogram point, to the run of a
 // number point's attributes its first left (otlpcolumns'
@@ -54,12 +68,7 @@ func TestStreamColumnsCrossFieldSeries(t *testing.T) {
 	if len(msgs) != 2 {
 		t.Fatalf("%d messages, want 2", len(msgs))
 	}
-	sink := &memSink{}
-	h := New(Config{Sink: sink, Logger: quietLogger()})
-	s := openStream(t, startHandler(t, h), "ExportMetrics", otlp.StreamCompressionHeader, "zstd; columns")
-	if got := s.resp.Header.Get(otlp.StreamCompressionHeader); !otlp.AcceptedStreamColumns(got) {
-		t.Fatalf("answer %q, want columns", got)
-	}
+	h, sink, s := openColumnsStream(t, "ExportMetrics")
 	enc, _ := compression.NewStreamEncoder(DefaultStreamCompressionWindow)
 	var acks []ack
 	for _, m := range msgs {
@@ -99,12 +108,7 @@ func TestStreamColumnsCrossFieldSeries(t *testing.T) {
 // nothing is stored.
 func TestStreamColumnsBackToPlaceholder(t *testing.T) {
 	msgs := hostileColumns(t, "back-to-placeholder")
-	sink := &memSink{}
-	h := New(Config{Sink: sink, Logger: quietLogger()})
-	s := openStream(t, startHandler(t, h), "ExportTraces", otlp.StreamCompressionHeader, "zstd; columns")
-	if got := s.resp.Header.Get(otlp.StreamCompressionHeader); !otlp.AcceptedStreamColumns(got) {
-		t.Fatalf("answer %q, want columns", got)
-	}
+	_, sink, s := openColumnsStream(t, "ExportTraces")
 	enc, _ := compression.NewStreamEncoder(DefaultStreamCompressionWindow)
 	for _, m := range msgs {
 		z, err := enc.AppendMessage(nil, m)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/otlp-lite/otlp-lite/compression"
 	"github.com/otlp-lite/otlp-lite/grpcwire"
-	"github.com/otlp-lite/otlp-lite/otlp"
 )
 
 // TestStreamColumnsEarlierIDOfAnotherLength: a hostile client's columns
@@ -22,12 +21,7 @@ func TestStreamColumnsEarlierIDOfAnotherLength(t *testing.T) {
 	if len(msgs) != 1 {
 		t.Fatalf("%d messages, want 1", len(msgs))
 	}
-	sink := &memSink{}
-	h := New(Config{Sink: sink, Logger: quietLogger()})
-	s := openStream(t, startHandler(t, h), "ExportTraces", otlp.StreamCompressionHeader, "zstd; columns")
-	if got := s.resp.Header.Get(otlp.StreamCompressionHeader); !otlp.AcceptedStreamColumns(got) {
-		t.Fatalf("answer %q, want columns", got)
-	}
+	h, sink, s := openColumnsStream(t, "ExportTraces")
 	enc, _ := compression.NewStreamEncoder(DefaultStreamCompressionWindow)
 	z, err := enc.AppendMessage(nil, msgs[0])
 	if err != nil {
