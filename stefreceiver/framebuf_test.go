@@ -94,25 +94,9 @@ func TestFrameBuffersCharged(t *testing.T) {
 	peers := make([]*peer, streams)
 	wire := make([]int, streams)
 	for i := range peers {
-		p := dial(t, addr)
-		peers[i] = p
-		p.sendFirst(t, "Metrics")
-		p.recv(t)
-		w, err := otelstef.NewMetricsWriter(countingWire{chunkSender{t, p}, &wire[i]}, pkg.WriterOptions{
-			Compression:                  pkg.CompressionZstd,
-			MaxUncompressedFrameByteSize: pkg.FrameSizeLimit - 1,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		// A first point: the header read, the decoder made.
-		writePoints(t, w, 1, 0)
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		if ack, _ := parseAck(t, p.recv(t)); ack != 1 {
-			t.Fatalf("ack %d, want 1", ack)
-		}
+		p, w := openBigCounted(t, addr, &wire[i])
+		peers[i] = p
 		writeBigFrame(t, w, bigFramePoints)
 		for acked := uint64(0); acked < bigFramePoints+1; {
 			ack, bad := parseAck(t, p.recv(t))
@@ -204,10 +188,21 @@ func TestFrameMeterKnowsTheReaders(t *testing.T) {
 // library's limit, and has its first point acknowledged.
 func openBig(t *testing.T, addr string) (*peer, *otelstef.MetricsWriter) {
 	t.Helper()
+	return openBigCounted(t, addr, nil)
+}
+
+// openBigCounted is openBig, counting the bytes the writer sends in
+// *wire when wire is not nil.
+func openBigCounted(t *testing.T, addr string, wire *int) (*peer, *otelstef.MetricsWriter) {
+	t.Helper()
 	p := dial(t, addr)
 	p.sendFirst(t, "Metrics")
 	p.recv(t)
-	w, err := otelstef.NewMetricsWriter(chunkSender{t, p}, pkg.WriterOptions{
+	var sender pkg.ChunkWriter = chunkSender{t, p}
+	if wire != nil {
+		sender = countingWire{chunkSender{t, p}, wire}
+	}
+	w, err := otelstef.NewMetricsWriter(sender, pkg.WriterOptions{
 		Compression:                  pkg.CompressionZstd,
 		MaxUncompressedFrameByteSize: pkg.FrameSizeLimit - 1,
 	})
