@@ -77,7 +77,8 @@ func benchGroupCommit(b *testing.B, writers, size int) {
 // one after the other commits) or by ten at once (about five per
 // commit, as ten unary calls in flight share them). cpu-ns/record is the
 // process's CPU per record; BenchmarkAppendRecord2MB is the part of it
-// that copies the record into the batch and sums its CRC-32C.
+// that copies the record into the batch and sums its CRC-32C, and
+// writers=1/4KiB (a commit of one small record) the commit's own.
 //
 //	go test -run '^$' -bench 'CommitPerRecord|AppendRecord2MB' -benchmem -count 6 ./storage/disk/
 func BenchmarkCommitPerRecord(b *testing.B) {
@@ -86,6 +87,8 @@ func BenchmarkCommitPerRecord(b *testing.B) {
 			benchGroupCommit(b, writers, 2<<20)
 		})
 	}
+	// A commit's own cost: one 4 KiB record each.
+	b.Run("writers=1/4KiB", func(b *testing.B) { benchGroupCommit(b, 1, 4<<10) })
 }
 
 // BenchmarkAppendRecord2MB frames a 2 MB record into a batch buffer: the
