@@ -15,10 +15,10 @@ import "time"
 // grows it a quarter at a time (each step a copy, under the log's lock).
 //
 // What stays is bounded three ways: a buffer over maxKeptBuffer is not
-// kept; a buffer over twice what the batches of the last sizeWindow to
-// 2×sizeWindow commits needed is not kept (load that drops gives its
-// memory back within 2×sizeWindow commits); and a log that commits
-// nothing for idleRelease lets both its buffers go.
+// kept; after sizeWindow commits in a row that needed at most half of
+// the buffers' size, the size follows them down and a buffer over twice
+// that is not kept (load that falls gives its memory back); and a log
+// that commits nothing for idleRelease lets both its buffers go.
 
 // maxKeptBuffer bounds a batch buffer kept for the next batch: 32 MiB,
 // a group commit of sixteen 2 MB requests, twice what ten unary calls
@@ -28,12 +28,13 @@ import "time"
 // would hold two such buffers per signal beside the request budget.
 const maxKeptBuffer = 32 << 20
 
-// sizeWindow is the number of commits over which a log remembers the
-// largest batch it needed: a buffer is sized for, and kept up to twice,
-// the largest of the last sizeWindow to 2×sizeWindow commits. 64 commits
-// are a few seconds of a busy log, long enough to span a burst's pauses
-// (the unary clients' next round), short enough that a burst's buffers
-// go soon after it.
+// sizeWindow is how many commits in a row must need at most half of a
+// log's buffer size before it shrinks: 64 commits are a few seconds of
+// a busy log. A run that long without a large batch means the load
+// fell, while a steady load whose batches vary (ten requests in flight
+// make a batch of one, then of nine, or of ten) keeps its size: sized
+// by a window's largest batch instead, the buffers of a real server
+// shrank and grew again every few seconds (more allocated than before).
 const sizeWindow = 64
 
 // idleRelease is how long a log that commits nothing keeps its batch
@@ -47,33 +48,43 @@ const idleRelease = 5 * time.Second
 // of the receiver's pools.
 const minBuffer = 64 << 10
 
-// batchSizer follows the size of the batch buffers a log needs: the
-// largest need noted in the current window of sizeWindow commits and in
-// the window before it.
+// batchSizer follows the size of the batch buffers a log needs: a
+// quarter more than the largest batch since the load last fell (batches
+// vary, and a buffer too small for its batch is grown with a copy,
+// under the log's lock), at most maxKeptBuffer, at least minBuffer.
 type batchSizer struct {
-	cur, prev int
-	n         int
+	size int
+	// small counts the commits in a row that needed at most half of
+	// size, smallMax the largest of them.
+	small, smallMax int
 }
 
 // note records what a committed batch needed (its buffer's length and
 // the block of room a direct write pads into).
 func (s *batchSizer) note(need int) {
-	s.cur = max(s.cur, need)
-	s.n++
-	if s.n == sizeWindow {
-		s.prev, s.cur, s.n = s.cur, 0, 0
+	switch {
+	case need > s.size:
+		s.size = sizeFor(need)
+		s.small, s.smallMax = 0, 0
+	case need <= s.size/2:
+		s.small++
+		s.smallMax = max(s.smallMax, need)
+		if s.small == sizeWindow {
+			s.size = sizeFor(s.smallMax)
+			s.small, s.smallMax = 0, 0
+		}
+	default:
+		s.small, s.smallMax = 0, 0
 	}
 }
 
-// want is the capacity to give a new batch buffer: the largest recent
-// need and a quarter (batches vary: ten requests in flight make one
-// batch of ten, or of nine after a batch of one, and a buffer too small
-// for the batch is grown with a copy, under the log's lock), at least
-// minBuffer, at most maxKeptBuffer, in whole blocks.
-func (s *batchSizer) want() int {
-	n := max(s.cur, s.prev)
-	return alignUp(min(max(n+n/4, minBuffer), maxKeptBuffer))
+// sizeFor is the buffer size for batches that need up to need bytes.
+func sizeFor(need int) int {
+	return alignUp(min(max(need+need/4, minBuffer), maxKeptBuffer))
 }
+
+// want is the capacity to give a new batch buffer.
+func (s *batchSizer) want() int { return max(s.size, minBuffer) }
 
 // keeps says whether a buffer of capacity c is kept for the next batch.
 func (s *batchSizer) keeps(c int) bool {
