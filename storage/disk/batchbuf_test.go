@@ -117,9 +117,9 @@ func TestDirectCommitMovesInPlace(t *testing.T) {
 }
 
 // TestBatchBuffersGivenBack holds the memory a burst leaves in a log's
-// batch buffers: after commits of smaller batches the burst's buffers go
-// within 2×sizeWindow commits, after idleRelease without commits both
-// buffers go, and nothing acknowledged is lost.
+// batch buffers: while smaller batches follow, the burst's buffers go
+// once none has needed them for shrinkAfter; after idleRelease without
+// commits both buffers go; and nothing acknowledged is lost.
 func TestBatchBuffersGivenBack(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
@@ -137,16 +137,23 @@ func TestBatchBuffersGivenBack(t *testing.T) {
 		}
 		// Kept while the burst goes on, within the bound: two buffers
 		// of about the batch a burst makes.
-		if got := l.bufferBytes(); got < 4*size || got > 2*maxKeptBuffer {
-			t.Fatalf("a log holds %d bytes of batch buffers during a burst of 8 MiB batches, want 4 MiB to 64 MiB", got)
+		if got := l.bufferBytes(); got < 2*size || got > 2*maxKeptBuffer {
+			t.Fatalf("a log holds %d bytes of batch buffers during a burst of 8 MiB batches, want 2 MiB to 64 MiB", got)
 		}
-		// Smaller batches: the burst's buffers go.
-		for range 2*sizeWindow + 2 {
+		// Smaller batches, more often than idleRelease: the burst's
+		// buffers go after shrinkAfter.
+		for range 2 * shrinkAfter / time.Second {
 			burst(t, s, 1, 10<<10)
 			stored++
+			if got := l.bufferBytes(); got < size {
+				break
+			}
+			time.Sleep(time.Second)
 		}
+		burst(t, s, 1, 10<<10) // the buffer of the batch written with the last
+		stored++
 		if got := l.bufferBytes(); got > 4*minBuffer {
-			t.Fatalf("a log holds %d bytes of batch buffers after %d commits of 10 KiB, want at most %d", got, 2*sizeWindow+2, 4*minBuffer)
+			t.Fatalf("a log holds %d bytes of batch buffers %v after its last large batch, want at most %d", got, 2*shrinkAfter, 4*minBuffer)
 		}
 		// Another burst, then nothing: both buffers go after idleRelease.
 		burst(t, s, 8, size)
@@ -160,7 +167,7 @@ func TestBatchBuffersGivenBack(t *testing.T) {
 		if got := l.bufferBytes(); got > minBuffer {
 			t.Fatalf("an idle log holds %d bytes of batch buffers %v after its burst, want at most %d", got, idleRelease, minBuffer)
 		}
-		// And it writes on, from a small buffer.
+		// And it writes on.
 		burst(t, s, 2, size)
 		stored += 2
 		if err := s.Close(); err != nil {

@@ -33,7 +33,7 @@ type SignalStats struct {
 	DeletedRecords  int64
 	// BatchBufferBytes is the memory of the log's batch buffers (the
 	// batch being filled and the one kept for the next; batchbuf.go):
-	// at most 2 × 32 MiB, given back after 5 s without a commit. Zero
+	// at most 2 × 32 MiB, given back after 4 s without a commit. Zero
 	// from ReadStats.
 	BatchBufferBytes int64
 }
