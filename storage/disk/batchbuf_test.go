@@ -179,3 +179,46 @@ func TestBatchBuffersGivenBack(t *testing.T) {
 		}
 	})
 }
+
+// TestBatchSizer: the size grows at once to a quarter more than a batch
+// that needs more, holds while batches of every size between come (a
+// steady load's), falls after shrinkAfter without a batch needing half
+// of it, and stays within [minBuffer, maxKeptBuffer].
+func TestBatchSizer(t *testing.T) {
+	var s batchSizer
+	t0 := time.Unix(1000, 0)
+	if got := s.want(); got != minBuffer {
+		t.Fatalf("a new log's size is %d, want %d", got, minBuffer)
+	}
+	const mb = 2 << 20
+	s.note(10*mb, t0)
+	big := s.want()
+	if big < 10*mb+10*mb/4 || big > maxKeptBuffer {
+		t.Fatalf("after a batch of %d bytes the size is %d, want a quarter more", 10*mb, big)
+	}
+	// A minute of batches of one to ten requests: the size holds.
+	for i := range 600 {
+		s.note((1+i%10)*mb, t0.Add(time.Duration(i)*100*time.Millisecond))
+		if got := s.want(); got != big {
+			t.Fatalf("after batch %d of %d bytes the size is %d, want %d kept", i, (1+i%10)*mb, got, big)
+		}
+	}
+	// Small batches only: the size falls after shrinkAfter, not before.
+	t1 := t0.Add(time.Minute)
+	for d := time.Duration(0); d < shrinkAfter; d += time.Second {
+		s.note(100<<10, t1.Add(d))
+	}
+	if got := s.want(); got != big {
+		t.Fatalf("%v after the last large batch the size is %d, want %d kept", shrinkAfter, got, big)
+	}
+	s.note(100<<10, t1.Add(shrinkAfter))
+	if got := s.want(); got != sizeFor(100<<10) || s.keeps(big) {
+		t.Fatalf("%v after the last large batch the size is %d (keeps %d: %v), want %d", shrinkAfter, got, big, s.keeps(big), sizeFor(100<<10))
+	}
+	// Bounded: a batch over maxKeptBuffer sizes the buffers to the bound,
+	// and its own buffer is not kept.
+	s.note(3*maxKeptBuffer, t1.Add(time.Hour))
+	if got := s.want(); got != maxKeptBuffer || s.keeps(3*maxKeptBuffer) {
+		t.Fatalf("after a batch of %d bytes the size is %d, keeps it %v; want %d and not kept", 3*maxKeptBuffer, got, s.keeps(3*maxKeptBuffer), maxKeptBuffer)
+	}
+}
