@@ -620,8 +620,8 @@ func (l *signalLog) flushLoop() {
 		}
 		// Reuse the buffer (not the batch: its writers may still read
 		// b.err after done is closed, and nothing else), if it is not
-		// larger than recent batches need (batchbuf.go).
-		// What the batch needed, with room for another pad and the
+		// larger than recent batches need (batchbuf.go). What this
+		// batch needed: its records, room for another pad, and the
 		// block a direct write pads into.
 		need := b.len() + 2*blockSize
 		buf := b.buf[:0]
