@@ -51,7 +51,7 @@ func TestBatchBufferReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for range 3 { // the buffers grow to what the batches need
+	for range 4 { // the buffers grow to what the batches need
 		burst(t, s, 10, 2<<20)
 	}
 	const rounds = 8
@@ -60,13 +60,12 @@ func TestBatchBufferReused(t *testing.T) {
 		burst(t, s, 10, 2<<20)
 	}
 	// The writers' goroutines, the batches and their channels: a few
-	// KiB a round; and a buffer of 2 to 21 MiB allocated again when
-	// the writers split into batches larger than those seen so far
-	// (nine, then ten at once: rare once warm, but the scheduler
-	// decides; under -race one round in twenty). Before: 84 MB a
-	// round.
-	if got := (allocated() - before) / rounds; got > 8<<20 {
-		t.Fatalf("%d bytes allocated per burst of 20 MiB once warm, want at most 8 MiB", got)
+	// KiB a round; and a buffer of 2 to 26 MiB grown again when the
+	// writers make a batch larger than those seen so far (ten at once
+	// after batches of five: rare once warm, but the scheduler
+	// decides). Before: 84 MB a round.
+	if got := (allocated() - before) / rounds; got > 16<<20 {
+		t.Fatalf("%d bytes allocated per burst of 20 MiB once warm, want at most 16 MiB", got)
 	}
 }
 
