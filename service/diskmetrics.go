@@ -42,6 +42,7 @@ func registerDiskMetrics(set *metrics.Set, st *disk.Store) {
 		{"otlplite_storage_write_errors_total", "counter", func(s disk.SignalStats) uint64 { return uint64(s.WriteErrors) }},         // failed disk writes and fsyncs (disk full, I/O errors)
 		{"otlplite_storage_deleted_segments_total", "counter", func(s disk.SignalStats) uint64 { return uint64(s.DeletedSegments) }}, // segments deleted by retention
 		{"otlplite_storage_deleted_records_total", "counter", func(s disk.SignalStats) uint64 { return uint64(s.DeletedRecords) }},   // records in them: what a reader behind retention lost (its GapError)
+		{"otlplite_storage_batch_buffer_bytes", "gauge", func(s disk.SignalStats) uint64 { return uint64(s.BatchBufferBytes) }},      // memory of the disk log's batch buffers
 	}
 	set.RegisterMetricsWriter(func(w io.Writer) {
 		stats := st.Stats()

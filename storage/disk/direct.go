@@ -96,14 +96,17 @@ func alignUp[T int | int64](n T) T { return (n + blockSize - 1) &^ (blockSize - 
 func (l *signalLog) commitDirect(b *batch) error {
 	start := l.size
 	head := int(start % blockSize)
-	buf := b.buf
 	if b.pad != head {
 		// Laid out for another offset (a roll or a failure came in
-		// between): copy the records to where they belong.
-		nb := alignedBytes(alignUp(head + b.len()))
-		copy(nb[head:], b.buf[b.pad:])
-		buf = nb[:head+b.len()]
+		// between, or the log's first batch): move the records to
+		// where they belong, in place. The buffer keeps a block of
+		// room past its records (batch.reserve) and head is less than
+		// a block, so head+len and its last block fit.
+		n := b.len()
+		copy(b.buf[head:head+n], b.buf[b.pad:])
+		b.buf, b.pad = b.buf[:head+n], head
 	}
+	buf := b.buf
 	copy(buf[:head], l.tail[:head])
 	end := len(buf)
 	buf = buf[:alignUp(end)] // batch.reserve keeps a block of room

@@ -23,6 +23,7 @@ type batch struct {
 	// records' offset falls in its block, the room for the block's head.
 	buf        []byte
 	pad        int
+	grow       int // what buf grows to when too small (batchSizer.want)
 	records    int64
 	items      int64
 	minT, maxT int64
@@ -38,22 +39,26 @@ func (l *signalLog) newBatch() *batch {
 // len is the length of b's records.
 func (b *batch) len() int { return len(b.buf) - b.pad }
 
-// reset empties b for records that will start pad bytes into a block.
-func (b *batch) reset(pad int) {
+// reset empties b for records that will start pad bytes into a block,
+// its buffer to grow to grow bytes when too small (batchbuf.go).
+func (b *batch) reset(pad, grow int) {
 	b.buf = b.buf[:0]
+	b.grow = grow
 	b.reserve(pad)
 	b.buf = b.buf[:pad]
 	b.pad = pad
 }
 
 // reserve makes room for n more bytes and a block of padding, keeping
-// buf's alignment. It grows buf by a quarter at least, as append grows a
-// large slice: a batch buffer stays close to the largest batch.
+// buf's alignment. It grows buf to b.grow, the size recent batches
+// needed (at most four times what this one needs), or by a quarter at
+// least, as append grows a large slice.
 func (b *batch) reserve(n int) {
 	if cap(b.buf)-len(b.buf) >= n+blockSize {
 		return
 	}
-	size := alignUp(max(cap(b.buf)+cap(b.buf)/4, len(b.buf)+n+blockSize))
+	need := len(b.buf) + n + blockSize
+	size := alignUp(max(cap(b.buf)+cap(b.buf)/4, need, min(b.grow, 4*need)))
 	// On the Go heap, where the memory limit sees it (a buffer in a
 	// mapping of its own, in huge pages, cost 40 % less CPU per MiB
 	// written direct, but the Go memory limit does not count it:
@@ -121,8 +126,13 @@ type signalLog struct {
 	rolled         func() // called by the flusher after a new segment starts
 	observeSync    func(storage.Signal, time.Duration)
 
-	mu      sync.Mutex
-	cur     *batch
+	mu  sync.Mutex
+	cur *batch
+	// free is the buffer kept for the next batch, sizes the sizes
+	// recent batches needed (batchbuf.go); the flusher's, under mu so
+	// that bufferBytes may read them.
+	free    *batch
+	sizes   batchSizer
 	closed  bool
 	kick    chan struct{} // capacity 1: "a batch is waiting"
 	stopped chan struct{} // closed when the flusher exits
@@ -133,7 +143,8 @@ type signalLog struct {
 	size     int64  // bytes of f known to be good
 	mustRoll bool   // a write failed: continue in a new segment
 	dirty    bool   // written since the last fsync (SyncInterval)
-	free     *batch
+	// idle lets an idle log's batch buffers go (batchbuf.go).
+	idle *time.Timer
 	// Direct writes (direct.go): f is open with directFlags; alloc is
 	// the size f is preallocated to, tail the head of the block at
 	// size. noDirect: the filesystem refused O_DIRECT.
@@ -556,6 +567,10 @@ func (l *signalLog) flushLoop() {
 		defer t.Stop()
 		tick = t.C
 	}
+	// One timer, reset at every idle wait that holds buffers: no
+	// allocation per commit.
+	l.idle = time.NewTimer(idleRelease)
+	defer l.idle.Stop()
 	for {
 		// Checking for work under mu before waiting means no wake-up is
 		// lost: a writer appends under mu and then kicks, and the kick
@@ -568,10 +583,17 @@ func (l *signalLog) flushLoop() {
 			if closed {
 				return
 			}
+			var idle <-chan time.Time
+			if l.holdsIdle() {
+				l.idle.Reset(idleRelease)
+				idle = l.idle.C
+			}
 			select {
 			case <-l.kick:
 			case <-tick:
 				l.syncIfDirty()
+			case <-idle:
+				l.releaseIdle()
 			}
 			continue
 		}
@@ -586,7 +608,7 @@ func (l *signalLog) flushLoop() {
 			// this one.
 			pad = int((l.nextStart(b) + int64(b.len())) % blockSize)
 		}
-		next.reset(pad)
+		next.reset(pad, l.sizes.want())
 		l.cur = next
 		l.mu.Unlock()
 
@@ -597,13 +619,20 @@ func (l *signalLog) flushLoop() {
 			l.statMu.Unlock()
 		}
 		// Reuse the buffer (not the batch: its writers may still read
-		// b.err after done is closed, and nothing else).
+		// b.err after done is closed, and nothing else), if it is not
+		// larger than recent batches need (batchbuf.go). What this
+		// batch needed: its records, room for another pad, and the
+		// block a direct write pads into.
+		need := b.len() + 2*blockSize
 		buf := b.buf[:0]
 		b.buf = nil
-		close(b.done)
-		if cap(buf) <= 16<<20+blockSize {
+		l.mu.Lock()
+		l.sizes.note(need, time.Now())
+		if l.sizes.keeps(cap(buf)) {
 			l.free = &batch{buf: buf, done: make(chan struct{})}
 		}
+		l.mu.Unlock()
+		close(b.done)
 	}
 }
 
