@@ -1,0 +1,170 @@
+package handler
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/grpcwire"
+	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpcolumns"
+)
+
+// The review of streamspares (session 13): what a spare columns decoder
+// carries from one client's stream to the next, and the spares' account
+// when streams of every kind end, well or in an error, at once.
+
+// TestReviewColumnsSpareForgetsSeries: a spare columns decoder carries
+// nothing of the stream it decoded to the next: a client whose first
+// message is another stream's second columns message (its data points'
+// attributes sent as references to the series of that stream's first) is
+// refused INVALID_ARGUMENT, nothing of it stored, though the decoder it
+// got decoded that first message; as on a new decoder.
+func TestReviewColumnsSpareForgetsSeries(t *testing.T) {
+	sink := &memSink{}
+	h := New(Config{Sink: sink, Logger: quietLogger()})
+	c := startHandler(t, h)
+	req := metrics500x10()
+	cols := otlpcolumns.NewEncoder(otlpcolumns.Metrics)
+	first := cols.Append(nil, envelope(1, req))
+	second := cols.Append(nil, envelope(2, req))
+	// On a new decoder the second message alone is corrupt: it refers
+	// to the first's series.
+	if _, err := otlpcolumns.NewDecoder(otlpcolumns.Metrics).Decode(nil, second, 64<<20, nil); err == nil {
+		t.Fatal("a new decoder decodes the second message alone")
+	}
+
+	a := openStream(t, c, "ExportMetrics", otlp.StreamCompressionHeader, "zstd; columns")
+	encA, _ := compression.NewStreamEncoder(DefaultStreamCompressionWindow)
+	defer encA.Close()
+	msg, _ := encA.AppendMessage(nil, first)
+	a.sendRaw(msg)
+	a.pw.Close()
+	if acks, st := a.finish(); st.Code != grpcwire.OK || len(acks) != 1 {
+		t.Fatalf("stream a: %v, %d acks", st, len(acks))
+	}
+	waitSpares(t, h, 2)
+	if n, _ := h.spares.cols[otlp.Metrics].Held(); n != 1 {
+		t.Fatalf("%d metrics columns decoders kept after stream a", n)
+	}
+
+	b := openStream(t, c, "ExportMetrics", otlp.StreamCompressionHeader, "zstd; columns")
+	encB, _ := compression.NewStreamEncoder(DefaultStreamCompressionWindow)
+	defer encB.Close()
+	msg, _ = encB.AppendMessage(nil, second)
+	b.sendRaw(msg)
+	b.pw.Close()
+	acks, st := b.finish()
+	if n := counterValue(h.Metrics(), `otlplite_stream_decoders_reused_total{kind="columns"}`); n != 1 {
+		t.Fatalf("stream b took %d spare columns decoders, want stream a's", n)
+	}
+	if st.Code != grpcwire.InvalidArgument || len(acks) != 0 {
+		t.Fatalf("stream b's first message, a's second: %v, %d acks; want INVALID_ARGUMENT", st, len(acks))
+	}
+	t.Logf("stream b: %v", st)
+	if n := len(sink.all()); n != 1 {
+		t.Fatalf("%d requests stored, want stream a's only", n)
+	}
+}
+
+// TestReviewSparesAccountExact: streams of every signal with zstd and
+// columns, ending at once and in every way (whole, rotated, in a decoder
+// error that the spare's Reset must forget, the client gone), their
+// decoders taken again by the next: the spares stay within their bound,
+// the stream state charged is the spares' exactly, and once the spares
+// are let go the whole budget is back (no charge lost or returned twice).
+// Every request acknowledged is stored.
+func TestReviewSparesAccountExact(t *testing.T) {
+	sink := &memSink{}
+	h := New(Config{Sink: sink, Logger: quietLogger(), Stream: StreamConfig{MaxRequests: 2}})
+	c := startHandler(t, h)
+	methods := []struct {
+		method string
+		sig    otlpcolumns.Signal
+		req    []byte
+	}{
+		{"ExportTraces", otlpcolumns.Traces, traceRequest(goodID, goodID)},
+		{"ExportMetrics", otlpcolumns.Metrics, metrics500x10()},
+	}
+	var mu sync.Mutex
+	acked := 0
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			for i := range 4 {
+				m := methods[(g+i)%len(methods)]
+				s := openStream(t, c, m.method, otlp.StreamCompressionHeader, "zstd; columns")
+				enc, _ := compression.NewStreamEncoder(DefaultStreamCompressionWindow)
+				cols := otlpcolumns.NewEncoder(m.sig)
+				switch (g + i) % 4 {
+				case 0: // whole
+					s.sendColumns(cols, enc, 1, m.req)
+					s.pw.Close()
+				case 1: // rotated after its second request (MaxRequests)
+					s.sendColumns(cols, enc, 1, m.req)
+					s.sendColumns(cols, enc, 2, m.req)
+				case 2: // a request, then garbage: the decoder errs
+					s.sendColumns(cols, enc, 1, m.req)
+					s.sendRaw([]byte{0, 5, 1, 2, 3, 4, 5})
+				case 3: // a columns message that is not one
+					bad, _ := enc.AppendMessage(nil, []byte{1, 0xff, 0xff})
+					s.sendRaw(bad)
+				}
+				acks, _ := s.finish()
+				enc.Close()
+				mu.Lock()
+				acked += len(acks)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	waitFor(t, func() bool { return h.streamStateNotSpare() == 0 })
+	n, cost := h.spares.held()
+	nz, _ := h.spares.zstd.Held()
+	if n-nz > 2*maxStreamSpares || nz > maxStreamSpares {
+		t.Fatalf("%d decoders kept (%d zstd)", n, nz)
+	}
+	if held := h.p.StreamStateHeld(); held != cost {
+		t.Fatalf("stream state %d, the spares' %d", held, cost)
+	}
+	t.Logf("%d decoders kept, charged %d; %d reused", n, cost,
+		counterValue(h.Metrics(), `otlplite_stream_decoders_reused_total{kind="zstd"}`)+counterValue(h.Metrics(), `otlplite_stream_decoders_reused_total{kind="columns"}`))
+	h.spares.dropAll()
+	// The requests' charges come back as their tickets are done, after
+	// their acknowledgements.
+	waitFor(t, func() bool { in, w := h.p.AdmissionState(); return in == 0 && w == 0 })
+	if held := h.p.StreamStateHeld(); held != 0 {
+		t.Fatalf("stream state %d with no stream and no spare", held)
+	}
+	if got := len(sink.all()); got != acked {
+		t.Fatalf("%d stored, %d acknowledged", got, acked)
+	}
+}
+
+// TestReviewSparesAfterShutdown: streams that end after the Handler's
+// Shutdown (which does not close the spares) still leave their decoders
+// within the bound, charged once, and a later stream takes them: nothing
+// panics or leaks.
+func TestReviewSparesAfterShutdown(t *testing.T) {
+	sink := &memSink{}
+	h := New(Config{Sink: sink, Logger: quietLogger()})
+	c := startHandler(t, h)
+	s := openStream(t, c, "ExportTraces", otlp.StreamCompressionHeader, "zstd; columns")
+	enc, _ := compression.NewStreamEncoder(DefaultStreamCompressionWindow)
+	defer enc.Close()
+	s.sendColumns(otlpcolumns.NewEncoder(otlpcolumns.Traces), enc, 1, traceRequest(goodID))
+	h.Shutdown()
+	s.pw.Close()
+	acks, _ := s.finish()
+	waitFor(t, func() bool { return h.streamStateNotSpare() == 0 })
+	n, cost := h.spares.held()
+	if held := h.p.StreamStateHeld(); held != cost || n > 2 {
+		t.Fatalf("after Shutdown: %d spares charged %d, stream state %d", n, cost, held)
+	}
+	h.spares.dropAll()
+	waitFor(t, func() bool { in, w := h.p.AdmissionState(); return in == 0 && w == 0 })
+	if got := len(sink.all()); got != len(acks) {
+		t.Fatalf("%d stored, %d acknowledged", got, len(acks))
+	}
+}
