@@ -75,9 +75,20 @@ func TestReviewColumnsSpareForgetsSeries(t *testing.T) {
 // the stream state charged is the spares' exactly, and once the spares
 // are let go the whole budget is back (no charge lost or returned twice).
 // Every request acknowledged is stored.
+//
+// With a budget whose half holds three streams' decoders, the spares are
+// reclaimed by the streams and requests that need their room while other
+// streams end and give theirs (streams that find no room are served
+// without compression, and their columns messages refused).
 func TestReviewSparesAccountExact(t *testing.T) {
+	t.Run("default budget", func(t *testing.T) { reviewSparesAccount(t, 0) })
+	t.Run("tight budget", func(t *testing.T) { reviewSparesAccount(t, 6*oneSpare) })
+}
+
+func reviewSparesAccount(t *testing.T, limit int64) {
 	sink := &memSink{}
-	h := New(Config{Sink: sink, Logger: quietLogger(), Stream: StreamConfig{MaxRequests: 2}})
+	h := New(Config{Sink: sink, Logger: quietLogger(), Stream: StreamConfig{MaxRequests: 2},
+		Admission: AdmissionConfig{RequestLimit: limit, MaxWait: time.Millisecond}})
 	c := startHandler(t, h)
 	methods := []struct {
 		method string
