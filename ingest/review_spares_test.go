@@ -58,12 +58,15 @@ func TestReviewSparesUnderPressure(t *testing.T) {
 					p.ReleaseStreamState(2 * unit)
 					zstd.Put(b, 6*unit)
 				case 1:
-					if !p.HoldStreamState(unit) {
+					// a stream takes a spare with its charge
+					// (Take, the spare dearer than the
+					// stream's state), or charges its own
+					b, ok := cols.Take(2 * unit)
+					if !ok && !p.HoldStreamState(2*unit) {
 						t.Errorf("a stream's state refused with room for it but for spares")
 						continue
 					}
-					b, _ := cols.Get()
-					p.ReleaseStreamState(unit)
+					p.ReleaseStreamState(2 * unit)
 					cols.Put(b, 8*unit)
 				case 2: // a request admitted at once, the spares reclaimed
 					if st := p.adm.acquire(context.Background(), 4*unit, false); st != nil {
@@ -138,5 +141,61 @@ func TestReviewSparesGetReturnsCharge(t *testing.T) {
 	p.ReleaseStreamState(200)
 	if p.adm.inFlight != 0 || p.StreamStateHeld() != 0 {
 		t.Fatalf("inFlight %d, state %d after all was returned", p.adm.inFlight, p.StreamStateHeld())
+	}
+}
+
+// TestReviewSparesTake: a stream that takes a spare with Take holds the
+// spare's charge as its own, so it finds its spare even when the state's
+// half of the budget is full of spares (Get then HoldStreamState found no
+// room, reclaimed every spare, and took none); a spare kept at another
+// cost has the difference charged or returned, and is not taken when the
+// difference does not fit. Every charge is returned once.
+func TestReviewSparesTake(t *testing.T) {
+	const limit = 1000
+	p := &Pipeline{adm: newAdmission(AdmissionConfig{RequestLimit: limit, WaitingLimit: limit, MaxWait: time.Minute}, time.Second)}
+	s := NewSpares[int](p, testMaxSpares)
+	p.AddReclaimer(s.DropAll)
+	if !p.HoldStreamState(100) { // a stream of its own
+		t.Fatal("refused")
+	}
+	for i := range 4 {
+		if !s.Put(i, 100) {
+			t.Fatal("not kept")
+		}
+	}
+	// The state's half (500) is full: a new stream takes a spare.
+	if v, ok := s.Take(100); !ok || v != 3 {
+		t.Fatalf("Take with the state's half full: %d, %v", v, ok)
+	}
+	if n, c := s.Held(); n != 3 || c != 300 || p.StreamStateHeld() != 500 {
+		t.Fatalf("%d spares kept (%d), state %d: want 3 (300), 500", n, c, p.StreamStateHeld())
+	}
+	// Cheaper than its charge: the difference returned.
+	if _, ok := s.Take(60); !ok || p.StreamStateHeld() != 460 {
+		t.Fatalf("Take(60) of a spare of 100: state %d, want 460", p.StreamStateHeld())
+	}
+	// Dearer: the difference charged (reclaiming the other spares).
+	if _, ok := s.Take(140); !ok || p.StreamStateHeld() != 500 {
+		t.Fatalf("Take(140) of a spare of 100: state %d, want 500", p.StreamStateHeld())
+	}
+	// Dearer than the budget's half: not taken, its charge returned.
+	if _, ok := s.Take(400); ok {
+		t.Fatal("a spare taken with a charge over the state's half")
+	}
+	if n, c := s.Held(); n != 0 || c != 0 || p.StreamStateHeld() != 400 {
+		t.Fatalf("%d spares kept (%d), state %d: want none, the streams' 400", n, c, p.StreamStateHeld())
+	}
+	if _, ok := s.Take(100); ok {
+		t.Fatal("a spare taken from none")
+	}
+	for _, c := range []int64{100, 100, 60, 140} {
+		p.ReleaseStreamState(c)
+	}
+	if p.adm.inFlight != 0 || p.StreamStateHeld() != 0 {
+		t.Fatalf("inFlight %d, state %d after all was returned", p.adm.inFlight, p.StreamStateHeld())
+	}
+	var nilSpares *Spares[int]
+	if _, ok := nilSpares.Take(1); ok {
+		t.Fatal("a nil Spares gave a value")
 	}
 }
