@@ -243,3 +243,34 @@ func TestReviewGrowthRoomHonestStream(t *testing.T) {
 		})
 	}
 }
+
+// TestReviewSparesServeUnderPressure: with the state's half of the budget
+// full of an ended stream's decoders, the next stream takes them (their
+// charge becomes its own), rather than charging its own state first,
+// which found no room, reclaimed every spare and made new decoders.
+func TestReviewSparesServeUnderPressure(t *testing.T) {
+	t.Skip("fixed by patch reviewspares-take (handler/streamzstd.go, growwait's)")
+	sink := &memSink{}
+	h := New(Config{Sink: sink, Logger: quietLogger(), Admission: AdmissionConfig{RequestLimit: 2 * oneSpare, MaxWait: time.Millisecond}})
+	c := startHandler(t, h)
+	acked := columnsStreams(t, c, 1)
+	waitSpares(t, h, 2)
+	if _, cost := h.spares.held(); cost != h.p.AdmissionLimit()/2 {
+		t.Fatalf("spares charged %d: the test wants them to fill the state's half, %d", cost, h.p.AdmissionLimit()/2)
+	}
+	for range 3 {
+		acked += columnsStreams(t, c, 1)
+		waitSpares(t, h, 2)
+	}
+	for _, kind := range []string{"zstd", "columns"} {
+		if n := counterValue(h.Metrics(), `otlplite_stream_decoders_reused_total{kind="`+kind+`"}`); n != 3 {
+			t.Errorf("%s decoders reused %d times, want 3", kind, n)
+		}
+	}
+	if n := counterValue(h.Metrics(), "otlplite_stream_compression_declined_total"); n != 0 {
+		t.Errorf("%d offers declined", n)
+	}
+	if got := len(sink.all()); got != acked || acked != 4 {
+		t.Fatalf("%d stored, %d acknowledged, want 4", got, acked)
+	}
+}
