@@ -82,6 +82,42 @@ func (s *Spares[T]) Get() (T, bool) {
 	return sp.v, true
 }
 
+// Take takes a kept value with its charge, which the caller then holds as
+// a HoldStreamState charge of cost (ReleaseStreamState returns it), or
+// reports false when none is kept. A stream that starts with a spare so
+// charges nothing anew: with Get, it held its own state's charge first,
+// and when the state's half of the budget was full of spares, that charge
+// reclaimed them all, the one it would have taken too (the spares then
+// never served under pressure). cost is what the caller charges for the
+// value; a spare kept at another cost has the difference charged
+// (HoldStreamState, which may reclaim the other spares) or returned, and
+// is left to the garbage collector, its charge returned, when the
+// difference does not fit.
+func (s *Spares[T]) Take(cost int64) (T, bool) {
+	var zero T
+	if s == nil {
+		return zero, false
+	}
+	s.mu.Lock()
+	n := len(s.kept)
+	if n == 0 {
+		s.mu.Unlock()
+		return zero, false
+	}
+	sp := s.kept[n-1]
+	s.kept[n-1] = spare[T]{}
+	s.kept = s.kept[:n-1]
+	s.mu.Unlock()
+	switch {
+	case sp.cost > cost:
+		s.p.ReleaseStreamState(sp.cost - cost)
+	case sp.cost < cost && !s.p.HoldStreamState(cost-sp.cost):
+		s.p.ReleaseStreamState(sp.cost)
+		return zero, false
+	}
+	return sp.v, true
+}
+
 // DropAll lets every kept value go, its charge returned, and reports
 // whether any was kept.
 func (s *Spares[T]) DropAll() bool {
