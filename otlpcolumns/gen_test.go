@@ -169,12 +169,18 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 		}
 	}
 	b.WriteString("}\n\n")
+	// A walk whose cases use no frame starts none (a message's frame
+	// is seven words to set: 20 instructions a Sum, a Metric): interp,
+	// if it takes over, gets a new one, as the walk's would be.
+	frame, frameArg := "fr := newFrame()\n", "fr"
+	if c := cases.String(); !strings.Contains(c, "fr.") && !strings.Contains(c, "&fr") {
+		frame, frameArg = "", "newFrame()"
+	}
 	fmt.Fprintf(b, `func walk%s(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
-	var err error
+	%svar err error
 %sloop:
 	for {
 		if len(st) == 0 {
@@ -193,13 +199,13 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 %s			break loop
 %s		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, %s)
 		return d.st, d.out, err
 	}
 	return st, out, err
 }
 
-`, name, genRuleStart(n.rule), name, genRuleEnd(n.rule), cases.String())
+`, name, frame, genRuleStart(n.rule), name, genRuleEnd(n.rule), cases.String(), frameArg)
 }
 
 // genField is the case of a field's tag t (op o) in node n: what
@@ -234,7 +240,23 @@ func genField(s *schema, n *node, tag []byte, o op) string {
 		}
 		p("if fr.run < 0 {\nfr.run, fr.runIdx = len(out), %d\n}\n", o.series)
 	}
+	// fast is the case's path for a value of the usual size when the
+	// output has room for the tag and the value: one test of the room
+	// where there were two, no error to keep. The rest of the case is
+	// the general path, as it was (output, error and charges alike).
+	var fast func(*strings.Builder)
+	if len(tag) == 1 && o.kind != kMsg {
+		fast = genFast(n, t, o)
+	}
 	if len(tag) == 1 {
+		if fast != nil {
+			p("col := n.f[%d].col", num)
+			if o.flags&opSpread != 0 {
+				p(" + fr.bucket")
+			}
+			p("\n")
+			fast(&w)
+		}
 		more("1")
 		p("out = append(out, %d)\nst = st[1:]\n", t)
 	} else {
@@ -242,7 +264,7 @@ func genField(s *schema, n *node, tag []byte, o op) string {
 		p("out = append(out, %s)\nst = st[%d:]\n", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(tag)), ", "), "[]"), len(tag))
 	}
 	col := "col"
-	if o.kind != kMsg {
+	if o.kind != kMsg && fast == nil {
 		p("col := n.f[%d].col", num)
 		if o.flags&opSpread != 0 {
 			p(" + fr.bucket")
@@ -379,6 +401,15 @@ func genField(s *schema, n *node, tag []byte, o op) string {
 		panic(fmt.Sprintf("otlpcolumns: no generated walk for wire type %d", o.wt))
 	}
 	return w.String()
+}
+
+// genFast is the fast path of a one-byte tag t's field (op o) of node n,
+// its column in col: for a fixed64 value, a timestamp whose difference is
+// a one-byte varint, and a string or bytes value of up to 127 bytes, when
+// the output has room for the tag and the value (the case's general path
+// then would call neither more nor an error). Nothing for other kinds.
+func genFast(n *node, t byte, o op) func(*strings.Builder) {
+	return nil
 }
 
 // interpOnly sets a decoder to walk with interp alone: the reference the

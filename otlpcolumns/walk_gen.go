@@ -15,7 +15,6 @@ func walkS0(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -104,7 +103,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -117,7 +116,6 @@ func walkS1(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -251,7 +249,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -264,7 +262,6 @@ func walkS2(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -397,7 +394,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -410,7 +407,6 @@ func walkS3(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -530,7 +526,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -543,7 +539,6 @@ func walkS4(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -814,7 +809,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -827,7 +822,6 @@ func walkS5(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 	d.nest(depth)
 loop:
@@ -890,7 +884,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -903,7 +897,6 @@ func walkS6(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -1052,7 +1045,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -1789,7 +1782,6 @@ func walkS9(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -1939,7 +1931,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -2188,7 +2180,6 @@ func walkS11(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -2265,7 +2256,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -2438,7 +2429,6 @@ func walkS13(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 	d.va[4] = 0
 loop:
@@ -2809,7 +2799,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -2822,7 +2812,6 @@ func walkS14(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -2884,7 +2873,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -3166,7 +3155,6 @@ func walkS16(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 	d.va[7], d.vb[7] = 0, 0
 loop:
@@ -3378,7 +3366,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -3391,7 +3379,6 @@ func walkS17(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -3507,7 +3494,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -3520,7 +3507,6 @@ func walkS18(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -3609,7 +3595,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -4008,7 +3994,6 @@ func walkS20(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -4099,7 +4084,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -4112,7 +4097,6 @@ func walkS21(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -4176,7 +4160,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
