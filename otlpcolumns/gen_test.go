@@ -409,7 +409,72 @@ func genField(s *schema, n *node, tag []byte, o op) string {
 // the output has room for the tag and the value (the case's general path
 // then would call neither more nor an error). Nothing for other kinds.
 func genFast(n *node, t byte, o op) func(*strings.Builder) {
-	return nil
+	// pre and post: an inner test of the value, around body.
+	var cond, pre, body, post string
+	switch o.wt {
+	case 0:
+		cond = "len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out)"
+		body = fmt.Sprintf("out = append(out, %d, c[0])\nst = st[1:]\nd.skip(col, 1)\n", t)
+		if o.rule != ruleNone {
+			body += genFieldRule(n.rule, o.rule, "", "") + "\n"
+		}
+	case 1:
+		switch o.kind {
+		case kTime, kStart, kEnd:
+			// A data point's time: a difference of one byte (the
+			// points of a series are sent at a steady interval); a
+			// span's start and end: any varint (rarely one byte). A
+			// call to uvarint in the data points' fast path cost them
+			// more than the rare longer difference saved.
+			cond = "len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out)"
+			pre = "x, m := uint64(c[0]), 1\n"
+			if o.kind != kTime {
+				cond = "len(out)+9 <= cap(out)"
+				pre = "x, m := uint64(0), 1\nif len(c) > 0 && c[0] < 0x80 {\nx = uint64(c[0])\n} else {\nx, m = uvarint(c)\n}\nif m > 0 {\n"
+				post = "}\n"
+			}
+			body = "st = st[1:]\nd.skip(col, m)\n"
+			switch o.kind {
+			case kEnd:
+				body += "v := fr.start + x\n"
+			case kTime:
+				body += "v := startOf(x, d.prev[col], either)\nd.prev[col] = v\n"
+			default:
+				body += "v := d.startOf(&fr, kStart, col, x)\n"
+			}
+		case kDouble:
+			cond = "len(c) >= 8 && len(out)+9 <= cap(out)"
+			body = "st = st[1:]\nv := binary.BigEndian.Uint64(c) ^ d.prev[col]\nd.prev[col] = v\nd.skip(col, 8)\n"
+		default:
+			cond = "len(c) >= 8 && len(out)+9 <= cap(out)"
+			body = "st = st[1:]\nv := binary.LittleEndian.Uint64(c)\nd.skip(col, 8)\n"
+		}
+		body += fmt.Sprintf("out = binary.LittleEndian.AppendUint64(append(out, %d), v)\n", t)
+	case 5:
+		cond = "len(c) >= 4 && len(out)+5 <= cap(out)"
+		body = fmt.Sprintf("st = st[1:]\nout = binary.LittleEndian.AppendUint32(append(out, %d), binary.LittleEndian.Uint32(c))\nd.skip(col, 4)\n", t)
+	case 2:
+		if o.kind != kLen {
+			return nil
+		}
+		cond = "len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out)"
+		body = "e := 1 + int(c[0])\n"
+		if o.flags&opCtxSet != 0 {
+			body += "fr.bucket = keyBucket(c[1:e])\n"
+		}
+		body += fmt.Sprintf("out = append(append(out, %d), c[:e]...)\nst = st[1:]\nd.skip(col, e)\n", t)
+		if o.rule != ruleNone {
+			body += genFieldRule(n.rule, o.rule, "c[1:e]", "e-1") + "\n"
+		}
+		if o.flags&opRun != 0 {
+			body += fmt.Sprintf("if len(st) == 0 || st[0] != %d {\nd.sets.add(out[fr.run:])\nfr.run = -1\n}\n", t)
+		}
+	default:
+		return nil
+	}
+	return func(w *strings.Builder) {
+		fmt.Fprintf(w, "if c := d.col(col); %s {\n%s%scontinue\n%s}\n", cond, pre, body, post)
+	}
 }
 
 // interpOnly sets a decoder to walk with interp alone: the reference the

@@ -34,6 +34,13 @@ loop:
 			break loop
 		case 2:
 			// field 1, kVarint
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 8, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -41,7 +48,6 @@ loop:
 			}
 			out = append(out, 8)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -219,6 +225,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kLen
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 26), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -226,7 +240,6 @@ loop:
 			}
 			out = append(out, 26)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -323,6 +336,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -330,7 +350,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -426,6 +445,14 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -433,7 +460,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -498,6 +524,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kVarint
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 24, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				d.off()
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -505,7 +539,6 @@ loop:
 			}
 			out = append(out, 24)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -558,6 +591,14 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -565,7 +606,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -588,6 +628,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -595,7 +642,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -615,6 +661,13 @@ loop:
 			continue
 		case 4:
 			// field 3, kVarint
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 24, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -622,7 +675,6 @@ loop:
 			}
 			out = append(out, 24)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -642,6 +694,15 @@ loop:
 			continue
 		case 5:
 			// field 4, kDouble
+			col := n.f[4].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 33), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -649,7 +710,6 @@ loop:
 			}
 			out = append(out, 33)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -751,6 +811,14 @@ loop:
 			continue
 		case 8:
 			// field 7, kLen
+			col := n.f[7].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 58), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -758,7 +826,6 @@ loop:
 			}
 			out = append(out, 58)
 			st = st[1:]
-			col := n.f[7].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -781,6 +848,14 @@ loop:
 			continue
 		case 9:
 			// field 8, kVarint
+			col := n.f[8].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 64, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				d.off()
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -788,7 +863,6 @@ loop:
 			}
 			out = append(out, 64)
 			st = st[1:]
-			col := n.f[8].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -916,6 +990,14 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -923,7 +1005,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -946,6 +1027,14 @@ loop:
 			continue
 		case 3:
 			// field 2, kLen
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 18), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -953,7 +1042,6 @@ loop:
 			}
 			out = append(out, 18)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1018,6 +1106,13 @@ loop:
 			continue
 		case 5:
 			// field 4, kVarint
+			col := n.f[4].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 32, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1025,7 +1120,6 @@ loop:
 			}
 			out = append(out, 32)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1154,6 +1248,14 @@ loop:
 			continue
 		case 6:
 			// field 3, kLen
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 26), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1161,7 +1263,6 @@ loop:
 			}
 			out = append(out, 26)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1231,6 +1332,19 @@ loop:
 			if fr.run < 0 {
 				fr.run, fr.runIdx = len(out), 1
 			}
+			col := n.f[5].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				fr.bucket = keyBucket(c[1:e])
+				out = append(append(out, 42), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if len(st) == 0 || st[0] != 42 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1238,7 +1352,6 @@ loop:
 			}
 			out = append(out, 42)
 			st = st[1:]
-			col := n.f[5].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1266,6 +1379,13 @@ loop:
 			continue
 		case 9:
 			// field 6, kVarint, its column by the bucket
+			col := n.f[6].col + fr.bucket
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 48, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1273,7 +1393,6 @@ loop:
 			}
 			out = append(out, 48)
 			st = st[1:]
-			col := n.f[6].col + fr.bucket
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1293,6 +1412,22 @@ loop:
 			continue
 		case 10:
 			// field 7, kStart
+			col := n.f[7].col
+			if c := d.col(col); len(out)+9 <= cap(out) {
+				x, m := uint64(0), 1
+				if len(c) > 0 && c[0] < 0x80 {
+					x = uint64(c[0])
+				} else {
+					x, m = uvarint(c)
+				}
+				if m > 0 {
+					st = st[1:]
+					d.skip(col, m)
+					v := d.startOf(&fr, kStart, col, x)
+					out = binary.LittleEndian.AppendUint64(append(out, 57), v)
+					continue
+				}
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1300,7 +1435,6 @@ loop:
 			}
 			out = append(out, 57)
 			st = st[1:]
-			col := n.f[7].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1323,6 +1457,22 @@ loop:
 			continue
 		case 11:
 			// field 8, kEnd
+			col := n.f[8].col
+			if c := d.col(col); len(out)+9 <= cap(out) {
+				x, m := uint64(0), 1
+				if len(c) > 0 && c[0] < 0x80 {
+					x = uint64(c[0])
+				} else {
+					x, m = uvarint(c)
+				}
+				if m > 0 {
+					st = st[1:]
+					d.skip(col, m)
+					v := fr.start + x
+					out = binary.LittleEndian.AppendUint64(append(out, 65), v)
+					continue
+				}
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1330,7 +1480,6 @@ loop:
 			}
 			out = append(out, 65)
 			st = st[1:]
-			col := n.f[8].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1402,6 +1551,13 @@ loop:
 			continue
 		case 13:
 			// field 10, kVarint
+			col := n.f[10].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 80, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1409,7 +1565,6 @@ loop:
 			}
 			out = append(out, 80)
 			st = st[1:]
-			col := n.f[10].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1471,6 +1626,13 @@ loop:
 			continue
 		case 15:
 			// field 12, kVarint
+			col := n.f[12].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 96, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1478,7 +1640,6 @@ loop:
 			}
 			out = append(out, 96)
 			st = st[1:]
-			col := n.f[12].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1540,6 +1701,13 @@ loop:
 			continue
 		case 17:
 			// field 14, kVarint
+			col := n.f[14].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 112, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1547,7 +1715,6 @@ loop:
 			}
 			out = append(out, 112)
 			st = st[1:]
-			col := n.f[14].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1668,6 +1835,15 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				fr.bucket = keyBucket(c[1:e])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1675,7 +1851,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1741,6 +1916,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kVarint
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 24, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				d.off()
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1748,7 +1931,6 @@ loop:
 			}
 			out = append(out, 24)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1801,6 +1983,16 @@ loop:
 			break loop
 		case 2:
 			// field 1, kTime
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 9), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1808,7 +2000,6 @@ loop:
 			}
 			out = append(out, 9)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1832,6 +2023,14 @@ loop:
 			continue
 		case 3:
 			// field 2, kLen
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 18), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1839,7 +2038,6 @@ loop:
 			}
 			out = append(out, 18)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1904,6 +2102,13 @@ loop:
 			continue
 		case 5:
 			// field 4, kVarint
+			col := n.f[4].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 32, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1911,7 +2116,6 @@ loop:
 			}
 			out = append(out, 32)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1968,6 +2172,17 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if d.va[2] = e - 1; !otlpdecode.ValidIDLen(d.va[2], 16) {
+					d.off()
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1975,7 +2190,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2045,6 +2259,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kLen
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 26), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2052,7 +2274,6 @@ loop:
 			}
 			out = append(out, 26)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2117,6 +2338,13 @@ loop:
 			continue
 		case 6:
 			// field 5, kVarint
+			col := n.f[5].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 40, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2124,7 +2352,6 @@ loop:
 			}
 			out = append(out, 40)
 			st = st[1:]
-			col := n.f[5].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -2144,6 +2371,13 @@ loop:
 			continue
 		case 7:
 			// field 6, kFixed32
+			col := n.f[6].col
+			if c := d.col(col); len(c) >= 4 && len(out)+5 <= cap(out) {
+				st = st[1:]
+				out = binary.LittleEndian.AppendUint32(append(out, 53), binary.LittleEndian.Uint32(c))
+				d.skip(col, 4)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2151,7 +2385,6 @@ loop:
 			}
 			out = append(out, 53)
 			st = st[1:]
-			col := n.f[6].col
 			c := d.col(col)
 			if len(c) < 4 {
 				err = errCut
@@ -2199,6 +2432,14 @@ loop:
 			break loop
 		case 2:
 			// field 2, kLen
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 18), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2206,7 +2447,6 @@ loop:
 			}
 			out = append(out, 18)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2229,6 +2469,13 @@ loop:
 			continue
 		case 3:
 			// field 3, kVarint
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 24, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2236,7 +2483,6 @@ loop:
 			}
 			out = append(out, 24)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -2345,6 +2591,13 @@ loop:
 			continue
 		case 4:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2352,7 +2605,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -2452,6 +2704,14 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2459,7 +2719,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2482,6 +2741,14 @@ loop:
 			continue
 		case 3:
 			// field 2, kLen
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 18), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2489,7 +2756,6 @@ loop:
 			}
 			out = append(out, 18)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2512,6 +2778,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kLen
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 26), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2519,7 +2793,6 @@ loop:
 			}
 			out = append(out, 26)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2914,6 +3187,16 @@ loop:
 			continue
 		case 3:
 			// field 2, kTime
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 17), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2921,7 +3204,6 @@ loop:
 			}
 			out = append(out, 17)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2945,6 +3227,16 @@ loop:
 			continue
 		case 4:
 			// field 3, kTime
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 25), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2952,7 +3244,6 @@ loop:
 			}
 			out = append(out, 25)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2976,6 +3267,14 @@ loop:
 			continue
 		case 5:
 			// field 4, kFixed64
+			col := n.f[4].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.LittleEndian.Uint64(c)
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 33), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2983,7 +3282,6 @@ loop:
 			}
 			out = append(out, 33)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3042,6 +3340,14 @@ loop:
 			continue
 		case 7:
 			// field 6, kFixed64
+			col := n.f[6].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.LittleEndian.Uint64(c)
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 49), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3049,7 +3355,6 @@ loop:
 			}
 			out = append(out, 49)
 			st = st[1:]
-			col := n.f[6].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3115,6 +3420,13 @@ loop:
 			continue
 		case 9:
 			// field 8, kVarint
+			col := n.f[8].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 64, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3122,7 +3434,6 @@ loop:
 			}
 			out = append(out, 64)
 			st = st[1:]
-			col := n.f[8].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -3178,6 +3489,16 @@ loop:
 			break loop
 		case 2:
 			// field 2, kTime
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 17), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3185,7 +3506,6 @@ loop:
 			}
 			out = append(out, 17)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3209,6 +3529,15 @@ loop:
 			continue
 		case 3:
 			// field 3, kDouble
+			col := n.f[3].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 25), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3216,7 +3545,6 @@ loop:
 			}
 			out = append(out, 25)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3234,6 +3562,17 @@ loop:
 			continue
 		case 4:
 			// field 4, kLen
+			col := n.f[4].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 34), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if d.vb[7] = e - 1; !otlpdecode.ValidIDLen(d.vb[7], 8) {
+					d.off()
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3241,7 +3580,6 @@ loop:
 			}
 			out = append(out, 34)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3267,6 +3605,17 @@ loop:
 			continue
 		case 5:
 			// field 5, kLen
+			col := n.f[5].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 42), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if d.va[7] = e - 1; !otlpdecode.ValidIDLen(d.va[7], 16) {
+					d.off()
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3274,7 +3623,6 @@ loop:
 			}
 			out = append(out, 42)
 			st = st[1:]
-			col := n.f[5].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3300,6 +3648,14 @@ loop:
 			continue
 		case 6:
 			// field 6, kFixed64
+			col := n.f[6].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.LittleEndian.Uint64(c)
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 49), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3307,7 +3663,6 @@ loop:
 			}
 			out = append(out, 49)
 			st = st[1:]
-			col := n.f[6].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3440,6 +3795,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3447,7 +3809,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -3467,6 +3828,13 @@ loop:
 			continue
 		case 4:
 			// field 3, kVarint
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 24, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3474,7 +3842,6 @@ loop:
 			}
 			out = append(out, 24)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -3568,6 +3935,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3575,7 +3949,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -3640,6 +4013,16 @@ loop:
 			continue
 		case 3:
 			// field 2, kTime
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 17), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3647,7 +4030,6 @@ loop:
 			}
 			out = append(out, 17)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3671,6 +4053,16 @@ loop:
 			continue
 		case 4:
 			// field 3, kTime
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 25), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3678,7 +4070,6 @@ loop:
 			}
 			out = append(out, 25)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3702,6 +4093,14 @@ loop:
 			continue
 		case 5:
 			// field 4, kFixed64
+			col := n.f[4].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.LittleEndian.Uint64(c)
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 33), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3709,7 +4108,6 @@ loop:
 			}
 			out = append(out, 33)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3726,6 +4124,15 @@ loop:
 			continue
 		case 6:
 			// field 5, kDouble
+			col := n.f[5].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 41), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3733,7 +4140,6 @@ loop:
 			}
 			out = append(out, 41)
 			st = st[1:]
-			col := n.f[5].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3751,6 +4157,15 @@ loop:
 			continue
 		case 7:
 			// field 6, kLen
+			col := n.f[6].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 50), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				d.packed(&d.va[6], e-1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3758,7 +4173,6 @@ loop:
 			}
 			out = append(out, 50)
 			st = st[1:]
-			col := n.f[6].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3782,6 +4196,15 @@ loop:
 			continue
 		case 8:
 			// field 7, kLen
+			col := n.f[7].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 58), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				d.packed(&d.vb[6], e-1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3789,7 +4212,6 @@ loop:
 			}
 			out = append(out, 58)
 			st = st[1:]
-			col := n.f[7].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3904,6 +4326,13 @@ loop:
 			continue
 		case 11:
 			// field 10, kVarint
+			col := n.f[10].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 80, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3911,7 +4340,6 @@ loop:
 			}
 			out = append(out, 80)
 			st = st[1:]
-			col := n.f[10].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -3931,6 +4359,15 @@ loop:
 			continue
 		case 12:
 			// field 11, kDouble
+			col := n.f[11].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 89), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3938,7 +4375,6 @@ loop:
 			}
 			out = append(out, 89)
 			st = st[1:]
-			col := n.f[11].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3956,6 +4392,15 @@ loop:
 			continue
 		case 13:
 			// field 12, kDouble
+			col := n.f[12].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 97), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3963,7 +4408,6 @@ loop:
 			}
 			out = append(out, 97)
 			st = st[1:]
-			col := n.f[12].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -4057,6 +4501,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4064,7 +4515,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -4198,6 +4648,22 @@ loop:
 			break loop
 		case 2:
 			// field 1, kStart
+			col := n.f[1].col
+			if c := d.col(col); len(out)+9 <= cap(out) {
+				x, m := uint64(0), 1
+				if len(c) > 0 && c[0] < 0x80 {
+					x = uint64(c[0])
+				} else {
+					x, m = uvarint(c)
+				}
+				if m > 0 {
+					st = st[1:]
+					d.skip(col, m)
+					v := d.startOf(&fr, kStart, col, x)
+					out = binary.LittleEndian.AppendUint64(append(out, 9), v)
+					continue
+				}
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4205,7 +4671,6 @@ loop:
 			}
 			out = append(out, 9)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -4228,6 +4693,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4235,7 +4707,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -4255,6 +4726,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kLen
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 26), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4262,7 +4741,6 @@ loop:
 			}
 			out = append(out, 26)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -4369,6 +4847,13 @@ loop:
 			continue
 		case 7:
 			// field 7, kVarint
+			col := n.f[7].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 56, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4376,7 +4861,6 @@ loop:
 			}
 			out = append(out, 56)
 			st = st[1:]
-			col := n.f[7].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -4396,6 +4880,13 @@ loop:
 			continue
 		case 8:
 			// field 8, kFixed32
+			col := n.f[8].col
+			if c := d.col(col); len(c) >= 4 && len(out)+5 <= cap(out) {
+				st = st[1:]
+				out = binary.LittleEndian.AppendUint32(append(out, 69), binary.LittleEndian.Uint32(c))
+				d.skip(col, 4)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4403,7 +4894,6 @@ loop:
 			}
 			out = append(out, 69)
 			st = st[1:]
-			col := n.f[8].col
 			c := d.col(col)
 			if len(c) < 4 {
 				err = errCut
@@ -4419,6 +4909,17 @@ loop:
 			continue
 		case 9:
 			// field 9, kLen
+			col := n.f[9].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 74), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if d.va[3] = e - 1; !otlpdecode.ValidIDLen(d.va[3], 16) {
+					d.off()
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4426,7 +4927,6 @@ loop:
 			}
 			out = append(out, 74)
 			st = st[1:]
-			col := n.f[9].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -4452,6 +4952,17 @@ loop:
 			continue
 		case 10:
 			// field 10, kLen
+			col := n.f[10].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 82), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if d.vb[3] = e - 1; !otlpdecode.ValidIDLen(d.vb[3], 8) {
+					d.off()
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4459,7 +4970,6 @@ loop:
 			}
 			out = append(out, 82)
 			st = st[1:]
-			col := n.f[10].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -4485,6 +4995,22 @@ loop:
 			continue
 		case 11:
 			// field 11, kEnd
+			col := n.f[11].col
+			if c := d.col(col); len(out)+9 <= cap(out) {
+				x, m := uint64(0), 1
+				if len(c) > 0 && c[0] < 0x80 {
+					x = uint64(c[0])
+				} else {
+					x, m = uvarint(c)
+				}
+				if m > 0 {
+					st = st[1:]
+					d.skip(col, m)
+					v := fr.start + x
+					out = binary.LittleEndian.AppendUint64(append(out, 89), v)
+					continue
+				}
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4492,7 +5018,6 @@ loop:
 			}
 			out = append(out, 89)
 			st = st[1:]
-			col := n.f[11].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -4515,6 +5040,14 @@ loop:
 			continue
 		case 12:
 			// field 12, kLen
+			col := n.f[12].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 98), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4522,7 +5055,6 @@ loop:
 			}
 			out = append(out, 98)
 			st = st[1:]
-			col := n.f[12].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
