@@ -248,6 +248,32 @@ func genField(s *schema, n *node, tag []byte, o op) string {
 	if len(tag) == 1 && o.kind != kMsg {
 		fast = genFast(n, t, o)
 	}
+	// done ends the field's case: a series field's run ends here when
+	// the next tag is another (interp ends it at the next field's tag;
+	// nothing happens between).
+	done := func() {
+		if o.flags&opRun != 0 {
+			p("if len(st) == 0 || st[0] != %d {\nd.sets.add(out[fr.run:])\nfr.run = -1\n}\n", t)
+		}
+		p("continue\n")
+	}
+	if len(tag) == 1 && o.kind == kMsg && (o.flags&opCtxUse != 0 || !o.child.cold) {
+		// A sub-message of under 128 bytes (a length of one byte: a
+		// data point, a key-value, an attribute's value): one test of
+		// the room for its tag and length, and its length written
+		// without the loop of longer ones. Its length byte is not
+		// written before the child's walk, as on the general path (an
+		// error leaves the same output).
+		child := fmt.Sprintf("child := n.f[%d].child\n", num)
+		if o.flags&opCtxUse != 0 {
+			child = "child := n.byCtx[fr.bucket]\n"
+		}
+		p("if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {\nout = append(out, %d)\nat := len(out)\nout = out[:at+1]\nst = st[2:]\n%sif st, out, err = child.gen(d, child, depth+1, st, out); err != nil {\nreturn st, out, err\n}\n", t, child)
+		rule("", "")
+		p("l := len(out) - at - 1\nif l >= 0x80 {\nerr = errFit\nbreak loop\n}\nout[at] = byte(l)\n")
+		done()
+		p("}\n")
+	}
 	if len(tag) == 1 {
 		if fast != nil {
 			p("col := n.f[%d].col", num)
@@ -270,15 +296,6 @@ func genField(s *schema, n *node, tag []byte, o op) string {
 			p(" + fr.bucket")
 		}
 		p("\n")
-	}
-	// done ends the field's case: a series field's run ends here when
-	// the next tag is another (interp ends it at the next field's tag;
-	// nothing happens between).
-	done := func() {
-		if o.flags&opRun != 0 {
-			p("if len(st) == 0 || st[0] != %d {\nd.sets.add(out[fr.run:])\nfr.run = -1\n}\n", t)
-		}
-		p("continue\n")
 	}
 	// uv reads a varint from column c into v, m (interp's inlined uvarint).
 	uv := func(v string) {

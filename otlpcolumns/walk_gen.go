@@ -67,6 +67,23 @@ loop:
 			continue
 		case 3:
 			// field 2, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -141,6 +158,23 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -183,6 +217,23 @@ loop:
 			continue
 		case 3:
 			// field 2, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -294,6 +345,23 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -482,6 +550,23 @@ loop:
 			continue
 		case 3:
 			// field 2, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -727,6 +812,23 @@ loop:
 			continue
 		case 6:
 			// field 5, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -769,6 +871,23 @@ loop:
 			continue
 		case 7:
 			// field 6, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 50)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[6].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -916,6 +1035,23 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1064,6 +1200,23 @@ loop:
 			continue
 		case 4:
 			// field 3, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 26)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[3].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1505,6 +1658,27 @@ loop:
 			if fr.run < 0 {
 				fr.run, fr.runIdx = len(out), 0
 			}
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.byCtx[fr.bucket]
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				if len(st) == 0 || st[0] != 74 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1584,6 +1758,23 @@ loop:
 			continue
 		case 14:
 			// field 11, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 90)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[11].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1659,6 +1850,23 @@ loop:
 			continue
 		case 16:
 			// field 13, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 106)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[13].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1734,6 +1942,23 @@ loop:
 			continue
 		case 18:
 			// field 15, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 122)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[15].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1874,6 +2099,23 @@ loop:
 			continue
 		case 3:
 			// field 2, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.byCtx[fr.bucket]
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2060,6 +2302,23 @@ loop:
 			continue
 		case 4:
 			// field 3, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 26)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[3].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2296,6 +2555,23 @@ loop:
 			continue
 		case 5:
 			// field 4, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 34)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[4].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2544,6 +2820,27 @@ loop:
 			// field 1, kMsg
 			if fr.run < 0 {
 				fr.run, fr.runIdx = len(out), 0
+			}
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				if len(st) == 0 || st[0] != 10 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
 			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
@@ -2815,6 +3112,24 @@ loop:
 			continue
 		case 5:
 			// field 5, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2858,6 +3173,24 @@ loop:
 			continue
 		case 6:
 			// field 7, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2901,6 +3234,24 @@ loop:
 			continue
 		case 7:
 			// field 9, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[9].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2944,6 +3295,24 @@ loop:
 			continue
 		case 8:
 			// field 10, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 82)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[10].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2987,6 +3356,24 @@ loop:
 			continue
 		case 9:
 			// field 11, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 90)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[11].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3030,6 +3417,23 @@ loop:
 			continue
 		case 10:
 			// field 12, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 98)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[12].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3104,6 +3508,23 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3298,6 +3719,23 @@ loop:
 			continue
 		case 6:
 			// field 5, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3373,6 +3811,27 @@ loop:
 			// field 7, kMsg
 			if fr.run < 0 {
 				fr.run, fr.runIdx = len(out), 0
+			}
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				if len(st) == 0 || st[0] != 58 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
 			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
@@ -3679,6 +4138,23 @@ loop:
 			continue
 		case 7:
 			// field 7, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3753,6 +4229,23 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3893,6 +4386,23 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4235,6 +4745,23 @@ loop:
 			continue
 		case 9:
 			// field 8, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 66)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[8].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4279,6 +4806,27 @@ loop:
 			// field 9, kMsg
 			if fr.run < 0 {
 				fr.run, fr.runIdx = len(out), 0
+			}
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[9].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				if len(st) == 0 || st[0] != 74 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
 			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
@@ -4763,6 +5311,23 @@ loop:
 			continue
 		case 5:
 			// field 5, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4805,6 +5370,23 @@ loop:
 			continue
 		case 6:
 			// field 6, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 50)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[6].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
