@@ -273,6 +273,12 @@ func genField(s *schema, n *node, tag []byte, o op) string {
 		p("l := len(out) - at - 1\nif l >= 0x80 {\nerr = errFit\nbreak loop\n}\nout[at] = byte(l)\n")
 		done()
 		p("}\n")
+		// And of under 16 KiB (two bytes: a span, a metric).
+		p("if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {\nout = append(out, %d)\nat := len(out)\nout = out[:at+2]\nst = st[2:]\n%sif st, out, err = child.gen(d, child, depth+1, st, out); err != nil {\nreturn st, out, err\n}\n", t, child)
+		rule("", "")
+		p("l := len(out) - at - 2\nif l >= 1<<14 {\nerr = errFit\nbreak loop\n}\nout[at], out[at+1] = byte(l)|0x80, byte(l>>7)\n")
+		done()
+		p("}\n")
 	}
 	if len(tag) == 1 {
 		if fast != nil {

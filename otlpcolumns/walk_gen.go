@@ -84,6 +84,23 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -175,6 +192,23 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -232,6 +266,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -360,6 +411,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -565,6 +633,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -829,6 +914,23 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -886,6 +988,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 50)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[6].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -1052,6 +1171,23 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1215,6 +1351,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 26)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[3].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -1679,6 +1832,27 @@ loop:
 				}
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.byCtx[fr.bucket]
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				if len(st) == 0 || st[0] != 74 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1775,6 +1949,23 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 90)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[11].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1867,6 +2058,23 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 106)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[13].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1957,6 +2165,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 122)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[15].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -2114,6 +2339,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.byCtx[fr.bucket]
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -2317,6 +2559,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 26)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[3].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -2570,6 +2829,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 34)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[4].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -2836,6 +3112,27 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				if len(st) == 0 || st[0] != 10 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				if len(st) == 0 || st[0] != 10 {
 					d.sets.add(out[fr.run:])
 					fr.run = -1
@@ -3130,6 +3427,24 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3189,6 +3504,24 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -3252,6 +3585,24 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[9].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3311,6 +3662,24 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 82)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[10].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -3374,6 +3743,24 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 90)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[11].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3432,6 +3819,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 98)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[12].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -3523,6 +3927,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -3736,6 +4157,23 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3827,6 +4265,27 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				if len(st) == 0 || st[0] != 58 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				if len(st) == 0 || st[0] != 58 {
 					d.sets.add(out[fr.run:])
 					fr.run = -1
@@ -4155,6 +4614,23 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4244,6 +4720,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -4401,6 +4894,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
@@ -4762,6 +5272,23 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 66)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[8].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4822,6 +5349,27 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				if len(st) == 0 || st[0] != 74 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[9].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				if len(st) == 0 || st[0] != 74 {
 					d.sets.add(out[fr.run:])
 					fr.run = -1
@@ -5328,6 +5876,23 @@ loop:
 				out[at] = byte(l)
 				continue
 			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -5385,6 +5950,23 @@ loop:
 					break loop
 				}
 				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 50)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[6].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
 				continue
 			}
 			if len(out)+1 > cap(out) {
