@@ -746,7 +746,14 @@ func appendShort(out, b []byte) []byte {
 // seriesRef rebuilds a reference to a run of n's series field i
 // (seriesRef in the structure).
 func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, error) {
-	scol := n.seriesCol[i]
+	return d.seriesRefOf(n.seriesCol[i], n.series[i]<<3|2, n.byCtx != nil && n.series[i] == n.ctxSet, fr, out)
+}
+
+// seriesRefOf is seriesRef of a series field whose runs are in column
+// scol, its tag tag, and whose last value sets the bucket (ctx): the
+// generated walks pass the tag and ctx as constants of their node's shape
+// (shapeOf), the column from the node.
+func (d *Decoder) seriesRefOf(scol uint8, tag byte, ctx bool, fr *walkFrame, out []byte) ([]byte, error) {
 	v, m := uint64(0), 1 // uvarint, inlined
 	if c := d.col(scol); len(c) > 0 && c[0] < 0x80 {
 		v = uint64(c[0])
@@ -762,7 +769,7 @@ func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, 
 		return out, errRef
 	}
 	set := d.sets.get(int(id))
-	if set[0] != n.series[i]<<3|2 {
+	if set[0] != tag {
 		// A run of another series field (the table is shared): the
 		// encoder never refers to one (its runs are found by their
 		// bytes, tag included), a hostile stream can, copying fields
@@ -785,7 +792,7 @@ func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, 
 		d.sets.mark = max(d.sets.mark, d.sets.marks[id]) // what it was written with (Vouched)
 	}
 	d.sets.last[scol] = int32(id + 1)
-	if n.byCtx != nil && n.series[i] == n.ctxSet {
+	if ctx {
 		fr.bucket = d.sets.buckets[id]
 	}
 	return out, nil

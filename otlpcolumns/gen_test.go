@@ -100,7 +100,7 @@ import (
 // cold, walked by interp), and the node's series.
 func shapeOf(s *schema, n *node) string {
 	var k strings.Builder
-	fmt.Fprintf(&k, "%v;%d;", n.series, n.rule)
+	fmt.Fprintf(&k, "%v;%d;%v,%v;", n.series, n.rule, seriesCtx(n, 0), seriesCtx(n, 1))
 	for t := 1; t < 0x80; t++ {
 		o := n.ops[t]
 		if o.flags&opMarker == 0 && o.kind == kOther {
@@ -110,6 +110,10 @@ func shapeOf(s *schema, n *node) string {
 	}
 	return k.String()
 }
+
+// seriesCtx is whether the last value of a run of n's series field i
+// sets the node's bucket (seriesRef's).
+func seriesCtx(n *node, i int) bool { return n.byCtx != nil && n.series[i] == n.ctxSet }
 
 func sigName(sig Signal) string {
 	return [...]string{Traces: "Traces", Metrics: "Metrics", Logs: "Logs"}[sig]
@@ -131,12 +135,12 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 		switch {
 		case o.flags&opMarker != 0:
 			body = fmt.Sprintf(`// a reference to a run of series field %d
-			if out, err = d.seriesRef(n, &fr, %d, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[%d], %d, %v, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
 			continue
-`, n.series[o.series], o.series)
+`, n.series[o.series], o.series, n.series[o.series]<<3|2, seriesCtx(n, int(o.series)))
 		case o.kind != kOther:
 			body = genField(s, n, []byte{byte(t)}, o)
 		default:

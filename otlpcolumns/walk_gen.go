@@ -1483,7 +1483,7 @@ loop:
 			break loop
 		case 2:
 			// a reference to a run of series field 9
-			if out, err = d.seriesRef(n, &fr, 0, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[0], 74, false, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
@@ -1510,7 +1510,7 @@ loop:
 			continue
 		case 4:
 			// a reference to a run of series field 5
-			if out, err = d.seriesRef(n, &fr, 1, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[1], 42, true, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
@@ -3087,7 +3087,7 @@ loop:
 			break loop
 		case 2:
 			// a reference to a run of series field 1
-			if out, err = d.seriesRef(n, &fr, 0, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[0], 10, false, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
@@ -4022,7 +4022,7 @@ loop:
 			break loop
 		case 2:
 			// a reference to a run of series field 7
-			if out, err = d.seriesRef(n, &fr, 0, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[0], 58, false, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
@@ -5026,7 +5026,7 @@ loop:
 			break loop
 		case 2:
 			// a reference to a run of series field 9
-			if out, err = d.seriesRef(n, &fr, 0, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[0], 74, false, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
