@@ -457,7 +457,10 @@ func genFast(n *node, t byte, o op) func(*strings.Builder) {
 			pre = "x, m := uint64(c[0]), 1\n"
 			if o.kind != kTime {
 				cond = "len(out)+9 <= cap(out)"
-				pre = "x, m := uint64(0), 1\nif len(c) > 0 && c[0] < 0x80 {\nx = uint64(c[0])\n} else {\nx, m = uvarint(c)\n}\nif m > 0 {\n"
+				// Two to four bytes read here (a millisecond is three,
+				// a second five): a call to uvarint made the walk
+				// spill what it keeps in registers.
+				pre = "x, m := uint64(0), 1\nif len(c) > 0 && c[0] < 0x80 {\nx = uint64(c[0])\n} else if len(c) >= 4 && c[1] < 0x80 {\nx, m = uint64(c[0]&0x7f)|uint64(c[1])<<7, 2\n} else if len(c) >= 4 && c[2] < 0x80 {\nx, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2])<<14, 3\n} else if len(c) >= 4 && c[3] < 0x80 {\nx, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2]&0x7f)<<14|uint64(c[3])<<21, 4\n} else {\nx, m = uvarint(c)\n}\nif m > 0 {\n"
 				post = "}\n"
 			}
 			body = "st = st[1:]\nd.skip(col, m)\n"

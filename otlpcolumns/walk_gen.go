@@ -1723,6 +1723,12 @@ loop:
 				x, m := uint64(0), 1
 				if len(c) > 0 && c[0] < 0x80 {
 					x = uint64(c[0])
+				} else if len(c) >= 4 && c[1] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1])<<7, 2
+				} else if len(c) >= 4 && c[2] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2])<<14, 3
+				} else if len(c) >= 4 && c[3] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2]&0x7f)<<14|uint64(c[3])<<21, 4
 				} else {
 					x, m = uvarint(c)
 				}
@@ -1768,6 +1774,12 @@ loop:
 				x, m := uint64(0), 1
 				if len(c) > 0 && c[0] < 0x80 {
 					x = uint64(c[0])
+				} else if len(c) >= 4 && c[1] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1])<<7, 2
+				} else if len(c) >= 4 && c[2] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2])<<14, 3
+				} else if len(c) >= 4 && c[3] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2]&0x7f)<<14|uint64(c[3])<<21, 4
 				} else {
 					x, m = uvarint(c)
 				}
@@ -5749,6 +5761,12 @@ loop:
 				x, m := uint64(0), 1
 				if len(c) > 0 && c[0] < 0x80 {
 					x = uint64(c[0])
+				} else if len(c) >= 4 && c[1] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1])<<7, 2
+				} else if len(c) >= 4 && c[2] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2])<<14, 3
+				} else if len(c) >= 4 && c[3] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2]&0x7f)<<14|uint64(c[3])<<21, 4
 				} else {
 					x, m = uvarint(c)
 				}
@@ -6164,6 +6182,12 @@ loop:
 				x, m := uint64(0), 1
 				if len(c) > 0 && c[0] < 0x80 {
 					x = uint64(c[0])
+				} else if len(c) >= 4 && c[1] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1])<<7, 2
+				} else if len(c) >= 4 && c[2] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2])<<14, 3
+				} else if len(c) >= 4 && c[3] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2]&0x7f)<<14|uint64(c[3])<<21, 4
 				} else {
 					x, m = uvarint(c)
 				}
