@@ -309,7 +309,10 @@ func (d *Decoder) indexRefs() {
 	}
 	at, lat := 0, 0
 	for len(d.offs) < maxRefs && lat < len(lens) {
-		l, k := uvarint(lens[lat:])
+		l, k := uint64(lens[lat]), 1 // uvarint, its one-byte case inlined (a span id's 8)
+		if l >= 0x80 {
+			l, k = uvarint(lens[lat:])
+		}
 		if k <= 0 || l > uint64(len(col)-at) {
 			break
 		}
@@ -810,9 +813,22 @@ func (d *Decoder) startOf(fr *walkFrame, kd kind, col uint8, x uint64) uint64 {
 	if kd == kStart {
 		fr.start = v
 		if d.s.ref != 0 {
-			d.starts = recordStart(d.starts, d.nref, v)
-			d.childStart = recordChild(d.childStart, fr.forward, v)
-			d.traceStarts = recordStart(d.traceStarts, d.nback, v)
+			// The tables are stored back only when they grew: a
+			// slice stored in the decoder is a write barrier's test
+			// (and while the collector marks, its work) at every span.
+			if r := d.nref - 1; r >= 0 && r < len(d.starts) {
+				d.starts[r] = v
+			} else {
+				d.starts = recordStart(d.starts, d.nref, v)
+			}
+			if fr.forward >= 0 {
+				d.childStart = recordChild(d.childStart, fr.forward, v)
+			}
+			if r := d.nback - 1; r >= 0 && r < len(d.traceStarts) {
+				d.traceStarts[r] = v
+			} else {
+				d.traceStarts = recordStart(d.traceStarts, d.nback, v)
+			}
 		}
 	}
 	return v
