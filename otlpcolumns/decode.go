@@ -892,13 +892,19 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
 		out = append(out, c[:e]...)
 		d.took(col, c[e:])
 	}
-	if len(d.backs) < maxRefs {
-		if raw := len(out) - at; raw < len(refKey{}) {
-			d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, uint8(raw))
+	if k := len(d.backs); k < maxRefs {
+		raw := uint8(0) // never referenced (keyOf): a place holder keeps the ordinals the encoder's
+		if r := len(out) - at; r < len(refKey{}) {
+			raw = uint8(r)
+		}
+		if k < cap(d.backs) && k < cap(d.backLen) {
+			// Resliced in place: only the lengths are stored, where
+			// append stored both slices back (a write barrier's test
+			// each, at every span).
+			d.backs, d.backLen = d.backs[:k+1], d.backLen[:k+1]
+			d.backs[k], d.backLen[k] = int32(at), raw
 		} else {
-			// Never referenced (keyOf): a place holder keeps
-			// the ordinals the encoder's.
-			d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, 0)
+			d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, raw)
 		}
 	}
 	d.nback++
