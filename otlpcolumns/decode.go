@@ -309,7 +309,10 @@ func (d *Decoder) indexRefs() {
 	}
 	at, lat := 0, 0
 	for len(d.offs) < maxRefs && lat < len(lens) {
-		l, k := uvarint(lens[lat:])
+		l, k := uint64(lens[lat]), 1 // uvarint, its one-byte case inlined (a span id's 8)
+		if l >= 0x80 {
+			l, k = uvarint(lens[lat:])
+		}
 		if k <= 0 || l > uint64(len(col)-at) {
 			break
 		}
@@ -746,7 +749,14 @@ func appendShort(out, b []byte) []byte {
 // seriesRef rebuilds a reference to a run of n's series field i
 // (seriesRef in the structure).
 func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, error) {
-	scol := n.seriesCol[i]
+	return d.seriesRefOf(n.seriesCol[i], n.series[i]<<3|2, n.byCtx != nil && n.series[i] == n.ctxSet, fr, out)
+}
+
+// seriesRefOf is seriesRef of a series field whose runs are in column
+// scol, its tag tag, and whose last value sets the bucket (ctx): the
+// generated walks pass the tag and ctx as constants of their node's shape
+// (shapeOf), the column from the node.
+func (d *Decoder) seriesRefOf(scol uint8, tag byte, ctx bool, fr *walkFrame, out []byte) ([]byte, error) {
 	v, m := uint64(0), 1 // uvarint, inlined
 	if c := d.col(scol); len(c) > 0 && c[0] < 0x80 {
 		v = uint64(c[0])
@@ -762,7 +772,7 @@ func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, 
 		return out, errRef
 	}
 	set := d.sets.get(int(id))
-	if set[0] != n.series[i]<<3|2 {
+	if set[0] != tag {
 		// A run of another series field (the table is shared): the
 		// encoder never refers to one (its runs are found by their
 		// bytes, tag included), a hostile stream can, copying fields
@@ -785,7 +795,7 @@ func (d *Decoder) seriesRef(n *node, fr *walkFrame, i int, out []byte) ([]byte, 
 		d.sets.mark = max(d.sets.mark, d.sets.marks[id]) // what it was written with (Vouched)
 	}
 	d.sets.last[scol] = int32(id + 1)
-	if n.byCtx != nil && n.series[i] == n.ctxSet {
+	if ctx {
 		fr.bucket = d.sets.buckets[id]
 	}
 	return out, nil
@@ -803,9 +813,22 @@ func (d *Decoder) startOf(fr *walkFrame, kd kind, col uint8, x uint64) uint64 {
 	if kd == kStart {
 		fr.start = v
 		if d.s.ref != 0 {
-			d.starts = recordStart(d.starts, d.nref, v)
-			d.childStart = recordChild(d.childStart, fr.forward, v)
-			d.traceStarts = recordStart(d.traceStarts, d.nback, v)
+			// The tables are stored back only when they grew: a
+			// slice stored in the decoder is a write barrier's test
+			// (and while the collector marks, its work) at every span.
+			if r := d.nref - 1; r >= 0 && r < len(d.starts) {
+				d.starts[r] = v
+			} else {
+				d.starts = recordStart(d.starts, d.nref, v)
+			}
+			if fr.forward >= 0 {
+				d.childStart = recordChild(d.childStart, fr.forward, v)
+			}
+			if r := d.nback - 1; r >= 0 && r < len(d.traceStarts) {
+				d.traceStarts[r] = v
+			} else {
+				d.traceStarts = recordStart(d.traceStarts, d.nback, v)
+			}
 		}
 	}
 	return v
@@ -869,13 +892,19 @@ func (d *Decoder) back(fr *walkFrame, col uint8, out []byte) ([]byte, error) {
 		out = append(out, c[:e]...)
 		d.took(col, c[e:])
 	}
-	if len(d.backs) < maxRefs {
-		if raw := len(out) - at; raw < len(refKey{}) {
-			d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, uint8(raw))
+	if k := len(d.backs); k < maxRefs {
+		raw := uint8(0) // never referenced (keyOf): a place holder keeps the ordinals the encoder's
+		if r := len(out) - at; r < len(refKey{}) {
+			raw = uint8(r)
+		}
+		if k < cap(d.backs) && k < cap(d.backLen) {
+			// Resliced in place: only the lengths are stored, where
+			// append stored both slices back (a write barrier's test
+			// each, at every span).
+			d.backs, d.backLen = d.backs[:k+1], d.backLen[:k+1]
+			d.backs[k], d.backLen[k] = int32(at), raw
 		} else {
-			// Never referenced (keyOf): a place holder keeps
-			// the ordinals the encoder's.
-			d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, 0)
+			d.backs, d.backLen = append(d.backs, int32(at)), append(d.backLen, raw)
 		}
 	}
 	d.nback++

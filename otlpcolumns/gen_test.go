@@ -100,7 +100,7 @@ import (
 // cold, walked by interp), and the node's series.
 func shapeOf(s *schema, n *node) string {
 	var k strings.Builder
-	fmt.Fprintf(&k, "%v;%d;", n.series, n.rule)
+	fmt.Fprintf(&k, "%v;%d;%v,%v;", n.series, n.rule, seriesCtx(n, 0), seriesCtx(n, 1))
 	for t := 1; t < 0x80; t++ {
 		o := n.ops[t]
 		if o.flags&opMarker == 0 && o.kind == kOther {
@@ -110,6 +110,10 @@ func shapeOf(s *schema, n *node) string {
 	}
 	return k.String()
 }
+
+// seriesCtx is whether the last value of a run of n's series field i
+// sets the node's bucket (seriesRef's).
+func seriesCtx(n *node, i int) bool { return n.byCtx != nil && n.series[i] == n.ctxSet }
 
 func sigName(sig Signal) string {
 	return [...]string{Traces: "Traces", Metrics: "Metrics", Logs: "Logs"}[sig]
@@ -131,12 +135,12 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 		switch {
 		case o.flags&opMarker != 0:
 			body = fmt.Sprintf(`// a reference to a run of series field %d
-			if out, err = d.seriesRef(n, &fr, %d, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[%d], %d, %v, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
 			continue
-`, n.series[o.series], o.series)
+`, n.series[o.series], o.series, n.series[o.series]<<3|2, seriesCtx(n, int(o.series)))
 		case o.kind != kOther:
 			body = genField(s, n, []byte{byte(t)}, o)
 		default:
@@ -169,12 +173,18 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 		}
 	}
 	b.WriteString("}\n\n")
+	// A walk whose cases use no frame starts none (a message's frame
+	// is seven words to set: 20 instructions a Sum, a Metric): interp,
+	// if it takes over, gets a new one, as the walk's would be.
+	frame, frameArg := "fr := newFrame()\n", "fr"
+	if c := cases.String(); !strings.Contains(c, "fr.") && !strings.Contains(c, "&fr") {
+		frame, frameArg = "", "newFrame()"
+	}
 	fmt.Fprintf(b, `func walk%s(d *Decoder, n *node, depth int, st string, out []byte) (string, []byte, error) {
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
-	var err error
+	%svar err error
 %sloop:
 	for {
 		if len(st) == 0 {
@@ -193,13 +203,13 @@ func genNode(b *bytes.Buffer, s *schema, n *node, name string) {
 %s			break loop
 %s		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, %s)
 		return d.st, d.out, err
 	}
 	return st, out, err
 }
 
-`, name, genRuleStart(n.rule), name, genRuleEnd(n.rule), cases.String())
+`, name, frame, genRuleStart(n.rule), name, genRuleEnd(n.rule), cases.String(), frameArg)
 }
 
 // genField is the case of a field's tag t (op o) in node n: what
@@ -234,20 +244,13 @@ func genField(s *schema, n *node, tag []byte, o op) string {
 		}
 		p("if fr.run < 0 {\nfr.run, fr.runIdx = len(out), %d\n}\n", o.series)
 	}
-	if len(tag) == 1 {
-		more("1")
-		p("out = append(out, %d)\nst = st[1:]\n", t)
-	} else {
-		more(fmt.Sprint(len(tag)))
-		p("out = append(out, %s)\nst = st[%d:]\n", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(tag)), ", "), "[]"), len(tag))
-	}
-	col := "col"
-	if o.kind != kMsg {
-		p("col := n.f[%d].col", num)
-		if o.flags&opSpread != 0 {
-			p(" + fr.bucket")
-		}
-		p("\n")
+	// fast is the case's path for a value of the usual size when the
+	// output has room for the tag and the value: one test of the room
+	// where there were two, no error to keep. The rest of the case is
+	// the general path, as it was (output, error and charges alike).
+	var fast func(*strings.Builder)
+	if len(tag) == 1 && o.kind != kMsg {
+		fast = genFast(n, t, o)
 	}
 	// done ends the field's case: a series field's run ends here when
 	// the next tag is another (interp ends it at the next field's tag;
@@ -257,6 +260,52 @@ func genField(s *schema, n *node, tag []byte, o op) string {
 			p("if len(st) == 0 || st[0] != %d {\nd.sets.add(out[fr.run:])\nfr.run = -1\n}\n", t)
 		}
 		p("continue\n")
+	}
+	if len(tag) == 1 && o.kind == kMsg && (o.flags&opCtxUse != 0 || !o.child.cold) {
+		// A sub-message of under 128 bytes (a length of one byte: a
+		// data point, a key-value, an attribute's value): one test of
+		// the room for its tag and length, and its length written
+		// without the loop of longer ones. Its length byte is not
+		// written before the child's walk, as on the general path (an
+		// error leaves the same output).
+		child := fmt.Sprintf("child := n.f[%d].child\n", num)
+		if o.flags&opCtxUse != 0 {
+			child = "child := n.byCtx[fr.bucket]\n"
+		}
+		p("if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {\nout = append(out, %d)\nat := len(out)\nout = out[:at+1]\nst = st[2:]\n%sif st, out, err = child.gen(d, child, depth+1, st, out); err != nil {\nreturn st, out, err\n}\n", t, child)
+		rule("", "")
+		p("l := len(out) - at - 1\nif l >= 0x80 {\nerr = errFit\nbreak loop\n}\nout[at] = byte(l)\n")
+		done()
+		p("}\n")
+		// And of under 16 KiB (two bytes: a span, a metric).
+		p("if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {\nout = append(out, %d)\nat := len(out)\nout = out[:at+2]\nst = st[2:]\n%sif st, out, err = child.gen(d, child, depth+1, st, out); err != nil {\nreturn st, out, err\n}\n", t, child)
+		rule("", "")
+		p("l := len(out) - at - 2\nif l >= 1<<14 {\nerr = errFit\nbreak loop\n}\nout[at], out[at+1] = byte(l)|0x80, byte(l>>7)\n")
+		done()
+		p("}\n")
+	}
+	if len(tag) == 1 {
+		if fast != nil {
+			p("col := n.f[%d].col", num)
+			if o.flags&opSpread != 0 {
+				p(" + fr.bucket")
+			}
+			p("\n")
+			fast(&w)
+		}
+		more("1")
+		p("out = append(out, %d)\nst = st[1:]\n", t)
+	} else {
+		more(fmt.Sprint(len(tag)))
+		p("out = append(out, %s)\nst = st[%d:]\n", strings.Trim(strings.Join(strings.Fields(fmt.Sprint(tag)), ", "), "[]"), len(tag))
+	}
+	col := "col"
+	if o.kind != kMsg && fast == nil {
+		p("col := n.f[%d].col", num)
+		if o.flags&opSpread != 0 {
+			p(" + fr.bucket")
+		}
+		p("\n")
 	}
 	// uv reads a varint from column c into v, m (interp's inlined uvarint).
 	uv := func(v string) {
@@ -379,6 +428,83 @@ func genField(s *schema, n *node, tag []byte, o op) string {
 		panic(fmt.Sprintf("otlpcolumns: no generated walk for wire type %d", o.wt))
 	}
 	return w.String()
+}
+
+// genFast is the fast path of a one-byte tag t's field (op o) of node n,
+// its column in col: for a fixed64 value, a timestamp whose difference is
+// a one-byte varint, and a string or bytes value of up to 127 bytes, when
+// the output has room for the tag and the value (the case's general path
+// then would call neither more nor an error). Nothing for other kinds.
+func genFast(n *node, t byte, o op) func(*strings.Builder) {
+	// pre and post: an inner test of the value, around body.
+	var cond, pre, body, post string
+	switch o.wt {
+	case 0:
+		cond = "len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out)"
+		body = fmt.Sprintf("out = append(out, %d, c[0])\nst = st[1:]\nd.skip(col, 1)\n", t)
+		if o.rule != ruleNone {
+			body += genFieldRule(n.rule, o.rule, "", "") + "\n"
+		}
+	case 1:
+		switch o.kind {
+		case kTime, kStart, kEnd:
+			// A data point's time: a difference of one byte (the
+			// points of a series are sent at a steady interval); a
+			// span's start and end: any varint (rarely one byte). A
+			// call to uvarint in the data points' fast path cost them
+			// more than the rare longer difference saved.
+			cond = "len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out)"
+			pre = "x, m := uint64(c[0]), 1\n"
+			if o.kind != kTime {
+				cond = "len(out)+9 <= cap(out)"
+				// Two to four bytes read here (a millisecond is three,
+				// a second five): a call to uvarint made the walk
+				// spill what it keeps in registers.
+				pre = "x, m := uint64(0), 1\nif len(c) > 0 && c[0] < 0x80 {\nx = uint64(c[0])\n} else if len(c) >= 4 && c[1] < 0x80 {\nx, m = uint64(c[0]&0x7f)|uint64(c[1])<<7, 2\n} else if len(c) >= 4 && c[2] < 0x80 {\nx, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2])<<14, 3\n} else if len(c) >= 4 && c[3] < 0x80 {\nx, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2]&0x7f)<<14|uint64(c[3])<<21, 4\n} else {\nx, m = uvarint(c)\n}\nif m > 0 {\n"
+				post = "}\n"
+			}
+			body = "st = st[1:]\nd.skip(col, m)\n"
+			switch o.kind {
+			case kEnd:
+				body += "v := fr.start + x\n"
+			case kTime:
+				body += "v := startOf(x, d.prev[col], either)\nd.prev[col] = v\n"
+			default:
+				body += "v := d.startOf(&fr, kStart, col, x)\n"
+			}
+		case kDouble:
+			cond = "len(c) >= 8 && len(out)+9 <= cap(out)"
+			body = "st = st[1:]\nv := binary.BigEndian.Uint64(c) ^ d.prev[col]\nd.prev[col] = v\nd.skip(col, 8)\n"
+		default:
+			cond = "len(c) >= 8 && len(out)+9 <= cap(out)"
+			body = "st = st[1:]\nv := binary.LittleEndian.Uint64(c)\nd.skip(col, 8)\n"
+		}
+		body += fmt.Sprintf("out = binary.LittleEndian.AppendUint64(append(out, %d), v)\n", t)
+	case 5:
+		cond = "len(c) >= 4 && len(out)+5 <= cap(out)"
+		body = fmt.Sprintf("st = st[1:]\nout = binary.LittleEndian.AppendUint32(append(out, %d), binary.LittleEndian.Uint32(c))\nd.skip(col, 4)\n", t)
+	case 2:
+		if o.kind != kLen {
+			return nil
+		}
+		cond = "len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out)"
+		body = "e := 1 + int(c[0])\n"
+		if o.flags&opCtxSet != 0 {
+			body += "fr.bucket = keyBucket(c[1:e])\n"
+		}
+		body += fmt.Sprintf("out = append(append(out, %d), c[:e]...)\nst = st[1:]\nd.skip(col, e)\n", t)
+		if o.rule != ruleNone {
+			body += genFieldRule(n.rule, o.rule, "c[1:e]", "e-1") + "\n"
+		}
+		if o.flags&opRun != 0 {
+			body += fmt.Sprintf("if len(st) == 0 || st[0] != %d {\nd.sets.add(out[fr.run:])\nfr.run = -1\n}\n", t)
+		}
+	default:
+		return nil
+	}
+	return func(w *strings.Builder) {
+		fmt.Fprintf(w, "if c := d.col(col); %s {\n%s%scontinue\n%s}\n", cond, pre, body, post)
+	}
 }
 
 // interpOnly sets a decoder to walk with interp alone: the reference the

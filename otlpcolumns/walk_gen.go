@@ -15,7 +15,6 @@ func walkS0(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -35,6 +34,13 @@ loop:
 			break loop
 		case 2:
 			// field 1, kVarint
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 8, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -42,7 +48,6 @@ loop:
 			}
 			out = append(out, 8)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -62,6 +67,40 @@ loop:
 			continue
 		case 3:
 			// field 2, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -104,7 +143,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -117,7 +156,6 @@ func walkS1(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -137,6 +175,40 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -179,6 +251,40 @@ loop:
 			continue
 		case 3:
 			// field 2, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -221,6 +327,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kLen
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 26), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -228,7 +342,6 @@ loop:
 			}
 			out = append(out, 26)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -251,7 +364,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -264,7 +377,6 @@ func walkS2(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -284,6 +396,40 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -326,6 +472,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -333,7 +486,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -397,7 +549,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -410,7 +562,6 @@ func walkS3(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -430,6 +581,14 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -437,7 +596,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -460,6 +618,40 @@ loop:
 			continue
 		case 3:
 			// field 2, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[2].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -502,6 +694,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kVarint
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 24, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				d.off()
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -509,7 +709,6 @@ loop:
 			}
 			out = append(out, 24)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -530,7 +729,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -543,7 +742,6 @@ func walkS4(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -563,6 +761,14 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -570,7 +776,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -593,6 +798,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -600,7 +812,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -620,6 +831,13 @@ loop:
 			continue
 		case 4:
 			// field 3, kVarint
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 24, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -627,7 +845,6 @@ loop:
 			}
 			out = append(out, 24)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -647,6 +864,15 @@ loop:
 			continue
 		case 5:
 			// field 4, kDouble
+			col := n.f[4].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 33), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -654,7 +880,6 @@ loop:
 			}
 			out = append(out, 33)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -672,6 +897,40 @@ loop:
 			continue
 		case 6:
 			// field 5, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -714,6 +973,40 @@ loop:
 			continue
 		case 7:
 			// field 6, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 50)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[6].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 50)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[6].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -756,6 +1049,14 @@ loop:
 			continue
 		case 8:
 			// field 7, kLen
+			col := n.f[7].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 58), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -763,7 +1064,6 @@ loop:
 			}
 			out = append(out, 58)
 			st = st[1:]
-			col := n.f[7].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -786,6 +1086,14 @@ loop:
 			continue
 		case 9:
 			// field 8, kVarint
+			col := n.f[8].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 64, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				d.off()
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -793,7 +1101,6 @@ loop:
 			}
 			out = append(out, 64)
 			st = st[1:]
-			col := n.f[8].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -814,7 +1121,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -827,7 +1134,6 @@ func walkS5(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 	d.nest(depth)
 loop:
@@ -848,6 +1154,40 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -890,7 +1230,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -903,7 +1243,6 @@ func walkS6(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -923,6 +1262,14 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -930,7 +1277,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -953,6 +1299,14 @@ loop:
 			continue
 		case 3:
 			// field 2, kLen
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 18), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -960,7 +1314,6 @@ loop:
 			}
 			out = append(out, 18)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -983,6 +1336,40 @@ loop:
 			continue
 		case 4:
 			// field 3, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 26)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[3].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 26)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[3].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1025,6 +1412,13 @@ loop:
 			continue
 		case 5:
 			// field 4, kVarint
+			col := n.f[4].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 32, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1032,7 +1426,6 @@ loop:
 			}
 			out = append(out, 32)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1052,7 +1445,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -1090,7 +1483,7 @@ loop:
 			break loop
 		case 2:
 			// a reference to a run of series field 9
-			if out, err = d.seriesRef(n, &fr, 0, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[0], 74, false, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
@@ -1117,7 +1510,7 @@ loop:
 			continue
 		case 4:
 			// a reference to a run of series field 5
-			if out, err = d.seriesRef(n, &fr, 1, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[1], 42, true, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
@@ -1161,6 +1554,14 @@ loop:
 			continue
 		case 6:
 			// field 3, kLen
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 26), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1168,7 +1569,6 @@ loop:
 			}
 			out = append(out, 26)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1238,6 +1638,19 @@ loop:
 			if fr.run < 0 {
 				fr.run, fr.runIdx = len(out), 1
 			}
+			col := n.f[5].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				fr.bucket = keyBucket(c[1:e])
+				out = append(append(out, 42), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if len(st) == 0 || st[0] != 42 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1245,7 +1658,6 @@ loop:
 			}
 			out = append(out, 42)
 			st = st[1:]
-			col := n.f[5].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1273,6 +1685,13 @@ loop:
 			continue
 		case 9:
 			// field 6, kVarint, its column by the bucket
+			col := n.f[6].col + fr.bucket
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 48, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1280,7 +1699,6 @@ loop:
 			}
 			out = append(out, 48)
 			st = st[1:]
-			col := n.f[6].col + fr.bucket
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1300,6 +1718,28 @@ loop:
 			continue
 		case 10:
 			// field 7, kStart
+			col := n.f[7].col
+			if c := d.col(col); len(out)+9 <= cap(out) {
+				x, m := uint64(0), 1
+				if len(c) > 0 && c[0] < 0x80 {
+					x = uint64(c[0])
+				} else if len(c) >= 4 && c[1] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1])<<7, 2
+				} else if len(c) >= 4 && c[2] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2])<<14, 3
+				} else if len(c) >= 4 && c[3] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2]&0x7f)<<14|uint64(c[3])<<21, 4
+				} else {
+					x, m = uvarint(c)
+				}
+				if m > 0 {
+					st = st[1:]
+					d.skip(col, m)
+					v := d.startOf(&fr, kStart, col, x)
+					out = binary.LittleEndian.AppendUint64(append(out, 57), v)
+					continue
+				}
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1307,7 +1747,6 @@ loop:
 			}
 			out = append(out, 57)
 			st = st[1:]
-			col := n.f[7].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1330,6 +1769,28 @@ loop:
 			continue
 		case 11:
 			// field 8, kEnd
+			col := n.f[8].col
+			if c := d.col(col); len(out)+9 <= cap(out) {
+				x, m := uint64(0), 1
+				if len(c) > 0 && c[0] < 0x80 {
+					x = uint64(c[0])
+				} else if len(c) >= 4 && c[1] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1])<<7, 2
+				} else if len(c) >= 4 && c[2] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2])<<14, 3
+				} else if len(c) >= 4 && c[3] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2]&0x7f)<<14|uint64(c[3])<<21, 4
+				} else {
+					x, m = uvarint(c)
+				}
+				if m > 0 {
+					st = st[1:]
+					d.skip(col, m)
+					v := fr.start + x
+					out = binary.LittleEndian.AppendUint64(append(out, 65), v)
+					continue
+				}
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1337,7 +1798,6 @@ loop:
 			}
 			out = append(out, 65)
 			st = st[1:]
-			col := n.f[8].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1362,6 +1822,48 @@ loop:
 			// field 9, kMsg
 			if fr.run < 0 {
 				fr.run, fr.runIdx = len(out), 0
+			}
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.byCtx[fr.bucket]
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				if len(st) == 0 || st[0] != 74 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.byCtx[fr.bucket]
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				if len(st) == 0 || st[0] != 74 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
 			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
@@ -1409,6 +1911,13 @@ loop:
 			continue
 		case 13:
 			// field 10, kVarint
+			col := n.f[10].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 80, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1416,7 +1925,6 @@ loop:
 			}
 			out = append(out, 80)
 			st = st[1:]
-			col := n.f[10].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1436,6 +1944,40 @@ loop:
 			continue
 		case 14:
 			// field 11, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 90)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[11].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 90)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[11].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1478,6 +2020,13 @@ loop:
 			continue
 		case 15:
 			// field 12, kVarint
+			col := n.f[12].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 96, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1485,7 +2034,6 @@ loop:
 			}
 			out = append(out, 96)
 			st = st[1:]
-			col := n.f[12].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1505,6 +2053,40 @@ loop:
 			continue
 		case 16:
 			// field 13, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 106)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[13].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 106)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[13].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1547,6 +2129,13 @@ loop:
 			continue
 		case 17:
 			// field 14, kVarint
+			col := n.f[14].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 112, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1554,7 +2143,6 @@ loop:
 			}
 			out = append(out, 112)
 			st = st[1:]
-			col := n.f[14].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1574,6 +2162,40 @@ loop:
 			continue
 		case 18:
 			// field 15, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 122)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[15].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 122)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[15].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1675,6 +2297,15 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				fr.bucket = keyBucket(c[1:e])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1682,7 +2313,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1706,6 +2336,40 @@ loop:
 			continue
 		case 3:
 			// field 2, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.byCtx[fr.bucket]
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 18)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.byCtx[fr.bucket]
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1748,6 +2412,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kVarint
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 24, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				d.off()
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1755,7 +2427,6 @@ loop:
 			}
 			out = append(out, 24)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1789,7 +2460,6 @@ func walkS9(d *Decoder, n *node, depth int, st string, out []byte) (string, []by
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -1809,6 +2479,16 @@ loop:
 			break loop
 		case 2:
 			// field 1, kTime
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 9), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1816,7 +2496,6 @@ loop:
 			}
 			out = append(out, 9)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1840,6 +2519,14 @@ loop:
 			continue
 		case 3:
 			// field 2, kLen
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 18), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1847,7 +2534,6 @@ loop:
 			}
 			out = append(out, 18)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -1870,6 +2556,40 @@ loop:
 			continue
 		case 4:
 			// field 3, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 26)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[3].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 26)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[3].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1912,6 +2632,13 @@ loop:
 			continue
 		case 5:
 			// field 4, kVarint
+			col := n.f[4].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 32, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1919,7 +2646,6 @@ loop:
 			}
 			out = append(out, 32)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -1939,7 +2665,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -1976,6 +2702,17 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if d.va[2] = e - 1; !otlpdecode.ValidIDLen(d.va[2], 16) {
+					d.off()
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -1983,7 +2720,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2053,6 +2789,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kLen
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 26), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2060,7 +2804,6 @@ loop:
 			}
 			out = append(out, 26)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2083,6 +2826,40 @@ loop:
 			continue
 		case 5:
 			// field 4, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 34)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[4].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 34)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[4].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2125,6 +2902,13 @@ loop:
 			continue
 		case 6:
 			// field 5, kVarint
+			col := n.f[5].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 40, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2132,7 +2916,6 @@ loop:
 			}
 			out = append(out, 40)
 			st = st[1:]
-			col := n.f[5].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -2152,6 +2935,13 @@ loop:
 			continue
 		case 7:
 			// field 6, kFixed32
+			col := n.f[6].col
+			if c := d.col(col); len(c) >= 4 && len(out)+5 <= cap(out) {
+				st = st[1:]
+				out = binary.LittleEndian.AppendUint32(append(out, 53), binary.LittleEndian.Uint32(c))
+				d.skip(col, 4)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2159,7 +2949,6 @@ loop:
 			}
 			out = append(out, 53)
 			st = st[1:]
-			col := n.f[6].col
 			c := d.col(col)
 			if len(c) < 4 {
 				err = errCut
@@ -2188,7 +2977,6 @@ func walkS11(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -2208,6 +2996,14 @@ loop:
 			break loop
 		case 2:
 			// field 2, kLen
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 18), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2215,7 +3011,6 @@ loop:
 			}
 			out = append(out, 18)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2238,6 +3033,13 @@ loop:
 			continue
 		case 3:
 			// field 3, kVarint
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 24, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2245,7 +3047,6 @@ loop:
 			}
 			out = append(out, 24)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -2265,7 +3066,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -2298,7 +3099,7 @@ loop:
 			break loop
 		case 2:
 			// a reference to a run of series field 1
-			if out, err = d.seriesRef(n, &fr, 0, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[0], 10, false, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
@@ -2307,6 +3108,48 @@ loop:
 			// field 1, kMsg
 			if fr.run < 0 {
 				fr.run, fr.runIdx = len(out), 0
+			}
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				if len(st) == 0 || st[0] != 10 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				if len(st) == 0 || st[0] != 10 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
 			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
@@ -2354,6 +3197,13 @@ loop:
 			continue
 		case 4:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2361,7 +3211,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -2438,7 +3287,6 @@ func walkS13(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 	d.va[4] = 0
 loop:
@@ -2462,6 +3310,14 @@ loop:
 			break loop
 		case 2:
 			// field 1, kLen
+			col := n.f[1].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 10), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2469,7 +3325,6 @@ loop:
 			}
 			out = append(out, 10)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2492,6 +3347,14 @@ loop:
 			continue
 		case 3:
 			// field 2, kLen
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 18), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2499,7 +3362,6 @@ loop:
 			}
 			out = append(out, 18)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2522,6 +3384,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kLen
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 26), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2529,7 +3399,6 @@ loop:
 			}
 			out = append(out, 26)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2552,6 +3421,42 @@ loop:
 			continue
 		case 5:
 			// field 5, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2595,6 +3500,42 @@ loop:
 			continue
 		case 6:
 			// field 7, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2638,6 +3579,42 @@ loop:
 			continue
 		case 7:
 			// field 9, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[9].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[9].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2681,6 +3658,42 @@ loop:
 			continue
 		case 8:
 			// field 10, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 82)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[10].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 82)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[10].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2724,6 +3737,42 @@ loop:
 			continue
 		case 9:
 			// field 11, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 90)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[11].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 90)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[11].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				d.va[4]++
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2767,6 +3816,40 @@ loop:
 			continue
 		case 10:
 			// field 12, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 98)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[12].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 98)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[12].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2809,7 +3892,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -2822,7 +3905,6 @@ func walkS14(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -2842,6 +3924,40 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2884,7 +4000,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -2918,13 +4034,23 @@ loop:
 			break loop
 		case 2:
 			// a reference to a run of series field 7
-			if out, err = d.seriesRef(n, &fr, 0, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[0], 58, false, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
 			continue
 		case 3:
 			// field 2, kTime
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 17), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2932,7 +4058,6 @@ loop:
 			}
 			out = append(out, 17)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2956,6 +4081,16 @@ loop:
 			continue
 		case 4:
 			// field 3, kTime
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 25), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2963,7 +4098,6 @@ loop:
 			}
 			out = append(out, 25)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -2987,6 +4121,14 @@ loop:
 			continue
 		case 5:
 			// field 4, kFixed64
+			col := n.f[4].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.LittleEndian.Uint64(c)
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 33), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -2994,7 +4136,6 @@ loop:
 			}
 			out = append(out, 33)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3011,6 +4152,40 @@ loop:
 			continue
 		case 6:
 			// field 5, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3053,6 +4228,14 @@ loop:
 			continue
 		case 7:
 			// field 6, kFixed64
+			col := n.f[6].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.LittleEndian.Uint64(c)
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 49), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3060,7 +4243,6 @@ loop:
 			}
 			out = append(out, 49)
 			st = st[1:]
-			col := n.f[6].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3079,6 +4261,48 @@ loop:
 			// field 7, kMsg
 			if fr.run < 0 {
 				fr.run, fr.runIdx = len(out), 0
+			}
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				if len(st) == 0 || st[0] != 58 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				if len(st) == 0 || st[0] != 58 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
 			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
@@ -3126,6 +4350,13 @@ loop:
 			continue
 		case 9:
 			// field 8, kVarint
+			col := n.f[8].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 64, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3133,7 +4364,6 @@ loop:
 			}
 			out = append(out, 64)
 			st = st[1:]
-			col := n.f[8].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -3166,7 +4396,6 @@ func walkS16(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 	d.va[7], d.vb[7] = 0, 0
 loop:
@@ -3190,6 +4419,16 @@ loop:
 			break loop
 		case 2:
 			// field 2, kTime
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 17), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3197,7 +4436,6 @@ loop:
 			}
 			out = append(out, 17)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3221,6 +4459,15 @@ loop:
 			continue
 		case 3:
 			// field 3, kDouble
+			col := n.f[3].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 25), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3228,7 +4475,6 @@ loop:
 			}
 			out = append(out, 25)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3246,6 +4492,17 @@ loop:
 			continue
 		case 4:
 			// field 4, kLen
+			col := n.f[4].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 34), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if d.vb[7] = e - 1; !otlpdecode.ValidIDLen(d.vb[7], 8) {
+					d.off()
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3253,7 +4510,6 @@ loop:
 			}
 			out = append(out, 34)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3279,6 +4535,17 @@ loop:
 			continue
 		case 5:
 			// field 5, kLen
+			col := n.f[5].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 42), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if d.va[7] = e - 1; !otlpdecode.ValidIDLen(d.va[7], 16) {
+					d.off()
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3286,7 +4553,6 @@ loop:
 			}
 			out = append(out, 42)
 			st = st[1:]
-			col := n.f[5].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3312,6 +4578,14 @@ loop:
 			continue
 		case 6:
 			// field 6, kFixed64
+			col := n.f[6].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.LittleEndian.Uint64(c)
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 49), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3319,7 +4593,6 @@ loop:
 			}
 			out = append(out, 49)
 			st = st[1:]
-			col := n.f[6].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3336,6 +4609,40 @@ loop:
 			continue
 		case 7:
 			// field 7, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 58)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[7].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3378,7 +4685,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -3391,7 +4698,6 @@ func walkS17(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -3411,6 +4717,40 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3453,6 +4793,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3460,7 +4807,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -3480,6 +4826,13 @@ loop:
 			continue
 		case 4:
 			// field 3, kVarint
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 24, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3487,7 +4840,6 @@ loop:
 			}
 			out = append(out, 24)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -3507,7 +4859,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -3520,7 +4872,6 @@ func walkS18(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -3540,6 +4891,40 @@ loop:
 			break loop
 		case 2:
 			// field 1, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 10)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[1].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3582,6 +4967,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3589,7 +4981,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -3609,7 +5000,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -3647,13 +5038,23 @@ loop:
 			break loop
 		case 2:
 			// a reference to a run of series field 9
-			if out, err = d.seriesRef(n, &fr, 0, out); err != nil {
+			if out, err = d.seriesRefOf(n.seriesCol[0], 74, false, &fr, out); err != nil {
 				break loop
 			}
 			st = st[1:]
 			continue
 		case 3:
 			// field 2, kTime
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 17), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3661,7 +5062,6 @@ loop:
 			}
 			out = append(out, 17)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3685,6 +5085,16 @@ loop:
 			continue
 		case 4:
 			// field 3, kTime
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+9 <= cap(out) {
+				x, m := uint64(c[0]), 1
+				st = st[1:]
+				d.skip(col, m)
+				v := startOf(x, d.prev[col], either)
+				d.prev[col] = v
+				out = binary.LittleEndian.AppendUint64(append(out, 25), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3692,7 +5102,6 @@ loop:
 			}
 			out = append(out, 25)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3716,6 +5125,14 @@ loop:
 			continue
 		case 5:
 			// field 4, kFixed64
+			col := n.f[4].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.LittleEndian.Uint64(c)
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 33), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3723,7 +5140,6 @@ loop:
 			}
 			out = append(out, 33)
 			st = st[1:]
-			col := n.f[4].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3740,6 +5156,15 @@ loop:
 			continue
 		case 6:
 			// field 5, kDouble
+			col := n.f[5].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 41), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3747,7 +5172,6 @@ loop:
 			}
 			out = append(out, 41)
 			st = st[1:]
-			col := n.f[5].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3765,6 +5189,15 @@ loop:
 			continue
 		case 7:
 			// field 6, kLen
+			col := n.f[6].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 50), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				d.packed(&d.va[6], e-1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3772,7 +5205,6 @@ loop:
 			}
 			out = append(out, 50)
 			st = st[1:]
-			col := n.f[6].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3796,6 +5228,15 @@ loop:
 			continue
 		case 8:
 			// field 7, kLen
+			col := n.f[7].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 58), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				d.packed(&d.vb[6], e-1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3803,7 +5244,6 @@ loop:
 			}
 			out = append(out, 58)
 			st = st[1:]
-			col := n.f[7].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -3827,6 +5267,40 @@ loop:
 			continue
 		case 9:
 			// field 8, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 66)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[8].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 66)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[8].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3871,6 +5345,48 @@ loop:
 			// field 9, kMsg
 			if fr.run < 0 {
 				fr.run, fr.runIdx = len(out), 0
+			}
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[9].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				if len(st) == 0 || st[0] != 74 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 74)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[9].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				if len(st) == 0 || st[0] != 74 {
+					d.sets.add(out[fr.run:])
+					fr.run = -1
+				}
+				continue
 			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
@@ -3918,6 +5434,13 @@ loop:
 			continue
 		case 11:
 			// field 10, kVarint
+			col := n.f[10].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 80, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3925,7 +5448,6 @@ loop:
 			}
 			out = append(out, 80)
 			st = st[1:]
-			col := n.f[10].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -3945,6 +5467,15 @@ loop:
 			continue
 		case 12:
 			// field 11, kDouble
+			col := n.f[11].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 89), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3952,7 +5483,6 @@ loop:
 			}
 			out = append(out, 89)
 			st = st[1:]
-			col := n.f[11].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -3970,6 +5500,15 @@ loop:
 			continue
 		case 13:
 			// field 12, kDouble
+			col := n.f[12].col
+			if c := d.col(col); len(c) >= 8 && len(out)+9 <= cap(out) {
+				st = st[1:]
+				v := binary.BigEndian.Uint64(c) ^ d.prev[col]
+				d.prev[col] = v
+				d.skip(col, 8)
+				out = binary.LittleEndian.AppendUint64(append(out, 97), v)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -3977,7 +5516,6 @@ loop:
 			}
 			out = append(out, 97)
 			st = st[1:]
-			col := n.f[12].col
 			c := d.col(col)
 			if len(c) < 8 {
 				err = errCut
@@ -4008,7 +5546,6 @@ func walkS20(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -4072,6 +5609,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4079,7 +5623,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -4099,7 +5642,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -4112,7 +5655,6 @@ func walkS21(d *Decoder, n *node, depth int, st string, out []byte) (string, []b
 	if depth > maxDepth {
 		return st, out, errTooDeep
 	}
-	fr := newFrame()
 	var err error
 loop:
 	for {
@@ -4176,7 +5718,7 @@ loop:
 			continue
 		}
 		d.st, d.out = st, out
-		err = d.walkFrom(n, depth, fr)
+		err = d.walkFrom(n, depth, newFrame())
 		return d.st, d.out, err
 	}
 	return st, out, err
@@ -4214,6 +5756,28 @@ loop:
 			break loop
 		case 2:
 			// field 1, kStart
+			col := n.f[1].col
+			if c := d.col(col); len(out)+9 <= cap(out) {
+				x, m := uint64(0), 1
+				if len(c) > 0 && c[0] < 0x80 {
+					x = uint64(c[0])
+				} else if len(c) >= 4 && c[1] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1])<<7, 2
+				} else if len(c) >= 4 && c[2] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2])<<14, 3
+				} else if len(c) >= 4 && c[3] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2]&0x7f)<<14|uint64(c[3])<<21, 4
+				} else {
+					x, m = uvarint(c)
+				}
+				if m > 0 {
+					st = st[1:]
+					d.skip(col, m)
+					v := d.startOf(&fr, kStart, col, x)
+					out = binary.LittleEndian.AppendUint64(append(out, 9), v)
+					continue
+				}
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4221,7 +5785,6 @@ loop:
 			}
 			out = append(out, 9)
 			st = st[1:]
-			col := n.f[1].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -4244,6 +5807,13 @@ loop:
 			continue
 		case 3:
 			// field 2, kVarint
+			col := n.f[2].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 16, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4251,7 +5821,6 @@ loop:
 			}
 			out = append(out, 16)
 			st = st[1:]
-			col := n.f[2].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -4271,6 +5840,14 @@ loop:
 			continue
 		case 4:
 			// field 3, kLen
+			col := n.f[3].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 26), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4278,7 +5855,6 @@ loop:
 			}
 			out = append(out, 26)
 			st = st[1:]
-			col := n.f[3].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -4301,6 +5877,40 @@ loop:
 			continue
 		case 5:
 			// field 5, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 42)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[5].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4343,6 +5953,40 @@ loop:
 			continue
 		case 6:
 			// field 6, kMsg
+			if len(st) > 1 && st[1] == 1 && len(out)+2 <= cap(out) {
+				out = append(out, 50)
+				at := len(out)
+				out = out[:at+1]
+				st = st[2:]
+				child := n.f[6].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 1
+				if l >= 0x80 {
+					err = errFit
+					break loop
+				}
+				out[at] = byte(l)
+				continue
+			}
+			if len(st) > 1 && st[1] == 2 && len(out)+3 <= cap(out) {
+				out = append(out, 50)
+				at := len(out)
+				out = out[:at+2]
+				st = st[2:]
+				child := n.f[6].child
+				if st, out, err = child.gen(d, child, depth+1, st, out); err != nil {
+					return st, out, err
+				}
+				l := len(out) - at - 2
+				if l >= 1<<14 {
+					err = errFit
+					break loop
+				}
+				out[at], out[at+1] = byte(l)|0x80, byte(l>>7)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4385,6 +6029,13 @@ loop:
 			continue
 		case 7:
 			// field 7, kVarint
+			col := n.f[7].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && len(out)+2 <= cap(out) {
+				out = append(out, 56, c[0])
+				st = st[1:]
+				d.skip(col, 1)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4392,7 +6043,6 @@ loop:
 			}
 			out = append(out, 56)
 			st = st[1:]
-			col := n.f[7].col
 			c := d.col(col)
 			m := varintLen(c)
 			if m == 0 {
@@ -4412,6 +6062,13 @@ loop:
 			continue
 		case 8:
 			// field 8, kFixed32
+			col := n.f[8].col
+			if c := d.col(col); len(c) >= 4 && len(out)+5 <= cap(out) {
+				st = st[1:]
+				out = binary.LittleEndian.AppendUint32(append(out, 69), binary.LittleEndian.Uint32(c))
+				d.skip(col, 4)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4419,7 +6076,6 @@ loop:
 			}
 			out = append(out, 69)
 			st = st[1:]
-			col := n.f[8].col
 			c := d.col(col)
 			if len(c) < 4 {
 				err = errCut
@@ -4435,6 +6091,17 @@ loop:
 			continue
 		case 9:
 			// field 9, kLen
+			col := n.f[9].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 74), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if d.va[3] = e - 1; !otlpdecode.ValidIDLen(d.va[3], 16) {
+					d.off()
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4442,7 +6109,6 @@ loop:
 			}
 			out = append(out, 74)
 			st = st[1:]
-			col := n.f[9].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -4468,6 +6134,17 @@ loop:
 			continue
 		case 10:
 			// field 10, kLen
+			col := n.f[10].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 82), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				if d.vb[3] = e - 1; !otlpdecode.ValidIDLen(d.vb[3], 8) {
+					d.off()
+				}
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4475,7 +6152,6 @@ loop:
 			}
 			out = append(out, 82)
 			st = st[1:]
-			col := n.f[10].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -4501,6 +6177,28 @@ loop:
 			continue
 		case 11:
 			// field 11, kEnd
+			col := n.f[11].col
+			if c := d.col(col); len(out)+9 <= cap(out) {
+				x, m := uint64(0), 1
+				if len(c) > 0 && c[0] < 0x80 {
+					x = uint64(c[0])
+				} else if len(c) >= 4 && c[1] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1])<<7, 2
+				} else if len(c) >= 4 && c[2] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2])<<14, 3
+				} else if len(c) >= 4 && c[3] < 0x80 {
+					x, m = uint64(c[0]&0x7f)|uint64(c[1]&0x7f)<<7|uint64(c[2]&0x7f)<<14|uint64(c[3])<<21, 4
+				} else {
+					x, m = uvarint(c)
+				}
+				if m > 0 {
+					st = st[1:]
+					d.skip(col, m)
+					v := fr.start + x
+					out = binary.LittleEndian.AppendUint64(append(out, 89), v)
+					continue
+				}
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4508,7 +6206,6 @@ loop:
 			}
 			out = append(out, 89)
 			st = st[1:]
-			col := n.f[11].col
 			c := d.col(col)
 			x, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
@@ -4531,6 +6228,14 @@ loop:
 			continue
 		case 12:
 			// field 12, kLen
+			col := n.f[12].col
+			if c := d.col(col); len(c) > 0 && c[0] < 0x80 && int(c[0]) < len(c) && len(out)+2+int(c[0]) <= cap(out) {
+				e := 1 + int(c[0])
+				out = append(append(out, 98), c[:e]...)
+				st = st[1:]
+				d.skip(col, e)
+				continue
+			}
 			if len(out)+1 > cap(out) {
 				if out, err = d.more(out, 1); err != nil {
 					break loop
@@ -4538,7 +6243,6 @@ loop:
 			}
 			out = append(out, 98)
 			st = st[1:]
-			col := n.f[12].col
 			c := d.col(col)
 			l, m := uint64(0), 1
 			if len(c) > 0 && c[0] < 0x80 {
