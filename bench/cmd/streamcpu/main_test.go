@@ -112,7 +112,7 @@ func TestRunTiny(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("same-stream=%v", tc.same), func(t *testing.T) {
 			// Passes of 100 to 240 items: 2 or 3 per round.
-			cfg := config{dir: dir, half: "second", rounds: 1, concurrency: 4, minItems: 250, sameStream: tc.same,
+			cfg := config{dir: dir, half: "second", rounds: 1, warmup: 1, concurrency: 4, minItems: 250, sameStream: tc.same,
 				modes: "unary,stream,columns", bin: bin, args: []string{"-test"}, quietStep: 10 * time.Millisecond}
 			if len(tc.signals) == 1 {
 				cfg.only = tc.signals[0]
