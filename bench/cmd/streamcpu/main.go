@@ -364,6 +364,9 @@ type sample struct {
 	// rounds of one mode differ mostly by these (buffers pooled or
 	// allocated again after a collection emptied the pools).
 	gcs, allocs float64
+	// releases is the server's burst releases over the round (an idle
+	// server giving its heap back: a mode that waited its turn too long).
+	releases float64
 	// resent counts requests the client sent again after a stall or a
 	// broken stream, cause the last one's.
 	resent uint64
@@ -440,8 +443,8 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 			for i, smp := range smps {
 				s := servers[i]
 				res.samples[i] = append(res.samples[i], smp)
-				log.Printf("round %d %s: server %.0f ns/%s (%.0f GCs, %.2f commits a request, %.0f bytes allocated/%s), client %.0f ns/%s, %.2f bytes/%s",
-					round+1, s.label(), smp.serverNs, item, smp.gcs, smp.syncs, smp.allocs, item, smp.clientNs, item, smp.wire, item)
+				log.Printf("round %d %s: server %.0f ns/%s (%.0f GCs, %.0f burst releases, %.2f commits a request, %.0f bytes allocated/%s), client %.0f ns/%s, %.2f bytes/%s",
+					round+1, s.label(), smp.serverNs, item, smp.gcs, smp.releases, smp.syncs, smp.allocs, item, smp.clientNs, item, smp.wire, item)
 			}
 		}
 		if cfg.profileDir != "" && strings.Contains(c.Name+" "+strconv.Itoa(c.Items), cfg.profileCut) {
@@ -573,6 +576,10 @@ type counters struct {
 	// The Go runtime's own counts (metrics.WriteProcessMetrics): its
 	// collections and the bytes allocated.
 	gcs, allocs float64
+	// releases counts the server's burst releases (its heap given back
+	// after burstIdle seconds with nothing in flight: two collections,
+	// its pools emptied).
+	releases float64
 }
 
 func (s *server) counters(sig otlpclient.Signal) (counters, error) {
@@ -587,6 +594,7 @@ func (s *server) counters(sig otlpclient.Signal) (counters, error) {
 		syncs:       m[fmt.Sprintf(`otlplite_storage_sync_seconds_count{signal=%q}`, sig.String())],
 		gcs:         m["go_gc_duration_seconds_count"],
 		allocs:      m["go_memstats_alloc_bytes_total"],
+		releases:    m["otlplite_go_burst_releases_total"],
 	}, nil
 }
 
@@ -740,6 +748,7 @@ func (m *meter) end(items, requests int) (sample, error) {
 		cause:    m.cause,
 		syncs:    (after.syncs - m.before.syncs) / float64(requests*m.passes),
 		gcs:      after.gcs - m.before.gcs,
+		releases: after.releases - m.before.releases,
 		allocs:   (after.allocs - m.before.allocs) / n,
 		serverNs: float64(m.server) / n,
 		clientNs: float64(m.client) / n,
