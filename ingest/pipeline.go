@@ -116,6 +116,8 @@ type Pipeline struct {
 	m          *pipelineMetrics
 	logLimit   logLimiter
 	tickets    sync.Pool // *Ticket
+	// taken counts the tickets taken for clients' requests (Taken).
+	taken atomic.Uint64
 	// sizes keeps pooled tickets' buffers to the size requests are.
 	sizes recentSizes
 	// ten is nil when tenancy is off.
@@ -419,6 +421,7 @@ func (p *Pipeline) Take(ctx context.Context) *Ticket {
 		t.c.reserved = true
 		return t
 	}
+	p.taken.Add(1)
 	if p.ten != nil {
 		if ts := tenantOf(ctx); ts != nil {
 			t.tenant = ts
@@ -428,6 +431,11 @@ func (p *Pipeline) Take(ctx context.Context) *Ticket {
 	}
 	return t
 }
+
+// Taken returns how many tickets were taken for clients' requests (not
+// the receiver's own telemetry's) so far: whether requests arrived between
+// two looks, when none is in flight at either (service's burst release).
+func (p *Pipeline) Taken() uint64 { return p.taken.Load() }
 
 // maxPooledBuffer is the largest buffer returned to the pool: a rare 64 MiB
 // request should not pin 64 MiB per pooled entry afterwards.

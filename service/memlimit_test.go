@@ -64,6 +64,29 @@ func TestBurstReleaseAfterIdle(t *testing.T) {
 	}
 }
 
+// A steady load whose requests are never in flight at a tick's instant,
+// but arrive between ticks, is not idle: its heap is not given back.
+func TestBurstReleaseNotUnderSteadyLoad(t *testing.T) {
+	var b burstRelease
+	const big = 6<<20 + burstMin
+	for i := range 3 * burstIdle {
+		if b.tick(busyFor(0, true), big) {
+			t.Fatalf("tick %d: released while requests kept arriving", i)
+		}
+	}
+	for i := range burstIdle - 1 {
+		if b.tick(busyFor(0, false), big) {
+			t.Fatalf("released after %d idle ticks, want %d", i+1, burstIdle)
+		}
+	}
+	if !b.tick(busyFor(0, false), big) {
+		t.Fatalf("not released after %d ticks without a request", burstIdle)
+	}
+	if got := busyFor(5, true); got != 5 {
+		t.Errorf("busyFor(5, true) = %d, want 5", got)
+	}
+}
+
 // TestRequestBytesLeavesStreamState: the burst release's idea of idle
 // counts requests, not stream state, which an idle receiver holds for its
 // open streams and the spares ended streams left (a receiver whose STEF

@@ -29,13 +29,18 @@
 // that mode's work alone, its garbage collected on its own heap's pace, not
 // another mode's; the server's defaults are kept otherwise (the stream is
 // rotated every 1,000 requests, and the client reopens it, as in
-// production). For each signal and cutting the modes take turns, round by
-// round (-rounds), after one warm-up pass each. In each round each mode
-// sends every request of the cutting, as many times as it takes to send
-// -min-items items (a batch processor's cutting is a few requests), each
-// time on a connection and a stream of its own (with -same-stream, one for
-// the round's passes: a stream's setup counted once a round, but the
-// repeated requests find the columns' tables warm), opened before the clock
+// production). For each signal and cutting, after -warmup rounds outside
+// the figures, each mode sends in each round (-rounds) every request of the cutting, as
+// many times as it takes to send -min-items items (a batch processor's
+// cutting is a few requests), each time (a pass) on a connection and a
+// stream of its own (with -same-stream, one for the round's passes: a
+// stream's setup counted once a round, but the repeated requests find the
+// columns' tables warm). The modes take turns pass by pass, in an order
+// that rotates with the round and the pass, so that each mode's round spans
+// the same stretch of the machine's time (on a shared machine the load of
+// other processes comes and goes by the second: with a window per mode, a
+// burst fell on one mode's window and not the other's). A pass's
+// connection and stream are opened before the clock
 // starts (an empty request answered on it: the connection, the stream's
 // headers and its compression negotiated, what a long-lived exporter
 // amortises; the stream's rotations every 1,000 requests are counted),
@@ -46,7 +51,15 @@
 // by the items. The client's CPU is this process's (getrusage) over the
 // sending, after a GC; the bytes on the wire are what the client wrote on
 // its connection (HTTP/2 frames and headers included); the disk log's
-// commits per request are its otlplite_storage_sync_seconds count. A
+// commits per request are its otlplite_storage_sync_seconds count; its
+// garbage collections and bytes allocated are its runtime's
+// (go_gc_duration_seconds_count, go_memstats_alloc_bytes_total): the
+// rounds of one mode differ mostly by these (in session 13, a round of
+// unary at 8,192 spans allocated 20 to 850 bytes a span and collected 0 to
+// 26 times, its CPU 530 to 880 ns a span: buffers pooled, or allocated
+// again after a collection emptied the pools). The ratios to (a) are
+// given round by round with their median, quartiles and range, and for
+// all rounds together (each mode's CPU summed over the rounds). A
 // request a stream resent after a stall or a break is logged with its
 // cause and the round marked in the output, and a stream that fails (a
 // stall, a break) has the server's and the client's goroutines saved in
@@ -104,7 +117,9 @@ type config struct {
 	dir, only, half string
 	cut             string
 	rounds          int
-	concurrency     int
+	// warmup is the rounds sent before the measured ones.
+	warmup      int
+	concurrency int
 	// requests, if positive, keeps only the first requests of each
 	// cutting's half (quick runs, the test).
 	requests int
@@ -133,6 +148,7 @@ func main() {
 	flag.StringVar(&cfg.cut, "cut", "", "only the cuttings whose name contains this (SDK, 8192)")
 	flag.StringVar(&cfg.half, "half", "second", "which requests of each cutting: all, first (tuned on) or second (not tuned on)")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "measured rounds (the modes take turns in each)")
+	flag.IntVar(&cfg.warmup, "warmup", 1, "rounds sent before the measured ones, outside the figures (the servers' buffers, pools and heap grown to the cutting's requests)")
 	flag.IntVar(&cfg.concurrency, "concurrency", 10, "requests in flight per mode: unary calls on one connection, or pending requests on the stream (the Collector's sending queue: 10 consumers)")
 	flag.IntVar(&cfg.requests, "requests", 0, "send only the first N requests of each cutting (0: all)")
 	flag.IntVar(&cfg.minItems, "min-items", 300000, "send each cutting's requests as many times per round as it takes to send this many items (each time on a connection of its own)")
@@ -343,6 +359,14 @@ type sample struct {
 	// syncs is the disk log's commits (fsyncs of a group of records)
 	// per request.
 	syncs float64
+	// gcs is the server's garbage collections over the round (its
+	// runtime's NumGC), allocs the bytes it allocated per item: the
+	// rounds of one mode differ mostly by these (buffers pooled or
+	// allocated again after a collection emptied the pools).
+	gcs, allocs float64
+	// releases is the server's burst releases over the round (an idle
+	// server giving its heap back: a mode that waited its turn too long).
+	releases float64
 	// resent counts requests the client sent again after a stall or a
 	// broken stream, cause the last one's.
 	resent uint64
@@ -399,19 +423,28 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 		} else {
 			res.note += fmt.Sprintf(", sent %d times per round, each on a connection (and stream) of its own", passes)
 		}
-		for _, s := range servers { // warm-up
-			if _, err := measure(s, sig, reqs, n, 1, false, cfg); err != nil {
-				return fmt.Errorf("%s, warm-up: %w", s.label(), err)
+		// Warm-up rounds, as long as the measured ones, outside the
+		// figures: a server that served the last cutting's requests
+		// (SDK-sized) keeps buffers, pools and a heap goal of their size,
+		// and the first passes of 2 MB requests paid to grow them (in
+		// session 13, a first round of metrics at 8,192 points after a
+		// one-pass warm-up: the stream 1.75x and columns 1.32x of unary,
+		// the next rounds 0.83x and 0.60x).
+		for round := range cfg.warmup {
+			if _, err := measureRound(servers, sig, reqs, n, passes, round, cfg); err != nil {
+				return fmt.Errorf("warm-up: %w", err)
 			}
 		}
 		for round := range cfg.rounds {
-			for i, s := range servers {
-				smp, err := measure(s, sig, reqs, n, passes, cfg.sameStream, cfg)
-				if err != nil {
-					return fmt.Errorf("%s, round %d: %w", s.label(), round+1, err)
-				}
+			smps, err := measureRound(servers, sig, reqs, n, passes, round, cfg)
+			if err != nil {
+				return err
+			}
+			for i, smp := range smps {
+				s := servers[i]
 				res.samples[i] = append(res.samples[i], smp)
-				log.Printf("round %d %s: server %.0f ns/%s, client %.0f ns/%s, %.2f bytes/%s", round+1, s.label(), smp.serverNs, item, smp.clientNs, item, smp.wire, item)
+				log.Printf("round %d %s: server %.0f ns/%s (%.0f GCs, %.0f burst releases, %.2f commits a request, %.0f bytes allocated/%s), client %.0f ns/%s, %.2f bytes/%s",
+					round+1, s.label(), smp.serverNs, item, smp.gcs, smp.releases, smp.syncs, smp.allocs, item, smp.clientNs, item, smp.wire, item)
 			}
 		}
 		if cfg.profileDir != "" && strings.Contains(c.Name+" "+strconv.Itoa(c.Items), cfg.profileCut) {
@@ -449,6 +482,8 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 		{fmt.Sprintf("Client CPU per %s (ns; this process's utime+stime while sending: encoding, compression, transport)", item), func(s sample) float64 { return s.clientNs }, "%.0f"},
 		{fmt.Sprintf("Bytes on the wire per %s (client to server: what the client wrote on its TCP connection, HTTP/2 frames and headers included)", item), func(s sample) float64 { return s.wire }, "%.2f"},
 		{"The disk log's commits (fsyncs, each of a group of records) per request", func(s sample) float64 { return s.syncs }, "%.2f"},
+		{"The server's garbage collections per round (its runtime's count)", func(s sample) float64 { return s.gcs }, "%.0f"},
+		{fmt.Sprintf("Bytes the server allocated per %s", item), func(s sample) float64 { return s.allocs }, "%.0f"},
 	}
 	for _, f := range figure {
 		fmt.Fprintf(w, "%s:\n\n%s", f.title, header)
@@ -458,10 +493,14 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 				var vals, ratios []float64
 				for round, smp := range r.samples[i] {
 					vals = append(vals, f.get(smp))
-					ratios = append(ratios, f.get(smp)/f.get(r.samples[0][round]))
+					if ref := f.get(r.samples[0][round]); ref != 0 { // (a) without a collection
+						ratios = append(ratios, f.get(smp)/ref)
+					}
 				}
 				cells = append(cells, fmt.Sprintf(f.format, median(vals)))
-				if i > 0 {
+				if i > 0 && len(ratios) == 0 {
+					cells = append(cells, "—")
+				} else if i > 0 {
 					cells = append(cells, fmt.Sprintf("%.2fx", median(ratios)))
 				}
 			}
@@ -473,10 +512,15 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 	for _, r := range results {
 		for i, s := range servers[1:] {
 			fmt.Fprintf(w, "- %s, %s:", r.cut.Name, s.label())
+			var ratios []float64
+			var sum, sumA float64
 			for round, smp := range r.samples[i+1] {
-				fmt.Fprintf(w, " %.2fx", smp.serverNs/r.samples[0][round].serverNs)
+				ratios = append(ratios, smp.serverNs/r.samples[0][round].serverNs)
+				sum += smp.serverNs
+				sumA += r.samples[0][round].serverNs
+				fmt.Fprintf(w, " %.2fx", ratios[round])
 			}
-			fmt.Fprintln(w)
+			fmt.Fprintf(w, " (%s; all rounds together %.2fx)\n", spread(ratios), sum/sumA)
 		}
 	}
 	fmt.Fprintln(w)
@@ -494,7 +538,7 @@ func table(w io.Writer, file string, cfg config, servers []*server) error {
 					ratios = append(ratios, r.samples[i][round].serverNs/r.samples[j][round].serverNs)
 					fmt.Fprintf(w, " %.2fx", ratios[round])
 				}
-				fmt.Fprintf(w, " (median %.2fx)\n", median(ratios))
+				fmt.Fprintf(w, " (%s)\n", spread(ratios))
 			}
 			fmt.Fprintln(w)
 		}
@@ -529,6 +573,13 @@ func modeKey(m mode) string {
 type counters struct {
 	stored, compression, columns float64
 	syncs                        float64 // the disk log's fsyncs
+	// The Go runtime's own counts (metrics.WriteProcessMetrics): its
+	// collections and the bytes allocated.
+	gcs, allocs float64
+	// releases counts the server's burst releases (its heap given back
+	// after burstIdle seconds with nothing in flight: two collections,
+	// its pools emptied).
+	releases float64
 }
 
 func (s *server) counters(sig otlpclient.Signal) (counters, error) {
@@ -541,99 +592,200 @@ func (s *server) counters(sig otlpclient.Signal) (counters, error) {
 		compression: m["otlplite_stream_compression_accepted_total"],
 		columns:     m["otlplite_stream_columns_accepted_total"],
 		syncs:       m[fmt.Sprintf(`otlplite_storage_sync_seconds_count{signal=%q}`, sig.String())],
+		gcs:         m["go_gc_duration_seconds_count"],
+		allocs:      m["go_memstats_alloc_bytes_total"],
+		releases:    m["otlplite_go_burst_releases_total"],
 	}, nil
 }
 
-// measure sends every request to s in its mode, passes times, each pass
-// on a connection (and a stream) of its own opened before the clock starts
-// (an empty request answered on it: the connection, the stream's headers
-// and its compression negotiated, setup a long-lived exporter amortises),
-// waits for every acknowledgement, closes, and waits for the server to go
-// quiet; it returns the server's and the client's CPU and the bytes
-// written per item over the passes, checking that the server's disk log
-// grew by exactly the items sent.
-func measure(s *server, sig otlpclient.Signal, reqs [][]byte, items, passes int, sameStream bool, cfg config) (sample, error) {
-	before, err := s.counters(sig)
-	if err != nil {
-		return sample{}, err
+// meter measures one server over a round: its passes, taken in turns
+// with the other servers' (pass by pass, so that every mode's round spans
+// the same stretch of the machine's time: a helper's build or a burst of
+// load falls on every mode alike, not on the one whose window it was).
+type meter struct {
+	s      *server
+	sig    otlpclient.Signal
+	cfg    config
+	before counters
+	// snd is the round's one sender with -same-stream, nil otherwise
+	// (each pass opens its own).
+	snd            sender
+	server, client time.Duration
+	written        int64
+	// wire counts the bytes the client writes on its connection.
+	wire   atomic.Int64
+	passes int
+	resent uint64
+	cause  error
+}
+
+// begin reads s's counters before a round (and, with -same-stream, opens
+// the round's connection and stream).
+func begin(s *server, sig otlpclient.Signal, cfg config) (*meter, error) {
+	m := &meter{s: s, sig: sig, cfg: cfg}
+	var err error
+	if m.before, err = s.counters(sig); err != nil {
+		return nil, err
 	}
-	items *= passes
-	if sameStream { // one pass of the requests passes times over
-		var all [][]byte
-		for range passes {
-			all = append(all, reqs...)
+	if cfg.sameStream {
+		if m.snd, err = open(s, sig, cfg.concurrency, &m.wire); err != nil {
+			return nil, fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
 		}
-		reqs, passes = all, 1
 	}
+	return m, nil
+}
+
+// pass sends every request to the server in its mode, on a connection
+// (and a stream) of its own opened before the clock starts (an empty
+// request answered on it: the connection, the stream's headers and its
+// compression negotiated, setup a long-lived exporter amortises), or on
+// the round's with -same-stream, waits for every acknowledgement, closes,
+// and waits for the server to go quiet; it adds the server's and the
+// client's CPU and the bytes written.
+func (m *meter) pass(reqs [][]byte) error {
+	s := m.s
 	pid := s.cmd.Process.Pid
-	var server, client time.Duration
-	var wire atomic.Int64
-	written := int64(0)
-	var resent uint64
-	var cause error
-	for range passes {
-		snd, err := open(s, sig, cfg.concurrency, &wire)
-		if err != nil {
-			return sample{}, fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
+	snd := m.snd
+	if snd == nil {
+		var err error
+		if snd, err = open(s, m.sig, m.cfg.concurrency, &m.wire); err != nil {
+			return fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
 		}
-		if _, err := quiet(pid, cfg.quietStep); err != nil {
-			return sample{}, err
+	}
+	if _, err := quiet(pid, m.cfg.quietStep); err != nil {
+		return err
+	}
+	runtime.GC() // this process's garbage of before, out of the client's figure
+	m.wire.Store(0)
+	sBefore, err := cputime.ProcessCPU(pid)
+	if err != nil {
+		return err
+	}
+	cBefore := selfCPU()
+	err = snd.send(reqs)
+	if m.snd == nil {
+		if cerr := snd.close(); err == nil {
+			err = cerr
 		}
-		runtime.GC() // this process's garbage of before, out of the client's figure
-		wire.Store(0)
-		sBefore, err := cputime.ProcessCPU(pid)
+	}
+	m.client += selfCPU() - cBefore
+	m.written += m.wire.Load()
+	if err != nil {
+		return fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
+	}
+	m.passes++
+	if m.snd == nil {
+		m.resends(snd)
+	}
+	sAfter, err := quiet(pid, m.cfg.quietStep)
+	if err != nil {
+		return err
+	}
+	m.server += sAfter - sBefore
+	return nil
+}
+
+// resends notes the requests snd sent again. Requests a rotation left
+// unread are resent, as in production (no cause); a stall or a broken
+// stream (a cause) is not a loss (the disk log's count says so in end),
+// but the figure holds its cost: the output names it.
+func (m *meter) resends(snd sender) {
+	n, why := snd.resent()
+	if n == 0 {
+		return
+	}
+	log.Printf("%s: %d requests resent (last cause: %v); server stderr: %s", m.s.label(), n, why, m.s.stderr.String())
+	if why != nil {
+		m.resent += n
+		m.cause = why
+	}
+}
+
+// end closes the round's stream (-same-stream: its close counted in the
+// server's CPU) and returns the round's figures per item, checking that
+// the server's disk log grew by exactly the items sent (items per pass),
+// and that the stream's compression and columns were accepted.
+func (m *meter) end(items, requests int) (sample, error) {
+	s := m.s
+	streams := m.passes
+	if m.snd != nil {
+		pid := s.cmd.Process.Pid
+		before, err := quiet(pid, m.cfg.quietStep)
 		if err != nil {
 			return sample{}, err
 		}
 		cBefore := selfCPU()
-		err = snd.send(reqs)
-		if cerr := snd.close(); err == nil {
-			err = cerr
-		}
-		client += selfCPU() - cBefore
-		written += wire.Load()
+		err = m.snd.close()
+		m.client += selfCPU() - cBefore
 		if err != nil {
 			return sample{}, fmt.Errorf("%w; server stderr: %s", err, s.stderr.String())
 		}
-		if n, why := snd.resent(); n > 0 {
-			// Requests a rotation left unread are resent, as in
-			// production (no cause); a stall or a broken stream (a
-			// cause) is not a loss (the disk log's count says so
-			// below), but the figure holds its cost: the output names it.
-			log.Printf("%s: %d requests resent (last cause: %v); server stderr: %s", s.label(), n, why, s.stderr.String())
-			if why != nil {
-				resent += n
-				cause = why
-			}
-		}
-		sAfter, err := quiet(pid, cfg.quietStep)
+		m.resends(m.snd)
+		after, err := quiet(pid, m.cfg.quietStep)
 		if err != nil {
 			return sample{}, err
 		}
-		server += sAfter - sBefore
+		m.server += after - before
+		streams = 1
 	}
-	after, err := s.counters(sig)
+	after, err := s.counters(m.sig)
 	if err != nil {
 		return sample{}, err
 	}
-	if got := int(after.stored - before.stored); got != items {
+	items *= m.passes
+	if got := int(after.stored - m.before.stored); got != items {
 		return sample{}, fmt.Errorf("the server's disk log grew by %d items, %d sent and acknowledged", got, items)
 	}
-	if s.mode != unary && after.compression-before.compression < float64(passes) {
-		return sample{}, fmt.Errorf("stateful compression accepted on %.0f streams, %d opened", after.compression-before.compression, passes)
+	if s.mode != unary && after.compression-m.before.compression < float64(streams) {
+		return sample{}, fmt.Errorf("stateful compression accepted on %.0f streams, %d opened", after.compression-m.before.compression, streams)
 	}
-	if gotCols := after.columns > before.columns; gotCols != (s.mode == columns) {
+	if gotCols := after.columns > m.before.columns; gotCols != (s.mode == columns) {
 		return sample{}, fmt.Errorf("streams with columns accepted: %v, want %v", gotCols, s.mode == columns)
 	}
 	n := float64(items)
 	return sample{
-		resent:   resent,
-		cause:    cause,
-		syncs:    (after.syncs - before.syncs) / float64(len(reqs)*passes),
-		serverNs: float64(server) / n,
-		clientNs: float64(client) / n,
-		wire:     float64(written) / n,
+		resent:   m.resent,
+		cause:    m.cause,
+		syncs:    (after.syncs - m.before.syncs) / float64(requests*m.passes),
+		gcs:      after.gcs - m.before.gcs,
+		releases: after.releases - m.before.releases,
+		allocs:   (after.allocs - m.before.allocs) / n,
+		serverNs: float64(m.server) / n,
+		clientNs: float64(m.client) / n,
+		wire:     float64(m.written) / n,
 	}, nil
+}
+
+// measureRound measures a round of every server, passes passes each,
+// taken in turns pass by pass in an order that rotates (by round and by
+// pass: no mode always follows the same one, whose disk log's writeback
+// or garbage might still be under way).
+func measureRound(servers []*server, sig otlpclient.Signal, reqs [][]byte, items, passes, round int, cfg config) ([]sample, error) {
+	meters := make([]*meter, len(servers))
+	for i, s := range servers {
+		m, err := begin(s, sig, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s, round %d: %w", s.label(), round+1, err)
+		}
+		meters[i] = m
+	}
+	for p := range passes {
+		for k := range servers {
+			i := (k + round + p) % len(servers)
+			if err := meters[i].pass(reqs); err != nil {
+				return nil, fmt.Errorf("%s, round %d: %w", servers[i].label(), round+1, err)
+			}
+		}
+	}
+	out := make([]sample, len(servers))
+	for i, m := range meters {
+		smp, err := m.end(items, len(reqs))
+		if err != nil {
+			return nil, fmt.Errorf("%s, round %d: %w", servers[i].label(), round+1, err)
+		}
+		out[i] = smp
+	}
+	return out, nil
 }
 
 // selfCPU is this process's user+system CPU so far (getrusage).
@@ -915,6 +1067,18 @@ func fetchProfile(addr, typ string, seconds int, file string) error {
 	defer resp.Close()
 	_, err = io.Copy(out, resp)
 	return err
+}
+
+// spread describes per-round ratios: their median, and the quartiles
+// and extremes around it (how far two runs can be expected to disagree).
+func spread(xs []float64) string {
+	if len(xs) == 0 {
+		return "no rounds"
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	q := func(p float64) float64 { return s[int(p*float64(len(s)-1)+0.5)] }
+	return fmt.Sprintf("median %.2fx, quartiles %.2f-%.2f, range %.2f-%.2f", median(s), q(0.25), q(0.75), s[0], s[len(s)-1])
 }
 
 func median(xs []float64) float64 {

@@ -91,7 +91,7 @@ func tinyDatasets(t *testing.T, dir string) (spans, points int) {
 // against otlp-lite built from this tree: every mode's requests are stored
 // whole by its server (run fails otherwise: the disk log's count, the
 // stream's compression and columns accepted), and each signal has its
-// four tables with a row per cutting and a figure for every server.
+// tables with a row per cutting and a figure for every server.
 func TestRunTiny(t *testing.T) {
 	dir := t.TempDir()
 	tinyDatasets(t, dir)
@@ -112,7 +112,7 @@ func TestRunTiny(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("same-stream=%v", tc.same), func(t *testing.T) {
 			// Passes of 100 to 240 items: 2 or 3 per round.
-			cfg := config{dir: dir, half: "second", rounds: 1, concurrency: 4, minItems: 250, sameStream: tc.same,
+			cfg := config{dir: dir, half: "second", rounds: 1, warmup: 1, concurrency: 4, minItems: 250, sameStream: tc.same,
 				modes: "unary,stream,columns", bin: bin, args: []string{"-test"}, quietStep: 10 * time.Millisecond}
 			if len(tc.signals) == 1 {
 				cfg.only = tc.signals[0]
@@ -126,8 +126,12 @@ func TestRunTiny(t *testing.T) {
 	}
 }
 
+// tableTitles start the titles of each signal's tables.
+var tableTitles = []string{"Server CPU per", "Client CPU per", "Bytes on the wire per", "The disk log's commits",
+	"The server's garbage collections", "Bytes the server allocated"}
+
 // checkTables checks run's output: the command line at the top, and for
-// each signal its four tables with a row per cutting and a figure for
+// each signal its tables with a row per cutting and a figure for
 // every server.
 func checkTables(t *testing.T, s string, signals []string) {
 	t.Helper()
@@ -148,7 +152,7 @@ func checkTables(t *testing.T, s string, signals []string) {
 		if j := strings.Index(part[len(sig):], "**"); j >= 0 {
 			part = part[:len(sig)+j]
 		}
-		for _, title := range []string{"Server CPU per", "Client CPU per", "Bytes on the wire per", "The disk log's commits"} {
+		for _, title := range tableTitles {
 			if strings.Count(part, title) != 1 {
 				t.Errorf("%s: %d %q tables, want 1", sig, strings.Count(part, title), title)
 			}
@@ -168,8 +172,8 @@ func checkTables(t *testing.T, s string, signals []string) {
 					t.Errorf("%s: %q", sig, line)
 				}
 			}
-			if rows != 4 {
-				t.Errorf("%s: %d rows %q, want 4 (one per table)", sig, rows, cut)
+			if rows != len(tableTitles) {
+				t.Errorf("%s: %d rows %q, want %d (one per table)", sig, rows, cut, len(tableTitles))
 			}
 		}
 	}
