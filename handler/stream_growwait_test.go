@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,12 +20,19 @@ import (
 	"github.com/otlp-lite/otlp-lite/otlpcolumns"
 )
 
+// growSeeds makes every request of openGrowStream's streams its own.
+var growSeeds atomic.Uint64
+
 // growRequest is request i of a stream: an ExportTraceServiceRequest of n
 // spans whose ids are random, so that it compresses as real spans do (a
 // few times, not a thousand: a message within the decoder's ratio of its
 // declared length to its bytes).
-func growRequest(i, n int) []byte {
-	rng := rand.New(rand.NewPCG(uint64(i), 7))
+func growRequest(i, n int) []byte { return growRequestRepeating(uint64(i), n, n) }
+
+// growRequestRepeating is growRequest with only distinct spans' ids and
+// times, repeated: a request that compresses many times more.
+func growRequestRepeating(seed uint64, n, distinct int) []byte {
+	var rng *rand.Rand
 	var mp easyproto.MarshalerPool
 	m := mp.Get()
 	defer mp.Put(m)
@@ -36,11 +44,14 @@ func growRequest(i, n int) []byte {
 	ss.AppendMessage(1).AppendString(1, "scope")
 	var id [16]byte
 	for k := range n {
+		if k%distinct == 0 {
+			rng = rand.New(rand.NewPCG(seed, 7))
+		}
 		span := ss.AppendMessage(2)
 		for j := range id {
 			id[j] = byte(rng.Uint32())
 		}
-		id[0] = byte(i) | 1
+		id[0] = byte(seed) | 1
 		span.AppendBytes(1, id[:])
 		span.AppendBytes(2, id[8:])
 		span.AppendString(5, "GET /api/cart/"+strconv.Itoa(k%17))
@@ -50,7 +61,8 @@ func growRequest(i, n int) []byte {
 	return m.Marshal(nil)
 }
 
-// admissionCounter reads one of the admission's counters from h's metrics.
+// admissionCounter reads one of the admission's counters (or gauges)
+// from h's metrics.
 func admissionCounter(t *testing.T, h *Handler, name string) int {
 	t.Helper()
 	var buf bytes.Buffer
@@ -58,11 +70,11 @@ func admissionCounter(t *testing.T, h *Handler, name string) int {
 	sc := bufio.NewScanner(&buf)
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			n, err := strconv.Atoi(v)
+			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return n
+			return int(f)
 		}
 	}
 	t.Fatalf("no metric %s", name)
@@ -82,6 +94,12 @@ type growStream struct {
 }
 
 func openGrowStream(t *testing.T, c *grpcwire.Client, columns bool, n, spans int) *growStream {
+	return openGrowStreamRepeating(t, c, columns, n, spans, spans)
+}
+
+// openGrowStreamRepeating is openGrowStream with growRequestRepeating's
+// requests.
+func openGrowStreamRepeating(t *testing.T, c *grpcwire.Client, columns bool, n, spans, distinct int) *growStream {
 	t.Helper()
 	offer := "zstd"
 	if columns {
@@ -96,7 +114,7 @@ func openGrowStream(t *testing.T, c *grpcwire.Client, columns bool, n, spans int
 	t.Cleanup(enc.Close)
 	cols := otlpcolumns.NewEncoder(otlpcolumns.Traces)
 	for i := 1; i <= n; i++ {
-		req := growRequest(i, spans)
+		req := growRequestRepeating(growSeeds.Add(1), spans, distinct)
 		env := envelope(uint64(i), req)
 		stage := [2]int{len(env), 0}
 		if columns {
