@@ -169,9 +169,9 @@ func TestStreamGrowWaits(t *testing.T) {
 		columnsStage  bool
 		requests, big int
 	}{
-		{"zstd", false, false, 6, 3000},
-		{"columns", true, false, 6, 3000},
-		{"columns-stage", true, true, 6, 3000},
+		{"zstd", false, false, 6, 1500},
+		{"columns", true, false, 6, 1500},
+		{"columns-stage", true, true, 6, 1500},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const limit = 16 << 20
