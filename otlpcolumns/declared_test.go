@@ -36,3 +36,20 @@ func TestDeclaredLen(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDeclaredLen: whatever src is, DeclaredLen does not panic, and when
+// Decode writes a message, DeclaredLen read its length.
+func FuzzDeclaredLen(f *testing.F) {
+	enc := NewEncoder(Traces)
+	for _, msg := range envelopes(f, "traces") {
+		f.Add(enc.Append(nil, msg))
+	}
+	f.Add([]byte{flagRaw, 0x08, 0x07})
+	f.Fuzz(func(t *testing.T, src []byte) {
+		n, ok := DeclaredLen(src)
+		out, err := NewDecoder(Traces).Decode(nil, src, 1<<20, nil)
+		if err == nil && (!ok || n != len(out)) {
+			t.Fatalf("declared %d (%v), decoded %d", n, ok, len(out))
+		}
+	})
+}
