@@ -256,6 +256,11 @@ func (c *streamCodec) decode(h *Handler, t *ingest.Ticket) *grpcwire.Status {
 	if mr := t.MaxRequest(); mr > 0 && mr < int64(limit) {
 		limit = int(mr)
 	}
+	if c.reserveFn == nil {
+		// A codec made without negotiateStreamCompression (a
+		// benchmark's): the stream has no context of its own.
+		c.ctx, c.reserveFn, c.growColsFn = context.Background(), c.reserve, c.growCols
+	}
 	c.t = t
 	var err error
 	if c.cols == nil {
