@@ -215,12 +215,27 @@ const growthRoom = 8
 
 // DecodeMessage appends to dst the plain message that the stream message
 // msg carries. A declared length above limit is ErrTooLarge, before any
-// decoding; grow, if not nil, is charged for the output as it is produced,
-// and for a buffer before it is allocated (when dst has no room: the
-// declared length and growthRoom, at most maxFirstRatio times msg's
-// length, then more as the output grows), and its error returned as it is (wrapped in
+// decoding; grow, if not nil, is charged before decoding for the
+// declared length (and growthRoom more when dst has no room for it and a
+// buffer is allocated), at most maxFirstRatio times msg's length, then for
+// more as the output grows, and its error returned as it is (wrapped in
 // chargeError's unwrap chain).
 func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int) error) ([]byte, error) {
+	return d.DecodeMessageReserve(dst, msg, limit, grow, grow)
+}
+
+// DecodeMessageReserve is DecodeMessage with what an honest message needs
+// charged to reserve before any decoding, and only the rest to grow as the
+// output proves it: reserve is charged once, before the first byte is
+// decoded, for the message's declared length (and growthRoom more, when
+// dst has no room for it and a buffer is allocated), at most maxFirstRatio
+// times msg's length (or streamChunk); grow for anything beyond (a message
+// that lies about its length). So reserve may wait for room (a caller
+// whose stream is not read meanwhile: the declared length is known, and
+// bounded, before a byte of output is held), and grow must not. An error
+// of either is returned as it is (in chargeError's unwrap chain), and the
+// decoder cannot go on: the message was not decoded.
+func (d *StreamDecoder) DecodeMessageReserve(dst, msg []byte, limit int, reserve, grow func(int) error) ([]byte, error) {
 	if d.err != nil {
 		return dst, d.err
 	}
@@ -276,25 +291,34 @@ func (d *StreamDecoder) DecodeMessage(dst, msg []byte, limit int, grow func(int)
 	// maxFirstRatio gets only that many times its bytes, then growth with
 	// the output: a message that lies about its length makes us hold no
 	// more than that before its output proves the rest.
-	if need := want - len(dst); cap(dst)-len(dst) < need {
+	need := want - len(dst)
+	// first is what the message is charged before decoding (reserve):
+	// its declared length, or for a message whose compressed bytes are
+	// fewer than that over maxFirstRatio, that many times its bytes.
+	first := need
+	if len(d.in.b) < need/maxFirstRatio {
+		first = min(need, max(streamChunk, maxFirstRatio*len(d.in.b))) // 256 × len: less than need
+	}
+	room := first
+	if first == need && cap(dst)-len(dst) < need {
 		// An honest message's buffer gets growthRoom more than it needs
 		// (within limit), charged with it: pooled, it then takes the
 		// stream's next messages, each a little larger or smaller than
 		// the last, without a new buffer for every one larger than any
 		// before it (BenchmarkStreamZstdMessage in handler).
-		room := max(need, min(need+need/growthRoom, limit))
-		if len(d.in.b) < need/maxFirstRatio {
-			room = min(need, max(streamChunk, maxFirstRatio*len(d.in.b))) // 256 × len: less than need
+		room = max(need, min(need+need/growthRoom, limit))
+	}
+	if room > 0 && reserve != nil {
+		if err := reserve(room); err != nil {
+			d.err = chargeError{err}
+			return dst, d.err
 		}
-		if room > cap(dst)-len(dst) {
-			if err := charge(room); err != nil {
-				d.err = err
-				return dst, d.err
-			}
-			nb := make([]byte, len(dst), len(dst)+room)
-			copy(nb, dst)
-			dst = nb
-		}
+		ahead = room
+	}
+	if room > cap(dst)-len(dst) {
+		nb := make([]byte, len(dst), len(dst)+room)
+		copy(nb, dst)
+		dst = nb
 	}
 	for len(dst) < want {
 		m := min(want-len(dst), streamChunk)

@@ -257,6 +257,15 @@ func (a *admission) refuseTooLarge(n int64) *grpcwire.Status {
 // request already holds some of the budget, which puts it ahead of new
 // requests.
 func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpcwire.Status {
+	return a.acquireUnread(ctx, n, continuing, 0)
+}
+
+// acquireUnread is acquire for a request that leaves unread bytes of its
+// stream in flow control while it waits: they are charged to the waiting
+// budget with n for the wait (and counted as parked, as a ParkWindow
+// charge is), and a wait whose n and unread do not fit there is refused
+// at once as busy.
+func (a *admission) acquireUnread(ctx context.Context, n int64, continuing bool, unread int64) *grpcwire.Status {
 	if n == 0 || a.off {
 		return nil
 	}
@@ -277,17 +286,18 @@ func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpc
 			return nil
 		}
 	}
-	if a.waiting+n > a.waitLimit {
+	if a.waiting+n+unread > a.waitLimit {
 		a.stats.RefusedBusy++
 		a.mu.Unlock()
 		return a.busyStatus("admission queue full")
 	}
-	w := &admissionWaiter{n: n, ready: make(chan struct{}), continuing: continuing}
+	w := &admissionWaiter{n: n, unread: unread, ready: make(chan struct{}), continuing: continuing}
 	a.waiters = append(a.waiters, w)
 	if continuing {
 		a.continuingWaiters++
 	}
-	a.waiting += n
+	a.waiting += n + unread
+	a.stats.Parked += unread
 	a.stats.Waited++
 	a.mu.Unlock()
 
@@ -306,7 +316,8 @@ func (a *admission) acquire(ctx context.Context, n int64, continuing bool) *grpc
 		return nil
 	}
 	w.done = true
-	a.waiting -= n
+	a.waiting -= n + unread
+	a.stats.Parked -= unread
 	a.removeWaiter(w)
 	a.stats.RefusedBusy++
 	if ctx.Err() != nil {
@@ -374,7 +385,8 @@ func (a *admission) admitWaiters(continuing bool) {
 			continue
 		}
 		a.inFlight += w.n
-		a.waiting -= w.n
+		a.waiting -= w.n + w.unread
+		a.stats.Parked -= w.unread
 		if !continuing {
 			a.stats.Admitted++
 		}
@@ -489,6 +501,27 @@ func (t *charge) Charge(ctx context.Context, n int) error {
 		return st
 	}
 	if st := t.a.acquire(ctx, int64(n), t.held > 0); st != nil {
+		t.unreserveShare(int64(n))
+		return st
+	}
+	t.held += int64(n)
+	return nil
+}
+
+// Reserve is Ticket.Reserve: Charge as a continuing charge, its stream's
+// window (AdmissionConfig.StreamWindow) charged to the waiting budget
+// while it waits.
+func (t *charge) Reserve(ctx context.Context, n int) error {
+	if t.reserved {
+		return t.chargeReserve(n)
+	}
+	if total := t.held + int64(n); t.a.tooLarge(total) {
+		return t.a.refuseTooLarge(total)
+	}
+	if st := t.reserveShare(int64(n)); st != nil {
+		return st
+	}
+	if st := t.a.acquireUnread(ctx, int64(n), true, t.a.window); st != nil {
 		t.unreserveShare(int64(n))
 		return st
 	}

@@ -386,6 +386,20 @@ func (t *Ticket) Declare(n int) error { return t.c.Declare(n) }
 // room, within ctx.
 func (t *Ticket) Charge(ctx context.Context, n int) error { return t.c.Charge(ctx, n) }
 
+// Reserve charges n bytes that the transport is about to produce from
+// what the ticket holds, before producing them: a stream message's
+// declared decoded length (compression.StreamDecoder.DecodeMessageReserve),
+// which is bounded before a byte of it is decoded. Unlike Grow it waits
+// for room, as Charge does and within the same bounds (ctx, the
+// admission's MaxWait, the waiting budget), as a continuing charge (ahead
+// of new requests: the ticket holds the bytes it decodes); its refusals
+// are Charge's. While it waits its stream is not read: the stream's window
+// (AdmissionConfig.StreamWindow) is charged to the waiting budget with n
+// for the wait, as ParkWindow charges one, and a wait that does not fit
+// there is refused at once as busy. What an output needs beyond it is
+// charged with Grow.
+func (t *Ticket) Reserve(ctx context.Context, n int) error { return t.c.Reserve(ctx, n) }
+
 // Grow implements grpcwire.Budget: n bytes were produced (decompressed);
 // it never waits.
 func (t *Ticket) Grow(n int) error { return t.c.Grow(n) }
