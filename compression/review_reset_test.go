@@ -177,7 +177,6 @@ func TestReviewResetRepeatTables(t *testing.T) {
 // no more than that; and once it decodes an honest stream again, no more
 // either.
 func TestReviewResetHoldsWithinCost(t *testing.T) {
-	t.Skip("fixed by patch reviewspares-zstd (compression/zstdstream.go, growwait's)")
 	if raceEnabled {
 		t.Skip("the race detector changes allocation sizes")
 	}
@@ -262,7 +261,6 @@ func TestReviewGrowthRoomCharged(t *testing.T) {
 // and its growth room only within the same ratio: docs/streaming.md's "at
 // most 256 times the message's bytes" (streamalloc gave it 288 n).
 func TestReviewGrowthRoomHeldToRatio(t *testing.T) {
-	t.Skip("fixed by patch reviewspares-zstd (compression/zstdstream.go, growwait's)")
 	wire := encodeStream(t, streamMessages(1))
 	_, k := binary.Uvarint(wire[0][1:])
 	for _, n := range []int{4 << 10, 16 << 10} {
@@ -289,7 +287,6 @@ func TestReviewGrowthRoomHeldToRatio(t *testing.T) {
 // told to retry a request that always fails the same way, while the
 // budget has room for it).
 func TestReviewGrowthRoomNeverRefuses(t *testing.T) {
-	t.Skip("fixed by patch reviewspares-zstd (compression/zstdstream.go, growwait's)")
 	wire := encodeStream(t, streamMessages(3))
 	dec, _ := NewStreamDecoder(DefaultStreamWindow)
 	defer dec.Close()

@@ -197,7 +197,6 @@ func TestReviewSparesAfterShutdown(t *testing.T) {
 // would resend it into the same refusal for as long as the budget stays
 // so), zstd alone and with columns.
 func TestReviewGrowthRoomHonestStream(t *testing.T) {
-	t.Skip("fixed by patches reviewspares-zstd and reviewspares-colsroom (compression/zstdstream.go, otlpcolumns/decode.go)")
 	for _, tc := range []struct {
 		name, offer string
 		state       int64
@@ -257,7 +256,6 @@ func TestReviewGrowthRoomHonestStream(t *testing.T) {
 // charge becomes its own), rather than charging its own state first,
 // which found no room, reclaimed every spare and made new decoders.
 func TestReviewSparesServeUnderPressure(t *testing.T) {
-	t.Skip("fixed by patch reviewspares-take (handler/streamzstd.go, growwait's)")
 	sink := &memSink{}
 	h := New(Config{Sink: sink, Logger: quietLogger(), Admission: AdmissionConfig{RequestLimit: 2 * oneSpare, MaxWait: time.Millisecond}})
 	c := startHandler(t, h)

@@ -33,14 +33,17 @@ func BenchmarkStreamSetup(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				if !h.p.HoldStreamState(cost) {
-					b.Fatal("no room for the stream's state")
-				}
 				c := &streamCodec{cost: cost, window: window, sig: otlp.Metrics}
 				if spares {
-					c.dec, _ = h.spares.zstdDecoder(window)
+					c.dec = h.spares.zstdDecoder(window, compression.StreamDecoderCost(window))
 					c.cols = h.spares.colsDecoder(otlp.Metrics)
-				} else {
+				}
+				if c.dec == nil || c.cols == nil {
+					// The first (or new) stream: no spares, its
+					// own charge.
+					if c.dec != nil || c.cols != nil || !h.p.HoldStreamState(cost) {
+						b.Fatal("no room for the stream's state, or half its decoders spare")
+					}
 					c.dec, _ = compression.NewStreamDecoder(window)
 					c.cols = otlpcolumns.NewDecoder(otlpcolumns.Metrics)
 				}

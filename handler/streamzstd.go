@@ -17,7 +17,7 @@ import (
 
 // DefaultStreamCompressionWindow is the largest zstd window a stream with
 // stateful compression may use by default (compression.DefaultStreamWindow,
-// 1 MiB: nearly all the gain of larger windows on real data, about 1.5 MiB
+// 1 MiB: nearly all the gain of larger windows on real data, about 1.75 MiB
 // of decoder per stream).
 const DefaultStreamCompressionWindow = compression.DefaultStreamWindow
 
@@ -81,22 +81,30 @@ func (h *Handler) negotiateStreamCompression(call *grpcwire.Call, sig otlp.Signa
 		return nil
 	}
 	cost := compression.StreamDecoderCost(window)
-	if !h.p.HoldStreamState(cost) {
-		h.reg.GetOrCreateCounter("otlplite_stream_compression_declined_total").Inc()
-		return nil
-	}
-	dec, err := h.spares.zstdDecoder(window)
-	if err != nil {
-		h.p.ReleaseStreamState(cost)
-		return nil
+	// A spare is taken with its charge, which becomes the stream's (with
+	// the state's half of the budget full of spares, charging the stream
+	// first would reclaim them all, the one it would take too).
+	dec := h.spares.zstdDecoder(window, cost)
+	if dec == nil {
+		if !h.p.HoldStreamState(cost) {
+			h.reg.GetOrCreateCounter("otlplite_stream_compression_declined_total").Inc()
+			return nil
+		}
+		var err error
+		if dec, err = compression.NewStreamDecoder(window); err != nil {
+			h.p.ReleaseStreamState(cost)
+			return nil
+		}
 	}
 	h.reg.GetOrCreateCounter("otlplite_stream_compression_accepted_total").Inc()
 	c := &streamCodec{dec: dec, cost: cost, window: window, sig: sig}
 	c.ctx, c.reserveFn, c.growColsFn = call.Context(), c.reserve, c.growCols
 	answer := otlp.StreamZstd + "; window=" + strconv.Itoa(window)
 	if sig != otlp.Profiles && otlp.OffersStreamColumns(offer) {
-		if h.p.HoldStreamState(otlpcolumns.DecoderCost) {
-			c.cols = h.spares.colsDecoder(sig)
+		if c.cols = h.spares.colsDecoder(sig); c.cols == nil && h.p.HoldStreamState(otlpcolumns.DecoderCost) {
+			c.cols = otlpcolumns.NewDecoder(otlpcolumns.Signal(sig))
+		}
+		if c.cols != nil {
 			c.vouchedN = h.reg.GetOrCreateCounter("otlplite_stream_columns_vouched_total")
 			c.checkedN = h.reg.GetOrCreateCounter("otlplite_stream_columns_checked_total")
 			c.cost += otlpcolumns.DecoderCost
@@ -121,7 +129,7 @@ func (c *streamCodec) close(h *Handler) {
 
 // maxStreamSpares bounds what a Handler keeps of ended streams' decoders
 // for the next streams, of each kind: zstd decoders
-// (compression.StreamDecoderCost, 1.5 MiB at the default window: the
+// (compression.StreamDecoderCost, 1.75 MiB at the default window: the
 // history ring that a new decoder allocates and clears on its first
 // block) and, by signal, columns decoders (otlpcolumns.DecoderCost,
 // 2.7 MB at most: the series table and the indices, grown by doublings
@@ -130,7 +138,7 @@ func (c *streamCodec) close(h *Handler) {
 // reconnect: a client's next stream starts milliseconds after its last
 // one ended, so a few spares serve the clients that rotate at once, and
 // more would only be memory kept for streams that may never come. At
-// most 4 zstd decoders (6 MiB) and 4 columns decoders of each signal
+// most 4 zstd decoders (7 MiB) and 4 columns decoders of each signal
 // (about 32 MB in all, if every signal's streams use columns) are kept,
 // each charged to the admission budget while it waits and let go first
 // when anyone finds the budget full (ingest.Spares).
@@ -171,27 +179,30 @@ func newStreamSpares(p *ingest.Pipeline, reg *metrics.Set, window int) *streamSp
 	return s
 }
 
-// zstdDecoder returns a kept zstd decoder of this window, or a new one.
-func (s *streamSpares) zstdDecoder(window int) (*compression.StreamDecoder, error) {
+// zstdDecoder returns a kept zstd decoder of this window with its charge,
+// which the caller now holds as the stream's cost (ingest.Spares.Take),
+// or nil.
+func (s *streamSpares) zstdDecoder(window int, cost int64) *compression.StreamDecoder {
 	if window == s.window {
-		if d, ok := s.zstd.Get(); ok {
+		if d, ok := s.zstd.Take(cost); ok {
 			s.reusedZstd.Inc()
-			return d, nil
+			return d
 		}
 	}
-	return compression.NewStreamDecoder(window)
+	return nil
 }
 
-// colsDecoder returns a kept columns decoder of sig (not profiles), or a
-// new one.
+// colsDecoder returns a kept columns decoder of sig (not profiles) with
+// its charge, which the caller now holds as otlpcolumns.DecoderCost of
+// the stream's cost, or nil.
 func (s *streamSpares) colsDecoder(sig otlp.Signal) *otlpcolumns.Decoder {
 	if sig < otlp.Profiles {
-		if d, ok := s.cols[sig].Get(); ok {
+		if d, ok := s.cols[sig].Take(otlpcolumns.DecoderCost); ok {
 			s.reusedCols.Inc()
 			return d
 		}
 	}
-	return otlpcolumns.NewDecoder(otlpcolumns.Signal(sig))
+	return nil
 }
 
 // put resets c's decoders and keeps them for the next streams, or lets
@@ -307,12 +318,21 @@ func (c *streamCodec) reserveColumns(cols []byte, free, limit int) error {
 	if !ok || n > limit {
 		return nil
 	}
+	declared := n
 	if free < n {
 		n = max(n, min(n+n/8, limit))
 	}
-	n = min(n, max(columnsReserveMin, columnsReserveRatio*len(cols)))
+	most := max(columnsReserveMin, columnsReserveRatio*len(cols))
+	n, declared = min(n, most), min(declared, most)
 	if err := c.t.Reserve(c.ctx, n); err != nil {
-		return err
+		// The eighth is room for the stream's next messages: a message
+		// that fits the budget without it is decoded (the decoder then
+		// allocates what it declares, otlpcolumns.Decoder.more;
+		// TestReviewGrowthRoomHonestStream).
+		if n <= declared || c.t.Reserve(c.ctx, declared) != nil {
+			return err
+		}
+		n = declared
 	}
 	c.prepaid = n
 	return nil

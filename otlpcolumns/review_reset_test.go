@@ -105,7 +105,6 @@ func TestReviewResetTwice(t *testing.T) {
 // refuse a message: one whose output fits what the budget has left, but
 // not with the room, is decoded into a buffer no larger than its charge.
 func TestReviewRoomNeverRefuses(t *testing.T) {
-	t.Skip("fixed by patch reviewspares-colsroom (otlpcolumns/decode.go, colfast's)")
 	for _, s := range signals {
 		e := NewEncoder(s.sig)
 		d := NewDecoder(s.sig)

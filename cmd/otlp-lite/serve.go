@@ -63,7 +63,7 @@ func registerServeFlags(s *flagSections, cfg *service.Config) {
 		fs.IntVar(&cfg.Stream.MaxInFlight, "stream-max-in-flight", cfg.Stream.MaxInFlight, "requests of one export stream processed at once; beyond it the server stops reading the stream (flow-control back-pressure)")
 		fs.DurationVar(&cfg.Stream.MaxAge, "stream-max-age", cfg.Stream.MaxAge, "rotate an export stream after this age (±10% jitter) so clients rebalance; negative disables")
 		fs.IntVar(&cfg.Stream.MaxRequests, "stream-max-requests", cfg.Stream.MaxRequests, "rotate an export stream after this many requests; negative disables")
-		fs.IntVar(&cfg.Stream.CompressionWindow, "stream-compression-window", handler.DefaultStreamCompressionWindow, "largest zstd window (bytes, a power of two) a client may use for stateful compression on an export stream; the server holds about this plus 0.5 MiB per such stream, charged to the admission budget; negative disables")
+		fs.IntVar(&cfg.Stream.CompressionWindow, "stream-compression-window", handler.DefaultStreamCompressionWindow, "largest zstd window (bytes, a power of two) a client may use for stateful compression on an export stream; the server holds about this plus 0.75 MiB per such stream, charged to the admission budget; negative disables")
 		fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "on SIGTERM, how long in-flight requests and streams may take to finish")
 
 		// HTTP/2 and HTTP/1.1 limits: server.Limits says why each
