@@ -100,15 +100,17 @@ type Destination struct {
 	// stateful compression (otlpclient.StreamConfig; query
 	// stream-compression=none).
 	DisableStreamCompression bool
-	// StreamColumns offers the columnar transform under it
-	// (otlpclient.StreamConfig; query stream-compression=zstd+columns).
-	// Each signal's stream then holds an otlpcolumns.Encoder between
+	// DisableStreamColumns stops a stream destination from offering the
+	// columnar transform under stateful compression
+	// (otlpclient.StreamConfig; query stream-compression=zstd, where the
+	// default is zstd+columns). With it (the default) each signal's
+	// stream holds an otlpcolumns.Encoder between
 	// records, at most otlpcolumns.EncoderCost (about 14.5 MiB: its
 	// tables are bounded, and it keeps at most 4 MiB of buffers from one
 	// record to the next), beside its stateful zstd encoder; the
 	// stream's writer keeps at most 4 MiB per buffer between records too
 	// (otlpclient's maxKeptBuffer).
-	StreamColumns bool
+	DisableStreamColumns bool
 	// JSON (HTTP only) sends OTLP/JSON bodies instead of protobuf.
 	JSON bool
 	// Signals are the signals forwarded.
@@ -346,13 +348,13 @@ func parseURL(name, raw string) (Destination, error) {
 			}
 			switch v {
 			case "zstd":
-				d.DisableStreamCompression = false
+				d.DisableStreamCompression, d.DisableStreamColumns = false, true
 			case "zstd+columns":
-				d.DisableStreamCompression, d.StreamColumns = false, true
+				d.DisableStreamCompression, d.DisableStreamColumns = false, false
 			case "none":
 				d.DisableStreamCompression = true
 			default:
-				return Destination{}, fmt.Errorf("stream-compression=%s: want zstd (stateful, when the server accepts it), zstd+columns (and the columnar transform under it) or none", v)
+				return Destination{}, fmt.Errorf("stream-compression=%s: want zstd+columns (the default: stateful zstd and the columnar transform under it, as far as the server accepts them), zstd (stateful zstd alone) or none", v)
 			}
 		case "tenant-header":
 			if v == "" || strings.ContainsAny(v, " \t\r\n:") {

@@ -71,7 +71,7 @@ func newSender(d Destination, sig storage.Signal, hc *http.Client, l *lane) send
 			})
 		})
 	case Stream:
-		return &streamSender{l: l, exp: otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: cfg, MaxPending: d.InFlight, ReportPartial: true, DisableStreamCompression: d.DisableStreamCompression, StreamColumns: d.StreamColumns, ClientID: l.source})}
+		return &streamSender{l: l, exp: otlpclient.NewStreamExporter(otlpclient.StreamConfig{Config: cfg, MaxPending: d.InFlight, ReportPartial: true, DisableStreamCompression: d.DisableStreamCompression, DisableStreamColumns: d.DisableStreamColumns, ClientID: l.source})}
 	case HTTP:
 		h := otlpclient.NewHTTPExporter(otlpclient.HTTPConfig{Config: cfg, URL: httpURL(d, sig), JSON: d.JSON})
 		return newUnarySender(l, d.InFlight, func(ctx context.Context, r *record) (otlp.PartialSuccess, error) {

@@ -114,7 +114,7 @@ func TestStallHunt(t *testing.T) {
 					dump(t)
 				}
 			}},
-		MaxPending: 10, StreamColumns: true,
+		MaxPending: 10,
 	})
 	var wg sync.WaitGroup
 	errs := make(chan error, nreq)

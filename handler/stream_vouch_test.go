@@ -77,8 +77,8 @@ func streamColumnsResults(t *testing.T, cfg Config, reqs [][]byte, minV, maxV, c
 		c.Sink, c.Logger = sink, quietLogger()
 		h := New(c)
 		e := otlpclient.NewStreamExporter(otlpclient.StreamConfig{
-			Config:        otlpclient.Config{Endpoint: listenHandler(t, h), Signal: otlpclient.Traces},
-			StreamColumns: columns, ReportPartial: true,
+			Config:               otlpclient.Config{Endpoint: listenHandler(t, h), Signal: otlpclient.Traces},
+			DisableStreamColumns: !columns, ReportPartial: true,
 		})
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()

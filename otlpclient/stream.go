@@ -56,18 +56,23 @@ type StreamConfig struct {
 	// client's compression CPU of per-message zstd (level 3: 0.8-1.1
 	// times); the server's cost is the same at every level.
 	StreamCompressionLevel int
-	// StreamColumns offers, with stateful compression, the columnar
-	// transform under it (otlpcolumns; docs/streaming.md, "Columns"):
-	// when the server accepts, each request is laid out in columns, and
-	// what the stream has sent before (a data point's or span's
-	// attributes, a span's name) is a reference, before the zstd. On the
-	// demo data it sends 0.39x per-message zstd's bytes for metrics and
-	// 0.58x for traces in requests of 8,192 items (stateful zstd alone:
-	// 0.77x and 0.90x; OTel-Arrow 0.48x and 0.59x), for 0.8 to 3.3 times
-	// per-message zstd's decompression CPU on the server (stateful zstd
-	// alone: 0.3 to 1.5 times). Off by default; a server that does not
-	// know it, or has no room for its decoder, accepts zstd alone.
-	StreamColumns bool
+	// DisableStreamColumns stops the exporter from offering, with
+	// stateful compression, the columnar transform under it (otlpcolumns;
+	// docs/streaming.md, "Columns"). By default it is offered: when the
+	// server accepts, each request is laid out in columns, and what the
+	// stream has sent before (a data point's or span's attributes, a
+	// span's name) is a reference, before the zstd. On the demo data it
+	// sends 0.39x per-message zstd's bytes for metrics and 0.58x for
+	// traces in requests of 8,192 items (stateful zstd alone: 0.77x and
+	// 0.90x; OTel-Arrow 0.48x and 0.59x), and the whole server spends
+	// 0.6-0.7x per-message zstd's CPU per point and 0.8-1.1x per span
+	// (stateful zstd alone: 0.6-0.96x and 0.8-1.2x; BENCHMARKS.md, "The
+	// whole server"). What it costs here: the stream's encoder, at most
+	// otlpcolumns.EncoderCost (about 14.5 MiB) per stream beside the
+	// zstd encoder, and more CPU to encode (1.3-1.6x per-message zstd's
+	// for traces). A server that does not know it, or has no room for
+	// its decoder, accepts zstd alone.
+	DisableStreamColumns bool
 	// ClientID names the client to the server for exactly-once storage
 	// (otlp.StreamClientIDHeader, sent when each stream opens): the key
 	// of each request is ClientID with the request's id

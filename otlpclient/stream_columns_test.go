@@ -38,10 +38,10 @@ func (o oldServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o.h.ServeHTTP(w, r)
 }
 
-// TestStreamColumnsMixedVersions: a client with StreamColumns and a new
+// TestStreamColumnsMixedVersions: a client offering columns (the default) and a new
 // server use the columnar transform on every stream (rotated every 30
 // requests: each new stream a new state); with a server that knows zstd
-// but not columns they use zstd alone; a client without StreamColumns
+// but not columns they use zstd alone; a client with DisableStreamColumns
 // never gets them. Every request is acknowledged and stored exactly once,
 // byte for byte.
 func TestStreamColumnsMixedVersions(t *testing.T) {
@@ -62,7 +62,7 @@ func TestStreamColumnsMixedVersions(t *testing.T) {
 			}
 			bc := &columnsSpy{h: h}
 			addr := startServer(t, bc)
-			e := NewStreamExporter(StreamConfig{Config: Config{Endpoint: addr}, MaxPending: 4, StreamColumns: tc.offer})
+			e := NewStreamExporter(StreamConfig{Config: Config{Endpoint: addr}, MaxPending: 4, DisableStreamColumns: !tc.offer})
 			o := newOutcomes()
 			for i := uint64(1); i <= n; i++ {
 				if err := e.Send(context.Background(), testRequest(i, spans), o.done(i)); err != nil {

@@ -47,7 +47,8 @@ type stream struct {
 }
 
 // statefulEncoder is a stream's stateful compression: its zstd encoder
-// and, when the server accepted columns (StreamConfig.StreamColumns), the
+// and, when the server accepted columns (offered unless
+// StreamConfig.DisableStreamColumns), the
 // columnar transform under it, whose state (the series it has sent)
 // follows the zstd's, message by message.
 type statefulEncoder struct {
@@ -269,7 +270,7 @@ func (s *stream) negotiate(resp *http.Response) {
 	}
 	if enc, err := compression.NewStreamEncoderLevel(w, level); err == nil {
 		se := &statefulEncoder{z: enc}
-		if s.e.cfg.StreamColumns && otlp.AcceptedStreamColumns(resp.Header.Get(otlp.StreamCompressionHeader)) {
+		if !s.e.cfg.DisableStreamColumns && otlp.AcceptedStreamColumns(resp.Header.Get(otlp.StreamCompressionHeader)) {
 			sig := s.e.cfg.Signal
 			if sig.Info() == nil {
 				sig = Traces

@@ -57,7 +57,7 @@ func (e *StreamExporter) open(delay time.Duration) {
 	}
 	if !e.cfg.DisableStreamCompression {
 		offer := otlp.StreamZstd
-		if e.cfg.StreamColumns {
+		if !e.cfg.DisableStreamColumns {
 			offer += "; " + otlp.StreamColumns
 		}
 		req.Header.Set(otlp.StreamCompressionHeader, offer)

@@ -74,7 +74,7 @@ func (c *clientFlags) register(fs *flag.FlagSet, tlsDefault bool, codecs ...stri
 	fs.Var(&c.headers, "header", "extra request header NAME:VALUE, repeatable (a tenant or routing header, say)")
 	fs.StringVar(&c.compression, "compression", codecs[0], "request compression: "+strings.Join(codecs, ", "))
 	fs.BoolVar(&c.streamCompression, "stream-compression", true, "on a stream, offer stateful zstd (one compressor for the stream's life), used when the server accepts it; false compresses each message alone with -compression")
-	fs.BoolVar(&c.streamColumns, "stream-columns", false, "on a stream with stateful zstd, also offer the columnar transform under it (fewer bytes for batches, more CPU on both sides: docs/streaming.md), used when the server accepts it")
+	fs.BoolVar(&c.streamColumns, "stream-columns", true, "on a stream with stateful zstd, also offer the columnar transform under it (fewer bytes, less server CPU for batches, more client CPU and memory: docs/streaming.md), used when the server accepts it; -stream-columns=false sends zstd alone")
 }
 
 // check validates the flags once fs is parsed and prepares the TLS

@@ -204,7 +204,7 @@ func loadgen(args []string, stdout, stderr io.Writer) int {
 				RebalanceTimeout:  o.rebalanceTimeout,
 			}
 			sc.DisableStreamCompression = !o.client.streamCompression
-			sc.StreamColumns = o.client.streamColumns
+			sc.DisableStreamColumns = !o.client.streamColumns
 			exps[i] = otlpclient.NewStreamExporter(sc)
 		}
 		stats = func() otlpclient.Stats {

@@ -303,7 +303,7 @@ func replayDestination(cfg replayConfig, proto forward.Protocol) forward.Destina
 		NoCursor:     cfg.cursor == "",
 	}
 	d.DisableStreamCompression = !cfg.client.streamCompression
-	d.StreamColumns = cfg.client.streamColumns
+	d.DisableStreamColumns = !cfg.client.streamColumns
 	if cfg.cursor != "" {
 		d.Name = "replay-" + cfg.cursor
 	}

@@ -17,7 +17,7 @@
 //     stream`, `loadgen` and `-forward stream://` use) on one connection,
 //     stateful zstd negotiated (the default), -concurrency requests
 //     pending;
-//   - (c) columns: the same with StreamColumns, the columnar transform
+//   - (c) columns: the same with columns (the default since session 13), the columnar transform
 //     under the stateful zstd.
 //
 // The requests are wirebytes' exactly: each dataset file cut in order as an
@@ -938,7 +938,7 @@ func (u *unarySender) close() error { return u.conn.Close() }
 func (u *unarySender) resent() (uint64, error) { return 0, nil }
 
 // streamSender sends the requests on otlpclient's StreamExporter
-// (stateful zstd, the default; with columns, StreamColumns), at most
+// (stateful zstd; with columns, the default, unless DisableStreamColumns), at most
 // concurrency pending.
 type streamSender struct {
 	e    *otlpclient.StreamExporter
@@ -955,8 +955,8 @@ func openStream(addr string, sig otlpclient.Signal, concurrency int, cols bool, 
 			RequestTimeout: 5 * time.Minute,
 			OnRetry:        onRetry,
 		},
-		MaxPending:    concurrency,
-		StreamColumns: cols,
+		MaxPending:           concurrency,
+		DisableStreamColumns: !cols,
 	})
 	s := &streamSender{e: e}
 	if err := s.send([][]byte{{}}); err != nil {

@@ -26,7 +26,7 @@
 //   - otlp-lite stream, columns: the same, each envelope first through
 //     the columnar transform (otlpcolumns.Encoder, one per stream; the
 //     server's CPU figure includes its inverse, otlpcolumns.Decoder): what
-//     a client with StreamColumns sends (docs/streaming.md, "Columns").
+//     a client sends by default (docs/streaming.md, "Columns").
 //   - OTel-Arrow: one otel-arrow arrow_record Producer across the requests
 //     (stream mode), each BatchArrowRecords message compressed alone by
 //     zstd level 5, the otel-arrow gRPC compressor's default level; with
