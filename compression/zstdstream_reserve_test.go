@@ -2,7 +2,6 @@ package compression
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"testing"
 )
@@ -51,12 +50,7 @@ func TestStreamReserveDeclared(t *testing.T) {
 // would need beyond goes to grow (here refused at once), so a hostile
 // stream cannot make its reader wait for what its bytes cannot carry.
 func TestStreamReserveLyingLength(t *testing.T) {
-	enc, _ := NewStreamEncoder(DefaultStreamWindow)
-	defer enc.Close()
-	w, _ := enc.AppendMessage(nil, streamMessages(1)[0])
-	_, k := binary.Uvarint(w[1:])
-	body := w[1+k:]
-	lying := append(binary.AppendUvarint([]byte{0}, 8<<20), body...)
+	lying, body := lyingMessage(t, 8<<20)
 	dec, _ := NewStreamDecoder(DefaultStreamWindow)
 	defer dec.Close()
 	reserved := 0

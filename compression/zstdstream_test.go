@@ -354,16 +354,24 @@ func TestStreamDecodeOneBuffer(t *testing.T) {
 	}
 }
 
-// TestStreamLyingLengthHeldToRatio: a message that declares far more than
-// it holds is given a buffer of at most maxFirstRatio times its bytes
-// before its output proves more, charged before it is allocated.
-func TestStreamLyingLengthHeldToRatio(t *testing.T) {
+// lyingMessage is a stream's first message, honestly compressed, whose
+// header declares declared bytes instead of its own length, and its
+// compressed body.
+func lyingMessage(t *testing.T, declared uint64) (msg, body []byte) {
+	t.Helper()
 	enc, _ := NewStreamEncoder(DefaultStreamWindow)
 	defer enc.Close()
 	w, _ := enc.AppendMessage(nil, streamMessages(1)[0])
 	_, k := binary.Uvarint(w[1:])
-	body := w[1+k:]
-	lying := append(binary.AppendUvarint([]byte{0}, 8<<20), body...)
+	body = w[1+k:]
+	return append(binary.AppendUvarint([]byte{0}, declared), body...), body
+}
+
+// TestStreamLyingLengthHeldToRatio: a message that declares far more than
+// it holds is given a buffer of at most maxFirstRatio times its bytes
+// before its output proves more, charged before it is allocated.
+func TestStreamLyingLengthHeldToRatio(t *testing.T) {
+	lying, body := lyingMessage(t, 8<<20)
 	dec, _ := NewStreamDecoder(DefaultStreamWindow)
 	defer dec.Close()
 	charged := 0
