@@ -377,8 +377,13 @@ type tenantState struct {
 	bytes, items float64
 	last         time.Time
 
-	// held is the admission budget the tenant's requests hold.
+	// held is the admission budget the tenant's requests and streams'
+	// state hold (the one account max_budget_share bounds).
 	held atomic.Int64
+	// state is what of held is stream state (HoldStreamStateFor): at
+	// most half the tenant's share, as the budget's state is at most
+	// half the budget, so that its requests keep the other half.
+	state atomic.Int64
 	// lastUsed is when a request last named the tenant (Unix ns).
 	lastUsed atomic.Int64
 }
