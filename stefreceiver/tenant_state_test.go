@@ -52,6 +52,18 @@ func TestStreamStateWithinTenantShare(t *testing.T) {
 	third := dial(t, addr, "X-Tenant", "greedy")
 	third.sendFirst(t, "Metrics")
 	third.recv(t)
+	// Refused, or (without the tenant's bound) holding a third state:
+	// whichever comes first, so that a failure does not hang.
+	deadline := time.Now().Add(10 * time.Second)
+	for r.refusedState.Get() == 0 {
+		if pl.StreamStateHeld() > 2*StateCostZstd {
+			t.Fatalf("greedy's third stream holds state: %d bytes, beyond half its share", pl.StreamStateHeld())
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("greedy's third stream neither refused nor charged in 10 s")
+		}
+		runtime.Gosched()
+	}
 	if st := third.status(); !strings.Contains(st, "no room for another STEF stream's decoder state") {
 		t.Fatalf("greedy's third stream: %q, want refused for want of room", st)
 	}
