@@ -38,7 +38,8 @@ import (
 //	burst_items        the item bucket's size; default one second of rate
 //	max_budget_share   the largest share (0 < s <= 1) of the admission
 //	                   budget (-admission-request-limit) the tenant's
-//	                   requests may hold at once
+//	                   requests and streams' state may hold at once
+//	                   (the state at most half of it: HoldStreamStateFor)
 //	max_request_bytes  the largest request, compressed or decompressed
 //	                   (as -grpc-max-recv-msg-size); a declared size over
 //	                   it is refused before the body is read, and
