@@ -65,8 +65,9 @@ const (
 // compression (otlp.StreamCompressionHeader) before the response headers
 // are written: it accepts when the offer names zstd, the server allows it
 // (StreamConfig.CompressionWindow) and the decoder's memory fits the
-// admission budget and its tenant's share (ingest.Pipeline.HoldStreamStateFor), and then names the
-// largest window the client may use in the response header. Otherwise it
+// admission budget and the stream's tenant's max_budget_share
+// (ingest.Pipeline.HoldStreamStateFor), and then names the largest
+// window the client may use in the response header. Otherwise it
 // answers nothing, and the client compresses each message alone, as with
 // a server that does not know the offer.
 //
