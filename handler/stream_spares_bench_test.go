@@ -35,8 +35,8 @@ func BenchmarkStreamSetup(b *testing.B) {
 			for b.Loop() {
 				c := &streamCodec{cost: cost, window: window, sig: otlp.Metrics}
 				if spares {
-					c.dec = h.spares.zstdDecoder(window, compression.StreamDecoderCost(window))
-					c.cols = h.spares.colsDecoder(otlp.Metrics)
+					c.dec = h.spares.zstdDecoder(context.Background(), window, compression.StreamDecoderCost(window))
+					c.cols = h.spares.colsDecoder(context.Background(), otlp.Metrics)
 				}
 				if c.dec == nil || c.cols == nil {
 					// The first (or new) stream: no spares, its

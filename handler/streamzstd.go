@@ -65,8 +65,9 @@ const (
 // compression (otlp.StreamCompressionHeader) before the response headers
 // are written: it accepts when the offer names zstd, the server allows it
 // (StreamConfig.CompressionWindow) and the decoder's memory fits the
-// admission budget (ingest.Pipeline.HoldStreamState), and then names the
-// largest window the client may use in the response header. Otherwise it
+// admission budget and the stream's tenant's max_budget_share
+// (ingest.Pipeline.HoldStreamStateFor), and then names the largest
+// window the client may use in the response header. Otherwise it
 // answers nothing, and the client compresses each message alone, as with
 // a server that does not know the offer.
 //
@@ -81,27 +82,29 @@ func (h *Handler) negotiateStreamCompression(call *grpcwire.Call, sig otlp.Signa
 		return nil
 	}
 	cost := compression.StreamDecoderCost(window)
+	// The stream's state is its tenant's too (max_budget_share).
+	ctx := call.Context()
 	// A spare is taken with its charge, which becomes the stream's (with
 	// the state's half of the budget full of spares, charging the stream
 	// first would reclaim them all, the one it would take too).
-	dec := h.spares.zstdDecoder(window, cost)
+	dec := h.spares.zstdDecoder(ctx, window, cost)
 	if dec == nil {
-		if !h.p.HoldStreamState(cost) {
+		if !h.p.HoldStreamStateFor(ctx, cost) {
 			h.reg.GetOrCreateCounter("otlplite_stream_compression_declined_total").Inc()
 			return nil
 		}
 		var err error
 		if dec, err = compression.NewStreamDecoder(window); err != nil {
-			h.p.ReleaseStreamState(cost)
+			h.p.ReleaseStreamStateFor(ctx, cost)
 			return nil
 		}
 	}
 	h.reg.GetOrCreateCounter("otlplite_stream_compression_accepted_total").Inc()
 	c := &streamCodec{dec: dec, cost: cost, window: window, sig: sig}
-	c.ctx, c.reserveFn, c.growColsFn = call.Context(), c.reserve, c.growCols
+	c.ctx, c.reserveFn, c.growColsFn = ctx, c.reserve, c.growCols
 	answer := otlp.StreamZstd + "; window=" + strconv.Itoa(window)
 	if sig != otlp.Profiles && otlp.OffersStreamColumns(offer) {
-		if c.cols = h.spares.colsDecoder(sig); c.cols == nil && h.p.HoldStreamState(otlpcolumns.DecoderCost) {
+		if c.cols = h.spares.colsDecoder(ctx, sig); c.cols == nil && h.p.HoldStreamStateFor(ctx, otlpcolumns.DecoderCost) {
 			c.cols = otlpcolumns.NewDecoder(otlpcolumns.Signal(sig))
 		}
 		if c.cols != nil {
@@ -123,7 +126,7 @@ func (h *Handler) negotiateStreamCompression(call *grpcwire.Call, sig otlp.Signa
 // them go. Its own charge goes first: with room in the budget for one
 // stream's state and no more, the spare takes the room the stream had.
 func (c *streamCodec) close(h *Handler) {
-	h.p.ReleaseStreamState(c.cost)
+	h.p.ReleaseStreamStateFor(c.ctx, c.cost)
 	h.spares.put(c)
 }
 
@@ -180,11 +183,11 @@ func newStreamSpares(p *ingest.Pipeline, reg *metrics.Set, window int) *streamSp
 }
 
 // zstdDecoder returns a kept zstd decoder of this window with its charge,
-// which the caller now holds as the stream's cost (ingest.Spares.Take),
-// or nil.
-func (s *streamSpares) zstdDecoder(window int, cost int64) *compression.StreamDecoder {
+// which the caller now holds as the stream's cost, its tenant's (that of
+// ctx) too (ingest.Spares.TakeFor), or nil.
+func (s *streamSpares) zstdDecoder(ctx context.Context, window int, cost int64) *compression.StreamDecoder {
 	if window == s.window {
-		if d, ok := s.zstd.Take(cost); ok {
+		if d, ok := s.zstd.TakeFor(ctx, cost); ok {
 			s.reusedZstd.Inc()
 			return d
 		}
@@ -194,10 +197,10 @@ func (s *streamSpares) zstdDecoder(window int, cost int64) *compression.StreamDe
 
 // colsDecoder returns a kept columns decoder of sig (not profiles) with
 // its charge, which the caller now holds as otlpcolumns.DecoderCost of
-// the stream's cost, or nil.
-func (s *streamSpares) colsDecoder(sig otlp.Signal) *otlpcolumns.Decoder {
+// the stream's cost (its tenant's too, as zstdDecoder's), or nil.
+func (s *streamSpares) colsDecoder(ctx context.Context, sig otlp.Signal) *otlpcolumns.Decoder {
 	if sig < otlp.Profiles {
-		if d, ok := s.cols[sig].Take(otlpcolumns.DecoderCost); ok {
+		if d, ok := s.cols[sig].TakeFor(ctx, otlpcolumns.DecoderCost); ok {
 			s.reusedCols.Inc()
 			return d
 		}

@@ -38,7 +38,8 @@ import (
 //	burst_items        the item bucket's size; default one second of rate
 //	max_budget_share   the largest share (0 < s <= 1) of the admission
 //	                   budget (-admission-request-limit) the tenant's
-//	                   requests may hold at once
+//	                   requests and streams' state may hold at once
+//	                   (the state at most half of it: HoldStreamStateFor)
 //	max_request_bytes  the largest request, compressed or decompressed
 //	                   (as -grpc-max-recv-msg-size); a declared size over
 //	                   it is refused before the body is read, and
@@ -377,8 +378,13 @@ type tenantState struct {
 	bytes, items float64
 	last         time.Time
 
-	// held is the admission budget the tenant's requests hold.
+	// held is the admission budget the tenant's requests and streams'
+	// state hold (the one account max_budget_share bounds).
 	held atomic.Int64
+	// state is what of held is stream state (HoldStreamStateFor): at
+	// most half the tenant's share, as the budget's state is at most
+	// half the budget, so that its requests keep the other half.
+	state atomic.Int64
 	// lastUsed is when a request last named the tenant (Unix ns).
 	lastUsed atomic.Int64
 }

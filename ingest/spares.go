@@ -1,6 +1,9 @@
 package ingest
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // Spares keeps up to a bound of values that ended streams leave for the
 // next streams (zstd decoders, columns decoders, request buffers): what a
@@ -98,6 +101,33 @@ func (s *Spares[T]) Take(cost int64) (T, bool) {
 	if s == nil {
 		return zero, false
 	}
+	return s.take(cost)
+}
+
+// TakeFor is Take for a stream of the tenant of ctx: the charge it takes
+// with the value is then the tenant's too (a HoldStreamStateFor charge of
+// cost, which ReleaseStreamStateFor returns). A kept spare belongs to no
+// tenant; a tenant whose share has no room for cost takes none, and
+// none is taken from the others for it.
+func (s *Spares[T]) TakeFor(ctx context.Context, cost int64) (T, bool) {
+	var zero T
+	if s == nil {
+		return zero, false
+	}
+	ts, ok := s.p.holdTenantState(ctx, cost)
+	if !ok {
+		return zero, false
+	}
+	v, ok := s.take(cost)
+	if !ok {
+		ts.releaseState(cost)
+	}
+	return v, ok
+}
+
+// take is Take of a non-nil Spares.
+func (s *Spares[T]) take(cost int64) (T, bool) {
+	var zero T
 	s.mu.Lock()
 	n := len(s.kept)
 	if n == 0 {

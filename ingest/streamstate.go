@@ -1,5 +1,7 @@
 package ingest
 
+import "context"
+
 // HoldStreamState charges n bytes that a transport holds for a stream's
 // life besides its requests (an export stream's stateful decompressor,
 // compression.StreamDecoderCost) to the request budget, without waiting,
@@ -13,6 +15,70 @@ func (p *Pipeline) HoldStreamState(n int64) bool { return p.adm.holdState(n) }
 
 // ReleaseStreamState returns a HoldStreamState charge.
 func (p *Pipeline) ReleaseStreamState(n int64) { p.adm.releaseState(n) }
+
+// HoldStreamStateFor is HoldStreamState for a stream of the tenant of ctx
+// (WithTenant): the charge counts against the tenant's max_budget_share
+// too, in the one account its requests are charged to, and the tenant's
+// state takes at most half its share (as the budget's state takes at most
+// half the budget), so that one tenant opening many streams cannot hold
+// the state every other tenant's streams are owed, and its own requests
+// keep the other half of its share. A stream beyond its tenant's share
+// finds no room, as when the budget is full: it is served without the
+// state (or refused, where it cannot be served without). With tenancy
+// off, or no tenant in ctx, it is HoldStreamState. ReleaseStreamStateFor,
+// with the same ctx, returns the charge.
+func (p *Pipeline) HoldStreamStateFor(ctx context.Context, n int64) bool {
+	ts, ok := p.holdTenantState(ctx, n)
+	if !ok {
+		return false
+	}
+	if !p.adm.holdState(n) {
+		ts.releaseState(n)
+		return false
+	}
+	return true
+}
+
+// ReleaseStreamStateFor returns a HoldStreamStateFor charge, to the
+// budget and to the tenant of ctx.
+func (p *Pipeline) ReleaseStreamStateFor(ctx context.Context, n int64) {
+	p.adm.releaseState(n)
+	p.stateTenant(ctx).releaseState(n)
+}
+
+// stateTenant is the tenant a stream of ctx charges its state to: nil
+// with tenancy off, no tenant in ctx, or no ctx.
+func (p *Pipeline) stateTenant(ctx context.Context) *tenantState {
+	if p.ten == nil || ctx == nil {
+		return nil
+	}
+	return tenantOf(ctx)
+}
+
+// holdTenantState charges n bytes of stream state to the tenant of ctx
+// (held and state), or reports false, charging nothing, when they do not
+// fit its share. It returns the tenant charged (nil: none).
+func (p *Pipeline) holdTenantState(ctx context.Context, n int64) (*tenantState, bool) {
+	ts := p.stateTenant(ctx)
+	if ts == nil {
+		return nil, true
+	}
+	share, _ := ts.limits(p.ten.quotas, p.ten.now(), p.adm.limit)
+	held, state := ts.held.Add(n), ts.state.Add(n)
+	if share > 0 && (held > share || state > share/2) {
+		ts.releaseState(n)
+		return nil, false
+	}
+	return ts, true
+}
+
+// releaseState returns n bytes of a holdTenantState charge (nil: none).
+func (ts *tenantState) releaseState(n int64) {
+	if ts != nil {
+		ts.held.Add(-n)
+		ts.state.Add(-n)
+	}
+}
 
 // StreamStateHeld returns the bytes HoldStreamState holds now.
 func (p *Pipeline) StreamStateHeld() int64 {
@@ -142,12 +208,20 @@ const StateChargeStep = 256 << 10
 // value is not usable: make one with Pipeline.NewStateCharge. Not safe for
 // concurrent use: one stream's goroutine resizes it.
 type StateCharge struct {
-	p    *Pipeline
+	p *Pipeline
+	// ctx names the stream's tenant (NewStateChargeFor), nil for none.
+	ctx  context.Context
 	held int64
 }
 
 // NewStateCharge returns an empty StateCharge on p's budget.
 func (p *Pipeline) NewStateCharge() *StateCharge { return &StateCharge{p: p} }
+
+// NewStateChargeFor returns an empty StateCharge on p's budget and the
+// share of the tenant of ctx (HoldStreamStateFor).
+func (p *Pipeline) NewStateChargeFor(ctx context.Context) *StateCharge {
+	return &StateCharge{p: p, ctx: ctx}
+}
 
 // Resize charges for n bytes held now. Growing, it takes what is missing,
 // rounded up to a step, or reports false and takes nothing when the budget
@@ -157,7 +231,7 @@ func (p *Pipeline) NewStateCharge() *StateCharge { return &StateCharge{p: p} }
 func (c *StateCharge) Resize(n int64) bool {
 	if need := n - c.held; need > 0 {
 		step := (need + StateChargeStep - 1) / StateChargeStep * StateChargeStep
-		if !c.p.HoldStreamState(step) {
+		if !c.p.HoldStreamStateFor(c.ctx, step) {
 			return false
 		}
 		c.held += step
@@ -165,7 +239,7 @@ func (c *StateCharge) Resize(n int64) bool {
 	}
 	keep := (max(n, 0) + StateChargeStep - 1) / StateChargeStep * StateChargeStep
 	if excess := c.held - keep - StateChargeStep; excess > 0 {
-		c.p.ReleaseStreamState(excess)
+		c.p.ReleaseStreamStateFor(c.ctx, excess)
 		c.held -= excess
 	}
 	return true
@@ -177,7 +251,7 @@ func (c *StateCharge) Held() int64 { return c.held }
 // Release returns the whole charge (the stream ended).
 func (c *StateCharge) Release() {
 	if c.held > 0 {
-		c.p.ReleaseStreamState(c.held)
+		c.p.ReleaseStreamStateFor(c.ctx, c.held)
 		c.held = 0
 	}
 }

@@ -393,7 +393,7 @@ type stream struct {
 	bad     []idRange // bad records not yet reported
 	handled uint64    // the last record id given to the builder: in its request, or bad
 	decoded int64     // OTLP bytes decoded by the stream
-	state   int64     // the reader's state charged (HoldStreamState)
+	state   int64     // the reader's state charged (HoldStreamStateFor)
 	resp    []byte
 
 	// dicts measures the reader's dictionaries; dictHeld is what they
@@ -722,7 +722,8 @@ func (s *stream) run() *grpcwire.Status {
 	// The reader's state is charged before the reader is made (it
 	// reads the header, choosing its decoder, on its first Read), and
 	// returned before the stream's status is written.
-	if !s.r.p.HoldStreamState(StateCostZstd) {
+	// Charged to the stream's tenant's share too (HoldStreamStateFor).
+	if !s.r.p.HoldStreamStateFor(s.ctx, StateCostZstd) {
 		s.r.refusedState.Inc()
 		st := s.r.p.BusyStatus("no room for another STEF stream's decoder state")
 		req := s.call.Request()
@@ -731,11 +732,11 @@ func (s *stream) run() *grpcwire.Status {
 	}
 	s.state = StateCostZstd
 	s.body.buffer()
-	s.dictCharge = s.r.p.NewStateCharge()
-	s.bufCharge = s.r.p.NewStateCharge()
-	s.frameCharge = s.r.p.NewStateCharge()
+	s.dictCharge = s.r.p.NewStateChargeFor(s.ctx)
+	s.bufCharge = s.r.p.NewStateChargeFor(s.ctx)
+	s.frameCharge = s.r.p.NewStateChargeFor(s.ctx)
 	defer func() {
-		s.r.p.ReleaseStreamState(s.state)
+		s.r.p.ReleaseStreamStateFor(s.ctx, s.state)
 		s.dictCharge.Release()
 		s.bufCharge.Release()
 		s.frameCharge.Release()
@@ -748,7 +749,7 @@ func (s *stream) run() *grpcwire.Status {
 // once the header says how its frames are compressed.
 func (s *stream) lowerState(compressed bool) {
 	if !compressed && s.state > StateCostPlain {
-		s.r.p.ReleaseStreamState(s.state - StateCostPlain)
+		s.r.p.ReleaseStreamStateFor(s.ctx, s.state-StateCostPlain)
 		s.state = StateCostPlain
 	}
 }
@@ -815,7 +816,7 @@ func (s *stream) records() (end *grpcwire.Status) {
 		// The stream's own state is given back first (run's defer then
 		// has nothing left to return): where it was is room for what it
 		// leaves for the next stream.
-		s.r.p.ReleaseStreamState(s.state)
+		s.r.p.ReleaseStreamStateFor(s.ctx, s.state)
 		s.state = 0
 		s.dictCharge.Release()
 		s.bufCharge.Release()
