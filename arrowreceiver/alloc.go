@@ -3,6 +3,7 @@
 package arrowreceiver
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -48,8 +49,11 @@ func (e errNoRoom) Error() string {
 	return fmt.Sprintf("no room in the admission budget for %d more bytes of Arrow stream state", e.want)
 }
 
-func newBudgetAllocator(p *ingest.Pipeline, limit uint64) *budgetAllocator {
-	return &budgetAllocator{mem: memory.NewGoAllocator(), charge: p.NewStateCharge(), limit: limit}
+// newBudgetAllocator charges what it allocates to the admission budget's
+// stream state and to the tenant of ctx's max_budget_share
+// (ingest.Pipeline.NewStateChargeFor).
+func newBudgetAllocator(ctx context.Context, p *ingest.Pipeline, limit uint64) *budgetAllocator {
+	return &budgetAllocator{mem: memory.NewGoAllocator(), charge: p.NewStateChargeFor(ctx), limit: limit}
 }
 
 var _ memory.Allocator = (*budgetAllocator)(nil)

@@ -3,6 +3,7 @@
 package arrowreceiver
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -45,7 +46,7 @@ func TestEncoderOutputBounded(t *testing.T) {
 				size += len(pl.Record)
 			}
 			p := ingest.New(ingest.Config{Sink: &discard.Sink{}})
-			d := newDecoder(p, DefaultMemoryLimit, DefaultMaxBatchRows)
+			d := newDecoder(context.Background(), p, DefaultMemoryLimit, DefaultMaxBatchRows)
 			defer d.close()
 			d.maxOTLP = limit
 			buf := make([]byte, 0, 1024)
@@ -116,7 +117,7 @@ func TestScratchKeptBounded(t *testing.T) {
 	p := ingest.New(ingest.Config{Sink: &discard.Sink{}})
 	prod := arrow_record.NewProducer()
 	defer prod.Close()
-	d := newDecoder(p, DefaultMemoryLimit, DefaultMaxBatchRows)
+	d := newDecoder(context.Background(), p, DefaultMemoryLimit, DefaultMaxBatchRows)
 	small, err := boundBatch(prod, otlp.Traces, 100, "v")
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +164,7 @@ func TestExpHistogramOffsetWithoutCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := newDecoder(ingest.New(ingest.Config{Sink: &discard.Sink{}}), DefaultMemoryLimit, DefaultMaxBatchRows)
+	d := newDecoder(context.Background(), ingest.New(ingest.Config{Sink: &discard.Sink{}}), DefaultMemoryLimit, DefaultMaxBatchRows)
 	defer d.close()
 	out, n, err := d.decode(bar, otlp.Metrics, nil)
 	if err != nil || n != 1 {

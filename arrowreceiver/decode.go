@@ -4,6 +4,7 @@ package arrowreceiver
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 
@@ -46,9 +47,9 @@ type ipcStream struct {
 	typ arrowpb.ArrowPayloadType
 }
 
-func newDecoder(p *ingest.Pipeline, memLimit uint64, maxRows int64) *decoder {
+func newDecoder(ctx context.Context, p *ingest.Pipeline, memLimit uint64, maxRows int64) *decoder {
 	return &decoder{
-		alloc:   newBudgetAllocator(p, memLimit),
+		alloc:   newBudgetAllocator(ctx, p, memLimit),
 		readers: make(map[string]*ipcStream),
 		maxRows: maxRows,
 		maxOTLP: p.MaxRecvMsgSize(),

@@ -3,6 +3,7 @@
 package arrowreceiver
 
 import (
+	"context"
 	"testing"
 
 	arrowpb "github.com/open-telemetry/otel-arrow/go/api/experimental/arrow/v1"
@@ -75,7 +76,7 @@ func benchDecode(b *testing.B, bars []*arrowpb.BatchArrowRecords, sig otlp.Signa
 	var buf []byte
 	items := 0
 	for b.Loop() {
-		d := newDecoder(p, DefaultMemoryLimit, DefaultMaxBatchRows)
+		d := newDecoder(context.Background(), p, DefaultMemoryLimit, DefaultMaxBatchRows)
 		for _, bar := range bars {
 			out, n, err := d.decode(bar, sig, buf[:0])
 			if err != nil {

@@ -3,6 +3,7 @@
 package arrowreceiver
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -33,7 +34,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	p := ingest.New(ingest.Config{Sink: &discard.Sink{}})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d := newDecoder(p, 4<<20, 10_000)
+		d := newDecoder(context.Background(), p, 4<<20, 10_000)
 		defer func() {
 			d.close()
 			if held := p.StreamStateHeld(); held != 0 {

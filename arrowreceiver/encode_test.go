@@ -4,6 +4,7 @@ package arrowreceiver
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -143,8 +144,8 @@ func normal(t testing.TB, b []byte, sig otlp.Signal) (out []byte, json string) {
 func compareStream(t testing.TB, bars []*arrowpb.BatchArrowRecords, sig otlp.Signal, lenient bool) (items int) {
 	t.Helper()
 	p := ingest.New(ingest.Config{Sink: &discard.Sink{}})
-	ours := newDecoder(p, 64<<20, DefaultMaxBatchRows)
-	ref := newDecoder(p, 64<<20, DefaultMaxBatchRows)
+	ours := newDecoder(context.Background(), p, 64<<20, DefaultMaxBatchRows)
+	ref := newDecoder(context.Background(), p, 64<<20, DefaultMaxBatchRows)
 	defer ours.close()
 	defer ref.close()
 	for i, bar := range bars {

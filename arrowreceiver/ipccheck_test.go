@@ -3,6 +3,7 @@
 package arrowreceiver
 
 import (
+	"context"
 	"encoding/binary"
 	"runtime"
 	"strings"
@@ -76,7 +77,7 @@ func TestDeclaredSizesRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.forge(t, bar.ArrowPayloads[0].Record)
-			d := newDecoder(p, DefaultMemoryLimit, DefaultMaxBatchRows)
+			d := newDecoder(context.Background(), p, DefaultMemoryLimit, DefaultMaxBatchRows)
 			defer d.close()
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)

@@ -145,7 +145,7 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	r.open.Inc()
 	defer r.open.Dec()
 	s := &stream{r: r, call: call, ctx: call.Context(), sig: sig,
-		dec: newDecoder(r.p, r.cfg.MemoryLimit, r.cfg.MaxBatchRows)}
+		dec: newDecoder(call.Context(), r.p, r.cfg.MemoryLimit, r.cfg.MaxBatchRows)}
 	end := s.run()
 	s.dec.close()
 	if end != nil && end.Code != grpcwire.Unavailable {

@@ -4,6 +4,7 @@ package arrowreceiver
 
 import (
 	"bytes"
+	"context"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -29,7 +30,7 @@ func TestDecompressIPCSameRecords(t *testing.T) {
 		"metrics": randomMetricStream(t, 3, 6, 100),
 	} {
 		t.Run(name, func(t *testing.T) {
-			alloc := newBudgetAllocator(p, 64<<20)
+			alloc := newBudgetAllocator(context.Background(), p, 64<<20)
 			defer alloc.release()
 			as, bs := map[string]*ipcStream{}, map[string]*ipcStream{}
 			rewritten := 0
