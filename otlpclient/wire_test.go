@@ -10,6 +10,8 @@ import (
 	"github.com/VictoriaMetrics/easyproto"
 
 	"github.com/otlp-lite/otlp-lite/compression"
+	"github.com/otlp-lite/otlp-lite/otlp"
+	"github.com/otlp-lite/otlp-lite/otlpcolumns"
 )
 
 // wireLog wraps a handler and records, per stream call, the request ids the
@@ -27,11 +29,18 @@ func (w *wireLog) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		idx := len(w.streams)
 		w.streams = append(w.streams, nil)
 		w.mu.Unlock()
-		r.Body = &frameSpy{ReadCloser: r.Body, record: func(id uint64) {
+		spy := &frameSpy{ReadCloser: r.Body, record: func(id uint64) {
 			w.mu.Lock()
 			w.streams[idx] = append(w.streams[idx], id)
 			w.mu.Unlock()
 		}}
+		// The handler accepts columns whenever they are offered (and
+		// its budget has room, as in these tests): the stream's zstd
+		// messages then carry the columnar transform of the envelope.
+		if otlp.OffersStreamColumns(r.Header.Get(otlp.StreamCompressionHeader)) {
+			spy.cols = otlpcolumns.NewDecoder(otlpcolumns.Traces)
+		}
+		r.Body = spy
 	}
 	w.h.ServeHTTP(rw, r)
 }
@@ -54,6 +63,7 @@ type frameSpy struct {
 	buf    []byte
 	record func(id uint64)
 	dec    *compression.StreamDecoder
+	cols   *otlpcolumns.Decoder // the stream's columns, when offered
 }
 
 func (f *frameSpy) Read(p []byte) (int, error) {
@@ -70,6 +80,9 @@ func (f *frameSpy) Read(p []byte) (int, error) {
 				f.dec, _ = compression.NewStreamDecoder(compression.MaxStreamWindow)
 			}
 			msg, _ = f.dec.DecodeMessage(nil, msg, 64<<20, nil)
+			if f.cols != nil {
+				msg, _ = f.cols.Decode(nil, msg, 64<<20, nil)
+			}
 		}
 		id, _, _ := easyproto.GetUint64(msg, 1)
 		f.record(id)
