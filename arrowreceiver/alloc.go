@@ -51,9 +51,9 @@ func (e errNoRoom) Error() string {
 
 // newBudgetAllocator charges what it allocates to the admission budget's
 // stream state and to the tenant of ctx's max_budget_share
-// (ingest.Pipeline.NewStateChargeFor).
+// (ingest.Pipeline.NewStateCharge).
 func newBudgetAllocator(ctx context.Context, p *ingest.Pipeline, limit uint64) *budgetAllocator {
-	return &budgetAllocator{mem: memory.NewGoAllocator(), charge: p.NewStateChargeFor(ctx), limit: limit}
+	return &budgetAllocator{mem: memory.NewGoAllocator(), charge: p.NewStateCharge(ctx), limit: limit}
 }
 
 var _ memory.Allocator = (*budgetAllocator)(nil)

@@ -184,10 +184,10 @@ func newStreamSpares(p *ingest.Pipeline, reg *metrics.Set, window int) *streamSp
 
 // zstdDecoder returns a kept zstd decoder of this window with its charge,
 // which the caller now holds as the stream's cost, its tenant's (that of
-// ctx) too (ingest.Spares.TakeFor), or nil.
+// ctx) too (ingest.Spares.Take), or nil.
 func (s *streamSpares) zstdDecoder(ctx context.Context, window int, cost int64) *compression.StreamDecoder {
 	if window == s.window {
-		if d, ok := s.zstd.TakeFor(ctx, cost); ok {
+		if d, ok := s.zstd.Take(ctx, cost); ok {
 			s.reusedZstd.Inc()
 			return d
 		}
@@ -200,7 +200,7 @@ func (s *streamSpares) zstdDecoder(ctx context.Context, window int, cost int64) 
 // the stream's cost (its tenant's too, as zstdDecoder's), or nil.
 func (s *streamSpares) colsDecoder(ctx context.Context, sig otlp.Signal) *otlpcolumns.Decoder {
 	if sig < otlp.Profiles {
-		if d, ok := s.cols[sig].TakeFor(ctx, otlpcolumns.DecoderCost); ok {
+		if d, ok := s.cols[sig].Take(ctx, otlpcolumns.DecoderCost); ok {
 			s.reusedCols.Inc()
 			return d
 		}

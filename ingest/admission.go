@@ -491,27 +491,20 @@ func (t *charge) Declare(n int) error {
 // nothing can be shed).
 func (t *charge) Charge(ctx context.Context, n int) error {
 	t.conn.NoteData(time.Now().UnixNano())
-	if t.reserved {
-		return t.chargeReserve(n)
-	}
-	if total := t.held + int64(n); t.a.tooLarge(total) {
-		return t.a.refuseTooLarge(total)
-	}
-	if st := t.reserveShare(int64(n)); st != nil {
-		return st
-	}
-	if st := t.a.acquire(ctx, int64(n), t.held > 0); st != nil {
-		t.unreserveShare(int64(n))
-		return st
-	}
-	t.held += int64(n)
-	return nil
+	return t.chargeWaiting(ctx, n, t.held > 0, 0)
 }
 
 // Reserve is Ticket.Reserve: Charge as a continuing charge, its stream's
 // window (AdmissionConfig.StreamWindow) charged to the waiting budget
 // while it waits.
 func (t *charge) Reserve(ctx context.Context, n int) error {
+	return t.chargeWaiting(ctx, n, true, t.a.window)
+}
+
+// chargeWaiting is Charge and Reserve: n bytes within the ticket's size
+// and its tenant's share, waiting for room (admission.acquireUnread) with
+// unread bytes of its stream charged to the waiting budget meanwhile.
+func (t *charge) chargeWaiting(ctx context.Context, n int, continuing bool, unread int64) error {
 	if t.reserved {
 		return t.chargeReserve(n)
 	}
@@ -521,7 +514,7 @@ func (t *charge) Reserve(ctx context.Context, n int) error {
 	if st := t.reserveShare(int64(n)); st != nil {
 		return st
 	}
-	if st := t.a.acquireUnread(ctx, int64(n), true, t.a.window); st != nil {
+	if st := t.a.acquireUnread(ctx, int64(n), continuing, unread); st != nil {
 		t.unreserveShare(int64(n))
 		return st
 	}

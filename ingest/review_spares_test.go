@@ -61,7 +61,7 @@ func TestReviewSparesUnderPressure(t *testing.T) {
 					// a stream takes a spare with its charge
 					// (Take, the spare dearer than the
 					// stream's state), or charges its own
-					b, ok := cols.Take(2 * unit)
+					b, ok := cols.Take(context.Background(), 2*unit)
 					if !ok && !p.HoldStreamState(2*unit) {
 						t.Errorf("a stream's state refused with room for it but for spares")
 						continue
@@ -164,28 +164,28 @@ func TestReviewSparesTake(t *testing.T) {
 		}
 	}
 	// The state's half (500) is full: a new stream takes a spare.
-	if v, ok := s.Take(100); !ok || v != 3 {
+	if v, ok := s.Take(context.Background(), 100); !ok || v != 3 {
 		t.Fatalf("Take with the state's half full: %d, %v", v, ok)
 	}
 	if n, c := s.Held(); n != 3 || c != 300 || p.StreamStateHeld() != 500 {
 		t.Fatalf("%d spares kept (%d), state %d: want 3 (300), 500", n, c, p.StreamStateHeld())
 	}
 	// Cheaper than its charge: the difference returned.
-	if _, ok := s.Take(60); !ok || p.StreamStateHeld() != 460 {
+	if _, ok := s.Take(context.Background(), 60); !ok || p.StreamStateHeld() != 460 {
 		t.Fatalf("Take(60) of a spare of 100: state %d, want 460", p.StreamStateHeld())
 	}
 	// Dearer: the difference charged (reclaiming the other spares).
-	if _, ok := s.Take(140); !ok || p.StreamStateHeld() != 500 {
+	if _, ok := s.Take(context.Background(), 140); !ok || p.StreamStateHeld() != 500 {
 		t.Fatalf("Take(140) of a spare of 100: state %d, want 500", p.StreamStateHeld())
 	}
 	// Dearer than the budget's half: not taken, its charge returned.
-	if _, ok := s.Take(400); ok {
+	if _, ok := s.Take(context.Background(), 400); ok {
 		t.Fatal("a spare taken with a charge over the state's half")
 	}
 	if n, c := s.Held(); n != 0 || c != 0 || p.StreamStateHeld() != 400 {
 		t.Fatalf("%d spares kept (%d), state %d: want none, the streams' 400", n, c, p.StreamStateHeld())
 	}
-	if _, ok := s.Take(100); ok {
+	if _, ok := s.Take(context.Background(), 100); ok {
 		t.Fatal("a spare taken from none")
 	}
 	for _, c := range []int64{100, 100, 60, 140} {
@@ -195,7 +195,7 @@ func TestReviewSparesTake(t *testing.T) {
 		t.Fatalf("inFlight %d, state %d after all was returned", p.adm.inFlight, p.StreamStateHeld())
 	}
 	var nilSpares *Spares[int]
-	if _, ok := nilSpares.Take(1); ok {
+	if _, ok := nilSpares.Take(context.Background(), 1); ok {
 		t.Fatal("a nil Spares gave a value")
 	}
 }

@@ -86,30 +86,20 @@ func (s *Spares[T]) Get() (T, bool) {
 }
 
 // Take takes a kept value with its charge, which the caller then holds as
-// a HoldStreamState charge of cost (ReleaseStreamState returns it), or
-// reports false when none is kept. A stream that starts with a spare so
-// charges nothing anew: with Get, it held its own state's charge first,
-// and when the state's half of the budget was full of spares, that charge
-// reclaimed them all, the one it would have taken too (the spares then
-// never served under pressure). cost is what the caller charges for the
-// value; a spare kept at another cost has the difference charged
-// (HoldStreamState, which may reclaim the other spares) or returned, and
-// is left to the garbage collector, its charge returned, when the
-// difference does not fit.
-func (s *Spares[T]) Take(cost int64) (T, bool) {
-	var zero T
-	if s == nil {
-		return zero, false
-	}
-	return s.take(cost)
-}
-
-// TakeFor is Take for a stream of the tenant of ctx: the charge it takes
-// with the value is then the tenant's too (a HoldStreamStateFor charge of
-// cost, which ReleaseStreamStateFor returns). A kept spare belongs to no
-// tenant; a tenant whose share has no room for cost takes none, and
-// none is taken from the others for it.
-func (s *Spares[T]) TakeFor(ctx context.Context, cost int64) (T, bool) {
+// a HoldStreamStateFor charge of cost for the tenant of ctx
+// (ReleaseStreamStateFor returns it), or reports false when none is kept.
+// A stream that starts with a spare so charges nothing anew: with Get, it
+// held its own state's charge first, and when the state's half of the
+// budget was full of spares, that charge reclaimed them all, the one it
+// would have taken too (the spares then never served under pressure).
+// cost is what the caller charges for the value; a spare kept at another
+// cost has the difference charged (HoldStreamState, which may reclaim the
+// other spares) or returned, and is left to the garbage collector, its
+// charge returned, when the difference does not fit. A kept spare belongs
+// to no tenant; a tenant whose share has no room for cost takes none, and
+// none is taken from the others for it. With no tenant in ctx (or
+// tenancy off) only the budget is charged.
+func (s *Spares[T]) Take(ctx context.Context, cost int64) (T, bool) {
 	var zero T
 	if s == nil {
 		return zero, false

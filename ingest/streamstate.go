@@ -209,17 +209,14 @@ const StateChargeStep = 256 << 10
 // concurrent use: one stream's goroutine resizes it.
 type StateCharge struct {
 	p *Pipeline
-	// ctx names the stream's tenant (NewStateChargeFor), nil for none.
+	// ctx names the stream's tenant (NewStateCharge).
 	ctx  context.Context
 	held int64
 }
 
-// NewStateCharge returns an empty StateCharge on p's budget.
-func (p *Pipeline) NewStateCharge() *StateCharge { return &StateCharge{p: p} }
-
-// NewStateChargeFor returns an empty StateCharge on p's budget and the
-// share of the tenant of ctx (HoldStreamStateFor).
-func (p *Pipeline) NewStateChargeFor(ctx context.Context) *StateCharge {
+// NewStateCharge returns an empty StateCharge on p's budget and the share
+// of the tenant of ctx (HoldStreamStateFor; none without a tenant).
+func (p *Pipeline) NewStateCharge(ctx context.Context) *StateCharge {
 	return &StateCharge{p: p, ctx: ctx}
 }
 

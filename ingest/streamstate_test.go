@@ -1,13 +1,16 @@
 package ingest
 
-import "testing"
+import (
+	"context"
+	"testing"
+)
 
 // A StateCharge takes whole steps as state grows, refuses (taking nothing)
 // past the budget's half for stream state, gives back what is more than a
 // step above the state as it shrinks, and everything on Release.
 func TestStateCharge(t *testing.T) {
 	p := New(Config{Sink: discardSink{}, Admission: AdmissionConfig{RequestLimit: 8 * StateChargeStep}})
-	c := p.NewStateCharge()
+	c := p.NewStateCharge(context.Background())
 	if !c.Resize(1) || c.Held() != StateChargeStep || p.StreamStateHeld() != StateChargeStep {
 		t.Fatalf("1 byte: held %d, budget %d; want one step", c.Held(), p.StreamStateHeld())
 	}

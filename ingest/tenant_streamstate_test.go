@@ -84,7 +84,7 @@ func TestStreamStateHeldToTenantShare(t *testing.T) {
 }
 
 // A spare belongs to no tenant while it waits; the stream that takes it
-// (TakeFor) holds its charge as its tenant's too, and a tenant at its
+// (Take) holds its charge as its tenant's too, and a tenant at its
 // share takes none.
 func TestSpareTakenChargesTenant(t *testing.T) {
 	const (
@@ -103,16 +103,16 @@ func TestSpareTakenChargesTenant(t *testing.T) {
 	ts := p.ten.lookup("greedy")
 	// Greedy may hold 8 units of state: a spare at its cost, another at
 	// a lower one (the difference returned), not a third.
-	if _, ok := sp.TakeFor(greedy, 4*unit); !ok {
+	if _, ok := sp.Take(greedy, 4*unit); !ok {
 		t.Fatal("no spare taken")
 	}
-	if _, ok := sp.TakeFor(greedy, 3*unit); !ok {
+	if _, ok := sp.Take(greedy, 3*unit); !ok {
 		t.Fatal("no spare taken at a lower cost")
 	}
 	if got := ts.held.Load(); got != 7*unit {
 		t.Fatalf("greedy holds %d, want %d", got, 7*unit)
 	}
-	if _, ok := sp.TakeFor(greedy, 4*unit); ok {
+	if _, ok := sp.Take(greedy, 4*unit); ok {
 		t.Fatal("greedy took a spare beyond its share")
 	}
 	if n, c := sp.Held(); n != 1 || c != 4*unit {
@@ -121,10 +121,10 @@ func TestSpareTakenChargesTenant(t *testing.T) {
 	if got := ts.held.Load(); got != 7*unit {
 		t.Fatalf("a refused take left greedy holding %d, want %d", got, 7*unit)
 	}
-	if _, ok := sp.TakeFor(other, 5*unit); !ok {
+	if _, ok := sp.Take(other, 5*unit); !ok {
 		t.Fatal("another tenant was refused the spare")
 	}
-	if _, ok := sp.TakeFor(other, 5*unit); ok {
+	if _, ok := sp.Take(other, 5*unit); ok {
 		t.Fatal("a spare taken from none")
 	}
 	if o := p.ten.lookup("other"); o.held.Load() != 5*unit || o.state.Load() != 5*unit {

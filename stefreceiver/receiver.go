@@ -732,9 +732,9 @@ func (s *stream) run() *grpcwire.Status {
 	}
 	s.state = StateCostZstd
 	s.body.buffer()
-	s.dictCharge = s.r.p.NewStateChargeFor(s.ctx)
-	s.bufCharge = s.r.p.NewStateChargeFor(s.ctx)
-	s.frameCharge = s.r.p.NewStateChargeFor(s.ctx)
+	s.dictCharge = s.r.p.NewStateCharge(s.ctx)
+	s.bufCharge = s.r.p.NewStateCharge(s.ctx)
+	s.frameCharge = s.r.p.NewStateCharge(s.ctx)
 	defer func() {
 		s.r.p.ReleaseStreamStateFor(s.ctx, s.state)
 		s.dictCharge.Release()
