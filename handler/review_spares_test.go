@@ -177,7 +177,10 @@ func TestReviewSparesAfterShutdown(t *testing.T) {
 	h.Shutdown()
 	s.pw.Close()
 	acks, _ := s.finish()
-	waitFor(t, func() bool { return h.streamStateNotSpare() == 0 })
+	// The stream's read loop gives its charge back and then its two
+	// decoders to the spares (streamCodec.close), after the client has its
+	// trailers: wait for both, or dropAll below could run between them.
+	waitFor(t, func() bool { n, _ := h.spares.held(); return h.streamStateNotSpare() == 0 && n == 2 })
 	n, cost := h.spares.held()
 	if held := h.p.StreamStateHeld(); held != cost || n > 2 {
 		t.Fatalf("after Shutdown: %d spares charged %d, stream state %d", n, cost, held)
